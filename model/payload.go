@@ -1,0 +1,321 @@
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// PayloadError says why a payload_json could not be decoded; it lists every
+// problem found.
+type PayloadError struct {
+	Problems []string
+}
+
+func (e *PayloadError) Error() string {
+	return "corrupt payload: " + strings.Join(e.Problems, "; ")
+}
+
+// payloadKeys is the full key set, in the order of Hermes' dataclass fields.
+var payloadKeys = []string{
+	"approval_id", "created_at", "expires_at", "status", "consumed_at", "consumed_by",
+	"session_key", "requester", "command", "cwd", "backend", "env_overrides",
+	"risk_level", "risk_reason", "policy_decision", "policy_version",
+	"requires_explicit_approval", "default_decision", "diff_text", "diff_summary",
+	"display_text", "execution_status", "execution_reason", "execution_recorded_at",
+}
+
+// PayloadKeys returns the full key set of payload_json, in Hermes' order.
+func PayloadKeys() []string { return append([]string(nil), payloadKeys...) }
+
+// DecodePayload reads a payload_json as Python's json.dumps writes it.
+// Unknown keys are ignored, missing or null optional keys take their
+// defaults, and strings keep their exact bytes (see jsonstr.go). A payload
+// that is not a JSON object, or whose keys have the wrong JSON types, is
+// reported as a *PayloadError naming every bad key. The result is not
+// validated: call Validate.
+func DecodePayload(raw []byte) (*Proposal, error) {
+	var obj map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&obj); err != nil {
+		return nil, &PayloadError{Problems: []string{"not a JSON object: " + cleanJSONErr(err)}}
+	}
+	if obj == nil {
+		return nil, &PayloadError{Problems: []string{"payload is null, not a JSON object"}}
+	}
+	if dec.More() {
+		return nil, &PayloadError{Problems: []string{"trailing data after the JSON object"}}
+	}
+	d := payloadDecoder{obj: obj}
+	p := &Proposal{
+		ApprovalID:               d.str("approval_id"),
+		CreatedAt:                d.numOr("created_at", 0),
+		ExpiresAt:                d.num("expires_at"),
+		Status:                   Status(d.strOr("status", string(StatusPending))),
+		ConsumedAt:               d.num("consumed_at"),
+		ConsumedBy:               d.str("consumed_by"),
+		SessionKey:               d.str("session_key"),
+		Requester:                d.str("requester"),
+		Command:                  d.str("command"),
+		Cwd:                      d.str("cwd"),
+		Backend:                  d.str("backend"),
+		EnvOverrides:             d.strMap("env_overrides"),
+		RiskLevel:                RiskLevel(d.str("risk_level")),
+		RiskReason:               d.str("risk_reason"),
+		PolicyDecision:           d.strOr("policy_decision", PolicyNeedsApproval),
+		PolicyVersion:            d.str("policy_version"),
+		RequiresExplicitApproval: d.boolOr("requires_explicit_approval", true),
+		DefaultDecision:          d.strOr("default_decision", DefaultDeny),
+		DiffText:                 d.str("diff_text"),
+		DiffSummary:              d.str("diff_summary"),
+		DisplayText:              d.str("display_text"),
+		ExecutionStatus:          ExecutionStatus(d.strOr("execution_status", string(ExecNotStarted))),
+		ExecutionReason:          d.str("execution_reason"),
+		ExecutionRecordedAt:      d.num("execution_recorded_at"),
+	}
+	if len(d.problems) > 0 {
+		return p, &PayloadError{Problems: d.problems}
+	}
+	return p, nil
+}
+
+func cleanJSONErr(err error) string {
+	s := err.Error()
+	return strings.TrimPrefix(s, "json: ")
+}
+
+type payloadDecoder struct {
+	obj      map[string]json.RawMessage
+	problems []string
+}
+
+func (d *payloadDecoder) bad(key, want string, raw json.RawMessage) {
+	got := "invalid value"
+	if len(raw) > 0 {
+		switch raw[0] {
+		case '"':
+			got = "a string"
+		case '{':
+			got = "an object"
+		case '[':
+			got = "an array"
+		case 't', 'f':
+			got = "a boolean"
+		default:
+			got = "a number"
+		}
+	}
+	d.problems = append(d.problems, fmt.Sprintf("%s: want %s, got %s", key, want, got))
+}
+
+// raw returns the key's raw value, and false when it is missing or null.
+func (d *payloadDecoder) raw(key string) (json.RawMessage, bool) {
+	v, ok := d.obj[key]
+	if !ok || string(v) == "null" {
+		return nil, false
+	}
+	return v, true
+}
+
+func (d *payloadDecoder) str(key string) string { return d.strOr(key, "") }
+
+func (d *payloadDecoder) strOr(key, def string) string {
+	v, ok := d.raw(key)
+	if !ok {
+		return def
+	}
+	if v[0] != '"' {
+		d.bad(key, "a string", v)
+		return def
+	}
+	s, err := unquoteJSON(v)
+	if err != nil {
+		d.problems = append(d.problems, key+": malformed string")
+		return def
+	}
+	return s
+}
+
+func (d *payloadDecoder) num(key string) *float64 {
+	v, ok := d.raw(key)
+	if !ok {
+		return nil
+	}
+	if v[0] != '-' && (v[0] < '0' || v[0] > '9') {
+		d.bad(key, "a number", v)
+		return nil
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil || math.IsInf(f, 0) {
+		d.problems = append(d.problems, key+": number out of range")
+		return nil
+	}
+	return &f
+}
+
+func (d *payloadDecoder) numOr(key string, def float64) float64 {
+	if f := d.num(key); f != nil {
+		return *f
+	}
+	return def
+}
+
+func (d *payloadDecoder) boolOr(key string, def bool) bool {
+	v, ok := d.raw(key)
+	if !ok {
+		return def
+	}
+	switch string(v) {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	d.bad(key, "a boolean", v)
+	return def
+}
+
+func (d *payloadDecoder) strMap(key string) map[string]string {
+	v, ok := d.raw(key)
+	if !ok {
+		return nil
+	}
+	if v[0] != '{' {
+		d.bad(key, "an object", v)
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(v, &m); err != nil {
+		d.problems = append(d.problems, key+": "+cleanJSONErr(err))
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, rv := range m {
+		if len(rv) == 0 || rv[0] != '"' {
+			d.bad(key+"."+k, "a string", rv)
+			continue
+		}
+		s, err := unquoteJSON(rv)
+		if err != nil {
+			d.problems = append(d.problems, key+"."+k+": malformed string")
+			continue
+		}
+		out[k] = s
+	}
+	return out
+}
+
+// EncodePayload writes the full key set of SPEC §2 in Hermes' field order,
+// with null for empty optional strings and unset times, so that Python's
+// json.loads and DecodePayload both read it back exactly.
+func EncodePayload(p *Proposal) []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	first := true
+	key := func(k string) {
+		if !first {
+			b.WriteString(", ")
+		}
+		first = false
+		b.WriteString(quoteJSON(k))
+		b.WriteString(": ")
+	}
+	str := func(k, v string) { key(k); b.WriteString(quoteJSON(v)) }
+	optStr := func(k, v string) {
+		key(k)
+		if v == "" {
+			b.WriteString("null")
+		} else {
+			b.WriteString(quoteJSON(v))
+		}
+	}
+	optNum := func(k string, v *float64) {
+		key(k)
+		if v == nil {
+			b.WriteString("null")
+		} else {
+			b.WriteString(formatFloat(*v))
+		}
+	}
+	str("approval_id", p.ApprovalID)
+	key("created_at")
+	b.WriteString(formatFloat(p.CreatedAt))
+	optNum("expires_at", p.ExpiresAt)
+	str("status", string(orStatus(p.Status)))
+	optNum("consumed_at", p.ConsumedAt)
+	optStr("consumed_by", p.ConsumedBy)
+	str("session_key", p.SessionKey)
+	optStr("requester", p.Requester)
+	str("command", p.Command)
+	optStr("cwd", p.Cwd)
+	optStr("backend", p.Backend)
+	key("env_overrides")
+	b.WriteByte('{')
+	names := make([]string, 0, len(p.EnvOverrides))
+	for k := range p.EnvOverrides {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for i, k := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(quoteJSON(k))
+		b.WriteString(": ")
+		b.WriteString(quoteJSON(p.EnvOverrides[k]))
+	}
+	b.WriteByte('}')
+	str("risk_level", string(p.RiskLevel))
+	str("risk_reason", p.RiskReason)
+	str("policy_decision", p.PolicyDecision)
+	optStr("policy_version", p.PolicyVersion)
+	key("requires_explicit_approval")
+	b.WriteString(strconv.FormatBool(p.RequiresExplicitApproval))
+	str("default_decision", p.DefaultDecision)
+	optStr("diff_text", p.DiffText)
+	optStr("diff_summary", p.DiffSummary)
+	optStr("display_text", p.DisplayText)
+	str("execution_status", string(orExec(p.ExecutionStatus)))
+	optStr("execution_reason", p.ExecutionReason)
+	optNum("execution_recorded_at", p.ExecutionRecordedAt)
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+func orStatus(s Status) Status {
+	if s == "" {
+		return StatusPending
+	}
+	return s
+}
+
+func orExec(e ExecutionStatus) ExecutionStatus {
+	if e == "" {
+		return ExecNotStarted
+	}
+	return e
+}
+
+// formatFloat writes a float the way Python's json module can read it back
+// exactly (shortest round-trip representation, always with a decimal point
+// or exponent so Python reads a float).
+func formatFloat(f float64) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return "null" // not representable in JSON; validation rejects it first
+	}
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	if !strings.ContainsAny(s, ".eE") {
+		s += ".0"
+	}
+	return s
+}
+
+// QuoteJSON exposes the exact-bytes string codec for other encoders (the
+// CLI's --json output) so that every JSON the project writes keeps agent
+// bytes the same way.
+func QuoteJSON(s string) string { return quoteJSON(s) }

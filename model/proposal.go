@@ -1,0 +1,279 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// RiskLevel is the pinned or computed risk of a command.
+type RiskLevel string
+
+// The risk levels of the data contract. RiskUnknown is never valid in a
+// stored proposal; it is what a reader reports for a value it does not
+// understand, and it ranks above high so that it fails closed.
+const (
+	RiskLow     RiskLevel = "low"
+	RiskMedium  RiskLevel = "medium"
+	RiskHigh    RiskLevel = "high"
+	RiskUnknown RiskLevel = "unknown"
+)
+
+// Rank orders risk levels: low < medium < high < unknown. Any value that is
+// not one of the three valid levels ranks as unknown.
+func (r RiskLevel) Rank() int {
+	switch r {
+	case RiskLow:
+		return 1
+	case RiskMedium:
+		return 2
+	case RiskHigh:
+		return 3
+	default:
+		return 4
+	}
+}
+
+// Valid reports whether r is one of low, medium, high.
+func (r RiskLevel) Valid() bool { return r == RiskLow || r == RiskMedium || r == RiskHigh }
+
+// Normalized returns r if it is valid and RiskUnknown otherwise.
+func (r RiskLevel) Normalized() RiskLevel {
+	if r.Valid() {
+		return r
+	}
+	return RiskUnknown
+}
+
+// Short is the fixed-width marker that reads without colour.
+func (r RiskLevel) Short() string {
+	switch r {
+	case RiskLow:
+		return "LOW"
+	case RiskMedium:
+		return "MED"
+	case RiskHigh:
+		return "HIGH"
+	default:
+		return "UNKN"
+	}
+}
+
+// RiskFromRank is the inverse of Rank.
+func RiskFromRank(rank int) RiskLevel {
+	switch rank {
+	case 1:
+		return RiskLow
+	case 2:
+		return RiskMedium
+	case 3:
+		return RiskHigh
+	default:
+		return RiskUnknown
+	}
+}
+
+// MaxRisk returns the higher-ranked of a and b (unknown wins over all).
+func MaxRisk(a, b RiskLevel) RiskLevel {
+	if b.Normalized().Rank() > a.Normalized().Rank() {
+		return b.Normalized()
+	}
+	return a.Normalized()
+}
+
+// Status is the lifecycle state column of gateway_approvals.
+type Status string
+
+// Statuses of the data contract.
+const (
+	StatusPending  Status = "pending"
+	StatusConsumed Status = "consumed"
+	StatusDenied   Status = "denied"
+	StatusExpired  Status = "expired"
+)
+
+// Valid reports whether s is one of the four statuses.
+func (s Status) Valid() bool {
+	switch s {
+	case StatusPending, StatusConsumed, StatusDenied, StatusExpired:
+		return true
+	}
+	return false
+}
+
+// ExecutionStatus records what happened after a consume.
+type ExecutionStatus string
+
+// Execution statuses. The first three are Hermes'; the others are
+// approve-tui's own, for outcomes Hermes has no word for.
+const (
+	// ExecNotStarted: nothing has run (the default, and the state of every
+	// proposal that was not consumed).
+	ExecNotStarted ExecutionStatus = "not_started"
+	// ExecExecuted: the command ran; execution_reason carries the exit code.
+	ExecExecuted ExecutionStatus = "executed"
+	// ExecBlockedAfterConsume: approved, then refused by the runtime guard
+	// (risk rose) or because the bytes to run differ from the pinned ones.
+	ExecBlockedAfterConsume ExecutionStatus = "blocked_after_consume"
+	// ExecDispatchFailed (approve-tui): approved, but the command could not be
+	// started (binary missing, permission denied, fork failure).
+	ExecDispatchFailed ExecutionStatus = "dispatch_failed"
+	// ExecStarted (approve-tui): the process was started and its end was
+	// never recorded (the runner died while it ran).
+	ExecStarted ExecutionStatus = "started"
+)
+
+// Valid reports whether e is a known execution status.
+func (e ExecutionStatus) Valid() bool {
+	switch e {
+	case ExecNotStarted, ExecExecuted, ExecBlockedAfterConsume, ExecDispatchFailed, ExecStarted:
+		return true
+	}
+	return false
+}
+
+// Policy decisions and default decisions of the data contract.
+const (
+	PolicyAllow         = "allow"
+	PolicyNeedsApproval = "needs_approval"
+	PolicyDeny          = "deny"
+
+	DefaultAllow = "allow"
+	DefaultDeny  = "deny"
+)
+
+// Proposal is one row of gateway_approvals with its payload decoded: every
+// key of SPEC §2. Lifecycle fields come from the row's columns when the
+// proposal was read from a store.
+type Proposal struct {
+	ApprovalID               string
+	CreatedAt                float64
+	ExpiresAt                *float64
+	Status                   Status
+	ConsumedAt               *float64
+	ConsumedBy               string
+	SessionKey               string
+	Requester                string
+	Command                  string
+	Cwd                      string
+	Backend                  string
+	EnvOverrides             map[string]string
+	RiskLevel                RiskLevel
+	RiskReason               string
+	PolicyDecision           string
+	PolicyVersion            string
+	RequiresExplicitApproval bool
+	DefaultDecision          string
+	DiffText                 string
+	DiffSummary              string
+	DisplayText              string
+	ExecutionStatus          ExecutionStatus
+	ExecutionReason          string
+	ExecutionRecordedAt      *float64
+}
+
+// EffectiveStatus is the status that holds for every purpose at time now: a
+// pending row whose expiry has passed is expired whether or not anything has
+// rewritten its status yet.
+func (p *Proposal) EffectiveStatus(now time.Time) Status {
+	if p.Status == StatusPending && p.ExpiresAt != nil && *p.ExpiresAt <= Epoch(now) {
+		return StatusExpired
+	}
+	return p.Status
+}
+
+// TimeLeft is the time until expiry at now (negative once expired), and false
+// when the proposal never expires.
+func (p *Proposal) TimeLeft(now time.Time) (time.Duration, bool) {
+	if p.ExpiresAt == nil {
+		return 0, false
+	}
+	return time.Duration((*p.ExpiresAt - Epoch(now)) * float64(time.Second)), true
+}
+
+// Epoch converts t to the REAL seconds since the Unix epoch the table uses.
+func Epoch(t time.Time) float64 {
+	return float64(t.UnixNano()) / 1e9
+}
+
+// FromEpoch converts REAL epoch seconds to a time.Time.
+func FromEpoch(sec float64) time.Time {
+	if math.IsNaN(sec) || math.IsInf(sec, 0) {
+		return time.Time{}
+	}
+	whole, frac := math.Modf(sec)
+	return time.Unix(int64(whole), int64(frac*1e9))
+}
+
+// F64 returns a pointer to v, for the optional time fields.
+func F64(v float64) *float64 { return &v }
+
+// ValidationError lists every problem found in a proposal.
+type ValidationError struct {
+	Problems []string
+}
+
+func (e *ValidationError) Error() string {
+	if len(e.Problems) == 1 {
+		return "invalid proposal: " + e.Problems[0]
+	}
+	msg := fmt.Sprintf("invalid proposal (%d problems): ", len(e.Problems))
+	for i, p := range e.Problems {
+		if i > 0 {
+			msg += "; "
+		}
+		msg += p
+	}
+	return msg
+}
+
+// Validate checks the pinned-policy fields of the data contract and reports
+// every problem at once (nil when the proposal is valid).
+func (p *Proposal) Validate() error {
+	var probs []string
+	add := func(format string, args ...any) { probs = append(probs, fmt.Sprintf(format, args...)) }
+	if p.ApprovalID == "" {
+		add("approval_id is empty")
+	}
+	if !(p.CreatedAt > 0) || math.IsInf(p.CreatedAt, 0) {
+		add("created_at must be a positive time, got %v", p.CreatedAt)
+	}
+	if p.ExpiresAt != nil && (math.IsNaN(*p.ExpiresAt) || math.IsInf(*p.ExpiresAt, 0)) {
+		add("expires_at is not a finite time")
+	}
+	if p.SessionKey == "" {
+		add("session_key is empty")
+	}
+	if p.Command == "" {
+		add("command is empty")
+	}
+	if p.RiskReason == "" {
+		add("risk_reason is empty")
+	}
+	if !p.RiskLevel.Valid() {
+		add("risk_level %q is not one of low, medium, high", string(p.RiskLevel))
+	}
+	switch p.PolicyDecision {
+	case PolicyAllow, PolicyNeedsApproval, PolicyDeny:
+	default:
+		add("policy_decision %q is not one of allow, needs_approval, deny", p.PolicyDecision)
+	}
+	switch p.DefaultDecision {
+	case DefaultAllow, DefaultDeny:
+	default:
+		add("default_decision %q is not one of allow, deny", p.DefaultDecision)
+	}
+	if p.RiskLevel == RiskHigh && p.DefaultDecision != DefaultDeny {
+		add("high risk requires default_decision deny, got %q", p.DefaultDecision)
+	}
+	if p.Status != "" && !p.Status.Valid() {
+		add("status %q is not one of pending, consumed, denied, expired", string(p.Status))
+	}
+	if p.ExecutionStatus != "" && !p.ExecutionStatus.Valid() {
+		add("execution_status %q is unknown", string(p.ExecutionStatus))
+	}
+	if len(probs) == 0 {
+		return nil
+	}
+	return &ValidationError{Problems: probs}
+}

@@ -1,0 +1,186 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Every string that came from an agent passes through this sanitiser before
+// it is shown anywhere (invariant 7). Control characters, escape sequences,
+// bidirectional controls, zero-width and other invisible format characters,
+// line separators and invalid UTF-8 are replaced by a visible escape:
+//
+//	ESC          -> \x1b        (C0 controls and DEL as \xNN)
+//	U+009B (CSI) -> <U+009B>    (C1 controls)
+//	U+202E       -> <U+202E>    (bidi, zero-width, other format chars)
+//	byte 0xff    -> \xff        (invalid UTF-8)
+//
+// Newline is kept in Block mode (multi-line heredocs read as lines) and tab
+// expands to spaces there; in Line mode both are escaped too, so one row
+// stays one row.
+
+// SanitizeMode chooses how newlines and tabs are shown.
+type SanitizeMode int
+
+const (
+	// Line keeps the result on one line: \n and \t are escaped.
+	Line SanitizeMode = iota
+	// Block keeps newlines and expands tabs to the next multiple of 4.
+	Block
+)
+
+// Segment is a run of sanitised text; Escaped marks a visible escape that
+// stands for something the agent sent, so renderers can set it apart.
+type Segment struct {
+	Text    string
+	Escaped bool
+}
+
+// Sanitize returns s with everything unsafe made visible.
+func Sanitize(s string, mode SanitizeMode) string {
+	if isPlain(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	walk(s, mode, func(text string, _ bool) { b.WriteString(text) })
+	return b.String()
+}
+
+// SanitizeSegments is Sanitize split into plain and escaped runs.
+func SanitizeSegments(s string, mode SanitizeMode) []Segment {
+	var segs []Segment
+	walk(s, mode, func(text string, esc bool) {
+		if n := len(segs); n > 0 && segs[n-1].Escaped == esc {
+			segs[n-1].Text += text
+			return
+		}
+		segs = append(segs, Segment{Text: text, Escaped: esc})
+	})
+	return segs
+}
+
+// Suspicious reports whether s holds anything the sanitiser must escape
+// other than newlines and tabs: such a proposal is flagged.
+func Suspicious(s string) bool {
+	return len(Findings(s)) > 0
+}
+
+// Findings names each kind of hidden content in s, in order of first
+// appearance (empty when s is clean).
+func Findings(s string) []string {
+	if isPlain(s) {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	note := func(k string) {
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			note("invalid UTF-8")
+		case r == 0x1b:
+			note("escape sequence")
+		case r == '\n' || r == '\t':
+		case r == '\r':
+			note("carriage return")
+		case r < 0x20 || r == 0x7f:
+			note("control character")
+		case r >= 0x80 && r <= 0x9f:
+			note("C1 control character")
+		case isBidi(r):
+			note("bidirectional override")
+		case isZeroWidth(r):
+			note("zero-width character")
+		case needsEscape(r):
+			note("invisible format character")
+		}
+		i += size
+	}
+	return out
+}
+
+// isPlain is the fast path: printable ASCII only.
+func isPlain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+func walk(s string, mode SanitizeMode, emit func(string, bool)) {
+	col := 0
+	start := 0
+	flush := func(end int) {
+		if end > start {
+			emit(s[start:end], false)
+		}
+	}
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		var rep string
+		plain := false
+		switch {
+		case r == utf8.RuneError && size == 1:
+			rep = fmt.Sprintf(`\x%02x`, s[i])
+		case r == '\n' && mode == Block:
+			col = -1
+		case r == '\t' && mode == Block:
+			n := 4 - col%4
+			rep, plain = strings.Repeat(" ", n), true
+			col += n - 1
+		case r == '\n':
+			rep = `\n`
+		case r == '\t':
+			rep = `\t`
+		case r < 0x20 || r == 0x7f:
+			rep = fmt.Sprintf(`\x%02x`, r)
+		case r >= 0x80 && r <= 0x9f, isBidi(r), isZeroWidth(r), needsEscape(r):
+			rep = fmt.Sprintf("<U+%04X>", r)
+		}
+		if rep != "" {
+			flush(i)
+			emit(rep, !plain)
+			start = i + size
+			if !plain {
+				col += len(rep) - 1
+			}
+		}
+		col++
+		i += size
+	}
+	flush(len(s))
+}
+
+func isBidi(r rune) bool {
+	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) ||
+		r == 0x200e || r == 0x200f || r == 0x061c
+}
+
+func isZeroWidth(r rune) bool {
+	switch r {
+	case 0x200b, 0x200c, 0x200d, 0x2060, 0xfeff, 0x180e, 0x034f, 0x115f, 0x1160, 0x3164, 0xffa0:
+		return true
+	}
+	return false
+}
+
+// needsEscape covers the rest: Unicode format characters (Cf, including tag
+// characters and soft hyphens), line and paragraph separators, unassigned
+// and non-characters, which a terminal may render invisibly or oddly.
+func needsEscape(r rune) bool {
+	return unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r) ||
+		(r >= 0xfdd0 && r <= 0xfdef) || r&0xfffe == 0xfffe ||
+		(r >= 0xe0000 && r <= 0xe007f)
+}

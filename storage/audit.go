@@ -1,0 +1,300 @@
+package storage
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/approve-tui/approve-tui/model"
+)
+
+// The audit log is append-only and hash-chained: every event stores the hash
+// of the one before it and its own hash over all its fields, and the meta
+// row audit_head holds the last seq and hash (so a deleted tail is noticed
+// too). VerifyAudit recomputes the chain and names the first broken event.
+
+// genesisHash is the prev_hash of the first event.
+var genesisHash = strings.Repeat("0", 64)
+
+// AuditEvent is one row of the audit log.
+type AuditEvent struct {
+	Seq        int64          `json:"seq"`
+	At         float64        `json:"at"`
+	ApprovalID string         `json:"approval_id"`
+	Event      string         `json:"event"`
+	Outcome    string         `json:"outcome"`
+	Reason     string         `json:"reason,omitempty"`
+	Actor      string         `json:"actor"`
+	Surface    string         `json:"surface"`
+	Detail     map[string]any `json:"detail,omitempty"`
+	DetailRaw  string         `json:"-"`
+	PrevHash   string         `json:"prev_hash"`
+	Hash       string         `json:"hash"`
+}
+
+// eventHash is the chain's hash of one event: SHA-256 over every field,
+// each length-prefixed so no two events share an encoding.
+func eventHash(e *AuditEvent) string {
+	h := sha256.New()
+	field := func(s string) {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	field(strconv.FormatInt(e.Seq, 10))
+	field(strconv.FormatFloat(e.At, 'g', -1, 64))
+	field(e.ApprovalID)
+	field(e.Event)
+	field(e.Outcome)
+	field(e.Reason)
+	field(e.Actor)
+	field(e.Surface)
+	field(e.DetailRaw)
+	field(e.PrevHash)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// appendAudit adds one event inside the current write transaction.
+func (s *Store) appendAudit(ctx context.Context, e auditEntry, actor model.Actor) error {
+	seq, prev := int64(0), genesisHash
+	var head string
+	switch err := s.ws.auditHead.QueryRowContext(ctx).Scan(&head); {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return err
+	default:
+		var perr error
+		seq, prev, perr = parseHead(head)
+		if perr != nil {
+			return perr
+		}
+	}
+	if actor.Detail != "" {
+		if e.detail == nil {
+			e.detail = map[string]any{}
+		}
+		e.detail["actor_detail"] = actor.Detail
+	}
+	detail := ""
+	if len(e.detail) > 0 {
+		b, err := json.Marshal(e.detail)
+		if err != nil {
+			return err
+		}
+		detail = string(b)
+	}
+	ev := AuditEvent{
+		Seq: seq + 1, At: model.Epoch(s.now()), ApprovalID: e.id, Event: e.event, Outcome: e.outcome,
+		Reason: e.reason, Actor: actor.Name, Surface: string(actor.Surface), DetailRaw: detail, PrevHash: prev,
+	}
+	ev.Hash = eventHash(&ev)
+	if _, err := s.ws.auditInsert.ExecContext(ctx, ev.Seq, ev.At, ev.ApprovalID, ev.Event, ev.Outcome, ev.Reason,
+		ev.Actor, ev.Surface, ev.DetailRaw, ev.PrevHash, ev.Hash); err != nil {
+		return err
+	}
+	_, err := s.ws.metaPut.ExecContext(ctx, "audit_head", fmt.Sprintf("%d:%s", ev.Seq, ev.Hash))
+	return err
+}
+
+func parseHead(v string) (int64, string, error) {
+	seqStr, hash, ok := strings.Cut(v, ":")
+	seq, err := strconv.ParseInt(seqStr, 10, 64)
+	if !ok || err != nil || len(hash) != 64 {
+		return 0, "", fmt.Errorf("audit head %q is malformed: the audit log was tampered with; run `approve-tui audit --verify`", v)
+	}
+	return seq, hash, nil
+}
+
+// AuditQuery selects audit events.
+type AuditQuery struct {
+	// ApprovalID limits to one proposal ("" for all).
+	ApprovalID string
+	// Limit is the number of most recent events (0: 100).
+	Limit int
+	// BeforeSeq pages back: only events with seq below it (0: from the end).
+	BeforeSeq int64
+}
+
+const auditColumns = `seq, at, approval_id, event, outcome, reason, actor, surface, detail, prev_hash, hash`
+
+// Audit lists events, newest first.
+func (s *Store) Audit(ctx context.Context, q AuditQuery) ([]AuditEvent, error) {
+	if q.Limit <= 0 {
+		q.Limit = 100
+	}
+	where, args := []string{"1=1"}, []any{}
+	if q.ApprovalID != "" {
+		where = append(where, "approval_id = ?")
+		args = append(args, q.ApprovalID)
+	}
+	if q.BeforeSeq > 0 {
+		where = append(where, "seq < ?")
+		args = append(args, q.BeforeSeq)
+	}
+	args = append(args, q.Limit)
+	rows, err := s.rdb.QueryContext(ctx, `SELECT `+auditColumns+` FROM approve_tui_audit WHERE `+
+		strings.Join(where, " AND ")+` ORDER BY seq DESC LIMIT ?`, args...)
+	if err != nil {
+		if isNoTable(err) {
+			return nil, nil
+		}
+		return nil, classify("audit", err)
+	}
+	defer rows.Close()
+	var out []AuditEvent
+	for rows.Next() {
+		e, err := scanAudit(rows)
+		if err != nil {
+			return nil, classify("audit", err)
+		}
+		out = append(out, e)
+	}
+	return out, classify("audit", rows.Err())
+}
+
+func scanAudit(sc rowScanner) (AuditEvent, error) {
+	var e AuditEvent
+	if err := sc.Scan(&e.Seq, &e.At, &e.ApprovalID, &e.Event, &e.Outcome, &e.Reason, &e.Actor, &e.Surface,
+		&e.DetailRaw, &e.PrevHash, &e.Hash); err != nil {
+		return e, err
+	}
+	if e.DetailRaw != "" {
+		_ = json.Unmarshal([]byte(e.DetailRaw), &e.Detail)
+	}
+	return e, nil
+}
+
+// VerifyResult is the outcome of VerifyAudit.
+type VerifyResult struct {
+	// Events is how many events were checked.
+	Events int64 `json:"events"`
+	// OK is true when the chain is intact.
+	OK bool `json:"ok"`
+	// BrokenSeq is the first event that fails (0 when OK, or when the
+	// problem is a missing tail, reported against the head).
+	BrokenSeq int64 `json:"broken_seq,omitempty"`
+	// Problem says what is wrong.
+	Problem string `json:"problem,omitempty"`
+	// PayloadProblems lists proposals whose payload_json no longer matches
+	// the hash recorded when approve-tui submitted them.
+	PayloadProblems []string `json:"payload_problems,omitempty"`
+}
+
+// VerifyAudit recomputes the whole chain: each event's hash, each link to
+// the previous event, contiguous sequence numbers, the recorded head, and
+// the payloads of proposals submitted through approve-tui.
+func (s *Store) VerifyAudit(ctx context.Context) (*VerifyResult, error) {
+	conn, err := s.rdb.Conn(ctx)
+	if err != nil {
+		return nil, classify("verify", err)
+	}
+	defer conn.Close()
+	// One read transaction: a consistent snapshot of log, head and payloads.
+	if _, err := conn.ExecContext(ctx, `BEGIN`); err != nil {
+		return nil, classify("verify", err)
+	}
+	defer conn.ExecContext(context.Background(), `ROLLBACK`)
+
+	res := &VerifyResult{OK: true}
+	fail := func(seq int64, format string, args ...any) {
+		if res.OK {
+			res.OK = false
+			res.BrokenSeq = seq
+			res.Problem = fmt.Sprintf(format, args...)
+		}
+	}
+	rows, err := conn.QueryContext(ctx, `SELECT `+auditColumns+` FROM approve_tui_audit ORDER BY seq`)
+	if err != nil {
+		if isNoTable(err) {
+			return res, nil
+		}
+		return nil, classify("verify", err)
+	}
+	submitted := map[string]string{}
+	prevHash, prevSeq := genesisHash, int64(0)
+	for rows.Next() {
+		e, err := scanAudit(rows)
+		if err != nil {
+			rows.Close()
+			fail(prevSeq+1, "event after seq %d is unreadable: %v", prevSeq, err)
+			return res, nil
+		}
+		res.Events++
+		switch {
+		case e.Seq != prevSeq+1:
+			fail(prevSeq+1, "event %d is missing (the next event is %d): events were deleted", prevSeq+1, e.Seq)
+		case e.PrevHash != prevHash:
+			fail(e.Seq, "event %d does not link to event %d: the log was edited or events were removed", e.Seq, prevSeq)
+		case eventHash(&e) != e.Hash:
+			fail(e.Seq, "event %d (%s %s) was modified after it was written", e.Seq, e.Event, e.ApprovalID)
+		}
+		if e.Event == EventSubmit && e.Outcome == OutcomeOK {
+			if h, ok := e.Detail["payload_sha256"].(string); ok {
+				submitted[e.ApprovalID] = h
+			}
+		}
+		prevHash, prevSeq = e.Hash, e.Seq
+	}
+	if err := rows.Err(); err != nil {
+		return nil, classify("verify", err)
+	}
+	rows.Close()
+
+	var head string
+	switch err := conn.QueryRowContext(ctx, `SELECT value FROM approve_tui_meta WHERE key = 'audit_head'`).Scan(&head); {
+	case errors.Is(err, sql.ErrNoRows):
+		if prevSeq != 0 {
+			fail(prevSeq, "the audit head record is missing")
+		}
+	case err != nil:
+		return nil, classify("verify", err)
+	default:
+		seq, hash, perr := parseHead(head)
+		switch {
+		case perr != nil:
+			fail(prevSeq, "%v", perr)
+		case seq > prevSeq:
+			fail(prevSeq+1, "events %d to %d are missing from the end of the log", prevSeq+1, seq)
+		case seq < prevSeq || hash != prevHash:
+			fail(seq, "the audit head (event %d) does not match the log's last event %d", seq, prevSeq)
+		}
+	}
+
+	// Payloads are written once: one that changed since its submit event was
+	// rewritten behind the store's back.
+	for id, want := range submitted {
+		var payload any
+		err := conn.QueryRowContext(ctx, `SELECT payload_json FROM gateway_approvals WHERE approval_id = ?`, id).Scan(&payload)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // pruned rows are not an audit failure
+		}
+		if err != nil {
+			return nil, classify("verify", err)
+		}
+		txt, _ := asText(payload)
+		if sha256Hex([]byte(txt)) != want {
+			res.PayloadProblems = append(res.PayloadProblems, id)
+		}
+	}
+	if len(res.PayloadProblems) > 0 {
+		sortStrings(res.PayloadProblems)
+		if res.OK {
+			res.OK = false
+			res.Problem = fmt.Sprintf("payload_json of %d proposal(s) changed after submit: %s",
+				len(res.PayloadProblems), strings.Join(res.PayloadProblems, ", "))
+		}
+	}
+	return res, nil
+}
+
+func isNoTable(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "no such table")
+}

@@ -1,0 +1,184 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/approve-tui/approve-tui/model"
+	sqlite "modernc.org/sqlite"
+)
+
+// ErrNotFound: no proposal has that id.
+var ErrNotFound = errors.New("no proposal with that id")
+
+// ErrConfirmMismatch: the typed confirmation is not exactly the id.
+var ErrConfirmMismatch = errors.New("typed confirmation does not match the approval id")
+
+// NotPendingError: the proposal has left pending (decided elsewhere, lost a
+// race, or expired). It says how, by whom and when.
+type NotPendingError struct {
+	ID     string
+	Status model.Status // effective status: consumed, denied or expired
+	By     string       // consumed_by, when known
+	At     *float64     // consumed_at, or expires_at for an expiry
+}
+
+func (e *NotPendingError) Error() string {
+	switch e.Status {
+	case model.StatusExpired:
+		if e.At != nil {
+			return fmt.Sprintf("proposal %s expired at %s", e.ID, model.FromEpoch(*e.At).UTC().Format(time.RFC3339))
+		}
+		return fmt.Sprintf("proposal %s has expired", e.ID)
+	default:
+		msg := fmt.Sprintf("proposal %s is not pending: already %s", e.ID, e.Status)
+		if e.By != "" {
+			msg += " by " + e.By
+		}
+		if e.At != nil {
+			msg += " at " + model.FromEpoch(*e.At).UTC().Format(time.RFC3339)
+		}
+		return msg
+	}
+}
+
+// DuplicateError: Submit found the id already taken.
+type DuplicateError struct{ ID string }
+
+func (e *DuplicateError) Error() string { return "a proposal with id " + e.ID + " already exists" }
+
+// ReadOnlyError: the store or the actor may not change anything.
+type ReadOnlyError struct{ Reason string }
+
+func (e *ReadOnlyError) Error() string { return "read-only: " + e.Reason }
+
+// CorruptError: the row cannot be trusted (bad JSON, invalid proposal, or
+// columns that contradict the payload). Such a row can be denied, never
+// consumed.
+type CorruptError struct {
+	ID     string
+	Reason string
+}
+
+func (e *CorruptError) Error() string {
+	return "proposal " + e.ID + " is corrupt and cannot be approved: " + e.Reason
+}
+
+// UnavailableError: the store could not do the work (locked past the
+// timeout, disk full, I/O error, not a database, schema too new). Nothing
+// was changed.
+type UnavailableError struct {
+	Op     string
+	Reason string
+	Err    error
+}
+
+func (e *UnavailableError) Error() string {
+	msg := "store unavailable"
+	if e.Op != "" {
+		msg += " (" + e.Op + ")"
+	}
+	msg += ": " + e.Reason
+	return msg
+}
+
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// InvalidTransitionError: RecordExecution asked for an outcome that does not
+// follow the current one (e.g. recording twice, or on an unconsumed row).
+type InvalidTransitionError struct {
+	ID     string
+	Reason string
+}
+
+func (e *InvalidTransitionError) Error() string {
+	return "cannot record execution for " + e.ID + ": " + e.Reason
+}
+
+// sqlite result codes used to classify driver errors.
+const (
+	codeBusy     = 5
+	codeLocked   = 6
+	codeNoMem    = 7
+	codeReadOnly = 8
+	codeIOErr    = 10
+	codeCorrupt  = 11
+	codeFull     = 13
+	codeCantOpen = 14
+	codeNotADB   = 26
+)
+
+// classify turns a driver error into one the surfaces can explain. Errors
+// that are already ours pass through.
+func classify(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var (
+		ro *ReadOnlyError
+		un *UnavailableError
+		se *sqlite.Error
+	)
+	if errors.As(err, &ro) || errors.As(err, &un) {
+		return err
+	}
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case codeBusy, codeLocked:
+			return &UnavailableError{Op: op, Reason: "database is locked by another process past the timeout; try again, or find the process holding it", Err: err}
+		case codeReadOnly:
+			return &ReadOnlyError{Reason: "the database file cannot be written (" + strings.TrimSpace(se.Error()) + ")"}
+		case codeFull:
+			return &UnavailableError{Op: op, Reason: "disk full: free space, then retry", Err: err}
+		case codeIOErr:
+			return &UnavailableError{Op: op, Reason: "disk I/O error: " + se.Error(), Err: err}
+		case codeCorrupt, codeNotADB:
+			return &UnavailableError{Op: op, Reason: "the file is not a usable SQLite database: " + se.Error(), Err: err}
+		case codeCantOpen:
+			return &UnavailableError{Op: op, Reason: "cannot open the database file: " + se.Error(), Err: err}
+		case codeNoMem:
+			return &UnavailableError{Op: op, Reason: "out of memory", Err: err}
+		}
+	}
+	return &UnavailableError{Op: op, Reason: err.Error(), Err: err}
+}
+
+// refusalCode is the short reason recorded in the audit log for a refused
+// attempt.
+func refusalCode(err error) string {
+	var (
+		np *NotPendingError
+		ro *ReadOnlyError
+		co *CorruptError
+		du *DuplicateError
+		un *UnavailableError
+		va *model.ValidationError
+		it *InvalidTransitionError
+	)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return "not_found"
+	case errors.Is(err, ErrConfirmMismatch):
+		return "confirmation_mismatch"
+	case errors.As(err, &np):
+		if np.Status == model.StatusExpired {
+			return "expired"
+		}
+		return "not_pending"
+	case errors.As(err, &ro):
+		return "read_only"
+	case errors.As(err, &co):
+		return "corrupt"
+	case errors.As(err, &du):
+		return "duplicate"
+	case errors.As(err, &va):
+		return "invalid"
+	case errors.As(err, &it):
+		return "invalid_transition"
+	case errors.As(err, &un):
+		return "store_error"
+	}
+	return "error"
+}

@@ -1,0 +1,115 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/approve-tui/approve-tui/model"
+)
+
+// clock is a settable test clock.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.Unix(1_780_000_000, 0)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+var (
+	alice   = model.Actor{Surface: model.SurfaceCLI, Name: "alice@host"}
+	bob     = model.Actor{Surface: model.SurfaceTUI, Name: "bob@host"}
+	watcher = model.Actor{Surface: model.SurfaceSSH, Name: "carol", ReadOnly: true}
+	agent   = model.Actor{Surface: model.SurfaceRunner, Name: "agent@host"}
+)
+
+func tempDB(t testing.TB) string {
+	t.Helper()
+	return filepath.Join(t.TempDir(), "state.db")
+}
+
+func openAt(t testing.TB, path string, c *clock) *Store {
+	t.Helper()
+	opt := Options{Create: true, BusyTimeout: 2 * time.Second}
+	if c != nil {
+		opt.Now = c.Now
+	}
+	s, err := Open(context.Background(), path, opt)
+	if err != nil {
+		t.Fatalf("open %s: %v", path, err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func newStore(t testing.TB) (*Store, *clock) {
+	c := newClock()
+	return openAt(t, tempDB(t), c), c
+}
+
+// proposal builds a valid proposal created at now, expiring in ttl (0: never).
+func proposal(id, command string, risk model.RiskLevel, now time.Time, ttl time.Duration) *model.Proposal {
+	p := &model.Proposal{
+		ApprovalID: id, CreatedAt: model.Epoch(now), SessionKey: "agent:main:test",
+		Requester: "tester", Command: command, Cwd: "/srv/app", Backend: "local",
+		RiskLevel: risk, RiskReason: "test reason", PolicyDecision: model.PolicyNeedsApproval,
+		PolicyVersion: "test/1", RequiresExplicitApproval: true, DefaultDecision: model.DefaultDeny,
+	}
+	if ttl > 0 {
+		p.ExpiresAt = model.F64(model.Epoch(now.Add(ttl)))
+	}
+	return p
+}
+
+func mustSubmit(t testing.TB, s *Store, p *model.Proposal) {
+	t.Helper()
+	if err := s.Submit(context.Background(), p, agent); err != nil {
+		t.Fatalf("submit %s: %v", p.ApprovalID, err)
+	}
+}
+
+// rawDB opens the file the way another program (Hermes) would: a plain
+// connection with no approve-tui logic.
+func rawDB(t testing.TB, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?_busy_timeout=5000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func mustExec(t testing.TB, db *sql.DB, q string, args ...any) {
+	t.Helper()
+	if _, err := db.Exec(q, args...); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+func countAudit(t testing.TB, db *sql.DB, where string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM approve_tui_audit WHERE `+where, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }

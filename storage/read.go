@@ -1,0 +1,345 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/risk"
+)
+
+// Get reads one proposal.
+func (s *Store) Get(ctx context.Context, id string) (*Record, error) {
+	rec, err := scanRecord(s.rdb.QueryRowContext(ctx, `SELECT `+s.cols()+` FROM gateway_approvals g WHERE g.approval_id = ?`, id), s.now())
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, classify("get", err)
+	}
+	return rec, nil
+}
+
+// cols is the row SELECT list for this file.
+func (s *Store) cols() string {
+	if s.legacy {
+		return rowColumnsLegacy
+	}
+	return rowColumns
+}
+
+// StatusFilter selects rows for List by effective status.
+type StatusFilter string
+
+// List filters. "all" lists every row.
+const (
+	ListPending  StatusFilter = "pending"
+	ListConsumed StatusFilter = "consumed"
+	ListDenied   StatusFilter = "denied"
+	ListExpired  StatusFilter = "expired"
+	ListAll      StatusFilter = "all"
+)
+
+// ParseStatusFilter validates a --status value.
+func ParseStatusFilter(v string) (StatusFilter, error) {
+	switch f := StatusFilter(v); f {
+	case ListPending, ListConsumed, ListDenied, ListExpired, ListAll:
+		return f, nil
+	case "":
+		return ListPending, nil
+	}
+	return "", fmt.Errorf("unknown status %q (want pending, consumed, denied, expired or all)", v)
+}
+
+// ListOptions page through List.
+type ListOptions struct {
+	Status StatusFilter // default pending
+	Limit  int          // default 200
+	Offset int
+}
+
+// List returns proposals by effective status. Pending ones come most urgent
+// first: effective risk (unknown, then high, medium, low), then time left
+// (soonest expiry first, never-expiring last). Other statuses come newest
+// first.
+func (s *Store) List(ctx context.Context, o ListOptions) ([]*Record, error) {
+	if o.Status == "" {
+		o.Status = ListPending
+	}
+	if o.Limit <= 0 {
+		o.Limit = 200
+	}
+	if o.Offset < 0 {
+		o.Offset = 0
+	}
+	now := s.now()
+	if o.Status == ListPending {
+		if s.syncRank(ctx) {
+			recs, err := s.listPendingIndexed(ctx, now, o)
+			if err == nil {
+				return recs, nil
+			}
+			if !isNoTable(err) {
+				return nil, classify("list", err)
+			}
+		}
+		return s.listPendingScan(ctx, now, o)
+	}
+	nowE := model.Epoch(now)
+	var where, order string
+	var args []any
+	switch o.Status {
+	case ListConsumed, ListDenied:
+		where, order, args = `g.status = ?`, `g.consumed_at DESC, g.approval_id`, []any{string(o.Status)}
+	case ListExpired:
+		where, order = `g.status = 'expired' OR (g.status = 'pending' AND g.expires_at <= ?)`, `g.expires_at DESC, g.approval_id`
+		args = []any{nowE}
+	case ListAll:
+		where, order = `1=1`, `g.created_at DESC, g.approval_id`
+	default:
+		return nil, fmt.Errorf("unknown status filter %q", o.Status)
+	}
+	args = append(args, o.Limit, o.Offset)
+	return s.queryRecords(ctx, now, `SELECT `+s.cols()+` FROM gateway_approvals g WHERE `+where+` ORDER BY `+order+` LIMIT ? OFFSET ?`, args...)
+}
+
+func (s *Store) queryRecords(ctx context.Context, now time.Time, q string, args ...any) ([]*Record, error) {
+	rows, err := s.rdb.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, classify("list", err)
+	}
+	defer rows.Close()
+	var out []*Record
+	for rows.Next() {
+		rec, err := scanRecord(rows, now)
+		if err != nil {
+			return nil, classify("list", err)
+		}
+		out = append(out, rec)
+	}
+	return out, classify("list", rows.Err())
+}
+
+// listPendingScan ranks every pending row in memory: the fallback when the
+// rank index cannot be kept current (read-only file, lock held elsewhere).
+func (s *Store) listPendingScan(ctx context.Context, now time.Time, o ListOptions) ([]*Record, error) {
+	all, err := s.queryRecords(ctx, now, `SELECT `+s.cols()+` FROM gateway_approvals g
+		WHERE g.status = 'pending' AND (g.expires_at IS NULL OR g.expires_at > ?)`, model.Epoch(now))
+	if err != nil {
+		return nil, err
+	}
+	SortUrgent(all)
+	if o.Offset >= len(all) {
+		return nil, nil
+	}
+	all = all[o.Offset:]
+	if len(all) > o.Limit {
+		all = all[:o.Limit]
+	}
+	return all, nil
+}
+
+// SortUrgent orders pending records most urgent first, as List does.
+func SortUrgent(recs []*Record) {
+	sort.SliceStable(recs, func(i, j int) bool { return Urgent(recs[i], recs[j]) })
+}
+
+// Urgent reports whether a sorts before b: higher effective risk, then
+// sooner expiry (no expiry last), then id.
+func Urgent(a, b *Record) bool {
+	ra, rb := a.EffectiveRisk.Rank(), b.EffectiveRisk.Rank()
+	if ra != rb {
+		return ra > rb
+	}
+	switch {
+	case a.ExpiresAt != nil && b.ExpiresAt != nil && *a.ExpiresAt != *b.ExpiresAt:
+		return *a.ExpiresAt < *b.ExpiresAt
+	case a.ExpiresAt != nil && b.ExpiresAt == nil:
+		return true
+	case a.ExpiresAt == nil && b.ExpiresAt != nil:
+		return false
+	}
+	return a.ApprovalID < b.ApprovalID
+}
+
+// The rank index (approve_tui_rank) holds, for each pending row, its
+// effective rank and expiry, so that the most urgent page is a few index
+// range scans however many rows the table holds. approve-tui's own
+// transitions maintain it in the same transaction; rows that other processes
+// (Hermes) write or decide are caught up by syncRank whenever
+// PRAGMA data_version on the writer connection says another connection
+// committed.
+type rankState struct {
+	mu      sync.Mutex
+	synced  bool
+	version int64
+}
+
+// rankSyncLockWait bounds how long a List waits for the write lock to catch
+// up the index; past it, List ranks by a full scan instead.
+const rankSyncLockWait = 250 * time.Millisecond
+
+// syncRank brings the rank index up to date and reports whether it can be
+// used.
+func (s *Store) syncRank(ctx context.Context) bool {
+	if s.readOnly != "" || s.ws == nil {
+		return false
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	var v int64
+	if err := s.w.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&v); err != nil {
+		return false
+	}
+	if s.rank.synced && v == s.rank.version {
+		return true
+	}
+	// Wait only briefly for another process's lock.
+	if _, err := s.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA busy_timeout=%d`, rankSyncLockWait.Milliseconds())); err != nil {
+		return false
+	}
+	defer s.w.ExecContext(context.Background(), fmt.Sprintf(`PRAGMA busy_timeout=%d`, s.opt.BusyTimeout.Milliseconds()))
+	err := s.inWriteTxLocked(ctx, "rank", func(ctx context.Context) error {
+		if err := s.w.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&v); err != nil {
+			return err
+		}
+		return s.catchUpRank(ctx)
+	})
+	if err != nil {
+		s.rank.synced = false
+		return false
+	}
+	s.rank.synced, s.rank.version = true, v
+	return true
+}
+
+// catchUpRank runs inside the write transaction.
+func (s *Store) catchUpRank(ctx context.Context) error {
+	meta := func(key string) string {
+		var v string
+		_ = s.w.QueryRowContext(ctx, `SELECT value FROM approve_tui_meta WHERE key = ?`, key).Scan(&v)
+		return v
+	}
+	var hw int64
+	fmt.Sscan(meta("rank_rowid"), &hw)
+	var maxRow sql.NullInt64
+	if err := s.w.QueryRowContext(ctx, `SELECT max(rowid) FROM gateway_approvals`).Scan(&maxRow); err != nil {
+		return err
+	}
+	rebuild := meta("rank_rules") != risk.RulesVersion || maxRow.Int64 < hw
+	if !rebuild {
+		// Rows decided by other processes leave stale entries; rows that
+		// reused an old rowid would be missing. Counts tell both apart.
+		var inIndex, pending int64
+		if err := s.w.QueryRowContext(ctx, `SELECT count(*) FROM approve_tui_rank`).Scan(&inIndex); err != nil {
+			return err
+		}
+		if err := s.w.QueryRowContext(ctx, `SELECT count(*) FROM gateway_approvals WHERE status = 'pending' AND rowid <= ?`, hw).Scan(&pending); err != nil {
+			return err
+		}
+		switch {
+		case inIndex > pending:
+			if _, err := s.w.ExecContext(ctx, `DELETE FROM approve_tui_rank WHERE approval_id NOT IN
+				(SELECT approval_id FROM gateway_approvals WHERE status = 'pending')`); err != nil {
+				return err
+			}
+		case inIndex < pending:
+			rebuild = true
+		}
+	}
+	if rebuild {
+		if _, err := s.w.ExecContext(ctx, `DELETE FROM approve_tui_rank`); err != nil {
+			return err
+		}
+		hw = 0
+	}
+	rows, err := s.w.QueryContext(ctx, `SELECT `+rowColumns+` FROM gateway_approvals g
+		WHERE g.rowid > ? AND g.status = 'pending'`, hw)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	type ent struct {
+		id       string
+		eff, cls int
+		exp      *float64
+	}
+	var ents []ent
+	for rows.Next() {
+		rec, err := scanRecord(rows, now)
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		ents = append(ents, ent{rec.ApprovalID, rec.EffectiveRisk.Rank(), rec.ClassifierRisk.Rank(), rec.ExpiresAt})
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if _, err := s.ws.rankPut.ExecContext(ctx, e.id, e.eff, e.cls, nullFloat(e.exp)); err != nil {
+			return err
+		}
+	}
+	if _, err := s.ws.metaPut.ExecContext(ctx, "rank_rowid", fmt.Sprint(maxRow.Int64)); err != nil {
+		return err
+	}
+	_, err = s.ws.metaPut.ExecContext(ctx, "rank_rules", risk.RulesVersion)
+	return err
+}
+
+// listPendingIndexed reads the most urgent page through the rank index: per
+// rank, from unknown down to low, unexpired rows by expiry, then rows that
+// never expire.
+func (s *Store) listPendingIndexed(ctx context.Context, now time.Time, o ListOptions) ([]*Record, error) {
+	nowE := model.Epoch(now)
+	skip, need := o.Offset, o.Limit
+	var out []*Record
+	const base = `SELECT r.class_rank, ` + rowColumns + ` FROM approve_tui_rank r
+		JOIN gateway_approvals g ON g.approval_id = r.approval_id
+		WHERE r.rank = ? AND g.status = 'pending' AND (g.expires_at IS NULL OR g.expires_at > ?) AND `
+	queries := []string{
+		base + `r.expires_at > ? ORDER BY r.expires_at, r.approval_id LIMIT ?`,
+		base + `r.expires_at IS NULL ORDER BY r.approval_id LIMIT ?`,
+	}
+	for rank := 4; rank >= 1 && need > 0; rank-- {
+		for qi, q := range queries {
+			if need <= 0 {
+				break
+			}
+			args := []any{rank, nowE}
+			if qi == 0 {
+				args = append(args, nowE)
+			}
+			args = append(args, skip+need)
+			rows, err := s.rdb.QueryContext(ctx, q, args...)
+			if err != nil {
+				return nil, err
+			}
+			for rows.Next() {
+				var cls int
+				var r rawRow
+				if err := rows.Scan(append([]any{&cls}, r.dest()...)...); err != nil {
+					rows.Close()
+					return nil, err
+				}
+				if skip > 0 {
+					skip--
+					continue
+				}
+				out = append(out, r.decode(now, model.RiskFromRank(cls)))
+				need--
+			}
+			if err := rows.Close(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+

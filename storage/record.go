@@ -1,0 +1,219 @@
+package storage
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/risk"
+)
+
+// Record is one row as read from the store: the decoded proposal (columns
+// override the payload's lifecycle keys) and what the reader concluded.
+type Record struct {
+	model.Proposal
+	// RowID is SQLite's rowid of the gateway_approvals row.
+	RowID int64
+	// Corrupt says why the row cannot be trusted ("" when it is fine). A
+	// corrupt row can be denied, never consumed.
+	Corrupt string
+	// ClassifierRisk is what the classifier says of the command now.
+	ClassifierRisk model.RiskLevel
+	// EffectiveRisk is the higher of the pinned risk and ClassifierRisk
+	// (unknown for a corrupt row): what is shown and enforced.
+	EffectiveRisk model.RiskLevel
+	// EffectiveStatus is the status at read time: pending past its expiry
+	// reads as expired.
+	EffectiveStatus model.Status
+	// Findings names hidden content (escape sequences, bidi overrides, ...)
+	// found in any agent-supplied string; non-empty marks it suspicious.
+	Findings []string
+}
+
+// Suspicious reports whether any agent string held hidden content.
+func (r *Record) Suspicious() bool { return len(r.Findings) > 0 }
+
+// rowColumns is the SELECT list decodeRow expects, for a file whose table has
+// the execution_* columns; rowColumnsLegacy stands in for them on an older
+// file opened read-only (which cannot be migrated).
+const (
+	rowColumns = `g.rowid, g.approval_id, g.created_at, g.expires_at, g.status, g.consumed_at, g.consumed_by,
+		g.execution_status, g.execution_reason, g.execution_recorded_at, g.payload_json`
+	rowColumnsLegacy = `g.rowid, g.approval_id, g.created_at, g.expires_at, g.status, g.consumed_at, g.consumed_by,
+		'not_started', NULL, NULL, g.payload_json`
+)
+
+type rowScanner interface{ Scan(dest ...any) error }
+
+// rawRow receives one row of rowColumns. Values are scanned as any: SQLite
+// stores anything anywhere, and a column of the wrong type must make the
+// record corrupt rather than fail the whole read.
+type rawRow struct {
+	rowid                                  int64
+	id, created, expires, status, consAt   any
+	consBy, execStatus, execReason, execAt any
+	payload                                any
+}
+
+func (r *rawRow) dest() []any {
+	return []any{&r.rowid, &r.id, &r.created, &r.expires, &r.status, &r.consAt, &r.consBy,
+		&r.execStatus, &r.execReason, &r.execAt, &r.payload}
+}
+
+// scanRecord reads and decodes one row of rowColumns.
+func scanRecord(sc rowScanner, now time.Time) (*Record, error) {
+	var r rawRow
+	if err := sc.Scan(r.dest()...); err != nil {
+		return nil, err
+	}
+	return r.decode(now, ""), nil
+}
+
+// decode builds the Record. classified is the classifier's verdict when the
+// caller already knows it (from the rank index), "" to compute it.
+func (r *rawRow) decode(now time.Time, classified model.RiskLevel) *Record {
+	var problems []string
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+
+	rec := &Record{RowID: r.rowid}
+	idStr, ok := asText(r.id)
+	if !ok || idStr == "" {
+		bad("approval_id column is empty or not text")
+	}
+	raw, ok := asText(r.payload)
+	var p *model.Proposal
+	if !ok {
+		bad("payload_json is not text")
+	} else {
+		var err error
+		p, err = model.DecodePayload([]byte(raw))
+		if err != nil {
+			bad("%s", err.Error())
+		}
+	}
+	if p == nil {
+		p = &model.Proposal{}
+	}
+	if p.ApprovalID != idStr && p.ApprovalID != "" && idStr != "" {
+		bad("payload approval_id %q does not match the row's %q", model.Sanitize(p.ApprovalID, model.Line), model.Sanitize(idStr, model.Line))
+	}
+	p.ApprovalID = idStr
+	if verr := p.Validate(); verr != nil && len(problems) == 0 {
+		bad("%s", verr.Error())
+	}
+
+	// The row's columns override the payload's lifecycle keys; expires_at is
+	// the column the compare-and-set enforces, so it is the one shown.
+	if f, ok := asFloat(r.created); ok && f > 0 {
+		p.CreatedAt = f
+	}
+	p.ExpiresAt = nil
+	if r.expires != nil {
+		if f, ok := asFloat(r.expires); ok {
+			p.ExpiresAt = model.F64(f)
+		} else {
+			bad("expires_at column is not a number")
+		}
+	}
+	st, _ := asText(r.status)
+	p.Status = model.Status(st)
+	if !p.Status.Valid() {
+		bad("status column %q is not one of pending, consumed, denied, expired", model.Sanitize(st, model.Line))
+	}
+	p.ConsumedAt = nil
+	if f, ok := asFloat(r.consAt); ok {
+		p.ConsumedAt = model.F64(f)
+	}
+	p.ConsumedBy, _ = asText(r.consBy)
+	es, _ := asText(r.execStatus)
+	p.ExecutionStatus = model.ExecutionStatus(es)
+	p.ExecutionReason, _ = asText(r.execReason)
+	p.ExecutionRecordedAt = nil
+	if f, ok := asFloat(r.execAt); ok {
+		p.ExecutionRecordedAt = model.F64(f)
+	}
+
+	rec.Proposal = *p
+	rec.EffectiveStatus = rec.Proposal.EffectiveStatus(now)
+	rec.Findings = agentFindings(&rec.Proposal)
+	if classified == "" {
+		classified = risk.Classify(rec.Command).Level
+	}
+	rec.ClassifierRisk = classified
+	if len(problems) > 0 {
+		rec.Corrupt = joinProblems(problems)
+		rec.EffectiveRisk = model.RiskUnknown
+	} else {
+		rec.EffectiveRisk = model.MaxRisk(rec.RiskLevel, rec.ClassifierRisk)
+	}
+	return rec
+}
+
+func joinProblems(ps []string) string {
+	out := ""
+	for i, p := range ps {
+		if i > 0 {
+			out += "; "
+		}
+		out += p
+	}
+	return out
+}
+
+// agentFindings collects hidden-content findings over every string an agent
+// supplied.
+func agentFindings(p *model.Proposal) []string {
+	var out []string
+	seen := map[string]bool{}
+	check := func(field, s string) {
+		for _, f := range model.Findings(s) {
+			k := f + " in " + field
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	check("command", p.Command)
+	check("cwd", p.Cwd)
+	check("risk reason", p.RiskReason)
+	check("session", p.SessionKey)
+	check("requester", p.Requester)
+	check("backend", p.Backend)
+	check("diff", p.DiffText)
+	check("diff summary", p.DiffSummary)
+	check("display text", p.DisplayText)
+	check("approval id", p.ApprovalID)
+	for k, v := range p.EnvOverrides {
+		check("env "+model.Sanitize(k, model.Line), k+v)
+	}
+	return out
+}
+
+func asText(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case []byte:
+		return string(x), true
+	case nil:
+		return "", false
+	}
+	return "", false
+}
+
+func asFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, !math.IsNaN(x) && !math.IsInf(x, 0)
+	case int64:
+		return float64(x), true
+	case string:
+		f, err := strconv.ParseFloat(x, 64)
+		return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
+	}
+	return 0, false
+}
+

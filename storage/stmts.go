@@ -1,0 +1,79 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	sqlite "modernc.org/sqlite"
+)
+
+// writerStmts are prepared once on the writer connection.
+type writerStmts struct {
+	get, exists, insert, decide, expireDue, execution *sql.Stmt
+	rankPut, rankDel                                  *sql.Stmt
+	auditHead, auditInsert, metaPut                   *sql.Stmt
+	heartbeat, waiterDel                              *sql.Stmt
+	all                                               []*sql.Stmt
+}
+
+func prepareWriter(ctx context.Context, c *sql.Conn) (*writerStmts, error) {
+	ws := &writerStmts{}
+	var firstErr error
+	prep := func(q string) *sql.Stmt {
+		if firstErr != nil {
+			return nil
+		}
+		st, err := c.PrepareContext(ctx, q)
+		if err != nil {
+			firstErr = err
+			return nil
+		}
+		ws.all = append(ws.all, st)
+		return st
+	}
+	ws.get = prep(`SELECT ` + rowColumns + ` FROM gateway_approvals g WHERE g.approval_id = ?`)
+	ws.exists = prep(`SELECT 1 FROM gateway_approvals WHERE approval_id = ?`)
+	ws.insert = prep(`INSERT INTO gateway_approvals (approval_id, created_at, expires_at, status, consumed_at,
+		consumed_by, execution_status, execution_reason, execution_recorded_at, payload_json)
+		VALUES (?, ?, ?, 'pending', NULL, NULL, 'not_started', NULL, NULL, ?)`)
+	ws.decide = prep(`UPDATE gateway_approvals SET status = ?, consumed_at = ?, consumed_by = ?
+		WHERE approval_id = ? AND status = 'pending' AND (expires_at IS NULL OR expires_at > ?)
+		RETURNING consumed_at`)
+	ws.expireDue = prep(`UPDATE gateway_approvals SET status = 'expired'
+		WHERE status = 'pending' AND expires_at IS NOT NULL AND expires_at <= ?
+		RETURNING approval_id, expires_at`)
+	ws.execution = prep(`UPDATE gateway_approvals SET execution_status = ?, execution_reason = ?,
+		execution_recorded_at = ? WHERE approval_id = ? AND status = 'consumed' AND execution_status = ?`)
+	ws.rankPut = prep(`INSERT OR REPLACE INTO approve_tui_rank (approval_id, rank, class_rank, expires_at) VALUES (?, ?, ?, ?)`)
+	ws.rankDel = prep(`DELETE FROM approve_tui_rank WHERE approval_id = ?`)
+	ws.auditHead = prep(`SELECT value FROM approve_tui_meta WHERE key = 'audit_head'`)
+	ws.auditInsert = prep(`INSERT INTO approve_tui_audit (seq, at, approval_id, event, outcome, reason, actor,
+		surface, detail, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	ws.metaPut = prep(`INSERT INTO approve_tui_meta (key, value) VALUES (?, ?)
+		ON CONFLICT(key) DO UPDATE SET value = excluded.value`)
+	ws.heartbeat = prep(`INSERT INTO approve_tui_waiters (approval_id, host, pid, started_at, heartbeat_at, surface)
+		VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT(approval_id, host, pid) DO UPDATE SET heartbeat_at = excluded.heartbeat_at`)
+	ws.waiterDel = prep(`DELETE FROM approve_tui_waiters WHERE approval_id = ? AND host = ? AND pid = ?`)
+	if firstErr != nil {
+		ws.close()
+		return nil, firstErr
+	}
+	return ws, nil
+}
+
+func (ws *writerStmts) close() {
+	for _, st := range ws.all {
+		st.Close()
+	}
+}
+
+// errCode is the primary SQLite result code in err (0 if none).
+func errCode(err error) int {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code() & 0xff
+	}
+	return 0
+}

@@ -1,0 +1,381 @@
+package storage
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/risk"
+)
+
+// Audit event names.
+const (
+	EventSubmit    = "submit"
+	EventApprove   = "approve"
+	EventDeny      = "deny"
+	EventExpire    = "expire"
+	EventExecution = "execution"
+)
+
+// Audit outcomes.
+const (
+	OutcomeOK      = "ok"
+	OutcomeRefused = "refused"
+)
+
+// auditEntry is one event a transition appends.
+type auditEntry struct {
+	id      string
+	event   string
+	outcome string
+	reason  string
+	detail  map[string]any
+}
+
+// transition is the one shape every state change takes. apply runs inside
+// BEGIN IMMEDIATE on the writer connection; it returns the events to append
+// on success, or a refusal (one of this package's typed errors), which is
+// audited in the same transaction and returned to the caller. Any other
+// error rolls everything back.
+type transition struct {
+	event string
+	id    string
+	actor model.Actor
+	apply func(ctx context.Context) ([]auditEntry, error)
+}
+
+// isRefusal reports whether err is a decision the store made (audited,
+// committed) rather than a failure to make one.
+func isRefusal(err error) bool {
+	var (
+		np *NotPendingError
+		ro *ReadOnlyError
+		co *CorruptError
+		du *DuplicateError
+		va *model.ValidationError
+		it *InvalidTransitionError
+	)
+	return errors.Is(err, ErrNotFound) || errors.Is(err, ErrConfirmMismatch) ||
+		errors.As(err, &np) || errors.As(err, &ro) || errors.As(err, &co) ||
+		errors.As(err, &du) || errors.As(err, &va) || errors.As(err, &it)
+}
+
+// run executes t: the single decision path of the whole project.
+func (s *Store) run(ctx context.Context, t transition) error {
+	if err := t.actor.Validate(); err != nil {
+		return fmt.Errorf("%s %s: %w", t.event, t.id, err)
+	}
+	if s.readOnly != "" {
+		// Nothing can be written, not even the refusal.
+		return &ReadOnlyError{Reason: s.readOnly}
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	var refusal error
+	err := s.inWriteTxLocked(ctx, t.event, func(ctx context.Context) error {
+		var entries []auditEntry
+		if t.actor.ReadOnly {
+			refusal = &ReadOnlyError{Reason: t.actor.String() + " is a watcher (read-only session) and cannot " + t.event}
+		} else {
+			var err error
+			entries, err = t.apply(ctx)
+			if err != nil {
+				if !isRefusal(err) {
+					return err
+				}
+				refusal = err
+			}
+		}
+		if refusal != nil {
+			entries = []auditEntry{{
+				id: t.id, event: t.event, outcome: OutcomeRefused, reason: refusalCode(refusal),
+				detail: map[string]any{"error": refusal.Error()},
+			}}
+		}
+		for _, e := range entries {
+			if err := s.appendAudit(ctx, e, t.actor); err != nil {
+				return fmt.Errorf("append audit: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		var un *UnavailableError
+		if errors.As(err, &un) && !isLockErr(un) {
+			// Record that the attempt failed, if the store lets us: a fresh
+			// transaction with only the refusal. Skipped for lock timeouts,
+			// which would only wait again.
+			_ = s.inWriteTxLocked(context.Background(), t.event, func(ctx context.Context) error {
+				return s.appendAudit(ctx, auditEntry{id: t.id, event: t.event, outcome: OutcomeRefused,
+					reason: "store_error", detail: map[string]any{"error": err.Error()}}, t.actor)
+			})
+		}
+		return err
+	}
+	return refusal
+}
+
+func isLockErr(un *UnavailableError) bool {
+	return un.Err != nil && (errCode(un.Err) == codeBusy || errCode(un.Err) == codeLocked)
+}
+
+// Submit stores a new pending proposal. It validates first (reporting every
+// problem), refuses a duplicate id, and writes payload_json once with the
+// full key set.
+func (s *Store) Submit(ctx context.Context, p *model.Proposal, actor model.Actor) error {
+	if p.Status == "" {
+		p.Status = model.StatusPending
+	}
+	if p.ExecutionStatus == "" {
+		p.ExecutionStatus = model.ExecNotStarted
+	}
+	return s.run(ctx, transition{event: EventSubmit, id: p.ApprovalID, actor: actor, apply: func(ctx context.Context) ([]auditEntry, error) {
+		if err := p.Validate(); err != nil {
+			return nil, err
+		}
+		if p.Status != model.StatusPending || p.ConsumedAt != nil || p.ConsumedBy != "" || p.ExecutionStatus != model.ExecNotStarted {
+			return nil, &model.ValidationError{Problems: []string{"a new proposal must be pending, unconsumed and not started"}}
+		}
+		var exists int
+		err := s.ws.exists.QueryRowContext(ctx, p.ApprovalID).Scan(&exists)
+		if err == nil {
+			return nil, &DuplicateError{ID: p.ApprovalID}
+		} else if !errors.Is(err, sql.ErrNoRows) {
+			return nil, err
+		}
+		payload := model.EncodePayload(p)
+		if _, err := s.ws.insert.ExecContext(ctx, p.ApprovalID, p.CreatedAt, nullFloat(p.ExpiresAt), string(payload)); err != nil {
+			return nil, err
+		}
+		cls := risk.Classify(p.Command).Level
+		eff := model.MaxRisk(p.RiskLevel, cls)
+		if _, err := s.ws.rankPut.ExecContext(ctx, p.ApprovalID, eff.Rank(), cls.Rank(), nullFloat(p.ExpiresAt)); err != nil {
+			return nil, err
+		}
+		return []auditEntry{{id: p.ApprovalID, event: EventSubmit, outcome: OutcomeOK, detail: map[string]any{
+			"risk":           string(p.RiskLevel),
+			"session":        p.SessionKey,
+			"payload_sha256": sha256Hex(payload),
+		}}}, nil
+	}})
+}
+
+// Consume approves proposal id once. It succeeds only when typed equals id
+// exactly (invariant 2), the row is pending and not expired, its payload is
+// valid, and the actor may write. Exactly one of any number of racing
+// consumers wins (invariant 1); the others get *NotPendingError naming the
+// winner.
+func (s *Store) Consume(ctx context.Context, id, typed string, actor model.Actor) (*Record, error) {
+	var out *Record
+	err := s.run(ctx, transition{event: EventApprove, id: id, actor: actor, apply: func(ctx context.Context) ([]auditEntry, error) {
+		rec, err := s.pendingRow(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if rec.Corrupt != "" {
+			return nil, &CorruptError{ID: id, Reason: rec.Corrupt}
+		}
+		if !rec.EffectiveRisk.Valid() {
+			return nil, &CorruptError{ID: id, Reason: "risk level is unknown"}
+		}
+		if typed != id {
+			return nil, ErrConfirmMismatch
+		}
+		if err := s.decide(ctx, rec, model.StatusConsumed, actor); err != nil {
+			return nil, err
+		}
+		out = rec
+		return []auditEntry{{id: id, event: EventApprove, outcome: OutcomeOK, detail: map[string]any{
+			"risk":           string(rec.EffectiveRisk),
+			"pinned_risk":    string(rec.RiskLevel),
+			"command_sha256": sha256Hex([]byte(rec.Command)),
+		}}}, nil
+	}})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Deny refuses proposal id, with an optional reason kept in the audit log.
+// Corrupt rows can be denied: deny stays possible wherever the store can be
+// written.
+func (s *Store) Deny(ctx context.Context, id string, actor model.Actor, reason string) (*Record, error) {
+	var out *Record
+	err := s.run(ctx, transition{event: EventDeny, id: id, actor: actor, apply: func(ctx context.Context) ([]auditEntry, error) {
+		rec, err := s.pendingRow(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.decide(ctx, rec, model.StatusDenied, actor); err != nil {
+			return nil, err
+		}
+		out = rec
+		d := map[string]any{"risk": string(rec.EffectiveRisk)}
+		if reason != "" {
+			d["reason"] = reason
+		}
+		if rec.Corrupt != "" {
+			d["corrupt"] = rec.Corrupt
+		}
+		return []auditEntry{{id: id, event: EventDeny, outcome: OutcomeOK, detail: d}}, nil
+	}})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// pendingRow reads id inside the write transaction and refuses unless it is
+// pending and unexpired.
+func (s *Store) pendingRow(ctx context.Context, id string) (*Record, error) {
+	rec, err := scanRecord(s.ws.get.QueryRowContext(ctx, id), s.now())
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if rec.EffectiveStatus != model.StatusPending {
+		return nil, notPending(rec)
+	}
+	return rec, nil
+}
+
+func notPending(rec *Record) *NotPendingError {
+	e := &NotPendingError{ID: rec.ApprovalID, Status: rec.EffectiveStatus, By: rec.ConsumedBy, At: rec.ConsumedAt}
+	if rec.EffectiveStatus == model.StatusExpired {
+		e.At = rec.ExpiresAt
+		e.By = ""
+	}
+	return e
+}
+
+// decide is the compare-and-set out of pending: Hermes' own UPDATE.
+func (s *Store) decide(ctx context.Context, rec *Record, to model.Status, actor model.Actor) error {
+	now := model.Epoch(s.now())
+	var at float64
+	err := s.ws.decide.QueryRowContext(ctx, string(to), now, actor.String(), rec.ApprovalID, now).Scan(&at)
+	if errors.Is(err, sql.ErrNoRows) {
+		// Not reachable while we hold the write lock, but never assume.
+		return &NotPendingError{ID: rec.ApprovalID, Status: model.StatusConsumed}
+	}
+	if err != nil {
+		return err
+	}
+	rec.Status, rec.EffectiveStatus = to, to
+	rec.ConsumedAt, rec.ConsumedBy = model.F64(at), actor.String()
+	_, err = s.ws.rankDel.ExecContext(ctx, rec.ApprovalID)
+	return err
+}
+
+// ExpireDue marks every pending proposal whose expiry has passed as expired
+// and returns their ids. Such rows were already unconsumable; this makes the
+// status column say so and audits each one.
+func (s *Store) ExpireDue(ctx context.Context, actor model.Actor) ([]string, error) {
+	var ids []string
+	err := s.run(ctx, transition{event: EventExpire, actor: actor, apply: func(ctx context.Context) ([]auditEntry, error) {
+		ids = ids[:0]
+		rows, err := s.ws.expireDue.QueryContext(ctx, model.Epoch(s.now()))
+		if err != nil {
+			return nil, err
+		}
+		var entries []auditEntry
+		for rows.Next() {
+			var id string
+			var exp float64
+			if err := rows.Scan(&id, &exp); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			ids = append(ids, id)
+			entries = append(entries, auditEntry{id: id, event: EventExpire, outcome: OutcomeOK,
+				detail: map[string]any{"expires_at": exp}})
+		}
+		if err := rows.Close(); err != nil {
+			return nil, err
+		}
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		for _, id := range ids {
+			if _, err := s.ws.rankDel.ExecContext(ctx, id); err != nil {
+				return nil, err
+			}
+		}
+		return entries, nil
+	}})
+	return ids, err
+}
+
+// execution outcomes that may follow each current execution status.
+var executionNext = map[model.ExecutionStatus][]model.ExecutionStatus{
+	model.ExecNotStarted: {model.ExecStarted, model.ExecExecuted, model.ExecBlockedAfterConsume, model.ExecDispatchFailed},
+	model.ExecStarted:    {model.ExecExecuted},
+}
+
+// RecordExecution records what happened to a consumed proposal at the real
+// execution boundary: started, executed (reason carries the exit code),
+// blocked_after_consume, or dispatch_failed. Each outcome is recorded once;
+// only started may be followed by executed.
+func (s *Store) RecordExecution(ctx context.Context, id string, outcome model.ExecutionStatus, reason string, actor model.Actor) error {
+	return s.run(ctx, transition{event: EventExecution, id: id, actor: actor, apply: func(ctx context.Context) ([]auditEntry, error) {
+		if outcome == model.ExecNotStarted || !outcome.Valid() {
+			return nil, &InvalidTransitionError{ID: id, Reason: fmt.Sprintf("%q is not an outcome", outcome)}
+		}
+		rec, err := scanRecord(s.ws.get.QueryRowContext(ctx, id), s.now())
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, ErrNotFound
+		}
+		if err != nil {
+			return nil, err
+		}
+		if rec.Status != model.StatusConsumed {
+			return nil, &InvalidTransitionError{ID: id, Reason: "the proposal is " + string(rec.EffectiveStatus) + ", not consumed"}
+		}
+		allowed := false
+		for _, n := range executionNext[rec.ExecutionStatus] {
+			if n == outcome {
+				allowed = true
+			}
+		}
+		if !allowed {
+			return nil, &InvalidTransitionError{ID: id, Reason: fmt.Sprintf("execution already recorded as %s", rec.ExecutionStatus)}
+		}
+		res, err := s.ws.execution.ExecContext(ctx, string(outcome), nullString(reason), model.Epoch(s.now()), id, string(rec.ExecutionStatus))
+		if err != nil {
+			return nil, err
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return nil, &InvalidTransitionError{ID: id, Reason: "the execution status changed underneath"}
+		}
+		d := map[string]any{"from": string(rec.ExecutionStatus), "to": string(outcome)}
+		if reason != "" {
+			d["reason"] = reason
+		}
+		return []auditEntry{{id: id, event: EventExecution, outcome: OutcomeOK, reason: string(outcome), detail: d}}, nil
+	}})
+}
+
+func sha256Hex(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+func nullFloat(f *float64) any {
+	if f == nil {
+		return nil
+	}
+	return *f
+}
+
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

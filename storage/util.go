@@ -1,0 +1,5 @@
+package storage
+
+import "sort"
+
+func sortStrings(s []string) { sort.Strings(s) }

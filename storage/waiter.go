@@ -1,0 +1,135 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/approve-tui/approve-tui/model"
+)
+
+// A waiter is an agent-side process (approve-tui run, the Claude Code hook,
+// the demo agent) blocked on one proposal. It heartbeats so that the console
+// can tell the operator whether approving will make anything run.
+
+// HeartbeatInterval is how often a waiter writes its heartbeat.
+const HeartbeatInterval = 2 * time.Second
+
+// WaiterStaleAfter is the age past which a heartbeat means the waiter is gone.
+const WaiterStaleAfter = 3 * HeartbeatInterval
+
+// Waiter is one heartbeat row.
+type Waiter struct {
+	ApprovalID  string  `json:"approval_id"`
+	Host        string  `json:"host"`
+	PID         int     `json:"pid"`
+	StartedAt   float64 `json:"started_at"`
+	HeartbeatAt float64 `json:"heartbeat_at"`
+	Surface     string  `json:"surface,omitempty"`
+}
+
+// Liveness is what the console says about a proposal's waiters.
+type Liveness string
+
+// Liveness values.
+const (
+	WaiterNone Liveness = "none" // nobody ever waited (or the row was cleaned up)
+	WaiterLive Liveness = "live" // a process is waiting now
+	WaiterDead Liveness = "dead" // a process waited, but its heartbeat is stale or it is gone
+)
+
+// WaiterStatus summarises the waiters of one proposal.
+type WaiterStatus struct {
+	State Liveness `json:"state"`
+	// Waiter is the freshest waiter (nil for none).
+	Waiter *Waiter `json:"waiter,omitempty"`
+}
+
+// Heartbeat records that w is waiting now (the first call sets StartedAt).
+func (s *Store) Heartbeat(ctx context.Context, w Waiter) error {
+	if s.readOnly != "" {
+		return &ReadOnlyError{Reason: s.readOnly}
+	}
+	now := model.Epoch(s.now())
+	if w.StartedAt == 0 {
+		w.StartedAt = now
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	_, err := s.ws.heartbeat.ExecContext(ctx, w.ApprovalID, w.Host, w.PID, w.StartedAt, now, w.Surface)
+	return classify("heartbeat", err)
+}
+
+// RemoveWaiter deletes a waiter's row when it stops waiting.
+func (s *Store) RemoveWaiter(ctx context.Context, w Waiter) error {
+	if s.readOnly != "" {
+		return &ReadOnlyError{Reason: s.readOnly}
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	_, err := s.ws.waiterDel.ExecContext(ctx, w.ApprovalID, w.Host, w.PID)
+	return classify("heartbeat", err)
+}
+
+// Waiters lists the heartbeat rows of one proposal, freshest first.
+func (s *Store) Waiters(ctx context.Context, id string) ([]Waiter, error) {
+	rows, err := s.rdb.QueryContext(ctx, `SELECT approval_id, host, pid, started_at, heartbeat_at, surface
+		FROM approve_tui_waiters WHERE approval_id = ? ORDER BY heartbeat_at DESC`, id)
+	if err != nil {
+		if isNoTable(err) {
+			return nil, nil
+		}
+		return nil, classify("waiters", err)
+	}
+	defer rows.Close()
+	var out []Waiter
+	for rows.Next() {
+		var w Waiter
+		if err := rows.Scan(&w.ApprovalID, &w.Host, &w.PID, &w.StartedAt, &w.HeartbeatAt, &w.Surface); err != nil {
+			return nil, classify("waiters", err)
+		}
+		out = append(out, w)
+	}
+	return out, classify("waiters", rows.Err())
+}
+
+// WaiterState reads the waiters of id and judges them at the store's clock.
+func (s *Store) WaiterState(ctx context.Context, id string) (WaiterStatus, error) {
+	ws, err := s.Waiters(ctx, id)
+	if err != nil {
+		return WaiterStatus{State: WaiterNone}, err
+	}
+	return JudgeWaiters(ws, s.now()), nil
+}
+
+// JudgeWaiters says whether any waiter is live at now: its heartbeat is
+// fresh and, when it runs on this host, its process still exists.
+func JudgeWaiters(ws []Waiter, now time.Time) WaiterStatus {
+	if len(ws) == 0 {
+		return WaiterStatus{State: WaiterNone}
+	}
+	host, _ := os.Hostname()
+	nowE := model.Epoch(now)
+	for i := range ws {
+		w := ws[i]
+		fresh := nowE-w.HeartbeatAt <= WaiterStaleAfter.Seconds()
+		if fresh && w.Host == host && !processExists(w.PID) {
+			fresh = false
+		}
+		if fresh {
+			return WaiterStatus{State: WaiterLive, Waiter: &w}
+		}
+	}
+	w := ws[0]
+	return WaiterStatus{State: WaiterDead, Waiter: &w}
+}
+
+func processExists(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
