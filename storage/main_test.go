@@ -1,0 +1,101 @@
+package storage
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/approve-tui/approve-tui/model"
+)
+
+// The test binary doubles as the other process of multi-process tests: with
+// STORAGE_TEST_ROLE set it runs that role instead of the tests.
+func TestMain(m *testing.M) {
+	switch os.Getenv("STORAGE_TEST_ROLE") {
+	case "":
+		os.Exit(m.Run())
+	case "consume-all":
+		os.Exit(roleConsumeAll(os.Getenv("STORAGE_TEST_DB"), os.Getenv("STORAGE_TEST_WORKER")))
+	case "hold-lock":
+		os.Exit(roleHoldLock(os.Getenv("STORAGE_TEST_DB")))
+	default:
+		fmt.Fprintln(os.Stderr, "unknown role")
+		os.Exit(2)
+	}
+}
+
+// roleConsumeAll reads ids on stdin (one per line, after a "go" line so all
+// workers start together) and tries to consume each, printing
+// "won ID" or "lost ID by WINNER" or "error ID ERR".
+func roleConsumeAll(path, worker string) int {
+	s, err := Open(context.Background(), path, Options{BusyTimeout: time.Minute})
+	if err != nil {
+		fmt.Println("open-error", err)
+		return 1
+	}
+	defer s.Close()
+	actor := model.Actor{Surface: model.SurfaceCLI, Name: "worker-" + worker}
+	in := bufio.NewScanner(os.Stdin)
+	var ids []string
+	for in.Scan() {
+		if in.Text() == "go" {
+			break
+		}
+		ids = append(ids, in.Text())
+	}
+	rand.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+	out := bufio.NewWriter(os.Stdout)
+	defer out.Flush()
+	for _, id := range ids {
+		_, err := s.Consume(context.Background(), id, id, actor)
+		var np *NotPendingError
+		switch {
+		case err == nil:
+			fmt.Fprintln(out, "won", id)
+		case errors.As(err, &np):
+			fmt.Fprintln(out, "lost", id, "by", np.By)
+		default:
+			fmt.Fprintln(out, "error", id, strings.ReplaceAll(err.Error(), "\n", " "))
+		}
+	}
+	return 0
+}
+
+// roleHoldLock takes the write lock, says "locked", and holds it until its
+// stdin closes.
+func roleHoldLock(path string) int {
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		return 1
+	}
+	defer db.Close()
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		return 1
+	}
+	if _, err := conn.ExecContext(context.Background(), "BEGIN EXCLUSIVE"); err != nil {
+		fmt.Println("lock-error", err)
+		return 1
+	}
+	fmt.Println("locked")
+	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+	_, _ = conn.ExecContext(context.Background(), "ROLLBACK")
+	return 0
+}
+
+// helperProcess starts the test binary in a role.
+func helperProcess(t *testing.T, role, db string, env ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), append([]string{"STORAGE_TEST_ROLE=" + role, "STORAGE_TEST_DB=" + db}, env...)...)
+	cmd.Stderr = os.Stderr
+	return cmd
+}

@@ -1,0 +1,87 @@
+package storage
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/approve-tui/approve-tui/model"
+)
+
+func TestWatcherWakesOnOtherConnectionsCommits(t *testing.T) {
+	s, c := newStore(t)
+	w, err := s.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if changed, _ := w.Changed(ctx); changed {
+		t.Fatal("changed before any commit")
+	}
+	done := make(chan error, 1)
+	go func() {
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		done <- w.Wait(wctx)
+	}()
+	time.Sleep(50 * time.Millisecond)
+	// A commit from a plain connection, as another process would make.
+	db := rawDB(t, s.Path())
+	p := proposal("w1", "rm -rf /x", model.RiskHigh, c.Now(), time.Hour)
+	mustExec(t, db, `INSERT INTO gateway_approvals (approval_id, created_at, expires_at, payload_json) VALUES (?, ?, ?, ?)`,
+		p.ApprovalID, p.CreatedAt, *p.ExpiresAt, string(model.EncodePayload(p)))
+	if err := <-done; err != nil {
+		t.Fatalf("wait: %v", err)
+	}
+	// The store's own writes are seen too (they use another connection).
+	if _, err := s.Deny(ctx, "w1", alice, ""); err != nil {
+		t.Fatal(err)
+	}
+	if changed, _ := w.Changed(ctx); !changed {
+		t.Fatal("the store's own commit was not noticed")
+	}
+	wctx, cancel := context.WithTimeout(ctx, 150*time.Millisecond)
+	defer cancel()
+	if err := w.Wait(wctx); err == nil {
+		t.Fatal("woke with nothing committed")
+	}
+}
+
+func TestWaiterLiveness(t *testing.T) {
+	s, c := newStore(t)
+	mustSubmit(t, s, proposal("wt1", "rm -rf /x", model.RiskHigh, c.Now(), time.Hour))
+	if st, _ := s.WaiterState(ctx, "wt1"); st.State != WaiterNone {
+		t.Fatalf("no waiter yet: %v", st.State)
+	}
+	host, _ := os.Hostname()
+	me := Waiter{ApprovalID: "wt1", Host: host, PID: os.Getpid(), Surface: "runner"}
+	if err := s.Heartbeat(ctx, me); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := s.WaiterState(ctx, "wt1")
+	if st.State != WaiterLive || st.Waiter.PID != os.Getpid() {
+		t.Fatalf("live waiter: %+v", st)
+	}
+	c.Advance(WaiterStaleAfter + time.Second)
+	if st, _ := s.WaiterState(ctx, "wt1"); st.State != WaiterDead {
+		t.Fatalf("stale heartbeat: %v", st.State)
+	}
+	if err := s.Heartbeat(ctx, me); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := s.WaiterState(ctx, "wt1"); st.State != WaiterLive {
+		t.Fatal("fresh heartbeat not live")
+	}
+	// A fresh heartbeat from a process of this host that no longer exists is dead.
+	gone := Waiter{ApprovalID: "wt1", Host: host, PID: 1 << 22, Surface: "runner"}
+	if err := s.RemoveWaiter(ctx, me); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Heartbeat(ctx, gone); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := s.WaiterState(ctx, "wt1"); st.State != WaiterDead {
+		t.Fatalf("gone process: %v", st.State)
+	}
+}
