@@ -1,0 +1,167 @@
+package model
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func sample() *Proposal {
+	return &Proposal{
+		ApprovalID: "kq3_Zr-9aB1", CreatedAt: 1780000000.25, ExpiresAt: F64(1780000600.5),
+		Status: StatusPending, SessionKey: "agent:main:telegram:dm:42", Requester: "hermes",
+		Command: "rm -rf ./build", Cwd: "/srv/app", Backend: "local",
+		EnvOverrides: map[string]string{"A": "1", "B": "two"}, RiskLevel: RiskHigh,
+		RiskReason: "recursive delete", PolicyDecision: PolicyNeedsApproval, PolicyVersion: "v1",
+		RequiresExplicitApproval: true, DefaultDecision: DefaultDeny, DiffText: "-a\n+b\n",
+		ExecutionStatus: ExecNotStarted,
+	}
+}
+
+func TestEncodeWritesFullKeySetInOrder(t *testing.T) {
+	b := EncodePayload(sample())
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, b)
+	}
+	if len(m) != len(payloadKeys) {
+		t.Fatalf("%d keys, want %d", len(m), len(payloadKeys))
+	}
+	pos := -1
+	for _, k := range payloadKeys {
+		i := strings.Index(string(b), `"`+k+`":`)
+		if i < 0 || i < pos {
+			t.Fatalf("key %s missing or out of order", k)
+		}
+		pos = i
+	}
+	for _, k := range []string{"consumed_at", "consumed_by", "diff_summary", "display_text", "execution_reason", "execution_recorded_at"} {
+		if m[k] != nil {
+			t.Errorf("%s should be null, got %v", k, m[k])
+		}
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	p := sample()
+	p.Command = "printf '\x1b]0;pwned\x07' \xff\xfe\u202e end\n\tline2 \"q\" \\ \u2028"
+	p.Cwd = "/tmp/\x00nul"
+	got, err := DecodePayload(EncodePayload(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, p) {
+		t.Fatalf("round trip differs:\n got %#v\nwant %#v", got, p)
+	}
+}
+
+// What Python's json.dumps(dataclasses.asdict(p)) writes, with its quirks:
+// ensure_ascii escapes, integers for whole floats, nulls, unknown keys,
+// missing optional keys, surrogateescape'd bytes.
+func TestDecodePythonStyle(t *testing.T) {
+	raw := `{"approval_id": "x1", "created_at": 1780000000, "expires_at": null, "status": "consumed",
+	"consumed_at": null, "consumed_by": null, "session_key": "s", "requester": null,
+	"command": "echo caf\u00e9 \ud83d\ude00 \udcff", "cwd": null, "backend": null, "env_overrides": {},
+	"risk_level": "medium", "risk_reason": "r", "policy_decision": "needs_approval",
+	"requires_explicit_approval": false, "default_decision": "deny", "fork_only_key": [1, {"a": 2}]}`
+	p, err := DecodePayload([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Command != "echo café 😀 \xff" {
+		t.Fatalf("command %q", p.Command)
+	}
+	if p.CreatedAt != 1780000000 || p.ExpiresAt != nil || p.RequiresExplicitApproval {
+		t.Fatalf("%+v", p)
+	}
+	if p.ExecutionStatus != ExecNotStarted || p.PolicyVersion != "" || p.DiffText != "" {
+		t.Fatalf("defaults: %+v", p)
+	}
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDecodeReportsEveryBadKey(t *testing.T) {
+	for _, tc := range []struct{ raw, want string }{
+		{`not json`, "not a JSON object"},
+		{`[1]`, "not a JSON object"},
+		{`null`, "null"},
+		{`{"a":1} {"b":2}`, "trailing data"},
+		{`{"command": 5, "created_at": "yesterday", "env_overrides": [1], "requires_explicit_approval": "yes"}`,
+			"created_at: want a number, got a string; command: want a string, got a number; env_overrides: want an object, got an array; requires_explicit_approval: want a boolean, got a string"},
+		{`{"env_overrides": {"A": 1}}`, "env_overrides.A: want a string, got a number"},
+		{`{"created_at": 1e999}`, "created_at: number out of range"},
+	} {
+		_, err := DecodePayload([]byte(tc.raw))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want %q", tc.raw, err, tc.want)
+		}
+	}
+}
+
+func TestValidateReportsAllProblems(t *testing.T) {
+	p := &Proposal{RiskLevel: RiskHigh, DefaultDecision: DefaultAllow, PolicyDecision: "maybe"}
+	err := p.Validate()
+	ve, ok := err.(*ValidationError)
+	if !ok {
+		t.Fatalf("%T %v", err, err)
+	}
+	want := []string{"approval_id", "created_at", "session_key", "command", "risk_reason", "policy_decision", "high risk requires default_decision deny"}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("missing problem %q in %v", w, err)
+		}
+	}
+	if len(ve.Problems) != len(want) {
+		t.Errorf("%d problems: %v", len(ve.Problems), ve.Problems)
+	}
+	p = sample()
+	p.RiskLevel = "extreme"
+	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), `"extreme"`) {
+		t.Fatal(err)
+	}
+	if err := sample().Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRiskRank(t *testing.T) {
+	if !(RiskLow.Rank() < RiskMedium.Rank() && RiskMedium.Rank() < RiskHigh.Rank() && RiskHigh.Rank() < RiskUnknown.Rank()) {
+		t.Fatal("rank order")
+	}
+	if RiskLevel("bogus").Rank() != RiskUnknown.Rank() || MaxRisk(RiskHigh, "bogus") != RiskUnknown {
+		t.Fatal("an unknown level must rank above high")
+	}
+	if MaxRisk(RiskLow, RiskMedium) != RiskMedium || MaxRisk(RiskHigh, RiskLow) != RiskHigh {
+		t.Fatal("MaxRisk")
+	}
+}
+
+func TestNewID(t *testing.T) {
+	seen := map[string]bool{}
+	for i := 0; i < 1000; i++ {
+		id := NewID()
+		if len(id) != 12 || strings.Trim(id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != "" || seen[id] {
+			t.Fatalf("bad id %q", id)
+		}
+		seen[id] = true
+	}
+}
+
+func FuzzPayloadRoundTrip(f *testing.F) {
+	f.Add("rm -rf /", "/srv", "\x1b[2J")
+	f.Add("\xff\xfe", "\u202e", "\ud7ff")
+	f.Fuzz(func(t *testing.T, cmd, cwd, diff string) {
+		p := sample()
+		p.Command, p.Cwd, p.DiffText = cmd, cwd, diff
+		got, err := DecodePayload(EncodePayload(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Command != cmd || got.Cwd != cwd || got.DiffText != diff {
+			t.Fatalf("bytes changed: %q %q %q", got.Command, got.Cwd, got.DiffText)
+		}
+	})
+}

@@ -1,0 +1,63 @@
+package model
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestSanitize(t *testing.T) {
+	for _, tc := range []struct {
+		in, line, block string
+		findings        []string
+	}{
+		{"ls -la", "ls -la", "ls -la", nil},
+		{"echo \x1b[31mred", `echo \x1b[31mred`, `echo \x1b[31mred`, []string{"escape sequence"}},
+		{"a\nb\tc", `a\nb\tc`, "a\nb   c", nil},
+		{"osc \x1b]8;;http://x\x07link", `osc \x1b]8;;http://x\x07link`, `osc \x1b]8;;http://x\x07link`, []string{"escape sequence", "control character"}},
+		{"rm \u202eevil", `rm <U+202E>evil`, `rm <U+202E>evil`, []string{"bidirectional override"}},
+		{"a\u200bb\ufeff", `a<U+200B>b<U+FEFF>`, `a<U+200B>b<U+FEFF>`, []string{"zero-width character"}},
+		{"bad \xff\xfe", `bad \xff\xfe`, `bad \xff\xfe`, []string{"invalid UTF-8"}},
+		{"c1 \u009b2J", `c1 <U+009B>2J`, `c1 <U+009B>2J`, []string{"C1 control character"}},
+		{"cr\rhide", `cr\x0dhide`, `cr\x0dhide`, []string{"carriage return"}},
+		{"tag \U000E0041", `tag <U+E0041>`, `tag <U+E0041>`, []string{"invisible format character"}},
+		{"café ✓ 日本", "café ✓ 日本", "café ✓ 日本", nil},
+	} {
+		if got := Sanitize(tc.in, Line); got != tc.line {
+			t.Errorf("Line(%q) = %q, want %q", tc.in, got, tc.line)
+		}
+		if got := Sanitize(tc.in, Block); got != tc.block {
+			t.Errorf("Block(%q) = %q, want %q", tc.in, got, tc.block)
+		}
+		if got := Findings(tc.in); strings.Join(got, ",") != strings.Join(tc.findings, ",") {
+			t.Errorf("Findings(%q) = %v, want %v", tc.in, got, tc.findings)
+		}
+	}
+}
+
+func TestSanitizeSegmentsMarkEscapes(t *testing.T) {
+	segs := SanitizeSegments("a\x1bb", Line)
+	if len(segs) != 3 || segs[1] != (Segment{Text: `\x1b`, Escaped: true}) || segs[0].Escaped || segs[2].Escaped {
+		t.Fatalf("%+v", segs)
+	}
+}
+
+// Nothing the sanitiser emits may reach a terminal as a control: no byte
+// below 0x20 except \n (Block), no DEL, no C1, no invisible or bidi rune,
+// and valid UTF-8 throughout.
+func FuzzSanitizeIsInert(f *testing.F) {
+	f.Add("\x1b[2J\x1b]0;t\x07\u202e\u200b\xff\r\n\t")
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, mode := range []SanitizeMode{Line, Block} {
+			out := Sanitize(s, mode)
+			if len(Findings(out)) > 0 {
+				t.Fatalf("output still has %v: %q", Findings(out), out)
+			}
+			if mode == Line && strings.ContainsAny(out, "\n\t") {
+				t.Fatalf("line mode kept a newline or tab: %q", out)
+			}
+			if mode == Block && strings.Contains(out, "\t") {
+				t.Fatalf("block mode kept a tab: %q", out)
+			}
+		}
+	})
+}
