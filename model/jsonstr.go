@@ -78,6 +78,16 @@ func unquoteJSON(lit []byte) (string, error) {
 		return "", errBadString
 	}
 	in := lit[1 : len(lit)-1]
+	plain := true
+	for _, c := range in {
+		if c == '\\' || c == '"' || c < 0x20 {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return string(in), nil
+	}
 	var b strings.Builder
 	b.Grow(len(in))
 	for i := 0; i < len(in); {

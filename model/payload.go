@@ -39,17 +39,19 @@ func PayloadKeys() []string { return append([]string(nil), payloadKeys...) }
 // reported as a *PayloadError naming every bad key. The result is not
 // validated: call Validate.
 func DecodePayload(raw []byte) (*Proposal, error) {
-	var obj map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&obj); err != nil {
-		return nil, &PayloadError{Problems: []string{"not a JSON object: " + cleanJSONErr(err)}}
+	members, err := scanObject(raw)
+	if err != nil {
+		if err == errTrailing {
+			return nil, &PayloadError{Problems: []string{err.Error()}}
+		}
+		if len(bytes.TrimSpace(raw)) == 4 && string(bytes.TrimSpace(raw)) == "null" {
+			return nil, &PayloadError{Problems: []string{"payload is null, not a JSON object"}}
+		}
+		return nil, &PayloadError{Problems: []string{"not a JSON object: " + describeJSONError(raw)}}
 	}
-	if obj == nil {
-		return nil, &PayloadError{Problems: []string{"payload is null, not a JSON object"}}
-	}
-	if dec.More() {
-		return nil, &PayloadError{Problems: []string{"trailing data after the JSON object"}}
+	obj := make(map[string][]byte, len(members))
+	for _, m := range members {
+		obj[m.key] = m.raw
 	}
 	d := payloadDecoder{obj: obj}
 	p := &Proposal{
@@ -89,12 +91,22 @@ func cleanJSONErr(err error) string {
 	return strings.TrimPrefix(s, "json: ")
 }
 
+// describeJSONError asks encoding/json (slow path, errors only) for a
+// precise syntax message.
+func describeJSONError(raw []byte) string {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return cleanJSONErr(err)
+	}
+	return "malformed JSON"
+}
+
 type payloadDecoder struct {
-	obj      map[string]json.RawMessage
+	obj      map[string][]byte
 	problems []string
 }
 
-func (d *payloadDecoder) bad(key, want string, raw json.RawMessage) {
+func (d *payloadDecoder) bad(key, want string, raw []byte) {
 	got := "invalid value"
 	if len(raw) > 0 {
 		switch raw[0] {
@@ -114,7 +126,7 @@ func (d *payloadDecoder) bad(key, want string, raw json.RawMessage) {
 }
 
 // raw returns the key's raw value, and false when it is missing or null.
-func (d *payloadDecoder) raw(key string) (json.RawMessage, bool) {
+func (d *payloadDecoder) raw(key string) ([]byte, bool) {
 	v, ok := d.obj[key]
 	if !ok || string(v) == "null" {
 		return nil, false
@@ -189,10 +201,14 @@ func (d *payloadDecoder) strMap(key string) map[string]string {
 		d.bad(key, "an object", v)
 		return nil
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(v, &m); err != nil {
-		d.problems = append(d.problems, key+": "+cleanJSONErr(err))
+	members, _, err := objectMembers(v, 0)
+	if err != nil {
+		d.problems = append(d.problems, key+": malformed object")
 		return nil
+	}
+	m := make(map[string][]byte, len(members))
+	for _, mem := range members {
+		m[mem.key] = mem.raw
 	}
 	out := make(map[string]string, len(m))
 	for k, rv := range m {

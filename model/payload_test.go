@@ -165,3 +165,20 @@ func FuzzPayloadRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// The hand-written object scanner accepts exactly the JSON objects that
+// encoding/json accepts.
+func FuzzScanObjectAgreesWithEncodingJSON(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":1}`, ` {"a": [1, 2.5e-3, {"b": null}], "c": "\u00e9\"\\"} `,
+		`{"a":01}`, `{"a":1,}`, `{"a" 1}`, `[1]`, `{"a":tru}`, `{"a":"x"} x`, `{"a":-}`, `{"a":1.}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, err := scanObject(data)
+		trimmed := strings.TrimLeft(string(data), " \t\r\n")
+		valid := json.Valid(data) && strings.HasPrefix(trimmed, "{")
+		if (err == nil) != valid {
+			t.Fatalf("scanObject err=%v, encoding/json valid object=%v for %q", err, valid, data)
+		}
+	})
+}

@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 // workers start together) and tries to consume each, printing
 // "won ID" or "lost ID by WINNER" or "error ID ERR".
 func roleConsumeAll(path, worker string) int {
-	s, err := Open(context.Background(), path, Options{BusyTimeout: time.Minute})
+	s, err := Open(context.Background(), path, Options{BusyTimeout: time.Minute, Synchronous: os.Getenv("STORAGE_TEST_SYNC")})
 	if err != nil {
 		fmt.Println("open-error", err)
 		return 1

@@ -1,0 +1,214 @@
+package model
+
+import "errors"
+
+// A small strict scanner for the one shape payload_json has: a JSON object
+// whose values are read lazily by key. It replaces encoding/json's
+// reflection-driven map decoding on the hot path (listing hundreds of rows)
+// and keeps raw value bytes for the exact-bytes string codec.
+
+type jsonMember struct {
+	key string
+	raw []byte
+}
+
+var errJSON = errors.New("malformed JSON")
+
+// scanObject splits a JSON object into its members (in order; a repeated key
+// appears twice and the later one wins, as in Python). Anything that is not
+// exactly one well-formed JSON object, surrounded only by whitespace, fails.
+func scanObject(data []byte) ([]jsonMember, error) {
+	i := skipWS(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return nil, errJSON
+	}
+	members, end, err := objectMembers(data, i)
+	if err != nil {
+		return nil, err
+	}
+	if skipWS(data, end) != len(data) {
+		return nil, errTrailing
+	}
+	return members, nil
+}
+
+var errTrailing = errors.New("trailing data after the JSON object")
+
+// objectMembers parses the object starting at data[i] == '{' and returns its
+// members and the index after the closing brace.
+func objectMembers(data []byte, i int) ([]jsonMember, int, error) {
+	members := make([]jsonMember, 0, 26)
+	i = skipWS(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return members, i + 1, nil
+	}
+	for {
+		if i >= len(data) || data[i] != '"' {
+			return nil, 0, errJSON
+		}
+		kend, err := skipString(data, i)
+		if err != nil {
+			return nil, 0, err
+		}
+		key, err := unquoteJSON(data[i:kend])
+		if err != nil {
+			return nil, 0, err
+		}
+		i = skipWS(data, kend)
+		if i >= len(data) || data[i] != ':' {
+			return nil, 0, errJSON
+		}
+		i = skipWS(data, i+1)
+		vend, err := skipValue(data, i, 0)
+		if err != nil {
+			return nil, 0, err
+		}
+		members = append(members, jsonMember{key: key, raw: data[i:vend]})
+		i = skipWS(data, vend)
+		if i >= len(data) {
+			return nil, 0, errJSON
+		}
+		switch data[i] {
+		case ',':
+			i = skipWS(data, i+1)
+		case '}':
+			return members, i + 1, nil
+		default:
+			return nil, 0, errJSON
+		}
+	}
+}
+
+func skipWS(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the string literal at data[i] == '"'.
+func skipString(data []byte, i int) (int, error) {
+	for j := i + 1; j < len(data); j++ {
+		switch c := data[j]; {
+		case c == '\\':
+			j++
+		case c == '"':
+			return j + 1, nil
+		case c < 0x20:
+			return 0, errJSON
+		}
+	}
+	return 0, errJSON
+}
+
+const maxJSONDepth = 64
+
+// skipValue returns the index after the JSON value at data[i].
+func skipValue(data []byte, i, depth int) (int, error) {
+	if i >= len(data) || depth > maxJSONDepth {
+		return 0, errJSON
+	}
+	switch c := data[i]; {
+	case c == '"':
+		return skipString(data, i)
+	case c == '{':
+		j := skipWS(data, i+1)
+		if j < len(data) && data[j] == '}' {
+			return j + 1, nil
+		}
+		for {
+			if j >= len(data) || data[j] != '"' {
+				return 0, errJSON
+			}
+			k, err := skipString(data, j)
+			if err != nil {
+				return 0, err
+			}
+			j = skipWS(data, k)
+			if j >= len(data) || data[j] != ':' {
+				return 0, errJSON
+			}
+			if j, err = skipValue(data, skipWS(data, j+1), depth+1); err != nil {
+				return 0, err
+			}
+			j = skipWS(data, j)
+			if j < len(data) && data[j] == ',' {
+				j = skipWS(data, j+1)
+				continue
+			}
+			if j < len(data) && data[j] == '}' {
+				return j + 1, nil
+			}
+			return 0, errJSON
+		}
+	case c == '[':
+		j := skipWS(data, i+1)
+		if j < len(data) && data[j] == ']' {
+			return j + 1, nil
+		}
+		for {
+			var err error
+			if j, err = skipValue(data, j, depth+1); err != nil {
+				return 0, err
+			}
+			j = skipWS(data, j)
+			if j < len(data) && data[j] == ',' {
+				j = skipWS(data, j+1)
+				continue
+			}
+			if j < len(data) && data[j] == ']' {
+				return j + 1, nil
+			}
+			return 0, errJSON
+		}
+	case c == '-' || (c >= '0' && c <= '9'):
+		return skipNumber(data, i)
+	default:
+		for _, lit := range []string{"true", "false", "null"} {
+			if len(data)-i >= len(lit) && string(data[i:i+len(lit)]) == lit {
+				return i + len(lit), nil
+			}
+		}
+		return 0, errJSON
+	}
+}
+
+// skipNumber checks JSON number grammar: -?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?
+func skipNumber(data []byte, i int) (int, error) {
+	digits := func(j int) int {
+		for j < len(data) && data[j] >= '0' && data[j] <= '9' {
+			j++
+		}
+		return j
+	}
+	if data[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(data) && data[i] == '0':
+		i++
+	case i < len(data) && data[i] >= '1' && data[i] <= '9':
+		i = digits(i)
+	default:
+		return 0, errJSON
+	}
+	if i < len(data) && data[i] == '.' {
+		j := digits(i + 1)
+		if j == i+1 {
+			return 0, errJSON
+		}
+		i = j
+	}
+	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
+		i++
+		if i < len(data) && (data[i] == '+' || data[i] == '-') {
+			i++
+		}
+		j := digits(i)
+		if j == i {
+			return 0, errJSON
+		}
+		i = j
+	}
+	return i, nil
+}
