@@ -342,4 +342,3 @@ func (s *Store) listPendingIndexed(ctx context.Context, now time.Time, o ListOpt
 	}
 	return out, nil
 }
-

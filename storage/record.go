@@ -216,4 +216,3 @@ func asFloat(v any) (float64, bool) {
 	}
 	return 0, false
 }
-
