@@ -234,6 +234,8 @@ func (p *Proposal) Validate() error {
 	add := func(format string, args ...any) { probs = append(probs, fmt.Sprintf(format, args...)) }
 	if p.ApprovalID == "" {
 		add("approval_id is empty")
+	} else if !idPrintable(p.ApprovalID) {
+		add("approval_id %q must be 1 to 128 printable ASCII characters without spaces (an operator has to type it)", Sanitize(p.ApprovalID, Line))
 	}
 	if !(p.CreatedAt > 0) || math.IsInf(p.CreatedAt, 0) {
 		add("created_at must be a positive time, got %v", p.CreatedAt)
@@ -276,4 +278,17 @@ func (p *Proposal) Validate() error {
 		return nil
 	}
 	return &ValidationError{Problems: probs}
+}
+
+// idPrintable: an id the operator can read and type exactly.
+func idPrintable(id string) bool {
+	if len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] <= ' ' || id[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
 }

@@ -93,7 +93,7 @@ func (s *Store) appendAudit(ctx context.Context, e auditEntry, actor model.Actor
 	}
 	ev := AuditEvent{
 		Seq: seq + 1, At: model.Epoch(s.now()), ApprovalID: e.id, Event: e.event, Outcome: e.outcome,
-		Reason: e.reason, Actor: actor.Name, Surface: string(actor.Surface), DetailRaw: detail, PrevHash: prev,
+		Reason: e.reason, Actor: columnText(actor.Name), Surface: columnText(string(actor.Surface)), DetailRaw: detail, PrevHash: prev,
 	}
 	ev.Hash = eventHash(&ev)
 	if _, err := s.ws.auditInsert.ExecContext(ctx, ev.Seq, ev.At, ev.ApprovalID, ev.Event, ev.Outcome, ev.Reason,

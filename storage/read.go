@@ -218,7 +218,13 @@ func (s *Store) syncRank(ctx context.Context) bool {
 	return true
 }
 
-// catchUpRank runs inside the write transaction.
+// catchUpRank runs inside the write transaction. New rows normally get
+// rowids above the high-water mark of the last catch-up, so reading those is
+// enough. A row can get a rowid at or below the mark only if the row at the
+// mark was deleted (SQLite hands out max(rowid)+1) or the table was
+// vacuumed; the id recorded for the mark row tells. Then, or when the index
+// and the table disagree on the number of pending rows (rows decided by
+// other processes leave stale entries), a full reconcile runs.
 func (s *Store) catchUpRank(ctx context.Context) error {
 	meta := func(key string) string {
 		var v string
@@ -227,39 +233,67 @@ func (s *Store) catchUpRank(ctx context.Context) error {
 	}
 	var hw int64
 	fmt.Sscan(meta("rank_rowid"), &hw)
+	hwID := meta("rank_rowid_id")
 	var maxRow sql.NullInt64
 	if err := s.w.QueryRowContext(ctx, `SELECT max(rowid) FROM gateway_approvals`).Scan(&maxRow); err != nil {
 		return err
 	}
-	rebuild := meta("rank_rules") != risk.RulesVersion || maxRow.Int64 < hw
-	if !rebuild {
-		// Rows decided by other processes leave stale entries; rows that
-		// reused an old rowid would be missing. Counts tell both apart.
-		var inIndex, pending int64
-		if err := s.w.QueryRowContext(ctx, `SELECT count(*) FROM approve_tui_rank`).Scan(&inIndex); err != nil {
-			return err
-		}
-		if err := s.w.QueryRowContext(ctx, `SELECT count(*) FROM gateway_approvals WHERE status = 'pending' AND rowid <= ?`, hw).Scan(&pending); err != nil {
-			return err
-		}
-		switch {
-		case inIndex > pending:
-			if _, err := s.w.ExecContext(ctx, `DELETE FROM approve_tui_rank WHERE approval_id NOT IN
-				(SELECT approval_id FROM gateway_approvals WHERE status = 'pending')`); err != nil {
-				return err
-			}
-		case inIndex < pending:
-			rebuild = true
-		}
-	}
-	if rebuild {
+	reconcile := false
+	if meta("rank_rules") != risk.RulesVersion {
 		if _, err := s.w.ExecContext(ctx, `DELETE FROM approve_tui_rank`); err != nil {
 			return err
 		}
 		hw = 0
+	} else if hw > 0 {
+		var id string
+		err := s.w.QueryRowContext(ctx, `SELECT approval_id FROM gateway_approvals WHERE rowid = ?`, hw).Scan(&id)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		reconcile = id != hwID
 	}
-	rows, err := s.w.QueryContext(ctx, `SELECT `+rowColumns+` FROM gateway_approvals g
-		WHERE g.rowid > ? AND g.status = 'pending'`, hw)
+	if err := s.indexRows(ctx, `SELECT `+rowColumns+` FROM gateway_approvals g
+		WHERE g.rowid > ? AND g.status = 'pending'`, hw); err != nil {
+		return err
+	}
+	if !reconcile {
+		var inIndex, pending int64
+		if err := s.w.QueryRowContext(ctx, `SELECT count(*) FROM approve_tui_rank`).Scan(&inIndex); err != nil {
+			return err
+		}
+		if err := s.w.QueryRowContext(ctx, `SELECT count(*) FROM gateway_approvals WHERE status = 'pending'`).Scan(&pending); err != nil {
+			return err
+		}
+		reconcile = inIndex != pending
+	}
+	if reconcile {
+		if _, err := s.w.ExecContext(ctx, `DELETE FROM approve_tui_rank WHERE approval_id NOT IN
+			(SELECT approval_id FROM gateway_approvals WHERE status = 'pending')`); err != nil {
+			return err
+		}
+		if err := s.indexRows(ctx, `SELECT `+rowColumns+` FROM gateway_approvals g
+			WHERE g.status = 'pending' AND NOT EXISTS
+			(SELECT 1 FROM approve_tui_rank r WHERE r.approval_id = g.approval_id)`); err != nil {
+			return err
+		}
+	}
+	var maxID string
+	if maxRow.Valid {
+		if err := s.w.QueryRowContext(ctx, `SELECT approval_id FROM gateway_approvals WHERE rowid = ?`, maxRow.Int64).Scan(&maxID); err != nil {
+			return err
+		}
+	}
+	for k, v := range map[string]string{"rank_rowid": fmt.Sprint(maxRow.Int64), "rank_rowid_id": maxID, "rank_rules": risk.RulesVersion} {
+		if _, err := s.ws.metaPut.ExecContext(ctx, k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// indexRows adds the rows a query selects to the rank index.
+func (s *Store) indexRows(ctx context.Context, q string, args ...any) error {
+	rows, err := s.w.QueryContext(ctx, q, args...)
 	if err != nil {
 		return err
 	}
@@ -286,11 +320,7 @@ func (s *Store) catchUpRank(ctx context.Context) error {
 			return err
 		}
 	}
-	if _, err := s.ws.metaPut.ExecContext(ctx, "rank_rowid", fmt.Sprint(maxRow.Int64)); err != nil {
-		return err
-	}
-	_, err = s.ws.metaPut.ExecContext(ctx, "rank_rules", risk.RulesVersion)
-	return err
+	return nil
 }
 
 // listPendingIndexed reads the most urgent page through the rank index: per

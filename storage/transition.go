@@ -259,7 +259,8 @@ func notPending(rec *Record) *NotPendingError {
 func (s *Store) decide(ctx context.Context, rec *Record, to model.Status, actor model.Actor) error {
 	now := model.Epoch(s.now())
 	var at float64
-	err := s.ws.decide.QueryRowContext(ctx, string(to), now, actor.String(), rec.ApprovalID, now).Scan(&at)
+	by := columnText(actor.String())
+	err := s.ws.decide.QueryRowContext(ctx, string(to), now, by, rec.ApprovalID, now).Scan(&at)
 	if errors.Is(err, sql.ErrNoRows) {
 		// Not reachable while we hold the write lock, but never assume.
 		return &NotPendingError{ID: rec.ApprovalID, Status: model.StatusConsumed}
@@ -268,7 +269,7 @@ func (s *Store) decide(ctx context.Context, rec *Record, to model.Status, actor 
 		return err
 	}
 	rec.Status, rec.EffectiveStatus = to, to
-	rec.ConsumedAt, rec.ConsumedBy = model.F64(at), actor.String()
+	rec.ConsumedAt, rec.ConsumedBy = model.F64(at), by
 	_, err = s.ws.rankDel.ExecContext(ctx, rec.ApprovalID)
 	return err
 }
@@ -377,5 +378,13 @@ func nullString(s string) any {
 	if s == "" {
 		return nil
 	}
-	return s
+	return columnText(s)
+}
+
+// columnText is how approve-tui writes free text (actor names, reasons) into
+// TEXT columns that Hermes reads: SQLite would store invalid UTF-8 as is, and
+// Python's sqlite3 then cannot fetch the row at all. Such text goes through
+// the sanitiser, which makes every odd byte a visible escape.
+func columnText(s string) string {
+	return model.Sanitize(s, model.Line)
 }
