@@ -1,0 +1,394 @@
+package risk
+
+import (
+	_ "embed"
+	"fmt"
+	"regexp"
+	"regexp/syntax"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/approve-tui/approve-tui/model"
+)
+
+// patternsTSV is Hermes' pattern table (see the header of the file).
+//
+//go:embed patterns.tsv
+var patternsTSV string
+
+// Kinds of rule, as named in the first column of patterns.tsv.
+const (
+	KindHardline  = "hardline"
+	KindDangerous = "dangerous"
+	KindSudoGuard = "sudo_guard"
+)
+
+// rule is one compiled row of patterns.tsv.
+type rule struct {
+	line  int // line number in patterns.tsv, for messages
+	kind  string
+	level model.RiskLevel
+	desc  string
+	src   string // the Python regex with fragments expanded
+	re    *regexp.Regexp
+	lit   string // lowercase ASCII text that every match contains, or ""
+
+	// notBefore, when set, is the word of a trailing negative lookahead
+	// (?![^\n]*\bWORD\b): a match of re counts only if WORD does not
+	// occur as a whole word later on the same line.
+	notBefore string
+}
+
+// rules is the parsed table, in file order (hardline, sudo_guard, dangerous).
+var rules = mustParse(patternsTSV)
+
+func mustParse(data string) []rule {
+	rs, err := parseRules(data)
+	if err != nil {
+		panic("risk: embedded patterns.tsv is malformed: " + err.Error())
+	}
+	return rs
+}
+
+// parseRules parses the pattern table: rows kind<TAB>risk<TAB>regex<TAB>description,
+// "#fragment<TAB>NAME<TAB>regex" definitions for the {NAME} placeholders
+// (which may nest), and other "#" comment lines.
+func parseRules(data string) ([]rule, error) {
+	type row struct {
+		line   int
+		fields []string
+	}
+	var rows []row
+	fragments := map[string]string{}
+	for i, text := range strings.Split(data, "\n") {
+		line := i + 1
+		text = strings.TrimSuffix(text, "\r")
+		switch {
+		case strings.TrimSpace(text) == "":
+		case strings.HasPrefix(text, "#fragment\t"):
+			f := strings.Split(text, "\t")
+			if len(f) != 3 || f[1] == "" || f[2] == "" {
+				return nil, fmt.Errorf("line %d: a fragment needs 3 tab-separated fields, got %d", line, len(f))
+			}
+			if _, dup := fragments[f[1]]; dup {
+				return nil, fmt.Errorf("line %d: fragment %s defined twice", line, f[1])
+			}
+			fragments[f[1]] = f[2]
+		case strings.HasPrefix(text, "#"):
+		default:
+			f := strings.Split(text, "\t")
+			if len(f) != 4 {
+				return nil, fmt.Errorf("line %d: a pattern row needs 4 tab-separated fields, got %d", line, len(f))
+			}
+			rows = append(rows, row{line, f})
+		}
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("no pattern rows")
+	}
+	rs := make([]rule, 0, len(rows))
+	for _, r := range rows {
+		kind, level, src, desc := r.fields[0], model.RiskLevel(r.fields[1]), r.fields[2], r.fields[3]
+		fail := func(format string, args ...any) error {
+			return fmt.Errorf("line %d (%q): %s", r.line, desc, fmt.Sprintf(format, args...))
+		}
+		switch kind {
+		case KindHardline, KindDangerous, KindSudoGuard:
+		default:
+			return nil, fail("unknown kind %q", kind)
+		}
+		if desc == "" {
+			return nil, fail("empty description")
+		}
+		want := DescriptionRisk(desc)
+		if kind == KindHardline {
+			want = model.RiskHigh
+		}
+		if level != want {
+			return nil, fail("risk column says %q but the rule gives %q", level, want)
+		}
+		expanded, err := expand(src, fragments, nil)
+		if err != nil {
+			return nil, fail("%v", err)
+		}
+		re, word, err := compilePython(expanded)
+		if err != nil {
+			return nil, fail("%v", err)
+		}
+		rs = append(rs, rule{line: r.line, kind: kind, level: level, desc: desc, src: expanded, re: re,
+			lit: requiredLiteral(re), notBefore: word})
+	}
+	return rs, nil
+}
+
+var placeholder = regexp.MustCompile(`\{([A-Z][A-Z0-9_]*)\}`)
+
+// expand replaces every {NAME} with its fragment, recursively. stack holds
+// the fragments being expanded, to report cycles.
+func expand(src string, fragments map[string]string, stack []string) (string, error) {
+	var err error
+	out := placeholder.ReplaceAllStringFunc(src, func(m string) string {
+		name := m[1 : len(m)-1]
+		body, ok := fragments[name]
+		switch {
+		case err != nil:
+			return m
+		case !ok:
+			err = fmt.Errorf("undefined fragment {%s}", name)
+			return m
+		case slices.Contains(stack, name):
+			err = fmt.Errorf("fragment cycle %s -> %s", strings.Join(stack, " -> "), name)
+			return m
+		}
+		var sub string
+		sub, err = expand(body, fragments, append(stack, name))
+		return sub
+	})
+	return out, err
+}
+
+// Python's \s, \w and \d are Unicode-aware for str patterns; Go's are ASCII.
+// These class bodies give Python's meaning (\s is str.isspace, \w is
+// str.isalnum or "_", \d is a decimal digit).
+const (
+	pySpace = `\t\n\v\f\r\x1c-\x20\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}`
+	pyWord  = `\p{L}\p{N}_`
+	pyDigit = `\p{Nd}`
+)
+
+// trailingLookahead is the one lookaround the table uses: a negative
+// lookahead for a whole word later on the same line, at the very end.
+var trailingLookahead = regexp.MustCompile(`^(.*)\(\?!\[\^\\n\]\*\\b([A-Za-z]+)\\b\)$`)
+
+// compilePython translates a Python regex into an equivalent Go one and
+// compiles it with Python's IGNORECASE|DOTALL. It returns the word of a
+// trailing (?![^\n]*\bWORD\b), which the caller checks procedurally, and an
+// error for every Python construct RE2 cannot express.
+func compilePython(py string) (*regexp.Regexp, string, error) {
+	var word string
+	if m := trailingLookahead.FindStringSubmatch(py); m != nil {
+		py, word = m[1], strings.ToLower(m[2])
+	}
+	goSrc, err := translate(py)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := checkEndsInTail(goSrc); err != nil {
+		return nil, "", err
+	}
+	re, err := regexp.Compile("(?is)" + goSrc)
+	if err != nil {
+		return nil, "", fmt.Errorf("does not compile under RE2: %v", err)
+	}
+	return re, word, nil
+}
+
+// translate rewrites the Python-only parts of a regex: Unicode \s \w \d,
+// $ (which in Python also matches before a final newline), \Z and {,n}.
+// Lookarounds, atomic groups, possessive quantifiers, backreferences,
+// conditionals and flags other than i and s are refused.
+func translate(py string) (string, error) {
+	var b strings.Builder
+	inClass := false
+	classStart := 0 // index just after "[" or "[^"
+	for i := 0; i < len(py); i++ {
+		c := py[i]
+		if c == '\\' {
+			if i+1 == len(py) {
+				return "", fmt.Errorf("trailing backslash")
+			}
+			i++
+			e := py[i]
+			switch {
+			case inClass && e == 's':
+				b.WriteString(pySpace)
+			case inClass && e == 'w':
+				b.WriteString(pyWord)
+			case inClass && e == 'd':
+				b.WriteString(pyDigit)
+			case inClass && (e == 'S' || e == 'W' || e == 'D' || e == 'b' || e == 'B'):
+				return "", fmt.Errorf(`\%c inside a character class is not supported`, e)
+			case e == 's':
+				b.WriteString("[" + pySpace + "]")
+			case e == 'S':
+				b.WriteString("[^" + pySpace + "]")
+			case e == 'w':
+				b.WriteString("[" + pyWord + "]")
+			case e == 'W':
+				b.WriteString("[^" + pyWord + "]")
+			case e == 'd':
+				b.WriteString("[" + pyDigit + "]")
+			case e == 'D':
+				b.WriteString("[^" + pyDigit + "]")
+			case e == 'Z':
+				b.WriteString(`\z`)
+			case e >= '1' && e <= '9':
+				return "", fmt.Errorf(`backreference \%c is not supported`, e)
+			default:
+				b.WriteByte('\\')
+				b.WriteByte(e)
+			}
+			continue
+		}
+		if inClass {
+			switch {
+			case c == ']' && i > classStart:
+				inClass = false
+			case c == '[' && i+1 < len(py) && py[i+1] == ':':
+				return "", fmt.Errorf("%q inside a character class means a POSIX class in Go", "[:")
+			}
+			b.WriteByte(c)
+			continue
+		}
+		switch c {
+		case '[':
+			inClass = true
+			classStart = i + 1
+			if i+1 < len(py) && py[i+1] == '^' {
+				classStart++
+			}
+		case '(':
+			if err := checkGroup(py[i:]); err != nil {
+				return "", err
+			}
+		case '$':
+			b.WriteString(`(?:\n?\z)`)
+			continue
+		case '*', '+', '?':
+			if i+1 < len(py) && py[i+1] == '+' {
+				return "", fmt.Errorf("possessive quantifier %q is not supported", py[i:i+2])
+			}
+		case '{':
+			if m := pyRepeat.FindString(py[i:]); m != "" {
+				i += len(m) - 1
+				if i+1 < len(py) && py[i+1] == '+' {
+					return "", fmt.Errorf("possessive quantifier %q is not supported", m+"+")
+				}
+				if strings.HasPrefix(m, "{,") { // Python's {,n} is {0,n}
+					m = "{0" + m[1:]
+				}
+				b.WriteString(m)
+				continue
+			}
+		}
+		b.WriteByte(c)
+	}
+	if inClass {
+		return "", fmt.Errorf("unterminated character class")
+	}
+	return b.String(), nil
+}
+
+// pyRepeat matches a counted repetition: {n}, {m,}, {m,n} or Python's {,n}.
+var pyRepeat = regexp.MustCompile(`^\{(?:\d+|\d*,\d*)\}`)
+
+// checkGroup refuses the group openings RE2 does not share with Python.
+func checkGroup(s string) error {
+	if !strings.HasPrefix(s, "(?") || strings.HasPrefix(s, "(?:") || strings.HasPrefix(s, "(?P<") {
+		return nil
+	}
+	for _, p := range []string{"(?=", "(?!", "(?<=", "(?<!", "(?>", "(?P=", "(?(", "(?#"} {
+		if strings.HasPrefix(s, p) {
+			return fmt.Errorf("Python-only construct %q is not supported (only a trailing (?![^\\n]*\\bWORD\\b) is)", p)
+		}
+	}
+	// Inline flags: only i and s (and their removal) mean the same in Go.
+	for _, f := range s[2:] {
+		switch f {
+		case 'i', 's', '-':
+		case ':', ')':
+			return nil
+		default:
+			return fmt.Errorf("inline flag %q is not supported", f)
+		}
+	}
+	return fmt.Errorf("unterminated group")
+}
+
+// checkEndsInTail verifies that every end-of-text assertion (the
+// translation of Python's $) sits where nothing can follow it. There the
+// translation \n?\z, which consumes a final newline, decides a match
+// exactly like Python's zero-width $.
+func checkEndsInTail(goSrc string) error {
+	re, err := syntax.Parse(goSrc, syntax.Perl)
+	if err != nil {
+		return fmt.Errorf("does not compile under RE2: %v", err)
+	}
+	var walk func(n *syntax.Regexp, tail bool) error
+	walk = func(n *syntax.Regexp, tail bool) error {
+		switch n.Op {
+		case syntax.OpEndText:
+			if !tail {
+				return fmt.Errorf("$ is followed by more pattern; its Python meaning cannot be kept")
+			}
+		case syntax.OpConcat:
+			for i, sub := range n.Sub {
+				if err := walk(sub, tail && i == len(n.Sub)-1); err != nil {
+					return err
+				}
+			}
+		case syntax.OpAlternate, syntax.OpCapture, syntax.OpQuest:
+			for _, sub := range n.Sub {
+				if err := walk(sub, tail); err != nil {
+					return err
+				}
+			}
+		default:
+			for _, sub := range n.Sub {
+				if err := walk(sub, false); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return walk(re, true)
+}
+
+// isPyWord reports whether r is a word character for Python's Unicode \b.
+func isPyWord(r rune) bool {
+	return r == '_' || unicode.IsLetter(r) || unicode.IsNumber(r)
+}
+
+// requiredLiteral returns the longest literal that every match of re must
+// contain, lowercased, or "" when there is none (or it is not ASCII). On
+// the lowercased text, where IGNORECASE can only ever match the lowercase
+// form of an ASCII letter, a cheap strings.Contains then rules most
+// patterns out before the regexp runs.
+func requiredLiteral(re *regexp.Regexp) string {
+	tree, err := syntax.Parse(re.String(), syntax.Perl)
+	if err != nil {
+		return ""
+	}
+	var lit func(n *syntax.Regexp) string
+	lit = func(n *syntax.Regexp) string {
+		switch n.Op {
+		case syntax.OpLiteral:
+			s := string(n.Rune)
+			for _, r := range s {
+				if r >= utf8.RuneSelf {
+					return ""
+				}
+			}
+			return strings.ToLower(s)
+		case syntax.OpCapture, syntax.OpPlus:
+			return lit(n.Sub[0])
+		case syntax.OpRepeat:
+			if n.Min >= 1 {
+				return lit(n.Sub[0])
+			}
+		case syntax.OpConcat:
+			best := ""
+			for _, sub := range n.Sub {
+				if l := lit(sub); len(l) > len(best) {
+					best = l
+				}
+			}
+			return best
+		}
+		return ""
+	}
+	return lit(tree.Simplify())
+}
