@@ -35,7 +35,7 @@ func (e *NotPendingError) Error() string {
 	default:
 		msg := fmt.Sprintf("proposal %s is not pending: already %s", e.ID, e.Status)
 		if e.By != "" {
-			msg += " by " + e.By
+			msg += " by " + model.Sanitize(e.By, model.Line)
 		}
 		if e.At != nil {
 			msg += " at " + model.FromEpoch(*e.At).UTC().Format(time.RFC3339)

@@ -15,6 +15,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -23,6 +25,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/risk"
@@ -64,7 +67,11 @@ func (p *pyStore) run(stdin string, args ...string) (string, int) {
 	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
 	err := cmd.Run()
+	if d := time.Since(start); d > 5*time.Second { // a loaded machine, or a lock held elsewhere
+		p.t.Logf("SLOW python %s: %v", strings.Join(args, " "), d)
+	}
 	code := 0
 	var ee *exec.ExitError
 	switch {
@@ -277,7 +284,6 @@ func TestInteropHermesWritesGoReads(t *testing.T) {
 		pinned     model.RiskLevel
 		effective  model.RiskLevel
 		suspicious bool
-		cwd        string // exact bytes Go must read
 	}
 	cases := []want{
 		{ // high risk with env overrides, a unicode diff and a Hermes display text
@@ -289,7 +295,7 @@ func TestInteropHermesWritesGoReads(t *testing.T) {
 				"diff_summary":  "1 file changed, 1 insertion(+), 1 deletion(-)",
 				"display_text":  "🚨 HIGH RISK\nDefault: DENY\n/approve <id>",
 			},
-			pinned: model.RiskHigh, effective: model.RiskHigh, cwd: "/srv/app",
+			pinned: model.RiskHigh, effective: model.RiskHigh,
 		},
 		{ // pinned high, classifier low: never downgraded
 			spec:   map[string]any{"command": "echo 'héllo wörld 🚀 日本語' > /tmp/grüße.txt", "risk_level": "high", "risk_reason": "operator policy"},
@@ -302,7 +308,7 @@ func TestInteropHermesWritesGoReads(t *testing.T) {
 		{ // medium; a cwd Hermes got from os.fsdecode (lone surrogates), a bidi requester
 			spec: map[string]any{"command": "systemctl restart nginx", "risk_level": "medium", "risk_reason": "stop/restart system service",
 				"cwd": "/srv/\xff\xfe-data", "requester": "mallory\u202egnp.exe"},
-			pinned: model.RiskMedium, effective: model.RiskMedium, suspicious: true, cwd: "/srv/\xff\xfe-data",
+			pinned: model.RiskMedium, effective: model.RiskMedium, suspicious: true,
 		},
 	}
 	specs := make([]map[string]any, len(cases))
@@ -337,7 +343,7 @@ func TestInteropHermesWritesGoReads(t *testing.T) {
 		str := func(k string) string { v, _ := sp[k].(string); return v }
 		got := map[string][2]string{
 			"command":      {rec.Command, str("command")},
-			"cwd":          {rec.Cwd, c.cwd},
+			"cwd":          {rec.Cwd, str("cwd")},
 			"backend":      {rec.Backend, str("backend")},
 			"risk_reason":  {rec.RiskReason, str("risk_reason")},
 			"diff_text":    {rec.DiffText, str("diff_text")},
@@ -405,7 +411,16 @@ func TestInteropHermesWritesGoReads(t *testing.T) {
 
 	// Go decides: approve needs the exact retyped id.
 	approveID, denyID := ids[1], ids[0]
-	for _, typed := range []string{strings.ToLower(approveID), approveID + " ", approveID[:10]} {
+	flipped := strings.Map(func(r rune) rune { // the id with its letters' case swapped
+		if r >= 'a' && r <= 'z' {
+			return r - 'a' + 'A'
+		}
+		return unicode.ToLower(r)
+	}, approveID)
+	for _, typed := range []string{flipped, approveID + " ", " " + approveID, approveID[:10]} {
+		if typed == approveID {
+			continue // an id with no letters at all
+		}
 		if _, err := s.Consume(ctx, approveID, typed, alice); !errors.Is(err, ErrConfirmMismatch) {
 			t.Fatalf("typed %q: want confirmation mismatch, got %v", typed, err)
 		}
@@ -582,6 +597,7 @@ func TestInteropGoWritesHermesReads(t *testing.T) {
 // consume every id; each id has exactly one winner.
 func TestInteropExactlyOnceRaceGoAndHermes(t *testing.T) {
 	const perLang, goWorkers, pyWorkers = 120, 4, 4
+	const pace = 2 * time.Millisecond // see roleConsumeInterop
 	path := tempDB(t)
 	s := openAt(t, path, nil)
 	py := newPyStore(t, path)
@@ -604,14 +620,14 @@ func TestInteropExactlyOnceRaceGoAndHermes(t *testing.T) {
 	var procs []*proc
 	for w := 0; w < goWorkers; w++ {
 		name := fmt.Sprintf("go-%d", w)
-		cmd := helperProcess(t, "consume-all", path, "STORAGE_TEST_WORKER="+name)
+		cmd := helperProcess(t, "consume-interop", path, "STORAGE_TEST_WORKER="+name, "STORAGE_TEST_PACE="+pace.String())
 		procs = append(procs, &proc{name: name, actor: "worker-" + name + " via cli", goSide: true, cmd: cmd})
 	}
 	raceCtx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	for w := 0; w < pyWorkers; w++ {
 		name := fmt.Sprintf("hermes-py-%d", w)
-		cmd := py.command(raceCtx, "race", name)
+		cmd := py.command(raceCtx, "race", name, "--pace", fmt.Sprint(pace.Seconds()))
 		cmd.Stderr = &prefixWriter{t: t, prefix: name}
 		procs = append(procs, &proc{name: name, actor: name, cmd: cmd})
 	}
@@ -629,16 +645,15 @@ func TestInteropExactlyOnceRaceGoAndHermes(t *testing.T) {
 		if err := p.cmd.Start(); err != nil {
 			t.Fatalf("start %s: %v", p.name, err)
 		}
-		if p.goSide {
-			close(p.ready) // the Go role waits for "go" without announcing itself
-		}
 		wg.Add(1)
 		go func(p *proc) {
 			defer wg.Done()
+			var once sync.Once
+			defer once.Do(func() { close(p.ready) }) // a process that died early
 			sc := bufio.NewScanner(stdout)
 			for sc.Scan() {
-				if sc.Text() == "ready" && !p.goSide {
-					close(p.ready)
+				if sc.Text() == "ready" && len(p.lines) == 0 {
+					once.Do(func() { close(p.ready) })
 					continue
 				}
 				p.lines = append(p.lines, sc.Text())
@@ -647,7 +662,7 @@ func TestInteropExactlyOnceRaceGoAndHermes(t *testing.T) {
 		}(p)
 		fmt.Fprintln(p.stdin, strings.Join(ids, "\n"))
 	}
-	for _, p := range procs { // every Hermes process has opened the store
+	for _, p := range procs { // every process has opened the store
 		select {
 		case <-p.ready:
 		case <-time.After(time.Minute):
@@ -825,4 +840,47 @@ func TestInteropExpiredPendingRefusedByBoth(t *testing.T) {
 		t.Fatalf("live row reads %s by %q", r.EffectiveStatus, r.ConsumedBy)
 	}
 	verifyAuditOK(t, s)
+}
+
+// roleConsumeInterop is consume-all for the cross-language race: it says
+// "ready" once its store is open (so the test can start every process
+// together), then sleeps up to STORAGE_TEST_PACE before each attempt, as a
+// console does between decisions. Without that pause whichever process gets
+// the write lock first re-takes it on every commit while the others back off
+// in SQLite's busy handler, and the "race" is one process consuming nearly
+// everything.
+func roleConsumeInterop(path, worker, pace string) int {
+	s, err := Open(context.Background(), path, Options{BusyTimeout: time.Minute})
+	if err != nil {
+		fmt.Println("open-error", err)
+		return 1
+	}
+	defer s.Close()
+	maxPause, _ := time.ParseDuration(pace)
+	actor := model.Actor{Surface: model.SurfaceCLI, Name: "worker-" + worker}
+	fmt.Println("ready")
+	in := bufio.NewScanner(os.Stdin)
+	var ids []string
+	for in.Scan() && in.Text() != "go" {
+		ids = append(ids, in.Text())
+	}
+	rand.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+	out := bufio.NewWriter(os.Stdout)
+	defer out.Flush()
+	for _, id := range ids {
+		if maxPause > 0 {
+			time.Sleep(time.Duration(rand.Int64N(int64(maxPause))))
+		}
+		_, err := s.Consume(context.Background(), id, id, actor)
+		var np *NotPendingError
+		switch {
+		case err == nil:
+			fmt.Fprintln(out, "won", id)
+		case errors.As(err, &np):
+			fmt.Fprintln(out, "lost", id, "by", np.By)
+		default:
+			fmt.Fprintln(out, "error", id, strings.ReplaceAll(err.Error(), "\n", " "))
+		}
+	}
+	return 0
 }

@@ -24,6 +24,8 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run())
 	case "consume-all":
 		os.Exit(roleConsumeAll(os.Getenv("STORAGE_TEST_DB"), os.Getenv("STORAGE_TEST_WORKER")))
+	case "consume-interop":
+		os.Exit(roleConsumeInterop(os.Getenv("STORAGE_TEST_DB"), os.Getenv("STORAGE_TEST_WORKER"), os.Getenv("STORAGE_TEST_PACE")))
 	case "hold-lock":
 		os.Exit(roleHoldLock(os.Getenv("STORAGE_TEST_DB")))
 	default:

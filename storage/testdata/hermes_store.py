@@ -13,8 +13,10 @@ Usage:  hermes_store.py DB COMMAND ...
                     and the exact bytes (surrogateescape) of every string field
   consume ID ACTOR  JSON: {"ok": bool, ...}; exit 0 if it won, 4 if not
   deny ID ACTOR     same
-  race ACTOR [ID...] ids from argv and stdin lines; prints "ready", waits for a
-                    "go" line, tries consume on each (shuffled), prints
+  race ACTOR [--pace SEC] [ID...]
+                    ids from argv and stdin lines; prints "ready", waits for a
+                    "go" line, tries consume on each (shuffled, sleeping up to
+                    SEC before each), prints
                     "won ID" / "lost ID by WINNER" / "lost ID status STATUS"
 """
 import dataclasses
@@ -131,14 +133,14 @@ class SqliteApprovalStore:
             raise ValueError("duplicate approval_id %s" % p.approval_id) from e
 
     def read(self, approval_id: str):
-        """(payload dict with columns overlaid, problems) or None if absent."""
+        """The payload dict with the lifecycle columns overlaid, or None if absent."""
         row = self.conn.execute(
             "SELECT payload_json, " + ", ".join(LIFECYCLE_COLUMNS) +
             " FROM gateway_approvals WHERE approval_id = ?", (approval_id,)).fetchone()
         if row is None:
             return None
-        data = json.loads(row[0])  # corrupt JSON raises: fail closed
-        data = {k: v for k, v in data.items() if k in FIELDS}  # forks add keys
+        payload = json.loads(row[0])  # corrupt JSON raises: fail closed
+        data = {k: v for k, v in payload.items() if k in FIELDS}  # forks add keys
         data.update(zip(LIFECYCLE_COLUMNS, row[1:]))
         return data
 
@@ -179,32 +181,30 @@ def exact_bytes(v):
 
 
 def cmd_submit(store, args):
-    count, ttl, risk, reason, commands = 1, 3600.0, "high", "pattern match", []
+    opt = {"--count": "1", "--ttl": "3600", "--risk": "high", "--reason": "pattern match"}
+    commands = []
     while args:
         a = args.pop(0)
-        if a in ("--count", "--ttl", "--risk", "--reason"):
-            v = args.pop(0)
-            if a == "--count":
-                count = int(v)
-            elif a == "--ttl":
-                ttl = float(v)
-            elif a == "--risk":
-                risk = v
-            else:
-                reason = v
+        if a in opt:
+            opt[a] = args.pop(0)
         else:
             commands.append(a)
-    specs = [{"command": c} for c in commands for _ in range(count)] if commands \
-        else json.load(sys.stdin)
+    specs = [{"command": c} for c in commands for _ in range(int(opt["--count"]))] \
+        if commands else json.load(sys.stdin)
     for spec in specs:
-        now = time.time()
+        now, ttl = time.time(), float(opt["--ttl"])
         fields = {"approval_id": secrets.token_urlsafe(8), "created_at": now,
-                  "expires_at": now + ttl if ttl > 0 else None, "session_key": "agent:main:telegram:dm",
-                  "requester": "hermes-gateway", "risk_level": risk, "risk_reason": reason,
+                  "expires_at": now + ttl if ttl > 0 else None,
+                  "session_key": "agent:main:telegram:dm", "requester": "hermes-gateway",
+                  "risk_level": opt["--risk"], "risk_reason": opt["--reason"],
                   "policy_decision": "needs_approval", "policy_version": "hermes/41427",
                   "default_decision": "deny"}
         fields.update(spec)
-        p = ApprovalProposal(**fields)  # raises ValueError listing every problem
+        try:
+            p = ApprovalProposal(**fields)
+        except ValueError as e:  # every problem at once
+            print(e, file=sys.stderr)
+            return 2
         store.submit(p)
         print(p.approval_id, flush=True)
     return 0
@@ -213,7 +213,7 @@ def cmd_submit(store, args):
 def cmd_get(store, approval_id):
     try:
         data = store.read(approval_id)
-    except ValueError as e:  # json.JSONDecodeError
+    except ValueError as e:  # json.JSONDecodeError: Hermes fails closed
         print(json.dumps({"found": True, "json_ok": False, "valid": False, "errors": [str(e)]}))
         return 0
     if data is None:
@@ -221,7 +221,7 @@ def cmd_get(store, approval_id):
         return 3
     raw = store.conn.execute("SELECT payload_json FROM gateway_approvals WHERE approval_id=?",
                              (approval_id,)).fetchone()[0]
-    out = {"found": True, "json_ok": True, "payload_keys": list(json.loads(raw).keys()),
+    out = {"found": True, "json_ok": True, "payload_keys": list(json.loads(raw)),
            "proposal": data, "bytes": {k: exact_bytes(v) for k, v in data.items()}}
     try:
         ApprovalProposal(**data)
@@ -246,6 +246,9 @@ def cmd_decide(store, verb, approval_id, actor):
 
 
 def cmd_race(store, actor, ids):
+    pace = 0.0
+    if ids[:1] == ["--pace"]:
+        pace, ids = float(ids[1]), ids[2:]
     print("ready", flush=True)
     for line in sys.stdin:
         line = line.strip()
@@ -256,6 +259,8 @@ def cmd_race(store, actor, ids):
     random.shuffle(ids)
     out = []
     for approval_id in ids:
+        if pace:  # work between decisions, as a real gateway does
+            time.sleep(random.uniform(0, pace))
         try:
             if store.consume(approval_id, actor) is not None:
                 out.append("won %s" % approval_id)
