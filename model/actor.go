@@ -66,7 +66,7 @@ func LocalActor(surface Surface) Actor {
 		host = "localhost"
 	}
 	a := Actor{Surface: surface, Name: name + "@" + host}
-	if tty, err := os.Readlink("/proc/self/fd/0"); err == nil && strings.HasPrefix(tty, "/dev/") {
+	if tty, err := os.Readlink("/proc/self/fd/0"); err == nil && (strings.HasPrefix(tty, "/dev/pts/") || strings.HasPrefix(tty, "/dev/tty")) {
 		a.Detail = tty
 	}
 	return a

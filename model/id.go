@@ -9,11 +9,17 @@ import (
 // base64 without padding, so 12 characters of A-Za-z0-9_-. Hermes uses
 // secrets.token_urlsafe(8): 64 bits in 11 characters. The operator retypes
 // the id, so it stays short; 72 bits make a guessed or colliding id
-// practically impossible.
+// practically impossible. Ids never start with '-', which a command line
+// would read as a flag.
 func NewID() string {
-	var b [9]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic("approve-tui: no randomness for an approval id: " + err.Error())
+	for {
+		var b [9]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			panic("approve-tui: no randomness for an approval id: " + err.Error())
+		}
+		// An id that starts with '-' reads as a flag on a command line.
+		if id := base64.RawURLEncoding.EncodeToString(b[:]); id[0] != '-' {
+			return id
+		}
 	}
-	return base64.RawURLEncoding.EncodeToString(b[:])
 }

@@ -143,7 +143,7 @@ func TestNewID(t *testing.T) {
 	seen := map[string]bool{}
 	for i := 0; i < 1000; i++ {
 		id := NewID()
-		if len(id) != 12 || strings.Trim(id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != "" || seen[id] {
+		if len(id) != 12 || id[0] == '-' || strings.Trim(id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != "" || seen[id] {
 			t.Fatalf("bad id %q", id)
 		}
 		seen[id] = true

@@ -1,0 +1,245 @@
+// Package cli is approve-tui's scriptable command line: init, submit, list,
+// show, approve, deny, expire, wait and audit, over the durable approval
+// store. Every decision goes through storage's one decision path; every
+// agent string printed for a human goes through model.Sanitize.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/storage"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// app holds the streams, the global flags and the hooks tests replace.
+type app struct {
+	in       io.Reader
+	out, err io.Writer
+
+	getenv func(string) string
+	isTTY  func() bool // is stdin a terminal (prompts allowed)
+	termW  func() int  // width of stdout's terminal, 0 when not a terminal
+	now    func() time.Time
+
+	db          string
+	json        bool
+	lockTimeout time.Duration
+	readOnly    bool
+
+	// started is set once flags and arguments parsed: errors before it are
+	// usage errors.
+	started bool
+}
+
+// Execute runs the command line args (without the program name) and
+// returns the process exit code. It is the whole CLI: main calls it, tests
+// call it in-process.
+func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return newApp(stdin, stdout, stderr).execute(ctx, args)
+}
+
+func newApp(stdin io.Reader, stdout, stderr io.Writer) *app {
+	a := &app{in: stdin, out: stdout, err: stderr, getenv: os.Getenv, now: time.Now}
+	a.isTTY = func() bool { return isTerminal(stdin) }
+	a.termW = func() int {
+		if f, ok := stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			if w, _, err := term.GetSize(int(f.Fd())); err == nil {
+				return w
+			}
+		}
+		return 0
+	}
+	return a
+}
+
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func (a *app) execute(ctx context.Context, args []string) int {
+	root := a.root()
+	root.SetArgs(args)
+	root.SetIn(a.in)
+	root.SetOut(a.out)
+	root.SetErr(a.err)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	code, msg := exitCode(err, a.now())
+	if !a.started {
+		code = ExitUsage
+	}
+	if msg != "" {
+		// Messages may quote agent strings (actors, corrupt reasons): one
+		// line, sanitised.
+		fmt.Fprintln(a.err, "approve-tui: "+line(msg))
+	}
+	if code == ExitUsage && cmd != nil {
+		fmt.Fprintf(a.err, "Run '%s --help' for usage.\n", cmd.CommandPath())
+	}
+	return code
+}
+
+const exitCodesHelp = `
+Exit codes: 0 success; 1 error; 2 usage; 3 not found; 4 not pending (already
+decided, expired, or lost the race); 5 confirmation did not match; 6 store
+unavailable (database missing, locked, not a database, unwritable or opened
+--read-only).
+
+Approval ids may start with '-': put such an id after --, as in
+"approve-tui show -- -AbC123".`
+
+func (a *app) root() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "approve-tui",
+		Short: "Approve or deny the dangerous shell commands AI agents propose",
+		Long: `approve-tui: a human approves or denies the shell commands AI agents propose,
+through the Hermes-compatible approval table in a SQLite file.
+
+The database is --db, else $APPROVE_TUI_DB, else $HERMES_HOME/state.db
+(HERMES_HOME defaults to ~/.hermes).
+` + exitCodesHelp,
+		SilenceUsage:      true,
+		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: true},
+		SilenceErrors:     true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			a.started = true
+			if a.lockTimeout < 0 {
+				return usageErrorf("--lock-timeout must not be negative")
+			}
+			return nil
+		},
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if strings.Contains(err.Error(), "unknown shorthand flag") {
+			return usageErrorf("%v (an approval id that starts with - must follow --: %s -- ID)", err, c.CommandPath())
+		}
+		return usageErrorf("%v", err)
+	})
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.db, "db", a.defaultDB(), "approval database `path` (env APPROVE_TUI_DB)")
+	pf.BoolVar(&a.json, "json", false, "machine-readable JSON output")
+	pf.DurationVar(&a.lockTimeout, "lock-timeout", storage.DefaultBusyTimeout, "how long to wait for another process's lock")
+	pf.BoolVar(&a.readOnly, "read-only", false, "open the store read-only: decisions are refused (exit 6)")
+
+	root.AddCommand(a.initCmd(), a.submitCmd(), a.listCmd(), a.showCmd(), a.approveCmd(),
+		a.denyCmd(), a.expireCmd(), a.waitCmd(), a.auditCmd())
+	return root
+}
+
+// defaultDB is $APPROVE_TUI_DB, else $HERMES_HOME/state.db, else
+// ~/.hermes/state.db.
+func (a *app) defaultDB() string {
+	if p := a.getenv("APPROVE_TUI_DB"); p != "" {
+		return p
+	}
+	home := a.getenv("HERMES_HOME")
+	if home == "" {
+		if h, err := os.UserHomeDir(); err == nil {
+			home = filepath.Join(h, ".hermes")
+		} else {
+			home = ".hermes"
+		}
+	}
+	return filepath.Join(home, "state.db")
+}
+
+// open opens the store named by the global flags.
+func (a *app) open(ctx context.Context, create bool) (*storage.Store, error) {
+	s, err := storage.Open(ctx, a.db, storage.Options{Create: create, ReadOnly: a.readOnly, BusyTimeout: a.lockTimeout})
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return nil, err
+		}
+		return nil, &storeOpenError{err: err}
+	}
+	return s, nil
+}
+
+// actor is who this process decides as.
+func (a *app) actor() model.Actor {
+	act := model.LocalActor(model.SurfaceCLI)
+	act.ReadOnly = a.readOnly
+	return act
+}
+
+// width is the output width for tables.
+func (a *app) width() int {
+	if w := a.termW(); w > 0 {
+		return w
+	}
+	if v := a.getenv("COLUMNS"); v != "" {
+		var w int
+		if _, err := fmt.Sscan(v, &w); err == nil && w > 0 {
+			return w
+		}
+	}
+	return 100
+}
+
+// printf writes to stdout.
+func (a *app) printf(format string, args ...any) { fmt.Fprintf(a.out, format, args...) }
+
+// note writes a message for the human to stderr.
+func (a *app) note(format string, args ...any) { fmt.Fprintf(a.err, format+"\n", args...) }
+
+// prompt writes question to stderr and reads one line of stdin without its
+// line ending. An interrupt (SIGINT) while it waits ends it with
+// context.Canceled: the signal is caught for clean exits, so the read must
+// not outlive it.
+func (a *app) prompt(ctx context.Context, question string) (string, error) {
+	fmt.Fprint(a.err, question)
+	type result struct {
+		s   string
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		s, err := readLine(a.in)
+		ch <- result{s, err}
+	}()
+	select {
+	case r := <-ch:
+		if errors.Is(r.err, io.EOF) {
+			r.err = nil
+		}
+		return r.s, r.err
+	case <-ctx.Done():
+		fmt.Fprintln(a.err)
+		return "", ctx.Err()
+	}
+}
+
+// readLine reads up to a newline, byte by byte so that nothing after it is
+// consumed, and drops the line ending.
+func readLine(r io.Reader) (string, error) {
+	var b strings.Builder
+	var c [1]byte
+	for {
+		n, err := r.Read(c[:])
+		if n == 1 {
+			if c[0] == '\n' {
+				return strings.TrimSuffix(b.String(), "\r"), nil
+			}
+			b.WriteByte(c[0])
+		}
+		if err != nil {
+			return strings.TrimSuffix(b.String(), "\r"), err
+		}
+	}
+}

@@ -1,0 +1,144 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/storage"
+	"github.com/spf13/cobra"
+)
+
+func (a *app) approveCmd() *cobra.Command {
+	var confirm string
+	cmd := &cobra.Command{
+		Use:   "approve ID [--confirm ID]",
+		Short: "Approve one proposal, once, by retyping its id",
+		Long: `Approve exactly one proposal: this command, once. There is no bulk approval
+and no wildcard.
+
+On a terminal, the proposal is shown in full (sanitised) and you are asked to
+type its approval id. Without a terminal, --confirm ID is required: the
+retyped id. Either way the store compares the typed text with the id; a
+mismatch approves nothing.
+
+Prints "approved ID" (with --json, the proposal).
+` + exitCodesHelp + `
+A corrupt proposal cannot be approved (exit 1): deny it.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id := args[0]
+			ctx := cmd.Context()
+			tty := a.isTTY()
+			confirmed := cmd.Flags().Changed("confirm")
+			if !tty && !confirmed {
+				return usageErrorf("stdin is not a terminal: approve needs --confirm ID (the approval id, retyped)")
+			}
+			s, err := a.open(ctx, false)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			typed := confirm
+			if tty {
+				rec, ws, err := getWithWaiter(ctx, s, id)
+				if err != nil {
+					return err
+				}
+				writeShow(a.err, rec, &ws, s.Now())
+				// The store refuses what cannot be approved whatever is
+				// typed; ask only when typing can matter.
+				askable := rec.EffectiveStatus == model.StatusPending && rec.Corrupt == "" && s.ReadOnlyReason() == ""
+				if !confirmed && askable {
+					typed, err = a.prompt(ctx, "\nType the approval id to approve: ")
+					if err != nil {
+						return err
+					}
+				}
+			}
+			// Whether anyone waits is judged before the decision: a waiter
+			// that wakes on it stops heartbeating at once.
+			waiter, werr := s.WaiterState(ctx, id)
+			rec, err := s.Consume(ctx, id, typed, a.actor())
+			if errors.Is(err, storage.ErrConfirmMismatch) {
+				return exitf(ExitMismatch, "not approved: the typed confirmation does not match the approval id; %s is still pending", id)
+			}
+			if err != nil {
+				return named(id, err)
+			}
+			if a.json {
+				a.printf("%s\n", recordJSON(rec, nil))
+			} else {
+				a.printf("approved %s\n", line(id))
+			}
+			if werr == nil && waiter.State != storage.WaiterLive {
+				a.note("note: no live process is waiting on %s: the approval may run nothing until its agent checks the store", id)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&confirm, "confirm", "", "the approval `id`, retyped (required without a terminal)")
+	return cmd
+}
+
+func (a *app) denyCmd() *cobra.Command {
+	var (
+		reason string
+		yes    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "deny ID [--reason TEXT]",
+		Short: "Deny one proposal",
+		Long: `Deny one proposal, with an optional reason kept in the audit log. A corrupt
+proposal can be denied. On a terminal you are asked "Deny ID? [y/N]" unless
+--yes; anything but y or yes cancels (exit 1, nothing changed). Without a
+terminal there is no prompt.
+
+Prints "denied ID" (with --json, the proposal).
+` + exitCodesHelp,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id := args[0]
+			ctx := cmd.Context()
+			s, err := a.open(ctx, false)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if a.isTTY() && !yes && s.ReadOnlyReason() == "" {
+				rec, err := s.Get(ctx, id)
+				if err != nil {
+					return named(id, err)
+				}
+				fmt.Fprintf(a.err, "%s  %s  %s  %s\n", line(id), rec.EffectiveRisk.Short(), line(string(rec.EffectiveStatus)), cut(line(rec.Command), 80))
+				// Only a pending proposal is worth asking about; the store
+				// refuses the others.
+				answer := "y"
+				if rec.EffectiveStatus == model.StatusPending {
+					if answer, err = a.prompt(ctx, "Deny "+line(id)+"? [y/N] "); err != nil {
+						return err
+					}
+				}
+				switch strings.ToLower(strings.TrimSpace(answer)) {
+				case "y", "yes":
+				default:
+					return exitf(ExitError, "not denied: cancelled; nothing changed")
+				}
+			}
+			rec, err := s.Deny(ctx, id, a.actor(), reason)
+			if err != nil {
+				return named(id, err)
+			}
+			if a.json {
+				a.printf("%s\n", recordJSON(rec, nil))
+				return nil
+			}
+			a.printf("denied %s\n", line(id))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&reason, "reason", "", "why (kept in the audit log)")
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation on a terminal")
+	return cmd
+}

@@ -1,0 +1,214 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/risk"
+	"github.com/approve-tui/approve-tui/storage"
+)
+
+// recordJSON is a proposal as --json prints it: every payload key of SPEC §2
+// in Hermes' order, with status and risk_level the effective values, then
+// what the reader concluded. waiter is nil for list.
+func recordJSON(rec *storage.Record, waiter *storage.WaiterStatus) *object {
+	p := &rec.Proposal
+	env := newObject()
+	names := make([]string, 0, len(p.EnvOverrides))
+	for k := range p.EnvOverrides {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		env.Str(k, p.EnvOverrides[k])
+	}
+	o := newObject().
+		Str("approval_id", p.ApprovalID).
+		Num("created_at", p.CreatedAt).
+		OptNum("expires_at", p.ExpiresAt).
+		Str("status", string(rec.EffectiveStatus)).
+		OptNum("consumed_at", p.ConsumedAt).
+		OptStr("consumed_by", p.ConsumedBy).
+		Str("session_key", p.SessionKey).
+		OptStr("requester", p.Requester).
+		Str("command", p.Command).
+		OptStr("cwd", p.Cwd).
+		OptStr("backend", p.Backend).
+		Obj("env_overrides", env).
+		Str("risk_level", string(rec.EffectiveRisk)).
+		Str("risk_reason", p.RiskReason).
+		Str("policy_decision", p.PolicyDecision).
+		OptStr("policy_version", p.PolicyVersion).
+		Bool("requires_explicit_approval", p.RequiresExplicitApproval).
+		Str("default_decision", p.DefaultDecision).
+		OptStr("diff_text", p.DiffText).
+		OptStr("diff_summary", p.DiffSummary).
+		OptStr("display_text", p.DisplayText).
+		Str("execution_status", string(p.ExecutionStatus)).
+		OptStr("execution_reason", p.ExecutionReason).
+		OptNum("execution_recorded_at", p.ExecutionRecordedAt).
+		Str("stored_status", string(p.Status)).
+		Str("pinned_risk_level", string(p.RiskLevel)).
+		Str("classifier_risk_level", string(rec.ClassifierRisk))
+	matches := risk.Classify(p.Command).Matches
+	ms := make([]string, len(matches))
+	for i, m := range matches {
+		ms[i] = newObject().Str("kind", m.Kind).Str("level", string(m.Level)).Str("description", m.Description).String()
+	}
+	o.Raw("classifier_matches", "["+strings.Join(ms, ", ")+"]").
+		Bool("suspicious", rec.Suspicious()).
+		Strs("findings", rec.Findings).
+		Str("corrupt", rec.Corrupt)
+	if waiter != nil {
+		o.Obj("waiter", waiterJSON(*waiter))
+	}
+	return o
+}
+
+func waiterJSON(ws storage.WaiterStatus) *object {
+	o := newObject().Str("state", string(ws.State))
+	if w := ws.Waiter; w != nil {
+		o.Str("host", w.Host).Int("pid", int64(w.PID)).Str("surface", w.Surface).
+			Num("started_at", w.StartedAt).Num("heartbeat_at", w.HeartbeatAt)
+	}
+	return o
+}
+
+// riskBanner is shown above a proposal whose effective risk is high (or
+// unknown, which ranks above high).
+func riskBanner(rec *storage.Record) string {
+	if rec.EffectiveRisk.Rank() >= model.RiskHigh.Rank() {
+		return "HIGH RISK — default: deny"
+	}
+	return ""
+}
+
+// writeShow prints every field of a proposal for a human; every agent
+// string is sanitised.
+func writeShow(w io.Writer, rec *storage.Record, waiter *storage.WaiterStatus, now time.Time) {
+	p := &rec.Proposal
+	field := func(name, value string) { fmt.Fprintf(w, "%-14s %s\n", name+":", value) }
+	if b := riskBanner(rec); b != "" {
+		fmt.Fprintf(w, "*** %s ***\n", b)
+	}
+	if rec.Corrupt != "" {
+		fmt.Fprintf(w, "*** CORRUPT: cannot be approved; deny it ***\n")
+	}
+	if rec.Suspicious() {
+		fmt.Fprintf(w, "*** SUSPICIOUS: hidden characters shown escaped ***\n")
+	}
+	field("id", line(p.ApprovalID))
+	status := line(string(rec.EffectiveStatus))
+	if rec.EffectiveStatus != p.Status {
+		status += " (stored: " + line(string(p.Status)) + ")"
+	}
+	field("status", status)
+	field("created", when(p.CreatedAt, now))
+	switch {
+	case p.ExpiresAt == nil:
+		field("expires", "never")
+	default:
+		field("expires", when(*p.ExpiresAt, now))
+	}
+	if p.Status == model.StatusConsumed || p.Status == model.StatusDenied {
+		verb := "approved"
+		if p.Status == model.StatusDenied {
+			verb = "denied"
+		}
+		d := verb
+		if p.ConsumedBy != "" {
+			d += " by " + line(p.ConsumedBy)
+		}
+		if p.ConsumedAt != nil {
+			d += " " + when(*p.ConsumedAt, now)
+		}
+		field("decided", d)
+	}
+	field("risk", fmt.Sprintf("%s (effective; pinned %s, classifier now %s)",
+		rec.EffectiveRisk.Short(), line(string(p.RiskLevel)), rec.ClassifierRisk))
+	field("risk reason", line(p.RiskReason))
+	v := risk.Classify(p.Command)
+	if len(v.Matches) == 0 {
+		field("classifier", "no dangerous pattern matched")
+	}
+	for i, m := range v.Matches {
+		name := ""
+		if i == 0 {
+			name = "classifier:"
+		}
+		fmt.Fprintf(w, "%-14s %s %s: %s\n", name, m.Level.Short(), m.Kind, m.Description)
+	}
+	field("policy", fmt.Sprintf("%s (version %s), default %s, explicit approval %v",
+		line(p.PolicyDecision), orDash(line(p.PolicyVersion)), line(p.DefaultDecision), p.RequiresExplicitApproval))
+	field("session", line(p.SessionKey))
+	field("requester", orDash(line(p.Requester)))
+	field("cwd", orDash(line(p.Cwd)))
+	field("backend", orDash(line(p.Backend)))
+	if len(p.EnvOverrides) > 0 {
+		names := make([]string, 0, len(p.EnvOverrides))
+		for k := range p.EnvOverrides {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for i, k := range names {
+			name := ""
+			if i == 0 {
+				name = "env:"
+			}
+			fmt.Fprintf(w, "%-14s %s=%s\n", name, line(k), line(p.EnvOverrides[k]))
+		}
+	}
+	exec := line(string(p.ExecutionStatus))
+	if p.ExecutionReason != "" {
+		exec += ": " + line(p.ExecutionReason)
+	}
+	if p.ExecutionRecordedAt != nil {
+		exec += " " + when(*p.ExecutionRecordedAt, now)
+	}
+	field("execution", exec)
+	if waiter != nil {
+		field("waiter", waiterText(*waiter, now))
+	}
+	if rec.Corrupt != "" {
+		field("corrupt", line(rec.Corrupt))
+	}
+	if rec.Suspicious() {
+		field("suspicious", strings.Join(rec.Findings, "; "))
+	}
+	if p.DisplayText != "" {
+		fmt.Fprintf(w, "display text:\n    %s\n", indent(block(p.DisplayText), "    "))
+	}
+	fmt.Fprintf(w, "command:\n    %s\n", indent(block(p.Command), "    "))
+	if p.DiffSummary != "" {
+		fmt.Fprintf(w, "diff summary:\n    %s\n", indent(block(p.DiffSummary), "    "))
+	}
+	if p.DiffText != "" {
+		fmt.Fprintf(w, "diff:\n    %s\n", indent(block(p.DiffText), "    "))
+	}
+	if p.DiffText == "" && p.DiffSummary == "" {
+		fmt.Fprintln(w, "no diff available: approving means you have reviewed the change some other way")
+	}
+}
+
+func waiterText(ws storage.WaiterStatus, now time.Time) string {
+	switch ws.State {
+	case storage.WaiterLive:
+		w := ws.Waiter
+		return fmt.Sprintf("live: pid %d on %s (%s) waiting since %s", w.PID, line(w.Host), orDash(line(w.Surface)), relTime(w.StartedAt, now))
+	case storage.WaiterDead:
+		w := ws.Waiter
+		return fmt.Sprintf("gone: pid %d on %s stopped heartbeating %s; approving may run nothing", w.PID, line(w.Host), relTime(w.HeartbeatAt, now))
+	}
+	return "none: no process is waiting on this id; approving may run nothing"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

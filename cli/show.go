@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"context"
+	"errors"
+
+	"github.com/approve-tui/approve-tui/storage"
+	"github.com/spf13/cobra"
+)
+
+func (a *app) showCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "show ID",
+		Short: "Show every field of one proposal",
+		Long: `Show one proposal: status, times, who decided, effective risk (the higher of
+the pinned risk and what the classifier says now) with the classifier's
+matches, policy, context, whether a live process is waiting on it, hidden
+content found in agent strings, why a row is corrupt, and the full command
+and diff. Every agent string is sanitised: control characters, escape
+sequences, bidirectional and zero-width characters are shown escaped.
+
+With --json: one object with every payload key of the data contract, where
+status and risk_level are the effective values, plus stored_status,
+pinned_risk_level, classifier_risk_level, classifier_matches, suspicious,
+findings, corrupt ("" when the row is fine) and waiter. Strings keep their
+exact bytes (invalid UTF-8 as \udcXX escapes).
+` + exitCodesHelp,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := a.open(cmd.Context(), false)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			rec, ws, err := getWithWaiter(cmd.Context(), s, args[0])
+			if err != nil {
+				return err
+			}
+			if a.json {
+				a.printf("%s\n", recordJSON(rec, &ws))
+				return nil
+			}
+			writeShow(a.out, rec, &ws, s.Now())
+			return nil
+		},
+	}
+}
+
+// getWithWaiter reads a proposal and the state of its waiters.
+func getWithWaiter(ctx context.Context, s *storage.Store, id string) (*storage.Record, storage.WaiterStatus, error) {
+	rec, err := s.Get(ctx, id)
+	if err != nil {
+		return nil, storage.WaiterStatus{}, named(id, err)
+	}
+	ws, err := s.WaiterState(ctx, id)
+	if err != nil {
+		return nil, ws, err
+	}
+	return rec, ws, nil
+}
+
+// named makes a not-found error name the id.
+func named(id string, err error) error {
+	if errors.Is(err, storage.ErrNotFound) {
+		return exitf(ExitNotFound, "no proposal with id %s", id)
+	}
+	return err
+}

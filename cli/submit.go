@@ -1,0 +1,162 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/risk"
+	"github.com/spf13/cobra"
+)
+
+// PolicyVersion is what the CLI pins as policy_version.
+const PolicyVersion = "approve-tui/1"
+
+// noMatchReason is the risk reason of a command the classifier finds harmless.
+const noMatchReason = "no dangerous pattern matched"
+
+type submitFlags struct {
+	session, cwd, backend, requester, reason, risk string
+	ttl                                            time.Duration
+	diffFile, diffSummary                          string
+}
+
+func (a *app) submitCmd() *cobra.Command {
+	var f submitFlags
+	cmd := &cobra.Command{
+		Use:   "submit [flags] -- COMMAND...",
+		Short: "Propose a command for approval",
+		Long: `Store a new pending proposal for COMMAND and print its approval id (with
+--json, the proposal). The command words are joined with single spaces: quote
+the command as one argument to keep its exact spacing, and put -- before it
+so that its own flags are not read as approve-tui's.
+
+The risk level and reason come from the Hermes-compatible classifier. --risk
+may only raise the level (lowering it is a usage error); --reason adds
+context to the classifier's reason, never replaces it. A command that matches
+no pattern is still submittable, as low risk.
+
+Defaults: --session cli:USER@HOST, --requester approve-tui-cli, --cwd the
+current directory, --backend local, --ttl 10m (0: never expires). High risk
+always defaults to deny.
+` + exitCodesHelp,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return a.submit(cmd, f, args) },
+	}
+	cmd.Flags().SetInterspersed(false)
+	fl := cmd.Flags()
+	fl.StringVar(&f.session, "session", "", "session `key` (default cli:USER@HOST)")
+	fl.StringVar(&f.cwd, "cwd", "", "working `dir` the command runs in (default: current directory)")
+	fl.StringVar(&f.backend, "backend", "local", "execution backend `name`")
+	fl.StringVar(&f.requester, "requester", "approve-tui-cli", "who asks (agent or program `name`)")
+	fl.StringVar(&f.reason, "reason", "", "context added to the classifier's risk reason")
+	fl.StringVar(&f.risk, "risk", "", "raise the risk `level` (low, medium, high); never lower")
+	fl.DurationVar(&f.ttl, "ttl", 10*time.Minute, "time until the proposal expires (0: never)")
+	fl.StringVar(&f.diffFile, "diff-file", "", "attach the diff in `file` (- for stdin), byte for byte")
+	fl.StringVar(&f.diffSummary, "diff-summary", "", "one-line summary of the change")
+	return cmd
+}
+
+func (a *app) submit(cmd *cobra.Command, f submitFlags, args []string) error {
+	command := strings.Join(args, " ")
+	if strings.TrimSpace(command) == "" {
+		return usageErrorf("the command is empty")
+	}
+	if f.ttl < 0 {
+		return usageErrorf("--ttl must not be negative (0: never expires)")
+	}
+	v := risk.Classify(command)
+	level := v.Level
+	var reason []string
+	if r := v.Reason(); r != "" {
+		reason = append(reason, r)
+	} else if f.reason == "" {
+		reason = append(reason, noMatchReason)
+	}
+	if f.risk != "" {
+		want := model.RiskLevel(strings.ToLower(f.risk))
+		if !want.Valid() {
+			return usageErrorf("--risk %q is not one of low, medium, high", f.risk)
+		}
+		if want.Rank() < level.Rank() {
+			return usageErrorf("--risk %s would lower the classifier's risk %s: --risk may only raise it", want, level)
+		}
+		if want.Rank() > level.Rank() {
+			reason = append(reason, fmt.Sprintf("raised from %s to %s by the submitter", level, want))
+			level = want
+		}
+	}
+	if f.reason != "" {
+		reason = append(reason, f.reason)
+	}
+
+	actor := a.actor()
+	p := &model.Proposal{
+		ApprovalID:               model.NewID(),
+		SessionKey:               f.session,
+		Requester:                f.requester,
+		Command:                  command,
+		Cwd:                      f.cwd,
+		Backend:                  f.backend,
+		RiskLevel:                level,
+		RiskReason:               strings.Join(reason, "; "),
+		PolicyDecision:           model.PolicyNeedsApproval,
+		PolicyVersion:            PolicyVersion,
+		RequiresExplicitApproval: true,
+		DefaultDecision:          model.DefaultDeny,
+		DiffSummary:              f.diffSummary,
+	}
+	if p.SessionKey == "" {
+		p.SessionKey = "cli:" + actor.Name
+	}
+	if p.Cwd == "" {
+		if wd, err := os.Getwd(); err == nil {
+			p.Cwd = wd
+		}
+	}
+	if f.diffFile != "" {
+		var (
+			diff []byte
+			err  error
+		)
+		if f.diffFile == "-" {
+			diff, err = io.ReadAll(a.in)
+		} else {
+			diff, err = os.ReadFile(f.diffFile)
+		}
+		if err != nil {
+			return fmt.Errorf("--diff-file: %w", err)
+		}
+		p.DiffText = string(diff)
+	}
+
+	s, err := a.open(cmd.Context(), false)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	now := s.Now()
+	p.CreatedAt = model.Epoch(now)
+	if f.ttl > 0 {
+		p.ExpiresAt = model.F64(model.Epoch(now.Add(f.ttl)))
+	}
+	if err := s.Submit(cmd.Context(), p, actor); err != nil {
+		return err
+	}
+	if v.Hardline {
+		a.note("warning: %s matches a hardline rule: Hermes never runs it, whatever the decision", p.ApprovalID)
+	}
+	if a.json {
+		rec, err := s.Get(cmd.Context(), p.ApprovalID)
+		if err != nil {
+			return err
+		}
+		a.printf("%s\n", recordJSON(rec, nil))
+		return nil
+	}
+	a.printf("%s\n", p.ApprovalID)
+	return nil
+}

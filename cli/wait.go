@@ -1,0 +1,211 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/storage"
+	"github.com/spf13/cobra"
+)
+
+var errWaitTimeout = errors.New("wait timed out")
+
+func (a *app) waitCmd() *cobra.Command {
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "wait ID [--timeout D]",
+		Short: "Block until a proposal is approved, denied or expires",
+		Long: `Wait until proposal ID leaves pending, watching the store (no busy polling),
+and say how: approved (by whom and when), denied (with the reason from the
+audit log, if any), or expired. While it waits it heartbeats as a live waiter
+on the id, so that the console can tell the operator someone is waiting
+(not with --read-only). --timeout 0 (the default) waits for ever.
+
+Exit codes:
+  0    approved (consumed)
+  10   denied
+  11   expired
+  12   --timeout passed and it is still pending
+  1    error; 2 usage; 3 not found; 6 store unavailable
+  130  interrupted (SIGINT or SIGTERM)`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if timeout < 0 {
+				return usageErrorf("--timeout must not be negative (0: wait for ever)")
+			}
+			return a.wait(cmd.Context(), args[0], timeout)
+		},
+	}
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "give up after this long, exit 12 (0: never)")
+	return cmd
+}
+
+func (a *app) wait(ctx context.Context, id string, timeout time.Duration) error {
+	s, err := a.open(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, timeout, errWaitTimeout)
+		defer cancel()
+	}
+	ended := func() error {
+		// A decision that raced the end still counts.
+		if rec, err := s.Get(context.Background(), id); err == nil && rec.EffectiveStatus != model.StatusPending {
+			return a.waitDone(context.Background(), s, rec)
+		}
+		if errors.Is(context.Cause(ctx), errWaitTimeout) {
+			return a.waitResult(ExitWaitTimeout, id, "timeout", "still pending after "+timeout.String()+" (timed out)", "", nil, "")
+		}
+		return exitf(ExitInterrupted, "interrupted: stopped waiting for %s; it is still pending", id)
+	}
+
+	w, err := s.Watch(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ended()
+		}
+		return err
+	}
+	defer w.Close()
+	var stopBeat func()
+	defer func() {
+		if stopBeat != nil {
+			stopBeat()
+		}
+	}()
+	for {
+		rec, err := s.Get(ctx, id)
+		if ctx.Err() != nil {
+			return ended()
+		}
+		if err != nil {
+			return named(id, err)
+		}
+		if rec.EffectiveStatus != model.StatusPending {
+			return a.waitDone(ctx, s, rec)
+		}
+		if stopBeat == nil {
+			stopBeat = a.heartbeat(s, id)
+		}
+		wctx, cancel := ctx, context.CancelFunc(func() {})
+		if rec.ExpiresAt != nil {
+			// Expiry is a matter of time, not of a write: wake for it.
+			wctx, cancel = context.WithDeadline(ctx, model.FromEpoch(*rec.ExpiresAt).Add(10*time.Millisecond))
+		}
+		err = w.Wait(wctx)
+		cancel()
+		if ctx.Err() != nil {
+			return ended()
+		}
+		if err != nil && wctx.Err() == nil {
+			return err
+		}
+	}
+}
+
+// heartbeat marks this process as a live waiter on id until the returned
+// stop is called, which also removes the mark. It returns a no-op for a
+// read-only store.
+func (a *app) heartbeat(s *storage.Store, id string) (stop func()) {
+	if s.ReadOnlyReason() != "" {
+		return func() {}
+	}
+	host, _ := os.Hostname()
+	me := storage.Waiter{ApprovalID: id, Host: host, PID: os.Getpid(), Surface: string(model.SurfaceCLI)}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(storage.HeartbeatInterval)
+		defer t.Stop()
+		for {
+			_ = s.Heartbeat(ctx, me) // best effort: a missed beat only makes the waiter look gone
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			cancel()
+			wg.Wait()
+			_ = s.RemoveWaiter(context.Background(), me) // best effort: a stale row reads as gone
+		})
+	}
+}
+
+// waitDone reports how the proposal left pending.
+func (a *app) waitDone(ctx context.Context, s *storage.Store, rec *storage.Record) error {
+	now := s.Now()
+	id := rec.ApprovalID
+	switch rec.EffectiveStatus {
+	case model.StatusConsumed:
+		return a.waitResult(ExitOK, id, "approved", "approved"+decidedBy(rec, now), rec.ConsumedBy, rec.ConsumedAt, "")
+	case model.StatusDenied:
+		reason := denyReason(ctx, s, id)
+		msg := "denied" + decidedBy(rec, now)
+		if reason != "" {
+			msg += ": " + line(reason)
+		}
+		return a.waitResult(ExitWaitDenied, id, "denied", msg, rec.ConsumedBy, rec.ConsumedAt, reason)
+	case model.StatusExpired:
+		msg := "expired"
+		if rec.ExpiresAt != nil {
+			msg += " " + when(*rec.ExpiresAt, now)
+		}
+		return a.waitResult(ExitWaitExpired, id, "expired", msg, "", rec.ExpiresAt, "")
+	}
+	return exitf(ExitError, "proposal %s has an unknown status %q", id, string(rec.EffectiveStatus))
+}
+
+func decidedBy(rec *storage.Record, now time.Time) string {
+	s := ""
+	if rec.ConsumedBy != "" {
+		s += " by " + line(rec.ConsumedBy)
+	}
+	if rec.ConsumedAt != nil {
+		s += " " + when(*rec.ConsumedAt, now)
+	}
+	return s
+}
+
+// waitResult prints the outcome on stdout and returns the exit code.
+func (a *app) waitResult(code int, id, outcome, msg, by string, at *float64, reason string) error {
+	if a.json {
+		o := newObject().Str("approval_id", id).Str("outcome", outcome).Int("exit_code", int64(code)).
+			OptStr("by", by).OptNum("at", at).OptStr("reason", reason)
+		a.printf("%s\n", o)
+	} else {
+		a.printf("%s %s\n", line(id), msg)
+	}
+	if code == ExitOK {
+		return nil
+	}
+	return &exitError{code: code}
+}
+
+// denyReason is the reason of the deny event in the audit log ("" if none).
+func denyReason(ctx context.Context, s *storage.Store, id string) string {
+	evs, err := s.Audit(ctx, storage.AuditQuery{ApprovalID: id, Limit: 50})
+	if err != nil {
+		return ""
+	}
+	for _, e := range evs {
+		if e.Event == storage.EventDeny && e.Outcome == storage.OutcomeOK {
+			r, _ := e.Detail["reason"].(string)
+			return r
+		}
+	}
+	return ""
+}
