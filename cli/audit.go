@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 	"github.com/spf13/cobra"
 )
@@ -85,8 +86,8 @@ the problem, and the proposals whose payload changed after submit, and exits
 	return cmd
 }
 
-func auditJSON(e *storage.AuditEvent) *object {
-	o := newObject().Int("seq", e.Seq).Num("at", e.At).Str("approval_id", e.ApprovalID).
+func auditJSON(e *storage.AuditEvent) *model.JSONObject {
+	o := model.NewJSONObject().Int("seq", e.Seq).Num("at", e.At).Str("approval_id", e.ApprovalID).
 		Str("event", e.Event).Str("outcome", e.Outcome).Str("reason", e.Reason).
 		Str("actor", e.Actor).Str("surface", e.Surface)
 	switch {
@@ -106,7 +107,7 @@ func (a *app) verify(cmd *cobra.Command, s *storage.Store) error {
 		return err
 	}
 	if a.json {
-		a.printf("%s\n", newObject().Bool("ok", res.OK).Int("events", res.Events).Int("broken_seq", res.BrokenSeq).
+		a.printf("%s\n", model.NewJSONObject().Bool("ok", res.OK).Int("events", res.Events).Int("broken_seq", res.BrokenSeq).
 			Str("problem", res.Problem).Strs("payload_problems", res.PayloadProblems))
 	} else if res.OK {
 		a.printf("audit log intact: %d events\n", res.Events)

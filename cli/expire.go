@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/approve-tui/approve-tui/model"
 	"github.com/spf13/cobra"
 )
 
@@ -25,7 +26,7 @@ say so.
 				return err
 			}
 			if a.json {
-				a.printf("%s\n", jsonStrings(ids))
+				a.printf("%s\n", model.JSONStrings(ids))
 				return nil
 			}
 			for _, id := range ids {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/approve-tui/approve-tui/model"
 	"github.com/spf13/cobra"
 )
 
@@ -34,7 +35,7 @@ Every other command opens the database without creating it.
 			}
 			defer s.Close()
 			if a.json {
-				o := newObject().Str("path", s.Path()).Str("journal_mode", s.JournalMode()).
+				o := model.NewJSONObject().Str("path", s.Path()).Str("journal_mode", s.JournalMode()).
 					Bool("created", created).Str("read_only", s.ReadOnlyReason())
 				a.printf("%s\n", o)
 				return nil

@@ -15,49 +15,18 @@ import (
 // recordJSON is a proposal as --json prints it: every payload key of SPEC §2
 // in Hermes' order, with status and risk_level the effective values, then
 // what the reader concluded. waiter is nil for list.
-func recordJSON(rec *storage.Record, waiter *storage.WaiterStatus) *object {
+func recordJSON(rec *storage.Record, waiter *storage.WaiterStatus) *model.JSONObject {
 	p := &rec.Proposal
-	env := newObject()
-	names := make([]string, 0, len(p.EnvOverrides))
-	for k := range p.EnvOverrides {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		env.Str(k, p.EnvOverrides[k])
-	}
-	o := newObject().
-		Str("approval_id", p.ApprovalID).
-		Num("created_at", p.CreatedAt).
-		OptNum("expires_at", p.ExpiresAt).
-		Str("status", string(rec.EffectiveStatus)).
-		OptNum("consumed_at", p.ConsumedAt).
-		OptStr("consumed_by", p.ConsumedBy).
-		Str("session_key", p.SessionKey).
-		OptStr("requester", p.Requester).
-		Str("command", p.Command).
-		OptStr("cwd", p.Cwd).
-		OptStr("backend", p.Backend).
-		Obj("env_overrides", env).
-		Str("risk_level", string(rec.EffectiveRisk)).
-		Str("risk_reason", p.RiskReason).
-		Str("policy_decision", p.PolicyDecision).
-		OptStr("policy_version", p.PolicyVersion).
-		Bool("requires_explicit_approval", p.RequiresExplicitApproval).
-		Str("default_decision", p.DefaultDecision).
-		OptStr("diff_text", p.DiffText).
-		OptStr("diff_summary", p.DiffSummary).
-		OptStr("display_text", p.DisplayText).
-		Str("execution_status", string(p.ExecutionStatus)).
-		OptStr("execution_reason", p.ExecutionReason).
-		OptNum("execution_recorded_at", p.ExecutionRecordedAt).
+	eff := *p
+	eff.Status, eff.RiskLevel = rec.EffectiveStatus, rec.EffectiveRisk
+	o := model.PayloadObject(&eff).
 		Str("stored_status", string(p.Status)).
 		Str("pinned_risk_level", string(p.RiskLevel)).
 		Str("classifier_risk_level", string(rec.ClassifierRisk))
 	matches := risk.Classify(p.Command).Matches
 	ms := make([]string, len(matches))
 	for i, m := range matches {
-		ms[i] = newObject().Str("kind", m.Kind).Str("level", string(m.Level)).Str("description", m.Description).String()
+		ms[i] = model.NewJSONObject().Str("kind", m.Kind).Str("level", string(m.Level)).Str("description", m.Description).String()
 	}
 	o.Raw("classifier_matches", "["+strings.Join(ms, ", ")+"]").
 		Bool("suspicious", rec.Suspicious()).
@@ -69,8 +38,8 @@ func recordJSON(rec *storage.Record, waiter *storage.WaiterStatus) *object {
 	return o
 }
 
-func waiterJSON(ws storage.WaiterStatus) *object {
-	o := newObject().Str("state", string(ws.State))
+func waiterJSON(ws storage.WaiterStatus) *model.JSONObject {
+	o := model.NewJSONObject().Str("state", string(ws.State))
 	if w := ws.Waiter; w != nil {
 		o.Str("host", w.Host).Int("pid", int64(w.PID)).Str("surface", w.Surface).
 			Num("started_at", w.StartedAt).Num("heartbeat_at", w.HeartbeatAt)

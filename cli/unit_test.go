@@ -17,7 +17,7 @@ import (
 )
 
 func TestObjectExactBytes(t *testing.T) {
-	got := newObject().
+	got := model.NewJSONObject().
 		Str("s", "plain").
 		OptStr("empty", "").
 		Num("n", 1).
@@ -27,7 +27,7 @@ func TestObjectExactBytes(t *testing.T) {
 		Bool("b", true).
 		Strs("arr", nil).
 		Strs("two", []string{"a", "b"}).
-		Obj("o", newObject()).
+		Obj("o", model.NewJSONObject()).
 		String()
 	want := `{"s": "plain", "empty": null, "n": 1.0, "f": 1795945315.8759909, "none": null, "i": -3, "b": true, "arr": [], "two": ["a", "b"], "o": {}}`
 	if got != want {
@@ -36,7 +36,7 @@ func TestObjectExactBytes(t *testing.T) {
 	if !json.Valid([]byte(got)) {
 		t.Fatal("not valid JSON")
 	}
-	if got := newObject().String(); got != "{}" {
+	if got := model.NewJSONObject().String(); got != "{}" {
 		t.Fatalf("empty object = %s", got)
 	}
 	if got := jsonArray(nil); got != "[]" {
@@ -48,7 +48,7 @@ func TestObjectExactBytes(t *testing.T) {
 }
 
 func TestObjectEscapes(t *testing.T) {
-	got := newObject().Str("k\x1b", "a\xff\x1b\"\\\n\u2028é").String()
+	got := model.NewJSONObject().Str("k\x1b", "a\xff\x1b\"\\\n\u2028é").String()
 	want := `{"k\u001b": "a\udcff\u001b\"\\\n\u2028é"}`
 	if got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)

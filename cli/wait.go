@@ -183,7 +183,7 @@ func decidedBy(rec *storage.Record, now time.Time) string {
 // waitResult prints the outcome on stdout and returns the exit code.
 func (a *app) waitResult(code int, id, outcome, msg, by string, at *float64, reason string) error {
 	if a.json {
-		o := newObject().Str("approval_id", id).Str("outcome", outcome).Int("exit_code", int64(code)).
+		o := model.NewJSONObject().Str("approval_id", id).Str("outcome", outcome).Int("exit_code", int64(code)).
 			OptStr("by", by).OptNum("at", at).OptStr("reason", reason)
 		a.printf("%s\n", o)
 	} else {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -230,77 +229,37 @@ func (d *payloadDecoder) strMap(key string) map[string]string {
 // with null for empty optional strings and unset times, so that Python's
 // json.loads and DecodePayload both read it back exactly.
 func EncodePayload(p *Proposal) []byte {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	first := true
-	key := func(k string) {
-		if !first {
-			b.WriteString(", ")
-		}
-		first = false
-		b.WriteString(quoteJSON(k))
-		b.WriteString(": ")
-	}
-	str := func(k, v string) { key(k); b.WriteString(quoteJSON(v)) }
-	optStr := func(k, v string) {
-		key(k)
-		if v == "" {
-			b.WriteString("null")
-		} else {
-			b.WriteString(quoteJSON(v))
-		}
-	}
-	optNum := func(k string, v *float64) {
-		key(k)
-		if v == nil {
-			b.WriteString("null")
-		} else {
-			b.WriteString(formatFloat(*v))
-		}
-	}
-	str("approval_id", p.ApprovalID)
-	key("created_at")
-	b.WriteString(formatFloat(p.CreatedAt))
-	optNum("expires_at", p.ExpiresAt)
-	str("status", string(orStatus(p.Status)))
-	optNum("consumed_at", p.ConsumedAt)
-	optStr("consumed_by", p.ConsumedBy)
-	str("session_key", p.SessionKey)
-	optStr("requester", p.Requester)
-	str("command", p.Command)
-	optStr("cwd", p.Cwd)
-	optStr("backend", p.Backend)
-	key("env_overrides")
-	b.WriteByte('{')
-	names := make([]string, 0, len(p.EnvOverrides))
-	for k := range p.EnvOverrides {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for i, k := range names {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(quoteJSON(k))
-		b.WriteString(": ")
-		b.WriteString(quoteJSON(p.EnvOverrides[k]))
-	}
-	b.WriteByte('}')
-	str("risk_level", string(p.RiskLevel))
-	str("risk_reason", p.RiskReason)
-	str("policy_decision", p.PolicyDecision)
-	optStr("policy_version", p.PolicyVersion)
-	key("requires_explicit_approval")
-	b.WriteString(strconv.FormatBool(p.RequiresExplicitApproval))
-	str("default_decision", p.DefaultDecision)
-	optStr("diff_text", p.DiffText)
-	optStr("diff_summary", p.DiffSummary)
-	optStr("display_text", p.DisplayText)
-	str("execution_status", string(orExec(p.ExecutionStatus)))
-	optStr("execution_reason", p.ExecutionReason)
-	optNum("execution_recorded_at", p.ExecutionRecordedAt)
-	b.WriteByte('}')
-	return b.Bytes()
+	return []byte(PayloadObject(p).String())
+}
+
+// PayloadObject is the payload as a JSONObject, for writers that add keys
+// after the SPEC §2 set.
+func PayloadObject(p *Proposal) *JSONObject {
+	return NewJSONObject().
+		Str("approval_id", p.ApprovalID).
+		Num("created_at", p.CreatedAt).
+		OptNum("expires_at", p.ExpiresAt).
+		Str("status", string(orStatus(p.Status))).
+		OptNum("consumed_at", p.ConsumedAt).
+		OptStr("consumed_by", p.ConsumedBy).
+		Str("session_key", p.SessionKey).
+		OptStr("requester", p.Requester).
+		Str("command", p.Command).
+		OptStr("cwd", p.Cwd).
+		OptStr("backend", p.Backend).
+		StrMap("env_overrides", p.EnvOverrides).
+		Str("risk_level", string(p.RiskLevel)).
+		Str("risk_reason", p.RiskReason).
+		Str("policy_decision", p.PolicyDecision).
+		OptStr("policy_version", p.PolicyVersion).
+		Bool("requires_explicit_approval", p.RequiresExplicitApproval).
+		Str("default_decision", p.DefaultDecision).
+		OptStr("diff_text", p.DiffText).
+		OptStr("diff_summary", p.DiffSummary).
+		OptStr("display_text", p.DisplayText).
+		Str("execution_status", string(orExec(p.ExecutionStatus))).
+		OptStr("execution_reason", p.ExecutionReason).
+		OptNum("execution_recorded_at", p.ExecutionRecordedAt)
 }
 
 func orStatus(s Status) Status {
@@ -315,20 +274,6 @@ func orExec(e ExecutionStatus) ExecutionStatus {
 		return ExecNotStarted
 	}
 	return e
-}
-
-// formatFloat writes a float the way Python's json module can read it back
-// exactly (shortest round-trip representation, always with a decimal point
-// or exponent so Python reads a float).
-func formatFloat(f float64) string {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return "null" // not representable in JSON; validation rejects it first
-	}
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	if !strings.ContainsAny(s, ".eE") {
-		s += ".0"
-	}
-	return s
 }
 
 // QuoteJSON exposes the exact-bytes string codec for other encoders (the
