@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,12 +12,6 @@ import (
 	"github.com/approve-tui/approve-tui/risk"
 	"github.com/spf13/cobra"
 )
-
-// PolicyVersion is what the CLI pins as policy_version.
-const PolicyVersion = "approve-tui/1"
-
-// noMatchReason is the risk reason of a command the classifier finds harmless.
-const noMatchReason = "no dangerous pattern matched"
 
 type submitFlags struct {
 	session, cwd, backend, requester, reason, risk string
@@ -68,53 +63,24 @@ func (a *app) submit(cmd *cobra.Command, f submitFlags, args []string) error {
 	if f.ttl < 0 {
 		return usageErrorf("--ttl must not be negative (0: never expires)")
 	}
-	v := risk.Classify(command)
-	level := v.Level
-	var reason []string
-	if r := v.Reason(); r != "" {
-		reason = append(reason, r)
-	} else if f.reason == "" {
-		reason = append(reason, noMatchReason)
-	}
-	if f.risk != "" {
-		want := model.RiskLevel(strings.ToLower(f.risk))
-		if !want.Valid() {
-			return usageErrorf("--risk %q is not one of low, medium, high", f.risk)
-		}
-		if want.Rank() < level.Rank() {
-			return usageErrorf("--risk %s would lower the classifier's risk %s: --risk may only raise it", want, level)
-		}
-		if want.Rank() > level.Rank() {
-			reason = append(reason, fmt.Sprintf("raised from %s to %s by the submitter", level, want))
-			level = want
-		}
-	}
-	if f.reason != "" {
-		reason = append(reason, f.reason)
-	}
-
 	actor := a.actor()
-	p := &model.Proposal{
-		ApprovalID:               model.NewID(),
-		SessionKey:               f.session,
-		Requester:                f.requester,
-		Command:                  command,
-		Cwd:                      f.cwd,
-		Backend:                  f.backend,
-		RiskLevel:                level,
-		RiskReason:               strings.Join(reason, "; "),
-		PolicyDecision:           model.PolicyNeedsApproval,
-		PolicyVersion:            PolicyVersion,
-		RequiresExplicitApproval: true,
-		DefaultDecision:          model.DefaultDeny,
-		DiffSummary:              f.diffSummary,
+	d := risk.Draft{
+		Command:     command,
+		SessionKey:  f.session,
+		Requester:   f.requester,
+		Cwd:         f.cwd,
+		Backend:     f.backend,
+		DiffSummary: f.diffSummary,
+		Raise:       model.RiskLevel(strings.ToLower(f.risk)),
+		Context:     f.reason,
+		TTL:         f.ttl,
 	}
-	if p.SessionKey == "" {
-		p.SessionKey = "cli:" + actor.Name
+	if d.SessionKey == "" {
+		d.SessionKey = "cli:" + actor.Name
 	}
-	if p.Cwd == "" {
+	if d.Cwd == "" {
 		if wd, err := os.Getwd(); err == nil {
-			p.Cwd = wd
+			d.Cwd = wd
 		}
 	}
 	if f.diffFile != "" {
@@ -130,19 +96,22 @@ func (a *app) submit(cmd *cobra.Command, f submitFlags, args []string) error {
 		if err != nil {
 			return fmt.Errorf("--diff-file: %w", err)
 		}
-		p.DiffText = string(diff)
+		d.DiffText = string(diff)
 	}
 
+	if f.risk != "" && !d.Raise.Valid() {
+		return usageErrorf("--risk %q is not one of low, medium, high", f.risk)
+	}
+	p, v, err := risk.Propose(d, time.Now())
+	var lower *risk.LowerRiskError
+	if errors.As(err, &lower) {
+		return usageErrorf("--risk %s would lower the classifier's risk %s: --risk may only raise it", lower.Asked, lower.Classified)
+	}
 	s, err := a.open(cmd.Context(), false)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	now := s.Now()
-	p.CreatedAt = model.Epoch(now)
-	if f.ttl > 0 {
-		p.ExpiresAt = model.F64(model.Epoch(now.Add(f.ttl)))
-	}
 	if err := s.Submit(cmd.Context(), p, actor); err != nil {
 		return err
 	}

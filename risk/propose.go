@@ -1,0 +1,104 @@
+package risk
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/approve-tui/approve-tui/model"
+)
+
+// PolicyVersion is what approve-tui pins as policy_version.
+const PolicyVersion = "approve-tui/1"
+
+// NoMatchReason is the risk reason of a command no rule matches.
+const NoMatchReason = "no dangerous pattern matched"
+
+// Draft is what a surface knows about a command it wants approved. Every
+// surface that submits (the CLI, the runner, the Claude Code hook, the demo
+// agent) builds its proposal from one with Propose, so that risk is pinned
+// the same way everywhere.
+type Draft struct {
+	Command     string
+	SessionKey  string
+	Requester   string
+	Cwd         string
+	Backend     string
+	Env         map[string]string
+	DiffText    string
+	DiffSummary string
+	DisplayText string
+	// Raise may only raise the classifier's level ("" keeps it).
+	Raise model.RiskLevel
+	// Context is added to the classifier's reason, never replaces it.
+	Context string
+	// TTL until expiry (0: never expires).
+	TTL time.Duration
+	// ID is the approval id ("" draws a new one).
+	ID string
+}
+
+// LowerRiskError: a draft asked to lower the classifier's risk.
+type LowerRiskError struct{ Asked, Classified model.RiskLevel }
+
+func (e *LowerRiskError) Error() string {
+	return fmt.Sprintf("risk %s would lower the classifier's %s: risk may only be raised", e.Asked, e.Classified)
+}
+
+// Propose classifies d.Command and pins the verdict into a new, valid,
+// pending proposal created at now. Risk and reason come from the
+// classifier; Raise may only raise them; high risk always defaults to deny.
+func Propose(d Draft, now time.Time) (*model.Proposal, Verdict, error) {
+	v := Classify(d.Command)
+	level := v.Level
+	var reason []string
+	if r := v.Reason(); r != "" {
+		reason = append(reason, r)
+	} else if d.Context == "" {
+		reason = append(reason, NoMatchReason)
+	}
+	if d.Raise != "" {
+		if !d.Raise.Valid() {
+			return nil, v, fmt.Errorf("risk %q is not one of low, medium, high", d.Raise)
+		}
+		if d.Raise.Rank() < level.Rank() {
+			return nil, v, &LowerRiskError{Asked: d.Raise, Classified: level}
+		}
+		if d.Raise.Rank() > level.Rank() {
+			reason = append(reason, fmt.Sprintf("raised from %s to %s by the submitter", level, d.Raise))
+			level = d.Raise
+		}
+	}
+	if d.Context != "" {
+		reason = append(reason, d.Context)
+	}
+	id := d.ID
+	if id == "" {
+		id = model.NewID()
+	}
+	p := &model.Proposal{
+		ApprovalID:               id,
+		CreatedAt:                model.Epoch(now),
+		Status:                   model.StatusPending,
+		SessionKey:               d.SessionKey,
+		Requester:                d.Requester,
+		Command:                  d.Command,
+		Cwd:                      d.Cwd,
+		Backend:                  d.Backend,
+		EnvOverrides:             d.Env,
+		RiskLevel:                level,
+		RiskReason:               strings.Join(reason, "; "),
+		PolicyDecision:           model.PolicyNeedsApproval,
+		PolicyVersion:            PolicyVersion,
+		RequiresExplicitApproval: true,
+		DefaultDecision:          model.DefaultDeny,
+		DiffText:                 d.DiffText,
+		DiffSummary:              d.DiffSummary,
+		DisplayText:              d.DisplayText,
+		ExecutionStatus:          model.ExecNotStarted,
+	}
+	if d.TTL > 0 {
+		p.ExpiresAt = model.F64(model.Epoch(now.Add(d.TTL)))
+	}
+	return p, v, p.Validate()
+}
