@@ -15,7 +15,7 @@ import (
 
 // Get reads one proposal.
 func (s *Store) Get(ctx context.Context, id string) (*Record, error) {
-	rec, err := scanRecord(s.rdb.QueryRowContext(ctx, `SELECT `+s.cols()+` FROM gateway_approvals g WHERE g.approval_id = ?`, id), s.now())
+	rec, err := s.scanRecord(s.rdb.QueryRowContext(ctx, `SELECT `+s.cols()+` FROM gateway_approvals g WHERE g.approval_id = ?`, id), s.now())
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -116,7 +116,7 @@ func (s *Store) queryRecords(ctx context.Context, now time.Time, q string, args 
 	defer rows.Close()
 	var out []*Record
 	for rows.Next() {
-		rec, err := scanRecord(rows, now)
+		rec, err := s.scanRecord(rows, now)
 		if err != nil {
 			return nil, classify("list", err)
 		}
@@ -299,24 +299,24 @@ func (s *Store) indexRows(ctx context.Context, q string, args ...any) error {
 	}
 	now := s.now()
 	type ent struct {
-		id       string
-		eff, cls int
-		exp      *float64
+		id  string
+		eff int
+		exp *float64
 	}
 	var ents []ent
 	for rows.Next() {
-		rec, err := scanRecord(rows, now)
+		rec, err := s.scanRecord(rows, now)
 		if err != nil {
 			rows.Close()
 			return err
 		}
-		ents = append(ents, ent{rec.ApprovalID, rec.EffectiveRisk.Rank(), rec.ClassifierRisk.Rank(), rec.ExpiresAt})
+		ents = append(ents, ent{rec.ApprovalID, rec.EffectiveRisk.Rank(), rec.ExpiresAt})
 	}
 	if err := rows.Close(); err != nil {
 		return err
 	}
 	for _, e := range ents {
-		if _, err := s.ws.rankPut.ExecContext(ctx, e.id, e.eff, e.cls, nullFloat(e.exp)); err != nil {
+		if _, err := s.ws.rankPut.ExecContext(ctx, e.id, e.eff, nullFloat(e.exp)); err != nil {
 			return err
 		}
 	}
@@ -330,7 +330,7 @@ func (s *Store) listPendingIndexed(ctx context.Context, now time.Time, o ListOpt
 	nowE := model.Epoch(now)
 	skip, need := o.Offset, o.Limit
 	var out []*Record
-	const base = `SELECT r.class_rank, ` + rowColumns + ` FROM approve_tui_rank r
+	const base = `SELECT ` + rowColumns + ` FROM approve_tui_rank r
 		JOIN gateway_approvals g ON g.approval_id = r.approval_id
 		WHERE r.rank = ? AND g.status = 'pending' AND (g.expires_at IS NULL OR g.expires_at > ?) AND `
 	queries := []string{
@@ -352,9 +352,8 @@ func (s *Store) listPendingIndexed(ctx context.Context, now time.Time, o ListOpt
 				return nil, err
 			}
 			for rows.Next() {
-				var cls int
 				var r rawRow
-				if err := rows.Scan(append([]any{&cls}, r.dest()...)...); err != nil {
+				if err := rows.Scan(r.dest()...); err != nil {
 					rows.Close()
 					return nil, err
 				}
@@ -362,7 +361,7 @@ func (s *Store) listPendingIndexed(ctx context.Context, now time.Time, o ListOpt
 					skip--
 					continue
 				}
-				out = append(out, r.decode(now, model.RiskFromRank(cls)))
+				out = append(out, r.decode(now, &s.decoded))
 				need--
 			}
 			if err := rows.Close(); err != nil {

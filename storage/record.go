@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/approve-tui/approve-tui/model"
@@ -63,26 +64,60 @@ func (r *rawRow) dest() []any {
 }
 
 // scanRecord reads and decodes one row of rowColumns.
-func scanRecord(sc rowScanner, now time.Time) (*Record, error) {
+func (s *Store) scanRecord(sc rowScanner, now time.Time) (*Record, error) {
 	var r rawRow
 	if err := sc.Scan(r.dest()...); err != nil {
 		return nil, err
 	}
-	return r.decode(now, ""), nil
+	return r.decode(now, &s.decoded), nil
 }
 
-// decode builds the Record. classified is the classifier's verdict when the
-// caller already knows it (from the rank index), "" to compute it.
-func (r *rawRow) decode(now time.Time, classified model.RiskLevel) *Record {
-	var problems []string
-	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+// payloadView is everything a record derives from its id and payload_json
+// alone: the decoded proposal, the problems found in the payload, hidden
+// content, and the classifier's verdict. Payloads are written once, so it is
+// cached by id and compared by payload text.
+type payloadView struct {
+	payload    string
+	proposal   model.Proposal
+	problems   []string
+	findings   []string
+	classified model.RiskLevel
+}
 
-	rec := &Record{RowID: r.rowid}
-	idStr, ok := asText(r.id)
-	if !ok || idStr == "" {
-		bad("approval_id column is empty or not text")
+// decodeCache keeps recent payloadViews; listing a page of already-seen
+// proposals then costs only the column reads. It is bounded and simply
+// starts over when full.
+type decodeCache struct {
+	mu sync.Mutex
+	m  map[string]*payloadView
+}
+
+const decodeCacheMax = 4096
+
+func (c *decodeCache) view(id, payload string, ok bool) *payloadView {
+	if c != nil && ok {
+		c.mu.Lock()
+		v := c.m[id]
+		c.mu.Unlock()
+		if v != nil && v.payload == payload {
+			return v
+		}
 	}
-	raw, ok := asText(r.payload)
+	v := decodePayloadView(id, payload, ok)
+	if c != nil && ok {
+		c.mu.Lock()
+		if c.m == nil || len(c.m) >= decodeCacheMax {
+			c.m = make(map[string]*payloadView, 256)
+		}
+		c.m[id] = v
+		c.mu.Unlock()
+	}
+	return v
+}
+
+func decodePayloadView(idStr, raw string, ok bool) *payloadView {
+	v := &payloadView{payload: raw}
+	bad := func(format string, args ...any) { v.problems = append(v.problems, fmt.Sprintf(format, args...)) }
 	var p *model.Proposal
 	if !ok {
 		bad("payload_json is not text")
@@ -100,9 +135,28 @@ func (r *rawRow) decode(now time.Time, classified model.RiskLevel) *Record {
 		bad("payload approval_id %q does not match the row's %q", model.Sanitize(p.ApprovalID, model.Line), model.Sanitize(idStr, model.Line))
 	}
 	p.ApprovalID = idStr
-	if verr := p.Validate(); verr != nil && len(problems) == 0 {
+	if verr := p.Validate(); verr != nil && len(v.problems) == 0 {
 		bad("%s", verr.Error())
 	}
+	v.proposal = *p
+	v.findings = agentFindings(p)
+	v.classified = risk.Classify(p.Command).Level
+	return v
+}
+
+// decode builds the Record: the payload's view (cached) with the row's
+// columns laid over its lifecycle keys.
+func (r *rawRow) decode(now time.Time, cache *decodeCache) *Record {
+	idStr, idOK := asText(r.id)
+	raw, ok := asText(r.payload)
+	v := cache.view(idStr, raw, ok)
+	problems := append([]string(nil), v.problems...)
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	if !idOK || idStr == "" {
+		bad("approval_id column is empty or not text")
+	}
+	rec := &Record{RowID: r.rowid, Proposal: v.proposal, Findings: v.findings, ClassifierRisk: v.classified}
+	p := &rec.Proposal
 
 	// The row's columns override the payload's lifecycle keys; expires_at is
 	// the column the compare-and-set enforces, so it is the one shown.
@@ -135,18 +189,12 @@ func (r *rawRow) decode(now time.Time, classified model.RiskLevel) *Record {
 		p.ExecutionRecordedAt = model.F64(f)
 	}
 
-	rec.Proposal = *p
-	rec.EffectiveStatus = rec.Proposal.EffectiveStatus(now)
-	rec.Findings = agentFindings(&rec.Proposal)
-	if classified == "" {
-		classified = risk.Classify(rec.Command).Level
-	}
-	rec.ClassifierRisk = classified
+	rec.EffectiveStatus = p.EffectiveStatus(now)
 	if len(problems) > 0 {
 		rec.Corrupt = joinProblems(problems)
 		rec.EffectiveRisk = model.RiskUnknown
 	} else {
-		rec.EffectiveRisk = model.MaxRisk(rec.RiskLevel, rec.ClassifierRisk)
+		rec.EffectiveRisk = model.MaxRisk(p.RiskLevel, rec.ClassifierRisk)
 	}
 	return rec
 }

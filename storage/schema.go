@@ -63,7 +63,6 @@ var migrations = []string{
 	CREATE TABLE IF NOT EXISTS approve_tui_rank (
 		approval_id TEXT PRIMARY KEY,
 		rank INTEGER NOT NULL,
-		class_rank INTEGER NOT NULL,
 		expires_at REAL) WITHOUT ROWID;
 	CREATE INDEX IF NOT EXISTS approve_tui_rank_order ON approve_tui_rank(rank, expires_at);`,
 }

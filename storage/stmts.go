@@ -45,7 +45,7 @@ func prepareWriter(ctx context.Context, c *sql.Conn) (*writerStmts, error) {
 		RETURNING approval_id, expires_at`)
 	ws.execution = prep(`UPDATE gateway_approvals SET execution_status = ?, execution_reason = ?,
 		execution_recorded_at = ? WHERE approval_id = ? AND status = 'consumed' AND execution_status = ?`)
-	ws.rankPut = prep(`INSERT OR REPLACE INTO approve_tui_rank (approval_id, rank, class_rank, expires_at) VALUES (?, ?, ?, ?)`)
+	ws.rankPut = prep(`INSERT OR REPLACE INTO approve_tui_rank (approval_id, rank, expires_at) VALUES (?, ?, ?)`)
 	ws.rankDel = prep(`DELETE FROM approve_tui_rank WHERE approval_id = ?`)
 	ws.auditHead = prep(`SELECT value FROM approve_tui_meta WHERE key = 'audit_head'`)
 	ws.auditInsert = prep(`INSERT INTO approve_tui_audit (seq, at, approval_id, event, outcome, reason, actor,

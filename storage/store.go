@@ -68,7 +68,8 @@ type Store struct {
 
 	rdb *sql.DB // readers
 
-	rank rankState
+	rank    rankState
+	decoded decodeCache
 }
 
 // ErrMissing is returned by Open for a path that does not exist when

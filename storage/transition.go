@@ -151,9 +151,8 @@ func (s *Store) Submit(ctx context.Context, p *model.Proposal, actor model.Actor
 		if _, err := s.ws.insert.ExecContext(ctx, p.ApprovalID, p.CreatedAt, nullFloat(p.ExpiresAt), string(payload)); err != nil {
 			return nil, err
 		}
-		cls := risk.Classify(p.Command).Level
-		eff := model.MaxRisk(p.RiskLevel, cls)
-		if _, err := s.ws.rankPut.ExecContext(ctx, p.ApprovalID, eff.Rank(), cls.Rank(), nullFloat(p.ExpiresAt)); err != nil {
+		eff := risk.Effective(p.RiskLevel, p.Command)
+		if _, err := s.ws.rankPut.ExecContext(ctx, p.ApprovalID, eff.Rank(), nullFloat(p.ExpiresAt)); err != nil {
 			return nil, err
 		}
 		return []auditEntry{{id: p.ApprovalID, event: EventSubmit, outcome: OutcomeOK, detail: map[string]any{
@@ -233,7 +232,7 @@ func (s *Store) Deny(ctx context.Context, id string, actor model.Actor, reason s
 // pendingRow reads id inside the write transaction and refuses unless it is
 // pending and unexpired.
 func (s *Store) pendingRow(ctx context.Context, id string) (*Record, error) {
-	rec, err := scanRecord(s.ws.get.QueryRowContext(ctx, id), s.now())
+	rec, err := s.scanRecord(s.ws.get.QueryRowContext(ctx, id), s.now())
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -328,7 +327,7 @@ func (s *Store) RecordExecution(ctx context.Context, id string, outcome model.Ex
 		if outcome == model.ExecNotStarted || !outcome.Valid() {
 			return nil, &InvalidTransitionError{ID: id, Reason: fmt.Sprintf("%q is not an outcome", outcome)}
 		}
-		rec, err := scanRecord(s.ws.get.QueryRowContext(ctx, id), s.now())
+		rec, err := s.scanRecord(s.ws.get.QueryRowContext(ctx, id), s.now())
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, ErrNotFound
 		}
