@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -218,5 +219,35 @@ func TestSchemaNewerThanUnderstoodRefusesWrites(t *testing.T) {
 	}
 	if l, err := s2.List(ctx, ListOptions{}); err != nil || len(l) != 1 {
 		t.Fatalf("viewing still works: %v %v", ids(l), err)
+	}
+}
+
+// A full disk (here: SQLite's page limit reached) refuses the write with a
+// clear message and loses nothing already stored.
+func TestDiskFullIsUnavailableAndLosesNothing(t *testing.T) {
+	s, c := newStore(t)
+	mustSubmit(t, s, proposal("full0", "rm -rf /srv", model.RiskHigh, c.Now(), time.Hour))
+	var pages int
+	if err := s.w.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.w.ExecContext(ctx, `PRAGMA max_page_count = `+strconv.Itoa(pages)); err != nil {
+		t.Fatal(err)
+	}
+	big := proposal("full1", "rm -rf /srv", model.RiskHigh, c.Now(), time.Hour)
+	big.DiffText = strings.Repeat("+ a line of a very large diff\n", 20000)
+	err := s.Submit(ctx, big, agent)
+	var un *UnavailableError
+	if !errors.As(err, &un) || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("submit on a full disk: %v", err)
+	}
+	if _, err := s.Get(ctx, "full1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("half-written proposal: %v", err)
+	}
+	if r, err := s.Get(ctx, "full0"); err != nil || r.Status != model.StatusPending {
+		t.Fatalf("existing row: %v %v", r, err)
+	}
+	if res, err := s.VerifyAudit(ctx); err != nil || !res.OK {
+		t.Fatalf("audit after the failure: %+v %v", res, err)
 	}
 }
