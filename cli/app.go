@@ -111,9 +111,15 @@ func (a *app) root() *cobra.Command {
 		Long: `approve-tui: a human approves or denies the shell commands AI agents propose,
 through the Hermes-compatible approval table in a SQLite file.
 
+With no command it opens the console: pending proposals, most urgent first,
+each shown whole before it can be approved by retyping its id. --read-only
+opens it as a watcher. "approve-tui demo" opens it on a fresh demo database.
+
 The database is --db, else $APPROVE_TUI_DB, else $HERMES_HOME/state.db
 (HERMES_HOME defaults to ~/.hermes).
 ` + exitCodesHelp,
+		Args:              cobra.ArbitraryArgs,
+		RunE:              a.consoleRun,
 		SilenceUsage:      true,
 		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: true},
 		SilenceErrors:     true,
@@ -138,7 +144,7 @@ The database is --db, else $APPROVE_TUI_DB, else $HERMES_HOME/state.db
 	pf.BoolVar(&a.readOnly, "read-only", false, "open the store read-only: decisions are refused (exit 6)")
 
 	root.AddCommand(a.initCmd(), a.submitCmd(), a.listCmd(), a.showCmd(), a.approveCmd(),
-		a.denyCmd(), a.expireCmd(), a.waitCmd(), a.auditCmd())
+		a.denyCmd(), a.expireCmd(), a.waitCmd(), a.auditCmd(), a.demoCmd())
 	return root
 }
 

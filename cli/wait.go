@@ -3,10 +3,9 @@ package cli
 import (
 	"context"
 	"errors"
-	"os"
-	"sync"
 	"time"
 
+	"github.com/approve-tui/approve-tui/agent"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 	"github.com/spf13/cobra"
@@ -92,7 +91,8 @@ func (a *app) wait(ctx context.Context, id string, timeout time.Duration) error 
 			return a.waitDone(ctx, s, rec)
 		}
 		if stopBeat == nil {
-			stopBeat = a.heartbeat(s, id)
+			// Best effort: a missed beat only makes the waiter look gone.
+			stopBeat = agent.KeepAlive(ctx, s, agent.LocalWaiter(id, model.SurfaceCLI), 0, nil)
 		}
 		wctx, cancel := ctx, context.CancelFunc(func() {})
 		if rec.ExpiresAt != nil {
@@ -107,41 +107,6 @@ func (a *app) wait(ctx context.Context, id string, timeout time.Duration) error 
 		if err != nil && wctx.Err() == nil {
 			return err
 		}
-	}
-}
-
-// heartbeat marks this process as a live waiter on id until the returned
-// stop is called, which also removes the mark. It returns a no-op for a
-// read-only store.
-func (a *app) heartbeat(s *storage.Store, id string) (stop func()) {
-	if s.ReadOnlyReason() != "" {
-		return func() {}
-	}
-	host, _ := os.Hostname()
-	me := storage.Waiter{ApprovalID: id, Host: host, PID: os.Getpid(), Surface: string(model.SurfaceCLI)}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(storage.HeartbeatInterval)
-		defer t.Stop()
-		for {
-			_ = s.Heartbeat(ctx, me) // best effort: a missed beat only makes the waiter look gone
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			cancel()
-			wg.Wait()
-			_ = s.RemoveWaiter(context.Background(), me) // best effort: a stale row reads as gone
-		})
 	}
 }
 

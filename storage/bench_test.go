@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -318,4 +319,50 @@ func buildBigFile(b *testing.B, path string, total, pending int) {
 		b.Fatal(err)
 	}
 	db.Close()
+}
+
+// BenchmarkWatchLatency: another connection commits; how long until a
+// Watcher's Wait returns. Also reports the watcher's idle CPU share
+// (process CPU time over wall time while Wait sits with nothing committed).
+func BenchmarkWatchLatency(b *testing.B) {
+	s := benchStore(b, "NORMAL")
+	w, err := s.Watch(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	other := rawDB(b, s.Path())
+	if _, err := other.Exec(`CREATE TABLE IF NOT EXISTS bench_ping (n INTEGER)`); err != nil {
+		b.Fatal(err)
+	}
+	w.Changed(ctx)
+	lat := make(latencies, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		done := make(chan time.Time, 1)
+		go func() {
+			w.Wait(ctx)
+			done <- time.Now()
+		}()
+		time.Sleep(2 * time.Millisecond) // the watcher is idle when the commit comes
+		t0 := time.Now()
+		if _, err := other.Exec(`INSERT INTO bench_ping VALUES (?)`, i); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, (<-done).Sub(t0))
+	}
+	b.StopTimer()
+	lat.report(b)
+
+	// Idle: nothing commits for 3 s.
+	var before, after syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &before)
+	start := time.Now()
+	idleCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	w.Wait(idleCtx)
+	cancel()
+	wall := time.Since(start)
+	syscall.Getrusage(syscall.RUSAGE_SELF, &after)
+	cpu := time.Duration(after.Utime.Nano()+after.Stime.Nano()-before.Utime.Nano()-before.Stime.Nano()) * time.Nanosecond
+	b.ReportMetric(100*cpu.Seconds()/wall.Seconds(), "idle-cpu-%")
 }

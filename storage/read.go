@@ -371,3 +371,26 @@ func (s *Store) listPendingIndexed(ctx context.Context, now time.Time, o ListOpt
 	}
 	return out, nil
 }
+
+// CountPending counts the proposals pending and unexpired now.
+func (s *Store) CountPending(ctx context.Context) (int, error) {
+	var n int
+	err := s.rdb.QueryRowContext(ctx, `SELECT count(*) FROM gateway_approvals
+		WHERE status = 'pending' AND (expires_at IS NULL OR expires_at > ?)`, model.Epoch(s.now())).Scan(&n)
+	return n, classify("count", err)
+}
+
+// DenyReason returns the reason recorded with the deny event of id, if any.
+func (s *Store) DenyReason(ctx context.Context, id string) (string, error) {
+	evs, err := s.Audit(ctx, AuditQuery{ApprovalID: id, Limit: 20})
+	if err != nil {
+		return "", err
+	}
+	for _, e := range evs {
+		if e.Event == EventDeny && e.Outcome == OutcomeOK {
+			r, _ := e.Detail["reason"].(string)
+			return r, nil
+		}
+	}
+	return "", nil
+}

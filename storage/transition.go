@@ -79,7 +79,7 @@ func (s *Store) run(ctx context.Context, t transition) error {
 	err := s.inWriteTxLocked(ctx, t.event, func(ctx context.Context) error {
 		var entries []auditEntry
 		if t.actor.ReadOnly {
-			refusal = &ReadOnlyError{Reason: t.actor.String() + " is a watcher (read-only session) and cannot " + t.event}
+			refusal = &ReadOnlyError{Reason: t.actor.String() + " is a watcher (read-only) and cannot " + t.event}
 		} else {
 			var err error
 			entries, err = t.apply(ctx)

@@ -90,21 +90,43 @@ func (w *Watcher) Changed(ctx context.Context) (bool, error) {
 	return false, nil
 }
 
+// settleChecks are the re-checks after a file event: the event for the WAL
+// write arrives before the writer's commit is visible (inotify fires on the
+// write, the commit lands a fraction of a millisecond later), so one check
+// would usually miss it and fall back to the slow poll.
+var settleChecks = []time.Duration{
+	500 * time.Microsecond, time.Millisecond, 2 * time.Millisecond, 4 * time.Millisecond,
+	8 * time.Millisecond, 16 * time.Millisecond, 32 * time.Millisecond, 64 * time.Millisecond,
+}
+
 // Wait blocks until a commit is seen (or ctx ends).
 func (w *Watcher) Wait(ctx context.Context) error {
 	t := time.NewTimer(w.poll)
 	defer t.Stop()
+	settle := -1 // index into settleChecks while re-checking after an event
 	for {
 		changed, err := w.Changed(ctx)
 		if err != nil || changed {
 			return err
 		}
+		next := w.poll
+		if settle >= 0 && settle < len(settleChecks) {
+			next = settleChecks[settle]
+			settle++
+		}
+		if !t.Stop() {
+			select {
+			case <-t.C:
+			default:
+			}
+		}
+		t.Reset(next)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-w.wake:
+			settle = 0
 		case <-t.C:
-			t.Reset(w.poll)
 		}
 	}
 }

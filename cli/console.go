@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+	"github.com/spf13/cobra"
+
+	"github.com/approve-tui/approve-tui/demo"
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/storage"
+	"github.com/approve-tui/approve-tui/tui"
+)
+
+// consoleRun is the root command's action: the interactive console on the
+// database named by the global flags.
+func (a *app) consoleRun(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErrorf("unknown command %q", args[0])
+	}
+	s, err := a.open(cmd.Context(), false)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return a.runConsole(cmd.Context(), s)
+}
+
+// runConsole runs the Bubble Tea console on s until the operator quits.
+// The renderer follows the output terminal: NO_COLOR and monochrome
+// terminals get plain text, light and dark backgrounds their own colours.
+func (a *app) runConsole(ctx context.Context, s *storage.Store) error {
+	actor := model.LocalActor(model.SurfaceTUI)
+	actor.ReadOnly = a.readOnly
+	r := lipgloss.NewRenderer(a.out, termenv.WithColorCache(true))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	m := tui.New(tui.Options{Store: s, Actor: actor, Renderer: r, Context: ctx})
+	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithInput(a.in), tea.WithOutput(a.out))
+	_, err := p.Run()
+	if err == tea.ErrProgramKilled && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+func (a *app) demoCmd() *cobra.Command {
+	var seed int64
+	cmd := &cobra.Command{
+		Use:   "demo [--db PATH] [--seed N]",
+		Short: "Open the console on a fresh demo database with a simulated agent",
+		Long: `Create a fresh demo database (in a temporary directory unless --db names a
+file that does not exist yet), seed it with a varied set of proposals (every
+risk level, diffs, a long command, a heredoc, hostile strings, one about to
+expire, one expired, one corrupt, one written the way Hermes writes it), and
+open the console on it. A simulated agent in the same process keeps
+submitting proposals every few seconds, waits on them as a live waiter, and
+records an execution outcome for those approved (it runs nothing).
+
+With --seed N the ids and contents are the same on every run, so scripts
+and documentation can refer to them.` + exitCodesHelp,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, cancel := context.WithCancel(cmd.Context())
+			defer cancel()
+			path := ""
+			if cmd.Flags().Changed("db") {
+				path = a.db
+				if _, err := os.Stat(path); err == nil {
+					return usageErrorf("--db %s exists: the demo needs a fresh file (it writes demo data)", path)
+				}
+			} else {
+				dir, err := os.MkdirTemp("", "approve-tui-demo-")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(dir)
+				path = filepath.Join(dir, "state.db")
+			}
+			s, err := storage.Open(ctx, path, storage.Options{Create: true, BusyTimeout: a.lockTimeout})
+			if err != nil {
+				return &storeOpenError{err: err}
+			}
+			defer s.Close()
+			if !cmd.Flags().Changed("seed") {
+				seed = time.Now().UnixNano()
+			}
+			if _, err := demo.Seed(ctx, s, seed, s.Now()); err != nil {
+				return err
+			}
+			agentDone := make(chan struct{})
+			go func() {
+				defer close(agentDone)
+				_ = demo.RunAgent(ctx, s, demo.AgentOptions{Seed: seed})
+			}()
+			err = a.runConsole(ctx, s)
+			cancel()
+			<-agentDone
+			return err
+		},
+	}
+	cmd.Flags().Int64Var(&seed, "seed", 0, "make ids and contents deterministic")
+	return cmd
+}

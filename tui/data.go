@@ -1,0 +1,141 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/storage"
+)
+
+// All I/O happens in these commands. Each closure copies what it needs from
+// the model when it is made and never touches the model afterwards; results
+// carry the generation they were asked for, and Update drops stale ones.
+
+// MaxLoaded is how many of the most urgent pending proposals the console
+// holds; the header says when more are pending.
+const MaxLoaded = 5000
+
+type (
+	// pendingMsg carries a fresh load of the pending list.
+	pendingMsg struct {
+		gen   int
+		rows  []*storage.Record
+		total int
+		at    time.Time
+		err   error
+	}
+	// historyMsg carries the audit log's recent events.
+	historyMsg struct {
+		gen    int
+		events []storage.AuditEvent
+		err    error
+	}
+	// waiterMsg carries the waiter state of one proposal.
+	waiterMsg struct {
+		id string
+		ws storage.WaiterStatus
+	}
+	// watchReadyMsg hands over the store watcher.
+	watchReadyMsg struct {
+		w   *storage.Watcher
+		err error
+	}
+	// changedMsg: another connection committed.
+	changedMsg struct{ err error }
+	// tickMsg drives countdowns.
+	tickMsg time.Time
+	// decidedMsg is the outcome of an approve or deny.
+	decidedMsg struct {
+		id, action string
+		rec        *storage.Record
+		noWaiter   bool
+		err        error
+	}
+	// goneMsg explains a proposal that left the pending list elsewhere.
+	goneMsg struct {
+		id  string
+		rec *storage.Record
+		err error
+	}
+)
+
+func loadPending(ctx context.Context, s *storage.Store, gen int) tea.Cmd {
+	return func() tea.Msg {
+		rows, err := s.List(ctx, storage.ListOptions{Limit: MaxLoaded})
+		if err != nil {
+			return pendingMsg{gen: gen, err: err}
+		}
+		total := len(rows)
+		if total == MaxLoaded {
+			if n, err := s.CountPending(ctx); err == nil {
+				total = n
+			}
+		}
+		return pendingMsg{gen: gen, rows: rows, total: total, at: s.Now()}
+	}
+}
+
+func loadHistory(ctx context.Context, s *storage.Store, gen int) tea.Cmd {
+	return func() tea.Msg {
+		evs, err := s.Audit(ctx, storage.AuditQuery{Limit: 500})
+		return historyMsg{gen: gen, events: evs, err: err}
+	}
+}
+
+func loadWaiter(ctx context.Context, s *storage.Store, id string) tea.Cmd {
+	return func() tea.Msg {
+		ws, err := s.WaiterState(ctx, id)
+		if err != nil {
+			return nil
+		}
+		return waiterMsg{id: id, ws: ws}
+	}
+}
+
+func startWatch(ctx context.Context, s *storage.Store) tea.Cmd {
+	return func() tea.Msg {
+		w, err := s.Watch(ctx)
+		return watchReadyMsg{w: w, err: err}
+	}
+}
+
+func waitChange(ctx context.Context, w *storage.Watcher) tea.Cmd {
+	return func() tea.Msg {
+		err := w.Wait(ctx)
+		if errors.Is(err, context.Canceled) {
+			return nil
+		}
+		return changedMsg{err: err}
+	}
+}
+
+func tick() tea.Cmd {
+	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+// approve and deny call the store's single decision path.
+func approve(ctx context.Context, s *storage.Store, id, typed string, actor model.Actor) tea.Cmd {
+	return func() tea.Msg {
+		ws, _ := s.WaiterState(ctx, id)
+		rec, err := s.Consume(ctx, id, typed, actor)
+		return decidedMsg{id: id, action: "approve", rec: rec, err: err, noWaiter: ws.State != storage.WaiterLive}
+	}
+}
+
+func deny(ctx context.Context, s *storage.Store, id, reason string, actor model.Actor) tea.Cmd {
+	return func() tea.Msg {
+		rec, err := s.Deny(ctx, id, actor, reason)
+		return decidedMsg{id: id, action: "deny", rec: rec, err: err}
+	}
+}
+
+func explainGone(ctx context.Context, s *storage.Store, id string) tea.Cmd {
+	return func() tea.Msg {
+		rec, err := s.Get(ctx, id)
+		return goneMsg{id: id, rec: rec, err: err}
+	}
+}

@@ -1,0 +1,253 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/approve-tui/approve-tui/diffview"
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/storage"
+)
+
+// detail is the pane that shows one proposal whole. Its lines are built in
+// Update (when the proposal, its waiter, the width or the clock change);
+// View only slices them. It remembers how far the operator has scrolled, so
+// that approve opens only once everything was on screen (invariant 8).
+type detail struct {
+	st            Styles
+	width, height int
+
+	rec    *storage.Record
+	waiter *storage.WaiterStatus
+
+	head, body []string // head: fields that tick; body: command and diff
+	bodyKey    string   // id and width the body was built for
+	lines      []string
+	offset     int
+	seenAll    bool // every line has been on screen since this proposal was selected
+}
+
+func newDetail(st Styles) detail { return detail{st: st} }
+
+// SetSize sets the pane's inner size.
+func (d *detail) SetSize(w, h int) {
+	d.width, d.height = w, max(h, 1)
+	d.clampOffset()
+	d.markSeen()
+}
+
+// Show selects a proposal (nil clears). Selecting another one resets the
+// scroll position and what has been seen.
+func (d *detail) Show(rec *storage.Record, ws *storage.WaiterStatus, now time.Time) {
+	if rec == nil || d.rec == nil || rec.ApprovalID != d.rec.ApprovalID {
+		d.offset, d.seenAll = 0, false
+	}
+	d.rec, d.waiter = rec, ws
+	d.rebuild(now)
+}
+
+// Refresh rebuilds the lines that change with time.
+func (d *detail) Refresh(now time.Time) { d.rebuild(now) }
+
+func (d *detail) rebuild(now time.Time) {
+	if d.rec == nil || d.width <= 0 {
+		d.lines, d.head, d.body = nil, nil, nil
+		return
+	}
+	d.head = d.buildHead(now)
+	key := fmt.Sprintf("%s/%d", d.rec.ApprovalID, d.width)
+	if key != d.bodyKey {
+		d.body = d.buildBody()
+		d.bodyKey = key
+	}
+	d.lines = append(append(make([]string, 0, len(d.head)+len(d.body)), d.head...), d.body...)
+	d.clampOffset()
+	d.markSeen()
+}
+
+// Scroll moves by n lines (negative: up).
+func (d *detail) Scroll(n int) {
+	d.offset += n
+	d.clampOffset()
+	d.markSeen()
+}
+
+// ScrollTo jumps to the top (false) or the end (true).
+func (d *detail) ScrollTo(end bool) {
+	if end {
+		d.offset = len(d.lines)
+	} else {
+		d.offset = 0
+	}
+	d.clampOffset()
+	d.markSeen()
+}
+
+func (d *detail) clampOffset() {
+	d.offset = min(d.offset, max(len(d.lines)-d.height, 0))
+	d.offset = max(d.offset, 0)
+}
+
+func (d *detail) markSeen() {
+	if d.rec != nil && d.offset+d.height >= len(d.lines) {
+		d.seenAll = true
+	}
+}
+
+// Remaining is how many lines are still below the visible part.
+func (d *detail) Remaining() int { return max(len(d.lines)-d.offset-d.height, 0) }
+
+// SeenAll reports whether the whole proposal has been displayed.
+func (d *detail) SeenAll() bool { return d.seenAll }
+
+// View renders the visible lines.
+func (d *detail) View() string {
+	if d.rec == nil {
+		return d.st.Subtle.Render("No proposal selected.")
+	}
+	end := min(d.offset+d.height, len(d.lines))
+	out := make([]string, 0, d.height)
+	out = append(out, d.lines[d.offset:end]...)
+	if r := d.Remaining(); r > 0 && len(out) > 0 {
+		out[len(out)-1] = d.st.Warning.Render(fitWidth(fmt.Sprintf("▼ %d more lines: scroll to read everything before approving", r), d.width))
+	}
+	return strings.Join(out, "\n")
+}
+
+func (d *detail) field(label, value string) []string {
+	const lw = 11
+	prefix := d.st.Label.Render(padRight(label, lw))
+	return wrapIndented(prefix, value, lw, d.width)
+}
+
+// agent renders an agent string inert, escapes set apart.
+func (d *detail) agent(s string, mode model.SanitizeMode) string {
+	var b strings.Builder
+	for _, seg := range model.SanitizeSegments(s, mode) {
+		if seg.Escaped {
+			b.WriteString(d.st.Escaped.Render(seg.Text))
+		} else {
+			b.WriteString(seg.Text)
+		}
+	}
+	return b.String()
+}
+
+func (d *detail) buildHead(now time.Time) []string {
+	r := d.rec
+	st := d.st
+	var out []string
+	if r.EffectiveRisk == model.RiskHigh || r.EffectiveRisk == model.RiskUnknown {
+		out = append(out, st.Banner.Render(fitWidth(" HIGH RISK — default: deny ", d.width)))
+	}
+	if r.Corrupt != "" {
+		out = append(out, wrapIndented(st.Corrupt.Render(" CORRUPT "), " "+model.Sanitize(r.Corrupt, model.Line)+" — it can be denied, never approved", 9, d.width)...)
+	}
+	if r.Suspicious() {
+		out = append(out, wrapIndented(st.Suspicious.Render("! SUSPICIOUS"), " hidden content made visible: "+strings.Join(r.Findings, ", "), 12, d.width)...)
+	}
+	out = append(out, d.field("id", st.Bold.Render(r.ApprovalID))...)
+	riskText := st.RiskMarker(r.EffectiveRisk, 0)
+	switch {
+	case r.Corrupt != "":
+		riskText += st.Subtle.Render(" unknown: the row is corrupt")
+	case r.EffectiveRisk != r.RiskLevel:
+		riskText += st.Warning.Render(fmt.Sprintf(" pinned %s, but the classifier now says %s: the higher one holds", r.RiskLevel, r.ClassifierRisk))
+	default:
+		riskText += st.Subtle.Render(" pinned " + string(r.RiskLevel))
+	}
+	out = append(out, d.field("risk", riskText)...)
+	out = append(out, d.field("reason", d.agent(r.RiskReason, model.Line))...)
+	out = append(out, d.field("policy", fmt.Sprintf("%s · default %s%s", model.Sanitize(r.PolicyDecision, model.Line),
+		model.Sanitize(r.DefaultDecision, model.Line), map[bool]string{true: " · explicit approval required"}[r.RequiresExplicitApproval]))...)
+	out = append(out, d.field("session", d.agent(r.SessionKey, model.Line))...)
+	if r.Requester != "" {
+		out = append(out, d.field("requester", d.agent(r.Requester, model.Line))...)
+	}
+	out = append(out, d.field("cwd", orDash(d.agent(r.Cwd, model.Line)))...)
+	out = append(out, d.field("backend", orDash(d.agent(r.Backend, model.Line)))...)
+	for _, k := range sortedKeys(r.EnvOverrides) {
+		out = append(out, d.field("env", d.agent(k, model.Line)+"="+d.agent(r.EnvOverrides[k], model.Line))...)
+	}
+	out = append(out, d.field("created", ago(model.FromEpoch(r.CreatedAt), now))...)
+	out = append(out, d.field("expires", expiryText(r, now))...)
+	out = append(out, d.field("waiter", d.waiterText(now))...)
+	return out
+}
+
+func (d *detail) waiterText(now time.Time) string {
+	st := d.st
+	if d.waiter == nil {
+		return st.Subtle.Render("checking…")
+	}
+	w := d.waiter.Waiter
+	switch d.waiter.State {
+	case storage.WaiterLive:
+		return st.OK.Render("● live") + fmt.Sprintf(" — %s pid %d waiting since %s, heartbeat %s",
+			model.Sanitize(w.Host, model.Line), w.PID, ago(model.FromEpoch(w.StartedAt), now), ago(model.FromEpoch(w.HeartbeatAt), now))
+	case storage.WaiterDead:
+		return st.Error.Render("✗ dead") + fmt.Sprintf(" — %s pid %d stopped heartbeating %s: approving will not run anything",
+			model.Sanitize(w.Host, model.Line), w.PID, ago(model.FromEpoch(w.HeartbeatAt), now))
+	default:
+		return st.Warning.Render("○ none") + " — no live waiter: approving will not run anything"
+	}
+}
+
+func (d *detail) buildBody() []string {
+	r := d.rec
+	st := d.st
+	var out []string
+	out = append(out, "", st.Title.Render("command"))
+	out = append(out, indentWrap(d.agent(r.Command, model.Block), d.width, true)...)
+	if r.DisplayText != "" {
+		out = append(out, "", st.Title.Render("display text (from the agent)"))
+		out = append(out, indentWrap(d.agent(r.DisplayText, model.Block), d.width, false)...)
+	}
+	out = append(out, "")
+	switch {
+	case r.DiffText != "":
+		df, _ := diffview.Parse(r.DiffText)
+		files, add, del := diffview.Stats(df)
+		out = append(out, st.Title.Render("diff")+st.Subtle.Render(fmt.Sprintf("  %d file(s), +%d −%d", files, add, del)))
+		out = append(out, diffview.Render(df, d.width, st.Diff)...)
+	case r.DiffSummary != "":
+		out = append(out, diffview.RenderSummary(r.DiffSummary, d.width, st.Diff)...)
+	default:
+		out = append(out, diffview.RenderMissing(d.width, st.Diff)...)
+	}
+	out = append(out, st.Faint.Render("— end of proposal —"))
+	return out
+}
+
+func expiryText(r *storage.Record, now time.Time) string {
+	left, ok := r.TimeLeft(now)
+	if !ok {
+		return "never"
+	}
+	at := model.FromEpoch(*r.ExpiresAt).UTC().Format("15:04:05Z")
+	if left <= 0 {
+		return "expired " + ago(model.FromEpoch(*r.ExpiresAt), now) + " (" + at + ")"
+	}
+	return "in " + shortDur(left) + " (" + at + ")"
+}
+
+// indentWrap indents text by two columns and wraps it to width. Commands
+// are wrapped hard, at the width, so that every byte stays where it is;
+// prose wraps at spaces.
+func indentWrap(text string, width int, hard bool) []string {
+	var out []string
+	w := max(width-2, 1)
+	for _, l := range strings.Split(text, "\n") {
+		wrapped := ansi.Hardwrap(l, w, true)
+		if !hard {
+			wrapped = ansi.Wrap(l, w, "")
+		}
+		for _, part := range strings.Split(wrapped, "\n") {
+			out = append(out, "  "+part)
+		}
+	}
+	return out
+}

@@ -1,0 +1,251 @@
+package tui
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
+
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/risk"
+	"github.com/approve-tui/approve-tui/storage"
+)
+
+// Flows run the console as a real Bubble Tea program (teatest), live: the
+// store watcher and the clock run, and other connections change the file
+// underneath it.
+
+func liveConsole(t *testing.T, f *fixture, actor model.Actor) *teatest.TestModel {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	m := New(Options{Store: f.s, Actor: actor, Renderer: asciiRenderer(), Now: fixedNow, Context: ctx, Label: "flow"})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
+	t.Cleanup(func() { _ = tm.Quit() })
+	return tm
+}
+
+func waitScreen(t *testing.T, tm *teatest.TestModel, want ...string) {
+	t.Helper()
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		for _, w := range want {
+			if !bytes.Contains(b, []byte(w)) {
+				return false
+			}
+		}
+		return true
+	}, teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
+}
+
+func send(tm *teatest.TestModel, keys ...string) {
+	for _, k := range keys {
+		tm.Send(keyMsg(k))
+	}
+}
+
+// openByFilter narrows the list to one id (the filter matches ids), reads
+// the proposal to the end and opens the approve prompt.
+func openApprove(tm *teatest.TestModel, id string) {
+	send(tm, "/")
+	tm.Type(id)
+	send(tm, "enter", "enter", "end", "a")
+}
+
+func status(t *testing.T, f *fixture, id string) *storage.Record {
+	t.Helper()
+	rec, err := f.s.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+func auditCount(t *testing.T, f *fixture, id, event, outcome, reason string) int {
+	t.Helper()
+	evs, err := f.s.Audit(context.Background(), storage.AuditQuery{ApprovalID: id, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range evs {
+		if e.Event == event && e.Outcome == outcome && (reason == "" || e.Reason == reason) {
+			n++
+		}
+	}
+	return n
+}
+
+func TestFlowApproveAfterTypingTheID(t *testing.T) {
+	f := newFixture(t)
+	id := f.ids["drop"]
+	tm := liveConsole(t, f, operator)
+	waitScreen(t, tm, "15 pending")
+	openApprove(tm, id)
+	waitScreen(t, tm, "Type the approval id")
+	tm.Type(id)
+	waitScreen(t, tm, "approve: press enter")
+	send(tm, "enter")
+	waitScreen(t, tm, "approved "+id)
+	rec := status(t, f, id)
+	if rec.Status != model.StatusConsumed || rec.ConsumedBy != operator.String() {
+		t.Fatalf("after approve: %s by %q", rec.Status, rec.ConsumedBy)
+	}
+}
+
+func TestFlowWrongIDKeepsApproveDisabled(t *testing.T) {
+	f := newFixture(t)
+	id := f.ids["drop"]
+	tm := liveConsole(t, f, operator)
+	waitScreen(t, tm, "15 pending")
+	openApprove(tm, id)
+	waitScreen(t, tm, "Type the approval id")
+	tm.Type(strings.ToLower(id))
+	send(tm, "enter")
+	waitScreen(t, tm, "approve stays disabled until the typed text is exactly "+id)
+	if rec := status(t, f, id); rec.Status != model.StatusPending {
+		t.Fatalf("a wrong id changed the row: %s", rec.Status)
+	}
+	// Correcting the text enables it.
+	for range id {
+		send(tm, "backspace")
+	}
+	tm.Type(id)
+	waitScreen(t, tm, "approve: press enter")
+}
+
+func TestFlowPasteIsRefused(t *testing.T) {
+	f := newFixture(t)
+	id := f.ids["drop"]
+	tm := liveConsole(t, f, operator)
+	waitScreen(t, tm, "15 pending")
+	openApprove(tm, id)
+	waitScreen(t, tm, "Type the approval id")
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(id), Paste: true})
+	waitScreen(t, tm, "pasted text refused")
+	// Without bracketed paste, a paste is one long chunk of runes: refused too.
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(id)})
+	send(tm, "enter")
+	waitScreen(t, tm, "approve stays disabled until")
+	if rec := status(t, f, id); rec.Status != model.StatusPending {
+		t.Fatalf("a pasted id approved: %s", rec.Status)
+	}
+}
+
+func TestFlowAnotherProcessConsumesFirst(t *testing.T) {
+	f := newFixture(t)
+	id := f.ids["drop"]
+	tm := liveConsole(t, f, operator)
+	waitScreen(t, tm, "15 pending")
+	openApprove(tm, id)
+	waitScreen(t, tm, "Type the approval id")
+	tm.Type(id)
+	waitScreen(t, tm, "approve: press enter")
+
+	// Another process (its own connections to the file) approves first.
+	other, err := storage.Open(context.Background(), f.path, storage.Options{Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.Consume(context.Background(), id, id, rival); err != nil {
+		t.Fatal(err)
+	}
+	// The console notices, closes the prompt and says by whom.
+	waitScreen(t, tm, id+" was approved elsewhere by alice@laptop via cli")
+	send(tm, "enter") // the prompt is gone: enter no longer approves anything
+	time.Sleep(100 * time.Millisecond)
+	if n := auditCount(t, f, id, storage.EventApprove, storage.OutcomeOK, ""); n != 1 {
+		t.Fatalf("%d successful approvals of %s", n, id)
+	}
+	if rec := status(t, f, id); rec.ConsumedBy != rival.String() {
+		t.Fatalf("consumed by %q", rec.ConsumedBy)
+	}
+}
+
+func TestFlowLostRaceAtEnter(t *testing.T) {
+	f := newFixture(t)
+	id := f.ids["drop"]
+	m := console(t, f, operator, 100, 30)
+	selectID(t, m, id)
+	readAll(m)
+	press(m, "a")
+	typeText(m, id)
+	if _, err := f.s.Consume(context.Background(), id, id, rival); err != nil {
+		t.Fatal(err)
+	}
+	press(m, "enter")
+	screenHas(t, m, "lost: "+id+" was already approved by alice@laptop via cli")
+	if n := auditCount(t, f, id, storage.EventApprove, storage.OutcomeOK, ""); n != 1 {
+		t.Fatalf("%d successful approvals", n)
+	}
+	if n := auditCount(t, f, id, storage.EventApprove, storage.OutcomeRefused, "not_pending"); n != 1 {
+		t.Fatalf("the lost attempt was not audited (%d)", n)
+	}
+}
+
+func TestFlowDenyWithReason(t *testing.T) {
+	f := newFixture(t)
+	id := f.ids["drop"]
+	tm := liveConsole(t, f, operator)
+	waitScreen(t, tm, "15 pending")
+	send(tm, "/")
+	tm.Type(id)
+	send(tm, "enter", "d")
+	waitScreen(t, tm, "Deny "+id+"?")
+	tm.Type("archive not verified")
+	send(tm, "enter")
+	waitScreen(t, tm, "denied "+id)
+	if rec := status(t, f, id); rec.Status != model.StatusDenied {
+		t.Fatalf("status %s", rec.Status)
+	}
+	if r, _ := f.s.DenyReason(context.Background(), id); r != "archive not verified" {
+		t.Fatalf("deny reason %q", r)
+	}
+}
+
+func TestFlowReadOnlyIsRefusedByTheDecisionPath(t *testing.T) {
+	f := newFixture(t)
+	id := f.ids["drop"]
+	tm := liveConsole(t, f, watcher)
+	waitScreen(t, tm, "15 pending · pairing-guest [read-only]")
+	send(tm, "/")
+	tm.Type(id)
+	send(tm, "enter", "enter", "end", "a")
+	waitScreen(t, tm, "refused: pairing-guest via ssh is a watcher")
+	send(tm, "d")
+	waitScreen(t, tm, "cannot deny")
+	if rec := status(t, f, id); rec.Status != model.StatusPending {
+		t.Fatalf("a watcher changed the row: %s", rec.Status)
+	}
+	if n := auditCount(t, f, id, storage.EventApprove, storage.OutcomeRefused, "read_only") +
+		auditCount(t, f, id, storage.EventDeny, storage.OutcomeRefused, "read_only"); n != 2 {
+		t.Fatalf("refusals audited: %d, want 2", n)
+	}
+}
+
+func TestFlowLiveRowsAppearAndVanish(t *testing.T) {
+	f := newFixture(t)
+	tm := liveConsole(t, f, operator)
+	waitScreen(t, tm, "15 pending")
+	other, err := storage.Open(context.Background(), f.path, storage.Options{Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	p, _, err := risk.Propose(risk.Draft{Command: "zfs destroy -r tank/scratch", SessionKey: "agent:live:test", TTL: time.Hour}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Submit(context.Background(), p, rival); err != nil {
+		t.Fatal(err)
+	}
+	waitScreen(t, tm, "16 pending", "zfs destroy -r tank/scratch")
+	if _, err := other.Deny(context.Background(), p.ApprovalID, rival, "no"); err != nil {
+		t.Fatal(err)
+	}
+	waitScreen(t, tm, "15 pending")
+}

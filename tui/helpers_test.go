@@ -1,0 +1,126 @@
+package tui
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
+	"github.com/approve-tui/approve-tui/demo"
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/storage"
+)
+
+// t0 is the fixed clock of every console test.
+var t0 = time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
+
+var (
+	operator = model.Actor{Surface: model.SurfaceTUI, Name: "oncall@ops-1"}
+	watcher  = model.Actor{Surface: model.SurfaceSSH, Name: "pairing-guest", ReadOnly: true}
+	rival    = model.Actor{Surface: model.SurfaceCLI, Name: "alice@laptop"}
+)
+
+// fixture is a real store file seeded with the demo set for seed 1 at t0.
+type fixture struct {
+	path string
+	s    *storage.Store
+	ids  map[string]string // demo name -> approval id
+}
+
+func fixedNow() time.Time { return t0 }
+
+func newFixture(t testing.TB) *fixture {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := storage.Open(context.Background(), path, storage.Options{Create: true, Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, err := demo.Seed(context.Background(), s, 1, t0); err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{path: path, s: s, ids: map[string]string{}}
+	for _, e := range demo.Catalogue(1) {
+		f.ids[e.Name] = e.ID
+	}
+	return f
+}
+
+// asciiRenderer renders without colour, as golden screens are kept.
+func asciiRenderer() *lipgloss.Renderer {
+	r := lipgloss.NewRenderer(io.Discard)
+	r.SetColorProfile(termenv.Ascii)
+	return r
+}
+
+// console opens the console on f at w x h, loaded and settled.
+func console(t testing.TB, f *fixture, actor model.Actor, w, h int) *Model {
+	t.Helper()
+	m := New(Options{Store: f.s, Actor: actor, Renderer: asciiRenderer(), Now: fixedNow, NoWatch: true, Label: "demo seed 1 (test)"})
+	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	Settle(m, m.Init())
+	return m
+}
+
+// keyMsg makes the message a terminal sends for a named key or one rune.
+func keyMsg(k string) tea.KeyMsg {
+	names := map[string]tea.KeyType{
+		"enter": tea.KeyEnter, "esc": tea.KeyEsc, "tab": tea.KeyTab, "up": tea.KeyUp, "down": tea.KeyDown,
+		"pgdown": tea.KeyPgDown, "pgup": tea.KeyPgUp, "home": tea.KeyHome, "end": tea.KeyEnd,
+		"backspace": tea.KeyBackspace, "ctrl+c": tea.KeyCtrlC, "left": tea.KeyLeft, "right": tea.KeyRight,
+	}
+	if kt, ok := names[k]; ok {
+		return tea.KeyMsg{Type: kt}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+}
+
+// press sends keys one by one and settles after each.
+func press(m *Model, keys ...string) {
+	for _, k := range keys {
+		_, cmd := m.Update(keyMsg(k))
+		Settle(m, cmd)
+	}
+}
+
+// typeText types s a character at a time, as a person does.
+func typeText(m *Model, s string) {
+	for _, r := range s {
+		press(m, string(r))
+	}
+}
+
+// paste delivers s the way a terminal with bracketed paste does.
+func paste(m *Model, s string) {
+	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s), Paste: true})
+	Settle(m, cmd)
+}
+
+// selectID moves the cursor to the proposal id.
+func selectID(t testing.TB, m *Model, id string) {
+	t.Helper()
+	press(m, "home")
+	for i := 0; i < 200 && m.selID != id; i++ {
+		press(m, "down")
+	}
+	if m.selID != id {
+		t.Fatalf("proposal %s is not in the list", id)
+	}
+}
+
+func screenHas(t testing.TB, m *Model, want ...string) {
+	t.Helper()
+	v := m.View()
+	for _, w := range want {
+		if !strings.Contains(v, w) {
+			t.Fatalf("screen lacks %q:\n%s", w, v)
+		}
+	}
+}

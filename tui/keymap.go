@@ -1,0 +1,55 @@
+package tui
+
+import "github.com/charmbracelet/bubbles/key"
+
+// KeyMap is every binding of the console; the help line and the full help
+// are built from it, so what works is what is shown.
+type KeyMap struct {
+	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
+	Open, Back, Focus                       key.Binding
+	Approve, Deny, Filter, History          key.Binding
+	Help, Quit, Submit, Cancel              key.Binding
+}
+
+// DefaultKeyMap is the console's keymap.
+func DefaultKeyMap() KeyMap {
+	return KeyMap{
+		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+b"), key.WithHelp("pgup", "page up")),
+		PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+f", " "), key.WithHelp("pgdn/space", "page down")),
+		Top:      key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g/home", "top")),
+		Bottom:   key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G/end", "end")),
+		Open:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details")),
+		Back:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+		Focus:    key.NewBinding(key.WithKeys("right", "l", "left", "h"), key.WithHelp("←/→", "list/details")),
+		Approve:  key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "approve")),
+		Deny:     key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "deny")),
+		Filter:   key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
+		History:  key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "pending/history")),
+		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Quit:     key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Submit:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "confirm")),
+		Cancel:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
+	}
+}
+
+// ShortHelp is the one-line help.
+func (k KeyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.Up, k.Down, k.Open, k.Approve, k.Deny, k.Filter, k.History, k.Help, k.Quit}
+}
+
+// FullHelp is the help page, in columns.
+func (k KeyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		{k.Open, k.Focus, k.Back, k.History, k.Filter},
+		{k.Approve, k.Deny, k.Help, k.Quit},
+	}
+}
+
+// promptKeys is the help shown while a prompt is open.
+type promptKeys struct{ submit, cancel key.Binding }
+
+func (p promptKeys) ShortHelp() []key.Binding  { return []key.Binding{p.submit, p.cancel} }
+func (p promptKeys) FullHelp() [][]key.Binding { return [][]key.Binding{p.ShortHelp()} }

@@ -1,0 +1,692 @@
+// Package tui is the approval console: one Bubble Tea model, used by the
+// interactive terminal, SSH sessions and the headless driver alike.
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/storage"
+)
+
+// MinWidth and MinHeight are the smallest usable terminal.
+const (
+	MinWidth  = 80
+	MinHeight = 24
+	// wideWidth is where the detail pane moves beside the list.
+	wideWidth = 120
+)
+
+// Options configure a console.
+type Options struct {
+	Store *storage.Store
+	// Actor is who decides: it goes into consumed_by and the audit log.
+	Actor model.Actor
+	// Renderer styles the output (each SSH session has its own).
+	Renderer *lipgloss.Renderer
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+	// Context ends the console's background work.
+	Context context.Context
+	// NoWatch disables the live watcher and the ticking clock (tests that
+	// drive Update by hand).
+	NoWatch bool
+	// Label names the database in the header (the file's path when empty).
+	Label string
+}
+
+type viewMode int
+
+const (
+	viewPending viewMode = iota
+	viewHistory
+)
+
+// row is one loaded proposal with its display strings made once.
+type row struct {
+	rec     *storage.Record
+	command string // sanitised, one line
+	session string // sanitised, one line
+	search  string // lower-case text the filter looks in
+}
+
+// note is the last outcome message.
+type note struct {
+	text  string
+	style lipgloss.Style
+}
+
+// Model is the console.
+type Model struct {
+	opt    Options
+	ctx    context.Context
+	st     Styles
+	keys   KeyMap
+	help   help.Model
+	now    time.Time
+	width  int
+	height int
+
+	mode      viewMode
+	wide      bool
+	pageOpen  bool // narrow: the detail is shown as a page
+	focusList bool // wide: keys move the list (else they scroll the detail)
+	showHelp  bool
+
+	gen      int
+	loaded   bool
+	rows     []row
+	visible  []int // indexes into rows that pass the filter
+	total    int
+	cursor   int
+	top      int
+	selID    string
+	waiters  map[string]storage.WaiterStatus
+	storeErr string
+
+	filtering bool
+	filter    textinput.Model
+
+	hgen     int
+	history  []storage.AuditEvent
+	hvisible []int
+	hcursor  int
+	htop     int
+
+	detail detail
+	prompt *prompt
+	note   note
+	// explained: proposals whose leaving the list the console already
+	// reported (decided here, or a lost race), so it is not reported twice.
+	explained map[string]bool
+
+	watcher *storage.Watcher
+}
+
+// New makes a console.
+func New(opt Options) *Model {
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.Context == nil {
+		opt.Context = context.Background()
+	}
+	if opt.Renderer == nil {
+		opt.Renderer = lipgloss.DefaultRenderer()
+	}
+	st := NewStyles(opt.Renderer)
+	m := &Model{opt: opt, ctx: opt.Context, st: st, keys: DefaultKeyMap(), focusList: true,
+		waiters: map[string]storage.WaiterStatus{}, detail: newDetail(st), explained: map[string]bool{}}
+	m.help = help.New()
+	m.help.Styles = st.Help
+	m.filter = textinput.New()
+	m.filter.Prompt = "/"
+	m.filter.Placeholder = "filter by id, session, command, cwd"
+	m.filter.Cursor.SetMode(cursorStatic)
+	m.now = opt.Now()
+	if ro := opt.Store.ReadOnlyReason(); ro != "" {
+		m.note = note{text: "read-only: " + ro, style: st.Warning}
+	} else if opt.Actor.ReadOnly {
+		m.note = note{text: "watching read-only: decisions are refused", style: st.Warning}
+	}
+	return m
+}
+
+// Init starts loading, watching and ticking.
+func (m *Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{m.reload()}
+	if !m.opt.NoWatch {
+		cmds = append(cmds, startWatch(m.ctx, m.opt.Store), tick())
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) reload() tea.Cmd {
+	m.gen++
+	cmds := []tea.Cmd{loadPending(m.ctx, m.opt.Store, m.gen)}
+	if m.mode == viewHistory {
+		cmds = append(cmds, m.reloadHistory())
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) reloadHistory() tea.Cmd {
+	m.hgen++
+	return loadHistory(m.ctx, m.opt.Store, m.hgen)
+}
+
+// Update handles one message.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.setSize(msg.Width, msg.Height)
+		return m, nil
+	case pendingMsg:
+		return m, m.onPending(msg)
+	case historyMsg:
+		if msg.gen == m.hgen {
+			if msg.err != nil {
+				m.setNote("history: "+msg.err.Error(), m.st.Error)
+			} else {
+				m.history = msg.events
+				m.applyHistoryFilter()
+			}
+		}
+		return m, nil
+	case waiterMsg:
+		m.waiters[msg.id] = msg.ws
+		if msg.id == m.selID {
+			ws := msg.ws
+			m.detail.waiter = &ws
+			m.detail.Refresh(m.now)
+		}
+		return m, nil
+	case watchReadyMsg:
+		if msg.err != nil {
+			m.setNote("live updates off: "+msg.err.Error(), m.st.Warning)
+			return m, nil
+		}
+		m.watcher = msg.w
+		return m, waitChange(m.ctx, m.watcher)
+	case changedMsg:
+		if msg.err != nil {
+			m.setNote("live updates stopped: "+msg.err.Error(), m.st.Error)
+			return m, nil
+		}
+		return m, tea.Batch(m.reload(), waitChange(m.ctx, m.watcher))
+	case tickMsg:
+		if m.opt.NoWatch {
+			return m, m.onTick(time.Time(msg))
+		}
+		return m, tea.Batch(m.onTick(time.Time(msg)), tick())
+	case decidedMsg:
+		return m, m.onDecided(msg)
+	case goneMsg:
+		m.onGone(msg)
+		return m, nil
+	case tea.KeyMsg:
+		return m, m.onKey(msg)
+	}
+	return m, nil
+}
+
+func (m *Model) setSize(w, h int) {
+	m.width, m.height = w, h
+	m.wide = w >= wideWidth
+	m.help.Width = w
+	m.filter.Width = max(w-4, 10)
+	m.layout()
+}
+
+// layout sizes the detail pane for the current screen.
+func (m *Model) layout() {
+	w, h := m.detailSize()
+	m.detail.SetSize(w, h)
+	m.detail.Refresh(m.now)
+}
+
+// Heights of the fixed parts: header (2 lines), note (1), help (1).
+const chromeHeight = 4
+
+func (m *Model) bodyHeight() int { return max(m.height-chromeHeight, 1) }
+
+func (m *Model) listWidth() int {
+	if m.wide {
+		return m.width / 2
+	}
+	return m.width
+}
+
+// detailSize is the detail's text area: beside the list in a bordered pane
+// (one column of padding) when wide, the whole body when narrow.
+func (m *Model) detailSize() (int, int) {
+	if m.wide {
+		return m.width - m.listWidth() - 4, m.bodyHeight() - 2
+	}
+	return m.width, m.bodyHeight()
+}
+
+// listRows is how many list rows fit.
+func (m *Model) listRows() int { return max(m.bodyHeight()-1, 1) }
+
+func (m *Model) onPending(msg pendingMsg) tea.Cmd {
+	if msg.gen != m.gen {
+		return nil // a newer load is on its way
+	}
+	if msg.err != nil {
+		m.storeErr = storeAdvice(msg.err)
+		return nil
+	}
+	m.storeErr = ""
+	prev := map[string]bool{}
+	for _, r := range m.rows {
+		prev[r.rec.ApprovalID] = true
+	}
+	m.rows = m.rows[:0]
+	for _, rec := range msg.rows {
+		m.rows = append(m.rows, makeRow(rec))
+	}
+	m.total = msg.total
+	var cmds []tea.Cmd
+	// A proposal on screen that left the list was decided or expired
+	// elsewhere: close its prompt and say how.
+	if m.selID != "" && prev[m.selID] && m.indexOf(m.selID) < 0 && !m.explained[m.selID] {
+		cmds = append(cmds, explainGone(m.ctx, m.opt.Store, m.selID))
+	}
+	m.loaded = true
+	m.applyFilter()
+	cmds = append(cmds, m.selectionChanged())
+	return tea.Batch(cmds...)
+}
+
+func makeRow(rec *storage.Record) row {
+	return row{
+		rec:     rec,
+		command: model.Sanitize(rec.Command, model.Line),
+		session: model.Sanitize(rec.SessionKey, model.Line),
+		search: strings.ToLower(rec.ApprovalID + "\x00" + model.Sanitize(rec.SessionKey, model.Line) + "\x00" +
+			model.Sanitize(rec.Command, model.Line) + "\x00" + model.Sanitize(rec.Cwd, model.Line) + "\x00" +
+			model.Sanitize(rec.Requester, model.Line)),
+	}
+}
+
+func (m *Model) indexOf(id string) int {
+	for i, r := range m.rows {
+		if r.rec.ApprovalID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// applyFilter recomputes the visible rows and keeps the selection on the
+// same proposal where it still shows.
+func (m *Model) applyFilter() {
+	q := strings.ToLower(strings.TrimSpace(m.filter.Value()))
+	m.visible = m.visible[:0]
+	sel := -1
+	for i, r := range m.rows {
+		if r.rec.EffectiveStatus != model.StatusPending && r.rec.EffectiveStatus != "" {
+			continue
+		}
+		if left, ok := r.rec.TimeLeft(m.now); ok && left <= 0 {
+			continue // expired while loaded: gone from the pending list
+		}
+		if q != "" && !strings.Contains(r.search, q) {
+			continue
+		}
+		if r.rec.ApprovalID == m.selID {
+			sel = len(m.visible)
+		}
+		m.visible = append(m.visible, i)
+	}
+	switch {
+	case sel >= 0:
+		m.cursor = sel
+	case m.cursor >= len(m.visible):
+		m.cursor = max(len(m.visible)-1, 0)
+	}
+	m.scrollList()
+}
+
+func (m *Model) scrollList() {
+	n := m.listRows()
+	if m.cursor < m.top {
+		m.top = m.cursor
+	}
+	if m.cursor >= m.top+n {
+		m.top = m.cursor - n + 1
+	}
+	m.top = max(min(m.top, max(len(m.visible)-n, 0)), 0)
+}
+
+func (m *Model) selected() *storage.Record {
+	if m.cursor < 0 || m.cursor >= len(m.visible) {
+		return nil
+	}
+	return m.rows[m.visible[m.cursor]].rec
+}
+
+// selectionChanged refreshes the detail pane for the selected proposal
+// and asks for its waiter state.
+func (m *Model) selectionChanged() tea.Cmd {
+	rec := m.selected()
+	if rec == nil {
+		m.selID = ""
+		m.detail.Show(nil, nil, m.now)
+		return nil
+	}
+	changed := rec.ApprovalID != m.selID
+	m.selID = rec.ApprovalID
+	var ws *storage.WaiterStatus
+	if w, ok := m.waiters[rec.ApprovalID]; ok {
+		ws = &w
+	}
+	m.detail.Show(rec, ws, m.now)
+	if changed || ws == nil {
+		return loadWaiter(m.ctx, m.opt.Store, rec.ApprovalID)
+	}
+	return nil
+}
+
+func (m *Model) onTick(t time.Time) tea.Cmd {
+	m.now = m.opt.Now()
+	before := len(m.visible)
+	m.applyFilter()
+	var cmds []tea.Cmd
+	if sel := m.selected(); sel == nil || sel.ApprovalID != m.selID {
+		if m.selID != "" && before != len(m.visible) {
+			m.setNote(fmt.Sprintf("%s expired", m.selID), m.st.Warning)
+			if m.prompt != nil && m.prompt.id == m.selID {
+				m.prompt = nil
+			}
+		}
+		cmds = append(cmds, m.selectionChanged())
+	} else {
+		m.detail.Refresh(m.now)
+		if t.Second()%2 == 0 { // waiter state every other second
+			cmds = append(cmds, loadWaiter(m.ctx, m.opt.Store, m.selID))
+		}
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) onDecided(msg decidedMsg) tea.Cmd {
+	if m.prompt != nil && m.prompt.id == msg.id {
+		if msg.err == nil || !errors.Is(msg.err, storage.ErrConfirmMismatch) {
+			m.prompt = nil
+		}
+	}
+	var np *storage.NotPendingError
+	if msg.err == nil || errors.As(msg.err, &np) || errors.Is(msg.err, storage.ErrNotFound) {
+		m.explained[msg.id] = true
+		// Back to the list: the next proposal must be chosen, not inherited.
+		m.pageOpen, m.focusList = false, true
+	}
+	m.setNote(outcomeText(msg, m.now), outcomeStyle(msg, m.st))
+	return m.reload()
+}
+
+func (m *Model) onGone(msg goneMsg) {
+	if msg.err != nil || msg.rec == nil {
+		m.setNote(msg.id+" left the pending list", m.st.Warning)
+	} else {
+		m.setNote(goneText(msg.rec, m.now), m.st.Warning)
+	}
+	if m.prompt != nil && m.prompt.id == msg.id {
+		m.prompt = nil
+	}
+}
+
+func (m *Model) setNote(text string, st lipgloss.Style) { m.note = note{text: text, style: st} }
+
+// onKey routes a key press: prompt first, then the filter, then the help
+// page, then the screen's own keys.
+func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
+	if k.Type == tea.KeyCtrlC {
+		return tea.Quit
+	}
+	// Keys typed faster than the terminal is read (a fast typist, a slow SSH
+	// link, tmux send-keys) arrive as one message of several runes: outside
+	// the prompts they are separate commands.
+	if k.Type == tea.KeyRunes && len(k.Runes) > 1 && !k.Paste && m.prompt == nil && !m.filtering {
+		var cmds []tea.Cmd
+		for _, r := range k.Runes {
+			cmds = append(cmds, m.onKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: k.Alt}))
+		}
+		return tea.Batch(cmds...)
+	}
+	if m.prompt != nil {
+		return m.promptKey(k)
+	}
+	if m.filtering {
+		return m.filterKey(k)
+	}
+	if m.showHelp {
+		if key.Matches(k, m.keys.Help, m.keys.Back, m.keys.Quit) {
+			m.showHelp = false
+		}
+		return nil
+	}
+	switch {
+	case key.Matches(k, m.keys.Quit):
+		return tea.Quit
+	case key.Matches(k, m.keys.Help):
+		m.showHelp = true
+		return nil
+	case key.Matches(k, m.keys.History):
+		if m.mode == viewPending {
+			m.mode = viewHistory
+			return m.reloadHistory()
+		}
+		m.mode = viewPending
+		return nil
+	case key.Matches(k, m.keys.Filter):
+		m.filtering = true
+		return m.filter.Focus()
+	}
+	if m.mode == viewHistory {
+		m.historyKey(k)
+		return nil
+	}
+	return m.pendingKey(k)
+}
+
+func (m *Model) pendingKey(k tea.KeyMsg) tea.Cmd {
+	detailKeys := (m.wide && !m.focusList) || (!m.wide && m.pageOpen)
+	switch {
+	case key.Matches(k, m.keys.Back):
+		switch {
+		case !m.wide && m.pageOpen:
+			m.pageOpen = false
+		case m.wide && !m.focusList:
+			m.focusList = true
+		case m.filter.Value() != "":
+			m.filter.SetValue("")
+			m.applyFilter()
+			return m.selectionChanged()
+		}
+		return nil
+	case key.Matches(k, m.keys.Open):
+		if m.selected() != nil {
+			if m.wide {
+				m.focusList = false
+			} else {
+				m.pageOpen = true
+			}
+		}
+		return nil
+	case m.wide && key.Matches(k, m.keys.Focus):
+		m.focusList = k.String() == "left" || k.String() == "h"
+		return nil
+	case key.Matches(k, m.keys.Approve):
+		return m.startApprove()
+	case key.Matches(k, m.keys.Deny):
+		return m.startDeny()
+	}
+	if detailKeys {
+		page := max(m.detail.height-1, 1)
+		switch {
+		case key.Matches(k, m.keys.Up):
+			m.detail.Scroll(-1)
+		case key.Matches(k, m.keys.Down):
+			m.detail.Scroll(1)
+		case key.Matches(k, m.keys.PageUp):
+			m.detail.Scroll(-page)
+		case key.Matches(k, m.keys.PageDown):
+			m.detail.Scroll(page)
+		case key.Matches(k, m.keys.Top):
+			m.detail.ScrollTo(false)
+		case key.Matches(k, m.keys.Bottom):
+			m.detail.ScrollTo(true)
+		}
+		return nil
+	}
+	old := m.cursor
+	page := m.listRows()
+	switch {
+	case key.Matches(k, m.keys.Up):
+		m.cursor--
+	case key.Matches(k, m.keys.Down):
+		m.cursor++
+	case key.Matches(k, m.keys.PageUp):
+		m.cursor -= page
+	case key.Matches(k, m.keys.PageDown):
+		m.cursor += page
+	case key.Matches(k, m.keys.Top):
+		m.cursor = 0
+	case key.Matches(k, m.keys.Bottom):
+		m.cursor = len(m.visible) - 1
+	}
+	m.cursor = max(min(m.cursor, len(m.visible)-1), 0)
+	if m.cursor == old {
+		return nil
+	}
+	m.scrollList()
+	return m.selectionChanged()
+}
+
+func (m *Model) filterKey(k tea.KeyMsg) tea.Cmd {
+	switch k.Type {
+	case tea.KeyEnter:
+		m.filtering = false
+		m.filter.Blur()
+		return nil
+	case tea.KeyEsc:
+		m.filtering = false
+		m.filter.Blur()
+		m.filter.SetValue("")
+	default:
+		var cmd tea.Cmd
+		m.filter, cmd = m.filter.Update(k)
+		_ = cmd
+	}
+	if m.mode == viewHistory {
+		m.applyHistoryFilter()
+		return nil
+	}
+	m.applyFilter()
+	return m.selectionChanged()
+}
+
+// startApprove opens the approve prompt once the whole proposal has been
+// displayed. The store checks everything again; these checks only spare
+// the operator a prompt that cannot succeed.
+func (m *Model) startApprove() tea.Cmd {
+	rec := m.selected()
+	switch {
+	case rec == nil:
+		m.setNote("nothing selected", m.st.Warning)
+		return nil
+	case m.opt.Actor.ReadOnly || m.opt.Store.ReadOnlyReason() != "":
+		// The decision path refuses, and says why; the console only relays.
+		return approve(m.ctx, m.opt.Store, rec.ApprovalID, "", m.opt.Actor)
+	case rec.Corrupt != "":
+		m.setNote(rec.ApprovalID+" is corrupt: it can be denied (d), never approved", m.st.Error)
+		return nil
+	case !m.detail.SeenAll():
+		if m.wide {
+			m.focusList = false
+		} else {
+			m.pageOpen = true
+		}
+		m.setNote(fmt.Sprintf("read it all first: %d more lines of the command and diff below (space/pgdn)", m.detail.Remaining()), m.st.Warning)
+		return nil
+	}
+	m.prompt = newApprovePrompt(rec, m.st, m.width)
+	m.note = note{}
+	return m.prompt.input.Focus()
+}
+
+func (m *Model) startDeny() tea.Cmd {
+	rec := m.selected()
+	switch {
+	case rec == nil:
+		m.setNote("nothing selected", m.st.Warning)
+		return nil
+	case m.opt.Actor.ReadOnly || m.opt.Store.ReadOnlyReason() != "":
+		return deny(m.ctx, m.opt.Store, rec.ApprovalID, "", m.opt.Actor)
+	}
+	m.prompt = newDenyPrompt(rec, m.st, m.width)
+	m.note = note{}
+	return m.prompt.input.Focus()
+}
+
+func (m *Model) promptKey(k tea.KeyMsg) tea.Cmd {
+	p := m.prompt
+	switch {
+	case k.Type == tea.KeyEsc:
+		m.prompt = nil
+		m.setNote("cancelled", m.st.Subtle)
+		return nil
+	case k.Type == tea.KeyEnter:
+		if p.kind == promptApprove {
+			if !p.matches() {
+				p.message = "approve stays disabled until the typed text is exactly " + p.id
+				return nil
+			}
+			return approve(m.ctx, m.opt.Store, p.id, p.input.Value(), m.opt.Actor)
+		}
+		return deny(m.ctx, m.opt.Store, p.id, p.input.Value(), m.opt.Actor)
+	}
+	return p.key(k)
+}
+
+func (m *Model) historyKey(k tea.KeyMsg) {
+	page := m.listRows()
+	switch {
+	case key.Matches(k, m.keys.Up):
+		m.hcursor--
+	case key.Matches(k, m.keys.Down):
+		m.hcursor++
+	case key.Matches(k, m.keys.PageUp):
+		m.hcursor -= page
+	case key.Matches(k, m.keys.PageDown):
+		m.hcursor += page
+	case key.Matches(k, m.keys.Top):
+		m.hcursor = 0
+	case key.Matches(k, m.keys.Bottom):
+		m.hcursor = len(m.hvisible) - 1
+	case key.Matches(k, m.keys.Back):
+		m.mode = viewPending
+	}
+	m.hcursor = max(min(m.hcursor, len(m.hvisible)-1), 0)
+	m.scrollHistory()
+}
+
+func (m *Model) applyHistoryFilter() {
+	q := strings.ToLower(strings.TrimSpace(m.filter.Value()))
+	m.hvisible = m.hvisible[:0]
+	for i, e := range m.history {
+		if q == "" || strings.Contains(strings.ToLower(historySearch(e)), q) {
+			m.hvisible = append(m.hvisible, i)
+		}
+	}
+	m.hcursor = max(min(m.hcursor, len(m.hvisible)-1), 0)
+	m.scrollHistory()
+}
+
+func (m *Model) scrollHistory() {
+	n := m.listRows() - 1
+	if m.hcursor < m.htop {
+		m.htop = m.hcursor
+	}
+	if m.hcursor >= m.htop+n {
+		m.htop = m.hcursor - n + 1
+	}
+	m.htop = max(min(m.htop, max(len(m.hvisible)-n, 0)), 0)
+}
+
+func historySearch(e storage.AuditEvent) string {
+	return e.ApprovalID + " " + e.Event + " " + e.Outcome + " " + e.Reason + " " + e.Actor + " " + e.Surface + " " + e.DetailRaw
+}

@@ -1,0 +1,129 @@
+package tui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/storage"
+)
+
+const cursorStatic = cursor.CursorStatic
+
+type promptKind int
+
+const (
+	promptApprove promptKind = iota
+	promptDeny
+)
+
+// maxTypedChunk is the most runes one key message may carry in the approve
+// prompt. A terminal without bracketed paste delivers a paste as one long
+// chunk; a person typing, even over a slow link that batches keystrokes,
+// delivers one to three.
+const maxTypedChunk = 3
+
+// prompt is the approve or deny dialog for one proposal.
+type prompt struct {
+	kind    promptKind
+	id      string
+	rec     *storage.Record
+	st      Styles
+	input   textinput.Model
+	message string
+	keys    promptKeys
+}
+
+func newPrompt(kind promptKind, rec *storage.Record, st Styles, width int) *prompt {
+	in := textinput.New()
+	in.Cursor.SetMode(cursorStatic)
+	in.Prompt = "› "
+	in.Width = max(min(width-12, 60), 10)
+	p := &prompt{kind: kind, id: rec.ApprovalID, rec: rec, st: st, input: in}
+	if kind == promptApprove {
+		p.input.CharLimit = len(rec.ApprovalID) + 16
+		p.input.Placeholder = "type the id shown above"
+		p.keys = promptKeys{
+			submit: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "approve (once the id matches)")),
+			cancel: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
+		}
+	} else {
+		p.input.CharLimit = 500
+		p.input.Placeholder = "reason (optional)"
+		p.keys = promptKeys{
+			submit: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "deny")),
+			cancel: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
+		}
+	}
+	return p
+}
+
+func newApprovePrompt(rec *storage.Record, st Styles, width int) *prompt {
+	return newPrompt(promptApprove, rec, st, width)
+}
+
+func newDenyPrompt(rec *storage.Record, st Styles, width int) *prompt {
+	return newPrompt(promptDeny, rec, st, width)
+}
+
+// matches reports whether approve is enabled: the typed text is the id,
+// exactly. The store checks it again; this only drives the display.
+func (p *prompt) matches() bool { return p.input.Value() == p.id }
+
+// key edits the input. In the approve prompt pasted text is refused: the id
+// must be typed, which is what makes the operator read it.
+func (p *prompt) key(k tea.KeyMsg) tea.Cmd {
+	if p.kind == promptApprove && (k.Paste || (k.Type == tea.KeyRunes && len(k.Runes) > maxTypedChunk)) {
+		p.message = "pasted text refused: type the id yourself, character by character"
+		return nil
+	}
+	var cmd tea.Cmd
+	p.input, cmd = p.input.Update(k)
+	p.message = ""
+	return cmd
+}
+
+// view renders the dialog within width.
+func (p *prompt) view(width int) string {
+	st := p.st
+	inner := max(min(width-4, 76), 20)
+	var b []string
+	cmdLine := fitWidth(model.Sanitize(p.rec.Command, model.Line), inner-5)
+	if p.kind == promptApprove {
+		b = append(b,
+			st.Prompt.Render("Approve this command, once"),
+			st.RiskMarker(p.rec.EffectiveRisk, 0)+" "+cmdLine,
+			"",
+			"Type the approval id to enable approve:  "+st.Bold.Render(p.id),
+			p.input.View(),
+			"",
+		)
+		btn := st.ButtonOff.Render("approve (disabled)")
+		if p.matches() {
+			btn = st.Button.Render("approve: press enter")
+		}
+		b = append(b, btn+"  "+st.Subtle.Render("esc cancel"))
+	} else {
+		b = append(b,
+			st.Prompt.Render("Deny "+p.id+"?"),
+			st.RiskMarker(p.rec.EffectiveRisk, 0)+" "+cmdLine,
+			"",
+			"Reason (optional), then enter to deny:",
+			p.input.View(),
+			"",
+			st.Button.Render("deny: press enter")+"  "+st.Subtle.Render("esc cancel"),
+		)
+	}
+	if p.message != "" {
+		b = append(b, st.Error.Render(fitWidth(p.message, inner)))
+	}
+	for i := range b {
+		b[i] = fitWidth(b[i], inner)
+	}
+	return st.PromptBox.Render(lipgloss.JoinVertical(lipgloss.Left, strings.Join(b, "\n")))
+}

@@ -1,0 +1,92 @@
+package tui
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// padRight pads s with spaces to w cells (never cuts).
+func padRight(s string, w int) string {
+	if n := lipgloss.Width(s); n < w {
+		return s + strings.Repeat(" ", w-n)
+	}
+	return s
+}
+
+// fitWidth cuts s to w cells with a visible ellipsis, or pads it to w.
+func fitWidth(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if lipgloss.Width(s) > w {
+		return ansi.Truncate(s, w, "…")
+	}
+	return padRight(s, w)
+}
+
+// wrapIndented lays value after prefix (of width indent) and wraps the rest
+// of it under the value, never cutting anything.
+func wrapIndented(prefix, value string, indent, width int) []string {
+	avail := max(width-indent, 8)
+	wrapped := strings.Split(ansi.Wrap(value, avail, ""), "\n")
+	out := make([]string, len(wrapped))
+	pad := strings.Repeat(" ", indent)
+	for i, l := range wrapped {
+		if i == 0 {
+			out[i] = padRight(prefix, indent) + l
+		} else {
+			out[i] = pad + l
+		}
+	}
+	return out
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// shortDur is a compact duration: 45s, 3m12s, 2h05m, 3d04h.
+func shortDur(d time.Duration) string {
+	if d < 0 {
+		d = -d
+	}
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	default:
+		return fmt.Sprintf("%dd%02dh", int(d.Hours())/24, int(d.Hours())%24)
+	}
+}
+
+// ago says how long before now t was ("just now" under a second).
+func ago(t time.Time, now time.Time) string {
+	d := now.Sub(t)
+	if d < time.Second && d > -time.Second {
+		return "just now"
+	}
+	if d < 0 {
+		return "in " + shortDur(d)
+	}
+	return shortDur(d) + " ago"
+}

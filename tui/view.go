@@ -1,0 +1,275 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/storage"
+)
+
+// View renders the screen. It does no I/O, sorting or diffing: everything
+// was prepared in Update; only the visible rows are formatted here.
+func (m *Model) View() string {
+	if m.width == 0 {
+		return ""
+	}
+	if m.width < MinWidth || m.height < MinHeight {
+		return m.tooSmallView()
+	}
+	parts := []string{m.headerView(), m.subHeaderView()}
+	body := m.bodyView()
+	parts = append(parts, fitBlock(body, m.width, m.bodyHeight()))
+	parts = append(parts, m.noteView(), m.helpView())
+	return strings.Join(parts, "\n")
+}
+
+func (m *Model) tooSmallView() string {
+	msg := fmt.Sprintf("Terminal too small: %dx%d.\napprove-tui needs at least %dx%d.\nResize the window, or press q to quit.",
+		m.width, m.height, MinWidth, MinHeight)
+	return lipgloss.Place(m.width, m.height, lipgloss.Center, lipgloss.Center, m.st.Warning.Render(msg))
+}
+
+func (m *Model) headerView() string {
+	st := m.st
+	left := st.Title.Render("approve-tui")
+	tabs := " " + m.tab("pending", m.mode == viewPending) + " " + m.tab("history", m.mode == viewHistory)
+	count := ""
+	switch {
+	case !m.loaded:
+		count = "loading…"
+	case m.total > len(m.rows):
+		count = fmt.Sprintf("%d most urgent of %d pending", len(m.rows), m.total)
+	default:
+		count = fmt.Sprintf("%d pending", len(m.visible))
+		if len(m.visible) != len(m.rows) {
+			count = fmt.Sprintf("%d of %d pending", len(m.visible), len(m.rows))
+		}
+	}
+	who := model.Sanitize(m.opt.Actor.Name, model.Line)
+	if m.opt.Actor.ReadOnly || m.opt.Store.ReadOnlyReason() != "" {
+		who += " " + st.Warning.Render("[read-only]")
+	}
+	right := st.Subtle.Render(count+" · ") + who
+	gap := m.width - lipgloss.Width(left+tabs) - lipgloss.Width(right)
+	if gap < 1 {
+		return fitWidth(left+tabs+" "+right, m.width)
+	}
+	return left + tabs + strings.Repeat(" ", gap) + right
+}
+
+func (m *Model) tab(name string, on bool) string {
+	if on {
+		return m.st.Selected.Render(" " + name + " ")
+	}
+	return m.st.Subtle.Render(" " + name + " ")
+}
+
+func (m *Model) subHeaderView() string {
+	if m.filtering {
+		return fitWidth(m.filter.View(), m.width)
+	}
+	if v := m.filter.Value(); v != "" {
+		return fitWidth(m.st.Subtle.Render("filter: ")+model.Sanitize(v, model.Line)+m.st.Faint.Render("  (/ to change, esc to clear)"), m.width)
+	}
+	if m.storeErr != "" {
+		return fitWidth(m.st.Error.Render(m.storeErr), m.width)
+	}
+	label := m.opt.Label
+	if label == "" {
+		label = m.opt.Store.Path()
+	}
+	return fitWidth(m.st.Faint.Render(model.Sanitize(label, model.Line)), m.width)
+}
+
+func (m *Model) bodyView() string {
+	if m.showHelp {
+		return m.helpPage()
+	}
+	if m.mode == viewHistory {
+		return m.historyView()
+	}
+	if m.prompt != nil {
+		return m.prompt.view(m.width) + "\n" + m.detail.View()
+	}
+	if m.wide {
+		lw := m.listWidth()
+		dw, dh := m.detailSize()
+		pane := m.st.PaneBorder
+		if !m.focusList {
+			pane = m.st.PaneBorderFocus
+		}
+		right := pane.Width(dw + 1).Height(dh).PaddingLeft(1).Render(fitBlock(m.detail.View(), dw, dh))
+		return lipgloss.JoinHorizontal(lipgloss.Top, fitBlock(m.listView(lw), lw, m.bodyHeight()), " ", right)
+	}
+	if m.pageOpen {
+		return m.detail.View()
+	}
+	return m.listView(m.width)
+}
+
+// listView formats the visible rows of the pending list.
+func (m *Model) listView(width int) string {
+	st := m.st
+	if !m.loaded {
+		return st.Subtle.Render("Loading proposals…")
+	}
+	if len(m.visible) == 0 {
+		if m.filter.Value() != "" {
+			return st.Subtle.Render("No pending proposal matches the filter.")
+		}
+		return st.Subtle.Render("No pending proposals. New ones appear here as agents submit them.")
+	}
+	sessW := min(max(width/5, 10), 24)
+	cmdW := max(width-2-4-1-7-1-1-1-sessW-1, 8)
+	out := []string{st.Header.Render(fitWidth("  RISK    LEFT ! "+padRight("SESSION", sessW)+" COMMAND", width))}
+	end := min(m.top+m.listRows(), len(m.visible))
+	for i := m.top; i < end; i++ {
+		r := m.rows[m.visible[i]]
+		out = append(out, m.rowView(r, i == m.cursor, width, sessW, cmdW))
+	}
+	return strings.Join(out, "\n")
+}
+
+func (m *Model) rowView(r row, selected bool, width, sessW, cmdW int) string {
+	st := m.st
+	rec := r.rec
+	left, urgency := "never", 0.0
+	if tl, ok := rec.TimeLeft(m.now); ok {
+		left = shortDur(tl)
+		urgency = clamp01(1 - tl.Seconds()/300)
+	}
+	flag := " "
+	switch {
+	case rec.Corrupt != "":
+		flag = "X"
+	case rec.Suspicious():
+		flag = "!"
+	}
+	cursor := "  "
+	if selected {
+		cursor = "▶ "
+	}
+	text := fmt.Sprintf("%s %s %s %s", fmt.Sprintf("%7s", left), flag, fitWidth(r.session, sessW), fitWidth(r.command, cmdW))
+	if selected {
+		return st.Selected.Render(fitWidth(cursor+padRight(rec.EffectiveRisk.Short(), 4)+" "+text, width))
+	}
+	flagged := text
+	if flag != " " {
+		style := st.Suspicious
+		if flag == "X" {
+			style = st.Corrupt
+		}
+		flagged = fmt.Sprintf("%7s", left) + " " + style.Render(flag) + " " + fitWidth(r.session, sessW) + " " + fitWidth(r.command, cmdW)
+	}
+	return fitWidth(cursor+st.RiskMarker(rec.EffectiveRisk, urgency)+" "+flagged, width)
+}
+
+func (m *Model) historyView() string {
+	st := m.st
+	if len(m.hvisible) == 0 {
+		return st.Subtle.Render("No audit events yet.")
+	}
+	idW := 13
+	actorW := min(max(m.width/5, 14), 30)
+	out := []string{st.Header.Render(fitWidth("  TIME      EVENT      OUTCOME               "+padRight("ID", idW)+" "+padRight("ACTOR", actorW)+" DETAIL", m.width))}
+	n := m.listRows() - 1
+	end := min(m.htop+n, len(m.hvisible))
+	for i := m.htop; i < end; i++ {
+		e := m.history[m.hvisible[i]]
+		outcome := e.Outcome
+		if e.Reason != "" && e.Outcome != storage.OutcomeOK {
+			outcome += ": " + e.Reason
+		}
+		if e.Event == storage.EventExecution {
+			outcome = e.Reason
+		}
+		at := model.FromEpoch(e.At).UTC().Format("15:04:05")
+		actor := model.Sanitize(e.Actor, model.Line)
+		if e.Surface != "" {
+			actor += " via " + model.Sanitize(e.Surface, model.Line)
+		}
+		line := fmt.Sprintf("%s  %-9s  %s %s %s %s", at, e.Event, padRight(fitWidth(outcome, 21), 21),
+			fitWidth(model.Sanitize(e.ApprovalID, model.Line), idW), fitWidth(actor, actorW), historyDetail(e))
+		cursor := "  "
+		if i == m.hcursor {
+			out = append(out, st.Selected.Render(fitWidth("▶ "+line, m.width)))
+			continue
+		}
+		style := st.HistoryOK
+		if e.Outcome != storage.OutcomeOK {
+			style = st.HistoryRefused
+		}
+		out = append(out, fitWidth(cursor+style.Render(line), m.width))
+	}
+	return strings.Join(out, "\n")
+}
+
+// historyDetail is the short, sanitised detail of an audit event.
+func historyDetail(e storage.AuditEvent) string {
+	var parts []string
+	for _, k := range []string{"reason", "risk", "error", "from", "to", "expires_at"} {
+		if v, ok := e.Detail[k]; ok {
+			parts = append(parts, k+"="+model.Sanitize(fmt.Sprint(v), model.Line))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func (m *Model) helpPage() string {
+	st := m.st
+	intro := []string{
+		st.Title.Render("Keys"),
+		"",
+		m.help.FullHelpView(m.keys.FullHelp()),
+		"",
+		st.Title.Render("How approving works"),
+		"Approve means this command, once. Select a proposal, read it to the end (the",
+		"detail pane says how many lines are left), press a, then type the approval id",
+		"shown in the prompt: approve stays disabled until it matches exactly, and pasted",
+		"text is refused. d denies, with an optional reason. Markers HIGH/MED/LOW read",
+		"without colour; ! marks hidden characters made visible, X a corrupt row that",
+		"can only be denied. A waiter is the agent process waiting for the decision:",
+		"without a live one, approving runs nothing.",
+		"",
+		st.Subtle.Render("? or esc closes this page."),
+	}
+	return strings.Join(intro, "\n")
+}
+
+func (m *Model) noteView() string {
+	if m.note.text == "" {
+		return ""
+	}
+	return m.note.style.Render(fitWidth(m.note.text, m.width))
+}
+
+func (m *Model) helpView() string {
+	if m.prompt != nil {
+		return m.help.ShortHelpView(m.prompt.keys.ShortHelp())
+	}
+	if m.filtering {
+		return m.help.ShortHelpView([]key.Binding{m.keys.Submit, m.keys.Cancel})
+	}
+	return m.help.ShortHelpView(m.keys.ShortHelp())
+}
+
+// fitBlock makes s exactly h lines of at most w cells.
+func fitBlock(s string, w, h int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	for i, l := range lines {
+		if lipgloss.Width(l) > w {
+			lines[i] = fitWidth(l, w)
+		}
+	}
+	for len(lines) < h {
+		lines = append(lines, "")
+	}
+	return strings.Join(lines, "\n")
+}
