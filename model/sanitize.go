@@ -52,13 +52,19 @@ func Sanitize(s string, mode SanitizeMode) string {
 // SanitizeSegments is Sanitize split into plain and escaped runs.
 func SanitizeSegments(s string, mode SanitizeMode) []Segment {
 	var segs []Segment
+	var cur strings.Builder
+	curEsc := false
 	walk(s, mode, func(text string, esc bool) {
-		if n := len(segs); n > 0 && segs[n-1].Escaped == esc {
-			segs[n-1].Text += text
-			return
+		if cur.Len() > 0 && esc != curEsc {
+			segs = append(segs, Segment{Text: cur.String(), Escaped: curEsc})
+			cur.Reset()
 		}
-		segs = append(segs, Segment{Text: text, Escaped: esc})
+		curEsc = esc
+		cur.WriteString(text)
 	})
+	if cur.Len() > 0 {
+		segs = append(segs, Segment{Text: cur.String(), Escaped: curEsc})
+	}
 	return segs
 }
 
@@ -177,8 +183,8 @@ func isZeroWidth(r rune) bool {
 }
 
 // needsEscape covers the rest: Unicode format characters (Cf, including tag
-// characters and soft hyphens), line and paragraph separators, unassigned
-// and non-characters, which a terminal may render invisibly or oddly.
+// characters and soft hyphens), line and paragraph separators and
+// non-characters, which a terminal may render invisibly or oddly.
 func needsEscape(r rune) bool {
 	return unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r) ||
 		(r >= 0xfdd0 && r <= 0xfdef) || r&0xfffe == 0xfffe ||

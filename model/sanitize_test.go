@@ -61,3 +61,12 @@ func FuzzSanitizeIsInert(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkSanitizeSegmentsManyEscapes(b *testing.B) {
+	s := strings.Repeat("\x1b", 100_000)
+	for i := 0; i < b.N; i++ {
+		if segs := SanitizeSegments(s, Line); len(segs) != 1 {
+			b.Fatal(len(segs))
+		}
+	}
+}

@@ -16,17 +16,22 @@ import (
 // carry the generation they were asked for, and Update drops stale ones.
 
 // MaxLoaded is how many of the most urgent pending proposals the console
-// holds; the header says when more are pending.
-const MaxLoaded = 5000
+// holds; the header says when more are pending. The first load asks for
+// firstPage only, so the first frame comes quickly on a large file; the
+// rest follows at once.
+const (
+	MaxLoaded = 5000
+	firstPage = 200
+)
 
 type (
 	// pendingMsg carries a fresh load of the pending list.
 	pendingMsg struct {
-		gen   int
-		rows  []*storage.Record
-		total int
-		at    time.Time
-		err   error
+		gen, limit int
+		rows       []*storage.Record
+		total      int
+		at         time.Time
+		err        error
 	}
 	// historyMsg carries the audit log's recent events.
 	historyMsg struct {
@@ -63,19 +68,19 @@ type (
 	}
 )
 
-func loadPending(ctx context.Context, s *storage.Store, gen int) tea.Cmd {
+func loadPending(ctx context.Context, s *storage.Store, gen, limit int) tea.Cmd {
 	return func() tea.Msg {
-		rows, err := s.List(ctx, storage.ListOptions{Limit: MaxLoaded})
+		rows, err := s.List(ctx, storage.ListOptions{Limit: limit})
 		if err != nil {
-			return pendingMsg{gen: gen, err: err}
+			return pendingMsg{gen: gen, limit: limit, err: err}
 		}
 		total := len(rows)
-		if total == MaxLoaded {
+		if total == limit {
 			if n, err := s.CountPending(ctx); err == nil {
 				total = n
 			}
 		}
-		return pendingMsg{gen: gen, rows: rows, total: total, at: s.Now()}
+		return pendingMsg{gen: gen, limit: limit, rows: rows, total: total, at: s.Now()}
 	}
 }
 

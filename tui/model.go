@@ -153,7 +153,11 @@ func (m *Model) Init() tea.Cmd {
 
 func (m *Model) reload() tea.Cmd {
 	m.gen++
-	cmds := []tea.Cmd{loadPending(m.ctx, m.opt.Store, m.gen)}
+	limit := MaxLoaded
+	if !m.loaded {
+		limit = firstPage
+	}
+	cmds := []tea.Cmd{loadPending(m.ctx, m.opt.Store, m.gen, limit)}
 	if m.mode == viewHistory {
 		cmds = append(cmds, m.reloadHistory())
 	}
@@ -286,6 +290,9 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 	m.loaded = true
 	m.applyFilter()
 	cmds = append(cmds, m.selectionChanged())
+	if msg.limit < MaxLoaded && len(msg.rows) == msg.limit {
+		cmds = append(cmds, loadPending(m.ctx, m.opt.Store, m.gen, MaxLoaded)) // the rest
+	}
 	return tea.Batch(cmds...)
 }
 

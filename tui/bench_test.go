@@ -1,0 +1,194 @@
+package tui
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/risk"
+	"github.com/approve-tui/approve-tui/storage"
+)
+
+// Benchmarks behind BENCHMARKS.md (console).
+
+// bulkFile writes total rows, pending of them pending, the way a busy
+// Hermes install accumulates them, and returns the path.
+func bulkFile(b *testing.B, dir string, total, pending int) string {
+	b.Helper()
+	path := filepath.Join(dir, fmt.Sprintf("bulk-%d-%d.db", total, pending))
+	s, err := storage.Open(context.Background(), path, storage.Options{Create: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.Close()
+	db, err := sql.Open("sqlite", "file:"+path+"?_busy_timeout=5000")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	tx, err := db.Begin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := tx.Prepare(`INSERT INTO gateway_approvals (approval_id, created_at, expires_at, status, consumed_at, consumed_by, payload_json)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmds := []string{"ls -la /srv", "git push --force origin main", "rm -rf /srv/cache"}
+	every := max(total/pending, 1)
+	for i := 0; i < total; i++ {
+		p, _, err := risk.Propose(risk.Draft{Command: cmds[i%3] + fmt.Sprintf(" # %d", i), SessionKey: "agent:bench",
+			ID: fmt.Sprintf("bulk%08d", i), DiffText: "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new\n"}, t0.Add(-time.Hour))
+		if err != nil {
+			b.Fatal(err)
+		}
+		status, consAt, consBy := "consumed", any(p.CreatedAt+5), any("hermes:alice")
+		exp := model.Epoch(t0.Add(time.Duration(i%7200) * time.Second))
+		if i%every == 0 {
+			status, consAt, consBy = "pending", nil, nil
+			exp = model.Epoch(t0.Add(time.Hour + time.Duration(i%7200)*time.Second))
+		}
+		p.ExpiresAt = &exp
+		if _, err := st.Exec(p.ApprovalID, p.CreatedAt, exp, status, consAt, consBy, string(model.EncodePayload(p))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+func benchConsole(b *testing.B, path string, w, h int) (*Model, *storage.Store) {
+	s, err := storage.Open(context.Background(), path, storage.Options{Now: fixedNow})
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := New(Options{Store: s, Actor: operator, Renderer: asciiRenderer(), Now: fixedNow, NoWatch: true, Label: "bench"})
+	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	Settle(m, m.Init())
+	return m, s
+}
+
+// BenchmarkKeystroke: one cursor move (Update) and the frame after it
+// (View), with 10, 1,000 and 100,000 proposals pending. Commands the key
+// returns (the waiter lookup) are not run: they are I/O off the UI path.
+func BenchmarkKeystroke(b *testing.B) {
+	dir := b.TempDir()
+	for _, n := range []int{10, 1000, 100000} {
+		path := bulkFile(b, dir, n, n)
+		b.Run(fmt.Sprintf("pending=%d", n), func(b *testing.B) {
+			m, s := benchConsole(b, path, 120, 40)
+			defer s.Close()
+			down, up := keyMsg("j"), keyMsg("k")
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				k := down
+				if i%16 >= 8 {
+					k = up
+				}
+				m.Update(k)
+				_ = m.View()
+			}
+		})
+	}
+}
+
+// BenchmarkFirstFrame: from opening a 1M-row file (100k pending) to the
+// first frame that shows proposals.
+func BenchmarkFirstFrame(b *testing.B) {
+	total := 1_000_000
+	if v := os.Getenv("APPROVE_TUI_BENCH_ROWS"); v != "" {
+		fmt.Sscan(v, &total)
+	}
+	path := bulkFile(b, b.TempDir(), total, total/10)
+	first := time.Now()
+	_, s := benchConsole(b, path, 120, 40) // the first open ever builds the rank index
+	s.Close()
+	b.ReportMetric(float64(time.Since(first).Milliseconds()), "first-open-ever-ms")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s, err := storage.Open(context.Background(), path, storage.Options{Now: fixedNow})
+		if err != nil {
+			b.Fatal(err)
+		}
+		m := New(Options{Store: s, Actor: operator, Renderer: asciiRenderer(), Now: fixedNow, NoWatch: true, Label: "bench"})
+		m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+		// The first frame: Init's first load (one page), then View.
+		cmd := m.Init()
+		msg := cmd()
+		if batch, ok := msg.(tea.BatchMsg); ok {
+			msg = batch[0]()
+		}
+		m.Update(msg)
+		if v := m.View(); !strings.Contains(v, "pending") || len(m.rows) == 0 {
+			b.Fatalf("no proposals on the first frame:\n%s", v)
+		}
+		b.StopTimer()
+		s.Close()
+		b.StartTimer()
+	}
+}
+
+// BenchmarkCommitToScreen: another connection submits a proposal; time
+// until the console's frame shows it (watcher wake, reload, View), with the
+// 15 demo proposals loaded.
+func BenchmarkCommitToScreen(b *testing.B) {
+	f := newFixture(b)
+	m := New(Options{Store: f.s, Actor: operator, Renderer: asciiRenderer(), Now: fixedNow, NoWatch: true, Label: "bench"})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	Settle(m, m.Init())
+	ready := startWatch(context.Background(), f.s)().(watchReadyMsg)
+	_, waitCmd := m.Update(ready)
+	other, err := storage.Open(context.Background(), f.path, storage.Options{Now: fixedNow})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer other.Close()
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		got := make(chan tea.Msg, 1)
+		go func(c tea.Cmd) { got <- c() }(waitCmd)
+		time.Sleep(2 * time.Millisecond)
+		p, _, _ := risk.Propose(risk.Draft{Command: fmt.Sprintf("rm -rf /srv/tmp/%d", i), SessionKey: "agent:bench", TTL: time.Hour}, t0)
+		start := time.Now()
+		if err := other.Submit(context.Background(), p, rival); err != nil {
+			b.Fatal(err)
+		}
+		_, next := m.Update(<-got)
+		batch := next().(tea.BatchMsg)
+		// batch: the reload and the re-armed watch; run the reload now.
+		var reload tea.Cmd
+		for _, c := range batch {
+			if c != nil {
+				reload = c
+				break
+			}
+		}
+		msg := reload()
+		if bm, ok := msg.(tea.BatchMsg); ok {
+			msg = bm[0]()
+		}
+		m.Update(msg)
+		if !strings.Contains(m.View(), fmt.Sprintf("%d pending", 16+i)) {
+			b.Fatalf("frame lacks the new proposal")
+		}
+		lat = append(lat, time.Since(start))
+		waitCmd = batch[len(batch)-1]
+	}
+	b.StopTimer()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
