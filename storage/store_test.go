@@ -313,3 +313,22 @@ func ids(rs []*Record) []string {
 	}
 	return out
 }
+
+func TestCountPending(t *testing.T) {
+	s, c := newStore(t)
+	mustSubmit(t, s, proposal("c1", "ls", model.RiskLow, c.Now(), time.Minute))
+	mustSubmit(t, s, proposal("c2", "ls", model.RiskLow, c.Now(), 0))
+	mustSubmit(t, s, proposal("c3", "ls", model.RiskLow, c.Now(), time.Hour))
+	if _, err := s.Deny(ctx, "c3", alice, ""); err != nil {
+		t.Fatal(err)
+	}
+	c.Advance(2 * time.Minute)
+	if n, err := s.CountPending(ctx); err != nil || n != 1 {
+		t.Fatalf("CountPending = %d, %v; want 1 (c2: never expires)", n, err)
+	}
+	// A file without Hermes' partial index is counted too.
+	mustExec(t, rawDB(t, s.Path()), `DROP INDEX idx_gateway_approvals_pending_expires`)
+	if n, err := s.CountPending(ctx); err != nil || n != 1 {
+		t.Fatalf("without the index: %d, %v", n, err)
+	}
+}

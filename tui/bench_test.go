@@ -115,7 +115,7 @@ func BenchmarkFirstFrame(b *testing.B) {
 	first := time.Now()
 	_, s := benchConsole(b, path, 120, 40) // the first open ever builds the rank index
 	s.Close()
-	b.ReportMetric(float64(time.Since(first).Milliseconds()), "first-open-ever-ms")
+	firstOpen := time.Since(first)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		s, err := storage.Open(context.Background(), path, storage.Options{Now: fixedNow})
@@ -138,6 +138,7 @@ func BenchmarkFirstFrame(b *testing.B) {
 		s.Close()
 		b.StartTimer()
 	}
+	b.ReportMetric(float64(firstOpen.Milliseconds()), "first-open-ever-ms")
 }
 
 // BenchmarkCommitToScreen: another connection submits a proposal; time
