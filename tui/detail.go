@@ -28,6 +28,7 @@ type detail struct {
 	lines      []string
 	offset     int
 	seenAll    bool // every line has been on screen since this proposal was selected
+	visible    bool // the pane is on screen (narrow screens show it as a page)
 }
 
 func newDetail(st Styles) detail { return detail{st: st} }
@@ -91,8 +92,15 @@ func (d *detail) clampOffset() {
 	d.offset = max(d.offset, 0)
 }
 
+// SetVisible says whether the pane is on screen: only what was on screen
+// counts as seen.
+func (d *detail) SetVisible(v bool) {
+	d.visible = v
+	d.markSeen()
+}
+
 func (d *detail) markSeen() {
-	if d.rec != nil && d.offset+d.height >= len(d.lines) {
+	if d.visible && d.rec != nil && d.offset+d.height >= len(d.lines) {
 		d.seenAll = true
 	}
 }

@@ -249,3 +249,34 @@ func TestFlowLiveRowsAppearAndVanish(t *testing.T) {
 	}
 	waitScreen(t, tm, "15 pending")
 }
+
+// Invariant 8 on a narrow screen: the list shows one line of the command,
+// so approve first opens the whole proposal, even a short one.
+func TestApproveNeedsTheProposalShownFirst(t *testing.T) {
+	f := newFixture(t)
+	id := f.ids["drop"]
+	m := console(t, f, operator, 80, 24)
+	selectID(t, m, id)
+	press(m, "a")
+	if m.prompt != nil {
+		t.Fatal("the approve prompt opened from the list, before the proposal was shown")
+	}
+	if !m.pageOpen {
+		t.Fatal("approve did not open the proposal")
+	}
+	press(m, "a") // now it has been on screen whole (it fits)
+	if m.prompt == nil {
+		t.Fatalf("prompt did not open after the proposal was shown:\n%s", m.View())
+	}
+	// A long one must be scrolled to the end.
+	press(m, "esc", "esc")
+	selectID(t, m, f.ids["long"])
+	press(m, "a", "a")
+	if m.prompt != nil {
+		t.Fatal("the prompt opened before the long proposal was scrolled to the end")
+	}
+	press(m, "end", "a")
+	if m.prompt == nil {
+		t.Fatal("the prompt did not open after scrolling to the end")
+	}
+}

@@ -219,9 +219,19 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.onGone(msg)
 		return m, nil
 	case tea.KeyMsg:
-		return m, m.onKey(msg)
+		cmd := m.onKey(msg)
+		m.syncDetailVisible()
+		return m, cmd
 	}
 	return m, nil
+}
+
+// syncDetailVisible tells the detail pane whether it is on screen: beside
+// the list when wide, as a page when narrow, never under the help page or
+// the history.
+func (m *Model) syncDetailVisible() {
+	on := m.mode == viewPending && !m.showHelp && (m.wide || m.pageOpen || m.prompt != nil)
+	m.detail.SetVisible(on && m.width >= MinWidth && m.height >= MinHeight)
 }
 
 func (m *Model) setSize(w, h int) {
@@ -230,6 +240,7 @@ func (m *Model) setSize(w, h int) {
 	m.help.Width = w
 	m.filter.Width = max(w-4, 10)
 	m.layout()
+	m.syncDetailVisible()
 }
 
 // layout sizes the detail pane for the current screen.
