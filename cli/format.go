@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"strings"
 	"time"
 	"unicode"
@@ -35,19 +34,8 @@ func when(sec float64, now time.Time) string {
 	return relTime(sec, now) + " (" + absTime(sec) + ")"
 }
 
-// shortDur prints a duration compactly, to the second: 12s, 4m12s, 3h04m, 2d03h.
-func shortDur(d time.Duration) string {
-	d = d.Round(time.Second)
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
-	case d < 24*time.Hour:
-		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
-	}
-	return fmt.Sprintf("%dd%02dh", int(d.Hours())/24, int(d.Hours())%24)
-}
+// shortDur prints a duration compactly, to the second.
+func shortDur(d time.Duration) string { return model.ShortDuration(d) }
 
 // cells is the display width of already sanitised text: East Asian wide
 // and fullwidth runes take two cells, combining marks none.

@@ -551,22 +551,7 @@ func (m *Model) pendingKey(k tea.KeyMsg) tea.Cmd {
 		return nil
 	}
 	old := m.cursor
-	page := m.listRows()
-	switch {
-	case key.Matches(k, m.keys.Up):
-		m.cursor--
-	case key.Matches(k, m.keys.Down):
-		m.cursor++
-	case key.Matches(k, m.keys.PageUp):
-		m.cursor -= page
-	case key.Matches(k, m.keys.PageDown):
-		m.cursor += page
-	case key.Matches(k, m.keys.Top):
-		m.cursor = 0
-	case key.Matches(k, m.keys.Bottom):
-		m.cursor = len(m.visible) - 1
-	}
-	m.cursor = max(min(m.cursor, len(m.visible)-1), 0)
+	m.cursor = m.moveCursor(k, m.cursor, len(m.visible))
 	if m.cursor == old {
 		return nil
 	}
@@ -661,25 +646,31 @@ func (m *Model) promptKey(k tea.KeyMsg) tea.Cmd {
 }
 
 func (m *Model) historyKey(k tea.KeyMsg) {
+	if key.Matches(k, m.keys.Back) {
+		m.mode = viewPending
+	}
+	m.hcursor = m.moveCursor(k, m.hcursor, len(m.hvisible))
+	m.scrollHistory()
+}
+
+// moveCursor applies a navigation key to a cursor over n rows.
+func (m *Model) moveCursor(k tea.KeyMsg, cur, n int) int {
 	page := m.listRows()
 	switch {
 	case key.Matches(k, m.keys.Up):
-		m.hcursor--
+		cur--
 	case key.Matches(k, m.keys.Down):
-		m.hcursor++
+		cur++
 	case key.Matches(k, m.keys.PageUp):
-		m.hcursor -= page
+		cur -= page
 	case key.Matches(k, m.keys.PageDown):
-		m.hcursor += page
+		cur += page
 	case key.Matches(k, m.keys.Top):
-		m.hcursor = 0
+		cur = 0
 	case key.Matches(k, m.keys.Bottom):
-		m.hcursor = len(m.hvisible) - 1
-	case key.Matches(k, m.keys.Back):
-		m.mode = viewPending
+		cur = n - 1
 	}
-	m.hcursor = max(min(m.hcursor, len(m.hvisible)-1), 0)
-	m.scrollHistory()
+	return max(min(cur, n-1), 0)
 }
 
 func (m *Model) applyHistoryFilter() {

@@ -1,7 +1,7 @@
 package tui
 
 import (
-	"fmt"
+	"github.com/approve-tui/approve-tui/model"
 	"sort"
 	"strings"
 	"time"
@@ -63,21 +63,7 @@ func sortedKeys(m map[string]string) []string {
 }
 
 // shortDur is a compact duration: 45s, 3m12s, 2h05m, 3d04h.
-func shortDur(d time.Duration) string {
-	if d < 0 {
-		d = -d
-	}
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
-	case d < 24*time.Hour:
-		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
-	default:
-		return fmt.Sprintf("%dd%02dh", int(d.Hours())/24, int(d.Hours())%24)
-	}
-}
+func shortDur(d time.Duration) string { return model.ShortDuration(d) }
 
 // ago says how long before now t was ("just now" under a second).
 func ago(t time.Time, now time.Time) string {
