@@ -173,16 +173,18 @@ func (m *Model) historyView() string {
 	if len(m.hvisible) == 0 {
 		return st.Subtle.Render("No audit events yet.")
 	}
-	idW := 13
-	actorW := min(max(m.width/5, 14), 30)
-	out := []string{st.Header.Render(fitWidth("  TIME      EVENT      OUTCOME               "+padRight("ID", idW)+" "+padRight("ACTOR", actorW)+" DETAIL", m.width))}
+	const idW, outW = 12, 18
+	rest := m.width - 2 - 8 - 2 - 9 - 1 - outW - 1 - idW - 1
+	actorW := min(max(rest*2/5, 12), 30)
+	out := []string{st.Header.Render(fitWidth("  "+padRight("TIME", 8)+"  "+padRight("EVENT", 9)+" "+padRight("OUTCOME", outW)+" "+
+		padRight("ID", idW)+" "+padRight("ACTOR", actorW)+" DETAIL", m.width))}
 	n := m.listRows() - 1
 	end := min(m.htop+n, len(m.hvisible))
 	for i := m.htop; i < end; i++ {
 		e := m.history[m.hvisible[i]]
 		outcome := e.Outcome
-		if e.Reason != "" && e.Outcome != storage.OutcomeOK {
-			outcome += ": " + e.Reason
+		if e.Outcome != storage.OutcomeOK {
+			outcome += ": " + refusalWords(e.Reason)
 		}
 		if e.Event == storage.EventExecution {
 			outcome = e.Reason
@@ -192,9 +194,8 @@ func (m *Model) historyView() string {
 		if e.Surface != "" {
 			actor += " via " + model.Sanitize(e.Surface, model.Line)
 		}
-		line := fmt.Sprintf("%s  %-9s  %s %s %s %s", at, e.Event, padRight(fitWidth(outcome, 21), 21),
-			fitWidth(model.Sanitize(e.ApprovalID, model.Line), idW), fitWidth(actor, actorW), historyDetail(e))
-		cursor := "  "
+		line := at + "  " + padRight(e.Event, 9) + " " + fitWidth(outcome, outW) + " " +
+			fitWidth(model.Sanitize(e.ApprovalID, model.Line), idW) + " " + fitWidth(actor, actorW) + " " + historyDetail(e)
 		if i == m.hcursor {
 			out = append(out, st.Selected.Render(fitWidth("▶ "+line, m.width)))
 			continue
@@ -203,9 +204,26 @@ func (m *Model) historyView() string {
 		if e.Outcome != storage.OutcomeOK {
 			style = st.HistoryRefused
 		}
-		out = append(out, fitWidth(cursor+style.Render(line), m.width))
+		out = append(out, fitWidth("  "+style.Render(line), m.width))
 	}
 	return strings.Join(out, "\n")
+}
+
+// refusalWords says a refusal reason code in a few words.
+func refusalWords(code string) string {
+	switch code {
+	case "confirmation_mismatch":
+		return "wrong id"
+	case "not_pending":
+		return "lost race"
+	case "read_only":
+		return "read-only"
+	case "store_error":
+		return "store error"
+	case "not_found":
+		return "not found"
+	}
+	return code
 }
 
 // historyDetail is the short, sanitised detail of an audit event.
