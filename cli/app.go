@@ -1,6 +1,6 @@
 // Package cli is approve-tui's scriptable command line: init, submit, list,
 // show, approve, deny, expire, wait and audit, over the durable approval
-// store. Every decision goes through storage's one decision path; every
+// store, and the agent side: run and hook claude-code. Every decision goes through storage's one decision path; every
 // agent string printed for a human goes through model.Sanitize.
 package cli
 
@@ -89,7 +89,8 @@ func (a *app) execute(ctx context.Context, args []string) int {
 		// line, sanitised.
 		fmt.Fprintln(a.err, "approve-tui: "+line(msg))
 	}
-	if code == ExitUsage && cmd != nil {
+	var ee *exitError
+	if code == ExitUsage && cmd != nil && !(errors.As(err, &ee) && ee.passthrough) {
 		fmt.Fprintf(a.err, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	}
 	return code
@@ -144,7 +145,7 @@ The database is --db, else $APPROVE_TUI_DB, else $HERMES_HOME/state.db
 	pf.BoolVar(&a.readOnly, "read-only", false, "open the store read-only: decisions are refused (exit 6)")
 
 	root.AddCommand(a.initCmd(), a.submitCmd(), a.listCmd(), a.showCmd(), a.approveCmd(),
-		a.denyCmd(), a.expireCmd(), a.waitCmd(), a.auditCmd(), a.demoCmd())
+		a.denyCmd(), a.expireCmd(), a.waitCmd(), a.auditCmd(), a.demoCmd(), a.runCmd(), a.hookCmd(), a.headlessCmd())
 	return root
 }
 

@@ -33,6 +33,9 @@ const (
 type exitError struct {
 	code int
 	msg  string
+	// passthrough: the code is another program's (run's command), not one of
+	// approve-tui's own; no usage hint follows a 2.
+	passthrough bool
 }
 
 func (e *exitError) Error() string { return e.msg }

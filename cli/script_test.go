@@ -82,6 +82,7 @@ func TestScripts(t *testing.T) {
 			"json":          cmdJSON,
 			"writeline":     cmdWriteline,
 			"await-waiter":  cmdAwaitWaiter,
+			"await-pending": cmdAwaitPending,
 			"sleep":         cmdSleep,
 		},
 	})
@@ -196,4 +197,38 @@ func cmdSleep(ts *testscript.TestScript, neg bool, args []string) {
 	d, err := time.ParseDuration(args[0])
 	ts.Check(err)
 	time.Sleep(d)
+}
+
+// await-pending NAME: wait (up to 20s) until a pending proposal has a live
+// waiter (a run or hook process submitted it and waits), and set NAME to its
+// id (the newest, if several).
+func cmdAwaitPending(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: await-pending NAME")
+	}
+	ctx := context.Background()
+	s, err := storage.Open(ctx, ts.Getenv("APPROVE_TUI_DB"), storage.Options{ReadOnly: true})
+	ts.Check(err)
+	defer s.Close()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		recs, err := s.List(ctx, storage.ListOptions{})
+		ts.Check(err)
+		var found *storage.Record
+		for _, r := range recs {
+			ws, err := s.WaiterState(ctx, r.ApprovalID)
+			ts.Check(err)
+			if ws.State == storage.WaiterLive && (found == nil || r.CreatedAt > found.CreatedAt) {
+				found = r
+			}
+		}
+		if found != nil {
+			ts.Setenv(args[0], found.ApprovalID)
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("no pending proposal with a live waiter")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -42,17 +42,23 @@ always defaults to deny.
 		RunE: func(cmd *cobra.Command, args []string) error { return a.submit(cmd, f, args) },
 	}
 	cmd.Flags().SetInterspersed(false)
+	addSubmitFlags(cmd, &f, "cli", "approve-tui-cli", "attach the diff in `file` (- for stdin), byte for byte")
+	return cmd
+}
+
+// addSubmitFlags registers the flags that describe a proposal (submit's,
+// shared by run): the default session is PREFIX:USER@HOST.
+func addSubmitFlags(cmd *cobra.Command, f *submitFlags, sessionPrefix, requester, diffUsage string) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.session, "session", "", "session `key` (default cli:USER@HOST)")
+	fl.StringVar(&f.session, "session", "", "session `key` (default "+sessionPrefix+":USER@HOST)")
 	fl.StringVar(&f.cwd, "cwd", "", "working `dir` the command runs in (default: current directory)")
 	fl.StringVar(&f.backend, "backend", "local", "execution backend `name`")
-	fl.StringVar(&f.requester, "requester", "approve-tui-cli", "who asks (agent or program `name`)")
+	fl.StringVar(&f.requester, "requester", requester, "who asks (agent or program `name`)")
 	fl.StringVar(&f.reason, "reason", "", "context added to the classifier's risk reason")
 	fl.StringVar(&f.risk, "risk", "", "raise the risk `level` (low, medium, high); never lower")
 	fl.DurationVar(&f.ttl, "ttl", 10*time.Minute, "time until the proposal expires (0: never)")
-	fl.StringVar(&f.diffFile, "diff-file", "", "attach the diff in `file` (- for stdin), byte for byte")
+	fl.StringVar(&f.diffFile, "diff-file", "", diffUsage)
 	fl.StringVar(&f.diffSummary, "diff-summary", "", "one-line summary of the change")
-	return cmd
 }
 
 func (a *app) submit(cmd *cobra.Command, f submitFlags, args []string) error {
@@ -60,47 +66,10 @@ func (a *app) submit(cmd *cobra.Command, f submitFlags, args []string) error {
 	if strings.TrimSpace(command) == "" {
 		return usageErrorf("the command is empty")
 	}
-	if f.ttl < 0 {
-		return usageErrorf("--ttl must not be negative (0: never expires)")
-	}
 	actor := a.actor()
-	d := risk.Draft{
-		Command:     command,
-		SessionKey:  f.session,
-		Requester:   f.requester,
-		Cwd:         f.cwd,
-		Backend:     f.backend,
-		DiffSummary: f.diffSummary,
-		Raise:       model.RiskLevel(strings.ToLower(f.risk)),
-		Context:     f.reason,
-		TTL:         f.ttl,
-	}
-	if d.SessionKey == "" {
-		d.SessionKey = "cli:" + actor.Name
-	}
-	if d.Cwd == "" {
-		if wd, err := os.Getwd(); err == nil {
-			d.Cwd = wd
-		}
-	}
-	if f.diffFile != "" {
-		var (
-			diff []byte
-			err  error
-		)
-		if f.diffFile == "-" {
-			diff, err = io.ReadAll(a.in)
-		} else {
-			diff, err = os.ReadFile(f.diffFile)
-		}
-		if err != nil {
-			return fmt.Errorf("--diff-file: %w", err)
-		}
-		d.DiffText = string(diff)
-	}
-
-	if f.risk != "" && !d.Raise.Valid() {
-		return usageErrorf("--risk %q is not one of low, medium, high", f.risk)
+	d, err := a.draft(f, command, "cli", actor)
+	if err != nil {
+		return err
 	}
 	p, v, err := risk.Propose(d, time.Now())
 	var lower *risk.LowerRiskError
@@ -128,4 +97,50 @@ func (a *app) submit(cmd *cobra.Command, f submitFlags, args []string) error {
 	}
 	a.printf("%s\n", p.ApprovalID)
 	return nil
+}
+
+// draft builds the proposal's draft from the submit flags; the default
+// session is PREFIX:USER@HOST.
+func (a *app) draft(f submitFlags, command, sessionPrefix string, actor model.Actor) (risk.Draft, error) {
+	if f.ttl < 0 {
+		return risk.Draft{}, usageErrorf("--ttl must not be negative (0: never expires)")
+	}
+	d := risk.Draft{
+		Command:     command,
+		SessionKey:  f.session,
+		Requester:   f.requester,
+		Cwd:         f.cwd,
+		Backend:     f.backend,
+		DiffSummary: f.diffSummary,
+		Raise:       model.RiskLevel(strings.ToLower(f.risk)),
+		Context:     f.reason,
+		TTL:         f.ttl,
+	}
+	if d.SessionKey == "" {
+		d.SessionKey = sessionPrefix + ":" + actor.Name
+	}
+	if d.Cwd == "" {
+		if wd, err := os.Getwd(); err == nil {
+			d.Cwd = wd
+		}
+	}
+	if f.diffFile != "" {
+		var (
+			diff []byte
+			err  error
+		)
+		if f.diffFile == "-" {
+			diff, err = io.ReadAll(a.in)
+		} else {
+			diff, err = os.ReadFile(f.diffFile)
+		}
+		if err != nil {
+			return risk.Draft{}, fmt.Errorf("--diff-file: %w", err)
+		}
+		d.DiffText = string(diff)
+	}
+	if f.risk != "" && !d.Raise.Valid() {
+		return risk.Draft{}, usageErrorf("--risk %q is not one of low, medium, high", f.risk)
+	}
+	return d, nil
 }

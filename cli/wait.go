@@ -54,60 +54,22 @@ func (a *app) wait(ctx context.Context, id string, timeout time.Duration) error 
 		ctx, cancel = context.WithTimeoutCause(ctx, timeout, errWaitTimeout)
 		defer cancel()
 	}
-	ended := func() error {
+	// The one agent-side wait: watches the store, wakes at expiry, and
+	// heartbeats as a live waiter (best effort: a missed beat only makes the
+	// waiter look gone).
+	rec, err := agent.WaitDecision(ctx, s, id, agent.WaitOptions{Surface: model.SurfaceCLI})
+	switch {
+	case err == nil:
+		return a.waitDone(ctx, s, rec)
+	case ctx.Err() == nil:
+		return named(id, err)
+	case rec != nil && rec.EffectiveStatus != model.StatusPending:
 		// A decision that raced the end still counts.
-		if rec, err := s.Get(context.Background(), id); err == nil && rec.EffectiveStatus != model.StatusPending {
-			return a.waitDone(context.Background(), s, rec)
-		}
-		if errors.Is(context.Cause(ctx), errWaitTimeout) {
-			return a.waitResult(ExitWaitTimeout, id, "timeout", "still pending after "+timeout.String()+" (timed out)", "", nil, "")
-		}
-		return exitf(ExitInterrupted, "interrupted: stopped waiting for %s; it is still pending", id)
+		return a.waitDone(context.Background(), s, rec)
+	case errors.Is(context.Cause(ctx), errWaitTimeout):
+		return a.waitResult(ExitWaitTimeout, id, "timeout", "still pending after "+timeout.String()+" (timed out)", "", nil, "")
 	}
-
-	w, err := s.Watch(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return ended()
-		}
-		return err
-	}
-	defer w.Close()
-	var stopBeat func()
-	defer func() {
-		if stopBeat != nil {
-			stopBeat()
-		}
-	}()
-	for {
-		rec, err := s.Get(ctx, id)
-		if ctx.Err() != nil {
-			return ended()
-		}
-		if err != nil {
-			return named(id, err)
-		}
-		if rec.EffectiveStatus != model.StatusPending {
-			return a.waitDone(ctx, s, rec)
-		}
-		if stopBeat == nil {
-			// Best effort: a missed beat only makes the waiter look gone.
-			stopBeat = agent.KeepAlive(ctx, s, agent.LocalWaiter(id, model.SurfaceCLI), 0, nil)
-		}
-		wctx, cancel := ctx, context.CancelFunc(func() {})
-		if rec.ExpiresAt != nil {
-			// Expiry is a matter of time, not of a write: wake for it.
-			wctx, cancel = context.WithDeadline(ctx, model.FromEpoch(*rec.ExpiresAt).Add(10*time.Millisecond))
-		}
-		err = w.Wait(wctx)
-		cancel()
-		if ctx.Err() != nil {
-			return ended()
-		}
-		if err != nil && wctx.Err() == nil {
-			return err
-		}
-	}
+	return exitf(ExitInterrupted, "interrupted: stopped waiting for %s; it is still pending", id)
 }
 
 // waitDone reports how the proposal left pending.

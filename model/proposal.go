@@ -110,7 +110,9 @@ const (
 	// ExecNotStarted: nothing has run (the default, and the state of every
 	// proposal that was not consumed).
 	ExecNotStarted ExecutionStatus = "not_started"
-	// ExecExecuted: the command ran; execution_reason carries the exit code.
+	// ExecExecuted: the command ran; execution_reason carries the exit code
+	// ("exit code N", "killed by signal X"), or, for a command Claude Code
+	// ran after the hook allowed it, how Claude Code reported its end.
 	ExecExecuted ExecutionStatus = "executed"
 	// ExecBlockedAfterConsume: approved, then refused by the runtime guard
 	// (risk rose) or because the bytes to run differ from the pinned ones.

@@ -43,6 +43,10 @@ type Options struct {
 	NoWatch bool
 	// Label names the database in the header (the file's path when empty).
 	Label string
+	// OnEvent, when set, is told each action the console took and its
+	// outcome (see Event), synchronously from Update. The headless driver
+	// logs them; the interactive console leaves it nil.
+	OnEvent func(Event)
 }
 
 type viewMode int
@@ -279,10 +283,17 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 		return nil // a newer load is on its way
 	}
 	if msg.err != nil {
-		m.storeErr = storeAdvice(msg.err)
+		advice := storeAdvice(msg.err)
+		if advice != m.storeErr {
+			m.emit("load", "", "error", advice)
+		}
+		m.storeErr = advice
 		return nil
 	}
 	m.storeErr = ""
+	if !m.loaded {
+		m.emit("loaded", "", "", fmt.Sprintf("%d pending", msg.total))
+	}
 	prev := map[string]bool{}
 	for _, r := range m.rows {
 		prev[r.rec.ApprovalID] = true
@@ -405,8 +416,10 @@ func (m *Model) onTick(t time.Time) tea.Cmd {
 	if sel := m.selected(); sel == nil || sel.ApprovalID != m.selID {
 		if m.selID != "" && before != len(m.visible) {
 			m.setNote(fmt.Sprintf("%s expired", m.selID), m.st.Warning)
+			m.emit("gone", m.selID, "expired", m.note.text)
 			if m.prompt != nil && m.prompt.id == m.selID {
 				m.prompt = nil
+				m.emit("prompt", m.selID, "closed", "expired")
 			}
 		}
 		cmds = append(cmds, m.selectionChanged())
@@ -420,9 +433,10 @@ func (m *Model) onTick(t time.Time) tea.Cmd {
 }
 
 func (m *Model) onDecided(msg decidedMsg) tea.Cmd {
+	closed := false
 	if m.prompt != nil && m.prompt.id == msg.id {
 		if msg.err == nil || !errors.Is(msg.err, storage.ErrConfirmMismatch) {
-			m.prompt = nil
+			m.prompt, closed = nil, true
 		}
 	}
 	var np *storage.NotPendingError
@@ -432,6 +446,10 @@ func (m *Model) onDecided(msg decidedMsg) tea.Cmd {
 		m.pageOpen, m.focusList = false, true
 	}
 	m.setNote(outcomeText(msg, m.now), outcomeStyle(msg, m.st))
+	m.emit(msg.action, msg.id, decisionOutcome(msg), m.note.text)
+	if closed {
+		m.emit("prompt", msg.id, "closed", "decided")
+	}
 	return m.reload()
 }
 
@@ -441,9 +459,20 @@ func (m *Model) onGone(msg goneMsg) {
 	} else {
 		m.setNote(goneText(msg.rec, m.now), m.st.Warning)
 	}
+	outcome := goneOutcome(msg.rec)
 	if m.prompt != nil && m.prompt.id == msg.id {
+		// Our prompt was open on it: another actor won the race.
+		kind := m.prompt.kind.String()
 		m.prompt = nil
+		if outcome == "approved" || outcome == "denied" {
+			m.emit(kind, msg.id, OutcomeLost, m.note.text)
+		} else {
+			m.emit(kind, msg.id, outcome, m.note.text)
+		}
+		m.emit("prompt", msg.id, "closed", "decided elsewhere")
+		return
 	}
+	m.emit("gone", msg.id, outcome, m.note.text)
 }
 
 func (m *Model) setNote(text string, st lipgloss.Style) { m.note = note{text: text, style: st} }
@@ -590,12 +619,14 @@ func (m *Model) startApprove() tea.Cmd {
 	switch {
 	case rec == nil:
 		m.setNote("nothing selected", m.st.Warning)
+		m.emit("approve", "", OutcomeRefused, m.note.text)
 		return nil
 	case m.opt.Actor.ReadOnly || m.opt.Store.ReadOnlyReason() != "":
 		// The decision path refuses, and says why; the console only relays.
 		return approve(m.ctx, m.opt.Store, rec.ApprovalID, "", m.opt.Actor)
 	case rec.Corrupt != "":
 		m.setNote(rec.ApprovalID+" is corrupt: it can be denied (d), never approved", m.st.Error)
+		m.emit("approve", rec.ApprovalID, OutcomeRefused, m.note.text)
 		return nil
 	case !m.detail.SeenAll():
 		if m.wide {
@@ -604,10 +635,12 @@ func (m *Model) startApprove() tea.Cmd {
 			m.pageOpen = true
 		}
 		m.setNote(fmt.Sprintf("read it all first: %d more lines of the command and diff below (space/pgdn)", m.detail.Remaining()), m.st.Warning)
+		m.emit("approve", rec.ApprovalID, OutcomeRefused, m.note.text)
 		return nil
 	}
 	m.prompt = newApprovePrompt(rec, m.st, m.width)
 	m.note = note{}
+	m.emit("prompt", rec.ApprovalID, "opened", "approve")
 	return m.prompt.input.Focus()
 }
 
@@ -616,12 +649,14 @@ func (m *Model) startDeny() tea.Cmd {
 	switch {
 	case rec == nil:
 		m.setNote("nothing selected", m.st.Warning)
+		m.emit("deny", "", OutcomeRefused, m.note.text)
 		return nil
 	case m.opt.Actor.ReadOnly || m.opt.Store.ReadOnlyReason() != "":
 		return deny(m.ctx, m.opt.Store, rec.ApprovalID, "", m.opt.Actor)
 	}
 	m.prompt = newDenyPrompt(rec, m.st, m.width)
 	m.note = note{}
+	m.emit("prompt", rec.ApprovalID, "opened", "deny")
 	return m.prompt.input.Focus()
 }
 
@@ -631,16 +666,21 @@ func (m *Model) promptKey(k tea.KeyMsg) tea.Cmd {
 	case k.Type == tea.KeyEsc:
 		m.prompt = nil
 		m.setNote("cancelled", m.st.Subtle)
+		m.emit("prompt", p.id, "closed", "cancelled")
 		return nil
 	case k.Type == tea.KeyEnter:
 		if p.kind == promptApprove {
 			if !p.matches() {
 				p.message = "approve stays disabled until the typed text is exactly " + p.id
+				m.emit("approve", p.id, OutcomeRefused, p.message)
 				return nil
 			}
 			return approve(m.ctx, m.opt.Store, p.id, p.input.Value(), m.opt.Actor)
 		}
 		return deny(m.ctx, m.opt.Store, p.id, p.input.Value(), m.opt.Actor)
+	}
+	if p.refuses(k) {
+		m.emit("paste", p.id, OutcomeRefused, pasteRefused)
 	}
 	return p.key(k)
 }

@@ -75,11 +75,19 @@ func newDenyPrompt(rec *storage.Record, st Styles, width int) *prompt {
 // exactly. The store checks it again; this only drives the display.
 func (p *prompt) matches() bool { return p.input.Value() == p.id }
 
+// pasteRefused is what the approve prompt says to pasted text.
+const pasteRefused = "pasted text refused: type the id yourself, character by character"
+
+// refuses reports whether the prompt refuses k as pasted text.
+func (p *prompt) refuses(k tea.KeyMsg) bool {
+	return p.kind == promptApprove && (k.Paste || (k.Type == tea.KeyRunes && len(k.Runes) > maxTypedChunk))
+}
+
 // key edits the input. In the approve prompt pasted text is refused: the id
 // must be typed, which is what makes the operator read it.
 func (p *prompt) key(k tea.KeyMsg) tea.Cmd {
-	if p.kind == promptApprove && (k.Paste || (k.Type == tea.KeyRunes && len(k.Runes) > maxTypedChunk)) {
-		p.message = "pasted text refused: type the id yourself, character by character"
+	if p.refuses(k) {
+		p.message = pasteRefused
 		return nil
 	}
 	var cmd tea.Cmd

@@ -186,7 +186,7 @@ func (m *Model) historyView() string {
 		if e.Outcome != storage.OutcomeOK {
 			outcome += ": " + refusalWords(e.Reason)
 		}
-		if e.Event == storage.EventExecution {
+		if e.Event == storage.EventExecution || e.Event == storage.EventPolicy {
 			outcome = e.Reason
 		}
 		at := model.FromEpoch(e.At).UTC().Format("15:04:05")

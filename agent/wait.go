@@ -1,0 +1,94 @@
+package agent
+
+import (
+	"context"
+	"time"
+
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/storage"
+)
+
+// WaitOptions configure WaitDecision.
+type WaitOptions struct {
+	// Surface names the waiter in its heartbeat row (runner, hook, cli...).
+	Surface model.Surface
+	// Every is the heartbeat interval (storage.HeartbeatInterval when not
+	// positive).
+	Every time.Duration
+	// OnError receives heartbeat failures (see KeepAlive); nil ignores them.
+	OnError func(error)
+}
+
+// expiryGrace is how long after a proposal's expiry the waiter wakes to
+// read it as expired.
+const expiryGrace = 10 * time.Millisecond
+
+// finalReadTimeout bounds the last read after the wait's context ended.
+const finalReadTimeout = 5 * time.Second
+
+// WaitDecision blocks until proposal id leaves pending, and returns it as
+// read from the store after the decision (approved, denied or expired). It
+// is the one wait of every agent-side process: while the proposal is
+// pending it heartbeats as a live waiter (KeepAlive), it wakes on every
+// commit of any process (storage.Watcher) and at the proposal's expiry,
+// which is a matter of time, not of a write. The heartbeat row is removed
+// before it returns.
+//
+// When ctx ends first, it returns ctx's cause together with the proposal
+// as read once more at that moment (nil if that read failed): a decision
+// that raced the end shows there, and the caller chooses what it means.
+// Any other error (the proposal does not exist, the store failed) is
+// returned with a nil record.
+func WaitDecision(ctx context.Context, s *storage.Store, id string, o WaitOptions) (*storage.Record, error) {
+	ended := func() (*storage.Record, error) {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finalReadTimeout)
+		defer cancel()
+		rec, err := s.Get(rctx, id)
+		if err != nil {
+			rec = nil
+		}
+		return rec, context.Cause(ctx)
+	}
+	w, err := s.Watch(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ended()
+		}
+		return nil, err
+	}
+	defer w.Close()
+	var stop func()
+	defer func() {
+		if stop != nil {
+			stop()
+		}
+	}()
+	for {
+		rec, err := s.Get(ctx, id)
+		if ctx.Err() != nil {
+			if stop != nil {
+				stop()
+				stop = nil
+			}
+			return ended()
+		}
+		if err != nil {
+			return nil, err
+		}
+		if rec.EffectiveStatus != model.StatusPending {
+			return rec, nil
+		}
+		if stop == nil {
+			stop = KeepAlive(ctx, s, LocalWaiter(id, o.Surface), o.Every, o.OnError)
+		}
+		wctx, cancel := ctx, context.CancelFunc(func() {})
+		if rec.ExpiresAt != nil {
+			wctx, cancel = context.WithDeadline(ctx, model.FromEpoch(*rec.ExpiresAt).Add(expiryGrace))
+		}
+		err = w.Wait(wctx)
+		cancel()
+		if err != nil && ctx.Err() == nil && wctx.Err() == nil {
+			return nil, err
+		}
+	}
+}

@@ -1,0 +1,178 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/approve-tui/approve-tui/storage"
+)
+
+// approveTUI is the approve-tui program that TestMain put in $PATH: this
+// test binary, run as a separate process.
+func approveTUI(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	bin, err := exec.LookPath("approve-tui")
+	if err != nil {
+		t.Skip("approve-tui is not in $PATH:", err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	return cmd
+}
+
+// showJSON runs `approve-tui show --json` as its own process.
+func showJSON(t *testing.T, db, id string) map[string]any {
+	t.Helper()
+	out, err := approveTUI(t, "--db", db, "--json", "show", "--", id).Output()
+	if err != nil {
+		t.Fatalf("show: %v", err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatalf("show --json: %v: %s", err, out)
+	}
+	return v
+}
+
+// A waiting `run` killed with SIGKILL cannot withdraw its proposal; show
+// (and the console, which reads the same waiter state) reports its waiter
+// dead within a few heartbeats, and approving it says that nothing will run.
+func TestKilledRunnerReadsAsDeadWaiter(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "state.db")
+	if err := approveTUI(t, "--db", db, "init").Run(); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(dir, "ran.txt")
+	runner := approveTUI(t, "--db", db, "run", "--", "sh", "-c", "echo ran >> "+marker)
+	stderr, err := runner.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := runner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer runner.Process.Kill()
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("runner said %q: %v", line, err)
+	}
+	m := regexp.MustCompile(`^approve-tui: (\S+) needs approval`).FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("runner said %q", line)
+	}
+	id := m[1]
+
+	w := showJSON(t, db, id)["waiter"].(map[string]any)
+	if w["state"] != "live" || int(w["pid"].(float64)) != runner.Process.Pid || w["surface"] != "runner" {
+		t.Fatalf("waiter before the kill: %v", w)
+	}
+	if err := runner.Process.Kill(); err != nil { // SIGKILL: no chance to withdraw
+		t.Fatal(err)
+	}
+	_ = runner.Wait()
+	killed := time.Now()
+
+	deadline := killed.Add(3 * storage.HeartbeatInterval)
+	for {
+		v := showJSON(t, db, id)
+		if v["waiter"].(map[string]any)["state"] == "dead" {
+			if v["status"] != "pending" {
+				t.Fatalf("status %v", v["status"])
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waiter still %v %v after the kill", v["waiter"], time.Since(killed))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	out, err := approveTUI(t, "--db", db, "show", "--", id).Output()
+	if err != nil || !regexp.MustCompile(`(?m)^waiter: +gone: pid \d+ on \S+ stopped heartbeating .*approving may run nothing$`).Match(out) {
+		t.Fatalf("show: %v\n%s", err, out)
+	}
+
+	// Approving it is allowed, and the operator is told nothing will run.
+	var errb bytes.Buffer
+	approve := approveTUI(t, "--db", db, "approve", "--confirm", id, "--", id)
+	approve.Stderr = &errb
+	if err := approve.Run(); err != nil {
+		t.Fatalf("approve: %v %s", err, errb.String())
+	}
+	if !strings.Contains(errb.String(), "no live process is waiting on "+id) {
+		t.Fatalf("approve said %q", errb.String())
+	}
+	time.Sleep(200 * time.Millisecond)
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the command ran without its runner")
+	}
+}
+
+// A locked store is a quick deny, with exit 0 and the reason, well within
+// the hook's own timeout: the hook's lock wait is short by default.
+func TestHookLockedStoreDenies(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "state.db")
+	if code, _, stderr := run(t, db, false, "", "init"); code != 0 {
+		t.Fatal(stderr)
+	}
+	raw, err := sql.Open("sqlite", "file:"+db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	conn, err := raw.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(context.Background(), "BEGIN EXCLUSIVE"); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.ExecContext(context.Background(), "ROLLBACK")
+
+	in := `{"session_id":"s","cwd":"/srv","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf build/"},"tool_use_id":"toolu_1"}`
+	for _, args := range [][]string{
+		{"hook", "claude-code"},                            // the hook's own short lock wait
+		{"--lock-timeout", "300ms", "hook", "claude-code"}, // or the flag's
+	} {
+		start := time.Now()
+		code, stdout, stderr := run(t, db, false, in, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		var out struct {
+			HookSpecificOutput map[string]string `json:"hookSpecificOutput"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+			t.Fatalf("%v: %v: %q", args, err, stdout)
+		}
+		if out.HookSpecificOutput["permissionDecision"] != "deny" || !strings.Contains(out.HookSpecificOutput["permissionDecisionReason"], "locked") {
+			t.Fatalf("%v: %s", args, stdout)
+		}
+		if el := time.Since(start); el > hookLockTimeout+3*time.Second {
+			t.Fatalf("%v: answered after %v", args, el)
+		}
+	}
+}
+
+// Usage errors of the hook's own flags are still a JSON deny with exit 0.
+func TestHookBadFlagValuesDeny(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "state.db")
+	in := `{"tool_name":"Bash","tool_input":{"command":"ls"}}`
+	for _, args := range [][]string{{"hook", "claude-code", "--low", "maybe"}, {"hook", "claude-code", "--timeout", "0s"}} {
+		code, stdout, _ := run(t, db, false, in, args...)
+		if code != 0 || !strings.Contains(stdout, `"permissionDecision":"deny"`) {
+			t.Fatalf("%v: exit %d %q", args, code, stdout)
+		}
+	}
+}

@@ -1,0 +1,281 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+	"github.com/spf13/cobra"
+
+	"github.com/approve-tui/approve-tui/demo"
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/storage"
+	"github.com/approve-tui/approve-tui/tui"
+)
+
+// ExitWaitTimedOut: headless, a Wait of the script timed out (the same
+// number as wait's timeout).
+const ExitWaitTimedOut = ExitWaitTimeout
+
+var headlessHelp = `Run the console — the same one a terminal gets — with no terminal, driven by
+a script in the VHS tape language (github.com/charmbracelet/vhs), so that the
+tape that demonstrates or tests something can also be recorded to a GIF
+with VHS where it is installed. For demos, documentation and CI.
+
+The database is --db (an existing file), or with --demo-seed N a fresh
+database seeded with the demo proposals of seed N (ids fixed by the seed; see
+examples/). With --demo-seed and an explicit --db the file, which must not
+exist, is created and kept; otherwise it lives in a temporary directory.
+The simulated demo agent does not run unless --demo-agent: its submissions
+come at random moments and would make screens differ from run to run.
+
+Decisions go through the same decision path as the console's, as the actor
+"headless:<script file name>" (consumed_by and the audit log): a tape
+approves only by typing the id, a Paste into the approve prompt is refused,
+and --read-only makes the tape a watcher whose decisions are refused.
+
+Commands (one per line; # comments and blank lines are fine):
+  Type "text"           one key per character ("…", '…' or ` + "`…`" + `);
+                        Type@<time> "text" sets the delay between keys
+  Enter Backspace Delete Insert Tab Space Up Down Left Right PageUp
+  PageDown Escape       a key; Key@<time> N presses it N times
+  Ctrl+<key> Alt+<key> Shift+<key>   e.g. Ctrl+C, Alt+Enter, Shift+Tab
+  Sleep <time>          keep the console running: 500ms, 2s, 1m, 0.5 (seconds)
+  Wait+Screen /regex/   wait until the screen (escape sequences removed)
+                        matches; Wait or Wait+Line match its last line, as
+                        in VHS; Wait@<time> sets the timeout (default 15s,
+                        or Set WaitTimeout)
+  Screenshot FILE.png   write the screen as text to FILE.txt (VHS writes a
+                        PNG there); FILE.txt is written as is. Relative to
+                        --screenshot-dir (default: the working directory)
+  Copy "text" / Paste   paste text in one piece, as a terminal's bracketed
+                        paste delivers it
+  Set Width N / Set Height N   VHS's pixels, converted to cells with the
+                        tape's FontSize, Padding, LineHeight, LetterSpacing,
+                        Margin and WindowBar (VHS's default font); further
+                        down a tape they resize the screen. Without them the
+                        screen is 100x30; --width/--height fix it in cells
+  Set TypingSpeed <time>   delay after each key (default 50ms)
+  Set WaitTimeout <time>, Set WaitPattern /regex/
+  Source FILE.tape      include another tape
+
+Accepted for VHS, no effect headless: Output, Require, Env, Subtitle,
+ScrollUp, ScrollDown, Hide, Show, and Set Shell, FontFamily, Framerate,
+PlaybackSpeed, Theme, LoopOffset, BorderRadius, CursorBlink, Subtitle…
+(FontSize, Padding, Margin, MarginFill, LineHeight, LetterSpacing,
+WindowBar and WindowBarSize only convert Width and Height). A Hide…Show
+block right after the top settings is the VHS set-up that starts the
+console in a shell, and a final Hide block is the clean-up: headless skips
+both. Anything else fails before anything runs, every problem listed as
+file:line: reason.
+
+The tape starts once the console has loaded its list. Typing is real time;
+--typing-speed 0 types as fast as the console takes keys: one key per
+message, each once the console has finished with the one before, so that
+CI runs are the same every time. Sleep and Wait are real time; the store
+watcher and the clock run live, so other processes' decisions appear as on
+a terminal. A Screenshot waits until the console has finished what it
+started (loading a waiter's state, say).
+
+Output: the final screen on stdout (colours unless --plain or NO_COLOR);
+--frames DIR writes every distinct screen (frame-00001.txt…, frames.jsonl);
+--events FILE writes a JSON-lines log of every tape command and of every
+action the console took and its outcome, with timestamps.
+
+Exit codes: 0 the script ran to its end; 1 a command failed (a Screenshot
+could not be written, the console quit before the end); 2 usage, or the
+script is invalid (nothing ran); 6 store unavailable; 12 a Wait timed out
+(the last screen is printed); 130 interrupted.`
+
+func (a *app) headlessCmd() *cobra.Command {
+	var (
+		script, frames, events, shots string
+		demoSeed                      int64
+		demoAgent, plain              bool
+		width, height                 int
+		typing                        time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "headless --script FILE.tape [--db PATH | --demo-seed N] [flags]",
+		Short: "Drive the console with a VHS tape, no terminal (demos, docs, CI)",
+		Long:  headlessHelp,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fl := cmd.Flags()
+			switch {
+			case script == "":
+				return usageErrorf("--script FILE.tape is required")
+			case (fl.Changed("width") && width < 1) || (fl.Changed("height") && height < 1) || width > 1000 || height > 1000:
+				return usageErrorf("--width and --height are cells, from 1 to 1000")
+			case typing < 0:
+				return usageErrorf("--typing-speed must not be negative")
+			case demoAgent && !fl.Changed("demo-seed"):
+				return usageErrorf("--demo-agent needs --demo-seed")
+			}
+			tape, err := tui.ParseTapeFile(script)
+			if err != nil {
+				var errs tui.TapeErrors
+				if errors.As(err, &errs) {
+					for _, e := range errs {
+						fmt.Fprintln(a.err, line(e.Error()))
+					}
+					return exitf(ExitUsage, "%s: %d problem(s), nothing ran", script, len(errs))
+				}
+				return usageErrorf("--script: %v", err)
+			}
+			ctx, cancel := context.WithCancel(cmd.Context())
+			defer cancel()
+
+			s, label, cleanup, err := a.headlessStore(ctx, fl.Changed("demo-seed"), fl.Changed("db"), demoSeed)
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			if demoAgent {
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					_ = demo.RunAgent(ctx, s, demo.AgentOptions{Seed: demoSeed})
+				}()
+				defer func() { cancel(); <-done }()
+			}
+
+			opt := tui.HeadlessOptions{
+				Console: tui.Options{
+					Store:    s,
+					Actor:    model.Actor{Surface: model.SurfaceHeadless, Name: "headless:" + tape.Name(), Detail: fmt.Sprintf("pid %d", os.Getpid()), ReadOnly: a.readOnly},
+					Renderer: headlessRenderer(plain || a.getenv("NO_COLOR") != ""),
+					Now:      a.now,
+					Label:    label,
+				},
+				Width: width, Height: height,
+				ScreenshotDir: shots,
+				FramesDir:     frames,
+			}
+			if fl.Changed("typing-speed") {
+				opt.TypingSpeed = &typing
+			}
+			if frames != "" {
+				if err := clearFrames(frames); err != nil {
+					return err
+				}
+			}
+			if events != "" {
+				f, err := os.Create(events)
+				if err != nil {
+					return fmt.Errorf("--events: %w", err)
+				}
+				defer f.Close()
+				opt.Events = f
+			}
+			res, err := tui.RunHeadless(ctx, tape, opt)
+			if plain || a.getenv("NO_COLOR") != "" {
+				a.printf("%s\n", res.Text)
+			} else {
+				a.printf("%s\n", res.Screen)
+			}
+			var wt *tui.WaitTimeoutError
+			switch {
+			case err == nil:
+				return nil
+			case errors.As(err, &wt):
+				return exitf(ExitWaitTimedOut, "%s", wt.Error())
+			case errors.Is(err, context.Canceled):
+				return err
+			}
+			return exitf(ExitError, "%v", err)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&script, "script", "", "the `FILE.tape` to run")
+	f.Int64Var(&demoSeed, "demo-seed", 0, "run on a fresh database seeded with the demo proposals of seed `N`")
+	f.BoolVar(&demoAgent, "demo-agent", false, "also run the simulated demo agent (with --demo-seed)")
+	f.StringVar(&frames, "frames", "", "write every distinct screen to `DIR`")
+	f.StringVar(&events, "events", "", "write the JSON-lines event log to `FILE`")
+	f.StringVar(&shots, "screenshot-dir", "", "write Screenshot files relative to `DIR` (default: the working directory)")
+	f.IntVar(&width, "width", 0, "screen width in cells (overrides the tape's Set Width)")
+	f.IntVar(&height, "height", 0, "screen height in cells (overrides the tape's Set Height)")
+	f.BoolVar(&plain, "plain", false, "print the final screen and frames without colours")
+	f.DurationVar(&typing, "typing-speed", 0, "delay between keys for every Type and key, overriding the tape (0: as fast as the console takes them)")
+	return cmd
+}
+
+// headlessStore opens the store a headless run works on: a fresh demo
+// database, or the one --db names. cleanup closes it (and removes a
+// temporary demo database).
+func (a *app) headlessStore(ctx context.Context, seeded, dbGiven bool, seed int64) (*storage.Store, string, func(), error) {
+	if !seeded {
+		s, err := a.open(ctx, false)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		return s, "", func() { s.Close() }, nil
+	}
+	path, label, cleanup := a.db, fmt.Sprintf("demo seed %d", seed), func() {}
+	if dbGiven {
+		if _, err := os.Stat(path); err == nil {
+			return nil, "", nil, usageErrorf("--db %s exists: --demo-seed needs a fresh file (it writes demo data)", path)
+		}
+	} else {
+		dir, err := os.MkdirTemp("", "approve-tui-headless-")
+		if err != nil {
+			return nil, "", nil, err
+		}
+		path = filepath.Join(dir, "state.db")
+		cleanup = func() { os.RemoveAll(dir) }
+	}
+	s, err := storage.Open(ctx, path, storage.Options{Create: true, BusyTimeout: a.lockTimeout, Now: a.now})
+	if err != nil {
+		cleanup()
+		return nil, "", nil, &storeOpenError{err: err}
+	}
+	if _, err := demo.Seed(ctx, s, seed, s.Now()); err != nil {
+		s.Close()
+		cleanup()
+		return nil, "", nil, err
+	}
+	if a.readOnly {
+		// A watcher: seeded, then opened the way --read-only opens a store.
+		s.Close()
+		if s, err = storage.Open(ctx, path, storage.Options{ReadOnly: true, BusyTimeout: a.lockTimeout, Now: a.now}); err != nil {
+			cleanup()
+			return nil, "", nil, &storeOpenError{err: err}
+		}
+	}
+	return s, label, func() { s.Close(); cleanup() }, nil
+}
+
+// headlessRenderer renders for no terminal: 24-bit colour on a dark
+// background, or plain text.
+func headlessRenderer(plain bool) *lipgloss.Renderer {
+	r := lipgloss.NewRenderer(io.Discard)
+	if plain {
+		r.SetColorProfile(termenv.Ascii)
+	} else {
+		r.SetColorProfile(termenv.TrueColor)
+	}
+	r.SetHasDarkBackground(true)
+	return r
+}
+
+// clearFrames makes dir and removes the frames an earlier run left there
+// (only files named as headless names them).
+func clearFrames(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--frames: %w", err)
+	}
+	old, _ := filepath.Glob(filepath.Join(dir, "frame-*.txt"))
+	old = append(old, filepath.Join(dir, "frames.jsonl"))
+	for _, p := range old {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("--frames: %w", err)
+		}
+	}
+	return nil
+}

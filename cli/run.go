@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/approve-tui/approve-tui/agent"
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/risk"
+	"github.com/spf13/cobra"
+)
+
+func (a *app) runCmd() *cobra.Command {
+	var (
+		f       submitFlags
+		timeout time.Duration
+		shell   string
+	)
+	cmd := &cobra.Command{
+		Use:   "run [flags] [--timeout D] (-- COMMAND [ARGS...] | --shell 'LINE')",
+		Short: "Run a command once an operator approves it (agent side)",
+		Long: `Run a command only once an operator has approved it: the agent side of
+approve-tui. The command is classified as submit classifies it:
+
+  - no rule matches (and no --risk): it runs at once, audited as allowed by
+    policy ("policy" events in the audit log);
+  - a hardline rule matches: refused without a proposal (audited), exit 13;
+  - otherwise a proposal pins the exact command, directory and risk, and run
+    waits for the decision, watching the store and heartbeating as the
+    proposal's live waiter (the console and show say so).
+
+Approved: the runtime guard re-classifies the command (if its risk now ranks
+above the pinned risk, it does not run), the consumed proposal's command must
+be the bytes that were submitted, and then exactly those bytes run, in the
+pinned directory, with stdin, stdout, stderr and signals passed through. The
+outcome is recorded at the execution boundary: started (with the pid) once the
+process exists, executed with "exit code N" once it has ended,
+dispatch_failed if it could not start, blocked_after_consume if it was refused
+after the approval. Never before.
+
+Denied, expired, timed out or interrupted: it never runs. On --timeout, or
+SIGINT, SIGTERM or SIGHUP while waiting, the proposal is withdrawn (denied by
+actor "requester"), so that nobody approves a request nobody waits on.
+
+-- COMMAND ARGS... runs that argument vector without a shell. It is pinned as
+one POSIX-quoted line that means exactly that vector (rm -rf 'my dir'): a word
+with any character a shell treats specially is single-quoted. --shell 'LINE'
+runs /bin/sh -c LINE and pins LINE itself.
+
+While the command runs, SIGINT, SIGTERM and SIGHUP are passed on to it (SIGINT
+not when this process is in the foreground of a terminal: the terminal has
+already delivered it to the command).
+
+Defaults: --session run:USER@HOST, --requester approve-tui-run, --cwd the
+current directory, --ttl 10m, --timeout 0 (until decided or expired).
+
+Exit codes:
+  N    the command ran: its own exit code (128+N when signal N killed it)
+  1    error; 2 usage; 6 store unavailable (nothing submitted, nothing run)
+  10   denied (the reason is shown): not run
+  11   expired with no decision: not run
+  12   --timeout passed: withdrawn, not run
+  13   a hardline rule matched: refused without a proposal, not run
+  14   approved, but refused at run time (its risk rose, or the pinned bytes
+       differ): not run, recorded blocked_after_consume
+  126  approved, but it could not be started: recorded dispatch_failed
+  127  approved, but the command was not found: recorded dispatch_failed
+  130  interrupted while waiting: withdrawn, not run
+A command can exit with any of these codes itself: the "approve-tui:" line on
+stderr and the audit log tell them apart.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.run(cmd, f, timeout, shell, args)
+		},
+	}
+	cmd.Flags().SetInterspersed(false)
+	addSubmitFlags(cmd, &f, "run", "approve-tui-run", "attach the diff in `file`, byte for byte (not -: stdin goes to the command)")
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "stop waiting after this long: withdraw, exit 12 (0: until decided or expired)")
+	cmd.Flags().StringVar(&shell, "shell", "", "run this shell `line` with /bin/sh -c instead of COMMAND ARGS...")
+	return cmd
+}
+
+func (a *app) run(cmd *cobra.Command, f submitFlags, timeout time.Duration, shell string, args []string) error {
+	shellMode := cmd.Flags().Changed("shell")
+	switch {
+	case shellMode && len(args) > 0:
+		return usageErrorf("give either --shell 'LINE' or -- COMMAND ARGS..., not both")
+	case shellMode && strings.TrimSpace(shell) == "":
+		return usageErrorf("the --shell line is empty")
+	case !shellMode && len(args) == 0:
+		return usageErrorf("nothing to run: give -- COMMAND ARGS... or --shell 'LINE'")
+	case !shellMode && args[0] == "":
+		return usageErrorf("the command name is empty")
+	case f.diffFile == "-":
+		return usageErrorf("--diff-file - is not available to run: stdin goes to the command")
+	case timeout < 0:
+		return usageErrorf("--timeout must not be negative (0: until decided or expired)")
+	}
+	actor := model.LocalActor(model.SurfaceRunner)
+	actor.ReadOnly = a.readOnly
+	d, err := a.draft(f, "", "run", actor)
+	if err != nil {
+		return err
+	}
+	if d.Cwd != "" {
+		if d.Cwd, err = filepath.Abs(d.Cwd); err != nil {
+			return usageErrorf("--cwd: %v", err)
+		}
+		if fi, err := os.Stat(d.Cwd); err != nil || !fi.IsDir() {
+			return usageErrorf("--cwd %s is not a directory", d.Cwd)
+		}
+	}
+	s, err := a.open(cmd.Context(), false)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+
+	// Signals reach the runner through sigs: while it waits they withdraw the
+	// proposal, while the command runs they are passed on. The context is
+	// not cancelled by them (a running command's outcome is still recorded).
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	req := agent.RunRequest{Draft: d, Timeout: timeout, Stdin: a.in, Stdout: a.out, Stderr: a.err,
+		Log: a.err, Signals: sigs, Actor: actor}
+	if shellMode {
+		req.Shell = shell
+	} else {
+		req.Argv = args
+	}
+	res, err := agent.Run(context.WithoutCancel(cmd.Context()), s, req)
+	var lower *risk.LowerRiskError
+	switch {
+	case errors.As(err, &lower):
+		return usageErrorf("--risk %s would lower the classifier's risk %s: --risk may only raise it", lower.Asked, lower.Classified)
+	case err != nil:
+		return err
+	case res.Outcome == agent.RunRan:
+		// The command's own exit code, and nothing more to say.
+		return &exitError{code: res.ExitCode, passthrough: true}
+	}
+	return &exitError{code: res.ExitCode, msg: res.Message}
+}

@@ -1,0 +1,102 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/approve-tui/approve-tui/model"
+)
+
+// EventPolicy is the audit event of a command that an agent-side surface
+// (the runner, the Claude Code hook) decided by policy alone, without a
+// proposal: allowed because no rule matched it, or refused because a
+// hardline rule matched it (Hermes never runs those, so they are never
+// submitted), and then what became of an allowed command. Such events change
+// no gateway_approvals row; their approval_id is a synthetic reference,
+// PolicyRefPrefix and a fresh id, shared by the events of one command.
+const EventPolicy = "policy"
+
+// PolicyRefPrefix starts the synthetic reference of policy events, so that
+// it reads as no proposal's id.
+const PolicyRefPrefix = "policy-"
+
+// Decisions and outcomes that RecordPolicy records (the event's reason).
+const (
+	// PolicyAllow: allowed without approval (no rule matched); recorded
+	// before the command is started.
+	PolicyAllow = "allow"
+	// PolicyDeny: refused without a proposal (a hardline rule matched).
+	PolicyDeny = "deny"
+	// PolicyExecuted: an allowed command ran; the reason carries its exit
+	// code. Recorded after it ended.
+	PolicyExecuted = "executed"
+	// PolicyDispatchFailed: an allowed command could not be started.
+	PolicyDispatchFailed = "dispatch_failed"
+)
+
+// maxPolicyCommand bounds the command text kept in a policy event (its
+// SHA-256 is always kept, over the exact bytes).
+const maxPolicyCommand = 4096
+
+// PolicyRecord is one policy event.
+type PolicyRecord struct {
+	// Ref groups the events of one command; RecordPolicy draws one
+	// (PolicyRefPrefix + a fresh id) when it is empty, and sets it.
+	Ref string
+	// Decision is one of PolicyAllow, PolicyDeny, PolicyExecuted,
+	// PolicyDispatchFailed.
+	Decision string
+	// Reason says why (the rule that matched, the exit code, the error).
+	Reason string
+	// Command is the command, exactly; what it ran in and for whom.
+	Command    string
+	Cwd        string
+	SessionKey string
+	Requester  string
+	// Risk is the classifier's level for the command.
+	Risk model.RiskLevel
+}
+
+// RecordPolicy appends one policy event to the audit log, through the one
+// transition path (so a read-only actor or store is refused, and the event
+// joins the hash chain). It changes nothing else.
+func (s *Store) RecordPolicy(ctx context.Context, r *PolicyRecord, actor model.Actor) error {
+	switch r.Decision {
+	case PolicyAllow, PolicyDeny, PolicyExecuted, PolicyDispatchFailed:
+	default:
+		return fmt.Errorf("record policy: %q is not a policy decision or outcome", r.Decision)
+	}
+	if r.Command == "" {
+		return fmt.Errorf("record policy: the command is empty")
+	}
+	if r.Ref == "" {
+		r.Ref = PolicyRefPrefix + model.NewID()
+	} else if !strings.HasPrefix(r.Ref, PolicyRefPrefix) {
+		return fmt.Errorf("record policy: reference %q does not start with %q", r.Ref, PolicyRefPrefix)
+	}
+	detail := map[string]any{"command_sha256": sha256Hex([]byte(r.Command))}
+	if r.Decision == PolicyAllow || r.Decision == PolicyDeny {
+		// The first event of a command says what it was; later ones link to
+		// it by reference and hash.
+		cmd := r.Command
+		if len(cmd) > maxPolicyCommand {
+			cmd = cmd[:maxPolicyCommand]
+			detail["command_truncated"] = true
+		}
+		detail["command"] = cmd
+		detail["risk"] = string(r.Risk)
+		for k, v := range map[string]string{"cwd": r.Cwd, "session": r.SessionKey, "requester": r.Requester} {
+			if v != "" {
+				detail[k] = v
+			}
+		}
+	}
+	if r.Reason != "" {
+		detail["reason"] = r.Reason
+	}
+	ref := r.Ref
+	return s.run(ctx, transition{event: EventPolicy, id: ref, actor: actor, apply: func(ctx context.Context) ([]auditEntry, error) {
+		return []auditEntry{{id: ref, event: EventPolicy, outcome: OutcomeOK, reason: r.Decision, detail: detail}}, nil
+	}})
+}

@@ -1,0 +1,106 @@
+package storage
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/approve-tui/approve-tui/model"
+)
+
+func TestRecordPolicyAppendsChainedEventsAndChangesNothingElse(t *testing.T) {
+	s, _ := newStore(t)
+	allow := &PolicyRecord{Decision: PolicyAllow, Reason: "no dangerous pattern matched", Command: "ls -la",
+		Cwd: "/srv", SessionKey: "run:alice@host", Requester: "approve-tui-run", Risk: model.RiskLow}
+	if err := s.RecordPolicy(ctx, allow, agent); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(allow.Ref, PolicyRefPrefix) || len(allow.Ref) != len(PolicyRefPrefix)+12 {
+		t.Fatalf("ref %q", allow.Ref)
+	}
+	done := &PolicyRecord{Ref: allow.Ref, Decision: PolicyExecuted, Reason: "exit code 0", Command: "ls -la"}
+	if err := s.RecordPolicy(ctx, done, agent); err != nil {
+		t.Fatal(err)
+	}
+	deny := &PolicyRecord{Decision: PolicyDeny, Reason: "format filesystem (mkfs)", Command: "mkfs.ext4 /dev/sdz", Risk: model.RiskHigh}
+	if err := s.RecordPolicy(ctx, deny, agent); err != nil {
+		t.Fatal(err)
+	}
+	if deny.Ref == allow.Ref {
+		t.Fatal("two commands share a reference")
+	}
+
+	evs, err := s.Audit(ctx, AuditQuery{ApprovalID: allow.Ref})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 2 || evs[1].Reason != PolicyAllow || evs[0].Reason != PolicyExecuted {
+		t.Fatalf("events of %s: %+v", allow.Ref, evs)
+	}
+	first := evs[1]
+	if first.Event != EventPolicy || first.Outcome != OutcomeOK || first.Actor != agent.Name || first.Surface != string(agent.Surface) {
+		t.Fatalf("allow event: %+v", first)
+	}
+	for k, want := range map[string]string{"command": "ls -la", "risk": "low", "cwd": "/srv", "session": "run:alice@host",
+		"requester": "approve-tui-run", "reason": "no dangerous pattern matched", "command_sha256": sha256Hex([]byte("ls -la"))} {
+		if got, _ := first.Detail[k].(string); got != want {
+			t.Errorf("detail %s = %q, want %q", k, got, want)
+		}
+	}
+	if _, ok := evs[0].Detail["command"]; ok {
+		t.Error("the outcome event repeats the command")
+	}
+	if got, _ := evs[0].Detail["command_sha256"].(string); got != sha256Hex([]byte("ls -la")) {
+		t.Errorf("outcome event hash %q", got)
+	}
+
+	// No proposal was created; the chain still verifies.
+	n, err := s.CountPending(ctx)
+	if err != nil || n != 0 {
+		t.Fatalf("pending %d %v", n, err)
+	}
+	if _, err := s.Get(ctx, allow.Ref); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a policy reference reads as a proposal: %v", err)
+	}
+	res, err := s.VerifyAudit(ctx)
+	if err != nil || !res.OK || res.Events != 3 {
+		t.Fatalf("verify: %+v %v", res, err)
+	}
+}
+
+func TestRecordPolicyRefusesBadInputAndWatchers(t *testing.T) {
+	s, _ := newStore(t)
+	for _, r := range []*PolicyRecord{
+		{Decision: "maybe", Command: "ls"},
+		{Decision: PolicyAllow},
+		{Decision: PolicyAllow, Command: "ls", Ref: "Xa1b2c3d4e5f"},
+	} {
+		if err := s.RecordPolicy(ctx, r, agent); err == nil {
+			t.Errorf("%+v accepted", r)
+		}
+	}
+	var ro *ReadOnlyError
+	if err := s.RecordPolicy(ctx, &PolicyRecord{Decision: PolicyAllow, Command: "ls"}, watcher); !errors.As(err, &ro) {
+		t.Fatalf("watcher: %v", err)
+	}
+	evs, _ := s.Audit(ctx, AuditQuery{})
+	if len(evs) != 1 || evs[0].Outcome != OutcomeRefused || evs[0].Reason != "read_only" {
+		t.Fatalf("audit after refusals: %+v", evs)
+	}
+}
+
+func TestRecordPolicyCapsLongCommands(t *testing.T) {
+	s, _ := newStore(t)
+	long := strings.Repeat("x", maxPolicyCommand+100)
+	r := &PolicyRecord{Decision: PolicyDeny, Command: long, Risk: model.RiskHigh}
+	if err := s.RecordPolicy(ctx, r, agent); err != nil {
+		t.Fatal(err)
+	}
+	evs, _ := s.Audit(ctx, AuditQuery{ApprovalID: r.Ref})
+	if got, _ := evs[0].Detail["command"].(string); len(got) != maxPolicyCommand || evs[0].Detail["command_truncated"] != true {
+		t.Fatalf("detail: len %d truncated %v", len(got), evs[0].Detail["command_truncated"])
+	}
+	if got, _ := evs[0].Detail["command_sha256"].(string); got != sha256Hex([]byte(long)) {
+		t.Fatal("hash is not over the whole command")
+	}
+}
