@@ -142,7 +142,7 @@ The database is --db, else $APPROVE_TUI_DB, else $HERMES_HOME/state.db
 	pf.StringVar(&a.db, "db", a.defaultDB(), "approval database `path` (env APPROVE_TUI_DB)")
 	pf.BoolVar(&a.json, "json", false, "machine-readable JSON output")
 	pf.DurationVar(&a.lockTimeout, "lock-timeout", storage.DefaultBusyTimeout, "how long to wait for another process's lock")
-	pf.BoolVar(&a.readOnly, "read-only", false, "open the store read-only: decisions are refused (exit 6)")
+	pf.BoolVar(&a.readOnly, "read-only", false, "watch only: every decision is refused by the store, and the refusal audited (exit 6)")
 
 	root.AddCommand(a.initCmd(), a.submitCmd(), a.listCmd(), a.showCmd(), a.approveCmd(),
 		a.denyCmd(), a.expireCmd(), a.waitCmd(), a.auditCmd(), a.demoCmd(), a.runCmd(), a.hookCmd(), a.headlessCmd())
@@ -168,7 +168,11 @@ func (a *app) defaultDB() string {
 
 // open opens the store named by the global flags.
 func (a *app) open(ctx context.Context, create bool) (*storage.Store, error) {
-	s, err := storage.Open(ctx, a.db, storage.Options{Create: create, ReadOnly: a.readOnly, BusyTimeout: a.lockTimeout})
+	// --read-only makes this process a watcher: the store is opened for
+	// writing where it can be, so that the decision path itself refuses each
+	// attempt and records the refusal (SPEC §3.3, §3.9). A file that cannot
+	// be written opens read-only and refuses everything unrecorded.
+	s, err := storage.Open(ctx, a.db, storage.Options{Create: create, BusyTimeout: a.lockTimeout})
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return nil, err

@@ -240,14 +240,6 @@ func (a *app) headlessStore(ctx context.Context, seeded, dbGiven bool, seed int6
 		cleanup()
 		return nil, "", nil, err
 	}
-	if a.readOnly {
-		// A watcher: seeded, then opened the way --read-only opens a store.
-		s.Close()
-		if s, err = storage.Open(ctx, path, storage.Options{ReadOnly: true, BusyTimeout: a.lockTimeout, Now: a.now}); err != nil {
-			cleanup()
-			return nil, "", nil, &storeOpenError{err: err}
-		}
-	}
 	return s, label, func() { s.Close(); cleanup() }, nil
 }
 

@@ -105,9 +105,13 @@ func TestFlowWrongIDKeepsApproveDisabled(t *testing.T) {
 	waitScreen(t, tm, "Type the approval id")
 	tm.Type(strings.ToLower(id))
 	send(tm, "enter")
-	waitScreen(t, tm, "approve stays disabled until the typed text is exactly "+id)
+	waitScreen(t, tm, "not approved: the typed text does not match "+id)
 	if rec := status(t, f, id); rec.Status != model.StatusPending {
 		t.Fatalf("a wrong id changed the row: %s", rec.Status)
+	}
+	// The attempt went through the decision path, which refused and recorded it.
+	if n := auditCount(t, f, id, storage.EventApprove, storage.OutcomeRefused, "confirmation_mismatch"); n != 1 {
+		t.Fatalf("wrong-id refusals audited: %d, want 1", n)
 	}
 	// Correcting the text enables it.
 	for range id {

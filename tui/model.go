@@ -671,9 +671,9 @@ func (m *Model) promptKey(k tea.KeyMsg) tea.Cmd {
 	case k.Type == tea.KeyEnter:
 		if p.kind == promptApprove {
 			if !p.matches() {
+				// The button stays disabled; the attempt still goes to the
+				// decision path, which refuses it and records the refusal.
 				p.message = "approve stays disabled until the typed text is exactly " + p.id
-				m.emit("approve", p.id, OutcomeRefused, p.message)
-				return nil
 			}
 			return approve(m.ctx, m.opt.Store, p.id, p.input.Value(), m.opt.Actor)
 		}
