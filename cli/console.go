@@ -43,6 +43,8 @@ func (a *app) runConsole(ctx context.Context, s *storage.Store) error {
 	m := tui.New(tui.Options{Store: s, Actor: actor, Renderer: r, Context: ctx})
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithInput(a.in), tea.WithOutput(a.out))
 	_, err := p.Run()
+	cancel() // stop the console's background work before releasing it
+	m.Close()
 	if err == tea.ErrProgramKilled && ctx.Err() != nil {
 		return ctx.Err()
 	}

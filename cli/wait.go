@@ -80,7 +80,7 @@ func (a *app) waitDone(ctx context.Context, s *storage.Store, rec *storage.Recor
 	case model.StatusConsumed:
 		return a.waitResult(ExitOK, id, "approved", "approved"+decidedBy(rec, now), rec.ConsumedBy, rec.ConsumedAt, "")
 	case model.StatusDenied:
-		reason := denyReason(ctx, s, id)
+		reason, _ := s.DenyReason(ctx, id)
 		msg := "denied" + decidedBy(rec, now)
 		if reason != "" {
 			msg += ": " + line(reason)
@@ -120,19 +120,4 @@ func (a *app) waitResult(code int, id, outcome, msg, by string, at *float64, rea
 		return nil
 	}
 	return &exitError{code: code}
-}
-
-// denyReason is the reason of the deny event in the audit log ("" if none).
-func denyReason(ctx context.Context, s *storage.Store, id string) string {
-	evs, err := s.Audit(ctx, storage.AuditQuery{ApprovalID: id, Limit: 50})
-	if err != nil {
-		return ""
-	}
-	for _, e := range evs {
-		if e.Event == storage.EventDeny && e.Outcome == storage.OutcomeOK {
-			r, _ := e.Detail["reason"].(string)
-			return r
-		}
-	}
-	return ""
 }

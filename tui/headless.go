@@ -617,9 +617,7 @@ func (d *driver) shutdown(cancel context.CancelFunc) {
 	}()
 	select {
 	case <-done:
-		if d.m.watcher != nil {
-			d.m.watcher.Close()
-		}
+		d.m.Close()
 	case <-time.After(5 * time.Second):
 	}
 }

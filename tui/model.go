@@ -146,6 +146,17 @@ func New(opt Options) *Model {
 	return m
 }
 
+// Close releases what the console holds open (its store watcher). Call it
+// after the program has stopped; the store itself belongs to the caller.
+func (m *Model) Close() error {
+	if m.watcher == nil {
+		return nil
+	}
+	w := m.watcher
+	m.watcher = nil
+	return w.Close()
+}
+
 // Init starts loading, watching and ticking.
 func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{m.reload()}
