@@ -22,13 +22,6 @@ const contMark = "↪"
 // maxProblems is how many problems Render lists before summing up the rest.
 const maxProblems = 8
 
-// segChunk and maxTabbedSegments bound the work of model.SanitizeSegments
-// (see clean).
-const (
-	segChunk          = 32
-	maxTabbedSegments = 128
-)
-
 // minContent is the least room for text a line keeps before the gutter of
 // line numbers is given up.
 const minContent = 20
@@ -157,26 +150,7 @@ func clean(raw string) cleanText {
 	if s == raw {
 		return cleanText{s: s} // nothing escaped (an escape always differs)
 	}
-	var segs []model.Segment
-	switch {
-	case !strings.Contains(raw, "\t"):
-		// model.SanitizeSegments takes time quadratic in a run of escapes,
-		// so it gets short pieces. Without tabs (whose expansion depends on
-		// the column) the result is the same, as long as no piece splits a
-		// UTF-8 sequence.
-		for raw != "" {
-			n := min(len(raw), segChunk)
-			for n < len(raw) && !utf8.RuneStart(raw[n]) {
-				n++
-			}
-			segs = append(segs, model.SanitizeSegments(raw[:n], model.Block)...)
-			raw = raw[n:]
-		}
-	case len(raw) <= maxTabbedSegments:
-		segs = model.SanitizeSegments(raw, model.Block)
-	default:
-		return cleanText{s: s} // escapes still show, only not set apart
-	}
+	segs := model.SanitizeSegments(raw, model.Block)
 	var t cleanText
 	var b strings.Builder
 	b.Grow(len(s))
