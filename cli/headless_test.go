@@ -110,7 +110,7 @@ func audits(t *testing.T, s *storage.Store, id, event, outcome, actor string) in
 // take are the README's screen captures.
 func TestHeadlessExampleTapes(t *testing.T) {
 	dir := t.TempDir()
-	diffID := "6ys1OlptVi5M"
+	diffID := "kxZb1iQysY5F" // high risk, with a diff
 	tapes := []struct {
 		name  string
 		check func(t *testing.T, s *storage.Store, evs []tui.EventLine)

@@ -22,6 +22,8 @@ var (
 	nginxDiff string
 	//go:embed diffs/sshd_config.diff
 	sshdDiff string
+	//go:embed diffs/pg-backup.service.diff
+	pgBackupDiff string
 )
 
 // Sessions, as the agents that propose commands name them.
@@ -137,7 +139,7 @@ func seedCatalogue() []seedEntry {
 				Env: map[string]string{"AWS_PROFILE": "logs-archive"},
 				TTL: 55 * time.Minute,
 			}},
-		{name: "heredoc", shows: "multi-line heredoc writing a system file",
+		{name: "heredoc", shows: "high risk: a multi-line heredoc writing a system file, with the diff of the new file",
 			age: 5 * time.Minute, waiter: agentWaiter, draft: risk.Draft{
 				Command: "cat <<'EOF' > /etc/systemd/system/pg-backup.service\n" +
 					"[Unit]\n" +
@@ -151,8 +153,9 @@ func seedCatalogue() []seedEntry {
 					"EOF\n" +
 					"systemctl daemon-reload && systemctl enable --now pg-backup.timer",
 				SessionKey: sessClaude2, Requester: "claude-code", Cwd: "/home/dev/src/ops-scripts", Backend: "local",
-				Context: "install the backup unit written in this session",
-				TTL:     35 * time.Minute,
+				Context:  "install the backup unit written in this session",
+				DiffText: pgBackupDiff,
+				TTL:      35 * time.Minute,
 			}},
 		{name: "escapes", shows: "hostile: CSI colour, concealed text, OSC title and OSC 8 hyperlink in command, cwd and reason",
 			age: 3 * time.Minute, waiter: agentWaiter, draft: risk.Draft{
