@@ -41,8 +41,9 @@ type (
 	}
 	// waiterMsg carries the waiter state of one proposal.
 	waiterMsg struct {
-		id string
-		ws storage.WaiterStatus
+		id  string
+		ws  storage.WaiterStatus
+		err error
 	}
 	// watchReadyMsg hands over the store watcher.
 	watchReadyMsg struct {
@@ -94,10 +95,7 @@ func loadHistory(ctx context.Context, s *storage.Store, gen int) tea.Cmd {
 func loadWaiter(ctx context.Context, s *storage.Store, id string) tea.Cmd {
 	return func() tea.Msg {
 		ws, err := s.WaiterState(ctx, id)
-		if err != nil {
-			return nil
-		}
-		return waiterMsg{id: id, ws: ws}
+		return waiterMsg{id: id, ws: ws, err: err}
 	}
 }
 
@@ -118,8 +116,18 @@ func waitChange(ctx context.Context, w *storage.Watcher) tea.Cmd {
 	}
 }
 
-func tick() tea.Cmd {
-	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return tickMsg(t) })
+// tick is the countdown clock: one tickMsg a second, until ctx ends.
+func tick(ctx context.Context) tea.Cmd {
+	return func() tea.Msg {
+		t := time.NewTimer(time.Second)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return nil
+		case now := <-t.C:
+			return tickMsg(now)
+		}
+	}
 }
 
 // approve and deny call the store's single decision path.

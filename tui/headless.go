@@ -10,10 +10,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -127,9 +125,6 @@ type driver struct {
 
 	msgs chan tea.Msg
 	wg   sync.WaitGroup
-	// busy counts the commands in flight that end by themselves (not the
-	// clock's sleep nor the watcher's wait for a change).
-	busy atomic.Int64
 
 	typing      time.Duration
 	waitTimeout time.Duration
@@ -461,7 +456,7 @@ const quiesceLimit = 5 * time.Second
 // has been applied (at most quiesceLimit: a store locked by another
 // process may hold a decision longer).
 func (d *driver) quiesce() error {
-	_, err := d.pump(time.Now().Add(quiesceLimit), func() bool { return d.busy.Load() == 0 && len(d.msgs) == 0 })
+	_, err := d.pump(time.Now().Add(quiesceLimit), func() bool { return !d.m.Busy() && len(d.msgs) == 0 })
 	return err
 }
 
@@ -483,53 +478,18 @@ func (d *driver) apply(msg tea.Msg) {
 	d.render()
 }
 
-// exec runs cmd in its own goroutine and posts what it returns.
+// exec runs cmd in its own goroutine and posts what it returns. The
+// console counts its own one-off commands (Model.Busy); the clock and the
+// watcher's wait run until the run is shut down.
 func (d *driver) exec(cmd tea.Cmd) {
 	if cmd == nil {
 		return
-	}
-	kind := cmdKind(cmd)
-	if kind == clockCmd {
-		// The clock only sleeps: shutdown need not wait for it.
-		go func() { d.post(cmd()) }()
-		return
-	}
-	long := kind == watchCmd
-	if !long {
-		d.busy.Add(1)
 	}
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
 		d.post(cmd())
-		if !long {
-			d.busy.Add(-1) // after its message is queued (or dropped)
-		}
 	}()
-}
-
-// Commands by how they end.
-const (
-	oneShotCmd = iota // loads and decisions: they end by themselves
-	clockCmd          // tea.Tick: sleeps, never touches the store
-	watchCmd          // the watcher's wait for another connection's commit
-)
-
-// cmdKind tells the console's commands that do not end by themselves from
-// the others, by the name of the function that made the closure (a name
-// that survives inlining, unlike the closure's address).
-func cmdKind(cmd tea.Cmd) int {
-	fn := runtime.FuncForPC(reflect.ValueOf(cmd).Pointer())
-	if fn == nil {
-		return oneShotCmd
-	}
-	switch name := fn.Name(); {
-	case strings.Contains(name, ".Tick.func"):
-		return clockCmd
-	case strings.Contains(name, ".waitChange.func"):
-		return watchCmd
-	}
-	return oneShotCmd
 }
 
 var cmdType = reflect.TypeOf(tea.Cmd(nil))

@@ -370,38 +370,43 @@ func TestHeadlessScreenshotsFramesAndResize(t *testing.T) {
 	}
 }
 
-// The driver waits for one-shot commands before a Screenshot, not for the
-// clock nor the watcher (they never end by themselves).
-func TestHeadlessCommandKinds(t *testing.T) {
+// The driver waits until the console has no load or decision outstanding
+// (Model.Busy) before a Screenshot or the next key; the clock and the
+// watcher's wait never end by themselves and are not counted.
+func TestModelBusyCountsOneOffCommands(t *testing.T) {
 	f := newFixture(t)
-	m := New(Options{Store: f.s, Actor: operator})
-	cases := []struct {
-		name string
-		cmd  tea.Cmd
-		want int
-	}{
-		{"tick", tick(), clockCmd},
-		{"waitChange", waitChange(context.Background(), nil), watchCmd},
-		{"loadWaiter", loadWaiter(context.Background(), f.s, "x"), oneShotCmd},
-		{"loadPending", loadPending(context.Background(), f.s, 1, 1), oneShotCmd},
-		{"approve", approve(context.Background(), f.s, "x", "x", operator), oneShotCmd},
-		{"reload", m.reload(), oneShotCmd},
+	m := New(Options{Store: f.s, Actor: operator, Renderer: asciiRenderer(), Now: fixedNow, NoWatch: true})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	init := m.Init()
+	if !m.Busy() {
+		t.Fatal("not busy while the first load is out")
 	}
-	for _, tc := range cases {
-		if got := cmdKind(tc.cmd); got != tc.want {
-			t.Errorf("%s: kind %d, want %d", tc.name, got, tc.want)
-		}
+	Settle(m, init)
+	if m.Busy() {
+		t.Fatalf("busy after everything settled (%d in flight)", m.inflight)
 	}
-	// As the model returns them, inlined into Update or not.
-	_, cmd := m.Update(tickMsg(t0))
-	if batch, ok := cmd().(tea.BatchMsg); ok {
-		found := false
-		for _, c := range batch {
-			found = found || (c != nil && cmdKind(c) == clockCmd)
-		}
-		if !found {
-			t.Error("the clock in Update's batch is not recognised")
-		}
+	id := f.ids["drop"]
+	selectID(t, m, id)
+	readAll(m)
+	press(m, "a")
+	typeText(m, id)
+	_, cmd := m.Update(keyMsg("enter"))
+	if !m.Busy() {
+		t.Fatal("not busy while the approval is out")
+	}
+	Settle(m, cmd)
+	if m.Busy() {
+		t.Fatalf("busy after the approval came back (%d in flight)", m.inflight)
+	}
+	// The clock's and the watcher's commands are not one-off.
+	live := New(Options{Store: f.s, Actor: operator, Renderer: asciiRenderer(), Now: fixedNow})
+	live.Init()
+	if live.inflight != 2 { // the first load and the watcher's start
+		t.Fatalf("%d one-off commands after Init, want 2", live.inflight)
+	}
+	live.Update(tickMsg(t0))
+	if live.inflight != 2 {
+		t.Fatalf("a tick counted as one-off: %d", live.inflight)
 	}
 }
 

@@ -115,6 +115,10 @@ type Model struct {
 	explained map[string]bool
 
 	watcher *storage.Watcher
+	// inflight counts the one-off commands (loads, decisions) whose result
+	// has not come back yet: the watcher's wait and the clock are not
+	// counted, as they never end by themselves.
+	inflight int
 }
 
 // New makes a console.
@@ -146,6 +150,17 @@ func New(opt Options) *Model {
 	return m
 }
 
+// oneOff counts a command whose result Update will receive once.
+func (m *Model) oneOff(c tea.Cmd) tea.Cmd {
+	m.inflight++
+	return c
+}
+
+// Busy reports whether a load or decision the console started has not
+// come back yet. Drivers without a terminal (headless, tests) wait for it
+// before they take a screenshot or send the next key.
+func (m *Model) Busy() bool { return m.inflight > 0 }
+
 // Close releases what the console holds open (its store watcher). Call it
 // after the program has stopped; the store itself belongs to the caller.
 func (m *Model) Close() error {
@@ -161,7 +176,7 @@ func (m *Model) Close() error {
 func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{m.reload()}
 	if !m.opt.NoWatch {
-		cmds = append(cmds, startWatch(m.ctx, m.opt.Store), tick())
+		cmds = append(cmds, m.oneOff(startWatch(m.ctx, m.opt.Store)), tick(m.ctx))
 	}
 	return tea.Batch(cmds...)
 }
@@ -172,7 +187,7 @@ func (m *Model) reload() tea.Cmd {
 	if !m.loaded {
 		limit = firstPage
 	}
-	cmds := []tea.Cmd{loadPending(m.ctx, m.opt.Store, m.gen, limit)}
+	cmds := []tea.Cmd{m.oneOff(loadPending(m.ctx, m.opt.Store, m.gen, limit))}
 	if m.mode == viewHistory {
 		cmds = append(cmds, m.reloadHistory())
 	}
@@ -181,11 +196,15 @@ func (m *Model) reload() tea.Cmd {
 
 func (m *Model) reloadHistory() tea.Cmd {
 	m.hgen++
-	return loadHistory(m.ctx, m.opt.Store, m.hgen)
+	return m.oneOff(loadHistory(m.ctx, m.opt.Store, m.hgen))
 }
 
 // Update handles one message.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg.(type) {
+	case pendingMsg, historyMsg, waiterMsg, watchReadyMsg, decidedMsg, goneMsg:
+		m.inflight = max(m.inflight-1, 0)
+	}
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.setSize(msg.Width, msg.Height)
@@ -203,6 +222,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case waiterMsg:
+		if msg.err != nil {
+			return m, nil // the next tick asks again
+		}
 		m.waiters[msg.id] = msg.ws
 		if msg.id == m.selID {
 			ws := msg.ws
@@ -227,7 +249,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.opt.NoWatch {
 			return m, m.onTick(time.Time(msg))
 		}
-		return m, tea.Batch(m.onTick(time.Time(msg)), tick())
+		return m, tea.Batch(m.onTick(time.Time(msg)), tick(m.ctx))
 	case decidedMsg:
 		return m, m.onDecided(msg)
 	case goneMsg:
@@ -318,13 +340,13 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 	// A proposal on screen that left the list was decided or expired
 	// elsewhere: close its prompt and say how.
 	if m.selID != "" && prev[m.selID] && m.indexOf(m.selID) < 0 && !m.explained[m.selID] {
-		cmds = append(cmds, explainGone(m.ctx, m.opt.Store, m.selID))
+		cmds = append(cmds, m.oneOff(explainGone(m.ctx, m.opt.Store, m.selID)))
 	}
 	m.loaded = true
 	m.applyFilter()
 	cmds = append(cmds, m.selectionChanged())
 	if msg.limit < MaxLoaded && len(msg.rows) == msg.limit {
-		cmds = append(cmds, loadPending(m.ctx, m.opt.Store, m.gen, MaxLoaded)) // the rest
+		cmds = append(cmds, m.oneOff(loadPending(m.ctx, m.opt.Store, m.gen, MaxLoaded))) // the rest
 	}
 	return tea.Batch(cmds...)
 }
@@ -414,7 +436,7 @@ func (m *Model) selectionChanged() tea.Cmd {
 	}
 	m.detail.Show(rec, ws, m.now)
 	if changed || ws == nil {
-		return loadWaiter(m.ctx, m.opt.Store, rec.ApprovalID)
+		return m.oneOff(loadWaiter(m.ctx, m.opt.Store, rec.ApprovalID))
 	}
 	return nil
 }
@@ -437,7 +459,7 @@ func (m *Model) onTick(t time.Time) tea.Cmd {
 	} else {
 		m.detail.Refresh(m.now)
 		if t.Second()%2 == 0 { // waiter state every other second
-			cmds = append(cmds, loadWaiter(m.ctx, m.opt.Store, m.selID))
+			cmds = append(cmds, m.oneOff(loadWaiter(m.ctx, m.opt.Store, m.selID)))
 		}
 	}
 	return tea.Batch(cmds...)
@@ -634,7 +656,7 @@ func (m *Model) startApprove() tea.Cmd {
 		return nil
 	case m.opt.Actor.ReadOnly || m.opt.Store.ReadOnlyReason() != "":
 		// The decision path refuses, and says why; the console only relays.
-		return approve(m.ctx, m.opt.Store, rec.ApprovalID, "", m.opt.Actor)
+		return m.oneOff(approve(m.ctx, m.opt.Store, rec.ApprovalID, "", m.opt.Actor))
 	case rec.Corrupt != "":
 		m.setNote(rec.ApprovalID+" is corrupt: it can be denied (d), never approved", m.st.Error)
 		m.emit("approve", rec.ApprovalID, OutcomeRefused, m.note.text)
@@ -663,7 +685,7 @@ func (m *Model) startDeny() tea.Cmd {
 		m.emit("deny", "", OutcomeRefused, m.note.text)
 		return nil
 	case m.opt.Actor.ReadOnly || m.opt.Store.ReadOnlyReason() != "":
-		return deny(m.ctx, m.opt.Store, rec.ApprovalID, "", m.opt.Actor)
+		return m.oneOff(deny(m.ctx, m.opt.Store, rec.ApprovalID, "", m.opt.Actor))
 	}
 	m.prompt = newDenyPrompt(rec, m.st, m.width)
 	m.note = note{}
@@ -686,9 +708,9 @@ func (m *Model) promptKey(k tea.KeyMsg) tea.Cmd {
 				// decision path, which refuses it and records the refusal.
 				p.message = "approve stays disabled until the typed text is exactly " + p.id
 			}
-			return approve(m.ctx, m.opt.Store, p.id, p.input.Value(), m.opt.Actor)
+			return m.oneOff(approve(m.ctx, m.opt.Store, p.id, p.input.Value(), m.opt.Actor))
 		}
-		return deny(m.ctx, m.opt.Store, p.id, p.input.Value(), m.opt.Actor)
+		return m.oneOff(deny(m.ctx, m.opt.Store, p.id, p.input.Value(), m.opt.Actor))
 	}
 	if p.refuses(k) {
 		m.emit("paste", p.id, OutcomeRefused, pasteRefused)
