@@ -284,3 +284,43 @@ func TestApproveNeedsTheProposalShownFirst(t *testing.T) {
 		t.Fatal("the prompt did not open after scrolling to the end")
 	}
 }
+
+// Commits noticed while a load is out (many waiters heartbeating, say)
+// coalesce: one load at a time, and one more after it.
+func TestReloadsCoalesce(t *testing.T) {
+	f := newFixture(t)
+	m := console(t, f, operator, 100, 30)
+	w, err := f.s.Watch(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	m.Update(watchReadyMsg{w: w})
+	before := m.inflight
+	_, first := m.Update(changedMsg{})
+	if m.inflight != before+1 || !m.loading {
+		t.Fatalf("the first change did not start a load (%d in flight)", m.inflight)
+	}
+	for i := 0; i < 5; i++ {
+		m.Update(changedMsg{})
+	}
+	if m.inflight != before+1 || !m.dirty {
+		t.Fatalf("changes during a load started more loads (%d in flight)", m.inflight)
+	}
+	// The load comes back; exactly one more follows for the changes it missed.
+	var reload tea.Cmd
+	for _, c := range first().(tea.BatchMsg) {
+		if c != nil {
+			reload = c
+			break
+		}
+	}
+	_, next := m.Update(reload())
+	if !m.loading || m.dirty || m.inflight != before+1 {
+		t.Fatalf("after the first load: loading %v dirty %v, %d in flight", m.loading, m.dirty, m.inflight)
+	}
+	Settle(m, next)
+	if m.loading || m.Busy() {
+		t.Fatalf("still loading after the follow-up (%d in flight)", m.inflight)
+	}
+}

@@ -119,6 +119,10 @@ type Model struct {
 	// has not come back yet: the watcher's wait and the clock are not
 	// counted, as they never end by themselves.
 	inflight int
+	// loading: a load of the pending list is out; dirty: another commit was
+	// noticed meanwhile. Bursts of commits (many waiters heartbeating)
+	// coalesce into one load at a time, with one more after it.
+	loading, dirty bool
 }
 
 // New makes a console.
@@ -183,6 +187,7 @@ func (m *Model) Init() tea.Cmd {
 
 func (m *Model) reload() tea.Cmd {
 	m.gen++
+	m.loading, m.dirty = true, false
 	limit := MaxLoaded
 	if !m.loaded {
 		limit = firstPage
@@ -243,6 +248,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.err != nil {
 			m.setNote("live updates stopped: "+msg.err.Error(), m.st.Error)
 			return m, nil
+		}
+		if m.loading {
+			m.dirty = true
+			return m, waitChange(m.ctx, m.watcher)
 		}
 		return m, tea.Batch(m.reload(), waitChange(m.ctx, m.watcher))
 	case tickMsg:
@@ -321,7 +330,7 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 			m.emit("load", "", "error", advice)
 		}
 		m.storeErr = advice
-		return nil
+		return m.loadDone()
 	}
 	m.storeErr = ""
 	if !m.loaded {
@@ -347,8 +356,20 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 	cmds = append(cmds, m.selectionChanged())
 	if msg.limit < MaxLoaded && len(msg.rows) == msg.limit {
 		cmds = append(cmds, m.oneOff(loadPending(m.ctx, m.opt.Store, m.gen, MaxLoaded))) // the rest
+	} else {
+		cmds = append(cmds, m.loadDone())
 	}
 	return tea.Batch(cmds...)
+}
+
+// loadDone ends a load of the pending list, and starts the next one if a
+// commit was noticed while it ran.
+func (m *Model) loadDone() tea.Cmd {
+	m.loading = false
+	if m.dirty {
+		return m.reload()
+	}
+	return nil
 }
 
 func makeRow(rec *storage.Record) row {
