@@ -15,8 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -597,7 +595,7 @@ func TestInteropGoWritesHermesReads(t *testing.T) {
 // consume every id; each id has exactly one winner.
 func TestInteropExactlyOnceRaceGoAndHermes(t *testing.T) {
 	const perLang, goWorkers, pyWorkers = 120, 4, 4
-	const pace = 2 * time.Millisecond // see roleConsumeInterop
+	const pace = 2 * time.Millisecond // see roleConsumeAll
 	path := tempDB(t)
 	s := openAt(t, path, nil)
 	py := newPyStore(t, path)
@@ -840,47 +838,4 @@ func TestInteropExpiredPendingRefusedByBoth(t *testing.T) {
 		t.Fatalf("live row reads %s by %q", r.EffectiveStatus, r.ConsumedBy)
 	}
 	verifyAuditOK(t, s)
-}
-
-// roleConsumeInterop is consume-all for the cross-language race: it says
-// "ready" once its store is open (so the test can start every process
-// together), then sleeps up to STORAGE_TEST_PACE before each attempt, as a
-// console does between decisions. Without that pause whichever process gets
-// the write lock first re-takes it on every commit while the others back off
-// in SQLite's busy handler, and the "race" is one process consuming nearly
-// everything.
-func roleConsumeInterop(path, worker, pace string) int {
-	s, err := Open(context.Background(), path, Options{BusyTimeout: time.Minute})
-	if err != nil {
-		fmt.Println("open-error", err)
-		return 1
-	}
-	defer s.Close()
-	maxPause, _ := time.ParseDuration(pace)
-	actor := model.Actor{Surface: model.SurfaceCLI, Name: "worker-" + worker}
-	fmt.Println("ready")
-	in := bufio.NewScanner(os.Stdin)
-	var ids []string
-	for in.Scan() && in.Text() != "go" {
-		ids = append(ids, in.Text())
-	}
-	rand.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
-	out := bufio.NewWriter(os.Stdout)
-	defer out.Flush()
-	for _, id := range ids {
-		if maxPause > 0 {
-			time.Sleep(time.Duration(rand.Int64N(int64(maxPause))))
-		}
-		_, err := s.Consume(context.Background(), id, id, actor)
-		var np *NotPendingError
-		switch {
-		case err == nil:
-			fmt.Fprintln(out, "won", id)
-		case errors.As(err, &np):
-			fmt.Fprintln(out, "lost", id, "by", np.By)
-		default:
-			fmt.Fprintln(out, "error", id, strings.ReplaceAll(err.Error(), "\n", " "))
-		}
-	}
-	return 0
 }

@@ -6,7 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math/rand"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"strings"
@@ -22,10 +22,9 @@ func TestMain(m *testing.M) {
 	switch os.Getenv("STORAGE_TEST_ROLE") {
 	case "":
 		os.Exit(m.Run())
-	case "consume-all":
-		os.Exit(roleConsumeAll(os.Getenv("STORAGE_TEST_DB"), os.Getenv("STORAGE_TEST_WORKER")))
-	case "consume-interop":
-		os.Exit(roleConsumeInterop(os.Getenv("STORAGE_TEST_DB"), os.Getenv("STORAGE_TEST_WORKER"), os.Getenv("STORAGE_TEST_PACE")))
+	case "consume-all", "consume-interop":
+		os.Exit(roleConsumeAll(os.Getenv("STORAGE_TEST_DB"), os.Getenv("STORAGE_TEST_WORKER"),
+			os.Getenv("STORAGE_TEST_SYNC"), os.Getenv("STORAGE_TEST_PACE"), os.Getenv("STORAGE_TEST_ROLE") == "consume-interop"))
 	case "hold-lock":
 		os.Exit(roleHoldLock(os.Getenv("STORAGE_TEST_DB")))
 	default:
@@ -34,29 +33,38 @@ func TestMain(m *testing.M) {
 	}
 }
 
-// roleConsumeAll reads ids on stdin (one per line, after a "go" line so all
-// workers start together) and tries to consume each, printing
-// "won ID" or "lost ID by WINNER" or "error ID ERR".
-func roleConsumeAll(path, worker string) int {
-	s, err := Open(context.Background(), path, Options{BusyTimeout: time.Minute, Synchronous: os.Getenv("STORAGE_TEST_SYNC")})
+// roleConsumeAll reads ids on stdin (one per line, until a "go" line so
+// that all workers start together) and tries to consume each, printing
+// "won ID" or "lost ID by WINNER" or "error ID ERR". With announce it first
+// prints "ready" once its store is open; with a pace it sleeps up to that
+// long before each attempt, as a console does between decisions (without
+// it, whichever process holds the write lock re-takes it on every commit
+// while the others back off in SQLite's busy handler, and the "race" is one
+// process consuming nearly everything).
+func roleConsumeAll(path, worker, syncMode, pace string, announce bool) int {
+	s, err := Open(context.Background(), path, Options{BusyTimeout: time.Minute, Synchronous: syncMode})
 	if err != nil {
 		fmt.Println("open-error", err)
 		return 1
 	}
 	defer s.Close()
+	maxPause, _ := time.ParseDuration(pace)
 	actor := model.Actor{Surface: model.SurfaceCLI, Name: "worker-" + worker}
+	if announce {
+		fmt.Println("ready")
+	}
 	in := bufio.NewScanner(os.Stdin)
 	var ids []string
-	for in.Scan() {
-		if in.Text() == "go" {
-			break
-		}
+	for in.Scan() && in.Text() != "go" {
 		ids = append(ids, in.Text())
 	}
 	rand.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
 	out := bufio.NewWriter(os.Stdout)
 	defer out.Flush()
 	for _, id := range ids {
+		if maxPause > 0 {
+			time.Sleep(time.Duration(rand.Int64N(int64(maxPause))))
+		}
 		_, err := s.Consume(context.Background(), id, id, actor)
 		var np *NotPendingError
 		switch {
