@@ -672,45 +672,49 @@ func (m *Model) startApprove() tea.Cmd {
 	rec := m.selected()
 	switch {
 	case rec == nil:
-		m.setNote("nothing selected", m.st.Warning)
-		m.emit("approve", "", OutcomeRefused, m.note.text)
-		return nil
+		return m.refuse("approve", "", "nothing selected", m.st.Warning)
 	case m.opt.Actor.ReadOnly || m.opt.Store.ReadOnlyReason() != "":
 		// The decision path refuses, and says why; the console only relays.
 		return m.oneOff(approve(m.ctx, m.opt.Store, rec.ApprovalID, "", m.opt.Actor))
 	case rec.Corrupt != "":
-		m.setNote(rec.ApprovalID+" is corrupt: it can be denied (d), never approved", m.st.Error)
-		m.emit("approve", rec.ApprovalID, OutcomeRefused, m.note.text)
-		return nil
+		return m.refuse("approve", rec.ApprovalID, rec.ApprovalID+" is corrupt: it can be denied (d), never approved", m.st.Error)
 	case !m.detail.SeenAll():
 		if m.wide {
 			m.focusList = false
 		} else {
 			m.pageOpen = true
 		}
-		m.setNote(fmt.Sprintf("read it all first: %d more lines of the command and diff below (space/pgdn)", m.detail.Remaining()), m.st.Warning)
-		m.emit("approve", rec.ApprovalID, OutcomeRefused, m.note.text)
-		return nil
+		return m.refuse("approve", rec.ApprovalID, fmt.Sprintf("read it all first: %d more lines of the command and diff below (space/pgdn)", m.detail.Remaining()), m.st.Warning)
 	}
-	m.prompt = newApprovePrompt(rec, m.st, m.width)
-	m.note = note{}
-	m.emit("prompt", rec.ApprovalID, "opened", "approve")
-	return m.prompt.input.Focus()
+	return m.openPrompt(promptApprove, rec)
 }
 
 func (m *Model) startDeny() tea.Cmd {
 	rec := m.selected()
 	switch {
 	case rec == nil:
-		m.setNote("nothing selected", m.st.Warning)
-		m.emit("deny", "", OutcomeRefused, m.note.text)
-		return nil
+		return m.refuse("deny", "", "nothing selected", m.st.Warning)
 	case m.opt.Actor.ReadOnly || m.opt.Store.ReadOnlyReason() != "":
 		return m.oneOff(deny(m.ctx, m.opt.Store, rec.ApprovalID, "", m.opt.Actor))
 	}
-	m.prompt = newDenyPrompt(rec, m.st, m.width)
+	return m.openPrompt(promptDeny, rec)
+}
+
+// refuse says why an action did not start, on screen and in the event log.
+func (m *Model) refuse(action, id, text string, st lipgloss.Style) tea.Cmd {
+	m.setNote(text, st)
+	m.emit(action, id, OutcomeRefused, text)
+	return nil
+}
+
+func (m *Model) openPrompt(kind promptKind, rec *storage.Record) tea.Cmd {
+	m.prompt = newPrompt(kind, rec, m.st, m.width)
 	m.note = note{}
-	m.emit("prompt", rec.ApprovalID, "opened", "deny")
+	what := "approve"
+	if kind == promptDeny {
+		what = "deny"
+	}
+	m.emit("prompt", rec.ApprovalID, "opened", what)
 	return m.prompt.input.Focus()
 }
 

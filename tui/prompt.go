@@ -63,14 +63,6 @@ func newPrompt(kind promptKind, rec *storage.Record, st Styles, width int) *prom
 	return p
 }
 
-func newApprovePrompt(rec *storage.Record, st Styles, width int) *prompt {
-	return newPrompt(promptApprove, rec, st, width)
-}
-
-func newDenyPrompt(rec *storage.Record, st Styles, width int) *prompt {
-	return newPrompt(promptDeny, rec, st, width)
-}
-
 // matches reports whether approve is enabled: the typed text is the id,
 // exactly. The store checks it again; this only drives the display.
 func (p *prompt) matches() bool { return p.input.Value() == p.id }
