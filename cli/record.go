@@ -84,11 +84,7 @@ func writeShow(w io.Writer, rec *storage.Record, waiter *storage.WaiterStatus, n
 		field("expires", when(*p.ExpiresAt, now))
 	}
 	if p.Status == model.StatusConsumed || p.Status == model.StatusDenied {
-		verb := "approved"
-		if p.Status == model.StatusDenied {
-			verb = "denied"
-		}
-		d := verb
+		d := p.Status.Decision()
 		if p.ConsumedBy != "" {
 			d += " by " + line(p.ConsumedBy)
 		}

@@ -101,6 +101,15 @@ func (s Status) Valid() bool {
 	return false
 }
 
+// Decision is the status in an operator's words: a consumed proposal was
+// "approved"; the others read as they are.
+func (s Status) Decision() string {
+	if s == StatusConsumed {
+		return "approved"
+	}
+	return string(s)
+}
+
 // ExecutionStatus records what happened after a consume.
 type ExecutionStatus string
 

@@ -85,12 +85,8 @@ func goneOutcome(rec *storage.Record) string {
 		return "unknown"
 	}
 	switch rec.EffectiveStatus {
-	case model.StatusConsumed:
-		return "approved"
-	case model.StatusDenied:
-		return "denied"
-	case model.StatusExpired:
-		return "expired"
+	case model.StatusConsumed, model.StatusDenied, model.StatusExpired:
+		return rec.EffectiveStatus.Decision()
 	}
 	return "unknown"
 }

@@ -710,11 +710,7 @@ func (m *Model) refuse(action, id, text string, st lipgloss.Style) tea.Cmd {
 func (m *Model) openPrompt(kind promptKind, rec *storage.Record) tea.Cmd {
 	m.prompt = newPrompt(kind, rec, m.st, m.width)
 	m.note = note{}
-	what := "approve"
-	if kind == promptDeny {
-		what = "deny"
-	}
-	m.emit("prompt", rec.ApprovalID, "opened", what)
+	m.emit("prompt", rec.ApprovalID, "opened", kind.String())
 	return m.prompt.input.Focus()
 }
 

@@ -38,7 +38,7 @@ func outcomeText(msg decidedMsg, now time.Time) string {
 		if np.Status == model.StatusExpired {
 			return "too late: " + msg.id + " expired" + agoAt(np.At, now)
 		}
-		return fmt.Sprintf("lost: %s was already %s by %s%s", msg.id, pastTense(np.Status),
+		return fmt.Sprintf("lost: %s was already %s by %s%s", msg.id, np.Status.Decision(),
 			orDash(model.Sanitize(np.By, model.Line)), agoAt(np.At, now))
 	case errors.As(msg.err, &ro):
 		return "refused: " + model.Sanitize(ro.Reason, model.Line)
@@ -66,20 +66,10 @@ func goneText(rec *storage.Record, now time.Time) string {
 	case model.StatusExpired:
 		return rec.ApprovalID + " expired" + agoAt(rec.ExpiresAt, now)
 	case model.StatusConsumed, model.StatusDenied:
-		return fmt.Sprintf("%s was %s elsewhere by %s%s", rec.ApprovalID, pastTense(rec.EffectiveStatus),
+		return fmt.Sprintf("%s was %s elsewhere by %s%s", rec.ApprovalID, rec.EffectiveStatus.Decision(),
 			orDash(model.Sanitize(rec.ConsumedBy, model.Line)), agoAt(rec.ConsumedAt, now))
 	}
 	return rec.ApprovalID + " left the pending list"
-}
-
-func pastTense(s model.Status) string {
-	switch s {
-	case model.StatusConsumed:
-		return "approved"
-	case model.StatusDenied:
-		return "denied"
-	}
-	return string(s)
 }
 
 func agoAt(at *float64, now time.Time) string {
