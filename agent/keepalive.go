@@ -52,38 +52,27 @@ func KeepAlive(ctx context.Context, s *storage.Store, w storage.Waiter, every ti
 		report(&storage.ReadOnlyError{Reason: reason})
 		return func() {}
 	}
-	if every <= 0 {
-		every = storage.HeartbeatInterval
-	}
-	if w.StartedAt == 0 {
-		w.StartedAt = model.Epoch(s.Now())
-	}
 	ctx, cancel := context.WithCancel(ctx)
-	beat := func() {
+	onBeatErr := func(err error) {
 		// An error caused by stopping is no failure.
-		if err := s.Heartbeat(ctx, w); err != nil && ctx.Err() == nil {
+		if ctx.Err() == nil {
 			report(fmt.Errorf("heartbeat on %s: %w", w.ApprovalID, err))
 		}
 	}
-	beat()
-
+	stopBeats, err := s.KeepWaiting(ctx, w, every, onBeatErr)
+	if err != nil {
+		cancel()
+		report(fmt.Errorf("heartbeat on %s: %w", w.ApprovalID, err))
+		return func() {}
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				beat()
-			case <-ctx.Done():
-				rctx, rcancel := context.WithTimeout(context.Background(), removeTimeout)
-				defer rcancel()
-				if err := s.RemoveWaiter(rctx, w); err != nil {
-					report(fmt.Errorf("remove waiter on %s: %w", w.ApprovalID, err))
-				}
-				return
-			}
+		<-ctx.Done()
+		rctx, rcancel := context.WithTimeout(context.Background(), removeTimeout)
+		defer rcancel()
+		if err := stopBeats(rctx); err != nil {
+			report(fmt.Errorf("remove waiter on %s: %w", w.ApprovalID, err))
 		}
 	}()
 	var once sync.Once

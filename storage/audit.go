@@ -63,7 +63,7 @@ func eventHash(e *AuditEvent) string {
 }
 
 // appendAudit adds one event inside the current write transaction.
-func (s *Store) appendAudit(ctx context.Context, e auditEntry, actor model.Actor) error {
+func (s bound) appendAudit(ctx context.Context, e auditEntry, actor model.Actor) error {
 	seq, prev := int64(0), genesisHash
 	var head string
 	switch err := s.ws.auditHead.QueryRowContext(ctx).Scan(&head); {
@@ -126,7 +126,8 @@ type AuditQuery struct {
 const auditColumns = `seq, at, approval_id, event, outcome, reason, actor, surface, detail, prev_hash, hash`
 
 // Audit lists events, newest first.
-func (s *Store) Audit(ctx context.Context, q AuditQuery) ([]AuditEvent, error) {
+func (st *Store) Audit(ctx context.Context, q AuditQuery) ([]AuditEvent, error) {
+	s := st.bind()
 	if q.Limit <= 0 {
 		q.Limit = 100
 	}
@@ -191,7 +192,8 @@ type VerifyResult struct {
 // VerifyAudit recomputes the whole chain: each event's hash, each link to
 // the previous event, contiguous sequence numbers, the recorded head, and
 // the payloads of proposals submitted through approve-tui.
-func (s *Store) VerifyAudit(ctx context.Context) (*VerifyResult, error) {
+func (st *Store) VerifyAudit(ctx context.Context) (*VerifyResult, error) {
+	s := st.bind()
 	conn, err := s.rdb.Conn(ctx)
 	if err != nil {
 		return nil, classify("verify", err)

@@ -264,7 +264,7 @@ func BenchmarkListTop200(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if cache == "cold" {
-					s.decoded = decodeCache{} // every payload decoded again
+					s.bind().decoded.reset() // every payload decoded again
 				}
 				t0 := time.Now()
 				l, err := s.List(ctx, ListOptions{Limit: 200})

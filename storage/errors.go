@@ -156,8 +156,11 @@ func refusalCode(err error) string {
 		un *UnavailableError
 		va *model.ValidationError
 		it *InvalidTransitionError
+		dm *DamagedError
 	)
 	switch {
+	case errors.As(err, &dm):
+		return "damaged"
 	case errors.Is(err, ErrNotFound):
 		return "not_found"
 	case errors.Is(err, ErrConfirmMismatch):

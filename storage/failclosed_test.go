@@ -228,10 +228,10 @@ func TestDiskFullIsUnavailableAndLosesNothing(t *testing.T) {
 	s, c := newStore(t)
 	mustSubmit(t, s, proposal("full0", "rm -rf /srv", model.RiskHigh, c.Now(), time.Hour))
 	var pages int
-	if err := s.w.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages); err != nil {
+	if err := s.bind().w.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.w.ExecContext(ctx, `PRAGMA max_page_count = `+strconv.Itoa(pages)); err != nil {
+	if _, err := s.bind().w.ExecContext(ctx, `PRAGMA max_page_count = `+strconv.Itoa(pages)); err != nil {
 		t.Fatal(err)
 	}
 	big := proposal("full1", "rm -rf /srv", model.RiskHigh, c.Now(), time.Hour)

@@ -61,7 +61,8 @@ type PolicyRecord struct {
 // RecordPolicy appends one policy event to the audit log, through the one
 // transition path (so a read-only actor or store is refused, and the event
 // joins the hash chain). It changes nothing else.
-func (s *Store) RecordPolicy(ctx context.Context, r *PolicyRecord, actor model.Actor) error {
+func (st *Store) RecordPolicy(ctx context.Context, r *PolicyRecord, actor model.Actor) error {
+	s := st.bind()
 	switch r.Decision {
 	case PolicyAllow, PolicyDeny, PolicyExecuted, PolicyDispatchFailed:
 	default:

@@ -15,7 +15,8 @@ import (
 )
 
 // Get reads one proposal.
-func (s *Store) Get(ctx context.Context, id string) (*Record, error) {
+func (st *Store) Get(ctx context.Context, id string) (*Record, error) {
+	s := st.bind()
 	rec, err := s.scanRecord(s.rdb.QueryRowContext(ctx, `SELECT `+s.cols()+` FROM gateway_approvals g WHERE g.approval_id = ?`, id), s.now())
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
@@ -27,8 +28,8 @@ func (s *Store) Get(ctx context.Context, id string) (*Record, error) {
 }
 
 // cols is the row SELECT list for this file.
-func (s *Store) cols() string {
-	if s.legacy {
+func (s bound) cols() string {
+	if s.legacy.Load() {
 		return rowColumnsLegacy
 	}
 	return rowColumns
@@ -68,7 +69,8 @@ type ListOptions struct {
 // first: effective risk (unknown, then high, medium, low), then time left
 // (soonest expiry first, never-expiring last). Other statuses come newest
 // first.
-func (s *Store) List(ctx context.Context, o ListOptions) ([]*Record, error) {
+func (st *Store) List(ctx context.Context, o ListOptions) ([]*Record, error) {
+	s := st.bind()
 	if o.Status == "" {
 		o.Status = ListPending
 	}
@@ -109,7 +111,7 @@ func (s *Store) List(ctx context.Context, o ListOptions) ([]*Record, error) {
 	return s.queryRecords(ctx, now, `SELECT `+s.cols()+` FROM gateway_approvals g WHERE `+where+` ORDER BY `+order+` LIMIT ? OFFSET ?`, args...)
 }
 
-func (s *Store) queryRecords(ctx context.Context, now time.Time, q string, args ...any) ([]*Record, error) {
+func (s bound) queryRecords(ctx context.Context, now time.Time, q string, args ...any) ([]*Record, error) {
 	rows, err := s.rdb.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, classify("list", err)
@@ -128,7 +130,7 @@ func (s *Store) queryRecords(ctx context.Context, now time.Time, q string, args 
 
 // listPendingScan ranks every pending row in memory: the fallback when the
 // rank index cannot be kept current (read-only file, lock held elsewhere).
-func (s *Store) listPendingScan(ctx context.Context, now time.Time, o ListOptions) ([]*Record, error) {
+func (s bound) listPendingScan(ctx context.Context, now time.Time, o ListOptions) ([]*Record, error) {
 	all, err := s.queryRecords(ctx, now, `SELECT `+s.cols()+` FROM gateway_approvals g
 		WHERE g.status = 'pending' AND (g.expires_at IS NULL OR g.expires_at > ?)`, model.Epoch(now))
 	if err != nil {
@@ -187,8 +189,8 @@ const rankSyncLockWait = 250 * time.Millisecond
 
 // syncRank brings the rank index up to date and reports whether it can be
 // used.
-func (s *Store) syncRank(ctx context.Context) bool {
-	if s.readOnly != "" || s.ws == nil {
+func (s bound) syncRank(ctx context.Context) bool {
+	if s.roReason() != "" || s.ws == nil {
 		return false
 	}
 	s.wmu.Lock()
@@ -201,11 +203,9 @@ func (s *Store) syncRank(ctx context.Context) bool {
 		return true
 	}
 	// Wait only briefly for another process's lock.
-	if _, err := s.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA busy_timeout=%d`, rankSyncLockWait.Milliseconds())); err != nil {
-		return false
-	}
-	defer s.w.ExecContext(context.Background(), fmt.Sprintf(`PRAGMA busy_timeout=%d`, s.opt.BusyTimeout.Milliseconds()))
-	err := s.inWriteTxLocked(ctx, "rank", func(ctx context.Context) error {
+	brief := s.opt
+	brief.BusyTimeout = rankSyncLockWait
+	err := s.txLocked(ctx, "rank", brief, func(ctx context.Context) error {
 		if err := s.w.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&v); err != nil {
 			return err
 		}
@@ -226,7 +226,7 @@ func (s *Store) syncRank(ctx context.Context) bool {
 // vacuumed; the id recorded for the mark row tells. Then, or when the index
 // and the table disagree on the number of pending rows (rows decided by
 // other processes leave stale entries), a full reconcile runs.
-func (s *Store) catchUpRank(ctx context.Context) error {
+func (s bound) catchUpRank(ctx context.Context) error {
 	meta := func(key string) string {
 		var v string
 		_ = s.w.QueryRowContext(ctx, `SELECT value FROM approve_tui_meta WHERE key = ?`, key).Scan(&v)
@@ -293,7 +293,7 @@ func (s *Store) catchUpRank(ctx context.Context) error {
 }
 
 // indexRows adds the rows a query selects to the rank index.
-func (s *Store) indexRows(ctx context.Context, q string, args ...any) error {
+func (s bound) indexRows(ctx context.Context, q string, args ...any) error {
 	rows, err := s.w.QueryContext(ctx, q, args...)
 	if err != nil {
 		return err
@@ -327,7 +327,7 @@ func (s *Store) indexRows(ctx context.Context, q string, args ...any) error {
 // listPendingIndexed reads the most urgent page through the rank index: per
 // rank, from unknown down to low, unexpired rows by expiry, then rows that
 // never expire.
-func (s *Store) listPendingIndexed(ctx context.Context, now time.Time, o ListOptions) ([]*Record, error) {
+func (s bound) listPendingIndexed(ctx context.Context, now time.Time, o ListOptions) ([]*Record, error) {
 	nowE := model.Epoch(now)
 	skip, need := o.Offset, o.Limit
 	var out []*Record
@@ -377,7 +377,8 @@ func (s *Store) listPendingIndexed(ctx context.Context, now time.Time, o ListOpt
 // It counts within Hermes' partial index of pending expiries (SQLite's
 // planner would otherwise read every pending row through the status index);
 // a file without that index is counted the slow way.
-func (s *Store) CountPending(ctx context.Context) (int, error) {
+func (st *Store) CountPending(ctx context.Context) (int, error) {
+	s := st.bind()
 	const where = ` WHERE status = 'pending' AND (expires_at IS NULL OR expires_at > ?)`
 	var n int
 	now := model.Epoch(s.now())
@@ -390,7 +391,8 @@ func (s *Store) CountPending(ctx context.Context) (int, error) {
 }
 
 // DenyReason returns the reason recorded with the deny event of id, if any.
-func (s *Store) DenyReason(ctx context.Context, id string) (string, error) {
+func (st *Store) DenyReason(ctx context.Context, id string) (string, error) {
+	s := st.bind()
 	evs, err := s.Audit(ctx, AuditQuery{ApprovalID: id, Limit: 20})
 	if err != nil {
 		return "", err

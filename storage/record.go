@@ -64,7 +64,7 @@ func (r *rawRow) dest() []any {
 }
 
 // scanRecord reads and decodes one row of rowColumns.
-func (s *Store) scanRecord(sc rowScanner, now time.Time) (*Record, error) {
+func (s bound) scanRecord(sc rowScanner, now time.Time) (*Record, error) {
 	var r rawRow
 	if err := sc.Scan(r.dest()...); err != nil {
 		return nil, err
@@ -263,4 +263,11 @@ func asFloat(v any) (float64, bool) {
 		return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
 	}
 	return 0, false
+}
+
+// reset empties the cache.
+func (c *decodeCache) reset() {
+	c.mu.Lock()
+	c.m = nil
+	c.mu.Unlock()
 }

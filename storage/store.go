@@ -7,23 +7,23 @@
 // writer connection, a compare-and-set UPDATE ... WHERE status='pending' AND
 // not expired ... RETURNING, and the audit insert, in one transaction.
 // Refused attempts are audited through the same path.
+//
+// A process has one set of SQLite handles per database file (see file.go),
+// however many Stores it opens on it: SQLite's locks on Unix are POSIX
+// advisory locks, which a process loses when it closes any descriptor of the
+// file, so nothing here ever opens the file outside SQLite, and no second
+// set of connections is ever made to the same file.
 package storage
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
-	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
-	"github.com/approve-tui/approve-tui/model"
 	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
 )
 
@@ -33,8 +33,10 @@ const DefaultBusyTimeout = 10 * time.Second
 
 // Options configure Open.
 type Options struct {
-	// Create makes a new file (and its directory) when the path is missing.
-	// Without it a missing file is an error.
+	// Create makes a new file (and its directory) when the path is missing,
+	// and the gateway_approvals table in an existing file that lacks it.
+	// Without it a missing file is an error, and so is a SQLite file with no
+	// gateway_approvals table (nothing is written to it).
 	Create bool
 	// ReadOnly opens the file for viewing only: every write is refused.
 	ReadOnly bool
@@ -48,28 +50,21 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Store is an open approval database.
+// Store is one user's view of an approval database: its own clock, lock
+// timeout and read-only choice, over the handles that every Store of the
+// process shares for that file. When the file at the path is replaced or
+// deleted under it, the Store notices, refuses to write into the old file,
+// and moves to the file now at the path.
 type Store struct {
-	path    string
-	opt     Options
-	now     func() time.Time
-	journal string
+	path   string
+	opt    Options
+	now    func() time.Time
+	viewRO string // why this view may not write ("" when it may)
 
-	// readOnly is why nothing may be written ("" when the store is writable).
-	readOnly string
-	// legacy: the table lacks the execution_* columns (an old file opened
-	// read-only, which cannot be migrated).
-	legacy bool
-
-	wdb *sql.DB    // the writer's pool, one connection
-	wmu sync.Mutex // serialises use of w
-	w   *sql.Conn  // the one dedicated writer connection
-	ws  *writerStmts
-
-	rdb *sql.DB // readers
-
-	rank    rankState
-	decoded decodeCache
+	mu      sync.Mutex
+	f       *dbfile   // the handles of the file at the path
+	retired []*dbfile // handles of files that were replaced, released at Close
+	closed  bool
 }
 
 // ErrMissing is returned by Open for a path that does not exist when
@@ -81,6 +76,9 @@ var ErrMissing = errors.New("database file not found")
 // the filesystem cannot host WAL. Missing Hermes columns and approve-tui's
 // own tables are added. A file that cannot be written opens read-only and
 // says why in ReadOnlyReason.
+//
+// Any number of Stores may be open on one file in one process: they share
+// one set of SQLite handles, released when the last of them is closed.
 func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if opt.BusyTimeout <= 0 {
 		opt.BusyTimeout = DefaultBusyTimeout
@@ -88,7 +86,8 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	switch strings.ToUpper(opt.Synchronous) {
+	opt.Synchronous = strings.ToUpper(opt.Synchronous)
+	switch opt.Synchronous {
 	case "", "NORMAL", "FULL", "EXTRA", "OFF":
 	default:
 		return nil, fmt.Errorf("unknown synchronous mode %q (want NORMAL or FULL)", opt.Synchronous)
@@ -98,216 +97,138 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		return nil, fmt.Errorf("database path %q: %w", path, err)
 	}
 	s := &Store{path: abs, opt: opt, now: opt.Now}
-
-	fi, statErr := os.Stat(abs)
-	isNew := false
-	switch {
-	case statErr == nil && fi.IsDir():
-		return nil, fmt.Errorf("database path %s is a directory, not a file", abs)
-	case errors.Is(statErr, fs.ErrNotExist):
-		if !opt.Create || opt.ReadOnly {
-			return nil, fmt.Errorf("%w: %s (create it with `approve-tui init`, or pass --db)", ErrMissing, abs)
-		}
-		if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
-			return nil, fmt.Errorf("create directory for %s: %w", abs, err)
-		}
-		isNew = true
-	case statErr != nil:
-		return nil, fmt.Errorf("database %s: %w", abs, statErr)
-	}
-
 	if opt.ReadOnly {
-		s.readOnly = "opened read-only"
-	} else if !isNew {
-		s.readOnly = writeProblem(abs)
+		s.viewRO = "opened read-only"
 	}
-
-	if err := s.openConns(ctx); err != nil {
-		s.Close()
+	f, err := acquire(ctx, abs, opt)
+	if err != nil {
 		return nil, err
 	}
-	if err := s.prepare(ctx, isNew); err != nil {
-		s.Close()
-		return nil, err
-	}
+	s.f = f
 	return s, nil
 }
 
-// writeProblem says why an existing file cannot be written ("" if it can).
-func writeProblem(path string) string {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err == nil {
-		f.Close()
-		if dirErr := syscall.Access(filepath.Dir(path), 2 /* W_OK */); dirErr != nil {
-			return "the directory " + filepath.Dir(path) + " is not writable (SQLite needs it for its journal)"
-		}
-		return ""
-	}
-	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
-		return "the database file is not writable by this user (" + err.Error() + ")"
-	}
-	return ""
+// bound is a Store's view of one set of handles for the length of one call:
+// a call that starts on a file keeps using it, even if the Store moves to
+// another file meanwhile.
+type bound struct {
+	*Store
+	*dbfile
 }
 
-func (s *Store) dsn(mode string) string {
-	u := url.URL{Path: s.path}
-	q := fmt.Sprintf("?mode=%s&_busy_timeout=%d", mode, s.opt.BusyTimeout.Milliseconds())
-	return "file:" + u.EscapedPath() + q
+// bind returns the handles of the file the Store has open. A Store whose
+// file was replaced or deleted stays on it until something tells the user:
+// a write refused for that reason (run), or a Watcher's wake-up (Wait).
+// Only then does it move to the file now at the path (reopen), so that no
+// decision silently lands in a file other than the one the user was shown.
+func (s *Store) bind() bound {
+	s.mu.Lock()
+	f := s.f
+	s.mu.Unlock()
+	return bound{Store: s, dbfile: f}
 }
 
-func (s *Store) openConns(ctx context.Context) error {
-	mode := "rwc"
-	if s.readOnly != "" {
-		mode = "ro"
+// reopen moves the Store to the file now at its path, when the file it has
+// is no longer there. The old handles stay open (calls in flight may still
+// use them) until Close.
+func (s *Store) reopen(ctx context.Context) (*dbfile, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return s.f, errors.New("store closed")
 	}
-	var err error
-	s.wdb, err = sql.Open("sqlite", s.dsn(mode))
+	if s.f.goneReason() == "" {
+		return s.f, nil
+	}
+	o := s.opt
+	o.Create = false
+	nf, err := acquire(ctx, s.path, o)
 	if err != nil {
-		return err
+		return s.f, err
 	}
-	s.wdb.SetMaxOpenConns(1)
-	s.wdb.SetMaxIdleConns(1)
-	s.wdb.SetConnMaxLifetime(0)
-	s.wdb.SetConnMaxIdleTime(0)
-	s.w, err = s.wdb.Conn(ctx)
-	if err != nil {
-		return classify("open", err)
-	}
-	// Readers never write; mode=ro makes the driver refuse if one tried.
-	rmode := "ro"
-	s.rdb, err = sql.Open("sqlite", s.dsn(rmode))
-	if err != nil {
-		return err
-	}
-	s.rdb.SetMaxOpenConns(4)
-	s.rdb.SetMaxIdleConns(4)
-	return nil
+	s.retired = append(s.retired, s.f)
+	s.f = nf
+	return nf, nil
 }
 
-// prepare sets the journal mode of a new file, migrates the schema and
-// prepares the writer's statements.
-func (s *Store) prepare(ctx context.Context, isNew bool) error {
-	if err := s.checkDatabase(ctx); err != nil {
-		return err
+// roReason is why nothing may be written through this view of this file ("" when it can).
+func (b bound) roReason() string {
+	if b.viewRO != "" {
+		return b.viewRO
 	}
-	if isNew {
-		s.journal = s.setNewJournalMode(ctx)
-	} else if err := s.w.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&s.journal); err != nil {
-		return classify("open", err)
-	}
-	s.journal = strings.ToLower(s.journal)
-	if s.opt.Synchronous != "" && s.readOnly == "" {
-		if _, err := s.w.ExecContext(ctx, "PRAGMA synchronous="+strings.ToUpper(s.opt.Synchronous)); err != nil {
-			return classify("open", err)
-		}
-	}
-
-	st, err := readSchema(ctx, s.w)
-	if err != nil {
-		return classify("open", err)
-	}
-	if st.ownVersion > SchemaVersion {
-		// Never write to a file whose approve-tui tables we do not understand.
-		if s.readOnly == "" {
-			s.readOnly = errSchemaTooNew(st.ownVersion).Error()
-		}
-		return nil
-	}
-	if st.needsMigration() {
-		if s.readOnly != "" {
-			if !st.hasHermes {
-				return &UnavailableError{Op: "open", Reason: "the file has no gateway_approvals table and cannot be written (" + s.readOnly + ")"}
-			}
-			// Viewing an unmigrated file works: readers cope with missing
-			// execution_* columns and approve-tui tables.
-			s.legacy = len(st.missingExec) > 0
-		} else if err := s.inWriteTx(ctx, "migrate", func(ctx context.Context) error {
-			return migrate(ctx, s.w, model.Epoch(s.now()))
-		}); err != nil {
-			return err
-		}
-	}
-	if s.readOnly == "" {
-		if s.ws, err = prepareWriter(ctx, s.w); err != nil {
-			return classify("open", err)
-		}
-	}
-	return nil
-}
-
-// checkDatabase fails early, and clearly, on a file that is not SQLite.
-func (s *Store) checkDatabase(ctx context.Context) error {
-	var n int
-	if err := s.w.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master`).Scan(&n); err != nil {
-		return classify("open", err)
-	}
-	return nil
-}
-
-// setNewJournalMode puts a new file in WAL, falling back to DELETE where the
-// filesystem cannot host WAL (network and some container filesystems answer
-// "locking protocol", "not authorized" or "disk I/O error").
-func (s *Store) setNewJournalMode(ctx context.Context) string {
-	var mode string
-	err := s.w.QueryRowContext(ctx, `PRAGMA journal_mode=WAL`).Scan(&mode)
-	if err == nil && strings.EqualFold(mode, "wal") {
-		return "wal"
-	}
-	_ = s.w.QueryRowContext(ctx, `PRAGMA journal_mode=DELETE`).Scan(&mode)
-	if mode == "" {
-		mode = "delete"
-	}
-	return mode
+	return b.fileRO
 }
 
 // Path is the absolute path of the database file.
 func (s *Store) Path() string { return s.path }
 
 // JournalMode is the file's journal mode as SQLite reports it.
-func (s *Store) JournalMode() string { return s.journal }
+func (s *Store) JournalMode() string { return s.bind().journal }
 
 // ReadOnlyReason says why the store cannot be written, or "" when it can.
-func (s *Store) ReadOnlyReason() string { return s.readOnly }
+func (s *Store) ReadOnlyReason() string { return s.bind().roReason() }
+
+// Gone says why the file this Store has open is no longer the file at the
+// path ("" while it is).
+func (s *Store) Gone() string { return s.bind().goneReason() }
 
 // Now is the store's clock.
 func (s *Store) Now() time.Time { return s.now() }
 
-// Close releases the connections.
+// Close releases this Store's hold on the file's handles; the last Store of
+// a file closes them.
 func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
 	var errs []error
-	if s.ws != nil {
-		s.ws.close()
+	for _, f := range append(s.retired, s.f) {
+		errs = append(errs, release(f))
 	}
-	if s.w != nil {
-		errs = append(errs, s.w.Close())
-	}
-	if s.wdb != nil {
-		errs = append(errs, s.wdb.Close())
-	}
-	if s.rdb != nil {
-		errs = append(errs, s.rdb.Close())
-	}
+	s.retired = nil
 	return errors.Join(errs...)
 }
 
 // inWriteTx runs fn inside BEGIN IMMEDIATE ... COMMIT on the writer
 // connection, holding the writer mutex. fn's error rolls back.
-func (s *Store) inWriteTx(ctx context.Context, op string, fn func(ctx context.Context) error) error {
-	if s.readOnly != "" {
-		return &ReadOnlyError{Reason: s.readOnly}
+func (s bound) inWriteTx(ctx context.Context, op string, fn func(ctx context.Context) error) error {
+	if r := s.roReason(); r != "" {
+		return &ReadOnlyError{Reason: r}
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	return s.inWriteTxLocked(ctx, op, fn)
 }
 
-func (s *Store) inWriteTxLocked(ctx context.Context, op string, fn func(ctx context.Context) error) error {
+// inWriteTxLocked is inWriteTx for a caller that holds the writer mutex.
+// Right before COMMIT it checks that the file it writes is still the file at
+// the path (and its WAL still the WAL beside it): a commit into a replaced or
+// deleted file would be reported as done and then lost.
+func (s bound) inWriteTxLocked(ctx context.Context, op string, fn func(ctx context.Context) error) error {
+	return s.txLocked(ctx, op, s.opt, fn)
+}
+
+// txLocked is inWriteTxLocked with the lock timeout and synchronous mode of opt.
+func (s bound) txLocked(ctx context.Context, op string, opt Options, fn func(ctx context.Context) error) error {
+	if r := s.goneReason(); r != "" {
+		return movedError(op, r)
+	}
+	if err := s.useSettings(ctx, opt); err != nil {
+		return classify(op, err)
+	}
 	if _, err := s.w.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
 		return classify(op, err)
 	}
 	if err := fn(ctx); err != nil {
 		s.rollback()
 		return classify(op, err)
+	}
+	if r := s.checkMoved(); r != "" {
+		s.rollback()
+		return movedError(op, r)
 	}
 	if _, err := s.w.ExecContext(ctx, `COMMIT`); err != nil {
 		s.rollback()
@@ -318,6 +239,6 @@ func (s *Store) inWriteTxLocked(ctx context.Context, op string, fn func(ctx cont
 
 // rollback ends a failed transaction. It must not use the caller's context:
 // a cancelled context must still release the write lock.
-func (s *Store) rollback() {
+func (s bound) rollback() {
 	_, _ = s.w.ExecContext(context.Background(), `ROLLBACK`)
 }

@@ -269,7 +269,7 @@ func TestListOrdersByEffectiveRiskThenExpiryAndPages(t *testing.T) {
 		t.Fatalf("paged %v", paged)
 	}
 	// The in-memory ranking used when the index cannot be written agrees.
-	scan, err := s.listPendingScan(ctx, c.Now(), ListOptions{Limit: 100})
+	scan, err := s.bind().listPendingScan(ctx, c.Now(), ListOptions{Limit: 100})
 	if err != nil || strings.Join(ids(scan), ",") != strings.Join(want, ",") {
 		t.Fatalf("scan order %v (%v)", ids(scan), err)
 	}

@@ -58,20 +58,21 @@ func isRefusal(err error) bool {
 		du *DuplicateError
 		va *model.ValidationError
 		it *InvalidTransitionError
+		dm *DamagedError
 	)
 	return errors.Is(err, ErrNotFound) || errors.Is(err, ErrConfirmMismatch) ||
 		errors.As(err, &np) || errors.As(err, &ro) || errors.As(err, &co) ||
-		errors.As(err, &du) || errors.As(err, &va) || errors.As(err, &it)
+		errors.As(err, &du) || errors.As(err, &va) || errors.As(err, &it) || errors.As(err, &dm)
 }
 
 // run executes t: the single decision path of the whole project.
-func (s *Store) run(ctx context.Context, t transition) error {
+func (s bound) run(ctx context.Context, t transition) error {
 	if err := t.actor.Validate(); err != nil {
 		return fmt.Errorf("%s %s: %w", t.event, t.id, err)
 	}
-	if s.readOnly != "" {
+	if s.roReason() != "" {
 		// Nothing can be written, not even the refusal.
-		return &ReadOnlyError{Reason: s.readOnly}
+		return &ReadOnlyError{Reason: s.roReason()}
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -103,6 +104,20 @@ func (s *Store) run(ctx context.Context, t transition) error {
 		}
 		return nil
 	})
+	if errors.Is(err, ErrMoved) {
+		// The file at the path is another one now: nothing was written to
+		// the old one, and nothing is recorded in the new one, which may not
+		// even hold this proposal. Later calls use the file at the path.
+		var un *UnavailableError
+		if errors.As(err, &un) {
+			if _, rerr := s.Store.reopen(context.WithoutCancel(ctx)); rerr == nil {
+				un.Reason += "; approve-tui now reads the file at the path: look again before deciding"
+			} else {
+				un.Reason += "; no usable file is at the path now (" + rerr.Error() + ")"
+			}
+		}
+		return err
+	}
 	if err != nil {
 		var un *UnavailableError
 		if errors.As(err, &un) && !isLockErr(un) {
@@ -126,7 +141,8 @@ func isLockErr(un *UnavailableError) bool {
 // Submit stores a new pending proposal. It validates first (reporting every
 // problem), refuses a duplicate id, and writes payload_json once with the
 // full key set.
-func (s *Store) Submit(ctx context.Context, p *model.Proposal, actor model.Actor) error {
+func (st *Store) Submit(ctx context.Context, p *model.Proposal, actor model.Actor) error {
+	s := st.bind()
 	if p.Status == "" {
 		p.Status = model.StatusPending
 	}
@@ -168,9 +184,20 @@ func (s *Store) Submit(ctx context.Context, p *model.Proposal, actor model.Actor
 // valid, and the actor may write. Exactly one of any number of racing
 // consumers wins (invariant 1); the others get *NotPendingError naming the
 // winner.
-func (s *Store) Consume(ctx context.Context, id, typed string, actor model.Actor) (*Record, error) {
+func (st *Store) Consume(ctx context.Context, id, typed string, actor model.Actor) (*Record, error) {
+	s := st.bind()
 	var out *Record
+	// The integrity check reads the file outside the write lock; its verdict
+	// is recorded as the refusal, inside the transition.
+	damaged := s.refuseDamaged(ctx)
+	var dm *DamagedError
+	if damaged != nil && !errors.As(damaged, &dm) {
+		return nil, damaged
+	}
 	err := s.run(ctx, transition{event: EventApprove, id: id, actor: actor, apply: func(ctx context.Context) ([]auditEntry, error) {
+		if damaged != nil {
+			return nil, damaged
+		}
 		rec, err := s.pendingRow(ctx, id)
 		if err != nil {
 			return nil, err
@@ -203,7 +230,8 @@ func (s *Store) Consume(ctx context.Context, id, typed string, actor model.Actor
 // Deny refuses proposal id, with an optional reason kept in the audit log.
 // Corrupt rows can be denied: deny stays possible wherever the store can be
 // written.
-func (s *Store) Deny(ctx context.Context, id string, actor model.Actor, reason string) (*Record, error) {
+func (st *Store) Deny(ctx context.Context, id string, actor model.Actor, reason string) (*Record, error) {
+	s := st.bind()
 	var out *Record
 	err := s.run(ctx, transition{event: EventDeny, id: id, actor: actor, apply: func(ctx context.Context) ([]auditEntry, error) {
 		rec, err := s.pendingRow(ctx, id)
@@ -231,7 +259,7 @@ func (s *Store) Deny(ctx context.Context, id string, actor model.Actor, reason s
 
 // pendingRow reads id inside the write transaction and refuses unless it is
 // pending and unexpired.
-func (s *Store) pendingRow(ctx context.Context, id string) (*Record, error) {
+func (s bound) pendingRow(ctx context.Context, id string) (*Record, error) {
 	rec, err := s.scanRecord(s.ws.get.QueryRowContext(ctx, id), s.now())
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
@@ -255,7 +283,7 @@ func notPending(rec *Record) *NotPendingError {
 }
 
 // decide is the compare-and-set out of pending: Hermes' own UPDATE.
-func (s *Store) decide(ctx context.Context, rec *Record, to model.Status, actor model.Actor) error {
+func (s bound) decide(ctx context.Context, rec *Record, to model.Status, actor model.Actor) error {
 	now := model.Epoch(s.now())
 	var at float64
 	by := columnText(actor.String())
@@ -276,7 +304,8 @@ func (s *Store) decide(ctx context.Context, rec *Record, to model.Status, actor 
 // ExpireDue marks every pending proposal whose expiry has passed as expired
 // and returns their ids. Such rows were already unconsumable; this makes the
 // status column say so and audits each one.
-func (s *Store) ExpireDue(ctx context.Context, actor model.Actor) ([]string, error) {
+func (st *Store) ExpireDue(ctx context.Context, actor model.Actor) ([]string, error) {
+	s := st.bind()
 	var ids []string
 	err := s.run(ctx, transition{event: EventExpire, actor: actor, apply: func(ctx context.Context) ([]auditEntry, error) {
 		ids = ids[:0]
@@ -322,7 +351,8 @@ var executionNext = map[model.ExecutionStatus][]model.ExecutionStatus{
 // execution boundary: started, executed (reason carries the exit code),
 // blocked_after_consume, or dispatch_failed. Each outcome is recorded once;
 // only started may be followed by executed.
-func (s *Store) RecordExecution(ctx context.Context, id string, outcome model.ExecutionStatus, reason string, actor model.Actor) error {
+func (st *Store) RecordExecution(ctx context.Context, id string, outcome model.ExecutionStatus, reason string, actor model.Actor) error {
+	s := st.bind()
 	return s.run(ctx, transition{event: EventExecution, id: id, actor: actor, apply: func(ctx context.Context) ([]auditEntry, error) {
 		if outcome == model.ExecNotStarted || !outcome.Valid() {
 			return nil, &InvalidTransitionError{ID: id, Reason: fmt.Sprintf("%q is not an outcome", outcome)}

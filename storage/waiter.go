@@ -48,9 +48,10 @@ type WaiterStatus struct {
 }
 
 // Heartbeat records that w is waiting now (the first call sets StartedAt).
-func (s *Store) Heartbeat(ctx context.Context, w Waiter) error {
-	if s.readOnly != "" {
-		return &ReadOnlyError{Reason: s.readOnly}
+func (st *Store) Heartbeat(ctx context.Context, w Waiter) error {
+	s := st.bind()
+	if s.roReason() != "" {
+		return &ReadOnlyError{Reason: s.roReason()}
 	}
 	now := model.Epoch(s.now())
 	if w.StartedAt == 0 {
@@ -58,23 +59,31 @@ func (s *Store) Heartbeat(ctx context.Context, w Waiter) error {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	if r := s.checkMoved(); r != "" {
+		return movedError("heartbeat", r)
+	}
 	_, err := s.ws.heartbeat.ExecContext(ctx, w.ApprovalID, w.Host, w.PID, w.StartedAt, now, w.Surface)
 	return classify("heartbeat", err)
 }
 
 // RemoveWaiter deletes a waiter's row when it stops waiting.
-func (s *Store) RemoveWaiter(ctx context.Context, w Waiter) error {
-	if s.readOnly != "" {
-		return &ReadOnlyError{Reason: s.readOnly}
+func (st *Store) RemoveWaiter(ctx context.Context, w Waiter) error {
+	s := st.bind()
+	if s.roReason() != "" {
+		return &ReadOnlyError{Reason: s.roReason()}
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	if r := s.checkMoved(); r != "" {
+		return movedError("heartbeat", r)
+	}
 	_, err := s.ws.waiterDel.ExecContext(ctx, w.ApprovalID, w.Host, w.PID)
 	return classify("heartbeat", err)
 }
 
 // Waiters lists the heartbeat rows of one proposal, freshest first.
-func (s *Store) Waiters(ctx context.Context, id string) ([]Waiter, error) {
+func (st *Store) Waiters(ctx context.Context, id string) ([]Waiter, error) {
+	s := st.bind()
 	rows, err := s.rdb.QueryContext(ctx, `SELECT approval_id, host, pid, started_at, heartbeat_at, surface
 		FROM approve_tui_waiters WHERE approval_id = ? ORDER BY heartbeat_at DESC`, id)
 	if err != nil {
@@ -96,7 +105,8 @@ func (s *Store) Waiters(ctx context.Context, id string) ([]Waiter, error) {
 }
 
 // WaiterState reads the waiters of id and judges them at the store's clock.
-func (s *Store) WaiterState(ctx context.Context, id string) (WaiterStatus, error) {
+func (st *Store) WaiterState(ctx context.Context, id string) (WaiterStatus, error) {
+	s := st.bind()
 	ws, err := s.Waiters(ctx, id)
 	if err != nil {
 		return WaiterStatus{State: WaiterNone}, err

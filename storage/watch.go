@@ -4,24 +4,20 @@ import (
 	"context"
 	"database/sql"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 )
 
-// Watcher notices commits by any connection of any process. It keeps one
-// reader connection pinned and compares PRAGMA data_version (a few
-// microseconds, no I/O when nothing changed); file notifications on the
-// database, its WAL and its journal wake it at once, and a slow poll covers
-// filesystems where notification does not work.
-type Watcher struct {
-	conn    *sql.Conn
-	fsw     *fsnotify.Watcher
-	wake    chan struct{}
-	last    int64
-	poll    time.Duration
-	stopped chan struct{}
-}
+// Change detection. Each file has one hub per process, however many Stores
+// and Watchers use it: one reader connection pinned to compare PRAGMA
+// data_version (a few microseconds, no I/O when nothing changed), one file
+// notification on the database's directory that wakes it when the
+// database, its WAL or its journal is written, and a slow poll for
+// filesystems where notification does not work. Every wake-up that is not a
+// plain write (a rename, a delete, a new file at the path) and every poll
+// also checks that the open file is still the file at the path.
 
 // PollWithNotify and PollWithoutNotify are the fallback poll intervals.
 const (
@@ -29,90 +25,119 @@ const (
 	PollWithoutNotify = 100 * time.Millisecond
 )
 
-// Watch starts a watcher. Close it when done.
-func (s *Store) Watch(ctx context.Context) (*Watcher, error) {
-	conn, err := s.rdb.Conn(ctx)
-	if err != nil {
-		return nil, classify("watch", err)
-	}
-	w := &Watcher{conn: conn, wake: make(chan struct{}, 1), poll: PollWithoutNotify, stopped: make(chan struct{})}
-	if err := conn.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&w.last); err != nil {
-		conn.Close()
-		return nil, classify("watch", err)
-	}
-	if fsw, err := fsnotify.NewWatcher(); err == nil {
-		if err := fsw.Add(filepath.Dir(s.path)); err == nil {
-			w.fsw = fsw
-			w.poll = PollWithNotify
-			go w.forward(filepath.Base(s.path))
-		} else {
-			fsw.Close()
-		}
-	}
-	return w, nil
-}
-
-// forward turns file events on the database's files into wake-ups.
-func (w *Watcher) forward(base string) {
-	for {
-		select {
-		case ev, ok := <-w.fsw.Events:
-			if !ok {
-				return
-			}
-			name := filepath.Base(ev.Name)
-			if name == base || name == base+"-wal" || name == base+"-journal" {
-				select {
-				case w.wake <- struct{}{}:
-				default:
-				}
-			}
-		case _, ok := <-w.fsw.Errors:
-			if !ok {
-				return
-			}
-		case <-w.stopped:
-			return
-		}
-	}
-}
-
-// Changed reports whether any commit happened since the last call.
-func (w *Watcher) Changed(ctx context.Context) (bool, error) {
-	var v int64
-	if err := w.conn.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&v); err != nil {
-		return false, classify("watch", err)
-	}
-	if v != w.last {
-		w.last = v
-		return true, nil
-	}
-	return false, nil
-}
-
-// settleChecks are the re-checks after a file event: the event for the WAL
-// write arrives before the writer's commit is visible (inotify fires on the
-// write, the commit lands a fraction of a millisecond later), so one check
-// would usually miss it and fall back to the slow poll.
+// settleChecks are the re-checks after a write event, until the change is
+// seen: the event for the WAL write arrives before the writer's commit is
+// visible (inotify fires on the write, the commit lands a fraction of a
+// millisecond later, or after the fsync), so one check would usually miss
+// it and fall back to the slow poll.
 var settleChecks = []time.Duration{
 	500 * time.Microsecond, time.Millisecond, 2 * time.Millisecond, 4 * time.Millisecond,
 	8 * time.Millisecond, 16 * time.Millisecond, 32 * time.Millisecond, 64 * time.Millisecond,
 }
 
-// Wait blocks until a commit is seen (or ctx ends).
-func (w *Watcher) Wait(ctx context.Context) error {
-	t := time.NewTimer(w.poll)
-	defer t.Stop()
-	settle := -1 // index into settleChecks while re-checking after an event
-	for {
-		changed, err := w.Changed(ctx)
-		if err != nil || changed {
-			return err
+type hub struct {
+	mu        sync.Mutex
+	started   bool
+	err       error
+	ver       uint64        // bumped on every change seen
+	ch        chan struct{} // closed (and replaced) on every bump
+	last      int64         // data_version last seen
+	conn      *sql.Conn
+	fsw       *fsnotify.Watcher
+	notifying bool
+	kick      chan struct{}
+	quit      chan struct{}
+	done      chan struct{}
+}
+
+// start runs f's hub unless it runs already.
+func (f *dbfile) startHub() error {
+	h := &f.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.started {
+		return h.err
+	}
+	h.started = true
+	h.ch = make(chan struct{})
+	h.kick = make(chan struct{}, 1)
+	h.quit = make(chan struct{})
+	h.done = make(chan struct{})
+	conn, err := f.rdb.Conn(context.Background())
+	if err == nil {
+		err = conn.QueryRowContext(context.Background(), `PRAGMA data_version`).Scan(&h.last)
+		if err != nil {
+			conn.Close()
 		}
-		next := w.poll
+	}
+	if err != nil {
+		h.err = classify("watch", err)
+		close(h.done)
+		return h.err
+	}
+	h.conn = conn
+	if fsw, err := fsnotify.NewWatcher(); err == nil {
+		if err := fsw.Add(filepath.Dir(f.file)); err == nil {
+			h.fsw = fsw
+			h.notifying = true
+		} else {
+			fsw.Close()
+		}
+	}
+	go h.loop(f)
+	return nil
+}
+
+// loop is the hub's one goroutine.
+func (h *hub) loop(f *dbfile) {
+	defer close(h.done)
+	base := filepath.Base(f.file)
+	var events <-chan fsnotify.Event
+	var errs <-chan error
+	poll := PollWithoutNotify
+	if h.fsw != nil {
+		events, errs = h.fsw.Events, h.fsw.Errors
+		poll = PollWithNotify
+	}
+	t := time.NewTimer(poll)
+	defer t.Stop()
+	settle := -1 // index into settleChecks while waiting for a write to land
+	for {
+		moved := false
+		select {
+		case <-h.quit:
+			return
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			name := filepath.Base(ev.Name)
+			if name != base && name != base+"-wal" && name != base+"-journal" && name != base+"-shm" {
+				continue
+			}
+			if !ev.Has(fsnotify.Write) || ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) || ev.Has(fsnotify.Create) {
+				moved = true
+			}
+			settle = 0
+		case <-errs:
+			continue
+		case <-h.kick:
+		case <-t.C:
+			moved = true
+		}
+		if moved {
+			f.checkMoved()
+		}
+		if h.check(context.Background()) {
+			settle = -1
+		}
+		next := poll
 		if settle >= 0 && settle < len(settleChecks) {
 			next = settleChecks[settle]
 			settle++
+		} else {
+			settle = -1
 		}
 		if !t.Stop() {
 			select {
@@ -121,24 +146,157 @@ func (w *Watcher) Wait(ctx context.Context) error {
 			}
 		}
 		t.Reset(next)
+	}
+}
+
+// check compares data_version and wakes every Watcher when it moved. It
+// reports whether it did.
+func (h *hub) check(ctx context.Context) bool {
+	var v int64
+	if err := h.conn.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&v); err != nil {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if v == h.last {
+		return false
+	}
+	h.last = v
+	h.bumpLocked()
+	return true
+}
+
+func (h *hub) bumpLocked() {
+	h.ver++
+	close(h.ch)
+	h.ch = make(chan struct{})
+}
+
+// notify wakes every Watcher (the file was found moved).
+func (h *hub) notify() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.started && h.err == nil {
+		h.bumpLocked()
+	}
+}
+
+func (h *hub) state() (uint64, <-chan struct{}) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ver, h.ch
+}
+
+func (h *hub) stop() {
+	h.mu.Lock()
+	started, err := h.started, h.err
+	h.mu.Unlock()
+	if !started || err != nil {
+		return
+	}
+	close(h.quit)
+	<-h.done
+	if h.fsw != nil {
+		h.fsw.Close()
+	}
+	h.conn.Close()
+}
+
+// Watcher notices commits by any connection of any process to the Store's
+// file, and the file being replaced or deleted under the Store.
+type Watcher struct {
+	s        *Store
+	f        *dbfile
+	seen     uint64
+	goneSaid bool
+}
+
+// Watch starts a watcher. Close it when done.
+func (s *Store) Watch(ctx context.Context) (*Watcher, error) {
+	f := s.bind().dbfile
+	if err := f.startHub(); err != nil {
+		return nil, err
+	}
+	ver, _ := f.hub.state()
+	return &Watcher{s: s, f: f, seen: ver}, nil
+}
+
+// Changed reports whether any commit happened since the last call (or
+// since Wait last returned).
+func (w *Watcher) Changed(ctx context.Context) (bool, error) {
+	if r := w.f.checkMoved(); r != "" {
+		return false, &UnavailableError{Op: "watch", Err: ErrMoved, Reason: r}
+	}
+	w.f.hub.check(ctx)
+	ver, _ := w.f.hub.state()
+	if ver != w.seen {
+		w.seen = ver
+		return true, nil
+	}
+	return false, nil
+}
+
+// Wait blocks until a commit is seen (or ctx ends). When the Store's file
+// is replaced or deleted, Wait returns an *UnavailableError wrapping
+// ErrMoved, once; when the Store has moved to the file now at the path, the
+// next Wait says so the same way and then watches the new file.
+func (w *Watcher) Wait(ctx context.Context) error {
+	for {
+		if r := w.f.goneReason(); r != "" {
+			f := w.f
+			// Move to the file now at the path, when there is one, and say
+			// so; with none there, say so once and look again in a while.
+			if nf, err := w.s.reopen(ctx); err == nil && nf != f {
+				if err := nf.startHub(); err != nil {
+					return err
+				}
+				w.f, w.goneSaid = nf, false
+				w.seen, _ = nf.hub.state()
+				return &UnavailableError{Op: "watch", Err: ErrMoved, Reason: r + "; now reading the file at the path"}
+			}
+			if !w.goneSaid {
+				w.goneSaid = true
+				return &UnavailableError{Op: "watch", Err: ErrMoved, Reason: r}
+			}
+			t := time.NewTimer(PollWithNotify)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
+			continue
+		}
+		f := w.s.bind().dbfile
+		if f != w.f {
+			// Another call moved the Store: watch the new file.
+			if err := f.startHub(); err != nil {
+				return err
+			}
+			w.f, w.goneSaid = f, false
+			w.seen, _ = f.hub.state()
+			return nil
+		}
+		ver, ch := f.hub.state()
+		if ver != w.seen {
+			w.seen = ver
+			return nil
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-w.wake:
-			settle = 0
-		case <-t.C:
+		case <-ch:
 		}
 	}
 }
 
 // Notifying reports whether file notification is active.
-func (w *Watcher) Notifying() bool { return w.fsw != nil }
-
-// Close stops the watcher.
-func (w *Watcher) Close() error {
-	close(w.stopped)
-	if w.fsw != nil {
-		w.fsw.Close()
-	}
-	return w.conn.Close()
+func (w *Watcher) Notifying() bool {
+	w.f.hub.mu.Lock()
+	defer w.f.hub.mu.Unlock()
+	return w.f.hub.notifying
 }
+
+// Close stops the watcher. The file's hub runs on until the file's last
+// Store closes.
+func (w *Watcher) Close() error { return nil }

@@ -99,6 +99,32 @@ func loadWaiter(ctx context.Context, s *storage.Store, id string) tea.Cmd {
 	}
 }
 
+// healthMsg is the result of an integrity check of the file.
+type healthMsg struct {
+	damaged string
+	err     error
+}
+
+// checkHealth runs the file's integrity check after a delay (0: now).
+func checkHealth(ctx context.Context, s *storage.Store, after time.Duration) tea.Cmd {
+	return func() tea.Msg {
+		if after > 0 {
+			t := time.NewTimer(after)
+			defer t.Stop()
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C:
+			}
+		}
+		d, err := s.CheckIntegrity(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		return healthMsg{damaged: d, err: err}
+	}
+}
+
 func startWatch(ctx context.Context, s *storage.Store) tea.Cmd {
 	return func() tea.Msg {
 		w, err := s.Watch(ctx)

@@ -115,6 +115,8 @@ type Model struct {
 	explained map[string]bool
 
 	watcher *storage.Watcher
+	// damaged is what the last integrity check found wrong with the file.
+	damaged string
 	// inflight counts the one-off commands (loads, decisions) whose result
 	// has not come back yet: the watcher's wait and the clock are not
 	// counted, as they never end by themselves.
@@ -180,7 +182,7 @@ func (m *Model) Close() error {
 func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{m.reload()}
 	if !m.opt.NoWatch {
-		cmds = append(cmds, m.oneOff(startWatch(m.ctx, m.opt.Store)), tick(m.ctx))
+		cmds = append(cmds, m.oneOff(startWatch(m.ctx, m.opt.Store)), tick(m.ctx), checkHealth(m.ctx, m.opt.Store, 0))
 	}
 	return tea.Batch(cmds...)
 }
@@ -245,6 +247,17 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.watcher = msg.w
 		return m, waitChange(m.ctx, m.watcher)
 	case changedMsg:
+		if errors.Is(msg.err, storage.ErrMoved) {
+			// The file at the path is another one (or none): what is on
+			// screen may not be in it. Say so, drop any prompt, read again.
+			m.setNote("database file changed: "+storeReason(msg.err), m.st.Error)
+			if m.prompt != nil {
+				m.emit("prompt", m.prompt.id, "closed", "database file changed")
+				m.prompt = nil
+			}
+			m.emit("store", "", "moved", m.note.text)
+			return m, tea.Batch(m.reload(), waitChange(m.ctx, m.watcher))
+		}
 		if msg.err != nil {
 			m.setNote("live updates stopped: "+msg.err.Error(), m.st.Error)
 			return m, nil
@@ -254,6 +267,17 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, waitChange(m.ctx, m.watcher)
 		}
 		return m, tea.Batch(m.reload(), waitChange(m.ctx, m.watcher))
+	case healthMsg:
+		switch {
+		case msg.err != nil:
+			m.setNote("integrity check failed: "+storeReason(msg.err), m.st.Warning)
+		case msg.damaged != "" && m.damaged == "":
+			m.setNote("the database file is damaged, nothing is approved from it (deny still works): "+
+				model.Sanitize(msg.damaged, model.Line), m.st.Error)
+			m.emit("store", "", "damaged", m.note.text)
+		}
+		m.damaged = msg.damaged
+		return m, checkHealth(m.ctx, m.opt.Store, storage.HealthMaxAge)
 	case tickMsg:
 		if m.opt.NoWatch {
 			return m, m.onTick(time.Time(msg))

@@ -29,7 +29,16 @@ func outcomeText(msg decidedMsg, now time.Time) string {
 		co *storage.CorruptError
 		un *storage.UnavailableError
 	)
+	var dm *storage.DamagedError
 	switch {
+	case errors.Is(msg.err, storage.ErrMoved) && errors.As(msg.err, &un):
+		verb := "approved"
+		if msg.action == "deny" {
+			verb = "denied"
+		}
+		return "NOT " + verb + ": " + model.Sanitize(un.Reason, model.Line)
+	case errors.As(msg.err, &dm):
+		return "not approved: " + model.Sanitize(dm.Error(), model.Line)
 	case errors.Is(msg.err, storage.ErrConfirmMismatch):
 		return "not approved: the typed text does not match " + msg.id
 	case errors.Is(msg.err, storage.ErrNotFound):
@@ -90,4 +99,13 @@ func storeAdvice(err error) string {
 		return ro.Error()
 	}
 	return "store error: " + model.Sanitize(err.Error(), model.Line)
+}
+
+// storeReason is the sanitised reason of a store error.
+func storeReason(err error) string {
+	var un *storage.UnavailableError
+	if errors.As(err, &un) {
+		return model.Sanitize(un.Reason, model.Line)
+	}
+	return model.Sanitize(err.Error(), model.Line)
 }

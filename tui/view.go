@@ -53,6 +53,9 @@ func (m *Model) headerView() string {
 	if m.opt.Actor.ReadOnly || m.opt.Store.ReadOnlyReason() != "" {
 		who += " " + st.Warning.Render("[read-only]")
 	}
+	if m.damaged != "" {
+		who += " " + st.Error.Render("[DAMAGED FILE]")
+	}
 	right := st.Subtle.Render(count+" · ") + who
 	gap := m.width - lipgloss.Width(left+tabs) - lipgloss.Width(right)
 	if gap < 1 {

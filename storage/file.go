@@ -1,0 +1,418 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/approve-tui/approve-tui/model"
+)
+
+// fileID is a file's identity: its device and inode. While SQLite holds the
+// file open, no other file can have the same identity.
+type fileID struct{ dev, ino uint64 }
+
+func idOf(fi os.FileInfo) fileID {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)}
+	}
+	return fileID{}
+}
+
+// dbfile is the one set of SQLite handles a process has on one database
+// file, shared by every Store on it and reference-counted by the registry.
+type dbfile struct {
+	id   fileID
+	file string // the path it was opened at
+	refs int    // guarded by registry.mu
+
+	// Set while opening (under registry.mu) and read-only afterwards,
+	// except that a later writable Open may bring the schema up to date.
+	fileRO  string // why the file cannot be written ("" when it can)
+	journal string
+	legacy  atomic.Bool // the table lacks the execution_* columns (old file viewed without migrating)
+
+	wdb *sql.DB    // the writer's pool, one connection
+	wmu sync.Mutex // serialises use of w and the settings below
+	w   *sql.Conn  // the one dedicated writer connection
+	ws  *writerStmts
+	// busyMS and sync are what is set on w now (under wmu).
+	busyMS int64
+	sync   string
+
+	rdb *sql.DB // readers
+
+	// companions are the WAL and shared-memory files as they were when
+	// opened: if either is deleted or replaced, commits would go where no
+	// other process reads them.
+	companions []companion
+	gone       atomic.Pointer[string]
+
+	rank    rankState
+	decoded decodeCache
+	hub     hub
+	health  health
+	beats   beater
+}
+
+type companion struct {
+	path string
+	id   fileID
+}
+
+// registry maps file identities to their handles.
+var registry = struct {
+	mu    sync.Mutex
+	files map[fileID]*dbfile
+}{files: map[fileID]*dbfile{}}
+
+// acquire returns the handles of the file at path, opening them if this
+// process has none yet, and brings the schema up to date where opt allows.
+func acquire(ctx context.Context, path string, opt Options) (*dbfile, error) {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+
+	fi, statErr := os.Stat(path)
+	isNew := false
+	switch {
+	case statErr == nil && fi.IsDir():
+		return nil, fmt.Errorf("database path %s is a directory, not a file", path)
+	case statErr == nil && !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("database path %s is not a regular file (%s): a SQLite database is a plain file", path, fi.Mode().Type())
+	case errors.Is(statErr, fs.ErrNotExist):
+		if !opt.Create || opt.ReadOnly {
+			return nil, fmt.Errorf("%w: %s (create it with `approve-tui init`, or pass --db)", ErrMissing, path)
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("create directory for %s: %w", path, err)
+		}
+		isNew = true
+	case statErr != nil:
+		return nil, fmt.Errorf("database %s: %w", path, statErr)
+	}
+
+	if !isNew {
+		if f := registry.files[idOf(fi)]; f != nil && f.goneReason() == "" {
+			if err := f.ensureSchema(ctx, opt); err != nil {
+				return nil, err
+			}
+			f.refs++
+			return f, nil
+		}
+	}
+	f := &dbfile{file: path}
+	if !isNew {
+		f.fileRO = writeProblem(path)
+	}
+	if err := f.open(ctx, opt, isNew); err != nil {
+		f.close()
+		if isNew {
+			// Leave no half-made file behind. Nothing else has it open:
+			// it did not exist a moment ago.
+			for _, p := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
+				os.Remove(p)
+			}
+		}
+		return nil, err
+	}
+	if old := registry.files[f.id]; old != nil && old.goneReason() == "" {
+		// Another path (a link) led to a file this process already has.
+		f.close()
+		if err := old.ensureSchema(ctx, opt); err != nil {
+			return nil, err
+		}
+		old.refs++
+		return old, nil
+	}
+	f.recordCompanions()
+	f.refs = 1
+	registry.files[f.id] = f
+	return f, nil
+}
+
+// release drops one reference; the last one closes the handles.
+func release(f *dbfile) error {
+	registry.mu.Lock()
+	f.refs--
+	last := f.refs <= 0
+	if last && registry.files[f.id] == f {
+		delete(registry.files, f.id)
+	}
+	registry.mu.Unlock()
+	if !last {
+		return nil
+	}
+	return f.close()
+}
+
+// writeProblem says why an existing file cannot be written ("" if it can).
+// It asks the kernel (access(2)) rather than opening the file: opening and
+// closing a descriptor of the database would drop SQLite's locks on it.
+func writeProblem(path string) string {
+	if err := syscall.Access(path, 2 /* W_OK */); err != nil {
+		return "the database file is not writable by this user (" + (&fs.PathError{Op: "access", Path: path, Err: err}).Error() + ")"
+	}
+	if err := syscall.Access(filepath.Dir(path), 2|1 /* W_OK|X_OK */); err != nil {
+		return "the directory " + filepath.Dir(path) + " is not writable (SQLite needs it for its journal)"
+	}
+	return ""
+}
+
+func (f *dbfile) dsn(mode string, busy int64) string {
+	u := url.URL{Path: f.file}
+	return "file:" + u.EscapedPath() + fmt.Sprintf("?_busy_timeout=%d&mode=%s", busy, mode)
+}
+
+func (f *dbfile) open(ctx context.Context, opt Options, isNew bool) error {
+	mode := "rwc"
+	if f.fileRO != "" {
+		mode = "ro"
+	}
+	busy := opt.BusyTimeout.Milliseconds()
+	var err error
+	if f.wdb, err = sql.Open("sqlite", f.dsn(mode, busy)); err != nil {
+		return err
+	}
+	f.wdb.SetMaxOpenConns(1)
+	f.wdb.SetMaxIdleConns(1)
+	f.wdb.SetConnMaxLifetime(0)
+	f.wdb.SetConnMaxIdleTime(0)
+	if f.w, err = f.wdb.Conn(ctx); err != nil {
+		return f.explainOpen(err)
+	}
+	f.busyMS = busy
+	// Readers never write; mode=ro makes the driver refuse if one tried.
+	if f.rdb, err = sql.Open("sqlite", f.dsn("ro", busy)); err != nil {
+		return err
+	}
+	f.rdb.SetMaxOpenConns(4)
+	f.rdb.SetMaxIdleConns(4)
+	f.rdb.SetConnMaxLifetime(0)
+	f.rdb.SetConnMaxIdleTime(0)
+
+	// Fail early, and clearly, on a file that is not SQLite.
+	var n int
+	if err := f.w.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master`).Scan(&n); err != nil {
+		return f.explainOpen(err)
+	}
+	// SQLite has the file open now (and made it, if it was new): this is
+	// the identity every later write checks against.
+	fi, err := os.Stat(f.file)
+	if err != nil {
+		return fmt.Errorf("database %s: %w", f.file, err)
+	}
+	f.id = idOf(fi)
+	if isNew {
+		f.journal = f.setNewJournalMode(ctx)
+	} else if err := f.w.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&f.journal); err != nil {
+		return classify("open", err)
+	}
+	f.journal = strings.ToLower(f.journal)
+	return f.ensureSchemaLocked(ctx, opt)
+}
+
+// explainOpen says why SQLite could not open or read the file, in words an
+// operator can act on.
+func (f *dbfile) explainOpen(err error) error {
+	err = classify("open", err)
+	dir := filepath.Dir(f.file)
+	if errCode(errors.Unwrap(err)) == codeCantOpen || errCode(errors.Unwrap(err)) == codeReadOnly || strings.Contains(err.Error(), "unable to open") {
+		if syscall.Access(dir, 2|1) != nil {
+			return &UnavailableError{Op: "open", Err: err, Reason: fmt.Sprintf(
+				"cannot open %s: its directory %s is not writable, and SQLite must create %s-shm (and %s-wal) beside a database in WAL mode even to read it; make the directory writable, or copy the file with its -wal to a writable directory",
+				f.file, dir, filepath.Base(f.file), filepath.Base(f.file))}
+		}
+	}
+	return err
+}
+
+// ensureSchema brings the schema up to date for a Store opened with opt
+// on handles that exist already.
+func (f *dbfile) ensureSchema(ctx context.Context, opt Options) error {
+	f.wmu.Lock()
+	defer f.wmu.Unlock()
+	return f.ensureSchemaLocked(ctx, opt)
+}
+
+// ensureSchemaLocked: the writer mutex (or exclusive use while opening) is held.
+func (f *dbfile) ensureSchemaLocked(ctx context.Context, opt Options) error {
+	if f.ws != nil {
+		return nil // current, and the writer's statements are ready
+	}
+	st, err := readSchema(ctx, f.w)
+	if err != nil {
+		return classify("open", err)
+	}
+	if st.ownVersion > SchemaVersion {
+		// Never write to a file whose approve-tui tables we do not understand.
+		if f.fileRO == "" {
+			f.fileRO = errSchemaTooNew(st.ownVersion).Error()
+		}
+		return nil
+	}
+	if !st.hasHermes && !opt.Create {
+		return &UnavailableError{Op: "open", Reason: fmt.Sprintf(
+			"%s has no gateway_approvals table: it is not an approval store (nothing was written to it; `approve-tui init --db %s` makes it one)",
+			f.file, f.file)}
+	}
+	writable := f.fileRO == "" && !opt.ReadOnly
+	if st.needsMigration() {
+		if !writable {
+			if !st.hasHermes {
+				return &UnavailableError{Op: "open", Reason: "the file has no gateway_approvals table and cannot be written (" + f.fileRO + ")"}
+			}
+			// Viewing an unmigrated file works: readers cope with missing
+			// execution_* columns and approve-tui tables. A later writable
+			// Open migrates it.
+			f.legacy.Store(len(st.missingExec) > 0)
+			return nil
+		}
+		b := bound{Store: &Store{opt: opt, now: opt.Now}, dbfile: f}
+		if err := b.inWriteTxLocked(ctx, "migrate", func(ctx context.Context) error {
+			return migrate(ctx, f.w, model.Epoch(opt.Now()))
+		}); err != nil {
+			return err
+		}
+		f.legacy.Store(false)
+	}
+	if f.fileRO == "" {
+		ws, err := prepareWriter(ctx, f.w)
+		if err != nil {
+			return classify("open", err)
+		}
+		f.ws = ws
+	}
+	return nil
+}
+
+// setNewJournalMode puts a new file in WAL, falling back to DELETE where the
+// filesystem cannot host WAL (network and some container filesystems answer
+// "locking protocol", "not authorized" or "disk I/O error").
+func (f *dbfile) setNewJournalMode(ctx context.Context) string {
+	var mode string
+	err := f.w.QueryRowContext(ctx, `PRAGMA journal_mode=WAL`).Scan(&mode)
+	if err == nil && strings.EqualFold(mode, "wal") {
+		return "wal"
+	}
+	_ = f.w.QueryRowContext(ctx, `PRAGMA journal_mode=DELETE`).Scan(&mode)
+	if mode == "" {
+		mode = "delete"
+	}
+	return mode
+}
+
+// useSettings puts the view's lock timeout and synchronous mode on the
+// writer connection (the writer mutex is held).
+func (f *dbfile) useSettings(ctx context.Context, opt Options) error {
+	if ms := opt.BusyTimeout.Milliseconds(); ms != f.busyMS {
+		if _, err := f.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA busy_timeout=%d`, ms)); err != nil {
+			return err
+		}
+		f.busyMS = ms
+	}
+	if opt.Synchronous != "" && opt.Synchronous != f.sync {
+		if _, err := f.w.ExecContext(ctx, `PRAGMA synchronous=`+opt.Synchronous); err != nil {
+			return err
+		}
+		f.sync = opt.Synchronous
+	}
+	return nil
+}
+
+// recordCompanions notes the identities of the WAL and shared-memory files
+// that SQLite has open now.
+func (f *dbfile) recordCompanions() {
+	if f.journal != "wal" {
+		return
+	}
+	for _, p := range []string{f.file + "-wal", f.file + "-shm"} {
+		if fi, err := os.Stat(p); err == nil {
+			f.companions = append(f.companions, companion{path: p, id: idOf(fi)})
+		}
+	}
+}
+
+// checkMoved says why the open file is no longer the file at its path ("" if
+// it still is): the database was deleted or replaced, or its WAL or
+// shared-memory file was. A few stat calls; no file is opened. Once moved,
+// the file stays moved.
+func (f *dbfile) checkMoved() string {
+	if r := f.goneReason(); r != "" {
+		return r
+	}
+	r := ""
+	fi, err := os.Stat(f.file)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		r = "the database file " + f.file + " was deleted after it was opened"
+	case err != nil:
+		r = "the database file " + f.file + " cannot be checked: " + err.Error()
+	case idOf(fi) != f.id:
+		r = "the database file " + f.file + " was replaced (moved away, or another file moved or restored over it) after it was opened"
+	}
+	for _, c := range f.companions {
+		if r != "" {
+			break
+		}
+		fi, err := os.Stat(c.path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			r = "the database's " + filepath.Base(c.path) + " file was deleted while the database was open (commits in it would be invisible to every other process)"
+		case err != nil:
+			r = "the database's " + filepath.Base(c.path) + " file cannot be checked: " + err.Error()
+		case idOf(fi) != c.id:
+			r = "the database's " + filepath.Base(c.path) + " file was replaced while the database was open"
+		}
+	}
+	if r != "" {
+		f.gone.CompareAndSwap(nil, &r)
+		f.hub.notify()
+	}
+	return f.goneReason()
+}
+
+// goneReason is why these handles no longer belong to the file at the path.
+func (f *dbfile) goneReason() string {
+	if r := f.gone.Load(); r != nil {
+		return *r
+	}
+	return ""
+}
+
+// ErrMoved is wrapped by the UnavailableError of a write refused because the
+// file was replaced or deleted under the store.
+var ErrMoved = errors.New("database file moved")
+
+func movedError(op, reason string) error {
+	return &UnavailableError{Op: op, Err: ErrMoved, Reason: reason + "; nothing was written"}
+}
+
+func (f *dbfile) close() error {
+	f.beats.stop()
+	f.hub.stop()
+	// Readers first: the last connection to close checkpoints the WAL and
+	// deletes it, which only the read-write writer connection can do.
+	var errs []error
+	if f.rdb != nil {
+		errs = append(errs, f.rdb.Close())
+	}
+	if f.ws != nil {
+		f.ws.close()
+	}
+	if f.w != nil {
+		errs = append(errs, f.w.Close())
+	}
+	if f.wdb != nil {
+		errs = append(errs, f.wdb.Close())
+	}
+	return errors.Join(errs...)
+}
