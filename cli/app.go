@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/approve-tui/approve-tui/agent"
 	"io"
 	"os"
 	"os/signal"
@@ -84,6 +85,18 @@ func (a *app) execute(ctx context.Context, args []string) int {
 	if !a.started {
 		code = ExitUsage
 	}
+	if cmd != nil && cmd.Annotations[failClosedHook] != "" {
+		// An agent hook answers every failure, flags included, with a deny
+		// in its protocol and exit 0: its agent lets a call run when the
+		// hook exits otherwise.
+		reason := "approve-tui: " + line(msg) + "; denied to be safe"
+		if msg == "" {
+			reason = "approve-tui: the hook failed; denied to be safe"
+		}
+		_, _ = a.out.Write(agent.HookAnswer{Decision: "deny", Reason: reason}.JSON())
+		fmt.Fprintln(a.err, "approve-tui: "+line(msg))
+		return ExitOK
+	}
 	if msg != "" {
 		// Messages may quote agent strings (actors, corrupt reasons): one
 		// line, sanitised.
@@ -95,6 +108,10 @@ func (a *app) execute(ctx context.Context, args []string) int {
 	}
 	return code
 }
+
+// failClosedHook annotates commands that answer every error, usage errors
+// included, with a deny in their agent's protocol.
+const failClosedHook = "approve-tui/fail-closed-hook"
 
 const exitCodesHelp = `
 Exit codes: 0 success; 1 error; 2 usage; 3 not found; 4 not pending (already

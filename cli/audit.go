@@ -108,7 +108,7 @@ func (a *app) verify(cmd *cobra.Command, s *storage.Store) error {
 	}
 	if a.json {
 		a.printf("%s\n", model.NewJSONObject().Bool("ok", res.OK).Int("events", res.Events).Int("broken_seq", res.BrokenSeq).
-			Str("problem", res.Problem).Strs("payload_problems", res.PayloadProblems))
+			Str("problem", res.Problem).Strs("payload_problems", res.PayloadProblems).Strs("gaps", res.Gaps))
 	} else if res.OK {
 		a.printf("audit log intact: %d events\n", res.Events)
 	} else {
@@ -118,6 +118,9 @@ func (a *app) verify(cmd *cobra.Command, s *storage.Store) error {
 		}
 		for _, id := range res.PayloadProblems {
 			a.printf("payload changed after submit: %s\n", line(id))
+		}
+		for _, g := range res.Gaps {
+			a.printf("missing from the table: %s\n", line(g))
 		}
 	}
 	if res.OK {

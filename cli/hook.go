@@ -73,7 +73,8 @@ Keep --timeout below the hook's timeout in .claude/settings.json (seconds):
       "command": "approve-tui hook claude-code --timeout 300s", "timeout": 330}]}],
     "PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
       "command": "approve-tui hook claude-code"}]}]}}`,
-		Args: cobra.NoArgs,
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{failClosedHook: "claude-code"},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ans := a.claudeCodeHook(cmd, timeout, low)
 			if b := ans.JSON(); b != nil {

@@ -187,6 +187,23 @@ type VerifyResult struct {
 	// PayloadProblems lists proposals whose payload_json no longer matches
 	// the hash recorded when approve-tui submitted them.
 	PayloadProblems []string `json:"payload_problems,omitempty"`
+	// Gaps lists what the log records but the table does not hold: a
+	// proposal submitted through approve-tui missing from the table, or a
+	// decision or execution outcome the table does not show (a lost WAL, a
+	// torn copy, a restored backup).
+	Gaps []string `json:"gaps,omitempty"`
+}
+
+// maxReportedGaps bounds VerifyResult.Gaps.
+const maxReportedGaps = 50
+
+// chainState is what the log says of one proposal.
+type chainState struct {
+	seq       int64  // the event that says it
+	status    string // consumed, denied or expired ("" when only submitted)
+	submitted bool
+	executed  string // the last execution outcome recorded ("" for none)
+	found     bool   // the table has the row
 }
 
 // VerifyAudit recomputes the whole chain: each event's hash, each link to
@@ -221,6 +238,7 @@ func (st *Store) VerifyAudit(ctx context.Context) (*VerifyResult, error) {
 		return nil, classify("verify", err)
 	}
 	submitted := map[string]string{}
+	states := map[string]*chainState{}
 	prevHash, prevSeq := genesisHash, int64(0)
 	for rows.Next() {
 		e, err := scanAudit(rows)
@@ -241,6 +259,26 @@ func (st *Store) VerifyAudit(ctx context.Context) (*VerifyResult, error) {
 		if e.Event == EventSubmit && e.Outcome == OutcomeOK {
 			if h, ok := e.Detail["payload_sha256"].(string); ok {
 				submitted[e.ApprovalID] = h
+			}
+		}
+		if e.Outcome == OutcomeOK {
+			st := states[e.ApprovalID]
+			if st == nil && (e.Event == EventSubmit || e.Event == EventApprove || e.Event == EventDeny ||
+				e.Event == EventExpire || e.Event == EventExecution) {
+				st = &chainState{}
+				states[e.ApprovalID] = st
+			}
+			switch e.Event {
+			case EventSubmit:
+				st.submitted, st.seq = true, e.Seq
+			case EventApprove:
+				st.status, st.seq = "consumed", e.Seq
+			case EventDeny:
+				st.status, st.seq = "denied", e.Seq
+			case EventExpire:
+				st.status, st.seq = "expired", e.Seq
+			case EventExecution:
+				st.executed = e.Reason
 			}
 		}
 		prevHash, prevSeq = e.Hash, e.Seq
@@ -286,6 +324,15 @@ func (st *Store) VerifyAudit(ctx context.Context) (*VerifyResult, error) {
 			res.PayloadProblems = append(res.PayloadProblems, id)
 		}
 	}
+	gaps, err := s.chainGaps(ctx, conn, states)
+	if err != nil {
+		return nil, classify("verify", err)
+	}
+	res.Gaps = gaps
+	if len(gaps) > 0 && res.OK {
+		res.OK = false
+		res.Problem = fmt.Sprintf("the table lacks what the audit log records (%s): commits were lost, or the file was replaced by an older copy", gaps[0])
+	}
 	if len(res.PayloadProblems) > 0 {
 		sortStrings(res.PayloadProblems)
 		if res.OK {
@@ -295,6 +342,69 @@ func (st *Store) VerifyAudit(ctx context.Context) (*VerifyResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// chainGaps compares what the log says of each proposal with the table, in
+// one pass over the table.
+func (s bound) chainGaps(ctx context.Context, conn *sql.Conn, states map[string]*chainState) ([]string, error) {
+	if len(states) == 0 {
+		return nil, nil
+	}
+	execCol := "g.execution_status"
+	if s.legacy.Load() {
+		execCol = "'not_started'"
+	}
+	rows, err := conn.QueryContext(ctx, `SELECT g.approval_id, g.status, `+execCol+` FROM gateway_approvals g`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var gaps []string
+	add := func(format string, args ...any) {
+		if len(gaps) < maxReportedGaps {
+			gaps = append(gaps, fmt.Sprintf(format, args...))
+		}
+	}
+	seen := 0
+	for rows.Next() {
+		var id, status, exec any
+		if err := rows.Scan(&id, &status, &exec); err != nil {
+			return nil, err
+		}
+		idS, _ := asText(id)
+		st := states[idS]
+		if st == nil {
+			continue
+		}
+		seen++
+		st.found = true
+		statusS, _ := asText(status)
+		execS, _ := asText(exec)
+		if st.status != "" && statusS != st.status {
+			add("%s was %s (event %d) but the table says %s", model.Sanitize(idS, model.Line), st.status, st.seq,
+				model.Sanitize(statusS, model.Line))
+		}
+		if st.executed != "" && (execS == "" || execS == string(model.ExecNotStarted)) {
+			add("%s: execution %s was recorded but the table says %s", model.Sanitize(idS, model.Line), st.executed,
+				model.Sanitize(execS, model.Line))
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if seen < len(states) {
+		var missing []string
+		for id, st := range states {
+			if !st.found {
+				missing = append(missing, id)
+			}
+		}
+		sortStrings(missing)
+		for _, id := range missing {
+			add("%s (event %d) is missing from the table", model.Sanitize(id, model.Line), states[id].seq)
+		}
+	}
+	return gaps, nil
 }
 
 func isNoTable(err error) bool {

@@ -277,3 +277,28 @@ func TestNonRegularFileIsRefused(t *testing.T) {
 		t.Fatal("left /dev/null-journal")
 	}
 }
+
+// What the audit log records but the table lacks (a lost WAL, an older
+// copy restored) is reported by verify.
+func TestVerifyReportsDecisionsMissingFromTheTable(t *testing.T) {
+	s, c := newStore(t)
+	for _, id := range []string{"gap00000001", "gap00000002", "gap00000003"} {
+		mustSubmit(t, s, proposal(id, "rm -rf /srv/"+id, model.RiskHigh, c.Now(), time.Hour))
+	}
+	if _, err := s.Consume(ctx, "gap00000001", "gap00000001", alice); err != nil {
+		t.Fatal(err)
+	}
+	verifyAuditOK(t, s)
+	db := rawDB(t, s.Path())
+	// As if the commits had been lost: the decision and one row vanish.
+	mustExec(t, db, `UPDATE gateway_approvals SET status = 'pending', consumed_at = NULL, consumed_by = NULL WHERE approval_id = 'gap00000001'`)
+	mustExec(t, db, `DELETE FROM gateway_approvals WHERE approval_id = 'gap00000002'`)
+	res, err := s.VerifyAudit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.OK || len(res.Gaps) != 2 || !strings.Contains(res.Gaps[0], "gap00000001 was consumed") ||
+		!strings.Contains(res.Gaps[1], "gap00000002 (event 2) is missing") {
+		t.Fatalf("verify: %+v", res)
+	}
+}
