@@ -86,8 +86,9 @@ func WaitDecision(ctx context.Context, s *storage.Store, id string, o WaitOption
 			wctx, cancel = context.WithDeadline(ctx, model.FromEpoch(*rec.ExpiresAt).Add(expiryGrace))
 		}
 		err = w.Wait(wctx)
+		timedOut := wctx.Err() != nil // before cancel, which sets it
 		cancel()
-		if err != nil && ctx.Err() == nil && wctx.Err() == nil {
+		if err != nil && ctx.Err() == nil && !timedOut {
 			return nil, err
 		}
 	}

@@ -366,3 +366,30 @@ func BenchmarkWatchLatency(b *testing.B) {
 	cpu := time.Duration(after.Utime.Nano()+after.Stime.Nano()-before.Utime.Nano()-before.Stime.Nano()) * time.Nanosecond
 	b.ReportMetric(100*cpu.Seconds()/wall.Seconds(), "idle-cpu-%")
 }
+
+// BenchmarkIntegrityCheck: the quick_check Consume runs (at most every
+// HealthMaxAge) and the console runs at start, over approve-tui's tables
+// of a file with APPROVE_TUI_BENCH_ROWS rows (1M by default).
+func BenchmarkIntegrityCheck(b *testing.B) {
+	total := 1_000_000
+	if v := os.Getenv("APPROVE_TUI_BENCH_ROWS"); v != "" {
+		fmt.Sscan(v, &total)
+	}
+	path := filepath.Join(b.TempDir(), "big.db")
+	buildBigFile(b, path, total, total/10)
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	if fi, err := os.Stat(path); err == nil {
+		b.ReportMetric(float64(fi.Size())/(1<<20), "file-MiB")
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		d, err := s.CheckIntegrity(ctx)
+		if err != nil || d != "" {
+			b.Fatalf("%q %v", d, err)
+		}
+	}
+}

@@ -380,6 +380,32 @@ func (f *dbfile) checkMoved() string {
 	return f.goneReason()
 }
 
+// companionsReleased reports an error while the WAL or shared-memory file
+// that these (gone) handles had open is still at its path: some holder of the
+// old database has not let go of it yet.
+func (f *dbfile) companionsReleased() error {
+	for _, c := range f.companions {
+		if fi, err := os.Stat(c.path); err == nil && idOf(fi) == c.id && strings.HasSuffix(c.path, "-wal") && fi.Size() > 0 {
+			return &UnavailableError{Op: "open", Err: ErrMoved, Reason: fmt.Sprintf(
+				"%s still belongs to the database file that was at %s (another program, or another session, still has it open); the file now at the path is opened once it is released",
+				filepath.Base(c.path), f.file)}
+		}
+	}
+	return nil
+}
+
+// drainWAL checkpoints the (gone) file's WAL into the file it belongs to and
+// truncates it, best effort: it fails while another connection reads an
+// older snapshot.
+func (f *dbfile) drainWAL(ctx context.Context) {
+	if f.journal != "wal" || f.fileRO != "" {
+		return
+	}
+	f.wmu.Lock()
+	defer f.wmu.Unlock()
+	_, _ = f.w.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+}
+
 // goneReason is why these handles no longer belong to the file at the path.
 func (f *dbfile) goneReason() string {
 	if r := f.gone.Load(); r != nil {

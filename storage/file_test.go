@@ -91,7 +91,9 @@ func TestReplacedFileIsNoticedBeforeWriting(t *testing.T) {
 	// moved over the path. The old file's WAL is checkpointed first, as the
 	// sqlite3 shell's .backup/.restore would leave it: a WAL full of the old
 	// file's pages beside the restored one is SQLite's own hazard.
-	mustExec(t, rawDB(t, path), `PRAGMA wal_checkpoint(TRUNCATE)`)
+	ck := rawDB(t, path)
+	mustExec(t, ck, `PRAGMA wal_checkpoint(TRUNCATE)`)
+	ck.Close()
 	copyDB(t, path, path+".bak")
 	bak := rawDB(t, path+".bak")
 	p2 := proposal("onlyinnew01", "rm -rf /new", model.RiskHigh, c.Now(), time.Hour)
@@ -164,8 +166,21 @@ func TestDeletedFileOrWALIsNoticed(t *testing.T) {
 			if !errors.Is(err, ErrMoved) || !strings.Contains(err.Error(), "deleted") {
 				t.Fatalf("deny after rm: %v", err)
 			}
-			if err := s.Submit(ctx, proposal("deleted0002", "ls", model.RiskLow, c.Now(), time.Hour), agent); !errors.Is(err, ErrMoved) {
+			err = s.Submit(ctx, proposal("deleted0002", "ls", model.RiskLow, c.Now(), time.Hour), agent)
+			if victim == "" && !errors.Is(err, ErrMoved) {
 				t.Fatalf("submit after rm: %v", err)
+			}
+			if victim == "-wal" {
+				// The refused deny let go of the old handles: their last
+				// close put the deleted WAL's commits back into the file,
+				// which the Store now has open again.
+				if err != nil {
+					t.Fatalf("submit after the store reopened: %v", err)
+				}
+				if r, err := s.Get(ctx, "deleted0001"); err != nil || r.Status != model.StatusPending {
+					t.Fatalf("the row committed before the WAL was deleted: %+v %v", r, err)
+				}
+				return
 			}
 			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			defer cancel()

@@ -61,10 +61,10 @@ type Store struct {
 	now    func() time.Time
 	viewRO string // why this view may not write ("" when it may)
 
-	mu      sync.Mutex
-	f       *dbfile   // the handles of the file at the path
-	retired []*dbfile // handles of files that were replaced, released at Close
-	closed  bool
+	mu     sync.Mutex
+	f      *dbfile // the handles of the file at the path
+	held   bool    // this Store holds a reference on f
+	closed bool
 }
 
 // ErrMissing is returned by Open for a path that does not exist when
@@ -104,7 +104,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.f = f
+	s.f, s.held = f, true
 	return s, nil
 }
 
@@ -129,8 +129,14 @@ func (s *Store) bind() bound {
 }
 
 // reopen moves the Store to the file now at its path, when the file it has
-// is no longer there. The old handles stay open (calls in flight may still
-// use them) until Close.
+// is no longer there. It lets go of the old file's handles first: the last
+// connection to close checkpoints the old WAL into the old file (moved away,
+// or deleted) and removes it, and only then may the file now at the path be
+// opened. A WAL left beside a different database file would be read as that
+// file's: its pages would overwrite the new file's. So while another holder
+// (a Store elsewhere in this process, another program) keeps the old file's
+// WAL at the path with pages in it, reopen refuses and says so; a later call tries again.
+// Calls in flight on the old handles fail with a store error.
 func (s *Store) reopen(ctx context.Context) (*dbfile, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -140,14 +146,24 @@ func (s *Store) reopen(ctx context.Context) (*dbfile, error) {
 	if s.f.goneReason() == "" {
 		return s.f, nil
 	}
+	if s.held {
+		// SQLite does not checkpoint a moved file when it closes it, and
+		// leaves its WAL at the path, where the next file there would
+		// read it: move the WAL's pages into the old file now, and empty it.
+		s.f.drainWAL(ctx)
+		s.held = false
+		release(s.f)
+	}
+	if err := s.f.companionsReleased(); err != nil {
+		return s.f, err
+	}
 	o := s.opt
 	o.Create = false
 	nf, err := acquire(ctx, s.path, o)
 	if err != nil {
 		return s.f, err
 	}
-	s.retired = append(s.retired, s.f)
-	s.f = nf
+	s.f, s.held = nf, true
 	return nf, nil
 }
 
@@ -184,12 +200,11 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	var errs []error
-	for _, f := range append(s.retired, s.f) {
-		errs = append(errs, release(f))
+	if !s.held {
+		return nil
 	}
-	s.retired = nil
-	return errors.Join(errs...)
+	s.held = false
+	return release(s.f)
 }
 
 // inWriteTx runs fn inside BEGIN IMMEDIATE ... COMMIT on the writer

@@ -74,6 +74,25 @@ func (s bound) run(ctx context.Context, t transition) error {
 		// Nothing can be written, not even the refusal.
 		return &ReadOnlyError{Reason: s.roReason()}
 	}
+	err := s.runLocked(ctx, t)
+	if errors.Is(err, ErrMoved) {
+		// The file at the path is another one now: nothing was written to
+		// the old one, and nothing is recorded in the new one, which may not
+		// even hold this proposal. Later calls use the file at the path.
+		var un *UnavailableError
+		if errors.As(err, &un) {
+			if _, rerr := s.Store.reopen(context.WithoutCancel(ctx)); rerr == nil {
+				un.Reason += "; approve-tui now reads the file at the path: look again before deciding"
+			} else {
+				un.Reason += "; the file now at the path is not open yet (" + rerr.Error() + ")"
+			}
+		}
+	}
+	return err
+}
+
+// runLocked is run's transaction, under the writer mutex.
+func (s bound) runLocked(ctx context.Context, t transition) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	var refusal error
@@ -105,17 +124,6 @@ func (s bound) run(ctx context.Context, t transition) error {
 		return nil
 	})
 	if errors.Is(err, ErrMoved) {
-		// The file at the path is another one now: nothing was written to
-		// the old one, and nothing is recorded in the new one, which may not
-		// even hold this proposal. Later calls use the file at the path.
-		var un *UnavailableError
-		if errors.As(err, &un) {
-			if _, rerr := s.Store.reopen(context.WithoutCancel(ctx)); rerr == nil {
-				un.Reason += "; approve-tui now reads the file at the path: look again before deciding"
-			} else {
-				un.Reason += "; no usable file is at the path now (" + rerr.Error() + ")"
-			}
-		}
 		return err
 	}
 	if err != nil {
