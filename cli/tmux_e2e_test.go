@@ -15,10 +15,16 @@ import (
 	"github.com/approve-tui/approve-tui/storage"
 )
 
-// TestConsoleInTmux runs the real binary's demo in a real terminal (tmux)
-// at 80x24, approves one proposal by typing its id a key at a time, and
-// checks the database and the audit log.
-func TestConsoleInTmux(t *testing.T) {
+// demoInTmux is the real binary's demo running in a real terminal (tmux)
+// at 80x24 on a file of the test's.
+type demoInTmux struct {
+	t    *testing.T
+	db   string
+	sock string
+}
+
+func startDemoInTmux(t *testing.T) *demoInTmux {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatal("tmux is needed for the end-to-end console test (apt-get install tmux)")
 	}
@@ -27,43 +33,89 @@ func TestConsoleInTmux(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/approve-tui").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
-	db := filepath.Join(dir, "demo.db")
-	sock := fmt.Sprintf("approve-tui-e2e-%d", os.Getpid())
-	tmux := func(args ...string) string {
-		out, err := exec.Command("tmux", append([]string{"-L", sock}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
-	tmux("new-session", "-d", "-s", "e2e", "-x", "80", "-y", "24",
-		"env", "TERM=xterm-256color", bin, "demo", "--seed", "1", "--db", db)
-	t.Cleanup(func() { exec.Command("tmux", "-L", sock, "kill-server").Run() })
+	tm := &demoInTmux{t: t, db: filepath.Join(dir, "demo.db"), sock: fmt.Sprintf("approve-tui-e2e-%d-%s", os.Getpid(), t.Name())}
+	tm.tmux("new-session", "-d", "-s", "e2e", "-x", "80", "-y", "24",
+		"env", "TERM=xterm-256color", bin, "demo", "--seed", "1", "--db", tm.db)
+	t.Cleanup(func() { exec.Command("tmux", "-L", tm.sock, "kill-server").Run() })
+	return tm
+}
 
-	screen := func() string { return tmux("capture-pane", "-p", "-t", "e2e") }
-	waitFor := func(want string) {
-		t.Helper()
-		deadline := time.Now().Add(15 * time.Second)
-		for time.Now().Before(deadline) {
-			if strings.Contains(screen(), want) {
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		t.Fatalf("screen never showed %q:\n%s", want, screen())
+func (tm *demoInTmux) tmux(args ...string) string {
+	out, err := exec.Command("tmux", append([]string{"-L", tm.sock}, args...)...).CombinedOutput()
+	if err != nil {
+		tm.t.Fatalf("tmux %v: %v\n%s", args, err, out)
 	}
-	key := func(keys ...string) {
-		for _, k := range keys {
-			tmux("send-keys", "-t", "e2e", k)
-			time.Sleep(30 * time.Millisecond)
+	return string(out)
+}
+
+func (tm *demoInTmux) screen() string { return tm.tmux("capture-pane", "-p", "-t", "e2e") }
+
+func (tm *demoInTmux) waitFor(want string) {
+	tm.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		if strings.Contains(tm.screen(), want) {
+			return
 		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	typeID := func(s string) { // a person types: one key at a time
-		for _, r := range s {
-			tmux("send-keys", "-t", "e2e", "-l", string(r))
-			time.Sleep(30 * time.Millisecond)
+	tm.t.Fatalf("screen never showed %q:\n%s", want, tm.screen())
+}
+
+func (tm *demoInTmux) key(keys ...string) {
+	for _, k := range keys {
+		tm.tmux("send-keys", "-t", "e2e", k)
+		time.Sleep(30 * time.Millisecond)
+	}
+}
+
+// typeID types like a person: one key at a time.
+func (tm *demoInTmux) typeID(s string) {
+	for _, r := range s {
+		tm.tmux("send-keys", "-t", "e2e", "-l", string(r))
+		time.Sleep(30 * time.Millisecond)
+	}
+}
+
+// The demo's console next to Hermes' Python store writing the same file,
+// a connection per operation (each closing connection once made SQLite
+// delete the WAL under the console): live updates keep working, and a deny
+// in the console is what Python reads.
+func TestDemoInTmuxWithHermesWriter(t *testing.T) {
+	tm := startDemoInTmux(t)
+	tm.waitFor("pending")
+	hermes := func(args ...string) string {
+		out, err := exec.Command("python3", append([]string{"../storage/testdata/hermes_store.py", tm.db}, args...)...).Output()
+		if err != nil {
+			t.Fatalf("hermes_store.py %v: %v", args, err)
 		}
+		return strings.TrimSpace(string(out))
 	}
+	id := hermes("submit", "--risk", "high", "rm -rf /srv/written-by-python")
+	tm.waitFor("written-by-python")
+	if _, err := os.Stat(tm.db + "-wal"); err != nil {
+		t.Fatalf("the WAL under the console: %v", err)
+	}
+	tm.key("/")
+	tm.typeID("written-by-python")
+	tm.key("Enter", "d")
+	tm.waitFor("enter deny")
+	tm.key("Enter")
+	tm.waitFor("denied " + id)
+	if got := hermes("get", id); !strings.Contains(got, `"status": "denied"`) {
+		t.Fatalf("python reads %s", got)
+	}
+	hermes("submit", "rm -rf /srv/second-from-python")
+	tm.key("Escape")
+	tm.waitFor("second-from-python")
+}
+
+// TestConsoleInTmux runs the real binary's demo in a real terminal (tmux)
+// at 80x24, approves one proposal by typing its id a key at a time, and
+// checks the database and the audit log.
+func TestConsoleInTmux(t *testing.T) {
+	tm := startDemoInTmux(t)
+	db, sock, screen, waitFor, key, typeID := tm.db, tm.sock, tm.screen, tm.waitFor, tm.key, tm.typeID
 
 	var id string
 	for _, e := range demo.Catalogue(1) {
