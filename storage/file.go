@@ -100,8 +100,16 @@ func acquire(ctx context.Context, path string, opt Options) (*dbfile, error) {
 		return nil, fmt.Errorf("database %s: %w", path, statErr)
 	}
 
+	// Handles this process still holds on a file that was at this path
+	// (replaced or deleted since): a second set beside them would share the
+	// -wal and -shm files at the path, and with them SQLite's locks.
+	for _, o := range registry.files {
+		if o.file == path && (isNew || o.id != idOf(fi) || o.checkMoved() != "") {
+			return nil, o.stillHeld()
+		}
+	}
 	if !isNew {
-		if f := registry.files[idOf(fi)]; f != nil && f.goneReason() == "" {
+		if f := registry.files[idOf(fi)]; f != nil {
 			if err := f.ensureSchema(ctx, opt); err != nil {
 				return nil, err
 			}
@@ -124,7 +132,7 @@ func acquire(ctx context.Context, path string, opt Options) (*dbfile, error) {
 		}
 		return nil, err
 	}
-	if old := registry.files[f.id]; old != nil && old.goneReason() == "" {
+	if old := registry.files[f.id]; old != nil {
 		// Another path (a link) led to a file this process already has.
 		f.close()
 		if err := old.ensureSchema(ctx, opt); err != nil {
@@ -223,9 +231,10 @@ func (f *dbfile) open(ctx context.Context, opt Options, isNew bool) error {
 // explainOpen says why SQLite could not open or read the file, in words an
 // operator can act on.
 func (f *dbfile) explainOpen(err error) error {
-	err = classify("open", err)
 	dir := filepath.Dir(f.file)
-	if errCode(errors.Unwrap(err)) == codeCantOpen || errCode(errors.Unwrap(err)) == codeReadOnly || strings.Contains(err.Error(), "unable to open") {
+	code := errCode(err)
+	err = classify("open", err)
+	if code == codeCantOpen || code == codeReadOnly {
 		if syscall.Access(dir, 2|1) != nil {
 			return &UnavailableError{Op: "open", Err: err, Reason: fmt.Sprintf(
 				"cannot open %s: its directory %s is not writable, and SQLite must create %s-shm (and %s-wal) beside a database in WAL mode even to read it; make the directory writable, or copy the file with its -wal to a writable directory",
@@ -380,12 +389,34 @@ func (f *dbfile) checkMoved() string {
 	return f.goneReason()
 }
 
-// companionsReleased reports an error while the WAL or shared-memory file
-// that these (gone) handles had open is still at its path: some holder of the
-// old database has not let go of it yet.
-func (f *dbfile) companionsReleased() error {
+// released reports an error while another Store of this process still
+// holds these (gone) handles.
+func (f *dbfile) released() error {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	if f.refs > 0 {
+		return f.stillHeld()
+	}
+	return nil
+}
+
+// stillHeld is the error for a file at the path that cannot be opened while
+// these (gone) handles are open.
+func (f *dbfile) stillHeld() error {
+	return &UnavailableError{Op: "open", Err: ErrMoved, Reason: fmt.Sprintf(
+		"another session of this process still has the database file that was at %s open; the file now at the path is opened once every session has let go of it",
+		f.file)}
+}
+
+// oldWALReleased reports an error while the WAL these (gone) handles had
+// open is still at its path with pages in it: a file opened at the path now
+// would read them as its own. (An emptied WAL is harmless.)
+func (f *dbfile) oldWALReleased() error {
 	for _, c := range f.companions {
-		if fi, err := os.Stat(c.path); err == nil && idOf(fi) == c.id && strings.HasSuffix(c.path, "-wal") && fi.Size() > 0 {
+		if !strings.HasSuffix(c.path, "-wal") {
+			continue
+		}
+		if fi, err := os.Stat(c.path); err == nil && idOf(fi) == c.id && fi.Size() > 0 {
 			return &UnavailableError{Op: "open", Err: ErrMoved, Reason: fmt.Sprintf(
 				"%s still belongs to the database file that was at %s (another program, or another session, still has it open); the file now at the path is opened once it is released",
 				filepath.Base(c.path), f.file)}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -75,6 +76,26 @@ func copyDB(t *testing.T, path, to string) {
 	db.Close()
 }
 
+// restoreCopyWith moves a copy of the database, holding p besides, over the
+// path: a backup taken (and, to tell the files apart, changed) elsewhere.
+// The old file's WAL is checkpointed first, as the sqlite3 shell's
+// .backup/.restore would leave it: a WAL full of the old file's pages beside
+// the restored one is SQLite's own hazard.
+func restoreCopyWith(t *testing.T, path string, p *model.Proposal) {
+	t.Helper()
+	ck := rawDB(t, path)
+	mustExec(t, ck, `PRAGMA wal_checkpoint(TRUNCATE)`)
+	ck.Close()
+	copyDB(t, path, path+".bak")
+	bak := rawDB(t, path+".bak")
+	mustExec(t, bak, `INSERT INTO gateway_approvals (approval_id, created_at, status, payload_json) VALUES (?, ?, 'pending', ?)`,
+		p.ApprovalID, p.CreatedAt, string(model.EncodePayload(p)))
+	bak.Close()
+	if err := os.Rename(path+".bak", path); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A backup restored over the path while a Store has it open: the next
 // write is refused (not written into the old file), nothing is recorded in
 // either file, and the Store moves to the file now at the path.
@@ -87,22 +108,7 @@ func TestReplacedFileIsNoticedBeforeWriting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A backup taken (and, to tell the files apart, changed) elsewhere, then
-	// moved over the path. The old file's WAL is checkpointed first, as the
-	// sqlite3 shell's .backup/.restore would leave it: a WAL full of the old
-	// file's pages beside the restored one is SQLite's own hazard.
-	ck := rawDB(t, path)
-	mustExec(t, ck, `PRAGMA wal_checkpoint(TRUNCATE)`)
-	ck.Close()
-	copyDB(t, path, path+".bak")
-	bak := rawDB(t, path+".bak")
-	p2 := proposal("onlyinnew01", "rm -rf /new", model.RiskHigh, c.Now(), time.Hour)
-	mustExec(t, bak, `INSERT INTO gateway_approvals (approval_id, created_at, status, payload_json) VALUES (?, ?, 'pending', ?)`,
-		p2.ApprovalID, p2.CreatedAt, string(model.EncodePayload(p2)))
-	bak.Close()
-	if err := os.Rename(path+".bak", path); err != nil {
-		t.Fatal(err)
-	}
+	restoreCopyWith(t, path, proposal("onlyinnew01", "rm -rf /new", model.RiskHigh, c.Now(), time.Hour))
 
 	_, err = s.Consume(ctx, "restored001", "restored001", alice)
 	var un *UnavailableError
@@ -144,6 +150,42 @@ func TestReplacedFileIsNoticedBeforeWriting(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("watcher on the new file: %v", err)
 	}
+}
+
+// Two Stores of one process on a file that is replaced: neither opens the
+// new file while the other still holds the old one (two sets of handles on
+// one -shm file would drop each other's locks), nor does a new Open; once
+// both have noticed and let go, they share the new file's handles.
+func TestReplacedFileUnderTwoStores(t *testing.T) {
+	path := tempDB(t)
+	c := newClock()
+	a := openAt(t, path, c)
+	b := openAt(t, path, c)
+	mustSubmit(t, a, proposal("twostores01", "rm -rf /srv", model.RiskHigh, c.Now(), time.Hour))
+	restoreCopyWith(t, path, proposal("twostores02", "rm -rf /new", model.RiskHigh, c.Now(), time.Hour))
+
+	_, err := a.Deny(ctx, "twostores01", alice, "")
+	if !errors.Is(err, ErrMoved) || !strings.Contains(err.Error(), "another session of this process") {
+		t.Fatalf("first write after the restore: %v", err)
+	}
+	if _, err := Open(ctx, path, Options{}); !errors.Is(err, ErrMoved) {
+		t.Fatalf("a new Open while the old file is held: %v", err)
+	}
+	if _, err := b.Deny(ctx, "twostores01", alice, ""); !errors.Is(err, ErrMoved) ||
+		!strings.Contains(err.Error(), "now reads the file at the path") {
+		t.Fatalf("the second Store's write: %v", err)
+	}
+	if _, err := a.Deny(ctx, "twostores01", alice, ""); !errors.Is(err, ErrMoved) ||
+		!strings.Contains(err.Error(), "now reads the file at the path") {
+		t.Fatalf("the first Store's next write: %v", err)
+	}
+	if a.bind().dbfile != b.bind().dbfile {
+		t.Fatal("the two Stores have two sets of handles on the new file")
+	}
+	if _, err := a.Deny(ctx, "twostores02", alice, ""); err != nil {
+		t.Fatalf("deny on the new file: %v", err)
+	}
+	verifyAuditOK(t, b)
 }
 
 // A deleted database (or its WAL) refuses writes with the reason; a
@@ -315,5 +357,27 @@ func TestVerifyReportsDecisionsMissingFromTheTable(t *testing.T) {
 	if res.OK || len(res.Gaps) != 2 || !strings.Contains(res.Gaps[0], "gap00000001 was consumed") ||
 		!strings.Contains(res.Gaps[1], "gap00000002 (event 2) is missing") {
 		t.Fatalf("verify: %+v", res)
+	}
+}
+
+// A WAL database in a directory this user cannot write: SQLite cannot make
+// the -shm it needs even to read, and the message says so.
+func TestWALFileInUnwritableDirectorySaysWhy(t *testing.T) {
+	path := tempDB(t)
+	c := newClock()
+	s := openAt(t, path, c)
+	mustSubmit(t, s, proposal("rodir000001", "rm -rf /srv", model.RiskHigh, c.Now(), time.Hour))
+	s.Close()
+	dir := filepath.Dir(path)
+	if os.Geteuid() == 0 {
+		undo := makeUnwritable(t, dir)
+		defer undo()
+	} else {
+		os.Chmod(dir, 0o555)
+		defer os.Chmod(dir, 0o755)
+	}
+	_, err := Open(ctx, path, Options{ReadOnly: true})
+	if err == nil || !strings.Contains(err.Error(), "is not writable") || !strings.Contains(err.Error(), "state.db-shm") {
+		t.Fatalf("open: %v", err)
 	}
 }

@@ -133,10 +133,12 @@ func (s *Store) bind() bound {
 // connection to close checkpoints the old WAL into the old file (moved away,
 // or deleted) and removes it, and only then may the file now at the path be
 // opened. A WAL left beside a different database file would be read as that
-// file's: its pages would overwrite the new file's. So while another holder
-// (a Store elsewhere in this process, another program) keeps the old file's
-// WAL at the path with pages in it, reopen refuses and says so; a later call tries again.
-// Calls in flight on the old handles fail with a store error.
+// file's: its pages would overwrite the new file's; and two sets of handles
+// in one process on one -shm file would drop each other's locks on it. So
+// while another Store of this process still holds the old handles, or
+// another program keeps the old file's
+// WAL at the path with pages in it, reopen refuses and says so; a later
+// call tries again. Calls in flight on the old handles fail with a store error.
 func (s *Store) reopen(ctx context.Context) (*dbfile, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -154,7 +156,10 @@ func (s *Store) reopen(ctx context.Context) (*dbfile, error) {
 		s.held = false
 		release(s.f)
 	}
-	if err := s.f.companionsReleased(); err != nil {
+	if err := s.f.released(); err != nil {
+		return s.f, err
+	}
+	if err := s.f.oldWALReleased(); err != nil {
 		return s.f, err
 	}
 	o := s.opt
@@ -183,10 +188,6 @@ func (s *Store) JournalMode() string { return s.bind().journal }
 
 // ReadOnlyReason says why the store cannot be written, or "" when it can.
 func (s *Store) ReadOnlyReason() string { return s.bind().roReason() }
-
-// Gone says why the file this Store has open is no longer the file at the
-// path ("" while it is).
-func (s *Store) Gone() string { return s.bind().goneReason() }
 
 // Now is the store's clock.
 func (s *Store) Now() time.Time { return s.now() }
