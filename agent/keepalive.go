@@ -48,10 +48,6 @@ func KeepAlive(ctx context.Context, s *storage.Store, w storage.Waiter, every ti
 			onErr(err)
 		}
 	}
-	if reason := s.ReadOnlyReason(); reason != "" {
-		report(&storage.ReadOnlyError{Reason: reason})
-		return func() {}
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	onBeatErr := func(err error) {
 		// An error caused by stopping is no failure.

@@ -134,29 +134,33 @@ func (b *beater) round(f *dbfile) {
 	if len(batch) == 0 {
 		return
 	}
-	view := batch[0].view
-	bd := bound{Store: view, dbfile: f}
-	if bd.ws == nil {
-		return
-	}
-	f.wmu.Lock()
-	err := bd.inWriteTxLocked(context.Background(), "heartbeat", func(ctx context.Context) error {
-		for _, e := range batch {
-			now := model.Epoch(e.view.now())
-			if _, err := f.ws.heartbeat.ExecContext(ctx, e.w.ApprovalID, e.w.Host, e.w.PID, e.w.StartedAt, now, e.w.Surface); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	f.wmu.Unlock()
-	if err != nil {
+	if err := (bound{Store: batch[0].view, dbfile: f}).writeHeartbeats(context.Background(), batch); err != nil {
 		for _, e := range batch {
 			if e.onErr != nil {
 				e.onErr(err)
 			}
 		}
 	}
+}
+
+// writeHeartbeats writes a batch of heartbeats, each at its own Store's
+// clock, in one transaction of the writer: the one way heartbeats are
+// written.
+func (s bound) writeHeartbeats(ctx context.Context, batch []*beatEntry) error {
+	if s.ws == nil {
+		return &ReadOnlyError{Reason: s.roReason()}
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	return s.inWriteTxLocked(ctx, "heartbeat", func(ctx context.Context) error {
+		for _, e := range batch {
+			now := model.Epoch(e.view.now())
+			if _, err := s.ws.heartbeat.ExecContext(ctx, e.w.ApprovalID, e.w.Host, e.w.PID, e.w.StartedAt, now, e.w.Surface); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // stop ends the writer (the file is closing).

@@ -35,6 +35,7 @@ type health struct {
 	mu      sync.Mutex
 	checked time.Time // when the last check finished (zero: never)
 	damaged string    // what it found ("" when intact)
+	err     error     // why the last check could not run (nil when it ran)
 	running chan struct{}
 }
 
@@ -64,49 +65,38 @@ func (st *Store) CheckIntegrity(ctx context.Context) (string, error) {
 }
 
 // checkIntegrity runs the check unless one finished within maxAge (0: run
-// it now). Concurrent callers share one run.
+// it now). A caller that finds a check running waits for it and takes its
+// result.
 func (s bound) checkIntegrity(ctx context.Context, maxAge time.Duration) (string, error) {
 	h := &s.health
-	for {
-		h.mu.Lock()
-		if maxAge > 0 && !h.checked.IsZero() && time.Since(h.checked) < maxAge {
-			d := h.damaged
-			h.mu.Unlock()
-			return d, nil
+	h.mu.Lock()
+	if maxAge > 0 && !h.checked.IsZero() && time.Since(h.checked) < maxAge {
+		defer h.mu.Unlock()
+		return h.damaged, nil
+	}
+	if ch := h.running; ch != nil {
+		h.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return "", ctx.Err()
 		}
-		if ch := h.running; ch != nil {
-			h.mu.Unlock()
-			select {
-			case <-ch:
-			case <-ctx.Done():
-				return "", ctx.Err()
-			}
-			if maxAge == 0 {
-				maxAge = time.Hour // the run that just finished is fresh enough
-			}
-			continue
-		}
+	} else {
 		ch := make(chan struct{})
 		h.running = ch
 		h.mu.Unlock()
-
 		problems, err := s.quickCheck(ctx)
 		h.mu.Lock()
-		h.running = nil
+		h.running, h.err = nil, err
+		if err == nil {
+			h.checked, h.damaged = time.Now(), strings.Join(problems, "; ")
+		}
 		close(ch)
-		if err != nil {
-			h.mu.Unlock()
-			return "", err
-		}
-		h.checked = time.Now()
-		h.damaged = ""
-		if len(problems) > 0 {
-			h.damaged = strings.Join(problems, "; ")
-		}
-		d := h.damaged
 		h.mu.Unlock()
-		return d, nil
 	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.damaged, h.err
 }
 
 // quickCheck runs PRAGMA quick_check(table) for each checked table in one
@@ -124,7 +114,7 @@ func (s bound) quickCheck(ctx context.Context) ([]string, error) {
 			if strings.Contains(err.Error(), "no such table") {
 				continue
 			}
-			if errCode(err) == codeCorrupt || errCode(err) == codeNotADB {
+			if isDamage(err) {
 				problems = append(problems, t+": "+err.Error())
 				continue
 			}
@@ -143,7 +133,7 @@ func (s bound) quickCheck(ctx context.Context) ([]string, error) {
 		err = rows.Err()
 		rows.Close()
 		if err != nil {
-			if errCode(err) == codeCorrupt || errCode(err) == codeNotADB {
+			if isDamage(err) {
 				problems = append(problems, t+": "+err.Error())
 				continue
 			}
@@ -151,6 +141,11 @@ func (s bound) quickCheck(ctx context.Context) ([]string, error) {
 		}
 	}
 	return problems, nil
+}
+
+// isDamage reports whether SQLite said the file itself is damaged.
+func isDamage(err error) bool {
+	return errCode(err) == codeCorrupt || errCode(err) == codeNotADB
 }
 
 // refuseDamaged is Consume's check: the file was checked recently, and

@@ -391,8 +391,7 @@ func (st *Store) CountPending(ctx context.Context) (int, error) {
 }
 
 // DenyReason returns the reason recorded with the deny event of id, if any.
-func (st *Store) DenyReason(ctx context.Context, id string) (string, error) {
-	s := st.bind()
+func (s *Store) DenyReason(ctx context.Context, id string) (string, error) {
 	evs, err := s.Audit(ctx, AuditQuery{ApprovalID: id, Limit: 20})
 	if err != nil {
 		return "", err

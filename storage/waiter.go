@@ -53,17 +53,10 @@ func (st *Store) Heartbeat(ctx context.Context, w Waiter) error {
 	if s.roReason() != "" {
 		return &ReadOnlyError{Reason: s.roReason()}
 	}
-	now := model.Epoch(s.now())
 	if w.StartedAt == 0 {
-		w.StartedAt = now
+		w.StartedAt = model.Epoch(s.now())
 	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	if r := s.checkMoved(); r != "" {
-		return movedError("heartbeat", r)
-	}
-	_, err := s.ws.heartbeat.ExecContext(ctx, w.ApprovalID, w.Host, w.PID, w.StartedAt, now, w.Surface)
-	return classify("heartbeat", err)
+	return s.writeHeartbeats(ctx, []*beatEntry{{w: w, view: st}})
 }
 
 // RemoveWaiter deletes a waiter's row when it stops waiting.
@@ -105,8 +98,7 @@ func (st *Store) Waiters(ctx context.Context, id string) ([]Waiter, error) {
 }
 
 // WaiterState reads the waiters of id and judges them at the store's clock.
-func (st *Store) WaiterState(ctx context.Context, id string) (WaiterStatus, error) {
-	s := st.bind()
+func (s *Store) WaiterState(ctx context.Context, id string) (WaiterStatus, error) {
 	ws, err := s.Waiters(ctx, id)
 	if err != nil {
 		return WaiterStatus{State: WaiterNone}, err

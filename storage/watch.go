@@ -45,7 +45,6 @@ type hub struct {
 	conn      *sql.Conn
 	fsw       *fsnotify.Watcher
 	notifying bool
-	kick      chan struct{}
 	quit      chan struct{}
 	done      chan struct{}
 }
@@ -60,7 +59,6 @@ func (f *dbfile) startHub() error {
 	}
 	h.started = true
 	h.ch = make(chan struct{})
-	h.kick = make(chan struct{}, 1)
 	h.quit = make(chan struct{})
 	h.done = make(chan struct{})
 	conn, err := f.rdb.Conn(context.Background())
@@ -122,7 +120,6 @@ func (h *hub) loop(f *dbfile) {
 			settle = 0
 		case <-errs:
 			continue
-		case <-h.kick:
 		case <-t.C:
 			moved = true
 		}
@@ -247,11 +244,9 @@ func (w *Watcher) Wait(ctx context.Context) error {
 			// Move to the file now at the path, when there is one, and say
 			// so; with none there, say so once and look again in a while.
 			if nf, err := w.s.reopen(ctx); err == nil && nf != f {
-				if err := nf.startHub(); err != nil {
+				if err := w.follow(nf); err != nil {
 					return err
 				}
-				w.f, w.goneSaid = nf, false
-				w.seen, _ = nf.hub.state()
 				return &UnavailableError{Op: "watch", Err: ErrMoved, Reason: r + "; now reading the file at the path"}
 			}
 			if !w.goneSaid {
@@ -270,12 +265,7 @@ func (w *Watcher) Wait(ctx context.Context) error {
 		f := w.s.bind().dbfile
 		if f != w.f {
 			// Another call moved the Store: watch the new file.
-			if err := f.startHub(); err != nil {
-				return err
-			}
-			w.f, w.goneSaid = f, false
-			w.seen, _ = f.hub.state()
-			return nil
+			return w.follow(f)
 		}
 		ver, ch := f.hub.state()
 		if ver != w.seen {
@@ -288,6 +278,16 @@ func (w *Watcher) Wait(ctx context.Context) error {
 		case <-ch:
 		}
 	}
+}
+
+// follow makes the Watcher watch f from now on.
+func (w *Watcher) follow(f *dbfile) error {
+	if err := f.startHub(); err != nil {
+		return err
+	}
+	w.f, w.goneSaid = f, false
+	w.seen, _ = f.hub.state()
+	return nil
 }
 
 // Notifying reports whether file notification is active.

@@ -259,7 +259,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, tea.Batch(m.reload(), waitChange(m.ctx, m.watcher))
 		}
 		if msg.err != nil {
-			m.setNote("live updates stopped: "+msg.err.Error(), m.st.Error)
+			m.setNote("live updates stopped: "+storeReason(msg.err), m.st.Error)
 			return m, nil
 		}
 		if m.loading {
@@ -270,13 +270,16 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case healthMsg:
 		switch {
 		case msg.err != nil:
+			// Keep what the last check that ran found.
 			m.setNote("integrity check failed: "+storeReason(msg.err), m.st.Warning)
 		case msg.damaged != "" && m.damaged == "":
 			m.setNote("the database file is damaged, nothing is approved from it (deny still works): "+
 				model.Sanitize(msg.damaged, model.Line), m.st.Error)
 			m.emit("store", "", "damaged", m.note.text)
+			m.damaged = msg.damaged
+		default:
+			m.damaged = msg.damaged
 		}
-		m.damaged = msg.damaged
 		return m, checkHealth(m.ctx, m.opt.Store, storage.HealthMaxAge)
 	case tickMsg:
 		if m.opt.NoWatch {

@@ -28,15 +28,15 @@ func outcomeText(msg decidedMsg, now time.Time) string {
 		ro *storage.ReadOnlyError
 		co *storage.CorruptError
 		un *storage.UnavailableError
+		dm *storage.DamagedError
 	)
-	var dm *storage.DamagedError
 	switch {
-	case errors.Is(msg.err, storage.ErrMoved) && errors.As(msg.err, &un):
+	case errors.Is(msg.err, storage.ErrMoved):
 		verb := "approved"
 		if msg.action == "deny" {
 			verb = "denied"
 		}
-		return "NOT " + verb + ": " + model.Sanitize(un.Reason, model.Line)
+		return "NOT " + verb + ": " + storeReason(msg.err)
 	case errors.As(msg.err, &dm):
 		return "not approved: " + model.Sanitize(dm.Error(), model.Line)
 	case errors.Is(msg.err, storage.ErrConfirmMismatch):
@@ -94,7 +94,7 @@ func storeAdvice(err error) string {
 	var ro *storage.ReadOnlyError
 	switch {
 	case errors.As(err, &un):
-		return "store unavailable — " + model.Sanitize(un.Reason, model.Line) + ". Nothing was changed; retry (d still denies when the store can be written)"
+		return "store unavailable — " + storeReason(un) + ". Nothing was changed; retry (d still denies when the store can be written)"
 	case errors.As(err, &ro):
 		return ro.Error()
 	}
