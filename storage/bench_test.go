@@ -394,3 +394,17 @@ func BenchmarkIntegrityCheck(b *testing.B) {
 		b.ReportMetric(float64(fi.Size())/(1<<20), "file-MiB")
 	}
 }
+
+// BenchmarkCheckMoved: what every commit adds to make sure the file it
+// writes is still the file at the path (stat of the database, its -wal and
+// its -shm).
+func BenchmarkCheckMoved(b *testing.B) {
+	s := benchStore(b, "NORMAL")
+	f := s.bind().dbfile
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if r := f.checkMoved(); r != "" {
+			b.Fatal(r)
+		}
+	}
+}
