@@ -100,15 +100,19 @@ func TestMissingFileAndNotADatabase(t *testing.T) {
 	}
 }
 
-// makeUnwritable makes path unwritable even for root (which ignores mode
+// makeUnwritable makes path (a file or a directory) unwritable even for root (which ignores mode
 // bits): the immutable attribute. It returns an undo function.
 func makeUnwritable(t *testing.T, path string) func() {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		if err := os.Chmod(path, 0o444); err != nil {
+		mode, undo := os.FileMode(0o444), os.FileMode(0o644)
+		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+			mode, undo = 0o555, 0o755 // still searchable
+		}
+		if err := os.Chmod(path, mode); err != nil {
 			t.Fatal(err)
 		}
-		return func() { os.Chmod(path, 0o644) }
+		return func() { os.Chmod(path, undo) }
 	}
 	if out, err := exec.Command("chattr", "+i", path).CombinedOutput(); err != nil {
 		t.Fatalf("chattr +i (needed to make a file read-only for root): %v %s", err, out)
