@@ -474,6 +474,13 @@ func (d *driver) apply(msg tea.Msg) {
 		return
 	}
 	_, cmd := d.m.Update(msg)
+	if d.m.Quitting() {
+		// Its quit message may still be on its way: nothing else is applied.
+		d.quit = true
+		d.log(EventLine{Source: "run", Kind: "quit", Detail: "the console quit"})
+		d.render()
+		return
+	}
 	d.exec(cmd)
 	d.render()
 }

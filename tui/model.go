@@ -104,6 +104,7 @@ type Model struct {
 	hgen     int
 	history  []storage.AuditEvent
 	hvisible []int
+	quitting bool
 	hcursor  int
 	htop     int
 
@@ -161,6 +162,16 @@ func (m *Model) oneOff(c tea.Cmd) tea.Cmd {
 	m.inflight++
 	return c
 }
+
+// quit ends the console.
+func (m *Model) quit() tea.Cmd {
+	m.quitting = true
+	return tea.Quit
+}
+
+// Quitting reports whether the console asked to quit: a driver that runs
+// commands asynchronously knows it before the quit message arrives.
+func (m *Model) Quitting() bool { return m.quitting }
 
 // Busy reports whether a load or decision the console started has not
 // come back yet. Drivers without a terminal (headless, tests) wait for it
@@ -562,7 +573,7 @@ func (m *Model) setNote(text string, st lipgloss.Style) { m.note = note{text: te
 // page, then the screen's own keys.
 func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 	if k.Type == tea.KeyCtrlC {
-		return tea.Quit
+		return m.quit()
 	}
 	// Keys typed faster than the terminal is read (a fast typist, a slow SSH
 	// link, tmux send-keys) arrive as one message of several runes: outside
@@ -588,7 +599,7 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 	}
 	switch {
 	case key.Matches(k, m.keys.Quit):
-		return tea.Quit
+		return m.quit()
 	case key.Matches(k, m.keys.Help):
 		m.showHelp = true
 		return nil
