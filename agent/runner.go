@@ -383,6 +383,13 @@ func (r *runner) runApproved(ctx context.Context, p *model.Proposal, rec *storag
 		by = " by " + model.Sanitize(rec.ConsumedBy, model.Line)
 	}
 	r.logf("%s approved%s; running it", id, by)
+	// The runner goes on heartbeating while the command runs, until its
+	// outcome is recorded: a row whose execution stays started with a
+	// stale heartbeat then reads as "runner died, outcome unknown". Its
+	// context is not the wait's: an interrupt is passed on to the command,
+	// and the runner stays while the command does.
+	stopBeats := KeepAlive(context.WithoutCancel(ctx), r.s, LocalWaiter(id, model.SurfaceRunner), r.req.HeartbeatEvery, r.heartbeatError)
+	defer stopBeats()
 	res := r.execute(cmd, func(pid int) {
 		wctx, cancel := bg(ctx)
 		defer cancel()

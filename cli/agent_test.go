@@ -176,3 +176,75 @@ func TestHookBadFlagValuesDeny(t *testing.T) {
 		}
 	}
 }
+
+// A `run` killed with SIGKILL while its approved command runs cannot record
+// the outcome: the execution stays started, and show says the runner died
+// and the outcome is unknown (from its waiter row, which the runner kept
+// heartbeating while the command ran), not that it ran or failed.
+func TestRunnerKilledMidCommandReadsAsOutcomeUnknown(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "state.db")
+	if err := approveTUI(t, "--db", db, "init").Run(); err != nil {
+		t.Fatal(err)
+	}
+	childPID := filepath.Join(dir, "child.pid")
+	runner := approveTUI(t, "--db", db, "run", "--", "sh", "-c", "echo $$ > "+childPID+"; exec sleep 60")
+	stderr, err := runner.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := runner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer runner.Process.Kill()
+	defer func() { // the orphaned command
+		if b, err := os.ReadFile(childPID); err == nil {
+			exec.Command("kill", "-KILL", strings.TrimSpace(string(b))).Run()
+		}
+	}()
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	m := regexp.MustCompile(`^approve-tui: (\S+) needs approval`).FindStringSubmatch(line)
+	if err != nil || m == nil {
+		t.Fatalf("runner said %q: %v", line, err)
+	}
+	id := m[1]
+	if out, err := approveTUI(t, "--db", db, "approve", "--confirm", id, "--", id).CombinedOutput(); err != nil {
+		t.Fatalf("approve: %v %s", err, out)
+	}
+
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		v := showJSON(t, db, id)
+		if v["run"] == "running" {
+			w := v["waiter"].(map[string]any)
+			if v["execution_status"] != "started" || w["state"] != "live" || int(w["pid"].(float64)) != runner.Process.Pid {
+				t.Fatalf("while running: %v", v)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never seen running: run=%v execution=%v waiter=%v", v["run"], v["execution_status"], v["waiter"])
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	out, err := approveTUI(t, "--db", db, "show", "--", id).Output()
+	if err != nil || !regexp.MustCompile(`(?m)^execution: +started: pid \d+ .*; running \(runner pid \d+ on \S+, heartbeat `).Match(out) {
+		t.Fatalf("show while running: %v\n%s", err, out)
+	}
+
+	if err := runner.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = runner.Wait()
+	v := showJSON(t, db, id) // same host: a gone pid reads as dead at once
+	if v["run"] != "runner_died" || v["execution_status"] != "started" || v["status"] != "consumed" {
+		t.Fatalf("after the kill: run=%v execution=%v status=%v", v["run"], v["execution_status"], v["status"])
+	}
+	out, err = approveTUI(t, "--db", db, "show", "--", id).Output()
+	if err != nil || !regexp.MustCompile(`(?m)^execution: +started: pid \d+ .*; runner died, outcome unknown \(runner pid \d+ on \S+ is gone, last heartbeat `).Match(out) {
+		t.Fatalf("show after the kill: %v\n%s", err, out)
+	}
+	if regexp.MustCompile(`approving may run nothing`).Match(out) {
+		t.Fatalf("a decided proposal's waiter talks of approving:\n%s", out)
+	}
+}

@@ -34,6 +34,9 @@ func recordJSON(rec *storage.Record, waiter *storage.WaiterStatus) *model.JSONOb
 		Str("corrupt", rec.Corrupt)
 	if waiter != nil {
 		o.Obj("waiter", waiterJSON(*waiter))
+		if run := storage.JudgeRun(rec, *waiter); run != storage.RunNone {
+			o.Str("run", string(run))
+		}
 	}
 	return o
 }
@@ -134,9 +137,14 @@ func writeShow(w io.Writer, rec *storage.Record, waiter *storage.WaiterStatus, n
 	if p.ExecutionRecordedAt != nil {
 		exec += " " + when(*p.ExecutionRecordedAt, now)
 	}
+	if waiter != nil {
+		if run := runText(rec, *waiter, now); run != "" {
+			exec += "; " + run
+		}
+	}
 	field("execution", exec)
 	if waiter != nil {
-		field("waiter", waiterText(*waiter, now))
+		field("waiter", waiterText(rec, *waiter, now))
 	}
 	if rec.Corrupt != "" {
 		field("corrupt", line(rec.Corrupt))
@@ -159,16 +167,42 @@ func writeShow(w io.Writer, rec *storage.Record, waiter *storage.WaiterStatus, n
 	}
 }
 
-func waiterText(ws storage.WaiterStatus, now time.Time) string {
+// waiterText says who waits on a proposal; only a pending one's waiter
+// tells whether approving runs anything.
+func waiterText(rec *storage.Record, ws storage.WaiterStatus, now time.Time) string {
+	pending := rec.EffectiveStatus == model.StatusPending
 	switch ws.State {
 	case storage.WaiterLive:
 		w := ws.Waiter
 		return fmt.Sprintf("live: pid %d on %s (%s) waiting since %s", w.PID, line(w.Host), orDash(line(w.Surface)), relTime(w.StartedAt, now))
 	case storage.WaiterDead:
 		w := ws.Waiter
-		return fmt.Sprintf("gone: pid %d on %s stopped heartbeating %s; approving may run nothing", w.PID, line(w.Host), relTime(w.HeartbeatAt, now))
+		s := fmt.Sprintf("gone: pid %d on %s stopped heartbeating %s", w.PID, line(w.Host), relTime(w.HeartbeatAt, now))
+		if pending {
+			s += "; approving may run nothing"
+		}
+		return s
+	}
+	if !pending {
+		return "none"
 	}
 	return "none: no process is waiting on this id; approving may run nothing"
+}
+
+// runText says what is known of a started command's run ("" when its
+// execution is not started), from its runner's heartbeat: never that it
+// ran or failed when nobody recorded that.
+func runText(rec *storage.Record, ws storage.WaiterStatus, now time.Time) string {
+	run := storage.JudgeRun(rec, ws)
+	switch run {
+	case storage.RunRunning:
+		w := ws.Waiter
+		return fmt.Sprintf("running (runner pid %d on %s, heartbeat %s)", w.PID, line(w.Host), relTime(w.HeartbeatAt, now))
+	case storage.RunDied:
+		w := ws.Waiter
+		return fmt.Sprintf("%s (runner pid %d on %s is gone, last heartbeat %s)", run.Words(), w.PID, line(w.Host), relTime(w.HeartbeatAt, now))
+	}
+	return run.Words()
 }
 
 func orDash(s string) string {

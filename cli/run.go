@@ -42,7 +42,9 @@ pinned directory, with stdin, stdout, stderr and signals passed through. The
 outcome is recorded at the execution boundary: started (with the pid) once the
 process exists, executed with "exit code N" once it has ended,
 dispatch_failed if it could not start, blocked_after_consume if it was refused
-after the approval. Never before.
+after the approval. Never before. While the command runs, run goes on
+heartbeating: if run is killed mid-command, show and the console say "runner
+died, outcome unknown" rather than guess.
 
 Denied, expired, timed out or interrupted: it never runs. On --timeout, or
 SIGINT, SIGTERM or SIGHUP while waiting, the proposal is withdrawn (denied by

@@ -22,8 +22,11 @@ sequences, bidirectional and zero-width characters are shown escaped.
 With --json: one object with every payload key of the data contract, where
 status and risk_level are the effective values, plus stored_status,
 pinned_risk_level, classifier_risk_level, classifier_matches, suspicious,
-findings, corrupt ("" when the row is fine) and waiter. Strings keep their
-exact bytes (invalid UTF-8 as \udcXX escapes).
+findings, corrupt ("" when the row is fine), waiter and, while the execution
+is recorded as started, run: "running" when its runner still heartbeats,
+"runner_died" when it stopped (the outcome is unknown) or "unknown" when no
+runner ever heartbeated for it. Strings keep their exact bytes (invalid
+UTF-8 as \udcXX escapes).
 ` + exitCodesHelp,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -128,6 +128,50 @@ func JudgeWaiters(ws []Waiter, now time.Time) WaiterStatus {
 	return WaiterStatus{State: WaiterDead, Waiter: &w}
 }
 
+// RunState is what is known of an approved proposal's command while its
+// execution_status is started: the runner recorded that the command began
+// and has not recorded its end. A runner keeps heartbeating its waiter row
+// while the command runs, so that row tells a run in progress from a runner
+// that died with it (its outcome is then unknown: nothing pretends it ran
+// or failed).
+type RunState string
+
+// RunState values.
+const (
+	RunNone    RunState = ""            // execution_status is not started: nothing is in progress
+	RunRunning RunState = "running"     // the runner is heartbeating: the command runs now
+	RunDied    RunState = "runner_died" // the runner stopped heartbeating or its process is gone
+	RunUnknown RunState = "unknown"     // no runner ever heartbeated for it: nothing tells
+)
+
+// JudgeRun says what is known of rec's run from the state of its waiters
+// (JudgeWaiters).
+func JudgeRun(rec *Record, ws WaiterStatus) RunState {
+	if rec.Status != model.StatusConsumed || rec.ExecutionStatus != model.ExecStarted {
+		return RunNone
+	}
+	switch ws.State {
+	case WaiterLive:
+		return RunRunning
+	case WaiterDead:
+		return RunDied
+	}
+	return RunUnknown
+}
+
+// Words says a run state in a few words, the same on every surface.
+func (r RunState) Words() string {
+	switch r {
+	case RunRunning:
+		return "running"
+	case RunDied:
+		return "runner died, outcome unknown"
+	case RunUnknown:
+		return "outcome unknown: no runner heartbeat"
+	}
+	return ""
+}
+
 func processExists(pid int) bool {
 	if pid <= 0 {
 		return false

@@ -37,7 +37,13 @@ type (
 	historyMsg struct {
 		gen    int
 		events []storage.AuditEvent
+		runs   map[string]runInfo
 		err    error
+	}
+	// runsMsg carries the run state of the history's started commands.
+	runsMsg struct {
+		gen  int
+		runs map[string]runInfo
 	}
 	// waiterMsg carries the waiter state of one proposal.
 	waiterMsg struct {
@@ -88,8 +94,63 @@ func loadPending(ctx context.Context, s *storage.Store, gen, limit int) tea.Cmd 
 func loadHistory(ctx context.Context, s *storage.Store, gen int) tea.Cmd {
 	return func() tea.Msg {
 		evs, err := s.Audit(ctx, storage.AuditQuery{Limit: 500})
-		return historyMsg{gen: gen, events: evs, err: err}
+		msg := historyMsg{gen: gen, events: evs, err: err}
+		if err == nil {
+			msg.runs = readRuns(ctx, s, startedIDs(evs))
+		}
+		return msg
 	}
+}
+
+// runInfo is what is known of a command whose execution is recorded as
+// started and not ended: running, or its runner died (storage.JudgeRun).
+type runInfo struct {
+	state  storage.RunState
+	waiter *storage.Waiter
+}
+
+// maxTrackedRuns bounds how many started commands the history follows.
+const maxTrackedRuns = 50
+
+// startedIDs lists the proposals of the newest execution events that
+// recorded a start, newest first.
+func startedIDs(evs []storage.AuditEvent) []string {
+	var ids []string
+	seen := map[string]bool{}
+	for _, e := range evs {
+		if e.Event != storage.EventExecution || e.Reason != string(model.ExecStarted) || seen[e.ApprovalID] {
+			continue
+		}
+		seen[e.ApprovalID] = true
+		if ids = append(ids, e.ApprovalID); len(ids) == maxTrackedRuns {
+			break
+		}
+	}
+	return ids
+}
+
+// readRuns judges the run of each of ids whose execution is still started;
+// the others (ended since, unreadable) are left out.
+func readRuns(ctx context.Context, s *storage.Store, ids []string) map[string]runInfo {
+	runs := map[string]runInfo{}
+	for _, id := range ids {
+		rec, err := s.Get(ctx, id)
+		if err != nil {
+			continue
+		}
+		ws, err := s.WaiterState(ctx, id)
+		if err != nil {
+			continue
+		}
+		if st := storage.JudgeRun(rec, ws); st != storage.RunNone {
+			runs[id] = runInfo{state: st, waiter: ws.Waiter}
+		}
+	}
+	return runs
+}
+
+func loadRuns(ctx context.Context, s *storage.Store, gen int, ids []string) tea.Cmd {
+	return func() tea.Msg { return runsMsg{gen: gen, runs: readRuns(ctx, s, ids)} }
 }
 
 func loadWaiter(ctx context.Context, s *storage.Store, id string) tea.Cmd {

@@ -104,6 +104,7 @@ type Model struct {
 	hgen     int
 	history  []storage.AuditEvent
 	hvisible []int
+	runs     map[string]runInfo // started commands of the history not yet ended
 	quitting bool
 	hcursor  int
 	htop     int
@@ -220,7 +221,7 @@ func (m *Model) reloadHistory() tea.Cmd {
 // Update handles one message.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg.(type) {
-	case pendingMsg, historyMsg, waiterMsg, watchReadyMsg, decidedMsg, goneMsg:
+	case pendingMsg, historyMsg, runsMsg, waiterMsg, watchReadyMsg, decidedMsg, goneMsg:
 		m.inflight = max(m.inflight-1, 0)
 	}
 	switch msg := msg.(type) {
@@ -234,9 +235,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			if msg.err != nil {
 				m.setNote("history: "+msg.err.Error(), m.st.Error)
 			} else {
-				m.history = msg.events
+				m.history, m.runs = msg.events, msg.runs
 				m.applyHistoryFilter()
 			}
+		}
+		return m, nil
+	case runsMsg:
+		if msg.gen == m.hgen {
+			m.runs = msg.runs
 		}
 		return m, nil
 	case waiterMsg:
@@ -520,6 +526,14 @@ func (m *Model) onTick(t time.Time) tea.Cmd {
 		if t.Second()%2 == 0 { // waiter state every other second
 			cmds = append(cmds, m.oneOff(loadWaiter(m.ctx, m.opt.Store, m.selID)))
 		}
+	}
+	if m.mode == viewHistory && len(m.runs) > 0 && t.Second()%2 == 0 {
+		// A runner's death is no commit: its heartbeat goes stale.
+		ids := make([]string, 0, len(m.runs))
+		for id := range m.runs {
+			ids = append(ids, id)
+		}
+		cmds = append(cmds, m.oneOff(loadRuns(m.ctx, m.opt.Store, m.hgen, ids)))
 	}
 	return tea.Batch(cmds...)
 }

@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
@@ -189,8 +190,14 @@ func (m *Model) historyView() string {
 		if e.Outcome != storage.OutcomeOK {
 			outcome += ": " + refusalWords(e.Reason)
 		}
+		detail := historyDetail(e)
+		runDied := false
 		if e.Event == storage.EventExecution || e.Event == storage.EventPolicy {
 			outcome = e.Reason
+			if r, ok := m.runs[e.ApprovalID]; ok && e.Event == storage.EventExecution && e.Reason == string(model.ExecStarted) {
+				outcome, detail = runWords(r, m.now, detail)
+				runDied = r.state != storage.RunRunning
+			}
 		}
 		at := model.FromEpoch(e.At).UTC().Format("15:04:05")
 		actor := model.Sanitize(e.Actor, model.Line)
@@ -198,18 +205,33 @@ func (m *Model) historyView() string {
 			actor += " via " + model.Sanitize(e.Surface, model.Line)
 		}
 		line := at + "  " + padRight(e.Event, 9) + " " + fitWidth(outcome, outW) + " " +
-			fitWidth(model.Sanitize(e.ApprovalID, model.Line), idW) + " " + fitWidth(actor, actorW) + " " + historyDetail(e)
+			fitWidth(model.Sanitize(e.ApprovalID, model.Line), idW) + " " + fitWidth(actor, actorW) + " " + detail
 		if i == m.hcursor {
 			out = append(out, st.Selected.Render(fitWidth("▶ "+line, m.width)))
 			continue
 		}
 		style := st.HistoryOK
-		if e.Outcome != storage.OutcomeOK {
+		if e.Outcome != storage.OutcomeOK || runDied {
 			style = st.HistoryRefused
 		}
 		out = append(out, fitWidth("  "+style.Render(line), m.width))
 	}
 	return strings.Join(out, "\n")
+}
+
+// runWords says what is known of a started command's run: the outcome
+// column's words and the detail, with its runner's pid and host.
+func runWords(r runInfo, now time.Time, detail string) (string, string) {
+	w := r.waiter
+	switch r.state {
+	case storage.RunRunning:
+		return "started, running", fmt.Sprintf("runner pid %d on %s, heartbeat %s; %s", w.PID,
+			model.Sanitize(w.Host, model.Line), ago(model.FromEpoch(w.HeartbeatAt), now), detail)
+	case storage.RunDied:
+		return "runner died", fmt.Sprintf("outcome unknown: runner pid %d on %s is gone (last heartbeat %s); %s", w.PID,
+			model.Sanitize(w.Host, model.Line), ago(model.FromEpoch(w.HeartbeatAt), now), detail)
+	}
+	return "outcome unknown", r.state.Words() + "; " + detail
 }
 
 // refusalWords says a refusal reason code in a few words.
