@@ -29,9 +29,10 @@ const finalReadTimeout = 5 * time.Second
 // WaitDecision blocks until proposal id leaves pending, and returns it as
 // read from the store after the decision (approved, denied or expired). It
 // is the one wait of every agent-side process: while the proposal is
-// pending it heartbeats as a live waiter (KeepAlive), it wakes on every
-// commit of any process (storage.Watcher) and at the proposal's expiry,
-// which is a matter of time, not of a write. The heartbeat row is removed
+// pending it heartbeats as a live waiter (KeepAlive), it looks again after
+// commits of any process (a lazy storage.Watcher: within
+// storage.LazyPoll) and at the proposal's expiry, which is a matter of
+// time, not of a write. The heartbeat row is removed
 // before it returns.
 //
 // When ctx ends first, it returns ctx's cause together with the proposal
@@ -49,7 +50,7 @@ func WaitDecision(ctx context.Context, s *storage.Store, id string, o WaitOption
 		}
 		return rec, context.Cause(ctx)
 	}
-	w, err := s.Watch(ctx)
+	w, err := s.WatchLazy(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ended()

@@ -148,7 +148,7 @@ func RunAgent(ctx context.Context, s *storage.Store, opt AgentOptions) error {
 		opt.MaxPending = DefaultMaxPending
 	}
 	a := &sim{s: s, opt: opt, r: newRand(opt.Seed, streamAgent), catalog: agentCatalogue(), waits: map[string]*waiting{}}
-	w, err := s.Watch(ctx)
+	w, err := s.WatchLazy(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil

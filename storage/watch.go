@@ -18,12 +18,24 @@ import (
 // filesystems where notification does not work. Every wake-up that is not a
 // plain write (a rename, a delete, a new file at the path) and every poll
 // also checks that the open file is still the file at the path.
+//
+// File notification is for the console, which shows every commit within
+// milliseconds. A process with only lazy watchers (an agent waiting for its
+// decision) does not use it: it polls every LazyPoll. Woken by every commit
+// of every process, a hundred waiting agents would each wake fifty times a
+// second for the others' heartbeats, and together saturate the machine;
+// polling costs each a few checks a second and still notices a decision well
+// within a second.
 
 // PollWithNotify and PollWithoutNotify are the fallback poll intervals.
 const (
 	PollWithNotify    = time.Second
 	PollWithoutNotify = 100 * time.Millisecond
 )
+
+// LazyPoll is how often a process whose watchers are all lazy looks for
+// commits.
+const LazyPoll = 250 * time.Millisecond
 
 // settleChecks are the re-checks after a write event, until the change is
 // seen: the event for the WAL write arrives before the writer's commit is
@@ -43,8 +55,11 @@ type hub struct {
 	ch        chan struct{} // closed (and replaced) on every bump
 	last      int64         // data_version last seen
 	conn      *sql.Conn
-	fsw       *fsnotify.Watcher
+	fsw       *fsnotify.Watcher // owned by loop
 	notifying bool
+	fast      int                // watchers that want every commit at once
+	lazy      int                // watchers content with LazyPoll
+	reconf    chan chan struct{} // the counts changed: configure, then close the channel sent
 	quit      chan struct{}
 	done      chan struct{}
 }
@@ -59,6 +74,7 @@ func (f *dbfile) startHub() error {
 	}
 	h.started = true
 	h.ch = make(chan struct{})
+	h.reconf = make(chan chan struct{})
 	h.quit = make(chan struct{})
 	h.done = make(chan struct{})
 	conn, err := f.rdb.Conn(context.Background())
@@ -74,29 +90,74 @@ func (f *dbfile) startHub() error {
 		return h.err
 	}
 	h.conn = conn
-	if fsw, err := fsnotify.NewWatcher(); err == nil {
-		if err := fsw.Add(filepath.Dir(f.file)); err == nil {
-			h.fsw = fsw
-			h.notifying = true
-		} else {
-			fsw.Close()
-		}
-	}
 	go h.loop(f)
 	return nil
+}
+
+// join counts a Watcher in (n = 1) or out (-1), and returns once the loop
+// has started or stopped file notification and set its poll to match.
+func (h *hub) join(lazy bool, n int) {
+	h.mu.Lock()
+	if lazy {
+		h.lazy += n
+	} else {
+		h.fast += n
+	}
+	h.mu.Unlock()
+	ack := make(chan struct{})
+	select {
+	case h.reconf <- ack:
+		<-ack
+	case <-h.done:
+	}
+}
+
+// configure starts file notification when a fast watcher wants it and
+// stops it when none does, and returns the poll interval.
+func (h *hub) configure(dir string) time.Duration {
+	h.mu.Lock()
+	fast, lazy := h.fast, h.lazy
+	h.mu.Unlock()
+	if fast > 0 && h.fsw == nil {
+		if fsw, err := fsnotify.NewWatcher(); err == nil {
+			if err := fsw.Add(dir); err == nil {
+				h.fsw = fsw
+			} else {
+				fsw.Close()
+			}
+		}
+	}
+	if fast == 0 && h.fsw != nil {
+		h.fsw.Close()
+		h.fsw = nil
+	}
+	h.mu.Lock()
+	h.notifying = h.fsw != nil
+	h.mu.Unlock()
+	poll := PollWithNotify // nobody watching: only the moved-file check
+	switch {
+	case h.fsw != nil:
+	case fast > 0:
+		poll = PollWithoutNotify
+	}
+	if lazy > 0 && LazyPoll < poll {
+		poll = LazyPoll
+	}
+	return poll
 }
 
 // loop is the hub's one goroutine.
 func (h *hub) loop(f *dbfile) {
 	defer close(h.done)
+	defer func() {
+		if h.fsw != nil {
+			h.fsw.Close()
+		}
+	}()
 	base := filepath.Base(f.file)
 	var events <-chan fsnotify.Event
 	var errs <-chan error
-	poll := PollWithoutNotify
-	if h.fsw != nil {
-		events, errs = h.fsw.Events, h.fsw.Errors
-		poll = PollWithNotify
-	}
+	poll := PollWithNotify
 	t := time.NewTimer(poll)
 	defer t.Stop()
 	settle := -1 // index into settleChecks while waiting for a write to land
@@ -105,6 +166,23 @@ func (h *hub) loop(f *dbfile) {
 		select {
 		case <-h.quit:
 			return
+		case ack := <-h.reconf:
+			poll = h.configure(filepath.Dir(f.file))
+			close(ack)
+			events, errs = nil, nil
+			if h.fsw != nil {
+				events, errs = h.fsw.Events, h.fsw.Errors
+			}
+			if settle < 0 {
+				if !t.Stop() {
+					select {
+					case <-t.C:
+					default:
+					}
+				}
+				t.Reset(poll)
+			}
+			continue
 		case ev, ok := <-events:
 			if !ok {
 				events = nil
@@ -193,9 +271,6 @@ func (h *hub) stop() {
 	}
 	close(h.quit)
 	<-h.done
-	if h.fsw != nil {
-		h.fsw.Close()
-	}
 	h.conn.Close()
 }
 
@@ -204,18 +279,28 @@ func (h *hub) stop() {
 type Watcher struct {
 	s        *Store
 	f        *dbfile
+	lazy     bool
+	closed   sync.Once
 	seen     uint64
 	goneSaid bool
 }
 
-// Watch starts a watcher. Close it when done.
-func (s *Store) Watch(ctx context.Context) (*Watcher, error) {
+// Watch starts a watcher that sees every commit within milliseconds (file
+// notification): the console's. Close it when done.
+func (s *Store) Watch(ctx context.Context) (*Watcher, error) { return s.watch(false) }
+
+// WatchLazy starts a watcher that may see a commit up to LazyPoll late: an
+// agent waiting for its decision. Close it when done.
+func (s *Store) WatchLazy(ctx context.Context) (*Watcher, error) { return s.watch(true) }
+
+func (s *Store) watch(lazy bool) (*Watcher, error) {
 	f := s.bind().dbfile
 	if err := f.startHub(); err != nil {
 		return nil, err
 	}
+	f.hub.join(lazy, 1)
 	ver, _ := f.hub.state()
-	return &Watcher{s: s, f: f, seen: ver}, nil
+	return &Watcher{s: s, f: f, lazy: lazy, seen: ver}, nil
 }
 
 // Changed reports whether any commit happened since the last call (or
@@ -285,6 +370,8 @@ func (w *Watcher) follow(f *dbfile) error {
 	if err := f.startHub(); err != nil {
 		return err
 	}
+	w.f.hub.join(w.lazy, -1)
+	f.hub.join(w.lazy, 1)
 	w.f, w.goneSaid = f, false
 	w.seen, _ = f.hub.state()
 	return nil
@@ -299,4 +386,7 @@ func (w *Watcher) Notifying() bool {
 
 // Close stops the watcher. The file's hub runs on until the file's last
 // Store closes.
-func (w *Watcher) Close() error { return nil }
+func (w *Watcher) Close() error {
+	w.closed.Do(func() { w.f.hub.join(w.lazy, -1) })
+	return nil
+}

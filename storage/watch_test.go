@@ -85,3 +85,62 @@ func TestWaiterLiveness(t *testing.T) {
 		t.Fatalf("gone process: %v", st.State)
 	}
 }
+
+// A process whose watchers are all lazy (agents waiting for a decision)
+// does not use file notification, so that other processes' heartbeats do
+// not wake it fifty times a second; it still notices a commit within a
+// poll. A fast watcher (the console) turns notification on, and closing it
+// turns it off again.
+func TestLazyWatcherPollsWithoutNotification(t *testing.T) {
+	s, c := newStore(t)
+	lazy, err := s.WatchLazy(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lazy.Close()
+	if lazy.Notifying() {
+		t.Fatal("a lazy watcher alone uses file notification")
+	}
+	db := rawDB(t, s.Path())
+	insert := func(id string) time.Time {
+		p := proposal(id, "rm -rf /x", model.RiskHigh, c.Now(), time.Hour)
+		mustExec(t, db, `INSERT INTO gateway_approvals (approval_id, created_at, expires_at, payload_json) VALUES (?, ?, ?, ?)`,
+			p.ApprovalID, p.CreatedAt, *p.ExpiresAt, string(model.EncodePayload(p)))
+		return time.Now()
+	}
+	done := make(chan time.Time, 1)
+	go func() {
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if err := lazy.Wait(wctx); err != nil {
+			t.Error(err)
+		}
+		done <- time.Now()
+	}()
+	time.Sleep(20 * time.Millisecond)
+	at := insert("lz1")
+	if took := (<-done).Sub(at); took > 4*LazyPoll {
+		t.Fatalf("a lazy watcher took %v to notice a commit (poll %v)", took, LazyPoll)
+	}
+
+	fast, err := s.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fast.Notifying() || !lazy.Notifying() {
+		t.Fatal("a fast watcher did not turn file notification on")
+	}
+	fast.Close()
+	fast.Close() // closing twice counts once
+	if lazy.Notifying() {
+		t.Fatal("file notification stayed on after the last fast watcher closed")
+	}
+	fast2, err := s.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fast2.Close()
+	if !fast2.Notifying() {
+		t.Fatal("file notification did not come back")
+	}
+}
