@@ -390,6 +390,31 @@ func (st *Store) CountPending(ctx context.Context) (int, error) {
 	return n, classify("count", err)
 }
 
+// PendingSignature is a cheap fingerprint of the set of pending rows: how
+// many there are, and the sum and the largest of their rowids. A row that
+// enters or leaves pending changes it; a commit that touches only other
+// tables (heartbeats, the audit log, another program's own tables) leaves
+// it as it was, so a console need not re-read its list after such a commit.
+// It does not see a pending row's payload rewritten in place (the payload is
+// written once, by contract): a reader that must notice that re-reads in
+// full from time to time anyway.
+type PendingSignature struct{ Count, SumRowid, MaxRowid int64 }
+
+// PendingSignature reads the signature, within Hermes' partial index of
+// pending rows when the file has it (a few microseconds per thousand
+// pending rows).
+func (st *Store) PendingSignature(ctx context.Context) (PendingSignature, error) {
+	s := st.bind()
+	const q = ` WHERE status = 'pending'`
+	var sig PendingSignature
+	sel := `SELECT count(*), coalesce(sum(rowid), 0), coalesce(max(rowid), 0) FROM gateway_approvals`
+	err := s.rdb.QueryRowContext(ctx, sel+` INDEXED BY idx_gateway_approvals_pending_expires`+q).Scan(&sig.Count, &sig.SumRowid, &sig.MaxRowid)
+	if err != nil && strings.Contains(err.Error(), "no such index") {
+		err = s.rdb.QueryRowContext(ctx, sel+q).Scan(&sig.Count, &sig.SumRowid, &sig.MaxRowid)
+	}
+	return sig, classify("list", err)
+}
+
 // DenyReason returns the reason recorded with the deny event of id, if any.
 func (s *Store) DenyReason(ctx context.Context, id string) (string, error) {
 	evs, err := s.Audit(ctx, AuditQuery{ApprovalID: id, Limit: 20})

@@ -85,19 +85,28 @@ type payloadView struct {
 }
 
 // decodeCache keeps recent payloadViews; listing a page of already-seen
-// proposals then costs only the column reads. It is bounded and simply
-// starts over when full.
+// proposals then costs only the column reads. It holds two generations of
+// at most decodeCacheMax entries: when the current one is full it becomes
+// the old one, and a view found in the old one moves back to the current.
+// So whatever was used within the last decodeCacheMax lookups stays, and a
+// console that reloads its MaxLoaded most urgent rows after every commit
+// decodes only the rows that changed.
 type decodeCache struct {
-	mu sync.Mutex
-	m  map[string]*payloadView
+	mu       sync.Mutex
+	cur, old map[string]*payloadView
 }
 
-const decodeCacheMax = 4096
+const decodeCacheMax = 8192
 
 func (c *decodeCache) view(id, payload string, ok bool) *payloadView {
 	if c != nil && ok {
 		c.mu.Lock()
-		v := c.m[id]
+		v := c.cur[id]
+		if v == nil {
+			if v = c.old[id]; v != nil && v.payload == payload {
+				c.putLocked(id, v)
+			}
+		}
 		c.mu.Unlock()
 		if v != nil && v.payload == payload {
 			return v
@@ -106,13 +115,17 @@ func (c *decodeCache) view(id, payload string, ok bool) *payloadView {
 	v := decodePayloadView(id, payload, ok)
 	if c != nil && ok {
 		c.mu.Lock()
-		if c.m == nil || len(c.m) >= decodeCacheMax {
-			c.m = make(map[string]*payloadView, 256)
-		}
-		c.m[id] = v
+		c.putLocked(id, v)
 		c.mu.Unlock()
 	}
 	return v
+}
+
+func (c *decodeCache) putLocked(id string, v *payloadView) {
+	if c.cur == nil || len(c.cur) >= decodeCacheMax {
+		c.old, c.cur = c.cur, make(map[string]*payloadView, 256)
+	}
+	c.cur[id] = v
 }
 
 func decodePayloadView(idStr, raw string, ok bool) *payloadView {
@@ -268,6 +281,6 @@ func asFloat(v any) (float64, bool) {
 // reset empties the cache.
 func (c *decodeCache) reset() {
 	c.mu.Lock()
-	c.m = nil
+	c.cur, c.old = nil, nil
 	c.mu.Unlock()
 }

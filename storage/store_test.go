@@ -3,6 +3,8 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -330,5 +332,85 @@ func TestCountPending(t *testing.T) {
 	mustExec(t, rawDB(t, s.Path()), `DROP INDEX idx_gateway_approvals_pending_expires`)
 	if n, err := s.CountPending(ctx); err != nil || n != 1 {
 		t.Fatalf("without the index: %d, %v", n, err)
+	}
+}
+
+// The pending signature changes when a row enters or leaves pending, by any
+// writer, and not when only heartbeats or the audit log are written.
+func TestPendingSignature(t *testing.T) {
+	s, c := newStore(t)
+	sig := func() PendingSignature {
+		t.Helper()
+		v, err := s.PendingSignature(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	empty := sig()
+	if empty != (PendingSignature{}) {
+		t.Fatalf("empty file: %+v", empty)
+	}
+	mustSubmit(t, s, proposal("sg1", "rm -rf /a", model.RiskHigh, c.Now(), time.Hour))
+	mustSubmit(t, s, proposal("sg2", "rm -rf /b", model.RiskHigh, c.Now(), time.Hour))
+	two := sig()
+	if two.Count != 2 || two == empty {
+		t.Fatalf("two pending: %+v", two)
+	}
+	host, _ := os.Hostname()
+	if err := s.Heartbeat(ctx, Waiter{ApprovalID: "sg1", Host: host, PID: os.Getpid()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RecordPolicy(ctx, &PolicyRecord{Decision: PolicyAllow, Reason: "no match", Command: "ls", Risk: model.RiskLow}, alice); err != nil {
+		t.Fatal(err)
+	}
+	if got := sig(); got != two {
+		t.Fatalf("a heartbeat and an audit-only write changed it: %+v -> %+v", two, got)
+	}
+	if _, err := s.Deny(ctx, "sg1", alice, ""); err != nil {
+		t.Fatal(err)
+	}
+	one := sig()
+	if one.Count != 1 || one == two {
+		t.Fatalf("after a deny: %+v", one)
+	}
+	// A decision and a new row together keep the count, not the signature.
+	db := rawDB(t, s.Path())
+	mustExec(t, db, `UPDATE gateway_approvals SET status = 'consumed' WHERE approval_id = 'sg2'`)
+	p := proposal("sg3", "rm -rf /c", model.RiskHigh, c.Now(), time.Hour)
+	mustExec(t, db, `INSERT INTO gateway_approvals (approval_id, created_at, expires_at, payload_json) VALUES (?, ?, ?, ?)`,
+		p.ApprovalID, p.CreatedAt, *p.ExpiresAt, string(model.EncodePayload(p)))
+	if got := sig(); got.Count != 1 || got == one {
+		t.Fatalf("one left and one came: %+v -> %+v", one, got)
+	}
+}
+
+// The decode cache keeps every view used within its last decodeCacheMax
+// lookups: a console re-reading its 5,000 most urgent rows after each commit
+// decodes none of them again.
+func TestDecodeCacheKeepsTheWorkingSet(t *testing.T) {
+	var c decodeCache
+	n := decodeCacheMax*3/4 + 100 // more than half: one generation alone cannot hold two passes
+	payload := func(i int) string {
+		p := proposal(fmt.Sprintf("dc%05d", i), "ls", model.RiskLow, time.Unix(1_780_000_000, 0), time.Hour)
+		return string(model.EncodePayload(p))
+	}
+	payloads := make([]string, n)
+	first := make([]*payloadView, n)
+	for i := range payloads {
+		payloads[i] = payload(i)
+		first[i] = c.view(fmt.Sprintf("dc%05d", i), payloads[i], true)
+	}
+	for pass := 0; pass < 3; pass++ {
+		for i := range payloads {
+			if v := c.view(fmt.Sprintf("dc%05d", i), payloads[i], true); v != first[i] {
+				t.Fatalf("pass %d: row %d decoded again", pass, i)
+			}
+		}
+	}
+	// A changed payload is never served from the cache.
+	other := payload(n + 1)
+	if v := c.view("dc00000", other, true); v == first[0] || v.payload != other {
+		t.Fatal("a changed payload was served from the cache")
 	}
 }
