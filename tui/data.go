@@ -32,6 +32,11 @@ type (
 		total      int
 		at         time.Time
 		err        error
+		// same: the set of pending rows kept the signature of the last
+		// load; nothing was read. sig: the signature of rows.
+		same bool
+		sig  *storage.PendingSignature
+		took time.Duration // how long the load ran
 	}
 	// historyMsg carries the audit log's recent events.
 	historyMsg struct {
@@ -75,11 +80,20 @@ type (
 	}
 )
 
-func loadPending(ctx context.Context, s *storage.Store, gen, limit int) tea.Cmd {
+// loadPending reads the limit most urgent pending proposals. When prev is
+// not nil and the set of pending rows still has that signature (the commit
+// touched only heartbeats or the audit log, say), it reads nothing more and
+// says so (same).
+func loadPending(ctx context.Context, s *storage.Store, gen, limit int, prev *storage.PendingSignature) tea.Cmd {
 	return func() tea.Msg {
+		start := time.Now()
+		sig, serr := s.PendingSignature(ctx)
+		if serr == nil && prev != nil && sig == *prev {
+			return pendingMsg{gen: gen, limit: limit, same: true, took: time.Since(start)}
+		}
 		rows, err := s.List(ctx, storage.ListOptions{Limit: limit})
 		if err != nil {
-			return pendingMsg{gen: gen, limit: limit, err: err}
+			return pendingMsg{gen: gen, limit: limit, err: err, took: time.Since(start)}
 		}
 		total := len(rows)
 		if total == limit {
@@ -87,8 +101,19 @@ func loadPending(ctx context.Context, s *storage.Store, gen, limit int) tea.Cmd 
 				total = n
 			}
 		}
-		return pendingMsg{gen: gen, limit: limit, rows: rows, total: total, at: s.Now()}
+		msg := pendingMsg{gen: gen, limit: limit, rows: rows, total: total, at: s.Now(), took: time.Since(start)}
+		if serr == nil {
+			msg.sig = &sig
+		}
+		return msg
 	}
+}
+
+// reloadDueMsg: the pause between two loads of the pending list is over.
+type reloadDueMsg struct{}
+
+func reloadAfter(d time.Duration) tea.Cmd {
+	return tea.Tick(d, func(time.Time) tea.Msg { return reloadDueMsg{} })
 }
 
 func loadHistory(ctx context.Context, s *storage.Store, gen int) tea.Cmd {

@@ -3,6 +3,7 @@ package tui
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -322,5 +323,38 @@ func TestReloadsCoalesce(t *testing.T) {
 	Settle(m, next)
 	if m.loading || m.Busy() {
 		t.Fatalf("still loading after the follow-up (%d in flight)", m.inflight)
+	}
+}
+
+// After another process's commit the console reads the pending list again
+// only when the set of pending rows changed (a heartbeat changes nothing on
+// screen), and in full at least every fullReloadEvery regardless.
+func TestReloadSkipsCommitsThatLeavePendingAsItWas(t *testing.T) {
+	f := newFixture(t)
+	m := console(t, f, operator, 120, 40)
+	first := m.rows[0].rec
+	host, _ := os.Hostname()
+	if err := f.s.Heartbeat(context.Background(), storage.Waiter{ApprovalID: first.ApprovalID, Host: host, PID: os.Getpid()}); err != nil {
+		t.Fatal(err)
+	}
+	Settle(m, m.reload())
+	if m.rows[0].rec != first {
+		t.Fatal("a heartbeat made the console read its list again")
+	}
+	m.fullAt = m.fullAt.Add(-fullReloadEvery)
+	Settle(m, m.reload())
+	if m.rows[0].rec == first || m.rows[0].rec.ApprovalID != first.ApprovalID {
+		t.Fatal("no full read after fullReloadEvery")
+	}
+	p, _, err := risk.Propose(risk.Draft{Command: "rm -rf /srv/new", SessionKey: "agent:new", TTL: time.Minute}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.Submit(context.Background(), p, rival); err != nil {
+		t.Fatal(err)
+	}
+	Settle(m, m.reload())
+	if m.indexOf(p.ApprovalID) < 0 {
+		t.Fatal("a new proposal did not appear")
 	}
 }

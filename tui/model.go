@@ -127,7 +127,26 @@ type Model struct {
 	// noticed meanwhile. Bursts of commits (many waiters heartbeating)
 	// coalesce into one load at a time, with one more after it.
 	loading, dirty bool
+	// sig is the signature of the pending rows last read in full, at
+	// fullAt; a load finding it unchanged reads nothing more. lastLoad and
+	// loadEnd pace the loads (reloadSoon).
+	sig      *storage.PendingSignature
+	fullAt   time.Time
+	lastLoad time.Duration
+	loadEnd  time.Time
 }
+
+// Pacing of the pending list's loads after commits of other processes: a
+// load starts at least a gap after the last one ended, twice as long as
+// that one took, within these bounds. A hundred waiting agents heartbeat
+// fifty times a second; the console follows at most ten times a second and
+// spends most of its time on keys. fullReloadEvery: the list is read in full
+// at least this often even when its signature says nothing changed.
+const (
+	minReloadGap    = 100 * time.Millisecond
+	maxReloadGap    = 300 * time.Millisecond
+	fullReloadEvery = 5 * time.Second
+)
 
 // New makes a console.
 func New(opt Options) *Model {
@@ -206,7 +225,11 @@ func (m *Model) reload() tea.Cmd {
 	if !m.loaded {
 		limit = firstPage
 	}
-	cmds := []tea.Cmd{m.oneOff(loadPending(m.ctx, m.opt.Store, m.gen, limit))}
+	var prev *storage.PendingSignature
+	if m.loaded && time.Since(m.fullAt) < fullReloadEvery {
+		prev = m.sig
+	}
+	cmds := []tea.Cmd{m.oneOff(loadPending(m.ctx, m.opt.Store, m.gen, limit, prev))}
 	if m.mode == viewHistory {
 		cmds = append(cmds, m.reloadHistory())
 	}
@@ -221,7 +244,7 @@ func (m *Model) reloadHistory() tea.Cmd {
 // Update handles one message.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg.(type) {
-	case pendingMsg, historyMsg, runsMsg, waiterMsg, watchReadyMsg, decidedMsg, goneMsg:
+	case pendingMsg, reloadDueMsg, historyMsg, runsMsg, waiterMsg, watchReadyMsg, decidedMsg, goneMsg:
 		m.inflight = max(m.inflight-1, 0)
 	}
 	switch msg := msg.(type) {
@@ -283,7 +306,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.dirty = true
 			return m, waitChange(m.ctx, m.watcher)
 		}
-		return m, tea.Batch(m.reload(), waitChange(m.ctx, m.watcher))
+		return m, tea.Batch(m.reloadSoon(), waitChange(m.ctx, m.watcher))
+	case reloadDueMsg:
+		m.loading = false
+		return m, m.reload()
 	case healthMsg:
 		switch {
 		case msg.err != nil:
@@ -377,6 +403,11 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 		return m.loadDone()
 	}
 	m.storeErr = ""
+	m.lastLoad = msg.took
+	if msg.same {
+		return m.loadDone()
+	}
+	m.sig, m.fullAt = msg.sig, time.Now()
 	if !m.loaded {
 		m.emit("loaded", "", "", fmt.Sprintf("%d pending", msg.total))
 	}
@@ -399,7 +430,7 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 	m.applyFilter()
 	cmds = append(cmds, m.selectionChanged())
 	if msg.limit < MaxLoaded && len(msg.rows) == msg.limit {
-		cmds = append(cmds, m.oneOff(loadPending(m.ctx, m.opt.Store, m.gen, MaxLoaded))) // the rest
+		cmds = append(cmds, m.oneOff(loadPending(m.ctx, m.opt.Store, m.gen, MaxLoaded, nil))) // the rest
 	} else {
 		cmds = append(cmds, m.loadDone())
 	}
@@ -409,11 +440,23 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 // loadDone ends a load of the pending list, and starts the next one if a
 // commit was noticed while it ran.
 func (m *Model) loadDone() tea.Cmd {
-	m.loading = false
+	m.loading, m.loadEnd = false, time.Now()
 	if m.dirty {
-		return m.reload()
+		return m.reloadSoon()
 	}
 	return nil
+}
+
+// reloadSoon loads the pending list after another process's commit, once
+// the pause after the last load is over (see minReloadGap).
+func (m *Model) reloadSoon() tea.Cmd {
+	gap := min(max(2*m.lastLoad, minReloadGap), maxReloadGap)
+	wait := gap - time.Since(m.loadEnd)
+	if wait <= 0 {
+		return m.reload()
+	}
+	m.loading, m.dirty = true, true
+	return m.oneOff(reloadAfter(wait))
 }
 
 func makeRow(rec *storage.Record) row {
