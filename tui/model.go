@@ -143,8 +143,8 @@ type Model struct {
 // spends most of its time on keys. fullReloadEvery: the list is read in full
 // at least this often even when its signature says nothing changed.
 const (
-	minReloadGap    = 100 * time.Millisecond
-	maxReloadGap    = 300 * time.Millisecond
+	minReloadGap    = 50 * time.Millisecond
+	maxReloadGap    = 150 * time.Millisecond
 	fullReloadEvery = 5 * time.Second
 )
 
