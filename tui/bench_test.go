@@ -143,7 +143,8 @@ func BenchmarkFirstFrame(b *testing.B) {
 
 // BenchmarkCommitToScreen: another connection submits a proposal; time
 // until the console's frame shows it (watcher wake, reload, View), with the
-// 15 demo proposals loaded.
+// 15 demo proposals loaded. The commits are minReloadGap apart, as isolated
+// commits are: closer ones are paced (see BenchmarkWaiterLoad in cli/).
 func BenchmarkCommitToScreen(b *testing.B) {
 	f := newFixture(b)
 	m := New(Options{Store: f.s, Actor: operator, Renderer: asciiRenderer(), Now: fixedNow, NoWatch: true, Label: "bench"})
@@ -161,7 +162,9 @@ func BenchmarkCommitToScreen(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		got := make(chan tea.Msg, 1)
 		go func(c tea.Cmd) { got <- c() }(waitCmd)
-		time.Sleep(2 * time.Millisecond)
+		// Isolated commits: past the pause the console keeps between two
+		// loads of its list (commits closer together are paced).
+		time.Sleep(minReloadGap + 10*time.Millisecond)
 		p, _, _ := risk.Propose(risk.Draft{Command: fmt.Sprintf("rm -rf /srv/tmp/%d", i), SessionKey: "agent:bench", TTL: time.Hour}, t0)
 		start := time.Now()
 		if err := other.Submit(context.Background(), p, rival); err != nil {
