@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -59,34 +60,77 @@ func (st *Store) KeepWaiting(ctx context.Context, w Waiter, every time.Duration,
 		onErr(err)
 	}
 	b := &s.beats
-	k := waiterKey{w.ApprovalID, w.Host, w.PID}
+	b.add(s.dbfile, []*beatEntry{{w: w, view: st, every: every, onErr: onErr}})
+	var once sync.Once
+	return func(ctx context.Context) error {
+		var err error
+		once.Do(func() {
+			// The entry is with the file its Store reads now (it moves
+			// when the Store moves to the file now at the path), or
+			// still with the one it was registered with.
+			k := w.key()
+			b.remove(k)
+			st.bind().beats.remove(k)
+			st.mu.Lock()
+			for i, e := range st.moving {
+				if e.w.key() == k {
+					st.moving = append(st.moving[:i], st.moving[i+1:]...)
+					break
+				}
+			}
+			st.mu.Unlock()
+			err = st.RemoveWaiter(ctx, w)
+		})
+		return err
+	}, nil
+}
+
+func (w Waiter) key() waiterKey { return waiterKey{w.ApprovalID, w.Host, w.PID} }
+
+// add registers entries with f's writer, starting it if it is not running.
+func (b *beater) add(f *dbfile, es []*beatEntry) {
+	if len(es) == 0 {
+		return
+	}
 	b.mu.Lock()
 	if b.entries == nil {
 		b.entries = map[waiterKey]*beatEntry{}
 		b.wake = make(chan struct{}, 1)
 	}
-	b.entries[k] = &beatEntry{w: w, view: st, every: every, onErr: onErr}
+	for _, e := range es {
+		b.entries[e.w.key()] = e
+	}
 	if !b.running {
 		b.running = true
 		b.done = make(chan struct{})
-		go b.loop(s.dbfile)
+		go b.loop(f)
 	}
 	b.mu.Unlock()
 	select {
 	case b.wake <- struct{}{}: // the interval may have shortened
 	default:
 	}
-	var once sync.Once
-	return func(ctx context.Context) error {
-		var err error
-		once.Do(func() {
-			b.mu.Lock()
+}
+
+func (b *beater) remove(k waiterKey) {
+	b.mu.Lock()
+	delete(b.entries, k)
+	b.mu.Unlock()
+}
+
+// take removes and returns the entries of view st: it is moving to the
+// file now at its path, and its waiters go on beating there.
+func (b *beater) take(st *Store) []*beatEntry {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []*beatEntry
+	for k, e := range b.entries {
+		if e.view == st {
+			out = append(out, e)
 			delete(b.entries, k)
-			b.mu.Unlock()
-			err = st.RemoveWaiter(ctx, w)
-		})
-		return err
-	}, nil
+		}
+	}
+	return out
 }
 
 // loop writes every registered waiter's heartbeat, in one transaction per
@@ -134,11 +178,26 @@ func (b *beater) round(f *dbfile) {
 	if len(batch) == 0 {
 		return
 	}
-	if err := (bound{Store: batch[0].view, dbfile: f}).writeHeartbeats(context.Background(), batch); err != nil {
+	err := (bound{Store: batch[0].view, dbfile: f}).writeHeartbeats(context.Background(), batch)
+	if err == nil {
+		return
+	}
+	for _, e := range batch {
+		if e.onErr != nil {
+			e.onErr(err)
+		}
+	}
+	if errors.Is(err, ErrMoved) {
+		// The file was replaced or deleted: each Store moves to the file
+		// now at its path (taking its waiters along) once nothing holds
+		// this one. Not from this goroutine: letting go of the file stops
+		// its writer, which is this loop.
+		views := map[*Store]bool{}
 		for _, e := range batch {
-			if e.onErr != nil {
-				e.onErr(err)
-			}
+			views[e.view] = true
+		}
+		for v := range views {
+			go v.reopen(context.Background())
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -373,5 +374,56 @@ func TestWALFileInUnwritableDirectorySaysWhy(t *testing.T) {
 	_, err := Open(ctx, path, Options{ReadOnly: true})
 	if err == nil || !strings.Contains(err.Error(), "is not writable") || !strings.Contains(err.Error(), "state.db-shm") {
 		t.Fatalf("open: %v", err)
+	}
+}
+
+// A process's waiters go on heartbeating after the file was replaced: on
+// the file now at the path, once the store moved there.
+func TestWaitersFollowAReplacedFile(t *testing.T) {
+	path := tempDB(t)
+	c := newClock()
+	s := openAt(t, path, c)
+	mustSubmit(t, s, proposal("beatmove01", "rm -rf /srv", model.RiskHigh, c.Now(), time.Hour))
+	host, _ := os.Hostname()
+	w := Waiter{ApprovalID: "beatmove01", Host: host, PID: os.Getpid(), Surface: "runner"}
+	var errs atomic.Int32
+	stop, err := s.KeepWaiting(ctx, w, 20*time.Millisecond, func(error) { errs.Add(1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	restoreCopyWith(t, path, proposal("beatmove02", "rm -rf /new", model.RiskHigh, c.Now(), time.Hour))
+	// The row the copy carries is from before the move; wait for a fresh
+	// heartbeat written into the file now at the path.
+	before := c.Now()
+	c.Advance(time.Minute)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		db := rawDB(t, path)
+		var at float64
+		err := db.QueryRow(`SELECT heartbeat_at FROM approve_tui_waiters WHERE approval_id = 'beatmove01'`).Scan(&at)
+		db.Close()
+		if err == nil && at > model.Epoch(before) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no heartbeat in the file now at the path (last %v, %v); %d write errors", at, err, errs.Load())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if errs.Load() == 0 {
+		t.Fatal("the refused heartbeat on the moved file was not reported")
+	}
+	if err := stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	db := rawDB(t, path)
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM approve_tui_waiters WHERE approval_id = 'beatmove01'`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("stop left %d rows (%v)", n, err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if err := db.QueryRow(`SELECT count(*) FROM approve_tui_waiters WHERE approval_id = 'beatmove01'`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("beats went on after stop: %d rows (%v)", n, err)
 	}
 }

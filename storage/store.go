@@ -65,6 +65,9 @@ type Store struct {
 	f      *dbfile // the handles of the file at the path
 	held   bool    // this Store holds a reference on f
 	closed bool
+	// moving: this view's heartbeat entries between letting go of a
+	// moved file and opening the file now at the path.
+	moving []*beatEntry
 }
 
 // ErrMissing is returned by Open for a path that does not exist when
@@ -149,6 +152,8 @@ func (s *Store) reopen(ctx context.Context) (*dbfile, error) {
 		return s.f, nil
 	}
 	if s.held {
+		// This view's waiters go on beating, on the file it reads next.
+		s.moving = append(s.moving, s.f.beats.take(s)...)
 		// SQLite does not checkpoint a moved file when it closes it, and
 		// leaves its WAL at the path, where the next file there would
 		// read it: move the WAL's pages into the old file now, and empty it.
@@ -169,6 +174,8 @@ func (s *Store) reopen(ctx context.Context) (*dbfile, error) {
 		return s.f, err
 	}
 	s.f, s.held = nf, true
+	nf.beats.add(nf, s.moving)
+	s.moving = nil
 	return nf, nil
 }
 
