@@ -372,7 +372,7 @@ func (f *dbfile) checkMoved() string {
 	case err != nil:
 		r = "the database file " + f.file + " cannot be checked: " + err.Error()
 	case idOf(fi) != f.id:
-		r = "the database file " + f.file + " was replaced (moved away, or another file moved or restored over it) after it was opened"
+		r = "the database file " + f.file + " was replaced after it was opened (moved away, or another file put in its place)"
 	}
 	for _, c := range f.companions {
 		if r != "" {

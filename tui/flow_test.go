@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -356,5 +357,91 @@ func TestReloadSkipsCommitsThatLeavePendingAsItWas(t *testing.T) {
 	Settle(m, m.reload())
 	if m.indexOf(p.ApprovalID) < 0 {
 		t.Fatal("a new proposal did not appear")
+	}
+}
+
+// restoreCopy puts a copy of the file back over its path, as restoring a
+// backup does, from another process (python3's sqlite3).
+func restoreCopy(t *testing.T, path string) {
+	t.Helper()
+	py := `import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("VACUUM INTO ?", (sys.argv[1] + ".copy",)); c.close()`
+	if out, err := exec.Command("python3", "-c", py, path).CombinedOutput(); err != nil {
+		t.Skipf("python3: %v %s", err, out)
+	}
+	if err := os.Rename(path+".copy", path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The file replaced under the console: its watcher says so at once, an
+// approval typed on the old screen is refused as NOT approved (nothing is
+// written to either file), and the console reads the file now at the path.
+func TestFileReplacedUnderTheConsole(t *testing.T) {
+	f := newFixture(t)
+	id := f.ids["drop"]
+	m := console(t, f, operator, 100, 30)
+	ready := startWatch(context.Background(), f.s)().(watchReadyMsg)
+	_, waitCmd := m.Update(ready)
+	selectID(t, m, id)
+	readAll(m)
+	press(m, "a")
+	typeText(m, id)
+
+	restoreCopy(t, f.path)
+	press(m, "enter")
+	screenHas(t, m, "NOT approved", "replaced")
+	rec, err := f.s.Get(context.Background(), id)
+	if err != nil || rec.Status != model.StatusPending {
+		t.Fatalf("the file now at the path: %v %v", rec, err)
+	}
+	got := make(chan tea.Msg, 1)
+	go func() { got <- waitCmd() }()
+	select {
+	case msg := <-got:
+		_, cmd := m.Update(msg)
+		settleSome(m, cmd, time.Second)
+		screenHas(t, m, "database file changed")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the watcher did not notice the replaced file")
+	}
+	// Deciding again works, on the file now at the path.
+	selectID(t, m, id)
+	readAll(m)
+	press(m, "a")
+	typeText(m, id)
+	press(m, "enter")
+	screenHas(t, m, "approved "+id)
+}
+
+// settleSome is Settle for a console with a live watcher: each command runs
+// in its own goroutine, and those that have not answered within limit (the
+// watcher's next wait) are left behind.
+func settleSome(m *Model, cmd tea.Cmd, limit time.Duration) {
+	msgs := make(chan tea.Msg, 64)
+	var run func(c tea.Cmd)
+	run = func(c tea.Cmd) {
+		if c == nil {
+			return
+		}
+		go func() { msgs <- c() }()
+	}
+	run(cmd)
+	deadline := time.After(limit)
+	for {
+		select {
+		case msg := <-msgs:
+			switch msg := msg.(type) {
+			case nil:
+			case tea.BatchMsg:
+				for _, c := range msg {
+					run(c)
+				}
+			default:
+				_, next := m.Update(msg)
+				run(next)
+			}
+		case <-deadline:
+			return
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
@@ -24,7 +25,13 @@ func (m *Model) View() string {
 	parts := []string{m.headerView(), m.subHeaderView()}
 	body := m.bodyView()
 	parts = append(parts, fitBlock(body, m.width, m.bodyHeight()))
-	parts = append(parts, m.noteView(), m.helpView())
+	if note := m.noteLines(); len(note) > 1 {
+		// A note too long for one line takes the help line's place: what
+		// happened to a decision matters more than the key hints.
+		parts = append(parts, note...)
+	} else {
+		parts = append(parts, m.noteView(), m.helpView())
+	}
 	return strings.Join(parts, "\n")
 }
 
@@ -288,6 +295,23 @@ func (m *Model) noteView() string {
 		return ""
 	}
 	return m.note.style.Render(fitWidth(m.note.text, m.width))
+}
+
+// noteLines is the note on at most two lines: wrapped at word boundaries,
+// and cut with an ellipsis only if two lines do not hold it.
+func (m *Model) noteLines() []string {
+	if m.note.text == "" || lipgloss.Width(m.note.text) <= m.width {
+		return []string{m.noteView()}
+	}
+	lines := strings.SplitN(ansi.Wrap(m.note.text, m.width, ""), "\n", 2)
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		if i == 1 {
+			l = strings.ReplaceAll(l, "\n", " ")
+		}
+		out[i] = m.note.style.Render(fitWidth(l, m.width))
+	}
+	return out
 }
 
 func (m *Model) helpView() string {
