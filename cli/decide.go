@@ -11,9 +11,9 @@ import (
 )
 
 func (a *app) approveCmd() *cobra.Command {
-	var confirm string
+	var confirm, readSHA string
 	cmd := &cobra.Command{
-		Use:   "approve ID [--confirm ID]",
+		Use:   "approve ID [--confirm ID] [--payload-sha256 HEX]",
 		Short: "Approve one proposal, once, by retyping its id",
 		Long: `Approve exactly one proposal: this command, once. There is no bulk approval
 and no wildcard.
@@ -23,9 +23,16 @@ type its approval id. Without a terminal, --confirm ID is required: the
 retyped id. Either way the store compares the typed text with the id; a
 mismatch approves nothing.
 
+The approval names what was read: on a terminal, the SHA-256 of the payload
+shown; in a script, --payload-sha256 HEX (payload_sha256 in show --json). If
+the proposal's payload is not that one any more, the store refuses (exit 1,
+audited as content_changed): read it again.
+
 Prints "approved ID" (with --json, the proposal).
 ` + exitCodesHelp + `
-A corrupt proposal cannot be approved (exit 1): deny it.`,
+Refused whatever is typed (exit 1; deny them): a corrupt proposal, a command
+that matches a hardline rule (Hermes never runs it), and an id shorter than
+8 characters.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := args[0]
@@ -47,9 +54,13 @@ A corrupt proposal cannot be approved (exit 1): deny it.`,
 					return err
 				}
 				writeShow(a.err, rec, &ws, s.Now())
+				if readSHA == "" {
+					readSHA = rec.PayloadSHA256 // what was shown is what is approved
+				}
 				// The store refuses what cannot be approved whatever is
 				// typed; ask only when typing can matter.
-				askable := rec.EffectiveStatus == model.StatusPending && rec.Corrupt == "" && s.ReadOnlyReason() == ""
+				askable := rec.EffectiveStatus == model.StatusPending && rec.Corrupt == "" && s.ReadOnlyReason() == "" &&
+					!rec.Hardline && len([]rune(rec.ApprovalID)) >= storage.MinApprovableID
 				if !confirmed && askable {
 					typed, err = a.prompt(ctx, "\nType the approval id to approve: ")
 					if err != nil {
@@ -60,7 +71,7 @@ A corrupt proposal cannot be approved (exit 1): deny it.`,
 			// Whether anyone waits is judged before the decision: a waiter
 			// that wakes on it stops heartbeating at once.
 			waiter, werr := s.WaiterState(ctx, id)
-			rec, err := s.Consume(ctx, id, typed, a.actor())
+			rec, err := s.ConsumeRead(ctx, id, typed, readSHA, a.actor())
 			if errors.Is(err, storage.ErrConfirmMismatch) {
 				return exitf(ExitMismatch, "not approved: the typed confirmation does not match the approval id; %s is still pending", id)
 			}
@@ -79,6 +90,7 @@ A corrupt proposal cannot be approved (exit 1): deny it.`,
 		},
 	}
 	cmd.Flags().StringVar(&confirm, "confirm", "", "the approval `id`, retyped (required without a terminal)")
+	cmd.Flags().StringVar(&readSHA, "payload-sha256", "", "approve only if the proposal's payload still has this SHA-256 (`hex`, as show --json gives it)")
 	return cmd
 }
 

@@ -29,6 +29,8 @@ func recordJSON(rec *storage.Record, waiter *storage.WaiterStatus) *model.JSONOb
 		ms[i] = model.NewJSONObject().Str("kind", m.Kind).Str("level", string(m.Level)).Str("description", m.Description).String()
 	}
 	o.Raw("classifier_matches", "["+strings.Join(ms, ", ")+"]").
+		Bool("hardline", rec.Hardline).
+		Str("payload_sha256", rec.PayloadSHA256).
 		Bool("suspicious", rec.Suspicious()).
 		Strs("findings", rec.Findings).
 		Str("corrupt", rec.Corrupt)
@@ -64,6 +66,9 @@ func riskBanner(rec *storage.Record) string {
 func writeShow(w io.Writer, rec *storage.Record, waiter *storage.WaiterStatus, now time.Time) {
 	p := &rec.Proposal
 	field := func(name, value string) { fmt.Fprintf(w, "%-14s %s\n", name+":", value) }
+	if rec.Hardline {
+		fmt.Fprintf(w, "*** HARDLINE: Hermes never runs this command; it cannot be approved: deny it ***\n")
+	}
 	if b := riskBanner(rec); b != "" {
 		fmt.Fprintf(w, "*** %s ***\n", b)
 	}
@@ -74,6 +79,9 @@ func writeShow(w io.Writer, rec *storage.Record, waiter *storage.WaiterStatus, n
 		fmt.Fprintf(w, "*** SUSPICIOUS: hidden characters shown escaped ***\n")
 	}
 	field("id", line(p.ApprovalID))
+	if n := len([]rune(p.ApprovalID)); n < storage.MinApprovableID {
+		fmt.Fprintf(w, "%-14s %s\n", "", fmt.Sprintf("shorter than %d characters: it can only be denied", storage.MinApprovableID))
+	}
 	status := line(string(rec.EffectiveStatus))
 	if rec.EffectiveStatus != p.Status {
 		status += " (stored: " + line(string(p.Status)) + ")"
@@ -152,6 +160,7 @@ func writeShow(w io.Writer, rec *storage.Record, waiter *storage.WaiterStatus, n
 	if rec.Suspicious() {
 		field("suspicious", strings.Join(rec.Findings, "; "))
 	}
+	field("payload", "sha256 "+rec.PayloadSHA256)
 	if p.DisplayText != "" {
 		fmt.Fprintf(w, "display text:\n    %s\n", indent(block(p.DisplayText), "    "))
 	}

@@ -12,19 +12,19 @@ import (
 func auditedStore(t *testing.T) (*Store, *clock) {
 	s, c := newStore(t)
 	now := c.Now()
-	mustSubmit(t, s, proposal("a1", "rm -rf /srv/a", model.RiskHigh, now, time.Hour))
+	mustSubmit(t, s, proposal("aud00001", "rm -rf /srv/a", model.RiskHigh, now, time.Hour))
 	mustSubmit(t, s, proposal("a2", "git push --force", model.RiskMedium, now, time.Hour))
 	mustSubmit(t, s, proposal("a3", "git reset --hard", model.RiskMedium, now, time.Minute))
-	if _, err := s.Consume(ctx, "a1", "wrong", alice); err == nil {
+	if _, err := s.Consume(ctx, "aud00001", "wrong", alice); err == nil {
 		t.Fatal("mismatch accepted")
 	}
-	if _, err := s.Consume(ctx, "a1", "a1", alice); err != nil {
+	if _, err := s.Consume(ctx, "aud00001", "aud00001", alice); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Consume(ctx, "a1", "a1", bob); err == nil {
+	if _, err := s.Consume(ctx, "aud00001", "aud00001", bob); err == nil {
 		t.Fatal("double consume")
 	}
-	if err := s.RecordExecution(ctx, "a1", model.ExecExecuted, "exit code 0", agent); err != nil {
+	if err := s.RecordExecution(ctx, "aud00001", model.ExecExecuted, "exit code 0", agent); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Deny(ctx, "a2", bob, "too broad"); err != nil {
@@ -49,9 +49,9 @@ func TestAuditRecordsEveryTransitionAndRefusal(t *testing.T) {
 		got = append(got, e.Event+":"+e.ApprovalID+":"+e.Outcome+":"+e.Reason)
 	}
 	want := []string{
-		"submit:a1:ok:", "submit:a2:ok:", "submit:a3:ok:",
-		"approve:a1:refused:confirmation_mismatch", "approve:a1:ok:", "approve:a1:refused:not_pending",
-		"execution:a1:ok:executed", "deny:a2:ok:", "expire:a3:ok:",
+		"submit:aud00001:ok:", "submit:a2:ok:", "submit:a3:ok:",
+		"approve:aud00001:refused:confirmation_mismatch", "approve:aud00001:ok:", "approve:aud00001:refused:not_pending",
+		"execution:aud00001:ok:executed", "deny:a2:ok:", "expire:a3:ok:",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("audit log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

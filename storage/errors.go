@@ -147,8 +147,28 @@ func classify(op string, err error) error {
 
 // refusalCode is the short reason recorded in the audit log for a refused
 // attempt.
+// RefusedError: the store refused to approve for a reason of its own
+// (refusal codes "hardline", "content_changed", "short_id"). It is audited.
+type RefusedError struct {
+	ID     string
+	Code   string
+	Reason string
+}
+
+func (e *RefusedError) Error() string {
+	return "proposal " + model.Sanitize(e.ID, model.Line) + " cannot be approved: " + e.Reason
+}
+
+// Refusal codes of RefusedError.
+const (
+	RefusedHardline       = "hardline"
+	RefusedContentChanged = "content_changed"
+	RefusedShortID        = "short_id"
+)
+
 func refusalCode(err error) string {
 	var (
+		rf *RefusedError
 		np *NotPendingError
 		ro *ReadOnlyError
 		co *CorruptError
@@ -159,6 +179,8 @@ func refusalCode(err error) string {
 		dm *DamagedError
 	)
 	switch {
+	case errors.As(err, &rf):
+		return rf.Code
 	case errors.As(err, &dm):
 		return "damaged"
 	case errors.Is(err, ErrNotFound):

@@ -170,7 +170,7 @@ func TestLockedDatabaseIsUnavailableAndChangesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	mustSubmit(t, s, proposal("locked1", "rm -rf /srv", model.RiskHigh, c.Now(), time.Hour))
+	mustSubmit(t, s, proposal("locked01", "rm -rf /srv", model.RiskHigh, c.Now(), time.Hour))
 
 	holder := helperProcess(t, "hold-lock", path)
 	stdin, _ := holder.StdinPipe()
@@ -184,7 +184,7 @@ func TestLockedDatabaseIsUnavailableAndChangesNothing(t *testing.T) {
 		t.Fatalf("holder: %q", line)
 	}
 	start := time.Now()
-	_, err = s.Consume(ctx, "locked1", "locked1", alice)
+	_, err = s.Consume(ctx, "locked01", "locked01", alice)
 	var un *UnavailableError
 	if !errors.As(err, &un) || !strings.Contains(err.Error(), "locked") {
 		t.Fatalf("consume under another process's lock: %v", err)
@@ -192,16 +192,16 @@ func TestLockedDatabaseIsUnavailableAndChangesNothing(t *testing.T) {
 	if el := time.Since(start); el > 5*time.Second {
 		t.Fatalf("waited %v, timeout was 300ms", el)
 	}
-	if _, err := s.Deny(ctx, "locked1", alice, ""); !errors.As(err, &un) {
+	if _, err := s.Deny(ctx, "locked01", alice, ""); !errors.As(err, &un) {
 		t.Fatalf("deny under lock: %v", err)
 	}
 	stdin.Close()
 	holder.Wait()
-	r, err := s.Get(ctx, "locked1")
+	r, err := s.Get(ctx, "locked01")
 	if err != nil || r.Status != model.StatusPending {
 		t.Fatalf("row after the lock: %+v %v", r, err)
 	}
-	if _, err := s.Consume(ctx, "locked1", "locked1", alice); err != nil {
+	if _, err := s.Consume(ctx, "locked01", "locked01", alice); err != nil {
 		t.Fatalf("consume after the lock is released: %v", err)
 	}
 }

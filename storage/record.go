@@ -31,7 +31,18 @@ type Record struct {
 	// Findings names hidden content (escape sequences, bidi overrides, ...)
 	// found in any agent-supplied string; non-empty marks it suspicious.
 	Findings []string
+	// Hardline: a hardline rule matches the command. Hermes never runs
+	// such a command, so it can be denied, never approved.
+	Hardline bool
+	// PayloadSHA256 is the hex SHA-256 of the row's payload_json bytes: an
+	// approval names the payload its approver read by it.
+	PayloadSHA256 string
 }
+
+// MinApprovableID is the shortest id that can be approved: the typed id is
+// the gate against approving by accident, and a shorter one is typed (or
+// guessed) too easily. Shorter ids can be denied.
+const MinApprovableID = 8
 
 // Suspicious reports whether any agent string held hidden content.
 func (r *Record) Suspicious() bool { return len(r.Findings) > 0 }
@@ -82,6 +93,8 @@ type payloadView struct {
 	problems   []string
 	findings   []string
 	classified model.RiskLevel
+	hardline   bool   // a hardline rule matches the command
+	sha256     string // hex SHA-256 of the payload_json bytes
 }
 
 // decodeCache keeps recent payloadViews; listing a page of already-seen
@@ -153,7 +166,9 @@ func decodePayloadView(idStr, raw string, ok bool) *payloadView {
 	}
 	v.proposal = *p
 	v.findings = agentFindings(p)
-	v.classified = risk.Classify(p.Command).Level
+	verdict := risk.Classify(p.Command)
+	v.classified, v.hardline = verdict.Level, verdict.Hardline
+	v.sha256 = sha256Hex([]byte(raw))
 	return v
 }
 
@@ -168,7 +183,8 @@ func (r *rawRow) decode(now time.Time, cache *decodeCache) *Record {
 	if !idOK || idStr == "" {
 		bad("approval_id column is empty or not text")
 	}
-	rec := &Record{RowID: r.rowid, Proposal: v.proposal, Findings: v.findings, ClassifierRisk: v.classified}
+	rec := &Record{RowID: r.rowid, Proposal: v.proposal, Findings: v.findings, ClassifierRisk: v.classified,
+		Hardline: v.hardline, PayloadSHA256: v.sha256}
 	p := &rec.Proposal
 
 	// The row's columns override the payload's lifecycle keys; expires_at is

@@ -215,24 +215,24 @@ func TestCorruptRowsAreListedDeniableNeverConsumable(t *testing.T) {
 
 func TestRecordExecutionOutcomes(t *testing.T) {
 	s, c := newStore(t)
-	mustSubmit(t, s, proposal("x1", "git clean -fd", model.RiskMedium, c.Now(), time.Hour))
+	mustSubmit(t, s, proposal("exec0001", "git clean -fd", model.RiskMedium, c.Now(), time.Hour))
 	var it *InvalidTransitionError
-	if err := s.RecordExecution(ctx, "x1", model.ExecExecuted, "exit 0", agent); !errors.As(err, &it) {
+	if err := s.RecordExecution(ctx, "exec0001", model.ExecExecuted, "exit 0", agent); !errors.As(err, &it) {
 		t.Fatalf("execution before consume: %v", err)
 	}
-	if _, err := s.Consume(ctx, "x1", "x1", alice); err != nil {
+	if _, err := s.Consume(ctx, "exec0001", "exec0001", alice); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RecordExecution(ctx, "x1", model.ExecStarted, "pid 42", agent); err != nil {
+	if err := s.RecordExecution(ctx, "exec0001", model.ExecStarted, "pid 42", agent); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RecordExecution(ctx, "x1", model.ExecExecuted, "exit code 0", agent); err != nil {
+	if err := s.RecordExecution(ctx, "exec0001", model.ExecExecuted, "exit code 0", agent); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RecordExecution(ctx, "x1", model.ExecExecuted, "exit code 0", agent); !errors.As(err, &it) {
+	if err := s.RecordExecution(ctx, "exec0001", model.ExecExecuted, "exit code 0", agent); !errors.As(err, &it) {
 		t.Fatalf("second outcome: %v", err)
 	}
-	r, _ := s.Get(ctx, "x1")
+	r, _ := s.Get(ctx, "exec0001")
 	if r.ExecutionStatus != model.ExecExecuted || r.ExecutionReason != "exit code 0" || r.ExecutionRecordedAt == nil {
 		t.Fatalf("row: %+v", r.Proposal)
 	}
@@ -412,5 +412,58 @@ func TestDecodeCacheKeepsTheWorkingSet(t *testing.T) {
 	other := payload(n + 1)
 	if v := c.view("dc00000", other, true); v == first[0] || v.payload != other {
 		t.Fatal("a changed payload was served from the cache")
+	}
+}
+
+// The store refuses, and audits, approving a hardline command, a proposal
+// whose id is too short to be a real gate, and a proposal whose payload is
+// not the one the approver read. Deny works on all three.
+func TestConsumeRefusesHardlineShortIDAndChangedContent(t *testing.T) {
+	s, c := newStore(t)
+	refused := func(id, code string, err error) {
+		t.Helper()
+		var rf *RefusedError
+		if !errors.As(err, &rf) || rf.Code != code {
+			t.Fatalf("%s: want refusal %s, got %v", id, code, err)
+		}
+		if r, _ := s.Get(ctx, id); r.Status != model.StatusPending {
+			t.Fatalf("%s: status %s after a refusal", id, r.Status)
+		}
+		evs, err := s.Audit(ctx, AuditQuery{ApprovalID: id, Limit: 1})
+		if err != nil || len(evs) != 1 || evs[0].Outcome != OutcomeRefused || evs[0].Reason != code {
+			t.Fatalf("%s: audit %+v %v", id, evs, err)
+		}
+	}
+	mustSubmit(t, s, proposal("hardline01", "dd if=/dev/zero of=/dev/sdb bs=4M && mkfs.ext4 /dev/sdb", model.RiskHigh, c.Now(), time.Hour))
+	r, _ := s.Get(ctx, "hardline01")
+	if !r.Hardline {
+		t.Fatal("the record does not say hardline")
+	}
+	_, err := s.Consume(ctx, "hardline01", "hardline01", alice)
+	refused("hardline01", RefusedHardline, err)
+
+	mustSubmit(t, s, proposal("short7x", "ls", model.RiskLow, c.Now(), time.Hour))
+	_, err = s.Consume(ctx, "short7x", "short7x", alice)
+	refused("short7x", RefusedShortID, err)
+
+	mustSubmit(t, s, proposal("rewrite01", "ls /srv", model.RiskLow, c.Now(), time.Hour))
+	read, _ := s.Get(ctx, "rewrite01")
+	if len(read.PayloadSHA256) != 64 {
+		t.Fatalf("payload sha256 %q", read.PayloadSHA256)
+	}
+	// Another writer rewrites the payload after it was read.
+	p2 := proposal("rewrite01", "rm -rf /srv", model.RiskLow, c.Now(), time.Hour)
+	db := rawDB(t, s.Path())
+	mustExec(t, db, `UPDATE gateway_approvals SET payload_json = ? WHERE approval_id = 'rewrite01'`, string(model.EncodePayload(p2)))
+	_, err = s.ConsumeRead(ctx, "rewrite01", "rewrite01", read.PayloadSHA256, alice)
+	refused("rewrite01", RefusedContentChanged, err)
+	now, _ := s.Get(ctx, "rewrite01")
+	if _, err := s.ConsumeRead(ctx, "rewrite01", "rewrite01", strings.ToUpper(now.PayloadSHA256), alice); err != nil {
+		t.Fatalf("approving what is there now (hash in upper case): %v", err)
+	}
+	for _, id := range []string{"hardline01", "short7x"} {
+		if _, err := s.Deny(ctx, id, alice, ""); err != nil {
+			t.Fatalf("deny %s: %v", id, err)
+		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/risk"
@@ -59,10 +61,11 @@ func isRefusal(err error) bool {
 		va *model.ValidationError
 		it *InvalidTransitionError
 		dm *DamagedError
+		rf *RefusedError
 	)
 	return errors.Is(err, ErrNotFound) || errors.Is(err, ErrConfirmMismatch) ||
 		errors.As(err, &np) || errors.As(err, &ro) || errors.As(err, &co) ||
-		errors.As(err, &du) || errors.As(err, &va) || errors.As(err, &it) || errors.As(err, &dm)
+		errors.As(err, &du) || errors.As(err, &va) || errors.As(err, &it) || errors.As(err, &dm) || errors.As(err, &rf)
 }
 
 // run executes t: the single decision path of the whole project.
@@ -187,12 +190,21 @@ func (st *Store) Submit(ctx context.Context, p *model.Proposal, actor model.Acto
 	}})
 }
 
-// Consume approves proposal id once. It succeeds only when typed equals id
-// exactly (invariant 2), the row is pending and not expired, its payload is
-// valid, and the actor may write. Exactly one of any number of racing
-// consumers wins (invariant 1); the others get *NotPendingError naming the
-// winner.
+// Consume approves proposal id once, without naming the content read: for
+// callers that showed nothing (a script that did not pass the payload's
+// hash). See ConsumeRead.
 func (st *Store) Consume(ctx context.Context, id, typed string, actor model.Actor) (*Record, error) {
+	return st.ConsumeRead(ctx, id, typed, "", actor)
+}
+
+// ConsumeRead approves proposal id once. It succeeds only when typed equals
+// id exactly (invariant 2), the row is pending and not expired, its payload
+// is valid, its command matches no hardline rule, the id is at least
+// MinApprovableID long, the actor may write and, when readSHA256 is not "",
+// the row's payload_json is still the one whose SHA-256 it is (what the
+// approver read: invariant 8). Exactly one of any number of racing consumers
+// wins (invariant 1); the others get *NotPendingError naming the winner.
+func (st *Store) ConsumeRead(ctx context.Context, id, typed, readSHA256 string, actor model.Actor) (*Record, error) {
 	s := st.bind()
 	var out *Record
 	// The integrity check reads the file outside the write lock; its verdict
@@ -216,6 +228,18 @@ func (st *Store) Consume(ctx context.Context, id, typed string, actor model.Acto
 		if !rec.EffectiveRisk.Valid() {
 			return nil, &CorruptError{ID: id, Reason: "risk level is unknown"}
 		}
+		if rec.Hardline {
+			return nil, &RefusedError{ID: id, Code: RefusedHardline,
+				Reason: "the command matches a hardline rule (" + risk.Classify(rec.Command).Reason() + "): Hermes never runs it, whoever approves; deny it"}
+		}
+		if utf8.RuneCountInString(id) < MinApprovableID {
+			return nil, &RefusedError{ID: id, Code: RefusedShortID,
+				Reason: fmt.Sprintf("its id is shorter than %d characters, too easy to type by accident: it can only be denied", MinApprovableID)}
+		}
+		if readSHA256 != "" && !strings.EqualFold(readSHA256, rec.PayloadSHA256) {
+			return nil, &RefusedError{ID: id, Code: RefusedContentChanged,
+				Reason: "the proposal changed since it was read (its payload is not the one shown): read it again"}
+		}
 		if typed != id {
 			return nil, ErrConfirmMismatch
 		}
@@ -223,11 +247,16 @@ func (st *Store) Consume(ctx context.Context, id, typed string, actor model.Acto
 			return nil, err
 		}
 		out = rec
-		return []auditEntry{{id: id, event: EventApprove, outcome: OutcomeOK, detail: map[string]any{
+		d := map[string]any{
 			"risk":           string(rec.EffectiveRisk),
 			"pinned_risk":    string(rec.RiskLevel),
 			"command_sha256": sha256Hex([]byte(rec.Command)),
-		}}}, nil
+			"payload_sha256": rec.PayloadSHA256,
+		}
+		if readSHA256 != "" {
+			d["read"] = true // the approver named the payload it read
+		}
+		return []auditEntry{{id: id, event: EventApprove, outcome: OutcomeOK, detail: d}}, nil
 	}})
 	if err != nil {
 		return nil, err
