@@ -84,12 +84,24 @@ type (
 // not nil and the set of pending rows still has that signature (the commit
 // touched only heartbeats or the audit log, say), it reads nothing more and
 // says so (same).
-func loadPending(ctx context.Context, s *storage.Store, gen, limit int, prev *storage.PendingSignature) tea.Cmd {
+//
+// The signature does not see a payload rewritten in place: watch names the
+// proposal on screen (its id and the payload's SHA-256 as shown), which is
+// read again, so that a rewrite of what the operator reads shows at once.
+func loadPending(ctx context.Context, s *storage.Store, gen, limit int, prev *storage.PendingSignature, watch shownPayload) tea.Cmd {
 	return func() tea.Msg {
 		start := time.Now()
 		sig, serr := s.PendingSignature(ctx)
 		if serr == nil && prev != nil && sig == *prev {
-			return pendingMsg{gen: gen, limit: limit, same: true, took: time.Since(start)}
+			same := true
+			if watch.id != "" {
+				if r, err := s.Get(ctx, watch.id); err == nil && r.PayloadSHA256 != watch.sha256 {
+					same = false
+				}
+			}
+			if same {
+				return pendingMsg{gen: gen, limit: limit, same: true, took: time.Since(start)}
+			}
 		}
 		rows, err := s.List(ctx, storage.ListOptions{Limit: limit})
 		if err != nil {
@@ -108,6 +120,10 @@ func loadPending(ctx context.Context, s *storage.Store, gen, limit int, prev *st
 		return msg
 	}
 }
+
+// shownPayload is the proposal on screen and the SHA-256 of its payload as
+// shown.
+type shownPayload struct{ id, sha256 string }
 
 // reloadDueMsg: the pause between two loads of the pending list is over.
 type reloadDueMsg struct{}
@@ -243,10 +259,12 @@ func tick(ctx context.Context) tea.Cmd {
 }
 
 // approve and deny call the store's single decision path.
-func approve(ctx context.Context, s *storage.Store, id, typed string, actor model.Actor) tea.Cmd {
+// approve names the payload the operator read (readSHA256): the store
+// refuses if the row holds another one now.
+func approve(ctx context.Context, s *storage.Store, id, typed, readSHA256 string, actor model.Actor) tea.Cmd {
 	return func() tea.Msg {
 		ws, _ := s.WaiterState(ctx, id)
-		rec, err := s.Consume(ctx, id, typed, actor)
+		rec, err := s.ConsumeRead(ctx, id, typed, readSHA256, actor)
 		return decidedMsg{id: id, action: "approve", rec: rec, err: err, noWaiter: ws.State != storage.WaiterLive}
 	}
 }

@@ -24,11 +24,20 @@ type detail struct {
 	waiter *storage.WaiterStatus
 
 	head, body []string // head: fields that tick; body: command and diff
-	bodyKey    string   // id and width the body was built for
+	bodyKey    string   // id, payload and width the body was built for
 	lines      []string
 	offset     int
-	seenAll    bool // every line has been on screen since this proposal was selected
-	visible    bool // the pane is on screen (narrow screens show it as a page)
+	// drawn marks the body lines that have been on screen since this
+	// content was selected; unread counts the others. Only lines actually
+	// drawn count: a jump (End, G) reads nothing of what it skips.
+	drawn   []bool
+	unread  int
+	seenAll bool // every body line has been drawn
+	// held: the content on screen arrived without the operator's doing (it
+	// was rewritten, or the selection slid when a row left the list):
+	// nothing of it counts as read until the operator acts on the pane.
+	held    bool
+	visible bool // the pane is on screen (narrow screens show it as a page)
 }
 
 func newDetail(st Styles) detail { return detail{st: st} }
@@ -40,15 +49,31 @@ func (d *detail) SetSize(w, h int) {
 	d.markSeen()
 }
 
-// Show selects a proposal (nil clears). Selecting another one resets the
-// scroll position and what has been seen.
-func (d *detail) Show(rec *storage.Record, ws *storage.WaiterStatus, now time.Time) {
-	if rec == nil || d.rec == nil || rec.ApprovalID != d.rec.ApprovalID {
-		d.offset, d.seenAll = 0, false
+// Show selects a proposal (nil clears). Selecting another one, or this one
+// rewritten, resets the scroll position and what has been read; when the
+// operator did not ask for it (byOperator false: a reload brought it),
+// nothing of it counts as read until Touch.
+func (d *detail) Show(rec *storage.Record, ws *storage.WaiterStatus, now time.Time, byOperator bool) {
+	if rec == nil || d.rec == nil || rec.ApprovalID != d.rec.ApprovalID || rec.PayloadSHA256 != d.rec.PayloadSHA256 {
+		// Held only when it replaced something else on screen: the first
+		// proposal shown when the console opens is there to be read.
+		d.held = !byOperator && rec != nil && d.rec != nil
+		d.offset, d.seenAll, d.drawn = 0, false, nil
 	}
 	d.rec, d.waiter = rec, ws
 	d.rebuild(now)
 }
+
+// Touch: the operator acts on the pane (selects it, scrolls it): from now
+// on what it draws counts as read.
+func (d *detail) Touch() {
+	d.held = false
+	d.markSeen()
+}
+
+// Held reports whether the content on screen arrived by itself and has not
+// been looked at yet.
+func (d *detail) Held() bool { return d.held && d.rec != nil }
 
 // Refresh rebuilds the lines that change with time.
 func (d *detail) Refresh(now time.Time) { d.rebuild(now) }
@@ -59,10 +84,14 @@ func (d *detail) rebuild(now time.Time) {
 		return
 	}
 	d.head = d.buildHead(now)
-	key := fmt.Sprintf("%s/%d", d.rec.ApprovalID, d.width)
+	key := fmt.Sprintf("%s/%s/%d", d.rec.ApprovalID, d.rec.PayloadSHA256, d.width)
 	if key != d.bodyKey {
 		d.body = d.buildBody()
 		d.bodyKey = key
+		d.drawn, d.seenAll = nil, false
+	}
+	if d.drawn == nil {
+		d.drawn, d.unread = make([]bool, len(d.body)), len(d.body)
 	}
 	d.lines = append(append(make([]string, 0, len(d.head)+len(d.body)), d.head...), d.body...)
 	d.clampOffset()
@@ -99,16 +128,34 @@ func (d *detail) SetVisible(v bool) {
 	d.markSeen()
 }
 
+// markSeen marks the body lines on screen now as read. The last row of the
+// pane shows the "more lines" marker instead of a line when there are more.
 func (d *detail) markSeen() {
-	if d.visible && d.rec != nil && d.offset+d.height >= len(d.lines) {
-		d.seenAll = true
+	if !d.visible || d.rec == nil || d.held || d.drawn == nil {
+		return
 	}
+	end := min(d.offset+d.height, len(d.lines))
+	if d.Remaining() > 0 {
+		end--
+	}
+	first := len(d.lines) - len(d.body)
+	for i := max(d.offset, first); i < end; i++ {
+		if b := i - first; !d.drawn[b] {
+			d.drawn[b] = true
+			d.unread--
+		}
+	}
+	d.seenAll = d.unread == 0
 }
 
 // Remaining is how many lines are still below the visible part.
 func (d *detail) Remaining() int { return max(len(d.lines)-d.offset-d.height, 0) }
 
-// SeenAll reports whether the whole proposal has been displayed.
+// Unread is how many lines of the command and diff have not been on screen.
+func (d *detail) Unread() int { return d.unread }
+
+// SeenAll reports whether every line of the command and diff has been
+// drawn.
 func (d *detail) SeenAll() bool { return d.seenAll }
 
 // View renders the visible lines.
@@ -119,8 +166,15 @@ func (d *detail) View() string {
 	end := min(d.offset+d.height, len(d.lines))
 	out := make([]string, 0, d.height)
 	out = append(out, d.lines[d.offset:end]...)
-	if r := d.Remaining(); r > 0 && len(out) > 0 {
-		out[len(out)-1] = d.st.Warning.Render(fitWidth(fmt.Sprintf("▼ %d more lines: scroll to read everything before approving", r), d.width))
+	switch r := d.Remaining(); {
+	case d.Held() && len(out) > 0:
+		out[len(out)-1] = d.st.Warning.Render(fitWidth("● came on screen by itself: enter to read it", d.width))
+	case r > 0 && len(out) > 0:
+		msg := fmt.Sprintf("▼ %d more lines: scroll to read everything before approving", r)
+		if u := d.unread; u > r+1 { // the line under this marker is unread too
+			msg = fmt.Sprintf("▼ %d more lines below; %d lines not yet on screen in all", r, u)
+		}
+		out[len(out)-1] = d.st.Warning.Render(fitWidth(msg, d.width))
 	}
 	return strings.Join(out, "\n")
 }
@@ -148,6 +202,9 @@ func (d *detail) buildHead(now time.Time) []string {
 	r := d.rec
 	st := d.st
 	var out []string
+	if r.Hardline {
+		out = append(out, st.Banner.Render(fitWidth(" HARDLINE — Hermes never runs this; it cannot be approved: deny it ", d.width)))
+	}
 	if r.EffectiveRisk == model.RiskHigh || r.EffectiveRisk == model.RiskUnknown {
 		out = append(out, st.Banner.Render(fitWidth(" HIGH RISK — default: deny ", d.width)))
 	}
@@ -157,8 +214,11 @@ func (d *detail) buildHead(now time.Time) []string {
 	if r.Suspicious() {
 		out = append(out, wrapIndented(st.Suspicious.Render("! SUSPICIOUS"), " hidden content made visible: "+strings.Join(r.Findings, ", "), 12, d.width)...)
 	}
-	out = append(out, d.field("id", st.Bold.Render(r.ApprovalID))...)
-	riskText := st.RiskMarker(r.EffectiveRisk, 0)
+	out = append(out, d.field("id", st.Bold.Render(d.agent(r.ApprovalID, model.Line)))...)
+	if len([]rune(r.ApprovalID)) < storage.MinApprovableID {
+		out = append(out, d.field("", st.Warning.Render(fmt.Sprintf("under %d characters: deny only", storage.MinApprovableID)))...)
+	}
+	riskText := st.Marker(r, 0)
 	switch {
 	case r.Corrupt != "":
 		riskText += st.Subtle.Render(" unknown: the row is corrupt")

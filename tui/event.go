@@ -72,8 +72,9 @@ func decisionOutcome(msg decidedMsg) string {
 	var (
 		ro *storage.ReadOnlyError
 		co *storage.CorruptError
+		rf *storage.RefusedError
 	)
-	if errors.As(msg.err, &ro) || errors.As(msg.err, &co) {
+	if errors.As(msg.err, &ro) || errors.As(msg.err, &co) || errors.As(msg.err, &rf) {
 		return OutcomeRefused
 	}
 	return "error"

@@ -270,20 +270,33 @@ func TestApproveNeedsTheProposalShownFirst(t *testing.T) {
 	if !m.pageOpen {
 		t.Fatal("approve did not open the proposal")
 	}
-	press(m, "a") // now it has been on screen whole (it fits)
+	press(m, "a") // the refusal holds the keys until dismissed
+	if m.prompt != nil {
+		t.Fatal("a key after a refused approve opened the prompt")
+	}
+	press(m, "esc", "a") // now it has been on screen whole (it fits)
 	if m.prompt == nil {
 		t.Fatalf("prompt did not open after the proposal was shown:\n%s", m.View())
 	}
-	// A long one must be scrolled to the end.
+	// A long one must be scrolled through: End reads nothing it skips.
 	press(m, "esc", "esc")
-	selectID(t, m, f.ids["long"])
-	press(m, "a", "a")
+	selectID(t, m, f.ids["heredoc"])
+	press(m, "a", "esc", "a", "esc")
 	if m.prompt != nil {
-		t.Fatal("the prompt opened before the long proposal was scrolled to the end")
+		t.Fatal("the prompt opened before the long proposal was read")
 	}
 	press(m, "end", "a")
+	if m.prompt != nil {
+		t.Fatal("End opened the gate")
+	}
+	screenHas(t, m, "lines of the command and diff have not been on screen")
+	press(m, "esc", "home")
+	for i := 0; i < 200 && !m.detail.SeenAll(); i++ {
+		press(m, "down")
+	}
+	press(m, "a")
 	if m.prompt == nil {
-		t.Fatal("the prompt did not open after scrolling to the end")
+		t.Fatalf("the prompt did not open after every line was on screen:\n%s", m.View())
 	}
 }
 

@@ -106,8 +106,11 @@ type Model struct {
 	hvisible []int
 	runs     map[string]runInfo // started commands of the history not yet ended
 	quitting bool
-	hcursor  int
-	htop     int
+	// refusal: an approve was refused and its note not dismissed yet; keys
+	// other than esc and enter do nothing meanwhile.
+	refusal bool
+	hcursor int
+	htop    int
 
 	detail detail
 	prompt *prompt
@@ -229,7 +232,13 @@ func (m *Model) reload() tea.Cmd {
 	if m.loaded && time.Since(m.fullAt) < fullReloadEvery {
 		prev = m.sig
 	}
-	cmds := []tea.Cmd{m.oneOff(loadPending(m.ctx, m.opt.Store, m.gen, limit, prev))}
+	var watch shownPayload
+	if m.prompt != nil {
+		watch = shownPayload{m.prompt.id, m.prompt.rec.PayloadSHA256}
+	} else if r := m.detail.rec; r != nil {
+		watch = shownPayload{r.ApprovalID, r.PayloadSHA256}
+	}
+	cmds := []tea.Cmd{m.oneOff(loadPending(m.ctx, m.opt.Store, m.gen, limit, prev, watch))}
 	if m.mode == viewHistory {
 		cmds = append(cmds, m.reloadHistory())
 	}
@@ -426,11 +435,21 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 	if m.selID != "" && prev[m.selID] && m.indexOf(m.selID) < 0 && !m.explained[m.selID] {
 		cmds = append(cmds, m.oneOff(explainGone(m.ctx, m.opt.Store, m.selID)))
 	}
+	// The proposal of an open prompt rewritten under it: what was read is
+	// not what would be approved. Close the prompt and say so; the detail
+	// shows the new content, unread.
+	if p := m.prompt; p != nil {
+		if i := m.indexOf(p.id); i >= 0 && m.rows[i].rec.PayloadSHA256 != p.rec.PayloadSHA256 {
+			m.prompt = nil
+			m.setNote(p.id+" changed while you were reading it: its content is not what you read. Read it again", m.st.Error)
+			m.emit("prompt", p.id, "closed", "content changed")
+		}
+	}
 	m.loaded = true
 	m.applyFilter()
-	cmds = append(cmds, m.selectionChanged())
+	cmds = append(cmds, m.selectionChanged(false))
 	if msg.limit < MaxLoaded && len(msg.rows) == msg.limit {
-		cmds = append(cmds, m.oneOff(loadPending(m.ctx, m.opt.Store, m.gen, MaxLoaded, nil))) // the rest
+		cmds = append(cmds, m.oneOff(loadPending(m.ctx, m.opt.Store, m.gen, MaxLoaded, nil, shownPayload{}))) // the rest
 	} else {
 		cmds = append(cmds, m.loadDone())
 	}
@@ -529,11 +548,14 @@ func (m *Model) selected() *storage.Record {
 
 // selectionChanged refreshes the detail pane for the selected proposal
 // and asks for its waiter state.
-func (m *Model) selectionChanged() tea.Cmd {
+// selectionChanged shows the selected proposal in the detail. byOperator:
+// the operator moved the selection (a key), rather than a reload or the
+// clock moving it under them.
+func (m *Model) selectionChanged(byOperator bool) tea.Cmd {
 	rec := m.selected()
 	if rec == nil {
 		m.selID = ""
-		m.detail.Show(nil, nil, m.now)
+		m.detail.Show(nil, nil, m.now, byOperator)
 		return nil
 	}
 	changed := rec.ApprovalID != m.selID
@@ -542,7 +564,7 @@ func (m *Model) selectionChanged() tea.Cmd {
 	if w, ok := m.waiters[rec.ApprovalID]; ok {
 		ws = &w
 	}
-	m.detail.Show(rec, ws, m.now)
+	m.detail.Show(rec, ws, m.now, byOperator)
 	if changed || ws == nil {
 		return m.oneOff(loadWaiter(m.ctx, m.opt.Store, rec.ApprovalID))
 	}
@@ -563,7 +585,7 @@ func (m *Model) onTick(t time.Time) tea.Cmd {
 				m.emit("prompt", m.selID, "closed", "expired")
 			}
 		}
-		cmds = append(cmds, m.selectionChanged())
+		cmds = append(cmds, m.selectionChanged(false))
 	} else {
 		m.detail.Refresh(m.now)
 		if t.Second()%2 == 0 { // waiter state every other second
@@ -624,7 +646,12 @@ func (m *Model) onGone(msg goneMsg) {
 	m.emit("gone", msg.id, outcome, m.note.text)
 }
 
-func (m *Model) setNote(text string, st lipgloss.Style) { m.note = note{text: text, style: st} }
+// setNote shows text under the list. Notes quote ids and reasons that come
+// from the file: the whole text goes through the sanitiser (the program's
+// own words pass unchanged).
+func (m *Model) setNote(text string, st lipgloss.Style) {
+	m.note = note{text: model.Sanitize(text, model.Line), style: st}
+}
 
 // onKey routes a key press: prompt first, then the filter, then the help
 // page, then the screen's own keys.
@@ -644,6 +671,16 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 	}
 	if m.prompt != nil {
 		return m.promptKey(k)
+	}
+	if m.refusal {
+		// After a refused approve the operator is probably typing the id
+		// they expected to be asked for: those keys must not run as list
+		// commands (d denies, q quits). Only esc or enter dismiss it.
+		if k.Type == tea.KeyEsc || k.Type == tea.KeyEnter {
+			m.refusal = false
+			m.note = note{}
+		}
+		return nil
 	}
 	if m.filtering {
 		return m.filterKey(k)
@@ -690,7 +727,7 @@ func (m *Model) pendingKey(k tea.KeyMsg) tea.Cmd {
 		case m.filter.Value() != "":
 			m.filter.SetValue("")
 			m.applyFilter()
-			return m.selectionChanged()
+			return m.selectionChanged(true)
 		}
 		return nil
 	case key.Matches(k, m.keys.Open):
@@ -700,10 +737,15 @@ func (m *Model) pendingKey(k tea.KeyMsg) tea.Cmd {
 			} else {
 				m.pageOpen = true
 			}
+			m.syncDetailVisible()
+			m.detail.Touch()
 		}
 		return nil
 	case m.wide && key.Matches(k, m.keys.Focus):
 		m.focusList = k.String() == "left" || k.String() == "h"
+		if !m.focusList {
+			m.detail.Touch()
+		}
 		return nil
 	case key.Matches(k, m.keys.Approve):
 		return m.startApprove()
@@ -712,6 +754,7 @@ func (m *Model) pendingKey(k tea.KeyMsg) tea.Cmd {
 	}
 	if detailKeys {
 		page := max(m.detail.height-1, 1)
+		m.detail.Touch()
 		switch {
 		case key.Matches(k, m.keys.Up):
 			m.detail.Scroll(-1)
@@ -734,7 +777,7 @@ func (m *Model) pendingKey(k tea.KeyMsg) tea.Cmd {
 		return nil
 	}
 	m.scrollList()
-	return m.selectionChanged()
+	return m.selectionChanged(true)
 }
 
 func (m *Model) filterKey(k tea.KeyMsg) tea.Cmd {
@@ -757,7 +800,7 @@ func (m *Model) filterKey(k tea.KeyMsg) tea.Cmd {
 		return nil
 	}
 	m.applyFilter()
-	return m.selectionChanged()
+	return m.selectionChanged(true)
 }
 
 // startApprove opens the approve prompt once the whole proposal has been
@@ -770,16 +813,25 @@ func (m *Model) startApprove() tea.Cmd {
 		return m.refuse("approve", "", "nothing selected", m.st.Warning)
 	case m.opt.Actor.ReadOnly || m.opt.Store.ReadOnlyReason() != "":
 		// The decision path refuses, and says why; the console only relays.
-		return m.oneOff(approve(m.ctx, m.opt.Store, rec.ApprovalID, "", m.opt.Actor))
+		return m.oneOff(approve(m.ctx, m.opt.Store, rec.ApprovalID, "", rec.PayloadSHA256, m.opt.Actor))
 	case rec.Corrupt != "":
 		return m.refuse("approve", rec.ApprovalID, rec.ApprovalID+" is corrupt: it can be denied (d), never approved", m.st.Error)
+	case rec.Hardline:
+		return m.refuse("approve", rec.ApprovalID, "HARDLINE: Hermes never runs this command, whoever approves it; it cannot be approved: deny it (d)", m.st.Error)
+	case len([]rune(rec.ApprovalID)) < storage.MinApprovableID:
+		return m.refuse("approve", rec.ApprovalID, fmt.Sprintf("the id %s is shorter than %d characters, too easy to type by accident: it can only be denied (d)",
+			rec.ApprovalID, storage.MinApprovableID), m.st.Error)
 	case !m.detail.SeenAll():
 		if m.wide {
 			m.focusList = false
 		} else {
 			m.pageOpen = true
 		}
-		return m.refuse("approve", rec.ApprovalID, fmt.Sprintf("read it all first: %d more lines of the command and diff below (space/pgdn)", m.detail.Remaining()), m.st.Warning)
+		m.syncDetailVisible()
+		if m.detail.Held() {
+			return m.refuse("approve", rec.ApprovalID, rec.ApprovalID+" came on screen by itself (the list changed under you): read it first (enter, then scroll)", m.st.Warning)
+		}
+		return m.refuse("approve", rec.ApprovalID, fmt.Sprintf("read it all first: %d lines of the command and diff have not been on screen (scroll through them: ↓/pgdn; End skips them)", m.detail.Unread()), m.st.Warning)
 	}
 	return m.openPrompt(promptApprove, rec)
 }
@@ -796,7 +848,13 @@ func (m *Model) startDeny() tea.Cmd {
 }
 
 // refuse says why an action did not start, on screen and in the event log.
+// A refused approve holds the keyboard until it is dismissed (esc or
+// enter): see refusal.
 func (m *Model) refuse(action, id, text string, st lipgloss.Style) tea.Cmd {
+	if action == "approve" && id != "" {
+		text += " — esc or enter to go on"
+		m.refusal = true
+	}
 	m.setNote(text, st)
 	m.emit(action, id, OutcomeRefused, text)
 	return nil
@@ -824,7 +882,7 @@ func (m *Model) promptKey(k tea.KeyMsg) tea.Cmd {
 				// decision path, which refuses it and records the refusal.
 				p.message = "approve stays disabled until the typed text is exactly " + p.id
 			}
-			return m.oneOff(approve(m.ctx, m.opt.Store, p.id, p.input.Value(), m.opt.Actor))
+			return m.oneOff(approve(m.ctx, m.opt.Store, p.id, p.input.Value(), p.rec.PayloadSHA256, m.opt.Actor))
 		}
 		return m.oneOff(deny(m.ctx, m.opt.Store, p.id, p.input.Value(), m.opt.Actor))
 	}

@@ -29,8 +29,13 @@ func outcomeText(msg decidedMsg, now time.Time) string {
 		co *storage.CorruptError
 		un *storage.UnavailableError
 		dm *storage.DamagedError
+		rf *storage.RefusedError
 	)
 	switch {
+	case errors.As(msg.err, &rf) && rf.Code == storage.RefusedContentChanged:
+		return "NOT approved: " + msg.id + " changed since you read it (another process rewrote it). Read it again"
+	case errors.As(msg.err, &rf):
+		return "NOT approved: " + rf.Reason
 	case errors.Is(msg.err, storage.ErrMoved):
 		verb := "approved"
 		if msg.action == "deny" {

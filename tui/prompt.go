@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
@@ -97,12 +98,20 @@ func (p *prompt) view(width int) string {
 	if p.kind == promptApprove {
 		b = append(b,
 			st.Prompt.Render("Approve this command, once"),
-			st.RiskMarker(p.rec.EffectiveRisk, 0)+" "+cmdLine,
-			"",
-			"Type the approval id to enable approve:  "+st.Bold.Render(p.id),
-			p.input.View(),
+			st.Marker(p.rec, 0)+" "+cmdLine,
 			"",
 		)
+		// The whole id, wrapped if it must be: never cut.
+		label, id := "Type the approval id to enable approve:", model.Sanitize(p.id, model.Line)
+		if lipgloss.Width(label)+2+lipgloss.Width(id) <= inner {
+			b = append(b, label+"  "+st.Bold.Render(id))
+		} else {
+			b = append(b, label)
+			for _, l := range strings.Split(ansi.Hardwrap(id, inner, false), "\n") {
+				b = append(b, st.Bold.Render(l))
+			}
+		}
+		b = append(b, p.input.View(), "")
 		btn := st.ButtonOff.Render("approve (disabled)")
 		if p.matches() {
 			btn = st.Button.Render("approve: press enter")
@@ -110,8 +119,8 @@ func (p *prompt) view(width int) string {
 		b = append(b, btn+"  "+st.Subtle.Render("esc cancel"))
 	} else {
 		b = append(b,
-			st.Prompt.Render("Deny "+p.id+"?"),
-			st.RiskMarker(p.rec.EffectiveRisk, 0)+" "+cmdLine,
+			st.Prompt.Render("Deny "+model.Sanitize(p.id, model.Line)+"?"),
+			st.Marker(p.rec, 0)+" "+cmdLine,
 			"",
 			"Reason (optional), then enter to deny:",
 			p.input.View(),

@@ -7,6 +7,7 @@ import (
 
 	"github.com/approve-tui/approve-tui/diffview"
 	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/storage"
 )
 
 // Styles are built once per renderer (each SSH session has its own) and
@@ -86,6 +87,15 @@ func NewStyles(r *lipgloss.Renderer) Styles {
 // reads: HIGH, MED, LOW, UNKN.
 func (s Styles) RiskMarker(r model.RiskLevel, urgency float64) string {
 	return s.riskStyle(r, urgency).Render(padRight(r.Short(), 4))
+}
+
+// Marker is a proposal's marker: HARD for a command that matches a hardline
+// rule (above HIGH: it can only be denied), else its effective risk.
+func (s Styles) Marker(rec *storage.Record, urgency float64) string {
+	if rec.Hardline {
+		return s.riskStyle(model.RiskHigh, 1).Render("HARD")
+	}
+	return s.RiskMarker(rec.EffectiveRisk, urgency)
 }
 
 func (s Styles) riskStyle(r model.RiskLevel, urgency float64) lipgloss.Style {

@@ -176,7 +176,7 @@ func (m *Model) rowView(r row, selected bool, width, sessW, cmdW int) string {
 		}
 		flagged = fmt.Sprintf("%7s", left) + " " + style.Render(flag) + " " + fitWidth(r.session, sessW) + " " + fitWidth(r.command, cmdW)
 	}
-	return fitWidth(cursor+st.RiskMarker(rec.EffectiveRisk, urgency)+" "+flagged, width)
+	return fitWidth(cursor+st.Marker(rec, urgency)+" "+flagged, width)
 }
 
 func (m *Model) historyView() string {
