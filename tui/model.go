@@ -501,10 +501,20 @@ func (m *Model) indexOf(id string) int {
 // applyFilter recomputes the visible rows and keeps the selection on the
 // same proposal where it still shows.
 func (m *Model) applyFilter() {
-	q := strings.ToLower(strings.TrimSpace(m.filter.Value()))
+	raw := strings.TrimSpace(m.filter.Value())
+	q := strings.ToLower(raw)
+	// A filter that is exactly an id shows that proposal only: another one
+	// whose command or reason mentions the id must not rank above it.
+	exact := -1
+	if raw != "" {
+		exact = m.indexOf(raw)
+	}
 	m.visible = m.visible[:0]
 	sel := -1
 	for i, r := range m.rows {
+		if exact >= 0 && i != exact {
+			continue
+		}
 		if r.rec.EffectiveStatus != model.StatusPending && r.rec.EffectiveStatus != "" {
 			continue
 		}

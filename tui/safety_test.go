@@ -139,3 +139,49 @@ func TestHostileIDIsInert(t *testing.T) {
 	}
 	_ = storage.MinApprovableID
 }
+
+// A forged audit row (any writer of the file can add one) is shown inert in
+// the history: event, outcome, reason and actor.
+func TestForgedAuditRowIsInert(t *testing.T) {
+	f := newFixture(t)
+	rawExec(t, f.path, `INSERT INTO approve_tui_audit (at, approval_id, event, outcome, reason, actor, surface, detail, prev_hash, hash)
+		VALUES (1796000000, ?, ?, ?, ?, ?, ?, '{}', 'x', 'y')`,
+		"id\x1b]0;pwned\x07", "exec\x1b[8m", "refused", "code\x1b]52;c;aGk=\x07", "actor\u202e", "tui\u009b")
+	m := console(t, f, operator, 200, 50)
+	press(m, "tab")
+	v := m.View()
+	for _, bad := range []string{"\x1b]", "\x07", "\x1b[8m", "\u202e", "\u009b"} {
+		if strings.Contains(v, bad) {
+			t.Fatalf("raw %q in the history:\n%s", bad, v)
+		}
+	}
+	screenHas(t, m, `exec\x1b…`, `refused: code\x1b…`, `id\x1b]0;pw…`, `actor<U+202E> via tui<U+009B>`)
+}
+
+// A filter that is exactly an id selects that proposal only, even when
+// another proposal that ranks higher mentions the id in its command.
+func TestExactIDFilterSelectsOnlyThatProposal(t *testing.T) {
+	f := newFixture(t)
+	target := f.ids["low"]
+	p, _, err := risk.Propose(risk.Draft{Command: "rm -rf /srv # " + target, SessionKey: "agent:impostor", TTL: time.Minute}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.Submit(context.Background(), p, rival); err != nil {
+		t.Fatal(err)
+	}
+	m := console(t, f, operator, 120, 40)
+	press(m, "/")
+	typeText(m, target)
+	press(m, "enter")
+	if len(m.visible) != 1 || m.selID != target {
+		t.Fatalf("filter %s: %d visible, selected %s", target, len(m.visible), m.selID)
+	}
+	// A partial id still filters by text, the impostor included.
+	press(m, "esc", "/")
+	typeText(m, target[:6])
+	press(m, "enter")
+	if len(m.visible) < 2 {
+		t.Fatalf("partial filter: %d visible", len(m.visible))
+	}
+}

@@ -193,14 +193,16 @@ func (m *Model) historyView() string {
 	end := min(m.htop+n, len(m.hvisible))
 	for i := m.htop; i < end; i++ {
 		e := m.history[m.hvisible[i]]
-		outcome := e.Outcome
+		// Every audit column comes from the file, which any process that
+		// can write it can forge: all of it goes through the sanitiser.
+		outcome := model.Sanitize(e.Outcome, model.Line)
 		if e.Outcome != storage.OutcomeOK {
-			outcome += ": " + refusalWords(e.Reason)
+			outcome += ": " + model.Sanitize(refusalWords(e.Reason), model.Line)
 		}
 		detail := historyDetail(e)
 		runDied := false
 		if e.Event == storage.EventExecution || e.Event == storage.EventPolicy {
-			outcome = e.Reason
+			outcome = model.Sanitize(e.Reason, model.Line)
 			if r, ok := m.runs[e.ApprovalID]; ok && e.Event == storage.EventExecution && e.Reason == string(model.ExecStarted) {
 				outcome, detail = runWords(r, m.now, detail)
 				runDied = r.state != storage.RunRunning
@@ -211,7 +213,7 @@ func (m *Model) historyView() string {
 		if e.Surface != "" {
 			actor += " via " + model.Sanitize(e.Surface, model.Line)
 		}
-		line := at + "  " + padRight(e.Event, 9) + " " + fitWidth(outcome, outW) + " " +
+		line := at + "  " + fitWidth(model.Sanitize(e.Event, model.Line), 9) + " " + fitWidth(outcome, outW) + " " +
 			fitWidth(model.Sanitize(e.ApprovalID, model.Line), idW) + " " + fitWidth(actor, actorW) + " " + detail
 		if i == m.hcursor {
 			out = append(out, st.Selected.Render(fitWidth("▶ "+line, m.width)))
