@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"sync"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -152,7 +153,9 @@ func walk(s string, mode SanitizeMode, emit func(string, bool)) {
 			rep = `\t`
 		case r < 0x20 || r == 0x7f:
 			rep = fmt.Sprintf(`\x%02x`, r)
-		case r >= 0x80 && r <= 0x9f, isBidi(r), isZeroWidth(r), needsEscape(r):
+		case r >= 0x20 && r < 0x7f:
+			// printable ASCII: the common case
+		case escapedRune(r):
 			rep = fmt.Sprintf("<U+%04X>", r)
 		}
 		if rep != "" {
@@ -167,6 +170,31 @@ func walk(s string, mode SanitizeMode, emit func(string, bool)) {
 		i += size
 	}
 	flush(len(s))
+}
+
+// escapedRune reports whether a non-ASCII rune is shown as <U+XXXX>. The
+// answers for the Basic Multilingual Plane are computed once, on first use.
+func escapedRune(r rune) bool {
+	if r < 0x10000 {
+		escapeOnce.Do(func() {
+			for c := rune(0x80); c < 0x10000; c++ {
+				if escapedSlow(c) {
+					escapeBMP[c>>6] |= 1 << (c & 63)
+				}
+			}
+		})
+		return escapeBMP[r>>6]&(1<<(r&63)) != 0
+	}
+	return escapedSlow(r)
+}
+
+var (
+	escapeOnce sync.Once
+	escapeBMP  [0x10000 / 64]uint64
+)
+
+func escapedSlow(r rune) bool {
+	return (r >= 0x80 && r <= 0x9f) || isBidi(r) || isZeroWidth(r) || needsEscape(r)
 }
 
 func isBidi(r rune) bool {
@@ -189,4 +217,89 @@ func needsEscape(r rune) bool {
 	return unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r) ||
 		(r >= 0xfdd0 && r <= 0xfdef) || r&0xfffe == 0xfffe ||
 		(r >= 0xe0000 && r <= 0xe007f)
+}
+
+// TerminalSafe is the last guard before bytes reach a terminal: it keeps
+// newlines, tabs and SGR sequences (colour and weight, as the program's own
+// styles write them; never conceal, which hides text) and passes everything
+// else through the sanitiser, so that no escape sequence, control, bidi or
+// invisible character can reach the terminal raw even if a caller forgot to
+// sanitise a string. It changes nothing in text that was sanitised.
+func TerminalSafe(s string) string {
+	if safeFast(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	start := 0
+	flush := func(end int) {
+		if end > start {
+			chunk := s[start:end]
+			for len(chunk) > 0 {
+				i := strings.IndexAny(chunk, "\n\t")
+				if i < 0 {
+					b.WriteString(Sanitize(chunk, Line))
+					break
+				}
+				b.WriteString(Sanitize(chunk[:i], Line))
+				b.WriteByte(chunk[i])
+				chunk = chunk[i+1:]
+			}
+		}
+	}
+	for i := 0; i < len(s); {
+		if s[i] == 0x1b {
+			if n := sgrLen(s[i:]); n > 0 {
+				flush(i)
+				b.WriteString(s[i : i+n])
+				i += n
+				start = i
+				continue
+			}
+		}
+		i++
+	}
+	flush(len(s))
+	return b.String()
+}
+
+// safeFast: printable ASCII, newlines and tabs only.
+func safeFast(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < 0x20 && c != '\n' && c != '\t') || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// sgrLen is the length of the SGR sequence (ESC [ params m) at the start of
+// s, or 0 when s does not start with one the guard lets through: only
+// digits, ';' and ':' as parameters, and no conceal (8) among them.
+func sgrLen(s string) int {
+	if len(s) < 3 || s[0] != 0x1b || s[1] != '[' {
+		return 0
+	}
+	end := 2
+	for end < len(s) && (s[end] >= '0' && s[end] <= '9' || s[end] == ';' || s[end] == ':') {
+		end++
+	}
+	if end >= len(s) || s[end] != 'm' || end-2 > 64 {
+		return 0
+	}
+	params := strings.FieldsFunc(s[2:end], func(r rune) bool { return r == ';' || r == ':' })
+	for i := 0; i < len(params); i++ {
+		switch params[i] {
+		case "38", "48", "58": // extended colour: 5;N or 2;R;G;B follow
+			if i+1 < len(params) && params[i+1] == "5" {
+				i += 2
+			} else if i+1 < len(params) && params[i+1] == "2" {
+				i += 4
+			}
+		case "8":
+			return 0
+		}
+	}
+	return end + 1
 }

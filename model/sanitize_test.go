@@ -70,3 +70,27 @@ func BenchmarkSanitizeSegmentsManyEscapes(b *testing.B) {
 		}
 	}
 }
+
+func TestTerminalSafeKeepsStylesAndStopsEverythingElse(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"plain\ttext\n", "plain\ttext\n"},
+		{"\x1b[1;38;2;255;0;8mred\x1b[0m", "\x1b[1;38;2;255;0;8mred\x1b[0m"}, // 8 is a colour value here
+		{"\x1b[38;5;8mgrey\x1b[m", "\x1b[38;5;8mgrey\x1b[m"},
+		{"a\x1b[8mhidden", `a\x1b[8mhidden`},                     // conceal
+		{"\x1b]52;c;aGk=\x07", `\x1b]52;c;aGk=\x07`},             // clipboard
+		{"\x1b]0;title\x1b\\", `\x1b]0;title\x1b\`},              // title
+		{"\x1b[2J", `\x1b[2J`},                                   // not SGR
+		{"\u009b31m\u202egpj.exe", `<U+009B>31m<U+202E>gpj.exe`}, // C1 CSI, bidi
+		{"zero\u200bwidth│box", `zero<U+200B>width│box`},
+		{"\r\x00", `\x0d\x00`},
+	} {
+		if got := TerminalSafe(c.in); got != c.want {
+			t.Errorf("TerminalSafe(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	// Text already sanitised passes unchanged.
+	s := Sanitize("evil\x1b]0;x\x07\u202e", Line)
+	if TerminalSafe(s) != s {
+		t.Fatal("sanitised text changed")
+	}
+}

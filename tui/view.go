@@ -15,7 +15,13 @@ import (
 
 // View renders the screen. It does no I/O, sorting or diffing: everything
 // was prepared in Update; only the visible rows are formatted here.
-func (m *Model) View() string {
+//
+// The frame goes through model.TerminalSafe on its way out: every string
+// from the file is sanitised where it is laid out, and this guard makes sure
+// that a string someone forgot still cannot reach the terminal raw.
+func (m *Model) View() string { return model.TerminalSafe(m.frame()) }
+
+func (m *Model) frame() string {
 	if m.width == 0 {
 		return ""
 	}
