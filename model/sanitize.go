@@ -2,8 +2,8 @@ package model
 
 import (
 	"fmt"
-	"sync"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
