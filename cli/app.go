@@ -28,6 +28,11 @@ type app struct {
 	in       io.Reader
 	out, err io.Writer
 
+	// out and err guard every line (guardWriter); rawOut and rawErr are
+	// the process's own, for the console, run's command and the hooks.
+	rawOut, rawErr io.Writer
+	guards         []*guardWriter
+
 	getenv func(string) string
 	isTTY  func() bool // is stdin a terminal (prompts allowed)
 	termW  func() int  // width of stdout's terminal, 0 when not a terminal
@@ -53,7 +58,9 @@ func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *app {
-	a := &app{in: stdin, out: stdout, err: stderr, getenv: os.Getenv, now: time.Now}
+	gout, gerr := &guardWriter{w: stdout}, &guardWriter{w: stderr}
+	a := &app{in: stdin, out: gout, err: gerr, rawOut: stdout, rawErr: stderr, guards: []*guardWriter{gout, gerr},
+		getenv: os.Getenv, now: time.Now}
 	a.isTTY = func() bool { return isTerminal(stdin) }
 	a.termW = func() int {
 		if f, ok := stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
@@ -72,6 +79,7 @@ func isTerminal(v any) bool {
 }
 
 func (a *app) execute(ctx context.Context, args []string) int {
+	defer a.flush()
 	root := a.root()
 	root.SetArgs(args)
 	root.SetIn(a.in)
@@ -93,7 +101,7 @@ func (a *app) execute(ctx context.Context, args []string) int {
 		if msg == "" {
 			reason = "approve-tui: the hook failed; denied to be safe"
 		}
-		_, _ = a.out.Write(agent.HookAnswer{Decision: "deny", Reason: reason}.JSON())
+		_, _ = a.rawOut.Write(agent.HookAnswer{Decision: "deny", Reason: reason}.JSON())
 		fmt.Fprintln(a.err, "approve-tui: "+line(msg))
 		return ExitOK
 	}
@@ -107,6 +115,13 @@ func (a *app) execute(ctx context.Context, args []string) int {
 		fmt.Fprintf(a.err, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	}
 	return code
+}
+
+// flush writes out what the guarded writers hold.
+func (a *app) flush() {
+	for _, g := range a.guards {
+		_ = g.Flush()
+	}
 }
 
 // failClosedHook annotates commands that answer every error, usage errors
@@ -232,6 +247,7 @@ func (a *app) note(format string, args ...any) { fmt.Fprintf(a.err, format+"\n",
 // not outlive it.
 func (a *app) prompt(ctx context.Context, question string) (string, error) {
 	fmt.Fprint(a.err, question)
+	a.flush()
 	type result struct {
 		s   string
 		err error

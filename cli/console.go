@@ -37,11 +37,11 @@ func (a *app) consoleRun(cmd *cobra.Command, args []string) error {
 func (a *app) runConsole(ctx context.Context, s *storage.Store) error {
 	actor := model.LocalActor(model.SurfaceTUI)
 	actor.ReadOnly = a.readOnly
-	r := lipgloss.NewRenderer(a.out, termenv.WithColorCache(true))
+	r := lipgloss.NewRenderer(a.rawOut, termenv.WithColorCache(true))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	m := tui.New(tui.Options{Store: s, Actor: actor, Renderer: r, Context: ctx})
-	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithInput(a.in), tea.WithOutput(a.out))
+	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithInput(a.in), tea.WithOutput(a.rawOut))
 	_, err := p.Run()
 	cancel() // stop the console's background work before releasing it
 	m.Close()

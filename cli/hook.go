@@ -78,7 +78,7 @@ Keep --timeout below the hook's timeout in .claude/settings.json (seconds):
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ans := a.claudeCodeHook(cmd, timeout, low)
 			if b := ans.JSON(); b != nil {
-				_, _ = a.out.Write(b)
+				_, _ = a.rawOut.Write(b)
 			}
 			return nil
 		},

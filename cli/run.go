@@ -130,7 +130,7 @@ func (a *app) run(cmd *cobra.Command, f submitFlags, timeout time.Duration, shel
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	req := agent.RunRequest{Draft: d, Timeout: timeout, Stdin: a.in, Stdout: a.out, Stderr: a.err,
+	req := agent.RunRequest{Draft: d, Timeout: timeout, Stdin: a.in, Stdout: a.rawOut, Stderr: a.rawErr,
 		Log: a.err, Signals: sigs, Actor: actor}
 	if shellMode {
 		req.Shell = shell

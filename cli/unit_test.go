@@ -239,3 +239,24 @@ func TestPromptInterrupted(t *testing.T) {
 		t.Fatalf("after interrupt: %d %s", code, stdout)
 	}
 }
+
+// Every line a subcommand writes goes through the terminal guard, whole
+// lines at a time; what is left of a line goes out on Flush.
+func TestGuardWriter(t *testing.T) {
+	var b strings.Builder
+	g := &guardWriter{w: &b}
+	fmt.Fprint(g, "ok \x1b[1mbold\x1b[0m, evil \x1b]0;ti")
+	if b.Len() != 0 {
+		t.Fatalf("an unfinished line was written: %q", b.String())
+	}
+	fmt.Fprint(g, "tle\x07 \u202e\nrest\x1b[8m")
+	if got, want := b.String(), "ok \x1b[1mbold\x1b[0m, evil \\x1b]0;title\\x07 <U+202E>\n"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if err := g.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(b.String(), `rest\x1b[8m`) {
+		t.Fatalf("flush: %q", b.String())
+	}
+}

@@ -20,7 +20,8 @@ import (
 var errBadString = errors.New("malformed JSON string")
 
 // quoteJSON returns s as a JSON string literal, escaping controls, quotes,
-// backslashes and U+2028/U+2029, and invalid bytes as \udcXX.
+// backslashes, C1 controls, bidi, zero-width and other invisible format
+// characters (as \uXXXX), and invalid bytes as \udcXX.
 func quoteJSON(s string) string {
 	var b strings.Builder
 	b.Grow(len(s) + 2)
@@ -57,9 +58,17 @@ func quoteJSON(s string) string {
 			i++
 			continue
 		}
-		if r == '\u2028' || r == '\u2029' {
-			b.WriteString(`\u202`)
-			b.WriteByte(hexDigit(byte(r & 0xf)))
+		if escapedRune(r) {
+			// C1 controls, bidi, zero-width and other invisible format
+			// characters (U+2028/U+2029 among them) as \uXXXX: the same
+			// string, but a terminal showing the JSON cannot be fooled.
+			if r > 0xffff {
+				r1, r2 := utf16.EncodeRune(r)
+				writeU(&b, r1)
+				writeU(&b, r2)
+			} else {
+				writeU(&b, r)
+			}
 		} else {
 			b.WriteString(s[i : i+size])
 		}
@@ -70,6 +79,13 @@ func quoteJSON(s string) string {
 }
 
 func hexDigit(n byte) byte { return "0123456789abcdef"[n&0xf] }
+
+func writeU(b *strings.Builder, r rune) {
+	b.WriteString(`\u`)
+	for shift := 12; shift >= 0; shift -= 4 {
+		b.WriteByte(hexDigit(byte(r >> shift)))
+	}
+}
 
 // unquoteJSON decodes a JSON string literal (with its quotes), mapping lone
 // \udc80-\udcff escapes back to raw bytes and keeping raw invalid bytes.

@@ -182,3 +182,23 @@ func FuzzScanObjectAgreesWithEncodingJSON(f *testing.F) {
 		}
 	})
 }
+
+// --json output and stored payloads escape what a terminal would act on or
+// hide, and read back to the same bytes.
+func TestQuoteJSONEscapesInvisibleCharacters(t *testing.T) {
+	in := "a\u0085b\u009bc\u202ed\u200be\u2028f\U000E0041g\u00adh é✔"
+	q := quoteJSON(in)
+	for _, raw := range []string{"\u0085", "\u009b", "\u202e", "\u200b", "\u2028", "\U000E0041", "\u00ad"} {
+		if strings.Contains(q, raw) {
+			t.Fatalf("%q left raw in %s", raw, q)
+		}
+	}
+	want := `"a\u0085b\u009bc\u202ed\u200be\u2028f\udb40\udc41g\u00adh é✔"`
+	if q != want {
+		t.Fatalf("got %s, want %s", q, want)
+	}
+	back, err := unquoteJSON([]byte(q))
+	if err != nil || back != in {
+		t.Fatalf("round trip: %q %v", back, err)
+	}
+}
