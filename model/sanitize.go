@@ -46,7 +46,7 @@ func Sanitize(s string, mode SanitizeMode) string {
 	}
 	var b strings.Builder
 	b.Grow(len(s) + 8)
-	walk(s, mode, func(text string, _ bool) { b.WriteString(text) })
+	walk(s, mode, func(text string, _ bool, _ string) { b.WriteString(text) })
 	return b.String()
 }
 
@@ -55,7 +55,7 @@ func SanitizeSegments(s string, mode SanitizeMode) []Segment {
 	var segs []Segment
 	var cur strings.Builder
 	curEsc := false
-	walk(s, mode, func(text string, esc bool) {
+	walk(s, mode, func(text string, esc bool, _ string) {
 		if cur.Len() > 0 && esc != curEsc {
 			segs = append(segs, Segment{Text: cur.String(), Escaped: curEsc})
 			cur.Reset()
@@ -83,35 +83,12 @@ func Findings(s string) []string {
 	}
 	var out []string
 	seen := map[string]bool{}
-	note := func(k string) {
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, k)
+	walk(s, Block, func(_ string, _ bool, kind string) {
+		if kind != "" && !seen[kind] {
+			seen[kind] = true
+			out = append(out, kind)
 		}
-	}
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			note("invalid UTF-8")
-		case r == 0x1b:
-			note("escape sequence")
-		case r == '\n' || r == '\t':
-		case r == '\r':
-			note("carriage return")
-		case r < 0x20 || r == 0x7f:
-			note("control character")
-		case r >= 0x80 && r <= 0x9f:
-			note("C1 control character")
-		case isBidi(r):
-			note("bidirectional override")
-		case isZeroWidth(r):
-			note("zero-width character")
-		case needsEscape(r):
-			note("invisible format character")
-		}
-		i += size
-	}
+	})
 	return out
 }
 
@@ -126,21 +103,42 @@ func isPlain(s string) bool {
 	return true
 }
 
-func walk(s string, mode SanitizeMode, emit func(string, bool)) {
+// maxCombining is how many combining marks in a row are drawn on one base
+// character; more (a "Zalgo" flood that draws over other rows) are escaped.
+const maxCombining = 2
+
+// walk splits s into plain text and visible escapes. kind names what an
+// escape stands for (a finding; "" for newlines and tabs escaped in Line
+// mode, which are not hidden content).
+func walk(s string, mode SanitizeMode, emit func(text string, escaped bool, kind string)) {
 	col := 0
 	start := 0
+	marks := 0 // combining marks since the last base character
+	// The word being walked through ends at wordEnd; wordMixed: it mixes
+	// Latin with Cyrillic or Greek letters.
+	wordEnd, wordMixed := 0, false
 	flush := func(end int) {
 		if end > start {
-			emit(s[start:end], false)
+			emit(s[start:end], false, "")
 		}
 	}
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		var rep string
+		var rep, kind string
 		plain := false
+		if unicode.In(r, unicode.Mn, unicode.Me) {
+			marks++
+		} else {
+			marks = 0
+		}
+		if i >= wordEnd && (r < 0x80 && isASCIILetter(byte(r)) || r >= 0x80 && unicode.IsLetter(r)) {
+			wordEnd, wordMixed = mixedWord(s, i)
+		}
 		switch {
+		case r >= 0x20 && r < 0x7f:
+			// printable ASCII: the common case
 		case r == utf8.RuneError && size == 1:
-			rep = fmt.Sprintf(`\x%02x`, s[i])
+			rep, kind = fmt.Sprintf(`\x%02x`, s[i]), "invalid UTF-8"
 		case r == '\n' && mode == Block:
 			col = -1
 		case r == '\t' && mode == Block:
@@ -151,16 +149,22 @@ func walk(s string, mode SanitizeMode, emit func(string, bool)) {
 			rep = `\n`
 		case r == '\t':
 			rep = `\t`
+		case r == 0x1b:
+			rep, kind = `\x1b`, "escape sequence"
+		case r == '\r':
+			rep, kind = fmt.Sprintf(`\x%02x`, r), "carriage return"
 		case r < 0x20 || r == 0x7f:
-			rep = fmt.Sprintf(`\x%02x`, r)
-		case r >= 0x20 && r < 0x7f:
-			// printable ASCII: the common case
+			rep, kind = fmt.Sprintf(`\x%02x`, r), "control character"
 		case escapedRune(r):
-			rep = fmt.Sprintf("<U+%04X>", r)
+			rep, kind = fmt.Sprintf("<U+%04X>", r), escapeKind(r)
+		case marks > maxCombining:
+			rep, kind = fmt.Sprintf("<U+%04X>", r), "run of combining marks"
+		case wordMixed && i < wordEnd && isLookalikeScript(r):
+			rep, kind = fmt.Sprintf("<U+%04X>", r), "mixed-script word"
 		}
 		if rep != "" {
 			flush(i)
-			emit(rep, !plain)
+			emit(rep, !plain, kind)
 			start = i + size
 			if !plain {
 				col += len(rep) - 1
@@ -170,6 +174,57 @@ func walk(s string, mode SanitizeMode, emit func(string, bool)) {
 		i += size
 	}
 	flush(len(s))
+}
+
+func isASCIILetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+
+// mixedWord looks at the word (letters, marks and digits) starting at i and
+// reports where it ends and whether it mixes Latin letters with Cyrillic or
+// Greek ones: a look-alike ("pаypal" with a Cyrillic а) that reads as
+// something it is not.
+func mixedWord(s string, i int) (end int, mixed bool) {
+	latin, other := false, false
+	for end = i; end < len(s); {
+		r, size := utf8.DecodeRuneInString(s[end:])
+		if !(unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.In(r, unicode.Mn, unicode.Me)) {
+			break
+		}
+		switch {
+		case unicode.Is(unicode.Latin, r):
+			latin = true
+		case isLookalikeScript(r):
+			other = true
+		}
+		end += size
+	}
+	return end, latin && other
+}
+
+func isLookalikeScript(r rune) bool {
+	return unicode.In(r, unicode.Cyrillic, unicode.Greek)
+}
+
+// escapeKind names the finding of an escaped non-ASCII rune.
+func escapeKind(r rune) string {
+	switch {
+	case r >= 0x80 && r <= 0x9f:
+		return "C1 control character"
+	case isBidi(r):
+		return "bidirectional override"
+	case isZeroWidth(r):
+		return "zero-width character"
+	case isVariationSelector(r):
+		return "variation selector"
+	case r >= 0x1f3fb && r <= 0x1f3ff:
+		return "emoji modifier"
+	case r >= 0x1f1e6 && r <= 0x1f1ff:
+		return "regional indicator"
+	case isOddSpace(r):
+		return "non-ASCII space"
+	case unicode.Is(unicode.Me, r):
+		return "enclosing mark"
+	}
+	return "invisible format character"
 }
 
 // escapedRune reports whether a non-ASCII rune is shown as <U+XXXX>. The
@@ -193,8 +248,25 @@ var (
 	escapeBMP  [0x10000 / 64]uint64
 )
 
+// escapedSlow: C1 controls, bidi controls, zero-width and other invisible
+// format characters, and the characters whose width terminals and this
+// program may not agree on: variation selectors (VS15/VS16 switch a
+// character between one and two cells on some terminals only), emoji
+// skin-tone modifiers and regional indicators (drawn joined, or as two
+// separate wide characters), enclosing marks (keycaps), and spaces other
+// than the ASCII one.
 func escapedSlow(r rune) bool {
-	return (r >= 0x80 && r <= 0x9f) || isBidi(r) || isZeroWidth(r) || needsEscape(r)
+	return (r >= 0x80 && r <= 0x9f) || isBidi(r) || isZeroWidth(r) || needsEscape(r) ||
+		isVariationSelector(r) || (r >= 0x1f3fb && r <= 0x1f3ff) || (r >= 0x1f1e6 && r <= 0x1f1ff) ||
+		isOddSpace(r) || unicode.Is(unicode.Me, r)
+}
+
+func isVariationSelector(r rune) bool {
+	return (r >= 0xfe00 && r <= 0xfe0f) || (r >= 0xe0100 && r <= 0xe01ef) || (r >= 0x180b && r <= 0x180d) || r == 0x180f
+}
+
+func isOddSpace(r rune) bool {
+	return r == 0xa0 || r == 0x1680 || (r >= 0x2000 && r <= 0x200a) || r == 0x202f || r == 0x205f || r == 0x3000
 }
 
 func isBidi(r rune) bool {

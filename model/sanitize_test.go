@@ -94,3 +94,31 @@ func TestTerminalSafeKeepsStylesAndStopsEverythingElse(t *testing.T) {
 		t.Fatal("sanitised text changed")
 	}
 }
+
+// Width the terminal agrees with, and look-alikes shown for what they are.
+func TestSanitizeWidthAndLookalikes(t *testing.T) {
+	for _, c := range []struct{ in, want, finding string }{
+		{"ok 👍🏽", "ok 👍<U+1F3FD>", "emoji modifier"},
+		{"love ❤️", "love ❤<U+FE0F>", "variation selector"},
+		{"☺︎", "☺<U+FE0E>", "variation selector"},
+		{"flag 🇫🇷", "flag <U+1F1EB><U+1F1F7>", "regional indicator"},
+		{"a\u00a0b\u3000c", "a<U+00A0>b<U+3000>c", "non-ASCII space"},
+		{"1\ufe0f\u20e3", "1<U+FE0F><U+20E3>", "variation selector"},
+		{"e\u0301\u0301\u0301\u0301", "e\u0301\u0301<U+0301><U+0301>", "run of combining marks"},
+		{"café naïve", "café naïve", ""},
+		{"pаypal.com", "p<U+0430>ypal.com", "mixed-script word"}, // Cyrillic а
+		{"ρaypal", "<U+03C1>aypal", "mixed-script word"},       // Greek ρ
+		{"Москва Athens Αθήνα", "Москва Athens Αθήνα", ""},     // whole words in one script
+		{"rm -rf /ѕrv", "rm -rf /<U+0455>rv", "mixed-script word"},
+		{"日本語テキスト", "日本語テキスト", ""},
+		{"😀 ok", "😀 ok", ""},
+	} {
+		if got := Sanitize(c.in, Line); got != c.want {
+			t.Errorf("Sanitize(%q) = %q, want %q", c.in, got, c.want)
+		}
+		f := Findings(c.in)
+		if (c.finding == "") != (len(f) == 0) || (c.finding != "" && f[0] != c.finding) {
+			t.Errorf("Findings(%q) = %v, want %q", c.in, f, c.finding)
+		}
+	}
+}
