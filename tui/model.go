@@ -478,14 +478,25 @@ func (m *Model) reloadSoon() tea.Cmd {
 	return m.oneOff(reloadAfter(wait))
 }
 
+// rowText is at most this many bytes of an agent string, sanitised, for one
+// list row (which shows one screen width of it): a 78 KB combining flood
+// costs no more than a long command.
+const rowText = 1024
+
 func makeRow(rec *storage.Record) row {
+	cut := func(s string) string {
+		if len(s) > rowText {
+			s = s[:rowText] // a rune cut in two shows as an escaped byte, at the far end
+		}
+		return model.Sanitize(s, model.Line)
+	}
+	command, session := cut(rec.Command), cut(rec.SessionKey)
 	return row{
 		rec:     rec,
-		command: model.Sanitize(rec.Command, model.Line),
-		session: model.Sanitize(rec.SessionKey, model.Line),
-		search: strings.ToLower(rec.ApprovalID + "\x00" + model.Sanitize(rec.SessionKey, model.Line) + "\x00" +
-			model.Sanitize(rec.Command, model.Line) + "\x00" + model.Sanitize(rec.Cwd, model.Line) + "\x00" +
-			model.Sanitize(rec.Requester, model.Line)),
+		command: command,
+		session: session,
+		search: strings.ToLower(rec.ApprovalID + "\x00" + session + "\x00" + command + "\x00" +
+			cut(rec.Cwd) + "\x00" + cut(rec.Requester)),
 	}
 }
 
