@@ -223,6 +223,8 @@ func escapeKind(r rune) string {
 		return "non-ASCII space"
 	case unicode.Is(unicode.Me, r):
 		return "enclosing mark"
+	case isFullwidthASCII(r):
+		return "fullwidth look-alike"
 	}
 	return "invisible format character"
 }
@@ -258,8 +260,12 @@ var (
 func escapedSlow(r rune) bool {
 	return (r >= 0x80 && r <= 0x9f) || isBidi(r) || isZeroWidth(r) || needsEscape(r) ||
 		isVariationSelector(r) || (r >= 0x1f3fb && r <= 0x1f3ff) || (r >= 0x1f1e6 && r <= 0x1f1ff) ||
-		isOddSpace(r) || unicode.Is(unicode.Me, r)
+		isOddSpace(r) || unicode.Is(unicode.Me, r) || isFullwidthASCII(r)
 }
+
+// isFullwidthASCII: the fullwidth forms of ASCII letters, digits and
+// punctuation (ｒｍ reads as rm, and is not).
+func isFullwidthASCII(r rune) bool { return r >= 0xff01 && r <= 0xff5e }
 
 func isVariationSelector(r rune) bool {
 	return (r >= 0xfe00 && r <= 0xfe0f) || (r >= 0xe0100 && r <= 0xe01ef) || (r >= 0x180b && r <= 0x180d) || r == 0x180f

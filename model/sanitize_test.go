@@ -107,10 +107,11 @@ func TestSanitizeWidthAndLookalikes(t *testing.T) {
 		{"e\u0301\u0301\u0301\u0301", "e\u0301\u0301<U+0301><U+0301>", "run of combining marks"},
 		{"café naïve", "café naïve", ""},
 		{"pаypal.com", "p<U+0430>ypal.com", "mixed-script word"}, // Cyrillic а
-		{"ρaypal", "<U+03C1>aypal", "mixed-script word"},       // Greek ρ
-		{"Москва Athens Αθήνα", "Москва Athens Αθήνα", ""},     // whole words in one script
+		{"ρaypal", "<U+03C1>aypal", "mixed-script word"},         // Greek ρ
+		{"Москва Athens Αθήνα", "Москва Athens Αθήνα", ""},       // whole words in one script
 		{"rm -rf /ѕrv", "rm -rf /<U+0455>rv", "mixed-script word"},
 		{"日本語テキスト", "日本語テキスト", ""},
+		{"ｒｍ -rf", "<U+FF52><U+FF4D> -rf", "fullwidth look-alike"},
 		{"😀 ok", "😀 ok", ""},
 	} {
 		if got := Sanitize(c.in, Line); got != c.want {
