@@ -3,8 +3,10 @@ package tui
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/approve-tui/approve-tui/golden"
+	"github.com/approve-tui/approve-tui/risk"
 )
 
 // Golden screens: the console at fixed sizes, ASCII profile, fixed clock
@@ -88,6 +90,31 @@ func scenarios() []scenario {
 			press(m, "d")
 			typeText(m, "wrong database")
 			press(m, "enter", "tab")
+		}},
+		{name: "hardline-refused", run: sel("hardline", "enter", "a")},
+		{name: "end-then-approve", run: sel("heredoc", "enter", "end", "a")}, // refused where the diff does not fit
+		{name: "short-id-refused", run: func(t *testing.T, f *fixture, m *Model) {
+			p, _, err := risk.Propose(risk.Draft{Command: "ls /srv/short", SessionKey: "agent:x", ID: "abc", TTL: time.Minute}, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.s.Submit(t.Context(), p, rival); err != nil {
+				t.Fatal(err)
+			}
+			Settle(m, m.reload())
+			selectID(t, m, "abc")
+			readAll(m)
+			press(m, "a")
+		}},
+		{name: "slid-after-decided-elsewhere", run: func(t *testing.T, f *fixture, m *Model) {
+			id := f.ids["drop"]
+			selectID(t, m, id)
+			readAll(m)
+			if _, err := f.s.Deny(t.Context(), id, rival, "not today"); err != nil {
+				t.Fatal(err)
+			}
+			Settle(m, m.reload())
+			press(m, "esc", "a") // back to the list (narrow), then approve what slid in
 		}},
 		{name: "help", run: func(t *testing.T, f *fixture, m *Model) { press(m, "?") }},
 		{name: "filter", run: func(t *testing.T, f *fixture, m *Model) {

@@ -68,6 +68,9 @@ type row struct {
 type note struct {
 	text  string
 	style lipgloss.Style
+	// sticky: it says why the proposal being read went away, and stays
+	// until esc (a later note may still replace it).
+	sticky bool
 }
 
 // Model is the console.
@@ -651,6 +654,10 @@ func (m *Model) onGone(msg goneMsg) {
 	} else {
 		m.setNote(goneText(msg.rec, m.now), m.st.Warning)
 	}
+	// Why the proposal being read went away stays on screen until the
+	// operator dismisses it (esc), whatever opens meanwhile.
+	m.note.sticky = true
+	m.note.text += " — esc to dismiss"
 	outcome := goneOutcome(msg.rec)
 	if m.prompt != nil && m.prompt.id == msg.id {
 		// Our prompt was open on it: another actor won the race.
@@ -741,6 +748,8 @@ func (m *Model) pendingKey(k tea.KeyMsg) tea.Cmd {
 	switch {
 	case key.Matches(k, m.keys.Back):
 		switch {
+		case m.note.sticky:
+			m.note = note{}
 		case !m.wide && m.pageOpen:
 			m.pageOpen = false
 		case m.wide && !m.focusList:
@@ -883,7 +892,9 @@ func (m *Model) refuse(action, id, text string, st lipgloss.Style) tea.Cmd {
 
 func (m *Model) openPrompt(kind promptKind, rec *storage.Record) tea.Cmd {
 	m.prompt = newPrompt(kind, rec, m.st, m.width)
-	m.note = note{}
+	if !m.note.sticky {
+		m.note = note{}
+	}
 	m.emit("prompt", rec.ApprovalID, "opened", kind.String())
 	return m.prompt.input.Focus()
 }
