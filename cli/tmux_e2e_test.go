@@ -21,6 +21,7 @@ type demoInTmux struct {
 	t    *testing.T
 	db   string
 	sock string
+	bin  string
 }
 
 func startDemoInTmux(t *testing.T) *demoInTmux {
@@ -33,7 +34,7 @@ func startDemoInTmux(t *testing.T) *demoInTmux {
 	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/approve-tui").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
-	tm := &demoInTmux{t: t, db: filepath.Join(dir, "demo.db"), sock: fmt.Sprintf("approve-tui-e2e-%d-%s", os.Getpid(), t.Name())}
+	tm := &demoInTmux{t: t, db: filepath.Join(dir, "demo.db"), sock: fmt.Sprintf("approve-tui-e2e-%d-%s", os.Getpid(), t.Name()), bin: bin}
 	tm.tmux("new-session", "-d", "-s", "e2e", "-x", "80", "-y", "24",
 		"env", "TERM=xterm-256color", bin, "demo", "--seed", "1", "--db", tm.db)
 	t.Cleanup(func() { exec.Command("tmux", "-L", tm.sock, "kill-server").Run() })
