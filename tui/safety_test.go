@@ -185,3 +185,30 @@ func TestExactIDFilterSelectsOnlyThatProposal(t *testing.T) {
 		t.Fatalf("partial filter: %d visible", len(m.visible))
 	}
 }
+
+// The approve prompt shows the whole id at any width: wrapped, never cut.
+func TestPromptShowsALongIDWhole(t *testing.T) {
+	f := newFixture(t)
+	id := strings.Repeat("AbCdEfGh", 16) // 128 characters
+	p, _, err := risk.Propose(risk.Draft{Command: "ls /srv/long-id", SessionKey: "agent:x", ID: id, TTL: time.Minute}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.Submit(context.Background(), p, rival); err != nil {
+		t.Fatal(err)
+	}
+	m := console(t, f, operator, 80, 24)
+	selectID(t, m, id)
+	readAll(m)
+	press(m, "a")
+	if m.prompt == nil {
+		t.Fatalf("no prompt:\n%s", m.View())
+	}
+	var joined strings.Builder
+	for _, l := range strings.Split(m.View(), "\n") {
+		joined.WriteString(strings.Trim(l, " │"))
+	}
+	if !strings.Contains(joined.String(), id) {
+		t.Fatalf("the id is not whole on screen:\n%s", m.View())
+	}
+}
