@@ -78,6 +78,10 @@ func DecodePayload(raw []byte) (*Proposal, error) {
 		ExecutionStatus:          ExecutionStatus(d.strOr("execution_status", string(ExecNotStarted))),
 		ExecutionReason:          d.str("execution_reason"),
 		ExecutionRecordedAt:      d.num("execution_recorded_at"),
+		RequiresTextConfirm:      d.boolOr("requires_text_confirm", false),
+		Nonce:                    d.str("nonce"),
+		Verb:                     d.str("verb"),
+		Target:                   d.str("target"),
 	}
 	if len(d.problems) > 0 {
 		return p, &PayloadError{Problems: d.problems}
@@ -235,7 +239,7 @@ func EncodePayload(p *Proposal) []byte {
 // PayloadObject is the payload as a JSONObject, for writers that add keys
 // after the SPEC §2 set.
 func PayloadObject(p *Proposal) *JSONObject {
-	return NewJSONObject().
+	o := NewJSONObject().
 		Str("approval_id", p.ApprovalID).
 		Num("created_at", p.CreatedAt).
 		OptNum("expires_at", p.ExpiresAt).
@@ -256,10 +260,16 @@ func PayloadObject(p *Proposal) *JSONObject {
 		Str("default_decision", p.DefaultDecision).
 		OptStr("diff_text", p.DiffText).
 		OptStr("diff_summary", p.DiffSummary).
-		OptStr("display_text", p.DisplayText).
+		Str("display_text", p.DisplayText). // Hermes' default is "", not null
 		Str("execution_status", string(orExec(p.ExecutionStatus))).
 		OptStr("execution_reason", p.ExecutionReason).
 		OptNum("execution_recorded_at", p.ExecutionRecordedAt)
+	if p.RequiresTextConfirm {
+		// Hermes' tier-2 keys, only where they mean something: readers
+		// of the first revision drop keys they do not know.
+		o.Bool("requires_text_confirm", true).Str("nonce", p.Nonce).Str("verb", p.Verb).Str("target", p.Target)
+	}
+	return o
 }
 
 func orStatus(s Status) Status {

@@ -36,10 +36,53 @@ func TestEncodeWritesFullKeySetInOrder(t *testing.T) {
 		}
 		pos = i
 	}
-	for _, k := range []string{"consumed_at", "consumed_by", "diff_summary", "display_text", "execution_reason", "execution_recorded_at"} {
+	for _, k := range []string{"consumed_at", "consumed_by", "diff_summary", "execution_reason", "execution_recorded_at"} {
 		if m[k] != nil {
 			t.Errorf("%s should be null, got %v", k, m[k])
 		}
+	}
+	if m["display_text"] != "" {
+		t.Errorf("display_text should be \"\" (Hermes' default), got %v", m["display_text"])
+	}
+}
+
+// Tier-2 keys are decoded and validated as Hermes validates them, and
+// written only for a text-confirm proposal.
+func TestTier2PayloadKeys(t *testing.T) {
+	p := sample()
+	if strings.Contains(string(EncodePayload(p)), "requires_text_confirm") {
+		t.Fatal("tier-2 keys written for an ordinary proposal")
+	}
+	p.RiskLevel, p.RequiresTextConfirm, p.Nonce, p.Verb, p.Target = RiskTier2, true, "0427", "restart-tier2", "vaultwarden"
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodePayload(EncodePayload(p))
+	if err != nil || !got.RequiresTextConfirm || got.Nonce != "0427" || got.Verb != "restart-tier2" || got.Target != "vaultwarden" {
+		t.Fatalf("round trip: %+v %v", got, err)
+	}
+	if got.Phrase() != "RESTART-TIER2 VAULTWARDEN 0427" || NormalizePhrase("  restart-tier2   Vaultwarden 0427 ") != got.Phrase() {
+		t.Fatalf("phrase %q", got.Phrase())
+	}
+	for _, c := range []struct {
+		mutate func(*Proposal)
+		want   string
+	}{
+		{func(p *Proposal) { p.RequiresTextConfirm = false }, "tier2_critical requires requires_text_confirm"},
+		{func(p *Proposal) { p.Nonce = "42" }, "nonce must be 4 digits"},
+		{func(p *Proposal) { p.Nonce = "12a4" }, "nonce must be 4 digits"},
+		{func(p *Proposal) { p.Verb = "" }, "needs a verb"},
+		{func(p *Proposal) { p.Target = "" }, "needs a target"},
+		{func(p *Proposal) { p.DefaultDecision = DefaultAllow }, "requires default_decision deny"},
+	} {
+		q := *p
+		c.mutate(&q)
+		if err := q.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("want %q, got %v", c.want, err)
+		}
+	}
+	if RiskTier2.Rank() <= RiskHigh.Rank() || RiskUnknown.Rank() <= RiskTier2.Rank() || MaxRisk(RiskTier2, RiskHigh) != RiskTier2 {
+		t.Fatal("tier2_critical must rank above high and below unknown")
 	}
 }
 

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -17,10 +18,13 @@ const (
 	RiskMedium  RiskLevel = "medium"
 	RiskHigh    RiskLevel = "high"
 	RiskUnknown RiskLevel = "unknown"
+	// RiskTier2 (Hermes' tier-2 revision): approved only by typing the
+	// phrase VERB TARGET NONCE; ranks above high and is never lowered.
+	RiskTier2 RiskLevel = "tier2_critical"
 )
 
-// Rank orders risk levels: low < medium < high < unknown. Any value that is
-// not one of the three valid levels ranks as unknown.
+// Rank orders risk levels: low < medium < high < tier2_critical < unknown.
+// Any value that is not a valid level ranks as unknown.
 func (r RiskLevel) Rank() int {
 	switch r {
 	case RiskLow:
@@ -29,13 +33,17 @@ func (r RiskLevel) Rank() int {
 		return 2
 	case RiskHigh:
 		return 3
-	default:
+	case RiskTier2:
 		return 4
+	default:
+		return 5
 	}
 }
 
-// Valid reports whether r is one of low, medium, high.
-func (r RiskLevel) Valid() bool { return r == RiskLow || r == RiskMedium || r == RiskHigh }
+// Valid reports whether r is one of low, medium, high, tier2_critical.
+func (r RiskLevel) Valid() bool {
+	return r == RiskLow || r == RiskMedium || r == RiskHigh || r == RiskTier2
+}
 
 // Normalized returns r if it is valid and RiskUnknown otherwise.
 func (r RiskLevel) Normalized() RiskLevel {
@@ -54,6 +62,8 @@ func (r RiskLevel) Short() string {
 		return "MED"
 	case RiskHigh:
 		return "HIGH"
+	case RiskTier2:
+		return "CRIT"
 	default:
 		return "UNKN"
 	}
@@ -68,6 +78,8 @@ func RiskFromRank(rank int) RiskLevel {
 		return RiskMedium
 	case 3:
 		return RiskHigh
+	case 4:
+		return RiskTier2
 	default:
 		return RiskUnknown
 	}
@@ -90,16 +102,25 @@ const (
 	StatusConsumed Status = "consumed"
 	StatusDenied   Status = "denied"
 	StatusExpired  Status = "expired"
+	// Hermes' tier-2 revision: a text-confirm proposal whose prompt was
+	// shown (armed) and is still open; and a terminal refusal (too many
+	// wrong phrases, a lockout, clock skew).
+	StatusPendingConfirm Status = "pending_confirm"
+	StatusBlocked        Status = "blocked"
 )
 
-// Valid reports whether s is one of the four statuses.
+// Valid reports whether s is one of the statuses of either revision.
 func (s Status) Valid() bool {
 	switch s {
-	case StatusPending, StatusConsumed, StatusDenied, StatusExpired:
+	case StatusPending, StatusConsumed, StatusDenied, StatusExpired, StatusPendingConfirm, StatusBlocked:
 		return true
 	}
 	return false
 }
+
+// Open reports whether a proposal in status s can still be decided:
+// pending, or armed for its text confirm.
+func (s Status) Open() bool { return s == StatusPending || s == StatusPendingConfirm }
 
 // Decision is the status in an operator's words: a consumed proposal was
 // "approved"; the others read as they are.
@@ -181,13 +202,38 @@ type Proposal struct {
 	ExecutionStatus          ExecutionStatus
 	ExecutionReason          string
 	ExecutionRecordedAt      *float64
+
+	// Tier-2 text confirm (Hermes' later revision), pinned at submit: the
+	// proposal is approved only by typing VERB TARGET NONCE (Phrase).
+	RequiresTextConfirm bool
+	Nonce, Verb, Target string
+
+	// Tier-2 columns (empty on files of the first revision): why a
+	// proposal ended other than by approval, the event that armed its
+	// text confirm, and the wrong phrases typed so far.
+	TerminalReason    string
+	ApprovalEventID   string
+	ApprovalEventTsMs *int64
+	InvalidAttempts   int
+}
+
+// Phrase is what approves a text-confirm proposal: VERB TARGET NONCE, verb
+// and target in capitals, as Hermes shows it.
+func (p *Proposal) Phrase() string {
+	return strings.ToUpper(p.Verb) + " " + strings.ToUpper(p.Target) + " " + p.Nonce
+}
+
+// NormalizePhrase is typed text as it is compared with Phrase: trimmed,
+// runs of spaces as one, letters in capitals.
+func NormalizePhrase(typed string) string {
+	return strings.ToUpper(strings.Join(strings.Fields(typed), " "))
 }
 
 // EffectiveStatus is the status that holds for every purpose at time now: a
 // pending row whose expiry has passed is expired whether or not anything has
 // rewritten its status yet.
 func (p *Proposal) EffectiveStatus(now time.Time) Status {
-	if p.Status == StatusPending && p.ExpiresAt != nil && *p.ExpiresAt <= Epoch(now) {
+	if p.Status.Open() && p.ExpiresAt != nil && *p.ExpiresAt <= Epoch(now) {
 		return StatusExpired
 	}
 	return p.Status
@@ -264,7 +310,7 @@ func (p *Proposal) Validate() error {
 		add("risk_reason is empty")
 	}
 	if !p.RiskLevel.Valid() {
-		add("risk_level %q is not one of low, medium, high", string(p.RiskLevel))
+		add("risk_level %q is not one of low, medium, high, tier2_critical", string(p.RiskLevel))
 	}
 	switch p.PolicyDecision {
 	case PolicyAllow, PolicyNeedsApproval, PolicyDeny:
@@ -276,11 +322,27 @@ func (p *Proposal) Validate() error {
 	default:
 		add("default_decision %q is not one of allow, deny", p.DefaultDecision)
 	}
-	if p.RiskLevel == RiskHigh && p.DefaultDecision != DefaultDeny {
-		add("high risk requires default_decision deny, got %q", p.DefaultDecision)
+	if (p.RiskLevel == RiskHigh || p.RiskLevel == RiskTier2) && p.DefaultDecision != DefaultDeny {
+		add("%s risk requires default_decision deny, got %q", p.RiskLevel, p.DefaultDecision)
+	}
+	// Tier-2, as Hermes validates it: tier2_critical implies a text
+	// confirm, and a text confirm needs its pinned phrase parts.
+	if p.RiskLevel == RiskTier2 && !p.RequiresTextConfirm {
+		add("tier2_critical requires requires_text_confirm")
+	}
+	if p.RequiresTextConfirm {
+		if len(p.Nonce) != 4 || strings.Trim(p.Nonce, "0123456789") != "" {
+			add("nonce must be 4 digits, got %q", Sanitize(p.Nonce, Line))
+		}
+		if p.Verb == "" {
+			add("requires_text_confirm needs a verb")
+		}
+		if p.Target == "" {
+			add("requires_text_confirm needs a target")
+		}
 	}
 	if p.Status != "" && !p.Status.Valid() {
-		add("status %q is not one of pending, consumed, denied, expired", string(p.Status))
+		add("status %q is not one of pending, pending_confirm, consumed, denied, expired, blocked", string(p.Status))
 	}
 	if p.ExecutionStatus != "" && !p.ExecutionStatus.Valid() {
 		add("execution_status %q is unknown", string(p.ExecutionStatus))

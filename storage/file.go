@@ -40,6 +40,7 @@ type dbfile struct {
 	fileRO  string // why the file cannot be written ("" when it can)
 	journal string
 	legacy  atomic.Bool // the table lacks the execution_* columns (old file viewed without migrating)
+	tier2   atomic.Bool // the table has Hermes' tier-2 columns (terminal_reason, approval_event_*, invalid_attempts)
 
 	wdb *sql.DB    // the writer's pool, one connection
 	wmu sync.Mutex // serialises use of w and the settings below
@@ -267,6 +268,7 @@ func (f *dbfile) ensureSchemaLocked(ctx context.Context, opt Options) error {
 	if err != nil {
 		return classify("open", err)
 	}
+	f.tier2.Store(st.tier2)
 	if st.ownVersion > SchemaVersion {
 		// Never write to a file whose approve-tui tables we do not understand.
 		if f.fileRO == "" {
@@ -300,7 +302,7 @@ func (f *dbfile) ensureSchemaLocked(ctx context.Context, opt Options) error {
 		f.legacy.Store(false)
 	}
 	if f.fileRO == "" {
-		ws, err := prepareWriter(ctx, f.w)
+		ws, err := prepareWriter(ctx, f.w, selectColumns(false, st.tier2), st.tier2)
 		if err != nil {
 			return classify("open", err)
 		}

@@ -28,11 +28,16 @@ func (st *Store) Get(ctx context.Context, id string) (*Record, error) {
 }
 
 // cols is the row SELECT list for this file.
-func (s bound) cols() string {
-	if s.legacy.Load() {
-		return rowColumnsLegacy
+func (s bound) cols() string { return selectColumns(s.legacy.Load(), s.tier2.Load()) }
+
+// openWhere is the condition on status of an open proposal: pending, and on
+// a tier-2 file also pending_confirm, written exactly as Hermes' partial
+// index of open expiries is, so that SQLite can use it.
+func (f *dbfile) openWhere(col string) string {
+	if f.tier2.Load() {
+		return col + ` IN ('pending', 'pending_confirm')`
 	}
-	return rowColumns
+	return col + ` = 'pending'`
 }
 
 // StatusFilter selects rows for List by effective status.
@@ -100,7 +105,7 @@ func (st *Store) List(ctx context.Context, o ListOptions) ([]*Record, error) {
 	case ListConsumed, ListDenied:
 		where, order, args = `g.status = ?`, `g.consumed_at DESC, g.approval_id`, []any{string(o.Status)}
 	case ListExpired:
-		where, order = `g.status = 'expired' OR (g.status = 'pending' AND g.expires_at <= ?)`, `g.expires_at DESC, g.approval_id`
+		where, order = `g.status = 'expired' OR (`+s.openWhere("g.status")+` AND g.expires_at <= ?)`, `g.expires_at DESC, g.approval_id`
 		args = []any{nowE}
 	case ListAll:
 		where, order = `1=1`, `g.created_at DESC, g.approval_id`
@@ -132,7 +137,7 @@ func (s bound) queryRecords(ctx context.Context, now time.Time, q string, args .
 // rank index cannot be kept current (read-only file, lock held elsewhere).
 func (s bound) listPendingScan(ctx context.Context, now time.Time, o ListOptions) ([]*Record, error) {
 	all, err := s.queryRecords(ctx, now, `SELECT `+s.cols()+` FROM gateway_approvals g
-		WHERE g.status = 'pending' AND (g.expires_at IS NULL OR g.expires_at > ?)`, model.Epoch(now))
+		WHERE `+s.openWhere("g.status")+` AND (g.expires_at IS NULL OR g.expires_at > ?)`, model.Epoch(now))
 	if err != nil {
 		return nil, err
 	}
@@ -182,6 +187,10 @@ type rankState struct {
 	synced  bool
 	version int64
 }
+
+// rankVersion names the rules and the rank scale the index was built with:
+// a change of either rebuilds it (ranks 1-5 since tier2_critical).
+const rankVersion = risk.RulesVersion + "/ranks5"
 
 // rankSyncLockWait bounds how long a List waits for the write lock to catch
 // up the index; past it, List ranks by a full scan instead.
@@ -240,7 +249,7 @@ func (s bound) catchUpRank(ctx context.Context) error {
 		return err
 	}
 	reconcile := false
-	if meta("rank_rules") != risk.RulesVersion {
+	if meta("rank_rules") != rankVersion {
 		if _, err := s.w.ExecContext(ctx, `DELETE FROM approve_tui_rank`); err != nil {
 			return err
 		}
@@ -254,7 +263,7 @@ func (s bound) catchUpRank(ctx context.Context) error {
 		reconcile = id != hwID
 	}
 	if err := s.indexRows(ctx, `SELECT `+rowColumns+` FROM gateway_approvals g
-		WHERE g.rowid > ? AND g.status = 'pending'`, hw); err != nil {
+		WHERE g.rowid > ? AND `+s.openWhere("g.status"), hw); err != nil {
 		return err
 	}
 	if !reconcile {
@@ -262,18 +271,18 @@ func (s bound) catchUpRank(ctx context.Context) error {
 		if err := s.w.QueryRowContext(ctx, `SELECT count(*) FROM approve_tui_rank`).Scan(&inIndex); err != nil {
 			return err
 		}
-		if err := s.w.QueryRowContext(ctx, `SELECT count(*) FROM gateway_approvals WHERE status = 'pending'`).Scan(&pending); err != nil {
+		if err := s.w.QueryRowContext(ctx, `SELECT count(*) FROM gateway_approvals WHERE `+s.openWhere("status")).Scan(&pending); err != nil {
 			return err
 		}
 		reconcile = inIndex != pending
 	}
 	if reconcile {
 		if _, err := s.w.ExecContext(ctx, `DELETE FROM approve_tui_rank WHERE approval_id NOT IN
-			(SELECT approval_id FROM gateway_approvals WHERE status = 'pending')`); err != nil {
+			(SELECT approval_id FROM gateway_approvals WHERE `+s.openWhere("status")+`)`); err != nil {
 			return err
 		}
 		if err := s.indexRows(ctx, `SELECT `+rowColumns+` FROM gateway_approvals g
-			WHERE g.status = 'pending' AND NOT EXISTS
+			WHERE `+s.openWhere("g.status")+` AND NOT EXISTS
 			(SELECT 1 FROM approve_tui_rank r WHERE r.approval_id = g.approval_id)`); err != nil {
 			return err
 		}
@@ -284,7 +293,7 @@ func (s bound) catchUpRank(ctx context.Context) error {
 			return err
 		}
 	}
-	for k, v := range map[string]string{"rank_rowid": fmt.Sprint(maxRow.Int64), "rank_rowid_id": maxID, "rank_rules": risk.RulesVersion} {
+	for k, v := range map[string]string{"rank_rowid": fmt.Sprint(maxRow.Int64), "rank_rowid_id": maxID, "rank_rules": rankVersion} {
 		if _, err := s.ws.metaPut.ExecContext(ctx, k, v); err != nil {
 			return err
 		}
@@ -331,14 +340,14 @@ func (s bound) listPendingIndexed(ctx context.Context, now time.Time, o ListOpti
 	nowE := model.Epoch(now)
 	skip, need := o.Offset, o.Limit
 	var out []*Record
-	const base = `SELECT ` + rowColumns + ` FROM approve_tui_rank r
+	base := `SELECT ` + s.cols() + ` FROM approve_tui_rank r
 		JOIN gateway_approvals g ON g.approval_id = r.approval_id
-		WHERE r.rank = ? AND g.status = 'pending' AND (g.expires_at IS NULL OR g.expires_at > ?) AND `
+		WHERE r.rank = ? AND ` + s.openWhere("g.status") + ` AND (g.expires_at IS NULL OR g.expires_at > ?) AND `
 	queries := []string{
 		base + `r.expires_at > ? ORDER BY r.expires_at, r.approval_id LIMIT ?`,
 		base + `r.expires_at IS NULL ORDER BY r.approval_id LIMIT ?`,
 	}
-	for rank := 4; rank >= 1 && need > 0; rank-- {
+	for rank := model.RiskUnknown.Rank(); rank >= 1 && need > 0; rank-- {
 		for qi, q := range queries {
 			if need <= 0 {
 				break
@@ -379,7 +388,7 @@ func (s bound) listPendingIndexed(ctx context.Context, now time.Time, o ListOpti
 // a file without that index is counted the slow way.
 func (st *Store) CountPending(ctx context.Context) (int, error) {
 	s := st.bind()
-	const where = ` WHERE status = 'pending' AND (expires_at IS NULL OR expires_at > ?)`
+	where := ` WHERE ` + s.openWhere("status") + ` AND (expires_at IS NULL OR expires_at > ?)`
 	var n int
 	now := model.Epoch(s.now())
 	err := s.rdb.QueryRowContext(ctx, `SELECT count(*) FROM gateway_approvals
@@ -405,7 +414,7 @@ type PendingSignature struct{ Count, SumRowid, MaxRowid int64 }
 // pending rows).
 func (st *Store) PendingSignature(ctx context.Context) (PendingSignature, error) {
 	s := st.bind()
-	const q = ` WHERE status = 'pending'`
+	q := ` WHERE ` + s.openWhere("status")
 	var sig PendingSignature
 	sel := `SELECT count(*), coalesce(sum(rowid), 0), coalesce(max(rowid), 0) FROM gateway_approvals`
 	err := s.rdb.QueryRowContext(ctx, sel+` INDEXED BY idx_gateway_approvals_pending_expires`+q).Scan(&sig.Count, &sig.SumRowid, &sig.MaxRowid)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -47,15 +48,26 @@ const MinApprovableID = 8
 // Suspicious reports whether any agent string held hidden content.
 func (r *Record) Suspicious() bool { return len(r.Findings) > 0 }
 
-// rowColumns is the SELECT list decodeRow expects, for a file whose table has
-// the execution_* columns; rowColumnsLegacy stands in for them on an older
-// file opened read-only (which cannot be migrated).
-const (
-	rowColumns = `g.rowid, g.approval_id, g.created_at, g.expires_at, g.status, g.consumed_at, g.consumed_by,
-		g.execution_status, g.execution_reason, g.execution_recorded_at, g.payload_json`
-	rowColumnsLegacy = `g.rowid, g.approval_id, g.created_at, g.expires_at, g.status, g.consumed_at, g.consumed_by,
-		'not_started', NULL, NULL, g.payload_json`
-)
+// rowColumns is the SELECT list decodeRow expects, for a file of Hermes'
+// tier-2 revision (execution_* and the four tier-2 columns). selectColumns
+// stands in for the columns a file lacks: an older file opened read-only
+// (which cannot be migrated) has no execution_* columns, and a file of the
+// first revision (PR #41427) has none of the tier-2 ones; approve-tui never
+// adds those (they are Hermes' to add).
+const rowColumns = `g.rowid, g.approval_id, g.created_at, g.expires_at, g.status, g.consumed_at, g.consumed_by,
+		g.execution_status, g.execution_reason, g.execution_recorded_at,
+		g.terminal_reason, g.approval_event_id, g.approval_event_ts_ms, g.invalid_attempts, g.payload_json`
+
+func selectColumns(legacy, tier2 bool) string {
+	c := rowColumns
+	if legacy {
+		c = strings.Replace(c, "g.execution_status, g.execution_reason, g.execution_recorded_at", "'not_started', NULL, NULL", 1)
+	}
+	if !tier2 {
+		c = strings.Replace(c, "g.terminal_reason, g.approval_event_id, g.approval_event_ts_ms, g.invalid_attempts", "NULL, NULL, NULL, 0", 1)
+	}
+	return c
+}
 
 type rowScanner interface{ Scan(dest ...any) error }
 
@@ -66,12 +78,13 @@ type rawRow struct {
 	rowid                                  int64
 	id, created, expires, status, consAt   any
 	consBy, execStatus, execReason, execAt any
+	termReason, eventID, eventTs, attempts any
 	payload                                any
 }
 
 func (r *rawRow) dest() []any {
 	return []any{&r.rowid, &r.id, &r.created, &r.expires, &r.status, &r.consAt, &r.consBy,
-		&r.execStatus, &r.execReason, &r.execAt, &r.payload}
+		&r.execStatus, &r.execReason, &r.execAt, &r.termReason, &r.eventID, &r.eventTs, &r.attempts, &r.payload}
 }
 
 // scanRecord reads and decodes one row of rowColumns.
@@ -203,7 +216,7 @@ func (r *rawRow) decode(now time.Time, cache *decodeCache) *Record {
 	st, _ := asText(r.status)
 	p.Status = model.Status(st)
 	if !p.Status.Valid() {
-		bad("status column %q is not one of pending, consumed, denied, expired", model.Sanitize(st, model.Line))
+		bad("status column %q is not one of pending, pending_confirm, consumed, denied, expired, blocked", model.Sanitize(st, model.Line))
 	}
 	p.ConsumedAt = nil
 	if f, ok := asFloat(r.consAt); ok {
@@ -216,6 +229,18 @@ func (r *rawRow) decode(now time.Time, cache *decodeCache) *Record {
 	p.ExecutionRecordedAt = nil
 	if f, ok := asFloat(r.execAt); ok {
 		p.ExecutionRecordedAt = model.F64(f)
+	}
+	// The tier-2 columns (NULL placeholders on a first-revision file).
+	p.TerminalReason, _ = asText(r.termReason)
+	p.ApprovalEventID, _ = asText(r.eventID)
+	p.ApprovalEventTsMs = nil
+	if f, ok := asFloat(r.eventTs); ok {
+		ms := int64(f)
+		p.ApprovalEventTsMs = &ms
+	}
+	p.InvalidAttempts = 0
+	if f, ok := asFloat(r.attempts); ok {
+		p.InvalidAttempts = int(f)
 	}
 
 	rec.EffectiveStatus = p.EffectiveStatus(now)

@@ -79,7 +79,13 @@ type schemaState struct {
 	missingExec   []string
 	ownVersion    int
 	hasMigrations bool
+	// tier2: the table has every column of Hermes' tier-2 revision.
+	tier2 bool
 }
+
+// tier2Columns are the columns Hermes' tier-2 revision adds. approve-tui
+// never adds them: a file has them when Hermes gave them to it.
+var tier2Columns = []string{"terminal_reason", "approval_event_id", "approval_event_ts_ms", "invalid_attempts"}
 
 func readSchema(ctx context.Context, q querier) (schemaState, error) {
 	var st schemaState
@@ -88,6 +94,10 @@ func readSchema(ctx context.Context, q querier) (schemaState, error) {
 		return st, err
 	}
 	st.hasHermes = len(cols) > 0
+	st.tier2 = st.hasHermes
+	for _, c := range tier2Columns {
+		st.tier2 = st.tier2 && cols[c]
+	}
 	if st.hasHermes {
 		for _, c := range executionColumns {
 			if !cols[c.name] {

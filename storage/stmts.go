@@ -11,13 +11,18 @@ import (
 // writerStmts are prepared once on the writer connection.
 type writerStmts struct {
 	get, exists, insert, decide, expireDue, execution *sql.Stmt
+	deny, expireArmed                                 *sql.Stmt // open statuses of the file's revision
 	rankPut, rankDel                                  *sql.Stmt
 	auditHead, auditInsert, metaPut                   *sql.Stmt
 	heartbeat, waiterDel                              *sql.Stmt
 	all                                               []*sql.Stmt
 }
 
-func prepareWriter(ctx context.Context, c *sql.Conn) (*writerStmts, error) {
+// prepareWriter prepares the writer's statements for a file whose row
+// SELECT list is cols; tier2: the file has Hermes' tier-2 columns, where
+// deny and expiry also end armed (pending_confirm) rows and say why in
+// terminal_reason, as Hermes does.
+func prepareWriter(ctx context.Context, c *sql.Conn, cols string, tier2 bool) (*writerStmts, error) {
 	ws := &writerStmts{}
 	var firstErr error
 	prep := func(q string) *sql.Stmt {
@@ -32,7 +37,7 @@ func prepareWriter(ctx context.Context, c *sql.Conn) (*writerStmts, error) {
 		ws.all = append(ws.all, st)
 		return st
 	}
-	ws.get = prep(`SELECT ` + rowColumns + ` FROM gateway_approvals g WHERE g.approval_id = ?`)
+	ws.get = prep(`SELECT ` + cols + ` FROM gateway_approvals g WHERE g.approval_id = ?`)
 	ws.exists = prep(`SELECT 1 FROM gateway_approvals WHERE approval_id = ?`)
 	ws.insert = prep(`INSERT INTO gateway_approvals (approval_id, created_at, expires_at, status, consumed_at,
 		consumed_by, execution_status, execution_reason, execution_recorded_at, payload_json)
@@ -43,6 +48,15 @@ func prepareWriter(ctx context.Context, c *sql.Conn) (*writerStmts, error) {
 	ws.expireDue = prep(`UPDATE gateway_approvals SET status = 'expired'
 		WHERE status = 'pending' AND expires_at IS NOT NULL AND expires_at <= ?
 		RETURNING approval_id, expires_at`)
+	if tier2 {
+		ws.deny = prep(`UPDATE gateway_approvals SET status = 'denied', consumed_at = ?, consumed_by = ?,
+			terminal_reason = 'denied_explicit'
+			WHERE approval_id = ? AND status IN ('pending', 'pending_confirm') AND (expires_at IS NULL OR expires_at > ?)
+			RETURNING consumed_at`)
+		ws.expireArmed = prep(`UPDATE gateway_approvals SET status = 'expired', terminal_reason = 'expired_no_confirm'
+			WHERE status = 'pending_confirm' AND expires_at IS NOT NULL AND expires_at <= ?
+			RETURNING approval_id, expires_at`)
+	}
 	ws.execution = prep(`UPDATE gateway_approvals SET execution_status = ?, execution_reason = ?,
 		execution_recorded_at = ? WHERE approval_id = ? AND status = 'consumed' AND execution_status = ?`)
 	ws.rankPut = prep(`INSERT OR REPLACE INTO approve_tui_rank (approval_id, rank, expires_at) VALUES (?, ?, ?)`)

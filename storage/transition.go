@@ -228,6 +228,10 @@ func (st *Store) ConsumeRead(ctx context.Context, id, typed, readSHA256 string, 
 		if !rec.EffectiveRisk.Valid() {
 			return nil, &CorruptError{ID: id, Reason: "risk level is unknown"}
 		}
+		if rec.RequiresTextConfirm || rec.Status == model.StatusPendingConfirm {
+			return nil, &RefusedError{ID: id, Code: RefusedTextConfirm,
+				Reason: "it is a tier-2 proposal: Hermes approves it only by the typed phrase " + model.Sanitize(rec.Phrase(), model.Line) + ", never by its id"}
+		}
 		if rec.Hardline {
 			return nil, &RefusedError{ID: id, Code: RefusedHardline,
 				Reason: "the command matches a hardline rule (" + risk.Classify(rec.Command).Reason() + "): Hermes never runs it, whoever approves; deny it"}
@@ -304,7 +308,7 @@ func (s bound) pendingRow(ctx context.Context, id string) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rec.EffectiveStatus != model.StatusPending {
+	if !rec.EffectiveStatus.Open() {
 		return nil, notPending(rec)
 	}
 	return rec, nil
@@ -324,7 +328,16 @@ func (s bound) decide(ctx context.Context, rec *Record, to model.Status, actor m
 	now := model.Epoch(s.now())
 	var at float64
 	by := columnText(actor.String())
-	err := s.ws.decide.QueryRowContext(ctx, string(to), now, by, rec.ApprovalID, now).Scan(&at)
+	var err error
+	if to == model.StatusDenied && s.ws.deny != nil {
+		// Tier-2 file: armed rows too, and terminal_reason, as Hermes.
+		err = s.ws.deny.QueryRowContext(ctx, now, by, rec.ApprovalID, now).Scan(&at)
+		if err == nil {
+			rec.TerminalReason = "denied_explicit"
+		}
+	} else {
+		err = s.ws.decide.QueryRowContext(ctx, string(to), now, by, rec.ApprovalID, now).Scan(&at)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		// Not reachable while we hold the write lock, but never assume.
 		return &NotPendingError{ID: rec.ApprovalID, Status: model.StatusConsumed}
@@ -346,26 +359,39 @@ func (st *Store) ExpireDue(ctx context.Context, actor model.Actor) ([]string, er
 	var ids []string
 	err := s.run(ctx, transition{event: EventExpire, actor: actor, apply: func(ctx context.Context) ([]auditEntry, error) {
 		ids = ids[:0]
-		rows, err := s.ws.expireDue.QueryContext(ctx, model.Epoch(s.now()))
-		if err != nil {
-			return nil, err
-		}
 		var entries []auditEntry
-		for rows.Next() {
-			var id string
-			var exp float64
-			if err := rows.Scan(&id, &exp); err != nil {
-				rows.Close()
+		expire := func(st *sql.Stmt, reason string) error {
+			rows, err := st.QueryContext(ctx, model.Epoch(s.now()))
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var id string
+				var exp float64
+				if err := rows.Scan(&id, &exp); err != nil {
+					rows.Close()
+					return err
+				}
+				ids = append(ids, id)
+				d := map[string]any{"expires_at": exp}
+				if reason != "" {
+					d["terminal_reason"] = reason
+				}
+				entries = append(entries, auditEntry{id: id, event: EventExpire, outcome: OutcomeOK, detail: d})
+			}
+			if err := rows.Close(); err != nil {
+				return err
+			}
+			return rows.Err()
+		}
+		if s.ws.expireArmed != nil {
+			// Armed rows say they expired waiting for their phrase, as
+			// Hermes stamps them.
+			if err := expire(s.ws.expireArmed, "expired_no_confirm"); err != nil {
 				return nil, err
 			}
-			ids = append(ids, id)
-			entries = append(entries, auditEntry{id: id, event: EventExpire, outcome: OutcomeOK,
-				detail: map[string]any{"expires_at": exp}})
 		}
-		if err := rows.Close(); err != nil {
-			return nil, err
-		}
-		if err := rows.Err(); err != nil {
+		if err := expire(s.ws.expireDue, ""); err != nil {
 			return nil, err
 		}
 		for _, id := range ids {
