@@ -188,6 +188,14 @@ type rankState struct {
 	version int64
 }
 
+// indexUnusable: a query that names Hermes' partial index cannot use it on
+// this file (the index is missing, or its WHERE is not the one the query
+// implies: a file upgraded to the tier-2 revision keeps the first
+// revision's index over pending only). The caller asks without it.
+func indexUnusable(err error) bool {
+	return err != nil && (strings.Contains(err.Error(), "no such index") || strings.Contains(err.Error(), "no query solution"))
+}
+
 // rankVersion names the rules and the rank scale the index was built with:
 // a change of either rebuilds it (ranks 1-5 since tier2_critical).
 const rankVersion = risk.RulesVersion + "/ranks5"
@@ -393,7 +401,7 @@ func (st *Store) CountPending(ctx context.Context) (int, error) {
 	now := model.Epoch(s.now())
 	err := s.rdb.QueryRowContext(ctx, `SELECT count(*) FROM gateway_approvals
 		INDEXED BY idx_gateway_approvals_pending_expires`+where, now).Scan(&n)
-	if err != nil && strings.Contains(err.Error(), "no such index") {
+	if err != nil && indexUnusable(err) {
 		err = s.rdb.QueryRowContext(ctx, `SELECT count(*) FROM gateway_approvals`+where, now).Scan(&n)
 	}
 	return n, classify("count", err)
@@ -418,7 +426,7 @@ func (st *Store) PendingSignature(ctx context.Context) (PendingSignature, error)
 	var sig PendingSignature
 	sel := `SELECT count(*), coalesce(sum(rowid), 0), coalesce(max(rowid), 0) FROM gateway_approvals`
 	err := s.rdb.QueryRowContext(ctx, sel+` INDEXED BY idx_gateway_approvals_pending_expires`+q).Scan(&sig.Count, &sig.SumRowid, &sig.MaxRowid)
-	if err != nil && strings.Contains(err.Error(), "no such index") {
+	if err != nil && indexUnusable(err) {
 		err = s.rdb.QueryRowContext(ctx, sel+q).Scan(&sig.Count, &sig.SumRowid, &sig.MaxRowid)
 	}
 	return sig, classify("list", err)
