@@ -155,3 +155,96 @@ func TestTier2FileFromHermes(t *testing.T) {
 		t.Fatalf("after Hermes' deny: %s %q", r.Status, r.TerminalReason)
 	}
 }
+
+// The phrase gate against Hermes' Python side: a wrong phrase arms and
+// counts, the right one consumes exactly once, three wrong ones block and
+// lock out (seen by Python), a lockout refuses even the right phrase until
+// cleared, and a race with Python's consume_confirmed has one winner.
+func TestTier2PhraseGate(t *testing.T) {
+	path := tempDB(t)
+	s := openAt(t, path, newClock())
+	s.Close()
+	py := newTier2Py(t, path)
+	py.run("upgrade")
+	s = openAt(t, path, newClock())
+	s.now = time.Now
+
+	ok := py.run("submit", "restart-tier2", "vaultwarden", "0427")
+	r, _ := s.Get(ctx, ok)
+	_, err := s.ConsumePhrase(ctx, ok, "RESTART-TIER2 VAULTWARDEN 9999", r.PayloadSHA256, PhraseOptions{}, alice)
+	var rf *RefusedError
+	if !errors.As(err, &rf) || rf.Code != RefusedPhraseMismatch || !strings.Contains(rf.Reason, "1 of 3") {
+		t.Fatalf("wrong phrase: %v", err)
+	}
+	if m := py.get(ok); m["status"] != "pending_confirm" || m["invalid_attempts"].(float64) != 1 || !strings.HasPrefix(m["approval_event_id"].(string), "approve-tui:") {
+		t.Fatalf("python reads %v", m)
+	}
+	rec, err := s.ConsumePhrase(ctx, ok, "  restart-tier2  vaultwarden 0427", r.PayloadSHA256, PhraseOptions{}, alice)
+	if err != nil || rec.Status != model.StatusConsumed {
+		t.Fatalf("right phrase: %v", err)
+	}
+	if m := py.get(ok); m["status"] != "consumed" {
+		t.Fatalf("python reads %v", m)
+	}
+	if _, err := s.ConsumePhrase(ctx, ok, "RESTART-TIER2 VAULTWARDEN 0427", "", PhraseOptions{}, bob); !errors.As(err, new(*NotPendingError)) {
+		t.Fatalf("second approve: %v", err)
+	}
+
+	// Three wrong phrases: blocked, locked out, both seen by Python.
+	bad := py.run("submit", "restart-tier2", "postgres", "1111")
+	for i := 1; i <= 3; i++ {
+		_, err := s.ConsumePhrase(ctx, bad, "RESTART-TIER2 POSTGRES 2222", "", PhraseOptions{}, alice)
+		want := RefusedPhraseMismatch
+		if i == 3 {
+			want = RefusedPhraseLimit
+		}
+		if !errors.As(err, &rf) || rf.Code != want {
+			t.Fatalf("attempt %d: %v", i, err)
+		}
+	}
+	if m := py.get(bad); m["status"] != "blocked" || m["terminal_reason"] != "invalid_confirm_limit" {
+		t.Fatalf("python reads %v", m)
+	}
+	if got := py.run("check", "restart-tier2", "postgres"); got == "none" {
+		t.Fatal("python sees no lockout")
+	}
+	// The lockout refuses another proposal for the same pair, even with
+	// its right phrase; clearing it (audited) lets it through.
+	next := py.run("submit", "restart-tier2", "postgres", "3333")
+	if _, err := s.ConsumePhrase(ctx, next, "RESTART-TIER2 POSTGRES 3333", "", PhraseOptions{}, alice); !errors.As(err, &rf) || rf.Code != RefusedLockedOut {
+		t.Fatalf("locked out: %v", err)
+	}
+	if ls, err := s.Lockouts(ctx); err != nil || len(ls) != 1 || ls[0].Verb != "restart-tier2" || ls[0].Target != "postgres" {
+		t.Fatalf("lockouts %+v %v", ls, err)
+	}
+	if err := s.ClearLockout(ctx, "restart-tier2", "postgres", watcher); !errors.As(err, new(*ReadOnlyError)) {
+		t.Fatalf("a watcher cleared a lockout: %v", err)
+	}
+	if err := s.ClearLockout(ctx, "restart-tier2", "postgres", alice); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ConsumePhrase(ctx, next, "RESTART-TIER2 POSTGRES 3333", "", PhraseOptions{}, alice); err != nil {
+		t.Fatalf("after clearing: %v", err)
+	}
+
+	// A race between Python's consume_confirmed and ours: one winner.
+	for i := 0; i < 10; i++ {
+		id := py.run("submit", "diag", "race", "0001")
+		py.run("arm", id, "$ev", "1796000000000")
+		cmd := exec.Command("python3", py.script, path, "race", "hermes:@ops", id)
+		stdin, _ := cmd.StdinPipe()
+		out := &strings.Builder{}
+		cmd.Stdout = out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(150 * time.Millisecond) // python is ready
+		stdin.Write([]byte("go\n"))
+		_, ours := s.ConsumePhrase(ctx, id, "DIAG RACE 0001", "", PhraseOptions{}, alice)
+		cmd.Wait()
+		theirs := strings.Contains(out.String(), "won")
+		if (ours == nil) == theirs {
+			t.Fatalf("race %d: ours %v, python %q", i, ours, out.String())
+		}
+	}
+}
