@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
@@ -11,10 +12,14 @@ import (
 )
 
 func (a *app) approveCmd() *cobra.Command {
-	var confirm, readSHA string
+	var (
+		confirm, phrase, readSHA string
+		limit                    int
+		lockout                  time.Duration
+	)
 	cmd := &cobra.Command{
-		Use:   "approve ID [--confirm ID] [--payload-sha256 HEX]",
-		Short: "Approve one proposal, once, by retyping its id",
+		Use:   "approve ID [--confirm ID | --phrase \"VERB TARGET NONCE\"] [--payload-sha256 HEX]",
+		Short: "Approve one proposal, once, by retyping its id (or its tier-2 phrase)",
 		Long: `Approve exactly one proposal: this command, once. There is no bulk approval
 and no wildcard.
 
@@ -22,6 +27,12 @@ On a terminal, the proposal is shown in full (sanitised) and you are asked to
 type its approval id. Without a terminal, --confirm ID is required: the
 retyped id. Either way the store compares the typed text with the id; a
 mismatch approves nothing.
+
+A tier-2 proposal (Hermes' text confirm, risk tier2_critical) is approved
+only by its phrase VERB TARGET NONCE (show prints it), never by its id: on a
+terminal you are asked for it, in a script pass --phrase. A wrong phrase is
+counted as Hermes counts it: at --phrase-limit wrong phrases the proposal is
+blocked and its (verb, target) locked out for --lockout (see lockouts).
 
 The approval names what was read: on a terminal, the SHA-256 of the payload
 shown; in a script, --payload-sha256 HEX (payload_sha256 in show --json). If
@@ -31,23 +42,29 @@ audited as content_changed): read it again.
 Prints "approved ID" (with --json, the proposal).
 ` + exitCodesHelp + `
 Refused whatever is typed (exit 1; deny them): a corrupt proposal, a command
-that matches a hardline rule (Hermes never runs it), and an id shorter than
-8 characters.`,
+that matches a hardline rule (Hermes never runs it), an id shorter than 8
+characters, a tier-2 proposal approved by its id, a locked-out (verb, target).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := args[0]
 			ctx := cmd.Context()
 			tty := a.isTTY()
-			confirmed := cmd.Flags().Changed("confirm")
+			confirmed := cmd.Flags().Changed("confirm") || cmd.Flags().Changed("phrase")
+			if cmd.Flags().Changed("confirm") && cmd.Flags().Changed("phrase") {
+				return usageErrorf("--confirm and --phrase: one or the other (a tier-2 proposal takes its phrase, any other its id)")
+			}
 			if !tty && !confirmed {
-				return usageErrorf("stdin is not a terminal: approve needs --confirm ID (the approval id, retyped)")
+				return usageErrorf("stdin is not a terminal: approve needs --confirm ID (the approval id, retyped), or --phrase for a tier-2 proposal")
 			}
 			s, err := a.open(ctx, false)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			typed := confirm
+			typed, byPhrase := confirm, cmd.Flags().Changed("phrase")
+			if byPhrase {
+				typed = phrase
+			}
 			if tty {
 				rec, ws, err := getWithWaiter(ctx, s, id)
 				if err != nil {
@@ -57,12 +74,17 @@ that matches a hardline rule (Hermes never runs it), and an id shorter than
 				if readSHA == "" {
 					readSHA = rec.PayloadSHA256 // what was shown is what is approved
 				}
+				byPhrase = byPhrase || rec.RequiresTextConfirm
 				// The store refuses what cannot be approved whatever is
 				// typed; ask only when typing can matter.
-				askable := rec.EffectiveStatus == model.StatusPending && rec.Corrupt == "" && s.ReadOnlyReason() == "" &&
-					!rec.Hardline && len([]rune(rec.ApprovalID)) >= storage.MinApprovableID
+				askable := rec.EffectiveStatus.Open() && rec.Corrupt == "" && s.ReadOnlyReason() == "" &&
+					!rec.Hardline && (rec.RequiresTextConfirm || len([]rune(rec.ApprovalID)) >= storage.MinApprovableID)
 				if !confirmed && askable {
-					typed, err = a.prompt(ctx, "\nType the approval id to approve: ")
+					question := "\nType the approval id to approve: "
+					if rec.RequiresTextConfirm {
+						question = "\nTier-2: type the phrase shown above (VERB TARGET NONCE) to approve: "
+					}
+					typed, err = a.prompt(ctx, question)
 					if err != nil {
 						return err
 					}
@@ -71,11 +93,19 @@ that matches a hardline rule (Hermes never runs it), and an id shorter than
 			// Whether anyone waits is judged before the decision: a waiter
 			// that wakes on it stops heartbeating at once.
 			waiter, werr := s.WaiterState(ctx, id)
-			rec, err := s.ConsumeRead(ctx, id, typed, readSHA, a.actor())
-			if errors.Is(err, storage.ErrConfirmMismatch) {
-				return exitf(ExitMismatch, "not approved: the typed confirmation does not match the approval id; %s is still pending", id)
+			var rec *storage.Record
+			if byPhrase {
+				rec, err = s.ConsumePhrase(ctx, id, typed, readSHA, storage.PhraseOptions{Limit: limit, Lockout: lockout}, a.actor())
+			} else {
+				rec, err = s.ConsumeRead(ctx, id, typed, readSHA, a.actor())
 			}
-			if err != nil {
+			var rf *storage.RefusedError
+			switch {
+			case errors.Is(err, storage.ErrConfirmMismatch):
+				return exitf(ExitMismatch, "not approved: the typed confirmation does not match the approval id; %s is still pending", id)
+			case errors.As(err, &rf) && rf.Code == storage.RefusedPhraseMismatch:
+				return exitf(ExitMismatch, "not approved: %s", rf.Reason)
+			case err != nil:
 				return named(id, err)
 			}
 			if a.json {
@@ -90,7 +120,10 @@ that matches a hardline rule (Hermes never runs it), and an id shorter than
 		},
 	}
 	cmd.Flags().StringVar(&confirm, "confirm", "", "the approval `id`, retyped (required without a terminal)")
+	cmd.Flags().StringVar(&phrase, "phrase", "", "a tier-2 proposal's `phrase`: VERB TARGET NONCE (case and spacing as you like)")
 	cmd.Flags().StringVar(&readSHA, "payload-sha256", "", "approve only if the proposal's payload still has this SHA-256 (`hex`, as show --json gives it)")
+	cmd.Flags().IntVar(&limit, "phrase-limit", storage.DefaultPhraseLimit, "wrong tier-2 phrases that block the proposal and lock its (verb, target) out")
+	cmd.Flags().DurationVar(&lockout, "lockout", storage.DefaultLockout, "how long a (verb, target) stays locked out after a block (an active lockout is never shortened)")
 	return cmd
 }
 

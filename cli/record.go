@@ -28,6 +28,16 @@ func recordJSON(rec *storage.Record, waiter *storage.WaiterStatus) *model.JSONOb
 	for i, m := range matches {
 		ms[i] = model.NewJSONObject().Str("kind", m.Kind).Str("level", string(m.Level)).Str("description", m.Description).String()
 	}
+	o.Str("terminal_reason", p.TerminalReason).Str("approval_event_id", p.ApprovalEventID).
+		Int("invalid_attempts", int64(p.InvalidAttempts))
+	if p.ApprovalEventTsMs != nil {
+		o.Int("approval_event_ts_ms", *p.ApprovalEventTsMs)
+	} else {
+		o.Raw("approval_event_ts_ms", "null")
+	}
+	if p.RequiresTextConfirm {
+		o.Str("phrase", p.Phrase())
+	}
 	o.Raw("classifier_matches", "["+strings.Join(ms, ", ")+"]").
 		Bool("hardline", rec.Hardline).
 		Str("payload_sha256", rec.PayloadSHA256).
@@ -86,7 +96,27 @@ func writeShow(w io.Writer, rec *storage.Record, waiter *storage.WaiterStatus, n
 	if rec.EffectiveStatus != p.Status {
 		status += " (stored: " + line(string(p.Status)) + ")"
 	}
+	switch rec.EffectiveStatus {
+	case model.StatusPendingConfirm:
+		status += " (armed: Hermes showed its text confirm and waits for the phrase)"
+	case model.StatusBlocked:
+		status += " (terminal: it can no longer be approved)"
+	}
 	field("status", status)
+	if p.TerminalReason != "" {
+		field("ended", line(p.TerminalReason))
+	}
+	if p.RequiresTextConfirm {
+		field("tier-2", "approved only by typing the phrase: "+line(p.Phrase()))
+		field("attempts", fmt.Sprintf("%d wrong phrase(s) so far", p.InvalidAttempts))
+	}
+	if p.ApprovalEventID != "" || p.ApprovalEventTsMs != nil {
+		ev := line(p.ApprovalEventID)
+		if p.ApprovalEventTsMs != nil {
+			ev += " " + when(float64(*p.ApprovalEventTsMs)/1000, now)
+		}
+		field("armed by", ev)
+	}
 	field("created", when(p.CreatedAt, now))
 	switch {
 	case p.ExpiresAt == nil:

@@ -49,18 +49,19 @@ const (
 	ListConsumed StatusFilter = "consumed"
 	ListDenied   StatusFilter = "denied"
 	ListExpired  StatusFilter = "expired"
+	ListBlocked  StatusFilter = "blocked" // tier-2 files
 	ListAll      StatusFilter = "all"
 )
 
 // ParseStatusFilter validates a --status value.
 func ParseStatusFilter(v string) (StatusFilter, error) {
 	switch f := StatusFilter(v); f {
-	case ListPending, ListConsumed, ListDenied, ListExpired, ListAll:
+	case ListPending, ListConsumed, ListDenied, ListExpired, ListBlocked, ListAll:
 		return f, nil
 	case "":
 		return ListPending, nil
 	}
-	return "", fmt.Errorf("unknown status %q (want pending, consumed, denied, expired or all)", v)
+	return "", fmt.Errorf("unknown status %q (want pending, consumed, denied, expired, blocked or all)", v)
 }
 
 // ListOptions page through List.
@@ -102,7 +103,7 @@ func (st *Store) List(ctx context.Context, o ListOptions) ([]*Record, error) {
 	var where, order string
 	var args []any
 	switch o.Status {
-	case ListConsumed, ListDenied:
+	case ListConsumed, ListDenied, ListBlocked:
 		where, order, args = `g.status = ?`, `g.consumed_at DESC, g.approval_id`, []any{string(o.Status)}
 	case ListExpired:
 		where, order = `g.status = 'expired' OR (`+s.openWhere("g.status")+` AND g.expires_at <= ?)`, `g.expires_at DESC, g.approval_id`
