@@ -317,7 +317,7 @@ func (r *runner) giveUp(ctx context.Context, id, outcome string, code int, reaso
 	}
 	var np *storage.NotPendingError
 	if errors.As(err, &np) {
-		if rec, gerr := r.s.Get(wctx, id); gerr == nil && rec.EffectiveStatus != model.StatusPending {
+		if rec, gerr := r.s.Get(wctx, id); gerr == nil && !rec.EffectiveStatus.Open() {
 			if rec.EffectiveStatus == model.StatusConsumed {
 				b := r.block(wctx, id, reason+", before execution")
 				res.Message = fmt.Sprintf("%s: %s was approved just as the requester gave up; %s", reason, id, b.Message)

@@ -76,7 +76,7 @@ func WaitDecision(ctx context.Context, s *storage.Store, id string, o WaitOption
 		if err != nil {
 			return nil, err
 		}
-		if rec.EffectiveStatus != model.StatusPending {
+		if !rec.EffectiveStatus.Open() {
 			return rec, nil
 		}
 		if stop == nil {

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 	"github.com/spf13/cobra"
 )
@@ -160,7 +159,7 @@ Prints "denied ID" (with --json, the proposal).
 				// Only a pending proposal is worth asking about; the store
 				// refuses the others.
 				answer := "y"
-				if rec.EffectiveStatus == model.StatusPending {
+				if rec.EffectiveStatus.Open() {
 					if answer, err = a.prompt(ctx, "Deny "+line(id)+"? [y/N] "); err != nil {
 						return err
 					}

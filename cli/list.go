@@ -124,7 +124,7 @@ func (a *app) writeRows(rows [][]string) {
 // one, and when and by whom for a decided one.
 func whenCell(r *storage.Record, now time.Time) string {
 	switch r.EffectiveStatus {
-	case model.StatusPending:
+	case model.StatusPending, model.StatusPendingConfirm:
 		if r.ExpiresAt == nil {
 			return "no expiry"
 		}

@@ -209,7 +209,7 @@ func writeShow(w io.Writer, rec *storage.Record, waiter *storage.WaiterStatus, n
 // waiterText says who waits on a proposal; only a pending one's waiter
 // tells whether approving runs anything.
 func waiterText(rec *storage.Record, ws storage.WaiterStatus, now time.Time) string {
-	pending := rec.EffectiveStatus == model.StatusPending
+	pending := rec.EffectiveStatus.Open()
 	switch ws.State {
 	case storage.WaiterLive:
 		w := ws.Waiter

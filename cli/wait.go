@@ -63,7 +63,7 @@ func (a *app) wait(ctx context.Context, id string, timeout time.Duration) error 
 		return a.waitDone(ctx, s, rec)
 	case ctx.Err() == nil:
 		return named(id, err)
-	case rec != nil && rec.EffectiveStatus != model.StatusPending:
+	case rec != nil && !rec.EffectiveStatus.Open():
 		// A decision that raced the end still counts.
 		return a.waitDone(context.Background(), s, rec)
 	case errors.Is(context.Cause(ctx), errWaitTimeout):

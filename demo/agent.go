@@ -224,7 +224,7 @@ func (a *sim) adopt(ctx context.Context) {
 			a.report(err)
 			continue
 		}
-		if rec.EffectiveStatus == model.StatusPending && rec.Corrupt == "" {
+		if rec.EffectiveStatus.Open() && rec.Corrupt == "" {
 			a.wait(ctx, rec.ApprovalID, rec.ExpiresAt, false, e.exit)
 		}
 	}
@@ -288,7 +288,7 @@ func (a *sim) reconcile(ctx context.Context) {
 			a.report(err)
 			continue
 		}
-		if err == nil && rec.EffectiveStatus == model.StatusPending {
+		if err == nil && rec.EffectiveStatus.Open() {
 			continue
 		}
 		wt.stop()

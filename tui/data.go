@@ -269,6 +269,16 @@ func approve(ctx context.Context, s *storage.Store, id, typed, readSHA256 string
 	}
 }
 
+// approvePhrase approves a tier-2 proposal by its typed phrase (the store
+// arms it, counts a wrong phrase, blocks at the limit).
+func approvePhrase(ctx context.Context, s *storage.Store, id, typed, readSHA256 string, actor model.Actor) tea.Cmd {
+	return func() tea.Msg {
+		ws, _ := s.WaiterState(ctx, id)
+		rec, err := s.ConsumePhrase(ctx, id, typed, readSHA256, storage.PhraseOptions{}, actor)
+		return decidedMsg{id: id, action: "approve", rec: rec, err: err, noWaiter: ws.State != storage.WaiterLive}
+	}
+}
+
 func deny(ctx context.Context, s *storage.Store, id, reason string, actor model.Actor) tea.Cmd {
 	return func() tea.Msg {
 		rec, err := s.Deny(ctx, id, actor, reason)

@@ -215,7 +215,7 @@ func (d *detail) buildHead(now time.Time) []string {
 		out = append(out, wrapIndented(st.Suspicious.Render("! SUSPICIOUS"), " hidden content made visible: "+strings.Join(r.Findings, ", "), 12, d.width)...)
 	}
 	out = append(out, d.field("id", st.Bold.Render(d.agent(r.ApprovalID, model.Line)))...)
-	if len([]rune(r.ApprovalID)) < storage.MinApprovableID {
+	if !r.RequiresTextConfirm && len([]rune(r.ApprovalID)) < storage.MinApprovableID {
 		out = append(out, d.field("", st.Warning.Render(fmt.Sprintf("under %d characters: deny only", storage.MinApprovableID)))...)
 	}
 	riskText := st.Marker(r, 0)
@@ -231,6 +231,18 @@ func (d *detail) buildHead(now time.Time) []string {
 	out = append(out, d.field("reason", d.agent(r.RiskReason, model.Line))...)
 	out = append(out, d.field("policy", fmt.Sprintf("%s · default %s%s", model.Sanitize(r.PolicyDecision, model.Line),
 		model.Sanitize(r.DefaultDecision, model.Line), map[bool]string{true: " · explicit approval required"}[r.RequiresExplicitApproval]))...)
+	if r.RequiresTextConfirm {
+		out = append(out, d.field("tier-2", st.Warning.Render("approved only by typing ")+st.Bold.Render(d.agent(r.Phrase(), model.Line)))...)
+		out = append(out, d.field("attempts", fmt.Sprintf("%d wrong phrase(s); at %d it is blocked and %s %s locked out",
+			r.InvalidAttempts, storage.DefaultPhraseLimit, d.agent(r.Verb, model.Line), d.agent(r.Target, model.Line)))...)
+	}
+	if r.Status == model.StatusPendingConfirm {
+		armed := "armed: the phrase prompt was shown, waiting for the phrase"
+		if r.ApprovalEventID != "" {
+			armed += " (" + d.agent(r.ApprovalEventID, model.Line) + ")"
+		}
+		out = append(out, d.field("status", armed)...)
+	}
 	out = append(out, d.field("session", d.agent(r.SessionKey, model.Line))...)
 	if r.Requester != "" {
 		out = append(out, d.field("requester", d.agent(r.Requester, model.Line))...)

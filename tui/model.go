@@ -529,7 +529,7 @@ func (m *Model) applyFilter() {
 		if exact >= 0 && i != exact {
 			continue
 		}
-		if r.rec.EffectiveStatus != model.StatusPending && r.rec.EffectiveStatus != "" {
+		if !r.rec.EffectiveStatus.Open() && r.rec.EffectiveStatus != "" {
 			continue
 		}
 		if left, ok := r.rec.TimeLeft(m.now); ok && left <= 0 {
@@ -629,9 +629,13 @@ func (m *Model) onTick(t time.Time) tea.Cmd {
 
 func (m *Model) onDecided(msg decidedMsg) tea.Cmd {
 	closed := false
+	var rf *storage.RefusedError
 	if m.prompt != nil && m.prompt.id == msg.id {
-		if msg.err == nil || !errors.Is(msg.err, storage.ErrConfirmMismatch) {
+		keep := errors.Is(msg.err, storage.ErrConfirmMismatch) || (errors.As(msg.err, &rf) && rf.Code == storage.RefusedPhraseMismatch)
+		if msg.err == nil || !keep {
 			m.prompt, closed = nil, true
+		} else if rf != nil {
+			m.prompt.message = rf.Reason
 		}
 	}
 	var np *storage.NotPendingError
@@ -848,7 +852,7 @@ func (m *Model) startApprove() tea.Cmd {
 		return m.refuse("approve", rec.ApprovalID, rec.ApprovalID+" is corrupt: it can be denied (d), never approved", m.st.Error)
 	case rec.Hardline:
 		return m.refuse("approve", rec.ApprovalID, "HARDLINE: Hermes never runs this command, whoever approves it; it cannot be approved: deny it (d)", m.st.Error)
-	case len([]rune(rec.ApprovalID)) < storage.MinApprovableID:
+	case !rec.RequiresTextConfirm && len([]rune(rec.ApprovalID)) < storage.MinApprovableID:
 		return m.refuse("approve", rec.ApprovalID, fmt.Sprintf("the id %s is shorter than %d characters, too easy to type by accident: it can only be denied (d)",
 			rec.ApprovalID, storage.MinApprovableID), m.st.Error)
 	case !m.detail.SeenAll():
@@ -908,6 +912,10 @@ func (m *Model) promptKey(k tea.KeyMsg) tea.Cmd {
 		m.emit("prompt", p.id, "closed", "cancelled")
 		return nil
 	case k.Type == tea.KeyEnter:
+		if p.kind == promptApprove && p.phrase != "" {
+			// Hermes counts every wrong phrase: so does the store.
+			return m.oneOff(approvePhrase(m.ctx, m.opt.Store, p.id, p.input.Value(), p.rec.PayloadSHA256, m.opt.Actor))
+		}
 		if p.kind == promptApprove {
 			if !p.matches() {
 				// The button stays disabled; the attempt still goes to the

@@ -33,6 +33,7 @@ const maxTypedChunk = 3
 type prompt struct {
 	kind    promptKind
 	id      string
+	phrase  string // a tier-2 proposal's VERB TARGET NONCE: typed instead of the id
 	rec     *storage.Record
 	st      Styles
 	input   textinput.Model
@@ -46,7 +47,15 @@ func newPrompt(kind promptKind, rec *storage.Record, st Styles, width int) *prom
 	in.Prompt = "› "
 	in.Width = max(min(width-12, 60), 10)
 	p := &prompt{kind: kind, id: rec.ApprovalID, rec: rec, st: st, input: in}
-	if kind == promptApprove {
+	if kind == promptApprove && rec.RequiresTextConfirm {
+		p.phrase = rec.Phrase()
+		p.input.CharLimit = len(p.phrase) + 16
+		p.input.Placeholder = "type the phrase shown above"
+		p.keys = promptKeys{
+			submit: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "approve (a wrong phrase counts, as in Hermes)")),
+			cancel: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
+		}
+	} else if kind == promptApprove {
 		p.input.CharLimit = len(rec.ApprovalID) + 16
 		p.input.Placeholder = "type the id shown above"
 		p.keys = promptKeys{
@@ -66,7 +75,12 @@ func newPrompt(kind promptKind, rec *storage.Record, st Styles, width int) *prom
 
 // matches reports whether approve is enabled: the typed text is the id,
 // exactly. The store checks it again; this only drives the display.
-func (p *prompt) matches() bool { return p.input.Value() == p.id }
+func (p *prompt) matches() bool {
+	if p.phrase != "" {
+		return model.NormalizePhrase(p.input.Value()) == p.phrase
+	}
+	return p.input.Value() == p.id
+}
 
 // pasteRefused is what the approve prompt says to pasted text.
 const pasteRefused = "pasted text refused: type the id yourself, character by character"
@@ -101,8 +115,11 @@ func (p *prompt) view(width int) string {
 			st.Marker(p.rec, 0)+" "+cmdLine,
 			"",
 		)
-		// The whole id, wrapped if it must be: never cut.
+		// The whole id (or phrase), wrapped if it must be: never cut.
 		label, id := "Type the approval id to enable approve:", model.Sanitize(p.id, model.Line)
+		if p.phrase != "" {
+			label, id = "Tier-2: type the phrase to approve:", model.Sanitize(p.phrase, model.Line)
+		}
 		if lipgloss.Width(label)+2+lipgloss.Width(id) <= inner {
 			b = append(b, label+"  "+st.Bold.Render(id))
 		} else {
