@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 	"github.com/spf13/cobra"
 )
@@ -77,7 +78,7 @@ characters, a tier-2 proposal approved by its id, a locked-out (verb, target).`,
 				// The store refuses what cannot be approved whatever is
 				// typed; ask only when typing can matter.
 				askable := rec.EffectiveStatus.Open() && rec.Corrupt == "" && s.ReadOnlyReason() == "" &&
-					!rec.Hardline && (rec.RequiresTextConfirm || len([]rune(rec.ApprovalID)) >= storage.MinApprovableID)
+					!rec.Hardline && (rec.RequiresTextConfirm || (len([]rune(rec.ApprovalID)) >= storage.MinApprovableID && model.UntypableID(rec.ApprovalID) == ""))
 				if !confirmed && askable {
 					question := "\nType the approval id to approve: "
 					if rec.RequiresTextConfirm {

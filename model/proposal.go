@@ -291,8 +291,6 @@ func (p *Proposal) Validate() error {
 	add := func(format string, args ...any) { probs = append(probs, fmt.Sprintf(format, args...)) }
 	if p.ApprovalID == "" {
 		add("approval_id is empty")
-	} else if !idPrintable(p.ApprovalID) {
-		add("approval_id %q must be 1 to 128 printable ASCII characters without spaces (an operator has to type it)", Sanitize(p.ApprovalID, Line))
 	}
 	if !(p.CreatedAt > 0) || math.IsInf(p.CreatedAt, 0) {
 		add("created_at must be a positive time, got %v", p.CreatedAt)
@@ -353,17 +351,25 @@ func (p *Proposal) Validate() error {
 	return &ValidationError{Problems: probs}
 }
 
-// idPrintable: an id the operator can read and type exactly.
-func idPrintable(id string) bool {
+// UntypableID says why an operator cannot type id unambiguously ("" when
+// they can): anything but 1 to 128 printable ASCII characters without
+// spaces. Hermes accepts such ids, so such a row is valid, but it is
+// deny-only: approving by a typed id needs an id that reads as it types.
+func UntypableID(id string) string {
 	if len(id) > 128 {
-		return false
+		return "the id is longer than 128 characters"
 	}
 	for i := 0; i < len(id); i++ {
-		if id[i] <= ' ' || id[i] >= 0x7f {
-			return false
+		switch c := id[i]; {
+		case c == ' ':
+			return "the id holds a space"
+		case c < ' ' || c == 0x7f:
+			return "the id holds a control character"
+		case c >= 0x80:
+			return "the id holds non-ASCII characters (look-alikes cannot be told apart when typing)"
 		}
 	}
-	return true
+	return ""
 }
 
 // ShortDuration is a compact duration, to the second, sign dropped:

@@ -164,6 +164,7 @@ const (
 	RefusedHardline       = "hardline"
 	RefusedContentChanged = "content_changed"
 	RefusedShortID        = "short_id"
+	RefusedUntypableID    = "untypable_id"
 	// RefusedTextConfirm: a tier-2 proposal approved by its id; only its
 	// typed phrase approves it.
 	RefusedTextConfirm = "text_confirm_required"

@@ -248,3 +248,27 @@ func TestTier2PhraseGate(t *testing.T) {
 		}
 	}
 }
+
+// Ids Hermes accepts (a space, non-ASCII) are valid rows, not corrupt ones;
+// they are deny-only, saying why.
+func TestUntypableIDsAreValidAndDenyOnly(t *testing.T) {
+	s, c := newStore(t)
+	db := rawDB(t, s.Path())
+	for _, id := range []string{"with a space 01", "approval-café-01", "Ω-lookalike-0001"} {
+		p := proposal(id, "ls /srv", model.RiskLow, c.Now(), time.Hour)
+		mustExec(t, db, `INSERT INTO gateway_approvals (approval_id, created_at, expires_at, payload_json) VALUES (?, ?, ?, ?)`,
+			id, p.CreatedAt, *p.ExpiresAt, string(model.EncodePayload(p)))
+		r, err := s.Get(ctx, id)
+		if err != nil || r.Corrupt != "" {
+			t.Fatalf("%q: corrupt %q %v", id, r.Corrupt, err)
+		}
+		_, err = s.Consume(ctx, id, id, alice)
+		var rf *RefusedError
+		if !errors.As(err, &rf) || rf.Code != RefusedUntypableID {
+			t.Fatalf("%q: %v", id, err)
+		}
+		if _, err := s.Deny(ctx, id, alice, ""); err != nil {
+			t.Fatalf("deny %q: %v", id, err)
+		}
+	}
+}

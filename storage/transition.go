@@ -236,6 +236,9 @@ func (st *Store) ConsumeRead(ctx context.Context, id, typed, readSHA256 string, 
 			return nil, &RefusedError{ID: id, Code: RefusedHardline,
 				Reason: "the command matches a hardline rule (" + risk.Classify(rec.Command).Reason() + "): Hermes never runs it, whoever approves; deny it"}
 		}
+		if why := model.UntypableID(id); why != "" {
+			return nil, &RefusedError{ID: id, Code: RefusedUntypableID, Reason: why + ": it cannot be typed for sure, so it can only be denied"}
+		}
 		if utf8.RuneCountInString(id) < MinApprovableID {
 			return nil, &RefusedError{ID: id, Code: RefusedShortID,
 				Reason: fmt.Sprintf("its id is shorter than %d characters, too easy to type by accident: it can only be denied", MinApprovableID)}

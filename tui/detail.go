@@ -215,7 +215,9 @@ func (d *detail) buildHead(now time.Time) []string {
 		out = append(out, wrapIndented(st.Suspicious.Render("! SUSPICIOUS"), " hidden content made visible: "+strings.Join(r.Findings, ", "), 12, d.width)...)
 	}
 	out = append(out, d.field("id", st.Bold.Render(d.agent(r.ApprovalID, model.Line)))...)
-	if !r.RequiresTextConfirm && len([]rune(r.ApprovalID)) < storage.MinApprovableID {
+	if why := model.UntypableID(r.ApprovalID); why != "" && !r.RequiresTextConfirm {
+		out = append(out, d.field("", st.Warning.Render(why+": deny only"))...)
+	} else if !r.RequiresTextConfirm && len([]rune(r.ApprovalID)) < storage.MinApprovableID {
 		out = append(out, d.field("", st.Warning.Render(fmt.Sprintf("under %d characters: deny only", storage.MinApprovableID)))...)
 	}
 	riskText := st.Marker(r, 0)

@@ -852,6 +852,8 @@ func (m *Model) startApprove() tea.Cmd {
 		return m.refuse("approve", rec.ApprovalID, rec.ApprovalID+" is corrupt: it can be denied (d), never approved", m.st.Error)
 	case rec.Hardline:
 		return m.refuse("approve", rec.ApprovalID, "HARDLINE: Hermes never runs this command, whoever approves it; it cannot be approved: deny it (d)", m.st.Error)
+	case !rec.RequiresTextConfirm && model.UntypableID(rec.ApprovalID) != "":
+		return m.refuse("approve", rec.ApprovalID, model.UntypableID(rec.ApprovalID)+": it cannot be typed for sure, so it can only be denied (d)", m.st.Error)
 	case !rec.RequiresTextConfirm && len([]rune(rec.ApprovalID)) < storage.MinApprovableID:
 		return m.refuse("approve", rec.ApprovalID, fmt.Sprintf("the id %s is shorter than %d characters, too easy to type by accident: it can only be denied (d)",
 			rec.ApprovalID, storage.MinApprovableID), m.st.Error)
