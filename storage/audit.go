@@ -37,6 +37,9 @@ type AuditEvent struct {
 	DetailRaw  string         `json:"-"`
 	PrevHash   string         `json:"prev_hash"`
 	Hash       string         `json:"hash"`
+	// Outside: not an event of the chain but a decision the table records
+	// that approve-tui did not make (OutsideDecisions).
+	Outside bool `json:"outside_chain,omitempty"`
 }
 
 // eventHash is the chain's hash of one event: SHA-256 over every field,
@@ -409,4 +412,64 @@ func (s bound) chainGaps(ctx context.Context, conn *sql.Conn, states map[string]
 
 func isNoTable(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "no such table")
+}
+
+// OutsideDecisions are the decisions the table records that approve-tui's
+// audit chain does not: Hermes' own /approve, /deny, expiry and blocks (and
+// anything else that wrote the table directly), newest first, at most
+// limit. Each is shaped as an audit event (Seq 0, no hashes) with Outside
+// set, read from the row's columns: status, consumed_at/consumed_by (or the
+// expiry), terminal_reason.
+func (st *Store) OutsideDecisions(ctx context.Context, limit int) ([]AuditEvent, error) {
+	s := st.bind()
+	if limit <= 0 {
+		limit = 100
+	}
+	term := "NULL"
+	if s.tier2.Load() {
+		term = "g.terminal_reason"
+	}
+	rows, err := s.rdb.QueryContext(ctx, `SELECT g.approval_id, g.status, g.consumed_at, g.consumed_by, g.expires_at, `+term+`
+		FROM gateway_approvals g
+		WHERE g.status IN ('consumed', 'denied', 'expired', 'blocked')
+		AND NOT EXISTS (SELECT 1 FROM approve_tui_audit a WHERE a.approval_id = g.approval_id
+			AND a.event IN ('approve', 'deny', 'expire') AND a.outcome = 'ok')
+		ORDER BY coalesce(g.consumed_at, g.expires_at) DESC LIMIT ?`, limit)
+	if isNoTable(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, classify("audit", err)
+	}
+	defer rows.Close()
+	var out []AuditEvent
+	for rows.Next() {
+		var id, status string
+		var consAt, expAt sql.NullFloat64
+		var consBy, reason sql.NullString
+		if err := rows.Scan(&id, &status, &consAt, &consBy, &expAt, &reason); err != nil {
+			return nil, classify("audit", err)
+		}
+		e := AuditEvent{ApprovalID: id, Outcome: OutcomeOK, Actor: consBy.String, Outside: true,
+			Detail: map[string]any{}}
+		switch model.Status(status) {
+		case model.StatusConsumed:
+			e.Event = EventApprove
+		case model.StatusDenied:
+			e.Event = EventDeny
+		case model.StatusExpired:
+			e.Event = EventExpire
+		default:
+			e.Event = status
+		}
+		e.At = consAt.Float64
+		if !consAt.Valid {
+			e.At = expAt.Float64
+		}
+		if reason.Valid && reason.String != "" {
+			e.Detail["reason"] = reason.String
+		}
+		out = append(out, e)
+	}
+	return out, classify("audit", rows.Err())
 }

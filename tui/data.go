@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"sort"
 	"errors"
 	"time"
 
@@ -135,6 +136,14 @@ func reloadAfter(d time.Duration) tea.Cmd {
 func loadHistory(ctx context.Context, s *storage.Store, gen int) tea.Cmd {
 	return func() tea.Msg {
 		evs, err := s.Audit(ctx, storage.AuditQuery{Limit: 500})
+		if err == nil {
+			// Decisions made outside approve-tui (Hermes' own), from the
+			// table: merged in time order, marked as outside the chain.
+			if out, oerr := s.OutsideDecisions(ctx, 200); oerr == nil && len(out) > 0 {
+				evs = append(evs, out...)
+				sort.SliceStable(evs, func(i, j int) bool { return evs[i].At > evs[j].At })
+			}
+		}
 		msg := historyMsg{gen: gen, events: evs, err: err}
 		if err == nil {
 			msg.runs = readRuns(ctx, s, startedIDs(evs))

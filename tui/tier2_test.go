@@ -138,3 +138,15 @@ func TestGoldenTier2(t *testing.T) {
 		}
 	}
 }
+
+// Decisions made outside approve-tui (Hermes' own block here, and a deny
+// written straight into the table) show in the history, marked as outside
+// the audit chain.
+func TestHistoryShowsDecisionsMadeOutside(t *testing.T) {
+	f := tier2Fixture(t)
+	rawExec(t, f.path, `UPDATE gateway_approvals SET status = 'denied', consumed_at = ?, consumed_by = 'hermes:@ops', terminal_reason = 'denied_explicit' WHERE approval_id = 't2-armed-0001'`,
+		fmt.Sprint(model.Epoch(t0)))
+	m := console(t, f, operator, 200, 50)
+	press(m, "tab")
+	screenHas(t, m, "blocked   ok", "t2-blocked-…", "deny      ok", "t2-armed-00…", "hermes:@ops", "outside approve-tui: from the table, not in the audit chain", "reason=denied_explicit")
+}

@@ -269,6 +269,9 @@ func refusalWords(code string) string {
 // historyDetail is the short, sanitised detail of an audit event.
 func historyDetail(e storage.AuditEvent) string {
 	var parts []string
+	if e.Outside {
+		parts = append(parts, "outside approve-tui: from the table, not in the audit chain")
+	}
 	for _, k := range []string{"reason", "risk", "error", "from", "to", "expires_at"} {
 		if v, ok := e.Detail[k]; ok {
 			parts = append(parts, k+"="+model.Sanitize(fmt.Sprint(v), model.Line))
