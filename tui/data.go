@@ -2,8 +2,8 @@ package tui
 
 import (
 	"context"
-	"sort"
 	"errors"
+	"sort"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
