@@ -17,7 +17,10 @@ func (a *app) initCmd() *cobra.Command {
 		Long: `Create the approval database at --db, with its directory, in WAL journal
 mode (DELETE where the filesystem cannot host WAL), and add approve-tui's own
 tables. An existing file keeps its journal mode and data; missing columns and
-tables are added. Prints the path and the journal mode.
+tables are added (never Hermes' tier-2 columns: those are Hermes' to add).
+Prints the path, the journal mode and the revision of Hermes' approval
+store the table has: pr-41427 (the first: four statuses) or tier-2 (text
+confirm: pending_confirm, blocked, lockouts).
 
 Every other command opens the database without creating it.
 ` + exitCodesHelp,
@@ -35,7 +38,7 @@ Every other command opens the database without creating it.
 			}
 			defer s.Close()
 			if a.json {
-				o := model.NewJSONObject().Str("path", s.Path()).Str("journal_mode", s.JournalMode()).
+				o := model.NewJSONObject().Str("path", s.Path()).Str("journal_mode", s.JournalMode()).Str("hermes_revision", s.HermesRevision()).
 					Bool("created", created).Str("read_only", s.ReadOnlyReason())
 				a.printf("%s\n", o)
 				return nil
@@ -44,7 +47,7 @@ Every other command opens the database without creating it.
 			if created {
 				verb = "created"
 			}
-			a.printf("%s %s (journal mode %s)\n", verb, s.Path(), s.JournalMode())
+			a.printf("%s %s (journal mode %s, Hermes revision %s)\n", verb, s.Path(), s.JournalMode(), s.HermesRevision())
 			if r := s.ReadOnlyReason(); r != "" {
 				a.note("note: the database is read-only: %s", r)
 			}

@@ -63,6 +63,15 @@ const lockoutsTable = `CREATE TABLE IF NOT EXISTS gateway_approval_lockouts (
 // Tier2 reports whether the file has Hermes' tier-2 columns.
 func (st *Store) Tier2() bool { return st.bind().tier2.Load() }
 
+// HermesRevision names the revision of Hermes' approval store the file's
+// table has: "tier-2" (text confirm) or "pr-41427" (the first one).
+func (st *Store) HermesRevision() string {
+	if st.Tier2() {
+		return "tier-2"
+	}
+	return "pr-41427"
+}
+
 // ConsumePhrase approves a text-confirm proposal by its typed phrase. In one
 // transaction: the proposal must be open, valid, not hardline, its payload
 // the one read (readSHA256, when not ""), and its (verb, target) not locked
