@@ -106,3 +106,46 @@ func TestTier2CLI(t *testing.T) {
 		t.Fatalf("python reads %s", g)
 	}
 }
+
+// The phrase approve in a real terminal: the console in tmux on a tier-2
+// file written by Hermes' SQL; a wrong phrase is counted and the prompt
+// stays; the right one approves, and Python reads it consumed.
+func TestTier2PhraseInTmux(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatal("tmux is needed for the end-to-end console test (apt-get install tmux)")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "approve-tui")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/approve-tui").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	db := filepath.Join(dir, "state.db")
+	if out, err := exec.Command(bin, "--db", db, "init").CombinedOutput(); err != nil {
+		t.Fatalf("init: %v %s", err, out)
+	}
+	script, _ := filepath.Abs("../storage/testdata/hermes_tier2.py")
+	py := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command("python3", append([]string{script, db}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("hermes_tier2.py %v: %v %s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	py("upgrade")
+	id := py("submit", "restart-tier2", "vaultwarden", "0427")
+	tm := startConsoleInTmux(t, bin, 80, 24, []string{"TERM=xterm-256color"}, "--db", db)
+	tm.waitFor("CRIT")
+	tm.key("Enter", "PageDown", "PageDown", "a") // read it all, then approve
+	tm.waitFor("Tier-2: type the phrase")
+	tm.typeID("restart-tier2 vaultwarden 9999")
+	tm.key("Enter")
+	tm.waitFor("wrong phrase 1 of 3")
+	tm.key("BSpace", "BSpace", "BSpace", "BSpace")
+	tm.typeID("0427")
+	tm.key("Enter")
+	tm.waitFor("approved " + id)
+	if g := py("get", id); !strings.Contains(g, `"status": "consumed"`) || !strings.Contains(g, `"invalid_attempts": 1`) {
+		t.Fatalf("python reads %s", g)
+	}
+}
