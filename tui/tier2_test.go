@@ -118,6 +118,7 @@ func TestGoldenTier2(t *testing.T) {
 			selectID(t, m, "t2-armed-0001")
 			press(m, "enter")
 		}},
+		{"tier2-blocked-in-history", func(t *testing.T, m *Model) { press(m, "tab") }},
 		{"tier2-lockout", func(t *testing.T, m *Model) {
 			selectID(t, m, "t2-locked-001")
 			readAll(m)
