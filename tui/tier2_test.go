@@ -149,5 +149,6 @@ func TestHistoryShowsDecisionsMadeOutside(t *testing.T) {
 		fmt.Sprint(model.Epoch(t0)))
 	m := console(t, f, operator, 200, 50)
 	press(m, "tab")
-	screenHas(t, m, "blocked   ok", "t2-blocked-…", "deny      ok", "t2-armed-00…", "hermes:@ops", "outside approve-tui: from the table, not in the audit chain", "reason=denied_explicit")
+	screenHas(t, m, "blocked   outside the chain", "t2-blocked-…", "deny      outside the chain", "t2-armed-00…", "hermes:@ops",
+		"decided outside approve-tui (read from the table) reason=denied_explicit")
 }

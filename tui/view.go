@@ -207,6 +207,9 @@ func (m *Model) historyView() string {
 		}
 		detail := historyDetail(e)
 		runDied := false
+		if e.Outside {
+			outcome = "outside the chain"
+		}
 		if e.Event == storage.EventExecution || e.Event == storage.EventPolicy {
 			outcome = model.Sanitize(e.Reason, model.Line)
 			if r, ok := m.runs[e.ApprovalID]; ok && e.Event == storage.EventExecution && e.Reason == string(model.ExecStarted) {
@@ -270,7 +273,7 @@ func refusalWords(code string) string {
 func historyDetail(e storage.AuditEvent) string {
 	var parts []string
 	if e.Outside {
-		parts = append(parts, "outside approve-tui: from the table, not in the audit chain")
+		parts = append(parts, "decided outside approve-tui (read from the table)")
 	}
 	for _, k := range []string{"reason", "risk", "error", "from", "to", "expires_at"} {
 		if v, ok := e.Detail[k]; ok {
