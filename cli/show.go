@@ -44,6 +44,7 @@ UTF-8 as \udcXX escapes).
 				return nil
 			}
 			writeShow(a.out, rec, &ws, s.Now())
+			a.printf("%-14s %s\n", "file:", "Hermes revision "+s.HermesRevision())
 			return nil
 		},
 	}
