@@ -220,6 +220,9 @@ func (s bound) syncRank(ctx context.Context) bool {
 	if s.rank.synced && v == s.rank.version {
 		return true
 	}
+	if !s.tier2.Load() {
+		s.noticeTier2Locked(ctx)
+	}
 	// Wait only briefly for another process's lock.
 	brief := s.opt
 	brief.BusyTimeout = rankSyncLockWait

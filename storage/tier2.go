@@ -262,3 +262,37 @@ func (st *Store) ClearLockout(ctx context.Context, verb, target string, actor mo
 			reason: "cleared", detail: map[string]any{"verb": verb, "target": target}}}, nil
 	}})
 }
+
+// noticeTier2Locked: Hermes may upgrade a file to the tier-2 revision while
+// approve-tui has it open (its ALTER TABLEs are commits like any other).
+// Called with the writer mutex held after another process's commit, it
+// looks at the table's columns and, when they are there now, reads and
+// writes the file as tier-2 from then on: the writer statements that differ
+// are prepared again.
+func (s bound) noticeTier2Locked(ctx context.Context) {
+	cols, err := tableColumns(ctx, s.w, "gateway_approvals")
+	if err != nil {
+		return
+	}
+	for _, c := range tier2Columns {
+		if !cols[c] {
+			return
+		}
+	}
+	ws, err := prepareWriter(ctx, s.w, selectColumns(false, true), true)
+	if err != nil {
+		return
+	}
+	old := *s.ws
+	s.ws.get, s.ws.deny, s.ws.expireArmed = ws.get, ws.deny, ws.expireArmed
+	s.ws.all = append(s.ws.all, ws.get, ws.deny, ws.expireArmed)
+	for _, st := range ws.all {
+		if st != ws.get && st != ws.deny && st != ws.expireArmed {
+			st.Close()
+		}
+	}
+	if old.get != nil {
+		old.get.Close()
+	}
+	s.tier2.Store(true)
+}

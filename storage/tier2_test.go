@@ -272,3 +272,36 @@ func TestUntypableIDsAreValidAndDenyOnly(t *testing.T) {
 		}
 	}
 }
+
+// Hermes upgrades the file to the tier-2 revision while approve-tui has it
+// open: the next listing notices, and armed rows are listed, shown and
+// denied as on a file that was tier-2 from the start.
+func TestTier2UpgradeWhileOpen(t *testing.T) {
+	path := tempDB(t)
+	s := openAt(t, path, newClock())
+	s.now = time.Now
+	if s.Tier2() {
+		t.Fatal("tier-2 before the upgrade")
+	}
+	py := newTier2Py(t, path)
+	py.run("upgrade")
+	armed := py.run("submit", "diag", "cloudflared", "1234")
+	py.run("arm", armed, "$ev", "1796000000000")
+	list, err := s.List(ctx, ListOptions{})
+	if err != nil || len(list) != 1 || list[0].ApprovalID != armed || list[0].Status != model.StatusPendingConfirm {
+		t.Fatalf("list after the upgrade: %v %v", list, err)
+	}
+	if !s.Tier2() {
+		t.Fatal("the upgrade was not noticed")
+	}
+	if r, _ := s.Get(ctx, armed); r.ApprovalEventID != "$ev" {
+		t.Fatalf("armed row: %+v", r)
+	}
+	rec, err := s.Deny(ctx, armed, alice, "")
+	if err != nil || rec.TerminalReason != "denied_explicit" {
+		t.Fatalf("deny: %v", err)
+	}
+	if m := py.get(armed); m["terminal_reason"] != "denied_explicit" {
+		t.Fatalf("python reads %v", m)
+	}
+}
