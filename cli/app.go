@@ -32,6 +32,8 @@ type app struct {
 	// the process's own, for the console, run's command and the hooks.
 	rawOut, rawErr io.Writer
 	guards         []*guardWriter
+	// as is who decides when another surface runs the command (ExecuteAs).
+	as *model.Actor
 
 	getenv func(string) string
 	isTTY  func() bool // is stdin a terminal (prompts allowed)
@@ -55,6 +57,23 @@ func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return newApp(stdin, stdout, stderr).execute(ctx, args)
+}
+
+// ExecuteAs runs a subcommand for another surface that has already said who
+// decides (an SSH session's actor, read-only for a watcher): on database
+// db, with none of this process's environment, and without a terminal.
+// The caller chooses which subcommands it offers.
+func ExecuteAs(ctx context.Context, args []string, db string, actor model.Actor, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := newApp(stdin, stdout, stderr)
+	a.getenv = func(string) string { return "" }
+	a.isTTY = func() bool { return false }
+	a.termW = func() int { return 0 }
+	a.as = &actor
+	flags := []string{"--db", db}
+	if actor.ReadOnly {
+		flags = append(flags, "--read-only")
+	}
+	return a.execute(ctx, append(flags, args...))
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *app {
@@ -177,7 +196,7 @@ The database is --db, else $APPROVE_TUI_DB, else $HERMES_HOME/state.db
 	pf.BoolVar(&a.readOnly, "read-only", false, "watch only: every decision is refused by the store, and the refusal audited (exit 6)")
 
 	root.AddCommand(a.initCmd(), a.submitCmd(), a.listCmd(), a.showCmd(), a.approveCmd(),
-		a.denyCmd(), a.expireCmd(), a.waitCmd(), a.auditCmd(), a.demoCmd(), a.runCmd(), a.hookCmd(), a.headlessCmd(), a.lockoutsCmd())
+		a.denyCmd(), a.expireCmd(), a.waitCmd(), a.auditCmd(), a.demoCmd(), a.runCmd(), a.hookCmd(), a.headlessCmd(), a.lockoutsCmd(), a.serveCmd())
 	return root
 }
 
@@ -216,6 +235,9 @@ func (a *app) open(ctx context.Context, create bool) (*storage.Store, error) {
 
 // actor is who this process decides as.
 func (a *app) actor() model.Actor {
+	if a.as != nil {
+		return *a.as
+	}
 	act := model.LocalActor(model.SurfaceCLI)
 	act.ReadOnly = a.readOnly
 	return act

@@ -473,3 +473,17 @@ func (st *Store) OutsideDecisions(ctx context.Context, limit int) ([]AuditEvent,
 	}
 	return out, classify("audit", rows.Err())
 }
+
+// EventSession records a console session starting or ending (who was
+// connected, when), reason "start" or "end".
+const EventSession = "session"
+
+// RecordSession appends a session event for actor. It is recorded for a
+// watcher too: being connected is not a decision.
+func (st *Store) RecordSession(ctx context.Context, actor model.Actor, what string, detail map[string]any) error {
+	s := st.bind()
+	actor.ReadOnly = false
+	return s.run(ctx, transition{event: EventSession, id: "", actor: actor, apply: func(ctx context.Context) ([]auditEntry, error) {
+		return []auditEntry{{event: EventSession, outcome: OutcomeOK, reason: what, detail: detail}}, nil
+	}})
+}

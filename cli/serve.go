@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/charmbracelet/log"
+	"github.com/spf13/cobra"
+
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/serve"
+)
+
+func (a *app) serveCmd() *cobra.Command {
+	var cfg serve.Config
+	cmd := &cobra.Command{
+		Use:   "serve [--listen ADDR] [--host-key PATH] [--approvers FILE] [--watchers FILE]",
+		Short: "Serve the console over SSH, to the keys of two authorized_keys files",
+		Long: `Serve the console over SSH (public keys only). Each person is a key in one of
+two files in OpenSSH authorized_keys format, named by the key's comment:
+--approvers may decide, --watchers may only look (the store refuses and
+audits their attempts). An unknown key is refused; password and
+keyboard-interactive authentication are not offered. The files are re-read
+when they change: a removed key's sessions end within a second or two, and
+a session whose role changed ends (reconnecting gives the new role).
+
+Every decision is made as "NAME (SHA256:fingerprint) via ssh"; sessions are
+recorded in the audit log (start, end). A session with a terminal gets the
+console, with its own colour profile and size. Without one (ssh host list
+--json), it may run list, show, audit, lockouts, and deny for approvers;
+approve needs the console's typed-id gate and is refused there.
+
+The host key is ed25519, made on first start (mode 0600) at --host-key,
+by default ` + "`$XDG_DATA_HOME/approve-tui/ssh_host_ed25519`" + `; its
+fingerprint is logged at start, for clients to pin. SIGTERM or SIGINT stop
+accepting, tell every session, and wait up to --shutdown-grace.
+` + exitCodesHelp,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			s, err := a.open(ctx, false)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			cfg.Store = s
+			db := a.db
+			cfg.Run = func(ctx context.Context, args []string, actor model.Actor, stdin io.Reader, stdout, stderr io.Writer) int {
+				return ExecuteAs(ctx, args, db, actor, stdin, stdout, stderr)
+			}
+			cfg.Log = log.NewWithOptions(a.rawErr, log.Options{ReportTimestamp: true, Prefix: "approve-tui serve"})
+			srv, err := serve.New(cfg)
+			if err != nil {
+				return usageErrorf("%v", err)
+			}
+			l, err := net.Listen("tcp", cfg.Listen)
+			if err != nil {
+				return exitf(ExitError, "listen %s: %v", cfg.Listen, err)
+			}
+			if err := srv.Serve(ctx, l); err != nil && !errors.Is(err, context.Canceled) {
+				return err
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Listen, "listen", ":2222", "`address` to listen on")
+	f.StringVar(&cfg.HostKeyPath, "host-key", serve.DefaultHostKeyPath(), "ed25519 host key `path` (made on first start)")
+	f.StringVar(&cfg.Approvers, "approvers", "", "authorized_keys `file` of the people who may decide")
+	f.StringVar(&cfg.Watchers, "watchers", "", "authorized_keys `file` of the people who may only look")
+	f.IntVar(&cfg.MaxSessions, "max-sessions", 64, "sessions at once, in all")
+	f.IntVar(&cfg.MaxSessionsPerKey, "max-sessions-per-key", 8, "sessions at once, per key")
+	f.DurationVar(&cfg.IdleTimeout, "idle-timeout", 30*time.Minute, "end a connection with no traffic for this long")
+	f.DurationVar(&cfg.LoginGrace, "login-grace", 30*time.Second, "time to authenticate before the connection is closed")
+	f.IntVar(&cfg.AuthFailures, "auth-failures", 20, "refused keys from one address within --auth-backoff before it is refused outright")
+	f.DurationVar(&cfg.AuthBackoff, "auth-backoff", time.Minute, "how long an address that failed too often is refused")
+	f.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", 10*time.Second, "on SIGTERM/SIGINT, how long sessions get to end")
+	return cmd
+}

@@ -1,0 +1,521 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/keygen"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/log"
+	"github.com/charmbracelet/ssh"
+	"github.com/charmbracelet/wish"
+	bm "github.com/charmbracelet/wish/bubbletea"
+	"github.com/muesli/termenv"
+	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/storage"
+	"github.com/approve-tui/approve-tui/tui"
+)
+
+// Config is how the server runs. Zero values take the defaults.
+type Config struct {
+	Listen      string // ":2222"
+	HostKeyPath string // DefaultHostKeyPath()
+	Approvers   string // authorized_keys of the people who may decide
+	Watchers    string // authorized_keys of the people who may only look
+
+	Store *storage.Store // the one store of the process, shared by every session
+	// Run runs a subcommand for a session without a terminal, as actor
+	// (the CLI's ExecuteAs on the server's database); its exit code is
+	// the session's.
+	Run func(ctx context.Context, args []string, actor model.Actor, stdin io.Reader, stdout, stderr io.Writer) int
+
+	MaxSessions       int           // 64 in all
+	MaxSessionsPerKey int           // 8 per key
+	IdleTimeout       time.Duration // 30 min without a byte either way
+	LoginGrace        time.Duration // 30 s to authenticate
+	AuthFailures      int           // 20 refused keys from one address in a minute...
+	AuthBackoff       time.Duration // ...refuse it for 1 min
+	ReloadEvery       time.Duration // 1 s: access files re-read when changed
+	ShutdownGrace     time.Duration // 10 s for sessions to end on shutdown
+
+	Log *log.Logger // stderr when nil
+}
+
+func (c *Config) defaults() {
+	if c.Listen == "" {
+		c.Listen = ":2222"
+	}
+	if c.HostKeyPath == "" {
+		c.HostKeyPath = DefaultHostKeyPath()
+	}
+	set := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	setD := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	set(&c.MaxSessions, 64)
+	set(&c.MaxSessionsPerKey, 8)
+	set(&c.AuthFailures, 20)
+	setD(&c.IdleTimeout, 30*time.Minute)
+	setD(&c.LoginGrace, 30*time.Second)
+	setD(&c.AuthBackoff, time.Minute)
+	setD(&c.ReloadEvery, time.Second)
+	setD(&c.ShutdownGrace, 10*time.Second)
+	if c.Log == nil {
+		c.Log = log.NewWithOptions(os.Stderr, log.Options{ReportTimestamp: true, Prefix: "serve"})
+	}
+}
+
+// DefaultHostKeyPath is where the host key lives unless --host-key says:
+// $XDG_DATA_HOME/approve-tui/ssh_host_ed25519 (~/.local/share/… by default).
+func DefaultHostKeyPath() string {
+	dir := os.Getenv("XDG_DATA_HOME")
+	if dir == "" {
+		home, _ := os.UserHomeDir()
+		dir = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(dir, "approve-tui", "ssh_host_ed25519")
+}
+
+// Server is approve-tui over SSH.
+type Server struct {
+	cfg    Config
+	access *access
+	srv    *ssh.Server
+	hostFP string
+
+	mu       sync.Mutex
+	sessions map[*session]struct{}
+	failures map[string]*failureCount
+	closing  atomic.Bool
+}
+
+type session struct {
+	person Person
+	sess   ssh.Session
+	start  time.Time
+}
+
+type failureCount struct {
+	n     int
+	since time.Time
+}
+
+type ctxKey struct{ name string }
+
+var (
+	personKey = ctxKey{"person"}
+	authedKey = ctxKey{"authed"}
+)
+
+// New prepares a server: reads the access files, loads (or makes) the host
+// key. Nothing listens until Serve.
+func New(cfg Config) (*Server, error) {
+	cfg.defaults()
+	if cfg.Store == nil || cfg.Run == nil {
+		return nil, errors.New("serve: no store, or no way to run subcommands")
+	}
+	if cfg.Approvers == "" && cfg.Watchers == "" {
+		return nil, errors.New("serve: give --approvers and/or --watchers (OpenSSH authorized_keys files): nobody could log in")
+	}
+	acc, err := newAccess(cfg.Approvers, cfg.Watchers)
+	if err != nil {
+		return nil, err
+	}
+	fp, err := ensureHostKey(cfg.HostKeyPath)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, access: acc, hostFP: fp, sessions: map[*session]struct{}{}, failures: map[string]*failureCount{}}
+	s.srv, err = wish.NewServer(
+		ssh.HostKeyFile(cfg.HostKeyPath),
+		wish.WithPublicKeyAuth(s.publicKey),
+		wish.WithIdleTimeout(cfg.IdleTimeout),
+		func(srv *ssh.Server) error {
+			srv.ConnCallback = s.connCallback
+			return nil
+		},
+		wish.WithMiddleware(
+			bm.MiddlewareWithProgramHandler(s.program, 0 /* TrueColor: the client's own profile decides */),
+			s.gate,
+		),
+	)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ensureHostKey makes an ed25519 host key (mode 0600) if there is none, and
+// returns its fingerprint.
+func ensureHostKey(path string) (string, error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return "", fmt.Errorf("host key: %w", err)
+		}
+		if _, err := keygen.New(path, keygen.WithKeyType(keygen.Ed25519), keygen.WithWrite()); err != nil {
+			return "", fmt.Errorf("host key: %w", err)
+		}
+		if err := os.Chmod(path, 0o600); err != nil {
+			return "", fmt.Errorf("host key: %w", err)
+		}
+	}
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("host key: %w", err)
+	}
+	signer, err := gossh.ParsePrivateKey(pem)
+	if err != nil {
+		return "", fmt.Errorf("host key %s: %w", path, err)
+	}
+	return gossh.FingerprintSHA256(signer.PublicKey()), nil
+}
+
+// HostKeyFingerprint is the host key's SHA256 fingerprint (for pinning).
+func (s *Server) HostKeyFingerprint() string { return s.hostFP }
+
+// Serve accepts connections on l until ctx ends, then shuts down: no new
+// connections, every session told and closed, at most ShutdownGrace for
+// what is in flight.
+func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	lg := s.cfg.Log
+	lg.Info("listening", "addr", l.Addr().String(), "host_key", s.hostFP, "people", s.access.count())
+	go s.reloadLoop(ctx)
+	errc := make(chan error, 1)
+	go func() { errc <- s.srv.Serve(l) }()
+	select {
+	case err := <-errc:
+		if errors.Is(err, ssh.ErrServerClosed) {
+			return nil
+		}
+		return err
+	case <-ctx.Done():
+	}
+	s.closing.Store(true)
+	lg.Info("shutting down", "sessions", len(s.list()))
+	for _, ss := range s.list() {
+		fmt.Fprint(ss.sess.Stderr(), "\r\napprove-tui: the server is shutting down\r\n")
+		ss.sess.Close()
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
+	defer cancel()
+	if err := s.srv.Shutdown(sctx); err != nil && !errors.Is(err, ssh.ErrServerClosed) {
+		s.srv.Close()
+	}
+	return nil
+}
+
+// connCallback enforces the login grace time: a connection that has not
+// authenticated in time is closed.
+func (s *Server) connCallback(ctx ssh.Context, conn net.Conn) net.Conn {
+	authed := &atomic.Bool{}
+	ctx.SetValue(authedKey, authed)
+	time.AfterFunc(s.cfg.LoginGrace, func() {
+		if !authed.Load() {
+			s.cfg.Log.Warn("login grace time passed", "addr", conn.RemoteAddr().String())
+			conn.Close()
+		}
+	})
+	return conn
+}
+
+// publicKey is the only authentication: a key of the access files.
+func (s *Server) publicKey(ctx ssh.Context, key ssh.PublicKey) bool {
+	addr := hostOf(ctx.RemoteAddr())
+	fp := gossh.FingerprintSHA256(key)
+	if s.backedOff(addr) {
+		s.cfg.Log.Warn("authentication refused: too many failures from this address", "addr", addr, "key", fp)
+		return false
+	}
+	p, ok := s.access.lookup(key)
+	if !ok {
+		s.fail(addr)
+		s.cfg.Log.Warn("authentication refused: unknown key", "addr", addr, "key", fp)
+		return false
+	}
+	ctx.SetValue(personKey, p)
+	if a, ok := ctx.Value(authedKey).(*atomic.Bool); ok {
+		a.Store(true)
+	}
+	s.cfg.Log.Info("authentication accepted", "addr", addr, "key", fp, "name", p.Name, "role", p.Role)
+	return true
+}
+
+func hostOf(a net.Addr) string {
+	if a == nil {
+		return ""
+	}
+	h, _, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	return h
+}
+
+func (s *Server) fail(addr string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.failures[addr]
+	if f == nil || time.Since(f.since) > s.cfg.AuthBackoff {
+		f = &failureCount{since: time.Now()}
+		s.failures[addr] = f
+	}
+	f.n++
+}
+
+func (s *Server) backedOff(addr string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.failures[addr]
+	return f != nil && f.n >= s.cfg.AuthFailures && time.Since(f.since) <= s.cfg.AuthBackoff
+}
+
+// actorOf is who a session decides as: NAME (SHA256:…) via ssh, read-only
+// for a watcher.
+func actorOf(p Person) model.Actor {
+	return model.Actor{Surface: model.SurfaceSSH, Name: p.Name + " (" + p.Fingerprint + ")", ReadOnly: p.Role != RoleApprover}
+}
+
+// gate runs around every session: limits, the session's audit events and
+// logs, and the subcommands of sessions without a terminal.
+func (s *Server) gate(next ssh.Handler) ssh.Handler {
+	return func(sess ssh.Session) {
+		p, ok := sess.Context().Value(personKey).(Person)
+		if !ok || s.closing.Load() {
+			sess.Exit(1)
+			return
+		}
+		if why := s.admit(p); why != "" {
+			fmt.Fprintf(sess.Stderr(), "approve-tui: %s\r\n", why)
+			s.cfg.Log.Warn("session refused", "name", p.Name, "key", p.Fingerprint, "why", why)
+			sess.Exit(1)
+			return
+		}
+		ss := &session{person: p, sess: sess, start: time.Now()}
+		s.add(ss)
+		defer s.remove(ss)
+		actor := actorOf(p)
+		_, _, pty := sess.Pty()
+		detail := map[string]any{"addr": hostOf(sess.RemoteAddr()), "role": string(p.Role), "pty": pty}
+		s.audit(actor, "start", detail)
+		s.cfg.Log.Info("session start", "name", p.Name, "key", p.Fingerprint, "role", p.Role, "pty", pty)
+		defer func() {
+			s.audit(actor, "end", map[string]any{"seconds": int(time.Since(ss.start).Seconds())})
+			s.cfg.Log.Info("session end", "name", p.Name, "key", p.Fingerprint)
+		}()
+		if !pty {
+			sess.Exit(s.command(sess, actor))
+			return
+		}
+		next(sess)
+	}
+}
+
+func (s *Server) audit(actor model.Actor, what string, detail map[string]any) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.cfg.Store.RecordSession(ctx, actor, what, detail); err != nil {
+		s.cfg.Log.Error("could not record the session in the audit log", "err", err)
+	}
+}
+
+// admit applies the session limits.
+func (s *Server) admit(p Person) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.sessions) >= s.cfg.MaxSessions {
+		return fmt.Sprintf("the server has its maximum of %d sessions", s.cfg.MaxSessions)
+	}
+	n := 0
+	for ss := range s.sessions {
+		if ss.person.Fingerprint == p.Fingerprint {
+			n++
+		}
+	}
+	if n >= s.cfg.MaxSessionsPerKey {
+		return fmt.Sprintf("your key has its maximum of %d sessions", s.cfg.MaxSessionsPerKey)
+	}
+	return ""
+}
+
+func (s *Server) add(ss *session) {
+	s.mu.Lock()
+	s.sessions[ss] = struct{}{}
+	s.mu.Unlock()
+}
+
+func (s *Server) remove(ss *session) {
+	s.mu.Lock()
+	delete(s.sessions, ss)
+	s.mu.Unlock()
+}
+
+func (s *Server) list() []*session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*session, 0, len(s.sessions))
+	for ss := range s.sessions {
+		out = append(out, ss)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].start.Before(out[j].start) })
+	return out
+}
+
+// reloadLoop re-reads the access files when they change; a session whose
+// key is gone, or whose role changed, ends at once (reconnecting gives the
+// new role).
+func (s *Server) reloadLoop(ctx context.Context) {
+	t := time.NewTicker(s.cfg.ReloadEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		changed, err := s.access.reloadIfChanged()
+		if err != nil {
+			s.cfg.Log.Error("access file not reloaded (the previous keys stay in force)", "err", err)
+		}
+		if !changed {
+			continue
+		}
+		s.cfg.Log.Info("access files reloaded", "people", s.access.count())
+		for _, ss := range s.list() {
+			now, ok := s.accessOf(ss.person.Fingerprint)
+			switch {
+			case !ok:
+				s.end(ss, "your key was removed from the access files")
+			case now.Role != ss.person.Role:
+				s.end(ss, fmt.Sprintf("your role changed to %s: reconnect", now.Role))
+			}
+		}
+	}
+}
+
+func (s *Server) accessOf(fp string) (Person, bool) {
+	s.access.mu.RLock()
+	defer s.access.mu.RUnlock()
+	p, ok := s.access.byFP[fp]
+	return p, ok
+}
+
+func (s *Server) end(ss *session, why string) {
+	s.cfg.Log.Warn("session ended", "name", ss.person.Name, "key", ss.person.Fingerprint, "why", why)
+	fmt.Fprintf(ss.sess.Stderr(), "\r\napprove-tui: %s\r\n", why)
+	ss.sess.Close()
+}
+
+// program is the console for a PTY session: the session's own renderer
+// (its terminal's colour profile), the session's actor.
+func (s *Server) program(sess ssh.Session) *tea.Program {
+	p, _ := sess.Context().Value(personKey).(Person)
+	actor := actorOf(p)
+	label := fmt.Sprintf("ssh: %s (%s)", p.Name, p.Role)
+	m := tui.New(tui.Options{
+		Store: s.cfg.Store, Actor: actor, Renderer: sessionRenderer(sess), Context: sess.Context(), Label: label,
+		OnEvent: func(e tui.Event) {
+			if e.Kind == "approve" || e.Kind == "deny" {
+				s.cfg.Log.Info("decision", "name", p.Name, "key", p.Fingerprint, "action", e.Kind, "id", model.Sanitize(e.ID, model.Line), "outcome", e.Outcome)
+			}
+		},
+	})
+	go func() {
+		<-sess.Context().Done()
+		m.Close()
+	}()
+	return tea.NewProgram(m, append(bm.MakeOptions(sess), tea.WithAltScreen())...)
+}
+
+// exitUsage is the CLI's usage exit code.
+const exitUsage = 2
+
+// sessionRenderer is the session's own renderer: the colour profile its
+// client's environment gives (TERM from the PTY request, COLORTERM and
+// NO_COLOR when the client sends them), a dark background. It asks the
+// terminal nothing: a client that does not answer a query (some terminals,
+// scripts) would otherwise leave the console waiting on the session's input
+// before its first frame.
+func sessionRenderer(sess ssh.Session) *lipgloss.Renderer {
+	pty, _, _ := sess.Pty()
+	env := sessionEnv(append(sess.Environ(), "TERM="+pty.Term))
+	r := lipgloss.NewRenderer(sess, termenv.WithEnvironment(env), termenv.WithTTY(pty.Term != "" && pty.Term != "dumb"),
+		termenv.WithColorCache(true))
+	r.SetHasDarkBackground(true)
+	return r
+}
+
+// sessionEnv is a session's environment for termenv.
+type sessionEnv []string
+
+func (e sessionEnv) Environ() []string { return e }
+
+func (e sessionEnv) Getenv(k string) string {
+	v := ""
+	for _, kv := range e {
+		if name, val, ok := strings.Cut(kv, "="); ok && name == k {
+			v = val // the last one wins, as TERM from the PTY request
+		}
+	}
+	return v
+}
+
+// Subcommands a session without a terminal may run: reading, and deny for
+// approvers. Approve needs the console's typed-id gate.
+var readCommands = map[string]bool{"list": true, "show": true, "audit": true, "lockouts": true}
+
+func (s *Server) command(sess ssh.Session, actor model.Actor) int {
+	args := sess.Command()
+	out, errw := sess, sess.Stderr()
+	if len(args) == 0 {
+		fmt.Fprintln(errw, "approve-tui: no terminal: ask for one (ssh -t), or run one of: list, show ID, audit, lockouts, deny ID --reason R")
+		return exitUsage
+	}
+	for _, a := range args {
+		if a == "--db" || strings.HasPrefix(a, "--db=") || a == "--read-only" || strings.HasPrefix(a, "--read-only=") {
+			fmt.Fprintln(errw, "approve-tui: --db and --read-only are the server's to set")
+			return exitUsage
+		}
+	}
+	name := args[0]
+	if strings.HasPrefix(name, "-") {
+		for _, a := range args {
+			if !strings.HasPrefix(a, "-") {
+				name = a
+				break
+			}
+		}
+	}
+	switch {
+	case name == "approve":
+		fmt.Fprintln(errw, "approve-tui: approve is refused outside the console: it needs the typed-id gate. Connect with a terminal (ssh -t) and approve there")
+		return exitUsage
+	case name == "deny" || readCommands[name] || name == "help" || name == "--help":
+	default:
+		fmt.Fprintf(errw, "approve-tui: %q is not offered over ssh: list, show ID, audit, lockouts, deny ID --reason R\n", model.Sanitize(name, model.Line))
+		return exitUsage
+	}
+	if name == "lockouts" && len(args) > 1 {
+		fmt.Fprintln(errw, "approve-tui: lockouts clear is not offered over ssh")
+		return exitUsage
+	}
+	return s.cfg.Run(sess.Context(), args, actor, sess, out, errw)
+}
