@@ -122,4 +122,3 @@ func waitPort(t *testing.T, port int) {
 	}
 	t.Fatalf("nothing listens on %d", port)
 }
-
