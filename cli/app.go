@@ -34,6 +34,8 @@ type app struct {
 	guards         []*guardWriter
 	// as is who decides when another surface runs the command (ExecuteAs).
 	as *model.Actor
+	// follow: the console starts following this operator's console.
+	follow string
 
 	getenv func(string) string
 	isTTY  func() bool // is stdin a terminal (prompts allowed)
@@ -195,6 +197,7 @@ The database is --db, else $APPROVE_TUI_DB, else $HERMES_HOME/state.db
 	pf.DurationVar(&a.lockTimeout, "lock-timeout", storage.DefaultBusyTimeout, "how long to wait for another process's lock")
 	pf.BoolVar(&a.readOnly, "read-only", false, "watch only: every decision is refused by the store, and the refusal audited (exit 6)")
 
+	root.Flags().StringVar(&a.follow, "follow", "", "start following the console of this `name` (pairing; f in the console)")
 	root.AddCommand(a.initCmd(), a.submitCmd(), a.listCmd(), a.showCmd(), a.approveCmd(),
 		a.denyCmd(), a.expireCmd(), a.waitCmd(), a.auditCmd(), a.demoCmd(), a.runCmd(), a.hookCmd(), a.headlessCmd(), a.lockoutsCmd(), a.serveCmd())
 	return root

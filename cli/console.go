@@ -40,7 +40,7 @@ func (a *app) runConsole(ctx context.Context, s *storage.Store) error {
 	r := lipgloss.NewRenderer(a.rawOut, termenv.WithColorCache(true))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	m := tui.New(tui.Options{Store: s, Actor: actor, Renderer: r, Context: ctx})
+	m := tui.New(tui.Options{Store: s, Actor: actor, Renderer: r, Context: ctx, Follow: a.follow})
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithInput(a.in), tea.WithOutput(a.rawOut))
 	_, err := p.Run()
 	cancel() // stop the console's background work before releasing it

@@ -392,3 +392,19 @@ func pyInsert(t *testing.T, db string, p *model.Proposal) {
 }
 
 var execCommand = exec.Command
+
+// Two SSH sessions see each other, and one follows the other.
+func TestPresenceAndFollowOverSSH(t *testing.T) {
+	r := startRig(t)
+	id := submit(t, r.s, "rm -rf /srv/pairing")
+	submit(t, r.s, "rm -rf /srv/other")
+	alice := r.console("alice")
+	bob := r.console("bob")
+	alice.typeKeys("/")
+	alice.typeText(id)
+	alice.typeKeys(enter, enter)
+	bob.waitFor("with alice")
+	bob.typeKeys("f")
+	bob.waitFor("following alice")
+	bob.waitFor(id)
+}

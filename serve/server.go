@@ -431,7 +431,8 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 	actor := actorOf(p)
 	label := fmt.Sprintf("ssh: %s (%s)", p.Name, p.Role)
 	m := tui.New(tui.Options{
-		Store: s.cfg.Store, Actor: actor, Renderer: sessionRenderer(sess), Context: sess.Context(), Label: label,
+		Store: s.cfg.Store, Actor: actor, Name: p.Name, Renderer: sessionRenderer(sess), Context: sess.Context(), Label: label,
+		Follow: followOf(sess),
 		OnEvent: func(e tui.Event) {
 			if e.Kind == "approve" || e.Kind == "deny" {
 				s.cfg.Log.Info("decision", "name", p.Name, "key", p.Fingerprint, "action", e.Kind, "id", model.Sanitize(e.ID, model.Line), "outcome", e.Outcome)
@@ -447,6 +448,15 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 
 // exitUsage is the CLI's usage exit code.
 const exitUsage = 2
+
+// followOf reads "follow NAME" from an interactive session's command
+// (ssh -t host follow alice): the console starts following NAME.
+func followOf(sess ssh.Session) string {
+	if c := sess.Command(); len(c) == 2 && c[0] == "follow" {
+		return c[1]
+	}
+	return ""
+}
 
 // sessionRenderer is the session's own renderer: the colour profile its
 // client's environment gives (TERM from the PTY request, COLORTERM and

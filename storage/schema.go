@@ -65,10 +65,22 @@ var migrations = []string{
 		rank INTEGER NOT NULL,
 		expires_at REAL) WITHOUT ROWID;
 	CREATE INDEX IF NOT EXISTS approve_tui_rank_order ON approve_tui_rank(rank, expires_at);`,
+	// 2: presence: which console (local or SSH) is open, who it is, which
+	// proposal it shows and whether its approve prompt is open.
+	`CREATE TABLE IF NOT EXISTS approve_tui_presence (
+		console TEXT PRIMARY KEY,
+		actor TEXT NOT NULL,
+		name TEXT NOT NULL,
+		surface TEXT NOT NULL DEFAULT '',
+		viewing TEXT NOT NULL DEFAULT '',
+		prompt TEXT NOT NULL DEFAULT '',
+		scroll INTEGER NOT NULL DEFAULT 0,
+		started_at REAL NOT NULL,
+		heartbeat_at REAL NOT NULL);`,
 }
 
 // SchemaVersion is the newest approve-tui migration this build knows.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 const migrationsTable = `CREATE TABLE IF NOT EXISTS approve_tui_migrations (
 	version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)`

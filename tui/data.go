@@ -38,6 +38,8 @@ type (
 		same bool
 		sig  *storage.PendingSignature
 		took time.Duration // how long the load ran
+		// presences: every console's presence row, read with the list.
+		presences []storage.Presence
 	}
 	// historyMsg carries the audit log's recent events.
 	historyMsg struct {
@@ -92,6 +94,7 @@ type (
 func loadPending(ctx context.Context, s *storage.Store, gen, limit int, prev *storage.PendingSignature, watch shownPayload) tea.Cmd {
 	return func() tea.Msg {
 		start := time.Now()
+		others, _ := s.Presences(ctx)
 		sig, serr := s.PendingSignature(ctx)
 		if serr == nil && prev != nil && sig == *prev {
 			same := true
@@ -101,12 +104,12 @@ func loadPending(ctx context.Context, s *storage.Store, gen, limit int, prev *st
 				}
 			}
 			if same {
-				return pendingMsg{gen: gen, limit: limit, same: true, took: time.Since(start)}
+				return pendingMsg{gen: gen, limit: limit, same: true, took: time.Since(start), presences: others}
 			}
 		}
 		rows, err := s.List(ctx, storage.ListOptions{Limit: limit})
 		if err != nil {
-			return pendingMsg{gen: gen, limit: limit, err: err, took: time.Since(start)}
+			return pendingMsg{gen: gen, limit: limit, err: err, took: time.Since(start), presences: others}
 		}
 		total := len(rows)
 		if total == limit {
@@ -114,7 +117,7 @@ func loadPending(ctx context.Context, s *storage.Store, gen, limit int, prev *st
 				total = n
 			}
 		}
-		msg := pendingMsg{gen: gen, limit: limit, rows: rows, total: total, at: s.Now(), took: time.Since(start)}
+		msg := pendingMsg{gen: gen, limit: limit, rows: rows, total: total, at: s.Now(), took: time.Since(start), presences: others}
 		if serr == nil {
 			msg.sig = &sig
 		}

@@ -7,7 +7,7 @@ import "github.com/charmbracelet/bubbles/key"
 type KeyMap struct {
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	Open, Back, Focus                       key.Binding
-	Approve, Deny, Filter, History          key.Binding
+	Approve, Deny, Filter, History, Follow  key.Binding
 	Help, Quit, Submit, Cancel              key.Binding
 }
 
@@ -27,6 +27,7 @@ func DefaultKeyMap() KeyMap {
 		Deny:     key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "deny")),
 		Filter:   key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		History:  key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "pending/history")),
+		Follow:   key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "follow another operator")),
 		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:     key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 		Submit:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "confirm")),
@@ -44,7 +45,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Open, k.Focus, k.Back, k.History, k.Filter},
-		{k.Approve, k.Deny, k.Help, k.Quit},
+		{k.Approve, k.Deny, k.Follow, k.Help, k.Quit},
 	}
 }
 

@@ -47,6 +47,18 @@ type Options struct {
 	// outcome (see Event), synchronously from Update. The headless driver
 	// logs them; the interactive console leaves it nil.
 	OnEvent func(Event)
+	// Name is how other consoles show this one (the actor's name when
+	// empty); Follow starts following the console of that name.
+	Name, Follow string
+	// NoPresence: do not say who this console is and what it shows.
+	NoPresence bool
+}
+
+func (o Options) name() string {
+	if o.Name != "" {
+		return o.Name
+	}
+	return o.Actor.Name
 }
 
 type viewMode int
@@ -109,6 +121,13 @@ type Model struct {
 	hvisible []int
 	runs     map[string]runInfo // started commands of the history not yet ended
 	quitting bool
+	// Presence: this console's id and what it last said of itself; the
+	// other consoles; whom it follows ("" for nobody).
+	consoleID  string
+	presence   presenceState
+	presenceAt time.Time
+	others     []storage.Presence
+	following  string
 	// refusal: an approve was refused and its note not dismissed yet; keys
 	// other than esc and enter do nothing meanwhile.
 	refusal bool
@@ -167,7 +186,8 @@ func New(opt Options) *Model {
 	}
 	st := NewStyles(opt.Renderer)
 	m := &Model{opt: opt, ctx: opt.Context, st: st, keys: DefaultKeyMap(), focusList: true,
-		waiters: map[string]storage.WaiterStatus{}, detail: newDetail(st), explained: map[string]bool{}}
+		waiters: map[string]storage.WaiterStatus{}, detail: newDetail(st), explained: map[string]bool{},
+		consoleID: newConsoleID(), following: opt.Follow}
 	m.help = help.New()
 	m.help.Styles = st.Help
 	m.filter = textinput.New()
@@ -207,6 +227,11 @@ func (m *Model) Busy() bool { return m.inflight > 0 }
 // Close releases what the console holds open (its store watcher). Call it
 // after the program has stopped; the store itself belongs to the caller.
 func (m *Model) Close() error {
+	if !m.opt.NoPresence {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = m.opt.Store.RemovePresence(ctx, m.consoleID)
+		cancel()
+	}
 	if m.watcher == nil {
 		return nil
 	}
@@ -253,8 +278,17 @@ func (m *Model) reloadHistory() tea.Cmd {
 	return m.oneOff(loadHistory(m.ctx, m.opt.Store, m.hgen))
 }
 
-// Update handles one message.
+// Update handles one message, then says where this console is when that
+// changed (presence).
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	_, cmd := m.update(msg)
+	if p := m.presenceCmd(); p != nil {
+		cmd = tea.Batch(cmd, p)
+	}
+	return m, cmd
+}
+
+func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg.(type) {
 	case pendingMsg, reloadDueMsg, historyMsg, runsMsg, waiterMsg, watchReadyMsg, decidedMsg, goneMsg:
 		m.inflight = max(m.inflight-1, 0)
@@ -265,6 +299,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case pendingMsg:
 		return m, m.onPending(msg)
+	case presenceWrittenMsg:
+		return m, nil
 	case historyMsg:
 		if msg.gen == m.hgen {
 			if msg.err != nil {
@@ -289,6 +325,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			ws := msg.ws
 			m.detail.waiter = &ws
 			m.detail.Refresh(m.now)
+			if m.following != "" {
+				// The detail's length changed: take the followed scroll again.
+				return m, m.follow()
+			}
 		}
 		return m, nil
 	case watchReadyMsg:
@@ -417,7 +457,7 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 	m.storeErr = ""
 	m.lastLoad = msg.took
 	if msg.same {
-		return m.loadDone()
+		return tea.Batch(m.setPresences(msg.presences), m.loadDone())
 	}
 	m.sig, m.fullAt = msg.sig, time.Now()
 	if !m.loaded {
@@ -450,7 +490,7 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 	}
 	m.loaded = true
 	m.applyFilter()
-	cmds = append(cmds, m.selectionChanged(false))
+	cmds = append(cmds, m.selectionChanged(false), m.setPresences(msg.presences))
 	if msg.limit < MaxLoaded && len(msg.rows) == msg.limit {
 		cmds = append(cmds, m.oneOff(loadPending(m.ctx, m.opt.Store, m.gen, MaxLoaded, nil, shownPayload{}))) // the rest
 	} else {
@@ -704,6 +744,11 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 	if m.prompt != nil {
 		return m.promptKey(k)
 	}
+	if m.following != "" && !key.Matches(k, m.keys.Follow) {
+		// Any key of the operator's own takes over.
+		m.setNote("stopped following "+m.following, m.st.Subtle)
+		m.following = ""
+	}
 	if m.refusal {
 		// After a refused approve the operator is probably typing the id
 		// they expected to be asked for: those keys must not run as list
@@ -736,6 +781,8 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 		}
 		m.mode = viewPending
 		return nil
+	case key.Matches(k, m.keys.Follow) && m.mode == viewPending:
+		return m.startFollowing()
 	case key.Matches(k, m.keys.Filter):
 		m.filtering = true
 		return m.filter.Focus()
@@ -900,6 +947,10 @@ func (m *Model) openPrompt(kind promptKind, rec *storage.Record) tea.Cmd {
 	m.prompt = newPrompt(kind, rec, m.st, m.width)
 	if !m.note.sticky {
 		m.note = note{}
+	}
+	if names, approving := m.othersOn(rec.ApprovalID); approving {
+		// Advisory: the store still lets exactly one decision through.
+		m.setNote(strings.Join(names, ", ")+" is approving this proposal right now", m.st.Warning)
 	}
 	m.emit("prompt", rec.ApprovalID, "opened", kind.String())
 	return m.prompt.input.Focus()

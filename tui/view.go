@@ -70,6 +70,12 @@ func (m *Model) headerView() string {
 	if m.damaged != "" {
 		who += " " + st.Error.Render("[DAMAGED FILE]")
 	}
+	if names := m.connected(); len(names) > 0 {
+		who += st.Subtle.Render(" · with " + strings.Join(names, ", "))
+	}
+	if m.following != "" {
+		who += " " + st.OK.Render("[following "+model.Sanitize(m.following, model.Line)+"]")
+	}
 	right := st.Subtle.Render(count+" · ") + who
 	gap := m.width - lipgloss.Width(left+tabs) - lipgloss.Width(right)
 	if gap < 1 {
@@ -166,10 +172,18 @@ func (m *Model) rowView(r row, selected bool, width, sessW, cmdW int) string {
 	case rec.Suspicious():
 		flag = "!"
 	}
-	cursor := "  "
+	// The cursor's column, then who else shows this proposal: @ another
+	// console reviews it, * another has its approve prompt open.
+	cursor, other := " ", " "
 	if selected {
-		cursor = "▶ "
+		cursor = "▶"
 	}
+	if names, approving := m.othersOn(rec.ApprovalID); approving {
+		other = "*"
+	} else if len(names) > 0 {
+		other = "@"
+	}
+	cursor += other
 	text := fmt.Sprintf("%s %s %s %s", fmt.Sprintf("%7s", left), flag, fitWidth(r.session, sessW), fitWidth(r.command, cmdW))
 	if selected {
 		return st.Selected.Render(fitWidth(cursor+padRight(rec.EffectiveRisk.Short(), 4)+" "+text, width))

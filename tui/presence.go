@@ -1,0 +1,174 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/storage"
+)
+
+// Presence: every console (local or over SSH) says who it is and what it
+// shows in approve_tui_presence; consoles mark the proposals others are
+// reviewing or approving, list who is connected, and one can follow
+// another's screen (pairing). All of it is advisory: exactly-once stays the
+// store's job.
+
+var consoleSeq atomic.Int64
+
+// newConsoleID is unique per console: host, pid and a counter (an SSH
+// server runs many consoles in one process).
+func newConsoleID() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s:%d:%d", host, os.Getpid(), consoleSeq.Add(1))
+}
+
+// presenceState is what this console last said of itself.
+type presenceState struct {
+	viewing, prompt string
+	scroll          int
+}
+
+type (
+	// presenceWrittenMsg: our presence row was written (or could not be).
+	presenceWrittenMsg struct{ err error }
+)
+
+func (m *Model) presenceNow() presenceState {
+	p := presenceState{viewing: m.selID, scroll: m.detail.offset}
+	if m.mode != viewPending {
+		p.viewing = ""
+	}
+	if m.prompt != nil {
+		p.prompt = m.prompt.kind.String()
+		p.viewing = m.prompt.id
+	}
+	return p
+}
+
+// presenceCmd writes our presence when it changed, or when the last write
+// is older than storage.PresenceEvery.
+func (m *Model) presenceCmd() tea.Cmd {
+	if m.opt.NoPresence {
+		return nil
+	}
+	now := m.presenceNow()
+	if now == m.presence && time.Since(m.presenceAt) < storage.PresenceEvery {
+		return nil
+	}
+	m.presence, m.presenceAt = now, time.Now()
+	p := storage.Presence{Console: m.consoleID, Actor: m.opt.Actor.String(), Name: m.opt.name(), Surface: string(m.opt.Actor.Surface),
+		Viewing: now.viewing, Prompt: now.prompt, Scroll: now.scroll}
+	s, ctx := m.opt.Store, m.ctx
+	// Not a one-off the drivers wait for: it changes nothing on screen.
+	return func() tea.Msg {
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		return presenceWrittenMsg{err: s.SetPresence(wctx, p)}
+	}
+}
+
+// setPresences takes the presence rows read with the pending list: the
+// others (not this console), and, when following, moves to what the
+// followed console shows.
+func (m *Model) setPresences(ps []storage.Presence) tea.Cmd {
+	m.others = m.others[:0]
+	for _, p := range ps {
+		if p.Console != m.consoleID {
+			m.others = append(m.others, p)
+		}
+	}
+	return m.follow()
+}
+
+// othersOn says who else shows proposal id, and whether one of them has its
+// approve prompt open.
+func (m *Model) othersOn(id string) (names []string, approving bool) {
+	for _, p := range m.others {
+		if p.Viewing == id {
+			names = append(names, model.Sanitize(p.Name, model.Line))
+			approving = approving || p.Prompt == "approve"
+		}
+	}
+	return names, approving
+}
+
+// connected names the other people with a console open, once each.
+func (m *Model) connected() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range m.others {
+		n := model.Sanitize(p.Name, model.Line)
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// follow moves this console to what the followed one shows: selection,
+// open detail, scroll. What arrives this way is not read (the operator did
+// not scroll through it themselves).
+func (m *Model) follow() tea.Cmd {
+	if m.following == "" {
+		return nil
+	}
+	var target *storage.Presence
+	for i := range m.others {
+		if strings.EqualFold(m.others[i].Name, m.following) {
+			target = &m.others[i]
+		}
+	}
+	if target == nil || target.Viewing == "" {
+		return nil
+	}
+	var cmd tea.Cmd
+	if target.Viewing != m.selID {
+		for i, ri := range m.visible {
+			if m.rows[ri].rec.ApprovalID == target.Viewing {
+				m.cursor = i
+				m.scrollList()
+				cmd = m.selectionChanged(false)
+				break
+			}
+		}
+	}
+	if m.wide {
+		m.focusList = false
+	} else {
+		m.pageOpen = true
+	}
+	m.syncDetailVisible()
+	m.detail.offset = target.Scroll
+	m.detail.clampOffset()
+	return cmd
+}
+
+// startFollowing follows the next other person (f), or stops when there
+// is nobody else.
+func (m *Model) startFollowing() tea.Cmd {
+	names := m.connected()
+	if len(names) == 0 {
+		m.following = ""
+		m.setNote("nobody else is connected to follow", m.st.Subtle)
+		return nil
+	}
+	next := names[0]
+	for i, n := range names {
+		if strings.EqualFold(n, m.following) && i+1 < len(names) {
+			next = names[i+1]
+		}
+	}
+	m.following = next
+	m.setNote("following "+next+": any key of yours takes over", m.st.OK)
+	return m.follow()
+}
