@@ -123,6 +123,7 @@ type ctxKey struct{ name string }
 
 var (
 	personKey = ctxKey{"person"}
+	modelKey  = ctxKey{"model"}
 	authedKey = ctxKey{"authed"}
 )
 
@@ -326,6 +327,9 @@ func (s *Server) gate(next ssh.Handler) ssh.Handler {
 			return
 		}
 		next(sess)
+		if m, ok := sess.Context().Value(modelKey).(*tui.Model); ok {
+			m.Close() // its watcher and presence row
+		}
 	}
 }
 
@@ -439,10 +443,8 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 			}
 		},
 	})
-	go func() {
-		<-sess.Context().Done()
-		m.Close()
-	}()
+	// Closed by gate once the program has ended (not while it runs).
+	sess.Context().SetValue(modelKey, m)
 	return tea.NewProgram(m, append(bm.MakeOptions(sess), tea.WithAltScreen())...)
 }
 
