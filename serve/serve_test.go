@@ -74,7 +74,11 @@ func authorizedLine(s gossh.Signer, name string) string {
 
 func startRig(t *testing.T) *rig {
 	t.Helper()
-	dir := t.TempDir()
+	return startRigWith(t, t.TempDir(), nil)
+}
+
+func startRigWith(t *testing.T, dir string, tune func(*serve.Config)) *rig {
+	t.Helper()
 	r := &rig{t: t, db: filepath.Join(dir, "state.db"), keys: map[string]gossh.Signer{},
 		approvers: filepath.Join(dir, "approvers"), watchers: filepath.Join(dir, "watchers"), logs: &syncBuffer{}}
 	s, err := storage.Open(context.Background(), r.db, storage.Options{Create: true})
@@ -91,14 +95,18 @@ func startRig(t *testing.T) *rig {
 		t.Fatal(err)
 	}
 	r.addr = l.Addr().String()
-	srv, err := serve.New(serve.Config{
+	cfg := serve.Config{
 		HostKeyPath: filepath.Join(dir, "host_ed25519"), Approvers: r.approvers, Watchers: r.watchers, Store: s,
 		Run: func(ctx context.Context, args []string, actor model.Actor, stdin io.Reader, stdout, stderr io.Writer) int {
 			return cli.ExecuteAs(ctx, args, r.db, actor, stdin, stdout, stderr)
 		},
 		ReloadEvery: 100 * time.Millisecond, ShutdownGrace: 2 * time.Second,
 		Log: log.NewWithOptions(r.logs, log.Options{}),
-	})
+	}
+	if tune != nil {
+		tune(&cfg)
+	}
+	srv, err := serve.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,4 +415,62 @@ func TestPresenceAndFollowOverSSH(t *testing.T) {
 	bob.typeKeys("f")
 	bob.waitFor("following alice")
 	bob.waitFor(id)
+}
+
+// A key moved from approvers to watchers loses the right to decide at
+// once: its session ends, and the next one is a watcher's.
+func TestRoleChangeEndsTheSession(t *testing.T) {
+	r := startRig(t)
+	bob := r.console("bob")
+	r.writeAccess(map[string]string{"alice": "approver", "bob": "watcher", "carol": "watcher"})
+	select {
+	case <-bob.done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("bob's session outlived his role change")
+	}
+	if !strings.Contains(bob.out.String(), "your role changed to watcher") {
+		t.Fatalf("bob was not told: %q", bob.out.String())
+	}
+	id := submit(t, r.s, "rm -rf /srv/role-change")
+	if _, errs, code := r.run("bob", "deny -- "+id); code == 0 || !strings.Contains(errs, "read-only") {
+		t.Fatalf("bob as a watcher denied: %d %s", code, errs)
+	}
+}
+
+// Session limits, per key and in all.
+func TestSessionLimits(t *testing.T) {
+	dir := t.TempDir()
+	r := startRigWith(t, dir, func(c *serve.Config) { c.MaxSessionsPerKey = 2 })
+	a1, a2 := r.console("alice"), r.console("alice")
+	_, _ = a1, a2
+	c, err := r.dial("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sess, _ := c.NewSession()
+	var errb bytes.Buffer
+	sess.Stderr = &errb
+	sess.RequestPty("xterm", 40, 120, gossh.TerminalModes{})
+	sess.Shell()
+	sess.Wait()
+	if !strings.Contains(errb.String(), "maximum of 2 sessions") {
+		t.Fatalf("a third session of one key: %q", errb.String())
+	}
+}
+
+// Shutdown tells every session and ends them.
+func TestShutdownTellsSessions(t *testing.T) {
+	r := startRig(t)
+	alice := r.console("alice")
+	r.cancel()
+	select {
+	case <-alice.done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the session outlived the shutdown")
+	}
+	<-r.done
+	if !strings.Contains(alice.out.String(), "shutting down") {
+		t.Fatalf("not told: %q", alice.out.String())
+	}
 }
