@@ -28,7 +28,7 @@ import (
 
 // rig is a real server on a loopback port, with real keys and access files.
 type rig struct {
-	t                   *testing.T
+	t                   testing.TB
 	addr                string
 	db                  string
 	s                   *storage.Store
@@ -56,7 +56,7 @@ func (b *syncBuffer) String() string {
 	return b.b.String()
 }
 
-func newKey(t *testing.T) gossh.Signer {
+func newKey(t testing.TB) gossh.Signer {
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +77,7 @@ func startRig(t *testing.T) *rig {
 	return startRigWith(t, t.TempDir(), nil)
 }
 
-func startRigWith(t *testing.T, dir string, tune func(*serve.Config)) *rig {
+func startRigWith(t testing.TB, dir string, tune func(*serve.Config)) *rig {
 	t.Helper()
 	r := &rig{t: t, db: filepath.Join(dir, "state.db"), keys: map[string]gossh.Signer{},
 		approvers: filepath.Join(dir, "approvers"), watchers: filepath.Join(dir, "watchers"), logs: &syncBuffer{}}
@@ -175,7 +175,7 @@ func (r *rig) run(name, command string) (string, string, int) {
 
 // console is a PTY session running the console.
 type console struct {
-	t    *testing.T
+	t    testing.TB
 	c    *gossh.Client
 	sess *gossh.Session
 	in   io.WriteCloser
@@ -237,7 +237,7 @@ func (c *console) typeText(s string) {
 	}
 }
 
-func submit(t *testing.T, s *storage.Store, command string) string {
+func submit(t testing.TB, s *storage.Store, command string) string {
 	t.Helper()
 	p, _, err := risk.Propose(risk.Draft{Command: command, SessionKey: "agent:ssh-test", TTL: time.Hour}, time.Now())
 	if err != nil {

@@ -25,7 +25,7 @@ type Presence struct {
 // PresenceEvery is how often a console refreshes its presence row when
 // nothing changed; PresenceStaleAfter is when a row no longer counts.
 const (
-	PresenceEvery      = 5 * time.Second
+	PresenceEvery      = 15 * time.Second
 	PresenceStaleAfter = 3 * PresenceEvery
 )
 
