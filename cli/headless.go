@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/approve-tui/approve-tui/demo"
+	"github.com/approve-tui/approve-tui/headless"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 	"github.com/approve-tui/approve-tui/tui"
@@ -118,9 +119,9 @@ func (a *app) headlessCmd() *cobra.Command {
 			case demoAgent && !fl.Changed("demo-seed"):
 				return usageErrorf("--demo-agent needs --demo-seed")
 			}
-			tape, err := tui.ParseTapeFile(script)
+			tape, err := headless.ParseTapeFile(script)
 			if err != nil {
-				var errs tui.TapeErrors
+				var errs headless.TapeErrors
 				if errors.As(err, &errs) {
 					for _, e := range errs {
 						fmt.Fprintln(a.err, line(e.Error()))
@@ -146,7 +147,7 @@ func (a *app) headlessCmd() *cobra.Command {
 				defer func() { cancel(); <-done }()
 			}
 
-			opt := tui.HeadlessOptions{
+			opt := headless.Options{
 				Console: tui.Options{
 					Store:    s,
 					Actor:    model.Actor{Surface: model.SurfaceHeadless, Name: "headless:" + tape.Name(), Detail: fmt.Sprintf("pid %d", os.Getpid()), ReadOnly: a.readOnly},
@@ -174,13 +175,13 @@ func (a *app) headlessCmd() *cobra.Command {
 				defer f.Close()
 				opt.Events = f
 			}
-			res, err := tui.RunHeadless(ctx, tape, opt)
+			res, err := headless.Run(ctx, tape, opt)
 			if plain || a.getenv("NO_COLOR") != "" {
 				a.printf("%s\n", res.Text)
 			} else {
 				a.printf("%s\n", res.Screen)
 			}
-			var wt *tui.WaitTimeoutError
+			var wt *headless.WaitTimeoutError
 			switch {
 			case err == nil:
 				return nil

@@ -15,6 +15,7 @@ import (
 
 	// -update (the flag golden screens use) also rewrites README captures.
 	_ "github.com/approve-tui/approve-tui/golden"
+	"github.com/approve-tui/approve-tui/headless"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 	"github.com/approve-tui/approve-tui/tui"
@@ -41,15 +42,15 @@ func runCLI(t *testing.T, now func() time.Time, args ...string) (int, string, st
 	return code, out.String(), errb.String()
 }
 
-func readEvents(t *testing.T, path string) []tui.EventLine {
+func readEvents(t *testing.T, path string) []headless.EventLine {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var evs []tui.EventLine
+	var evs []headless.EventLine
 	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var e tui.EventLine
+		var e headless.EventLine
 		if err := json.Unmarshal([]byte(l), &e); err != nil {
 			t.Fatalf("event line %q: %v", l, err)
 		}
@@ -61,7 +62,7 @@ func readEvents(t *testing.T, path string) []tui.EventLine {
 	return evs
 }
 
-func findEvent(evs []tui.EventLine, kind, id, outcome string) *tui.EventLine {
+func findEvent(evs []headless.EventLine, kind, id, outcome string) *headless.EventLine {
 	for i, e := range evs {
 		if e.Source == "console" && e.Kind == kind && e.ID == id && e.Outcome == outcome {
 			return &evs[i]
@@ -113,9 +114,9 @@ func TestHeadlessExampleTapes(t *testing.T) {
 	diffID := "kxZb1iQysY5F" // high risk, with a diff
 	tapes := []struct {
 		name  string
-		check func(t *testing.T, s *storage.Store, evs []tui.EventLine)
+		check func(t *testing.T, s *storage.Store, evs []headless.EventLine)
 	}{
-		{"quickstart", func(t *testing.T, s *storage.Store, evs []tui.EventLine) {
+		{"quickstart", func(t *testing.T, s *storage.Store, evs []headless.EventLine) {
 			rec := record(t, s, dropID)
 			if rec.Status != model.StatusConsumed || rec.ConsumedBy != "headless:quickstart.tape via headless" {
 				t.Fatalf("%s by %q", rec.Status, rec.ConsumedBy)
@@ -124,7 +125,7 @@ func TestHeadlessExampleTapes(t *testing.T) {
 				t.Fatal("approval not audited as headless:quickstart.tape")
 			}
 		}},
-		{"approve", func(t *testing.T, s *storage.Store, evs []tui.EventLine) {
+		{"approve", func(t *testing.T, s *storage.Store, evs []headless.EventLine) {
 			rec := record(t, s, diffID)
 			if rec.Status != model.StatusConsumed || rec.ConsumedBy != "headless:approve.tape via headless" {
 				t.Fatalf("%s by %q", rec.Status, rec.ConsumedBy)
@@ -135,7 +136,7 @@ func TestHeadlessExampleTapes(t *testing.T) {
 				t.Fatalf("want a refusal before the diff was read, then the approval: %+v %+v", refused, approved)
 			}
 		}},
-		{"deny", func(t *testing.T, s *storage.Store, evs []tui.EventLine) {
+		{"deny", func(t *testing.T, s *storage.Store, evs []headless.EventLine) {
 			rec := record(t, s, dropID)
 			if rec.Status != model.StatusDenied || rec.ConsumedBy != "headless:deny.tape via headless" {
 				t.Fatalf("%s by %q", rec.Status, rec.ConsumedBy)
@@ -147,7 +148,7 @@ func TestHeadlessExampleTapes(t *testing.T) {
 				t.Fatal("deny not logged")
 			}
 		}},
-		{"wrong-id", func(t *testing.T, s *storage.Store, evs []tui.EventLine) {
+		{"wrong-id", func(t *testing.T, s *storage.Store, evs []headless.EventLine) {
 			if rec := record(t, s, dropID); rec.Status != model.StatusPending {
 				t.Fatalf("a wrong or pasted id changed the row: %s", rec.Status)
 			}
@@ -314,7 +315,7 @@ func TestHeadlessDocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tape, err := tui.ParseTapeFile("../examples/quickstart.tape")
+	tape, err := headless.ParseTapeFile("../examples/quickstart.tape")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +336,7 @@ func TestHeadlessDocs(t *testing.T) {
 	if block := "```\n" + strings.Join(six, "\n") + "\n```"; !strings.Contains(string(readme), block) {
 		t.Fatalf("README does not show quickstart.tape's six lines:\n%s", block)
 	}
-	for _, name := range append(append([]string{}, tui.IgnoredCommands...), tui.IgnoredSettings...) {
+	for _, name := range append(append([]string{}, headless.IgnoredCommands...), headless.IgnoredSettings...) {
 		if !strings.Contains(headlessHelp, name) {
 			t.Errorf("headless --help does not mention %s", name)
 		}

@@ -1,13 +1,10 @@
-package tui
+package headless
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"go/ast"
-	"go/parser"
-	gotoken "go/token"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,26 +12,25 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-
 	"github.com/approve-tui/approve-tui/golden"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
+	"github.com/approve-tui/approve-tui/tui"
 )
 
 var noDelay = time.Duration(0)
 
 // headless runs src (a tape) on f as the golden screens' console does:
 // same actor, renderer, clock and label.
-func headless(t *testing.T, f *fixture, src string, w, h int, configure ...func(*HeadlessOptions)) (*HeadlessResult, []EventLine, error) {
+func headless(t *testing.T, f *fixture, src string, w, h int, configure ...func(*Options)) (*Result, []EventLine, error) {
 	t.Helper()
 	tape, err := ParseTape("test.tape", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var log eventSink
-	opt := HeadlessOptions{
-		Console:     Options{Store: f.s, Actor: operator, Renderer: asciiRenderer(), Now: fixedNow, Label: "demo seed 1 (test)"},
+	opt := Options{
+		Console:     tui.Options{Store: f.s, Actor: operator, Renderer: asciiRenderer(), Now: fixedNow, Label: "demo seed 1 (test)"},
 		Width:       w,
 		Height:      h,
 		TypingSpeed: &noDelay,
@@ -45,7 +41,7 @@ func headless(t *testing.T, f *fixture, src string, w, h int, configure ...func(
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	res, err := RunHeadless(ctx, tape, opt)
+	res, err := Run(ctx, tape, opt)
 	if res == nil {
 		t.Fatal("no result")
 	}
@@ -145,45 +141,6 @@ func TestHeadlessSharesTheConsoleModel(t *testing.T) {
 	}
 }
 
-// Structurally too: in package tui only Model has both Update and View.
-func TestOneConsoleModel(t *testing.T) {
-	fset := gotoken.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, ".", func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	methods := map[string]map[string]bool{}
-	for _, pkg := range pkgs {
-		for _, file := range pkg.Files {
-			for _, decl := range file.Decls {
-				fn, ok := decl.(*ast.FuncDecl)
-				if !ok || fn.Recv == nil || len(fn.Recv.List) != 1 {
-					continue
-				}
-				typ := fn.Recv.List[0].Type
-				if star, ok := typ.(*ast.StarExpr); ok {
-					typ = star.X
-				}
-				if id, ok := typ.(*ast.Ident); ok {
-					if methods[id.Name] == nil {
-						methods[id.Name] = map[string]bool{}
-					}
-					methods[id.Name][fn.Name.Name] = true
-				}
-			}
-		}
-	}
-	var models []string
-	for typ, m := range methods {
-		if m["Update"] && m["View"] {
-			models = append(models, typ)
-		}
-	}
-	if len(models) != 1 || models[0] != "Model" {
-		t.Fatalf("types with Update and View in tui: %v, want only Model", models)
-	}
-}
-
 func TestHeadlessApproveByTypingTheID(t *testing.T) {
 	f := newFixture(t)
 	id := f.ids["drop"]
@@ -247,7 +204,7 @@ func TestHeadlessLostRace(t *testing.T) {
 			tape := "Type \"/" + id + "\"\nEnter\nEnter\nType \"a" + id + "\"\nWait+Screen /approve: press enter/\n" +
 				"Sleep 1s\nEnter\nWait+Screen /lost: " + id + " was already approved by alice|" + id + " was approved elsewhere by alice/\n"
 			var raced error
-			res, evs, err := headless(t, f, tape, 100, 30, func(o *HeadlessOptions) {
+			res, evs, err := headless(t, f, tape, 100, 30, func(o *Options) {
 				o.Console.NoWatch = !live
 				o.Events.(*eventSink).onLine = func(e EventLine) {
 					if e.Kind == "Sleep" && e.Outcome == "started" {
@@ -268,7 +225,7 @@ func TestHeadlessLostRace(t *testing.T) {
 			if !strings.Contains(res.Text, want) {
 				t.Fatalf("screen lacks %q:\n%s", want, res.Text)
 			}
-			lost := hasEvent(evs, "console", "approve", OutcomeLost)
+			lost := hasEvent(evs, "console", "approve", tui.OutcomeLost)
 			if lost == nil || lost.ID != id || !strings.Contains(lost.Detail, "alice@laptop via cli") {
 				t.Fatalf("lost race not logged: %+v", evs)
 			}
@@ -339,7 +296,7 @@ func TestHeadlessScreenshotsFramesAndResize(t *testing.T) {
 	frames := filepath.Join(dir, "frames")
 	// The top block's font sizes the mid-tape resize: (1052-40)/(0.6*14).
 	res, evs, err := headless(t, f, "Set FontSize 14\nSet Padding 20\nScreenshot shots/list.png\nSet Width 1052\nWait+Screen /RISK/\nScreenshot shots/wide.txt\n", 0, 0,
-		func(o *HeadlessOptions) { o.ScreenshotDir = dir; o.FramesDir = frames })
+		func(o *Options) { o.ScreenshotDir = dir; o.FramesDir = frames })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,51 +327,11 @@ func TestHeadlessScreenshotsFramesAndResize(t *testing.T) {
 	}
 }
 
-// The driver waits until the console has no load or decision outstanding
-// (Model.Busy) before a Screenshot or the next key; the clock and the
-// watcher's wait never end by themselves and are not counted.
-func TestModelBusyCountsOneOffCommands(t *testing.T) {
-	f := newFixture(t)
-	m := New(Options{Store: f.s, Actor: operator, Renderer: asciiRenderer(), Now: fixedNow, NoWatch: true})
-	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
-	init := m.Init()
-	if !m.Busy() {
-		t.Fatal("not busy while the first load is out")
-	}
-	Settle(m, init)
-	if m.Busy() {
-		t.Fatalf("busy after everything settled (%d in flight)", m.inflight)
-	}
-	id := f.ids["drop"]
-	selectID(t, m, id)
-	readAll(m)
-	press(m, "a")
-	typeText(m, id)
-	_, cmd := m.Update(keyMsg("enter"))
-	if !m.Busy() {
-		t.Fatal("not busy while the approval is out")
-	}
-	Settle(m, cmd)
-	if m.Busy() {
-		t.Fatalf("busy after the approval came back (%d in flight)", m.inflight)
-	}
-	// The clock's and the watcher's commands are not one-off.
-	live := New(Options{Store: f.s, Actor: operator, Renderer: asciiRenderer(), Now: fixedNow})
-	live.Init()
-	if live.inflight != 2 { // the first load and the watcher's start
-		t.Fatalf("%d one-off commands after Init, want 2", live.inflight)
-	}
-	live.Update(tickMsg(t0))
-	if live.inflight != 2 {
-		t.Fatalf("a tick counted as one-off: %d", live.inflight)
-	}
-}
-
 // The driver types one key per message, at the tape's speed.
 func TestHeadlessTypingSpeed(t *testing.T) {
 	f := newFixture(t)
 	start := time.Now()
-	_, _, err := headless(t, f, "Set TypingSpeed 40ms\nType \"/abcde\"\n", 100, 30, func(o *HeadlessOptions) { o.TypingSpeed = nil })
+	_, _, err := headless(t, f, "Set TypingSpeed 40ms\nType \"/abcde\"\n", 100, 30, func(o *Options) { o.TypingSpeed = nil })
 	if err != nil {
 		t.Fatal(err)
 	}

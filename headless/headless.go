@@ -1,4 +1,8 @@
-package tui
+// Package headless drives the console with no terminal: a subset of the
+// VHS tape language (charmbracelet/vhs) goes in, screens, frames and an
+// event log come out. It is a surface like the local console and the SSH
+// server, over the same tui.Model and storage.
+package headless
 
 import (
 	"context"
@@ -16,9 +20,11 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/approve-tui/approve-tui/tui"
 )
 
-// Headless mode runs the console a terminal runs — the same *Model, its
+// Headless mode runs the console a terminal runs — the same *tui.Model, its
 // Update and View — with no terminal: a tape's keys go in, the rendered
 // screen comes out. The driver is a small real-time event loop, as Bubble
 // Tea's own: every tea.Cmd the model returns runs in its own goroutine and
@@ -31,12 +37,12 @@ import (
 // message.
 const pollInterval = 25 * time.Millisecond
 
-// HeadlessOptions configure RunHeadless.
-type HeadlessOptions struct {
+// Options configure Run.
+type Options struct {
 	// Console configures the console as for a terminal: Store, Actor,
 	// Renderer, Now, Context and Label. Its OnEvent hook, if any, is
 	// called as well as the event log. NoWatch is for tests.
-	Console Options
+	Console tui.Options
 	// Width and Height, when positive, fix the screen in cells: the tape's
 	// Set Width and Set Height are then ignored.
 	Width, Height int
@@ -60,7 +66,7 @@ type HeadlessOptions struct {
 type EventLine struct {
 	At time.Time `json:"at"`
 	// Source: "run" (start, quit, end), "tape" (a command of the script)
-	// or "console" (an Event of the console).
+	// or "console" (an tui.Event of the console).
 	Source string `json:"source"`
 	// File and Line: the tape command being run (File only for a
 	// sourced tape).
@@ -72,13 +78,13 @@ type EventLine struct {
 	Detail  string `json:"detail,omitempty"`
 }
 
-// HeadlessResult is how a run ended.
-type HeadlessResult struct {
+// Result is how a run ended.
+type Result struct {
 	// Screen is the last screen as rendered (the renderer's colours);
 	// Text is the same without escape sequences.
 	Screen, Text string
 	// Model is the console that ran.
-	Model *Model
+	Model *tui.Model
 	// Quit: the console quit (q or ctrl+c).
 	Quit bool
 	// Frames is how many frames were written.
@@ -119,8 +125,8 @@ var ErrQuit = errors.New("the console has quit: nothing is left to act on")
 
 type driver struct {
 	t   *Tape
-	opt HeadlessOptions
-	m   *Model
+	opt Options
+	m   *tui.Model
 	ctx context.Context
 
 	msgs chan tea.Msg
@@ -142,27 +148,27 @@ type driver struct {
 	logErr error
 }
 
-// RunHeadless runs tape against a new console made from opt.Console, and
+// Run runs tape against a new console made from opt.Console, and
 // returns when the tape is done, a Wait times out, a command fails or ctx
 // ends. The result is never nil: it holds the last screen whatever the
 // error.
-func RunHeadless(ctx context.Context, t *Tape, opt HeadlessOptions) (*HeadlessResult, error) {
+func Run(ctx context.Context, t *Tape, opt Options) (*Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	d := &driver{t: t, opt: opt, ctx: ctx, msgs: make(chan tea.Msg, 64),
 		typing: t.TypingSpeed, waitTimeout: t.WaitTimeout, waitPattern: t.WaitPattern}
 	copt := opt.Console
 	copt.Context = ctx
 	user := copt.OnEvent
-	copt.OnEvent = func(e Event) {
+	copt.OnEvent = func(e tui.Event) {
 		d.consoleEvent(e)
 		if user != nil {
 			user(e)
 		}
 	}
-	d.m = New(copt)
+	d.m = tui.New(copt)
 	err := d.run()
 	d.shutdown(cancel)
-	res := &HeadlessResult{Screen: d.screen, Text: d.text, Model: d.m, Quit: d.quit, Frames: d.frames}
+	res := &Result{Screen: d.screen, Text: d.text, Model: d.m, Quit: d.quit, Frames: d.frames}
 	end := EventLine{Source: "run", Kind: "end", Outcome: "ok"}
 	var wt *WaitTimeoutError
 	switch {
@@ -596,7 +602,7 @@ func (d *driver) now() time.Time {
 	return time.Now()
 }
 
-func (d *driver) consoleEvent(e Event) {
+func (d *driver) consoleEvent(e tui.Event) {
 	switch e.Kind {
 	case "loaded", "load":
 		d.loaded = true

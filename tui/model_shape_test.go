@@ -1,0 +1,91 @@
+package tui
+
+import (
+	"go/ast"
+	"go/parser"
+	gotoken "go/token"
+	"os"
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// Structurally too: in package tui only Model has both Update and View.
+func TestOneConsoleModel(t *testing.T) {
+	fset := gotoken.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	methods := map[string]map[string]bool{}
+	for _, pkg := range pkgs {
+		for _, file := range pkg.Files {
+			for _, decl := range file.Decls {
+				fn, ok := decl.(*ast.FuncDecl)
+				if !ok || fn.Recv == nil || len(fn.Recv.List) != 1 {
+					continue
+				}
+				typ := fn.Recv.List[0].Type
+				if star, ok := typ.(*ast.StarExpr); ok {
+					typ = star.X
+				}
+				if id, ok := typ.(*ast.Ident); ok {
+					if methods[id.Name] == nil {
+						methods[id.Name] = map[string]bool{}
+					}
+					methods[id.Name][fn.Name.Name] = true
+				}
+			}
+		}
+	}
+	var models []string
+	for typ, m := range methods {
+		if m["Update"] && m["View"] {
+			models = append(models, typ)
+		}
+	}
+	if len(models) != 1 || models[0] != "Model" {
+		t.Fatalf("types with Update and View in tui: %v, want only Model", models)
+	}
+}
+
+// The driver waits until the console has no load or decision outstanding
+// (Model.Busy) before a Screenshot or the next key; the clock and the
+// watcher's wait never end by themselves and are not counted.
+func TestModelBusyCountsOneOffCommands(t *testing.T) {
+	f := newFixture(t)
+	m := New(Options{Store: f.s, Actor: operator, Renderer: asciiRenderer(), Now: fixedNow, NoWatch: true})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	init := m.Init()
+	if !m.Busy() {
+		t.Fatal("not busy while the first load is out")
+	}
+	Settle(m, init)
+	if m.Busy() {
+		t.Fatalf("busy after everything settled (%d in flight)", m.inflight)
+	}
+	id := f.ids["drop"]
+	selectID(t, m, id)
+	readAll(m)
+	press(m, "a")
+	typeText(m, id)
+	_, cmd := m.Update(keyMsg("enter"))
+	if !m.Busy() {
+		t.Fatal("not busy while the approval is out")
+	}
+	Settle(m, cmd)
+	if m.Busy() {
+		t.Fatalf("busy after the approval came back (%d in flight)", m.inflight)
+	}
+	// The clock's and the watcher's commands are not one-off.
+	live := New(Options{Store: f.s, Actor: operator, Renderer: asciiRenderer(), Now: fixedNow})
+	live.Init()
+	if live.inflight != 2 { // the first load and the watcher's start
+		t.Fatalf("%d one-off commands after Init, want 2", live.inflight)
+	}
+	live.Update(tickMsg(t0))
+	if live.inflight != 2 {
+		t.Fatalf("a tick counted as one-off: %d", live.inflight)
+	}
+}
