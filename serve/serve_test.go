@@ -474,3 +474,63 @@ func TestShutdownTellsSessions(t *testing.T) {
 		t.Fatalf("not told: %q", alice.out.String())
 	}
 }
+
+// The host key is made on first start, ed25519, mode 0600, and its
+// fingerprint logged; repeated failures from one address are refused
+// outright for a while, the right key included; a connection that does not
+// authenticate in time is closed.
+func TestHostKeyBackoffAndLoginGrace(t *testing.T) {
+	dir := t.TempDir()
+	r := startRigWith(t, dir, func(c *serve.Config) {
+		c.AuthFailures, c.AuthBackoff, c.LoginGrace = 2, time.Minute, 300*time.Millisecond
+	})
+	fi, err := os.Stat(filepath.Join(dir, "host_ed25519"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("host key: %v %v", fi, err)
+	}
+	pem, _ := os.ReadFile(filepath.Join(dir, "host_ed25519"))
+	signer, err := gossh.ParsePrivateKey(pem)
+	if err != nil || signer.PublicKey().Type() != gossh.KeyAlgoED25519 {
+		t.Fatalf("host key type: %v", err)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for !strings.Contains(r.logs.String(), gossh.FingerprintSHA256(signer.PublicKey())) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(r.logs.String(), gossh.FingerprintSHA256(signer.PublicKey())) {
+		t.Fatalf("the host key's fingerprint is not logged:\n%s", r.logs.String())
+	}
+
+	// Login grace: a connection that says nothing is closed.
+	conn, err := net.Dial("tcp", r.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 4096)
+	start := time.Now()
+	for {
+		if _, err := conn.Read(buf); err != nil {
+			break
+		}
+	}
+	if time.Since(start) > 3*time.Second {
+		t.Fatal("an unauthenticated connection outlived the login grace time")
+	}
+	conn.Close()
+
+	// Back-off: two unknown keys, then even alice's key is refused.
+	for i := 0; i < 2; i++ {
+		if c, err := r.dial("mallory"); err == nil {
+			c.Close()
+			t.Fatal("an unknown key logged in")
+		}
+	}
+	if c, err := r.dial("alice"); err == nil {
+		c.Close()
+		t.Fatal("a known key logged in from an address in back-off")
+	}
+	if !strings.Contains(r.logs.String(), "too many failures") {
+		t.Fatalf("the back-off is not logged:\n%s", r.logs.String())
+	}
+}
