@@ -1,9 +1,13 @@
 package tui
 
 import (
+	"strconv"
+	"strings"
+
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/lucasb-eyer/go-colorful"
+	"github.com/muesli/termenv"
 
 	"github.com/approve-tui/approve-tui/diffview"
 	"github.com/approve-tui/approve-tui/model"
@@ -26,6 +30,45 @@ type Styles struct {
 	HistoryOK, HistoryRefused       lipgloss.Style
 	Help                            help.Styles
 	Diff                            diffview.Styles
+
+	// conv turns a colour into the renderer's profile once (termenv would
+	// search the 256-colour palette in HSLuv on every Render); risk holds
+	// the gradient's styles by level and urgency step.
+	conv func(lipgloss.AdaptiveColor) lipgloss.AdaptiveColor
+	risk map[riskKey]lipgloss.Style
+}
+
+type riskKey struct {
+	level model.RiskLevel
+	step  int
+}
+
+// profileColors converts hex colours to the renderer's colour profile, each
+// once: 256- and 16-colour terminals get the palette index, which lipgloss
+// then uses as it is.
+func profileColors(r *lipgloss.Renderer) func(lipgloss.AdaptiveColor) lipgloss.AdaptiveColor {
+	p := r.ColorProfile()
+	memo := map[string]string{}
+	one := func(hex string) string {
+		if p == termenv.TrueColor || p == termenv.Ascii || !strings.HasPrefix(hex, "#") {
+			return hex
+		}
+		if v, ok := memo[hex]; ok {
+			return v
+		}
+		out := hex
+		switch c := p.Color(hex).(type) {
+		case termenv.ANSI256Color:
+			out = strconv.Itoa(int(c))
+		case termenv.ANSIColor:
+			out = strconv.Itoa(int(c))
+		}
+		memo[hex] = out
+		return out
+	}
+	return func(c lipgloss.AdaptiveColor) lipgloss.AdaptiveColor {
+		return lipgloss.AdaptiveColor{Light: one(c.Light), Dark: one(c.Dark)}
+	}
 }
 
 // risk colours: calm to alarm, each adaptive to light and dark backgrounds.
@@ -38,10 +81,11 @@ var (
 
 // NewStyles builds the console's styles for one renderer.
 func NewStyles(r *lipgloss.Renderer) Styles {
-	s := Styles{r: r}
-	subtle := lipgloss.AdaptiveColor{Light: "#6B6B6B", Dark: "#9E9E9E"}
-	faint := lipgloss.AdaptiveColor{Light: "#9E9E9E", Dark: "#5C5C5C"}
-	accent := lipgloss.AdaptiveColor{Light: "#1565C0", Dark: "#64B5F6"}
+	s := Styles{r: r, conv: profileColors(r), risk: map[riskKey]lipgloss.Style{}}
+	subtle := s.conv(lipgloss.AdaptiveColor{Light: "#6B6B6B", Dark: "#9E9E9E"})
+	faint := s.conv(lipgloss.AdaptiveColor{Light: "#9E9E9E", Dark: "#5C5C5C"})
+	accent := s.conv(lipgloss.AdaptiveColor{Light: "#1565C0", Dark: "#64B5F6"})
+	riskCalm, riskWarm, riskAlarm := s.conv(riskCalm), s.conv(riskWarm), s.conv(riskAlarm)
 	s.App = r.NewStyle()
 	s.Title = r.NewStyle().Bold(true).Foreground(accent)
 	s.Subtle = r.NewStyle().Foreground(subtle)
@@ -98,7 +142,15 @@ func (s Styles) Marker(rec *storage.Record, urgency float64) string {
 	return s.RiskMarker(rec.EffectiveRisk, urgency)
 }
 
+// riskSteps is how finely the gradient follows urgency.
+const riskSteps = 20
+
 func (s Styles) riskStyle(r model.RiskLevel, urgency float64) lipgloss.Style {
+	k := riskKey{r, int(clamp01(urgency) * riskSteps)}
+	if st, ok := s.risk[k]; ok {
+		return st
+	}
+	urgency = float64(k.step) / riskSteps
 	var base, to lipgloss.AdaptiveColor
 	switch r {
 	case model.RiskLow:
@@ -109,12 +161,18 @@ func (s Styles) riskStyle(r model.RiskLevel, urgency float64) lipgloss.Style {
 		base, to = riskAlarm, riskHot
 	}
 	c := blend(base, to, urgency*0.8)
+	if s.conv != nil {
+		c = s.conv(c)
+	}
 	st := s.r.NewStyle().Foreground(c)
 	if r != model.RiskLow {
 		st = st.Bold(true)
 	}
 	if r == model.RiskHigh || r == model.RiskUnknown {
 		st = st.Reverse(urgency > 0.75)
+	}
+	if s.risk != nil {
+		s.risk[k] = st
 	}
 	return st
 }
