@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/approve-tui/approve-tui/model"
@@ -91,33 +90,15 @@ func (st *Store) ConsumePhrase(ctx context.Context, id, typed, readSHA256 string
 	if o.Lockout <= 0 {
 		o.Lockout = DefaultLockout
 	}
-	damaged := s.refuseDamaged(ctx)
-	var dm *DamagedError
-	if damaged != nil && !errors.As(damaged, &dm) {
-		return nil, damaged
+	damaged, err := s.damageBeforeApprove(ctx)
+	if err != nil {
+		return nil, err
 	}
 	var out *Record
-	err := s.run(ctx, transition{event: EventApprove, id: id, actor: actor, apply: func(ctx context.Context) ([]auditEntry, error) {
-		if damaged != nil {
-			return nil, damaged
-		}
-		rec, err := s.pendingRow(ctx, id)
+	err = s.run(ctx, transition{event: EventApprove, id: id, actor: actor, apply: func(ctx context.Context) ([]auditEntry, error) {
+		rec, err := s.approvable(ctx, damaged, id, readSHA256, true)
 		if err != nil {
 			return nil, err
-		}
-		switch {
-		case rec.Corrupt != "":
-			return nil, &CorruptError{ID: id, Reason: rec.Corrupt}
-		case !rec.RequiresTextConfirm:
-			return nil, &RefusedError{ID: id, Code: RefusedNoTextConfirm, Reason: "it has no text confirm: approve it by its id"}
-		case !s.tier2.Load():
-			return nil, &RefusedError{ID: id, Code: RefusedNotTier2File,
-				Reason: "it asks for a text confirm, but the file lacks Hermes' tier-2 columns to record one: deny it"}
-		case rec.Hardline:
-			return nil, &RefusedError{ID: id, Code: RefusedHardline, Reason: "the command matches a hardline rule: Hermes never runs it; deny it"}
-		case readSHA256 != "" && !strings.EqualFold(readSHA256, rec.PayloadSHA256):
-			return nil, &RefusedError{ID: id, Code: RefusedContentChanged,
-				Reason: "the proposal changed since it was read (its payload is not the one shown): read it again"}
 		}
 		now := s.now()
 		nowE := model.Epoch(now)

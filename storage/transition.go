@@ -207,45 +207,14 @@ func (st *Store) Consume(ctx context.Context, id, typed string, actor model.Acto
 func (st *Store) ConsumeRead(ctx context.Context, id, typed, readSHA256 string, actor model.Actor) (*Record, error) {
 	s := st.bind()
 	var out *Record
-	// The integrity check reads the file outside the write lock; its verdict
-	// is recorded as the refusal, inside the transition.
-	damaged := s.refuseDamaged(ctx)
-	var dm *DamagedError
-	if damaged != nil && !errors.As(damaged, &dm) {
-		return nil, damaged
+	damaged, err := s.damageBeforeApprove(ctx)
+	if err != nil {
+		return nil, err
 	}
-	err := s.run(ctx, transition{event: EventApprove, id: id, actor: actor, apply: func(ctx context.Context) ([]auditEntry, error) {
-		if damaged != nil {
-			return nil, damaged
-		}
-		rec, err := s.pendingRow(ctx, id)
+	err = s.run(ctx, transition{event: EventApprove, id: id, actor: actor, apply: func(ctx context.Context) ([]auditEntry, error) {
+		rec, err := s.approvable(ctx, damaged, id, readSHA256, false)
 		if err != nil {
 			return nil, err
-		}
-		if rec.Corrupt != "" {
-			return nil, &CorruptError{ID: id, Reason: rec.Corrupt}
-		}
-		if !rec.EffectiveRisk.Valid() {
-			return nil, &CorruptError{ID: id, Reason: "risk level is unknown"}
-		}
-		if rec.RequiresTextConfirm || rec.Status == model.StatusPendingConfirm {
-			return nil, &RefusedError{ID: id, Code: RefusedTextConfirm,
-				Reason: "it is a tier-2 proposal: Hermes approves it only by the typed phrase " + model.Sanitize(rec.Phrase(), model.Line) + ", never by its id"}
-		}
-		if rec.Hardline {
-			return nil, &RefusedError{ID: id, Code: RefusedHardline,
-				Reason: "the command matches a hardline rule (" + risk.Classify(rec.Command).Reason() + "): Hermes never runs it, whoever approves; deny it"}
-		}
-		if why := model.UntypableID(id); why != "" {
-			return nil, &RefusedError{ID: id, Code: RefusedUntypableID, Reason: why + ": it cannot be typed for sure, so it can only be denied"}
-		}
-		if utf8.RuneCountInString(id) < MinApprovableID {
-			return nil, &RefusedError{ID: id, Code: RefusedShortID,
-				Reason: fmt.Sprintf("its id is shorter than %d characters, too easy to type by accident: it can only be denied", MinApprovableID)}
-		}
-		if readSHA256 != "" && !strings.EqualFold(readSHA256, rec.PayloadSHA256) {
-			return nil, &RefusedError{ID: id, Code: RefusedContentChanged,
-				Reason: "the proposal changed since it was read (its payload is not the one shown): read it again"}
 		}
 		if typed != id {
 			return nil, ErrConfirmMismatch
@@ -303,6 +272,67 @@ func (st *Store) Deny(ctx context.Context, id string, actor model.Actor, reason 
 
 // pendingRow reads id inside the write transaction and refuses unless it is
 // pending and unexpired.
+// damageBeforeApprove runs the integrity check before an approval, outside
+// the write lock: a failure to check stops the approval; a damaged file is
+// returned as the refusal to record inside the transition.
+func (s bound) damageBeforeApprove(ctx context.Context) (refusal, fail error) {
+	damaged := s.refuseDamaged(ctx)
+	var dm *DamagedError
+	if damaged != nil && !errors.As(damaged, &dm) {
+		return nil, damaged
+	}
+	return damaged, nil
+}
+
+// approvable reads proposal id inside an approve transaction and refuses
+// what no typed text can approve: a damaged file, a row that is not open,
+// corrupt or of unknown risk, a hardline command, a payload other than the
+// one read (readSHA256, when not ""), and a proposal of the other gate: a
+// tier-2 proposal approved by its id, or an ordinary one by a phrase. The
+// id gate also needs an id that can be typed for sure and is long enough;
+// the phrase gate a file with Hermes' tier-2 columns.
+func (s bound) approvable(ctx context.Context, damaged error, id, readSHA256 string, byPhrase bool) (*Record, error) {
+	if damaged != nil {
+		return nil, damaged
+	}
+	rec, err := s.pendingRow(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	textConfirm := rec.RequiresTextConfirm || rec.Status == model.StatusPendingConfirm
+	refuse := func(code, reason string) (*Record, error) {
+		return nil, &RefusedError{ID: id, Code: code, Reason: reason}
+	}
+	switch {
+	case rec.Corrupt != "":
+		return nil, &CorruptError{ID: id, Reason: rec.Corrupt}
+	case !rec.EffectiveRisk.Valid():
+		return nil, &CorruptError{ID: id, Reason: "risk level is unknown"}
+	case textConfirm && !byPhrase:
+		return refuse(RefusedTextConfirm, "it is a tier-2 proposal: Hermes approves it only by the typed phrase "+
+			model.Sanitize(rec.Phrase(), model.Line)+", never by its id")
+	case !textConfirm && byPhrase:
+		return refuse(RefusedNoTextConfirm, "it has no text confirm: approve it by its id")
+	case byPhrase && !s.tier2.Load():
+		return refuse(RefusedNotTier2File, "it asks for a text confirm, but the file lacks Hermes' tier-2 columns to record one: deny it")
+	case rec.Hardline:
+		return refuse(RefusedHardline, "the command matches a hardline rule ("+risk.Classify(rec.Command).Reason()+
+			"): Hermes never runs it, whoever approves; deny it")
+	}
+	if !byPhrase {
+		if why := model.UntypableID(id); why != "" {
+			return refuse(RefusedUntypableID, why+": it cannot be typed for sure, so it can only be denied")
+		}
+		if utf8.RuneCountInString(id) < MinApprovableID {
+			return refuse(RefusedShortID, fmt.Sprintf("its id is shorter than %d characters, too easy to type by accident: it can only be denied", MinApprovableID))
+		}
+	}
+	if readSHA256 != "" && !strings.EqualFold(readSHA256, rec.PayloadSHA256) {
+		return refuse(RefusedContentChanged, "the proposal changed since it was read (its payload is not the one shown): read it again")
+	}
+	return rec, nil
+}
+
 func (s bound) pendingRow(ctx context.Context, id string) (*Record, error) {
 	rec, err := s.scanRecord(s.ws.get.QueryRowContext(ctx, id), s.now())
 	if errors.Is(err, sql.ErrNoRows) {
