@@ -30,9 +30,8 @@ type detail struct {
 	// drawn marks the body lines that have been on screen since this
 	// content was selected; unread counts the others. Only lines actually
 	// drawn count: a jump (End, G) reads nothing of what it skips.
-	drawn   []bool
-	unread  int
-	seenAll bool // every body line has been drawn
+	drawn  []bool
+	unread int
 	// held: the content on screen arrived without the operator's doing (it
 	// was rewritten, or the selection slid when a row left the list):
 	// nothing of it counts as read until the operator acts on the pane.
@@ -58,7 +57,7 @@ func (d *detail) Show(rec *storage.Record, ws *storage.WaiterStatus, now time.Ti
 		// Held only when it replaced something else on screen: the first
 		// proposal shown when the console opens is there to be read.
 		d.held = !byOperator && rec != nil && d.rec != nil
-		d.offset, d.seenAll, d.drawn = 0, false, nil
+		d.offset, d.drawn = 0, nil
 	}
 	d.rec, d.waiter = rec, ws
 	d.rebuild(now)
@@ -88,7 +87,7 @@ func (d *detail) rebuild(now time.Time) {
 	if key != d.bodyKey {
 		d.body = d.buildBody()
 		d.bodyKey = key
-		d.drawn, d.seenAll = nil, false
+		d.drawn = nil
 	}
 	if d.drawn == nil {
 		d.drawn, d.unread = make([]bool, len(d.body)), len(d.body)
@@ -145,7 +144,6 @@ func (d *detail) markSeen() {
 			d.unread--
 		}
 	}
-	d.seenAll = d.unread == 0
 }
 
 // Remaining is how many lines are still below the visible part.
@@ -156,7 +154,7 @@ func (d *detail) Unread() int { return d.unread }
 
 // SeenAll reports whether every line of the command and diff has been
 // drawn.
-func (d *detail) SeenAll() bool { return d.seenAll }
+func (d *detail) SeenAll() bool { return d.rec != nil && d.drawn != nil && d.unread == 0 }
 
 // View renders the visible lines.
 func (d *detail) View() string {
