@@ -127,6 +127,8 @@ type Model struct {
 	presence   presenceState
 	presenceAt time.Time
 	others     []storage.Presence
+	onProposal map[string]presenceMark // by proposal id: who else shows it
+	connected  []string                // the other people, sorted, once each
 	following  string
 	// refusal: an approve was refused and its note not dismissed yet; keys
 	// other than esc and enter do nothing meanwhile.

@@ -76,43 +76,47 @@ func (m *Model) presenceCmd() tea.Cmd {
 }
 
 // setPresences takes the presence rows read with the pending list: the
-// others (not this console), and, when following, moves to what the
-// followed console shows.
+// others (not this console), what they show (othersOn) and who they are
+// (connected), worked out here so that View only looks them up; and, when
+// following, moves to what the followed console shows.
 func (m *Model) setPresences(ps []storage.Presence) tea.Cmd {
 	m.others = m.others[:0]
+	m.onProposal = map[string]presenceMark{}
+	seen := map[string]bool{}
+	m.connected = m.connected[:0]
 	for _, p := range ps {
-		if p.Console != m.consoleID {
-			m.others = append(m.others, p)
+		if p.Console == m.consoleID {
+			continue
+		}
+		m.others = append(m.others, p)
+		name := model.Sanitize(p.Name, model.Line)
+		if p.Viewing != "" {
+			mark := m.onProposal[p.Viewing]
+			mark.names = append(mark.names, name)
+			mark.approving = mark.approving || p.Prompt == "approve"
+			m.onProposal[p.Viewing] = mark
+		}
+		if !seen[name] {
+			seen[name] = true
+			m.connected = append(m.connected, name)
 		}
 	}
+	sort.Strings(m.connected)
 	return m.follow()
+}
+
+// presenceMark is who else shows one proposal, and whether one of them has
+// its approve prompt open.
+type presenceMark struct {
+	names     []string
+	approving bool
 }
 
 // othersOn says who else shows proposal id, and whether one of them has its
 // approve prompt open.
-func (m *Model) othersOn(id string) (names []string, approving bool) {
-	for _, p := range m.others {
-		if p.Viewing == id {
-			names = append(names, model.Sanitize(p.Name, model.Line))
-			approving = approving || p.Prompt == "approve"
-		}
-	}
-	return names, approving
-}
-
-// connected names the other people with a console open, once each.
-func (m *Model) connected() []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, p := range m.others {
-		n := model.Sanitize(p.Name, model.Line)
-		if !seen[n] {
-			seen[n] = true
-			out = append(out, n)
-		}
-	}
-	sort.Strings(out)
-	return out
+func (m *Model) othersOn(id string) ([]string, bool) {
+	mark := m.onProposal[id]
+	return mark.names, mark.approving
 }
 
 // follow moves this console to what the followed one shows: selection,
@@ -156,7 +160,7 @@ func (m *Model) follow() tea.Cmd {
 // startFollowing follows the next other person (f), or stops when there
 // is nobody else.
 func (m *Model) startFollowing() tea.Cmd {
-	names := m.connected()
+	names := m.connected
 	if len(names) == 0 {
 		m.following = ""
 		m.setNote("nobody else is connected to follow", m.st.Subtle)

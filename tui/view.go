@@ -70,7 +70,7 @@ func (m *Model) headerView() string {
 	if m.damaged != "" {
 		who += " " + st.Error.Render("[DAMAGED FILE]")
 	}
-	if names := m.connected(); len(names) > 0 {
+	if names := m.connected; len(names) > 0 {
 		who += st.Subtle.Render(" · with " + strings.Join(names, ", "))
 	}
 	if m.following != "" {
