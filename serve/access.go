@@ -38,10 +38,9 @@ type Person struct {
 type access struct {
 	approvers, watchers string
 
-	mu      sync.RWMutex
-	byFP    map[string]Person
-	stamps  [2]fileStamp
-	loadErr error
+	mu     sync.RWMutex
+	byFP   map[string]Person
+	stamps [2]fileStamp
 }
 
 type fileStamp struct {
@@ -94,7 +93,6 @@ func (a *access) load() error {
 	a.mu.Lock()
 	a.byFP = m
 	a.stamps = [2]fileStamp{stampOf(a.approvers), stampOf(a.watchers)}
-	a.loadErr = nil
 	a.mu.Unlock()
 	return nil
 }
@@ -113,7 +111,6 @@ func (a *access) reloadIfChanged() (bool, error) {
 	if err := a.load(); err != nil {
 		a.mu.Lock()
 		a.stamps = now // do not retry a broken file every second
-		a.loadErr = err
 		a.mu.Unlock()
 		return false, err
 	}
@@ -122,7 +119,11 @@ func (a *access) reloadIfChanged() (bool, error) {
 
 // lookup finds the person a key belongs to.
 func (a *access) lookup(key gossh.PublicKey) (Person, bool) {
-	fp := gossh.FingerprintSHA256(key)
+	return a.byFingerprint(gossh.FingerprintSHA256(key))
+}
+
+// byFingerprint finds the person of a key fingerprint (SHA256:…).
+func (a *access) byFingerprint(fp string) (Person, bool) {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	p, ok := a.byFP[fp]

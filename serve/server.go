@@ -404,7 +404,7 @@ func (s *Server) reloadLoop(ctx context.Context) {
 		}
 		s.cfg.Log.Info("access files reloaded", "people", s.access.count())
 		for _, ss := range s.list() {
-			now, ok := s.accessOf(ss.person.Fingerprint)
+			now, ok := s.access.byFingerprint(ss.person.Fingerprint)
 			switch {
 			case !ok:
 				s.end(ss, "your key was removed from the access files")
@@ -413,13 +413,6 @@ func (s *Server) reloadLoop(ctx context.Context) {
 			}
 		}
 	}
-}
-
-func (s *Server) accessOf(fp string) (Person, bool) {
-	s.access.mu.RLock()
-	defer s.access.mu.RUnlock()
-	p, ok := s.access.byFP[fp]
-	return p, ok
 }
 
 func (s *Server) end(ss *session, why string) {
