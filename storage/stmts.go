@@ -18,26 +18,35 @@ type writerStmts struct {
 	all                                               []*sql.Stmt
 }
 
+// preparer prepares statements on the writer connection, keeping the
+// first error and every statement made (to close them).
+type preparer struct {
+	ctx context.Context
+	c   *sql.Conn
+	ws  *writerStmts
+	err error
+}
+
+func (p *preparer) prep(q string) *sql.Stmt {
+	if p.err != nil {
+		return nil
+	}
+	st, err := p.c.PrepareContext(p.ctx, q)
+	if err != nil {
+		p.err = err
+		return nil
+	}
+	p.ws.all = append(p.ws.all, st)
+	return st
+}
+
 // prepareWriter prepares the writer's statements for a file whose row
-// SELECT list is cols; tier2: the file has Hermes' tier-2 columns, where
-// deny and expiry also end armed (pending_confirm) rows and say why in
-// terminal_reason, as Hermes does.
+// SELECT list is cols; tier2: the file has Hermes' tier-2 columns.
 func prepareWriter(ctx context.Context, c *sql.Conn, cols string, tier2 bool) (*writerStmts, error) {
 	ws := &writerStmts{}
-	var firstErr error
-	prep := func(q string) *sql.Stmt {
-		if firstErr != nil {
-			return nil
-		}
-		st, err := c.PrepareContext(ctx, q)
-		if err != nil {
-			firstErr = err
-			return nil
-		}
-		ws.all = append(ws.all, st)
-		return st
-	}
-	ws.get = prep(`SELECT ` + cols + ` FROM gateway_approvals g WHERE g.approval_id = ?`)
+	p := &preparer{ctx: ctx, c: c, ws: ws}
+	prep := p.prep
+	p.revision(cols, tier2)
 	ws.exists = prep(`SELECT 1 FROM gateway_approvals WHERE approval_id = ?`)
 	ws.insert = prep(`INSERT INTO gateway_approvals (approval_id, created_at, expires_at, status, consumed_at,
 		consumed_by, execution_status, execution_reason, execution_recorded_at, payload_json)
@@ -48,15 +57,6 @@ func prepareWriter(ctx context.Context, c *sql.Conn, cols string, tier2 bool) (*
 	ws.expireDue = prep(`UPDATE gateway_approvals SET status = 'expired'
 		WHERE status = 'pending' AND expires_at IS NOT NULL AND expires_at <= ?
 		RETURNING approval_id, expires_at`)
-	if tier2 {
-		ws.deny = prep(`UPDATE gateway_approvals SET status = 'denied', consumed_at = ?, consumed_by = ?,
-			terminal_reason = 'denied_explicit'
-			WHERE approval_id = ? AND status IN ('pending', 'pending_confirm') AND (expires_at IS NULL OR expires_at > ?)
-			RETURNING consumed_at`)
-		ws.expireArmed = prep(`UPDATE gateway_approvals SET status = 'expired', terminal_reason = 'expired_no_confirm'
-			WHERE status = 'pending_confirm' AND expires_at IS NOT NULL AND expires_at <= ?
-			RETURNING approval_id, expires_at`)
-	}
 	ws.execution = prep(`UPDATE gateway_approvals SET execution_status = ?, execution_reason = ?,
 		execution_recorded_at = ? WHERE approval_id = ? AND status = 'consumed' AND execution_status = ?`)
 	ws.rankPut = prep(`INSERT OR REPLACE INTO approve_tui_rank (approval_id, rank, expires_at) VALUES (?, ?, ?)`)
@@ -70,11 +70,28 @@ func prepareWriter(ctx context.Context, c *sql.Conn, cols string, tier2 bool) (*
 		VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT(approval_id, host, pid) DO UPDATE SET heartbeat_at = excluded.heartbeat_at`)
 	ws.waiterDel = prep(`DELETE FROM approve_tui_waiters WHERE approval_id = ? AND host = ? AND pid = ?`)
-	if firstErr != nil {
+	if p.err != nil {
 		ws.close()
-		return nil, firstErr
+		return nil, p.err
 	}
 	return ws, nil
+}
+
+// revision prepares the statements that differ with the revision of
+// Hermes' table: the row read (cols), and on a tier-2 file deny and expiry
+// of armed (pending_confirm) rows, which say why in terminal_reason, as
+// Hermes does.
+func (p *preparer) revision(cols string, tier2 bool) {
+	p.ws.get = p.prep(`SELECT ` + cols + ` FROM gateway_approvals g WHERE g.approval_id = ?`)
+	if tier2 {
+		p.ws.deny = p.prep(`UPDATE gateway_approvals SET status = 'denied', consumed_at = ?, consumed_by = ?,
+			terminal_reason = 'denied_explicit'
+			WHERE approval_id = ? AND status IN ('pending', 'pending_confirm') AND (expires_at IS NULL OR expires_at > ?)
+			RETURNING consumed_at`)
+		p.ws.expireArmed = p.prep(`UPDATE gateway_approvals SET status = 'expired', terminal_reason = 'expired_no_confirm'
+			WHERE status = 'pending_confirm' AND expires_at IS NOT NULL AND expires_at <= ?
+			RETURNING approval_id, expires_at`)
+	}
 }
 
 func (ws *writerStmts) close() {

@@ -260,20 +260,15 @@ func (s bound) noticeTier2Locked(ctx context.Context) {
 			return
 		}
 	}
-	ws, err := prepareWriter(ctx, s.w, selectColumns(false, true), true)
-	if err != nil {
+	fresh := &writerStmts{}
+	p := &preparer{ctx: ctx, c: s.w, ws: fresh}
+	p.revision(selectColumns(false, true), true)
+	if p.err != nil {
+		fresh.close()
 		return
 	}
-	old := *s.ws
-	s.ws.get, s.ws.deny, s.ws.expireArmed = ws.get, ws.deny, ws.expireArmed
-	s.ws.all = append(s.ws.all, ws.get, ws.deny, ws.expireArmed)
-	for _, st := range ws.all {
-		if st != ws.get && st != ws.deny && st != ws.expireArmed {
-			st.Close()
-		}
-	}
-	if old.get != nil {
-		old.get.Close()
-	}
+	s.ws.get.Close()
+	s.ws.get, s.ws.deny, s.ws.expireArmed = fresh.get, fresh.deny, fresh.expireArmed
+	s.ws.all = append(s.ws.all, fresh.all...)
 	s.tier2.Store(true)
 }
