@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
 
+	"github.com/approve-tui/approve-tui/golden"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/risk"
 	"github.com/approve-tui/approve-tui/storage"
@@ -57,28 +58,10 @@ func openApprove(tm *teatest.TestModel, id string) {
 	send(tm, "enter", "enter", "end", "a")
 }
 
-func status(t *testing.T, f *fixture, id string) *storage.Record {
-	t.Helper()
-	rec, err := f.s.Get(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rec
-}
+func status(t *testing.T, f *fixture, id string) *storage.Record { return golden.Record(t, f.s, id) }
 
 func auditCount(t *testing.T, f *fixture, id, event, outcome, reason string) int {
-	t.Helper()
-	evs, err := f.s.Audit(context.Background(), storage.AuditQuery{ApprovalID: id, Limit: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range evs {
-		if e.Event == event && e.Outcome == outcome && (reason == "" || e.Reason == reason) {
-			n++
-		}
-	}
-	return n
+	return golden.AuditCount(t, f.s, id, event, outcome, reason)
 }
 
 func TestFlowApproveAfterTypingTheID(t *testing.T) {

@@ -1,18 +1,14 @@
 package tui
 
 import (
-	"context"
-	"io"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
 
-	"github.com/approve-tui/approve-tui/demo"
+	"github.com/approve-tui/approve-tui/golden"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 )
@@ -37,28 +33,12 @@ func fixedNow() time.Time { return t0 }
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "state.db")
-	s, err := storage.Open(context.Background(), path, storage.Options{Create: true, Now: fixedNow})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	if _, err := demo.Seed(context.Background(), s, 1, t0); err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{path: path, s: s, ids: map[string]string{}}
-	for _, e := range demo.Catalogue(1) {
-		f.ids[e.Name] = e.ID
-	}
-	return f
+	path, s, ids := golden.DemoFile(t, t0)
+	return &fixture{path: path, s: s, ids: ids}
 }
 
 // asciiRenderer renders without colour, as golden screens are kept.
-func asciiRenderer() *lipgloss.Renderer {
-	r := lipgloss.NewRenderer(io.Discard)
-	r.SetColorProfile(termenv.Ascii)
-	return r
-}
+func asciiRenderer() *lipgloss.Renderer { return golden.AsciiRenderer() }
 
 // console opens the console on f at w x h, loaded and settled.
 func console(t testing.TB, f *fixture, actor model.Actor, w, h int) *Model {
