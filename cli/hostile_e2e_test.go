@@ -144,10 +144,7 @@ func TestHostileCorpusNeverReachesTheTerminalRaw(t *testing.T) {
 		t.Fatal("tmux is needed for the end-to-end console test (apt-get install tmux)")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "approve-tui")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/approve-tui").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t, dir)
 	db, rows := hostileFile(t, dir)
 	for _, size := range [][2]int{{80, 24}, {200, 50}} {
 		for _, colour := range []bool{true, false} {

@@ -25,10 +25,7 @@ func TestServeWithOpenSSHInTmux(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "approve-tui")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/approve-tui").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t, dir)
 	db := filepath.Join(dir, "state.db")
 	key := filepath.Join(dir, "id_ed25519")
 	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "oncall-alice", "-f", key).CombinedOutput(); err != nil {

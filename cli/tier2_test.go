@@ -16,15 +16,7 @@ import (
 func TestTier2CLI(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "state.db")
-	script, _ := filepath.Abs("../storage/testdata/hermes_tier2.py")
-	py := func(args ...string) string {
-		t.Helper()
-		out, err := exec.Command("python3", append([]string{script, db}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("hermes_tier2.py %v: %v %s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	py := hermesTier2(t, db)
 	run := func(want int, args ...string) (string, string) {
 		t.Helper()
 		var out, errb bytes.Buffer
@@ -115,23 +107,12 @@ func TestTier2PhraseInTmux(t *testing.T) {
 		t.Fatal("tmux is needed for the end-to-end console test (apt-get install tmux)")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "approve-tui")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/approve-tui").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t, dir)
 	db := filepath.Join(dir, "state.db")
 	if out, err := exec.Command(bin, "--db", db, "init").CombinedOutput(); err != nil {
 		t.Fatalf("init: %v %s", err, out)
 	}
-	script, _ := filepath.Abs("../storage/testdata/hermes_tier2.py")
-	py := func(args ...string) string {
-		t.Helper()
-		out, err := exec.Command("python3", append([]string{script, db}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("hermes_tier2.py %v: %v %s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	py := hermesTier2(t, db)
 	py("upgrade")
 	id := py("submit", "restart-tier2", "vaultwarden", "0427")
 	tm := startConsoleInTmux(t, bin, 80, 24, []string{"TERM=xterm-256color"}, "--db", db)
@@ -147,5 +128,18 @@ func TestTier2PhraseInTmux(t *testing.T) {
 	tm.waitFor("approved " + id)
 	if g := py("get", id); !strings.Contains(g, `"status": "consumed"`) || !strings.Contains(g, `"invalid_attempts": 1`) {
 		t.Fatalf("python reads %s", g)
+	}
+}
+
+// hermesTier2 runs the Python stand-in of Hermes' tier-2 store on db.
+func hermesTier2(t *testing.T, db string) func(args ...string) string {
+	script, _ := filepath.Abs("../storage/testdata/hermes_tier2.py")
+	return func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command("python3", append([]string{script, db}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("hermes_tier2.py %v: %v %s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
 	}
 }

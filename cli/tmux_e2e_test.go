@@ -15,6 +15,16 @@ import (
 	"github.com/approve-tui/approve-tui/storage"
 )
 
+// buildBinary builds approve-tui into dir, for a real terminal to run.
+func buildBinary(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "approve-tui")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/approve-tui").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
 // demoInTmux is the real binary's demo running in a real terminal (tmux)
 // at 80x24 on a file of the test's.
 type demoInTmux struct {
@@ -30,10 +40,7 @@ func startDemoInTmux(t *testing.T) *demoInTmux {
 		t.Fatal("tmux is needed for the end-to-end console test (apt-get install tmux)")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "approve-tui")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/approve-tui").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t, dir)
 	tm := &demoInTmux{t: t, db: filepath.Join(dir, "demo.db"), sock: fmt.Sprintf("approve-tui-e2e-%d-%s", os.Getpid(), t.Name()), bin: bin}
 	tm.tmux("new-session", "-d", "-s", "e2e", "-x", "80", "-y", "24",
 		"env", "TERM=xterm-256color", bin, "demo", "--seed", "1", "--db", tm.db)
