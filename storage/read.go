@@ -274,7 +274,7 @@ func (s bound) catchUpRank(ctx context.Context) error {
 		}
 		reconcile = id != hwID
 	}
-	if err := s.indexRows(ctx, `SELECT `+rowColumns+` FROM gateway_approvals g
+	if err := s.indexRows(ctx, `SELECT `+s.cols()+` FROM gateway_approvals g
 		WHERE g.rowid > ? AND `+s.openWhere("g.status"), hw); err != nil {
 		return err
 	}
@@ -293,7 +293,7 @@ func (s bound) catchUpRank(ctx context.Context) error {
 			(SELECT approval_id FROM gateway_approvals WHERE `+s.openWhere("status")+`)`); err != nil {
 			return err
 		}
-		if err := s.indexRows(ctx, `SELECT `+rowColumns+` FROM gateway_approvals g
+		if err := s.indexRows(ctx, `SELECT `+s.cols()+` FROM gateway_approvals g
 			WHERE `+s.openWhere("g.status")+` AND NOT EXISTS
 			(SELECT 1 FROM approve_tui_rank r WHERE r.approval_id = g.approval_id)`); err != nil {
 			return err

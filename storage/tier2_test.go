@@ -305,3 +305,22 @@ func TestTier2UpgradeWhileOpen(t *testing.T) {
 		t.Fatalf("python reads %v", m)
 	}
 }
+
+// The pending list reads through the rank index on files of both
+// revisions (a SELECT list naming tier-2 columns on a first-revision file
+// once made every catch-up fail, and every listing a full scan).
+func TestRankIndexOnBothRevisions(t *testing.T) {
+	path := tempDB(t)
+	s := openAt(t, path, newClock())
+	mustSubmit(t, s, proposal("rankfirst1", "rm -rf /a", model.RiskHigh, s.Now(), time.Hour))
+	if !s.bind().syncRank(ctx) {
+		t.Fatal("no rank index on a first-revision file")
+	}
+	s.Close()
+	newTier2Py(t, path).run("upgrade")
+	s = openAt(t, path, newClock())
+	mustSubmit(t, s, proposal("ranktier21", "rm -rf /b", model.RiskHigh, s.Now(), time.Hour))
+	if !s.bind().syncRank(ctx) {
+		t.Fatal("no rank index on a tier-2 file")
+	}
+}
