@@ -306,6 +306,9 @@ func (s bound) catchUpRank(ctx context.Context) error {
 		}
 	}
 	for k, v := range map[string]string{"rank_rowid": fmt.Sprint(maxRow.Int64), "rank_rowid_id": maxID, "rank_rules": rankVersion} {
+		if meta(k) == v {
+			continue // an unchanged value is not written: a commit wakes every console
+		}
 		if _, err := s.ws.metaPut.ExecContext(ctx, k, v); err != nil {
 			return err
 		}
