@@ -11,6 +11,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/approve-tui/approve-tui/demo"
+	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 )
 
@@ -70,3 +71,12 @@ func AsciiRenderer() *lipgloss.Renderer {
 	r.SetColorProfile(termenv.Ascii)
 	return r
 }
+
+// Clock is the fixed time of every golden screen; Operator decides in
+// them, Watcher only looks, Rival is another operator who decides first.
+var (
+	Clock    = time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
+	Operator = model.Actor{Surface: model.SurfaceTUI, Name: "oncall@ops-1"}
+	Watcher  = model.Actor{Surface: model.SurfaceSSH, Name: "pairing-guest", ReadOnly: true}
+	Rival    = model.Actor{Surface: model.SurfaceCLI, Name: "alice@laptop"}
+)

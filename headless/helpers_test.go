@@ -7,20 +7,15 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/approve-tui/approve-tui/golden"
-	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 )
 
 // The fixture of the console's golden screens (golden.DemoFile), with the
 // same actors, clock and colourless renderer as the console's tests, so that
 // a tape's screens are the fixtures.
-var t0 = time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
+var t0 = golden.Clock
 
-var (
-	operator = model.Actor{Surface: model.SurfaceTUI, Name: "oncall@ops-1"}
-	watcher  = model.Actor{Surface: model.SurfaceSSH, Name: "pairing-guest", ReadOnly: true}
-	rival    = model.Actor{Surface: model.SurfaceCLI, Name: "alice@laptop"}
-)
+var operator, watcher, rival = golden.Operator, golden.Watcher, golden.Rival
 
 type fixture struct {
 	path string

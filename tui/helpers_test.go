@@ -14,13 +14,9 @@ import (
 )
 
 // t0 is the fixed clock of every console test.
-var t0 = time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
+var t0 = golden.Clock
 
-var (
-	operator = model.Actor{Surface: model.SurfaceTUI, Name: "oncall@ops-1"}
-	watcher  = model.Actor{Surface: model.SurfaceSSH, Name: "pairing-guest", ReadOnly: true}
-	rival    = model.Actor{Surface: model.SurfaceCLI, Name: "alice@laptop"}
-)
+var operator, watcher, rival = golden.Operator, golden.Watcher, golden.Rival
 
 // fixture is a real store file seeded with the demo set for seed 1 at t0.
 type fixture struct {
