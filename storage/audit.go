@@ -220,7 +220,7 @@ func (st *Store) VerifyAudit(ctx context.Context) (*VerifyResult, error) {
 	}
 	defer conn.Close()
 	// One read transaction: a consistent snapshot of log, head and payloads.
-	if _, err := conn.ExecContext(ctx, `BEGIN`); err != nil {
+	if _, err := conn.ExecContext(ctx, s.eng.beginSnapshot()); err != nil {
 		return nil, classify("verify", err)
 	}
 	defer conn.ExecContext(context.Background(), `ROLLBACK`)
@@ -349,7 +349,7 @@ func (st *Store) VerifyAudit(ctx context.Context) (*VerifyResult, error) {
 
 // chainGaps compares what the log says of each proposal with the table, in
 // one pass over the table.
-func (s bound) chainGaps(ctx context.Context, conn *sql.Conn, states map[string]*chainState) ([]string, error) {
+func (s bound) chainGaps(ctx context.Context, cn *conn, states map[string]*chainState) ([]string, error) {
 	if len(states) == 0 {
 		return nil, nil
 	}
@@ -357,7 +357,7 @@ func (s bound) chainGaps(ctx context.Context, conn *sql.Conn, states map[string]
 	if s.legacy.Load() {
 		execCol = "'not_started'"
 	}
-	rows, err := conn.QueryContext(ctx, `SELECT g.approval_id, g.status, `+execCol+` FROM gateway_approvals g`)
+	rows, err := cn.QueryContext(ctx, `SELECT g.approval_id, g.status, `+execCol+` FROM gateway_approvals g`)
 	if err != nil {
 		return nil, err
 	}
@@ -411,7 +411,7 @@ func (s bound) chainGaps(ctx context.Context, conn *sql.Conn, states map[string]
 }
 
 func isNoTable(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "no such table")
+	return sqliteDialect.noTable(err) || postgresDialect.noTable(err)
 }
 
 // OutsideDecisions are the decisions the table records that approve-tui's

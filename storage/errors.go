@@ -3,11 +3,9 @@ package storage
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/approve-tui/approve-tui/model"
-	sqlite "modernc.org/sqlite"
 )
 
 // ErrNotFound: no proposal has that id.
@@ -97,21 +95,8 @@ func (e *InvalidTransitionError) Error() string {
 	return "cannot record execution for " + e.ID + ": " + e.Reason
 }
 
-// sqlite result codes used to classify driver errors.
-const (
-	codeBusy     = 5
-	codeLocked   = 6
-	codeNoMem    = 7
-	codeReadOnly = 8
-	codeIOErr    = 10
-	codeCorrupt  = 11
-	codeFull     = 13
-	codeCantOpen = 14
-	codeNotADB   = 26
-)
-
 // classify turns a driver error into one the surfaces can explain. Errors
-// that are already ours pass through.
+// that are already ours pass through; each engine explains its own.
 func classify(op string, err error) error {
 	if err == nil {
 		return nil
@@ -119,27 +104,13 @@ func classify(op string, err error) error {
 	var (
 		ro *ReadOnlyError
 		un *UnavailableError
-		se *sqlite.Error
 	)
 	if errors.As(err, &ro) || errors.As(err, &un) {
 		return err
 	}
-	if errors.As(err, &se) {
-		switch se.Code() & 0xff {
-		case codeBusy, codeLocked:
-			return &UnavailableError{Op: op, Reason: "database is locked by another process past the timeout; try again, or find the process holding it", Err: err}
-		case codeReadOnly:
-			return &ReadOnlyError{Reason: "the database file cannot be written (" + strings.TrimSpace(se.Error()) + ")"}
-		case codeFull:
-			return &UnavailableError{Op: op, Reason: "disk full: free space, then retry", Err: err}
-		case codeIOErr:
-			return &UnavailableError{Op: op, Reason: "disk I/O error: " + se.Error(), Err: err}
-		case codeCorrupt, codeNotADB:
-			return &UnavailableError{Op: op, Reason: "the file is not a usable SQLite database: " + se.Error(), Err: err}
-		case codeCantOpen:
-			return &UnavailableError{Op: op, Reason: "cannot open the database file: " + se.Error(), Err: err}
-		case codeNoMem:
-			return &UnavailableError{Op: op, Reason: "out of memory", Err: err}
+	for _, e := range []engine{sqliteDialect, postgresDialect} {
+		if c := e.classify(op, err); c != nil {
+			return c
 		}
 	}
 	return &UnavailableError{Op: op, Reason: err.Error(), Err: err}

@@ -38,7 +38,7 @@ func TestUpgradeOldHermesTable(t *testing.T) {
 	ro.Close()
 
 	s := openAt(t, path, c)
-	cols, err := tableColumns(ctx, db, "gateway_approvals")
+	cols, err := sqliteDialect.tableColumns(ctx, db, "gateway_approvals")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,15 +42,18 @@ type dbfile struct {
 	legacy  atomic.Bool // the table lacks the execution_* columns (old file viewed without migrating)
 	tier2   atomic.Bool // the table has Hermes' tier-2 columns (terminal_reason, approval_event_*, invalid_attempts)
 
+	eng engine   // the backend: SQLite here, or PostgreSQL (postgres.go)
+	pg  *pgState // PostgreSQL only
+
 	wdb *sql.DB    // the writer's pool, one connection
 	wmu sync.Mutex // serialises use of w and the settings below
-	w   *sql.Conn  // the one dedicated writer connection
+	w   *conn      // the one dedicated writer connection
 	ws  *writerStmts
 	// busyMS and sync are what is set on w now (under wmu).
 	busyMS int64
 	sync   string
 
-	rdb *sql.DB // readers
+	rdb *pool // readers
 
 	// companions are the WAL and shared-memory files as they were when
 	// opened: if either is deleted or replaced, commits would go where no
@@ -118,7 +121,7 @@ func acquire(ctx context.Context, path string, opt Options) (*dbfile, error) {
 			return f, nil
 		}
 	}
-	f := &dbfile{file: path}
+	f := &dbfile{file: path, eng: sqliteDialect}
 	if !isNew {
 		f.fileRO = writeProblem(path)
 	}
@@ -153,7 +156,9 @@ func release(f *dbfile) error {
 	registry.mu.Lock()
 	f.refs--
 	last := f.refs <= 0
-	if last && registry.files[f.id] == f {
+	if last && f.pg != nil {
+		f.forgetPostgres()
+	} else if last && registry.files[f.id] == f {
 		delete(registry.files, f.id)
 	}
 	registry.mu.Unlock()
@@ -201,14 +206,18 @@ func (f *dbfile) open(ctx context.Context, opt Options, isNew bool) error {
 	f.wdb.SetMaxIdleConns(1)
 	f.wdb.SetConnMaxLifetime(0)
 	f.wdb.SetConnMaxIdleTime(0)
-	if f.w, err = f.wdb.Conn(ctx); err != nil {
+	w, err := f.wdb.Conn(ctx)
+	if err != nil {
 		return f.explainOpen(err)
 	}
+	f.w = &conn{Conn: w, e: f.eng}
 	f.busyMS = busy
 	// Readers never write; mode=ro makes the driver refuse if one tried.
-	if f.rdb, err = sql.Open("sqlite", f.dsn("ro", busy)+readerCache); err != nil {
+	rdb, err := sql.Open("sqlite", f.dsn("ro", busy)+readerCache)
+	if err != nil {
 		return err
 	}
+	f.rdb = &pool{DB: rdb, e: f.eng}
 	f.rdb.SetMaxOpenConns(4)
 	f.rdb.SetMaxIdleConns(4)
 	f.rdb.SetConnMaxLifetime(0)
@@ -264,7 +273,7 @@ func (f *dbfile) ensureSchemaLocked(ctx context.Context, opt Options) error {
 	if f.ws != nil {
 		return nil // current, and the writer's statements are ready
 	}
-	st, err := readSchema(ctx, f.w)
+	st, err := readSchema(ctx, f.eng, f.w)
 	if err != nil {
 		return classify("open", err)
 	}
@@ -295,14 +304,14 @@ func (f *dbfile) ensureSchemaLocked(ctx context.Context, opt Options) error {
 		}
 		b := bound{Store: &Store{opt: opt, now: opt.Now}, dbfile: f}
 		if err := b.inWriteTxLocked(ctx, "migrate", func(ctx context.Context) error {
-			return migrate(ctx, f.w, model.Epoch(opt.Now()))
+			return migrate(ctx, f.eng, f.w, model.Epoch(opt.Now()))
 		}); err != nil {
 			return err
 		}
 		f.legacy.Store(false)
 	}
 	if f.fileRO == "" {
-		ws, err := prepareWriter(ctx, f.w, selectColumns(false, st.tier2), st.tier2)
+		ws, err := prepareWriter(ctx, f.eng, f.w, selectColumns(false, st.tier2), st.tier2)
 		if err != nil {
 			return classify("open", err)
 		}
@@ -330,6 +339,9 @@ func (f *dbfile) setNewJournalMode(ctx context.Context) string {
 // useSettings puts the view's lock timeout and synchronous mode on the
 // writer connection (the writer mutex is held).
 func (f *dbfile) useSettings(ctx context.Context, opt Options) error {
+	if f.pg != nil {
+		return f.usePostgresSettings(ctx, opt)
+	}
 	if ms := opt.BusyTimeout.Milliseconds(); ms != f.busyMS {
 		if _, err := f.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA busy_timeout=%d`, ms)); err != nil {
 			return err
@@ -363,6 +375,9 @@ func (f *dbfile) recordCompanions() {
 // shared-memory file was. A few stat calls; no file is opened. Once moved,
 // the file stays moved.
 func (f *dbfile) checkMoved() string {
+	if f.pg != nil {
+		return "" // a database on a server has no file here to move
+	}
 	if r := f.goneReason(); r != "" {
 		return r
 	}

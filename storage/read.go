@@ -213,8 +213,8 @@ func (s bound) syncRank(ctx context.Context) bool {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	var v int64
-	if err := s.w.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&v); err != nil {
+	v, err := s.writerVersion(ctx)
+	if err != nil {
 		return false
 	}
 	if s.rank.synced && v == s.rank.version {
@@ -226,8 +226,9 @@ func (s bound) syncRank(ctx context.Context) bool {
 	// Wait only briefly for another process's lock.
 	brief := s.opt
 	brief.BusyTimeout = rankSyncLockWait
-	err := s.txLocked(ctx, "rank", brief, func(ctx context.Context) error {
-		if err := s.w.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&v); err != nil {
+	err = s.txLocked(ctx, "rank", brief, func(ctx context.Context) error {
+		var err error
+		if v, err = s.writerVersion(ctx); err != nil {
 			return err
 		}
 		return s.catchUpRank(ctx)
@@ -238,6 +239,19 @@ func (s bound) syncRank(ctx context.Context) bool {
 	}
 	s.rank.synced, s.rank.version = true, v
 	return true
+}
+
+// writerVersion changes when another connection commits (SQLite's
+// data_version on the writer). On PostgreSQL only approve-tui writes the
+// tables, and every transition keeps the index in its own transaction:
+// one catch-up when the store opens is enough.
+func (s bound) writerVersion(ctx context.Context) (int64, error) {
+	if s.pg != nil {
+		return 1, nil
+	}
+	var v int64
+	err := s.w.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&v)
+	return v, err
 }
 
 // catchUpRank runs inside the write transaction. New rows normally get
@@ -406,8 +420,8 @@ func (st *Store) CountPending(ctx context.Context) (int, error) {
 	where := ` WHERE ` + s.openWhere("status") + ` AND (expires_at IS NULL OR expires_at > ?)`
 	var n int
 	now := model.Epoch(s.now())
-	err := s.rdb.QueryRowContext(ctx, `SELECT count(*) FROM gateway_approvals
-		INDEXED BY idx_gateway_approvals_pending_expires`+where, now).Scan(&n)
+	err := s.rdb.QueryRowContext(ctx, `SELECT count(*) FROM gateway_approvals`+
+		s.eng.indexedBy("idx_gateway_approvals_pending_expires")+where, now).Scan(&n)
 	if err != nil && indexUnusable(err) {
 		err = s.rdb.QueryRowContext(ctx, `SELECT count(*) FROM gateway_approvals`+where, now).Scan(&n)
 	}
@@ -431,8 +445,8 @@ func (st *Store) PendingSignature(ctx context.Context) (PendingSignature, error)
 	s := st.bind()
 	q := ` WHERE ` + s.openWhere("status")
 	var sig PendingSignature
-	sel := `SELECT count(*), coalesce(sum(rowid), 0), coalesce(max(rowid), 0) FROM gateway_approvals`
-	err := s.rdb.QueryRowContext(ctx, sel+` INDEXED BY idx_gateway_approvals_pending_expires`+q).Scan(&sig.Count, &sig.SumRowid, &sig.MaxRowid)
+	sel := `SELECT count(*), CAST(coalesce(sum(rowid), 0) AS BIGINT), coalesce(max(rowid), 0) FROM gateway_approvals`
+	err := s.rdb.QueryRowContext(ctx, sel+s.eng.indexedBy("idx_gateway_approvals_pending_expires")+q).Scan(&sig.Count, &sig.SumRowid, &sig.MaxRowid)
 	if err != nil && indexUnusable(err) {
 		err = s.rdb.QueryRowContext(ctx, sel+q).Scan(&sig.Count, &sig.SumRowid, &sig.MaxRowid)
 	}

@@ -3,9 +3,7 @@ package storage
 import (
 	"context"
 	"database/sql"
-	"errors"
 
-	sqlite "modernc.org/sqlite"
 )
 
 // writerStmts are prepared once on the writer connection.
@@ -22,7 +20,8 @@ type writerStmts struct {
 // first error and every statement made (to close them).
 type preparer struct {
 	ctx context.Context
-	c   *sql.Conn
+	e   engine
+	c   *conn
 	ws  *writerStmts
 	err error
 }
@@ -42,15 +41,16 @@ func (p *preparer) prep(q string) *sql.Stmt {
 
 // prepareWriter prepares the writer's statements for a file whose row
 // SELECT list is cols; tier2: the file has Hermes' tier-2 columns.
-func prepareWriter(ctx context.Context, c *sql.Conn, cols string, tier2 bool) (*writerStmts, error) {
+func prepareWriter(ctx context.Context, e engine, c *conn, cols string, tier2 bool) (*writerStmts, error) {
 	ws := &writerStmts{}
-	p := &preparer{ctx: ctx, c: c, ws: ws}
+	p := &preparer{ctx: ctx, e: e, c: c, ws: ws}
 	prep := p.prep
 	p.revision(cols, tier2)
 	ws.exists = prep(`SELECT 1 FROM gateway_approvals WHERE approval_id = ?`)
 	ws.insert = prep(`INSERT INTO gateway_approvals (approval_id, created_at, expires_at, status, consumed_at,
 		consumed_by, execution_status, execution_reason, execution_recorded_at, payload_json)
-		VALUES (?, ?, ?, 'pending', NULL, NULL, 'not_started', NULL, NULL, ?)`)
+		VALUES (?, ?, ?, 'pending', NULL, NULL, 'not_started', NULL, NULL, ?)
+		ON CONFLICT (approval_id) DO NOTHING`)
 	ws.decide = prep(`UPDATE gateway_approvals SET status = ?, consumed_at = ?, consumed_by = ?
 		WHERE approval_id = ? AND status = 'pending' AND (expires_at IS NULL OR expires_at > ?)
 		RETURNING consumed_at`)
@@ -59,9 +59,10 @@ func prepareWriter(ctx context.Context, c *sql.Conn, cols string, tier2 bool) (*
 		RETURNING approval_id, expires_at`)
 	ws.execution = prep(`UPDATE gateway_approvals SET execution_status = ?, execution_reason = ?,
 		execution_recorded_at = ? WHERE approval_id = ? AND status = 'consumed' AND execution_status = ?`)
-	ws.rankPut = prep(`INSERT OR REPLACE INTO approve_tui_rank (approval_id, rank, expires_at) VALUES (?, ?, ?)`)
+	ws.rankPut = prep(`INSERT INTO approve_tui_rank (approval_id, rank, expires_at) VALUES (?, ?, ?)
+		ON CONFLICT (approval_id) DO UPDATE SET rank = excluded.rank, expires_at = excluded.expires_at`)
 	ws.rankDel = prep(`DELETE FROM approve_tui_rank WHERE approval_id = ?`)
-	ws.auditHead = prep(`SELECT value FROM approve_tui_meta WHERE key = 'audit_head'`)
+	ws.auditHead = prep(`SELECT value FROM approve_tui_meta WHERE key = 'audit_head'` + e.lockHead())
 	ws.auditInsert = prep(`INSERT INTO approve_tui_audit (seq, at, approval_id, event, outcome, reason, actor,
 		surface, detail, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	ws.metaPut = prep(`INSERT INTO approve_tui_meta (key, value) VALUES (?, ?)
@@ -82,7 +83,7 @@ func prepareWriter(ctx context.Context, c *sql.Conn, cols string, tier2 bool) (*
 // of armed (pending_confirm) rows, which say why in terminal_reason, as
 // Hermes does.
 func (p *preparer) revision(cols string, tier2 bool) {
-	p.ws.get = p.prep(`SELECT ` + cols + ` FROM gateway_approvals g WHERE g.approval_id = ?`)
+	p.ws.get = p.prep(`SELECT ` + cols + ` FROM gateway_approvals g WHERE g.approval_id = ?` + p.e.lockRow())
 	if tier2 {
 		p.ws.deny = p.prep(`UPDATE gateway_approvals SET status = 'denied', consumed_at = ?, consumed_by = ?,
 			terminal_reason = 'denied_explicit'
@@ -100,11 +101,3 @@ func (ws *writerStmts) close() {
 	}
 }
 
-// errCode is the primary SQLite result code in err (0 if none).
-func errCode(err error) int {
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		return se.Code() & 0xff
-	}
-	return 0
-}

@@ -48,6 +48,9 @@ type Options struct {
 	Synchronous string
 	// Now is the clock (time.Now when nil). Tests pin it.
 	Now func() time.Time
+	// Readers is the size of the reader pool on PostgreSQL (4 when zero):
+	// a server with many sessions wants more.
+	Readers int
 }
 
 // Store is one user's view of an approval database: its own clock, lock
@@ -95,6 +98,19 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	default:
 		return nil, fmt.Errorf("unknown synchronous mode %q (want NORMAL or FULL)", opt.Synchronous)
 	}
+	if IsPostgresURL(path) {
+		s := &Store{path: RedactURL(path), opt: opt, now: opt.Now}
+		if opt.ReadOnly {
+			s.viewRO = "opened read-only"
+		}
+		f, err := acquirePostgres(ctx, path, opt)
+		if err != nil {
+			return nil, err
+		}
+		s.f, s.held = f, true
+		return s, nil
+	}
+	path = strings.TrimPrefix(strings.TrimPrefix(path, "sqlite://"), "sqlite:")
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("database path %q: %w", path, err)
@@ -239,15 +255,29 @@ func (s bound) txLocked(ctx context.Context, op string, opt Options, fn func(ctx
 	if r := s.goneReason(); r != "" {
 		return movedError(op, r)
 	}
-	if err := s.useSettings(ctx, opt); err != nil {
-		return classify(op, err)
+	for attempt := 1; ; attempt++ {
+		err := s.txOnce(ctx, op, opt, fn)
+		if err == nil || attempt >= maxTxAttempts || !s.eng.retryable(err) {
+			return s.txFailed(op, err)
+		}
 	}
-	if _, err := s.w.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
-		return classify(op, err)
+}
+
+// maxTxAttempts bounds the re-runs of a transaction that the engine rolled
+// back to break a deadlock between concurrent writers (PostgreSQL).
+const maxTxAttempts = 5
+
+// txOnce is one attempt of txLocked; its error is the engine's own.
+func (s bound) txOnce(ctx context.Context, op string, opt Options, fn func(ctx context.Context) error) error {
+	if err := s.useSettings(ctx, opt); err != nil {
+		return err
+	}
+	if _, err := s.w.ExecContext(ctx, s.eng.beginWrite()); err != nil {
+		return err
 	}
 	if err := fn(ctx); err != nil {
 		s.rollback()
-		return classify(op, err)
+		return err
 	}
 	if r := s.checkMoved(); r != "" {
 		s.rollback()
@@ -255,9 +285,28 @@ func (s bound) txLocked(ctx context.Context, op string, opt Options, fn func(ctx
 	}
 	if _, err := s.w.ExecContext(ctx, `COMMIT`); err != nil {
 		s.rollback()
-		return classify(op, err)
+		return s.commitFailed(op, err)
 	}
 	return nil
+}
+
+// txFailed classifies a transaction's error, noting a lost connection.
+func (s bound) txFailed(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	s.noteWriterError(err)
+	return classify(op, err)
+}
+
+// commitFailed is a failed COMMIT's error: on PostgreSQL a lost connection
+// leaves its outcome unknown, and says so.
+func (s bound) commitFailed(op string, err error) error {
+	if s.pg != nil && connLost(err) {
+		s.noteWriterError(err)
+		return commitLost(op, err)
+	}
+	return err
 }
 
 // rollback ends a failed transaction. It must not use the caller's context:

@@ -55,10 +55,6 @@ type Lockout struct {
 	CreatedAt float64 `json:"created_at"`
 }
 
-const lockoutsTable = `CREATE TABLE IF NOT EXISTS gateway_approval_lockouts (
-    verb TEXT NOT NULL, target TEXT NOT NULL, expires_at REAL NOT NULL,
-    reason TEXT NOT NULL, created_at REAL NOT NULL, PRIMARY KEY (verb, target))`
-
 // Tier2 reports whether the file has Hermes' tier-2 columns.
 func (st *Store) Tier2() bool { return st.bind().tier2.Load() }
 
@@ -168,12 +164,12 @@ func (st *Store) ConsumePhrase(ctx context.Context, id, typed, readSHA256 string
 			return nil, err
 		}
 		until := nowE + o.Lockout.Seconds()
-		if _, err := s.w.ExecContext(ctx, lockoutsTable); err != nil {
+		if _, err := s.w.ExecContext(ctx, s.eng.schema().lockoutsTable); err != nil {
 			return nil, err
 		}
 		if _, err := s.w.ExecContext(ctx, `INSERT INTO gateway_approval_lockouts (verb, target, expires_at, reason, created_at)
 			VALUES (?, ?, ?, 'invalid_confirm_limit', ?)
-			ON CONFLICT(verb, target) DO UPDATE SET expires_at = MAX(excluded.expires_at, expires_at), reason = excluded.reason`,
+			ON CONFLICT(verb, target) DO UPDATE SET expires_at = `+s.eng.greatest("excluded.expires_at", "gateway_approval_lockouts.expires_at")+`, reason = excluded.reason`,
 			rec.Verb, rec.Target, until, nowE); err != nil {
 			return nil, err
 		}
@@ -251,7 +247,7 @@ func (st *Store) ClearLockout(ctx context.Context, verb, target string, actor mo
 // writes the file as tier-2 from then on: the writer statements that differ
 // are prepared again.
 func (s bound) noticeTier2Locked(ctx context.Context) {
-	cols, err := tableColumns(ctx, s.w, "gateway_approvals")
+	cols, err := s.eng.tableColumns(ctx, s.w, "gateway_approvals")
 	if err != nil {
 		return
 	}
@@ -261,7 +257,7 @@ func (s bound) noticeTier2Locked(ctx context.Context) {
 		}
 	}
 	fresh := &writerStmts{}
-	p := &preparer{ctx: ctx, c: s.w, ws: fresh}
+	p := &preparer{ctx: ctx, e: s.eng, c: s.w, ws: fresh}
 	p.revision(selectColumns(false, true), true)
 	if p.err != nil {
 		fresh.close()

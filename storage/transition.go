@@ -131,7 +131,7 @@ func (s bound) runLocked(ctx context.Context, t transition) error {
 	}
 	if err != nil {
 		var un *UnavailableError
-		if errors.As(err, &un) && !isLockErr(un) {
+		if errors.As(err, &un) && !s.isLockErr(un) {
 			// Record that the attempt failed, if the store lets us: a fresh
 			// transaction with only the refusal. Skipped for lock timeouts,
 			// which would only wait again.
@@ -145,8 +145,8 @@ func (s bound) runLocked(ctx context.Context, t transition) error {
 	return refusal
 }
 
-func isLockErr(un *UnavailableError) bool {
-	return un.Err != nil && (errCode(un.Err) == codeBusy || errCode(un.Err) == codeLocked)
+func (s bound) isLockErr(un *UnavailableError) bool {
+	return un.Err != nil && s.eng.lockTimeout(un.Err)
 }
 
 // Submit stores a new pending proposal. It validates first (reporting every
@@ -175,8 +175,16 @@ func (st *Store) Submit(ctx context.Context, p *model.Proposal, actor model.Acto
 			return nil, err
 		}
 		payload := model.EncodePayload(p)
-		if _, err := s.ws.insert.ExecContext(ctx, p.ApprovalID, p.CreatedAt, nullFloat(p.ExpiresAt), string(payload)); err != nil {
+		res, err := s.ws.insert.ExecContext(ctx, p.ApprovalID, p.CreatedAt, nullFloat(p.ExpiresAt), string(payload))
+		if err != nil {
 			return nil, err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return nil, err
+		} else if n == 0 {
+			// Another writer took the id after the check above (PostgreSQL
+			// does not serialise the whole database).
+			return nil, &DuplicateError{ID: p.ApprovalID}
 		}
 		eff := risk.Effective(p.RiskLevel, p.Command)
 		if _, err := s.ws.rankPut.ExecContext(ctx, p.ApprovalID, eff.Rank(), nullFloat(p.ExpiresAt)); err != nil {

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"database/sql"
 	"path/filepath"
 	"sync"
 	"time"
@@ -54,7 +53,8 @@ type hub struct {
 	ver       uint64        // bumped on every change seen
 	ch        chan struct{} // closed (and replaced) on every bump
 	last      int64         // data_version last seen
-	conn      *sql.Conn
+	conn      *conn
+	push      bool // the server pushes notifications (PostgreSQL): join has nothing to configure
 	fsw       *fsnotify.Watcher // owned by loop
 	notifying bool
 	fast      int                // watchers that want every commit at once
@@ -77,6 +77,12 @@ func (f *dbfile) startHub() error {
 	h.reconf = make(chan chan struct{})
 	h.quit = make(chan struct{})
 	h.done = make(chan struct{})
+	if f.pg != nil {
+		// Notifications come from the server: nothing to configure.
+		h.push = true
+		go h.pgLoop(f)
+		return nil
+	}
 	conn, err := f.rdb.Conn(context.Background())
 	if err == nil {
 		err = conn.QueryRowContext(context.Background(), `PRAGMA data_version`).Scan(&h.last)
@@ -103,7 +109,11 @@ func (h *hub) join(lazy bool, n int) {
 	} else {
 		h.fast += n
 	}
+	push := h.push
 	h.mu.Unlock()
+	if push {
+		return
+	}
 	ack := make(chan struct{})
 	select {
 	case h.reconf <- ack:
@@ -227,6 +237,9 @@ func (h *hub) loop(f *dbfile) {
 // check compares data_version and wakes every Watcher when it moved. It
 // reports whether it did.
 func (h *hub) check(ctx context.Context) bool {
+	if h.conn == nil {
+		return false // notified by the server instead
+	}
 	var v int64
 	if err := h.conn.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&v); err != nil {
 		return false
@@ -271,7 +284,9 @@ func (h *hub) stop() {
 	}
 	close(h.quit)
 	<-h.done
-	h.conn.Close()
+	if h.conn != nil {
+		h.conn.Close()
+	}
 }
 
 // Watcher notices commits by any connection of any process to the Store's

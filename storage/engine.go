@@ -1,0 +1,171 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// The store has two backends: a SQLite file (one host) and a PostgreSQL
+// database (a fleet of hosts). The decision logic — validation,
+// classification, refusal rules, the compare-and-set transitions, the audit
+// chain, the rank index — is written once, against database/sql, in the
+// files of this package. What differs is the engine: its SQL dialect, its
+// schema, how a write transaction begins and serialises, what its errors
+// mean, and how a commit by another process is noticed (sqlite.go,
+// postgres.go).
+type engine interface {
+	// kind is "sqlite" or "postgres".
+	kind() string
+	// rebind turns a statement written with ? placeholders into the
+	// engine's own.
+	rebind(q string) string
+	// beginWrite starts a write transaction; beginSnapshot a read-only
+	// transaction that sees one consistent snapshot.
+	beginWrite() string
+	beginSnapshot() string
+	// lockRow is appended to the read of the row a transition decides on:
+	// SQLite's write lock already covers it; PostgreSQL locks the row.
+	lockRow() string
+	// lockHead is appended to the read of the audit chain's head: the lock
+	// that keeps the chain linear across concurrent writers.
+	lockHead() string
+	// indexedBy names an index for the query planner ("" where the engine
+	// chooses well by itself).
+	indexedBy(index string) string
+	// greatest is the larger of two expressions.
+	greatest(a, b string) string
+	// tableColumns lists the columns of a table (empty when it is missing).
+	tableColumns(ctx context.Context, q querier, table string) (map[string]bool, error)
+	// schema is the DDL of the Hermes table, its indexes, the execution_*
+	// columns of older tables, approve-tui's migrations, and the lockouts
+	// table of Hermes' tier-2 revision.
+	schema() *schemaDDL
+	// classify explains an engine error (nil when it does not recognise it).
+	classify(op string, err error) error
+	// noTable reports an error saying a table does not exist.
+	noTable(err error) bool
+	// lockTimeout reports an error of waiting for another writer too long.
+	lockTimeout(err error) bool
+	// retryable reports an error after which the whole transaction may be
+	// run again (a deadlock or serialisation failure that rolled it back).
+	retryable(err error) bool
+}
+
+// schemaDDL is one engine's schema.
+type schemaDDL struct {
+	hermesTable      string
+	hermesIndexes    []string
+	executionColumns []struct{ name, ddl string }
+	// preMigrate runs first in the migration transaction (PostgreSQL:
+	// takes a lock so that two processes never migrate at once).
+	preMigrate []string
+	// migrations[v-1] are the statements of approve-tui migration v.
+	migrations      [][]string
+	migrationsTable string
+	lockoutsTable   string
+}
+
+// conn is one connection that speaks the engine's dialect: statements are
+// written with ? placeholders and rebound on the way.
+type conn struct {
+	*sql.Conn
+	e engine
+}
+
+func (c *conn) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return c.Conn.ExecContext(ctx, c.e.rebind(q), args...)
+}
+
+func (c *conn) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return c.Conn.QueryContext(ctx, c.e.rebind(q), args...)
+}
+
+func (c *conn) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	return c.Conn.QueryRowContext(ctx, c.e.rebind(q), args...)
+}
+
+func (c *conn) PrepareContext(ctx context.Context, q string) (*sql.Stmt, error) {
+	return c.Conn.PrepareContext(ctx, c.e.rebind(q))
+}
+
+// pool is a pool of reader connections in the engine's dialect.
+type pool struct {
+	*sql.DB
+	e engine
+}
+
+func (p *pool) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return p.DB.ExecContext(ctx, p.e.rebind(q), args...)
+}
+
+func (p *pool) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return p.DB.QueryContext(ctx, p.e.rebind(q), args...)
+}
+
+func (p *pool) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	return p.DB.QueryRowContext(ctx, p.e.rebind(q), args...)
+}
+
+// Conn pins one connection of the pool.
+func (p *pool) Conn(ctx context.Context) (*conn, error) {
+	c, err := p.DB.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &conn{Conn: c, e: p.e}, nil
+}
+
+// numbered rewrites ? placeholders as $1, $2, ... (PostgreSQL), leaving
+// question marks inside quoted strings and identifiers alone. Statements are
+// few and fixed, so each is rewritten once.
+type numbered struct {
+	mu    sync.RWMutex
+	cache map[string]string
+}
+
+// maxRebindCache bounds the cache: statements built with varying text
+// (which this package does not make) would otherwise grow it without end.
+const maxRebindCache = 4096
+
+func (n *numbered) rebind(q string) string {
+	n.mu.RLock()
+	out, ok := n.cache[q]
+	n.mu.RUnlock()
+	if ok {
+		return out
+	}
+	var b strings.Builder
+	b.Grow(len(q) + 8)
+	arg := 0
+	var quote byte
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '?':
+			arg++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(arg))
+			continue
+		}
+		b.WriteByte(c)
+	}
+	out = b.String()
+	n.mu.Lock()
+	if n.cache == nil {
+		n.cache = map[string]string{}
+	}
+	if len(n.cache) < maxRebindCache {
+		n.cache[q] = out
+	}
+	n.mu.Unlock()
+	return out
+}

@@ -1,0 +1,569 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// The PostgreSQL backend: one database for the agents of many hosts. The
+// tables are the SQLite ones, typed for PostgreSQL (REAL times become double
+// precision; gateway_approvals gains a rowid identity column, which SQLite
+// has built in). What differs:
+//
+//   - A write transaction is a plain BEGIN (read committed). The row a
+//     transition decides on is read FOR UPDATE, and the compare-and-set
+//     UPDATE ... WHERE status ... RETURNING re-checks it, so two writers never
+//     both take a proposal out of pending. The audit chain's head row
+//     (approve_tui_meta 'audit_head', created with the tables) is read FOR
+//     UPDATE before each append: appends are serialised on that one row,
+//     never on the whole table, and the chain stays linear.
+//   - A transaction that loses a deadlock is re-run (maxTxAttempts).
+//   - Commits are noticed with LISTEN/NOTIFY: a statement trigger on the
+//     approval, waiter, presence and audit tables notifies channel
+//     approve_tui with the schema's name. A dropped listening connection is
+//     re-made, and a slow poll wakes watchers anyway.
+//   - The writer connection is re-made after the server drops it; a
+//     transaction in flight is rolled back by the server, so nothing is half
+//     written, and a COMMIT whose answer was lost is reported as such.
+
+// pgChannel is the channel the tables' trigger notifies.
+const pgChannel = "approve_tui"
+
+// PollPostgres is how often watchers are woken without a notification (the
+// safety net under LISTEN/NOTIFY), and PollPostgresDown how often while the
+// listening connection is being re-made.
+const (
+	PollPostgres     = 5 * time.Second
+	PollPostgresDown = time.Second
+)
+
+// DefaultStatementTimeout bounds every statement on PostgreSQL unless the URL
+// sets statement_timeout.
+const DefaultStatementTimeout = 30 * time.Second
+
+// IsPostgresURL reports whether a --db value names a PostgreSQL database.
+func IsPostgresURL(db string) bool {
+	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
+}
+
+// RedactURL is a database URL with its password removed, for showing.
+func RedactURL(db string) string {
+	u, err := url.Parse(db)
+	if err != nil {
+		return "postgres://(unparsable URL)"
+	}
+	if u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		}
+	}
+	q := u.Query()
+	if q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+type pgEngine struct{ numbered }
+
+var postgresDialect engine = &pgEngine{}
+
+func (*pgEngine) kind() string                { return "postgres" }
+func (*pgEngine) beginWrite() string          { return `BEGIN` }
+func (*pgEngine) beginSnapshot() string       { return `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY` }
+func (*pgEngine) lockRow() string             { return ` FOR UPDATE` }
+func (*pgEngine) lockHead() string            { return ` FOR UPDATE` }
+func (*pgEngine) indexedBy(string) string     { return "" }
+func (*pgEngine) schema() *schemaDDL          { return &pgSchema }
+func (*pgEngine) greatest(a, b string) string { return "GREATEST(" + a + ", " + b + ")" }
+
+func (*pgEngine) tableColumns(ctx context.Context, q querier, table string) (map[string]bool, error) {
+	return scanNames(q.QueryContext(ctx, `SELECT column_name FROM information_schema.columns
+		WHERE table_schema = current_schema() AND table_name = ?`, table))
+}
+
+func pgCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+func (*pgEngine) noTable(err error) bool { return pgCode(err) == "42P01" }
+
+// lockTimeout: lock_timeout ran out (55P03), the PostgreSQL form of SQLite's
+// busy timeout.
+func (*pgEngine) lockTimeout(err error) bool { return pgCode(err) == "55P03" }
+
+func (*pgEngine) retryable(err error) bool {
+	c := pgCode(err)
+	return c == "40P01" || c == "40001"
+}
+
+// connLost reports an error that means the connection to the server is gone.
+func connLost(err error) bool {
+	if err == nil {
+		return false
+	}
+	var ne net.Error
+	var ce *pgconn.ConnectError
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		errors.As(err, &ne) || errors.As(err, &ce) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) ||
+		strings.Contains(err.Error(), "conn closed") || strings.HasPrefix(pgCode(err), "08") ||
+		pgCode(err) == "57P01" || pgCode(err) == "57P02" || pgCode(err) == "57P03"
+}
+
+func (*pgEngine) classify(op string, err error) error {
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		switch pgCode(err) {
+		case "28P01", "28000":
+			return &UnavailableError{Op: op, Err: err, Reason: "the PostgreSQL server refused the login: " + pgMessage(err) +
+				" (check the user and password in the URL, PGPASSWORD or ~/.pgpass, and the server's pg_hba.conf)"}
+		case "3D000":
+			return &UnavailableError{Op: op, Err: err, Reason: "the PostgreSQL database does not exist: " + pgMessage(err) + " (create it with createdb)"}
+		}
+		return &UnavailableError{Op: op, Err: err, Reason: "cannot reach the PostgreSQL server: " + err.Error()}
+	}
+	switch c := pgCode(err); {
+	case c == "55P03":
+		return &UnavailableError{Op: op, Err: err, Reason: "another writer held the lock past the timeout; try again, or find the session holding it (pg_stat_activity)"}
+	case c == "57014":
+		return &UnavailableError{Op: op, Err: err, Reason: "the statement ran past its timeout (statement_timeout) and was cancelled; nothing was written"}
+	case c == "25006":
+		return &ReadOnlyError{Reason: "the PostgreSQL server accepts no writes (a standby, or default_transaction_read_only)"}
+	case c == "42501":
+		return &ReadOnlyError{Reason: "the PostgreSQL user may not write these tables: " + pgMessage(err)}
+	case c == "53100":
+		return &UnavailableError{Op: op, Err: err, Reason: "the PostgreSQL server's disk is full: " + pgMessage(err)}
+	case c == "53300":
+		return &UnavailableError{Op: op, Err: err, Reason: "the PostgreSQL server has no free connection slot: " + pgMessage(err)}
+	case c == "40P01", c == "40001":
+		return &UnavailableError{Op: op, Err: err, Reason: "the transaction kept losing to concurrent writers (" + pgMessage(err) + "); nothing was written; try again"}
+	case c != "":
+		return &UnavailableError{Op: op, Err: err, Reason: "PostgreSQL: " + pgMessage(err)}
+	}
+	if connLost(err) {
+		return &UnavailableError{Op: op, Err: err, Reason: "the connection to the PostgreSQL server was lost (" + err.Error() + "); nothing was written"}
+	}
+	return nil
+}
+
+func pgMessage(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		m := pe.Message
+		if pe.Detail != "" {
+			m += " (" + pe.Detail + ")"
+		}
+		return m + " [" + pe.Code + "]"
+	}
+	return err.Error()
+}
+
+// pgState is what a dbfile on PostgreSQL has beyond the SQLite ones.
+type pgState struct {
+	key    string // registry key: the URL as given
+	cfg    *pgx.ConnConfig
+	schema string // current_schema() of the connections: the channel payload
+
+	// brokenWriter: the writer connection was lost; the next write makes
+	// a new one first (under wmu).
+	brokenWriter bool
+}
+
+// pgRegistry holds the open PostgreSQL stores of the process by URL: a
+// console and its watchers, or an SSH server's sessions, share one writer
+// connection, one reader pool and one listener.
+var pgRegistry = map[string]*dbfile{}
+
+// pgConfig parses a URL and sets what the store needs that the URL leaves
+// unset: a connect timeout, statement and lock timeouts, an
+// idle-in-transaction timeout (so a client that died mid-transaction frees
+// its locks), and an application name (pg_stat_activity shows approve-tui).
+func pgConfig(db string, opt Options) (*pgx.ConnConfig, error) {
+	cfg, err := pgx.ParseConfig(db)
+	if err != nil {
+		return nil, fmt.Errorf("database URL %s: %w", RedactURL(db), err)
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = 10 * time.Second
+	}
+	rp := cfg.RuntimeParams
+	if rp["statement_timeout"] == "" {
+		rp["statement_timeout"] = fmt.Sprint(DefaultStatementTimeout.Milliseconds())
+	}
+	if rp["lock_timeout"] == "" {
+		rp["lock_timeout"] = fmt.Sprint(opt.BusyTimeout.Milliseconds())
+	}
+	if rp["idle_in_transaction_session_timeout"] == "" {
+		rp["idle_in_transaction_session_timeout"] = "60000"
+	}
+	if rp["application_name"] == "" {
+		rp["application_name"] = "approve-tui"
+	}
+	return cfg, nil
+}
+
+// acquirePostgres returns the handles of the database at db, opening them if
+// this process has none yet.
+func acquirePostgres(ctx context.Context, db string, opt Options) (*dbfile, error) {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	if f := pgRegistry[db]; f != nil {
+		if err := f.ensureSchema(ctx, opt); err != nil {
+			return nil, err
+		}
+		f.refs++
+		return f, nil
+	}
+	cfg, err := pgConfig(db, opt)
+	if err != nil {
+		return nil, err
+	}
+	f := &dbfile{file: RedactURL(db), eng: postgresDialect, journal: "postgres", pg: &pgState{key: db, cfg: cfg}}
+	if err := f.openPostgres(ctx, opt); err != nil {
+		f.close()
+		return nil, err
+	}
+	f.refs = 1
+	pgRegistry[db] = f
+	return f, nil
+}
+
+func (f *dbfile) openPostgres(ctx context.Context, opt Options) error {
+	f.wdb = stdlib.OpenDB(*f.pg.cfg.Copy())
+	f.wdb.SetMaxOpenConns(1)
+	f.wdb.SetMaxIdleConns(1)
+	f.wdb.SetConnMaxLifetime(0)
+	f.wdb.SetConnMaxIdleTime(0)
+	w, err := f.wdb.Conn(ctx)
+	if err != nil {
+		return classify("open", err)
+	}
+	f.w = &conn{Conn: w, e: f.eng}
+	f.busyMS = opt.BusyTimeout.Milliseconds()
+
+	rcfg := f.pg.cfg.Copy()
+	// Readers never write: the server refuses if one tried.
+	rcfg.RuntimeParams["default_transaction_read_only"] = "on"
+	rdb := stdlib.OpenDB(*rcfg)
+	n := opt.Readers
+	if n <= 0 {
+		n = 4
+	}
+	rdb.SetMaxOpenConns(n)
+	rdb.SetMaxIdleConns(n)
+	rdb.SetConnMaxIdleTime(5 * time.Minute)
+	f.rdb = &pool{DB: rdb, e: f.eng}
+
+	var ro string
+	if err := f.w.QueryRowContext(ctx, `SELECT current_schema(), current_setting('transaction_read_only')`).Scan(&f.pg.schema, &ro); err != nil {
+		return classify("open", err)
+	}
+	if f.pg.schema == "" {
+		return &UnavailableError{Op: "open", Reason: "the connection has no current schema: the URL's search_path names no schema that exists"}
+	}
+	if ro == "on" {
+		f.fileRO = "the PostgreSQL server accepts no writes (a standby, or default_transaction_read_only)"
+	}
+	if err := f.ensureSchemaLocked(ctx, opt); err != nil {
+		return err
+	}
+	if f.fileRO == "" {
+		var may bool
+		if err := f.w.QueryRowContext(ctx, `SELECT has_table_privilege('gateway_approvals', 'UPDATE')
+			AND has_table_privilege('approve_tui_audit', 'INSERT')`).Scan(&may); err == nil && !may {
+			f.fileRO = "the PostgreSQL user may not write the approval tables"
+			if f.ws != nil {
+				f.ws.close()
+				f.ws = nil
+			}
+		}
+	}
+	return nil
+}
+
+// releasePostgres forgets f in the registry (registry.mu held).
+func (f *dbfile) forgetPostgres() {
+	if pgRegistry[f.pg.key] == f {
+		delete(pgRegistry, f.pg.key)
+	}
+}
+
+// usePostgresSettings puts the view's lock timeout on the writer (wmu held).
+func (f *dbfile) usePostgresSettings(ctx context.Context, opt Options) error {
+	if err := f.reconnectWriter(ctx); err != nil {
+		return err
+	}
+	if ms := opt.BusyTimeout.Milliseconds(); ms != f.busyMS {
+		if _, err := f.w.ExecContext(ctx, fmt.Sprintf(`SET lock_timeout = %d`, ms)); err != nil {
+			return err
+		}
+		f.busyMS = ms
+	}
+	return nil
+}
+
+// reconnectWriter makes a new writer connection when the last one was lost,
+// and prepares the writer's statements on it (wmu held).
+func (f *dbfile) reconnectWriter(ctx context.Context) error {
+	if !f.pg.brokenWriter {
+		return nil
+	}
+	if f.ws != nil {
+		f.ws.close()
+		f.ws = nil
+	}
+	f.w.Close()
+	c, err := f.wdb.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	f.w = &conn{Conn: c, e: f.eng}
+	f.busyMS = -1 // the new connection has the URL's lock_timeout: set the view's again
+	if f.fileRO == "" {
+		ws, err := prepareWriter(ctx, f.eng, f.w, selectColumns(false, f.tier2.Load()), f.tier2.Load())
+		if err != nil {
+			return err
+		}
+		f.ws = ws
+	}
+	f.pg.brokenWriter = false
+	return nil
+}
+
+// noteWriterError marks the writer connection lost when err says so (wmu
+// held).
+func (f *dbfile) noteWriterError(err error) {
+	if f.pg != nil && connLost(err) {
+		f.pg.brokenWriter = true
+	}
+}
+
+// commitLost is the error of a COMMIT whose answer never came: the server
+// may have committed or rolled back, and only reading again tells.
+func commitLost(op string, err error) error {
+	return &UnavailableError{Op: op, Err: err, Reason: "the connection to the PostgreSQL server was lost during COMMIT (" + err.Error() +
+		"): the server either recorded all of it or none of it; look at the proposal again (`approve-tui show ID`) before retrying"}
+}
+
+// The PostgreSQL schema. Migration numbers are the SQLite ones: a store
+// copied between backends keeps its version.
+var pgSchema = schemaDDL{
+	// Two processes opening a new database at once must not both create
+	// the tables: the second waits, then finds them made.
+	preMigrate: []string{`SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.approve_tui_migrate'))`},
+	hermesTable: `CREATE TABLE IF NOT EXISTS gateway_approvals (
+    approval_id TEXT PRIMARY KEY, created_at DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION,
+    status TEXT NOT NULL DEFAULT 'pending', consumed_at DOUBLE PRECISION, consumed_by TEXT,
+    execution_status TEXT NOT NULL DEFAULT 'not_started', execution_reason TEXT,
+    execution_recorded_at DOUBLE PRECISION, payload_json TEXT NOT NULL,
+    rowid BIGINT GENERATED BY DEFAULT AS IDENTITY)`,
+	hermesIndexes: []string{
+		`ALTER TABLE gateway_approvals ADD COLUMN IF NOT EXISTS rowid BIGINT GENERATED BY DEFAULT AS IDENTITY`,
+		`CREATE UNIQUE INDEX IF NOT EXISTS approve_tui_gateway_approvals_rowid ON gateway_approvals(rowid)`,
+		`CREATE INDEX IF NOT EXISTS idx_gateway_approvals_status ON gateway_approvals(status)`,
+		`CREATE INDEX IF NOT EXISTS idx_gateway_approvals_pending_expires
+    ON gateway_approvals(expires_at) WHERE status = 'pending'`,
+		`CREATE INDEX IF NOT EXISTS idx_gateway_approvals_blocked_after_consume
+    ON gateway_approvals(execution_status) WHERE execution_status = 'blocked_after_consume'`,
+		pgNotifyFunction,
+		pgTrigger("gateway_approvals"),
+	},
+	executionColumns: []struct{ name, ddl string }{
+		{"execution_status", `ALTER TABLE gateway_approvals ADD COLUMN execution_status TEXT NOT NULL DEFAULT 'not_started'`},
+		{"execution_reason", `ALTER TABLE gateway_approvals ADD COLUMN execution_reason TEXT`},
+		{"execution_recorded_at", `ALTER TABLE gateway_approvals ADD COLUMN execution_recorded_at DOUBLE PRECISION`},
+	},
+	migrationsTable: `CREATE TABLE IF NOT EXISTS approve_tui_migrations (
+	version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)`,
+	migrations: [][]string{
+		{
+			`CREATE TABLE IF NOT EXISTS approve_tui_audit (
+		seq BIGINT PRIMARY KEY,
+		at DOUBLE PRECISION NOT NULL,
+		approval_id TEXT NOT NULL,
+		event TEXT NOT NULL,
+		outcome TEXT NOT NULL,
+		reason TEXT NOT NULL DEFAULT '',
+		actor TEXT NOT NULL,
+		surface TEXT NOT NULL,
+		detail TEXT NOT NULL DEFAULT '',
+		prev_hash TEXT NOT NULL,
+		hash TEXT NOT NULL)`,
+			`CREATE INDEX IF NOT EXISTS approve_tui_audit_by_id ON approve_tui_audit(approval_id, seq)`,
+			`CREATE TABLE IF NOT EXISTS approve_tui_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+			// The chain's head exists from the start: appends lock it.
+			`INSERT INTO approve_tui_meta (key, value) VALUES ('audit_head', '0:' || repeat('0', 64)) ON CONFLICT (key) DO NOTHING`,
+			`CREATE TABLE IF NOT EXISTS approve_tui_waiters (
+		approval_id TEXT NOT NULL,
+		host TEXT NOT NULL,
+		pid BIGINT NOT NULL,
+		started_at DOUBLE PRECISION NOT NULL,
+		heartbeat_at DOUBLE PRECISION NOT NULL,
+		surface TEXT NOT NULL DEFAULT '',
+		PRIMARY KEY (approval_id, host, pid))`,
+			`CREATE TABLE IF NOT EXISTS approve_tui_rank (
+		approval_id TEXT PRIMARY KEY,
+		rank INTEGER NOT NULL,
+		expires_at DOUBLE PRECISION)`,
+			`CREATE INDEX IF NOT EXISTS approve_tui_rank_order ON approve_tui_rank(rank, expires_at)`,
+			pgLockoutsTable,
+			pgTrigger("approve_tui_audit"),
+			pgTrigger("approve_tui_waiters"),
+		},
+		{
+			`CREATE TABLE IF NOT EXISTS approve_tui_presence (
+		console TEXT PRIMARY KEY,
+		actor TEXT NOT NULL,
+		name TEXT NOT NULL,
+		surface TEXT NOT NULL DEFAULT '',
+		viewing TEXT NOT NULL DEFAULT '',
+		prompt TEXT NOT NULL DEFAULT '',
+		scroll INTEGER NOT NULL DEFAULT 0,
+		started_at DOUBLE PRECISION NOT NULL,
+		heartbeat_at DOUBLE PRECISION NOT NULL)`,
+			pgTrigger("approve_tui_presence"),
+		},
+	},
+	lockoutsTable: pgLockoutsTable,
+}
+
+const pgLockoutsTable = `CREATE TABLE IF NOT EXISTS gateway_approval_lockouts (
+    verb TEXT NOT NULL, target TEXT NOT NULL, expires_at DOUBLE PRECISION NOT NULL,
+    reason TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (verb, target))`
+
+// pgNotifyFunction notifies the channel once per statement (and the server
+// folds a transaction's identical notifications into one), with the schema
+// as payload: stores in other schemas of the database ignore it.
+const pgNotifyFunction = `CREATE OR REPLACE FUNCTION approve_tui_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM pg_notify('` + pgChannel + `', TG_TABLE_SCHEMA);
+	RETURN NULL;
+END
+$$`
+
+func pgTrigger(table string) string {
+	return `CREATE OR REPLACE TRIGGER approve_tui_notify AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ` + table +
+		` FOR EACH STATEMENT EXECUTE FUNCTION approve_tui_notify()`
+}
+
+// pgListener is the hub's loop on PostgreSQL: LISTEN on a connection of its
+// own, a wake-up for every notification of this schema, a new connection
+// (and a wake-up: commits may have been missed) after a lost one, and a
+// slow poll as a safety net.
+func (h *hub) pgLoop(f *dbfile) {
+	defer close(h.done)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-h.quit:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	var lc *pgx.Conn
+	defer func() {
+		if lc != nil {
+			lc.Close(context.Background())
+		}
+	}()
+	backoff := 100 * time.Millisecond
+	lazyOnly := func() bool {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.fast == 0
+	}
+	var lastBump time.Time
+	pending := false
+	for ctx.Err() == nil {
+		if lc == nil {
+			c, err := pgx.ConnectConfig(ctx, f.pg.cfg.Copy())
+			if err == nil {
+				if _, err = c.Exec(ctx, `LISTEN `+pgChannel); err != nil {
+					c.Close(context.Background())
+				}
+			}
+			if err != nil {
+				h.setListening(false)
+				h.notify()
+				if !sleepCtx(ctx, backoff) {
+					return
+				}
+				backoff = min(backoff*2, PollPostgresDown)
+				continue
+			}
+			lc, backoff = c, 100*time.Millisecond
+			h.setListening(true)
+			h.notify() // commits while it was down were not notified
+		}
+		wait := PollPostgres
+		if pending {
+			wait = max(time.Until(lastBump.Add(LazyPoll)), time.Millisecond)
+		}
+		wctx, wcancel := context.WithTimeout(ctx, wait)
+		n, err := lc.WaitForNotification(wctx)
+		wcancel()
+		switch {
+		case err == nil:
+			if n.Payload != f.pg.schema {
+				continue
+			}
+			// Agents that only wait (lazy watchers) are woken at most every
+			// LazyPoll: every heartbeat of every agent notifies.
+			if lazyOnly() && time.Since(lastBump) < LazyPoll {
+				pending = true
+				continue
+			}
+			h.notify()
+			lastBump, pending = time.Now(), false
+		case ctx.Err() != nil:
+			return
+		case errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err):
+			if pending && time.Since(lastBump) >= LazyPoll || time.Since(lastBump) >= PollPostgres {
+				h.notify()
+				lastBump, pending = time.Now(), false
+			}
+		default:
+			lc.Close(context.Background())
+			lc = nil
+			h.setListening(false)
+			h.notify()
+		}
+	}
+}
+
+func (h *hub) setListening(on bool) {
+	h.mu.Lock()
+	h.notifying = on
+	h.mu.Unlock()
+}
+
+// sleepCtx waits d; false when ctx ended first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
