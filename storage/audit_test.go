@@ -97,18 +97,16 @@ func TestTransitionAndAuditShareOneTransaction(t *testing.T) {
 	mustSubmit(t, s, proposal("tx1", "rm -rf /srv/a", model.RiskHigh, c.Now(), time.Hour))
 	db := rawDB(t, s.Path())
 
-	mustExec(t, db, `CREATE TRIGGER fail_audit BEFORE INSERT ON approve_tui_audit
-		WHEN NEW.event = 'approve' BEGIN SELECT RAISE(ABORT, 'injected audit failure'); END`)
+	failOn(t, db, "approve_tui_audit", "INSERT", "NEW.event = 'approve'")
 	if _, err := s.Consume(ctx, "tx1", "tx1", alice); err == nil {
 		t.Fatal("consume succeeded although its audit insert failed")
 	}
 	if r, _ := s.Get(ctx, "tx1"); r.Status != model.StatusPending {
 		t.Fatal("the state changed without its audit record")
 	}
-	mustExec(t, db, `DROP TRIGGER fail_audit`)
+	dropFail(t, db, "approve_tui_audit")
 
-	mustExec(t, db, `CREATE TRIGGER fail_update BEFORE UPDATE ON gateway_approvals
-		BEGIN SELECT RAISE(ABORT, 'injected update failure'); END`)
+	failOn(t, db, "gateway_approvals", "UPDATE", "")
 	before := countAudit(t, db, `event = 'deny' AND outcome = 'ok'`)
 	if _, err := s.Deny(ctx, "tx1", alice, ""); err == nil {
 		t.Fatal("deny succeeded although its update failed")
@@ -120,8 +118,39 @@ func TestTransitionAndAuditShareOneTransaction(t *testing.T) {
 	if n := countAudit(t, db, `event = 'deny' AND outcome = 'refused' AND reason = 'store_error'`); n != 1 {
 		t.Fatalf("store error refusals recorded: %d", n)
 	}
-	mustExec(t, db, `DROP TRIGGER fail_update`)
+	dropFail(t, db, "gateway_approvals")
 	if res, _ := s.VerifyAudit(ctx); !res.OK {
 		t.Fatalf("chain broken by the failures: %+v", res)
 	}
+}
+
+// failOn makes every INSERT or UPDATE (op) of table fail where cond holds
+// (always when cond is empty), with a trigger in the backend's language.
+func failOn(t *testing.T, db *pool, table, op, cond string) {
+	t.Helper()
+	if testBackend == "postgres" {
+		body := `RAISE EXCEPTION 'injected failure';`
+		if cond != "" {
+			body = `IF ` + cond + ` THEN ` + body + ` END IF;`
+		}
+		mustExec(t, db, `CREATE FUNCTION fail_`+table+`() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN `+body+` RETURN NEW; END $$`)
+		mustExec(t, db, `CREATE TRIGGER fail_`+table+` BEFORE `+op+` ON `+table+` FOR EACH ROW EXECUTE FUNCTION fail_`+table+`()`)
+		return
+	}
+	when := ""
+	if cond != "" {
+		when = " WHEN " + cond
+	}
+	mustExec(t, db, `CREATE TRIGGER fail_`+table+` BEFORE `+op+` ON `+table+when+`
+		BEGIN SELECT RAISE(ABORT, 'injected failure'); END`)
+}
+
+func dropFail(t *testing.T, db *pool, table string) {
+	t.Helper()
+	if testBackend == "postgres" {
+		mustExec(t, db, `DROP TRIGGER fail_`+table+` ON `+table)
+		return
+	}
+	mustExec(t, db, `DROP TRIGGER fail_`+table)
 }

@@ -27,18 +27,26 @@ func TestUpgradeOldHermesTable(t *testing.T) {
 	mustExec(t, db, `INSERT INTO gateway_approvals (approval_id, created_at, expires_at, status, payload_json) VALUES (?, ?, ?, 'pending', ?)`,
 		old.ApprovalID, old.CreatedAt, *old.ExpiresAt, string(model.EncodePayload(old)))
 
-	// Read-only first: viewable without migrating.
+	// Read-only first: viewable without migrating (a SQLite file). On
+	// PostgreSQL the first open with write access migrates; before it, a
+	// read-only open says so.
 	ro, err := Open(ctx, path, Options{ReadOnly: true, Now: c.Now})
-	if err != nil {
-		t.Fatal(err)
+	if testBackend == "postgres" {
+		if err == nil || !strings.Contains(err.Error(), "open it once with write access") {
+			t.Fatalf("read-only open of an unmigrated PostgreSQL table: %v", err)
+		}
+	} else {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l, err := ro.List(ctx, ListOptions{}); err != nil || len(l) != 1 {
+			t.Fatalf("read-only list of an old file: %v %v", ids(l), err)
+		}
+		ro.Close()
 	}
-	if l, err := ro.List(ctx, ListOptions{}); err != nil || len(l) != 1 {
-		t.Fatalf("read-only list of an old file: %v %v", ids(l), err)
-	}
-	ro.Close()
 
 	s := openAt(t, path, c)
-	cols, err := sqliteDialect.tableColumns(ctx, db, "gateway_approvals")
+	cols, err := db.e.tableColumns(ctx, db, "gateway_approvals")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +56,11 @@ func TestUpgradeOldHermesTable(t *testing.T) {
 		}
 	}
 	var idx int
-	db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type='index' AND name='idx_gateway_approvals_blocked_after_consume'`).Scan(&idx)
+	q := `SELECT count(*) FROM sqlite_master WHERE type='index' AND name = ?`
+	if testBackend == "postgres" {
+		q = `SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname = ?`
+	}
+	db.QueryRow(q, "idx_gateway_approvals_blocked_after_consume").Scan(&idx)
 	if idx != 1 {
 		t.Fatal("execution index not created")
 	}
@@ -67,6 +79,7 @@ func TestUpgradeOldHermesTable(t *testing.T) {
 }
 
 func TestJournalModes(t *testing.T) {
+	sqliteOnly(t, "journal modes")
 	s, _ := newStore(t)
 	if s.JournalMode() != "wal" {
 		t.Fatalf("new file journal mode %q, want wal", s.JournalMode())
@@ -83,6 +96,7 @@ func TestJournalModes(t *testing.T) {
 }
 
 func TestMissingFileAndNotADatabase(t *testing.T) {
+	sqliteOnly(t, "missing files and files that are not databases (TestPostgresUnreachableAndRefused covers the server)")
 	_, err := Open(ctx, tempDB(t), Options{})
 	if !errors.Is(err, ErrMissing) {
 		t.Fatalf("missing file: %v", err)
@@ -121,6 +135,7 @@ func makeUnwritable(t *testing.T, path string) func() {
 }
 
 func TestReadOnlyFileOpensForViewingAndRefusesWrites(t *testing.T) {
+	sqliteOnly(t, "file permissions (TestPostgresReadOnlyServer covers the server)")
 	path := tempDB(t)
 	c := newClock()
 	s := openAt(t, path, c)
@@ -229,6 +244,7 @@ func TestSchemaNewerThanUnderstoodRefusesWrites(t *testing.T) {
 // A full disk (here: SQLite's page limit reached) refuses the write with a
 // clear message and loses nothing already stored.
 func TestDiskFullIsUnavailableAndLosesNothing(t *testing.T) {
+	sqliteOnly(t, "a full filesystem under the file")
 	s, c := newStore(t)
 	mustSubmit(t, s, proposal("full0", "rm -rf /srv", model.RiskHigh, c.Now(), time.Hour))
 	var pages int

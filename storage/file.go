@@ -296,6 +296,11 @@ func (f *dbfile) ensureSchemaLocked(ctx context.Context, opt Options) error {
 			if !st.hasHermes {
 				return &UnavailableError{Op: "open", Reason: "the file has no gateway_approvals table and cannot be written (" + f.fileRO + ")"}
 			}
+			if f.pg != nil {
+				return &UnavailableError{Op: "open", Reason: "the approval tables in schema " + f.pg.schema +
+					" are not up to date for this approve-tui (schema " + fmt.Sprint(st.ownVersion) + " of " + fmt.Sprint(SchemaVersion) +
+					"), and this session may not write: open it once with write access to migrate them"}
+			}
 			// Viewing an unmigrated file works: readers cope with missing
 			// execution_* columns and approve-tui tables. A later writable
 			// Open migrates it.

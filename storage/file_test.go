@@ -19,6 +19,7 @@ import (
 // user: the WAL stays, and every later commit of this process is visible to
 // a third process.
 func TestTwoStoresInOneProcessKeepTheirLocks(t *testing.T) {
+	sqliteOnly(t, "POSIX locks of one file in one process")
 	path := tempDB(t)
 	a := openAt(t, path, nil)
 	b := openAt(t, path, nil)
@@ -101,6 +102,7 @@ func restoreCopyWith(t *testing.T, path string, p *model.Proposal) {
 // write is refused (not written into the old file), nothing is recorded in
 // either file, and the Store moves to the file now at the path.
 func TestReplacedFileIsNoticedBeforeWriting(t *testing.T) {
+	sqliteOnly(t, "a database file replaced under the store")
 	path := tempDB(t)
 	c := newClock()
 	s := openAt(t, path, c)
@@ -158,6 +160,7 @@ func TestReplacedFileIsNoticedBeforeWriting(t *testing.T) {
 // one -shm file would drop each other's locks), nor does a new Open; once
 // both have noticed and let go, they share the new file's handles.
 func TestReplacedFileUnderTwoStores(t *testing.T) {
+	sqliteOnly(t, "a database file replaced under the store")
 	path := tempDB(t)
 	c := newClock()
 	a := openAt(t, path, c)
@@ -192,6 +195,7 @@ func TestReplacedFileUnderTwoStores(t *testing.T) {
 // A deleted database (or its WAL) refuses writes with the reason; a
 // watcher says so; nothing pretends to have been done.
 func TestDeletedFileOrWALIsNoticed(t *testing.T) {
+	sqliteOnly(t, "a database file or its WAL deleted under the store")
 	for _, victim := range []string{"", "-wal"} {
 		t.Run("rm state.db"+victim, func(t *testing.T) {
 			path := tempDB(t)
@@ -252,6 +256,7 @@ func corruptPage(t *testing.T, path string, page int64) {
 // A corrupt index that the approve path itself never reads: the integrity
 // check refuses the approval (audited), deny still works.
 func TestDamagedFileRefusesApproval(t *testing.T) {
+	sqliteOnly(t, "a damaged database file (quick_check)")
 	path := tempDB(t)
 	c := newClock()
 	s := openAt(t, path, c)
@@ -299,6 +304,7 @@ func TestDamagedFileRefusesApproval(t *testing.T) {
 // Reading commands never write to a SQLite file that is not an approval
 // store; init (Create) makes it one.
 func TestForeignFileIsNotWrittenWithoutCreate(t *testing.T) {
+	sqliteOnly(t, "a SQLite file of another program")
 	path := tempDB(t)
 	db := rawDB(t, path)
 	mustExec(t, db, `CREATE TABLE notes (body TEXT)`)
@@ -327,6 +333,7 @@ func TestForeignFileIsNotWrittenWithoutCreate(t *testing.T) {
 // Paths that are not regular files are refused before SQLite makes
 // journals beside them.
 func TestNonRegularFileIsRefused(t *testing.T) {
+	sqliteOnly(t, "a path that is not a regular file")
 	_, err := Open(ctx, os.DevNull, Options{Create: true})
 	if err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Fatalf("open /dev/null: %v", err)
@@ -364,6 +371,7 @@ func TestVerifyReportsDecisionsMissingFromTheTable(t *testing.T) {
 // A WAL database in a directory this user cannot write: SQLite cannot make
 // the -shm it needs even to read, and the message says so.
 func TestWALFileInUnwritableDirectorySaysWhy(t *testing.T) {
+	sqliteOnly(t, "the WAL beside the file")
 	path := tempDB(t)
 	c := newClock()
 	s := openAt(t, path, c)
@@ -380,6 +388,7 @@ func TestWALFileInUnwritableDirectorySaysWhy(t *testing.T) {
 // A process's waiters go on heartbeating after the file was replaced: on
 // the file now at the path, once the store moved there.
 func TestWaitersFollowAReplacedFile(t *testing.T) {
+	sqliteOnly(t, "a database file replaced under the store")
 	path := tempDB(t)
 	c := newClock()
 	s := openAt(t, path, c)

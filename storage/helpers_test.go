@@ -39,8 +39,14 @@ var (
 	agent   = model.Actor{Surface: model.SurfaceRunner, Name: "agent@host"}
 )
 
+// tempDB is a new, empty database of the backend under test: a file in a
+// temporary directory, or a schema of its own in the PostgreSQL test
+// database (dropped when the test ends).
 func tempDB(t testing.TB) string {
 	t.Helper()
+	if testBackend == "postgres" {
+		return pgtestSchema(t)
+	}
 	return filepath.Join(t.TempDir(), "state.db")
 }
 
@@ -84,26 +90,57 @@ func mustSubmit(t testing.TB, s *Store, p *model.Proposal) {
 	}
 }
 
-// rawDB opens the file the way another program (Hermes) would: a plain
-// connection with no approve-tui logic.
-func rawDB(t testing.TB, path string) *sql.DB {
+// rawDB opens the database the way another program (Hermes) would: a plain
+// connection with no approve-tui logic. Statements are written with ?
+// placeholders on either backend.
+func rawDB(t testing.TB, path string) *pool {
 	t.Helper()
+	if IsPostgresURL(path) {
+		db, err := sql.Open("pgx", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return &pool{DB: db, e: postgresDialect}
+	}
 	db, err := sql.Open("sqlite", "file:"+path+"?_busy_timeout=5000")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return db
+	return &pool{DB: db, e: sqliteDialect}
 }
 
-func mustExec(t testing.TB, db *sql.DB, q string, args ...any) {
+// The plain database/sql calls, in the pool's dialect.
+func (p *pool) Exec(q string, args ...any) (sql.Result, error) {
+	return p.ExecContext(context.Background(), q, args...)
+}
+
+func (p *pool) Query(q string, args ...any) (*sql.Rows, error) {
+	return p.QueryContext(context.Background(), q, args...)
+}
+
+func (p *pool) QueryRow(q string, args ...any) *sql.Row {
+	return p.QueryRowContext(context.Background(), q, args...)
+}
+
+// sqliteOnly skips a test of something only a SQLite file has (its
+// journal, its path, its locks, another program opening the same file).
+func sqliteOnly(t testing.TB, what string) {
+	t.Helper()
+	if testBackend != "sqlite" {
+		t.Skip("SQLite only: " + what)
+	}
+}
+
+func mustExec(t testing.TB, db *pool, q string, args ...any) {
 	t.Helper()
 	if _, err := db.Exec(q, args...); err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
 }
 
-func countAudit(t testing.TB, db *sql.DB, where string, args ...any) int {
+func countAudit(t testing.TB, db *pool, where string, args ...any) int {
 	t.Helper()
 	var n int
 	if err := db.QueryRow(`SELECT count(*) FROM approve_tui_audit WHERE `+where, args...).Scan(&n); err != nil {

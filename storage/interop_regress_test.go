@@ -19,6 +19,7 @@ import (
 // then fails on every read of that proposal. The payload codec escapes such
 // bytes; the columns need the same care (or the actor must be refused).
 func TestInvalidUTF8ActorAndReasonStayReadableByHermes(t *testing.T) {
+	sqliteOnly(t, "Hermes (Python) reads a SQLite file")
 	path := tempDB(t)
 	s := openAt(t, path, nil)
 	py := newPyStore(t, path)
@@ -58,6 +59,7 @@ func TestInvalidUTF8ActorAndReasonStayReadableByHermes(t *testing.T) {
 // although Get finds it pending. The operator never sees the proposal; the
 // agent waits until it expires.
 func TestRankIndexFindsHermesRowThatReusedARowid(t *testing.T) {
+	sqliteOnly(t, "SQLite reuses rowids")
 	path := tempDB(t)
 	py := newPyStore(t, path)
 	ids := py.submit(map[string]any{"command": "rm -rf /srv/a"}, map[string]any{"command": "rm -rf /srv/b"})

@@ -274,6 +274,7 @@ func verifyAuditOK(t *testing.T, s *Store) {
 
 // Hermes writes, approve-tui reads and decides, Hermes reads the decisions.
 func TestInteropHermesWritesGoReads(t *testing.T) {
+	sqliteOnly(t, "Hermes (Python) writes a SQLite file")
 	path := tempDB(t)
 	py := newPyStore(t, path) // Hermes creates the file, as it would state.db
 
@@ -473,6 +474,7 @@ func idsOf(recs []*Record) []string {
 
 // approve-tui writes, Hermes reads and decides, approve-tui sees the decisions.
 func TestInteropGoWritesHermesReads(t *testing.T) {
+	sqliteOnly(t, "Hermes (Python) reads a SQLite file")
 	path := tempDB(t)
 	s := openAt(t, path, nil) // approve-tui creates the file this time
 	py := newPyStore(t, path)
@@ -594,6 +596,7 @@ func TestInteropGoWritesHermesReads(t *testing.T) {
 // Invariant 1 across languages: Go workers and Hermes processes race to
 // consume every id; each id has exactly one winner.
 func TestInteropExactlyOnceRaceGoAndHermes(t *testing.T) {
+	sqliteOnly(t, "Hermes (Python) races on a SQLite file")
 	const perLang, goWorkers, pyWorkers = 120, 4, 4
 	const pace = 2 * time.Millisecond // see roleConsumeAll
 	path := tempDB(t)
@@ -768,6 +771,7 @@ func (w *prefixWriter) Write(b []byte) (int, error) {
 // A row Hermes wrote that is still pending past its expiry is expired for
 // every purpose: neither store consumes it.
 func TestInteropExpiredPendingRefusedByBoth(t *testing.T) {
+	sqliteOnly(t, "Hermes (Python) on a SQLite file")
 	path := tempDB(t)
 	py := newPyStore(t, path)
 	now := model.Epoch(time.Now())

@@ -21,7 +21,7 @@ import (
 func TestMain(m *testing.M) {
 	switch os.Getenv("STORAGE_TEST_ROLE") {
 	case "":
-		os.Exit(m.Run())
+		os.Exit(runBothBackends(m))
 	case "consume-all", "consume-interop":
 		os.Exit(roleConsumeAll(os.Getenv("STORAGE_TEST_DB"), os.Getenv("STORAGE_TEST_WORKER"),
 			os.Getenv("STORAGE_TEST_SYNC"), os.Getenv("STORAGE_TEST_PACE"), os.Getenv("STORAGE_TEST_ROLE") == "consume-interop"))
@@ -82,6 +82,9 @@ func roleConsumeAll(path, worker, syncMode, pace string, announce bool) int {
 // roleHoldLock takes the write lock, says "locked", and holds it until its
 // stdin closes.
 func roleHoldLock(path string) int {
+	if IsPostgresURL(path) {
+		return roleHoldLockPostgres(path)
+	}
 	db, err := sql.Open("sqlite", "file:"+path)
 	if err != nil {
 		return 1
@@ -108,4 +111,27 @@ func helperProcess(t *testing.T, role, db string, env ...string) *exec.Cmd {
 	cmd.Env = append(os.Environ(), append([]string{"STORAGE_TEST_ROLE=" + role, "STORAGE_TEST_DB=" + db}, env...)...)
 	cmd.Stderr = os.Stderr
 	return cmd
+}
+
+// roleHoldLockPostgres locks the approval table against every writer (reads
+// go on), says "locked", and holds the lock until its stdin closes.
+func roleHoldLockPostgres(url string) int {
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		return 1
+	}
+	defer db.Close()
+	tx, err := db.Begin()
+	if err != nil {
+		fmt.Println("lock-error", err)
+		return 1
+	}
+	if _, err := tx.Exec(`LOCK TABLE gateway_approvals IN EXCLUSIVE MODE`); err != nil {
+		fmt.Println("lock-error", err)
+		return 1
+	}
+	fmt.Println("locked")
+	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+	_ = tx.Rollback()
+	return 0
 }

@@ -141,7 +141,7 @@ func (*pgEngine) classify(op string, err error) error {
 	}
 	switch c := pgCode(err); {
 	case c == "55P03":
-		return &UnavailableError{Op: op, Err: err, Reason: "another writer held the lock past the timeout; try again, or find the session holding it (pg_stat_activity)"}
+		return &UnavailableError{Op: op, Err: err, Reason: "the proposal is locked by another session past the timeout (lock_timeout); try again, or find the session holding it (pg_stat_activity)"}
 	case c == "57014":
 		return &UnavailableError{Op: op, Err: err, Reason: "the statement ran past its timeout (statement_timeout) and was cancelled; nothing was written"}
 	case c == "25006":

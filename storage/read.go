@@ -242,12 +242,17 @@ func (s bound) syncRank(ctx context.Context) bool {
 }
 
 // writerVersion changes when another connection commits (SQLite's
-// data_version on the writer). On PostgreSQL only approve-tui writes the
-// tables, and every transition keeps the index in its own transaction:
-// one catch-up when the store opens is enough.
+// data_version on the writer). PostgreSQL has no such counter: there it is
+// a fingerprint of the open rows (their count, and the sum and largest of
+// their rowids), which moves when a row enters or leaves the open set,
+// whoever wrote it. approve-tui's own transitions keep the index in their
+// own transaction; the catch-up is for rows that other programs wrote.
 func (s bound) writerVersion(ctx context.Context) (int64, error) {
 	if s.pg != nil {
-		return 1, nil
+		var n, sum, mx int64
+		err := s.w.QueryRowContext(ctx, `SELECT count(*), CAST(coalesce(sum(rowid), 0) AS BIGINT), coalesce(max(rowid), 0)
+			FROM gateway_approvals WHERE `+s.openWhere("status")).Scan(&n, &sum, &mx)
+		return n*1_000_003 ^ sum*31 ^ mx<<20, err
 	}
 	var v int64
 	err := s.w.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&v)

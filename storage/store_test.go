@@ -180,15 +180,21 @@ func TestCorruptRowsAreListedDeniableNeverConsumable(t *testing.T) {
 		mustExec(t, db, `INSERT INTO gateway_approvals (approval_id, created_at, expires_at, status, payload_json) VALUES (?, ?, ?, 'pending', ?)`,
 			id, now, now+3600, payload)
 	}
-	mustExec(t, db, `INSERT INTO gateway_approvals (approval_id, created_at, expires_at, status, payload_json) VALUES ('badexp', ?, 'soon', 'pending', ?)`,
-		now, string(model.EncodePayload(proposal("badexp", "ls", model.RiskLow, c.Now(), 0))))
+	want := len(rows)
+	if testBackend == "sqlite" {
+		// A column of the wrong type: SQLite stores anything anywhere
+		// (PostgreSQL's typed columns refuse it).
+		mustExec(t, db, `INSERT INTO gateway_approvals (approval_id, created_at, expires_at, status, payload_json) VALUES ('badexp', ?, 'soon', 'pending', ?)`,
+			now, string(model.EncodePayload(proposal("badexp", "ls", model.RiskLow, c.Now(), 0))))
+		want++
+	}
 
 	list, err := s.List(ctx, ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list) != len(rows)+1 {
-		t.Fatalf("listed %d rows, want %d: %v", len(list), len(rows)+1, ids(list))
+	if len(list) != want {
+		t.Fatalf("listed %d rows, want %d: %v", len(list), want, ids(list))
 	}
 	for _, r := range list {
 		if r.Corrupt == "" {

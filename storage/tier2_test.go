@@ -34,6 +34,9 @@ func newTier2Py(t *testing.T, db string) *tier2Py {
 
 func (p *tier2Py) run(args ...string) string {
 	p.t.Helper()
+	if IsPostgresURL(p.db) {
+		return tier2OnPostgres(p.t, p.db, args...)
+	}
 	out, err := exec.Command("python3", append([]string{p.script, p.db}, args...)...).CombinedOutput()
 	if err != nil {
 		p.t.Fatalf("hermes_tier2.py %v: %v\n%s", args, err, out)

@@ -98,7 +98,7 @@ func TestLazyWatcherPollsWithoutNotification(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lazy.Close()
-	if lazy.Notifying() {
+	if testBackend == "sqlite" && lazy.Notifying() {
 		t.Fatal("a lazy watcher alone uses file notification")
 	}
 	db := rawDB(t, s.Path())
@@ -121,6 +121,9 @@ func TestLazyWatcherPollsWithoutNotification(t *testing.T) {
 	at := insert("lz1")
 	if took := (<-done).Sub(at); took > 4*LazyPoll {
 		t.Fatalf("a lazy watcher took %v to notice a commit (poll %v)", took, LazyPoll)
+	}
+	if testBackend != "sqlite" {
+		return // the server notifies every watcher: there is no file notification to turn on and off
 	}
 
 	fast, err := s.Watch(ctx)
