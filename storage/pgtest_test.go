@@ -88,4 +88,3 @@ func runBothBackends(m *testing.M) int {
 	}
 	return code
 }
-

@@ -159,9 +159,9 @@ var migrations = []string{
 		heartbeat_at REAL NOT NULL);`,
 }
 
-
 const migrationsTable = `CREATE TABLE IF NOT EXISTS approve_tui_migrations (
 	version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)`
+
 var sqliteSchema = schemaDDL{
 	hermesTable:      hermesTable,
 	hermesIndexes:    hermesIndexes,

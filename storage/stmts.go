@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"database/sql"
-
 )
 
 // writerStmts are prepared once on the writer connection.
@@ -100,4 +99,3 @@ func (ws *writerStmts) close() {
 		st.Close()
 	}
 }
-

@@ -69,7 +69,7 @@ func tier2OnPostgres(t *testing.T, db string, args ...string) string {
 			"risk_reason": "restart of a tier-2 service", "policy_decision": "needs_approval",
 			"policy_version": nil, "requires_explicit_approval": true, "default_decision": "deny",
 			"diff_text": nil, "diff_summary": nil,
-			"display_text": fmt.Sprintf("TIER 2: %s %s (type: %s %s %s)", verb, target, upper(verb), upper(target), nonce),
+			"display_text":          fmt.Sprintf("TIER 2: %s %s (type: %s %s %s)", verb, target, upper(verb), upper(target), nonce),
 			"requires_text_confirm": true, "nonce": nonce, "verb": verb, "target": target,
 			"approval_event_id": nil, "approval_event_ts_ms": nil, "invalid_attempts": 0,
 			"execution_status": "not_started", "execution_reason": nil, "execution_recorded_at": nil,

@@ -54,7 +54,7 @@ type hub struct {
 	ch        chan struct{} // closed (and replaced) on every bump
 	last      int64         // data_version last seen
 	conn      *conn
-	push      bool // the server pushes notifications (PostgreSQL): join has nothing to configure
+	push      bool              // the server pushes notifications (PostgreSQL): join has nothing to configure
 	fsw       *fsnotify.Watcher // owned by loop
 	notifying bool
 	fast      int                // watchers that want every commit at once
