@@ -27,7 +27,7 @@ const removeTimeout = 5 * time.Second
 // (as os.Hostname reports it, which is what storage.JudgeWaiters compares
 // against) and this pid.
 func LocalWaiter(id string, surface model.Surface) storage.Waiter {
-	host, _ := os.Hostname()
+	host := model.HostName()
 	return storage.Waiter{ApprovalID: id, Host: host, PID: os.Getpid(), Surface: string(surface)}
 }
 

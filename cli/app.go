@@ -163,14 +163,16 @@ func (a *app) root() *cobra.Command {
 		Use:   "approve-tui",
 		Short: "Approve or deny the dangerous shell commands AI agents propose",
 		Long: `approve-tui: a human approves or denies the shell commands AI agents propose,
-through the Hermes-compatible approval table in a SQLite file.
+through the Hermes-compatible approval table in a SQLite file (one host) or a
+PostgreSQL database (agents on many hosts).
 
 With no command it opens the console: pending proposals, most urgent first,
 each shown whole before it can be approved by retyping its id. --read-only
 opens it as a watcher. "approve-tui demo" opens it on a fresh demo database.
 
 The database is --db, else $APPROVE_TUI_DB, else $HERMES_HOME/state.db
-(HERMES_HOME defaults to ~/.hermes).
+(HERMES_HOME defaults to ~/.hermes): a path (or sqlite:PATH) for SQLite, a
+postgres://user@host/db?sslmode=... URL for PostgreSQL.
 ` + exitCodesHelp,
 		Args:              cobra.ArbitraryArgs,
 		RunE:              a.consoleRun,
@@ -192,7 +194,7 @@ The database is --db, else $APPROVE_TUI_DB, else $HERMES_HOME/state.db
 		return usageErrorf("%v", err)
 	})
 	pf := root.PersistentFlags()
-	pf.StringVar(&a.db, "db", a.defaultDB(), "approval database `path` (env APPROVE_TUI_DB)")
+	pf.StringVar(&a.db, "db", a.defaultDB(), "approval database: a SQLite file `path`, or a postgres:// URL (env APPROVE_TUI_DB)")
 	pf.BoolVar(&a.json, "json", false, "machine-readable JSON output")
 	pf.DurationVar(&a.lockTimeout, "lock-timeout", storage.DefaultBusyTimeout, "how long to wait for another process's lock")
 	pf.BoolVar(&a.readOnly, "read-only", false, "watch only: every decision is refused by the store, and the refusal audited (exit 6)")

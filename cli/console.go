@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -70,25 +68,11 @@ and documentation can refer to them.` + exitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, cancel := context.WithCancel(cmd.Context())
 			defer cancel()
-			path := ""
-			if cmd.Flags().Changed("db") {
-				path = a.db
-				if _, err := os.Stat(path); err == nil {
-					return usageErrorf("--db %s exists: the demo needs a fresh file (it writes demo data)", path)
-				}
-			} else {
-				dir, err := os.MkdirTemp("", "approve-tui-demo-")
-				if err != nil {
-					return err
-				}
-				defer os.RemoveAll(dir)
-				path = filepath.Join(dir, "state.db")
-			}
-			s, err := storage.Open(ctx, path, storage.Options{Create: true, BusyTimeout: a.lockTimeout})
+			s, cleanup, err := a.freshStore(ctx, cmd.Flags().Changed("db"), "the demo", nil)
 			if err != nil {
-				return &storeOpenError{err: err}
+				return err
 			}
-			defer s.Close()
+			defer cleanup()
 			if !cmd.Flags().Changed("seed") {
 				seed = time.Now().UnixNano()
 			}

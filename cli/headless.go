@@ -218,30 +218,50 @@ func (a *app) headlessStore(ctx context.Context, seeded, dbGiven bool, seed int6
 		}
 		return s, "", func() { s.Close() }, nil
 	}
-	path, label, cleanup := a.db, fmt.Sprintf("demo seed %d", seed), func() {}
-	if dbGiven {
-		if _, err := os.Stat(path); err == nil {
-			return nil, "", nil, usageErrorf("--db %s exists: --demo-seed needs a fresh file (it writes demo data)", path)
-		}
-	} else {
-		dir, err := os.MkdirTemp("", "approve-tui-headless-")
-		if err != nil {
-			return nil, "", nil, err
-		}
-		path = filepath.Join(dir, "state.db")
-		cleanup = func() { os.RemoveAll(dir) }
-	}
-	s, err := storage.Open(ctx, path, storage.Options{Create: true, BusyTimeout: a.lockTimeout, Now: a.now})
+	s, cleanup, err := a.freshStore(ctx, dbGiven, "--demo-seed", a.now)
 	if err != nil {
-		cleanup()
-		return nil, "", nil, &storeOpenError{err: err}
+		return nil, "", nil, err
 	}
 	if _, err := demo.Seed(ctx, s, seed, s.Now()); err != nil {
-		s.Close()
 		cleanup()
 		return nil, "", nil, err
 	}
-	return s, label, func() { s.Close(); cleanup() }, nil
+	return s, fmt.Sprintf("demo seed %d", seed), cleanup, nil
+}
+
+// freshStore opens a store for demo data: --db when given (a file that does
+// not exist yet, or a PostgreSQL database with no proposals in it), else a
+// file in a new temporary directory. cleanup closes it (and removes the
+// temporary directory).
+func (a *app) freshStore(ctx context.Context, dbGiven bool, who string, now func() time.Time) (*storage.Store, func(), error) {
+	path, cleanup := a.db, func() {}
+	if !dbGiven {
+		dir, err := os.MkdirTemp("", "approve-tui-demo-")
+		if err != nil {
+			return nil, nil, err
+		}
+		path = filepath.Join(dir, "state.db")
+		cleanup = func() { os.RemoveAll(dir) }
+	} else if !storage.IsPostgresURL(path) {
+		if _, err := os.Stat(path); err == nil {
+			return nil, nil, usageErrorf("--db %s exists: %s needs a fresh file (it writes demo data)", path, who)
+		}
+	}
+	s, err := storage.Open(ctx, path, storage.Options{Create: true, BusyTimeout: a.lockTimeout, Now: now})
+	if err != nil {
+		cleanup()
+		return nil, nil, &storeOpenError{err: err}
+	}
+	if dbGiven && storage.IsPostgresURL(path) {
+		if recs, err := s.List(ctx, storage.ListOptions{Status: storage.ListAll, Limit: 1}); err != nil || len(recs) > 0 {
+			s.Close()
+			if err != nil {
+				return nil, nil, &storeOpenError{err: err}
+			}
+			return nil, nil, usageErrorf("--db %s holds proposals: %s needs an empty database (it writes demo data)", s.Path(), who)
+		}
+	}
+	return s, func() { s.Close(); cleanup() }, nil
 }
 
 // headlessRenderer renders for no terminal: 24-bit colour on a dark

@@ -1,11 +1,6 @@
 package cli
 
 import (
-	"errors"
-	"io/fs"
-	"os"
-	"path/filepath"
-
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/spf13/cobra"
 )
@@ -29,16 +24,14 @@ Every other command opens the database without creating it.
 			if a.readOnly {
 				return usageErrorf("init creates or migrates the database: it cannot run with --read-only")
 			}
-			abs, _ := filepath.Abs(a.db)
-			_, statErr := os.Stat(abs)
-			created := errors.Is(statErr, fs.ErrNotExist)
 			s, err := a.open(cmd.Context(), true)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
+			created := s.CreatedTable()
 			if a.json {
-				o := model.NewJSONObject().Str("path", s.Path()).Str("journal_mode", s.JournalMode()).Str("hermes_revision", s.HermesRevision()).
+				o := model.NewJSONObject().Str("path", s.Path()).Str("backend", s.Backend()).Str("journal_mode", s.JournalMode()).Str("hermes_revision", s.HermesRevision()).
 					Bool("created", created).Str("read_only", s.ReadOnlyReason())
 				a.printf("%s\n", o)
 				return nil
@@ -47,7 +40,11 @@ Every other command opens the database without creating it.
 			if created {
 				verb = "created"
 			}
-			a.printf("%s %s (journal mode %s, Hermes revision %s)\n", verb, s.Path(), s.JournalMode(), s.HermesRevision())
+			if s.Backend() == "postgres" {
+				a.printf("%s %s (PostgreSQL, Hermes revision %s)\n", verb, s.Path(), s.HermesRevision())
+			} else {
+				a.printf("%s %s (journal mode %s, Hermes revision %s)\n", verb, s.Path(), s.JournalMode(), s.HermesRevision())
+			}
 			if r := s.ReadOnlyReason(); r != "" {
 				a.note("note: the database is read-only: %s", r)
 			}

@@ -6,7 +6,6 @@ import (
 	_ "embed"
 	"fmt"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -281,7 +280,7 @@ func Seed(ctx context.Context, s *storage.Store, seed int64, now time.Time) ([]s
 			err = s.Submit(ctx, p, Actor())
 		} else {
 			if raw == nil {
-				if raw, err = openRaw(s.Path()); err != nil {
+				if raw, err = openRaw(s.DSN()); err != nil {
 					return nil, fmt.Errorf("demo seed: %w", err)
 				}
 			}
@@ -292,7 +291,7 @@ func Seed(ctx context.Context, s *storage.Store, seed int64, now time.Time) ([]s
 		}
 		ids = append(ids, p.ApprovalID)
 	}
-	if err := writeDeadWaiters(ctx, s.Path(), entries, now); err != nil {
+	if err := writeDeadWaiters(ctx, s.DSN(), entries, now); err != nil {
 		return nil, fmt.Errorf("demo seed: %w", err)
 	}
 	return ids, nil
@@ -374,6 +373,9 @@ func hermesProposal(id string, d risk.Draft, created time.Time) *model.Proposal 
 // openRaw opens a plain connection to the store's file, as another process
 // (Hermes) would.
 func openRaw(path string) (*sql.DB, error) {
+	if storage.IsPostgresURL(path) {
+		return sql.Open("pgx", path)
+	}
 	u := url.URL{Path: path}
 	db, err := sql.Open("sqlite", "file:"+u.EscapedPath()+"?mode=rw&_busy_timeout=10000")
 	if err != nil {
@@ -390,7 +392,7 @@ func insertLikeHermes(ctx context.Context, db *sql.DB, p *model.Proposal, payloa
 		expires = *p.ExpiresAt
 	}
 	_, err := db.ExecContext(ctx, `INSERT INTO gateway_approvals (approval_id, created_at, expires_at, status, payload_json)
-		VALUES (?, ?, ?, 'pending', ?)`, p.ApprovalID, p.CreatedAt, expires, string(payload))
+		VALUES ($1, $2, $3, 'pending', $4)`, p.ApprovalID, p.CreatedAt, expires, string(payload))
 	return err
 }
 
@@ -409,7 +411,7 @@ func writeDeadWaiters(ctx context.Context, path string, entries []seedEntry, now
 			past.Close()
 		}
 	}()
-	host, _ := os.Hostname()
+	host := model.HostName()
 	for _, e := range entries {
 		if e.waiter != deadWaiter {
 			continue

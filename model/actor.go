@@ -61,13 +61,30 @@ func LocalActor(surface Surface) Actor {
 	} else if v := os.Getenv("USER"); v != "" {
 		name = v
 	}
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "localhost"
-	}
-	a := Actor{Surface: surface, Name: name + "@" + host}
+	a := Actor{Surface: surface, Name: name + "@" + HostName()}
 	if tty, err := os.Readlink("/proc/self/fd/0"); err == nil && (strings.HasPrefix(tty, "/dev/pts/") || strings.HasPrefix(tty, "/dev/tty")) {
 		a.Detail = tty
 	}
 	return a
+}
+
+// EnvHost names the environment variable that sets the host name approve-tui
+// records (actors, waiters, consoles): containers and autoscaled machines
+// often have host names that say nothing, or the same one.
+const EnvHost = "APPROVE_TUI_HOST"
+
+// HostName is the name of this host as approve-tui records it: $APPROVE_TUI_HOST
+// when set (its first line, without control characters), else the kernel's
+// host name, else "localhost".
+func HostName() string {
+	if v := os.Getenv(EnvHost); v != "" {
+		v, _, _ = strings.Cut(v, "\n")
+		if v = strings.TrimSpace(Sanitize(v, Line)); v != "" {
+			return v
+		}
+	}
+	if h, err := os.Hostname(); err == nil && h != "" {
+		return h
+	}
+	return "localhost"
 }

@@ -41,6 +41,7 @@ type dbfile struct {
 	journal string
 	legacy  atomic.Bool // the table lacks the execution_* columns (old file viewed without migrating)
 	tier2   atomic.Bool // the table has Hermes' tier-2 columns (terminal_reason, approval_event_*, invalid_attempts)
+	made    atomic.Bool // opening created the gateway_approvals table
 
 	eng engine   // the backend: SQLite here, or PostgreSQL (postgres.go)
 	pg  *pgState // PostgreSQL only
@@ -313,6 +314,7 @@ func (f *dbfile) ensureSchemaLocked(ctx context.Context, opt Options) error {
 		}); err != nil {
 			return err
 		}
+		f.made.Store(!st.hasHermes)
 		f.legacy.Store(false)
 	}
 	if f.fileRO == "" {

@@ -60,6 +60,7 @@ type Options struct {
 // and moves to the file now at the path.
 type Store struct {
 	path   string
+	dsn    string // what Open was given (a PostgreSQL URL keeps its password here)
 	opt    Options
 	now    func() time.Time
 	viewRO string // why this view may not write ("" when it may)
@@ -99,7 +100,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		return nil, fmt.Errorf("unknown synchronous mode %q (want NORMAL or FULL)", opt.Synchronous)
 	}
 	if IsPostgresURL(path) {
-		s := &Store{path: RedactURL(path), opt: opt, now: opt.Now}
+		s := &Store{path: RedactURL(path), dsn: path, opt: opt, now: opt.Now}
 		if opt.ReadOnly {
 			s.viewRO = "opened read-only"
 		}
@@ -115,7 +116,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("database path %q: %w", path, err)
 	}
-	s := &Store{path: abs, opt: opt, now: opt.Now}
+	s := &Store{path: abs, dsn: abs, opt: opt, now: opt.Now}
 	if opt.ReadOnly {
 		s.viewRO = "opened read-only"
 	}
@@ -203,8 +204,21 @@ func (b bound) roReason() string {
 	return b.fileRO
 }
 
-// Path is the absolute path of the database file.
+// Path is the absolute path of the database file, or the URL of a
+// PostgreSQL database with its password left out.
 func (s *Store) Path() string { return s.path }
+
+// DSN is what opens this database again: the file's path, or the
+// PostgreSQL URL as given, password included. Never show it; Path is for
+// showing.
+func (s *Store) DSN() string { return s.dsn }
+
+// Backend is "sqlite" or "postgres".
+func (s *Store) Backend() string { return s.bind().eng.kind() }
+
+// CreatedTable reports whether opening made the gateway_approvals table
+// (a new file or database, or one that had none).
+func (s *Store) CreatedTable() bool { return s.bind().made.Load() }
 
 // JournalMode is the file's journal mode as SQLite reports it.
 func (s *Store) JournalMode() string { return s.bind().journal }

@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"errors"
-	"os"
 	"syscall"
 	"time"
 
@@ -112,7 +111,7 @@ func JudgeWaiters(ws []Waiter, now time.Time) WaiterStatus {
 	if len(ws) == 0 {
 		return WaiterStatus{State: WaiterNone}
 	}
-	host, _ := os.Hostname()
+	host := model.HostName()
 	nowE := model.Epoch(now)
 	for i := range ws {
 		w := ws[i]

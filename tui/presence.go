@@ -26,7 +26,7 @@ var consoleSeq atomic.Int64
 // newConsoleID is unique per console: host, pid and a counter (an SSH
 // server runs many consoles in one process).
 func newConsoleID() string {
-	host, _ := os.Hostname()
+	host := model.HostName()
 	return fmt.Sprintf("%s:%d:%d", host, os.Getpid(), consoleSeq.Add(1))
 }
 
