@@ -277,6 +277,10 @@ func (s bound) txLocked(ctx context.Context, op string, opt Options, fn func(ctx
 	}
 }
 
+// testHookBeforeCommit, when set (by tests only), runs after a transaction's
+// statements and before its COMMIT.
+var testHookBeforeCommit func(op string)
+
 // maxTxAttempts bounds the re-runs of a transaction that the engine rolled
 // back to break a deadlock between concurrent writers (PostgreSQL).
 const maxTxAttempts = 5
@@ -296,6 +300,9 @@ func (s bound) txOnce(ctx context.Context, op string, opt Options, fn func(ctx c
 	if r := s.checkMoved(); r != "" {
 		s.rollback()
 		return movedError(op, r)
+	}
+	if testHookBeforeCommit != nil {
+		testHookBeforeCommit(op)
 	}
 	if _, err := s.w.ExecContext(ctx, `COMMIT`); err != nil {
 		s.rollback()
