@@ -46,6 +46,9 @@ type app struct {
 	json        bool
 	lockTimeout time.Duration
 	readOnly    bool
+	// readers sizes the reader pool on PostgreSQL (0: the store's default,
+	// enough for a console; serve asks for more).
+	readers int
 
 	// started is set once flags and arguments parsed: errors before it are
 	// usage errors.
@@ -201,7 +204,7 @@ postgres://user@host/db?sslmode=... URL for PostgreSQL.
 
 	root.Flags().StringVar(&a.follow, "follow", "", "start following the console of this `name` (pairing; f in the console)")
 	root.AddCommand(a.initCmd(), a.submitCmd(), a.listCmd(), a.showCmd(), a.approveCmd(),
-		a.denyCmd(), a.expireCmd(), a.waitCmd(), a.auditCmd(), a.demoCmd(), a.runCmd(), a.hookCmd(), a.headlessCmd(), a.lockoutsCmd(), a.serveCmd())
+		a.denyCmd(), a.expireCmd(), a.waitCmd(), a.auditCmd(), a.demoCmd(), a.runCmd(), a.hookCmd(), a.headlessCmd(), a.lockoutsCmd(), a.serveCmd(), a.copyCmd())
 	return root
 }
 
@@ -228,7 +231,7 @@ func (a *app) open(ctx context.Context, create bool) (*storage.Store, error) {
 	// writing where it can be, so that the decision path itself refuses each
 	// attempt and records the refusal (SPEC §3.3, §3.9). A file that cannot
 	// be written opens read-only and refuses everything unrecorded.
-	s, err := storage.Open(ctx, a.db, storage.Options{Create: create, BusyTimeout: a.lockTimeout})
+	s, err := storage.Open(ctx, a.db, storage.Options{Create: create, BusyTimeout: a.lockTimeout, Readers: a.readers})
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return nil, err

@@ -45,6 +45,8 @@ accepting, tell every session, and wait up to --shutdown-grace.
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			// Every session reads: a pool to match (PostgreSQL).
+			a.readers = min(max(cfg.MaxSessions/4, 4), 32)
 			s, err := a.open(ctx, false)
 			if err != nil {
 				return err

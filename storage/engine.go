@@ -66,6 +66,9 @@ type schemaDDL struct {
 	migrations      [][]string
 	migrationsTable string
 	lockoutsTable   string
+	// tier2Columns add the columns of Hermes' tier-2 revision: only a copy
+	// of a tier-2 store does (on a Hermes file they are Hermes' to add).
+	tier2Columns []string
 }
 
 // conn is one connection that speaks the engine's dialect: statements are

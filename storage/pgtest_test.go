@@ -1,15 +1,11 @@
 package storage
 
 import (
-	"database/sql"
 	"fmt"
-	"math/rand/v2"
-	"net/url"
 	"os"
-	"sync"
 	"testing"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver for raw connections
+	"github.com/approve-tui/approve-tui/internal/pgtest"
 )
 
 // The suite runs twice: against SQLite files, then against PostgreSQL when
@@ -22,51 +18,14 @@ import (
 var testBackend = "sqlite"
 
 const (
-	envPostgres         = "APPROVE_TUI_TEST_POSTGRES"
-	envPostgresRequired = "APPROVE_TUI_TEST_POSTGRES_REQUIRED"
+	envPostgres         = pgtest.Env
+	envPostgresRequired = pgtest.EnvRequired
 )
 
-var pgAdmin struct {
-	once sync.Once
-	db   *sql.DB
-	err  error
-}
-
-// pgtestSchema makes a schema of its own for t and returns the test URL
-// with search_path set to it.
+// pgtestSchema is a schema of t's own in the test server.
 func pgtestSchema(t testing.TB) string {
 	t.Helper()
-	base := os.Getenv(envPostgres)
-	pgAdmin.once.Do(func() {
-		pgAdmin.db, pgAdmin.err = sql.Open("pgx", base)
-		if pgAdmin.err == nil {
-			pgAdmin.err = pgAdmin.db.Ping()
-		}
-	})
-	if pgAdmin.err != nil {
-		t.Fatalf("PostgreSQL test server %s: %v", RedactURL(base), pgAdmin.err)
-	}
-	name := fmt.Sprintf("t_%x", rand.Uint64())
-	if _, err := pgAdmin.db.Exec(`CREATE SCHEMA ` + name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if _, err := pgAdmin.db.Exec(`DROP SCHEMA ` + name + ` CASCADE`); err != nil {
-			t.Logf("drop schema %s: %v", name, err)
-		}
-	})
-	return withSearchPath(base, name)
-}
-
-func withSearchPath(base, schema string) string {
-	u, err := url.Parse(base)
-	if err != nil {
-		panic(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	return pgtest.Schema(t)
 }
 
 // runBothBackends runs the tests on SQLite, then on PostgreSQL.

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -184,6 +185,10 @@ type pgState struct {
 	// brokenWriter: the writer connection was lost; the next write makes
 	// a new one first (under wmu).
 	brokenWriter bool
+	// writerPID is the server process of the writer connection: its
+	// commits wake this process's watchers directly, so their
+	// notifications are not needed again.
+	writerPID atomic.Uint32
 }
 
 // pgRegistry holds the open PostgreSQL stores of the process by URL: a
@@ -257,6 +262,9 @@ func (f *dbfile) openPostgres(ctx context.Context, opt Options) error {
 	}
 	f.w = &conn{Conn: w, e: f.eng}
 	f.busyMS = opt.BusyTimeout.Milliseconds()
+	if err := f.noteWriterPID(ctx); err != nil {
+		return classify("open", err)
+	}
 
 	rcfg := f.pg.cfg.Copy()
 	// Readers never write: the server refuses if one tried.
@@ -336,6 +344,9 @@ func (f *dbfile) reconnectWriter(ctx context.Context) error {
 	}
 	f.w = &conn{Conn: c, e: f.eng}
 	f.busyMS = -1 // the new connection has the URL's lock_timeout: set the view's again
+	if err := f.noteWriterPID(ctx); err != nil {
+		return err
+	}
 	if f.fileRO == "" {
 		ws, err := prepareWriter(ctx, f.eng, f.w, selectColumns(false, f.tier2.Load()), f.tier2.Load())
 		if err != nil {
@@ -344,6 +355,15 @@ func (f *dbfile) reconnectWriter(ctx context.Context) error {
 		f.ws = ws
 	}
 	f.pg.brokenWriter = false
+	return nil
+}
+
+func (f *dbfile) noteWriterPID(ctx context.Context) error {
+	var pid uint32
+	if err := f.w.QueryRowContext(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+		return err
+	}
+	f.pg.writerPID.Store(pid)
 	return nil
 }
 
@@ -442,6 +462,12 @@ var pgSchema = schemaDDL{
 		},
 	},
 	lockoutsTable: pgLockoutsTable,
+	tier2Columns: []string{
+		`ALTER TABLE gateway_approvals ADD COLUMN terminal_reason TEXT`,
+		`ALTER TABLE gateway_approvals ADD COLUMN approval_event_id TEXT`,
+		`ALTER TABLE gateway_approvals ADD COLUMN approval_event_ts_ms BIGINT`,
+		`ALTER TABLE gateway_approvals ADD COLUMN invalid_attempts INTEGER NOT NULL DEFAULT 0`,
+	},
 }
 
 const pgLockoutsTable = `CREATE TABLE IF NOT EXISTS gateway_approval_lockouts (
@@ -467,7 +493,7 @@ func pgTrigger(table string) string {
 // own, a wake-up for every notification of this schema, a new connection
 // (and a wake-up: commits may have been missed) after a lost one, and a
 // slow poll as a safety net.
-func (h *hub) pgLoop(f *dbfile) {
+func (h *hub) pgLoop(f *dbfile, lc *pgx.Conn) {
 	defer close(h.done)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -478,7 +504,6 @@ func (h *hub) pgLoop(f *dbfile) {
 		case <-ctx.Done():
 		}
 	}()
-	var lc *pgx.Conn
 	defer func() {
 		if lc != nil {
 			lc.Close(context.Background())
@@ -494,12 +519,7 @@ func (h *hub) pgLoop(f *dbfile) {
 	pending := false
 	for ctx.Err() == nil {
 		if lc == nil {
-			c, err := pgx.ConnectConfig(ctx, f.pg.cfg.Copy())
-			if err == nil {
-				if _, err = c.Exec(ctx, `LISTEN `+pgChannel); err != nil {
-					c.Close(context.Background())
-				}
-			}
+			c, err := f.pgListen(ctx)
 			if err != nil {
 				h.setListening(false)
 				h.notify()
@@ -522,8 +542,8 @@ func (h *hub) pgLoop(f *dbfile) {
 		wcancel()
 		switch {
 		case err == nil:
-			if n.Payload != f.pg.schema {
-				continue
+			if n.Payload != f.pg.schema || n.PID == f.pg.writerPID.Load() {
+				continue // another schema's, or this process's own commit (woken already)
 			}
 			// Agents that only wait (lazy watchers) are woken at most every
 			// LazyPoll: every heartbeat of every agent notifies.
@@ -547,6 +567,19 @@ func (h *hub) pgLoop(f *dbfile) {
 			h.notify()
 		}
 	}
+}
+
+// pgListen makes the listening connection.
+func (f *dbfile) pgListen(ctx context.Context) (*pgx.Conn, error) {
+	c, err := pgx.ConnectConfig(ctx, f.pg.cfg.Copy())
+	if err != nil {
+		return nil, err
+	}
+	if _, err = c.Exec(ctx, `LISTEN `+pgChannel); err != nil {
+		c.Close(context.Background())
+		return nil, err
+	}
+	return c, nil
 }
 
 func (h *hub) setListening(on bool) {

@@ -169,6 +169,13 @@ var sqliteSchema = schemaDDL{
 	migrations:       splitMigrations(migrations),
 	migrationsTable:  migrationsTable,
 	lockoutsTable:    lockoutsTable,
+	tier2Columns: []string{
+		`ALTER TABLE gateway_approvals ADD COLUMN terminal_reason TEXT`,
+		`ALTER TABLE gateway_approvals ADD COLUMN approval_event_id TEXT`,
+		`ALTER TABLE gateway_approvals ADD COLUMN approval_event_ts_ms INTEGER`,
+		`ALTER TABLE gateway_approvals ADD COLUMN invalid_attempts INTEGER NOT NULL DEFAULT 0`,
+		lockoutsTable,
+	},
 }
 
 // splitMigrations splits each migration's script at its semicolons.

@@ -308,6 +308,11 @@ func (s bound) txOnce(ctx context.Context, op string, opt Options, fn func(ctx c
 		s.rollback()
 		return s.commitFailed(op, err)
 	}
+	if s.pg != nil {
+		// This process's watchers see its own commit now, not when the
+		// server's notification of it comes back.
+		s.hub.notify()
+	}
 	return nil
 }
 

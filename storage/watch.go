@@ -78,9 +78,15 @@ func (f *dbfile) startHub() error {
 	h.quit = make(chan struct{})
 	h.done = make(chan struct{})
 	if f.pg != nil {
-		// Notifications come from the server: nothing to configure.
+		// Notifications come from the server: nothing to configure. The
+		// first LISTEN is made before Watch returns, so that a commit
+		// right after it is seen; a later one is the loop's to make.
 		h.push = true
-		go h.pgLoop(f)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		lc, err := f.pgListen(ctx)
+		cancel()
+		h.notifying = err == nil
+		go h.pgLoop(f, lc)
 		return nil
 	}
 	conn, err := f.rdb.Conn(context.Background())
