@@ -138,7 +138,7 @@ func (*pgEngine) classify(op string, err error) error {
 		case "3D000":
 			return &UnavailableError{Op: op, Err: err, Reason: "the PostgreSQL database does not exist: " + pgMessage(err) + " (create it with createdb)"}
 		}
-		return &UnavailableError{Op: op, Err: err, Reason: "cannot reach the PostgreSQL server: " + err.Error()}
+		return &UnavailableError{Op: op, Err: err, Reason: "cannot reach the PostgreSQL server: " + connectDetails(ce)}
 	}
 	switch c := pgCode(err); {
 	case c == "55P03":
@@ -162,6 +162,28 @@ func (*pgEngine) classify(op string, err error) error {
 		return &UnavailableError{Op: op, Err: err, Reason: "the connection to the PostgreSQL server was lost (" + err.Error() + "); nothing was written"}
 	}
 	return nil
+}
+
+// connectDetails is a failed connection's reasons, one per address tried,
+// each said once, on one line.
+func connectDetails(ce *pgconn.ConnectError) string {
+	inner := errors.Unwrap(ce)
+	if inner == nil {
+		return ce.Error()
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, l := range strings.Split(inner.Error(), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !seen[l] {
+			seen[l] = true
+			out = append(out, l)
+		}
+	}
+	who := ""
+	if ce.Config != nil {
+		who = " (user " + ce.Config.User + ", database " + ce.Config.Database + ")"
+	}
+	return strings.Join(out, "; ") + who
 }
 
 func pgMessage(err error) string {

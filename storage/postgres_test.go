@@ -104,6 +104,13 @@ func TestPostgresUnreachableAndRefused(t *testing.T) {
 		{"closed port", variant(func(u *url.URL) { u.Host = "127.0.0.1:1" }), "cannot reach the PostgreSQL server"},
 		{"unknown role", variant(func(u *url.URL) { u.User = url.User("no_such_role_x") }), "refused the login"},
 		{"missing database", variant(func(u *url.URL) { u.Path = "/no_such_database_x" }), "database does not exist"},
+		// The test server has no TLS: a URL that requires it is refused, not
+		// quietly downgraded.
+		{"TLS required", variant(func(u *url.URL) {
+			q := u.Query()
+			q.Set("sslmode", "require")
+			u.RawQuery = q.Encode()
+		}), "server refused TLS"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
