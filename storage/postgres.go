@@ -92,8 +92,10 @@ func (*pgEngine) schema() *schemaDDL          { return &pgSchema }
 func (*pgEngine) greatest(a, b string) string { return "GREATEST(" + a + ", " + b + ")" }
 
 func (*pgEngine) tableColumns(ctx context.Context, q querier, table string) (map[string]bool, error) {
-	return scanNames(q.QueryContext(ctx, `SELECT column_name FROM information_schema.columns
-		WHERE table_schema = current_schema() AND table_name = ?`, table))
+	// pg_attribute, not information_schema (a view that costs milliseconds):
+	// the table as the search path finds it.
+	return scanNames(q.QueryContext(ctx, `SELECT attname::text FROM pg_attribute
+		WHERE attrelid = to_regclass(?) AND attnum > 0 AND NOT attisdropped`, table))
 }
 
 func pgCode(err error) string {
@@ -465,6 +467,8 @@ var pgSchema = schemaDDL{
 		rank INTEGER NOT NULL,
 		expires_at DOUBLE PRECISION)`,
 			`CREATE INDEX IF NOT EXISTS approve_tui_rank_order ON approve_tui_rank(rank, expires_at)`,
+			// The most urgent page in one index scan (listPendingOneQuery).
+			`CREATE INDEX IF NOT EXISTS approve_tui_rank_urgent ON approve_tui_rank(rank DESC, expires_at, approval_id)`,
 			pgLockoutsTable,
 			pgTrigger("approve_tui_audit"),
 			pgTrigger("approve_tui_waiters"),

@@ -223,6 +223,13 @@ func (s bound) syncRank(ctx context.Context) bool {
 	if !s.tier2.Load() {
 		s.noticeTier2Locked(ctx)
 	}
+	// Most commits leave nothing to catch up (approve-tui's own keep the
+	// index in their transaction): a few reads say so without taking the
+	// write lock, or a transaction, at all.
+	if ok, err := s.rankUpToDate(ctx); err == nil && ok {
+		s.rank.synced, s.rank.version = true, v
+		return true
+	}
 	// Wait only briefly for another process's lock.
 	brief := s.opt
 	brief.BusyTimeout = rankSyncLockWait
@@ -259,6 +266,62 @@ func (s bound) writerVersion(ctx context.Context) (int64, error) {
 	return v, err
 }
 
+// rankMeta reads the catch-up's mark (the rowid and id of the newest row
+// the last catch-up saw) and the rules the index was built with.
+func (s bound) rankMeta(ctx context.Context) (hw int64, hwID, rules string, err error) {
+	rows, err := s.w.QueryContext(ctx, `SELECT key, value FROM approve_tui_meta WHERE key IN ('rank_rowid', 'rank_rowid_id', 'rank_rules')`)
+	if err != nil {
+		return 0, "", "", err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return 0, "", "", err
+		}
+		switch k {
+		case "rank_rowid":
+			fmt.Sscan(v, &hw)
+		case "rank_rowid_id":
+			hwID = v
+		case "rank_rules":
+			rules = v
+		}
+	}
+	return hw, hwID, rules, rows.Err()
+}
+
+// rankUpToDate reports, from reads alone, whether catchUpRank would change
+// nothing: same rules, the mark's row still the one it was, as many entries
+// as open rows, no open row past the mark missing from the index, and the
+// mark not too far behind.
+func (s bound) rankUpToDate(ctx context.Context) (bool, error) {
+	hw, hwID, rules, err := s.rankMeta(ctx)
+	if err != nil || rules != rankVersion {
+		return false, err
+	}
+	var maxRow, inIndex, open int64
+	var atMark sql.NullString
+	if err := s.w.QueryRowContext(ctx, `SELECT
+		(SELECT coalesce(max(rowid), 0) FROM gateway_approvals),
+		(SELECT count(*) FROM approve_tui_rank),
+		(SELECT count(*) FROM gateway_approvals WHERE `+s.openWhere("status")+`),
+		(SELECT approval_id FROM gateway_approvals WHERE rowid = ?)`, hw).Scan(&maxRow, &inIndex, &open, &atMark); err != nil {
+		return false, err
+	}
+	if (hw > 0 && atMark.String != hwID) || inIndex != open || maxRow-hw >= rankMarkSlack {
+		return false, nil
+	}
+	var missing int
+	err = s.w.QueryRowContext(ctx, `SELECT 1 FROM gateway_approvals g
+		WHERE g.rowid > ? AND `+s.openWhere("g.status")+` AND NOT EXISTS
+		(SELECT 1 FROM approve_tui_rank r WHERE r.approval_id = g.approval_id) LIMIT 1`, hw).Scan(&missing)
+	if errors.Is(err, sql.ErrNoRows) {
+		return true, nil
+	}
+	return false, err
+}
+
 // catchUpRank runs inside the write transaction. New rows normally get
 // rowids above the high-water mark of the last catch-up, so reading those is
 // enough. A row can get a rowid at or below the mark only if the row at the
@@ -293,8 +356,13 @@ func (s bound) catchUpRank(ctx context.Context) error {
 		}
 		reconcile = id != hwID
 	}
-	if err := s.indexRows(ctx, `SELECT `+s.cols()+` FROM gateway_approvals g
-		WHERE g.rowid > ? AND `+s.openWhere("g.status"), hw); err != nil {
+	// Rows past the mark that the index lacks: approve-tui's own are in it
+	// already (their transitions wrote them), so a catch-up after them
+	// writes nothing.
+	added, err := s.indexRows(ctx, `SELECT `+s.cols()+` FROM gateway_approvals g
+		WHERE g.rowid > ? AND `+s.openWhere("g.status")+` AND NOT EXISTS
+		(SELECT 1 FROM approve_tui_rank r WHERE r.approval_id = g.approval_id)`, hw)
+	if err != nil {
 		return err
 	}
 	if !reconcile {
@@ -312,11 +380,17 @@ func (s bound) catchUpRank(ctx context.Context) error {
 			(SELECT approval_id FROM gateway_approvals WHERE `+s.openWhere("status")+`)`); err != nil {
 			return err
 		}
-		if err := s.indexRows(ctx, `SELECT `+s.cols()+` FROM gateway_approvals g
+		if _, err := s.indexRows(ctx, `SELECT `+s.cols()+` FROM gateway_approvals g
 			WHERE `+s.openWhere("g.status")+` AND NOT EXISTS
 			(SELECT 1 FROM approve_tui_rank r WHERE r.approval_id = g.approval_id)`); err != nil {
 			return err
 		}
+	}
+	if added == 0 && !reconcile && maxRow.Int64-hw < rankMarkSlack && meta("rank_rules") == rankVersion {
+		// Nothing was missing: moving the mark is not worth a commit (which
+		// would wake every console) until it lags far enough to make the
+		// scan above long.
+		return nil
 	}
 	var maxID string
 	if maxRow.Valid {
@@ -335,11 +409,16 @@ func (s bound) catchUpRank(ctx context.Context) error {
 	return nil
 }
 
-// indexRows adds the rows a query selects to the rank index.
-func (s bound) indexRows(ctx context.Context, q string, args ...any) error {
+// rankMarkSlack is how far the catch-up's mark may lag the newest row
+// before a catch-up that found nothing to add moves it anyway.
+const rankMarkSlack = 1000
+
+// indexRows adds the rows a query selects to the rank index, and says how
+// many.
+func (s bound) indexRows(ctx context.Context, q string, args ...any) (int, error) {
 	rows, err := s.w.QueryContext(ctx, q, args...)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	now := s.now()
 	type ent struct {
@@ -352,25 +431,28 @@ func (s bound) indexRows(ctx context.Context, q string, args ...any) error {
 		rec, err := s.scanRecord(rows, now)
 		if err != nil {
 			rows.Close()
-			return err
+			return 0, err
 		}
 		ents = append(ents, ent{rec.ApprovalID, rec.EffectiveRisk.Rank(), rec.ExpiresAt})
 	}
 	if err := rows.Close(); err != nil {
-		return err
+		return 0, err
 	}
 	for _, e := range ents {
 		if _, err := s.ws.rankPut.ExecContext(ctx, e.id, e.eff, nullFloat(e.exp)); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	return nil
+	return len(ents), nil
 }
 
 // listPendingIndexed reads the most urgent page through the rank index: per
 // rank, from unknown down to low, unexpired rows by expiry, then rows that
 // never expire.
 func (s bound) listPendingIndexed(ctx context.Context, now time.Time, o ListOptions) ([]*Record, error) {
+	if s.pg != nil {
+		return s.listPendingOneQuery(ctx, now, o)
+	}
 	nowE := model.Epoch(now)
 	skip, need := o.Offset, o.Limit
 	var out []*Record
@@ -414,6 +496,34 @@ func (s bound) listPendingIndexed(ctx context.Context, now time.Time, o ListOpti
 		}
 	}
 	return out, nil
+}
+
+// listPendingOneQuery is listPendingIndexed in one statement, for a server
+// a round trip away (PostgreSQL): its index on (rank DESC, expires_at,
+// approval_id) gives the rows in urgency order, never-expiring ones last
+// within a rank (ascending order puts NULLs last there), and the scan stops
+// at the limit. SQLite has no round trips to save, and its planner serves
+// the per-rank range scans better.
+func (s bound) listPendingOneQuery(ctx context.Context, now time.Time, o ListOptions) ([]*Record, error) {
+	nowE := model.Epoch(now)
+	rows, err := s.rdb.QueryContext(ctx, `SELECT `+s.cols()+` FROM approve_tui_rank r
+		JOIN gateway_approvals g ON g.approval_id = r.approval_id
+		WHERE `+s.openWhere("g.status")+` AND (g.expires_at IS NULL OR g.expires_at > ?)
+		AND (r.expires_at IS NULL OR r.expires_at > ?)
+		ORDER BY r.rank DESC, r.expires_at, r.approval_id LIMIT ? OFFSET ?`, nowE, nowE, o.Limit, o.Offset)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*Record
+	for rows.Next() {
+		var r rawRow
+		if err := rows.Scan(r.dest()...); err != nil {
+			return nil, err
+		}
+		out = append(out, r.decode(now, &s.decoded))
+	}
+	return out, rows.Err()
 }
 
 // CountPending counts the proposals pending and unexpired now.
