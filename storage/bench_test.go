@@ -36,8 +36,25 @@ func (l latencies) report(b *testing.B) {
 	b.ReportMetric(pct(0.99), "p99-µs")
 }
 
+// The storage package's tests and benchmarks run once per backend (see
+// runBothBackends): the consume benchmarks measure SQLite (sub-benchmarks
+// sync=NORMAL and sync=FULL) and then PostgreSQL (sync=server: the server's
+// own durability, synchronous_commit on) in one `go test -bench` run.
+
+// benchSyncModes are the sync modes measured on the backend of this pass.
+func benchSyncModes() []string {
+	if testBackend == "postgres" {
+		return []string{"server"}
+	}
+	return []string{"NORMAL", "FULL"}
+}
+
 func benchStore(b *testing.B, sync string) *Store {
-	s, err := Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"),
+	path := tempDB(b)
+	if testBackend == "postgres" {
+		sync = ""
+	}
+	s, err := Open(context.Background(), path,
 		Options{Create: true, Synchronous: sync, BusyTimeout: time.Minute})
 	if err != nil {
 		b.Fatal(err)
@@ -53,8 +70,8 @@ func benchProposal(i int, now time.Time) *model.Proposal {
 }
 
 func BenchmarkSubmit(b *testing.B) {
-	for _, syncMode := range []string{"NORMAL", "FULL"} {
-		b.Run("sync="+syncMode, func(b *testing.B) {
+	for _, syncMode := range benchSyncModes() {
+		b.Run(testBackend+"/sync="+syncMode, func(b *testing.B) {
 			s := benchStore(b, syncMode)
 			now := time.Now()
 			ps := make([]*model.Proposal, b.N)
@@ -82,9 +99,9 @@ func BenchmarkSubmit(b *testing.B) {
 // store's decoding, validation, classification and hashing. Hermes is the
 // minimal compare-and-set alone, for reference.
 func BenchmarkConsume(b *testing.B) {
-	for _, syncMode := range []string{"NORMAL", "FULL"} {
+	for _, syncMode := range benchSyncModes() {
 		for _, impl := range []string{"store", "store-warm", "bare-sql", "hermes-minimal"} {
-			b.Run("sync="+syncMode+"/"+impl, func(b *testing.B) {
+			b.Run(testBackend+"/sync="+syncMode+"/"+impl, func(b *testing.B) {
 				s := benchStore(b, syncMode)
 				now := time.Now()
 				ids := make([]string, b.N)
@@ -108,7 +125,7 @@ func BenchmarkConsume(b *testing.B) {
 					return err
 				}
 				if !strings.HasPrefix(impl, "store") {
-					consume = bareConsumer(b, s.Path(), syncMode, impl == "hermes-minimal")
+					consume = bareConsumer(b, s.DSN(), syncMode, impl == "hermes-minimal")
 				}
 				lat := make(latencies, 0, b.N)
 				b.ResetTimer()
@@ -127,6 +144,9 @@ func BenchmarkConsume(b *testing.B) {
 }
 
 func bareConsumer(b *testing.B, path, sync string, minimal bool) func(string) error {
+	if IsPostgresURL(path) {
+		return bareConsumerPostgres(b, path, minimal)
+	}
 	db, err := sql.Open("sqlite", "file:"+path+"?_busy_timeout=60000&_pragma=synchronous("+sync+")")
 	if err != nil {
 		b.Fatal(err)
@@ -185,13 +205,77 @@ func bareConsumer(b *testing.B, path, sync string, minimal bool) func(string) er
 	}
 }
 
+// bareConsumerPostgres is bareConsumer's transaction as approve-tui runs it
+// on PostgreSQL: the row read FOR UPDATE, the compare-and-set, the chain's
+// head read FOR UPDATE, the audit insert, the head update, the rank delete;
+// through the same driver (pgx's database/sql adapter), with prepared
+// statements, without any of the store's logic.
+func bareConsumerPostgres(b *testing.B, url string, minimal bool) func(string) error {
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	c, err := db.Conn(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	prep := func(q string) *sql.Stmt {
+		st, err := c.PrepareContext(ctx, q)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return st
+	}
+	sel := prep(`SELECT payload_json FROM gateway_approvals WHERE approval_id = $1 FOR UPDATE`)
+	upd := prep(`UPDATE gateway_approvals SET status = 'consumed', consumed_at = $1, consumed_by = $2
+		WHERE approval_id = $3 AND status = 'pending' AND (expires_at IS NULL OR expires_at > $4) RETURNING consumed_at`)
+	head := prep(`SELECT value FROM approve_tui_meta WHERE key = 'audit_head' FOR UPDATE`)
+	ins := prep(`INSERT INTO approve_tui_audit (seq, at, approval_id, event, outcome, reason, actor, surface, detail, prev_hash, hash)
+		VALUES ((SELECT COALESCE(MAX(seq), 0) + 1 FROM approve_tui_audit), $1, $2, 'approve', 'ok', '', 'alice@host', 'cli', '{}', $3, $4)`)
+	meta := prep(`UPDATE approve_tui_meta SET value = $1 WHERE key = 'audit_head'`)
+	rank := prep(`DELETE FROM approve_tui_rank WHERE approval_id = $1`)
+	return func(id string) error {
+		if _, err := c.ExecContext(ctx, `BEGIN`); err != nil {
+			return err
+		}
+		now := model.Epoch(time.Now())
+		var at float64
+		var payload, h string
+		if !minimal {
+			if err := sel.QueryRowContext(ctx, id).Scan(&payload); err != nil {
+				return err
+			}
+		}
+		if err := upd.QueryRowContext(ctx, now, "alice@host via cli", id, now).Scan(&at); err != nil {
+			return err
+		}
+		if !minimal {
+			if err := head.QueryRowContext(ctx).Scan(&h); err != nil {
+				return err
+			}
+			if _, err := ins.ExecContext(ctx, now, id, h, h); err != nil {
+				return err
+			}
+			if _, err := meta.ExecContext(ctx, h); err != nil {
+				return err
+			}
+			if _, err := rank.ExecContext(ctx, id); err != nil {
+				return err
+			}
+		}
+		_, err := c.ExecContext(ctx, `COMMIT`)
+		return err
+	}
+}
+
 // BenchmarkConsumeRace8Processes: 8 OS processes race to consume the same
 // ids (each id once per process). ns/op is wall time per id decided;
 // attempts/s counts every attempt, won or lost.
 func BenchmarkConsumeRace8Processes(b *testing.B) {
 	const workers = 8
-	for _, syncMode := range []string{"NORMAL", "FULL"} {
-		b.Run("sync="+syncMode, func(b *testing.B) {
+	for _, syncMode := range benchSyncModes() {
+		b.Run(testBackend+"/sync="+syncMode, func(b *testing.B) {
 			s := benchStore(b, syncMode)
 			now := time.Now()
 			ids := make([]string, b.N)
@@ -205,7 +289,7 @@ func BenchmarkConsumeRace8Processes(b *testing.B) {
 			var wg sync.WaitGroup
 			stdins := make([]io.WriteCloser, workers)
 			for w := 0; w < workers; w++ {
-				cmd := helperProcess(&testing.T{}, "consume-all", s.Path(), fmt.Sprintf("STORAGE_TEST_WORKER=%d", w), "STORAGE_TEST_SYNC="+syncMode)
+				cmd := helperProcess(&testing.T{}, "consume-all", s.DSN(), fmt.Sprintf("STORAGE_TEST_WORKER=%d", w), "STORAGE_TEST_SYNC="+strings.TrimPrefix(syncMode, "server"))
 				stdin, _ := cmd.StdinPipe()
 				stdout, _ := cmd.StdoutPipe()
 				if err := cmd.Start(); err != nil {
@@ -232,7 +316,7 @@ func BenchmarkConsumeRace8Processes(b *testing.B) {
 			b.StopTimer()
 			b.ReportMetric(float64(b.N*workers)/el.Seconds(), "attempts/s")
 			var consumed int
-			rawDB(b, s.Path()).QueryRow(`SELECT count(*) FROM gateway_approvals WHERE status = 'consumed'`).Scan(&consumed)
+			rawDB(b, s.DSN()).QueryRow(`SELECT count(*) FROM gateway_approvals WHERE status = 'consumed'`).Scan(&consumed)
 			if consumed != b.N {
 				b.Fatalf("%d consumed of %d", consumed, b.N)
 			}
@@ -243,6 +327,7 @@ func BenchmarkConsumeRace8Processes(b *testing.B) {
 // BenchmarkListTop200 lists the 200 most urgent of 100k pending rows in a
 // 1M-row table (set APPROVE_TUI_BENCH_ROWS to scale down).
 func BenchmarkListTop200(b *testing.B) {
+	sqliteOnly(b, "a 1M-row SQLite file")
 	total, pending := 1_000_000, 100_000
 	if v := os.Getenv("APPROVE_TUI_BENCH_ROWS"); v != "" {
 		fmt.Sscan(v, &total)
@@ -325,6 +410,7 @@ func buildBigFile(b *testing.B, path string, total, pending int) {
 // Watcher's Wait returns. Also reports the watcher's idle CPU share
 // (process CPU time over wall time while Wait sits with nothing committed).
 func BenchmarkWatchLatency(b *testing.B) {
+	sqliteOnly(b, "data_version and file notification (BenchmarkCommitToScreen in tui/ covers NOTIFY)")
 	s := benchStore(b, "NORMAL")
 	w, err := s.Watch(ctx)
 	if err != nil {
@@ -371,6 +457,7 @@ func BenchmarkWatchLatency(b *testing.B) {
 // HealthMaxAge) and the console runs at start, over approve-tui's tables
 // of a file with APPROVE_TUI_BENCH_ROWS rows (1M by default).
 func BenchmarkIntegrityCheck(b *testing.B) {
+	sqliteOnly(b, "quick_check")
 	total := 1_000_000
 	if v := os.Getenv("APPROVE_TUI_BENCH_ROWS"); v != "" {
 		fmt.Sscan(v, &total)
@@ -399,6 +486,7 @@ func BenchmarkIntegrityCheck(b *testing.B) {
 // writes is still the file at the path (stat of the database, its -wal and
 // its -shm).
 func BenchmarkCheckMoved(b *testing.B) {
+	sqliteOnly(b, "the file identity check")
 	s := benchStore(b, "NORMAL")
 	f := s.bind().dbfile
 	b.ResetTimer()
