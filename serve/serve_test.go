@@ -20,6 +20,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/approve-tui/approve-tui/cli"
+	"github.com/approve-tui/approve-tui/internal/pgtest"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/risk"
 	"github.com/approve-tui/approve-tui/serve"
@@ -79,7 +80,13 @@ func startRig(t *testing.T) *rig {
 
 func startRigWith(t testing.TB, dir string, tune func(*serve.Config)) *rig {
 	t.Helper()
-	r := &rig{t: t, db: filepath.Join(dir, "state.db"), keys: map[string]gossh.Signer{},
+	return startRigOn(t, dir, filepath.Join(dir, "state.db"), tune)
+}
+
+// startRigOn serves the store at db (a file, or a PostgreSQL URL).
+func startRigOn(t testing.TB, dir, db string, tune func(*serve.Config)) *rig {
+	t.Helper()
+	r := &rig{t: t, db: db, keys: map[string]gossh.Signer{},
 		approvers: filepath.Join(dir, "approvers"), watchers: filepath.Join(dir, "watchers"), logs: &syncBuffer{}}
 	s, err := storage.Open(context.Background(), r.db, storage.Options{Create: true})
 	if err != nil {
@@ -255,7 +262,17 @@ const enter = "\r"
 // decision names them by key; a watcher's approve is refused by the store,
 // and audited.
 func TestApproveOverSSH(t *testing.T) {
-	r := startRig(t)
+	approveOverSSH(t, startRig(t))
+}
+
+// The same over a PostgreSQL store: sessions decide proposals that agents
+// on other hosts submitted to the database.
+func TestApproveOverSSHOnPostgres(t *testing.T) {
+	pgtest.Require(t)
+	approveOverSSH(t, startRigOn(t, t.TempDir(), pgtest.Schema(t), nil))
+}
+
+func approveOverSSH(t *testing.T, r *rig) {
 	id := submit(t, r.s, "rm -rf /srv/over-ssh")
 	alice := r.console("alice")
 	alice.typeKeys("/")

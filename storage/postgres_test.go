@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/url"
@@ -204,5 +205,60 @@ func TestPostgresConcurrentSubmitOfOneID(t *testing.T) {
 	}
 	if res, err := stores[0].VerifyAudit(ctx); err != nil || !res.OK {
 		t.Fatalf("chain: %+v %v", res, err)
+	}
+}
+
+// The listening connection is dropped by the server: the watcher is woken
+// (commits may have been missed while it was down), listens again, and
+// sees the commits after it as before.
+func TestPostgresWatcherListensAgainAfterADrop(t *testing.T) {
+	postgresOnly(t)
+	c := newClock()
+	app := fmt.Sprintf("listen-drop-%d", time.Now().UnixNano())
+	path := tempDB(t) + "&application_name=" + app
+	s := openAt(t, path, c)
+	w, err := s.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	db := rawDB(t, path)
+	insert := func(id string) {
+		p := proposal(id, "rm -rf /x", model.RiskHigh, c.Now(), time.Hour)
+		mustExec(t, db, `INSERT INTO gateway_approvals (approval_id, created_at, expires_at, payload_json) VALUES (?, ?, ?, ?)`,
+			p.ApprovalID, p.CreatedAt, *p.ExpiresAt, string(model.EncodePayload(p)))
+	}
+	wait := func(what string) {
+		t.Helper()
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := w.Wait(wctx); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	insert("before-drop")
+	wait("a commit before the drop")
+
+	var killed int
+	if err := db.QueryRow(`SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE application_name = ? AND query LIKE 'LISTEN%'`, app).Scan(&killed); err != nil || killed != 1 {
+		t.Fatalf("terminated %d listening connections: %v", killed, err)
+	}
+	wait("the drop") // the loop says it may have missed commits
+	deadline := time.Now().Add(10 * time.Second)
+	for !w.Notifying() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !w.Notifying() {
+		t.Fatal("not listening again")
+	}
+	for changed, _ := w.Changed(ctx); changed; changed, _ = w.Changed(ctx) {
+	}
+	insert("after-drop")
+	wait("a commit after the drop")
+	var listening int
+	db.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE application_name = ? AND query LIKE 'LISTEN%'`, app).Scan(&listening)
+	if listening != 1 {
+		t.Fatalf("%d listening connections", listening)
 	}
 }
