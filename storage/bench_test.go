@@ -143,19 +143,27 @@ func BenchmarkConsume(b *testing.B) {
 	}
 }
 
+// bareConsumer is Consume's transaction as approve-tui runs it on the
+// backend at path, written by hand on a bare connection through the same
+// driver, with prepared statements and none of the store's logic: the row
+// read (FOR UPDATE on PostgreSQL), the compare-and-set, the chain's head
+// read (FOR UPDATE on PostgreSQL), the audit insert, the head update, the
+// rank delete. minimal: the compare-and-set alone (Hermes' transaction).
 func bareConsumer(b *testing.B, path, sync string, minimal bool) func(string) error {
+	e, driver, dsn := sqliteDialect, "sqlite", "file:"+path+"?_busy_timeout=60000&_pragma=synchronous("+sync+")"
 	if IsPostgresURL(path) {
-		return bareConsumerPostgres(b, path, minimal)
+		e, driver, dsn = postgresDialect, "pgx", path
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?_busy_timeout=60000&_pragma=synchronous("+sync+")")
+	db, err := sql.Open(driver, dsn)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { db.Close() })
-	c, err := db.Conn(ctx)
+	raw, err := db.Conn(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
+	c := &conn{Conn: raw, e: e}
 	prep := func(q string) *sql.Stmt {
 		st, err := c.PrepareContext(ctx, q)
 		if err != nil {
@@ -163,80 +171,16 @@ func bareConsumer(b *testing.B, path, sync string, minimal bool) func(string) er
 		}
 		return st
 	}
-	sel := prep(`SELECT payload_json FROM gateway_approvals WHERE approval_id = ?`)
+	sel := prep(`SELECT payload_json FROM gateway_approvals WHERE approval_id = ?` + e.lockRow())
 	upd := prep(`UPDATE gateway_approvals SET status = 'consumed', consumed_at = ?, consumed_by = ?
 		WHERE approval_id = ? AND status = 'pending' AND (expires_at IS NULL OR expires_at > ?) RETURNING consumed_at`)
-	head := prep(`SELECT value FROM approve_tui_meta WHERE key = 'audit_head'`)
+	head := prep(`SELECT value FROM approve_tui_meta WHERE key = 'audit_head'` + e.lockHead())
 	ins := prep(`INSERT INTO approve_tui_audit (seq, at, approval_id, event, outcome, reason, actor, surface, detail, prev_hash, hash)
 		VALUES ((SELECT COALESCE(MAX(seq), 0) + 1 FROM approve_tui_audit), ?, ?, 'approve', 'ok', '', 'alice@host', 'cli', '{}', ?, ?)`)
 	meta := prep(`UPDATE approve_tui_meta SET value = ? WHERE key = 'audit_head'`)
 	rank := prep(`DELETE FROM approve_tui_rank WHERE approval_id = ?`)
 	return func(id string) error {
-		if _, err := c.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
-			return err
-		}
-		now := model.Epoch(time.Now())
-		var at float64
-		var payload, h string
-		if !minimal {
-			if err := sel.QueryRowContext(ctx, id).Scan(&payload); err != nil {
-				return err
-			}
-		}
-		if err := upd.QueryRowContext(ctx, now, "alice@host via cli", id, now).Scan(&at); err != nil {
-			return err
-		}
-		if !minimal {
-			if err := head.QueryRowContext(ctx).Scan(&h); err != nil {
-				return err
-			}
-			if _, err := ins.ExecContext(ctx, now, id, h, h); err != nil {
-				return err
-			}
-			if _, err := meta.ExecContext(ctx, h); err != nil {
-				return err
-			}
-			if _, err := rank.ExecContext(ctx, id); err != nil {
-				return err
-			}
-		}
-		_, err := c.ExecContext(ctx, `COMMIT`)
-		return err
-	}
-}
-
-// bareConsumerPostgres is bareConsumer's transaction as approve-tui runs it
-// on PostgreSQL: the row read FOR UPDATE, the compare-and-set, the chain's
-// head read FOR UPDATE, the audit insert, the head update, the rank delete;
-// through the same driver (pgx's database/sql adapter), with prepared
-// statements, without any of the store's logic.
-func bareConsumerPostgres(b *testing.B, url string, minimal bool) func(string) error {
-	db, err := sql.Open("pgx", url)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
-	c, err := db.Conn(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	prep := func(q string) *sql.Stmt {
-		st, err := c.PrepareContext(ctx, q)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return st
-	}
-	sel := prep(`SELECT payload_json FROM gateway_approvals WHERE approval_id = $1 FOR UPDATE`)
-	upd := prep(`UPDATE gateway_approvals SET status = 'consumed', consumed_at = $1, consumed_by = $2
-		WHERE approval_id = $3 AND status = 'pending' AND (expires_at IS NULL OR expires_at > $4) RETURNING consumed_at`)
-	head := prep(`SELECT value FROM approve_tui_meta WHERE key = 'audit_head' FOR UPDATE`)
-	ins := prep(`INSERT INTO approve_tui_audit (seq, at, approval_id, event, outcome, reason, actor, surface, detail, prev_hash, hash)
-		VALUES ((SELECT COALESCE(MAX(seq), 0) + 1 FROM approve_tui_audit), $1, $2, 'approve', 'ok', '', 'alice@host', 'cli', '{}', $3, $4)`)
-	meta := prep(`UPDATE approve_tui_meta SET value = $1 WHERE key = 'audit_head'`)
-	rank := prep(`DELETE FROM approve_tui_rank WHERE approval_id = $1`)
-	return func(id string) error {
-		if _, err := c.ExecContext(ctx, `BEGIN`); err != nil {
+		if _, err := c.ExecContext(ctx, e.beginWrite()); err != nil {
 			return err
 		}
 		now := model.Epoch(time.Now())

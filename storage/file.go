@@ -203,15 +203,9 @@ func (f *dbfile) open(ctx context.Context, opt Options, isNew bool) error {
 	if f.wdb, err = sql.Open("sqlite", f.dsn(mode, busy)); err != nil {
 		return err
 	}
-	f.wdb.SetMaxOpenConns(1)
-	f.wdb.SetMaxIdleConns(1)
-	f.wdb.SetConnMaxLifetime(0)
-	f.wdb.SetConnMaxIdleTime(0)
-	w, err := f.wdb.Conn(ctx)
-	if err != nil {
+	if err := f.openWriter(ctx); err != nil {
 		return f.explainOpen(err)
 	}
-	f.w = &conn{Conn: w, e: f.eng}
 	f.busyMS = busy
 	// Readers never write; mode=ro makes the driver refuse if one tried.
 	rdb, err := sql.Open("sqlite", f.dsn("ro", busy)+readerCache)
@@ -243,6 +237,21 @@ func (f *dbfile) open(ctx context.Context, opt Options, isNew bool) error {
 	}
 	f.journal = strings.ToLower(f.journal)
 	return f.ensureSchemaLocked(ctx, opt)
+}
+
+// openWriter pins the one writer connection of the writer's pool (wdb),
+// which never holds more than that one, never closed for age or idleness.
+func (f *dbfile) openWriter(ctx context.Context) error {
+	f.wdb.SetMaxOpenConns(1)
+	f.wdb.SetMaxIdleConns(1)
+	f.wdb.SetConnMaxLifetime(0)
+	f.wdb.SetConnMaxIdleTime(0)
+	w, err := f.wdb.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	f.w = &conn{Conn: w, e: f.eng}
+	return nil
 }
 
 // explainOpen says why SQLite could not open or read the file, in words an

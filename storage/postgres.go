@@ -276,15 +276,9 @@ func acquirePostgres(ctx context.Context, db string, opt Options) (*dbfile, erro
 
 func (f *dbfile) openPostgres(ctx context.Context, opt Options) error {
 	f.wdb = stdlib.OpenDB(*f.pg.cfg.Copy())
-	f.wdb.SetMaxOpenConns(1)
-	f.wdb.SetMaxIdleConns(1)
-	f.wdb.SetConnMaxLifetime(0)
-	f.wdb.SetConnMaxIdleTime(0)
-	w, err := f.wdb.Conn(ctx)
-	if err != nil {
+	if err := f.openWriter(ctx); err != nil {
 		return classify("open", err)
 	}
-	f.w = &conn{Conn: w, e: f.eng}
 	f.busyMS = opt.BusyTimeout.Milliseconds()
 	if err := f.noteWriterPID(ctx); err != nil {
 		return classify("open", err)
