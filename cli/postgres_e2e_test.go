@@ -137,6 +137,34 @@ func TestPostgresTwoHostsOneConsoleInTmux(t *testing.T) {
 		t.Fatalf("audit: %+v %v", res, err)
 	}
 
+	// The Claude Code hook on a third host: no decision within its timeout
+	// is a deny, and the proposal is withdrawn.
+	hook := exec.Command(bin, "--db", db, "hook", "claude-code", "--timeout", "1s")
+	hook.Env = append(os.Environ(), model.EnvHost+"=host-c")
+	hook.Stdin = strings.NewReader(`{"tool_name":"Bash","tool_input":{"command":"rm -rf /srv/from-host-c"},"session_id":"s-c","hook_event_name":"PreToolUse","cwd":"/tmp"}`)
+	out, err := hook.Output()
+	if err != nil || !strings.Contains(string(out), `"permissionDecision":"deny"`) {
+		t.Fatalf("hook on host-c: %v\n%s", err, out)
+	}
+	tm.waitFor("history") // still drawing
+	recs, _ := s.List(context.Background(), storage.ListOptions{Status: storage.ListDenied})
+	withdrawn := false
+	for _, r := range recs {
+		if r.Command != "rm -rf /srv/from-host-c" {
+			continue
+		}
+		evs, _ := s.Audit(context.Background(), storage.AuditQuery{ApprovalID: r.ApprovalID})
+		for _, e := range evs {
+			withdrawn = withdrawn || (e.Event == storage.EventSubmit && strings.HasSuffix(e.Actor, "@host-c"))
+		}
+	}
+	if !withdrawn {
+		t.Fatalf("no withdrawn proposal submitted from host-c: %d denied", len(recs))
+	}
+	if res, err := s.VerifyAudit(context.Background()); err != nil || !res.OK {
+		t.Fatalf("audit after the hook: %+v %v", res, err)
+	}
+
 	// Into a SQLite file and back into another schema, verified each way.
 	file := filepath.Join(dir, "copy.db")
 	if out, err := cli(nil, "copy", "--from", db, "--to", file); err != nil || !strings.Contains(out, "verified") {

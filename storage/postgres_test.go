@@ -262,3 +262,40 @@ func TestPostgresWatcherListensAgainAfterADrop(t *testing.T) {
 		t.Fatalf("%d listening connections", listening)
 	}
 }
+
+// A statement that runs past statement_timeout is cancelled by the server:
+// the store says so, and nothing is written.
+func TestPostgresStatementTimeout(t *testing.T) {
+	postgresOnly(t)
+	c := newClock()
+	path := tempDB(t)
+	s := openAt(t, path, c)
+	mustSubmit(t, s, proposal("slow-0001", "rm -rf /srv/a", model.RiskHigh, c.Now(), time.Hour))
+	// Its own connections: a lock wait far longer than the statement may run.
+	short, err := Open(ctx, path+"&statement_timeout=300&application_name=short", Options{BusyTimeout: time.Minute, Now: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer short.Close()
+	db := rawDB(t, path)
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(`LOCK TABLE gateway_approvals IN EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = short.Consume(ctx, "slow-0001", "slow-0001", alice)
+	var un *UnavailableError
+	if !errors.As(err, &un) || !strings.Contains(err.Error(), "statement_timeout") {
+		t.Fatalf("consume past statement_timeout: %v", err)
+	}
+	tx.Rollback()
+	if r, _ := s.Get(ctx, "slow-0001"); r.Status != model.StatusPending {
+		t.Fatalf("row after the cancelled consume: %s", r.Status)
+	}
+	if _, err := short.Consume(ctx, "slow-0001", "slow-0001", alice); err != nil {
+		t.Fatalf("consume once the lock is gone: %v", err)
+	}
+}
