@@ -46,6 +46,7 @@ type app struct {
 	json        bool
 	lockTimeout time.Duration
 	readOnly    bool
+	color       string // --color: auto, always or never
 	// readers sizes the reader pool on PostgreSQL (0: the store's default,
 	// enough for a console; serve asks for more).
 	readers int
@@ -177,15 +178,20 @@ The database is --db, else $APPROVE_TUI_DB, else $HERMES_HOME/state.db
 (HERMES_HOME defaults to ~/.hermes): a path (or sqlite:PATH) for SQLite, a
 postgres://user@host/db?sslmode=... URL for PostgreSQL.
 ` + exitCodesHelp,
-		Args:              cobra.ArbitraryArgs,
-		RunE:              a.consoleRun,
-		SilenceUsage:      true,
-		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: true},
-		SilenceErrors:     true,
+		Version:       Build.String(),
+		Args:          cobra.ArbitraryArgs,
+		RunE:          a.consoleRun,
+		SilenceUsage:  true,
+		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			a.started = true
 			if a.lockTimeout < 0 {
 				return usageErrorf("--lock-timeout must not be negative")
+			}
+			switch a.color {
+			case "auto", "always", "never":
+			default:
+				return usageErrorf("--color %q: want auto, always or never", a.color)
 			}
 			return nil
 		},
@@ -196,15 +202,20 @@ postgres://user@host/db?sslmode=... URL for PostgreSQL.
 		}
 		return usageErrorf("%v", err)
 	})
+	root.SetVersionTemplate("approve-tui {{.Version}}\n")
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.db, "db", a.defaultDB(), "approval database: a SQLite file `path`, or a postgres:// URL (env APPROVE_TUI_DB)")
 	pf.BoolVar(&a.json, "json", false, "machine-readable JSON output")
 	pf.DurationVar(&a.lockTimeout, "lock-timeout", storage.DefaultBusyTimeout, "how long to wait for another process's lock")
 	pf.BoolVar(&a.readOnly, "read-only", false, "watch only: every decision is refused by the store, and the refusal audited (exit 6)")
+	pf.StringVar(&a.color, "color", "auto", "colour in output: auto (only on a terminal, without NO_COLOR or TERM=dumb), always or never")
 
 	root.Flags().StringVar(&a.follow, "follow", "", "start following the console of this `name` (pairing; f in the console)")
 	root.AddCommand(a.initCmd(), a.submitCmd(), a.listCmd(), a.showCmd(), a.approveCmd(),
-		a.denyCmd(), a.expireCmd(), a.waitCmd(), a.auditCmd(), a.demoCmd(), a.runCmd(), a.hookCmd(), a.headlessCmd(), a.lockoutsCmd(), a.serveCmd(), a.copyCmd())
+		a.denyCmd(), a.expireCmd(), a.waitCmd(), a.auditCmd(), a.demoCmd(), a.runCmd(), a.hookCmd(), a.headlessCmd(), a.lockoutsCmd(), a.serveCmd(), a.copyCmd(),
+		a.manCmd())
+	a.addCompletions(root)
+	root.SuggestionsMinimumDistance = 2
 	return root
 }
 
@@ -249,6 +260,38 @@ func (a *app) actor() model.Actor {
 	act := model.LocalActor(model.SurfaceCLI)
 	act.ReadOnly = a.readOnly
 	return act
+}
+
+// colorful reports whether output may carry colour: --color always, or
+// auto on a terminal without NO_COLOR (any value) or TERM=dumb.
+func (a *app) colorful() bool {
+	switch a.color {
+	case "always":
+		return true
+	case "never":
+		return false
+	}
+	return a.termW() > 0 && a.getenv("NO_COLOR") == "" && a.getenv("TERM") != "dumb"
+}
+
+// needTerminal refuses to start the console without a terminal on both
+// stdin and stdout: piped, it would draw into the pipe and wait for keys
+// that never come.
+func (a *app) needTerminal(what string) error {
+	in, out := isTerminal(a.in), isTerminal(a.rawOut)
+	var which string
+	switch {
+	case in && out:
+		return nil
+	case !in && !out:
+		which = "neither stdin nor stdout is a terminal"
+	case !in:
+		which = "stdin is not a terminal"
+	default:
+		which = "stdout is not a terminal"
+	}
+	return usageErrorf("%s needs a terminal, and %s (piped or redirected): for scripts use list, show, approve, deny or wait (--json), or headless to drive the console from a tape",
+		what, which)
 }
 
 // width is the output width for tables.

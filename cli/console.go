@@ -19,7 +19,10 @@ import (
 // database named by the global flags.
 func (a *app) consoleRun(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
-		return usageErrorf("unknown command %q", args[0])
+		return unknownCommand(cmd.Root(), args[0])
+	}
+	if err := a.needTerminal("the console"); err != nil {
+		return err
 	}
 	s, err := a.open(cmd.Context(), false)
 	if err != nil {
@@ -68,6 +71,9 @@ and documentation can refer to them.` + exitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, cancel := context.WithCancel(cmd.Context())
 			defer cancel()
+			if err := a.needTerminal("the demo console"); err != nil {
+				return err
+			}
 			s, cleanup, err := a.freshStore(ctx, cmd.Flags().Changed("db"), "the demo", nil)
 			if err != nil {
 				return err

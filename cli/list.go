@@ -24,8 +24,12 @@ left; others newest first.
 Columns: FLAG ("!" suspicious: hidden characters in an agent string, shown
 escaped; "CORRUPT": the row cannot be trusted and can only be denied), ID,
 RISK (HIGH/MED/LOW, UNKN for unknown), STATUS, WHEN (time left, or when and
-by whom it was decided), SESSION, COMMAND (cut to the terminal width, else $COLUMNS, else 100
-columns, with an ellipsis).
+by whom it was decided), SESSION, COMMAND.
+
+On a terminal the columns are aligned and COMMAND is cut to the width, with
+an ellipsis (risk in colour unless --color never, NO_COLOR or TERM=dumb).
+Piped or redirected, each row is one line of tab-separated fields, every
+field whole (cut -f, awk -F'\t'); --json gives everything.
 
 With --json: an array of proposal objects (see show --help).
 ` + exitCodesHelp,
@@ -90,13 +94,50 @@ func (a *app) writeTable(recs []*storage.Record, now time.Time) {
 			line(r.Command),
 		})
 	}
-	a.writeRows(rows)
+	a.writeRowsPainted(rows, func(col int, cell, padded string) string {
+		switch col {
+		case 0:
+			if cell != "" {
+				return sgr("1;31", padded)
+			}
+		case 2:
+			return sgr(riskSGR[cell], padded)
+		}
+		return padded
+	})
+}
+
+// riskSGR colours a RISK cell when output is in colour (the 16 ANSI
+// colours, which every colour terminal maps to its own palette).
+var riskSGR = map[string]string{"CRIT": "1;35", "HARD": "1;35", "UNKN": "1;31", "HIGH": "31", "MED": "33", "LOW": "32"}
+
+// sgr wraps s in an SGR colour sequence ("" leaves it alone).
+func sgr(code, s string) string {
+	if code == "" {
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
 }
 
 // writeRows prints sanitised cells as aligned columns; the last column
 // takes the rest of the width and is cut with an ellipsis (never below 20
 // cells).
-func (a *app) writeRows(rows [][]string) {
+func (a *app) writeRows(rows [][]string) { a.writeRowsPainted(rows, nil) }
+
+// writeRowsPainted is writeRows with paint colouring a cell (after padding,
+// so widths are the text's) when output is in colour. Not on a terminal
+// the rows are tab-separated, every field whole, for other tools: cells are
+// sanitised single lines, so none holds a tab or a newline.
+func (a *app) writeRowsPainted(rows [][]string, paint func(col int, cell, padded string) string) {
+	if a.termW() == 0 && a.color != "always" {
+		for _, row := range rows {
+			a.printf("%s\n", strings.Join(row, "\t"))
+		}
+		return
+	}
+	if !a.colorful() {
+		paint = nil
+	}
 	n := len(rows[0])
 	widths := make([]int, n-1)
 	for _, row := range rows {
@@ -109,10 +150,14 @@ func (a *app) writeRows(rows [][]string) {
 		used += w + 2
 	}
 	lastW := max(a.width()-used, 20)
-	for _, row := range rows {
+	for i, row := range rows {
 		var b strings.Builder
 		for j, c := range row[:n-1] {
-			b.WriteString(pad(c, widths[j]))
+			cell := pad(c, widths[j])
+			if paint != nil && i > 0 {
+				cell = paint(j, c, cell)
+			}
+			b.WriteString(cell)
 			b.WriteString("  ")
 		}
 		b.WriteString(cut(row[n-1], lastW))

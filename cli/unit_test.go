@@ -260,3 +260,70 @@ func TestGuardWriter(t *testing.T) {
 		t.Fatalf("flush: %q", b.String())
 	}
 }
+
+// On a terminal, list aligns its columns, cuts the command to the width with
+// an ellipsis, and colours the risk unless NO_COLOR, TERM=dumb or --color
+// never say otherwise.
+func TestListFitsTheTerminal(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "state.db")
+	if code, _, stderr := run(t, db, false, "", "init"); code != 0 {
+		t.Fatal(stderr)
+	}
+	long := "echo " + strings.Repeat("a", 200)
+	if code, _, stderr := run(t, db, false, "", "submit", "--risk", "high", "--", long); code != 0 {
+		t.Fatal(stderr)
+	}
+	onTerminal := func(env map[string]string, args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		a := newApp(strings.NewReader(""), &out, &errb)
+		a.termW = func() int { return 80 }
+		a.getenv = func(k string) string {
+			if k == "APPROVE_TUI_DB" {
+				return db
+			}
+			return env[k]
+		}
+		if code := a.execute(context.Background(), args); code != 0 {
+			t.Fatalf("%v: %d %s", args, code, errb.String())
+		}
+		return out.String()
+	}
+	out := onTerminal(nil, "list")
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if w := cells(ansiStrip(l)); w > 80 {
+			t.Fatalf("line of %d cells on an 80-cell terminal: %q", w, l)
+		}
+	}
+	if !strings.Contains(out, "…") || strings.Contains(out, strings.Repeat("a", 100)) {
+		t.Fatalf("long command not cut: %q", out)
+	}
+	if !strings.Contains(out, "\x1b[31mHIGH\x1b[0m") || !strings.HasPrefix(out, "FLAG  ID") {
+		t.Fatalf("no aligned, coloured table: %q", out)
+	}
+	for _, env := range []map[string]string{{"NO_COLOR": "1"}, {"TERM": "dumb"}} {
+		if out := onTerminal(env, "list"); strings.Contains(out, "\x1b") {
+			t.Fatalf("colour with %v: %q", env, out)
+		}
+	}
+	if out := onTerminal(nil, "list", "--color", "never"); strings.Contains(out, "\x1b") {
+		t.Fatalf("colour with --color never: %q", out)
+	}
+}
+
+// ansiStrip drops SGR sequences (for measuring what a terminal shows).
+func ansiStrip(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '[' {
+			j := i + 2
+			for j < len(s) && s[j] != 'm' {
+				j++
+			}
+			i = j
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

@@ -8,6 +8,11 @@ import (
 	"github.com/approve-tui/approve-tui/cli"
 )
 
+// Stamped at release build (goreleaser's -X main.version=… and so on);
+// empty in other builds, which take what Go recorded instead.
+var version, commit, date string
+
 func main() {
+	cli.Build = cli.BuildInfo{Version: version, Commit: commit, Date: date}
 	os.Exit(cli.Execute(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/approve-tui/approve-tui/storage"
+	"github.com/spf13/cobra"
+	"github.com/spf13/cobra/doc"
+)
+
+// Shell completion (cobra's `completion bash|zsh|fish|powershell`): command
+// and flag names, pending approval ids with their command as the
+// description, statuses and the other enumerated flag values. Man pages are
+// generated from the same command tree (`man DIR`).
+
+// completionLockTimeout bounds a completion's wait for the store: a shell
+// must not hang on a tab.
+const completionLockTimeout = 500 * time.Millisecond
+
+// completeIDs lists the ids of proposals in status, most urgent first, each
+// with its risk and command (sanitised, cut) as the description.
+func (a *app) completeIDs(status storage.StatusFilter) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Second)
+		defer cancel()
+		s, err := storage.Open(ctx, a.db, storage.Options{ReadOnly: true, BusyTimeout: completionLockTimeout})
+		if err != nil {
+			cobra.CompDebugln("approve-tui: "+err.Error(), true)
+			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
+		}
+		defer s.Close()
+		recs, err := s.List(ctx, storage.ListOptions{Status: status, Limit: 500})
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
+		}
+		var out []cobra.Completion
+		for _, r := range recs {
+			id := r.ApprovalID
+			// An id the shell cannot take as one word (spaces, quotes,
+			// non-ASCII) is not offered: it is to be typed, not completed.
+			if !strings.HasPrefix(id, toComplete) || id != line(id) || strings.ContainsAny(id, " \t'\"\\$`") {
+				continue
+			}
+			out = append(out, cobra.CompletionWithDesc(id, cut(r.EffectiveRisk.Short()+" "+line(r.Command), 60)))
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
+	}
+}
+
+// addCompletions wires the completions into the command tree.
+func (a *app) addCompletions(root *cobra.Command) {
+	fixed := func(values ...string) cobra.CompletionFunc {
+		return cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp)
+	}
+	_ = root.RegisterFlagCompletionFunc("color", fixed("auto", "always", "never"))
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "approve", "deny", "wait":
+			c.ValidArgsFunction = a.completeIDs(storage.ListPending)
+		case "show":
+			c.ValidArgsFunction = a.completeIDs(storage.ListAll)
+		case "list":
+			_ = c.RegisterFlagCompletionFunc("status", fixed("pending", "consumed", "denied", "expired", "blocked", "all"))
+		case "audit":
+			_ = c.RegisterFlagCompletionFunc("id", a.completeIDs(storage.ListAll))
+		case "submit", "run":
+			_ = c.RegisterFlagCompletionFunc("risk", fixed("low", "medium", "high"))
+		case "hook":
+			for _, h := range c.Commands() {
+				if h.Flags().Lookup("low") != nil {
+					_ = h.RegisterFlagCompletionFunc("low", fixed("pass", "allow"))
+				}
+			}
+		}
+	}
+}
+
+func (a *app) manCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "man DIR",
+		Short: "Write the man pages (section 1) of every command into DIR",
+		Long: `Write one man page per command (approve-tui.1, approve-tui-list.1, ...) into
+DIR, made from the same help text as --help. Install them where man looks
+(for example ~/.local/share/man/man1), or read one with man -l FILE.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := args[0]
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return exitf(ExitError, "man pages: %v", err)
+			}
+			root := cmd.Root()
+			root.DisableAutoGenTag = true
+			header := &doc.GenManHeader{Title: "APPROVE-TUI", Section: "1", Source: "approve-tui " + Build.resolved().Version,
+				Manual: "approve-tui manual"}
+			if err := doc.GenManTree(root, header, dir); err != nil {
+				return exitf(ExitError, "man pages: %v", err)
+			}
+			n := 0
+			if entries, err := os.ReadDir(dir); err == nil {
+				for _, e := range entries {
+					if strings.HasSuffix(e.Name(), ".1") {
+						n++
+					}
+				}
+			}
+			a.printf("wrote %d man pages to %s\n", n, dir)
+			return nil
+		},
+	}
+}
+
+// unknownCommand is the error for a word that is no command, with cobra's
+// suggestions of what was meant.
+func unknownCommand(root *cobra.Command, word string) error {
+	msg := fmt.Sprintf("unknown command %q", word)
+	if s := root.SuggestionsFor(word); len(s) > 0 {
+		msg += "; did you mean " + strings.Join(s, " or ") + "?"
+	}
+	return usageErrorf("%s", msg)
+}
