@@ -19,16 +19,22 @@ import (
 	"github.com/approve-tui/approve-tui/storage"
 )
 
-// The Claude Code PreToolUse hook (`approve-tui hook claude-code`, SPEC §6).
-// Claude Code runs it before each tool call, writes the call as JSON on its
-// stdin, and reads a decision as JSON on its stdout. Claude Code lets the
-// call run when a hook crashes, times out or exits with an unexpected code,
-// so the hook always answers, in time, with exactly one JSON object and
-// exit code 0 for every Bash call it handles; anything that goes wrong is a
-// deny with the reason.
+// Agent hooks (`approve-tui hook claude-code|codex|gemini`, SPEC §6). An
+// agent runs its hook before a tool call, writes the call as JSON on its
+// stdin, and reads a decision on its stdout. Every agent lets the call run
+// when its hook crashes, times out or exits with an unexpected code, so the
+// hook always answers, in time, in its agent's protocol; anything that goes
+// wrong is a deny with the reason.
+//
+// One core does the work for every agent: read the input, submit the
+// proposal, wait for the decision heartbeating as its live waiter, re-check
+// it, and answer, failing closed. A small adapter per agent (hook_claude.go,
+// hook_codex.go, hook_gemini.go) decodes its input into a hookCall and
+// encodes the HookAnswer in its own JSON.
 
-// DefaultHookTimeout is how long the hook waits for a decision by default:
-// well within Claude Code's own 600 s hook timeout.
+// DefaultHookTimeout is how long a hook waits for a decision by default:
+// well within Claude Code's and Codex's own 600 s hook timeouts. (Gemini
+// CLI's default is 60 s: its command defaults to DefaultGeminiTimeout.)
 const DefaultHookTimeout = 300 * time.Second
 
 // hookTTLMargin is how long after the hook's deadline its proposal expires:
@@ -39,25 +45,40 @@ const hookTTLMargin = 5 * time.Second
 // withdrawTimeout bounds the hook's withdrawal after its deadline.
 const withdrawTimeout = 10 * time.Second
 
-// maxHookInput bounds the input read from Claude Code.
+// maxHookInput bounds the input read from the agent.
 const maxHookInput = 4 << 20
 
 // The --low policies: what the hook answers for a command no rule matches.
 const (
-	// LowDefer prints nothing: Claude Code's own permission rules apply.
-	LowDefer = "defer"
-	// LowAllow allows it (audited as allowed by policy).
+	// LowPass prints no decision: the agent's own permission rules apply.
+	LowPass = "pass"
+	// LowAllow allows it (audited as allowed by policy), where the agent's
+	// protocol can say allow.
 	LowAllow = "allow"
+	// LowDefer is the old name of LowPass, still accepted. Deprecated: it
+	// reads like Claude Code's own "defer" decision, which is something
+	// else (the hook never answers defer).
+	LowDefer = "defer"
 )
 
-// HookOptions configure ClaudeCodeHook.
+// Agent names an agent whose hook protocol a HookAnswer speaks.
+type Agent string
+
+// The agents with a hook. The zero Agent is Claude Code.
+const (
+	AgentClaudeCode Agent = "claude-code"
+	AgentCodex      Agent = "codex"
+	AgentGemini     Agent = "gemini"
+)
+
+// HookOptions configure a hook.
 type HookOptions struct {
 	// Timeout is the longest the hook takes, waiting included
 	// (DefaultHookTimeout when not positive). When it passes, the proposal
 	// is withdrawn and the answer is deny.
 	Timeout time.Duration
-	// Low is the policy for low-risk commands: LowDefer (the default) or
-	// LowAllow.
+	// Low is the policy for commands no rule matches: LowPass (the
+	// default), LowAllow, or the deprecated LowDefer (LowPass).
 	Low string
 	// Open opens the store; it is called only when the store is needed.
 	Open func(ctx context.Context) (*storage.Store, error)
@@ -69,191 +90,226 @@ type HookOptions struct {
 	Log io.Writer
 }
 
-// HookInput is Claude Code's PreToolUse input: the keys the hook uses
-// (others are ignored). ToolInput is decoded only for Bash, whose input is
-// {"command": ..., "description": ...}: other tools' inputs have other
-// shapes.
-type HookInput struct {
-	SessionID      string          `json:"session_id"`
-	TranscriptPath string          `json:"transcript_path"`
-	Cwd            string          `json:"cwd"`
-	HookEventName  string          `json:"hook_event_name"`
-	ToolName       string          `json:"tool_name"`
-	ToolInput      json.RawMessage `json:"tool_input"`
-	ToolUseID      string          `json:"tool_use_id"`
-	PermissionMode string          `json:"permission_mode"`
-	// ToolResponse is PostToolUse's report of the call.
-	ToolResponse json.RawMessage `json:"tool_response"`
-}
-
-// bashInput is the Bash tool's input.
-type bashInput struct {
-	Command     *string `json:"command"`
-	Description string  `json:"description"`
-}
-
-// HookAnswer is the hook's answer.
+// HookAnswer is a hook's answer, in the protocol of Agent.
 type HookAnswer struct {
-	// Silent: print nothing (not a call the hook handles, or a low-risk
-	// command under LowDefer); Claude Code's own rules apply.
+	// Agent is the protocol JSON speaks ("": Claude Code).
+	Agent Agent
+	// Silent: print nothing (not a call the hook handles, or a command no
+	// rule matches under LowPass); the agent's own rules apply.
 	Silent bool
-	// Decision is "allow" or "deny".
+	// Decision is "allow" or "deny"; anything else is a deny.
 	Decision string
-	// Reason is shown to the user (allow) or to Claude (deny).
+	// Reason is shown to the user (allow) or to the model (deny).
 	Reason string
-	// ApprovalID is the proposal waited on, if any.
+	// ApprovalID is the proposal decided, if any.
 	ApprovalID string
 }
 
-// JSON is the answer as Claude Code reads it, one line, or nil when
-// Silent. It never carries updatedInput: the hook never rewrites the
-// command.
+// JSON is the answer as its agent reads it, one line, or nil when there is
+// nothing to print (Silent, or an allow in a protocol that cannot say
+// allow). It never rewrites the tool input.
 func (a HookAnswer) JSON() []byte {
 	if a.Silent {
 		return nil
 	}
-	type specific struct {
-		HookEventName            string `json:"hookEventName"`
-		PermissionDecision       string `json:"permissionDecision"`
-		PermissionDecisionReason string `json:"permissionDecisionReason"`
+	if a.Decision != "allow" {
+		a.Decision = "deny" // anything unexpected fails closed
 	}
-	var out struct {
-		HookSpecificOutput specific `json:"hookSpecificOutput"`
+	a.Reason = model.Sanitize(a.Reason, model.Line)
+	switch a.Agent {
+	case AgentCodex:
+		return codexJSON(a)
+	case AgentGemini:
+		return geminiJSON(a)
 	}
-	decision := a.Decision
-	if decision != "allow" {
-		decision = "deny" // anything unexpected fails closed
-	}
-	out.HookSpecificOutput = specific{HookEventName: "PreToolUse", PermissionDecision: decision,
-		PermissionDecisionReason: model.Sanitize(a.Reason, model.Line)}
+	return claudeJSON(a)
+}
+
+// Denied is a deny in agent's protocol, for the failures found before any
+// hook ran (bad flags): reason is given as it is.
+func Denied(agent Agent, reason string) HookAnswer {
+	return HookAnswer{Agent: agent, Decision: "deny", Reason: reason}
+}
+
+// encodeLine encodes v as one line of JSON, HTML characters as they are.
+func encodeLine(v any) []byte {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(out) // cannot fail: strings only
+	_ = enc.Encode(v) // cannot fail: strings and booleans only
 	return b.Bytes()
 }
 
-func hookDeny(format string, args ...any) HookAnswer {
-	return HookAnswer{Decision: "deny", Reason: "approve-tui: " + fmt.Sprintf(format, args...)}
+// callEvent is what kind of event a hook call is.
+type callEvent int
+
+const (
+	eventOther callEvent = iota // not one the hook has a say in: no output
+	eventPre                    // before the tool runs: the hook decides
+	eventPost                   // after it ran: record the execution
+)
+
+// hookCall is one event as an agent's adapter decoded it.
+type hookCall struct {
+	event callEvent
+	// tool is the tool's name; guarded says the hook gates it (a shell).
+	tool    string
+	guarded bool
+	// command is the command to run (nil: none given).
+	command     *string
+	description string
+	sessionID   string
+	cwd         string
+	// key names the call within its session (Claude Code's and Codex's
+	// tool_use_id): the proposal's id derives from it, so a second hook
+	// process on the same call rejoins the first one's proposal. "" draws a
+	// fresh id.
+	key string
+	// unknownRisk: the rules do not cover this shell (PowerShell): a
+	// command no rule matches still needs approval.
+	unknownRisk bool
+	// background: the tool starts the command and returns without waiting.
+	background bool
+	// outcome and outcomeReason: for eventPost, the execution to record.
+	outcome       model.ExecutionStatus
+	outcomeReason string
 }
 
-func hookAllow(format string, args ...any) HookAnswer {
-	return HookAnswer{Decision: "allow", Reason: "approve-tui: " + fmt.Sprintf(format, args...)}
+// protocol is an agent's side of the hook.
+type protocol struct {
+	agent Agent
+	// requester names the agent in proposals; sessions are requester:ID.
+	requester string
+	// idPrefix starts its proposals' ids.
+	idPrefix string
+	// preEvent names its pre-tool event in messages.
+	preEvent string
+	// canAllow: its pre-tool answer can say allow (Codex's cannot: an
+	// allowed call is answered with no output).
+	canAllow bool
+	// decode reads one event; deny, when not empty, is why the input is
+	// refused.
+	decode func(data []byte) (c hookCall, deny string)
 }
 
-// HookID is the approval id of the Bash call tool_use_id of session
-// sessionID: the same call always maps to the same proposal, so a second
-// hook process on it (Claude Code runs matching hooks in parallel) waits on
-// the first one's proposal instead of submitting another. "cc-" and 9 bytes
-// of SHA-256, URL-safe base64: 15 characters an operator can type.
-func HookID(sessionID, toolUseID string) string {
-	h := sha256.Sum256([]byte(sessionID + "\x00" + toolUseID))
-	return "cc-" + base64.RawURLEncoding.EncodeToString(h[:9])
+// callID is the approval id of the call key of session sessionID: prefix
+// and 9 bytes of SHA-256, URL-safe base64: 15 characters an operator can
+// type.
+func callID(prefix, sessionID, key string) string {
+	h := sha256.Sum256([]byte(sessionID + "\x00" + key))
+	return prefix + base64.RawURLEncoding.EncodeToString(h[:9])
 }
 
 // errHookTimeout is the cause of a hook that reached its timeout.
 var errHookTimeout = errors.New("hook timeout")
 
-// ClaudeCodeHook reads one PreToolUse call from in and decides it:
-//   - not the Bash tool, or another event: Silent (after a PostToolUse or
-//     PostToolUseFailure event of a Bash call it let through, it records
-//     that the command ran: executed);
+// runHook reads one event from in and decides it in p's protocol:
+//   - not a call the hook gates, or an event it has no say in: Silent
+//     (after a post-tool event of a call it let through, it records the
+//     execution);
 //   - malformed input: deny;
 //   - a hardline command: deny at once, audited, never submitted (Hermes
-//     never runs one, and an operator's approval must not make Claude Code
+//     never runs one, and an operator's approval must not make the agent
 //     run it);
-//   - a command no rule matches: the Low policy (Silent, or allow, audited);
-//   - otherwise: submit a proposal (session claude-code:SESSION, requester
-//     claude-code, the call's description as context, id HookID), heartbeat
-//     as its waiter, wait for the decision, and allow only an approved
-//     proposal whose pinned command is this call's command, byte for byte,
-//     and whose risk has not risen since (runtime guard); denied, expired,
-//     timed out (withdrawn) or any failure: deny, with the reason.
+//   - a command no rule matches, in a shell the rules cover: the Low policy
+//     (Silent, or allow, audited);
+//   - otherwise: submit a proposal (session REQUESTER:SESSION, the call's
+//     description as context, its id derived from the call), heartbeat as
+//     its waiter, wait for the decision, and allow only an approved proposal
+//     whose pinned command is this call's command, byte for byte, and whose
+//     risk has not risen since (runtime guard); denied, expired, timed out
+//     (withdrawn) or any failure: deny, with the reason.
 //
 // It never panics: a panic becomes a deny.
-func ClaudeCodeHook(ctx context.Context, in io.Reader, o HookOptions) (ans HookAnswer) {
+func runHook(ctx context.Context, in io.Reader, o HookOptions, p *protocol) (ans HookAnswer) {
+	h := &hook{o: o, p: p}
 	defer func() {
 		if v := recover(); v != nil {
 			if o.Log != nil {
 				fmt.Fprintf(o.Log, "approve-tui hook: panic: %v\n%s", v, debug.Stack())
 			}
-			ans = hookDeny("internal error (%v); denied to be safe", v)
+			ans = h.deny("internal error (%v); denied to be safe", v)
 		}
 	}()
-	if o.Timeout <= 0 {
-		o.Timeout = DefaultHookTimeout
+	if h.o.Timeout <= 0 {
+		h.o.Timeout = DefaultHookTimeout
 	}
-	switch o.Low {
-	case "":
-		o.Low = LowDefer
-	case LowDefer, LowAllow:
+	switch h.o.Low {
+	case "", LowDefer:
+		h.o.Low = LowPass
+	case LowPass:
+	case LowAllow:
+		if !p.canAllow {
+			return h.deny("--low allow cannot be said in %s's %s protocol; denied to be safe", p.requester, p.preEvent)
+		}
 	default:
-		return hookDeny("bad --low policy %q (want allow or defer); denied to be safe", o.Low)
+		return h.deny("bad --low policy %q (want pass or allow); denied to be safe", h.o.Low)
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, o.Timeout, errHookTimeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, h.o.Timeout, errHookTimeout)
 	defer cancel()
-	h := &hook{o: o}
 
 	data, err := readInput(ctx, in)
 	if err != nil {
-		return hookDeny("could not read the PreToolUse input: %v", err)
+		return h.deny("could not read the %s input: %v", p.preEvent, err)
 	}
-	var hin HookInput
-	if err := decodeOne(data, &hin); err != nil {
-		return hookDeny("malformed PreToolUse input (%v); denied to be safe", err)
+	c, deny := p.decode(data)
+	if deny != "" {
+		return h.deny("%s; denied to be safe", deny)
 	}
-	switch hin.HookEventName {
-	case "", "PreToolUse":
-	case "PostToolUse", "PostToolUseFailure":
-		h.after(ctx, &hin)
-		return HookAnswer{Silent: true}
-	default:
-		return HookAnswer{Silent: true}
+	switch c.event {
+	case eventPost:
+		h.after(ctx, &c)
+		return h.silent()
+	case eventOther:
+		return h.silent()
 	}
-	if hin.ToolName == "" {
-		return hookDeny("malformed PreToolUse input: no tool_name; denied to be safe")
+	if !c.guarded {
+		return h.silent()
 	}
-	if hin.ToolName != "Bash" {
-		return HookAnswer{Silent: true}
+	if c.command == nil || strings.TrimSpace(*c.command) == "" {
+		return h.deny("a %s call without a command; denied to be safe", c.tool)
 	}
-	var bi bashInput
-	if len(hin.ToolInput) == 0 {
-		return hookDeny("malformed PreToolUse input: a Bash call without tool_input; denied to be safe")
-	}
-	if err := decodeOne(hin.ToolInput, &bi); err != nil {
-		return hookDeny("malformed Bash tool_input (%v); denied to be safe", err)
-	}
-	if bi.Command == nil || strings.TrimSpace(*bi.Command) == "" {
-		return hookDeny("a Bash call without a command; denied to be safe")
-	}
-	command := *bi.Command
+	command := *c.command
 	if strings.ContainsRune(command, '\uFFFD') {
 		// Invalid UTF-8 or a lone surrogate became U+FFFD when decoded: the
-		// bytes pinned would not be the ones Claude Code runs.
-		return hookDeny("the command holds characters that cannot be pinned exactly (U+FFFD); denied to be safe")
+		// bytes pinned would not be the ones the agent runs.
+		return h.deny("the command holds characters that cannot be pinned exactly (U+FFFD); denied to be safe")
 	}
 
 	v := risk.Classify(command)
 	switch {
 	case v.Hardline:
-		return h.hardline(ctx, &hin, command, v)
-	case len(v.Matches) == 0:
-		if o.Low == LowDefer {
-			return HookAnswer{Silent: true}
+		return h.hardline(ctx, &c, command, v)
+	case len(v.Matches) == 0 && !c.unknownRisk:
+		if h.o.Low == LowPass {
+			return h.silent()
 		}
-		return h.allowLow(ctx, &hin, command)
+		return h.allowLow(ctx, &c, command)
 	}
-	return h.ask(ctx, &hin, command, bi.Description)
+	return h.ask(ctx, &c, command, v)
 }
 
 type hook struct {
 	o HookOptions
+	p *protocol
 }
 
 func (h *hook) logf(format string, args ...any) {
 	if h.o.Log != nil {
 		fmt.Fprintf(h.o.Log, "approve-tui: "+format+"\n", args...)
 	}
+}
+
+func (h *hook) silent() HookAnswer {
+	return HookAnswer{Agent: h.p.agent, Silent: true}
+}
+
+func (h *hook) deny(format string, args ...any) HookAnswer {
+	return HookAnswer{Agent: h.p.agent, Decision: "deny", Reason: "approve-tui: " + fmt.Sprintf(format, args...)}
+}
+
+func (h *hook) allow(id, format string, args ...any) HookAnswer {
+	return HookAnswer{Agent: h.p.agent, Decision: "allow", Reason: "approve-tui: " + fmt.Sprintf(format, args...), ApprovalID: id}
 }
 
 // readInput reads all of in, at most maxHookInput bytes, before ctx ends.
@@ -298,55 +354,49 @@ func decodeOne(data []byte, v any) error {
 }
 
 // session is the proposal's session key.
-func session(hin *HookInput) string {
-	if hin.SessionID == "" {
-		return "claude-code:unknown"
+func (h *hook) session(c *hookCall) string {
+	if c.sessionID == "" {
+		return h.p.requester + ":unknown"
 	}
-	return "claude-code:" + hin.SessionID
+	return h.p.requester + ":" + c.sessionID
 }
 
-func (h *hook) policy(hin *HookInput, command, decision, reason string, level model.RiskLevel) *storage.PolicyRecord {
-	return &storage.PolicyRecord{Decision: decision, Reason: reason, Command: command, Cwd: hin.Cwd,
-		SessionKey: session(hin), Requester: "claude-code", Risk: level}
+// id is the call's approval id ("" when the call has no key).
+func (h *hook) id(c *hookCall) string {
+	if c.key == "" {
+		return ""
+	}
+	return callID(h.p.idPrefix, c.sessionID, c.key)
 }
 
-// after records that Claude Code ran an approved Bash call: it sends
-// PostToolUse (PostToolUseFailure when the tool failed) once the command
-// has ended, so executed is recorded after it ran, never before. Only a
-// proposal of this hook (its id derived from the same call), approved, and
-// pinning exactly this command is marked; anything else is left alone. It
-// prints nothing: the hook has no say after the fact.
-func (h *hook) after(ctx context.Context, hin *HookInput) {
-	if hin.ToolName != "Bash" || hin.ToolUseID == "" {
+func (h *hook) policy(c *hookCall, command, decision, reason string, level model.RiskLevel) *storage.PolicyRecord {
+	return &storage.PolicyRecord{Decision: decision, Reason: reason, Command: command, Cwd: c.cwd,
+		SessionKey: h.session(c), Requester: h.p.requester, Risk: level}
+}
+
+// after records what the agent reported of a call it ran after the hook
+// allowed it: executed once the command ended (never before), started when
+// it was only launched (a background call, whose end the agent does not
+// report). Only a proposal of this hook (its id derived from the same
+// call), approved, not marked yet, and pinning exactly this command is
+// marked; anything else is left alone. It prints nothing: the hook has no
+// say after the fact.
+func (h *hook) after(ctx context.Context, c *hookCall) {
+	if !c.guarded || c.key == "" || c.command == nil || c.outcome == "" {
 		return
 	}
-	var bi bashInput
-	if decodeOne(hin.ToolInput, &bi) != nil || bi.Command == nil {
-		return
-	}
-	var resp struct {
-		Interrupted bool `json:"interrupted"`
-	}
-	_ = json.Unmarshal(hin.ToolResponse, &resp)
 	s, err := h.o.Open(ctx)
 	if err != nil {
-		h.logf("warning: cannot record the outcome of tool_use_id %s: %v", model.Sanitize(hin.ToolUseID, model.Line), err)
+		h.logf("warning: cannot record the outcome of call %s: %v", model.Sanitize(c.key, model.Line), err)
 		return
 	}
 	defer s.Close()
-	id := HookID(hin.SessionID, hin.ToolUseID)
+	id := h.id(c)
 	rec, err := s.Get(ctx, id)
-	if err != nil || rec.Status != model.StatusConsumed || rec.ExecutionStatus != model.ExecNotStarted || rec.Command != *bi.Command {
+	if err != nil || rec.Status != model.StatusConsumed || rec.ExecutionStatus != model.ExecNotStarted || rec.Command != *c.command {
 		return // not a call this hook let through (low risk, or another command)
 	}
-	reason := "ran in Claude Code (" + hin.HookEventName + ")"
-	switch {
-	case resp.Interrupted:
-		reason = "ran in Claude Code, interrupted (" + hin.HookEventName + ")"
-	case hin.HookEventName == "PostToolUseFailure":
-		reason = "ran in Claude Code, which reported a failure (PostToolUseFailure)"
-	}
-	if err := s.RecordExecution(ctx, id, model.ExecExecuted, reason, h.o.Actor); err != nil {
+	if err := s.RecordExecution(ctx, id, c.outcome, c.outcomeReason, h.o.Actor); err != nil {
 		var it *storage.InvalidTransitionError
 		if !errors.As(err, &it) {
 			h.logf("warning: could not record that %s ran: %v", id, err)
@@ -356,12 +406,12 @@ func (h *hook) after(ctx context.Context, hin *HookInput) {
 
 // hardline denies a hardline command without submitting it; the refusal is
 // audited when the store can be written.
-func (h *hook) hardline(ctx context.Context, hin *HookInput, command string, v risk.Verdict) HookAnswer {
-	ans := hookDeny("refused: the command matches a hardline rule (%s), which is never run, whoever approves; do not retry it", v.Reason())
+func (h *hook) hardline(ctx context.Context, c *hookCall, command string, v risk.Verdict) HookAnswer {
+	ans := h.deny("refused: the command matches a hardline rule (%s), which is never run, whoever approves; do not retry it", v.Reason())
 	s, err := h.o.Open(ctx)
 	if err == nil {
 		defer s.Close()
-		err = s.RecordPolicy(ctx, h.policy(hin, command, storage.PolicyDeny, "hardline: "+v.Reason(), v.Level), h.o.Actor)
+		err = s.RecordPolicy(ctx, h.policy(c, command, storage.PolicyDeny, "hardline: "+v.Reason(), v.Level), h.o.Actor)
 	}
 	if err != nil {
 		h.logf("warning: the hardline refusal could not be audited: %v", err)
@@ -371,34 +421,55 @@ func (h *hook) hardline(ctx context.Context, hin *HookInput, command string, v r
 
 // allowLow allows a command no rule matches under the LowAllow policy: only
 // once the decision is audited.
-func (h *hook) allowLow(ctx context.Context, hin *HookInput, command string) HookAnswer {
+func (h *hook) allowLow(ctx context.Context, c *hookCall, command string) HookAnswer {
 	s, err := h.o.Open(ctx)
 	if err != nil {
-		return hookDeny("low risk, but the approval store is unavailable to audit it (%v); denied to be safe", err)
+		return h.deny("low risk, but the approval store is unavailable to audit it (%v); denied to be safe", err)
 	}
 	defer s.Close()
-	if err := s.RecordPolicy(ctx, h.policy(hin, command, storage.PolicyAllow,
+	if err := s.RecordPolicy(ctx, h.policy(c, command, storage.PolicyAllow,
 		risk.NoMatchReason+": allowed by the hook's --low allow policy", model.RiskLow), h.o.Actor); err != nil {
-		return hookDeny("low risk, but the decision could not be audited (%v); denied to be safe", err)
+		return h.deny("low risk, but the decision could not be audited (%v); denied to be safe", err)
 	}
-	return hookAllow("%s (low risk); allowed by policy", risk.NoMatchReason)
+	return h.allow("", "%s (low risk); allowed by policy", risk.NoMatchReason)
+}
+
+// draft is the proposal for the call: the classifier's verdict, the call's
+// description and circumstances as context; a command in a shell the rules
+// do not cover that no rule matches is raised to medium (its risk is not
+// known, so it is not shown as low).
+func (h *hook) draft(c *hookCall, command string, v risk.Verdict) risk.Draft {
+	var notes []string
+	switch {
+	case c.unknownRisk && len(v.Matches) == 0:
+		notes = append(notes, c.tool+" command: the rules are written for POSIX shells, so its risk is unknown")
+	case c.unknownRisk:
+		notes = append(notes, c.tool+" command: the rules are written for POSIX shells, and may miss more of its risk")
+	}
+	if c.background {
+		notes = append(notes, "runs in the background")
+	}
+	if c.description != "" {
+		notes = append(notes, c.description)
+	}
+	d := risk.Draft{Command: command, SessionKey: h.session(c), Requester: h.p.requester, Cwd: c.cwd,
+		Backend: "local", Context: strings.Join(notes, "; "), TTL: h.o.Timeout + hookTTLMargin, ID: h.id(c)}
+	if c.unknownRisk && len(v.Matches) == 0 {
+		d.Raise = model.RiskMedium
+	}
+	return d
 }
 
 // ask submits (or rejoins) the proposal and waits for the decision.
-func (h *hook) ask(ctx context.Context, hin *HookInput, command, description string) HookAnswer {
+func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Verdict) HookAnswer {
 	s, err := h.o.Open(ctx)
 	if err != nil {
-		return hookDeny("the approval store is unavailable (%v); denied to be safe", err)
+		return h.deny("the approval store is unavailable (%v); denied to be safe", err)
 	}
 	defer s.Close()
-	d := risk.Draft{Command: command, SessionKey: session(hin), Requester: "claude-code", Cwd: hin.Cwd,
-		Backend: "local", Context: description, TTL: h.o.Timeout + hookTTLMargin}
-	if hin.ToolUseID != "" {
-		d.ID = HookID(hin.SessionID, hin.ToolUseID)
-	}
-	p, _, err := risk.Propose(d, s.Now())
+	p, _, err := risk.Propose(h.draft(c, command, v), s.Now())
 	if err != nil {
-		return hookDeny("could not make a proposal (%v); denied to be safe", err)
+		return h.deny("could not make a proposal (%v); denied to be safe", err)
 	}
 	id := p.ApprovalID
 	err = s.Submit(ctx, p, h.o.Actor)
@@ -409,17 +480,17 @@ func (h *hook) ask(ctx context.Context, hin *HookInput, command, description str
 		// proposal, if it is this call's.
 		rec, gerr := s.Get(ctx, id)
 		if gerr != nil {
-			return hookDeny("could not read proposal %s (%v); denied to be safe", id, gerr)
+			return h.deny("could not read proposal %s (%v); denied to be safe", id, gerr)
 		}
 		if rec.Command != command || rec.SessionKey != p.SessionKey {
-			return hookDeny("proposal %s already exists for another command; denied to be safe", id)
+			return h.deny("proposal %s already exists for another command; denied to be safe", id)
 		}
-		h.logf("%s: rejoining the proposal already submitted for tool_use_id %s", id, model.Sanitize(hin.ToolUseID, model.Line))
+		h.logf("%s: rejoining the proposal already submitted for call %s", id, model.Sanitize(c.key, model.Line))
 	case err != nil:
 		if ctx.Err() != nil {
-			return hookDeny("timed out submitting the proposal (%v); denied to be safe", err)
+			return h.deny("timed out submitting the proposal (%v); denied to be safe", err)
 		}
-		return hookDeny("could not submit the proposal (%v); denied to be safe", err)
+		return h.deny("could not submit the proposal (%v); denied to be safe", err)
 	default:
 		h.logf("%s needs approval (%s risk: %s); waiting up to %s", id, p.RiskLevel, model.Sanitize(p.RiskReason, model.Line), h.o.Timeout)
 	}
@@ -447,19 +518,19 @@ func (h *hook) giveUp(ctx context.Context, s *storage.Store, id, command, reason
 	defer cancel()
 	_, err := s.Deny(wctx, id, model.Actor{Surface: model.SurfaceHook, Name: "requester", Detail: fmt.Sprintf("pid %d", os.Getpid())}, reason)
 	if err == nil {
-		return hookDeny("%s: no decision on %s; withdrawn, not run", reason, id)
+		return h.deny("%s: no decision on %s; withdrawn, not run", reason, id)
 	}
 	var np *storage.NotPendingError
 	if errors.As(err, &np) {
 		if rec, gerr := s.Get(wctx, id); gerr == nil {
 			if rec.EffectiveStatus == model.StatusConsumed {
 				h.block(wctx, s, id, reason+", before answering")
-				return hookDeny("%s: %s was approved too late; not run", reason, id)
+				return h.deny("%s: %s was approved too late; not run", reason, id)
 			}
 			return h.decided(wctx, s, rec, command)
 		}
 	}
-	return hookDeny("%s: not run; %s could not be withdrawn (%v)", reason, id, err)
+	return h.deny("%s: not run; %s could not be withdrawn (%v)", reason, id, err)
 }
 
 // decided answers for a proposal that left pending.
@@ -475,12 +546,12 @@ func (h *hook) decided(ctx context.Context, s *storage.Store, rec *storage.Recor
 		if reason, err := s.DenyReason(ctx, id); err == nil && reason != "" {
 			msg += ": " + reason
 		}
-		return hookDeny("%s", msg)
+		return h.deny("%s", msg)
 	case model.StatusExpired:
-		return hookDeny("%s expired with no decision; not run", id)
+		return h.deny("%s expired with no decision; not run", id)
 	case model.StatusConsumed:
 	default:
-		return hookDeny("%s has an unexpected status %q; denied to be safe", id, string(rec.EffectiveStatus))
+		return h.deny("%s has an unexpected status %q; denied to be safe", id, string(rec.EffectiveStatus))
 	}
 	// Approved: exactly this command, and no riskier than when pinned.
 	var why string
@@ -496,9 +567,9 @@ func (h *hook) decided(ctx context.Context, s *storage.Store, rec *storage.Recor
 	}
 	if why != "" {
 		h.block(ctx, s, id, why)
-		return hookDeny("%s was approved but is refused at run time: %s", id, why)
+		return h.deny("%s was approved but is refused at run time: %s", id, why)
 	}
-	return hookAllow("approved%s (%s): this command, once", by, id)
+	return h.allow(id, "approved%s (%s): this command, once", by, id)
 }
 
 // block records that approved proposal id is not run (best effort: a

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/risk"
 	"github.com/approve-tui/approve-tui/storage"
 )
 
@@ -107,7 +108,7 @@ func TestHookInputsItDoesNotHandleOrCannotRead(t *testing.T) {
 		{"bash command not a string", `{"tool_name":"Bash","tool_input":{"command":42}}`, "malformed Bash tool_input"},
 		{"bash blank command", `{"tool_name":"Bash","tool_input":{"command":"  "}}`, "without a command"},
 		{"lone surrogate", `{"tool_name":"Bash","tool_input":{"command":"rm -rf \udcff"}}`, "cannot be pinned exactly"},
-		{"low risk, deferred", bashCall("ls -la", "toolu_1"), ""},
+		{"low risk, passed", bashCall("ls -la", "toolu_1"), ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a := recvHook(t, hookAsync(c.input, noStore(t)))
@@ -403,5 +404,94 @@ func TestHookPostToolUseRecordsExecuted(t *testing.T) {
 	post("PostToolUseFailure", cmd, "toolu_P", `{}`)
 	if r := get(t, o, rec.ApprovalID); r.ExecutionReason != "ran in Claude Code (PostToolUse)" {
 		t.Fatalf("recorded again: %q", r.ExecutionReason)
+	}
+}
+
+// Low risk: pass (the default) and its old name defer print nothing; an
+// unknown policy denies.
+func TestHookLowPolicies(t *testing.T) {
+	in := sample(t, "claude-code.txtar", "pre-bash-npm-test.json")
+	for _, low := range []string{"", LowPass, LowDefer} {
+		o := noStore(t)
+		o.Low = low
+		if a := recvHook(t, hookAsync(in, o)); !a.Silent || a.JSON() != nil {
+			t.Fatalf("--low %q: %+v", low, a)
+		}
+	}
+	o := noStore(t)
+	o.Low = "defer-to-claude"
+	if d, reason := checkJSON(t, recvHook(t, hookAsync(in, o))); d != "deny" || !strings.Contains(reason, "want pass or allow") {
+		t.Fatalf("%s %q", d, reason)
+	}
+}
+
+// PowerShell commands are proposals like Bash commands; one no rule
+// matches needs approval all the same (pinned medium), and is never
+// passed or allowed by the --low policy.
+func TestHookGuardsPowerShell(t *testing.T) {
+	s, o := emptyStore(t)
+	opts := hookOpts(s)
+	opts.Low = LowAllow
+	ch := hookAsync(sample(t, "claude-code.txtar", "pre-powershell.json"), opts)
+	rec := awaitHookProposal(t, o)
+	if rec.ApprovalID != HookID("abc123", "toolu_01PS") || rec.Command != `Remove-Item -Recurse -Force .\build` ||
+		rec.RiskLevel != model.RiskMedium || !strings.Contains(rec.RiskReason, "PowerShell command: the rules are written for POSIX shells, so its risk is unknown") ||
+		!strings.Contains(rec.RiskReason, "Remove the build directory") || rec.Cwd != `C:\Users\user\my-project` {
+		t.Fatalf("proposal %+v", rec.Proposal)
+	}
+	approve(t, o, rec.ApprovalID)
+	if d, _ := checkJSON(t, recvHook(t, ch)); d != "allow" {
+		t.Fatal(d)
+	}
+	// Without its command, or with a malformed input: deny, as for Bash.
+	for in, want := range map[string]string{
+		`{"tool_name":"PowerShell","tool_input":{"description":"x"}}`: "a PowerShell call without a command",
+		`{"tool_name":"PowerShell","tool_input":{"command":7}}`:       "malformed PowerShell tool_input",
+		`{"tool_name":"PowerShell"}`:                                  "a PowerShell call without tool_input",
+	} {
+		if d, reason := checkJSON(t, recvHook(t, hookAsync(in, noStore(t)))); d != "deny" || !strings.Contains(reason, want) {
+			t.Fatalf("%s: %s %q", in, d, reason)
+		}
+	}
+	// A PowerShell command a rule matches keeps the rule's risk.
+	s2, o2 := emptyStore(t)
+	in := strings.Replace(sample(t, "claude-code.txtar", "pre-powershell.json"), `Remove-Item -Recurse -Force .\\build`, "git push --force origin main", 1)
+	ch = hookAsync(in, hookOpts(s2))
+	if rec := awaitHookProposal(t, o2); rec.RiskLevel != risk.Classify("git push --force origin main").Level ||
+		!strings.HasPrefix(rec.RiskReason, "git force push") || !strings.Contains(rec.RiskReason, "may miss more of its risk") {
+		t.Fatalf("risk %s: %q", rec.RiskLevel, rec.RiskReason)
+	}
+	if _, err := o2.Deny(context.Background(), HookID("abc123", "toolu_01PS"), operator, "no"); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := checkJSON(t, recvHook(t, ch)); d != "deny" {
+		t.Fatal(d)
+	}
+}
+
+// A run_in_background call is launched, not run to its end, when Claude
+// Code sends its PostToolUse: it is recorded started, with that said.
+func TestHookBackgroundCallRecordedStarted(t *testing.T) {
+	s, o := emptyStore(t)
+	ch := hookAsync(sample(t, "claude-code.txtar", "pre-bash-background.json"), hookOpts(s))
+	rec := awaitHookProposal(t, o)
+	if !strings.Contains(rec.RiskReason, "runs in the background; Publish in the background") {
+		t.Fatalf("reason %q", rec.RiskReason)
+	}
+	approve(t, o, rec.ApprovalID)
+	if d, _ := checkJSON(t, recvHook(t, ch)); d != "allow" {
+		t.Fatal(d)
+	}
+	if a := recvHook(t, hookAsync(sample(t, "claude-code.txtar", "post-bash-background.json"), hookOpts(s))); !a.Silent {
+		t.Fatalf("PostToolUse answered %+v", a)
+	}
+	r := get(t, o, rec.ApprovalID)
+	if r.ExecutionStatus != model.ExecStarted || r.ExecutionReason != "launched in the background by Claude Code (PostToolUse); its end is not reported" {
+		t.Fatalf("recorded %s %q", r.ExecutionStatus, r.ExecutionReason)
+	}
+	// A failure reported for a background call says nothing of its end
+	// either.
+	if st, why := claudeOutcome("PostToolUseFailure", true, nil); st != model.ExecStarted || !strings.Contains(why, "whether it ran is not known") {
+		t.Fatalf("%s %q", st, why)
 	}
 }
