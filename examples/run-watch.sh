@@ -11,6 +11,10 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${APPROVE_TUI:-approve-tui}
+if ! command -v "$bin" >/dev/null 2>&1; then
+  echo "$0: $bin is not on PATH: install it with 'go install ./cmd/approve-tui' and add \$(go env GOPATH)/bin to PATH (README, Install), or name the binary in APPROVE_TUI" >&2
+  exit 127
+fi
 if [ $# -gt 0 ]; then dir=$1; else dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT; fi
 db=$dir/state.db
 events=$dir/events.jsonl
