@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"runtime/debug"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 
 // hookLockTimeout is the hook's wait for another process's lock unless
 // --lock-timeout says otherwise: short, so that a locked store is a quick
-// deny rather than a long stall of Claude Code.
+// deny rather than a long stall of the agent.
 const hookLockTimeout = 2 * time.Second
 
 func (a *app) hookCmd() *cobra.Command {
@@ -22,83 +23,131 @@ func (a *app) hookCmd() *cobra.Command {
 		Use:   "hook",
 		Short: "Agent hooks: an agent's tool calls wait for an operator's decision",
 		Long: `Hooks that agents call before they run a command, so that an operator decides
-in approve-tui first. "approve-tui hook claude-code" is Claude Code's.`,
+in approve-tui first: "approve-tui hook claude-code" is Claude Code's,
+"approve-tui hook codex" the Codex CLI's, "approve-tui hook gemini" the
+Gemini CLI's. Each speaks its agent's hook protocol and fails closed: any
+failure it can see is a deny in that protocol. Each --help shows its
+settings snippet.`,
 		Args: cobra.NoArgs,
 	}
+	hook.AddCommand(a.claudeCodeHookCmd(), a.codexHookCmd(), a.geminiHookCmd())
+	return hook
+}
+
+// The proposal, wait and fail-closed rules every hook shares, for the
+// --help texts.
+const hookRulesHelp = `  - A hardline command (rm -rf /, mkfs, dd to a disk...): deny at once,
+    audited, never submitted: Hermes never runs one, and an approval must not
+    make the agent run it.
+  - Otherwise: a proposal (session AGENT:SESSION_ID, requester AGENT, the
+    call's description as context, its id derived from the call, so a second
+    hook process on the same call waits on the same proposal) and a wait,
+    heartbeating as its live waiter. Allow only when an operator approved it,
+    its pinned command is this call's command byte for byte, and its risk
+    has not risen since; deny when denied (with the reason), expired, or not
+    decided within --timeout (the proposal is then withdrawn: denied by actor
+    "requester").`
+
+func (a *app) claudeCodeHookCmd() *cobra.Command {
 	var (
 		timeout time.Duration
 		low     string
 	)
 	cc := &cobra.Command{
-		Use:   "claude-code [--timeout D] [--low defer|allow]",
-		Short: "Claude Code PreToolUse hook: Bash commands wait for approval",
-		Long: `A Claude Code PreToolUse hook for the Bash tool. It reads the tool call as
-JSON on stdin (session_id, cwd, tool_name, tool_input.command,
-tool_input.description, tool_use_id, permission_mode) and answers on stdout
-with one JSON object:
+		Use:   "claude-code [--timeout D] [--low pass|allow]",
+		Short: "Claude Code PreToolUse hook: Bash and PowerShell commands wait for approval",
+		Long: `A Claude Code PreToolUse hook for its shell tools, Bash and PowerShell. It
+reads the tool call as JSON on stdin (session_id, cwd, tool_name,
+tool_input.command, tool_input.description, tool_input.run_in_background,
+tool_use_id) and answers on stdout with one JSON object:
 
   {"hookSpecificOutput":{"hookEventName":"PreToolUse",
     "permissionDecision":"allow"|"deny","permissionDecisionReason":"..."}}
 
-  - Other tools than Bash: no output (Claude Code's own rules apply).
-  - A command no rule matches: --low defer (the default) prints nothing, so
-    Claude Code's own permission rules apply; --low allow allows it, audited
-    as allowed by policy.
-  - A hardline command (rm -rf /, mkfs, dd to a disk...): deny at once,
-    audited, never submitted: Hermes never runs one, and an approval must not
-    make Claude Code run it.
-  - Otherwise: a proposal (session claude-code:SESSION_ID, requester
-    claude-code, the description as context, the id derived from
-    tool_use_id, so a second hook on the same call waits on the same
-    proposal) and a wait, heartbeating as its live waiter. Allow only when
-    an operator approved it, its pinned command is this call's command byte
-    for byte, and its risk has not risen since; deny when denied (with the
-    reason), expired, or not decided within --timeout (the proposal is then
-    withdrawn: denied by actor "requester").
+  - Other tools: no output (Claude Code's own rules apply).
+  - A Bash command no rule matches: --low pass (the default) prints nothing,
+    so Claude Code's own permission rules apply; --low allow allows it,
+    audited as allowed by policy. (--low defer, the old name of pass, is
+    still accepted; the hook never answers Claude Code's own "defer".)
+  - A PowerShell command no rule matches needs approval all the same: the
+    rules are written for POSIX shells, so its risk is unknown (pinned as
+    medium).
+` + hookRulesHelp + `
 
-Registered for PostToolUse and PostToolUseFailure too, it records that an
-approved call ran (execution "executed"), once Claude Code reports it ended;
-it prints nothing for those events.
+Registered for PostToolUse and PostToolUseFailure too, it records what
+became of an approved call once Claude Code reports it: execution "executed"
+when it ended; "started" when it was run_in_background, since Claude Code
+then reports the launch and never the end. It prints nothing for those
+events.
 
-It always exits 0 with a JSON answer for a Bash call: malformed input, a
-missing or locked store, a timeout, an interrupt, even an internal error are
-each a deny with the reason, because Claude Code lets a call run when its
-hook crashes, times out or exits otherwise. It never rewrites the command (no
-updatedInput). The store's lock wait is 2s unless --lock-timeout is given.
+It always exits 0 with a JSON answer for a shell call: malformed input, a
+missing or locked store, a timeout, an interrupt, bad flags, even an
+internal error are each a deny with the reason. It never rewrites the
+command (no updatedInput). The store's lock wait is 2s unless --lock-timeout
+is given.
 
-Keep --timeout below the hook's timeout in .claude/settings.json (seconds):
+In .claude/settings.json (or ~/.claude/settings.json); "timeout" is in
+seconds: keep --timeout below it.
 
   {"hooks": {
-    "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
-      "command": "approve-tui hook claude-code --timeout 300s", "timeout": 330}]}],
-    "PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
-      "command": "approve-tui hook claude-code"}]}]}}`,
+    "PreToolUse": [{"matcher": "Bash|PowerShell", "hooks": [{"type": "command",
+      "command": "approve-tui hook claude-code --timeout 300s", "timeout": 330,
+      "onFailure": "block"}]}],
+    "PostToolUse": [{"matcher": "Bash|PowerShell", "hooks": [{"type": "command",
+      "command": "approve-tui hook claude-code"}]}],
+    "PostToolUseFailure": [{"matcher": "Bash|PowerShell", "hooks": [{"type": "command",
+      "command": "approve-tui hook claude-code"}]}]}}
+
+"onFailure": "block" (Claude Code 2.1.295 and later) makes Claude Code block
+the call when the hook cannot start (approve-tui not found: give its full
+path), is killed at its timeout, or exits with an unexpected code. Earlier
+versions do not honour it: there any such failure lets the command run, and
+the hook's own deny answers, given before --timeout, are the only guard.`,
 		Args:        cobra.NoArgs,
-		Annotations: map[string]string{failClosedHook: "claude-code"},
+		Annotations: map[string]string{failClosedHook: string(agent.AgentClaudeCode)},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ans := a.claudeCodeHook(cmd, timeout, low)
-			if b := ans.JSON(); b != nil {
-				_, _ = a.rawOut.Write(b)
-			}
+			a.writeHookAnswer(a.agentHook(cmd, agent.AgentClaudeCode, agent.ClaudeCodeHook, timeout, low))
 			return nil
 		},
 	}
 	cc.Flags().DurationVar(&timeout, "timeout", agent.DefaultHookTimeout, "deny (and withdraw) when no decision came within this long")
-	cc.Flags().StringVar(&low, "low", agent.LowDefer, "commands no rule matches: defer (print nothing) or allow")
-	hook.AddCommand(cc)
-	return hook
+	cc.Flags().StringVar(&low, "low", agent.LowPass, "commands no rule matches: pass (print nothing) or allow")
+	return cc
 }
 
-// claudeCodeHook decides one call; it never panics.
-func (a *app) claudeCodeHook(cmd *cobra.Command, timeout time.Duration, low string) (ans agent.HookAnswer) {
+// writeHookAnswer prints ans, if it says anything.
+func (a *app) writeHookAnswer(ans agent.HookAnswer) {
+	if b := ans.JSON(); b != nil {
+		_, _ = a.rawOut.Write(b)
+	}
+}
+
+// failClosedFlags makes cmd answer a flag error with a deny in its agent's
+// protocol on stdout and exit 2 with the reason on stderr, which Codex and
+// Gemini CLI both read as a block. (The failClosedHook annotation would
+// answer in Claude Code's protocol, which Gemini CLI does not read.)
+func (a *app) failClosedFlags(cmd *cobra.Command, who agent.Agent) {
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		msg := line(err.Error()) + "; denied to be safe"
+		a.writeHookAnswer(agent.Denied(who, "approve-tui: "+msg))
+		return &exitError{code: ExitUsage, msg: msg, passthrough: true}
+	})
+}
+
+// agentHook decides one call with run; it never panics.
+func (a *app) agentHook(cmd *cobra.Command, who agent.Agent, run func(context.Context, io.Reader, agent.HookOptions) agent.HookAnswer,
+	timeout time.Duration, low string) (ans agent.HookAnswer) {
 	defer func() {
 		if v := recover(); v != nil {
 			fmt.Fprintf(a.err, "approve-tui hook: panic: %v\n%s", v, debug.Stack())
-			ans = agent.HookAnswer{Decision: "deny", Reason: fmt.Sprintf("approve-tui: internal error (%v); denied to be safe", v)}
+			ans = agent.Denied(who, fmt.Sprintf("approve-tui: internal error (%v); denied to be safe", v))
 		}
 	}()
 	if timeout <= 0 {
-		return agent.HookAnswer{Decision: "deny", Reason: "approve-tui: --timeout must be positive; denied to be safe"}
+		return agent.Denied(who, "approve-tui: --timeout must be positive; denied to be safe")
+	}
+	if low == agent.LowDefer {
+		fmt.Fprintln(a.err, `approve-tui: --low defer is deprecated: use --low pass (Claude Code's own "defer" decision is something else)`)
 	}
 	lockTimeout := hookLockTimeout
 	if f := cmd.Flag("lock-timeout"); f != nil && f.Changed {
@@ -106,7 +155,7 @@ func (a *app) claudeCodeHook(cmd *cobra.Command, timeout time.Duration, low stri
 	}
 	actor := model.LocalActor(model.SurfaceHook)
 	actor.ReadOnly = a.readOnly
-	return agent.ClaudeCodeHook(cmd.Context(), a.in, agent.HookOptions{
+	return run(cmd.Context(), a.in, agent.HookOptions{
 		Timeout: timeout,
 		Low:     low,
 		Actor:   actor,

@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"time"
+
+	"github.com/approve-tui/approve-tui/agent"
+	"github.com/spf13/cobra"
+)
+
+func (a *app) geminiHookCmd() *cobra.Command {
+	var (
+		timeout time.Duration
+		low     string
+	)
+	gm := &cobra.Command{
+		Use:   "gemini [--timeout D] [--low pass|allow]",
+		Short: "Gemini CLI BeforeTool hook: shell commands wait for approval",
+		Long: `A Gemini CLI BeforeTool hook for its shell tool, run_shell_command. It reads
+the tool call as JSON on stdin (session_id, cwd, timestamp, tool_name,
+tool_input.command, tool_input.description, tool_input.dir_path,
+tool_input.is_background) and answers on stdout with one JSON object:
+
+  {"decision":"deny","reason":"..."}         the reason goes to the model
+  {"decision":"allow","systemMessage":"..."}  the message goes to the user
+
+"allow" lets the tool go on; Gemini CLI's own confirmation rules still
+apply.
+
+  - Other tools: no output (Gemini CLI's own rules apply).
+  - A command no rule matches: --low pass (the default) prints nothing;
+    --low allow allows it, audited as allowed by policy.
+` + hookRulesHelp + `
+    The event has no call id: the proposal's id derives from the session,
+    the event's timestamp and the command. The proposal's cwd is dir_path
+    when the call gives one.
+
+For a shell call it exits 0 with a JSON answer on every failure it can
+see: malformed input, a missing or locked store, a timeout, an interrupt,
+an internal error. Bad flags (or a bad --lock-timeout) exit 2 with the
+reason on stderr, which Gemini CLI also reads as a block. A hook that cannot
+start, exits with another code or is killed at its "timeout" only warns:
+the command runs. So give approve-tui's full path and keep --timeout below
+"timeout", which is in milliseconds (60000 when not set: hence --timeout
+defaults to 50s).
+
+In ~/.gemini/settings.json (project hooks in .gemini/settings.json run only
+in trusted folders):
+
+  {"hooks": {
+    "BeforeTool": [{"matcher": "run_shell_command", "hooks": [{"type": "command",
+      "name": "approve-tui", "command": "approve-tui hook gemini --timeout 300s",
+      "timeout": 330000}]}]}}
+
+Where hooks are still experimental, the hooks system must be on as well
+("tools": {"enableHooks": true}, or /settings, "Enable Hooks System").`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a.writeHookAnswer(a.agentHook(cmd, agent.AgentGemini, agent.GeminiHook, timeout, low))
+			return nil
+		},
+	}
+	gm.Flags().DurationVar(&timeout, "timeout", agent.DefaultGeminiTimeout, "deny (and withdraw) when no decision came within this long")
+	gm.Flags().StringVar(&low, "low", agent.LowPass, "commands no rule matches: pass (print nothing) or allow")
+	a.failClosedFlags(gm, agent.AgentGemini)
+	return gm
+}
