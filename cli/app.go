@@ -118,17 +118,17 @@ func (a *app) execute(ctx context.Context, args []string) int {
 	if !a.started {
 		code = ExitUsage
 	}
-	if cmd != nil && cmd.Annotations[failClosedHook] != "" {
+	if who := hookOf(cmd); who != "" {
 		// An agent hook answers every failure, flags included, with a deny
-		// in its protocol and exit 0: its agent lets a call run when the
-		// hook exits otherwise.
-		reason := "approve-tui: " + line(msg) + "; denied to be safe"
+		// in its agent's protocol, and the exit code that agent reads as a
+		// block (see hookFailCode).
+		reason := line(msg) + "; denied to be safe"
 		if msg == "" {
-			reason = "approve-tui: the hook failed; denied to be safe"
+			reason = "the hook failed; denied to be safe"
 		}
-		_, _ = a.rawOut.Write(agent.HookAnswer{Decision: "deny", Reason: reason}.JSON())
-		fmt.Fprintln(a.err, "approve-tui: "+line(msg))
-		return ExitOK
+		_, _ = a.rawOut.Write(agent.Denied(who, "approve-tui: "+reason).JSON())
+		fmt.Fprintln(a.err, "approve-tui: "+reason)
+		return hookFailCode(who)
 	}
 	if msg != "" {
 		// Messages may quote agent strings (actors, corrupt reasons): one

@@ -122,16 +122,25 @@ func (a *app) writeHookAnswer(ans agent.HookAnswer) {
 	}
 }
 
-// failClosedFlags makes cmd answer a flag error with a deny in its agent's
-// protocol on stdout and exit 2 with the reason on stderr, which Codex and
-// Gemini CLI both read as a block. (The failClosedHook annotation would
-// answer in Claude Code's protocol, which Gemini CLI does not read.)
-func (a *app) failClosedFlags(cmd *cobra.Command, who agent.Agent) {
-	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		msg := line(err.Error()) + "; denied to be safe"
-		a.writeHookAnswer(agent.Denied(who, "approve-tui: "+msg))
-		return &exitError{code: ExitUsage, msg: msg, passthrough: true}
-	})
+// hookOf is the agent whose hook cmd is ("" for other commands): its
+// failures before it runs (flags, global flags included) are answered with
+// a deny in that agent's protocol.
+func hookOf(cmd *cobra.Command) agent.Agent {
+	if cmd == nil {
+		return ""
+	}
+	return agent.Agent(cmd.Annotations[failClosedHook])
+}
+
+// hookFailCode is the exit code of such an answer: 0 for Claude Code, which
+// lets a call run when its hook exits otherwise (the JSON deny blocks it);
+// 2 for Codex and Gemini CLI, which read exit 2 with the reason on stderr
+// as a block (their deny JSON is on stdout all the same).
+func hookFailCode(who agent.Agent) int {
+	if who == agent.AgentClaudeCode {
+		return ExitOK
+	}
+	return ExitUsage
 }
 
 // agentHook decides one call with run; it never panics.

@@ -62,13 +62,13 @@ or the same in ~/.codex/config.toml:
 
 Hooks are on by default in current Codex; older builds need
 "[features] codex_hooks = true" in config.toml.`,
-		Args: cobra.NoArgs,
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{failClosedHook: string(agent.AgentCodex)},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a.writeHookAnswer(a.agentHook(cmd, agent.AgentCodex, agent.CodexHook, timeout, agent.LowPass))
 			return nil
 		},
 	}
 	cx.Flags().DurationVar(&timeout, "timeout", agent.DefaultHookTimeout, "deny (and withdraw) when no decision came within this long")
-	a.failClosedFlags(cx, agent.AgentCodex)
 	return cx
 }

@@ -53,7 +53,8 @@ in trusted folders):
 
 Where hooks are still experimental, the hooks system must be on as well
 ("tools": {"enableHooks": true}, or /settings, "Enable Hooks System").`,
-		Args: cobra.NoArgs,
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{failClosedHook: string(agent.AgentGemini)},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a.writeHookAnswer(a.agentHook(cmd, agent.AgentGemini, agent.GeminiHook, timeout, low))
 			return nil
@@ -61,6 +62,5 @@ Where hooks are still experimental, the hooks system must be on as well
 	}
 	gm.Flags().DurationVar(&timeout, "timeout", agent.DefaultGeminiTimeout, "deny (and withdraw) when no decision came within this long")
 	gm.Flags().StringVar(&low, "low", agent.LowPass, "commands no rule matches: pass (print nothing) or allow")
-	a.failClosedFlags(gm, agent.AgentGemini)
 	return gm
 }

@@ -150,8 +150,11 @@ const (
 	// ExecDispatchFailed (approve-tui): approved, but the command could not be
 	// started (binary missing, permission denied, fork failure).
 	ExecDispatchFailed ExecutionStatus = "dispatch_failed"
-	// ExecStarted (approve-tui): the process was started and its end was
-	// never recorded (the runner died while it ran).
+	// ExecStarted (approve-tui): the process was started and its end is not
+	// recorded: a runner records it while the command runs (and it stays
+	// when the runner died then), and an agent hook records it for a call
+	// the agent launched in the background, whose end it never reports
+	// (execution_reason says which).
 	ExecStarted ExecutionStatus = "started"
 )
 
