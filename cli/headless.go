@@ -58,23 +58,27 @@ Commands (one per line; # comments and blank lines are fine):
   Copy "text" / Paste   paste text in one piece, as a terminal's bracketed
                         paste delivers it
   Set Width N / Set Height N   VHS's pixels, converted to cells with the
-                        tape's FontSize, Padding, LineHeight, LetterSpacing,
-                        Margin and WindowBar (VHS's default font); further
-                        down a tape they resize the screen. Without them the
-                        screen is 100x30; --width/--height fix it in cells
+                        tape's FontSize (14 or 14.5), Padding, LineHeight,
+                        LetterSpacing, Margin and WindowBar (VHS's default
+                        font); further down a tape they resize the screen.
+                        Without them the screen is 100x30; --width/--height
+                        fix it in cells. A screen below the console's
+                        minimum, 80x24 cells, is an error at the Set line
+                        that made it (Set Width 100 is 1 column)
   Set TypingSpeed <time>   delay after each key (default 50ms)
   Set WaitTimeout <time>, Set WaitPattern /regex/
   Source FILE.tape      include another tape
 
-Accepted for VHS, no effect headless: Output, Require, Env, Subtitle,
-ScrollUp, ScrollDown, Hide, Show, and Set Shell, FontFamily, Framerate,
-PlaybackSpeed, Theme, LoopOffset, BorderRadius, CursorBlink, Subtitle…
-(FontSize, Padding, Margin, MarginFill, LineHeight, LetterSpacing,
-WindowBar and WindowBarSize only convert Width and Height). A Hide…Show
-block right after the top settings is the VHS set-up that starts the
-console in a shell, and a final Hide block is the clean-up: headless skips
-both. Anything else fails before anything runs, every problem listed as
-file:line: reason.
+Accepted for VHS, no effect headless: Output, Require, Env, Hide, Show,
+and Set Shell, FontFamily, Framerate, PlaybackSpeed, Theme, LoopOffset,
+BorderRadius, CursorBlink (FontSize, Padding, Margin, MarginFill,
+LineHeight, LetterSpacing, WindowBar and WindowBarSize only convert Width
+and Height). A Hide…Show block right after the top settings is the VHS
+set-up that starts the console in a shell, and a final Hide block is the
+clean-up: headless skips both. Anything else fails before anything runs,
+every problem listed as file:line: reason; so do ScrollUp, ScrollDown,
+Subtitle and the Subtitle… settings, which VHS v0.10.0 refuses too (they
+are newer than it).
 
 The tape starts once the console has loaded its list. Typing is real time;
 --typing-speed 0 types as fast as the console takes keys: one key per
@@ -90,9 +94,11 @@ Output: the final screen on stdout (colours unless --plain or NO_COLOR);
 action the console took and its outcome, with timestamps.
 
 Exit codes: 0 the script ran to its end; 1 a command failed (a Screenshot
-could not be written, the console quit before the end); 2 usage, or the
-script is invalid (nothing ran); 6 store unavailable; 12 a Wait timed out
-(the last screen is printed); 130 interrupted.`
+could not be written, the console quit before the end, a Set Width or Set
+Height further down made the screen smaller than 80x24); 2 usage, or the
+script is invalid or its screen is smaller than 80x24 (nothing ran); 6
+store unavailable; 12 a Wait timed out (the last screen is printed); 130
+interrupted.`
 
 func (a *app) headlessCmd() *cobra.Command {
 	var (
@@ -112,8 +118,8 @@ func (a *app) headlessCmd() *cobra.Command {
 			switch {
 			case script == "":
 				return usageErrorf("--script FILE.tape is required")
-			case (fl.Changed("width") && width < 1) || (fl.Changed("height") && height < 1) || width > 1000 || height > 1000:
-				return usageErrorf("--width and --height are cells, from 1 to 1000")
+			case (fl.Changed("width") && width < tui.MinWidth) || (fl.Changed("height") && height < tui.MinHeight) || width > 1000 || height > 1000:
+				return usageErrorf("--width and --height are cells: from the console's minimum, %dx%d, to 1000", tui.MinWidth, tui.MinHeight)
 			case typing < 0:
 				return usageErrorf("--typing-speed must not be negative")
 			case demoAgent && !fl.Changed("demo-seed"):
@@ -129,6 +135,12 @@ func (a *app) headlessCmd() *cobra.Command {
 					return exitf(ExitUsage, "%s: %d problem(s), nothing ran", script, len(errs))
 				}
 				return usageErrorf("--script: %v", err)
+			}
+			// A screen too small for the console shows only "Terminal too
+			// small": the tape is refused before anything runs.
+			if err := headless.CheckScreen(tape, headless.Options{Width: width, Height: height}); err != nil {
+				fmt.Fprintln(a.err, line(err.Error()))
+				return exitf(ExitUsage, "%s: the screen is too small for the console, nothing ran", script)
 			}
 			ctx, cancel := context.WithCancel(cmd.Context())
 			defer cancel()

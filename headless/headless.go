@@ -123,6 +123,122 @@ func (e *RunError) Unwrap() error { return e.Err }
 // ErrQuit: the tape goes on after the console quit.
 var ErrQuit = errors.New("the console has quit: nothing is left to act on")
 
+// ScreenTooSmallError is a screen smaller than the console's minimum
+// (tui.MinWidth x tui.MinHeight), where the console shows only its
+// "Terminal too small" notice and no key a tape sends does what the tape
+// means. Run returns it before the console starts when the tape's top
+// settings (or Options) give such a screen, and before the next command
+// (or at the end of the tape) when a Set Width or Set Height further down
+// makes one.
+type ScreenTooSmallError struct {
+	// Pos is the line that made the screen that size (File only: the
+	// size came from Options.Width and Options.Height).
+	Pos Pos
+	// Name is that line's command and value: "Set Width 100".
+	Name          string
+	Width, Height int
+	// Started: the console was running (a resize further down the tape).
+	Started bool
+	// Hints say, per dimension too small, where it came from and what
+	// gives the minimum.
+	Hints []string
+}
+
+func (e *ScreenTooSmallError) Error() string {
+	verb := "would be"
+	if e.Started {
+		verb = "is"
+	}
+	s := fmt.Sprintf("the screen %s %dx%d cells, smaller than the console's minimum %dx%d, where it shows only \"Terminal too small\"",
+		verb, e.Width, e.Height, tui.MinWidth, tui.MinHeight)
+	if e.Name != "" {
+		s = e.Name + ": " + s
+	}
+	if len(e.Hints) > 0 {
+		s += " (" + strings.Join(e.Hints, "; ") + ")"
+	}
+	return e.Pos.String() + ": " + s
+}
+
+// CheckScreen is nil when a run of t with opt starts on a screen the
+// console can use, else the *ScreenTooSmallError Run would return before
+// starting it (naming the tape line that sized it).
+func CheckScreen(t *Tape, opt Options) error {
+	w, h, wc, hc := startScreen(t, opt)
+	return screenTooSmall(t, w, h, wc, hc, false)
+}
+
+// startScreen is the screen a run starts on, in cells, and the top Set
+// lines its width and height come from (nil: the default or Options).
+// A dimension the tape does not set, when it sets the other, is VHS's
+// default pixels converted: the other Set line is what sized it.
+func startScreen(t *Tape, opt Options) (w, h int, wc, hc *TapeCommand) {
+	w, h = t.Size()
+	if t.widthSet != nil || t.heightSet != nil {
+		wc, hc = t.widthSet, t.heightSet
+		if wc == nil {
+			wc = t.heightSet
+		}
+		if hc == nil {
+			hc = t.widthSet
+		}
+	}
+	if opt.Width > 0 {
+		w, wc = opt.Width, nil
+	}
+	if opt.Height > 0 {
+		h, hc = opt.Height, nil
+	}
+	return w, h, wc, hc
+}
+
+// screenTooSmall is nil for a screen of at least the console's minimum,
+// else the error blaming the line that sized the dimension too small (the
+// width's first).
+func screenTooSmall(t *Tape, w, h int, wc, hc *TapeCommand, started bool) error {
+	narrow, short := w < tui.MinWidth, h < tui.MinHeight
+	if !narrow && !short {
+		return nil
+	}
+	e := &ScreenTooSmallError{Pos: Pos{File: t.File}, Width: w, Height: h, Started: started}
+	var cause *TapeCommand
+	switch {
+	case narrow && wc != nil:
+		cause = wc
+	case short && hc != nil:
+		cause = hc
+	}
+	if cause != nil {
+		e.Pos, e.Name = cause.Pos, cause.Name+" "+cause.Text
+	}
+	g := t.geo
+	hint := func(dim string, cells, min int, c *TapeCommand, conv func(int) int, defaultPx int, unit string) string {
+		if cells != 1 {
+			unit += "s"
+		}
+		var s string
+		switch {
+		case c == nil:
+			return fmt.Sprintf("the %s given is %d %s", strings.ToLower(dim), cells, unit)
+		case c.Setting == dim:
+			s = fmt.Sprintf("%s %s px is %d %s at this tape's font and padding", dim, c.Text, cells, unit)
+		default:
+			s = fmt.Sprintf("%s, not set, is VHS's default %d px: %d %s at this tape's font and padding", dim, defaultPx, cells, unit)
+		}
+		if c != cause {
+			s = c.Pos.String() + ": " + s
+		}
+		return s + fmt.Sprintf(": Set %s %d or more gives %d", dim, pixelsFor(min, conv), min)
+	}
+	if narrow {
+		e.Hints = append(e.Hints, hint("Width", w, tui.MinWidth, wc, g.cols, defaultGeometry().width, "column"))
+	}
+	if short {
+		e.Hints = append(e.Hints, hint("Height", h, tui.MinHeight, hc, g.rows, defaultGeometry().height, "row"))
+	}
+	return e
+}
+
 type driver struct {
 	t   *Tape
 	opt Options
@@ -137,6 +253,9 @@ type driver struct {
 	waitPattern *regexp.Regexp
 	width       int
 	height      int
+	// wCause and hCause: the Set lines that gave width and height (nil:
+	// the default or Options).
+	wCause, hCause *TapeCommand
 
 	pos          Pos // the command running
 	screen, text string
@@ -186,12 +305,11 @@ func Run(ctx context.Context, t *Tape, opt Options) (*Result, error) {
 }
 
 func (d *driver) run() error {
-	d.width, d.height = d.t.Size()
-	if d.opt.Width > 0 {
-		d.width = d.opt.Width
-	}
-	if d.opt.Height > 0 {
-		d.height = d.opt.Height
+	d.width, d.height, d.wCause, d.hCause = startScreen(d.t, d.opt)
+	// A screen too small gets only the console's "Terminal too small":
+	// nothing starts on it.
+	if err := screenTooSmall(d.t, d.width, d.height, d.wCause, d.hCause, false); err != nil {
+		return err
 	}
 	if d.opt.FramesDir != "" {
 		if err := os.MkdirAll(d.opt.FramesDir, 0o755); err != nil {
@@ -213,6 +331,11 @@ func (d *driver) run() error {
 	}
 	for _, c := range d.t.Commands {
 		d.pos = c.Pos
+		// A resize further down takes effect with the next command that
+		// is not a Set (Set Width and Set Height in a row are one resize).
+		if err := d.checkScreen(c); err != nil {
+			return err
+		}
 		if err := d.do(c); err != nil {
 			var wt *WaitTimeoutError
 			if errors.As(err, &wt) || errors.Is(err, context.Canceled) {
@@ -222,8 +345,21 @@ func (d *driver) run() error {
 		}
 	}
 	d.pos = Pos{}
+	if err := d.checkScreen(TapeCommand{}); err != nil {
+		return err
+	}
 	d.settle()
 	return nil
+}
+
+// checkScreen fails when the screen a Set further down made is too small
+// for the console, before next runs (next zero: the end of the tape). A
+// console that has quit has no screen to mind.
+func (d *driver) checkScreen(next TapeCommand) error {
+	if next.Kind == CmdSet || d.quit {
+		return nil
+	}
+	return screenTooSmall(d.t, d.width, d.height, d.wCause, d.hCause, true)
 }
 
 // do runs one tape command.
@@ -293,7 +429,7 @@ func (d *driver) do(c TapeCommand) error {
 		d.logTape(c, "done", path)
 	case CmdSet:
 		d.set(c)
-	default: // Hide, Show, Output, Require, Env, Subtitle, ScrollUp/Down
+	default: // Hide, Show, Output, Require, Env
 		d.logTape(c, "ignored", "no effect headless")
 	}
 	return nil
@@ -322,10 +458,11 @@ func (d *driver) set(c TapeCommand) {
 			d.logTape(c, "ignored", "the screen size was given on the command line")
 			return
 		}
+		cause := c
 		if c.Setting == "Width" {
-			d.width = c.Cells
+			d.width, d.wCause = c.Cells, &cause
 		} else {
-			d.height = c.Cells
+			d.height, d.hCause = c.Cells, &cause
 		}
 		d.apply(tea.WindowSizeMsg{Width: d.width, Height: d.height})
 		d.logTape(c, "done", fmt.Sprintf("%dx%d cells (VHS applies sizes only at the top)", d.width, d.height))

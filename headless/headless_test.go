@@ -339,3 +339,97 @@ func TestHeadlessTypingSpeed(t *testing.T) {
 		t.Fatalf("six keys at 40ms took %s", d)
 	}
 }
+
+// A screen below the console's minimum shows only "Terminal too small":
+// the tape fails at the line that made it, instead of typing into that
+// notice and ending well. The issue's tape: Set Width 100 is pixels to
+// VHS, one cell here.
+func TestHeadlessScreenTooSmall(t *testing.T) {
+	f := newFixture(t)
+	src := "Set Width 100\nType \"/u7LxLGT73E5T\"\nEnter\n"
+	res, evs, err := headless(t, f, src, 0, 0)
+	var se *ScreenTooSmallError
+	if !errors.As(err, &se) || se.Pos != (Pos{"test.tape", 1}) || se.Name != "Set Width 100" || se.Started ||
+		se.Width != 1 || se.Height != 16 {
+		t.Fatalf("err %#v", err)
+	}
+	for _, want := range []string{
+		`test.tape:1: Set Width 100: the screen would be 1x16 cells, smaller than the console's minimum 80x24, where it shows only "Terminal too small"`,
+		"Width 100 px is 1 column at this tape's font and padding: Set Width 1176 or more gives 80",
+		"Height, not set, is VHS's default 600 px: 16 rows at this tape's font and padding: Set Height 817 or more gives 24",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q\nwant …%s…", err, want)
+		}
+	}
+	// Nothing ran: no key, no frame, and the end says why.
+	if res.Screen != "" || hasEvent(evs, "tape", "Type", "") != nil || hasEvent(evs, "run", "start", "") != nil {
+		t.Fatalf("the tape ran: %q %+v", res.Screen, evs)
+	}
+	if e := hasEvent(evs, "run", "end", "error"); e == nil || !strings.Contains(e.Detail, "test.tape:1: Set Width 100") {
+		t.Fatalf("end event %+v", e)
+	}
+	// The hint is right: at 1176 x 817 px the tape runs.
+	if err := CheckScreen(mustParse(t, "Set Width 1176\nSet Height 817\n"), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckScreen(mustParse(t, "Set Width 1175\nSet Height 817\n"), Options{}); err == nil {
+		t.Fatal("79 columns passed")
+	}
+	if err := CheckScreen(mustParse(t, src), Options{}); !errors.As(err, &se) || se.Pos.Line != 1 {
+		t.Fatalf("CheckScreen: %v", err)
+	}
+	// A size in cells replaces the tape's.
+	if err := CheckScreen(mustParse(t, src), Options{Width: 100, Height: 30}); err != nil {
+		t.Fatal(err)
+	}
+	// Only the height too small: blamed on its own Set line.
+	err = CheckScreen(mustParse(t, "Set Width 1200\nSet FontSize 14\nSet Height 300\n"), Options{})
+	if !errors.As(err, &se) || se.Pos.Line != 3 || !strings.Contains(err.Error(), "Height 300 px is 9 rows") ||
+		strings.Contains(err.Error(), "Width") {
+		t.Fatalf("height: %v", err)
+	}
+	// Options too small: no line to blame.
+	err = CheckScreen(mustParse(t, "Enter\n"), Options{Width: 60})
+	if !errors.As(err, &se) || se.Pos != (Pos{File: "t.tape"}) || !strings.Contains(err.Error(), "t.tape: the screen would be 60x30 cells") ||
+		!strings.Contains(err.Error(), "the width given is 60 columns") {
+		t.Fatalf("options: %v", err)
+	}
+}
+
+// Further down a tape, a Set that makes the screen too small fails at that
+// line before the next command runs; Set lines in a row are one resize.
+func TestHeadlessResizeTooSmall(t *testing.T) {
+	f := newFixture(t)
+	res, evs, err := headless(t, f, "Wait+Screen /15 pending/\nSet Width 500\nType \"/u7LxLGT73E5T\"\n", 0, 0)
+	var se *ScreenTooSmallError
+	if !errors.As(err, &se) || se.Pos.Line != 2 || !se.Started || se.Width != 28 || se.Height != DefaultHeadlessHeight {
+		t.Fatalf("err %#v", err)
+	}
+	if !strings.HasPrefix(err.Error(), "test.tape:2: Set Width 500: the screen is 28x30 cells") {
+		t.Fatalf("error %q", err)
+	}
+	if hasEvent(evs, "tape", "Type", "") != nil {
+		t.Fatal("the Type after the resize ran")
+	}
+	if !strings.Contains(res.Text, "Terminal too small") {
+		t.Fatalf("last screen:\n%s", res.Text)
+	}
+	// The last line of a tape is checked too.
+	_, _, err = headless(t, f, "Wait+Screen /15 pending/\nSet Height 200\n", 0, 0)
+	if !errors.As(err, &se) || se.Pos.Line != 2 || se.Height >= 24 {
+		t.Fatalf("at the end: %v", err)
+	}
+	// Shrunk and grown again before anything runs: fine.
+	if _, _, err := headless(t, f, "Wait+Screen /15 pending/\nSet Width 500\nSet Width 1200\nWait+Screen /15 pending/\n", 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	// A size given in cells ignores the tape's resizes.
+	if _, _, err := headless(t, f, "Wait+Screen /15 pending/\nSet Width 500\nEnter\n", 100, 30); err != nil {
+		t.Fatal(err)
+	}
+	// A console that has quit has no screen to mind.
+	if res, _, err := headless(t, f, "Type \"q\"\nSet Width 100\n", 0, 0); err != nil || !res.Quit {
+		t.Fatal(err)
+	}
+}

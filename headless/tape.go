@@ -95,7 +95,7 @@ const (
 	CmdHide
 	CmdShow
 	// CmdIgnored is accepted for VHS and does nothing headless (Output,
-	// Require, Env, Subtitle).
+	// Require, Env).
 	CmdIgnored
 )
 
@@ -145,6 +145,9 @@ type Tape struct {
 	// Width and Height in cells from the top Set Width/Height (0: not set).
 	Width, Height int
 	geo           geometry
+	// widthSet and heightSet are the top Set Width and Set Height (nil:
+	// not set), which a screen too small is blamed on.
+	widthSet, heightSet *TapeCommand
 }
 
 // Name is the script's base name, as the headless actor names it.
@@ -198,9 +201,9 @@ func ParseTape(file string, src []byte) (*Tape, error) {
 // LineHeight; LetterSpacing px added to each cell's width). It is close,
 // not exact: give --width/--height for an exact size.
 type geometry struct {
-	width, height, fontSize, padding, margin, barSize int
-	marginFill, windowBar                             bool
-	lineHeight, letterSpacing                         float64
+	width, height, padding, margin, barSize int
+	marginFill, windowBar                   bool
+	fontSize, lineHeight, letterSpacing     float64
 }
 
 func defaultGeometry() geometry {
@@ -212,7 +215,7 @@ func (g geometry) cols(px int) int {
 	if g.marginFill {
 		avail -= float64(2 * g.margin)
 	}
-	return max(int(math.Floor(avail/(0.6*float64(g.fontSize)+g.letterSpacing))), 1)
+	return max(int(math.Floor(avail/(0.6*g.fontSize+g.letterSpacing))), 1)
 }
 
 func (g geometry) rows(px int) int {
@@ -223,7 +226,28 @@ func (g geometry) rows(px int) int {
 	if g.windowBar {
 		avail -= float64(g.barSize)
 	}
-	return max(int(math.Floor(avail/(1.32*float64(g.fontSize)*g.lineHeight))), 1)
+	return max(int(math.Floor(avail/(1.32*g.fontSize*g.lineHeight))), 1)
+}
+
+// pixelsFor is the least of VHS's pixels that cells (of cols or rows)
+// turns into n cells or more.
+func pixelsFor(n int, cells func(int) int) int {
+	lo, hi := 1, 1
+	for cells(hi) < n {
+		if hi > 1<<24 {
+			return hi
+		}
+		lo, hi = hi, hi*2
+	}
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if cells(mid) >= n {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return hi
 }
 
 type tapeParser struct {
@@ -387,21 +411,28 @@ func lexLine(line string) ([]token, string) {
 
 // keyNames are VHS's key commands.
 var keyNames = map[string]tea.KeyMsg{
-	"Enter":      {Type: tea.KeyEnter},
-	"Backspace":  {Type: tea.KeyBackspace},
-	"Delete":     {Type: tea.KeyDelete},
-	"Insert":     {Type: tea.KeyInsert},
-	"Tab":        {Type: tea.KeyTab},
-	"Space":      {Type: tea.KeySpace, Runes: []rune{' '}},
-	"Up":         {Type: tea.KeyUp},
-	"Down":       {Type: tea.KeyDown},
-	"Left":       {Type: tea.KeyLeft},
-	"Right":      {Type: tea.KeyRight},
-	"PageUp":     {Type: tea.KeyPgUp},
-	"PageDown":   {Type: tea.KeyPgDown},
-	"Escape":     {Type: tea.KeyEsc},
-	"ScrollUp":   {},
-	"ScrollDown": {},
+	"Enter":     {Type: tea.KeyEnter},
+	"Backspace": {Type: tea.KeyBackspace},
+	"Delete":    {Type: tea.KeyDelete},
+	"Insert":    {Type: tea.KeyInsert},
+	"Tab":       {Type: tea.KeyTab},
+	"Space":     {Type: tea.KeySpace, Runes: []rune{' '}},
+	"Up":        {Type: tea.KeyUp},
+	"Down":      {Type: tea.KeyDown},
+	"Left":      {Type: tea.KeyLeft},
+	"Right":     {Type: tea.KeyRight},
+	"PageUp":    {Type: tea.KeyPgUp},
+	"PageDown":  {Type: tea.KeyPgDown},
+	"Escape":    {Type: tea.KeyEsc},
+}
+
+// notInVHS are commands that VHS v0.10.0, the release tapes follow (its
+// latest), does not know: its parser says "Invalid command: …" and runs
+// nothing. VHS's main branch has them, in no release yet.
+var notInVHS = map[string]string{
+	"ScrollUp":   "scrolling came to VHS after v0.10.0",
+	"ScrollDown": "scrolling came to VHS after v0.10.0",
+	"Subtitle":   "subtitles came to VHS after v0.10.0",
 }
 
 // settings are VHS's Set names. Width, Height, TypingSpeed, WaitTimeout and
@@ -414,23 +445,21 @@ var settings = map[string]bool{
 	"LetterSpacing": true, "WindowBar": true, "WindowBarSize": true,
 	"Shell": true, "FontFamily": true, "Framerate": true, "PlaybackSpeed": true, "Theme": true,
 	"LoopOffset": true, "BorderRadius": true, "CursorBlink": true,
-	"SubtitleFontSize": true, "SubtitleFontFamily": true, "SubtitleColor": true, "SubtitleBackground": true,
-	"SubtitlePosition": true, "SubtitlePadding": true, "SubtitleBorderRadius": true,
 }
 
 // IgnoredCommands and IgnoredSettings are accepted for VHS and have no
 // effect headless (the help lists them).
 var (
-	IgnoredCommands = []string{"Output", "Require", "Env", "Subtitle", "ScrollUp", "ScrollDown", "Hide", "Show"}
+	IgnoredCommands = []string{"Output", "Require", "Env", "Hide", "Show"}
 	IgnoredSettings = []string{"Shell", "FontFamily", "Framerate", "PlaybackSpeed", "Theme", "LoopOffset",
-		"BorderRadius", "CursorBlink", "Subtitle…",
+		"BorderRadius", "CursorBlink",
 		"FontSize", "Padding", "Margin", "MarginFill", "LineHeight", "LetterSpacing", "WindowBar", "WindowBarSize"}
 )
 
 // commandList is what a tape may contain, for error messages.
 const commandList = "Type, Enter, Backspace, Delete, Insert, Tab, Space, Up, Down, Left, Right, PageUp, PageDown, " +
-	"ScrollUp, ScrollDown, Escape, Ctrl+…, Alt+…, Shift+…, Sleep, Wait, Screenshot, Copy, Paste, Set, " +
-	"Output, Require, Env, Source, Hide, Show, Subtitle"
+	"Escape, Ctrl+…, Alt+…, Shift+…, Sleep, Wait, Screenshot, Copy, Paste, Set, " +
+	"Output, Require, Env, Source, Hide, Show"
 
 func (p *tapeParser) command(pos Pos, toks []token) (TapeCommand, bool) {
 	head := toks[0]
@@ -444,11 +473,6 @@ func (p *tapeParser) command(pos Pos, toks []token) (TapeCommand, bool) {
 	if k, ok := keyNames[name]; ok {
 		c.Kind, c.Key = CmdKey, k
 		ok := p.keyArgs(&c, rest)
-		if name == "ScrollUp" || name == "ScrollDown" {
-			// VHS scrolls its terminal's scrollback; the console runs in
-			// the alternate screen, which has none.
-			c.Kind = CmdIgnored
-		}
 		return c, ok
 	}
 	switch name {
@@ -544,21 +568,13 @@ func (p *tapeParser) command(pos Pos, toks []token) (TapeCommand, bool) {
 		}
 		c.Text = rest[0].text + "=" + rest[1].text
 		return c, true
-	case "Subtitle":
-		c.Kind = CmdIgnored
-		if len(rest) == 0 {
-			p.errorf(pos, "Subtitle expects a string (\"\" hides the subtitle)")
-			return c, false
-		}
-		for _, t := range rest {
-			if t.kind != tokString {
-				p.errorf(pos, "Subtitle expects quoted strings, got %s", t)
-				return c, false
-			}
-		}
-		return c, true
 	case "Ctrl", "Alt", "Shift":
 		return p.modified(c, rest)
+	}
+	if why, ok := notInVHS[name]; ok {
+		p.errorf(pos, "unknown command %q: VHS v0.10.0 has no %s and refuses the tape (\"Invalid command: %s\"); %s",
+			name, name, name, why)
+		return c, false
 	}
 	p.errorf(pos, "unknown command %q (a tape may contain: %s)", name, commandList)
 	return c, false
@@ -647,6 +663,9 @@ func (p *tapeParser) duration(pos Pos, what string, rest []token) (time.Duration
 // numberRE is a VHS time: a number (digits, at most one dot) and a unit.
 var numberRE = regexp.MustCompile(`^([0-9]+\.?[0-9]*|\.[0-9]+)([A-Za-z]*)$`)
 
+// decimalRE is a VHS number: digits with at most one dot.
+var decimalRE = regexp.MustCompile(`^([0-9]+\.?[0-9]*|\.[0-9]+)$`)
+
 // maxTapeDuration bounds every time in a tape.
 const maxTapeDuration = 24 * time.Hour
 
@@ -715,7 +734,12 @@ func (p *tapeParser) set(c TapeCommand, rest []token) (TapeCommand, bool) {
 	}
 	c.Setting = rest[0].text
 	c.Name = "Set " + c.Setting
-	if !settings[c.Setting] && !strings.HasPrefix(c.Setting, "Subtitle") {
+	if !settings[c.Setting] {
+		if strings.HasPrefix(c.Setting, "Subtitle") {
+			p.errorf(c.Pos, "unknown setting %q: VHS v0.10.0 has no subtitle settings and refuses the tape (\"Unknown setting: %s\"); subtitles came to VHS after v0.10.0",
+				c.Setting, c.Setting)
+			return c, false
+		}
 		p.errorf(c.Pos, "unknown setting %q", c.Setting)
 		return c, false
 	}
@@ -750,14 +774,24 @@ func (p *tapeParser) set(c TapeCommand, rest []token) (TapeCommand, bool) {
 	}
 	ok := true
 	switch c.Setting {
-	case "Width", "Height", "FontSize", "Padding", "Margin", "WindowBarSize":
+	case "Width", "Height", "Padding", "Margin", "WindowBarSize":
 		min := 0
-		if c.Setting == "Width" || c.Setting == "Height" || c.Setting == "FontSize" {
+		if c.Setting == "Width" || c.Setting == "Height" {
 			min = 1
 		}
 		var n int
 		n, ok = intValue(min)
 		c.num = float64(n)
+	case "FontSize":
+		// VHS v0.10.0's parser takes any number here (vhs validate
+		// passes Set FontSize 14.5); its recorder, though, reads a whole
+		// number and fails on a fraction. Headless takes the number.
+		f, err := strconv.ParseFloat(c.Text, 64)
+		if len(vals) != 1 || !decimalRE.MatchString(c.Text) || err != nil || f <= 0 {
+			p.errorf(c.Pos, "Set FontSize expects a number more than 0 (14, 14.5), got %q", c.Text)
+			return c, false
+		}
+		c.num = f
 	case "LineHeight", "LetterSpacing":
 		c.num, ok = floatValue()
 		if ok && c.Setting == "LineHeight" && c.num == 0 {
@@ -949,7 +983,7 @@ func (p *tapeParser) resolve(t *Tape) {
 		case "Height":
 			g.height = n
 		case "FontSize":
-			g.fontSize = n
+			g.fontSize = c.num
 		case "Padding":
 			g.padding = n
 		case "Margin":
@@ -974,12 +1008,12 @@ func (p *tapeParser) resolve(t *Tape) {
 		case c.Setting == "Width":
 			c.Cells = g.cols(int(c.num))
 			if c.Top {
-				t.Width = c.Cells
+				t.Width, t.widthSet = c.Cells, c
 			}
 		case c.Setting == "Height":
 			c.Cells = g.rows(int(c.num))
 			if c.Top {
-				t.Height = c.Cells
+				t.Height, t.heightSet = c.Cells, c
 			}
 		}
 	}

@@ -51,8 +51,9 @@ func TestTapeEveryCommand(t *testing.T) {
 		{`Space 10`, func(c TapeCommand) bool { return c.Key.Type == tea.KeySpace && c.Key.String() == " " && c.Repeat == 10 }},
 		{`PageUp`, func(c TapeCommand) bool { return c.Key.Type == tea.KeyPgUp }},
 		{`PageDown 2`, func(c TapeCommand) bool { return c.Key.Type == tea.KeyPgDown && c.Repeat == 2 }},
-		{`ScrollUp 3`, func(c TapeCommand) bool { return c.Kind == CmdIgnored }},
-		{`ScrollDown`, func(c TapeCommand) bool { return c.Kind == CmdIgnored }},
+		// Not keywords in VHS v0.10.0: bare words, typed.
+		{`Type ScrollUp`, func(c TapeCommand) bool { return c.Kind == CmdType && c.Text == "ScrollUp" }},
+		{`Type Subtitle`, func(c TapeCommand) bool { return c.Kind == CmdType && c.Text == "Subtitle" }},
 		{`Ctrl+C`, func(c TapeCommand) bool { return c.Kind == CmdKey && c.Key.Type == tea.KeyCtrlC && c.Name == "Ctrl+C" }},
 		{`Ctrl+r`, func(c TapeCommand) bool { return c.Key.Type == tea.KeyCtrlR }},
 		{`Ctrl+Alt+F`, func(c TapeCommand) bool { return c.Key.Type == tea.KeyCtrlF && c.Key.Alt }},
@@ -92,7 +93,9 @@ func TestTapeEveryCommand(t *testing.T) {
 		{`Set WaitPattern /done$/`, func(c TapeCommand) bool { return c.Regex.String() == "done$" }},
 		{`Set Width 1200`, func(c TapeCommand) bool { return c.Setting == "Width" && c.Cells == 81 }},
 		{`Set Height 600`, func(c TapeCommand) bool { return c.Setting == "Height" && c.Cells == 16 }},
-		{`Set FontSize 14`, func(c TapeCommand) bool { return c.Setting == "FontSize" }},
+		{`Set FontSize 14`, func(c TapeCommand) bool { return c.Setting == "FontSize" && c.num == 14 }},
+		{`Set FontSize 14.5`, func(c TapeCommand) bool { return c.Setting == "FontSize" && c.num == 14.5 }},
+		{`Set FontSize .5`, func(c TapeCommand) bool { return c.num == 0.5 }},
 		{`Set Theme "Dracula"`, func(c TapeCommand) bool { return c.Text == "Dracula" }},
 		{`Set Theme { "name": "Whimsy", "black": "#535178" }`, func(c TapeCommand) bool { return strings.HasPrefix(c.Text, "{") }},
 		{`Set Shell "bash"`, func(c TapeCommand) bool { return c.Setting == "Shell" }},
@@ -105,12 +108,10 @@ func TestTapeEveryCommand(t *testing.T) {
 		{`Set PlaybackSpeed 0.5`, func(c TapeCommand) bool { return c.Setting == "PlaybackSpeed" }},
 		{`Set BorderRadius 8`, func(c TapeCommand) bool { return c.Setting == "BorderRadius" }},
 		{`Set WindowBar Colorful`, func(c TapeCommand) bool { return c.Setting == "WindowBar" }},
-		{`Set SubtitleColor "#fff"`, func(c TapeCommand) bool { return c.Setting == "SubtitleColor" }},
 		{`Output examples/approve.gif`, func(c TapeCommand) bool { return c.Kind == CmdIgnored && c.Text == "examples/approve.gif" }},
 		{`Output frames/`, func(c TapeCommand) bool { return c.Kind == CmdIgnored }},
 		{`Require approve-tui`, func(c TapeCommand) bool { return c.Kind == CmdIgnored && c.Text == "approve-tui" }},
 		{`Env NO_COLOR "1"`, func(c TapeCommand) bool { return c.Kind == CmdIgnored && c.Text == "NO_COLOR=1" }},
-		{`Subtitle "approving"`, func(c TapeCommand) bool { return c.Kind == CmdIgnored }},
 		{`Hide`, func(c TapeCommand) bool { return c.Kind == CmdHide }},
 		{`Show`, func(c TapeCommand) bool { return c.Kind == CmdShow }},
 	}
@@ -196,13 +197,23 @@ func TestTapeErrors(t *testing.T) {
 		{`Output demo`, `Output expects a file with an extension`},
 		{`Require`, `Require expects one program name`},
 		{`Env NAME`, `Env expects a name and a value`},
-		{`Subtitle`, `Subtitle expects a string`},
+		{`ScrollUp`, `unknown command "ScrollUp": VHS v0.10.0 has no ScrollUp and refuses the tape ("Invalid command: ScrollUp")`},
+		{`ScrollUp 3`, `unknown command "ScrollUp": VHS v0.10.0 has no ScrollUp`},
+		{`ScrollDown`, `unknown command "ScrollDown": VHS v0.10.0 has no ScrollDown`},
+		{`Subtitle`, `unknown command "Subtitle": VHS v0.10.0 has no Subtitle and refuses the tape ("Invalid command: Subtitle")`},
+		{`Subtitle "approving"`, `unknown command "Subtitle": VHS v0.10.0 has no Subtitle`},
+		{`Set SubtitleColor "#fff"`, `unknown setting "SubtitleColor": VHS v0.10.0 has no subtitle settings`},
+		{`Set SubtitleFontSize 12`, `unknown setting "SubtitleFontSize"`},
 		{`Set`, `Set expects a setting and a value`},
 		{`Set Colour red`, `unknown setting "Colour"`},
 		{`Set Width`, `Set Width expects a value`},
 		{`Set Width wide`, `Set Width expects a whole number of at least 1, got "wide"`},
 		{`Set Height 0`, `Set Height expects a whole number of at least 1, got "0"`},
-		{`Set FontSize 1.5`, `Set FontSize expects a whole number`},
+		{`Set FontSize 0`, `Set FontSize expects a number more than 0 (14, 14.5), got "0"`},
+		{`Set FontSize 1e3`, `Set FontSize expects a number more than 0 (14, 14.5), got "1e3"`},
+		{`Set FontSize 14.5.1`, `Set FontSize expects a number more than 0`},
+		{`Set FontSize big`, `Set FontSize expects a number more than 0`},
+		{`Set Width 884.5`, `Set Width expects a whole number of at least 1, got "884.5"`},
 		{`Set LineHeight tall`, `Set LineHeight expects a number`},
 		{`Set LineHeight 0`, `Set LineHeight must be more than 0`},
 		{`Set TypingSpeed quick`, `Set TypingSpeed expects a time`},
@@ -394,6 +405,33 @@ func TestTapeSource(t *testing.T) {
 	if errs[0].Pos != (Pos{"main.tape", 1}) || errs[1].Pos != (Pos{bad, 2}) || errs[2].Pos != (Pos{bad, 3}) ||
 		!strings.Contains(errs[2].Msg, "VHS does not nest Source") {
 		t.Fatalf("errors:\n%v", err)
+	}
+}
+
+// The three differences from VHS v0.10.0's parser the issue found, with
+// its tapes: that parser takes Set FontSize 14.5 and refuses ScrollUp and
+// Subtitle, and so does headless now, naming the line.
+func TestTapeAsVHSv0100Parses(t *testing.T) {
+	tape := mustParse(t, "Set FontSize 14.5\n")
+	if c := tape.Commands[0]; c.Kind != CmdSet || c.Setting != "FontSize" || c.num != 14.5 || c.Text != "14.5" {
+		t.Fatalf("%+v", c)
+	}
+	// The half point counts in the conversion to cells: (884-40)/(0.6*14.5)
+	// = 97.0 columns, (600-40)/(1.32*14.5) = 29.3 rows (at 14: 100x30).
+	if w, h := mustParse(t, "Set FontSize 14.5\nSet Width 884\nSet Height 600\nSet Padding 20\n").Size(); w != 97 || h != 29 {
+		t.Fatalf("size %dx%d, want 97x29", w, h)
+	}
+	for _, tc := range []struct{ src, want string }{
+		{"ScrollUp\n", `scroll.tape:1: unknown command "ScrollUp": VHS v0.10.0 has no ScrollUp`},
+		{"Subtitle \"approving\"\n", `scroll.tape:1: unknown command "Subtitle": VHS v0.10.0 has no Subtitle`},
+		{"Enter\nScrollUp 2\n", `scroll.tape:2: unknown command "ScrollUp"`},
+		{"Enter\n\nSubtitle \"\"\n", `scroll.tape:3: unknown command "Subtitle"`},
+	} {
+		_, err := ParseTape("scroll.tape", []byte(tc.src))
+		var errs TapeErrors
+		if !errors.As(err, &errs) || len(errs) != 1 || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%q: err %v, want %s…", tc.src, err, tc.want)
+		}
 	}
 }
 
