@@ -88,7 +88,9 @@ watcher and the clock run live, so other processes' decisions appear as on
 a terminal. A Screenshot waits until the console has finished what it
 started (loading a waiter's state, say).
 
-Output: the final screen on stdout (colours unless --plain or NO_COLOR);
+Output: the final screen on stdout, in colour when --color says so (auto:
+only on a terminal, without NO_COLOR or TERM=dumb; --plain is --color
+never);
 --frames DIR writes every distinct screen (frame-00001.txt…, frames.jsonl);
 --events FILE writes a JSON-lines log of every tape command and of every
 action the console took and its outcome, with timestamps.
@@ -163,7 +165,7 @@ func (a *app) headlessCmd() *cobra.Command {
 				Console: tui.Options{
 					Store:    s,
 					Actor:    model.Actor{Surface: model.SurfaceHeadless, Name: "headless:" + tape.Name(), Detail: fmt.Sprintf("pid %d", os.Getpid()), ReadOnly: a.readOnly},
-					Renderer: headlessRenderer(plain || a.getenv("NO_COLOR") != ""),
+					Renderer: headlessRenderer(plain || !a.colorful()),
 					Now:      a.now,
 					Label:    label,
 				},
@@ -188,7 +190,7 @@ func (a *app) headlessCmd() *cobra.Command {
 				opt.Events = f
 			}
 			res, err := headless.Run(ctx, tape, opt)
-			if plain || a.getenv("NO_COLOR") != "" {
+			if plain || !a.colorful() {
 				a.printf("%s\n", res.Text)
 			} else {
 				a.printf("%s\n", res.Screen)
@@ -214,7 +216,7 @@ func (a *app) headlessCmd() *cobra.Command {
 	f.StringVar(&shots, "screenshot-dir", "", "write Screenshot files relative to `DIR` (default: the working directory)")
 	f.IntVar(&width, "width", 0, "screen width in cells (overrides the tape's Set Width)")
 	f.IntVar(&height, "height", 0, "screen height in cells (overrides the tape's Set Height)")
-	f.BoolVar(&plain, "plain", false, "print the final screen and frames without colours")
+	f.BoolVar(&plain, "plain", false, "print the final screen and frames without colours (--color never)")
 	f.DurationVar(&typing, "typing-speed", 0, "delay between keys for every Type and key, overriding the tape (0: as fast as the console takes them)")
 	return cmd
 }
