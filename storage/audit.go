@@ -67,6 +67,21 @@ func eventHash(e *AuditEvent) string {
 
 // appendAudit adds one event inside the current write transaction.
 func (s bound) appendAudit(ctx context.Context, e auditEntry, actor model.Actor) error {
+	return s.appendAudits(ctx, []auditEntry{e}, actor)
+}
+
+// auditBatch is how many events one INSERT carries.
+const auditBatch = 100
+
+// appendAudits adds events, in order, inside the current write transaction:
+// the chain's head is read (and locked, on PostgreSQL) once, each event's
+// hash links it to the one before, the rows go in a batch per statement,
+// and the head is written once, naming the last. An expiry of a hundred
+// thousand rows is one head update, not a hundred thousand.
+func (s bound) appendAudits(ctx context.Context, entries []auditEntry, actor model.Actor) error {
+	if len(entries) == 0 {
+		return nil
+	}
 	seq, prev := int64(0), genesisHash
 	var head string
 	switch err := s.ws.auditHead.QueryRowContext(ctx).Scan(&head); {
@@ -80,30 +95,61 @@ func (s bound) appendAudit(ctx context.Context, e auditEntry, actor model.Actor)
 			return perr
 		}
 	}
-	if actor.Detail != "" {
-		if e.detail == nil {
-			e.detail = map[string]any{}
+	at := model.Epoch(s.now())
+	name, surface := columnText(actor.Name), columnText(string(actor.Surface))
+	rows := make([]any, 0, min(len(entries), auditBatch)*11)
+	flush := func() error {
+		if len(rows) == 0 {
+			return nil
 		}
-		e.detail["actor_detail"] = actor.Detail
-	}
-	detail := ""
-	if len(e.detail) > 0 {
-		b, err := json.Marshal(e.detail)
-		if err != nil {
-			return err
+		var err error
+		switch len(rows) {
+		case 11:
+			_, err = s.ws.auditInsert.ExecContext(ctx, rows...)
+		case auditBatch * 11:
+			_, err = s.ws.auditInsertBatch.ExecContext(ctx, rows...)
+		default:
+			_, err = s.w.ExecContext(ctx, `INSERT INTO approve_tui_audit (seq, at, approval_id, event, outcome, reason, actor,
+				surface, detail, prev_hash, hash) VALUES `+strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", len(rows)/11), ", "),
+				rows...)
 		}
-		detail = string(b)
-	}
-	ev := AuditEvent{
-		Seq: seq + 1, At: model.Epoch(s.now()), ApprovalID: e.id, Event: e.event, Outcome: e.outcome,
-		Reason: e.reason, Actor: columnText(actor.Name), Surface: columnText(string(actor.Surface)), DetailRaw: detail, PrevHash: prev,
-	}
-	ev.Hash = eventHash(&ev)
-	if _, err := s.ws.auditInsert.ExecContext(ctx, ev.Seq, ev.At, ev.ApprovalID, ev.Event, ev.Outcome, ev.Reason,
-		ev.Actor, ev.Surface, ev.DetailRaw, ev.PrevHash, ev.Hash); err != nil {
+		rows = rows[:0]
 		return err
 	}
-	_, err := s.ws.metaPut.ExecContext(ctx, "audit_head", fmt.Sprintf("%d:%s", ev.Seq, ev.Hash))
+	for _, e := range entries {
+		if actor.Detail != "" {
+			if e.detail == nil {
+				e.detail = map[string]any{}
+			}
+			e.detail["actor_detail"] = actor.Detail
+		}
+		detail := ""
+		if len(e.detail) > 0 {
+			b, err := json.Marshal(e.detail)
+			if err != nil {
+				return err
+			}
+			detail = string(b)
+		}
+		seq++
+		ev := AuditEvent{
+			Seq: seq, At: at, ApprovalID: e.id, Event: e.event, Outcome: e.outcome,
+			Reason: e.reason, Actor: name, Surface: surface, DetailRaw: detail, PrevHash: prev,
+		}
+		ev.Hash = eventHash(&ev)
+		prev = ev.Hash
+		rows = append(rows, ev.Seq, ev.At, ev.ApprovalID, ev.Event, ev.Outcome, ev.Reason,
+			ev.Actor, ev.Surface, ev.DetailRaw, ev.PrevHash, ev.Hash)
+		if len(rows) == auditBatch*11 {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	_, err := s.ws.metaPut.ExecContext(ctx, "audit_head", fmt.Sprintf("%d:%s", seq, prev))
 	return err
 }
 

@@ -440,3 +440,147 @@ func BenchmarkCheckMoved(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkExpire: ExpireDue of N due pending rows (100k; set
+// APPROVE_TUI_BENCH_ROWS to scale), each expired with its audit event and
+// its rank entry removed, against the bare UPDATE Hermes would run on a copy
+// of the same file, and against that UPDATE plus the same number of audit
+// rows written by bare SQL in its transaction (what the guarantee "every
+// transition appends its audit event" costs at the least). The time of
+// each is reported (store-ms, bare-ms, bare-audit-ms) and the ratios.
+func BenchmarkExpire(b *testing.B) {
+	sqliteOnly(b, "a file copied for the bare UPDATE")
+	n := 100_000
+	if v := os.Getenv("APPROVE_TUI_BENCH_ROWS"); v != "" {
+		fmt.Sscan(v, &n)
+	}
+	dir := b.TempDir()
+	golden := filepath.Join(dir, "golden.db")
+	buildBigFile(b, golden, n, n) // every row pending, expiring within 3 h
+	c := newClock()
+	c.t = time.Now()
+	s, err := Open(ctx, golden, Options{Now: c.Now})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.List(ctx, ListOptions{Limit: 1}); err != nil { // builds the rank index
+		b.Fatal(err)
+	}
+	s.Close()
+	data, err := os.ReadFile(golden)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var storeT, bareT, bareAuditT time.Duration
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		sp, bp, ap := filepath.Join(dir, fmt.Sprintf("s%d.db", i)), filepath.Join(dir, fmt.Sprintf("b%d.db", i)), filepath.Join(dir, fmt.Sprintf("a%d.db", i))
+		for _, p := range []string{sp, bp, ap} {
+			if err := os.WriteFile(p, data, 0o600); err != nil {
+				b.Fatal(err)
+			}
+		}
+		later := newClock()
+		later.t = time.Now().Add(4 * time.Hour)
+		st, err := Open(ctx, sp, Options{Now: later.Now})
+		if err != nil {
+			b.Fatal(err)
+		}
+		db := rawDB(b, bp)
+		mustExec(b, db, `SELECT count(*) FROM gateway_approvals`) // open before timing
+		b.StartTimer()
+		t0 := time.Now()
+		ids, err := st.ExpireDue(ctx, alice)
+		storeT += time.Since(t0)
+		if err != nil || len(ids) != n {
+			b.Fatalf("expired %d of %d: %v", len(ids), n, err)
+		}
+		t0 = time.Now()
+		res, err := db.Exec(`UPDATE gateway_approvals SET status = 'expired'
+			WHERE status = 'pending' AND expires_at IS NOT NULL AND expires_at <= ?`, model.Epoch(later.t))
+		bareT += time.Since(t0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if k, _ := res.RowsAffected(); k != int64(n) {
+			b.Fatalf("bare UPDATE expired %d of %d", k, n)
+		}
+		bareAuditT += bareExpireWithAudit(b, ap, model.Epoch(later.t), n)
+		b.StopTimer()
+		if v, err := st.VerifyAudit(ctx); err != nil || !v.OK {
+			b.Fatalf("chain after expire: %+v %v", v, err)
+		}
+		st.Close()
+		db.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(storeT.Milliseconds())/float64(b.N), "store-ms")
+	b.ReportMetric(float64(bareT.Milliseconds())/float64(b.N), "bare-ms")
+	b.ReportMetric(float64(bareAuditT.Milliseconds())/float64(b.N), "bare-audit-ms")
+	b.ReportMetric(float64(storeT)/float64(bareT), "store/bare")
+	b.ReportMetric(float64(storeT)/float64(bareAuditT), "store/bare-audit")
+}
+
+// bareExpireWithAudit runs, on the file at path, the expiring UPDATE and
+// inserts one audit row per expired row (no hashing, constant hashes) in a
+// batch per statement, in one transaction, and returns how long it took.
+func bareExpireWithAudit(b *testing.B, path string, now float64, n int) time.Duration {
+	db := rawDB(b, path)
+	defer db.Close()
+	c, err := db.Conn(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	t0 := time.Now()
+	if _, err := c.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
+		b.Fatal(err)
+	}
+	rows, err := c.QueryContext(ctx, `UPDATE gateway_approvals SET status = 'expired'
+		WHERE status = 'pending' AND expires_at IS NOT NULL AND expires_at <= ? RETURNING approval_id, expires_at`, now)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		var exp float64
+		if err := rows.Scan(&id, &exp); err != nil {
+			b.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	one := "(?, ?, ?, 'expire', 'ok', '', 'alice', 'cli', '{}', ?, ?)"
+	st, err := c.PrepareContext(ctx, `INSERT INTO approve_tui_audit (seq, at, approval_id, event, outcome, reason, actor,
+		surface, detail, prev_hash, hash) VALUES `+strings.TrimSuffix(strings.Repeat(one+", ", 100), ", "))
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := strings.Repeat("0", 64)
+	args := make([]any, 0, 500)
+	for i, id := range ids {
+		args = append(args, i+1, now, id, h, h)
+		if len(args) == 500 || i == len(ids)-1 {
+			if len(args) < 500 {
+				for j, id := range ids[len(ids)-len(args)/5:] {
+					if _, err := c.ExecContext(ctx, `INSERT INTO approve_tui_audit (seq, at, approval_id, event, outcome, reason, actor,
+						surface, detail, prev_hash, hash) VALUES `+one, len(ids)-len(args)/5+j+1, now, id, h, h); err != nil {
+						b.Fatal(err)
+					}
+				}
+			} else if _, err := st.ExecContext(ctx, args...); err != nil {
+				b.Fatal(err)
+			}
+			args = args[:0]
+		}
+	}
+	st.Close()
+	if _, err := c.ExecContext(ctx, `COMMIT`); err != nil {
+		b.Fatal(err)
+	}
+	if len(ids) != n {
+		b.Fatalf("bare expire: %d of %d", len(ids), n)
+	}
+	return time.Since(t0)
+}

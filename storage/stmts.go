@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"strings"
 )
 
 // writerStmts are prepared once on the writer connection.
@@ -11,6 +12,7 @@ type writerStmts struct {
 	deny, expireArmed                                 *sql.Stmt // open statuses of the file's revision
 	rankPut, rankDel                                  *sql.Stmt
 	auditHead, auditInsert, metaPut                   *sql.Stmt
+	auditInsertBatch                                  *sql.Stmt // auditBatch events
 	heartbeat, waiterDel                              *sql.Stmt
 	all                                               []*sql.Stmt
 }
@@ -62,6 +64,8 @@ func prepareWriter(ctx context.Context, e engine, c *conn, cols string, tier2 bo
 		ON CONFLICT (approval_id) DO UPDATE SET rank = excluded.rank, expires_at = excluded.expires_at`)
 	ws.rankDel = prep(`DELETE FROM approve_tui_rank WHERE approval_id = ?`)
 	ws.auditHead = prep(`SELECT value FROM approve_tui_meta WHERE key = 'audit_head'` + e.lockHead())
+	ws.auditInsertBatch = prep(`INSERT INTO approve_tui_audit (seq, at, approval_id, event, outcome, reason, actor,
+		surface, detail, prev_hash, hash) VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", auditBatch), ", "))
 	ws.auditInsert = prep(`INSERT INTO approve_tui_audit (seq, at, approval_id, event, outcome, reason, actor,
 		surface, detail, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	ws.metaPut = prep(`INSERT INTO approve_tui_meta (key, value) VALUES (?, ?)

@@ -119,10 +119,8 @@ func (s bound) runLocked(ctx context.Context, t transition) error {
 				detail: map[string]any{"error": refusal.Error()},
 			}}
 		}
-		for _, e := range entries {
-			if err := s.appendAudit(ctx, e, t.actor); err != nil {
-				return fmt.Errorf("append audit: %w", err)
-			}
+		if err := s.appendAudits(ctx, entries, t.actor); err != nil {
+			return fmt.Errorf("append audit: %w", err)
 		}
 		return nil
 	})
@@ -435,8 +433,12 @@ func (st *Store) ExpireDue(ctx context.Context, actor model.Actor) ([]string, er
 		if err := expire(s.ws.expireDue, ""); err != nil {
 			return nil, err
 		}
-		for _, id := range ids {
-			if _, err := s.ws.rankDel.ExecContext(ctx, id); err != nil {
+		// Their rank entries, in one statement: every pending row due by now
+		// has just been expired (and an entry left behind by a row another
+		// program decided is stale anyway).
+		if len(ids) > 0 {
+			if _, err := s.w.ExecContext(ctx, `DELETE FROM approve_tui_rank WHERE expires_at IS NOT NULL AND expires_at <= ?`,
+				model.Epoch(s.now())); err != nil {
 				return nil, err
 			}
 		}
