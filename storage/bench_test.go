@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -639,4 +640,145 @@ func BenchmarkConsumeWALFrames(b *testing.B) {
 			b.ReportMetric(frames/float64(b.N), "frames/consume")
 		})
 	}
+}
+
+// BenchmarkConsumePeers: the store's Consume against its peers on copies of
+// one file of N pending proposals (2,000; APPROVE_TUI_BENCH_ROWS), per
+// sync mode, interleaved once per iteration: Hermes' Python transaction (a
+// connection per operation, testdata/peers/hermes_consume.py) and the
+// store's own statements in C against the system SQLite
+// (testdata/peers/consume.c; skipped without cc and sqlite3.h). Reported:
+// each one's throughput, the store's throughput over Python's (goal ≥ 1),
+// and the store's CPU per consume over C's (goal ≤ 1.3).
+func BenchmarkConsumePeers(b *testing.B) {
+	sqliteOnly(b, "Python and C against a SQLite file")
+	n := 2000
+	if v := os.Getenv("APPROVE_TUI_BENCH_ROWS"); v != "" {
+		fmt.Sscan(v, &n)
+	}
+	dir := b.TempDir()
+	cbin := filepath.Join(dir, "consume")
+	haveC := exec.Command("cc", "-O2", "-o", cbin, "testdata/peers/consume.c", "-lsqlite3").Run() == nil
+	for _, syncMode := range []string{"NORMAL", "FULL"} {
+		b.Run("sync="+syncMode, func(b *testing.B) {
+			src := filepath.Join(dir, "src-"+syncMode+".db")
+			s, err := Open(ctx, src, Options{Create: true, Synchronous: syncMode})
+			if err != nil {
+				b.Fatal(err)
+			}
+			now := time.Now()
+			var ids []string
+			for i := 0; i < n; i++ {
+				p := benchProposal(i, now)
+				ids = append(ids, p.ApprovalID)
+				if err := s.Submit(ctx, p, agent); err != nil {
+					b.Fatal(err)
+				}
+			}
+			s.Close()
+			data, err := os.ReadFile(src)
+			if err != nil {
+				b.Fatal(err)
+			}
+			idsFile := filepath.Join(dir, "ids")
+			if err := os.WriteFile(idsFile, []byte(strings.Join(ids, "\n")+"\n"), 0o600); err != nil {
+				b.Fatal(err)
+			}
+			var storeWall, storeCPU, bareWall, bareCPU, pyWall, cWall, cCPU float64
+			for i := 0; i < b.N; i++ {
+				iterDir, err := os.MkdirTemp(dir, "run")
+				if err != nil {
+					b.Fatal(err)
+				}
+				copyOf := func(name string) string {
+					p := filepath.Join(iterDir, name+".db")
+					if err := os.WriteFile(p, data, 0o600); err != nil {
+						b.Fatal(err)
+					}
+					return p
+				}
+				// The store.
+				st, err := Open(ctx, copyOf("store"), Options{Synchronous: syncMode})
+				if err != nil {
+					b.Fatal(err)
+				}
+				cpu0, w0 := processCPU(), time.Now()
+				for _, id := range ids {
+					if _, err := st.Consume(ctx, id, id, alice); err != nil {
+						b.Fatal(err)
+					}
+				}
+				storeWall += time.Since(w0).Seconds()
+				storeCPU += processCPU() - cpu0
+				st.Close()
+				// The same statements as bare SQL in Go (modernc): the
+				// driver's floor.
+				bare := bareConsumer(b, copyOf("bare"), syncMode, false)
+				cpu0, w0 = processCPU(), time.Now()
+				for _, id := range ids {
+					if err := bare(id); err != nil {
+						b.Fatal(err)
+					}
+				}
+				bareWall += time.Since(w0).Seconds()
+				bareCPU += processCPU() - cpu0
+				// Hermes' Python, and C, each with another connection holding
+				// the file open as a console would: without one, every Python
+				// close is the last, which checkpoints and deletes the WAL.
+				peer := func(name string, run func(path string)) {
+					path := copyOf(name)
+					watcher := rawDB(b, path)
+					mustExec(b, watcher, `SELECT count(*) FROM gateway_approvals`)
+					run(path)
+					watcher.Close()
+				}
+				peer("python", func(path string) {
+					w, _ := runPeer(b, "python3", "testdata/peers/hermes_consume.py", path, idsFile, syncMode)
+					pyWall += w
+				})
+				if haveC {
+					peer("c", func(path string) {
+						w, c := runPeer(b, cbin, path, idsFile, syncMode)
+						cWall += w
+						cCPU += c
+					})
+				}
+			}
+			ops := float64(n * b.N)
+			b.ReportMetric(ops/storeWall, "store-ops/s")
+			b.ReportMetric(ops/pyWall, "python-ops/s")
+			b.ReportMetric(pyWall/storeWall, "store/python")
+			b.ReportMetric(storeCPU/ops*1e6, "store-cpu-µs/op")
+			b.ReportMetric(bareCPU/ops*1e6, "bare-go-cpu-µs/op")
+			b.ReportMetric(ops/bareWall, "bare-go-ops/s")
+			if haveC {
+				b.ReportMetric(ops/cWall, "c-ops/s")
+				b.ReportMetric(cCPU/ops*1e6, "c-cpu-µs/op")
+				b.ReportMetric(storeCPU/cCPU, "store-cpu/c-cpu")
+				b.ReportMetric(bareCPU/cCPU, "bare-go-cpu/c-cpu")
+			}
+		})
+	}
+}
+
+// processCPU is this process's user and system CPU time, in seconds.
+func processCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// runPeer runs a peer program that prints "<wall s> <cpu s> <count>".
+func runPeer(b *testing.B, name string, args ...string) (wall, cpu float64) {
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		b.Fatalf("%s %v: %v\n%q", name, args, err, out)
+	}
+	var count int
+	if _, err := fmt.Sscan(string(out), &wall, &cpu, &count); err != nil {
+		b.Fatalf("%s: %q: %v", name, out, err)
+	}
+	return wall, cpu
 }
