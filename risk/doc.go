@@ -5,7 +5,11 @@
 //
 // The rules are Hermes' own, embedded from patterns.tsv (hardline patterns,
 // the sudo -S guard and the dangerous patterns, with {FRAGMENT} placeholders
-// expanded) and checked at package initialisation: a malformed table panics.
+// expanded), parsed, checked and compiled when a command is first classified
+// (not at package initialisation, so that a process that classifies nothing
+// starts without that cost): a malformed table panics there, and at every
+// later classification, so a command is never classified against a missing
+// table.
 // A command is normalised as Hermes does it (see Normalize) and every rule is
 // matched against it with Python's IGNORECASE|DOTALL. A description's risk
 // is Hermes' _classify_pattern_risk (see DescriptionRisk); hardline matches
@@ -30,12 +34,12 @@
 //     numbers and _).
 //   - Python's $ also matches before a final newline: it becomes \n?\z,
 //     which is exact because every $ in the table ends its pattern (checked
-//     at initialisation). {,n} becomes {0,n}.
+//     when the table is loaded). {,n} becomes {0,n}.
 //   - Go has no lookahead. The one the table uses, SQL DELETE without WHERE
 //     (\bDELETE\s+FROM\b(?![^\n]*\bWHERE\b)), is a procedural check with the
 //     lookahead's exact meaning, Unicode word boundaries included. Any other
 //     lookaround, atomic group, possessive quantifier, backreference or
-//     inline flag other than i and s is refused at initialisation.
+//     inline flag other than i and s is refused when the table is loaded.
 //   - Under IGNORECASE Python matches i with the dotless ı (U+0131); Go does
 //     not, so ı is folded to i before matching. Lowercasing maps İ (U+0130)
 //     to "i" U+0307 like Python's str.lower.

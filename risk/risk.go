@@ -40,11 +40,19 @@ func (v Verdict) Reason() string {
 
 // Classify returns every rule of the table that command matches, after
 // normalisation, and the highest risk among them (low when none).
+//
+// The first call parses and compiles the rule table (see rules); a
+// malformed table makes it, and every later call, panic.
 func Classify(command string) Verdict {
+	return classify(rules(), command)
+}
+
+// classify is Classify with the table rs.
+func classify(rs []rule, command string) Verdict {
 	text := foldIgnoreCase(Normalize(command))
 	v := Verdict{Level: model.RiskLow}
-	for i := range rules {
-		r := &rules[i]
+	for i := range rs {
+		r := &rs[i]
 		if slices.ContainsFunc(v.Matches, func(m Match) bool { return m.Description == r.desc }) || !r.matches(text) {
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"regexp/syntax"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -41,8 +42,30 @@ type rule struct {
 	notBefore string
 }
 
-// rules is the parsed table, in file order (hardline, sudo_guard, dangerous).
-var rules = mustParse(patternsTSV)
+// rules returns the parsed table, in file order (hardline, sudo_guard,
+// dangerous). The table is parsed, checked and compiled on first use, not
+// at package initialisation: that costs 5–12 ms (mostly regexp/syntax
+// parsing Python's Unicode classes), which every process would pay,
+// --help included, whether it classifies anything or not.
+//
+// A malformed table panics at that first use with mustParse's message, and
+// again at every later use: sync.OnceValue repeats the panic of its
+// function, so a caller that recovers (the hooks turn a panic into a deny)
+// can never get an empty table and classify a command as low.
+var rules = lazyRules(patternsTSV)
+
+// lazyRules returns a function that parses data with mustParse on its first
+// call and returns the same rules on every call (or repeats the panic).
+func lazyRules(data string) func() []rule {
+	return sync.OnceValue(func() []rule { return mustParse(data) })
+}
+
+// lazyRegexp returns src compiled on first use: the package's own regexps
+// serve only to load the table, so initialisation does not compile them
+// either.
+func lazyRegexp(src string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(src) })
+}
 
 func mustParse(data string) []rule {
 	rs, err := parseRules(data)
@@ -123,13 +146,13 @@ func parseRules(data string) ([]rule, error) {
 	return rs, nil
 }
 
-var placeholder = regexp.MustCompile(`\{([A-Z][A-Z0-9_]*)\}`)
+var placeholder = lazyRegexp(`\{([A-Z][A-Z0-9_]*)\}`)
 
 // expand replaces every {NAME} with its fragment, recursively. stack holds
 // the fragments being expanded, to report cycles.
 func expand(src string, fragments map[string]string, stack []string) (string, error) {
 	var err error
-	out := placeholder.ReplaceAllStringFunc(src, func(m string) string {
+	out := placeholder().ReplaceAllStringFunc(src, func(m string) string {
 		name := m[1 : len(m)-1]
 		body, ok := fragments[name]
 		switch {
@@ -160,7 +183,7 @@ const (
 
 // trailingLookahead is the one lookaround the table uses: a negative
 // lookahead for a whole word later on the same line, at the very end.
-var trailingLookahead = regexp.MustCompile(`^(.*)\(\?!\[\^\\n\]\*\\b([A-Za-z]+)\\b\)$`)
+var trailingLookahead = lazyRegexp(`^(.*)\(\?!\[\^\\n\]\*\\b([A-Za-z]+)\\b\)$`)
 
 // compilePython translates a Python regex into an equivalent Go one and
 // compiles it with Python's IGNORECASE|DOTALL. It returns the word of a
@@ -168,7 +191,7 @@ var trailingLookahead = regexp.MustCompile(`^(.*)\(\?!\[\^\\n\]\*\\b([A-Za-z]+)\
 // error for every Python construct RE2 cannot express.
 func compilePython(py string) (*regexp.Regexp, string, error) {
 	var word string
-	if m := trailingLookahead.FindStringSubmatch(py); m != nil {
+	if m := trailingLookahead().FindStringSubmatch(py); m != nil {
 		py, word = m[1], strings.ToLower(m[2])
 	}
 	goSrc, err := translate(py)
@@ -261,7 +284,7 @@ func translate(py string) (string, error) {
 				return "", fmt.Errorf("possessive quantifier %q is not supported", py[i:i+2])
 			}
 		case '{':
-			if m := pyRepeat.FindString(py[i:]); m != "" {
+			if m := pyRepeat().FindString(py[i:]); m != "" {
 				i += len(m) - 1
 				if i+1 < len(py) && py[i+1] == '+' {
 					return "", fmt.Errorf("possessive quantifier %q is not supported", m+"+")
@@ -282,7 +305,7 @@ func translate(py string) (string, error) {
 }
 
 // pyRepeat matches a counted repetition: {n}, {m,}, {m,n} or Python's {,n}.
-var pyRepeat = regexp.MustCompile(`^\{(?:\d+|\d*,\d*)\}`)
+var pyRepeat = lazyRegexp(`^\{(?:\d+|\d*,\d*)\}`)
 
 // checkGroup refuses the group openings RE2 does not share with Python.
 func checkGroup(s string) error {
