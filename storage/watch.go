@@ -2,8 +2,8 @@ package storage
 
 import (
 	"context"
-	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -11,12 +11,22 @@ import (
 
 // Change detection. Each file has one hub per process, however many Stores
 // and Watchers use it: one reader connection pinned to compare PRAGMA
-// data_version (a few microseconds, no I/O when nothing changed), one file
-// notification on the database's directory that wakes it when the
-// database, its WAL or its journal is written, and a slow poll for
+// data_version (a few microseconds, no I/O when nothing changed), file
+// notification on the database file and its WAL and shared-memory files
+// that wakes it when one of them is written, and a slow poll for
 // filesystems where notification does not work. Every wake-up that is not a
-// plain write (a rename, a delete, a new file at the path) and every poll
-// also checks that the open file is still the file at the path.
+// plain write and every poll also checks that the open file is still the
+// file at the path.
+//
+// The files are watched themselves, not their directory: a directory watch
+// wakes the process for every write to every file in it (an agent's log
+// next to the database, written a hundred times a second, cost the console
+// 2 % of a core), and watching the files misses nothing that matters. A
+// commit writes the WAL (the database file in rollback-journal mode); a
+// file deleted, or replaced by a rename over its name, loses a link, which
+// inotify reports on the file itself (IN_ATTRIB: a Chmod event), as it
+// reports a file moved away (Rename). A WAL or shared-memory file that did
+// not exist when the watch started is watched once a poll finds it.
 //
 // File notification is for the console, which shows every commit within
 // milliseconds. A process with only lazy watchers (an agent waiting for its
@@ -56,6 +66,8 @@ type hub struct {
 	conn      *conn
 	push      bool              // the server pushes notifications (PostgreSQL): join has nothing to configure
 	fsw       *fsnotify.Watcher // owned by loop
+	watched   map[string]bool   // the paths fsw watches (owned by loop)
+	events    atomic.Int64      // file notification events received (tests)
 	notifying bool
 	fast      int                // watchers that want every commit at once
 	lazy      int                // watchers content with LazyPoll
@@ -130,14 +142,17 @@ func (h *hub) join(lazy bool, n int) {
 
 // configure starts file notification when a fast watcher wants it and
 // stops it when none does, and returns the poll interval.
-func (h *hub) configure(dir string) time.Duration {
+func (h *hub) configure(f *dbfile) time.Duration {
 	h.mu.Lock()
 	fast, lazy := h.fast, h.lazy
 	h.mu.Unlock()
 	if fast > 0 && h.fsw == nil {
 		if fsw, err := fsnotify.NewWatcher(); err == nil {
-			if err := fsw.Add(dir); err == nil {
-				h.fsw = fsw
+			// Without a watch on the database file itself there is no
+			// notification: poll instead.
+			if err := fsw.Add(f.file); err == nil {
+				h.fsw, h.watched = fsw, map[string]bool{f.file: true}
+				h.watchCompanions(f)
 			} else {
 				fsw.Close()
 			}
@@ -145,7 +160,7 @@ func (h *hub) configure(dir string) time.Duration {
 	}
 	if fast == 0 && h.fsw != nil {
 		h.fsw.Close()
-		h.fsw = nil
+		h.fsw, h.watched = nil, nil
 	}
 	h.mu.Lock()
 	h.notifying = h.fsw != nil
@@ -170,7 +185,6 @@ func (h *hub) loop(f *dbfile) {
 			h.fsw.Close()
 		}
 	}()
-	base := filepath.Base(f.file)
 	var events <-chan fsnotify.Event
 	var errs <-chan error
 	poll := PollWithNotify
@@ -183,7 +197,7 @@ func (h *hub) loop(f *dbfile) {
 		case <-h.quit:
 			return
 		case ack := <-h.reconf:
-			poll = h.configure(filepath.Dir(f.file))
+			poll = h.configure(f)
 			close(ack)
 			events, errs = nil, nil
 			if h.fsw != nil {
@@ -204,12 +218,15 @@ func (h *hub) loop(f *dbfile) {
 				events = nil
 				continue
 			}
-			name := filepath.Base(ev.Name)
-			if name != base && name != base+"-wal" && name != base+"-journal" && name != base+"-shm" {
-				continue
-			}
-			if !ev.Has(fsnotify.Write) || ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) || ev.Has(fsnotify.Create) {
+			h.events.Add(1)
+			// Only the watched files send events. Anything but a plain
+			// write (a link lost, a move, a delete) may be the file
+			// replaced: check.
+			if ev.Op != fsnotify.Write {
 				moved = true
+			}
+			if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+				delete(h.watched, ev.Name) // fsnotify dropped that watch
 			}
 			settle = 0
 		case <-errs:
@@ -219,6 +236,7 @@ func (h *hub) loop(f *dbfile) {
 		}
 		if moved {
 			f.checkMoved()
+			h.watchCompanions(f)
 		}
 		if h.check(context.Background()) {
 			settle = -1
@@ -237,6 +255,25 @@ func (h *hub) loop(f *dbfile) {
 			}
 		}
 		t.Reset(next)
+	}
+}
+
+// watchCompanions adds file notification on the database's WAL and
+// shared-memory files that exist and are not watched yet (a file in
+// rollback-journal mode has neither; a file switched to WAL later gets
+// them). The journal of rollback mode is not watched: a commit in that mode
+// writes the database file itself.
+func (h *hub) watchCompanions(f *dbfile) {
+	if h.fsw == nil {
+		return
+	}
+	for _, p := range [...]string{f.file + "-wal", f.file + "-shm"} {
+		if h.watched[p] {
+			continue
+		}
+		if err := h.fsw.Add(p); err == nil {
+			h.watched[p] = true
+		}
 	}
 }
 

@@ -2,7 +2,10 @@ package storage
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -145,5 +148,140 @@ func TestLazyWatcherPollsWithoutNotification(t *testing.T) {
 	defer fast2.Close()
 	if !fast2.Notifying() {
 		t.Fatal("file notification did not come back")
+	}
+}
+
+// The console's watcher watches the database's own files, not their
+// directory: another file in the directory written a hundred times a
+// second (an agent's log) sends it no event at all, and a commit still
+// does.
+func TestWatcherIgnoresOtherFilesInTheDirectory(t *testing.T) {
+	sqliteOnly(t, "file notification")
+	s, c := newStore(t)
+	w, err := s.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if !w.Notifying() {
+		t.Skip("no file notification here")
+	}
+	h := &s.bind().dbfile.hub
+	log, err := os.OpenFile(filepath.Join(filepath.Dir(s.Path()), "agent.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	before := h.events.Load()
+	for i := 0; i < 100; i++ {
+		fmt.Fprintf(log, "line %d\n", i)
+		time.Sleep(time.Millisecond)
+	}
+	other, err := os.Create(filepath.Join(filepath.Dir(s.Path()), "other.db-wal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.WriteString("x")
+	other.Close()
+	time.Sleep(50 * time.Millisecond)
+	if n := h.events.Load() - before; n != 0 {
+		t.Fatalf("%d events for other files of the directory", n)
+	}
+	if changed, _ := w.Changed(ctx); changed {
+		t.Fatal("changed with nothing committed")
+	}
+	db := rawDB(t, s.Path())
+	p := proposal("noisy1", "rm -rf /x", model.RiskHigh, c.Now(), time.Hour)
+	mustExec(t, db, `INSERT INTO gateway_approvals (approval_id, created_at, expires_at, payload_json) VALUES (?, ?, ?, ?)`,
+		p.ApprovalID, p.CreatedAt, *p.ExpiresAt, string(model.EncodePayload(p)))
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := w.Wait(wctx); err != nil {
+		t.Fatalf("wait: %v", err)
+	}
+	if h.events.Load() == before {
+		t.Fatal("the commit was noticed without a file event (by the poll)")
+	}
+}
+
+// A file in rollback-journal mode has no WAL: a commit writes the database
+// file itself, which is watched.
+func TestWatcherOnRollbackJournalFile(t *testing.T) {
+	sqliteOnly(t, "file notification")
+	path := tempDB(t)
+	db := rawDB(t, path)
+	mustExec(t, db, `PRAGMA journal_mode=DELETE`)
+	mustExec(t, db, hermesTable)
+	c := newClock()
+	s := openAt(t, path, c)
+	if s.JournalMode() != "delete" {
+		t.Fatalf("journal mode %q", s.JournalMode())
+	}
+	w, err := s.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if !w.Notifying() {
+		t.Skip("no file notification here")
+	}
+	h := &s.bind().dbfile.hub
+	before := h.events.Load()
+	p := proposal("rollback1", "rm -rf /x", model.RiskHigh, c.Now(), time.Hour)
+	mustExec(t, db, `INSERT INTO gateway_approvals (approval_id, created_at, expires_at, payload_json) VALUES (?, ?, ?, ?)`,
+		p.ApprovalID, p.CreatedAt, *p.ExpiresAt, string(model.EncodePayload(p)))
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := w.Wait(wctx); err != nil {
+		t.Fatalf("wait: %v", err)
+	}
+	if h.events.Load() == before {
+		t.Fatal("the commit was noticed without a file event (by the poll)")
+	}
+}
+
+// The WAL deleted, or the database replaced by a rename over its name,
+// loses a link: the file's own watch reports it (no directory watch, no
+// wait for the poll).
+func TestWatcherIsToldOfDeletedAndReplacedFiles(t *testing.T) {
+	sqliteOnly(t, "file notification")
+	for _, how := range []string{"rm -wal", "rename over"} {
+		t.Run(how, func(t *testing.T) {
+			path := tempDB(t)
+			c := newClock()
+			s := openAt(t, path, c)
+			mustSubmit(t, s, proposal("gone0001", "rm -rf /srv", model.RiskHigh, c.Now(), time.Hour))
+			w, err := s.Watch(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			if !w.Notifying() {
+				t.Skip("no file notification here")
+			}
+			h := &s.bind().dbfile.hub
+			if how == "rename over" {
+				copyDB(t, path, path+".new")
+			}
+			time.Sleep(20 * time.Millisecond)
+			before := h.events.Load()
+			start := time.Now()
+			if how == "rm -wal" {
+				err = os.Remove(path + "-wal")
+			} else {
+				err = os.Rename(path+".new", path)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			if err := w.Wait(wctx); !errors.Is(err, ErrMoved) {
+				t.Fatalf("watcher after %s: %v", how, err)
+			}
+			if h.events.Load() == before {
+				t.Fatalf("noticed after %v without a file event (by the poll)", time.Since(start))
+			}
+		})
 	}
 }
