@@ -1,43 +1,23 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/approve-tui/approve-tui/internal/syncbuf"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/risk"
 	"github.com/approve-tui/approve-tui/storage"
 )
 
 var runnerActor = model.Actor{Surface: model.SurfaceRunner, Name: "agent@test"}
-
-// syncBuffer is a bytes.Buffer safe for the command's copier goroutine and
-// the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
 
 type runOut struct {
 	res RunResult
@@ -50,9 +30,9 @@ func runReq(dir string, argv ...string) RunRequest {
 		Argv:           argv,
 		Draft:          risk.Draft{SessionKey: "run:test", Requester: "approve-tui-run", Cwd: dir, Backend: "local", TTL: time.Hour},
 		Stdin:          strings.NewReader(""),
-		Stdout:         &syncBuffer{},
-		Stderr:         &syncBuffer{},
-		Log:            &syncBuffer{},
+		Stdout:         &syncbuf.Buffer{},
+		Stderr:         &syncbuf.Buffer{},
+		Log:            &syncbuf.Buffer{},
 		Actor:          runnerActor,
 		HeartbeatEvery: 50 * time.Millisecond,
 	}
@@ -168,7 +148,7 @@ func TestRunApprovedRunsOnceAndRecordsAtTheBoundary(t *testing.T) {
 	if got := strings.Join(auditOf(t, o, rec.ApprovalID), " "); got != "submit: approve: execution:started execution:executed" {
 		t.Fatalf("audit: %s", got)
 	}
-	if log := req.Log.(*syncBuffer).String(); !strings.Contains(log, rec.ApprovalID+" needs approval") || !strings.Contains(log, "approved by alice@console via tui") {
+	if log := req.Log.(*syncbuf.Buffer).String(); !strings.Contains(log, rec.ApprovalID+" needs approval") || !strings.Contains(log, "approved by alice@console via tui") {
 		t.Fatalf("log: %s", log)
 	}
 }
@@ -188,10 +168,10 @@ func TestRunPassesOutputAndSignalsThrough(t *testing.T) {
 	if out.err != nil || out.res.ExitCode != 7 {
 		t.Fatalf("run: %+v %v", out.res, out.err)
 	}
-	if got := req.Stdout.(*syncBuffer).String(); got != "got-term\n" {
+	if got := req.Stdout.(*syncbuf.Buffer).String(); got != "got-term\n" {
 		t.Fatalf("stdout %q", got)
 	}
-	if got := req.Stderr.(*syncBuffer).String(); got != "ready\n" {
+	if got := req.Stderr.(*syncbuf.Buffer).String(); got != "ready\n" {
 		t.Fatalf("stderr %q", got)
 	}
 	if r := get(t, o, rec.ApprovalID); r.ExecutionReason != "exit code 7" {
@@ -400,7 +380,7 @@ func TestRunAllowedByPolicy(t *testing.T) {
 	if out.err != nil || out.res.Outcome != RunRan || out.res.ExitCode != 0 || out.res.ApprovalID != "" {
 		t.Fatalf("run: %+v %v", out.res, out.err)
 	}
-	if got := req.Stdout.(*syncBuffer).String(); got != "from stdin\n" {
+	if got := req.Stdout.(*syncbuf.Buffer).String(); got != "from stdin\n" {
 		t.Fatalf("stdout %q", got)
 	}
 	if n, _ := s.CountPending(context.Background()); n != 0 {
@@ -452,7 +432,7 @@ func TestRunShellMode(t *testing.T) {
 	if out := recvRun(t, ch); out.err != nil || out.res.ExitCode != 0 {
 		t.Fatalf("run: %+v %v", out.res, out.err)
 	}
-	if exists(filepath.Join(dir, "junk")) || req.Stdout.(*syncBuffer).String() != "gone\n" {
+	if exists(filepath.Join(dir, "junk")) || req.Stdout.(*syncbuf.Buffer).String() != "gone\n" {
 		t.Fatal("the shell line did not run")
 	}
 }

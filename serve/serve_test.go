@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 
 	"github.com/approve-tui/approve-tui/cli"
 	"github.com/approve-tui/approve-tui/internal/pgtest"
+	"github.com/approve-tui/approve-tui/internal/syncbuf"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/risk"
 	"github.com/approve-tui/approve-tui/serve"
@@ -37,24 +37,7 @@ type rig struct {
 	keys                map[string]gossh.Signer
 	cancel              context.CancelFunc
 	done                chan struct{}
-	logs                *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
+	logs                *syncbuf.Buffer
 }
 
 func newKey(t testing.TB) gossh.Signer {
@@ -87,7 +70,7 @@ func startRigWith(t testing.TB, dir string, tune func(*serve.Config)) *rig {
 func startRigOn(t testing.TB, dir, db string, tune func(*serve.Config)) *rig {
 	t.Helper()
 	r := &rig{t: t, db: db, keys: map[string]gossh.Signer{},
-		approvers: filepath.Join(dir, "approvers"), watchers: filepath.Join(dir, "watchers"), logs: &syncBuffer{}}
+		approvers: filepath.Join(dir, "approvers"), watchers: filepath.Join(dir, "watchers"), logs: &syncbuf.Buffer{}}
 	s, err := storage.Open(context.Background(), r.db, storage.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +169,7 @@ type console struct {
 	c    *gossh.Client
 	sess *gossh.Session
 	in   io.WriteCloser
-	out  *syncBuffer
+	out  *syncbuf.Buffer
 	done chan error
 }
 
@@ -204,7 +187,7 @@ func (r *rig) console(name string) *console {
 		r.t.Fatal(err)
 	}
 	in, _ := sess.StdinPipe()
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	sess.Stdout, sess.Stderr = out, out
 	if err := sess.Shell(); err != nil {
 		r.t.Fatal(err)
