@@ -357,11 +357,7 @@ func buildBigFile(b *testing.B, path string, total, pending int) {
 func BenchmarkWatchLatency(b *testing.B) {
 	sqliteOnly(b, "data_version and file notification (BenchmarkCommitToScreen in tui/ covers NOTIFY)")
 	s := benchStore(b, "NORMAL")
-	w, err := s.Watch(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer w.Close()
+	w := mustWatch(b, s)
 	other := rawDB(b, s.Path())
 	if _, err := other.Exec(`CREATE TABLE IF NOT EXISTS bench_ping (n INTEGER)`); err != nil {
 		b.Fatal(err)

@@ -217,11 +217,7 @@ func TestPostgresWatcherListensAgainAfterADrop(t *testing.T) {
 	app := fmt.Sprintf("listen-drop-%d", time.Now().UnixNano())
 	path := tempDB(t) + "&application_name=" + app
 	s := openAt(t, path, c)
-	w, err := s.Watch(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w := mustWatch(t, s)
 	db := rawDB(t, path)
 	insert := func(id string) {
 		p := proposal(id, "rm -rf /x", model.RiskHigh, c.Now(), time.Hour)

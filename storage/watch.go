@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,9 +15,10 @@ import (
 // data_version (a few microseconds, no I/O when nothing changed), file
 // notification on the database file and its WAL and shared-memory files
 // that wakes it when one of them is written, and a slow poll for
-// filesystems where notification does not work. Every wake-up that is not a
-// plain write and every poll also checks that the open file is still the
-// file at the path.
+// filesystems where notification does not work (every second, backing off
+// to maxPollWithNotify while notification has announced every commit the
+// poll found). Every wake-up that is not a plain write and every poll also
+// checks that the open file is still the file at the path.
 //
 // The files are watched themselves, not their directory: a directory watch
 // wakes the process for every write to every file in it (an agent's log
@@ -42,6 +44,14 @@ const (
 	PollWithoutNotify = 100 * time.Millisecond
 )
 
+// maxPollWithNotify: while file notification announces every commit the
+// poll finds (none is found unannounced), the poll interval doubles from
+// PollWithNotify up to this; the first commit the poll finds that no event
+// announced (a filesystem where notification does not see every writer)
+// brings it back to PollWithNotify for good. An idle console then wakes
+// for the poll every few seconds rather than every second.
+const maxPollWithNotify = 8 * time.Second
+
 // LazyPoll is how often a process whose watchers are all lazy looks for
 // commits.
 const LazyPoll = 250 * time.Millisecond
@@ -57,23 +67,27 @@ var settleChecks = []time.Duration{
 }
 
 type hub struct {
-	mu        sync.Mutex
-	started   bool
-	err       error
-	ver       uint64        // bumped on every change seen
-	ch        chan struct{} // closed (and replaced) on every bump
-	last      int64         // data_version last seen
-	conn      *conn
-	push      bool              // the server pushes notifications (PostgreSQL): join has nothing to configure
-	fsw       *fsnotify.Watcher // owned by loop
-	watched   map[string]bool   // the paths fsw watches (owned by loop)
-	events    atomic.Int64      // file notification events received (tests)
-	notifying bool
-	fast      int                // watchers that want every commit at once
-	lazy      int                // watchers content with LazyPoll
-	reconf    chan chan struct{} // the counts changed: configure, then close the channel sent
-	quit      chan struct{}
-	done      chan struct{}
+	mu      sync.Mutex
+	started bool
+	err     error
+	ver     uint64        // bumped on every change seen
+	ch      chan struct{} // closed (and replaced) on every bump
+	last    int64         // data_version last seen
+	conn    *conn
+	dv      *sql.Stmt         // PRAGMA data_version on conn, prepared once
+	push    bool              // the server pushes notifications (PostgreSQL): join has nothing to configure
+	fsw     *fsnotify.Watcher // owned by loop
+	watched map[string]bool   // the paths fsw watches (owned by loop)
+	// unannounced: the poll found a commit no event had announced
+	// (owned by loop).
+	unannounced bool
+	events      atomic.Int64 // file notification events received (tests)
+	notifying   bool
+	fast        int                // watchers that want every commit at once
+	lazy        int                // watchers content with LazyPoll
+	reconf      chan chan struct{} // the counts changed: configure, then close the channel sent
+	quit        chan struct{}
+	done        chan struct{}
 }
 
 // start runs f's hub unless it runs already.
@@ -103,8 +117,13 @@ func (f *dbfile) startHub() error {
 	}
 	conn, err := f.rdb.Conn(context.Background())
 	if err == nil {
-		err = conn.QueryRowContext(context.Background(), `PRAGMA data_version`).Scan(&h.last)
+		if h.dv, err = conn.PrepareContext(context.Background(), `PRAGMA data_version`); err == nil {
+			err = h.dv.QueryRowContext(context.Background()).Scan(&h.last)
+		}
 		if err != nil {
+			if h.dv != nil {
+				h.dv.Close()
+			}
 			conn.Close()
 		}
 	}
@@ -177,6 +196,21 @@ func (h *hub) configure(f *dbfile) time.Duration {
 	return poll
 }
 
+// nextPoll is the poll interval after a poll that found a change (changed)
+// or not, when the last event was announced before it (announced).
+func (h *hub) nextPoll(poll, base time.Duration, changed, announced bool) time.Duration {
+	if h.fsw == nil || base != PollWithNotify {
+		return base
+	}
+	if changed && !announced {
+		h.unannounced = true
+	}
+	if h.unannounced {
+		return base
+	}
+	return min(2*poll, maxPollWithNotify)
+}
+
 // loop is the hub's one goroutine.
 func (h *hub) loop(f *dbfile) {
 	defer close(h.done)
@@ -187,17 +221,21 @@ func (h *hub) loop(f *dbfile) {
 	}()
 	var events <-chan fsnotify.Event
 	var errs <-chan error
-	poll := PollWithNotify
+	base := PollWithNotify // what the watchers need (configure)
+	poll := base           // base, or more while notification is trusted (nextPoll)
 	t := time.NewTimer(poll)
 	defer t.Stop()
 	settle := -1 // index into settleChecks while waiting for a write to land
+	// evented: an event came that no change seen since has accounted for.
+	evented := false
 	for {
-		moved := false
+		moved, polled := false, false
 		select {
 		case <-h.quit:
 			return
 		case ack := <-h.reconf:
-			poll = h.configure(f)
+			base = h.configure(f)
+			poll = base
 			close(ack)
 			events, errs = nil, nil
 			if h.fsw != nil {
@@ -228,18 +266,27 @@ func (h *hub) loop(f *dbfile) {
 			if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
 				delete(h.watched, ev.Name) // fsnotify dropped that watch
 			}
-			settle = 0
-		case <-errs:
-			continue
+			settle, evented = 0, true
+		case _, ok := <-errs:
+			if !ok {
+				errs = nil
+				continue
+			}
+			// Events may have been lost (the queue overflowed): look now.
+			settle, evented = 0, true
 		case <-t.C:
-			moved = true
+			moved, polled = true, settle < 0
 		}
 		if moved {
 			f.checkMoved()
 			h.watchCompanions(f)
 		}
-		if h.check(context.Background()) {
-			settle = -1
+		changed := h.check(context.Background())
+		if polled {
+			poll = h.nextPoll(poll, base, changed, evented)
+		}
+		if changed {
+			settle, evented = -1, false
 		}
 		next := poll
 		if settle >= 0 && settle < len(settleChecks) {
@@ -284,7 +331,7 @@ func (h *hub) check(ctx context.Context) bool {
 		return false // notified by the server instead
 	}
 	var v int64
-	if err := h.conn.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&v); err != nil {
+	if err := h.dv.QueryRowContext(ctx).Scan(&v); err != nil {
 		return false
 	}
 	h.mu.Lock()
@@ -327,6 +374,9 @@ func (h *hub) stop() {
 	}
 	close(h.quit)
 	<-h.done
+	if h.dv != nil {
+		h.dv.Close()
+	}
 	if h.conn != nil {
 		h.conn.Close()
 	}
@@ -341,6 +391,10 @@ type Watcher struct {
 	closed   sync.Once
 	seen     uint64
 	goneSaid bool
+	// wver is the writer connection's data_version at the last
+	// OthersCommitted (wknown: there was one, on this file).
+	wver   int64
+	wknown bool
 }
 
 // Watch starts a watcher that sees every commit within milliseconds (file
@@ -353,12 +407,50 @@ func (s *Store) WatchLazy(ctx context.Context) (*Watcher, error) { return s.watc
 
 func (s *Store) watch(lazy bool) (*Watcher, error) {
 	f := s.bind().dbfile
+	w := &Watcher{s: s, f: f, lazy: lazy}
+	// The writer's data_version before the hub's first look: a commit of
+	// another process in between moves it (OthersCommitted says so) and is
+	// not missed.
+	w.wver, w.wknown = f.writerVersion(context.Background())
 	if err := f.startHub(); err != nil {
 		return nil, err
 	}
 	f.hub.join(lazy, 1)
-	ver, _ := f.hub.state()
-	return &Watcher{s: s, f: f, lazy: lazy, seen: ver}, nil
+	w.seen, _ = f.hub.state()
+	return w, nil
+}
+
+// writerVersion is the writer connection's PRAGMA data_version (false: none
+// to read, a server's database or an error). It waits for a write in
+// progress.
+func (f *dbfile) writerVersion(ctx context.Context) (int64, bool) {
+	return f.writerInt(ctx, `PRAGMA data_version`)
+}
+
+// writerInt is a number the writer connection says (false: no writer
+// connection, a server's database, or an error). It waits for a write in
+// progress.
+func (f *dbfile) writerInt(ctx context.Context, q string) (int64, bool) {
+	if f.pg != nil || f.w == nil {
+		return 0, false
+	}
+	f.wmu.Lock()
+	defer f.wmu.Unlock()
+	var v int64
+	if err := f.w.QueryRowContext(ctx, q).Scan(&v); err != nil {
+		return 0, false
+	}
+	return v, true
+}
+
+// WrittenRows is how many rows this process has written to the Store's file
+// so far: SQLite's total_changes() on the one writer connection that every
+// Store of the process on that file writes through (false: a server's
+// database, or it cannot tell). A caller that reads it just before and just
+// after a write of its own, and finds them one row apart, knows that
+// nothing else of this process wrote meanwhile (see Watcher.Committers).
+func (s *Store) WrittenRows(ctx context.Context) (int64, bool) {
+	return s.bind().writerInt(ctx, `SELECT total_changes()`)
 }
 
 // Changed reports whether any commit happened since the last call (or
@@ -430,9 +522,36 @@ func (w *Watcher) follow(f *dbfile) error {
 	}
 	w.f.hub.join(w.lazy, -1)
 	f.hub.join(w.lazy, 1)
-	w.f, w.goneSaid = f, false
+	w.f, w.goneSaid, w.wknown = f, false, false
 	w.seen, _ = f.hub.state()
 	return nil
+}
+
+// Committers says who may have committed to the file since the watch
+// started or the last call.
+type Committers struct {
+	// Others: another process may have (true whenever it cannot tell: on a
+	// server's database, after the watcher moved to another file). A
+	// process commits through its one writer connection, whose PRAGMA
+	// data_version moves only for commits by other connections.
+	Others bool
+	// Written is WrittenRows when asked (WrittenKnown: it could tell): the
+	// rows written by this process since an earlier reading are its
+	// difference with that reading.
+	Written      int64
+	WrittenKnown bool
+}
+
+// Committers says who may have committed since the watch started or the
+// last call: a console woken only by its own presence refresh need not read
+// its list again. It waits for a write of this process in progress to end:
+// call it off the UI's goroutine, and not concurrently with itself.
+func (w *Watcher) Committers(ctx context.Context) Committers {
+	v, ok := w.f.writerVersion(ctx)
+	c := Committers{Others: !ok || !w.wknown || v != w.wver}
+	w.wver, w.wknown = v, ok
+	c.Written, c.WrittenKnown = w.f.writerInt(ctx, `SELECT total_changes()`)
+	return c
 }
 
 // Notifying reports whether file notification is active.

@@ -9,16 +9,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
+
 	"github.com/approve-tui/approve-tui/model"
 )
 
-func TestWatcherWakesOnOtherConnectionsCommits(t *testing.T) {
-	s, c := newStore(t)
+// mustWatch starts a watcher on s, closed when the test ends.
+func mustWatch(tb testing.TB, s *Store) *Watcher {
+	tb.Helper()
 	w, err := s.Watch(ctx)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	defer w.Close()
+	tb.Cleanup(func() { w.Close() })
+	return w
+}
+
+func TestWatcherWakesOnOtherConnectionsCommits(t *testing.T) {
+	s, c := newStore(t)
+	w := mustWatch(t, s)
 	if changed, _ := w.Changed(ctx); changed {
 		t.Fatal("changed before any commit")
 	}
@@ -158,11 +167,7 @@ func TestLazyWatcherPollsWithoutNotification(t *testing.T) {
 func TestWatcherIgnoresOtherFilesInTheDirectory(t *testing.T) {
 	sqliteOnly(t, "file notification")
 	s, c := newStore(t)
-	w, err := s.Watch(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w := mustWatch(t, s)
 	if !w.Notifying() {
 		t.Skip("no file notification here")
 	}
@@ -217,11 +222,7 @@ func TestWatcherOnRollbackJournalFile(t *testing.T) {
 	if s.JournalMode() != "delete" {
 		t.Fatalf("journal mode %q", s.JournalMode())
 	}
-	w, err := s.Watch(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w := mustWatch(t, s)
 	if !w.Notifying() {
 		t.Skip("no file notification here")
 	}
@@ -251,11 +252,7 @@ func TestWatcherIsToldOfDeletedAndReplacedFiles(t *testing.T) {
 			c := newClock()
 			s := openAt(t, path, c)
 			mustSubmit(t, s, proposal("gone0001", "rm -rf /srv", model.RiskHigh, c.Now(), time.Hour))
-			w, err := s.Watch(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer w.Close()
+			w := mustWatch(t, s)
 			if !w.Notifying() {
 				t.Skip("no file notification here")
 			}
@@ -266,6 +263,7 @@ func TestWatcherIsToldOfDeletedAndReplacedFiles(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 			before := h.events.Load()
 			start := time.Now()
+			var err error
 			if how == "rm -wal" {
 				err = os.Remove(path + "-wal")
 			} else {
@@ -283,5 +281,87 @@ func TestWatcherIsToldOfDeletedAndReplacedFiles(t *testing.T) {
 				t.Fatalf("noticed after %v without a file event (by the poll)", time.Since(start))
 			}
 		})
+	}
+}
+
+// A console woken by its own commit (its presence refresh) can tell it from
+// another process's (the writer connection's data_version moves only for
+// commits of other connections), and from other writes of its own process
+// (the writer's count of rows written).
+func TestWatcherTellsOwnCommitsFromOthers(t *testing.T) {
+	s, c := newStore(t)
+	w := mustWatch(t, s)
+	if testBackend != "sqlite" {
+		if got := w.Committers(ctx); !got.Others || got.WrittenKnown {
+			t.Fatalf("a server's watcher cannot tell, and must say so: %+v", got)
+		}
+		return
+	}
+	first := w.Committers(ctx)
+	if first.Others || !first.WrittenKnown {
+		t.Fatalf("nothing committed: %+v", first)
+	}
+	before, ok := s.WrittenRows(ctx)
+	if !ok || before != first.Written {
+		t.Fatalf("written rows %d %v, the watcher said %d", before, ok, first.Written)
+	}
+	if err := s.SetPresence(ctx, Presence{Console: "test:1", Actor: "alice", Name: "alice", Surface: "tui"}); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := s.WrittenRows(ctx); after != before+1 {
+		t.Fatalf("a presence refresh wrote %d rows, want 1", after-before)
+	}
+	own := w.Committers(ctx)
+	if own.Others || own.Written != before+1 {
+		t.Fatalf("after this process's presence refresh: %+v", own)
+	}
+	mustSubmit(t, s, proposal("own1", "rm -rf /x", model.RiskHigh, c.Now(), time.Hour))
+	if got := w.Committers(ctx); got.Others || got.Written <= own.Written+1 {
+		t.Fatalf("after a submit of this process: %+v (a submit writes more than one row)", got)
+	}
+	db := rawDB(t, s.Path())
+	p := proposal("other1", "rm -rf /y", model.RiskHigh, c.Now(), time.Hour)
+	mustExec(t, db, `INSERT INTO gateway_approvals (approval_id, created_at, expires_at, payload_json) VALUES (?, ?, ?, ?)`,
+		p.ApprovalID, p.CreatedAt, *p.ExpiresAt, string(model.EncodePayload(p)))
+	if !w.Committers(ctx).Others {
+		t.Fatal("another connection's commit not seen")
+	}
+	if w.Committers(ctx).Others {
+		t.Fatal("seen twice")
+	}
+}
+
+// The fallback poll backs off while file notification announces every
+// commit the poll finds, and returns to every PollWithNotify for good once
+// it finds one no event announced (notification that misses writers, as on
+// a network filesystem).
+func TestPollBacksOffWhileNotificationWorks(t *testing.T) {
+	fsw, err := fsnotify.NewWatcher()
+	if err != nil {
+		t.Skip("no file notification here")
+	}
+	defer fsw.Close()
+	h := &hub{fsw: fsw}
+	poll := PollWithNotify
+	for _, want := range []time.Duration{2 * time.Second, 4 * time.Second, maxPollWithNotify, maxPollWithNotify} {
+		if poll = h.nextPoll(poll, PollWithNotify, false, false); poll != want {
+			t.Fatalf("quiet poll: next in %v, want %v", poll, want)
+		}
+	}
+	if poll = h.nextPoll(poll, PollWithNotify, true, true); poll != maxPollWithNotify {
+		t.Fatalf("a commit an event announced: next poll in %v", poll)
+	}
+	if poll = h.nextPoll(poll, PollWithNotify, true, false); poll != PollWithNotify {
+		t.Fatalf("a commit no event announced: next poll in %v", poll)
+	}
+	if poll = h.nextPoll(poll, PollWithNotify, false, false); poll != PollWithNotify {
+		t.Fatalf("backed off again after notification missed a commit: %v", poll)
+	}
+	// Lazy watchers and no notification: their own interval, always.
+	if p := (&hub{fsw: fsw}).nextPoll(LazyPoll, LazyPoll, false, false); p != LazyPoll {
+		t.Fatalf("lazy: %v", p)
+	}
+	if p := (&hub{}).nextPoll(PollWithoutNotify, PollWithoutNotify, false, false); p != PollWithoutNotify {
+		t.Fatalf("without notification: %v", p)
 	}
 }
