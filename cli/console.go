@@ -42,8 +42,7 @@ func (a *app) runConsole(ctx context.Context, s *storage.Store) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	m := tui.New(tui.Options{Store: s, Actor: actor, Renderer: r, Context: ctx, Follow: a.follow})
-	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithInput(a.in), tea.WithOutput(a.rawOut))
-	_, err := p.Run()
+	err := tui.RunTerminal(ctx, m, a.in, a.rawOut)
 	cancel() // stop the console's background work before releasing it
 	m.Close()
 	if err == tea.ErrProgramKilled && ctx.Err() != nil {

@@ -94,6 +94,7 @@ func idleWindow(b *testing.B, bin string, pending int, noisy bool, window time.D
 	tmux("new-session", "-d", "-s", "idle", "-x", "120", "-y", "40",
 		"env", "TERM=xterm-256color", bin, "--db", db)
 	defer exec.Command("tmux", "-L", sock, "kill-server").Run()
+	tmux("set-option", "-t", "idle", "status", "off") // the console has the whole 120x40
 	pid, err := strconv.Atoi(strings.TrimSpace(tmux("display-message", "-p", "-t", "idle", "#{pane_pid}")))
 	if err != nil {
 		b.Fatalf("console pid: %v", err)

@@ -23,7 +23,7 @@ import (
 
 // bulkFile writes total rows, pending of them pending, the way a busy
 // Hermes install accumulates them, and returns the path.
-func bulkFile(b *testing.B, dir string, total, pending int) string {
+func bulkFile(b testing.TB, dir string, total, pending int) string {
 	b.Helper()
 	path := filepath.Join(dir, fmt.Sprintf("bulk-%d-%d.db", total, pending))
 	s, err := storage.Open(context.Background(), path, storage.Options{Create: true})
@@ -100,6 +100,45 @@ func BenchmarkKeystroke(b *testing.B) {
 				}
 				m.Update(k)
 				_ = m.View()
+			}
+		})
+	}
+}
+
+// BenchmarkClockTick: one tick of the console's clock and the frame after
+// it, what an idle console does once a second while its screen shows an age
+// or a countdown to the second: 120x40, 256 colours, the first proposal
+// selected (its detail's age ticks; the list's countdowns, over an hour,
+// change once a minute), 10 and 10,000 pending.
+func BenchmarkClockTick(b *testing.B) {
+	dir := b.TempDir()
+	for _, n := range []int{10, 10000} {
+		path := bulkFile(b, dir, n, n)
+		b.Run(fmt.Sprintf("pending=%d", n), func(b *testing.B) {
+			s, err := storage.Open(context.Background(), path, storage.Options{Now: fixedNow})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			// The rows are half an hour old (ages to the second) and expire
+			// in one and a half hours (countdowns to the minute); the clock
+			// goes round those ten minutes.
+			start := t0.Add(-30 * time.Minute)
+			now := start
+			m := New(Options{Store: s, Actor: operator, Renderer: colourRenderer(),
+				Now: func() time.Time { return now }, NoWatch: true, NoPresence: true, Label: "bench"})
+			m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+			Settle(m, m.Init())
+			before := m.View()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				now = start.Add(time.Duration(1+i%600) * time.Second)
+				m.Update(tickMsg{at: now})
+				_ = m.View()
+			}
+			b.StopTimer()
+			if m.View() == before {
+				b.Fatal("the frame did not change with the clock")
 			}
 		})
 	}

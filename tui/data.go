@@ -40,6 +40,10 @@ type (
 		took time.Duration // how long the load ran
 		// presences: every console's presence row, read with the list.
 		presences []storage.Presence
+		// waiter: the shown proposal's waiter state, read with the list (a
+		// waiter's heartbeat is a commit: it shows without waiting for
+		// the clock).
+		waiter *waiterMsg
 	}
 	// historyMsg carries the audit log's recent events.
 	historyMsg struct {
@@ -64,10 +68,11 @@ type (
 		w   *storage.Watcher
 		err error
 	}
-	// changedMsg: another connection committed.
-	changedMsg struct{ err error }
-	// tickMsg drives countdowns.
-	tickMsg time.Time
+	// changedMsg: another connection committed; who: who may have.
+	changedMsg struct {
+		err error
+		who storage.Committers
+	}
 	// decidedMsg is the outcome of an approve or deny.
 	decidedMsg struct {
 		id, action string
@@ -91,10 +96,16 @@ type (
 // The signature does not see a payload rewritten in place: watch names the
 // proposal on screen (its id and the payload's SHA-256 as shown), which is
 // read again, so that a rewrite of what the operator reads shows at once.
+// Its waiter state is read too.
 func loadPending(ctx context.Context, s *storage.Store, gen, limit int, prev *storage.PendingSignature, watch shownPayload) tea.Cmd {
 	return func() tea.Msg {
 		start := time.Now()
 		others, _ := s.Presences(ctx)
+		var waiter *waiterMsg
+		if watch.id != "" {
+			ws, err := s.WaiterState(ctx, watch.id)
+			waiter = &waiterMsg{id: watch.id, ws: ws, err: err}
+		}
 		sig, serr := s.PendingSignature(ctx)
 		if serr == nil && prev != nil && sig == *prev {
 			same := true
@@ -104,12 +115,12 @@ func loadPending(ctx context.Context, s *storage.Store, gen, limit int, prev *st
 				}
 			}
 			if same {
-				return pendingMsg{gen: gen, limit: limit, same: true, took: time.Since(start), presences: others}
+				return pendingMsg{gen: gen, limit: limit, same: true, took: time.Since(start), presences: others, waiter: waiter}
 			}
 		}
 		rows, err := s.List(ctx, storage.ListOptions{Limit: limit})
 		if err != nil {
-			return pendingMsg{gen: gen, limit: limit, err: err, took: time.Since(start), presences: others}
+			return pendingMsg{gen: gen, limit: limit, err: err, took: time.Since(start), presences: others, waiter: waiter}
 		}
 		total := len(rows)
 		if total == limit {
@@ -117,7 +128,7 @@ func loadPending(ctx context.Context, s *storage.Store, gen, limit int, prev *st
 				total = n
 			}
 		}
-		msg := pendingMsg{gen: gen, limit: limit, rows: rows, total: total, at: s.Now(), took: time.Since(start), presences: others}
+		msg := pendingMsg{gen: gen, limit: limit, rows: rows, total: total, at: s.Now(), took: time.Since(start), presences: others, waiter: waiter}
 		if serr == nil {
 			msg.sig = &sig
 		}
@@ -252,21 +263,10 @@ func waitChange(ctx context.Context, w *storage.Watcher) tea.Cmd {
 		if errors.Is(err, context.Canceled) {
 			return nil
 		}
-		return changedMsg{err: err}
-	}
-}
-
-// tick is the countdown clock: one tickMsg a second, until ctx ends.
-func tick(ctx context.Context) tea.Cmd {
-	return func() tea.Msg {
-		t := time.NewTimer(time.Second)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return nil
-		case now := <-t.C:
-			return tickMsg(now)
+		if err != nil {
+			return changedMsg{err: err, who: storage.Committers{Others: true}}
 		}
+		return changedMsg{who: w.Committers(ctx)}
 	}
 }
 

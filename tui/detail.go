@@ -23,8 +23,14 @@ type detail struct {
 	rec    *storage.Record
 	waiter *storage.WaiterStatus
 
-	head, body []string // head: fields that tick; body: command and diff
+	head, body []string // head: the fields; body: command and diff
 	bodyKey    string   // id, payload and width the body was built for
+	// fixed: the head's fields that do not change with the clock, for
+	// fixedRec at fixedWidth.
+	fixed      []string
+	fixedRec   *storage.Record
+	fixedWidth int
+	timed      map[string]timedLines // by label
 	lines      []string
 	offset     int
 	// drawn marks the body lines that have been on screen since this
@@ -82,7 +88,10 @@ func (d *detail) rebuild(now time.Time) {
 		d.lines, d.head, d.body = nil, nil, nil
 		return
 	}
-	d.head = d.buildHead(now)
+	if d.fixedRec != d.rec || d.fixedWidth != d.width {
+		d.fixed, d.fixedRec, d.fixedWidth = d.buildFixed(), d.rec, d.width
+	}
+	d.head = append(append(d.head[:0:0], d.fixed...), d.buildTimed(now)...)
 	key := fmt.Sprintf("%s/%s/%d", d.rec.ApprovalID, d.rec.PayloadSHA256, d.width)
 	if key != d.bodyKey {
 		d.body = d.buildBody()
@@ -157,9 +166,13 @@ func (d *detail) Unread() int { return d.unread }
 func (d *detail) SeenAll() bool { return d.rec != nil && d.drawn != nil && d.unread == 0 }
 
 // View renders the visible lines.
-func (d *detail) View() string {
+func (d *detail) View() string { return strings.Join(d.ViewLines(), "\n") }
+
+// ViewLines is View's lines: the pane's lines themselves (the same strings
+// from one frame to the next while they do not change).
+func (d *detail) ViewLines() []string {
 	if d.rec == nil {
-		return d.st.Subtle.Render("No proposal selected.")
+		return strings.Split(d.st.Subtle.Render("No proposal selected."), "\n")
 	}
 	end := min(d.offset+d.height, len(d.lines))
 	out := make([]string, 0, d.height)
@@ -174,13 +187,41 @@ func (d *detail) View() string {
 		}
 		out[len(out)-1] = d.st.Warning.Render(fitWidth(msg, d.width))
 	}
-	return strings.Join(out, "\n")
+	for _, l := range out {
+		if strings.IndexByte(l, '\n') >= 0 {
+			// A line of several: as View's string would split.
+			return strings.Split(strings.Join(out, "\n"), "\n")
+		}
+	}
+	return out
 }
 
 func (d *detail) field(label, value string) []string {
 	const lw = 11
 	prefix := d.st.Label.Render(padRight(label, lw))
 	return wrapIndented(prefix, value, lw, d.width)
+}
+
+// timedField is field for the fields that change with the clock: laid out
+// again only when its text changed (an age to the minute, a waiter
+// without one: not every second).
+func (d *detail) timedField(label, value string) []string {
+	if d.timed == nil {
+		d.timed = map[string]timedLines{}
+	}
+	if t, ok := d.timed[label]; ok && t.value == value && t.width == d.width {
+		return t.lines
+	}
+	lines := d.field(label, value)
+	d.timed[label] = timedLines{value: value, width: d.width, lines: lines}
+	return lines
+}
+
+// timedLines is a timed field as last laid out.
+type timedLines struct {
+	value string
+	width int
+	lines []string
 }
 
 // agent renders an agent string inert, escapes set apart.
@@ -196,7 +237,10 @@ func (d *detail) agent(s string, mode model.SanitizeMode) string {
 	return b.String()
 }
 
-func (d *detail) buildHead(now time.Time) []string {
+// buildFixed is the head but its last fields, which change with the clock
+// (buildTimed): everything in it comes from the record (never changed
+// once loaded) and the width.
+func (d *detail) buildFixed() []string {
 	r := d.rec
 	st := d.st
 	var out []string
@@ -252,9 +296,17 @@ func (d *detail) buildHead(now time.Time) []string {
 	for _, k := range sortedKeys(r.EnvOverrides) {
 		out = append(out, d.field("env", d.agent(k, model.Line)+"="+d.agent(r.EnvOverrides[k], model.Line))...)
 	}
-	out = append(out, d.field("created", ago(model.FromEpoch(r.CreatedAt), now))...)
-	out = append(out, d.field("expires", expiryText(r, now))...)
-	out = append(out, d.field("waiter", d.waiterText(now))...)
+	return out
+}
+
+// buildTimed is the end of the head: the ages and times left, and the
+// waiter.
+func (d *detail) buildTimed(now time.Time) []string {
+	r := d.rec
+	var out []string
+	out = append(out, d.timedField("created", ago(model.FromEpoch(r.CreatedAt), now))...)
+	out = append(out, d.timedField("expires", expiryText(r, now))...)
+	out = append(out, d.timedField("waiter", d.waiterText(now))...)
 	return out
 }
 

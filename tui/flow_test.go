@@ -325,7 +325,9 @@ func TestReloadsCoalesce(t *testing.T) {
 
 // After another process's commit the console reads the pending list again
 // only when the set of pending rows changed (a heartbeat changes nothing on
-// screen), and in full at least every fullReloadEvery regardless.
+// screen), and in full at least every fullReloadEvery regardless, when
+// another process may have committed: its own commits alone (its presence
+// refresh) change nothing the signature does not see.
 func TestReloadSkipsCommitsThatLeavePendingAsItWas(t *testing.T) {
 	f := newFixture(t)
 	m := console(t, f, operator, 120, 40)
@@ -340,8 +342,19 @@ func TestReloadSkipsCommitsThatLeavePendingAsItWas(t *testing.T) {
 	}
 	m.fullAt = m.fullAt.Add(-fullReloadEvery)
 	Settle(m, m.reload())
+	if m.rows[0].rec != first {
+		t.Fatal("a commit of this process only made the console read its list in full")
+	}
+	m.foreign++ // a wake-up for a commit another process may have made (changedMsg.others)
+	Settle(m, m.reload())
 	if m.rows[0].rec == first || m.rows[0].rec.ApprovalID != first.ApprovalID {
 		t.Fatal("no full read after fullReloadEvery")
+	}
+	second := m.rows[0].rec
+	m.fullAt = m.fullAt.Add(-fullReloadEvery)
+	Settle(m, m.reload())
+	if m.rows[0].rec != second {
+		t.Fatal("read in full again, with no other process's commit since the last full read")
 	}
 	p, _, err := risk.Propose(risk.Draft{Command: "rm -rf /srv/new", SessionKey: "agent:new", TTL: time.Minute}, t0)
 	if err != nil {

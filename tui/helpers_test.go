@@ -58,11 +58,14 @@ func keyMsg(k string) tea.KeyMsg {
 	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
 }
 
-// press sends keys one by one and settles after each.
+// press sends keys one by one and settles after each, then draws the frame
+// as a terminal would (so that every test draws through the frames before,
+// see viewMemo).
 func press(m *Model, keys ...string) {
 	for _, k := range keys {
 		_, cmd := m.Update(keyMsg(k))
 		Settle(m, cmd)
+		m.View()
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -144,6 +145,11 @@ type Model struct {
 	explained map[string]bool
 
 	watcher *storage.Watcher
+	// screen is the terminal RunTerminal draws the frames on (nil: the
+	// caller draws what View returns); memo, parts of the last frame
+	// (memo.go).
+	screen *screen
+	memo   viewMemo
 	// damaged is what the last integrity check found wrong with the file.
 	damaged string
 	// inflight counts the one-off commands (loads, decisions) whose result
@@ -161,6 +167,37 @@ type Model struct {
 	fullAt   time.Time
 	lastLoad time.Duration
 	loadEnd  time.Time
+	// foreign counts the wake-ups for commits that may be other
+	// processes'; fullForeign is its value when the last full read was asked
+	// for, and loadForeign when the load on its way was. A wake-up for this
+	// process's own commits only needs no full read: nothing of the list can
+	// have changed that the signature does not see.
+	foreign, fullForeign, loadForeign int
+	// written is the rows this process had written at the last wake-up
+	// (writtenKnown: it could tell); ownWrites, this console's presence
+	// refreshes that wrote alone, each from a count to the next
+	// (onlyOwnPresence).
+	written      int64
+	writtenKnown bool
+	ownWrites    [][2]int64
+
+	// The clock (clock.go): on once Init started it; the last tick, the
+	// pending one (due at tickAt, numbered tickGen, reading tickWaiter's
+	// waiter state, cancelled by closing tickStop or stopping tickTimer);
+	// when the clock last read the selected waiter; when the first visible
+	// row expires (zero: none does). send: the program's Send, when
+	// RunTerminal runs the console.
+	clockOn      bool
+	lastTick     time.Time
+	tickAt       time.Time
+	tickPending  bool
+	tickStop     chan struct{}
+	tickTimer    *time.Timer
+	tickGen      int
+	send         func(tea.Msg)
+	tickWaiter   string
+	waiterPolled time.Time
+	nextExpiry   time.Time
 }
 
 // Pacing of the pending list's loads after commits of other processes: a
@@ -234,6 +271,7 @@ func (m *Model) Close() error {
 		_ = m.opt.Store.RemovePresence(ctx, m.consoleID)
 		cancel()
 	}
+	m.stopClock()
 	if m.watcher == nil {
 		return nil
 	}
@@ -246,7 +284,8 @@ func (m *Model) Close() error {
 func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{m.reload()}
 	if !m.opt.NoWatch {
-		cmds = append(cmds, m.oneOff(startWatch(m.ctx, m.opt.Store)), tick(m.ctx), checkHealth(m.ctx, m.opt.Store, 0))
+		m.clockOn = true
+		cmds = append(cmds, m.oneOff(startWatch(m.ctx, m.opt.Store)), m.scheduleTick(), checkHealth(m.ctx, m.opt.Store, 0))
 	}
 	return tea.Batch(cmds...)
 }
@@ -259,9 +298,10 @@ func (m *Model) reload() tea.Cmd {
 		limit = firstPage
 	}
 	var prev *storage.PendingSignature
-	if m.loaded && time.Since(m.fullAt) < fullReloadEvery {
+	if m.loaded && (time.Since(m.fullAt) < fullReloadEvery || m.foreign == m.fullForeign) {
 		prev = m.sig
 	}
+	m.loadForeign = m.foreign
 	var watch shownPayload
 	if m.prompt != nil {
 		watch = shownPayload{m.prompt.id, m.prompt.rec.PayloadSHA256}
@@ -281,11 +321,19 @@ func (m *Model) reloadHistory() tea.Cmd {
 }
 
 // Update handles one message, then says where this console is when that
-// changed (presence).
+// changed (presence) and sets the clock for the next change on screen.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if _, ok := msg.(tickMsg); !ok {
+		// What this message brings is drawn at the time it arrives (the
+		// clock may not have ticked for a while).
+		m.now = m.opt.Now()
+	}
 	_, cmd := m.update(msg)
 	if p := m.presenceCmd(); p != nil {
 		cmd = tea.Batch(cmd, p)
+	}
+	if t := m.scheduleTick(); t != nil {
+		cmd = tea.Batch(cmd, t)
 	}
 	return m, cmd
 }
@@ -302,6 +350,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case pendingMsg:
 		return m, m.onPending(msg)
 	case presenceWrittenMsg:
+		if msg.alone {
+			m.ownWrites = append(m.ownWrites, [2]int64{msg.before, msg.after})
+		}
 		return m, nil
 	case historyMsg:
 		if msg.gen == m.hgen {
@@ -319,20 +370,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case waiterMsg:
-		if msg.err != nil {
-			return m, nil // the next tick asks again
-		}
-		m.waiters[msg.id] = msg.ws
-		if msg.id == m.selID {
-			ws := msg.ws
-			m.detail.waiter = &ws
-			m.detail.Refresh(m.now)
-			if m.following != "" {
-				// The detail's length changed: take the followed scroll again.
-				return m, m.follow()
-			}
-		}
-		return m, nil
+		return m, m.applyWaiter(msg)
 	case watchReadyMsg:
 		if msg.err != nil {
 			m.setNote("live updates off: "+msg.err.Error(), m.st.Warning)
@@ -350,11 +388,19 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				m.prompt = nil
 			}
 			m.emit("store", "", "moved", m.note.text)
+			m.sig, m.writtenKnown = nil, false // another file: read it in full
 			return m, tea.Batch(m.reload(), waitChange(m.ctx, m.watcher))
 		}
 		if msg.err != nil {
 			m.setNote("live updates stopped: "+storeReason(msg.err), m.st.Error)
 			return m, nil
+		}
+		if m.onlyOwnPresence(msg.who) {
+			// Woken by our own presence refresh alone: nothing to read.
+			return m, waitChange(m.ctx, m.watcher)
+		}
+		if msg.who.Others {
+			m.foreign++
 		}
 		if m.loading {
 			m.dirty = true
@@ -379,10 +425,17 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, checkHealth(m.ctx, m.opt.Store, storage.HealthMaxAge)
 	case tickMsg:
-		if m.opt.NoWatch {
-			return m, m.onTick(time.Time(msg))
+		if msg.gen == m.tickGen {
+			// It fired: the next is set after this update.
+			m.tickPending, m.tickStop, m.tickTimer = false, nil, nil
 		}
-		return m, tea.Batch(m.onTick(time.Time(msg)), tick(m.ctx))
+		cmd := m.onTick(msg.at)
+		m.lastTick = m.now
+		if msg.waiter != nil {
+			m.waiterPolled = m.now
+			cmd = tea.Batch(cmd, m.applyWaiter(*msg.waiter))
+		}
+		return m, cmd
 	case decidedMsg:
 		return m, m.onDecided(msg)
 	case goneMsg:
@@ -458,10 +511,14 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 	}
 	m.storeErr = ""
 	m.lastLoad = msg.took
-	if msg.same {
-		return tea.Batch(m.setPresences(msg.presences), m.loadDone())
+	var waiter tea.Cmd
+	if msg.waiter != nil {
+		waiter = m.applyWaiter(*msg.waiter)
 	}
-	m.sig, m.fullAt = msg.sig, time.Now()
+	if msg.same {
+		return tea.Batch(waiter, m.setPresences(msg.presences), m.loadDone())
+	}
+	m.sig, m.fullAt, m.fullForeign = msg.sig, time.Now(), m.loadForeign
 	if !m.loaded {
 		m.emit("loaded", "", "", fmt.Sprintf("%d pending", msg.total))
 	}
@@ -474,7 +531,7 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 		m.rows = append(m.rows, makeRow(rec))
 	}
 	m.total = msg.total
-	var cmds []tea.Cmd
+	cmds := []tea.Cmd{waiter}
 	// A proposal on screen that left the list was decided or expired
 	// elsewhere: close its prompt and say how.
 	if m.selID != "" && prev[m.selID] && m.indexOf(m.selID) < 0 && !m.explained[m.selID] {
@@ -567,6 +624,7 @@ func (m *Model) applyFilter() {
 	}
 	m.visible = m.visible[:0]
 	sel := -1
+	soonest := time.Duration(-1)
 	for i, r := range m.rows {
 		if exact >= 0 && i != exact {
 			continue
@@ -574,16 +632,25 @@ func (m *Model) applyFilter() {
 		if !r.rec.EffectiveStatus.Open() && r.rec.EffectiveStatus != "" {
 			continue
 		}
-		if left, ok := r.rec.TimeLeft(m.now); ok && left <= 0 {
+		left, expires := r.rec.TimeLeft(m.now)
+		if expires && left <= 0 {
 			continue // expired while loaded: gone from the pending list
 		}
 		if q != "" && !strings.Contains(r.search, q) {
 			continue
 		}
+		if expires && (soonest < 0 || left < soonest) {
+			soonest = left
+		}
 		if r.rec.ApprovalID == m.selID {
 			sel = len(m.visible)
 		}
 		m.visible = append(m.visible, i)
+	}
+	// The clock ticks when the first of them leaves the list.
+	m.nextExpiry = time.Time{}
+	if soonest >= 0 {
+		m.nextExpiry = m.now.Add(soonest)
 	}
 	switch {
 	case sel >= 0:
@@ -637,10 +704,62 @@ func (m *Model) selectionChanged(byOperator bool) tea.Cmd {
 	return nil
 }
 
+// onlyOwnPresence says whether everything committed since the last wake-up
+// was this console's own presence refresh, each written alone: no other
+// process committed, and the rows this process wrote since are exactly
+// those refreshes, back to back. Then nothing on screen can have changed,
+// and there is nothing to read: an idle console refreshes its presence
+// every storage.PresenceEvery, and reading its list after each cost more
+// than all of its clock's ticks (with 10,000 pending).
+func (m *Model) onlyOwnPresence(c storage.Committers) bool {
+	from, known := m.written, m.writtenKnown
+	m.written, m.writtenKnown = c.Written, c.WrittenKnown
+	ours := m.ownWrites
+	m.ownWrites = m.ownWrites[:0:0]
+	for _, w := range ours {
+		if w[1] > c.Written {
+			m.ownWrites = append(m.ownWrites, w) // not seen yet
+		}
+	}
+	if c.Others || !c.WrittenKnown || !known || c.Written <= from {
+		return false
+	}
+	sort.Slice(ours, func(i, j int) bool { return ours[i][0] < ours[j][0] })
+	at := from
+	for _, w := range ours {
+		if w[0] == at {
+			at = w[1]
+		}
+	}
+	return at == c.Written
+}
+
+// applyWaiter takes a waiter state read for proposal msg.id.
+func (m *Model) applyWaiter(msg waiterMsg) tea.Cmd {
+	if msg.err != nil {
+		return nil // the clock asks again
+	}
+	m.waiters[msg.id] = msg.ws
+	if msg.id == m.selID {
+		ws := msg.ws
+		m.detail.waiter = &ws
+		m.detail.Refresh(m.now)
+		if m.following != "" {
+			// The detail's length changed: take the followed scroll again.
+			return m.follow()
+		}
+	}
+	return nil
+}
+
 func (m *Model) onTick(t time.Time) tea.Cmd {
 	m.now = m.opt.Now()
 	before := len(m.visible)
-	m.applyFilter()
+	if !m.nextExpiry.IsZero() && !m.now.Before(m.nextExpiry) {
+		// A row expired: it leaves the list. (Until then the clock
+		// changes nothing applyFilter decides.)
+		m.applyFilter()
+	}
 	var cmds []tea.Cmd
 	if sel := m.selected(); sel == nil || sel.ApprovalID != m.selID {
 		if m.selID != "" && before != len(m.visible) {
@@ -653,10 +772,9 @@ func (m *Model) onTick(t time.Time) tea.Cmd {
 		}
 		cmds = append(cmds, m.selectionChanged(false))
 	} else {
+		// The waiter state comes with the tick (clock.go) every
+		// waiterPollEvery, and with every load after a commit.
 		m.detail.Refresh(m.now)
-		if t.Second()%2 == 0 { // waiter state every other second
-			cmds = append(cmds, m.oneOff(loadWaiter(m.ctx, m.opt.Store, m.selID)))
-		}
 	}
 	if m.mode == viewHistory && len(m.runs) > 0 && t.Second()%2 == 0 {
 		// A runner's death is no commit: its heartbeat goes stale.

@@ -84,7 +84,7 @@ func TestModelBusyCountsOneOffCommands(t *testing.T) {
 	if live.inflight != 2 { // the first load and the watcher's start
 		t.Fatalf("%d one-off commands after Init, want 2", live.inflight)
 	}
-	live.Update(tickMsg(t0))
+	live.Update(tickMsg{at: t0})
 	if live.inflight != 2 {
 		t.Fatalf("a tick counted as one-off: %d", live.inflight)
 	}

@@ -62,7 +62,7 @@ func TestHistoryTellsRunningFromRunnerDied(t *testing.T) {
 
 	child.Process.Kill()
 	child.Wait()
-	_, cmd := m.Update(tickMsg(t0.Add(2 * time.Second)))
+	_, cmd := m.Update(tickMsg{at: t0.Add(2 * time.Second)})
 	Settle(m, cmd)
 	screenHas(t, m, "runner died", fmt.Sprintf("outcome unknown: runner pid %d on %s is gone (last heartbeat just now)", child.Process.Pid, host))
 

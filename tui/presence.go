@@ -37,8 +37,15 @@ type presenceState struct {
 }
 
 type (
-	// presenceWrittenMsg: our presence row was written (or could not be).
-	presenceWrittenMsg struct{ err error }
+	// presenceWrittenMsg: our presence row was written (or could not be);
+	// alone: the rows this process had written were before just before the
+	// write and after just after, one apart (storage.Store.WrittenRows):
+	// nothing else of this process wrote meanwhile.
+	presenceWrittenMsg struct {
+		err           error
+		before, after int64
+		alone         bool
+	}
 )
 
 func (m *Model) presenceNow() presenceState {
@@ -71,7 +78,10 @@ func (m *Model) presenceCmd() tea.Cmd {
 	return func() tea.Msg {
 		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		return presenceWrittenMsg{err: s.SetPresence(wctx, p)}
+		before, ok1 := s.WrittenRows(wctx)
+		err := s.SetPresence(wctx, p)
+		after, ok2 := s.WrittenRows(wctx)
+		return presenceWrittenMsg{err: err, before: before, after: after, alone: ok1 && ok2 && err == nil && after == before+1}
 	}
 }
 

@@ -19,26 +19,53 @@ import (
 // The frame goes through model.TerminalSafe on its way out: every string
 // from the file is sanitised where it is laid out, and this guard makes sure
 // that a string someone forgot still cannot reach the terminal raw.
-func (m *Model) View() string { return model.TerminalSafe(m.frame()) }
+//
+// Run by RunTerminal, View also writes the frame to the terminal.
+func (m *Model) View() string {
+	// The guard works line by line (model.TerminalSafe): the lines that
+	// did not change since the last frame were let through already.
+	lines := m.memo.safe.apply(m.frameLines(), 0, model.TerminalSafe)
+	if m.screen != nil {
+		m.screen.frame(lines, m.width, m.height)
+	}
+	return strings.Join(lines, "\n")
+}
 
-func (m *Model) frame() string {
+// frame is the frame before the terminal guard.
+func (m *Model) frame() string { return strings.Join(m.frameLines(), "\n") }
+
+// frameLines is the frame, line by line. The lines that did not change
+// since the last frame are the very strings of the last one (viewMemo), so
+// that the steps after this one find them unchanged at no cost.
+func (m *Model) frameLines() []string {
 	if m.width == 0 {
-		return ""
+		return []string{""}
 	}
 	if m.width < MinWidth || m.height < MinHeight {
-		return m.tooSmallView()
+		return strings.Split(m.tooSmallView(), "\n")
 	}
-	parts := []string{m.headerView(), m.subHeaderView()}
-	body := m.bodyView()
-	parts = append(parts, fitBlock(body, m.width, m.bodyHeight()))
+	out := appendLines(nil, m.headerView(), m.subHeaderView())
+	out = append(out, m.fitBody(m.bodyLines())...)
 	if note := m.noteLines(); len(note) > 1 {
 		// A note too long for one line takes the help line's place: what
 		// happened to a decision matters more than the key hints.
-		parts = append(parts, note...)
+		out = appendLines(out, note...)
 	} else {
-		parts = append(parts, m.noteView(), m.helpView())
+		out = appendLines(out, m.noteView(), m.helpView())
 	}
-	return strings.Join(parts, "\n")
+	return out
+}
+
+// appendLines appends the lines of each of parts.
+func appendLines(out []string, parts ...string) []string {
+	for _, p := range parts {
+		if strings.IndexByte(p, '\n') < 0 {
+			out = append(out, p)
+		} else {
+			out = append(out, strings.Split(p, "\n")...)
+		}
+	}
+	return out
 }
 
 func (m *Model) tooSmallView() string {
@@ -49,8 +76,6 @@ func (m *Model) tooSmallView() string {
 
 func (m *Model) headerView() string {
 	st := m.st
-	left := st.Title.Render("approve-tui")
-	tabs := " " + m.tab("pending", m.mode == viewPending) + " " + m.tab("history", m.mode == viewHistory)
 	count := ""
 	switch {
 	case !m.loaded:
@@ -63,25 +88,34 @@ func (m *Model) headerView() string {
 			count = fmt.Sprintf("%d of %d pending", len(m.visible), len(m.rows))
 		}
 	}
-	who := model.Sanitize(m.opt.Actor.Name, model.Line)
-	if m.opt.Actor.ReadOnly || m.opt.Store.ReadOnlyReason() != "" {
+	key := headerKey{width: m.width, mode: m.mode, count: count, who: m.opt.Actor.Name, with: strings.Join(m.connected, ", "),
+		follow: m.following, readOnly: m.opt.Actor.ReadOnly || m.opt.Store.ReadOnlyReason() != "", damaged: m.damaged != ""}
+	if mm := &m.memo.header; mm.s != "" && mm.key == key {
+		return mm.s
+	}
+	left := st.Title.Render("approve-tui")
+	tabs := " " + m.tab("pending", m.mode == viewPending) + " " + m.tab("history", m.mode == viewHistory)
+	who := model.Sanitize(key.who, model.Line)
+	if key.readOnly {
 		who += " " + st.Warning.Render("[read-only]")
 	}
-	if m.damaged != "" {
+	if key.damaged {
 		who += " " + st.Error.Render("[DAMAGED FILE]")
 	}
-	if names := m.connected; len(names) > 0 {
-		who += st.Subtle.Render(" · with " + strings.Join(names, ", "))
+	if key.with != "" {
+		who += st.Subtle.Render(" · with " + key.with)
 	}
-	if m.following != "" {
-		who += " " + st.OK.Render("[following "+model.Sanitize(m.following, model.Line)+"]")
+	if key.follow != "" {
+		who += " " + st.OK.Render("[following "+model.Sanitize(key.follow, model.Line)+"]")
 	}
 	right := st.Subtle.Render(count+" · ") + who
 	gap := m.width - lipgloss.Width(left+tabs) - lipgloss.Width(right)
+	h := left + tabs + strings.Repeat(" ", max(gap, 0)) + right
 	if gap < 1 {
-		return fitWidth(left+tabs+" "+right, m.width)
+		h = fitWidth(left+tabs+" "+right, m.width)
 	}
-	return left + tabs + strings.Repeat(" ", gap) + right
+	m.memo.header.key, m.memo.header.s = key, h
+	return h
 }
 
 func (m *Model) tab(name string, on bool) string {
@@ -105,7 +139,36 @@ func (m *Model) subHeaderView() string {
 	if label == "" {
 		label = m.opt.Store.Path()
 	}
-	return fitWidth(m.st.Faint.Render(model.Sanitize(label, model.Line)), m.width)
+	if mm := &m.memo.label; mm.s == "" || mm.label != label || mm.width != m.width {
+		mm.label, mm.width = label, m.width
+		mm.s = fitWidth(m.st.Faint.Render(model.Sanitize(label, model.Line)), m.width)
+	}
+	return m.memo.label.s
+}
+
+// bodyLines is the body's lines: the list and the detail side by side
+// from the parts of the last frame that did not change, anything else as
+// bodyView draws it.
+func (m *Model) bodyLines() []string {
+	if !m.wide || m.showHelp || m.mode == viewHistory || m.prompt != nil {
+		return strings.Split(m.bodyView(), "\n")
+	}
+	lw := m.listWidth()
+	dw, dh := m.detailSize()
+	pane := m.st.PaneBorder
+	if !m.focusList {
+		pane = m.st.PaneBorderFocus
+	}
+	// The list and the pane are drawn again only when they changed: a tick
+	// of the detail's age leaves the list as it was, and the other way
+	// round.
+	mm := &m.memo
+	if list, bh := m.listView(lw), m.bodyHeight(); list != mm.left.list || lw != mm.left.w || bh != mm.left.h || mm.left.lines == nil {
+		mm.left.list, mm.left.w, mm.left.h = list, lw, bh
+		mm.left.lines = strings.Split(fitBlock(list, lw, bh), "\n")
+	}
+	right := mm.borderedPane(pane, fitLines(&mm.detail, m.detail.ViewLines(), dw, dh), dw, dh, m.focusList)
+	return mm.beside(mm.left.lines, right)
 }
 
 func (m *Model) bodyView() string {
@@ -148,42 +211,75 @@ func (m *Model) listView(width int) string {
 	}
 	sessW := min(max(width/5, 10), 24)
 	cmdW := max(width-2-4-1-7-1-1-1-sessW-1, 8)
-	out := []string{st.Header.Render(fitWidth("  RISK    LEFT ! "+padRight("SESSION", sessW)+" COMMAND", width))}
-	end := min(m.top+m.listRows(), len(m.visible))
-	for i := m.top; i < end; i++ {
-		r := m.rows[m.visible[i]]
-		out = append(out, m.rowView(r, i == m.cursor, width, sessW, cmdW))
+	mm := &m.memo
+	if mm.listHead.width != width || mm.listHead.sessW != sessW || mm.listHead.s == "" {
+		mm.listHead.width, mm.listHead.sessW = width, sessW
+		mm.listHead.s = st.Header.Render(fitWidth("  RISK    LEFT ! "+padRight("SESSION", sessW)+" COMMAND", width))
 	}
-	return strings.Join(out, "\n")
+	end := min(m.top+m.listRows(), len(m.visible))
+	// A row drawn in the last frame at the same place, with the same
+	// countdown, cursor and marks is taken from it; so is its countdown,
+	// until it changes; so is the whole list when every row is.
+	if n := end - m.top; len(mm.rows) != n {
+		mm.rows, mm.list = make([]rowMemo, n), ""
+	}
+	same := mm.list != "" && mm.listHead.s == mm.listFor
+	for i := m.top; i < end; i++ {
+		r, at := m.rows[m.visible[i]], &mm.rows[i-m.top]
+		k := m.rowKey(r, i == m.cursor, width, sessW, cmdW, at)
+		if at.line == "" || at.key != k {
+			at.key, at.line, same = k, m.rowView(r, k), false
+		}
+	}
+	if !same {
+		out := make([]string, 0, len(mm.rows)+1)
+		out = append(out, mm.listHead.s)
+		for _, r := range mm.rows {
+			out = append(out, r.line)
+		}
+		mm.list, mm.listFor = strings.Join(out, "\n"), mm.listHead.s
+	}
+	return mm.list
 }
 
-func (m *Model) rowView(r row, selected bool, width, sessW, cmdW int) string {
-	st := m.st
+// rowKey says what a row shows: its countdown, flag, cursor and the marks
+// of other consoles.
+func (m *Model) rowKey(r row, selected bool, width, sessW, cmdW int, at *rowMemo) rowKey {
 	rec := r.rec
-	left, urgency := "never", 0.0
+	k := rowKey{rec: rec, selected: selected, width: width, sessW: sessW, cmdW: cmdW, left: "never", flag: " ", cursor: " ", other: " "}
 	if tl, ok := rec.TimeLeft(m.now); ok {
-		left = shortDur(tl)
-		urgency = clamp01(1 - tl.Seconds()/300)
+		c := &at.left
+		if at.key.rec != rec || c.text == "" || m.now.Before(c.from) || !m.now.Before(c.until) {
+			*c = countdown{text: shortDur(tl), from: m.now, until: m.now.Add(untilCountdownChanges(tl) - tickSlack)}
+		}
+		k.left = c.text
+		k.urgency = clamp01(1 - tl.Seconds()/300)
 	}
-	flag := " "
 	switch {
 	case rec.Corrupt != "":
-		flag = "X"
+		k.flag = "X"
 	case rec.Suspicious():
-		flag = "!"
+		k.flag = "!"
 	}
 	// The cursor's column, then who else shows this proposal: @ another
 	// console reviews it, * another has its approve prompt open.
-	cursor, other := " ", " "
 	if selected {
-		cursor = "▶"
+		k.cursor = "▶"
 	}
 	if names, approving := m.othersOn(rec.ApprovalID); approving {
-		other = "*"
+		k.other = "*"
 	} else if len(names) > 0 {
-		other = "@"
+		k.other = "@"
 	}
-	cursor += other
+	return k
+}
+
+func (m *Model) rowView(r row, k rowKey) string {
+	st := m.st
+	rec := r.rec
+	left, urgency, flag, selected := k.left, k.urgency, k.flag, k.selected
+	width, sessW, cmdW := k.width, k.sessW, k.cmdW
+	cursor := k.cursor + k.other
 	text := fmt.Sprintf("%s %s %s %s", fmt.Sprintf("%7s", left), flag, fitWidth(r.session, sessW), fitWidth(r.command, cmdW))
 	if selected {
 		return st.Selected.Render(fitWidth(cursor+padRight(rec.EffectiveRisk.Short(), 4)+" "+text, width))
@@ -343,6 +439,13 @@ func (m *Model) noteLines() []string {
 }
 
 func (m *Model) helpView() string {
+	if m.prompt == nil && !m.filtering {
+		// The list's keys: the same line until the width changes.
+		if mm := &m.memo.help; mm.width != m.help.Width || mm.s == "" {
+			mm.width, mm.s = m.help.Width, m.help.ShortHelpView(m.keys.ShortHelp())
+		}
+		return m.memo.help.s
+	}
 	if m.prompt != nil {
 		return m.help.ShortHelpView(m.prompt.keys.ShortHelp())
 	}
@@ -350,6 +453,12 @@ func (m *Model) helpView() string {
 		return m.help.ShortHelpView([]key.Binding{m.keys.Submit, m.keys.Cancel})
 	}
 	return m.help.ShortHelpView(m.keys.ShortHelp())
+}
+
+// fitBody is fitBlock of the body's lines to m.width x m.bodyHeight(),
+// reusing the last frame's lines.
+func (m *Model) fitBody(body []string) []string {
+	return fitLines(&m.memo.body, body, m.width, m.bodyHeight())
 }
 
 // fitBlock makes s exactly h lines of at most w cells.

@@ -1,0 +1,219 @@
+package tui
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"sync"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+	"golang.org/x/term"
+)
+
+// RunTerminal runs the console in a terminal (in and out are its input and
+// output) until the operator quits or ctx ends, and restores the terminal.
+//
+// Frames are written by the console itself, as soon as a message changed
+// what it shows, at most one per frameGap. Bubble Tea v1's standard
+// renderer instead wakes up 60 times a second for as long as the program
+// runs, to write a frame if there is a new one: left alone, the console
+// spent about 0.7 % of a core on those wake-ups alone (BENCHMARKS.md, idle
+// console). Here a console with nothing changing on screen does not run at
+// all, and a frame goes out at once instead of at the renderer's next tick
+// (up to 16 ms later).
+//
+// When in or out is not a terminal, it runs Bubble Tea's standard renderer.
+func RunTerminal(ctx context.Context, m *Model, in io.Reader, out io.Writer) error {
+	inF, inOK := in.(interface{ Fd() uintptr })
+	outF, outOK := out.(interface{ Fd() uintptr })
+	if !inOK || !outOK || !term.IsTerminal(int(inF.Fd())) || !term.IsTerminal(int(outF.Fd())) {
+		_, err := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out)).Run()
+		return err
+	}
+	state, err := term.MakeRaw(int(inF.Fd()))
+	if err != nil {
+		return err
+	}
+	defer term.Restore(int(inF.Fd()), state) //nolint:errcheck
+	sc := newScreen(out)
+	sc.open()
+	defer sc.close()
+	m.screen = sc
+	defer func() { m.screen = nil }()
+
+	// No renderer: Bubble Tea reads the keys, runs the commands and calls
+	// Update and View; View writes the frame (Model.View).
+	p := tea.NewProgram(m, tea.WithoutRenderer(), tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out))
+	// The clock's timer sends its ticks itself (Model.scheduleTick).
+	m.send = p.Send
+	stop := followSize(p, int(outF.Fd()))
+	defer stop()
+	_, err = p.Run()
+	return err
+}
+
+// followSize tells the program the terminal's size now and whenever it
+// changes (SIGWINCH), until stop is called.
+func followSize(p *tea.Program, fd int) (stop func()) {
+	changed := make(chan os.Signal, 1)
+	notifyResize(changed)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			if w, h, err := term.GetSize(fd); err == nil {
+				p.Send(tea.WindowSizeMsg{Width: w, Height: h}) // returns once the program has ended
+			}
+			select {
+			case <-done:
+				return
+			case <-changed:
+			}
+		}
+	}()
+	return func() {
+		// Called once Run has returned: a Send still waiting returns too.
+		signal.Stop(changed)
+		close(done)
+		wg.Wait()
+	}
+}
+
+// frameGap is the least time between two frames written: a burst of
+// messages (a paste, a hundred commits) is drawn at most 60 times a second,
+// its last frame frameGap after the one before.
+const frameGap = time.Second / 60
+
+// screen writes frames to a terminal in its alternate screen, line by line
+// where they changed since the last frame written (as Bubble Tea's standard
+// renderer does, without its ticker).
+type screen struct {
+	out io.Writer
+
+	mu            sync.Mutex
+	width, height int
+	lines         []string // the last frame written, line by line
+	next          []string // a frame waiting for frameGap to pass
+	waiting       bool
+	timer         *time.Timer
+	at            time.Time // when the last frame was written
+	clear         bool      // erase the screen before the next frame
+	closed        bool
+	buf           bytes.Buffer
+}
+
+func newScreen(out io.Writer) *screen { return &screen{out: out} }
+
+// open switches to the alternate screen, clears it, hides the cursor and
+// turns bracketed paste on (the console refuses pasted ids).
+func (s *screen) open() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	io.WriteString(s.out, ansi.SetAltScreenSaveCursorMode+ansi.EraseEntireScreen+ansi.CursorHomePosition+ //nolint:errcheck
+		ansi.HideCursor+ansi.SetBracketedPasteMode)
+}
+
+// close writes the frame still waiting, then leaves the terminal as it
+// found it.
+func (s *screen) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	if s.timer != nil {
+		s.timer.Stop()
+		s.timer = nil
+	}
+	if s.waiting {
+		s.writeLocked()
+	}
+	s.closed = true
+	io.WriteString(s.out, ansi.ResetBracketedPasteMode+ansi.ShowCursor+ansi.ResetAltScreenSaveCursorMode) //nolint:errcheck
+}
+
+// frame takes the console's frame, its lines, for a w x h terminal:
+// written now, or once frameGap has passed since the last one (then only
+// the latest frame is written). The lines are kept: the caller must not
+// change them.
+func (s *screen) frame(f []string, w, h int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || w <= 0 || h <= 0 {
+		return
+	}
+	if w != s.width || h != s.height {
+		// Resized: the terminal may have moved or cut what was drawn.
+		s.width, s.height = w, h
+		s.lines, s.clear = nil, true
+	}
+	if !s.waiting && slices.Equal(f, s.lines) {
+		return
+	}
+	s.next, s.waiting = f, true
+	if wait := frameGap - time.Since(s.at); wait > 0 {
+		if s.timer == nil {
+			s.timer = time.AfterFunc(wait, s.later)
+		}
+		return
+	}
+	s.writeLocked()
+}
+
+func (s *screen) later() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.timer = nil
+	if !s.closed && s.waiting {
+		s.writeLocked()
+	}
+}
+
+// writeLocked writes s.next over s.lines.
+func (s *screen) writeLocked() {
+	lines := s.next
+	s.next, s.waiting = nil, false
+	if len(lines) > s.height {
+		lines = lines[len(lines)-s.height:]
+	}
+	if slices.Equal(lines, s.lines) {
+		return
+	}
+	b := &s.buf
+	b.Reset()
+	if s.clear {
+		b.WriteString(ansi.EraseEntireScreen)
+		s.clear = false
+	}
+	b.WriteString(ansi.CursorHomePosition)
+	for i, line := range lines {
+		last := i == len(lines)-1
+		if i < len(s.lines) && s.lines[i] == line {
+			if !last {
+				b.WriteByte('\n') // raw mode: down one line, same column (0)
+			}
+			continue
+		}
+		line = ansi.Truncate(line, s.width, "")
+		if ansi.StringWidth(line) < s.width {
+			line += ansi.EraseLineRight
+		}
+		b.WriteString(line)
+		if !last {
+			b.WriteString("\r\n")
+		}
+	}
+	if len(s.lines) > len(lines) {
+		b.WriteString(ansi.EraseScreenBelow)
+	}
+	b.WriteString(ansi.CursorPosition(0, len(lines)))
+	s.out.Write(b.Bytes()) //nolint:errcheck
+	s.lines, s.at = lines, time.Now()
+}
