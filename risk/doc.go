@@ -5,11 +5,15 @@
 //
 // The rules are Hermes' own, embedded from patterns.tsv (hardline patterns,
 // the sudo -S guard and the dangerous patterns, with {FRAGMENT} placeholders
-// expanded), parsed, checked and compiled when a command is first classified
-// (not at package initialisation, so that a process that classifies nothing
-// starts without that cost): a malformed table panics there, and at every
-// later classification, so a command is never classified against a missing
-// table.
+// expanded). They are parsed, checked and translated at build time into
+// table_gen.go (go generate; TestTableGen fails when it is stale), which the
+// first classification uses when its SHA-256 of patterns.tsv is the embedded
+// file's, and otherwise parses the embedded table: a malformed table panics
+// there, and at every later classification, so a command is never
+// classified against a missing table. Each rule's regexp is compiled when a
+// command first gets past the rule's literal prefilter (the text every match
+// must contain), so a process that classifies one command (an agent hook)
+// compiles a few regexps at most, and one that classifies nothing none.
 // A command is normalised as Hermes does it (see Normalize) and every rule is
 // matched against it with Python's IGNORECASE|DOTALL. A description's risk
 // is Hermes' _classify_pattern_risk (see DescriptionRisk); hardline matches

@@ -41,8 +41,9 @@ func (v Verdict) Reason() string {
 // Classify returns every rule of the table that command matches, after
 // normalisation, and the highest risk among them (low when none).
 //
-// The first call parses and compiles the rule table (see rules); a
-// malformed table makes it, and every later call, panic.
+// The first call loads the rule table (see rules), and a rule's regexp is
+// compiled the first time a command gets past its literal prefilter; a
+// malformed table makes the first call, and every later one, panic.
 func Classify(command string) Verdict {
 	return classify(rules(), command)
 }
@@ -73,13 +74,20 @@ var ignoreCase = strings.NewReplacer("\u0131", "i", "\u017f", "s", "\u212a", "k"
 
 func foldIgnoreCase(s string) string { return ignoreCase.Replace(s) }
 
-// matches reports whether the rule matches the normalised text.
+// matches reports whether the rule matches the normalised text: only a
+// text that holds the literals every match holds (lit, need) compiles and
+// runs the regexp.
 func (r *rule) matches(text string) bool {
 	if r.lit != "" && !strings.Contains(text, r.lit) {
 		return false
 	}
+	for _, alts := range r.need {
+		if !slices.ContainsFunc(alts, func(s string) bool { return strings.Contains(text, s) }) {
+			return false
+		}
+	}
 	if r.notBefore == "" {
-		return r.re.MatchString(text)
+		return r.re.get().MatchString(text)
 	}
 	return r.matchesNotBefore(text)
 }
@@ -92,7 +100,7 @@ func (r *rule) matches(text string) bool {
 // next WORD and the next newline are found once and reused while they stay
 // ahead of the match end.
 func (r *rule) matchesNotBefore(text string) bool {
-	locs := r.re.FindAllStringIndex(text, -1)
+	locs := r.re.get().FindAllStringIndex(text, -1)
 	word, nl := -2, -2 // next whole WORD / newline at or after the match end; -1 = none
 	for _, loc := range locs {
 		e := loc[1]

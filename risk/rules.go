@@ -1,7 +1,9 @@
 package risk
 
 import (
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"fmt"
 	"regexp"
 	"regexp/syntax"
@@ -32,9 +34,15 @@ type rule struct {
 	kind  string
 	level model.RiskLevel
 	desc  string
-	src   string // the Python regex with fragments expanded
-	re    *regexp.Regexp
-	lit   string // lowercase ASCII text that every match contains, or ""
+	src   string  // the Python regex with fragments expanded
+	re    *lazyRE // its Go translation, compiled on first use
+	lit   string  // lowercase ASCII text that every match contains, or ""
+
+	// need is a conjunction of alternatives: every match contains, for
+	// each element, one of its lowercase ASCII strings (see
+	// requiredLiterals). A text that fails it cannot match, so re is
+	// neither compiled nor run for it.
+	need [][]string
 
 	// notBefore, when set, is the word of a trailing negative lookahead
 	// (?![^\n]*\bWORD\b): a match of re counts only if WORD does not
@@ -42,17 +50,38 @@ type rule struct {
 	notBefore string
 }
 
-// rules returns the parsed table, in file order (hardline, sudo_guard,
-// dangerous). The table is parsed, checked and compiled on first use, not
-// at package initialisation: that costs 5–12 ms (mostly regexp/syntax
-// parsing Python's Unicode classes), which every process would pay,
-// --help included, whether it classifies anything or not.
+// rules returns the table, in file order (hardline, sudo_guard,
+// dangerous). It is loaded on first use, not at package initialisation, and
+// costs little then: the rows, their translation and their literal
+// prefilters come precompiled from table_gen.go (generated from patterns.tsv
+// by go generate, checked by TestTableGen), and each rule's regexp is only
+// compiled when a command first gets past its prefilter (lazyRE). Parsing,
+// checking and compiling the whole table costs 5–12 ms (mostly regexp/syntax
+// parsing Python's Unicode classes), which every hook process would pay.
 //
-// A malformed table panics at that first use with mustParse's message, and
-// again at every later use: sync.OnceValue repeats the panic of its
-// function, so a caller that recovers (the hooks turn a panic into a deny)
-// can never get an empty table and classify a command as low.
-var rules = lazyRules(patternsTSV)
+// table_gen.go is used only when it was generated from the embedded
+// patterns.tsv, byte for byte (its SHA-256); otherwise the embedded table is
+// parsed as before, so the rules are always patterns.tsv's. A malformed
+// table panics at that first use with mustParse's message, and again at
+// every later use: sync.OnceValue repeats the panic of its function, so a
+// caller that recovers (the hooks turn a panic into a deny) can never get an
+// empty table and classify a command as low.
+var rules = sync.OnceValue(func() []rule { return loadRules(patternsTSV) })
+
+// loadRules returns the generated table if it was generated from data, else
+// data parsed with mustParse.
+func loadRules(data string) []rule {
+	if genCurrent(data) {
+		return genRules
+	}
+	return mustParse(data)
+}
+
+// genCurrent reports whether table_gen.go was generated from data.
+func genCurrent(data string) bool {
+	sum := sha256.Sum256([]byte(data))
+	return hex.EncodeToString(sum[:]) == genPatternsSHA256
+}
 
 // lazyRules returns a function that parses data with mustParse on its first
 // call and returns the same rules on every call (or repeats the panic).
@@ -65,6 +94,36 @@ func lazyRules(data string) func() []rule {
 // either.
 func lazyRegexp(src string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(src) })
+}
+
+// lazyRE is a rule's regular expression (Go syntax, with its (?is)),
+// compiled on first use; safe for concurrent use. The sources in
+// table_gen.go all compiled when it was generated; should one not compile
+// here (another Go release's regexp), its every use panics.
+type lazyRE struct {
+	src  string
+	once sync.Once
+	re   *regexp.Regexp
+	err  error
+}
+
+// compiledRE is re as a lazyRE, already compiled.
+func compiledRE(re *regexp.Regexp) *lazyRE {
+	l := &lazyRE{src: re.String(), re: re}
+	l.once.Do(func() {})
+	return l
+}
+
+// String returns the source text.
+func (l *lazyRE) String() string { return l.src }
+
+// get returns the compiled regexp, compiling it on the first call.
+func (l *lazyRE) get() *regexp.Regexp {
+	l.once.Do(func() { l.re, l.err = regexp.Compile(l.src) })
+	if l.err != nil {
+		panic(fmt.Sprintf("risk: rule regexp %q does not compile under RE2: %v", l.src, l.err))
+	}
+	return l.re
 }
 
 func mustParse(data string) []rule {
@@ -140,8 +199,13 @@ func parseRules(data string) ([]rule, error) {
 		if err != nil {
 			return nil, fail("%v", err)
 		}
-		rs = append(rs, rule{line: r.line, kind: kind, level: level, desc: desc, src: expanded, re: re,
-			lit: requiredLiteral(re), notBefore: word})
+		tree, err := syntax.Parse(re.String(), syntax.Perl)
+		if err != nil {
+			return nil, fail("does not parse again: %v", err)
+		}
+		tree = tree.Simplify()
+		rs = append(rs, rule{line: r.line, kind: kind, level: level, desc: desc, src: expanded, re: compiledRE(re),
+			lit: requiredLiteral(tree), need: requiredLiterals(tree), notBefore: word})
 	}
 	return rs, nil
 }
@@ -375,16 +439,13 @@ func isPyWord(r rune) bool {
 	return r == '_' || unicode.IsLetter(r) || unicode.IsNumber(r)
 }
 
-// requiredLiteral returns the longest literal that every match of re must
-// contain, lowercased, or "" when there is none (or it is not ASCII). On
-// the lowercased text, where IGNORECASE can only ever match the lowercase
-// form of an ASCII letter, a cheap strings.Contains then rules most
-// patterns out before the regexp runs.
-func requiredLiteral(re *regexp.Regexp) string {
-	tree, err := syntax.Parse(re.String(), syntax.Perl)
-	if err != nil {
-		return ""
-	}
+// requiredLiteral returns the longest literal that every match of tree (a
+// rule's regexp, parsed and simplified) must contain, lowercased, or ""
+// when there is none (or it is not ASCII). On the lowercased text, where
+// IGNORECASE can only ever match the lowercase form of an ASCII letter, a
+// cheap strings.Contains then rules most patterns out before the regexp
+// runs.
+func requiredLiteral(tree *syntax.Regexp) string {
 	var lit func(n *syntax.Regexp) string
 	lit = func(n *syntax.Regexp) string {
 		switch n.Op {
@@ -413,5 +474,123 @@ func requiredLiteral(re *regexp.Regexp) string {
 		}
 		return ""
 	}
-	return lit(tree.Simplify())
+	return lit(tree)
+}
+
+// requiredLiterals returns what every match of tree must contain, as a
+// conjunction of alternatives: every match contains, for each element, one
+// of its strings. The strings are lowercase ASCII, as requiredLiteral's (of
+// which it is a generalisation), so on the normalised, lowercased text
+//
+//	for each element a: some s in a has strings.Contains(text, s)
+//
+// is necessary for a match. Literals of a concatenation are each required;
+// an alternation requires one of its branches' most selective alternatives,
+// when every branch requires something; anything that can match without a
+// literal (a class, an optional or starred part) requires nothing. Nil
+// means no requirement.
+func requiredLiterals(tree *syntax.Regexp) [][]string {
+	var need func(n *syntax.Regexp) [][]string
+	need = func(n *syntax.Regexp) [][]string {
+		switch n.Op {
+		case syntax.OpLiteral:
+			s := string(n.Rune)
+			for _, r := range s {
+				if r >= utf8.RuneSelf {
+					return nil
+				}
+			}
+			return [][]string{{strings.ToLower(s)}}
+		case syntax.OpCapture, syntax.OpPlus:
+			return need(n.Sub[0])
+		case syntax.OpRepeat:
+			if n.Min >= 1 {
+				return need(n.Sub[0])
+			}
+		case syntax.OpConcat:
+			var all [][]string
+			for _, sub := range n.Sub {
+				all = append(all, need(sub)...)
+			}
+			return simplifyNeed(all)
+		case syntax.OpAlternate:
+			var alts []string
+			for _, sub := range n.Sub {
+				best := mostSelective(need(sub))
+				if best == nil {
+					return nil
+				}
+				alts = append(alts, best...)
+			}
+			return [][]string{minimalAlternatives(alts)}
+		}
+		return nil
+	}
+	return need(tree)
+}
+
+// mostSelective returns the alternatives of need whose shortest string is
+// the longest (the fewest alternatives on a tie), or nil.
+func mostSelective(need [][]string) []string {
+	var best []string
+	score := func(a []string) int {
+		m := len(a[0])
+		for _, s := range a[1:] {
+			m = min(m, len(s))
+		}
+		return m
+	}
+	for _, a := range need {
+		if best == nil || score(a) > score(best) || score(a) == score(best) && len(a) < len(best) {
+			best = a
+		}
+	}
+	return best
+}
+
+// minimalAlternatives drops duplicates and every string that contains
+// another (containing it implies containing the other), keeping order.
+func minimalAlternatives(a []string) []string {
+	var out []string
+	for i, s := range a {
+		redundant := false
+		for j, t := range a {
+			if j != i && strings.Contains(s, t) && (s != t || j < i) {
+				redundant = true
+				break
+			}
+		}
+		if !redundant {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// simplifyNeed drops every element of a conjunction that another implies
+// (each of whose strings contains one of its strings), keeping order; of
+// equal elements the first stays.
+func simplifyNeed(need [][]string) [][]string {
+	implies := func(a, b []string) bool { // every s in a contains some t in b
+		for _, s := range a {
+			if !slices.ContainsFunc(b, func(t string) bool { return strings.Contains(s, t) }) {
+				return false
+			}
+		}
+		return true
+	}
+	var out [][]string
+	for i, b := range need {
+		redundant := false
+		for j, a := range need {
+			if j != i && implies(a, b) && (!implies(b, a) || j < i) {
+				redundant = true
+				break
+			}
+		}
+		if !redundant {
+			out = append(out, b)
+		}
+	}
+	return out
 }
