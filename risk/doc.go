@@ -7,8 +7,8 @@
 // the sudo -S guard and the dangerous patterns, with {FRAGMENT} placeholders
 // expanded). They are parsed, checked and translated at build time into
 // table_gen.go (go generate; TestTableGen fails when it is stale), which the
-// first classification uses when its SHA-256 of patterns.tsv is the embedded
-// file's, and otherwise parses the embedded table: a malformed table panics
+// first classification uses when the copy of patterns.tsv it holds is the
+// embedded file, and otherwise parses the embedded table: a malformed table panics
 // there, and at every later classification, so a command is never
 // classified against a missing table. Each rule's regexp is compiled when a
 // command first gets past the rule's literal prefilter (the text every match

@@ -2,12 +2,9 @@
 
 package risk
 
-// genPatternsSHA256 is the SHA-256 of the patterns.tsv that genRules was
-// generated from: rules uses genRules only for that table.
-const genPatternsSHA256 = "a158d15bbe4e15cd20ac41ef1976af26603b67e4ac5d4877cc09c22f654a876f"
-
-// genRules is parseRules(patternsTSV), each regexp to be compiled on first
-// use. It is static data: neither initialisation nor loading builds it.
+// genRules is parseRules(genPatternsTSV), each regexp to be compiled on
+// first use. It is static data: neither initialisation nor loading builds
+// it.
 var genRules = []rule{
 	{line: 10, kind: "hardline", level: "high", desc: "recursive delete of root filesystem",
 		src: `\brm\s+(-[^\s]*\s+)*(/|/\*|/ \*)(\s|$)`,
@@ -290,3 +287,105 @@ var genRules = []rule{
 		re:  &lazyRE{src: `(?is)\bsudo\b[^;|&\n]*?[\t\n\v\f\r\x1c-\x20\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}]+-[a-z]*[sa][a-z]*\b`},
 		lit: "sudo", need: [][]string{{"sudo"}, {"-"}}, notBefore: ""},
 }
+
+// genPatternsTSV is the patterns.tsv that genRules was generated from:
+// rules uses genRules only when the embedded table is this one.
+const genPatternsTSV = "" +
+	"# Command patterns used by the Hermes agent (tools/approval.py at the commit of PR #41427) to flag\n" +
+	"# dangerous shell commands, with the risk level its _classify_pattern_risk gives each description.\n" +
+	"# Data for compatible classification. Columns: kind<TAB>risk<TAB>python_regex<TAB>description\n" +
+	"# kind: hardline (always blocked by Hermes, never approvable there; treat as high) | dangerous | sudo_guard\n" +
+	"# Regexes are Python `re` syntax, matched with IGNORECASE|DOTALL against the NORMALISED command:\n" +
+	"#   strip ANSI escapes, remove NUL, Unicode NFKC, unescape backslash-escaped chars (\\\\(.) -> \\1),\n" +
+	"#   remove '' and \"\" (empty quotes), lowercase. First match wins within a kind.\n" +
+	"# Placeholders in braces are the path fragments defined at the bottom of this file.\n" +
+	"# Note: RE2 (Go regexp) has no lookahead: the SQL DELETE rule needs a small procedural check.\n" +
+	"hardline\thigh\t\\brm\\s+(-[^\\s]*\\s+)*(/|/\\*|/ \\*)(\\s|$)\trecursive delete of root filesystem\n" +
+	"hardline\thigh\t\\brm\\s+(-[^\\s]*\\s+)*(/home|/home/\\*|/root|/root/\\*|/etc|/etc/\\*|/usr|/usr/\\*|/var|/var/\\*|/bin|/bin/\\*|/sbin|/sbin/\\*|/boot|/boot/\\*|/lib|/lib/\\*)(\\s|$)\trecursive delete of system directory\n" +
+	"hardline\thigh\t\\brm\\s+(-[^\\s]*\\s+)*(~|\\$HOME)(/?|/\\*)?(\\s|$)\trecursive delete of home directory\n" +
+	"hardline\thigh\t\\bmkfs(\\.[a-z0-9]+)?\\b\tformat filesystem (mkfs)\n" +
+	"hardline\thigh\t\\bdd\\b[^\\n]*\\bof=/dev/(sd|nvme|hd|mmcblk|vd|xvd)[a-z0-9]*\tdd to raw block device\n" +
+	"hardline\thigh\t>\\s*/dev/(sd|nvme|hd|mmcblk|vd|xvd)[a-z0-9]*\\b\tredirect to raw block device\n" +
+	"hardline\thigh\t:\\(\\)\\s*\\{\\s*:\\s*\\|\\s*:\\s*&\\s*\\}\\s*;\\s*:\tfork bomb\n" +
+	"hardline\thigh\t\\bkill\\s+(-[^\\s]+\\s+)*-1\\b\tkill all processes\n" +
+	"hardline\thigh\t{CMDPOS}(shutdown|reboot|halt|poweroff)\\b\tsystem shutdown/reboot\n" +
+	"hardline\thigh\t{CMDPOS}init\\s+[06]\\b\tinit 0/6 (shutdown/reboot)\n" +
+	"hardline\thigh\t{CMDPOS}systemctl\\s+(poweroff|reboot|halt|kexec)\\b\tsystemctl poweroff/reboot\n" +
+	"hardline\thigh\t{CMDPOS}telinit\\s+[06]\\b\ttelinit 0/6 (shutdown/reboot)\n" +
+	"sudo_guard\tmedium\t(?:^|[;&|`\\n]|&&|\\|\\||\\$\\()\\s*sudo\\s+-S\\b\tsudo password guessing via stdin (sudo -S)\n" +
+	"dangerous\thigh\t\\brm\\s+(-[^\\s]*\\s+)*/\tdelete in root path\n" +
+	"dangerous\thigh\t\\brm\\s+-[^\\s]*r\trecursive delete\n" +
+	"dangerous\thigh\t\\brm\\s+--recursive\\b\trecursive delete (long flag)\n" +
+	"dangerous\tmedium\t\\bchmod\\s+(-[^\\s]*\\s+)*(777|666|o\\+[rwx]*w|a\\+[rwx]*w)\\b\tworld/other-writable permissions\n" +
+	"dangerous\thigh\t\\bchmod\\s+--recursive\\b.*(777|666|o\\+[rwx]*w|a\\+[rwx]*w)\trecursive world/other-writable (long flag)\n" +
+	"dangerous\thigh\t\\bchown\\s+(-[^\\s]*)?R\\s+root\trecursive chown to root\n" +
+	"dangerous\thigh\t\\bchown\\s+--recursive\\b.*root\trecursive chown to root (long flag)\n" +
+	"dangerous\thigh\t\\bmkfs\\b\tformat filesystem\n" +
+	"dangerous\tmedium\t\\bdd\\s+.*if=\tdisk copy\n" +
+	"dangerous\thigh\t>\\s*/dev/sd\twrite to block device\n" +
+	"dangerous\thigh\t\\bDROP\\s+(TABLE|DATABASE)\\b\tSQL DROP\n" +
+	"dangerous\thigh\t\\bDELETE\\s+FROM\\b(?![^\\n]*\\bWHERE\\b)\tSQL DELETE without WHERE\n" +
+	"dangerous\thigh\t\\bTRUNCATE\\s+(TABLE)?\\s*\\w\tSQL TRUNCATE\n" +
+	"dangerous\thigh\t>\\s*{SYSTEM_CONFIG_PATH}\toverwrite system config\n" +
+	"dangerous\tmedium\t\\bsystemctl\\s+(-[^\\s]+\\s+)*(stop|restart|disable|mask)\\b\tstop/restart system service\n" +
+	"dangerous\thigh\t\\bkill\\s+-9\\s+-1\\b\tkill all processes\n" +
+	"dangerous\tmedium\t\\bpkill\\s+-9\\b\tforce kill processes\n" +
+	"dangerous\tmedium\t\\bkillall\\s+(-[^\\s]*\\s+)*-(9|KILL|SIGKILL)\\b\tforce kill processes (killall -KILL)\n" +
+	"dangerous\tmedium\t\\bkillall\\s+(-[^\\s]*\\s+)*-s\\s+(KILL|SIGKILL|9)\\b\tforce kill processes (killall -s KILL)\n" +
+	"dangerous\tmedium\t\\bkillall\\s+(-[^\\s]*\\s+)*-r\\b\tkill processes by regex (killall -r)\n" +
+	"dangerous\tmedium\t:\\(\\)\\s*\\{\\s*:\\s*\\|\\s*:\\s*&\\s*\\}\\s*;\\s*:\tfork bomb\n" +
+	"dangerous\tmedium\t\\b(bash|sh|zsh|ksh)\\s+-[^\\s]*c(\\s+|$)\tshell command via -c/-lc flag\n" +
+	"dangerous\tmedium\t\\b(python[23]?|perl|ruby|node)\\s+-[ec]\\s+\tscript execution via -e/-c flag\n" +
+	"dangerous\thigh\t\\b(curl|wget)\\b.*\\|\\s*(?:[/\\w]*/)?(?:ba)?sh(?:\\s|$|-c)\tpipe remote content to shell\n" +
+	"dangerous\thigh\t\\b(bash|sh|zsh|ksh)\\s+<\\s*<?\\s*\\(\\s*(curl|wget)\\b\texecute remote script via process substitution\n" +
+	"dangerous\thigh\t\\btee\\b.*[\"']?{SENSITIVE_WRITE_TARGET}\toverwrite system file via tee\n" +
+	"dangerous\thigh\t>>?\\s*[\"']?{SENSITIVE_WRITE_TARGET}\toverwrite system file via redirection\n" +
+	"dangerous\tmedium\t\\btee\\b.*[\"']?{PROJECT_SENSITIVE_WRITE_TARGET}[\"']?{COMMAND_TAIL}\toverwrite project env/config via tee\n" +
+	"dangerous\tmedium\t>>?\\s*[\"']?{PROJECT_SENSITIVE_WRITE_TARGET}[\"']?{COMMAND_TAIL}\toverwrite project env/config via redirection\n" +
+	"dangerous\tmedium\t\\bxargs\\s+.*\\brm\\b\txargs with rm\n" +
+	"dangerous\tmedium\t\\bfind\\b.*-exec(?:dir)?\\s+(/\\S*/)?rm\\b\tfind -exec/-execdir rm\n" +
+	"dangerous\tmedium\t\\bfind\\b.*-delete\\b\tfind -delete\n" +
+	"dangerous\tmedium\t\\bhermes\\s+gateway\\s+(stop|restart)\\b\tstop/restart hermes gateway (kills running agents)\n" +
+	"dangerous\tmedium\t\\bhermes\\s+update\\b\thermes update (restarts gateway, kills running agents)\n" +
+	"dangerous\tmedium\t\\bdocker\\s+compose\\s+(restart|stop|kill|down)\\b\tdocker compose restart/stop/kill/down (container lifecycle)\n" +
+	"dangerous\tmedium\t\\bdocker\\s+(restart|stop|kill)\\b\tdocker restart/stop/kill (container lifecycle)\n" +
+	"dangerous\tmedium\tgateway\\s+run\\b.*(&\\s*$|&\\s*;|\\bdisown\\b|\\bsetsid\\b)\tstart gateway outside systemd (use 'systemctl --user restart hermes-gateway')\n" +
+	"dangerous\tmedium\t\\bnohup\\b.*gateway\\s+run\\b\tstart gateway outside systemd (use 'systemctl --user restart hermes-gateway')\n" +
+	"dangerous\tmedium\t\\b(pkill|killall)\\b.*\\b(hermes|gateway|cli\\.py)\\b\tkill hermes/gateway process (self-termination)\n" +
+	"dangerous\tmedium\t\\bkill\\b.*\\$\\(\\s*pgrep\\b\tkill process via pgrep expansion (self-termination)\n" +
+	"dangerous\tmedium\t\\bkill\\b.*`\\s*pgrep\\b\tkill process via backtick pgrep expansion (self-termination)\n" +
+	"dangerous\tmedium\t\\b(cp|mv|install)\\b.*\\s{SYSTEM_CONFIG_PATH}\tcopy/move file into system config path\n" +
+	"dangerous\tmedium\t\\b(cp|mv|install)\\b.*\\s[\"']?{PROJECT_SENSITIVE_WRITE_TARGET}[\"']?{COMMAND_TAIL}\toverwrite project env/config file\n" +
+	"dangerous\tmedium\t\\bsed\\s+-[^\\s]*i.*\\s{SYSTEM_CONFIG_PATH}\tin-place edit of system config\n" +
+	"dangerous\tmedium\t\\bsed\\s+--in-place\\b.*\\s{SYSTEM_CONFIG_PATH}\tin-place edit of system config (long flag)\n" +
+	"dangerous\tmedium\t\\bsed\\s+-[^\\s]*i.*(?:{HERMES_CONFIG_PATH}|{HERMES_ENV_PATH})\tin-place edit of Hermes config/env\n" +
+	"dangerous\tmedium\t\\bsed\\s+--in-place\\b.*(?:{HERMES_CONFIG_PATH}|{HERMES_ENV_PATH})\tin-place edit of Hermes config/env (long flag)\n" +
+	"dangerous\tmedium\t\\b(?:perl|ruby)\\b.*(?:^|\\s)-[^\\s]*i\\b.*(?:{HERMES_CONFIG_PATH}|{HERMES_ENV_PATH})\tin-place edit of Hermes config/env (perl/ruby)\n" +
+	"dangerous\tmedium\t\\b(python[23]?|perl|ruby|node)\\s+<<\tscript execution via heredoc\n" +
+	"dangerous\tmedium\t\\bgit\\s+reset\\s+--hard\\b\tgit reset --hard (destroys uncommitted changes)\n" +
+	"dangerous\tmedium\t\\bgit\\s+push\\b.*--force\\b\tgit force push (rewrites remote history)\n" +
+	"dangerous\tmedium\t\\bgit\\s+push\\b.*-f\\b\tgit force push short flag (rewrites remote history)\n" +
+	"dangerous\tmedium\t\\bgit\\s+clean\\s+-[^\\s]*f\tgit clean with force (deletes untracked files)\n" +
+	"dangerous\tmedium\t\\bgit\\s+branch\\s+-D\\b\tgit branch force delete\n" +
+	"dangerous\tmedium\t\\bchmod\\s+\\+x\\b.*[;&|]+\\s*\\./\tchmod +x followed by immediate execution\n" +
+	"dangerous\tmedium\t\\bsudo\\b[^;|&\\n]*?\\s+(?:-s\\b|--stdin\\b|-a\\b|--askpass\\b)\tsudo with privilege flag (stdin/askpass/shell/list)\n" +
+	"dangerous\tmedium\t\\bsudo\\b[^;|&\\n]*?\\s+-[a-z]*[sa][a-z]*\\b\tsudo with combined-flag privilege escalation\n" +
+	"# Path fragments (name<TAB>python_regex):\n" +
+	"#fragment\tSSH_SENSITIVE_PATH\t(?:~|\\$home|\\$\\{home\\})/\\.ssh(?:/|$)\n" +
+	"#fragment\tHERMES_ENV_PATH\t(?:~\\/\\.hermes/|(?:\\$home|\\$\\{home\\})/\\.hermes/|(?:\\$hermes_home|\\$\\{hermes_home\\})/)\\.env\\b\n" +
+	"#fragment\tHERMES_CONFIG_PATH\t(?:~\\/\\.hermes/|(?:\\$home|\\$\\{home\\})/\\.hermes/|(?:\\$hermes_home|\\$\\{hermes_home\\})/)config\\.yaml\\b\n" +
+	"#fragment\tPROJECT_ENV_PATH\t(?:(?:/|\\.{1,2}/)?(?:[^\\s/\"'`]+/)*\\.env(?:\\.[^/\\s\"'`]+)*)\n" +
+	"#fragment\tPROJECT_CONFIG_PATH\t(?:(?:/|\\.{1,2}/)?(?:[^\\s/\"'`]+/)*config\\.yaml)\n" +
+	"#fragment\tSHELL_RC_FILES\t(?:~|\\$home|\\$\\{home\\})/\\.(?:bashrc|zshrc|profile|bash_profile|zprofile)\\b\n" +
+	"#fragment\tCREDENTIAL_FILES\t(?:~|\\$home|\\$\\{home\\})/\\.(?:netrc|pgpass|npmrc|pypirc)\\b\n" +
+	"#fragment\tSYSTEM_CONFIG_PATH\t(?:/etc/|/private/(?:etc|var|tmp|home)/)\n" +
+	"#fragment\tSENSITIVE_WRITE_TARGET\t(?:{SYSTEM_CONFIG_PATH}|/dev/sd|{SSH_SENSITIVE_PATH}|{HERMES_ENV_PATH}|{HERMES_CONFIG_PATH}|{SHELL_RC_FILES}|{CREDENTIAL_FILES})\n" +
+	"#fragment\tPROJECT_SENSITIVE_WRITE_TARGET\t(?:{PROJECT_ENV_PATH}|{PROJECT_CONFIG_PATH})\n" +
+	"#fragment\tCOMMAND_TAIL\t(?:\\s*(?:&&|\\|\\||;).*)?$\n" +
+	"#fragment\tCMDPOS\t(?:^|[;&|\\n`]|\\$\\()\\s*(?:sudo\\s+(?:-[^\\s]+\\s+)*)?(?:env\\s+(?:\\w+=\\S*\\s+)*)?(?:(?:exec|nohup|setsid|time)\\s+)*\\s*\n" +
+	"# Risk rule for a description (Hermes _classify_pattern_risk): empty -> high; contains (case-insensitive) any of\n" +
+	"# \"recursive delete\", \"delete in root\", \"recursive world\", \"recursive chown to root\", \"format filesystem\",\n" +
+	"# \"write to block device\", \"raw block device\", \"block device\", \"sql drop\", \"sql delete without\", \"sql truncate\",\n" +
+	"# \"overwrite system config\", \"overwrite system file\", \"pipe remote content\", \"execute remote script\",\n" +
+	"# \"kill all processes\" -> high; anything else -> medium. A command that matches nothing -> low.\n" +
+	"# Several matches: the joined descriptions are classified, so the highest wins.\n"
