@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -24,43 +25,64 @@ import (
 //
 // Sub-benchmarks: help (`--help`), version (`--version`), list (`list --db
 // FILE` on a file made by `init` before the timing: opens the store, lists
-// nothing, classifies nothing) and submit (`submit --db FILE2 -- rm
+// nothing, classifies nothing), submit (`submit --db FILE2 -- rm
 // -rf build`: the first classification in the process loads the risk
-// table, then one write transaction).
+// table, then one write transaction), and the Claude Code hook as the agent
+// runs it for every Bash call, a PreToolUse input on stdin (a file) for a
+// command no rule matches (`npm test`, the documented sample):
+// hook-pass (`hook claude-code --db FILE3`: classifies it and answers
+// nothing, never opening the store) and hook-allow (`hook claude-code
+// --low allow --db FILE3`: classifies it, audits the allow in one write
+// transaction and prints it). Neither waits for an operator; each case's
+// answer is checked once before the timing.
 //
 //	go test -run '^$' -bench Startup -benchtime 300x ./cli/
 func BenchmarkStartup(b *testing.B) {
 	dir := b.TempDir()
 	bin := startupBuild(b, dir)
 	floor := startupBuildFloor(b, dir)
-	db, subDB := filepath.Join(dir, "fresh.db"), filepath.Join(dir, "submit.db")
-	for _, f := range []string{db, subDB} {
+	db, subDB, hookDB := filepath.Join(dir, "fresh.db"), filepath.Join(dir, "submit.db"), filepath.Join(dir, "hook.db")
+	for _, f := range []string{db, subDB, hookDB} {
 		if out, err := exec.Command(bin, "init", "--db", f).CombinedOutput(); err != nil {
 			b.Fatalf("init: %v\n%s", err, out)
 		}
 	}
+	// A Claude Code PreToolUse call of the Bash tool (agent/testdata/claude-code.txtar).
+	preBash := filepath.Join(dir, "pre-bash-npm-test.json")
+	if err := os.WriteFile(preBash, []byte(`{"session_id":"abc123","transcript_path":"/home/user/.claude/projects/my-project/00893aaf-19fa-41d2-8238-13269b9b3ca0.jsonl",`+
+		`"cwd":"/home/user/my-project","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash",`+
+		`"tool_input":{"command":"npm test"},"tool_use_id":"toolu_01ABC123"}`), 0o644); err != nil {
+		b.Fatal(err)
+	}
 	for _, bc := range []struct {
-		name string
-		args []string
+		name  string
+		args  []string
+		stdin string // a file, or "" for none
+		want  string // the answer must contain this ("" for none)
 	}{
-		{"help", []string{"--help"}},
-		{"version", []string{"--version"}},
-		{"list", []string{"list", "--db", db}},
-		{"submit", []string{"submit", "--db", subDB, "--", "rm -rf build"}},
+		{"help", []string{"--help"}, "", ""},
+		{"version", []string{"--version"}, "", ""},
+		{"list", []string{"list", "--db", db}, "", ""},
+		{"submit", []string{"submit", "--db", subDB, "--", "rm -rf build"}, "", ""},
+		{"hook-pass", []string{"hook", "claude-code", "--db", hookDB}, preBash, ""},
+		{"hook-allow", []string{"hook", "claude-code", "--low", "allow", "--db", hookDB}, preBash, `"permissionDecision":"allow"`},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
+			if bc.stdin != "" {
+				startupCheck(b, bc.stdin, bc.want, bin, bc.args...)
+			}
 			startupRun(b, floor) // warm the page cache for both binaries
-			startupRun(b, bin, bc.args...)
+			startupRunIn(b, bc.stdin, bin, bc.args...)
 			own := make([]time.Duration, 0, b.N)
 			base := make([]time.Duration, 0, b.N)
 			b.ResetTimer()
 			for i := range b.N {
 				if i%2 == 0 {
-					own = append(own, startupRun(b, bin, bc.args...))
+					own = append(own, startupRunIn(b, bc.stdin, bin, bc.args...))
 					base = append(base, startupRun(b, floor))
 				} else {
 					base = append(base, startupRun(b, floor))
-					own = append(own, startupRun(b, bin, bc.args...))
+					own = append(own, startupRunIn(b, bc.stdin, bin, bc.args...))
 				}
 			}
 			b.StopTimer()
@@ -122,6 +144,13 @@ func startupBuildFloor(b *testing.B, dir string) string {
 // the end of wait. A non-zero exit fails the benchmark.
 func startupRun(b *testing.B, bin string, args ...string) time.Duration {
 	b.Helper()
+	return startupRunIn(b, "", bin, args...)
+}
+
+// startupRunIn is startupRun with the file stdin (unless "") as standard
+// input, a file too.
+func startupRunIn(b *testing.B, stdin, bin string, args ...string) time.Duration {
+	b.Helper()
 	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
 		b.Fatal(err)
@@ -129,11 +158,40 @@ func startupRun(b *testing.B, bin string, args ...string) time.Duration {
 	defer null.Close()
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = null, null
+	if stdin != "" {
+		in, err := os.Open(stdin)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer in.Close()
+		cmd.Stdin = in
+	}
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
 		b.Fatalf("%s %v: %v", filepath.Base(bin), args, err)
 	}
 	return time.Since(start)
+}
+
+// startupCheck runs bin with args and the file stdin once and fails
+// unless it exits 0 with standard output containing want (empty when want
+// is ""): a hook that denies or waits is not the case meant.
+func startupCheck(b *testing.B, stdin, want, bin string, args ...string) {
+	b.Helper()
+	in, err := os.Open(stdin)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer in.Close()
+	var out, errOut strings.Builder
+	cmd := exec.Command(bin, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, &out, &errOut
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("%v: %v\n%s%s", args, err, &out, &errOut)
+	}
+	if got := out.String(); want == "" && got != "" || !strings.Contains(got, want) {
+		b.Fatalf("%v answered %q (stderr %q), want %q", args, got, &errOut, want)
+	}
 }
 
 // startupPct is the q-quantile of ds in microseconds (nearest rank).
