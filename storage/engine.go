@@ -35,6 +35,10 @@ type engine interface {
 	// indexedBy names an index for the query planner ("" where the engine
 	// chooses well by itself).
 	indexedBy(index string) string
+	// byRowid makes the planner read a table in rowid order (a range of
+	// rowids) rather than through an index on a column the query also
+	// filters on ("" where the engine chooses well by itself).
+	byRowid() string
 	// greatest is the larger of two expressions.
 	greatest(a, b string) string
 	// tableColumns lists the columns of a table (empty when it is missing).

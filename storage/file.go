@@ -63,6 +63,7 @@ type dbfile struct {
 	gone       atomic.Pointer[string]
 
 	rank    rankState
+	fill    rankFill
 	decoded decodeCache
 	hub     hub
 	health  health
@@ -364,11 +365,17 @@ func (f *dbfile) useSettings(ctx context.Context, opt Options) error {
 		}
 		f.busyMS = ms
 	}
-	if opt.Synchronous != "" && opt.Synchronous != f.sync {
-		if _, err := f.w.ExecContext(ctx, `PRAGMA synchronous=`+opt.Synchronous); err != nil {
+	want := opt.Synchronous
+	if want == "" && f.sync != "" {
+		// SQLite's default, FULL, after a view (or the rank fill) that
+		// set another on this shared connection.
+		want = "FULL"
+	}
+	if want != "" && want != f.sync {
+		if _, err := f.w.ExecContext(ctx, `PRAGMA synchronous=`+want); err != nil {
 			return err
 		}
-		f.sync = opt.Synchronous
+		f.sync = want
 	}
 	return nil
 }
@@ -493,6 +500,7 @@ func movedError(op, reason string) error {
 }
 
 func (f *dbfile) close() error {
+	f.stopRankFill()
 	f.beats.stop()
 	f.hub.stop()
 	// Readers first: the last connection to close checkpoints the WAL and

@@ -88,6 +88,7 @@ func (*pgEngine) beginSnapshot() string       { return `BEGIN ISOLATION LEVEL RE
 func (*pgEngine) lockRow() string             { return ` FOR UPDATE` }
 func (*pgEngine) lockHead() string            { return ` FOR UPDATE` }
 func (*pgEngine) indexedBy(string) string     { return "" }
+func (*pgEngine) byRowid() string             { return "" }
 func (*pgEngine) schema() *schemaDDL          { return &pgSchema }
 func (*pgEngine) greatest(a, b string) string { return "GREATEST(" + a + ", " + b + ")" }
 

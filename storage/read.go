@@ -88,16 +88,8 @@ func (st *Store) List(ctx context.Context, o ListOptions) ([]*Record, error) {
 	}
 	now := s.now()
 	if o.Status == ListPending {
-		if s.syncRank(ctx) {
-			recs, err := s.listPendingIndexed(ctx, now, o)
-			if err == nil {
-				return recs, nil
-			}
-			if !isNoTable(err) {
-				return nil, classify("list", err)
-			}
-		}
-		return s.listPendingScan(ctx, now, o)
+		recs, _, err := s.listPending(ctx, now, o, false)
+		return recs, err
 	}
 	nowE := model.Epoch(now)
 	var where, order string
@@ -115,6 +107,34 @@ func (st *Store) List(ctx context.Context, o ListOptions) ([]*Record, error) {
 	}
 	args = append(args, o.Limit, o.Offset)
 	return s.queryRecords(ctx, now, `SELECT `+s.cols()+` FROM gateway_approvals g WHERE `+where+` ORDER BY `+order+` LIMIT ? OFFSET ?`, args...)
+}
+
+// listPending lists pending rows most urgent first. provisional: when the
+// rank index is far behind, start the background fill and list the
+// soonest-expiring rows instead (ListUrgent).
+func (s bound) listPending(ctx context.Context, now time.Time, o ListOptions, provisional bool) ([]*Record, RankProgress, error) {
+	if provisional {
+		if p := s.fill.progress(); p.Filling {
+			recs, err := s.listPendingByExpiry(ctx, now, o)
+			return recs, p, classify("list", err)
+		}
+	}
+	ok, behind := s.syncRankOr(ctx, provisional)
+	if behind && s.startRankFill() {
+		recs, err := s.listPendingByExpiry(ctx, now, o)
+		return recs, s.fill.progress(), classify("list", err)
+	}
+	if ok {
+		recs, err := s.listPendingIndexed(ctx, now, o)
+		if err == nil {
+			return recs, RankProgress{}, nil
+		}
+		if !isNoTable(err) {
+			return nil, RankProgress{}, classify("list", err)
+		}
+	}
+	recs, err := s.listPendingScan(ctx, now, o)
+	return recs, RankProgress{}, err
 }
 
 func (s bound) queryRecords(ctx context.Context, now time.Time, q string, args ...any) ([]*Record, error) {
@@ -208,17 +228,25 @@ const rankSyncLockWait = 250 * time.Millisecond
 // syncRank brings the rank index up to date and reports whether it can be
 // used.
 func (s bound) syncRank(ctx context.Context) bool {
+	ok, _ := s.syncRankOr(ctx, false)
+	return ok
+}
+
+// syncRankOr is syncRank; with leave, an index more than rankFillAbove rows
+// behind is left as it is and behind says so (the caller fills it in the
+// background).
+func (s bound) syncRankOr(ctx context.Context, leave bool) (ok, behind bool) {
 	if s.roReason() != "" || s.ws == nil {
-		return false
+		return false, false
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	v, err := s.writerVersion(ctx)
 	if err != nil {
-		return false
+		return false, false
 	}
 	if s.rank.synced && v == s.rank.version {
-		return true
+		return true, false
 	}
 	if !s.tier2.Load() {
 		s.noticeTier2Locked(ctx)
@@ -228,7 +256,12 @@ func (s bound) syncRank(ctx context.Context) bool {
 	// write lock, or a transaction, at all.
 	if ok, err := s.rankUpToDate(ctx); err == nil && ok {
 		s.rank.synced, s.rank.version = true, v
-		return true
+		return true, false
+	}
+	if leave {
+		if big, err := s.rankBacklogBigLocked(ctx); err == nil && big {
+			return false, true
+		}
 	}
 	// Wait only briefly for another process's lock.
 	brief := s.opt
@@ -242,10 +275,10 @@ func (s bound) syncRank(ctx context.Context) bool {
 	})
 	if err != nil {
 		s.rank.synced = false
-		return false
+		return false, false
 	}
 	s.rank.synced, s.rank.version = true, v
-	return true
+	return true, false
 }
 
 // writerVersion changes when another connection commits (SQLite's
@@ -392,21 +425,7 @@ func (s bound) catchUpRank(ctx context.Context) error {
 		// scan above long.
 		return nil
 	}
-	var maxID string
-	if maxRow.Valid {
-		if err := s.w.QueryRowContext(ctx, `SELECT approval_id FROM gateway_approvals WHERE rowid = ?`, maxRow.Int64).Scan(&maxID); err != nil {
-			return err
-		}
-	}
-	for k, v := range map[string]string{"rank_rowid": fmt.Sprint(maxRow.Int64), "rank_rowid_id": maxID, "rank_rules": rankVersion} {
-		if meta(k) == v {
-			continue // an unchanged value is not written: a commit wakes every console
-		}
-		if _, err := s.ws.metaPut.ExecContext(ctx, k, v); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.setRankMark(ctx, maxRow.Int64)
 }
 
 // rankMarkSlack is how far the catch-up's mark may lag the newest row

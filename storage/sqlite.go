@@ -24,6 +24,7 @@ func (sqliteEngine) beginSnapshot() string         { return `BEGIN` }
 func (sqliteEngine) lockRow() string               { return "" }
 func (sqliteEngine) lockHead() string              { return "" }
 func (sqliteEngine) indexedBy(index string) string { return ` INDEXED BY ` + index }
+func (sqliteEngine) byRowid() string               { return ` NOT INDEXED` }
 func (sqliteEngine) schema() *schemaDDL            { return &sqliteSchema }
 func (sqliteEngine) greatest(a, b string) string   { return "MAX(" + a + ", " + b + ")" }
 

@@ -44,6 +44,9 @@ type (
 		// waiter's heartbeat is a commit: it shows without waiting for
 		// the clock).
 		waiter *waiterMsg
+		// ranking: the list is provisional while the store ranks a
+		// large file's pending rows (storage.Store.ListUrgent).
+		ranking storage.RankProgress
 	}
 	// historyMsg carries the audit log's recent events.
 	historyMsg struct {
@@ -97,7 +100,12 @@ type (
 // proposal on screen (its id and the payload's SHA-256 as shown), which is
 // read again, so that a rewrite of what the operator reads shows at once.
 // Its waiter state is read too.
-func loadPending(ctx context.Context, s *storage.Store, gen, limit int, prev *storage.PendingSignature, watch shownPayload) tea.Cmd {
+//
+// ranking: the list on screen is provisional (the store was ranking a large
+// file): while the store still ranks, the signature stands for the rows as
+// before, and the message brings the ranking's progress; once it is done,
+// the list is read in full, in its ranked order.
+func loadPending(ctx context.Context, s *storage.Store, gen, limit int, prev *storage.PendingSignature, watch shownPayload, ranking bool) tea.Cmd {
 	return func() tea.Msg {
 		start := time.Now()
 		others, _ := s.Presences(ctx)
@@ -107,7 +115,8 @@ func loadPending(ctx context.Context, s *storage.Store, gen, limit int, prev *st
 			waiter = &waiterMsg{id: watch.id, ws: ws, err: err}
 		}
 		sig, serr := s.PendingSignature(ctx)
-		if serr == nil && prev != nil && sig == *prev {
+		fill := s.RankProgress()
+		if serr == nil && prev != nil && sig == *prev && (!ranking || fill.Filling) {
 			same := true
 			if watch.id != "" {
 				if r, err := s.Get(ctx, watch.id); err == nil && r.PayloadSHA256 != watch.sha256 {
@@ -115,10 +124,10 @@ func loadPending(ctx context.Context, s *storage.Store, gen, limit int, prev *st
 				}
 			}
 			if same {
-				return pendingMsg{gen: gen, limit: limit, same: true, took: time.Since(start), presences: others, waiter: waiter}
+				return pendingMsg{gen: gen, limit: limit, same: true, took: time.Since(start), presences: others, waiter: waiter, ranking: fill}
 			}
 		}
-		rows, err := s.List(ctx, storage.ListOptions{Limit: limit})
+		rows, fill, err := s.ListUrgent(ctx, storage.ListOptions{Limit: limit})
 		if err != nil {
 			return pendingMsg{gen: gen, limit: limit, err: err, took: time.Since(start), presences: others, waiter: waiter}
 		}
@@ -128,7 +137,7 @@ func loadPending(ctx context.Context, s *storage.Store, gen, limit int, prev *st
 				total = n
 			}
 		}
-		msg := pendingMsg{gen: gen, limit: limit, rows: rows, total: total, at: s.Now(), took: time.Since(start), presences: others, waiter: waiter}
+		msg := pendingMsg{gen: gen, limit: limit, rows: rows, total: total, at: s.Now(), took: time.Since(start), presences: others, waiter: waiter, ranking: fill}
 		if serr == nil {
 			msg.sig = &sig
 		}

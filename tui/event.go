@@ -15,6 +15,10 @@ import (
 // Kinds and outcomes:
 //
 //	loaded   -        the first load of the pending list (Detail: "15 pending")
+//	ranking  -        the list is provisional (soonest expiry first) while
+//	                  the store ranks a large file's pending rows
+//	                  (Detail: "100000 pending to rank")
+//	ranked   -        that ranking is done: most urgent first again
 //	load     error    a load failed (Detail: what the screen says)
 //	prompt   opened   Detail: approve or deny
 //	prompt   closed   Detail: cancelled, decided, decided elsewhere, expired

@@ -145,6 +145,9 @@ type Model struct {
 	explained map[string]bool
 
 	watcher *storage.Watcher
+	// ranking: the list shown is provisional (soonest expiry first) while
+	// the store ranks a large file's pending rows for the first time.
+	ranking storage.RankProgress
 	// screen is the terminal RunTerminal draws the frames on (nil: the
 	// caller draws what View returns); memo, parts of the last frame
 	// (memo.go).
@@ -308,7 +311,7 @@ func (m *Model) reload() tea.Cmd {
 	} else if r := m.detail.rec; r != nil {
 		watch = shownPayload{r.ApprovalID, r.PayloadSHA256}
 	}
-	cmds := []tea.Cmd{m.oneOff(loadPending(m.ctx, m.opt.Store, m.gen, limit, prev, watch))}
+	cmds := []tea.Cmd{m.oneOff(loadPending(m.ctx, m.opt.Store, m.gen, limit, prev, watch, m.ranking.Filling))}
 	if m.mode == viewHistory {
 		cmds = append(cmds, m.reloadHistory())
 	}
@@ -516,6 +519,9 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 		waiter = m.applyWaiter(*msg.waiter)
 	}
 	if msg.same {
+		if m.ranking.Filling && msg.ranking.Filling {
+			m.ranking = msg.ranking // the same rows; the ranking went on
+		}
 		return tea.Batch(waiter, m.setPresences(msg.presences), m.loadDone())
 	}
 	m.sig, m.fullAt, m.fullForeign = msg.sig, time.Now(), m.loadForeign
@@ -531,6 +537,14 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 		m.rows = append(m.rows, makeRow(rec))
 	}
 	m.total = msg.total
+	if m.ranking.Filling != msg.ranking.Filling {
+		if msg.ranking.Filling {
+			m.emit("ranking", "", "", fmt.Sprintf("%d pending to rank", msg.ranking.Total))
+		} else {
+			m.emit("ranked", "", "", "")
+		}
+	}
+	m.ranking = msg.ranking
 	cmds := []tea.Cmd{waiter}
 	// A proposal on screen that left the list was decided or expired
 	// elsewhere: close its prompt and say how.
@@ -551,7 +565,7 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 	m.applyFilter()
 	cmds = append(cmds, m.selectionChanged(false), m.setPresences(msg.presences))
 	if msg.limit < MaxLoaded && len(msg.rows) == msg.limit {
-		cmds = append(cmds, m.oneOff(loadPending(m.ctx, m.opt.Store, m.gen, MaxLoaded, nil, shownPayload{}))) // the rest
+		cmds = append(cmds, m.oneOff(loadPending(m.ctx, m.opt.Store, m.gen, MaxLoaded, nil, shownPayload{}, false))) // the rest
 	} else {
 		cmds = append(cmds, m.loadDone())
 	}

@@ -80,6 +80,10 @@ func (m *Model) headerView() string {
 	switch {
 	case !m.loaded:
 		count = "loading…"
+	case m.ranking.Filling:
+		// The first open of a large file: the rows are the soonest to
+		// expire until every pending row is ranked.
+		count = fmt.Sprintf("ranking %d%% · soonest first · %d pending", m.ranking.Percent(), m.total)
 	case m.total > len(m.rows):
 		count = fmt.Sprintf("%d most urgent of %d pending", len(m.rows), m.total)
 	default:
