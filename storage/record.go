@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/approve-tui/approve-tui/model"
-	"github.com/approve-tui/approve-tui/risk"
 )
 
 // Record is one row as read from the store: the decoded proposal (columns
@@ -179,8 +178,8 @@ func decodePayloadView(idStr, raw string, ok bool) *payloadView {
 	}
 	v.proposal = *p
 	v.findings = agentFindings(p)
-	verdict := risk.Classify(p.Command)
-	v.classified, v.hardline = verdict.Level, verdict.Hardline
+	verdict := classifyCommand(p.Command)
+	v.classified, v.hardline = verdict.level, verdict.hardline
 	v.sha256 = sha256Hex([]byte(raw))
 	return v
 }

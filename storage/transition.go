@@ -11,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/approve-tui/approve-tui/model"
-	"github.com/approve-tui/approve-tui/risk"
 )
 
 // Audit event names.
@@ -184,7 +183,7 @@ func (st *Store) Submit(ctx context.Context, p *model.Proposal, actor model.Acto
 			// does not serialise the whole database).
 			return nil, &DuplicateError{ID: p.ApprovalID}
 		}
-		eff := risk.Effective(p.RiskLevel, p.Command)
+		eff := effectiveRisk(p.RiskLevel, p.Command)
 		if _, err := s.ws.rankPut.ExecContext(ctx, p.ApprovalID, eff.Rank(), nullFloat(p.ExpiresAt)); err != nil {
 			return nil, err
 		}
@@ -322,7 +321,7 @@ func (s bound) approvable(ctx context.Context, damaged error, id, readSHA256 str
 	case byPhrase && !s.tier2.Load():
 		return refuse(RefusedNotTier2File, "it asks for a text confirm, but the file lacks Hermes' tier-2 columns to record one: deny it")
 	case rec.Hardline:
-		return refuse(RefusedHardline, "the command matches a hardline rule ("+risk.Classify(rec.Command).Reason()+
+		return refuse(RefusedHardline, "the command matches a hardline rule ("+classifyCommand(rec.Command).reason+
 			"): Hermes never runs it, whoever approves; deny it")
 	}
 	if !byPhrase {
@@ -499,7 +498,9 @@ func (st *Store) RecordExecution(ctx context.Context, id string, outcome model.E
 
 func sha256Hex(b []byte) string {
 	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
+	var out [64]byte
+	hex.Encode(out[:], h[:])
+	return string(out[:])
 }
 
 func nullFloat(f *float64) any {
