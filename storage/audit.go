@@ -43,26 +43,31 @@ type AuditEvent struct {
 }
 
 // eventHash is the chain's hash of one event: SHA-256 over every field,
-// each length-prefixed so no two events share an encoding.
+// each length-prefixed (8 bytes, big-endian) so no two events share an
+// encoding. The fields are laid out in one buffer and hashed at once.
 func eventHash(e *AuditEvent) string {
-	h := sha256.New()
-	field := func(s string) {
-		var n [8]byte
-		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
-		h.Write(n[:])
-		h.Write([]byte(s))
-	}
-	field(strconv.FormatInt(e.Seq, 10))
-	field(strconv.FormatFloat(e.At, 'g', -1, 64))
-	field(e.ApprovalID)
-	field(e.Event)
-	field(e.Outcome)
-	field(e.Reason)
-	field(e.Actor)
-	field(e.Surface)
-	field(e.DetailRaw)
-	field(e.PrevHash)
-	return hex.EncodeToString(h.Sum(nil))
+	var buf [640]byte
+	var num [32]byte
+	b := buf[:0]
+	b = appendHashField(b, strconv.AppendInt(num[:0], e.Seq, 10))
+	b = appendHashField(b, strconv.AppendFloat(num[:0], e.At, 'g', -1, 64))
+	b = appendHashField(b, e.ApprovalID)
+	b = appendHashField(b, e.Event)
+	b = appendHashField(b, e.Outcome)
+	b = appendHashField(b, e.Reason)
+	b = appendHashField(b, e.Actor)
+	b = appendHashField(b, e.Surface)
+	b = appendHashField(b, e.DetailRaw)
+	b = appendHashField(b, e.PrevHash)
+	sum := sha256.Sum256(b)
+	var out [64]byte
+	hex.Encode(out[:], sum[:])
+	return string(out[:])
+}
+
+func appendHashField[T string | []byte](b []byte, s T) []byte {
+	b = binary.BigEndian.AppendUint64(b, uint64(len(s)))
+	return append(b, s...)
 }
 
 // appendAudit adds one event inside the current write transaction.
@@ -84,11 +89,13 @@ func (s bound) appendAudits(ctx context.Context, entries []auditEntry, actor mod
 	}
 	seq, prev := int64(0), genesisHash
 	var head string
+	headFound := false
 	switch err := s.ws.auditHead.QueryRowContext(ctx).Scan(&head); {
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:
 		return err
 	default:
+		headFound = true
 		var perr error
 		seq, prev, perr = parseHead(head)
 		if perr != nil {
@@ -123,13 +130,9 @@ func (s bound) appendAudits(ctx context.Context, entries []auditEntry, actor mod
 			}
 			e.detail["actor_detail"] = actor.Detail
 		}
-		detail := ""
-		if len(e.detail) > 0 {
-			b, err := json.Marshal(e.detail)
-			if err != nil {
-				return err
-			}
-			detail = string(b)
+		detail, err := encodeDetail(e.detail)
+		if err != nil {
+			return err
 		}
 		seq++
 		ev := AuditEvent{
@@ -149,8 +152,21 @@ func (s bound) appendAudits(ctx context.Context, entries []auditEntry, actor mod
 	if err := flush(); err != nil {
 		return err
 	}
-	_, err := s.ws.metaPut.ExecContext(ctx, "audit_head", fmt.Sprintf("%d:%s", seq, prev))
-	return err
+	head = strconv.FormatInt(seq, 10) + ":" + prev
+	if !headFound {
+		_, err := s.ws.metaPut.ExecContext(ctx, "audit_head", head)
+		return err
+	}
+	res, err := s.ws.headPut.ExecContext(ctx, head)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n != 1 {
+		return fmt.Errorf("the audit head changed underneath (%d rows updated)", n)
+	}
+	return nil
 }
 
 func parseHead(v string) (int64, string, error) {

@@ -11,7 +11,7 @@ type writerStmts struct {
 	get, exists, insert, decide, expireDue, execution *sql.Stmt
 	deny, expireArmed                                 *sql.Stmt // open statuses of the file's revision
 	rankPut, rankDel                                  *sql.Stmt
-	auditHead, auditInsert, metaPut                   *sql.Stmt
+	auditHead, auditInsert, metaPut, headPut          *sql.Stmt
 	auditInsertBatch                                  *sql.Stmt // auditBatch events
 	heartbeat, waiterDel                              *sql.Stmt
 	all                                               []*sql.Stmt
@@ -70,6 +70,9 @@ func prepareWriter(ctx context.Context, e engine, c *conn, cols string, tier2 bo
 		surface, detail, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	ws.metaPut = prep(`INSERT INTO approve_tui_meta (key, value) VALUES (?, ?)
 		ON CONFLICT(key) DO UPDATE SET value = excluded.value`)
+	// The chain's head once it exists (read, and locked, in the same
+	// transaction): an UPDATE, without the upsert's conflict probe.
+	ws.headPut = prep(`UPDATE approve_tui_meta SET value = ? WHERE key = 'audit_head'`)
 	ws.heartbeat = prep(`INSERT INTO approve_tui_waiters (approval_id, host, pid, started_at, heartbeat_at, surface)
 		VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT(approval_id, host, pid) DO UPDATE SET heartbeat_at = excluded.heartbeat_at`)
