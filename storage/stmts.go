@@ -10,7 +10,7 @@ import (
 type writerStmts struct {
 	get, exists, insert, decide, expireDue, execution *sql.Stmt
 	deny, expireArmed                                 *sql.Stmt // open statuses of the file's revision
-	rankPut, rankDel                                  *sql.Stmt
+	rankPut, rankDel, rankDelDue                      *sql.Stmt
 	auditHead, auditInsert, metaPut, headPut          *sql.Stmt
 	auditInsertBatch                                  *sql.Stmt // auditBatch events
 	heartbeat, waiterDel                              *sql.Stmt
@@ -63,6 +63,7 @@ func prepareWriter(ctx context.Context, e engine, c *conn, cols string, tier2 bo
 	ws.rankPut = prep(`INSERT INTO approve_tui_rank (approval_id, rank, expires_at) VALUES (?, ?, ?)
 		ON CONFLICT (approval_id) DO UPDATE SET rank = excluded.rank, expires_at = excluded.expires_at`)
 	ws.rankDel = prep(`DELETE FROM approve_tui_rank WHERE approval_id = ?`)
+	ws.rankDelDue = prep(`DELETE FROM approve_tui_rank WHERE expires_at IS NOT NULL AND expires_at <= ?`)
 	ws.auditHead = prep(`SELECT value FROM approve_tui_meta WHERE key = 'audit_head'` + e.lockHead())
 	ws.auditInsertBatch = prep(`INSERT INTO approve_tui_audit (seq, at, approval_id, event, outcome, reason, actor,
 		surface, detail, prev_hash, hash) VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", auditBatch), ", "))

@@ -436,8 +436,7 @@ func (st *Store) ExpireDue(ctx context.Context, actor model.Actor) ([]string, er
 		// has just been expired (and an entry left behind by a row another
 		// program decided is stale anyway).
 		if len(ids) > 0 {
-			if _, err := s.w.ExecContext(ctx, `DELETE FROM approve_tui_rank WHERE expires_at IS NOT NULL AND expires_at <= ?`,
-				model.Epoch(s.now())); err != nil {
+			if _, err := s.ws.rankDelDue.ExecContext(ctx, model.Epoch(s.now())); err != nil {
 				return nil, err
 			}
 		}
