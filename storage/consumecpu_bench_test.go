@@ -1,0 +1,91 @@
+package storage
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// BenchmarkConsumeCPU is BenchmarkConsumePeers' store and bare-Go legs,
+// interleaved on copies of one file of 2,000 pending proposals, with the
+// store measured twice: "store" as in BenchmarkConsumePeers (this process
+// submitted the proposals, so it classified their commands already) and
+// "store-cold" with the process's classification cache emptied first, as a
+// process that never saw the commands before (`approve --yes` in a script).
+// Reported: CPU (user+system) per consume, and each over bare Go's.
+func BenchmarkConsumeCPU(b *testing.B) {
+	sqliteOnly(b, "copies of a SQLite file")
+	const n = 2000
+	dir := b.TempDir()
+	for _, syncMode := range []string{"NORMAL", "FULL"} {
+		b.Run("sync="+syncMode, func(b *testing.B) {
+			src := filepath.Join(dir, "src-"+syncMode+".db")
+			s, err := Open(ctx, src, Options{Create: true, Synchronous: syncMode})
+			if err != nil {
+				b.Fatal(err)
+			}
+			now := time.Now()
+			ids := make([]string, n)
+			for i := range ids {
+				p := benchProposal(i, now)
+				ids[i] = p.ApprovalID
+				if err := s.Submit(ctx, p, agent); err != nil {
+					b.Fatal(err)
+				}
+			}
+			s.Close()
+			data, err := os.ReadFile(src)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var storeCPU, coldCPU, bareCPU float64
+			for i := 0; i < b.N; i++ {
+				iterDir, err := os.MkdirTemp(dir, "run")
+				if err != nil {
+					b.Fatal(err)
+				}
+				copyOf := func(name string) string {
+					p := filepath.Join(iterDir, name+".db")
+					if err := os.WriteFile(p, data, 0o600); err != nil {
+						b.Fatal(err)
+					}
+					return p
+				}
+				store := func(cold bool) float64 {
+					if cold {
+						classes.reset()
+					}
+					st, err := Open(ctx, copyOf("store"+map[bool]string{true: "-cold"}[cold]), Options{Synchronous: syncMode})
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer st.Close()
+					cpu0 := processCPU()
+					for _, id := range ids {
+						if _, err := st.Consume(ctx, id, id, alice); err != nil {
+							b.Fatal(err)
+						}
+					}
+					return processCPU() - cpu0
+				}
+				coldCPU += store(true)
+				storeCPU += store(false)
+				bare := bareConsumer(b, copyOf("bare"), syncMode, false)
+				cpu0 := processCPU()
+				for _, id := range ids {
+					if err := bare(id); err != nil {
+						b.Fatal(err)
+					}
+				}
+				bareCPU += processCPU() - cpu0
+			}
+			ops := float64(n * b.N)
+			b.ReportMetric(storeCPU/ops*1e6, "store-cpu-µs/op")
+			b.ReportMetric(coldCPU/ops*1e6, "store-cold-cpu-µs/op")
+			b.ReportMetric(bareCPU/ops*1e6, "bare-go-cpu-µs/op")
+			b.ReportMetric(storeCPU/bareCPU, "store/bare")
+			b.ReportMetric(coldCPU/bareCPU, "store-cold/bare")
+		})
+	}
+}
