@@ -436,9 +436,15 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 			}
 		},
 	})
-	// Closed by gate once the program has ended (not while it runs).
+	// Closed by gate once the program has ended (not while it runs); that
+	// also restores the client's terminal.
 	sess.Context().SetValue(modelKey, m)
-	return tea.NewProgram(m, append(bm.MakeOptions(sess), tea.WithAltScreen())...)
+	// The console writes its own frames to the session, each as soon as
+	// it changed (tui.Model.UseScreen): Bubble Tea's renderer would wake 60
+	// times a second in every session for as long as it is open. The
+	// session's size comes from the middleware (tea.WindowSizeMsg).
+	m.UseScreen(sess)
+	return tea.NewProgram(m, append(bm.MakeOptions(sess), tea.WithoutRenderer())...)
 }
 
 // exitUsage is the CLI's usage exit code.

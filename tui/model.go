@@ -269,6 +269,7 @@ func (m *Model) Busy() bool { return m.inflight > 0 }
 // Close releases what the console holds open (its store watcher). Call it
 // after the program has stopped; the store itself belongs to the caller.
 func (m *Model) Close() error {
+	m.closeScreen() // the terminal as it was (UseScreen)
 	if !m.opt.NoPresence {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		_ = m.opt.Store.RemovePresence(ctx, m.consoleID)

@@ -40,11 +40,8 @@ func RunTerminal(ctx context.Context, m *Model, in io.Reader, out io.Writer) err
 		return err
 	}
 	defer term.Restore(int(inF.Fd()), state) //nolint:errcheck
-	sc := newScreen(out)
-	sc.open()
-	defer sc.close()
-	m.screen = sc
-	defer func() { m.screen = nil }()
+	m.UseScreen(out)
+	defer m.closeScreen()
 
 	// No renderer: Bubble Tea reads the keys, runs the commands and calls
 	// Update and View; View writes the frame (Model.View).
@@ -55,6 +52,27 @@ func RunTerminal(ctx context.Context, m *Model, in io.Reader, out io.Writer) err
 	defer stop()
 	_, err = p.Run()
 	return err
+}
+
+// UseScreen makes the console write its own frames to out (a terminal's
+// output, or an SSH session's channel) from now on, as RunTerminal does:
+// run its program with tea.WithoutRenderer() and send it the terminal's
+// size (tea.WindowSizeMsg) at the start and on every change. It switches
+// out to the alternate screen at once; Close (or the end of RunTerminal)
+// writes the last frame and leaves the terminal as it found it. Call it
+// before the program starts.
+func (m *Model) UseScreen(out io.Writer) {
+	sc := newScreen(out)
+	sc.open()
+	m.screen = sc
+}
+
+// closeScreen ends UseScreen (once the program has ended).
+func (m *Model) closeScreen() {
+	if m.screen != nil {
+		m.screen.close()
+		m.screen = nil
+	}
 }
 
 // followSize tells the program the terminal's size now and whenever it
