@@ -156,3 +156,16 @@ func TestRewrittenPayloadIsClassifiedAgain(t *testing.T) {
 		t.Fatalf("after: hardline %v risk %s status %s", r.Hardline, r.ClassifierRisk, r.Status)
 	}
 }
+
+// effectiveRisk is risk.Effective over the cached verdict.
+func TestEffectiveRiskIsRiskEffective(t *testing.T) {
+	for _, pinned := range []model.RiskLevel{model.RiskLow, model.RiskMedium, model.RiskHigh, "", "bogus", "HIGH"} {
+		for _, cmd := range []string{"ls", "rm -rf /", "git push --force origin main", "sudo rm -rf /var", "mkfs.ext4 /dev/sdb", "echo"} {
+			for i := 0; i < 2; i++ { // classified, then cached
+				if got, want := effectiveRisk(pinned, cmd), risk.Effective(pinned, cmd); got != want {
+					t.Fatalf("pinned %q, %q: %s, risk.Effective says %s", pinned, cmd, got, want)
+				}
+			}
+		}
+	}
+}
