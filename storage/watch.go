@@ -74,7 +74,11 @@ type hub struct {
 	ch      chan struct{} // closed (and replaced) on every bump
 	last    int64         // data_version last seen
 	conn    *conn
-	dv      *sql.Stmt         // PRAGMA data_version on conn, prepared once
+	dv      *sql.Stmt // PRAGMA data_version on conn, prepared once
+	// dvMu serialises the uses of dv: one prepared statement is one
+	// cursor, and the hub's loop and a Watcher's Changed both read it (a
+	// second query would reset the first one's row before its Scan).
+	dvMu    sync.Mutex
 	push    bool              // the server pushes notifications (PostgreSQL): join has nothing to configure
 	fsw     *fsnotify.Watcher // owned by loop
 	watched map[string]bool   // the paths fsw watches (owned by loop)
@@ -330,8 +334,8 @@ func (h *hub) check(ctx context.Context) bool {
 	if h.conn == nil {
 		return false // notified by the server instead
 	}
-	var v int64
-	if err := h.dv.QueryRowContext(ctx).Scan(&v); err != nil {
+	v, err := h.dataVersion(ctx)
+	if err != nil {
 		return false
 	}
 	h.mu.Lock()
@@ -342,6 +346,15 @@ func (h *hub) check(ctx context.Context) bool {
 	h.last = v
 	h.bumpLocked()
 	return true
+}
+
+// dataVersion reads PRAGMA data_version on the hub's connection.
+func (h *hub) dataVersion(ctx context.Context) (int64, error) {
+	h.dvMu.Lock()
+	defer h.dvMu.Unlock()
+	var v int64
+	err := h.dv.QueryRowContext(ctx).Scan(&v)
+	return v, err
 }
 
 func (h *hub) bumpLocked() {

@@ -50,8 +50,8 @@ func TestWatcherWakesOnOtherConnectionsCommits(t *testing.T) {
 	if _, err := s.Deny(ctx, "w1", alice, ""); err != nil {
 		t.Fatal(err)
 	}
-	if changed, _ := w.Changed(ctx); !changed {
-		t.Fatal("the store's own commit was not noticed")
+	if changed, err := w.Changed(ctx); !changed {
+		t.Fatalf("the store's own commit was not noticed (%v)", err)
 	}
 	wctx, cancel := context.WithTimeout(ctx, 150*time.Millisecond)
 	defer cancel()
@@ -363,5 +363,33 @@ func TestPollBacksOffWhileNotificationWorks(t *testing.T) {
 	}
 	if p := (&hub{}).nextPoll(PollWithoutNotify, PollWithoutNotify, false, false); p != PollWithoutNotify {
 		t.Fatalf("without notification: %v", p)
+	}
+}
+
+// The hub's loop and every Watcher's Changed read data_version through one
+// prepared statement at the same time: each read must get its row (was a
+// bug: a read could reset another's row before its Scan, which then failed,
+// and Changed missed a commit).
+func TestDataVersionReadsConcurrently(t *testing.T) {
+	sqliteOnly(t, "PRAGMA data_version")
+	s, _ := newStore(t)
+	mustWatch(t, s)
+	h := &s.bind().hub
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		go func() {
+			for i := 0; i < 300; i++ {
+				if _, err := h.dataVersion(ctx); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-errs; err != nil {
+			t.Fatalf("a concurrent read of data_version failed: %v", err)
+		}
 	}
 }
