@@ -654,6 +654,48 @@ func BenchmarkConsumeWALFrames(b *testing.B) {
 	}
 }
 
+// peerFile is a SQLite file (its bytes) of n pending proposals submitted
+// through the store, and their ids, for the consume benchmarks' peers to
+// work on copies of.
+func peerFile(b *testing.B, dir, syncMode string, n int) ([]byte, []string) {
+	src := filepath.Join(dir, "src-"+syncMode+".db")
+	s, err := Open(ctx, src, Options{Create: true, Synchronous: syncMode})
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := time.Now()
+	ids := make([]string, n)
+	for i := range ids {
+		p := benchProposal(i, now)
+		ids[i] = p.ApprovalID
+		if err := s.Submit(ctx, p, agent); err != nil {
+			b.Fatal(err)
+		}
+	}
+	s.Close()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return data, ids
+}
+
+// copier makes a directory for one iteration and returns what writes a
+// copy of data there, under a name, and says its path.
+func copier(b *testing.B, dir string, data []byte) func(name string) string {
+	iterDir, err := os.MkdirTemp(dir, "run")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return func(name string) string {
+		p := filepath.Join(iterDir, name+".db")
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			b.Fatal(err)
+		}
+		return p
+	}
+}
+
 // BenchmarkConsumePeers: the store's Consume against its peers on copies of
 // one file of N pending proposals (2,000; APPROVE_TUI_BENCH_ROWS), per
 // sync mode, interleaved once per iteration: Hermes' Python transaction (a
@@ -673,42 +715,14 @@ func BenchmarkConsumePeers(b *testing.B) {
 	haveC := exec.Command("cc", "-O2", "-o", cbin, "testdata/peers/consume.c", "-lsqlite3").Run() == nil
 	for _, syncMode := range []string{"NORMAL", "FULL"} {
 		b.Run("sync="+syncMode, func(b *testing.B) {
-			src := filepath.Join(dir, "src-"+syncMode+".db")
-			s, err := Open(ctx, src, Options{Create: true, Synchronous: syncMode})
-			if err != nil {
-				b.Fatal(err)
-			}
-			now := time.Now()
-			var ids []string
-			for i := 0; i < n; i++ {
-				p := benchProposal(i, now)
-				ids = append(ids, p.ApprovalID)
-				if err := s.Submit(ctx, p, agent); err != nil {
-					b.Fatal(err)
-				}
-			}
-			s.Close()
-			data, err := os.ReadFile(src)
-			if err != nil {
-				b.Fatal(err)
-			}
+			data, ids := peerFile(b, dir, syncMode, n)
 			idsFile := filepath.Join(dir, "ids")
 			if err := os.WriteFile(idsFile, []byte(strings.Join(ids, "\n")+"\n"), 0o600); err != nil {
 				b.Fatal(err)
 			}
 			var storeWall, storeCPU, bareWall, bareCPU, pyWall, cWall, cCPU float64
 			for i := 0; i < b.N; i++ {
-				iterDir, err := os.MkdirTemp(dir, "run")
-				if err != nil {
-					b.Fatal(err)
-				}
-				copyOf := func(name string) string {
-					p := filepath.Join(iterDir, name+".db")
-					if err := os.WriteFile(p, data, 0o600); err != nil {
-						b.Fatal(err)
-					}
-					return p
-				}
+				copyOf := copier(b, dir, data)
 				// The store.
 				st, err := Open(ctx, copyOf("store"), Options{Synchronous: syncMode})
 				if err != nil {

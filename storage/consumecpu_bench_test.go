@@ -1,11 +1,6 @@
 package storage
 
-import (
-	"os"
-	"path/filepath"
-	"testing"
-	"time"
-)
+import "testing"
 
 // BenchmarkConsumeCPU is BenchmarkConsumePeers' store and bare-Go legs,
 // interleaved on copies of one file of 2,000 pending proposals, with the
@@ -20,38 +15,10 @@ func BenchmarkConsumeCPU(b *testing.B) {
 	dir := b.TempDir()
 	for _, syncMode := range []string{"NORMAL", "FULL"} {
 		b.Run("sync="+syncMode, func(b *testing.B) {
-			src := filepath.Join(dir, "src-"+syncMode+".db")
-			s, err := Open(ctx, src, Options{Create: true, Synchronous: syncMode})
-			if err != nil {
-				b.Fatal(err)
-			}
-			now := time.Now()
-			ids := make([]string, n)
-			for i := range ids {
-				p := benchProposal(i, now)
-				ids[i] = p.ApprovalID
-				if err := s.Submit(ctx, p, agent); err != nil {
-					b.Fatal(err)
-				}
-			}
-			s.Close()
-			data, err := os.ReadFile(src)
-			if err != nil {
-				b.Fatal(err)
-			}
+			data, ids := peerFile(b, dir, syncMode, n)
 			var storeCPU, coldCPU, bareCPU float64
 			for i := 0; i < b.N; i++ {
-				iterDir, err := os.MkdirTemp(dir, "run")
-				if err != nil {
-					b.Fatal(err)
-				}
-				copyOf := func(name string) string {
-					p := filepath.Join(iterDir, name+".db")
-					if err := os.WriteFile(p, data, 0o600); err != nil {
-						b.Fatal(err)
-					}
-					return p
-				}
+				copyOf := copier(b, dir, data)
 				store := func(cold bool) float64 {
 					if cold {
 						classes.reset()
