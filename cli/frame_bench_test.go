@@ -104,7 +104,8 @@ const (
 
 type frameRig struct {
 	dir, sock string
-	pid       int // the console's
+	sockPath  string // the tmux server's socket, left behind by kill-server
+	pid       int    // the console's
 	store     *storage.Store
 	console   *frameMarks // what the console wrote
 	floor     *frameMarks // what the floor helper wrote
@@ -161,6 +162,7 @@ func startFrameRig(b *testing.B, bin, self string, pending int) *frameRig {
 	tmux("new-session", "-d", "-s", "console", "-x", "120", "-y", "40",
 		"env", "TERM=xterm-256color", bin, "--db", db)
 	tmux("set-option", "-t", "console", "status", "off")
+	r.sockPath = strings.TrimSpace(tmux("display-message", "-p", "#{socket_path}"))
 	if r.pid, err = strconv.Atoi(strings.TrimSpace(tmux("display-message", "-p", "-t", "console", "#{pane_pid}"))); err != nil {
 		b.Fatalf("console pid: %v", err)
 	}
@@ -298,6 +300,9 @@ func (r *frameRig) close() {
 	}
 	r.closed = true
 	exec.Command("tmux", "-L", r.sock, "kill-server").Run() //nolint:errcheck
+	if r.sockPath != "" {
+		os.Remove(r.sockPath)
+	}
 	// The console writes to the directory until it has gone.
 	for end := time.Now().Add(5 * time.Second); r.pid > 0 && time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
 		if err := syscall.Kill(r.pid, 0); err != nil {
