@@ -305,7 +305,9 @@ func TestReloadsCoalesce(t *testing.T) {
 	if m.inflight != before+1 || !m.dirty {
 		t.Fatalf("changes during a load started more loads (%d in flight)", m.inflight)
 	}
-	// The load comes back; exactly one more follows for the changes it missed.
+	// The load comes back (or, right after the console's first load, the
+	// pause before it ends); exactly one more follows for the changes it
+	// missed.
 	var reload tea.Cmd
 	for _, c := range first().(tea.BatchMsg) {
 		if c != nil {
@@ -313,13 +315,17 @@ func TestReloadsCoalesce(t *testing.T) {
 			break
 		}
 	}
+	gen := m.gen
 	_, next := m.Update(reload())
-	if !m.loading || m.dirty || m.inflight != before+1 {
+	if !m.loading || m.inflight != before+1 {
 		t.Fatalf("after the first load: loading %v dirty %v, %d in flight", m.loading, m.dirty, m.inflight)
 	}
 	Settle(m, next)
 	if m.loading || m.Busy() {
 		t.Fatalf("still loading after the follow-up (%d in flight)", m.inflight)
+	}
+	if m.gen != gen+1 {
+		t.Fatalf("%d loads after the first, want 1", m.gen-gen)
 	}
 }
 
@@ -452,5 +458,50 @@ func settleSome(m *Model, cmd tea.Cmd, limit time.Duration) {
 		case <-deadline:
 			return
 		}
+	}
+}
+
+// A commit right after a lone load is read at once (one commit can wake the
+// console twice, a millisecond apart); after two loads in a row the pause
+// between loads applies again, so a storm of commits is still paced.
+func TestReloadAfterALoneLoadIsImmediate(t *testing.T) {
+	f := newFixture(t)
+	m := console(t, f, operator, 100, 30)
+	w, err := f.s.Watch(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	m.Update(watchReadyMsg{w: w})
+	m.loadStarts = [2]time.Time{time.Now().Add(-time.Second), time.Now().Add(-time.Minute)} // a lone load
+	commit := func() {
+		t.Helper()
+		_, cmd := m.Update(changedMsg{})
+		if m.dirty {
+			return // paced
+		}
+		// The batch: the load, and the wait for the next commit (not run).
+		for _, msg := range runBatch(cmd().(tea.BatchMsg)[0]) {
+			if pm, ok := msg.(pendingMsg); ok {
+				m.Update(pm)
+			}
+		}
+		if m.loading {
+			t.Fatal("the load did not end")
+		}
+	}
+	gen := m.gen
+	m.loadEnd = time.Now() // ... that just ended: the pause would apply
+	commit()
+	if m.gen != gen+1 {
+		t.Fatal("a commit after a lone load waited")
+	}
+	commit() // the second wake-up of the same commit
+	if m.gen != gen+2 {
+		t.Fatal("the second load right after a lone one waited")
+	}
+	commit()
+	if m.gen != gen+2 || !m.loading || !m.dirty {
+		t.Fatalf("a third load in a row was not paced (%d loads)", m.gen-gen)
 	}
 }

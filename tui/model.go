@@ -170,6 +170,9 @@ type Model struct {
 	fullAt   time.Time
 	lastLoad time.Duration
 	loadEnd  time.Time
+	// loadStarts: when the last load of the list started, and the one
+	// before (reloadSoon).
+	loadStarts [2]time.Time
 	// foreign counts the wake-ups for commits that may be other
 	// processes'; fullForeign is its value when the last full read was asked
 	// for, and loadForeign when the load on its way was. A wake-up for this
@@ -297,10 +300,8 @@ func (m *Model) Init() tea.Cmd {
 func (m *Model) reload() tea.Cmd {
 	m.gen++
 	m.loading, m.dirty = true, false
-	limit := MaxLoaded
-	if !m.loaded {
-		limit = firstPage
-	}
+	m.loadStarts = [2]time.Time{time.Now(), m.loadStarts[0]}
+	limit := m.pageToLoad()
 	var prev *storage.PendingSignature
 	if m.loaded && (time.Since(m.fullAt) < fullReloadEvery || m.foreign == m.fullForeign) {
 		prev = m.sig
@@ -533,10 +534,28 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 	for _, r := range m.rows {
 		prev[r.rec.ApprovalID] = true
 	}
-	m.rows = m.rows[:0]
+	partial := msg.limit < MaxLoaded && len(msg.rows) == msg.limit
+	rows := make([]row, 0, max(len(msg.rows), len(m.rows)))
 	for _, rec := range msg.rows {
-		m.rows = append(m.rows, makeRow(rec))
+		rows = append(rows, makeRow(rec))
 	}
+	if partial && len(msg.rows) > 0 {
+		// The first page of a long list: the rows loaded before that rank
+		// after it stay until the rest comes (right after), so that the
+		// list keeps its length, and a row selected below the page its
+		// place.
+		last := msg.rows[len(msg.rows)-1]
+		in := make(map[string]bool, len(msg.rows))
+		for _, rec := range msg.rows {
+			in[rec.ApprovalID] = true
+		}
+		for _, r := range m.rows {
+			if !in[r.rec.ApprovalID] && storage.Urgent(last, r.rec) {
+				rows = append(rows, r)
+			}
+		}
+	}
+	m.rows = rows
 	m.total = msg.total
 	if m.ranking.Filling != msg.ranking.Filling {
 		if msg.ranking.Filling {
@@ -565,12 +584,32 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 	m.loaded = true
 	m.applyFilter()
 	cmds = append(cmds, m.selectionChanged(false), m.setPresences(msg.presences))
-	if msg.limit < MaxLoaded && len(msg.rows) == msg.limit {
+	if partial {
 		cmds = append(cmds, m.oneOff(loadPending(m.ctx, m.opt.Store, m.gen, MaxLoaded, nil, shownPayload{}, false))) // the rest
 	} else {
 		cmds = append(cmds, m.loadDone())
 	}
 	return tea.Batch(cmds...)
+}
+
+// pageToLoad is how many of the most urgent pending rows a load reads
+// first: the first page on the first load; on a long list, the rows down to
+// the screen's last and some beyond (then the rest, MaxLoaded, comes right
+// after: onPending), so that a commit shows without waiting for thousands
+// of rows to be read; everything while a filter is typed (it searches
+// every row loaded). The selection is always on screen.
+func (m *Model) pageToLoad() int {
+	switch {
+	case !m.loaded:
+		return firstPage
+	case strings.TrimSpace(m.filter.Value()) != "" || len(m.rows) <= 2*firstPage:
+		return MaxLoaded
+	}
+	need := max(firstPage, m.top+m.listRows()+firstPage/2)
+	if need >= len(m.rows) {
+		return MaxLoaded
+	}
+	return need
 }
 
 // loadDone ends a load of the pending list, and starts the next one if a
@@ -585,10 +624,18 @@ func (m *Model) loadDone() tea.Cmd {
 
 // reloadSoon loads the pending list after another process's commit, once
 // the pause after the last load is over (see minReloadGap).
+//
+// A load that came alone (none in the maxReloadGap before it) is followed
+// at once: one commit can reach the console as two wake-ups a millisecond
+// apart (SQLite's automatic checkpoint after it moves data_version again),
+// and the second must not wait minReloadGap behind the first. After two in
+// a row the pause applies: a storm of heartbeats is still paced.
 func (m *Model) reloadSoon() tea.Cmd {
 	gap := min(max(2*m.lastLoad, minReloadGap), maxReloadGap)
+	last, before := m.loadStarts[0], m.loadStarts[1]
+	alone := !last.IsZero() && (before.IsZero() || last.Sub(before) >= maxReloadGap)
 	wait := gap - time.Since(m.loadEnd)
-	if wait <= 0 {
+	if wait <= 0 || alone {
 		return m.reload()
 	}
 	m.loading, m.dirty = true, true

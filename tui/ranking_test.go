@@ -9,6 +9,8 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/risk"
 	"github.com/approve-tui/approve-tui/storage"
 )
 
@@ -68,4 +70,91 @@ func TestConsoleShowsTheRankingOfALargeFile(t *testing.T) {
 	if !slices.Contains(kinds, "ranking") || !slices.Contains(kinds, "ranked") {
 		t.Fatalf("events %v", kinds)
 	}
+}
+
+// On a long list, the load after a commit reads the rows on screen first
+// (and the rows around the selection), draws, and reads the rest right
+// after: a commit shows without waiting for thousands of rows. Meanwhile
+// the list keeps its length and the selection its row.
+func TestLongListLoadsItsFirstPageFirst(t *testing.T) {
+	path := bulkFile(t, t.TempDir(), 1000, 1000)
+	ctx := context.Background()
+	s, err := storage.Open(ctx, path, storage.Options{Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	m := New(Options{Store: s, Actor: operator, Renderer: asciiRenderer(), Now: fixedNow, NoWatch: true, NoPresence: true, Label: "long"})
+	defer m.Close()
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	Settle(m, m.Init())
+	if len(m.rows) != 1000 {
+		t.Fatalf("%d rows loaded", len(m.rows))
+	}
+	press(m, "j", "j", "j")
+	selected := m.selID
+	if m.indexOf(selected) != 3 {
+		t.Fatalf("selected %s at %d", selected, m.indexOf(selected))
+	}
+
+	// Another process submits the most urgent proposal of all.
+	p, _, err := risk.Propose(risk.Draft{Command: "rm -rf /srv/new", SessionKey: "agent:new", ID: "newest000001"}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	soon := model.Epoch(t0.Add(2 * time.Minute))
+	p.ExpiresAt = &soon
+	if err := s.Submit(ctx, p, operator); err != nil {
+		t.Fatal(err)
+	}
+	cmd := m.reload()
+	var page pendingMsg
+	for _, msg := range runBatch(cmd) {
+		if pm, ok := msg.(pendingMsg); ok {
+			page = pm
+		}
+	}
+	if page.limit >= MaxLoaded || page.limit < firstPage || len(page.rows) != page.limit {
+		t.Fatalf("the load after the commit read %d rows (limit %d), want a page", len(page.rows), page.limit)
+	}
+	_, rest := m.Update(page)
+	if len(m.rows) != 1001 || m.rows[0].rec.ApprovalID != "newest000001" || m.selID != selected {
+		t.Fatalf("after the first page: %d rows, first %s, selected %s (was %s)", len(m.rows), m.rows[0].rec.ApprovalID, m.selID, selected)
+	}
+	if head := strings.SplitN(m.View(), "\n", 2)[0]; !strings.Contains(head, "1001 pending") {
+		t.Fatalf("header after the first page: %s", head)
+	}
+	Settle(m, rest)
+	want, err := s.List(ctx, storage.ListOptions{Limit: MaxLoaded})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.rows) != len(want) {
+		t.Fatalf("%d rows after the rest, want %d", len(m.rows), len(want))
+	}
+	for i := range want {
+		if m.rows[i].rec.ApprovalID != want[i].ApprovalID {
+			t.Fatalf("row %d is %s, want %s", i, m.rows[i].rec.ApprovalID, want[i].ApprovalID)
+		}
+	}
+	if m.selID != selected {
+		t.Fatalf("selection moved to %s", m.selID)
+	}
+}
+
+// runBatch runs a command and the commands of its batches, one level deep
+// at a time, and returns their messages.
+func runBatch(cmd tea.Cmd) []tea.Msg {
+	if cmd == nil {
+		return nil
+	}
+	msg := cmd()
+	if b, ok := msg.(tea.BatchMsg); ok {
+		var out []tea.Msg
+		for _, c := range b {
+			out = append(out, runBatch(c)...)
+		}
+		return out
+	}
+	return []tea.Msg{msg}
 }

@@ -104,9 +104,13 @@ func followSize(p *tea.Program, fd int) (stop func()) {
 	}
 }
 
-// frameGap is the least time between two frames written: a burst of
-// messages (a paste, a hundred commits) is drawn at most 60 times a second,
-// its last frame frameGap after the one before.
+// frameGap paces the frames written: at most two in any 2 x frameGap, so 60
+// a second in a burst of messages (a paste, a hundred commits), the burst's
+// last frame written once its turn comes. Two, not one: an update often
+// draws twice in a row (a commit wakes the console, which redraws its
+// countdowns, and the list read it started comes back milliseconds later),
+// and the second frame, the one that shows the commit, must not wait a
+// sixtieth of a second behind the first.
 const frameGap = time.Second / 60
 
 // screen writes frames to a terminal in its alternate screen, line by line
@@ -121,7 +125,7 @@ type screen struct {
 	next          []string // a frame waiting for frameGap to pass
 	waiting       bool
 	timer         *time.Timer
-	at            time.Time // when the last frame was written
+	at, before    time.Time // when the last frame and the one before were written
 	clear         bool      // erase the screen before the next frame
 	closed        bool
 	buf           bytes.Buffer
@@ -176,7 +180,7 @@ func (s *screen) frame(f []string, w, h int) {
 		return
 	}
 	s.next, s.waiting = f, true
-	if wait := frameGap - time.Since(s.at); wait > 0 {
+	if wait := 2*frameGap - time.Since(s.before); wait > 0 {
 		if s.timer == nil {
 			s.timer = time.AfterFunc(wait, s.later)
 		}
@@ -233,5 +237,5 @@ func (s *screen) writeLocked() {
 	}
 	b.WriteString(ansi.CursorPosition(0, len(lines)))
 	s.out.Write(b.Bytes()) //nolint:errcheck
-	s.lines, s.at = lines, time.Now()
+	s.lines, s.at, s.before = lines, time.Now(), s.at
 }

@@ -21,7 +21,8 @@ import (
 func frameOf(f string) []string { return strings.Split(f, "\n") }
 
 // The screen writes a frame at once, only the lines that changed, nothing
-// for a frame already shown, and the last of a burst once frameGap passed.
+// for a frame already shown, two frames in a row at once, and of a burst
+// beyond that the last, once its turn comes (two per 2 x frameGap).
 func TestScreenWritesWhatChanged(t *testing.T) {
 	out := &syncbuf.Buffer{}
 	s := newScreen(out)
@@ -42,15 +43,22 @@ func TestScreenWritesWhatChanged(t *testing.T) {
 	if !strings.Contains(got, "BRAVO") || strings.Contains(got, "alpha") || strings.Contains(got, "charlie") {
 		t.Fatalf("one line changed, written: %q", got)
 	}
-	// A burst: the frames within frameGap of the last one wait; only the
-	// latest is written, once the gap has passed.
+	// A burst: a second frame right after the first goes out at once (a
+	// wake-up's redraw, then the list it read); the ones after wait, and
+	// only the latest is written, once its turn comes.
+	time.Sleep(3 * frameGap)
+	s.frame(frameOf("alpha\nzero\ncharlie"), 20, 3)
 	s.frame(frameOf("alpha\none\ncharlie"), 20, 3)
+	if got := out.Take(); !strings.Contains(got, "zero") || !strings.Contains(got, "one") {
+		t.Fatalf("two frames in a row: %q", got)
+	}
 	s.frame(frameOf("alpha\ntwo\ncharlie"), 20, 3)
+	s.frame(frameOf("alpha\nthree\ncharlie"), 20, 3)
 	if got := out.Take(); got != "" {
-		t.Fatalf("written within frameGap of the last frame: %q", got)
+		t.Fatalf("a third frame within 2 x frameGap of the first: %q", got)
 	}
 	time.Sleep(3 * frameGap)
-	if got := out.Take(); !strings.Contains(got, "two") || strings.Contains(got, "one") {
+	if got := out.Take(); !strings.Contains(got, "three") || strings.Contains(got, "two") {
 		t.Fatalf("after the burst: %q", got)
 	}
 	// Fewer lines: the rest of the screen is erased. Wider than the
