@@ -60,11 +60,20 @@ const LazyPoll = 250 * time.Millisecond
 // seen: the event for the WAL write arrives before the writer's commit is
 // visible (inotify fires on the write, the commit lands a fraction of a
 // millisecond later, or after the fsync), so one check would usually miss
-// it and fall back to the slow poll.
-var settleChecks = []time.Duration{
-	500 * time.Microsecond, time.Millisecond, 2 * time.Millisecond, 4 * time.Millisecond,
-	8 * time.Millisecond, 16 * time.Millisecond, 32 * time.Millisecond, 64 * time.Millisecond,
-}
+// it and fall back to the slow poll. A commit at synchronous=FULL becomes
+// visible only once its fsync is done, a few milliseconds on a virtual
+// disk, and nothing signals that moment: the checks come every millisecond
+// for the first 20 (a doubling schedule, 0.5, 1.5, 3.5, 7.5, 15.5 ms, made
+// a commit visible at 8 ms wait until 15.5), then further apart. Each check
+// is a few microseconds, and they run only after a write event.
+var settleChecks = func() []time.Duration {
+	d := []time.Duration{500 * time.Microsecond}
+	for range 20 {
+		d = append(d, time.Millisecond)
+	}
+	return append(d, 2*time.Millisecond, 4*time.Millisecond, 8*time.Millisecond,
+		16*time.Millisecond, 32*time.Millisecond, 64*time.Millisecond)
+}()
 
 type hub struct {
 	mu      sync.Mutex
