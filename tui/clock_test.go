@@ -248,3 +248,31 @@ func TestClockSendsItsTicks(t *testing.T) {
 	case <-time.After(1500 * time.Millisecond):
 	}
 }
+
+// A commit's wake-up draws nothing by itself, even when the clock has moved
+// since the last frame: the countdowns wait for the clock's tick or for the
+// list the wake-up reads, so that the frame showing the commit is not held
+// behind a redraw of the countdowns (the terminal writes at most two frames
+// per 2/60 s).
+func TestWakeUpDrawsNothing(t *testing.T) {
+	f := newFixture(t)
+	now := t0
+	s, err := storage.Open(context.Background(), f.path, storage.Options{Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	m := New(Options{Store: s, Actor: operator, Renderer: asciiRenderer(), Now: func() time.Time { return now }, NoWatch: true, NoPresence: true, Label: "wake"})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	Settle(m, m.Init())
+	before := m.View()
+	now = now.Add(3 * time.Second)
+	m.Update(reloadDueMsg{}) // the load is not run: only the frame after the message matters
+	if m.View() != before {
+		t.Fatal("a wake-up redrew the countdowns")
+	}
+	m.Update(keyMsg("j"))
+	if m.View() == before {
+		t.Fatal("a key did not draw the time it came at")
+	}
+}

@@ -328,7 +328,13 @@ func (m *Model) reloadHistory() tea.Cmd {
 // Update handles one message, then says where this console is when that
 // changed (presence) and sets the clock for the next change on screen.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	if _, ok := msg.(tickMsg); !ok {
+	switch msg.(type) {
+	case tickMsg:
+	case changedMsg, reloadDueMsg, presenceWrittenMsg:
+		// They change nothing on screen by themselves: no redraw for the
+		// clock either (a commit's wake-up redrawing the countdowns would
+		// put the frame that shows the commit a frame later).
+	default:
 		// What this message brings is drawn at the time it arrives (the
 		// clock may not have ticked for a while).
 		m.now = m.opt.Now()
