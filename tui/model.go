@@ -536,10 +536,7 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 	if !m.loaded {
 		m.emit("loaded", "", "", fmt.Sprintf("%d pending", msg.total))
 	}
-	prev := map[string]bool{}
-	for _, r := range m.rows {
-		prev[r.rec.ApprovalID] = true
-	}
+	selWasListed := m.selID != "" && m.indexOf(m.selID) >= 0
 	partial := msg.limit < MaxLoaded && len(msg.rows) == msg.limit
 	rows := make([]row, 0, max(len(msg.rows), len(m.rows)))
 	for _, rec := range msg.rows {
@@ -574,7 +571,7 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 	cmds := []tea.Cmd{waiter}
 	// A proposal on screen that left the list was decided or expired
 	// elsewhere: close its prompt and say how.
-	if m.selID != "" && prev[m.selID] && m.indexOf(m.selID) < 0 && !m.explained[m.selID] {
+	if selWasListed && m.indexOf(m.selID) < 0 && !m.explained[m.selID] {
 		cmds = append(cmds, m.oneOff(explainGone(m.ctx, m.opt.Store, m.selID)))
 	}
 	// The proposal of an open prompt rewritten under it: what was read is
