@@ -283,17 +283,25 @@ func TestApproveNeedsTheProposalShownFirst(t *testing.T) {
 	}
 }
 
-// Commits noticed while a load is out (many waiters heartbeating, say)
-// coalesce: one load at a time, and one more after it.
-func TestReloadsCoalesce(t *testing.T) {
+// watchedConsole is the demo console at 100x30 with a live watcher on its
+// store (its commits are not run: the tests send changedMsg themselves).
+func watchedConsole(t *testing.T) *Model {
+	t.Helper()
 	f := newFixture(t)
 	m := console(t, f, operator, 100, 30)
 	w, err := f.s.Watch(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
+	t.Cleanup(func() { w.Close() })
 	m.Update(watchReadyMsg{w: w})
+	return m
+}
+
+// Commits noticed while a load is out (many waiters heartbeating, say)
+// coalesce: one load at a time, and one more after it.
+func TestReloadsCoalesce(t *testing.T) {
+	m := watchedConsole(t)
 	before := m.inflight
 	_, first := m.Update(changedMsg{})
 	if m.inflight != before+1 || !m.loading {
@@ -465,14 +473,7 @@ func settleSome(m *Model, cmd tea.Cmd, limit time.Duration) {
 // console twice, a millisecond apart); after two loads in a row the pause
 // between loads applies again, so a storm of commits is still paced.
 func TestReloadAfterALoneLoadIsImmediate(t *testing.T) {
-	f := newFixture(t)
-	m := console(t, f, operator, 100, 30)
-	w, err := f.s.Watch(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	m.Update(watchReadyMsg{w: w})
+	m := watchedConsole(t)
 	m.loadStarts = [2]time.Time{time.Now().Add(-time.Second), time.Now().Add(-time.Minute)} // a lone load
 	commit := func() {
 		t.Helper()
