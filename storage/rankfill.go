@@ -44,6 +44,14 @@ var testHookRankFill func()
 // ListUrgent starts it again.
 const rankFillRetries = 20
 
+// rankFillRetryAfter: after a fill failed, the next starts no sooner than
+// this (the page stays provisional meanwhile, and says why).
+const rankFillRetryAfter = 5 * time.Second
+
+// testHookRankFillFail, when set (by tests only), is the error of every
+// fill batch it returns one for.
+var testHookRankFillFail func() error
+
 // RankProgress says whether the most urgent page was ranked in full or
 // provisionally, while the rank index is being filled.
 type RankProgress struct {
@@ -51,9 +59,15 @@ type RankProgress struct {
 	// expiring pending rows, most urgent first among them, not the most
 	// urgent of all.
 	Filling bool
+	// Provisional: the page is the soonest-expiring rows (Filling, or the
+	// last fill failed and the next is not due yet: Err says why).
+	Provisional bool
 	// Indexed of Total open rows are ranked so far (Total: the open rows
 	// when the fill started).
 	Indexed, Total int64
+	// Err is why the last fill stopped before it was done (nil: it did
+	// not); it is kept while the next one runs, until one is done.
+	Err error
 }
 
 // Percent is the share of the open rows indexed so far, 0-99 while filling.
@@ -69,7 +83,8 @@ type rankFill struct {
 	running bool
 	quit    chan struct{}
 	done    chan struct{}
-	err     error // why the last fill stopped early (nil: it did not)
+	err     error     // why the last fill stopped early (nil: it did not)
+	failed  time.Time // when it did
 	indexed atomic.Int64
 	total   atomic.Int64
 }
@@ -78,7 +93,7 @@ type rankFill struct {
 func (r *rankFill) progress() RankProgress {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return RankProgress{Filling: r.running, Indexed: r.indexed.Load(), Total: r.total.Load()}
+	return RankProgress{Filling: r.running, Provisional: r.running, Indexed: r.indexed.Load(), Total: r.total.Load(), Err: r.err}
 }
 
 // ListUrgent is List of pending proposals for a screen that can show a
@@ -188,7 +203,10 @@ func (s bound) startRankFill() bool {
 		return false
 	}
 	total := sig.Count
-	f.running, f.err = true, nil
+	if f.err != nil && time.Since(f.failed) < rankFillRetryAfter {
+		return false // failed a moment ago: not again at every load
+	}
+	f.running = true
 	f.indexed.Store(0)
 	f.total.Store(total)
 	f.done = make(chan struct{})
@@ -205,6 +223,9 @@ func (s bound) fillRank(quit <-chan struct{}, done chan<- struct{}) {
 	defer func() {
 		f.mu.Lock()
 		f.running, f.err = false, stopErr
+		if stopErr != nil {
+			f.failed = time.Now()
+		}
 		f.mu.Unlock()
 		close(done)
 		// The last batch's commit woke every watcher; the end of the fill
@@ -262,6 +283,11 @@ func (s bound) fillRank(quit <-chan struct{}, done chan<- struct{}) {
 // batch of open rows past the mark that the index lacks and moves the mark
 // past them; finished when no row is left past the mark.
 func (s bound) fillRankBatch(ctx context.Context, batch int) (added int, finished bool, err error) {
+	if testHookRankFillFail != nil {
+		if err := testHookRankFillFail(); err != nil {
+			return 0, false, err
+		}
+	}
 	hw, _, rules, err := s.rankMeta(ctx)
 	if err != nil {
 		return 0, false, err

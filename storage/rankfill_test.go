@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -292,5 +293,48 @@ func TestRankFillLeavesDecisionsDurable(t *testing.T) {
 	}
 	if v := mode(); v != 2 {
 		t.Fatalf("a decision after the fill ran at synchronous=%d, want FULL (2)", v)
+	}
+}
+
+// A fill that fails (the disk full, say) leaves the page provisional and
+// says why; the next fill starts only rankFillRetryAfter later, not at
+// every load, and its success clears the error.
+func TestRankFillFailureIsReported(t *testing.T) {
+	smallFill(t, 50, 40)
+	c := newClock()
+	path := tempDB(t)
+	s := openAt(t, path, c)
+	hermesRows(t, path, c, 0, 300)
+	fail := errors.New("disk full (test)")
+	testHookRankFillFail = func() error { return fail }
+	t.Cleanup(func() { testHookRankFillFail = nil })
+	if _, p, err := s.ListUrgent(ctx, ListOptions{Limit: 10}); err != nil || !p.Provisional {
+		t.Fatalf("%+v %v", p, err)
+	}
+	waitRanked(t, s)
+	page, p, err := s.ListUrgent(ctx, ListOptions{Limit: 10})
+	if err != nil || p.Filling || !p.Provisional || !errors.Is(p.Err, fail) || len(page) != 10 {
+		t.Fatalf("after a failed fill: %d rows, %+v, %v", len(page), p, err)
+	}
+	// Not restarted at once.
+	testHookRankFillFail = nil
+	if _, p, _ := s.ListUrgent(ctx, ListOptions{Limit: 10}); p.Filling {
+		t.Fatal("a failed fill started again at once")
+	}
+	// Later it is, and succeeds.
+	f := &s.bind().fill
+	f.mu.Lock()
+	f.failed = f.failed.Add(-rankFillRetryAfter)
+	f.mu.Unlock()
+	if _, p, _ := s.ListUrgent(ctx, ListOptions{Limit: 10}); !p.Filling || !errors.Is(p.Err, fail) {
+		t.Fatalf("the retry: %+v", p)
+	}
+	waitRanked(t, s)
+	page, p, err = s.ListUrgent(ctx, ListOptions{Limit: 1000})
+	if err != nil || p.Provisional || p.Err != nil {
+		t.Fatalf("after the retry: %+v %v", p, err)
+	}
+	if got, want := idsOf(page), allRanked(t, s); !slices.Equal(got, want) {
+		t.Fatal("ranked list differs after the retry")
 	}
 }

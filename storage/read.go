@@ -120,9 +120,17 @@ func (s bound) listPending(ctx context.Context, now time.Time, o ListOptions, pr
 		}
 	}
 	ok, behind := s.syncRankOr(ctx, provisional)
-	if behind && s.startRankFill() {
-		recs, err := s.listPendingByExpiry(ctx, now, o)
-		return recs, s.fill.progress(), classify("list", err)
+	if behind {
+		// Fill in the background; when the last fill failed a moment ago,
+		// the page stays provisional and says why (ranking every row
+		// in memory at each load is what the fill is there to avoid).
+		started := s.startRankFill()
+		p := s.fill.progress()
+		if started || p.Err != nil {
+			p.Provisional = true
+			recs, err := s.listPendingByExpiry(ctx, now, o)
+			return recs, p, classify("list", err)
+		}
 	}
 	if ok {
 		recs, err := s.listPendingIndexed(ctx, now, o)

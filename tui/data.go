@@ -45,7 +45,8 @@ type (
 		// the clock).
 		waiter *waiterMsg
 		// ranking: the list is provisional while the store ranks a
-		// large file's pending rows (storage.Store.ListUrgent).
+		// large file's pending rows (storage.Store.ListUrgent), or
+		// after the ranking failed (ranking.Err).
 		ranking storage.RankProgress
 	}
 	// historyMsg carries the audit log's recent events.

@@ -313,7 +313,7 @@ func (m *Model) reload() tea.Cmd {
 	} else if r := m.detail.rec; r != nil {
 		watch = shownPayload{r.ApprovalID, r.PayloadSHA256}
 	}
-	cmds := []tea.Cmd{m.oneOff(loadPending(m.ctx, m.opt.Store, m.gen, limit, prev, watch, m.ranking.Filling))}
+	cmds := []tea.Cmd{m.oneOff(loadPending(m.ctx, m.opt.Store, m.gen, limit, prev, watch, m.ranking.Provisional))}
 	if m.mode == viewHistory {
 		cmds = append(cmds, m.reloadHistory())
 	}
@@ -527,7 +527,7 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 		waiter = m.applyWaiter(*msg.waiter)
 	}
 	if msg.same {
-		if m.ranking.Filling && msg.ranking.Filling {
+		if m.ranking.Provisional && msg.ranking.Filling {
 			m.ranking = msg.ranking // the same rows; the ranking went on
 		}
 		return tea.Batch(waiter, m.setPresences(msg.presences), m.loadDone())
@@ -560,12 +560,15 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 	}
 	m.rows = rows
 	m.total = msg.total
-	if m.ranking.Filling != msg.ranking.Filling {
-		if msg.ranking.Filling {
+	if m.ranking.Provisional != msg.ranking.Provisional {
+		if msg.ranking.Provisional {
 			m.emit("ranking", "", "", fmt.Sprintf("%d pending to rank", msg.ranking.Total))
 		} else {
 			m.emit("ranked", "", "", "")
 		}
+	}
+	if err := msg.ranking.Err; msg.ranking.Provisional && err != nil && (m.ranking.Err == nil || m.ranking.Err.Error() != err.Error()) {
+		m.setNote("ranking the pending proposals stopped: "+storeReason(err)+"; listed soonest first until it is done (tried again every few seconds)", m.st.Warning)
 	}
 	m.ranking = msg.ranking
 	cmds := []tea.Cmd{waiter}

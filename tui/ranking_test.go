@@ -158,3 +158,25 @@ func runBatch(cmd tea.Cmd) []tea.Msg {
 	}
 	return []tea.Msg{msg}
 }
+
+// A ranking that failed: the header says the order is provisional and why,
+// once, in the note.
+func TestConsoleSaysTheRankingStopped(t *testing.T) {
+	f := newFixture(t)
+	m := console(t, f, operator, 120, 40)
+	rows, err := f.s.List(context.Background(), storage.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.gen++
+	fail := &storage.UnavailableError{Op: "rank", Reason: "disk full"}
+	m.Update(pendingMsg{gen: m.gen, limit: MaxLoaded, rows: rows, total: len(rows), at: fixedNow(),
+		ranking: storage.RankProgress{Provisional: true, Err: fail}})
+	v := m.View()
+	if head := strings.SplitN(v, "\n", 2)[0]; !strings.Contains(head, "ranking stopped · soonest first") {
+		t.Fatalf("header: %s", head)
+	}
+	if !strings.Contains(v, "ranking the pending proposals stopped: disk full") {
+		t.Fatalf("no note of why:\n%s", v)
+	}
+}

@@ -84,6 +84,8 @@ func (m *Model) headerView() string {
 		// The first open of a large file: the rows are the soonest to
 		// expire until every pending row is ranked.
 		count = fmt.Sprintf("ranking %d%% · soonest first · %d pending", m.ranking.Percent(), m.total)
+	case m.ranking.Provisional:
+		count = fmt.Sprintf("ranking stopped · soonest first · %d pending", m.total)
 	case m.total > len(m.rows):
 		count = fmt.Sprintf("%d most urgent of %d pending", len(m.rows), m.total)
 	default:
