@@ -90,6 +90,14 @@ func mustSubmit(t testing.TB, s *Store, p *model.Proposal) {
 	}
 }
 
+// insertRaw writes p as another program (Hermes) does, through db: the row
+// alone, pending by the column's default, nothing of approve-tui's.
+func insertRaw(t testing.TB, db *pool, p *model.Proposal) {
+	t.Helper()
+	mustExec(t, db, `INSERT INTO gateway_approvals (approval_id, created_at, expires_at, payload_json) VALUES (?, ?, ?, ?)`,
+		p.ApprovalID, p.CreatedAt, *p.ExpiresAt, string(model.EncodePayload(p)))
+}
+
 // rawDB opens the database the way another program (Hermes) would: a plain
 // connection with no approve-tui logic. Statements are written with ?
 // placeholders on either backend.

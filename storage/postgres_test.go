@@ -221,8 +221,7 @@ func TestPostgresWatcherListensAgainAfterADrop(t *testing.T) {
 	db := rawDB(t, path)
 	insert := func(id string) {
 		p := proposal(id, "rm -rf /x", model.RiskHigh, c.Now(), time.Hour)
-		mustExec(t, db, `INSERT INTO gateway_approvals (approval_id, created_at, expires_at, payload_json) VALUES (?, ?, ?, ?)`,
-			p.ApprovalID, p.CreatedAt, *p.ExpiresAt, string(model.EncodePayload(p)))
+		insertRaw(t, db, p)
 	}
 	wait := func(what string) {
 		t.Helper()

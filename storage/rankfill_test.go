@@ -11,6 +11,19 @@ import (
 	"github.com/approve-tui/approve-tui/model"
 )
 
+// largeFile is a store on a new file into which another program wrote n
+// proposals (hermesRows) that approve-tui never ranked, with a large
+// backlog of 50 rows and fill batches of batch rows (smallFill); and the
+// file's path, its clock and the open proposals' ids.
+func largeFile(t *testing.T, n, batch int) (*Store, string, *clock, []string) {
+	t.Helper()
+	smallFill(t, 50, batch)
+	c := newClock()
+	path := tempDB(t)
+	s := openAt(t, path, c)
+	return s, path, c, hermesRows(t, path, c, 0, n)
+}
+
 // smallFill makes "a large backlog" n rows and a fill batch b rows for one
 // test.
 func smallFill(t *testing.T, n int64, b int) {
@@ -84,11 +97,7 @@ func waitRanked(t *testing.T, s *Store) {
 // when it is done; then the list is the ranked one, the same as a full
 // in-memory ranking, and the watchers were woken.
 func TestRankFillOnFirstOpenOfALargeFile(t *testing.T) {
-	smallFill(t, 50, 40)
-	c := newClock()
-	path := tempDB(t)
-	s := openAt(t, path, c)
-	open := hermesRows(t, path, c, 0, 600)
+	s, path, c, open := largeFile(t, 600, 40)
 	w := mustWatch(t, s)
 	if _, err := w.Changed(ctx); err != nil {
 		t.Fatal(err)
@@ -165,11 +174,7 @@ func TestRankFillOnFirstOpenOfALargeFile(t *testing.T) {
 // List (the CLI's) never gives a provisional order: it catches up in full
 // before answering, even while a fill runs.
 func TestListWaitsForTheRanking(t *testing.T) {
-	smallFill(t, 50, 40)
-	c := newClock()
-	path := tempDB(t)
-	s := openAt(t, path, c)
-	hermesRows(t, path, c, 0, 300)
+	s, _, _, _ := largeFile(t, 300, 40)
 	testHookRankFill = func() { time.Sleep(20 * time.Millisecond) }
 	if _, p, err := s.ListUrgent(ctx, ListOptions{Limit: 10}); err != nil || !p.Filling {
 		t.Fatalf("%+v %v", p, err)
@@ -243,11 +248,7 @@ func TestRankFillStopsOnClose(t *testing.T) {
 // A read-only store cannot fill the index: ListUrgent ranks in memory, as
 // List does, and says nothing is filling.
 func TestListUrgentReadOnly(t *testing.T) {
-	smallFill(t, 50, 40)
-	c := newClock()
-	path := tempDB(t)
-	openAt(t, path, c)
-	hermesRows(t, path, c, 0, 120)
+	_, path, c, _ := largeFile(t, 120, 40)
 	ro, err := Open(context.Background(), path, Options{ReadOnly: true, Now: c.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -266,11 +267,7 @@ func TestListUrgentReadOnly(t *testing.T) {
 // not: it runs at the store's synchronous mode (SQLite's FULL by default).
 func TestRankFillLeavesDecisionsDurable(t *testing.T) {
 	sqliteOnly(t, "PRAGMA synchronous")
-	smallFill(t, 50, 40)
-	c := newClock()
-	path := tempDB(t)
-	s := openAt(t, path, c)
-	open := hermesRows(t, path, c, 0, 200)
+	s, _, _, open := largeFile(t, 200, 40)
 	if _, p, err := s.ListUrgent(ctx, ListOptions{Limit: 10}); err != nil || !p.Filling {
 		t.Fatalf("%+v %v", p, err)
 	}
@@ -300,11 +297,7 @@ func TestRankFillLeavesDecisionsDurable(t *testing.T) {
 // says why; the next fill starts only rankFillRetryAfter later, not at
 // every load, and its success clears the error.
 func TestRankFillFailureIsReported(t *testing.T) {
-	smallFill(t, 50, 40)
-	c := newClock()
-	path := tempDB(t)
-	s := openAt(t, path, c)
-	hermesRows(t, path, c, 0, 300)
+	s, _, _, _ := largeFile(t, 300, 40)
 	fail := errors.New("disk full (test)")
 	testHookRankFillFail = func() error { return fail }
 	t.Cleanup(func() { testHookRankFillFail = nil })

@@ -384,8 +384,7 @@ func TestPendingSignature(t *testing.T) {
 	db := rawDB(t, s.Path())
 	mustExec(t, db, `UPDATE gateway_approvals SET status = 'consumed' WHERE approval_id = 'sg2'`)
 	p := proposal("sg3", "rm -rf /c", model.RiskHigh, c.Now(), time.Hour)
-	mustExec(t, db, `INSERT INTO gateway_approvals (approval_id, created_at, expires_at, payload_json) VALUES (?, ?, ?, ?)`,
-		p.ApprovalID, p.CreatedAt, *p.ExpiresAt, string(model.EncodePayload(p)))
+	insertRaw(t, db, p)
 	if got := sig(); got.Count != 1 || got == one {
 		t.Fatalf("one left and one came: %+v -> %+v", one, got)
 	}
