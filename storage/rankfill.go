@@ -117,16 +117,6 @@ func (st *Store) ListUrgent(ctx context.Context, o ListOptions) ([]*Record, Rank
 // none runs).
 func (st *Store) RankProgress() RankProgress { return st.bind().fill.progress() }
 
-// RankFillError is why the last background fill stopped before it was done
-// (nil if it did not): the console shows it; the next ListUrgent that finds
-// the index still far behind starts another.
-func (st *Store) RankFillError() error {
-	f := &st.bind().fill
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.err
-}
-
 // rankBacklogBigLocked reports, from reads alone, whether bringing the
 // rank index up to date means reading more than rankFillAbove rows (wmu
 // held).
@@ -138,8 +128,8 @@ func (s bound) rankBacklogBigLocked(ctx context.Context) (bool, error) {
 	if rules != rankVersion {
 		hw = 0
 	}
-	var maxRow int64
-	if err := s.w.QueryRowContext(ctx, `SELECT coalesce(max(rowid), 0) FROM gateway_approvals`).Scan(&maxRow); err != nil {
+	maxRow, err := s.maxRowid(ctx)
+	if err != nil {
 		return false, err
 	}
 	return maxRow-hw > rankFillAbove, nil
@@ -299,8 +289,8 @@ func (s bound) fillRankBatch(ctx context.Context, batch int) (added int, finishe
 		}
 		hw = 0
 	}
-	var maxRow int64
-	if err := s.w.QueryRowContext(ctx, `SELECT coalesce(max(rowid), 0) FROM gateway_approvals`).Scan(&maxRow); err != nil {
+	maxRow, err := s.maxRowid(ctx)
+	if err != nil {
 		return 0, false, err
 	}
 	// The batch ends at the batch-th open row past the mark, or at the

@@ -144,7 +144,7 @@ func TestRankFillOnFirstOpenOfALargeFile(t *testing.T) {
 	}
 	close(hold)
 	waitRanked(t, s)
-	if err := s.RankFillError(); err != nil {
+	if err := s.RankProgress().Err; err != nil {
 		t.Fatal(err)
 	}
 	if changed, err := w.Changed(ctx); err != nil || !changed {

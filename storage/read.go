@@ -332,6 +332,13 @@ func (s bound) rankMeta(ctx context.Context) (hw int64, hwID, rules string, err 
 	return hw, hwID, rules, rows.Err()
 }
 
+// maxRowid is the newest row's rowid, read on the writer (0: no row).
+func (s bound) maxRowid(ctx context.Context) (int64, error) {
+	var v int64
+	err := s.w.QueryRowContext(ctx, `SELECT coalesce(max(rowid), 0) FROM gateway_approvals`).Scan(&v)
+	return v, err
+}
+
 // rankUpToDate reports, from reads alone, whether catchUpRank would change
 // nothing: same rules, the mark's row still the one it was, as many entries
 // as open rows, no open row past the mark missing from the index, and the
@@ -371,20 +378,16 @@ func (s bound) rankUpToDate(ctx context.Context) (bool, error) {
 // and the table disagree on the number of pending rows (rows decided by
 // other processes leave stale entries), a full reconcile runs.
 func (s bound) catchUpRank(ctx context.Context) error {
-	meta := func(key string) string {
-		var v string
-		_ = s.w.QueryRowContext(ctx, `SELECT value FROM approve_tui_meta WHERE key = ?`, key).Scan(&v)
-		return v
+	hw, hwID, rules, err := s.rankMeta(ctx)
+	if err != nil {
+		return err
 	}
-	var hw int64
-	fmt.Sscan(meta("rank_rowid"), &hw)
-	hwID := meta("rank_rowid_id")
-	var maxRow sql.NullInt64
-	if err := s.w.QueryRowContext(ctx, `SELECT max(rowid) FROM gateway_approvals`).Scan(&maxRow); err != nil {
+	maxRow, err := s.maxRowid(ctx)
+	if err != nil {
 		return err
 	}
 	reconcile := false
-	if meta("rank_rules") != rankVersion {
+	if rules != rankVersion {
 		if _, err := s.w.ExecContext(ctx, `DELETE FROM approve_tui_rank`); err != nil {
 			return err
 		}
@@ -427,13 +430,13 @@ func (s bound) catchUpRank(ctx context.Context) error {
 			return err
 		}
 	}
-	if added == 0 && !reconcile && maxRow.Int64-hw < rankMarkSlack && meta("rank_rules") == rankVersion {
+	if added == 0 && !reconcile && maxRow-hw < rankMarkSlack && rules == rankVersion {
 		// Nothing was missing: moving the mark is not worth a commit (which
 		// would wake every console) until it lags far enough to make the
 		// scan above long.
 		return nil
 	}
-	return s.setRankMark(ctx, maxRow.Int64)
+	return s.setRankMark(ctx, maxRow)
 }
 
 // rankMarkSlack is how far the catch-up's mark may lag the newest row

@@ -227,7 +227,7 @@ func waitRanked(b *testing.B, s *storage.Store) {
 			b.Fatal("the ranking did not end")
 		}
 	}
-	if err := s.RankFillError(); err != nil {
+	if err := s.RankProgress().Err; err != nil {
 		b.Fatal(err)
 	}
 }

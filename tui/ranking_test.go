@@ -47,7 +47,7 @@ func TestConsoleShowsTheRankingOfALargeFile(t *testing.T) {
 			t.Fatal("the ranking did not end")
 		}
 	}
-	if err := s.RankFillError(); err != nil {
+	if err := s.RankProgress().Err; err != nil {
 		t.Fatal(err)
 	}
 	Settle(m, m.reload()) // what the fill's last commit, waking the console, does
