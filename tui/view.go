@@ -13,14 +13,20 @@ import (
 	"github.com/approve-tui/approve-tui/storage"
 )
 
-// View renders the screen. It does no I/O, sorting or diffing: everything
-// was prepared in Update; only the visible rows are formatted here.
+// View renders the screen. It reads no store, sorts and diffs nothing:
+// everything was prepared in Update; only the visible rows are formatted
+// here.
 //
 // The frame goes through model.TerminalSafe on its way out: every string
 // from the file is sanitised where it is laid out, and this guard makes sure
 // that a string someone forgot still cannot reach the terminal raw.
 //
-// Run by RunTerminal, View also writes the frame to the terminal.
+// Under UseScreen (RunTerminal, SSH sessions) View also hands the frame to
+// the screen, which writes its changed lines to the terminal at once or
+// when its turn comes (terminal.go). That write is the one I/O here; it
+// stands where Bubble Tea's renderer writes, which the console runs
+// without, and blocks as that renderer's did when the terminal stops
+// reading.
 func (m *Model) View() string {
 	// The guard works line by line (model.TerminalSafe): the lines that
 	// did not change since the last frame were let through already.
