@@ -208,7 +208,7 @@ func Urgent(a, b *Record) bool {
 // effective rank and expiry, so that the most urgent page is a few index
 // range scans however many rows the table holds. approve-tui's own
 // transitions maintain it in the same transaction; rows that other processes
-// (Hermes) write or decide are caught up by syncRank whenever
+// (Hermes) write or decide are caught up by syncRankOr whenever
 // PRAGMA data_version on the writer connection says another connection
 // committed.
 type rankState struct {
@@ -233,16 +233,9 @@ const rankVersion = risk.RulesVersion + "/ranks5"
 // up the index; past it, List ranks by a full scan instead.
 const rankSyncLockWait = 250 * time.Millisecond
 
-// syncRank brings the rank index up to date and reports whether it can be
-// used.
-func (s bound) syncRank(ctx context.Context) bool {
-	ok, _ := s.syncRankOr(ctx, false)
-	return ok
-}
-
-// syncRankOr is syncRank; with leave, an index more than rankFillAbove rows
-// behind is left as it is and behind says so (the caller fills it in the
-// background).
+// syncRankOr brings the rank index up to date and reports whether it can
+// be used; with leave, an index more than rankFillAbove rows behind is left
+// as it is and behind says so (the caller fills it in the background).
 func (s bound) syncRankOr(ctx context.Context, leave bool) (ok, behind bool) {
 	if s.roReason() != "" || s.ws == nil {
 		return false, false

@@ -86,7 +86,7 @@ func TestTerminalSafeByLine(t *testing.T) {
 	for _, name := range []string{"escapes", "unicode", "long", "diff"} {
 		selectID(t, m, f.ids[name])
 		press(m, "enter")
-		raw := m.frame()
+		raw := strings.Join(m.frameLines(), "\n")
 		if got, want := m.View(), model.TerminalSafe(raw); got != want {
 			t.Fatalf("%s: by line\n%q\nwhole\n%q", name, got, want)
 		}

@@ -37,9 +37,6 @@ func (m *Model) View() string {
 	return strings.Join(lines, "\n")
 }
 
-// frame is the frame before the terminal guard.
-func (m *Model) frame() string { return strings.Join(m.frameLines(), "\n") }
-
 // frameLines is the frame, line by line. The lines that did not change
 // since the last frame are the very strings of the last one (viewMemo), so
 // that the steps after this one find them unchanged at no cost.
@@ -193,16 +190,7 @@ func (m *Model) bodyView() string {
 	if m.prompt != nil {
 		return m.prompt.view(m.width) + "\n" + m.detail.View()
 	}
-	if m.wide {
-		lw := m.listWidth()
-		dw, dh := m.detailSize()
-		pane := m.st.PaneBorder
-		if !m.focusList {
-			pane = m.st.PaneBorderFocus
-		}
-		right := pane.Width(dw + 1).Height(dh).PaddingLeft(1).Render(fitBlock(m.detail.View(), dw, dh))
-		return lipgloss.JoinHorizontal(lipgloss.Top, fitBlock(m.listView(lw), lw, m.bodyHeight()), " ", right)
-	}
+	// (The list beside the detail, on a wide screen, is bodyLines'.)
 	if m.pageOpen {
 		return m.detail.View()
 	}
