@@ -580,15 +580,24 @@ type PendingSignature struct{ Count, SumRowid, MaxRowid int64 }
 // pending rows when the file has it (a few microseconds per thousand
 // pending rows).
 func (st *Store) PendingSignature(ctx context.Context) (PendingSignature, error) {
+	sig, _, err := st.PendingSummary(ctx)
+	return sig, err
+}
+
+// PendingSummary reads the signature and, in the same pass over the
+// pending rows, what CountPending counts (live: pending and unexpired now):
+// a console that must count the rows after a change reads them once.
+func (st *Store) PendingSummary(ctx context.Context) (sig PendingSignature, live int, err error) {
 	s := st.bind()
 	q := ` WHERE ` + s.openWhere("status")
-	var sig PendingSignature
-	sel := `SELECT count(*), CAST(coalesce(sum(rowid), 0) AS BIGINT), coalesce(max(rowid), 0) FROM gateway_approvals`
-	err := s.rdb.QueryRowContext(ctx, sel+s.eng.indexedBy("idx_gateway_approvals_pending_expires")+q).Scan(&sig.Count, &sig.SumRowid, &sig.MaxRowid)
+	now := model.Epoch(s.now())
+	sel := `SELECT count(*), CAST(coalesce(sum(rowid), 0) AS BIGINT), coalesce(max(rowid), 0),
+		count(CASE WHEN expires_at IS NULL OR expires_at > ? THEN 1 END) FROM gateway_approvals`
+	err = s.rdb.QueryRowContext(ctx, sel+s.eng.indexedBy("idx_gateway_approvals_pending_expires")+q, now).Scan(&sig.Count, &sig.SumRowid, &sig.MaxRowid, &live)
 	if err != nil && indexUnusable(err) {
-		err = s.rdb.QueryRowContext(ctx, sel+q).Scan(&sig.Count, &sig.SumRowid, &sig.MaxRowid)
+		err = s.rdb.QueryRowContext(ctx, sel+q, now).Scan(&sig.Count, &sig.SumRowid, &sig.MaxRowid, &live)
 	}
-	return sig, classify("list", err)
+	return sig, live, classify("list", err)
 }
 
 // DenyReason returns the reason recorded with the deny event of id, if any.

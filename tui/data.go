@@ -22,7 +22,7 @@ import (
 // rest follows at once.
 const (
 	MaxLoaded = 5000
-	firstPage = 200
+	firstPage = 100
 )
 
 type (
@@ -84,6 +84,9 @@ type (
 		noWaiter   bool
 		err        error
 	}
+	// restDueMsg: the frame that shows a long list's first page is out;
+	// time to read the rest (Model.onPending).
+	restDueMsg struct{ gen int }
 	// goneMsg explains a proposal that left the pending list elsewhere.
 	goneMsg struct {
 		id  string
@@ -115,7 +118,7 @@ func loadPending(ctx context.Context, s *storage.Store, gen, limit int, prev *st
 			ws, err := s.WaiterState(ctx, watch.id)
 			waiter = &waiterMsg{id: watch.id, ws: ws, err: err}
 		}
-		sig, serr := s.PendingSignature(ctx)
+		sig, live, serr := s.PendingSummary(ctx)
 		fill := s.RankProgress()
 		if serr == nil && prev != nil && sig == *prev && (!ranking || fill.Filling) {
 			same := true
@@ -132,9 +135,12 @@ func loadPending(ctx context.Context, s *storage.Store, gen, limit int, prev *st
 		if err != nil {
 			return pendingMsg{gen: gen, limit: limit, err: err, took: time.Since(start), presences: others, waiter: waiter}
 		}
+		// A full page: the header says how many are pending in all.
 		total := len(rows)
 		if total == limit {
-			if n, err := s.CountPending(ctx); err == nil {
+			if serr == nil {
+				total = max(live, total)
+			} else if n, err := s.CountPending(ctx); err == nil {
 				total = n
 			}
 		}

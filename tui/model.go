@@ -351,7 +351,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg.(type) {
-	case pendingMsg, reloadDueMsg, historyMsg, runsMsg, waiterMsg, watchReadyMsg, decidedMsg, goneMsg:
+	case pendingMsg, restDueMsg, reloadDueMsg, historyMsg, runsMsg, waiterMsg, watchReadyMsg, decidedMsg, goneMsg:
 		m.inflight = max(m.inflight-1, 0)
 	}
 	switch msg := msg.(type) {
@@ -360,6 +360,11 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case pendingMsg:
 		return m, m.onPending(msg)
+	case restDueMsg:
+		if msg.gen != m.gen {
+			return m, nil // a newer load is on its way
+		}
+		return m, m.oneOff(loadPending(m.ctx, m.opt.Store, m.gen, MaxLoaded, nil, shownPayload{}, false))
 	case presenceWrittenMsg:
 		if msg.alone {
 			m.ownWrites = append(m.ownWrites, [2]int64{msg.before, msg.after})
@@ -591,7 +596,12 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 	m.applyFilter()
 	cmds = append(cmds, m.selectionChanged(false), m.setPresences(msg.presences))
 	if partial {
-		cmds = append(cmds, m.oneOff(loadPending(m.ctx, m.opt.Store, m.gen, MaxLoaded, nil, shownPayload{}, false))) // the rest
+		// The rest, once the frame is out: a message comes back through the
+		// program's loop only after the View of this update, so the read of
+		// thousands of rows (and the garbage collection it brings on) does
+		// not compete with drawing the page.
+		gen := m.gen
+		cmds = append(cmds, m.oneOff(func() tea.Msg { return restDueMsg{gen} }))
 	} else {
 		cmds = append(cmds, m.loadDone())
 	}
