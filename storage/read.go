@@ -343,11 +343,11 @@ func (s bound) rankUpToDate(ctx context.Context) (bool, error) {
 	}
 	var maxRow, inIndex, open int64
 	var atMark sql.NullString
-	if err := s.w.QueryRowContext(ctx, `SELECT
+	if err := s.scanOpen(ctx, s.w, `SELECT
 		(SELECT coalesce(max(rowid), 0) FROM gateway_approvals),
 		(SELECT count(*) FROM approve_tui_rank),
-		(SELECT count(*) FROM gateway_approvals WHERE `+s.openWhere("status")+`),
-		(SELECT approval_id FROM gateway_approvals WHERE rowid = ?)`, hw).Scan(&maxRow, &inIndex, &open, &atMark); err != nil {
+		(SELECT count(*) FROM gateway_approvals`+pendingIndex+` WHERE `+s.openWhere("status")+`),
+		(SELECT approval_id FROM gateway_approvals WHERE rowid = ?)`, []any{hw}, &maxRow, &inIndex, &open, &atMark); err != nil {
 		return false, err
 	}
 	if (hw > 0 && atMark.String != hwID) || inIndex != open || maxRow-hw >= rankMarkSlack {
@@ -407,7 +407,7 @@ func (s bound) catchUpRank(ctx context.Context) error {
 		if err := s.w.QueryRowContext(ctx, `SELECT count(*) FROM approve_tui_rank`).Scan(&inIndex); err != nil {
 			return err
 		}
-		if err := s.w.QueryRowContext(ctx, `SELECT count(*) FROM gateway_approvals WHERE `+s.openWhere("status")).Scan(&pending); err != nil {
+		if err := s.scanOpen(ctx, s.w, `SELECT count(*) FROM gateway_approvals`+pendingIndex+` WHERE `+s.openWhere("status"), nil, &pending); err != nil {
 			return err
 		}
 		reconcile = inIndex != pending
@@ -550,54 +550,74 @@ func (s bound) listPendingOneQuery(ctx context.Context, now time.Time, o ListOpt
 }
 
 // CountPending counts the proposals pending and unexpired now.
-// It counts within Hermes' partial index of pending expiries (SQLite's
-// planner would otherwise read every pending row through the status index);
-// a file without that index is counted the slow way.
 func (st *Store) CountPending(ctx context.Context) (int, error) {
-	s := st.bind()
-	where := ` WHERE ` + s.openWhere("status") + ` AND (expires_at IS NULL OR expires_at > ?)`
-	var n int
-	now := model.Epoch(s.now())
-	err := s.rdb.QueryRowContext(ctx, `SELECT count(*) FROM gateway_approvals`+
-		s.eng.indexedBy("idx_gateway_approvals_pending_expires")+where, now).Scan(&n)
-	if err != nil && indexUnusable(err) {
-		err = s.rdb.QueryRowContext(ctx, `SELECT count(*) FROM gateway_approvals`+where, now).Scan(&n)
-	}
+	_, n, err := st.PendingSummary(ctx)
 	return n, classify("count", err)
 }
 
-// PendingSignature is a cheap fingerprint of the set of pending rows: how
-// many there are, and the sum and the largest of their rowids. A row that
-// enters or leaves pending changes it; a commit that touches only other
-// tables (heartbeats, the audit log, another program's own tables) leaves
-// it as it was, so a console need not re-read its list after such a commit.
-// It does not see a pending row's payload rewritten in place (the payload is
-// written once, by contract): a reader that must notice that re-reads in
-// full from time to time anyway.
-type PendingSignature struct{ Count, SumRowid, MaxRowid int64 }
+// rowQuerier is the writer connection or the readers' pool.
+type rowQuerier interface {
+	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
+}
 
-// PendingSignature reads the signature, within Hermes' partial index of
-// pending rows when the file has it (a few microseconds per thousand
-// pending rows).
+// pendingIndex stands, in a count of open rows, for Hermes' partial index
+// of pending expiries (scanOpen).
+const pendingIndex = "{pending-index}"
+
+// scanOpen runs a one-row query whose counts of open rows name Hermes'
+// partial index of pending expiries where pendingIndex stands: the index
+// holds the pending rows alone, a count runs through its few pages without
+// reading a column, where SQLite's planner would otherwise go through the
+// status index and test each row (a count of 10,000 pending rows: 0.25 ms
+// against 0.6-0.9). On a file that cannot use the index, it asks without.
+func (s bound) scanOpen(ctx context.Context, db rowQuerier, q string, args []any, dest ...any) error {
+	err := db.QueryRowContext(ctx, strings.ReplaceAll(q, pendingIndex, s.eng.indexedBy("idx_gateway_approvals_pending_expires")), args...).Scan(dest...)
+	if err != nil && indexUnusable(err) {
+		err = db.QueryRowContext(ctx, strings.ReplaceAll(q, pendingIndex, ""), args...).Scan(dest...)
+	}
+	return err
+}
+
+// PendingSignature is a cheap fingerprint of the set of open rows: how many
+// there are, and the table's newest row (its rowid and id). Rows enter the
+// open set only as new rows (a decided row stays decided: the data
+// contract), so a set that changed has a new newest row, or, when no row
+// came, another count. The id tells a new row that took the rowid of a
+// deleted newest one. A commit that touches only other tables (heartbeats,
+// the audit log, another program's own tables) leaves it as it was, so a
+// console need not re-read its list after such a commit.
+//
+// It does not see a pending row's payload rewritten in place (the payload
+// is written once, by contract), nor a decided row made open again: a
+// reader that must notice those re-reads in full from time to time anyway.
+type PendingSignature struct {
+	Count, MaxRowid int64
+	MaxID           string
+}
+
+// PendingSignature reads the signature.
 func (st *Store) PendingSignature(ctx context.Context) (PendingSignature, error) {
 	sig, _, err := st.PendingSummary(ctx)
 	return sig, err
 }
 
-// PendingSummary reads the signature and, in the same pass over the
-// pending rows, what CountPending counts (live: pending and unexpired now):
-// a console that must count the rows after a change reads them once.
+// PendingSummary reads the signature and, in the same statement, what
+// CountPending counts (live: pending and unexpired now), with two counts
+// within Hermes' partial index of pending expiries and two index lookups:
+// a few hundred microseconds for 10,000 pending rows.
 func (st *Store) PendingSummary(ctx context.Context) (sig PendingSignature, live int, err error) {
 	s := st.bind()
-	q := ` WHERE ` + s.openWhere("status")
-	now := model.Epoch(s.now())
-	sel := `SELECT count(*), CAST(coalesce(sum(rowid), 0) AS BIGINT), coalesce(max(rowid), 0),
-		count(CASE WHEN expires_at IS NULL OR expires_at > ? THEN 1 END) FROM gateway_approvals`
-	err = s.rdb.QueryRowContext(ctx, sel+s.eng.indexedBy("idx_gateway_approvals_pending_expires")+q, now).Scan(&sig.Count, &sig.SumRowid, &sig.MaxRowid, &live)
-	if err != nil && indexUnusable(err) {
-		err = s.rdb.QueryRowContext(ctx, sel+q, now).Scan(&sig.Count, &sig.SumRowid, &sig.MaxRowid, &live)
-	}
-	return sig, live, classify("list", err)
+	open := s.openWhere("status")
+	var expired int64
+	var maxID sql.NullString
+	err = s.scanOpen(ctx, s.rdb, `SELECT
+		(SELECT count(*) FROM gateway_approvals`+pendingIndex+` WHERE `+open+`),
+		(SELECT count(*) FROM gateway_approvals`+pendingIndex+` WHERE `+open+` AND expires_at <= ?),
+		(SELECT coalesce(max(rowid), 0) FROM gateway_approvals),
+		(SELECT approval_id FROM gateway_approvals ORDER BY rowid DESC LIMIT 1)`,
+		[]any{model.Epoch(s.now())}, &sig.Count, &expired, &sig.MaxRowid, &maxID)
+	sig.MaxID = maxID.String
+	return sig, int(sig.Count - expired), classify("list", err)
 }
 
 // DenyReason returns the reason recorded with the deny event of id, if any.

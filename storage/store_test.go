@@ -388,6 +388,20 @@ func TestPendingSignature(t *testing.T) {
 	if got := sig(); got.Count != 1 || got == one {
 		t.Fatalf("one left and one came: %+v -> %+v", one, got)
 	}
+	// The newest row deleted and a new one in its place (SQLite hands out
+	// max(rowid)+1 again, the same rowid): the id tells.
+	before := sig()
+	mustExec(t, db, `DELETE FROM gateway_approvals WHERE approval_id = 'sg3'`)
+	insertRaw(t, db, proposal("sg4", "rm -rf /d", model.RiskHigh, c.Now(), time.Hour))
+	if got := sig(); got.Count != before.Count || got == before {
+		t.Fatalf("the newest row replaced in its rowid: %+v -> %+v", before, got)
+	}
+	// The live count leaves out what expired and was not swept yet.
+	c.Advance(2 * time.Hour)
+	mustSubmit(t, s, proposal("sg5", "rm -rf /e", model.RiskHigh, c.Now(), time.Hour))
+	if got, live, err := s.PendingSummary(ctx); err != nil || got.Count != 2 || live != 1 {
+		t.Fatalf("one live, one expired: %+v live %d, %v", got, live, err)
+	}
 }
 
 // The decode cache keeps every view used within its last decodeCacheMax

@@ -137,12 +137,8 @@ func loadPending(ctx context.Context, s *storage.Store, gen, limit int, prev *st
 		}
 		// A full page: the header says how many are pending in all.
 		total := len(rows)
-		if total == limit {
-			if serr == nil {
-				total = max(live, total)
-			} else if n, err := s.CountPending(ctx); err == nil {
-				total = n
-			}
+		if total == limit && serr == nil {
+			total = max(live, total)
 		}
 		msg := pendingMsg{gen: gen, limit: limit, rows: rows, total: total, at: s.Now(), took: time.Since(start), presences: others, waiter: waiter, ranking: fill}
 		if serr == nil {
