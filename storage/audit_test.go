@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -153,4 +154,88 @@ func dropFail(t *testing.T, db *pool, table string) {
 		return
 	}
 	mustExec(t, db, `DROP TRIGGER fail_`+table)
+}
+
+// An audit log made with AUTOINCREMENT (approve-tui before 2026-12) is
+// rebuilt without it at the first writable open, every event and the chain
+// unchanged; appends go on from the head, and SQLite's sqlite_sequence is
+// no longer written at each decision.
+func TestAuditRefitDropsAutoincrement(t *testing.T) {
+	sqliteOnly(t, "AUTOINCREMENT is SQLite's")
+	path := tempDB(t)
+	c := newClock()
+	s := openAt(t, path, c)
+	mustSubmit(t, s, proposal("refit-001", "rm -rf /a", model.RiskHigh, c.Now(), time.Hour))
+	mustSubmit(t, s, proposal("refit-002", "rm -rf /b", model.RiskHigh, c.Now(), time.Hour))
+	if _, err := s.Deny(ctx, "refit-001", alice, "no"); err != nil {
+		t.Fatal(err)
+	}
+	before, err := s.Audit(ctx, AuditQuery{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	// The table as approve-tui made it before.
+	db := rawDB(t, path)
+	for _, q := range []string{
+		`CREATE TABLE old_audit (seq INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, approval_id TEXT NOT NULL,
+			event TEXT NOT NULL, outcome TEXT NOT NULL, reason TEXT NOT NULL DEFAULT '', actor TEXT NOT NULL,
+			surface TEXT NOT NULL, detail TEXT NOT NULL DEFAULT '', prev_hash TEXT NOT NULL, hash TEXT NOT NULL)`,
+		`INSERT INTO old_audit SELECT * FROM approve_tui_audit`,
+		`DROP TABLE approve_tui_audit`,
+		`ALTER TABLE old_audit RENAME TO approve_tui_audit`,
+		auditByID,
+	} {
+		mustExec(t, db, q)
+	}
+	autoinc := func() int {
+		t.Helper()
+		var n int
+		if err := db.QueryRowContext(ctx, auditAutoincrement).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	var seqRows int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_sequence WHERE name = 'approve_tui_audit'`).Scan(&seqRows); err != nil || autoinc() != 1 || seqRows != 1 {
+		t.Fatalf("the old table was not made: autoincrement %d, sqlite_sequence rows %d, %v", autoinc(), seqRows, err)
+	}
+
+	// A read-only open leaves it as it is, and reads it.
+	ro, err := Open(ctx, path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evs, err := ro.Audit(ctx, AuditQuery{Limit: 100}); err != nil || len(evs) != len(before) {
+		t.Fatalf("read-only: %d events, %v", len(evs), err)
+	}
+	ro.Close()
+	if autoinc() != 1 {
+		t.Fatal("a read-only open changed the file")
+	}
+
+	s = openAt(t, path, c)
+	if autoinc() != 0 {
+		t.Fatal("a writable open left AUTOINCREMENT")
+	}
+	after, err := s.Audit(ctx, AuditQuery{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(before, after) {
+		t.Fatalf("the events changed:\n%+v\n%+v", before, after)
+	}
+	if _, err := s.Consume(ctx, "refit-002", "refit-002", alice); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.VerifyAudit(ctx); err != nil || !res.OK || res.Events != int64(len(before)+1) {
+		t.Fatalf("verify after the refit and an append: %+v, %v", res, err)
+	}
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_sequence WHERE name = 'approve_tui_audit'`).Scan(&seqRows); err != nil || seqRows != 0 {
+		t.Fatalf("sqlite_sequence still has the audit log: %d, %v", seqRows, err)
+	}
+	var idx int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'approve_tui_audit_by_id'`).Scan(&idx); err != nil || idx != 1 {
+		t.Fatalf("the index by proposal: %d, %v", idx, err)
+	}
 }

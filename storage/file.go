@@ -333,6 +333,9 @@ func (f *dbfile) ensureSchemaLocked(ctx context.Context, opt Options) error {
 		f.made.Store(!st.hasHermes)
 		f.legacy.Store(false)
 	}
+	if writable && f.pg == nil {
+		_ = f.refitAuditLocked(ctx, opt) // a file not refitted now works as it is
+	}
 	if f.fileRO == "" {
 		ws, err := prepareWriter(ctx, f.eng, f.w, selectColumns(false, st.tier2), st.tier2)
 		if err != nil {
@@ -341,6 +344,33 @@ func (f *dbfile) ensureSchemaLocked(ctx context.Context, opt Options) error {
 		f.ws = ws
 	}
 	return nil
+}
+
+// refitAuditLocked rebuilds an audit log made with AUTOINCREMENT without it
+// (auditTable says why), in one transaction, rows, hashes and chain
+// unchanged. It waits only briefly for the write lock, and a file it could
+// not refit now (busy, full disk) works as it is: the next writable open
+// tries again. Older approve-tui builds read and append to the refitted
+// table as before (they name every seq too).
+func (f *dbfile) refitAuditLocked(ctx context.Context, opt Options) error {
+	var n int
+	if err := f.w.QueryRowContext(ctx, auditAutoincrement).Scan(&n); err != nil || n == 0 {
+		return err
+	}
+	brief := opt
+	brief.BusyTimeout = rankSyncLockWait
+	b := bound{Store: &Store{opt: brief, now: opt.Now}, dbfile: f}
+	return b.txLocked(ctx, "refit", brief, func(ctx context.Context) error {
+		if err := f.w.QueryRowContext(ctx, auditAutoincrement).Scan(&n); err != nil || n == 0 {
+			return err // refitted meanwhile by another process
+		}
+		for _, q := range auditRefit {
+			if _, err := f.w.ExecContext(ctx, q); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // setNewJournalMode puts a new file in WAL, falling back to DELETE where the

@@ -119,19 +119,8 @@ var executionColumns = []struct{ name, ddl string }{
 var migrations = []string{
 	// 1: audit log (append-only, hash-chained), meta (audit head and other
 	// keys), waiter heartbeats, and the pending-rank index.
-	`CREATE TABLE IF NOT EXISTS approve_tui_audit (
-		seq INTEGER PRIMARY KEY AUTOINCREMENT,
-		at REAL NOT NULL,
-		approval_id TEXT NOT NULL,
-		event TEXT NOT NULL,
-		outcome TEXT NOT NULL,
-		reason TEXT NOT NULL DEFAULT '',
-		actor TEXT NOT NULL,
-		surface TEXT NOT NULL,
-		detail TEXT NOT NULL DEFAULT '',
-		prev_hash TEXT NOT NULL,
-		hash TEXT NOT NULL);
-	CREATE INDEX IF NOT EXISTS approve_tui_audit_by_id ON approve_tui_audit(approval_id, seq);
+	`CREATE TABLE IF NOT EXISTS approve_tui_audit (` + auditTable + `);
+	` + auditByID + `;
 	CREATE TABLE IF NOT EXISTS approve_tui_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 	CREATE TABLE IF NOT EXISTS approve_tui_waiters (
 		approval_id TEXT NOT NULL,
@@ -159,6 +148,40 @@ var migrations = []string{
 		started_at REAL NOT NULL,
 		heartbeat_at REAL NOT NULL);`,
 }
+
+// auditTable is the audit log's column definitions. seq is the rowid, and every
+// append names it (the chain's head plus one), so the table needs no
+// AUTOINCREMENT: that would write SQLite's sqlite_sequence table, a page
+// more in the WAL, at every decision, to keep a seq from being used again,
+// which the head already does (refitAudit).
+const auditTable = `
+		seq INTEGER PRIMARY KEY,
+		at REAL NOT NULL,
+		approval_id TEXT NOT NULL,
+		event TEXT NOT NULL,
+		outcome TEXT NOT NULL,
+		reason TEXT NOT NULL DEFAULT '',
+		actor TEXT NOT NULL,
+		surface TEXT NOT NULL,
+		detail TEXT NOT NULL DEFAULT '',
+		prev_hash TEXT NOT NULL,
+		hash TEXT NOT NULL`
+
+const auditByID = `CREATE INDEX IF NOT EXISTS approve_tui_audit_by_id ON approve_tui_audit(approval_id, seq)`
+
+// auditRefit rebuilds an audit log made with AUTOINCREMENT (by
+// approve-tui before 2026-12) without it, keeping every row as it is.
+var auditRefit = []string{
+	`CREATE TABLE approve_tui_audit_refit (` + auditTable + `)`,
+	`INSERT INTO approve_tui_audit_refit (` + auditColumns + `) SELECT ` + auditColumns + ` FROM approve_tui_audit ORDER BY seq`,
+	`DROP TABLE approve_tui_audit`,
+	`ALTER TABLE approve_tui_audit_refit RENAME TO approve_tui_audit`,
+	auditByID,
+}
+
+// auditAutoincrement counts audit tables made with AUTOINCREMENT (0 or 1).
+const auditAutoincrement = `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'approve_tui_audit'
+	AND sql LIKE '%AUTOINCREMENT%'`
 
 const migrationsTable = `CREATE TABLE IF NOT EXISTS approve_tui_migrations (
 	version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)`
