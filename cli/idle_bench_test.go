@@ -14,17 +14,21 @@ import (
 // BenchmarkConsoleIdle measures what an open console costs while nothing
 // happens: the real binary in a real terminal (tmux, 120x40) on a file with
 // N pending proposals, left alone once it has settled. It samples the
-// console process's CPU time (/proc/PID/stat, utime+stime, every thread)
-// over a window and reports it as a percentage of one core (%core), with
-// the process's context switches a second (wakeups/s: every thread's
-// voluntary and involuntary switches, a proxy for timer wake-ups).
+// console process's CPU time over a window and reports it as a percentage
+// of one core: %core from the scheduler's nanosecond count of each
+// thread's time on a CPU (/proc/PID/task/TID/schedstat), %core-ticks from
+// /proc/PID/stat's utime+stime, which counts 10 ms ticks (0.1 % of a core
+// over 60 s is 6 ticks, so one tick more or less moves it by a sixth).
+// With them, the process's context switches a second (wakeups/s: every
+// thread's voluntary and involuntary switches, a proxy for timer
+// wake-ups).
 //
 // The noisy-dir variants write another file in the database's directory
 // (a log, 100 lines a second) during the window: what the console does
 // with events for files that are not its own.
 //
 // The window is APPROVE_TUI_BENCH_IDLE_SECONDS (default 120; 30 is enough
-// for a quick look, at a coarser resolution: /proc counts 10 ms ticks).
+// for a quick look).
 // One iteration is one window; run it with -benchtime 1x:
 //
 //	go test -run '^$' -bench BenchmarkConsoleIdle -benchtime 1x -timeout 60m ./cli/
@@ -138,12 +142,12 @@ func idleWindow(b *testing.B, bin string, pending int, noisy bool, window time.D
 		close(writerDone)
 	}
 
-	cpu0, sw0 := procCPU(b, pid), procSwitches(pid)
+	cpu0, sw0, run0 := procCPU(b, pid), procSwitches(pid), procRunTime(pid)
 	start := time.Now()
 	b.StartTimer()
 	time.Sleep(window)
 	b.StopTimer()
-	cpu1, sw1 := procCPU(b, pid), procSwitches(pid)
+	cpu1, sw1, run1 := procCPU(b, pid), procSwitches(pid), procRunTime(pid)
 	wall := time.Since(start)
 	close(stop)
 	<-writerDone
@@ -154,7 +158,17 @@ func idleWindow(b *testing.B, bin string, pending int, noisy bool, window time.D
 	if screen := tmux("capture-pane", "-p", "-t", "idle"); !strings.Contains(screen, want) {
 		b.Fatalf("after the window the console shows:\n%s", screen)
 	}
-	b.ReportMetric(100*(cpu1-cpu0)/wall.Seconds(), "%core")
+	var ran time.Duration
+	for tid, t := range run1 {
+		ran += t - run0[tid] // a thread started in the window: from 0
+	}
+	for tid := range run0 {
+		if _, ok := run1[tid]; !ok {
+			b.Logf("thread %d ended in the window: its time on a CPU is not counted", tid)
+		}
+	}
+	b.ReportMetric(100*ran.Seconds()/wall.Seconds(), "%core")
+	b.ReportMetric(100*(cpu1-cpu0)/wall.Seconds(), "%core-ticks")
 	b.ReportMetric(float64(sw1-sw0)/wall.Seconds(), "wakeups/s")
 	b.ReportMetric(wall.Seconds(), "window-s")
 }
@@ -177,6 +191,28 @@ func procCPU(b *testing.B, pid int) float64 {
 		b.Fatalf("parse /proc/%d/stat: %q", pid, s)
 	}
 	return float64(ut+st) / clockTicks
+}
+
+// procRunTime is each thread's time on a CPU so far, by thread id, from
+// the first field of /proc/PID/task/TID/schedstat (nanoseconds).
+func procRunTime(pid int) map[int]time.Duration {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	out := map[int]time.Duration{}
+	for _, t := range tasks {
+		raw, err := os.ReadFile(t)
+		if err != nil {
+			continue // the thread ended
+		}
+		tid, err1 := strconv.Atoi(filepath.Base(filepath.Dir(t)))
+		f := strings.Fields(string(raw))
+		if err1 != nil || len(f) == 0 {
+			continue
+		}
+		if ns, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+			out[tid] = time.Duration(ns)
+		}
+	}
+	return out
 }
 
 // clockTicks is USER_HZ, the unit of /proc's CPU times: 100 on every Linux
