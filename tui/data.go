@@ -19,10 +19,13 @@ import (
 // MaxLoaded is how many of the most urgent pending proposals the console
 // holds; the header says when more are pending. The first load asks for
 // firstPage only, so the first frame comes quickly on a large file; the
-// rest follows at once.
+// rest follows at once. A load after a commit reads the rows on screen
+// and reloadMargin more first (Model.pageToLoad): the rows below keep
+// their place until the rest comes, a few tens of milliseconds later.
 const (
-	MaxLoaded = 5000
-	firstPage = 100
+	MaxLoaded    = 5000
+	firstPage    = 100
+	reloadMargin = 20
 )
 
 type (

@@ -610,10 +610,10 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 
 // pageToLoad is how many of the most urgent pending rows a load reads
 // first: the first page on the first load; on a long list, the rows down to
-// the screen's last and some beyond (then the rest, MaxLoaded, comes right
-// after: onPending), so that a commit shows without waiting for thousands
-// of rows to be read; everything while a filter is typed (it searches
-// every row loaded). The selection is always on screen.
+// the screen's last and reloadMargin beyond (then the rest, MaxLoaded, comes
+// right after: onPending), so that a commit shows without waiting for
+// thousands of rows to be read; everything while a filter is typed (it
+// searches every row loaded). The selection is always on screen.
 func (m *Model) pageToLoad() int {
 	switch {
 	case !m.loaded:
@@ -621,7 +621,7 @@ func (m *Model) pageToLoad() int {
 	case strings.TrimSpace(m.filter.Value()) != "" || len(m.rows) <= 2*firstPage:
 		return MaxLoaded
 	}
-	need := max(firstPage, m.top+m.listRows()+firstPage/2)
+	need := m.top + m.listRows() + reloadMargin
 	if need >= len(m.rows) {
 		return MaxLoaded
 	}
