@@ -79,7 +79,8 @@ type schemaDDL struct {
 // written with ? placeholders and rebound on the way.
 type conn struct {
 	*sql.Conn
-	e engine
+	e     engine
+	stmts *stmtCache // nil: every statement prepared afresh (QueryRowPrepared)
 }
 
 func (c *conn) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
@@ -94,6 +95,21 @@ func (c *conn) QueryRowContext(ctx context.Context, q string, args ...any) *sql.
 	return c.Conn.QueryRowContext(ctx, c.e.rebind(q), args...)
 }
 
+// QueryRowPrepared is QueryRowContext through the connection's statement
+// cache (stmtCache).
+func (c *conn) QueryRowPrepared(ctx context.Context, q string, args ...any) rowScanner {
+	if c.stmts == nil {
+		return c.QueryRowContext(ctx, q, args...)
+	}
+	st, err := c.stmts.get(ctx, q, func(ctx context.Context) (*sql.Stmt, error) {
+		return c.Conn.PrepareContext(ctx, c.e.rebind(q))
+	})
+	if err != nil {
+		return errRow{err}
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
 func (c *conn) PrepareContext(ctx context.Context, q string) (*sql.Stmt, error) {
 	return c.Conn.PrepareContext(ctx, c.e.rebind(q))
 }
@@ -101,7 +117,65 @@ func (c *conn) PrepareContext(ctx context.Context, q string) (*sql.Stmt, error) 
 // pool is a pool of reader connections in the engine's dialect.
 type pool struct {
 	*sql.DB
-	e engine
+	e     engine
+	stmts *stmtCache // nil: every statement prepared afresh (QueryPrepared)
+}
+
+// stmtCache holds statements prepared once per query text, for the few
+// statements a console runs after every commit, whose preparing was a
+// good part of their cost (the most urgent page: 5.4 -> 4.1 ms from
+// commit to frame at 10,000 pending, in one process). SQLite only: it
+// prepares a statement again by itself when the schema changed, where a
+// PostgreSQL server can refuse a cached plan after a column was added.
+// Only fixed query texts belong here: the cache is emptied only by Close.
+type stmtCache struct{ m sync.Map }
+
+func (c *stmtCache) get(ctx context.Context, q string, prepare func(context.Context) (*sql.Stmt, error)) (*sql.Stmt, error) {
+	if st, ok := c.m.Load(q); ok {
+		return st.(*sql.Stmt), nil
+	}
+	st, err := prepare(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if prev, loaded := c.m.LoadOrStore(q, st); loaded {
+		st.Close()
+		return prev.(*sql.Stmt), nil
+	}
+	return st, nil
+}
+
+// errRow is a row that failed before a *sql.Row came (a rowScanner).
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
+// QueryPrepared is QueryContext through the pool's statement cache.
+func (p *pool) QueryPrepared(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if p.stmts == nil {
+		return p.QueryContext(ctx, q, args...)
+	}
+	st, err := p.stmts.get(ctx, q, func(ctx context.Context) (*sql.Stmt, error) {
+		return p.DB.PrepareContext(ctx, p.e.rebind(q))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// QueryRowPrepared is QueryRowContext through the pool's statement cache.
+func (p *pool) QueryRowPrepared(ctx context.Context, q string, args ...any) rowScanner {
+	if p.stmts == nil {
+		return p.QueryRowContext(ctx, q, args...)
+	}
+	st, err := p.stmts.get(ctx, q, func(ctx context.Context) (*sql.Stmt, error) {
+		return p.DB.PrepareContext(ctx, p.e.rebind(q))
+	})
+	if err != nil {
+		return errRow{err}
+	}
+	return st.QueryRowContext(ctx, args...)
 }
 
 func (p *pool) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {

@@ -219,7 +219,7 @@ func (f *dbfile) open(ctx context.Context, opt Options, isNew bool) error {
 	if err != nil {
 		return err
 	}
-	f.rdb = &pool{DB: rdb, e: f.eng}
+	f.rdb = &pool{DB: rdb, e: f.eng, stmts: &stmtCache{}}
 	f.rdb.SetMaxOpenConns(4)
 	f.rdb.SetMaxIdleConns(4)
 	f.rdb.SetConnMaxLifetime(0)
@@ -258,6 +258,9 @@ func (f *dbfile) openWriter(ctx context.Context) error {
 		return err
 	}
 	f.w = &conn{Conn: w, e: f.eng}
+	if f.pg == nil {
+		f.w.stmts = &stmtCache{} // see stmtCache
+	}
 	return nil
 }
 

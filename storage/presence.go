@@ -71,7 +71,7 @@ func (st *Store) RemovePresence(ctx context.Context, console string) error {
 func (st *Store) Presences(ctx context.Context) ([]Presence, error) {
 	s := st.bind()
 	since := model.Epoch(s.now()) - PresenceStaleAfter.Seconds()
-	rows, err := s.rdb.QueryContext(ctx, `SELECT console, actor, name, surface, viewing, prompt, scroll, started_at, heartbeat_at
+	rows, err := s.rdb.QueryPrepared(ctx, `SELECT console, actor, name, surface, viewing, prompt, scroll, started_at, heartbeat_at
 		FROM approve_tui_presence WHERE heartbeat_at > ? ORDER BY started_at, console`, since)
 	if isNoTable(err) {
 		return nil, nil

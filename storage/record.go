@@ -68,6 +68,7 @@ func selectColumns(legacy, tier2 bool) string {
 	return c
 }
 
+// rowScanner is a *sql.Row, *sql.Rows, or an error that came before either.
 type rowScanner interface{ Scan(dest ...any) error }
 
 // rawRow receives one row of rowColumns. Values are scanned as any: SQLite
