@@ -98,16 +98,7 @@ func (c *conn) QueryRowContext(ctx context.Context, q string, args ...any) *sql.
 // QueryRowPrepared is QueryRowContext through the connection's statement
 // cache (stmtCache).
 func (c *conn) QueryRowPrepared(ctx context.Context, q string, args ...any) rowScanner {
-	if c.stmts == nil {
-		return c.QueryRowContext(ctx, q, args...)
-	}
-	st, err := c.stmts.get(ctx, q, func(ctx context.Context) (*sql.Stmt, error) {
-		return c.Conn.PrepareContext(ctx, c.e.rebind(q))
-	})
-	if err != nil {
-		return errRow{err}
-	}
-	return st.QueryRowContext(ctx, args...)
+	return c.stmts.queryRow(ctx, c.PrepareContext, c.QueryRowContext, q, args)
 }
 
 func (c *conn) PrepareContext(ctx context.Context, q string) (*sql.Stmt, error) {
@@ -130,11 +121,11 @@ type pool struct {
 // Only fixed query texts belong here: the cache is emptied only by Close.
 type stmtCache struct{ m sync.Map }
 
-func (c *stmtCache) get(ctx context.Context, q string, prepare func(context.Context) (*sql.Stmt, error)) (*sql.Stmt, error) {
+func (c *stmtCache) get(ctx context.Context, q string, prepare func(context.Context, string) (*sql.Stmt, error)) (*sql.Stmt, error) {
 	if st, ok := c.m.Load(q); ok {
 		return st.(*sql.Stmt), nil
 	}
-	st, err := prepare(ctx)
+	st, err := prepare(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -145,19 +136,36 @@ func (c *stmtCache) get(ctx context.Context, q string, prepare func(context.Cont
 	return st, nil
 }
 
+// queryRow runs q through the cache's statement for it (prepared the first
+// time), or, without a cache (nil), with direct.
+func (c *stmtCache) queryRow(ctx context.Context, prepare func(context.Context, string) (*sql.Stmt, error),
+	direct func(context.Context, string, ...any) *sql.Row, q string, args []any) rowScanner {
+	if c == nil {
+		return direct(ctx, q, args...)
+	}
+	st, err := c.get(ctx, q, prepare)
+	if err != nil {
+		return errRow{err}
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
 // errRow is a row that failed before a *sql.Row came (a rowScanner).
 type errRow struct{ err error }
 
 func (r errRow) Scan(...any) error { return r.err }
+
+// PrepareContext prepares q in the engine's dialect.
+func (p *pool) PrepareContext(ctx context.Context, q string) (*sql.Stmt, error) {
+	return p.DB.PrepareContext(ctx, p.e.rebind(q))
+}
 
 // QueryPrepared is QueryContext through the pool's statement cache.
 func (p *pool) QueryPrepared(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
 	if p.stmts == nil {
 		return p.QueryContext(ctx, q, args...)
 	}
-	st, err := p.stmts.get(ctx, q, func(ctx context.Context) (*sql.Stmt, error) {
-		return p.DB.PrepareContext(ctx, p.e.rebind(q))
-	})
+	st, err := p.stmts.get(ctx, q, p.PrepareContext)
 	if err != nil {
 		return nil, err
 	}
@@ -166,16 +174,7 @@ func (p *pool) QueryPrepared(ctx context.Context, q string, args ...any) (*sql.R
 
 // QueryRowPrepared is QueryRowContext through the pool's statement cache.
 func (p *pool) QueryRowPrepared(ctx context.Context, q string, args ...any) rowScanner {
-	if p.stmts == nil {
-		return p.QueryRowContext(ctx, q, args...)
-	}
-	st, err := p.stmts.get(ctx, q, func(ctx context.Context) (*sql.Stmt, error) {
-		return p.DB.PrepareContext(ctx, p.e.rebind(q))
-	})
-	if err != nil {
-		return errRow{err}
-	}
-	return st.QueryRowContext(ctx, args...)
+	return p.stmts.queryRow(ctx, p.PrepareContext, p.QueryRowContext, q, args)
 }
 
 func (p *pool) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
