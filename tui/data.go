@@ -319,3 +319,72 @@ func explainGone(ctx context.Context, s *storage.Store, id string) tea.Cmd {
 		return goneMsg{id: id, rec: rec, err: err}
 	}
 }
+
+// fullLoad is a load that read the pending list whole, kept until the
+// next one: the rows of a long list's first page, and of the rest after
+// it, are found in it by id. A row whose payload is the one already shown
+// is reused as it was made (makeRow sanitises and lowercases every string
+// of 5,000 rows otherwise), and a first page's tail is its rows ranking
+// after the page.
+type fullLoad struct {
+	rows []row
+	byID map[string]int // index in rows
+	// ranked: rows are in storage.Urgent's order (not a provisional page
+	// listed soonest first while the store ranks).
+	ranked bool
+}
+
+func newFullLoad(rows []row, ranked bool) fullLoad {
+	f := fullLoad{rows: rows, byID: make(map[string]int, len(rows)), ranked: ranked}
+	for i, r := range rows {
+		f.byID[r.rec.ApprovalID] = i
+	}
+	return f
+}
+
+// row is rec's list row: the one made for the same payload at the last
+// full load (with rec, the newer record), or a new one.
+func (f *fullLoad) row(rec *storage.Record) row {
+	if i, ok := f.byID[rec.ApprovalID]; ok && f.rows[i].rec.PayloadSHA256 == rec.PayloadSHA256 {
+		r := f.rows[i]
+		r.rec = rec
+		return r
+	}
+	return makeRow(rec)
+}
+
+// after is the tail for a first page: the rows of the last full load that
+// rank after the page's last row, less the page's own rows.
+func (f *fullLoad) after(page []*storage.Record) []row {
+	last := page[len(page)-1]
+	cut := 0
+	if f.ranked {
+		// In urgency order: the tail is a suffix. A page row in it (its
+		// rank changed, which a payload rewritten in place would do) is
+		// left out below; most pages have none.
+		cut = sort.Search(len(f.rows), func(i int) bool { return storage.Urgent(last, f.rows[i].rec) })
+		clean := true
+		for _, rec := range page {
+			if i, ok := f.byID[rec.ApprovalID]; ok && i >= cut {
+				clean = false
+				break
+			}
+		}
+		if clean {
+			return f.rows[cut:]
+		}
+	}
+	// Listed soonest first (a provisional page), or a page row in the tail:
+	// every row is compared.
+	in := make(map[string]bool, len(page))
+	for _, rec := range page {
+		in[rec.ApprovalID] = true
+	}
+	var out []row
+	for _, r := range f.rows[cut:] {
+		if storage.Urgent(last, r.rec) && !in[r.rec.ApprovalID] {
+			out = append(out, r)
+		}
+	}
+	return out
+}

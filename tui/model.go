@@ -103,9 +103,11 @@ type Model struct {
 	focusList bool // wide: keys move the list (else they scroll the detail)
 	showHelp  bool
 
-	gen      int
-	loaded   bool
-	rows     []row
+	gen    int
+	loaded bool
+	rows   []row
+	// full is the last load that read the list whole (not a first page).
+	full     fullLoad
 	visible  []int // indexes into rows that pass the filter
 	total    int
 	cursor   int
@@ -545,23 +547,16 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 	partial := msg.limit < MaxLoaded && len(msg.rows) == msg.limit
 	rows := make([]row, 0, max(len(msg.rows), len(m.rows)))
 	for _, rec := range msg.rows {
-		rows = append(rows, makeRow(rec))
+		rows = append(rows, m.full.row(rec))
 	}
 	if partial && len(msg.rows) > 0 {
 		// The first page of a long list: the rows loaded before that rank
 		// after it stay until the rest comes (right after), so that the
 		// list keeps its length, and a row selected below the page its
 		// place.
-		last := msg.rows[len(msg.rows)-1]
-		in := make(map[string]bool, len(msg.rows))
-		for _, rec := range msg.rows {
-			in[rec.ApprovalID] = true
-		}
-		for _, r := range m.rows {
-			if !in[r.rec.ApprovalID] && storage.Urgent(last, r.rec) {
-				rows = append(rows, r)
-			}
-		}
+		rows = append(rows, m.full.after(msg.rows)...)
+	} else {
+		m.full = newFullLoad(rows, !msg.ranking.Provisional)
 	}
 	m.rows = rows
 	m.total = msg.total
