@@ -171,7 +171,7 @@ func TestHeadlessPasteIsRefused(t *testing.T) {
 	f := newFixture(t)
 	id := f.ids["drop"]
 	res, evs, err := headless(t, f, "Type \"/"+id+"\"\nEnter\nEnter\nType \"a\"\nCopy \""+id+"\"\nPaste\nEnter\n"+
-		"Wait+Screen /approve stays disabled/\n", 100, 30)
+		"Wait+Screen /not approved: the id was pasted/\n", 100, 30)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, res.Text)
 	}

@@ -115,13 +115,18 @@ func TestFlowPasteIsRefused(t *testing.T) {
 	waitScreen(t, tm, "Type the approval id")
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(id), Paste: true})
 	waitScreen(t, tm, "pasted text refused")
-	// Without bracketed paste, a paste is one long chunk of runes: refused too.
+	// Without bracketed paste, a paste is one long chunk of runes: refused
+	// too. Enter then says that the id was pasted, not mistyped.
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(id)})
 	send(tm, "enter")
-	waitScreen(t, tm, "approve stays disabled until")
+	waitScreen(t, tm, "not approved: the id was pasted")
 	if rec := status(t, f, id); rec.Status != model.StatusPending {
 		t.Fatalf("a pasted id approved: %s", rec.Status)
 	}
+	// Typing clears it: a wrong typed id is a wrong id again.
+	tm.Type("x")
+	send(tm, "enter")
+	waitScreen(t, tm, "approve stays disabled until", "the typed text does not match")
 }
 
 func TestFlowAnotherProcessConsumesFirst(t *testing.T) {
@@ -252,6 +257,10 @@ func TestApproveNeedsTheProposalShownFirst(t *testing.T) {
 	}
 	if !m.pageOpen {
 		t.Fatal("approve did not open the proposal")
+	}
+	// It fits: the note says it is on screen now, not "0 lines" unread.
+	if !strings.Contains(m.note.text, "all of "+id+" is on screen now; approve again (a)") || strings.Contains(m.note.text, "0 lines") {
+		t.Fatalf("note after approve opened a short proposal: %q", m.note.text)
 	}
 	press(m, "a") // the refusal holds the keys until dismissed
 	if m.prompt != nil {

@@ -877,7 +877,13 @@ func (m *Model) onDecided(msg decidedMsg) tea.Cmd {
 		// Back to the list: the next proposal must be chosen, not inherited.
 		m.pageOpen, m.focusList = false, true
 	}
-	m.setNote(outcomeText(msg, m.now), outcomeStyle(msg, m.st))
+	text := outcomeText(msg, m.now)
+	if m.prompt != nil && m.prompt.id == msg.id && m.prompt.pasted && errors.Is(msg.err, storage.ErrConfirmMismatch) {
+		// What did not match was a paste, refused before it reached the
+		// input: say that, not that the typing was wrong.
+		text = "not approved: the id was pasted, and pasted text is refused: type " + msg.id + " yourself, character by character"
+	}
+	m.setNote(text, outcomeStyle(msg, m.st))
 	m.emit(msg.action, msg.id, decisionOutcome(msg), m.note.text)
 	if closed {
 		m.emit("prompt", msg.id, "closed", "decided")
@@ -1107,6 +1113,11 @@ func (m *Model) startApprove() tea.Cmd {
 		if m.detail.Held() {
 			return m.refuse("approve", rec.ApprovalID, rec.ApprovalID+" came on screen by itself (the list changed under you): read it first (enter, then scroll)", m.st.Warning)
 		}
+		if m.detail.SeenAll() {
+			// It all fitted on the page this key opened: on screen now,
+			// not read yet.
+			return m.refuse("approve", rec.ApprovalID, "read it first: all of "+rec.ApprovalID+" is on screen now; approve again (a) once you have", m.st.Warning)
+		}
 		return m.refuse("approve", rec.ApprovalID, fmt.Sprintf("read it all first: %d lines of the command and diff have not been on screen (scroll through them: ↓/pgdn; End skips them)", m.detail.Unread()), m.st.Warning)
 	}
 	return m.openPrompt(promptApprove, rec)
@@ -1163,9 +1174,10 @@ func (m *Model) promptKey(k tea.KeyMsg) tea.Cmd {
 			return m.oneOff(approvePhrase(m.ctx, m.opt.Store, p.id, p.input.Value(), p.rec.PayloadSHA256, m.opt.Actor))
 		}
 		if p.kind == promptApprove {
-			if !p.matches() {
+			if !p.matches() && !p.pasted {
 				// The button stays disabled; the attempt still goes to the
 				// decision path, which refuses it and records the refusal.
+				// (After a refused paste the prompt keeps saying so.)
 				p.message = "approve stays disabled until the typed text is exactly " + p.id
 			}
 			return m.oneOff(approve(m.ctx, m.opt.Store, p.id, p.input.Value(), p.rec.PayloadSHA256, m.opt.Actor))

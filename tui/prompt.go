@@ -38,7 +38,10 @@ type prompt struct {
 	st      Styles
 	input   textinput.Model
 	message string
-	keys    promptKeys
+	// pasted: the last text offered to the approve prompt was pasted (and
+	// refused); typing clears it.
+	pasted bool
+	keys   promptKeys
 }
 
 func newPrompt(kind promptKind, rec *storage.Record, st Styles, width int) *prompt {
@@ -94,12 +97,12 @@ func (p *prompt) refuses(k tea.KeyMsg) bool {
 // must be typed, which is what makes the operator read it.
 func (p *prompt) key(k tea.KeyMsg) tea.Cmd {
 	if p.refuses(k) {
-		p.message = pasteRefused
+		p.message, p.pasted = pasteRefused, true
 		return nil
 	}
 	var cmd tea.Cmd
 	p.input, cmd = p.input.Update(k)
-	p.message = ""
+	p.message, p.pasted = "", false
 	return cmd
 }
 
