@@ -73,6 +73,34 @@ func benchProposal(i int, now time.Time) *model.Proposal {
 	return p
 }
 
+// submitBench submits n bench proposals through s and returns their ids.
+func submitBench(b testing.TB, s *Store, n int) []string {
+	now := time.Now()
+	ids := make([]string, n)
+	for i := range ids {
+		p := benchProposal(i, now)
+		ids[i] = p.ApprovalID
+		if err := s.Submit(ctx, p, agent); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return ids
+}
+
+// benchConsumer consumes an id on s's file as impl does: the store's
+// Consume ("store", "store-warm"), or the same transaction as bare SQL
+// ("bare-sql") or Hermes' compare-and-set alone ("hermes-minimal") on a
+// connection of their own (bareConsumer).
+func benchConsumer(b *testing.B, s *Store, impl, syncMode string) func(string) error {
+	if !strings.HasPrefix(impl, "store") {
+		return bareConsumer(b, s.DSN(), syncMode, impl == "hermes-minimal")
+	}
+	return func(id string) error {
+		_, err := s.Consume(ctx, id, id, alice)
+		return err
+	}
+}
+
 func BenchmarkSubmit(b *testing.B) {
 	for _, syncMode := range benchSyncModes() {
 		b.Run(testBackend+"/sync="+syncMode, func(b *testing.B) {
@@ -107,15 +135,7 @@ func BenchmarkConsume(b *testing.B) {
 		for _, impl := range []string{"store", "store-warm", "bare-sql", "hermes-minimal"} {
 			b.Run(testBackend+"/sync="+syncMode+"/"+impl, func(b *testing.B) {
 				s := benchStore(b, syncMode)
-				now := time.Now()
-				ids := make([]string, b.N)
-				for i := range ids {
-					p := benchProposal(i, now)
-					ids[i] = p.ApprovalID
-					if err := s.Submit(ctx, p, agent); err != nil {
-						b.Fatal(err)
-					}
-				}
+				ids := submitBench(b, s, b.N)
 				if impl == "store-warm" {
 					// As in the console: the row was read (listed, shown) first.
 					for _, id := range ids {
@@ -124,13 +144,7 @@ func BenchmarkConsume(b *testing.B) {
 						}
 					}
 				}
-				consume := func(id string) error {
-					_, err := s.Consume(ctx, id, id, alice)
-					return err
-				}
-				if !strings.HasPrefix(impl, "store") {
-					consume = bareConsumer(b, s.DSN(), syncMode, impl == "hermes-minimal")
-				}
+				consume := benchConsumer(b, s, impl, syncMode)
 				lat := make(latencies, 0, b.N)
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
@@ -225,15 +239,7 @@ func BenchmarkConsumeRace8Processes(b *testing.B) {
 	for _, syncMode := range benchSyncModes() {
 		b.Run(testBackend+"/sync="+syncMode, func(b *testing.B) {
 			s := benchStore(b, syncMode)
-			now := time.Now()
-			ids := make([]string, b.N)
-			for i := range ids {
-				p := benchProposal(i, now)
-				ids[i] = p.ApprovalID
-				if err := s.Submit(ctx, p, agent); err != nil {
-					b.Fatal(err)
-				}
-			}
+			ids := submitBench(b, s, b.N)
 			var wg sync.WaitGroup
 			stdins := make([]io.WriteCloser, workers)
 			for w := 0; w < workers; w++ {
@@ -617,22 +623,8 @@ func BenchmarkConsumeWALFrames(b *testing.B) {
 			perTree := map[string]int{}
 			for i := 0; i < b.N; i++ {
 				s := benchStore(b, "FULL")
-				now := time.Now()
-				ids := make([]string, n)
-				for k := range ids {
-					p := benchProposal(k, now)
-					ids[k] = p.ApprovalID
-					if err := s.Submit(ctx, p, agent); err != nil {
-						b.Fatal(err)
-					}
-				}
-				consume := func(id string) error {
-					_, err := s.Consume(ctx, id, id, alice)
-					return err
-				}
-				if impl != "store" {
-					consume = bareConsumer(b, s.DSN(), "FULL", impl == "hermes-minimal")
-				}
+				ids := submitBench(b, s, n)
+				consume := benchConsumer(b, s, impl, "FULL")
 				var pageSize int64
 				bd := s.bind()
 				bd.wmu.Lock()
@@ -680,15 +672,7 @@ func peerFile(b *testing.B, dir, syncMode string, n int) ([]byte, []string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	now := time.Now()
-	ids := make([]string, n)
-	for i := range ids {
-		p := benchProposal(i, now)
-		ids[i] = p.ApprovalID
-		if err := s.Submit(ctx, p, agent); err != nil {
-			b.Fatal(err)
-		}
-	}
+	ids := submitBench(b, s, n)
 	s.Close()
 	data, err := os.ReadFile(src)
 	if err != nil {
