@@ -142,23 +142,20 @@ func (s bound) rankBacklogBigLocked(ctx context.Context) (bool, error) {
 func (s bound) listPendingByExpiry(ctx context.Context, now time.Time, o ListOptions) ([]*Record, error) {
 	nowE := model.Epoch(now)
 	n := o.Offset + o.Limit
-	where := ` WHERE ` + s.openWhere("g.status")
-	// Within Hermes' partial index of pending expiries, where the file has
-	// it (it is in expiry order); without it, the slow way.
-	query := func(q string, args ...any) ([]*Record, error) {
-		sel := `SELECT ` + s.cols() + ` FROM gateway_approvals g`
-		recs, err := s.queryRecords(ctx, now, sel+s.eng.indexedBy("idx_gateway_approvals_pending_expires")+q, args...)
-		if err != nil && indexUnusable(err) {
-			recs, err = s.queryRecords(ctx, now, sel+q, args...)
-		}
+	sel := `SELECT ` + s.cols() + ` FROM gateway_approvals g` + pendingIndex + ` WHERE ` + s.openWhere("g.status")
+	query := func(q string, args ...any) (recs []*Record, err error) {
+		err = s.viaPendingIndex(q, func(q string) error {
+			recs, err = s.queryRecords(ctx, now, q, args...)
+			return err
+		})
 		return recs, err
 	}
-	recs, err := query(where+` AND g.expires_at > ? ORDER BY g.expires_at, g.approval_id LIMIT ?`, nowE, n)
+	recs, err := query(sel+` AND g.expires_at > ? ORDER BY g.expires_at, g.approval_id LIMIT ?`, nowE, n)
 	if err != nil {
 		return nil, err
 	}
 	if len(recs) < n {
-		more, err := query(where+` AND g.expires_at IS NULL ORDER BY g.approval_id LIMIT ?`, n-len(recs))
+		more, err := query(sel+` AND g.expires_at IS NULL ORDER BY g.approval_id LIMIT ?`, n-len(recs))
 		if err != nil {
 			return nil, err
 		}
@@ -188,17 +185,16 @@ func (s bound) startRankFill() bool {
 		return false // the file is closing
 	default:
 	}
+	if f.err != nil && time.Since(f.failed) < rankFillRetryAfter {
+		return false // failed a moment ago: not again at every load
+	}
 	sig, err := s.Store.PendingSignature(context.Background())
 	if err != nil {
 		return false
 	}
-	total := sig.Count
-	if f.err != nil && time.Since(f.failed) < rankFillRetryAfter {
-		return false // failed a moment ago: not again at every load
-	}
 	f.running = true
 	f.indexed.Store(0)
-	f.total.Store(total)
+	f.total.Store(sig.Count)
 	f.done = make(chan struct{})
 	go s.fillRank(f.quit, f.done)
 	return true
