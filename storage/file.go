@@ -360,8 +360,7 @@ func (f *dbfile) refitAuditLocked(ctx context.Context, opt Options) error {
 	if err := f.w.QueryRowContext(ctx, auditAutoincrement).Scan(&n); err != nil || n == 0 {
 		return err
 	}
-	brief := opt
-	brief.BusyTimeout = rankSyncLockWait
+	brief := forUpkeep(opt)
 	b := bound{Store: &Store{opt: brief, now: opt.Now}, dbfile: f}
 	return b.txLocked(ctx, "refit", brief, func(ctx context.Context) error {
 		if err := f.w.QueryRowContext(ctx, auditAutoincrement).Scan(&n); err != nil || n == 0 {

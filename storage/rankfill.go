@@ -221,10 +221,7 @@ func (s bound) fillRank(quit <-chan struct{}, done chan<- struct{}) {
 	// A batch in progress is not cancelled (a cancelled statement costs a
 	// PostgreSQL connection): it is short, and the fill stops after it.
 	ctx := context.Background()
-	// Wait only briefly for another process's lock: a busy file is tried
-	// again a little later.
-	brief := s.opt
-	brief.BusyTimeout = rankSyncLockWait
+	brief := forUpkeep(s.opt)
 	// The index is derived data, rebuilt from the table whenever it
 	// disagrees: its batches need not wait for the disk (a decision's
 	// commit, at FULL, makes them durable with it).

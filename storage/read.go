@@ -229,9 +229,17 @@ func indexUnusable(err error) bool {
 // a change of either rebuilds it (ranks 1-5 since tier2_critical).
 const rankVersion = risk.RulesVersion + "/ranks5"
 
-// rankSyncLockWait bounds how long a List waits for the write lock to catch
-// up the index; past it, List ranks by a full scan instead.
-const rankSyncLockWait = 250 * time.Millisecond
+// upkeepLockWait bounds how long upkeep that can wait waits for another
+// process's write lock: the rank index's catch-up (past it, List ranks by
+// a full scan instead), its background fill (tried again a little later)
+// and the audit log's refit (tried again at the next open).
+const upkeepLockWait = 250 * time.Millisecond
+
+// forUpkeep is o with upkeepLockWait as its lock timeout.
+func forUpkeep(o Options) Options {
+	o.BusyTimeout = upkeepLockWait
+	return o
+}
 
 // syncRankOr brings the rank index up to date and reports whether it can
 // be used; with leave, an index more than rankFillAbove rows behind is left
@@ -264,10 +272,7 @@ func (s bound) syncRankOr(ctx context.Context, leave bool) (ok, behind bool) {
 			return false, true
 		}
 	}
-	// Wait only briefly for another process's lock.
-	brief := s.opt
-	brief.BusyTimeout = rankSyncLockWait
-	err = s.txLocked(ctx, "rank", brief, func(ctx context.Context) error {
+	err = s.txLocked(ctx, "rank", forUpkeep(s.opt), func(ctx context.Context) error {
 		var err error
 		if v, err = s.writerVersion(ctx); err != nil {
 			return err
