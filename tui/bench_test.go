@@ -70,12 +70,22 @@ func bulkFile(b testing.TB, dir string, total, pending int) string {
 	return path
 }
 
-func benchConsole(b *testing.B, path string, w, h int) (*Model, *storage.Store) {
+// fileConsole opens the store at path and a console on it at w x h,
+// loaded and settled (no watcher, no presence; edit changes the options
+// first when not nil); both are closed when the test ends.
+func fileConsole(tb testing.TB, path string, w, h int, edit func(*Options)) (*Model, *storage.Store) {
+	tb.Helper()
 	s, err := storage.Open(context.Background(), path, storage.Options{Now: fixedNow})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	m := New(Options{Store: s, Actor: operator, Renderer: asciiRenderer(), Now: fixedNow, NoWatch: true, Label: "bench"})
+	tb.Cleanup(func() { s.Close() })
+	o := Options{Store: s, Actor: operator, Renderer: asciiRenderer(), Now: fixedNow, NoWatch: true, NoPresence: true, Label: "file"}
+	if edit != nil {
+		edit(&o)
+	}
+	m := New(o)
+	tb.Cleanup(func() { m.Close() })
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	Settle(m, m.Init())
 	return m, s
@@ -89,8 +99,7 @@ func BenchmarkKeystroke(b *testing.B) {
 	for _, n := range []int{10, 1000, 100000} {
 		path := bulkFile(b, dir, n, n)
 		b.Run(fmt.Sprintf("pending=%d", n), func(b *testing.B) {
-			m, s := benchConsole(b, path, 120, 40)
-			defer s.Close()
+			m, _ := fileConsole(b, path, 120, 40, nil)
 			down, up := keyMsg("j"), keyMsg("k")
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -115,20 +124,14 @@ func BenchmarkClockTick(b *testing.B) {
 	for _, n := range []int{10, 10000} {
 		path := bulkFile(b, dir, n, n)
 		b.Run(fmt.Sprintf("pending=%d", n), func(b *testing.B) {
-			s, err := storage.Open(context.Background(), path, storage.Options{Now: fixedNow})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
 			// The rows are half an hour old (ages to the second) and expire
 			// in one and a half hours (countdowns to the minute); the clock
 			// goes round those ten minutes.
 			start := t0.Add(-30 * time.Minute)
 			now := start
-			m := New(Options{Store: s, Actor: operator, Renderer: colourRenderer(),
-				Now: func() time.Time { return now }, NoWatch: true, NoPresence: true, Label: "bench"})
-			m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
-			Settle(m, m.Init())
+			m, _ := fileConsole(b, path, 120, 40, func(o *Options) {
+				o.Renderer, o.Now = colourRenderer(), func() time.Time { return now }
+			})
 			before := m.View()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {

@@ -19,19 +19,11 @@ import (
 // order is provisional; once the store has ranked every pending row, the
 // next load shows the most urgent first, as the list does from then on.
 func TestConsoleShowsTheRankingOfALargeFile(t *testing.T) {
-	path := bulkFile(t, t.TempDir(), 12_000, 6_000)
 	ctx := context.Background()
-	s, err := storage.Open(ctx, path, storage.Options{Now: fixedNow})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	var kinds []string
-	m := New(Options{Store: s, Actor: operator, Renderer: asciiRenderer(), Now: fixedNow, NoWatch: true, NoPresence: true, Label: "ranking",
-		OnEvent: func(e Event) { kinds = append(kinds, e.Kind) }})
-	defer m.Close()
-	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
-	Settle(m, m.Init())
+	m, s := fileConsole(t, bulkFile(t, t.TempDir(), 12_000, 6_000), 120, 40, func(o *Options) {
+		o.OnEvent = func(e Event) { kinds = append(kinds, e.Kind) }
+	})
 	first := m.View()
 	if head := strings.SplitN(first, "\n", 2)[0]; !strings.Contains(head, "soonest first · 6000 pending") || !strings.Contains(head, "ranking ") {
 		t.Fatalf("the first frame does not say the order is provisional:\n%s", first)
@@ -77,17 +69,8 @@ func TestConsoleShowsTheRankingOfALargeFile(t *testing.T) {
 // after: a commit shows without waiting for thousands of rows. Meanwhile
 // the list keeps its length and the selection its row.
 func TestLongListLoadsItsFirstPageFirst(t *testing.T) {
-	path := bulkFile(t, t.TempDir(), 1000, 1000)
 	ctx := context.Background()
-	s, err := storage.Open(ctx, path, storage.Options{Now: fixedNow})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	m := New(Options{Store: s, Actor: operator, Renderer: asciiRenderer(), Now: fixedNow, NoWatch: true, NoPresence: true, Label: "long"})
-	defer m.Close()
-	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
-	Settle(m, m.Init())
+	m, s := fileConsole(t, bulkFile(t, t.TempDir(), 1000, 1000), 120, 40, nil)
 	if len(m.rows) != 1000 {
 		t.Fatalf("%d rows loaded", len(m.rows))
 	}
