@@ -86,6 +86,9 @@ type (
 		rec        *storage.Record
 		noWaiter   bool
 		err        error
+		// pasted: what the approve prompt held was refused as a paste
+		// (outcomeText says so, not that it was mistyped).
+		pasted bool
 	}
 	// restDueMsg: the frame that shows a long list's first page is out;
 	// time to read the rest (Model.onPending).

@@ -877,13 +877,7 @@ func (m *Model) onDecided(msg decidedMsg) tea.Cmd {
 		// Back to the list: the next proposal must be chosen, not inherited.
 		m.pageOpen, m.focusList = false, true
 	}
-	text := outcomeText(msg, m.now)
-	if m.prompt != nil && m.prompt.id == msg.id && m.prompt.pasted && errors.Is(msg.err, storage.ErrConfirmMismatch) {
-		// What did not match was a paste, refused before it reached the
-		// input: say that, not that the typing was wrong.
-		text = "not approved: the id was pasted, and pasted text is refused: type " + msg.id + " yourself, character by character"
-	}
-	m.setNote(text, outcomeStyle(msg, m.st))
+	m.setNote(outcomeText(msg, m.now), outcomeStyle(msg, m.st))
 	m.emit(msg.action, msg.id, decisionOutcome(msg), m.note.text)
 	if closed {
 		m.emit("prompt", msg.id, "closed", "decided")
@@ -1180,7 +1174,12 @@ func (m *Model) promptKey(k tea.KeyMsg) tea.Cmd {
 				// (After a refused paste the prompt keeps saying so.)
 				p.message = "approve stays disabled until the typed text is exactly " + p.id
 			}
-			return m.oneOff(approve(m.ctx, m.opt.Store, p.id, p.input.Value(), p.rec.PayloadSHA256, m.opt.Actor))
+			cmd, pasted := approve(m.ctx, m.opt.Store, p.id, p.input.Value(), p.rec.PayloadSHA256, m.opt.Actor), p.pasted
+			return m.oneOff(func() tea.Msg {
+				msg := cmd().(decidedMsg)
+				msg.pasted = pasted
+				return msg
+			})
 		}
 		return m.oneOff(deny(m.ctx, m.opt.Store, p.id, p.input.Value(), m.opt.Actor))
 	}

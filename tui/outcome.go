@@ -44,6 +44,8 @@ func outcomeText(msg decidedMsg, now time.Time) string {
 		return "NOT " + verb + ": " + storeReason(msg.err)
 	case errors.As(msg.err, &dm):
 		return "not approved: " + model.Sanitize(dm.Error(), model.Line)
+	case errors.Is(msg.err, storage.ErrConfirmMismatch) && msg.pasted:
+		return "not approved: the id was pasted, and pasted text is refused: type " + msg.id + " yourself, character by character"
 	case errors.Is(msg.err, storage.ErrConfirmMismatch):
 		return "not approved: the typed text does not match " + msg.id
 	case errors.Is(msg.err, storage.ErrNotFound):
