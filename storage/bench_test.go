@@ -91,9 +91,9 @@ func submitBench(b testing.TB, s *Store, n int) []string {
 // Consume ("store", "store-warm"), or the same transaction as bare SQL
 // ("bare-sql") or Hermes' compare-and-set alone ("hermes-minimal") on a
 // connection of their own (bareConsumer).
-func benchConsumer(b *testing.B, s *Store, impl, syncMode string) func(string) error {
+func benchConsumer(b *testing.B, s *Store, impl, syncMode string, pragmas ...string) func(string) error {
 	if !strings.HasPrefix(impl, "store") {
-		return bareConsumer(b, s.DSN(), syncMode, impl == "hermes-minimal")
+		return bareConsumer(b, s.DSN(), syncMode, impl == "hermes-minimal", strings.Join(pragmas, ""))
 	}
 	return func(id string) error {
 		_, err := s.Consume(ctx, id, id, alice)
@@ -166,9 +166,11 @@ func BenchmarkConsume(b *testing.B) {
 // driver, with prepared statements and none of the store's logic: the row
 // read (FOR UPDATE on PostgreSQL), the compare-and-set, the chain's head
 // read (FOR UPDATE on PostgreSQL), the audit insert, the head update, the
-// rank delete. minimal: the compare-and-set alone (Hermes' transaction).
-func bareConsumer(b *testing.B, path, sync string, minimal bool) func(string) error {
-	e, driver, dsn := sqliteDialect, "sqlite", "file:"+path+"?_busy_timeout=60000&_pragma=synchronous("+sync+")"
+// rank entry named stale (and, past the list's bound, the named entries
+// deleted). minimal: the compare-and-set alone (Hermes' transaction).
+// pragmas: more of SQLite's DSN parameters.
+func bareConsumer(b *testing.B, path, sync string, minimal bool, pragmas string) func(string) error {
+	e, driver, dsn := sqliteDialect, "sqlite", "file:"+path+"?_busy_timeout=60000&_pragma=synchronous("+sync+")"+pragmas
 	if IsPostgresURL(path) {
 		e, driver, dsn = postgresDialect, "pgx", path
 	}
@@ -196,7 +198,14 @@ func bareConsumer(b *testing.B, path, sync string, minimal bool) func(string) er
 	ins := prep(`INSERT INTO approve_tui_audit (seq, at, approval_id, event, outcome, reason, actor, surface, detail, prev_hash, hash)
 		VALUES ((SELECT COALESCE(MAX(seq), 0) + 1 FROM approve_tui_audit), ?, ?, 'approve', 'ok', '', 'alice@host', 'cli', '{}', ?, ?)`)
 	meta := prep(`UPDATE approve_tui_meta SET value = ? WHERE key = 'audit_head'`)
-	rank := prep(`DELETE FROM approve_tui_rank WHERE approval_id = ?`)
+	stale := prep(`SELECT (SELECT value FROM approve_tui_meta WHERE key = 'rank_stale'),
+		EXISTS (SELECT 1 FROM approve_tui_rank WHERE approval_id = ?)`)
+	stalePut := prep(`INSERT INTO approve_tui_meta (key, value) VALUES ('rank_stale', ?)
+		ON CONFLICT(key) DO UPDATE SET value = excluded.value`)
+	rankDel := prep(`DELETE FROM approve_tui_rank WHERE approval_id = ? AND NOT EXISTS
+		(SELECT 1 FROM gateway_approvals g WHERE g.approval_id = approve_tui_rank.approval_id
+		AND g.status IN ('pending', 'pending_confirm'))`)
+	var named []string // as listed in rank_stale (the bench ids need no quoting)
 	return func(id string) error {
 		if _, err := c.ExecContext(ctx, e.beginWrite()); err != nil {
 			return err
@@ -222,8 +231,30 @@ func bareConsumer(b *testing.B, path, sync string, minimal bool) func(string) er
 			if _, err := meta.ExecContext(ctx, h); err != nil {
 				return err
 			}
-			if _, err := rank.ExecContext(ctx, id); err != nil {
+			var list sql.NullString
+			var has bool
+			if err := stale.QueryRowContext(ctx, id).Scan(&list, &has); err != nil {
 				return err
+			}
+			if has {
+				v := list.String
+				if len(named) < rankStaleBatch && len(v)+len(id)+3 <= rankStaleBytes {
+					if v != "" {
+						v += "\n"
+					}
+					v += `"` + id + `"`
+					named = append(named, id)
+				} else {
+					for _, n := range append(named, id) {
+						if _, err := rankDel.ExecContext(ctx, n); err != nil {
+							return err
+						}
+					}
+					v, named = "", named[:0]
+				}
+				if _, err := stalePut.ExecContext(ctx, v); err != nil {
+					return err
+				}
 			}
 		}
 		_, err := c.ExecContext(ctx, `COMMIT`)
@@ -609,57 +640,79 @@ func bareExpireWithAudit(b *testing.B, path string, now float64, n int) time.Dur
 
 // BenchmarkConsumeWALFrames: how many pages (WAL frames) one consume
 // writes, for the store's transaction, the same transaction as bare SQL,
-// and Hermes' compare-and-set alone: the WAL is emptied, 50 proposals are
-// consumed (fewer frames than SQLite's automatic checkpoint at 1,000), and
-// the WAL's size says how many frames they wrote. The log lists, per
-// consume, the frames of each table and index (each frame's page number,
-// read from the WAL's frame headers, named through SQLite's dbstat).
+// and Hermes' compare-and-set alone: the WAL is emptied, 200 proposals are
+// consumed (with SQLite's automatic checkpoint off on the deciding
+// connection, which would start the WAL over at 1,000 frames), and the
+// WAL's size says how many frames they wrote. The log lists, per consume,
+// the frames of each table and index (each frame's page number, read from
+// the WAL's frame headers, named through SQLite's dbstat).
 func BenchmarkConsumeWALFrames(b *testing.B) {
 	sqliteOnly(b, "the WAL file")
-	const n = 50
-	for _, impl := range []string{"store", "bare-sql", "hermes-minimal"} {
-		b.Run(impl, func(b *testing.B) {
-			var frames float64
-			perTree := map[string]int{}
-			for i := 0; i < b.N; i++ {
-				s := benchStore(b, "FULL")
-				ids := submitBench(b, s, n)
-				consume := benchConsumer(b, s, impl, "FULL")
-				var pageSize int64
-				bd := s.bind()
-				bd.wmu.Lock()
-				_, err := bd.w.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
-				if err == nil {
-					err = bd.w.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&pageSize)
-				}
-				bd.wmu.Unlock()
-				if err != nil {
-					b.Fatal(err)
-				}
-				for _, id := range ids {
-					if err := consume(id); err != nil {
+	// Decisions per run: three full lists of named stale rank entries
+	// deleted, and some named. On 10,000 pending rows, either the 200 most
+	// urgent (a console's decisions, from the top of its list) or every
+	// 50th (spread over the rank index's pages).
+	const n = 200
+	for _, load := range []struct {
+		name       string
+		size, step int
+	}{{"pending=200", n, 1}, {"pending=10000/top", 10_000, 1}, {"pending=10000/spread", 10_000, 10_000 / n}} {
+		dir := b.TempDir()
+		data, all := peerFile(b, dir, "FULL", load.size)
+		var ids []string
+		for i := 0; len(ids) < n; i += load.step {
+			ids = append(ids, all[i]) // submitted in urgency order: same rank and expiry, ids ascending
+		}
+		for _, impl := range []string{"store", "bare-sql", "hermes-minimal"} {
+			b.Run(load.name+"/"+impl, func(b *testing.B) {
+				var frames float64
+				perTree := map[string]int{}
+				for i := 0; i < b.N; i++ {
+					s, err := Open(ctx, copier(b, dir, data)("wal"), Options{Synchronous: "FULL", BusyTimeout: time.Minute})
+					if err != nil {
 						b.Fatal(err)
 					}
+					consume := benchConsumer(b, s, impl, "FULL", "&_pragma=wal_autocheckpoint(0)")
+					var pageSize int64
+					bd := s.bind()
+					bd.wmu.Lock()
+					_, err = bd.w.ExecContext(ctx, `PRAGMA wal_autocheckpoint = 0`)
+					if err == nil {
+						_, err = bd.w.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+					}
+					if err == nil {
+						err = bd.w.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&pageSize)
+					}
+					bd.wmu.Unlock()
+					if err != nil {
+						b.Fatal(err)
+					}
+					for _, id := range ids {
+						if err := consume(id); err != nil {
+							b.Fatal(err)
+						}
+					}
+					fi, err := os.Stat(s.Path() + "-wal")
+					if err != nil {
+						b.Fatal(err)
+					}
+					frames += float64(fi.Size()-32) / float64(pageSize+24) / n
+					for tree, k := range walFramesByTree(b, s.Path(), int(pageSize)) {
+						perTree[tree] += k
+					}
+					s.Close()
 				}
-				fi, err := os.Stat(s.Path() + "-wal")
-				if err != nil {
-					b.Fatal(err)
+				b.ReportMetric(frames/float64(b.N), "frames/consume")
+				trees := slices.Sorted(maps.Keys(perTree))
+				sort.SliceStable(trees, func(i, j int) bool { return perTree[trees[i]] > perTree[trees[j]] })
+				for _, t := range trees {
+					if b.N == 1 {
+						break // the first run, a warm-up (the figures come with the next)
+					}
+					b.Logf("%-40s %.2f frames/consume", t, float64(perTree[t])/float64(b.N*n))
 				}
-				frames += float64(fi.Size()-32) / float64(pageSize+24) / n
-				for tree, k := range walFramesByTree(b, s.Path(), int(pageSize)) {
-					perTree[tree] += k
-				}
-			}
-			b.ReportMetric(frames/float64(b.N), "frames/consume")
-			trees := slices.Sorted(maps.Keys(perTree))
-			sort.SliceStable(trees, func(i, j int) bool { return perTree[trees[i]] > perTree[trees[j]] })
-			for _, t := range trees {
-				if b.N == 1 {
-					break // the first run, a warm-up (the figures come with the next)
-				}
-				b.Logf("%-40s %.2f frames/consume", t, float64(perTree[t])/float64(b.N*n))
-			}
-		})
+			})
+		}
 	}
 }
 
@@ -740,7 +793,7 @@ func BenchmarkConsumePeers(b *testing.B) {
 				st.Close()
 				// The same statements as bare SQL in Go (modernc): the
 				// driver's floor.
-				bare := bareConsumer(b, copyOf("bare"), syncMode, false)
+				bare := bareConsumer(b, copyOf("bare"), syncMode, false, "")
 				cpu0, w0 = processCPU(), time.Now()
 				for _, id := range ids {
 					if err := bare(id); err != nil {

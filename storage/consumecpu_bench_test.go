@@ -38,7 +38,7 @@ func BenchmarkConsumeCPU(b *testing.B) {
 				}
 				coldCPU += store(true)
 				storeCPU += store(false)
-				bare := bareConsumer(b, copyOf("bare"), syncMode, false)
+				bare := bareConsumer(b, copyOf("bare"), syncMode, false, "")
 				cpu0 := processCPU()
 				for _, id := range ids {
 					if err := bare(id); err != nil {

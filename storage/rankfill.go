@@ -277,7 +277,7 @@ func (s bound) fillRankBatch(ctx context.Context, batch int) (added int, finishe
 	}
 	if rules != rankVersion {
 		// Built with other rules: start again (catchUpRank does the same).
-		if _, err := s.w.ExecContext(ctx, `DELETE FROM approve_tui_rank`); err != nil {
+		if err := s.clearRank(ctx); err != nil {
 			return 0, false, err
 		}
 		hw = 0

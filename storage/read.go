@@ -207,7 +207,8 @@ func Urgent(a, b *Record) bool {
 // The rank index (approve_tui_rank) holds, for each pending row, its
 // effective rank and expiry, so that the most urgent page is a few index
 // range scans however many rows the table holds. approve-tui's own
-// transitions maintain it in the same transaction; rows that other processes
+// transitions maintain it in the same transaction (a decided row's entry is
+// left in place and named stale: rankstale.go); rows that other processes
 // (Hermes) write or decide are caught up by syncRankOr whenever
 // PRAGMA data_version on the writer connection says another connection
 // committed.
@@ -347,15 +348,17 @@ func (s bound) rankUpToDate(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	var maxRow, inIndex, open int64
-	var atMark sql.NullString
+	var atMark, stale sql.NullString
 	if err := s.scanOpen(ctx, s.w, `SELECT
 		(SELECT coalesce(max(rowid), 0) FROM gateway_approvals),
 		(SELECT count(*) FROM approve_tui_rank),
 		(SELECT count(*) FROM gateway_approvals`+pendingIndex+` WHERE `+s.openWhere("status")+`),
-		(SELECT approval_id FROM gateway_approvals WHERE rowid = ?)`, []any{hw}, &maxRow, &inIndex, &open, &atMark); err != nil {
+		(SELECT approval_id FROM gateway_approvals WHERE rowid = ?),
+		(SELECT value FROM approve_tui_meta WHERE key = '`+staleKey+`')`, []any{hw}, &maxRow, &inIndex, &open, &atMark, &stale); err != nil {
 		return false, err
 	}
-	if (hw > 0 && atMark.String != hwID) || inIndex != open || maxRow-hw >= rankMarkSlack {
+	named, ok := staleCount(stale)
+	if !ok || (hw > 0 && atMark.String != hwID) || inIndex-named != open || maxRow-hw >= rankMarkSlack {
 		return false, nil
 	}
 	var missing int
@@ -373,8 +376,9 @@ func (s bound) rankUpToDate(ctx context.Context) (bool, error) {
 // enough. A row can get a rowid at or below the mark only if the row at the
 // mark was deleted (SQLite hands out max(rowid)+1) or the table was
 // vacuumed; the id recorded for the mark row tells. Then, or when the index
-// and the table disagree on the number of pending rows (rows decided by
-// other processes leave stale entries), a full reconcile runs.
+// (less the entries named stale) and the table disagree on the number of
+// pending rows (rows decided by other processes leave stale entries), a
+// full reconcile runs.
 func (s bound) catchUpRank(ctx context.Context) error {
 	hw, hwID, rules, err := s.rankMeta(ctx)
 	if err != nil {
@@ -386,7 +390,7 @@ func (s bound) catchUpRank(ctx context.Context) error {
 	}
 	reconcile := false
 	if rules != rankVersion {
-		if _, err := s.w.ExecContext(ctx, `DELETE FROM approve_tui_rank`); err != nil {
+		if err := s.clearRank(ctx); err != nil {
 			return err
 		}
 		hw = 0
@@ -409,17 +413,19 @@ func (s bound) catchUpRank(ctx context.Context) error {
 	}
 	if !reconcile {
 		var inIndex, pending int64
-		if err := s.w.QueryRowContext(ctx, `SELECT count(*) FROM approve_tui_rank`).Scan(&inIndex); err != nil {
+		var stale sql.NullString
+		if err := s.w.QueryRowContext(ctx, `SELECT count(*), (SELECT value FROM approve_tui_meta WHERE key = '`+staleKey+`')
+			FROM approve_tui_rank`).Scan(&inIndex, &stale); err != nil {
 			return err
 		}
 		if err := s.scanOpen(ctx, s.w, `SELECT count(*) FROM gateway_approvals`+pendingIndex+` WHERE `+s.openWhere("status"), nil, &pending); err != nil {
 			return err
 		}
-		reconcile = inIndex != pending
+		named, ok := staleCount(stale)
+		reconcile = !ok || inIndex-named != pending
 	}
 	if reconcile {
-		if _, err := s.w.ExecContext(ctx, `DELETE FROM approve_tui_rank WHERE approval_id NOT IN
-			(SELECT approval_id FROM gateway_approvals WHERE `+s.openWhere("status")+`)`); err != nil {
+		if err := s.dropStaleRank(ctx); err != nil {
 			return err
 		}
 		if _, err := s.indexRows(ctx, `SELECT `+s.cols()+` FROM gateway_approvals g

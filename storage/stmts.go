@@ -10,7 +10,7 @@ import (
 type writerStmts struct {
 	get, exists, insert, decide, expireDue, execution *sql.Stmt
 	deny, expireArmed                                 *sql.Stmt // open statuses of the file's revision
-	rankPut, rankDel, rankDelDue                      *sql.Stmt
+	rankPut, rankDelDue, rankStale, rankDelClosed     *sql.Stmt
 	auditHead, auditInsert, metaPut, headPut          *sql.Stmt
 	auditInsertBatch                                  *sql.Stmt // auditBatch events
 	heartbeat, waiterDel                              *sql.Stmt
@@ -62,7 +62,15 @@ func prepareWriter(ctx context.Context, e engine, c *conn, cols string, tier2 bo
 		execution_recorded_at = ? WHERE approval_id = ? AND status = 'consumed' AND execution_status = ?`)
 	ws.rankPut = prep(`INSERT INTO approve_tui_rank (approval_id, rank, expires_at) VALUES (?, ?, ?)
 		ON CONFLICT (approval_id) DO UPDATE SET rank = excluded.rank, expires_at = excluded.expires_at`)
-	ws.rankDel = prep(`DELETE FROM approve_tui_rank WHERE approval_id = ?`)
+	// A decided row's entry: is it there, and the list that names stale
+	// ones (leaveRankEntry).
+	ws.rankStale = prep(`SELECT (SELECT value FROM approve_tui_meta WHERE key = '` + staleKey + `'),
+		EXISTS (SELECT 1 FROM approve_tui_rank WHERE approval_id = ?)`)
+	// Either revision's open statuses: on a first-revision file no row is
+	// pending_confirm.
+	ws.rankDelClosed = prep(`DELETE FROM approve_tui_rank WHERE approval_id = ? AND NOT EXISTS
+		(SELECT 1 FROM gateway_approvals g WHERE g.approval_id = approve_tui_rank.approval_id
+		AND g.status IN ('pending', 'pending_confirm'))`)
 	ws.rankDelDue = prep(`DELETE FROM approve_tui_rank WHERE expires_at IS NOT NULL AND expires_at <= ?`)
 	ws.auditHead = prep(`SELECT value FROM approve_tui_meta WHERE key = 'audit_head'` + e.lockHead())
 	ws.auditInsertBatch = prep(`INSERT INTO approve_tui_audit (seq, at, approval_id, event, outcome, reason, actor,

@@ -133,7 +133,7 @@ func (st *Store) ConsumePhrase(ctx context.Context, id, typed, readSHA256 string
 			if err != nil {
 				return nil, err
 			}
-			if _, err := s.ws.rankDel.ExecContext(ctx, id); err != nil {
+			if err := s.leaveRankEntry(ctx, id); err != nil {
 				return nil, err
 			}
 			rec.Status, rec.EffectiveStatus, rec.ConsumedAt, rec.ConsumedBy = model.StatusConsumed, model.StatusConsumed, model.F64(at), by
@@ -160,7 +160,7 @@ func (st *Store) ConsumePhrase(ctx context.Context, id, typed, readSHA256 string
 			WHERE approval_id = ? AND status IN ('pending', 'pending_confirm')`, nowE, id); err != nil {
 			return nil, err
 		}
-		if _, err := s.ws.rankDel.ExecContext(ctx, id); err != nil {
+		if err := s.leaveRankEntry(ctx, id); err != nil {
 			return nil, err
 		}
 		until := nowE + o.Lockout.Seconds()

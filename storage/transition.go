@@ -385,8 +385,7 @@ func (s bound) decide(ctx context.Context, rec *Record, to model.Status, actor m
 	}
 	rec.Status, rec.EffectiveStatus = to, to
 	rec.ConsumedAt, rec.ConsumedBy = model.F64(at), by
-	_, err = s.ws.rankDel.ExecContext(ctx, rec.ApprovalID)
-	return err
+	return s.leaveRankEntry(ctx, rec.ApprovalID)
 }
 
 // ExpireDue marks every pending proposal whose expiry has passed as expired
@@ -434,8 +433,12 @@ func (st *Store) ExpireDue(ctx context.Context, actor model.Actor) ([]string, er
 		}
 		// Their rank entries, in one statement: every pending row due by now
 		// has just been expired (and an entry left behind by a row another
-		// program decided is stale anyway).
+		// program decided is stale anyway). The named stale entries go
+		// first, or the statement would delete some of them uncounted.
 		if len(ids) > 0 {
+			if err := s.flushStale(ctx); err != nil {
+				return nil, err
+			}
 			if _, err := s.ws.rankDelDue.ExecContext(ctx, model.Epoch(s.now())); err != nil {
 				return nil, err
 			}
