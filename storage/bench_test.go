@@ -198,10 +198,11 @@ func bareConsumer(b *testing.B, path, sync string, minimal bool, pragmas string)
 	ins := prep(`INSERT INTO approve_tui_audit (seq, at, approval_id, event, outcome, reason, actor, surface, detail, prev_hash, hash)
 		VALUES ((SELECT COALESCE(MAX(seq), 0) + 1 FROM approve_tui_audit), ?, ?, 'approve', 'ok', '', 'alice@host', 'cli', '{}', ?, ?)`)
 	meta := prep(`UPDATE approve_tui_meta SET value = ? WHERE key = 'audit_head'`)
-	stale := prep(`SELECT (SELECT value FROM approve_tui_meta WHERE key = 'rank_stale'),
-		EXISTS (SELECT 1 FROM approve_tui_rank WHERE approval_id = ?)`)
-	stalePut := prep(`INSERT INTO approve_tui_meta (key, value) VALUES ('rank_stale', ?)
-		ON CONFLICT(key) DO UPDATE SET value = excluded.value`)
+	indexed := prep(`SELECT EXISTS (SELECT 1 FROM approve_tui_rank WHERE approval_id = ?)`)
+	name := prep(`INSERT INTO approve_tui_meta (key, value) VALUES ('rank_stale', ?)
+		ON CONFLICT (key) DO UPDATE SET value = CASE WHEN approve_tui_meta.value = '' THEN excluded.value
+		ELSE approve_tui_meta.value || '` + "\n" + `' || excluded.value END RETURNING value`)
+	clear := prep(`UPDATE approve_tui_meta SET value = '' WHERE key = 'rank_stale'`)
 	rankDel := prep(`DELETE FROM approve_tui_rank WHERE approval_id = ? AND NOT EXISTS
 		(SELECT 1 FROM gateway_approvals g WHERE g.approval_id = approve_tui_rank.approval_id
 		AND g.status IN ('pending', 'pending_confirm'))`)
@@ -231,29 +232,25 @@ func bareConsumer(b *testing.B, path, sync string, minimal bool, pragmas string)
 			if _, err := meta.ExecContext(ctx, h); err != nil {
 				return err
 			}
-			var list sql.NullString
 			var has bool
-			if err := stale.QueryRowContext(ctx, id).Scan(&list, &has); err != nil {
+			if err := indexed.QueryRowContext(ctx, id).Scan(&has); err != nil {
 				return err
 			}
 			if has {
-				v := list.String
-				if len(named) < rankStaleBatch && len(v)+len(id)+3 <= rankStaleBytes {
-					if v != "" {
-						v += "\n"
-					}
-					v += `"` + id + `"`
-					named = append(named, id)
-				} else {
-					for _, n := range append(named, id) {
+				var list string
+				if err := name.QueryRowContext(ctx, `"`+id+`"`).Scan(&list); err != nil {
+					return err
+				}
+				if named = append(named, id); len(named) > rankStaleBatch || len(list) > rankStaleBytes {
+					for _, n := range named {
 						if _, err := rankDel.ExecContext(ctx, n); err != nil {
 							return err
 						}
 					}
-					v, named = "", named[:0]
-				}
-				if _, err := stalePut.ExecContext(ctx, v); err != nil {
-					return err
+					if _, err := clear.ExecContext(ctx); err != nil {
+						return err
+					}
+					named = named[:0]
 				}
 			}
 		}

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -27,6 +28,10 @@ import (
 //   - Whatever deletes entries wholesale (a reconcile, a rebuild, expiry)
 //     first deletes the named ones and empties the list, so the count
 //     stays exact.
+//   - On PostgreSQL, where decisions of different rows run at once (read
+//     committed), a name is appended by one upsert, which waits for and
+//     sees another writer's committed list, and the wholesale deletions
+//     lock the list's row first (TestStaleNamesSurviveConcurrentDecisions).
 //
 // The list holds each id as strconv.Quote writes it, one per line: any
 // string an agent chose for an id round-trips, newlines and invalid UTF-8
@@ -67,32 +72,30 @@ func decodeStale(v string) ([]string, error) {
 
 // leaveRankEntry is a decision's share of the rank index's upkeep (inside
 // its transaction, after the row left the open set): it names the row's
-// entry stale, or deletes the named entries when the list is full.
+// entry stale, and deletes the named entries once the list is over its
+// bounds.
 func (s bound) leaveRankEntry(ctx context.Context, id string) error {
-	var list sql.NullString
 	var has bool
-	if err := s.ws.rankStale.QueryRowContext(ctx, id).Scan(&list, &has); err != nil {
+	if err := s.ws.rankIndexed.QueryRowContext(ctx, id).Scan(&has); err != nil {
 		return err
 	}
 	if !has {
 		return nil // never indexed (another program's row not caught up yet)
 	}
-	// The list is read in full only when it is full: until then the name
-	// is appended (a damaged list is found by the index's check, or here
-	// when it is full).
-	named := 0
-	if list.String != "" {
-		named = strings.Count(list.String, "\n") + 1
-	}
-	if v := appendStale(list.String, id); named < rankStaleBatch && len(v) <= rankStaleBytes {
-		_, err := s.ws.metaPut.ExecContext(ctx, staleKey, v)
+	var list string
+	if err := s.ws.rankName.QueryRowContext(ctx, appendStale("", id)).Scan(&list); err != nil {
 		return err
 	}
-	ids, err := decodeStale(list.String)
+	// The list is read in full only when it is over its bounds (a damaged
+	// list is found then, or by the index's check).
+	if len(list) <= rankStaleBytes && strings.Count(list, "\n") < rankStaleBatch {
+		return nil
+	}
+	ids, err := decodeStale(list)
 	if err != nil {
 		return s.dropStaleRank(ctx)
 	}
-	return s.deleteStale(ctx, append(ids, id))
+	return s.deleteStale(ctx, ids)
 }
 
 // deleteStale deletes the entries of ids whose rows are not open (a row
@@ -111,15 +114,11 @@ func (s bound) deleteStale(ctx context.Context, ids []string) error {
 // flushStale deletes the named stale entries, if any, before a statement
 // that deletes entries by another criterion (expiry) changes the count.
 func (s bound) flushStale(ctx context.Context) error {
-	var list sql.NullString
-	err := s.w.QueryRowContext(ctx, `SELECT value FROM approve_tui_meta WHERE key = '`+staleKey+`'`).Scan(&list)
-	if err != nil && err != sql.ErrNoRows {
+	list, err := s.namedStale(ctx)
+	if err != nil || list == "" {
 		return err
 	}
-	if list.String == "" {
-		return nil
-	}
-	ids, err := decodeStale(list.String)
+	ids, err := decodeStale(list)
 	if err != nil {
 		return s.dropStaleRank(ctx)
 	}
@@ -136,6 +135,9 @@ func staleCount(v sql.NullString) (n int64, ok bool) {
 // dropStaleRank deletes every entry whose row is not open, named or not,
 // and empties the list: the reconcile.
 func (s bound) dropStaleRank(ctx context.Context) error {
+	if _, err := s.namedStale(ctx); err != nil { // its lock
+		return err
+	}
 	if _, err := s.w.ExecContext(ctx, `DELETE FROM approve_tui_rank WHERE approval_id NOT IN
 		(SELECT approval_id FROM gateway_approvals WHERE `+s.openWhere("status")+`)`); err != nil {
 		return err
@@ -147,9 +149,25 @@ func (s bound) dropStaleRank(ctx context.Context) error {
 // clearRank deletes every entry and empties the list: the index is rebuilt
 // from nothing (other rules, or a copy's fresh file).
 func (s bound) clearRank(ctx context.Context) error {
+	if _, err := s.namedStale(ctx); err != nil { // its lock
+		return err
+	}
 	if _, err := s.w.ExecContext(ctx, `DELETE FROM approve_tui_rank`); err != nil {
 		return err
 	}
 	_, err := s.ws.metaPut.ExecContext(ctx, staleKey, "")
 	return err
+}
+
+// namedStale reads the list, and on PostgreSQL takes its row lock: read
+// before entries are deleted wholesale, it makes a decision that names its
+// entry meanwhile wait, and name it in the emptied list, instead of having
+// its name overwritten.
+func (s bound) namedStale(ctx context.Context) (string, error) {
+	var list sql.NullString
+	err := s.ws.rankNamed.QueryRowContext(ctx).Scan(&list)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return list.String, err
 }

@@ -10,7 +10,8 @@ import (
 type writerStmts struct {
 	get, exists, insert, decide, expireDue, execution *sql.Stmt
 	deny, expireArmed                                 *sql.Stmt // open statuses of the file's revision
-	rankPut, rankDelDue, rankStale, rankDelClosed     *sql.Stmt
+	rankPut, rankDelDue, rankIndexed, rankName        *sql.Stmt
+	rankDelClosed, rankNamed                          *sql.Stmt
 	auditHead, auditInsert, metaPut, headPut          *sql.Stmt
 	auditInsertBatch                                  *sql.Stmt // auditBatch events
 	heartbeat, waiterDel                              *sql.Stmt
@@ -62,10 +63,17 @@ func prepareWriter(ctx context.Context, e engine, c *conn, cols string, tier2 bo
 		execution_recorded_at = ? WHERE approval_id = ? AND status = 'consumed' AND execution_status = ?`)
 	ws.rankPut = prep(`INSERT INTO approve_tui_rank (approval_id, rank, expires_at) VALUES (?, ?, ?)
 		ON CONFLICT (approval_id) DO UPDATE SET rank = excluded.rank, expires_at = excluded.expires_at`)
-	// A decided row's entry: is it there, and the list that names stale
-	// ones (leaveRankEntry).
-	ws.rankStale = prep(`SELECT (SELECT value FROM approve_tui_meta WHERE key = '` + staleKey + `'),
-		EXISTS (SELECT 1 FROM approve_tui_rank WHERE approval_id = ?)`)
+	// A decided row's entry (leaveRankEntry): is it there, and its name
+	// appended to the list in one statement, so that two writers on
+	// PostgreSQL (read committed) cannot both append to the value they
+	// read: the second's conflict update sees the first's committed list.
+	// The list read alone, locked (flushStale).
+	ws.rankIndexed = prep(`SELECT EXISTS (SELECT 1 FROM approve_tui_rank WHERE approval_id = ?)`)
+	ws.rankName = prep(`INSERT INTO approve_tui_meta (key, value) VALUES ('` + staleKey + `', ?)
+		ON CONFLICT (key) DO UPDATE SET value = CASE WHEN approve_tui_meta.value = '' THEN excluded.value
+		ELSE approve_tui_meta.value || '` + "\n" + `' || excluded.value END
+		RETURNING value`)
+	ws.rankNamed = prep(`SELECT value FROM approve_tui_meta WHERE key = '` + staleKey + `'` + e.lockRow())
 	// Either revision's open statuses: on a first-revision file no row is
 	// pending_confirm.
 	ws.rankDelClosed = prep(`DELETE FROM approve_tui_rank WHERE approval_id = ? AND NOT EXISTS

@@ -67,15 +67,16 @@ int main(int argc, char **argv) {
 	sqlite3_stmt *ins = prep(db, "INSERT INTO approve_tui_audit (seq, at, approval_id, event, outcome, reason, actor, surface, detail, prev_hash, hash) "
 		"VALUES ((SELECT COALESCE(MAX(seq), 0) + 1 FROM approve_tui_audit), ?, ?, 'approve', 'ok', '', 'alice@host', 'cli', '{}', ?, ?)");
 	sqlite3_stmt *meta = prep(db, "UPDATE approve_tui_meta SET value = ? WHERE key = 'audit_head'");
-	sqlite3_stmt *stale = prep(db, "SELECT (SELECT value FROM approve_tui_meta WHERE key = 'rank_stale'), "
-		"EXISTS (SELECT 1 FROM approve_tui_rank WHERE approval_id = ?)");
-	sqlite3_stmt *staleput = prep(db, "INSERT INTO approve_tui_meta (key, value) VALUES ('rank_stale', ?) "
-		"ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+	sqlite3_stmt *indexed = prep(db, "SELECT EXISTS (SELECT 1 FROM approve_tui_rank WHERE approval_id = ?)");
+	sqlite3_stmt *name = prep(db, "INSERT INTO approve_tui_meta (key, value) VALUES ('rank_stale', ?) "
+		"ON CONFLICT (key) DO UPDATE SET value = CASE WHEN approve_tui_meta.value = '' THEN excluded.value "
+		"ELSE approve_tui_meta.value || '\n' || excluded.value END RETURNING value");
+	sqlite3_stmt *clear = prep(db, "UPDATE approve_tui_meta SET value = '' WHERE key = 'rank_stale'");
 	sqlite3_stmt *rankdel = prep(db, "DELETE FROM approve_tui_rank WHERE approval_id = ? AND NOT EXISTS "
 		"(SELECT 1 FROM gateway_approvals g WHERE g.approval_id = approve_tui_rank.approval_id "
 		"AND g.status IN ('pending', 'pending_confirm'))");
-	size_t named = 0; /* ids[i-named .. i-1] are named stale (the ids are plain: no quoting needed) */
-	char list[4096];
+	size_t named = 0; /* ids[i+1-named .. i] are named stale (the bench ids need no quoting) */
+	char list[600];
 	double w0 = now_s(CLOCK_MONOTONIC), c0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
 	for (size_t i = 0; i < n; i++) {
 		double t = now_s(CLOCK_REALTIME);
@@ -102,29 +103,27 @@ int main(int argc, char **argv) {
 		sqlite3_bind_text(meta, 1, h, -1, SQLITE_STATIC);
 		if (sqlite3_step(meta) != SQLITE_DONE) die(db, "meta");
 		sqlite3_reset(meta);
-		sqlite3_bind_text(stale, 1, ids[i], -1, SQLITE_STATIC);
-		if (sqlite3_step(stale) != SQLITE_ROW) die(db, "stale");
-		const char *v = (const char *)sqlite3_column_text(stale, 0);
-		snprintf(list, sizeof list, "%s", v ? v : "");
-		int has = sqlite3_column_int(stale, 1);
-		sqlite3_reset(stale);
+		sqlite3_bind_text(indexed, 1, ids[i], -1, SQLITE_STATIC);
+		if (sqlite3_step(indexed) != SQLITE_ROW) die(db, "indexed");
+		int has = sqlite3_column_int(indexed, 0);
+		sqlite3_reset(indexed);
 		if (has) {
-			size_t len = strlen(list);
-			if (named < 64 && len + strlen(ids[i]) + 3 <= 2048) {
-				snprintf(list + len, sizeof list - len, "%s\"%s\"", len ? "\n" : "", ids[i]);
-				named++;
-			} else {
-				for (size_t k = i - named; k <= i; k++) {
+			snprintf(list, sizeof list, "\"%s\"", ids[i]);
+			sqlite3_bind_text(name, 1, list, -1, SQLITE_STATIC);
+			if (sqlite3_step(name) != SQLITE_ROW) die(db, "name");
+			size_t len = (size_t)sqlite3_column_bytes(name, 0);
+			sqlite3_step(name);
+			sqlite3_reset(name);
+			if (++named > 64 || len > 2048) {
+				for (size_t k = i + 1 - named; k <= i; k++) {
 					sqlite3_bind_text(rankdel, 1, ids[k], -1, SQLITE_STATIC);
 					if (sqlite3_step(rankdel) != SQLITE_DONE) die(db, "rank delete");
 					sqlite3_reset(rankdel);
 				}
-				list[0] = 0;
+				if (sqlite3_step(clear) != SQLITE_DONE) die(db, "clear");
+				sqlite3_reset(clear);
 				named = 0;
 			}
-			sqlite3_bind_text(staleput, 1, list, -1, SQLITE_STATIC);
-			if (sqlite3_step(staleput) != SQLITE_DONE) die(db, "stale put");
-			sqlite3_reset(staleput);
 		}
 		exec(db, "COMMIT");
 	}
