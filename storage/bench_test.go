@@ -1,12 +1,10 @@
 package storage
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -14,7 +12,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -268,32 +265,15 @@ func BenchmarkConsumeRace8Processes(b *testing.B) {
 		b.Run(testBackend+"/sync="+syncMode, func(b *testing.B) {
 			s := benchStore(b, syncMode)
 			ids := submitBench(b, s, b.N)
-			var wg sync.WaitGroup
-			stdins := make([]io.WriteCloser, workers)
-			for w := 0; w < workers; w++ {
-				cmd := helperProcess(&testing.T{}, "consume-all", s.DSN(), fmt.Sprintf("STORAGE_TEST_WORKER=%d", w), "STORAGE_TEST_SYNC="+strings.TrimPrefix(syncMode, "server"))
-				stdin, _ := cmd.StdinPipe()
-				stdout, _ := cmd.StdoutPipe()
-				if err := cmd.Start(); err != nil {
-					b.Fatal(err)
-				}
-				stdins[w] = stdin
-				fmt.Fprintln(stdin, strings.Join(ids, "\n"))
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					io.Copy(io.Discard, bufio.NewReader(stdout))
-					cmd.Wait()
-				}()
+			lists := make([][]string, workers)
+			for w := range lists {
+				lists[w] = ids
 			}
+			release := startConsumers(b, s.DSN(), lists, "STORAGE_TEST_SYNC="+strings.TrimPrefix(syncMode, "server"))
 			time.Sleep(200 * time.Millisecond) // let every worker open the store
 			b.ResetTimer()
 			t0 := time.Now()
-			for _, in := range stdins {
-				fmt.Fprintln(in, "go")
-				in.Close()
-			}
-			wg.Wait()
+			release()
 			el := time.Since(t0)
 			b.StopTimer()
 			b.ReportMetric(float64(b.N*workers)/el.Seconds(), "attempts/s")

@@ -105,7 +105,7 @@ func roleHoldLock(path string) int {
 }
 
 // helperProcess starts the test binary in a role.
-func helperProcess(t *testing.T, role, db string, env ...string) *exec.Cmd {
+func helperProcess(t testing.TB, role, db string, env ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), append([]string{"STORAGE_TEST_ROLE=" + role, "STORAGE_TEST_DB=" + db}, env...)...)

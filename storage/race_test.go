@@ -29,38 +29,19 @@ func TestExactlyOnceAcrossProcesses(t *testing.T) {
 		mustSubmit(t, s, proposal(id, "rm -rf /tmp/race", model.RiskHigh, now, time.Hour))
 	}
 
+	lists := make([][]string, workers)
+	for w := range lists {
+		lists[w] = idList
+	}
+	outs := startConsumers(t, path, lists)()
 	type result struct {
 		worker string
 		lines  []string
 	}
 	results := make([]result, workers)
-	var wg sync.WaitGroup
-	stdins := make([]io.WriteCloser, workers)
-	for w := 0; w < workers; w++ {
-		cmd := helperProcess(t, "consume-all", path, fmt.Sprintf("STORAGE_TEST_WORKER=%d", w))
-		stdin, _ := cmd.StdinPipe()
-		stdout, _ := cmd.StdoutPipe()
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		stdins[w] = stdin
-		fmt.Fprintln(stdin, strings.Join(idList, "\n"))
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			sc := bufio.NewScanner(stdout)
-			for sc.Scan() {
-				results[w].lines = append(results[w].lines, sc.Text())
-			}
-			results[w].worker = fmt.Sprintf("worker-%d", w)
-			cmd.Wait()
-		}(w)
+	for w, lines := range outs {
+		results[w] = result{worker: fmt.Sprintf("worker-%d", w), lines: lines}
 	}
-	for _, in := range stdins { // start everyone at once
-		fmt.Fprintln(in, "go")
-		in.Close()
-	}
-	wg.Wait()
 
 	winners := map[string]string{}
 	losses := 0
@@ -107,5 +88,43 @@ func TestExactlyOnceAcrossProcesses(t *testing.T) {
 	}
 	if res, err := s.VerifyAudit(ctx); err != nil || !res.OK {
 		t.Fatalf("audit chain after the race: %+v %v", res, err)
+	}
+}
+
+// startConsumers starts one consume-all helper process per list of ids
+// (worker N consumes as worker-N, with env), and returns what lets them all
+// go at once and waits for them: each one's output lines ("won ID",
+// "lost ID by WHO", ...).
+func startConsumers(tb testing.TB, path string, lists [][]string, env ...string) (release func() [][]string) {
+	tb.Helper()
+	outs := make([][]string, len(lists))
+	var wg sync.WaitGroup
+	stdins := make([]io.WriteCloser, len(lists))
+	for w, ids := range lists {
+		cmd := helperProcess(tb, "consume-all", path, append([]string{fmt.Sprintf("STORAGE_TEST_WORKER=%d", w)}, env...)...)
+		stdin, _ := cmd.StdinPipe()
+		stdout, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			tb.Fatal(err)
+		}
+		stdins[w] = stdin
+		fmt.Fprintln(stdin, strings.Join(ids, "\n"))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				outs[w] = append(outs[w], sc.Text())
+			}
+			cmd.Wait()
+		}()
+	}
+	return func() [][]string {
+		for _, in := range stdins {
+			fmt.Fprintln(in, "go")
+			in.Close()
+		}
+		wg.Wait()
+		return outs
 	}
 }

@@ -4,10 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -285,32 +283,21 @@ func TestStaleNamesSurviveConcurrentDecisions(t *testing.T) {
 	c := newClock()
 	c.t = time.Now()
 	ids := submitN(t, s, c, workers*each, time.Hour)
-	var wg sync.WaitGroup
-	stdins := make([]io.WriteCloser, workers)
-	for w := range workers {
-		cmd := helperProcess(t, "consume-all", path, fmt.Sprintf("STORAGE_TEST_WORKER=%d", w))
-		stdin, _ := cmd.StdinPipe()
-		stdout, _ := cmd.StdoutPipe()
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		stdins[w] = stdin
-		fmt.Fprintln(stdin, strings.Join(ids[w*each:(w+1)*each], "\n"))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out, _ := io.ReadAll(stdout)
-			if n := strings.Count(string(out), "won "); n != each {
-				t.Errorf("worker %d won %d of %d: %s", w, n, each, out)
+	lists := make([][]string, workers)
+	for w := range lists {
+		lists[w] = ids[w*each : (w+1)*each]
+	}
+	for w, lines := range startConsumers(t, path, lists)() {
+		won := 0
+		for _, l := range lines {
+			if strings.HasPrefix(l, "won ") {
+				won++
 			}
-			cmd.Wait()
-		}()
+		}
+		if won != each {
+			t.Fatalf("worker %d won %d of %d: %q", w, won, each, lines)
+		}
 	}
-	for _, in := range stdins {
-		fmt.Fprintln(in, "go")
-		in.Close()
-	}
-	wg.Wait()
 	entries, named := rankEntries(t, path)
 	if len(entries) != len(named) {
 		t.Fatalf("%d entries, %d named stale, no row open: names were lost", len(entries), len(named))
