@@ -21,10 +21,10 @@ import (
 //     exact as it was: a missing entry cannot hide behind a named stale
 //     one. A stale entry left by another program (Hermes deciding a row)
 //     still makes the counts disagree, and the catch-up reconciles.
-//   - The decision whose name would make the list longer than
-//     rankStaleBatch names or rankStaleBytes bytes deletes the named
-//     entries (and its own) instead, in its own transaction: one page of
-//     each tree per batch when the index is small.
+//   - The decision whose name makes the list longer than rankStaleBatch
+//     names or rankStaleBytes bytes deletes the named entries, its own
+//     included, in its own transaction: one page of each tree per batch
+//     when the index is small.
 //   - Whatever deletes entries wholesale (a reconcile, a rebuild, expiry)
 //     first deletes the named ones and empties the list, so the count
 //     stays exact.
@@ -135,24 +135,23 @@ func staleCount(v sql.NullString) (n int64, ok bool) {
 // dropStaleRank deletes every entry whose row is not open, named or not,
 // and empties the list: the reconcile.
 func (s bound) dropStaleRank(ctx context.Context) error {
-	if _, err := s.namedStale(ctx); err != nil { // its lock
-		return err
-	}
-	if _, err := s.w.ExecContext(ctx, `DELETE FROM approve_tui_rank WHERE approval_id NOT IN
-		(SELECT approval_id FROM gateway_approvals WHERE `+s.openWhere("status")+`)`); err != nil {
-		return err
-	}
-	_, err := s.ws.metaPut.ExecContext(ctx, staleKey, "")
-	return err
+	return s.deleteEntries(ctx, `DELETE FROM approve_tui_rank WHERE approval_id NOT IN
+		(SELECT approval_id FROM gateway_approvals WHERE `+s.openWhere("status")+`)`)
 }
 
 // clearRank deletes every entry and empties the list: the index is rebuilt
-// from nothing (other rules, or a copy's fresh file).
+// from nothing (it was built with other rules).
 func (s bound) clearRank(ctx context.Context) error {
-	if _, err := s.namedStale(ctx); err != nil { // its lock
+	return s.deleteEntries(ctx, `DELETE FROM approve_tui_rank`)
+}
+
+// deleteEntries runs the DELETE q on the rank index with the list's row
+// locked, and empties the list.
+func (s bound) deleteEntries(ctx context.Context, q string) error {
+	if _, err := s.namedStale(ctx); err != nil {
 		return err
 	}
-	if _, err := s.w.ExecContext(ctx, `DELETE FROM approve_tui_rank`); err != nil {
+	if _, err := s.w.ExecContext(ctx, q); err != nil {
 		return err
 	}
 	_, err := s.ws.metaPut.ExecContext(ctx, staleKey, "")
