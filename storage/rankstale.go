@@ -125,11 +125,28 @@ func (s bound) flushStale(ctx context.Context) error {
 	return s.deleteStale(ctx, ids)
 }
 
-// staleCount is how many entries a rank_stale value names; ok false: the
-// value is damaged.
-func staleCount(v sql.NullString) (n int64, ok bool) {
-	ids, err := decodeStale(v.String)
-	return int64(len(ids)), err == nil
+// rankBalance is what the index's completeness check compares: its
+// entries, less those the list names, against the open rows.
+type rankBalance struct {
+	entries, open int64
+	named         sql.NullString
+}
+
+// rankBalanceSQL selects a rankBalance (into dest), counting the open
+// rows within Hermes' partial index (run it through scanOpen).
+func (s bound) rankBalanceSQL() string {
+	return `(SELECT count(*) FROM approve_tui_rank),
+		(SELECT value FROM approve_tui_meta WHERE key = '` + staleKey + `'),
+		(SELECT count(*) FROM gateway_approvals` + pendingIndex + ` WHERE ` + s.openWhere("status") + `)`
+}
+
+func (b *rankBalance) dest() []any { return []any{&b.entries, &b.named, &b.open} }
+
+// even: every open row has its entry, as far as counts can tell (a
+// damaged list is not even).
+func (b *rankBalance) even() bool {
+	ids, err := decodeStale(b.named.String)
+	return err == nil && b.entries-int64(len(ids)) == b.open
 }
 
 // dropStaleRank deletes every entry whose row is not open, named or not,

@@ -347,18 +347,16 @@ func (s bound) rankUpToDate(ctx context.Context) (bool, error) {
 	if err != nil || rules != rankVersion {
 		return false, err
 	}
-	var maxRow, inIndex, open int64
-	var atMark, stale sql.NullString
+	var maxRow int64
+	var atMark sql.NullString
+	var bal rankBalance
 	if err := s.scanOpen(ctx, s.w, `SELECT
 		(SELECT coalesce(max(rowid), 0) FROM gateway_approvals),
-		(SELECT count(*) FROM approve_tui_rank),
-		(SELECT count(*) FROM gateway_approvals`+pendingIndex+` WHERE `+s.openWhere("status")+`),
-		(SELECT approval_id FROM gateway_approvals WHERE rowid = ?),
-		(SELECT value FROM approve_tui_meta WHERE key = '`+staleKey+`')`, []any{hw}, &maxRow, &inIndex, &open, &atMark, &stale); err != nil {
+		(SELECT approval_id FROM gateway_approvals WHERE rowid = ?), `+s.rankBalanceSQL(),
+		[]any{hw}, append([]any{&maxRow, &atMark}, bal.dest()...)...); err != nil {
 		return false, err
 	}
-	named, ok := staleCount(stale)
-	if !ok || (hw > 0 && atMark.String != hwID) || inIndex-named != open || maxRow-hw >= rankMarkSlack {
+	if !bal.even() || (hw > 0 && atMark.String != hwID) || maxRow-hw >= rankMarkSlack {
 		return false, nil
 	}
 	var missing int
@@ -412,17 +410,14 @@ func (s bound) catchUpRank(ctx context.Context) error {
 		return err
 	}
 	if !reconcile {
-		var inIndex, pending int64
-		var stale sql.NullString
-		if err := s.w.QueryRowContext(ctx, `SELECT count(*), (SELECT value FROM approve_tui_meta WHERE key = '`+staleKey+`')
-			FROM approve_tui_rank`).Scan(&inIndex, &stale); err != nil {
+		// One statement: on PostgreSQL each statement of the transaction
+		// sees the commits made before it, and a decision committed between
+		// two counts would look like a missing entry.
+		var bal rankBalance
+		if err := s.scanOpen(ctx, s.w, `SELECT `+s.rankBalanceSQL(), nil, bal.dest()...); err != nil {
 			return err
 		}
-		if err := s.scanOpen(ctx, s.w, `SELECT count(*) FROM gateway_approvals`+pendingIndex+` WHERE `+s.openWhere("status"), nil, &pending); err != nil {
-			return err
-		}
-		named, ok := staleCount(stale)
-		reconcile = !ok || inIndex-named != pending
+		reconcile = !bal.even()
 	}
 	if reconcile {
 		if err := s.dropStaleRank(ctx); err != nil {
