@@ -91,23 +91,24 @@ func (s bound) leaveRankEntry(ctx context.Context, id string) error {
 	if len(list) <= rankStaleBytes && strings.Count(list, "\n") < rankStaleBatch {
 		return nil
 	}
+	return s.deleteStale(ctx, list)
+}
+
+// deleteStale deletes the entries the list names whose rows are not open
+// (a row it names may have been made open again by hand) and empties the
+// list; a damaged list names nothing for sure, and the whole index is
+// reconciled instead.
+func (s bound) deleteStale(ctx context.Context, list string) error {
 	ids, err := decodeStale(list)
 	if err != nil {
 		return s.dropStaleRank(ctx)
 	}
-	return s.deleteStale(ctx, ids)
-}
-
-// deleteStale deletes the entries of ids whose rows are not open (a row
-// the list names may have been made open again by hand) and empties the
-// list.
-func (s bound) deleteStale(ctx context.Context, ids []string) error {
 	for _, id := range ids {
 		if _, err := s.ws.rankDelClosed.ExecContext(ctx, id); err != nil {
 			return err
 		}
 	}
-	_, err := s.ws.metaPut.ExecContext(ctx, staleKey, "")
+	_, err = s.ws.metaPut.ExecContext(ctx, staleKey, "")
 	return err
 }
 
@@ -118,11 +119,7 @@ func (s bound) flushStale(ctx context.Context) error {
 	if err != nil || list == "" {
 		return err
 	}
-	ids, err := decodeStale(list)
-	if err != nil {
-		return s.dropStaleRank(ctx)
-	}
-	return s.deleteStale(ctx, ids)
+	return s.deleteStale(ctx, list)
 }
 
 // rankBalance is what the index's completeness check compares: its
