@@ -187,48 +187,32 @@ func TestStaleEntryDoesNotHideAMissingOne(t *testing.T) {
 }
 
 // Expiry deletes due entries wholesale: the named ones go first, so the
-// count stays exact.
+// count stays exact. A damaged list found then names nothing for sure: the
+// whole index is reconciled instead.
 func TestExpiryEmptiesTheStaleList(t *testing.T) {
-	s, c := newStore(t)
-	long := submitN(t, s, c, 2, time.Hour)
-	mustSubmit(t, s, proposal("short", "rm -rf /srv/short", model.RiskHigh, c.Now(), time.Minute))
-	listedIDs(t, s)
-	if _, err := s.Consume(ctx, long[0], long[0], alice); err != nil {
-		t.Fatal(err)
-	}
-	c.Advance(2 * time.Minute)
-	if got, err := s.ExpireDue(ctx, alice); err != nil || !slices.Equal(got, []string{"short"}) {
-		t.Fatalf("expired %v, %v", got, err)
-	}
-	if entries, named := rankEntries(t, s.DSN()); !slices.Equal(entries, long[1:]) || len(named) != 0 {
-		t.Fatalf("entries %v, named %v; want %v and none", entries, named, long[1:])
-	}
-	if !upToDate(t, s) {
-		t.Fatal("the index's check wants a catch-up after expiry")
-	}
-}
-
-// A damaged list found when its entries are due to go (here, before
-// expiry deletes entries wholesale) names nothing for sure: the whole
-// index is reconciled instead.
-func TestDamagedStaleListIsReconciledWhenFlushed(t *testing.T) {
-	s, c := newStore(t)
-	long := submitN(t, s, c, 2, time.Hour)
-	mustSubmit(t, s, proposal("short", "rm -rf /srv/short", model.RiskHigh, c.Now(), time.Minute))
-	listedIDs(t, s)
-	if _, err := s.Consume(ctx, long[0], long[0], alice); err != nil {
-		t.Fatal(err)
-	}
-	mustExec(t, rawDB(t, s.DSN()), `UPDATE approve_tui_meta SET value = 'not a list' WHERE key = 'rank_stale'`)
-	c.Advance(2 * time.Minute)
-	if got, err := s.ExpireDue(ctx, alice); err != nil || !slices.Equal(got, []string{"short"}) {
-		t.Fatalf("expired %v, %v", got, err)
-	}
-	if entries, named := rankEntries(t, s.DSN()); !slices.Equal(entries, long[1:]) || len(named) != 0 {
-		t.Fatalf("entries %v, named %v; want %v and none", entries, named, long[1:])
-	}
-	if !upToDate(t, s) {
-		t.Fatal("the index's check wants a catch-up")
+	for _, damaged := range []bool{false, true} {
+		t.Run(fmt.Sprintf("damaged=%v", damaged), func(t *testing.T) {
+			s, c := newStore(t)
+			long := submitN(t, s, c, 2, time.Hour)
+			mustSubmit(t, s, proposal("short", "rm -rf /srv/short", model.RiskHigh, c.Now(), time.Minute))
+			listedIDs(t, s)
+			if _, err := s.Consume(ctx, long[0], long[0], alice); err != nil {
+				t.Fatal(err)
+			}
+			if damaged {
+				mustExec(t, rawDB(t, s.DSN()), `UPDATE approve_tui_meta SET value = 'not a list' WHERE key = 'rank_stale'`)
+			}
+			c.Advance(2 * time.Minute)
+			if got, err := s.ExpireDue(ctx, alice); err != nil || !slices.Equal(got, []string{"short"}) {
+				t.Fatalf("expired %v, %v", got, err)
+			}
+			if entries, named := rankEntries(t, s.DSN()); !slices.Equal(entries, long[1:]) || len(named) != 0 {
+				t.Fatalf("entries %v, named %v; want %v and none", entries, named, long[1:])
+			}
+			if !upToDate(t, s) {
+				t.Fatal("the index's check wants a catch-up after expiry")
+			}
+		})
 	}
 }
 
