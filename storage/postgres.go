@@ -435,17 +435,8 @@ var pgSchema = schemaDDL{
 		{
 			`CREATE TABLE IF NOT EXISTS approve_tui_audit (
 		seq BIGINT PRIMARY KEY,
-		at DOUBLE PRECISION NOT NULL,
-		approval_id TEXT NOT NULL,
-		event TEXT NOT NULL,
-		outcome TEXT NOT NULL,
-		reason TEXT NOT NULL DEFAULT '',
-		actor TEXT NOT NULL,
-		surface TEXT NOT NULL,
-		detail TEXT NOT NULL DEFAULT '',
-		prev_hash TEXT NOT NULL,
-		hash TEXT NOT NULL)`,
-			`CREATE INDEX IF NOT EXISTS approve_tui_audit_by_id ON approve_tui_audit(approval_id, seq)`,
+		at DOUBLE PRECISION NOT NULL,` + auditTextColumns + `)`,
+			auditByID,
 			`CREATE TABLE IF NOT EXISTS approve_tui_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
 			// The chain's head exists from the start: appends lock it.
 			`INSERT INTO approve_tui_meta (key, value) VALUES ('audit_head', '0:' || repeat('0', 64)) ON CONFLICT (key) DO NOTHING`,

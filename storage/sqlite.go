@@ -149,14 +149,18 @@ var migrations = []string{
 		heartbeat_at REAL NOT NULL);`,
 }
 
-// auditTable is the audit log's column definitions. seq is the rowid, and every
-// append names it (the chain's head plus one), so the table needs no
-// AUTOINCREMENT: that would write SQLite's sqlite_sequence table, a page
-// more in the WAL, at every decision, to keep a seq from being used again,
-// which the head already does (refitAudit).
+// auditTable is the audit log's column definitions on SQLite. seq is the
+// rowid, and every append names it (the chain's head plus one), so the
+// table needs no AUTOINCREMENT: that would write SQLite's sqlite_sequence
+// table, a page more in the WAL, at every decision, to keep a seq from being
+// used again, which the head already does (refitAudit).
 const auditTable = `
 		seq INTEGER PRIMARY KEY,
-		at REAL NOT NULL,
+		at REAL NOT NULL,` + auditTextColumns
+
+// auditTextColumns are the audit log's columns after seq and at, typed
+// alike on SQLite and PostgreSQL.
+const auditTextColumns = `
 		approval_id TEXT NOT NULL,
 		event TEXT NOT NULL,
 		outcome TEXT NOT NULL,
@@ -167,6 +171,7 @@ const auditTable = `
 		prev_hash TEXT NOT NULL,
 		hash TEXT NOT NULL`
 
+// auditByID is the audit log's index by proposal, on either backend.
 const auditByID = `CREATE INDEX IF NOT EXISTS approve_tui_audit_by_id ON approve_tui_audit(approval_id, seq)`
 
 // auditRefit rebuilds an audit log made with AUTOINCREMENT (by
