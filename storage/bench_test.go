@@ -124,7 +124,8 @@ func BenchmarkSubmit(b *testing.B) {
 
 // BenchmarkConsume compares the store's Consume with the same transaction
 // written as bare SQL on a bare connection: the same statements (read the
-// row, compare-and-set, audit insert, head update, rank delete) without the
+// row, compare-and-set, audit insert, head update, the rank entry named
+// stale, see bareConsumer) without the
 // store's decoding, validation, classification and hashing. Hermes is the
 // minimal compare-and-set alone, for reference.
 func BenchmarkConsume(b *testing.B) {
