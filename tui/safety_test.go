@@ -30,7 +30,8 @@ func TestHardlineIsDenyOnly(t *testing.T) {
 	m := console(t, f, operator, 120, 40)
 	selectID(t, m, id)
 	readAll(m)
-	screenHas(t, m, "HARD ", "HARDLINE — Hermes never runs this")
+	// The selected row says so too, not only the detail.
+	screenHas(t, m, "▶ HARD ", "HARDLINE — Hermes never runs this")
 	press(m, "a")
 	if m.prompt != nil {
 		t.Fatal("the approve prompt opened on a hardline command")

@@ -137,9 +137,18 @@ func (s Styles) RiskMarker(r model.RiskLevel, urgency float64) string {
 // rule (above HIGH: it can only be denied), else its effective risk.
 func (s Styles) Marker(rec *storage.Record, urgency float64) string {
 	if rec.Hardline {
-		return s.riskStyle(model.RiskHigh, 1).Render("HARD")
+		return s.riskStyle(model.RiskHigh, 1).Render(markerText(rec))
 	}
 	return s.RiskMarker(rec.EffectiveRisk, urgency)
+}
+
+// markerText is Marker's text, four cells wide, for a line styled as a
+// whole (the selected row).
+func markerText(rec *storage.Record) string {
+	if rec.Hardline {
+		return "HARD"
+	}
+	return padRight(rec.EffectiveRisk.Short(), 4)
 }
 
 // riskSteps is how finely the gradient follows urgency.

@@ -282,7 +282,7 @@ func (m *Model) rowView(r row, k rowKey) string {
 	cursor := k.cursor + k.other
 	text := fmt.Sprintf("%s %s %s %s", fmt.Sprintf("%7s", left), flag, fitWidth(r.session, sessW), fitWidth(r.command, cmdW))
 	if selected {
-		return st.Selected.Render(fitWidth(cursor+padRight(rec.EffectiveRisk.Short(), 4)+" "+text, width))
+		return st.Selected.Render(fitWidth(cursor+markerText(rec)+" "+text, width))
 	}
 	flagged := text
 	if flag != " " {
