@@ -53,6 +53,9 @@ type dbfile struct {
 	// busyMS and sync are what is set on w now (under wmu).
 	busyMS int64
 	sync   string
+	// schemaSeen: SQLite's schema_version when noticeTier2Locked last read
+	// the table's columns (under wmu).
+	schemaSeen int64
 
 	rdb *pool // readers
 

@@ -302,33 +302,23 @@ func (s bound) writerVersion(ctx context.Context) (int64, error) {
 		return n*1_000_003 ^ sum*31 ^ mx<<20, err
 	}
 	var v int64
-	err := s.w.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&v)
+	err := s.w.QueryRowPrepared(ctx, `PRAGMA data_version`).Scan(&v)
 	return v, err
 }
 
 // rankMeta reads the catch-up's mark (the rowid and id of the newest row
 // the last catch-up saw) and the rules the index was built with.
 func (s bound) rankMeta(ctx context.Context) (hw int64, hwID, rules string, err error) {
-	rows, err := s.w.QueryContext(ctx, `SELECT key, value FROM approve_tui_meta WHERE key IN ('rank_rowid', 'rank_rowid_id', 'rank_rules')`)
+	var mark, id, rv sql.NullString
+	err = s.w.QueryRowPrepared(ctx, `SELECT
+		(SELECT value FROM approve_tui_meta WHERE key = 'rank_rowid'),
+		(SELECT value FROM approve_tui_meta WHERE key = 'rank_rowid_id'),
+		(SELECT value FROM approve_tui_meta WHERE key = 'rank_rules')`).Scan(&mark, &id, &rv)
 	if err != nil {
 		return 0, "", "", err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
-			return 0, "", "", err
-		}
-		switch k {
-		case "rank_rowid":
-			fmt.Sscan(v, &hw)
-		case "rank_rowid_id":
-			hwID = v
-		case "rank_rules":
-			rules = v
-		}
-	}
-	return hw, hwID, rules, rows.Err()
+	fmt.Sscan(mark.String, &hw)
+	return hw, id.String, rv.String, nil
 }
 
 // maxRowid is the newest row's rowid, read on the writer (0: no row).
@@ -360,7 +350,7 @@ func (s bound) rankUpToDate(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	var missing int
-	err = s.w.QueryRowContext(ctx, `SELECT 1 FROM gateway_approvals g
+	err = s.w.QueryRowPrepared(ctx, `SELECT 1 FROM gateway_approvals g
 		WHERE g.rowid > ? AND `+s.openWhere("g.status")+` AND NOT EXISTS
 		(SELECT 1 FROM approve_tui_rank r WHERE r.approval_id = g.approval_id) LIMIT 1`, hw).Scan(&missing)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -478,6 +468,15 @@ func (s bound) indexRows(ctx context.Context, q string, args ...any) (int, error
 // listPendingIndexed reads the most urgent page through the rank index: per
 // rank, from unknown down to low, unexpired rows by expiry, then rows that
 // never expire.
+//
+// The rank and the limit are bound as expressions (? + 0), not as plain
+// parameters: SQLite, built with STAT4 as modernc's is, plans with the
+// values bound where a plain parameter is compared or limits (a LIMIT, a
+// term that a partial index's condition is checked against), and prepares
+// the statement again whenever such a value changes. That parsing was half
+// the cost of a console's page (ten statements, each rank and limit in
+// turn). The plan is the same either way: the rank index, then the row by
+// its key.
 func (s bound) listPendingIndexed(ctx context.Context, now time.Time, o ListOptions) ([]*Record, error) {
 	if s.pg != nil {
 		return s.listPendingOneQuery(ctx, now, o)
@@ -487,10 +486,10 @@ func (s bound) listPendingIndexed(ctx context.Context, now time.Time, o ListOpti
 	var out []*Record
 	base := `SELECT ` + s.cols() + ` FROM approve_tui_rank r
 		JOIN gateway_approvals g ON g.approval_id = r.approval_id
-		WHERE r.rank = ? AND ` + s.openWhere("g.status") + ` AND (g.expires_at IS NULL OR g.expires_at > ?) AND `
+		WHERE r.rank = ? + 0 AND ` + s.openWhere("g.status") + ` AND (g.expires_at IS NULL OR g.expires_at > ?) AND `
 	queries := []string{
-		base + `r.expires_at > ? ORDER BY r.expires_at, r.approval_id LIMIT ?`,
-		base + `r.expires_at IS NULL ORDER BY r.approval_id LIMIT ?`,
+		base + `r.expires_at > ? ORDER BY r.expires_at, r.approval_id LIMIT ? + 0`,
+		base + `r.expires_at IS NULL ORDER BY r.approval_id LIMIT ? + 0`,
 	}
 	for rank := model.RiskUnknown.Rank(); rank >= 1 && need > 0; rank-- {
 		for qi, q := range queries {

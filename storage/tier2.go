@@ -245,11 +245,22 @@ func (st *Store) ClearLockout(ctx context.Context, verb, target string, actor mo
 // Called with the writer mutex held after another process's commit, it
 // looks at the table's columns and, when they are there now, reads and
 // writes the file as tier-2 from then on: the writer statements that differ
-// are prepared again.
+// are prepared again. On SQLite the columns are read only when the schema
+// changed since the last look (its schema_version, a read of the header):
+// most commits change none.
 func (s bound) noticeTier2Locked(ctx context.Context) {
+	schema := int64(-1)
+	if s.pg == nil {
+		if err := s.w.QueryRowPrepared(ctx, `PRAGMA schema_version`).Scan(&schema); err == nil && schema == s.schemaSeen {
+			return
+		}
+	}
 	cols, err := s.eng.tableColumns(ctx, s.w, "gateway_approvals")
 	if err != nil {
 		return
+	}
+	if schema >= 0 {
+		s.schemaSeen = schema
 	}
 	for _, c := range tier2Columns {
 		if !cols[c] {
