@@ -106,6 +106,8 @@ type Model struct {
 	gen    int
 	loaded bool
 	rows   []row
+	// rowsOwn: rows is not full's array (rowsBuffer may reuse it).
+	rowsOwn bool
 	// full is the last load that read the list whole (not a first page).
 	full     fullLoad
 	visible  []int // indexes into rows that pass the filter
@@ -175,6 +177,13 @@ type Model struct {
 	// loadStarts: when the last load of the list started, and the one
 	// before (reloadSoon).
 	loadStarts [2]time.Time
+	// restOwed: the rows below a long list's first page are those of an
+	// older read, since restSince; readRest reads them again, resting
+	// while it runs (restCancel stops it: a commit's page comes first).
+	restOwed   bool
+	restSince  time.Time
+	resting    bool
+	restCancel context.CancelFunc
 	// foreign counts the wake-ups for commits that may be other
 	// processes'; fullForeign is its value when the last full read was asked
 	// for, and loadForeign when the load on its way was. A wake-up for this
@@ -218,6 +227,17 @@ const (
 	minReloadGap    = 50 * time.Millisecond
 	maxReloadGap    = 150 * time.Millisecond
 	fullReloadEvery = 5 * time.Second
+)
+
+// The rest of a long list (the rows below the first page, up to MaxLoaded)
+// is read restDelay after the frame that shows the page, so that the
+// terminal, or the SSH session, gets that frame before the console spends
+// tens of milliseconds of CPU on rows off screen. A commit noticed while it
+// is read stops it and reads its page first, unless the rest has been owed
+// for restMaxWait: then it finishes, and the commit waits for it.
+const (
+	restDelay   = 30 * time.Millisecond
+	restMaxWait = time.Second
 )
 
 // New makes a console.
@@ -300,6 +320,7 @@ func (m *Model) Init() tea.Cmd {
 }
 
 func (m *Model) reload() tea.Cmd {
+	m.endRest() // this load reads the page again, and the rest after it
 	m.gen++
 	m.loading, m.dirty = true, false
 	m.loadStarts = [2]time.Time{time.Now(), m.loadStarts[0]}
@@ -363,10 +384,10 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case pendingMsg:
 		return m, m.onPending(msg)
 	case restDueMsg:
-		if msg.gen != m.gen {
-			return m, nil // a newer load is on its way
+		if msg.gen != m.gen || m.loading || !m.restOwed {
+			return m, nil // a newer load is on its way, and the rest after it
 		}
-		return m, m.oneOff(loadPending(m.ctx, m.opt.Store, m.gen, MaxLoaded, nil, shownPayload{}, false))
+		return m, m.readRest()
 	case presenceWrittenMsg:
 		if msg.alone {
 			m.ownWrites = append(m.ownWrites, [2]int64{msg.before, msg.after})
@@ -420,7 +441,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.who.Others {
 			m.foreign++
 		}
-		if m.loading {
+		if m.loading && !m.stopRest() {
 			m.dirty = true
 			return m, waitChange(m.ctx, m.watcher)
 		}
@@ -528,7 +549,9 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 		return m.loadDone()
 	}
 	m.storeErr = ""
-	m.lastLoad = msg.took
+	if !m.resting {
+		m.lastLoad = msg.took
+	}
 	var waiter tea.Cmd
 	if msg.waiter != nil {
 		waiter = m.applyWaiter(*msg.waiter)
@@ -545,20 +568,22 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 	}
 	selWasListed := m.selID != "" && m.indexOf(m.selID) >= 0
 	partial := msg.limit < MaxLoaded && len(msg.rows) == msg.limit
-	rows := make([]row, 0, max(len(msg.rows), len(m.rows)))
+	var tail []row
+	if partial && len(msg.rows) > 0 {
+		// The first page of a long list: the rows loaded before that rank
+		// after it stay until the rest comes (readRest), so that the list
+		// keeps its length, and a row selected below the page its place.
+		tail = m.full.after(msg.rows)
+	}
+	rows := m.rowsBuffer(len(msg.rows) + len(tail))
 	for _, rec := range msg.rows {
 		rows = append(rows, m.full.row(rec))
 	}
-	if partial && len(msg.rows) > 0 {
-		// The first page of a long list: the rows loaded before that rank
-		// after it stay until the rest comes (right after), so that the
-		// list keeps its length, and a row selected below the page its
-		// place.
-		rows = append(rows, m.full.after(msg.rows)...)
-	} else {
+	rows = append(rows, tail...)
+	if !partial {
 		m.full = newFullLoad(rows, !msg.ranking.Provisional)
 	}
-	m.rows = rows
+	m.rows, m.rowsOwn = rows, partial
 	m.total = msg.total
 	if m.ranking.Provisional != msg.ranking.Provisional {
 		if msg.ranking.Provisional {
@@ -591,16 +616,61 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 	m.applyFilter()
 	cmds = append(cmds, m.selectionChanged(false), m.setPresences(msg.presences))
 	if partial {
-		// The rest, once the frame is out: a message comes back through the
-		// program's loop only after the View of this update, so the read of
-		// thousands of rows (and the garbage collection it brings on) does
-		// not compete with drawing the page.
+		// The rest, once the frame is out and on its way (restDelay): the
+		// read of thousands of rows, and the garbage collection it brings
+		// on, does not compete with drawing the page or with the terminal
+		// showing it.
+		if !m.restOwed {
+			m.restOwed, m.restSince = true, time.Now()
+		}
 		gen := m.gen
-		cmds = append(cmds, m.oneOff(func() tea.Msg { return restDueMsg{gen} }))
+		cmds = append(cmds, m.oneOff(tea.Tick(restDelay, func(time.Time) tea.Msg { return restDueMsg{gen} })))
 	} else {
-		cmds = append(cmds, m.loadDone())
+		m.restOwed = false
 	}
-	return tea.Batch(cmds...)
+	return tea.Batch(append(cmds, m.loadDone())...)
+}
+
+// readRest reads the whole list (MaxLoaded rows) after a first page.
+func (m *Model) readRest() tea.Cmd {
+	ctx, cancel := context.WithCancel(m.ctx)
+	m.loading, m.resting, m.restCancel = true, true, cancel
+	return m.oneOff(loadPending(ctx, m.opt.Store, m.gen, MaxLoaded, nil, shownPayload{}, false))
+}
+
+// stopRest stops the read of the rest, if one runs and the rest has been
+// owed for less than restMaxWait, and reports whether it did: the load
+// that a commit asks for may start. Its result, if it still comes, is
+// dropped (gen), and the rest is read again after the next page.
+func (m *Model) stopRest() bool {
+	if !m.resting || time.Since(m.restSince) >= restMaxWait {
+		return false
+	}
+	m.endRest()
+	m.gen++
+	m.loading = false
+	return true
+}
+
+// endRest forgets the read of the rest (it ended, or was stopped).
+func (m *Model) endRest() {
+	if m.restCancel != nil {
+		m.restCancel()
+	}
+	m.resting, m.restCancel = false, nil
+}
+
+// rowsBuffer is an empty slice with room for n rows for the list a load
+// brings: the array of the list on screen when that is the console's own
+// (rowsOwn: built for a first page, not the full load's, which pages read
+// their rows from), else a new one. A commit on a long list then copies
+// the thousands of rows below its page, but allocates nothing for them.
+func (m *Model) rowsBuffer(n int) []row {
+	if !m.rowsOwn || cap(m.rows) < n {
+		return make([]row, 0, n+n/16+16) // room for the rows commits add
+	}
+	clear(m.rows[min(n, len(m.rows)):]) // past the new list: no record kept alive
+	return m.rows[:0]
 }
 
 // pageToLoad is how many of the most urgent pending rows a load reads
@@ -625,8 +695,16 @@ func (m *Model) pageToLoad() int {
 
 // loadDone ends a load of the pending list, and starts the next one if a
 // commit was noticed while it ran.
+//
+// The pause before the next load counts from the end of the last page
+// read: the rest (readRest) is read between commits, and stops for one.
 func (m *Model) loadDone() tea.Cmd {
-	m.loading, m.loadEnd = false, time.Now()
+	if m.resting {
+		m.endRest()
+	} else {
+		m.loadEnd = time.Now()
+	}
+	m.loading = false
 	if m.dirty {
 		return m.reloadSoon()
 	}
