@@ -115,19 +115,20 @@ func BenchmarkKeystroke(b *testing.B) {
 }
 
 // BenchmarkClockTick: one tick of the console's clock and the frame after
-// it, what an idle console does once a second while its screen shows an age
-// or a countdown to the second: 120x40, 256 colours, the first proposal
-// selected (its detail's age ticks; the list's countdowns, over an hour,
-// change once a minute), 10 and 10,000 pending.
+// it, what an idle console does once a second while its screen shows a
+// countdown to the second: 120x40, 256 colours, the first proposal
+// selected, every visible row in its last hour (its countdown, and the
+// detail's, change every second; the ages, over an hour, once a minute),
+// 10 and 10,000 pending.
 func BenchmarkClockTick(b *testing.B) {
 	dir := b.TempDir()
 	for _, n := range []int{10, 10000} {
 		path := bulkFile(b, dir, n, n)
 		b.Run(fmt.Sprintf("pending=%d", n), func(b *testing.B) {
-			// The rows are half an hour old (ages to the second) and expire
-			// in one and a half hours (countdowns to the minute); the clock
-			// goes round those ten minutes.
-			start := t0.Add(-30 * time.Minute)
+			// The rows are an hour and a half old (ages to the minute) and
+			// expire in half an hour or more (countdowns to the second);
+			// the clock goes round ten minutes.
+			start := t0.Add(30 * time.Minute)
 			now := start
 			m, _ := fileConsole(b, path, 120, 40, func(o *Options) {
 				o.Renderer, o.Now = colourRenderer(), func() time.Time { return now }

@@ -190,7 +190,7 @@ func untilCountdownChanges(left time.Duration) time.Duration {
 }
 
 // untilAgoChanges is how long until ago() of an age growing from age
-// shows another text.
+// shows another text (to the minute from a minute on: ageText).
 func untilAgoChanges(age time.Duration) time.Duration {
 	if age < 0 {
 		return time.Second // in the future (clocks apart): rare, tick plainly
@@ -200,6 +200,9 @@ func untilAgoChanges(age time.Duration) time.Duration {
 	}
 	r := age.Round(time.Second)
 	u := shownUnit(r)
+	if r >= time.Minute && r < time.Hour {
+		u = time.Minute // ageText
+	}
 	boundary := (r/u+1)*u - time.Second/2
 	return boundary - age + tickSlack
 }

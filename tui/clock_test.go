@@ -59,7 +59,11 @@ func TestClockKnowsWhenTextsChange(t *testing.T) {
 
 // oldFile holds two proposals made two hours before t0 that expire five
 // hours after it: nothing on their screen changes within the second.
-func oldFile(t *testing.T) *fixture {
+func oldFile(t *testing.T) *fixture { t.Helper(); return agedFile(t, 2*time.Hour) }
+
+// agedFile holds two proposals made age before t0 that expire five hours
+// after it.
+func agedFile(t *testing.T, age time.Duration) *fixture {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "state.db")
 	s, err := storage.Open(context.Background(), path, storage.Options{Create: true, Now: fixedNow})
@@ -70,7 +74,7 @@ func oldFile(t *testing.T) *fixture {
 	ids := map[string]string{}
 	for _, name := range []string{"old-one", "old-two"} {
 		p, _, err := risk.Propose(risk.Draft{Command: "rm -rf /srv/" + name, SessionKey: "agent:old",
-			TTL: 7*time.Hour + 30*time.Second}, t0.Add(-2*time.Hour))
+			TTL: 5*time.Hour + 30*time.Second + age}, t0.Add(-age))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,6 +96,10 @@ func TestClockWaitsForTheScreenToChange(t *testing.T) {
 	}
 	if d := m.untilScreenChanges(); d < 30*time.Second || d > 31*time.Second {
 		t.Fatalf("old proposals: next change in %v, want 30.5 s", d)
+	}
+	// Five minutes old: "5m ago" until the sixth minute, not to the second.
+	if d := console(t, agedFile(t, 5*time.Minute), operator, 120, 40).untilScreenChanges(); d < 30*time.Second || d > 31*time.Second {
+		t.Fatalf("proposals five minutes old: next change in %v, want 30.5 s", d)
 	}
 	// Nothing to show, nothing changes.
 	empty := console(t, &fixture{s: openEmpty(t)}, operator, 120, 40)

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"github.com/approve-tui/approve-tui/model"
 	"sort"
 	"strings"
@@ -65,14 +66,26 @@ func sortedKeys(m map[string]string) []string {
 // shortDur is a compact duration: 45s, 3m12s, 2h05m, 3d04h.
 func shortDur(d time.Duration) string { return model.ShortDuration(d) }
 
-// ago says how long before now t was ("just now" under a second).
+// ago says how long before now t was ("just now" under a second): to the
+// second under a minute, to the minute under a day (3m ago, 2h05m ago), to
+// the hour beyond, as most consoles show an age. A countdown (shortDur)
+// keeps its seconds for its last hour: how long is left is what a
+// decision is made against, how long ago something happened is context.
 func ago(t time.Time, now time.Time) string {
 	d := now.Sub(t)
 	if d < time.Second && d > -time.Second {
 		return "just now"
 	}
 	if d < 0 {
-		return "in " + shortDur(d)
+		return "in " + ageText(-d)
 	}
-	return shortDur(d) + " ago"
+	return ageText(d) + " ago"
+}
+
+// ageText is d (not negative) as ago shows it.
+func ageText(d time.Duration) string {
+	if r := d.Round(time.Second); r >= time.Minute && r < time.Hour {
+		return fmt.Sprintf("%dm", int(r.Minutes()))
+	}
+	return shortDur(d)
 }
