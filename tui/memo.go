@@ -68,6 +68,27 @@ type rowMemo struct {
 	key  rowKey
 	line string
 	left countdown
+	// body is the row's session and command cut to their columns, bodyW
+	// its width, for the row and widths in bodyFor.
+	body    string
+	bodyW   int
+	bodyFor bodyKey
+}
+
+type bodyKey struct {
+	rec         *storage.Record
+	sessW, cmdW int
+}
+
+// bodyOf is r's session and command cut to sessW and cmdW cells, and its
+// width.
+func (at *rowMemo) bodyOf(r row, sessW, cmdW int) (string, int) {
+	k := bodyKey{r.rec, sessW, cmdW}
+	if at.body == "" || at.bodyFor != k {
+		at.body = fitWidth(r.session, sessW) + " " + fitWidth(r.command, cmdW)
+		at.bodyW, at.bodyFor = lipgloss.Width(at.body), k
+	}
+	return at.body, at.bodyW
 }
 
 // countdown is a row's time left as shown from from until until.
@@ -165,8 +186,14 @@ func (mm *viewMemo) beside(left, right []string) []string {
 	l, r := make([]string, n), make([]string, n)
 	copy(l, left)
 	copy(r, right)
-	return j.lines.apply(l, r, func(a, b string) string {
-		return a + strings.Repeat(" ", wl-ansi.StringWidth(a)) + " " + b + strings.Repeat(" ", wr-ansi.StringWidth(b))
+	at := func(ws []int, i int) int { // a line's width, measured above (none: an empty line)
+		if i < len(ws) {
+			return ws[i]
+		}
+		return 0
+	}
+	return j.lines.apply(l, r, func(i int, a, b string) string {
+		return a + strings.Repeat(" ", wl-at(lw, i)) + " " + b + strings.Repeat(" ", wr-at(rw, i))
 	})
 }
 
@@ -176,13 +203,13 @@ type lineCache2 struct {
 	a, b, out []string
 }
 
-func (c *lineCache2) apply(a, b []string, f func(a, b string) string) []string {
+func (c *lineCache2) apply(a, b []string, f func(i int, a, b string) string) []string {
 	out := make([]string, len(a))
 	for i := range a {
 		if i < len(c.a) && c.a[i] == a[i] && c.b[i] == b[i] {
 			out[i] = c.out[i]
 		} else {
-			out[i] = f(a[i], b[i])
+			out[i] = f(i, a[i], b[i])
 		}
 	}
 	c.a, c.b, c.out = a, b, out

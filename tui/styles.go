@@ -36,6 +36,9 @@ type Styles struct {
 	// the gradient's styles by level and urgency step.
 	conv func(lipgloss.AdaptiveColor) lipgloss.AdaptiveColor
 	risk map[riskKey]lipgloss.Style
+	// markers: each marker as rendered (a list row's, every second a
+	// countdown changes, would otherwise render it again).
+	markers map[markerKey]string
 }
 
 type riskKey struct {
@@ -81,7 +84,7 @@ var (
 
 // NewStyles builds the console's styles for one renderer.
 func NewStyles(r *lipgloss.Renderer) Styles {
-	s := Styles{r: r, conv: profileColors(r), risk: map[riskKey]lipgloss.Style{}}
+	s := Styles{r: r, conv: profileColors(r), risk: map[riskKey]lipgloss.Style{}, markers: map[markerKey]string{}}
 	subtle := s.conv(lipgloss.AdaptiveColor{Light: "#6B6B6B", Dark: "#9E9E9E"})
 	faint := s.conv(lipgloss.AdaptiveColor{Light: "#9E9E9E", Dark: "#5C5C5C"})
 	accent := s.conv(lipgloss.AdaptiveColor{Light: "#1565C0", Dark: "#64B5F6"})
@@ -130,17 +133,42 @@ func NewStyles(r *lipgloss.Renderer) Styles {
 // from 0, plenty of time, to 1, about to expire). Without colour it still
 // reads: HIGH, MED, LOW, UNKN.
 func (s Styles) RiskMarker(r model.RiskLevel, urgency float64) string {
-	return s.riskStyle(r, urgency).Render(padRight(r.Short(), 4))
+	return s.marker(markerKey{riskKey{r, riskStep(urgency)}, false})
 }
 
 // Marker is a proposal's marker: HARD for a command that matches a hardline
 // rule (above HIGH: it can only be denied), else its effective risk.
 func (s Styles) Marker(rec *storage.Record, urgency float64) string {
 	if rec.Hardline {
-		return s.riskStyle(model.RiskHigh, 1).Render(markerText(rec))
+		return s.marker(markerKey{riskKey{model.RiskHigh, riskSteps}, true})
 	}
 	return s.RiskMarker(rec.EffectiveRisk, urgency)
 }
+
+// markerKey is what a marker is drawn from: its risk and urgency's step,
+// and whether it is HARD.
+type markerKey struct {
+	risk riskKey
+	hard bool
+}
+
+func (s Styles) marker(k markerKey) string {
+	if m, ok := s.markers[k]; ok {
+		return m
+	}
+	text := padRight(k.risk.level.Short(), 4)
+	if k.hard {
+		text = "HARD"
+	}
+	m := s.riskStyle(k.risk.level, float64(k.risk.step)/riskSteps).Render(text)
+	if s.markers != nil {
+		s.markers[k] = m
+	}
+	return m
+}
+
+// riskStep is urgency (0 to 1) on riskStyle's scale.
+func riskStep(urgency float64) int { return int(clamp01(urgency) * riskSteps) }
 
 // markerText is Marker's text, four cells wide, for a line styled as a
 // whole (the selected row).
@@ -155,7 +183,7 @@ func markerText(rec *storage.Record) string {
 const riskSteps = 20
 
 func (s Styles) riskStyle(r model.RiskLevel, urgency float64) lipgloss.Style {
-	k := riskKey{r, int(clamp01(urgency) * riskSteps)}
+	k := riskKey{r, riskStep(urgency)}
 	if st, ok := s.risk[k]; ok {
 		return st
 	}

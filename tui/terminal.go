@@ -223,8 +223,13 @@ func (s *screen) writeLocked() {
 			}
 			continue
 		}
-		line = ansi.Truncate(line, s.width, "")
-		if ansi.StringWidth(line) < s.width {
+		// The console's lines fit; a line that does not is cut here.
+		w := ansi.StringWidth(line)
+		if w > s.width {
+			line = ansi.Truncate(line, s.width, "")
+			w = ansi.StringWidth(line)
+		}
+		if w < s.width {
 			line += ansi.EraseLineRight
 		}
 		b.WriteString(line)

@@ -228,7 +228,7 @@ func (m *Model) listView(width int) string {
 		r, at := m.rows[m.visible[i]], &mm.rows[i-m.top]
 		k := m.rowKey(r, i == m.cursor, width, sessW, cmdW, at)
 		if at.line == "" || at.key != k {
-			at.key, at.line, same = k, m.rowView(r, k), false
+			at.key, at.line, same = k, m.rowView(r, k, at), false
 		}
 	}
 	if !same {
@@ -274,25 +274,34 @@ func (m *Model) rowKey(r row, selected bool, width, sessW, cmdW int, at *rowMemo
 	return k
 }
 
-func (m *Model) rowView(r row, k rowKey) string {
+// rowView draws a list row: cursor and marks, marker, countdown, flag,
+// then the session and command cut to their columns, which at keeps
+// (rowMemo.bodyOf): a row redrawn because its countdown changed only lays
+// out its first cells again.
+func (m *Model) rowView(r row, k rowKey, at *rowMemo) string {
 	st := m.st
 	rec := r.rec
-	left, urgency, flag, selected := k.left, k.urgency, k.flag, k.selected
-	width, sessW, cmdW := k.width, k.sessW, k.cmdW
-	cursor := k.cursor + k.other
-	text := fmt.Sprintf("%s %s %s %s", fmt.Sprintf("%7s", left), flag, fitWidth(r.session, sessW), fitWidth(r.command, cmdW))
-	if selected {
-		return st.Selected.Render(fitWidth(cursor+markerText(rec)+" "+text, width))
+	body, bodyW := at.bodyOf(r, k.sessW, k.cmdW)
+	lead := k.cursor + k.other
+	left := fmt.Sprintf("%7s", k.left)
+	if k.selected {
+		return st.Selected.Render(fitWidth(lead+markerText(rec)+" "+left+" "+k.flag+" "+body, k.width))
 	}
-	flagged := text
-	if flag != " " {
-		style := st.Suspicious
-		if flag == "X" {
-			style = st.Corrupt
-		}
-		flagged = fmt.Sprintf("%7s", left) + " " + style.Render(flag) + " " + fitWidth(r.session, sessW) + " " + fitWidth(r.command, cmdW)
+	flag := k.flag
+	switch flag {
+	case "!":
+		flag = st.Suspicious.Render(flag)
+	case "X":
+		flag = st.Corrupt.Render(flag)
 	}
-	return fitWidth(cursor+st.Marker(rec, urgency)+" "+flagged, width)
+	head := lead + st.Marker(rec, k.urgency) + " " + left + " " + flag + " "
+	switch w := lipgloss.Width(head) + bodyW; {
+	case w == k.width:
+		return head + body
+	case w < k.width:
+		return head + body + strings.Repeat(" ", k.width-w)
+	}
+	return fitWidth(head+body, k.width)
 }
 
 func (m *Model) historyView() string {
