@@ -1,5 +1,11 @@
 // Command approve-tui is the console in which a human approves or denies
 // the dangerous shell commands AI agents propose. See package cli.
+//
+// updatemaxprocs=0: the runtime sets GOMAXPROCS from the CPU limit at
+// start, and does not look at it again every second (a thread woken once
+// a second for a cgroup read, in a console that is otherwise idle).
+
+//go:debug updatemaxprocs=0
 package main
 
 import (
