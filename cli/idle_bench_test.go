@@ -23,6 +23,13 @@ import (
 // thread's voluntary and involuntary switches, a proxy for timer
 // wake-ups).
 //
+// The proposals are fresh and expire in two hours: the countdowns show
+// minutes, and the selected proposal's age ("created 40s ago") seconds
+// for its first minute, then minutes. The seconds variant's proposals
+// expire in 50 minutes: every visible countdown shows seconds, and the
+// console draws a frame every second of the window, as it does whenever
+// a proposal on screen is in its last hour.
+//
 // The noisy-dir variants write another file in the database's directory
 // (a log, 100 lines a second) during the window: what the console does
 // with events for files that are not its own.
@@ -48,19 +55,24 @@ func BenchmarkConsoleIdle(b *testing.B) {
 	for _, c := range []struct {
 		pending int
 		noisy   bool
+		ttl     time.Duration
 	}{
-		{10, false},
-		{10_000, false},
-		{10, true},
-		{10_000, true},
+		{10, false, 2 * time.Hour},
+		{10_000, false, 2 * time.Hour},
+		{10, true, 2 * time.Hour},
+		{10_000, true, 2 * time.Hour},
+		{10, false, 50 * time.Minute},
 	} {
 		name := fmt.Sprintf("pending=%d", c.pending)
 		if c.noisy {
 			name += "/noisy-dir"
 		}
+		if c.ttl < time.Hour {
+			name += "/seconds"
+		}
 		b.Run(name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				idleWindow(b, bin, c.pending, c.noisy, window)
+				idleWindow(b, bin, c.pending, c.noisy, c.ttl, window)
 			}
 		})
 	}
@@ -81,11 +93,11 @@ func buildBinaryTB(tb testing.TB, dir string) string {
 // presence write are over by then.
 const idleSettle = 5 * time.Second
 
-func idleWindow(b *testing.B, bin string, pending int, noisy bool, window time.Duration) {
+func idleWindow(b *testing.B, bin string, pending int, noisy bool, ttl, window time.Duration) {
 	b.StopTimer()
 	dir := b.TempDir()
 	db := filepath.Join(dir, "state.db")
-	seedPending(b, db, pending, 0)
+	seedPendingTTL(b, db, pending, 0, ttl)
 
 	sock := fmt.Sprintf("approve-tui-idle-%d", os.Getpid())
 	tmux := func(args ...string) string {

@@ -105,6 +105,12 @@ func (l *loadNight) cmd(args ...string) *exec.Cmd {
 // seedPending writes n pending low and medium risk proposals (they rank
 // below the high-risk ones the runs submit) and returns the first w ids.
 func seedPending(b *testing.B, path string, n, w int) []string {
+	return seedPendingTTL(b, path, n, w, 2*time.Hour)
+}
+
+// seedPendingTTL is seedPending with the i-th proposal expiring ttl + i
+// seconds after it is made.
+func seedPendingTTL(b *testing.B, path string, n, w int, ttl time.Duration) []string {
 	s, err := storage.Open(context.Background(), path, storage.Options{Create: true})
 	if err != nil {
 		b.Fatal(err)
@@ -128,7 +134,7 @@ func seedPending(b *testing.B, path string, n, w int) []string {
 	var ids []string
 	for i := 0; i < n; i++ {
 		p, _, err := risk.Propose(risk.Draft{Command: fmt.Sprintf(cmds[i%2], i), SessionKey: fmt.Sprintf("agent:night-%d", i%40),
-			ID: fmt.Sprintf("night%06d", i), TTL: 2*time.Hour + time.Duration(i)*time.Second}, now)
+			ID: fmt.Sprintf("night%06d", i), TTL: ttl + time.Duration(i)*time.Second}, now)
 		if err != nil {
 			b.Fatal(err)
 		}
