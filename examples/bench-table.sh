@@ -9,14 +9,16 @@
 # ./bench-results/DATE), the table to OUTDIR/table.md and to stdout.
 #
 # Run it on a quiet machine: every figure is a timing or a CPU share.
-# Takes about 17 minutes on 2 vCPUs (the idle console alone is
-# 5 x APPROVE_TUI_BENCH_IDLE_SECONDS, default 60 here).
+# Takes about 22 minutes on 2 vCPUs (the idle console alone is
+# 5 x APPROVE_TUI_BENCH_IDLE_SECONDS, default 120: a window holds one of
+# the Go runtime's forced garbage collections, every two minutes, as the
+# long run does).
 set -eu
 
 cd "$(dirname "$0")/.."
 out=${1:-bench-results/$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$out"
-: "${APPROVE_TUI_BENCH_IDLE_SECONDS:=60}"
+: "${APPROVE_TUI_BENCH_IDLE_SECONDS:=120}"
 export APPROVE_TUI_BENCH_IDLE_SECONDS
 unset APPROVE_TUI_TEST_POSTGRES # the table is SQLite's (PostgreSQL has its own section)
 
