@@ -92,7 +92,7 @@ type (
 	}
 	// restDueMsg: the frame that shows a long list's first page is out;
 	// time to read the rest (Model.onPending).
-	restDueMsg struct{ gen int }
+	restDueMsg struct{}
 	// goneMsg explains a proposal that left the pending list elsewhere.
 	goneMsg struct {
 		id  string

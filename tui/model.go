@@ -180,7 +180,9 @@ type Model struct {
 	// restOwed: the rows below a long list's first page are those of an
 	// older read, since restSince; readRest reads them again, resting
 	// while it runs (restCancel stops it: a commit's page comes first).
+	// restQueued: a restDueMsg is on its way (loadDone).
 	restOwed   bool
+	restQueued bool
 	restSince  time.Time
 	resting    bool
 	restCancel context.CancelFunc
@@ -384,8 +386,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case pendingMsg:
 		return m, m.onPending(msg)
 	case restDueMsg:
-		if msg.gen != m.gen || m.loading || !m.restOwed {
-			return m, nil // a newer load is on its way, and the rest after it
+		m.restQueued = false
+		if m.loading || !m.restOwed {
+			return m, nil // a load is on its way: the rest comes after it (loadDone)
 		}
 		return m, m.readRest()
 	case presenceWrittenMsg:
@@ -616,15 +619,10 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 	m.applyFilter()
 	cmds = append(cmds, m.selectionChanged(false), m.setPresences(msg.presences))
 	if partial {
-		// The rest, once the frame is out and on its way (restDelay): the
-		// read of thousands of rows, and the garbage collection it brings
-		// on, does not compete with drawing the page or with the terminal
-		// showing it.
+		// The rest comes once the frame is out and on its way (loadDone).
 		if !m.restOwed {
 			m.restOwed, m.restSince = true, time.Now()
 		}
-		gen := m.gen
-		cmds = append(cmds, m.oneOff(tea.Tick(restDelay, func(time.Time) tea.Msg { return restDueMsg{gen} })))
 	} else {
 		m.restOwed = false
 	}
@@ -698,8 +696,16 @@ func (m *Model) pageToLoad() int {
 //
 // The pause before the next load counts from the end of the last page
 // read: the rest (readRest) is read between commits, and stops for one.
+//
+// After a load that left the rows below a first page owed (that page, or
+// a load that found nothing changed since it, or failed), the rest is
+// read restDelay later: the read of thousands of rows, and the garbage
+// collection it brings on, does not compete with drawing the page or
+// with the terminal showing it. A rest that failed is read again after
+// the next load.
 func (m *Model) loadDone() tea.Cmd {
-	if m.resting {
+	rest := m.resting
+	if rest {
 		m.endRest()
 	} else {
 		m.loadEnd = time.Now()
@@ -707,6 +713,10 @@ func (m *Model) loadDone() tea.Cmd {
 	m.loading = false
 	if m.dirty {
 		return m.reloadSoon()
+	}
+	if m.restOwed && !rest && !m.restQueued {
+		m.restQueued = true
+		return m.oneOff(tea.Tick(restDelay, func(time.Time) tea.Msg { return restDueMsg{} }))
 	}
 	return nil
 }

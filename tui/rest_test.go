@@ -85,10 +85,29 @@ func TestRestOfALongListComesBetweenCommits(t *testing.T) {
 	}
 	screenHas(t, m, "601 pending")
 	listed()
-	// The rest, restDelay later: its read starts.
 	if m.resting {
 		t.Fatal("the rest is read with the page")
 	}
+	// A load starts before the rest is due (a heartbeat's commit, say) and
+	// finds nothing changed since the page: the rest still comes after it.
+	again := m.reload()
+	if cmd := one(next, isRestDue); cmd != nil || m.resting {
+		t.Fatal("the rest was read while a load was on its way")
+	}
+	var same []tea.Msg
+	for _, msg := range runBatch(again) {
+		if pm, ok := msg.(pendingMsg); ok {
+			if !pm.same {
+				t.Fatal("the load after the page read the list again")
+			}
+			same = append(same, pm)
+		}
+	}
+	if len(same) != 1 {
+		t.Fatalf("%d loads", len(same))
+	}
+	_, next = m.Update(same[0])
+	// The rest, restDelay later: its read starts.
 	readRest := one(next, isRestDue)
 	if !m.resting || !m.loading || readRest == nil {
 		t.Fatalf("the rest's read did not start: resting %v, loading %v", m.resting, m.loading)
