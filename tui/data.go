@@ -90,8 +90,8 @@ type (
 		// (outcomeText says so, not that it was mistyped).
 		pasted bool
 	}
-	// restDueMsg: the frame that shows a long list's first page is out;
-	// time to read the rest (Model.onPending).
+	// restDueMsg: restDelay has passed since a load that left the rest
+	// of a long list owed; time to read it (Model.loadDone).
 	restDueMsg struct{}
 	// goneMsg explains a proposal that left the pending list elsewhere.
 	goneMsg struct {

@@ -178,13 +178,12 @@ type Model struct {
 	// before (reloadSoon).
 	loadStarts [2]time.Time
 	// restOwed: the rows below a long list's first page are those of an
-	// older read, since restSince; readRest reads them again, resting
-	// while it runs (restCancel stops it: a commit's page comes first).
-	// restQueued: a restDueMsg is on its way (loadDone).
+	// older read, since restSince; readRest reads them again, and
+	// restCancel, set while it runs, stops it (a commit's page comes
+	// first). restQueued: a restDueMsg is on its way (loadDone).
 	restOwed   bool
 	restQueued bool
 	restSince  time.Time
-	resting    bool
 	restCancel context.CancelFunc
 	// foreign counts the wake-ups for commits that may be other
 	// processes'; fullForeign is its value when the last full read was asked
@@ -552,7 +551,7 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 		return m.loadDone()
 	}
 	m.storeErr = ""
-	if !m.resting {
+	if !m.resting() {
 		m.lastLoad = msg.took
 	}
 	var waiter tea.Cmd
@@ -632,7 +631,7 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 // readRest reads the whole list (MaxLoaded rows) after a first page.
 func (m *Model) readRest() tea.Cmd {
 	ctx, cancel := context.WithCancel(m.ctx)
-	m.loading, m.resting, m.restCancel = true, true, cancel
+	m.loading, m.restCancel = true, cancel
 	return m.oneOff(loadPending(ctx, m.opt.Store, m.gen, MaxLoaded, nil, shownPayload{}, false))
 }
 
@@ -641,7 +640,7 @@ func (m *Model) readRest() tea.Cmd {
 // that a commit asks for may start. Its result, if it still comes, is
 // dropped (gen), and the rest is read again after the next page.
 func (m *Model) stopRest() bool {
-	if !m.resting || time.Since(m.restSince) >= restMaxWait {
+	if !m.resting() || time.Since(m.restSince) >= restMaxWait {
 		return false
 	}
 	m.endRest()
@@ -650,12 +649,15 @@ func (m *Model) stopRest() bool {
 	return true
 }
 
+// resting reports whether the read of the rest runs.
+func (m *Model) resting() bool { return m.restCancel != nil }
+
 // endRest forgets the read of the rest (it ended, or was stopped).
 func (m *Model) endRest() {
 	if m.restCancel != nil {
 		m.restCancel()
+		m.restCancel = nil
 	}
-	m.resting, m.restCancel = false, nil
 }
 
 // rowsBuffer is an empty slice with room for n rows for the list a load
@@ -704,7 +706,7 @@ func (m *Model) pageToLoad() int {
 // with the terminal showing it. A rest that failed is read again after
 // the next load.
 func (m *Model) loadDone() tea.Cmd {
-	rest := m.resting
+	rest := m.resting()
 	if rest {
 		m.endRest()
 	} else {

@@ -85,13 +85,13 @@ func TestRestOfALongListComesBetweenCommits(t *testing.T) {
 	}
 	screenHas(t, m, "601 pending")
 	listed()
-	if m.resting {
+	if m.resting() {
 		t.Fatal("the rest is read with the page")
 	}
 	// A load starts before the rest is due (a heartbeat's commit, say) and
 	// finds nothing changed since the page: the rest still comes after it.
 	again := m.reload()
-	if cmd := one(next, isRestDue); cmd != nil || m.resting {
+	if cmd := one(next, isRestDue); cmd != nil || m.resting() {
 		t.Fatal("the rest was read while a load was on its way")
 	}
 	var same []tea.Msg
@@ -109,8 +109,8 @@ func TestRestOfALongListComesBetweenCommits(t *testing.T) {
 	_, next = m.Update(same[0])
 	// The rest, restDelay later: its read starts.
 	readRest := one(next, isRestDue)
-	if !m.resting || !m.loading || readRest == nil {
-		t.Fatalf("the rest's read did not start: resting %v, loading %v", m.resting, m.loading)
+	if !m.resting() || !m.loading || readRest == nil {
+		t.Fatalf("the rest's read did not start: resting %v, loading %v", m.resting(), m.loading)
 	}
 
 	// Another commit while it runs: the read is stopped, the page read now.
@@ -118,8 +118,8 @@ func TestRestOfALongListComesBetweenCommits(t *testing.T) {
 	gen := m.gen
 	m.loadEnd = time.Now().Add(-time.Second) // past the pause between loads
 	_, cmd := m.Update(changedMsg{who: storage.Committers{Others: true}})
-	if m.resting || !m.loading || m.dirty || m.gen != gen+2 {
-		t.Fatalf("the commit did not stop the rest: resting %v, loading %v, dirty %v, %d loads", m.resting, m.loading, m.dirty, m.gen-gen)
+	if m.resting() || !m.loading || m.dirty || m.gen != gen+2 {
+		t.Fatalf("the commit did not stop the rest: resting %v, loading %v, dirty %v, %d loads", m.resting(), m.loading, m.dirty, m.gen-gen)
 	}
 	rows := len(m.rows)
 	for _, msg := range runBatch(readRest) {
@@ -139,12 +139,12 @@ func TestRestOfALongListComesBetweenCommits(t *testing.T) {
 	m.restSince = time.Now().Add(-restMaxWait)
 	commit()
 	m.Update(changedMsg{who: storage.Committers{Others: true}})
-	if !m.resting || !m.dirty {
-		t.Fatalf("a commit stopped a rest owed for %v: resting %v, dirty %v", restMaxWait, m.resting, m.dirty)
+	if !m.resting() || !m.dirty {
+		t.Fatalf("a commit stopped a rest owed for %v: resting %v, dirty %v", restMaxWait, m.resting(), m.dirty)
 	}
 	next = one(readRest, isPending) // read after the commit: it has the new row
-	if m.restOwed || m.resting || len(m.rows) != 603 {
-		t.Fatalf("after the rest: owed %v, resting %v, %d rows", m.restOwed, m.resting, len(m.rows))
+	if m.restOwed || m.resting() || len(m.rows) != 603 {
+		t.Fatalf("after the rest: owed %v, resting %v, %d rows", m.restOwed, m.resting(), len(m.rows))
 	}
 	// ... and the commit's load follows it.
 	if !m.loading || next == nil {
