@@ -200,8 +200,8 @@ func untilAgoChanges(age time.Duration) time.Duration {
 	}
 	r := age.Round(time.Second)
 	u := shownUnit(r)
-	if r >= time.Minute && r < time.Hour {
-		u = time.Minute // ageText
+	if ageInMinutes(r) {
+		u = time.Minute
 	}
 	boundary := (r/u+1)*u - time.Second/2
 	return boundary - age + tickSlack

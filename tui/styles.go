@@ -156,11 +156,7 @@ func (s Styles) marker(k markerKey) string {
 	if m, ok := s.markers[k]; ok {
 		return m
 	}
-	text := padRight(k.risk.level.Short(), 4)
-	if k.hard {
-		text = "HARD"
-	}
-	m := s.riskStyle(k.risk.level, float64(k.risk.step)/riskSteps).Render(text)
+	m := s.riskStyle(k.risk.level, float64(k.risk.step)/riskSteps).Render(markerLabel(k.risk.level, k.hard))
 	if s.markers != nil {
 		s.markers[k] = m
 	}
@@ -172,11 +168,14 @@ func riskStep(urgency float64) int { return int(clamp01(urgency) * riskSteps) }
 
 // markerText is Marker's text, four cells wide, for a line styled as a
 // whole (the selected row).
-func markerText(rec *storage.Record) string {
-	if rec.Hardline {
+func markerText(rec *storage.Record) string { return markerLabel(rec.EffectiveRisk, rec.Hardline) }
+
+// markerLabel is a marker's four cells: HARD, or the risk's short name.
+func markerLabel(r model.RiskLevel, hard bool) string {
+	if hard {
 		return "HARD"
 	}
-	return padRight(rec.EffectiveRisk.Short(), 4)
+	return padRight(r.Short(), 4)
 }
 
 // riskSteps is how finely the gradient follows urgency.

@@ -84,8 +84,12 @@ func ago(t time.Time, now time.Time) string {
 
 // ageText is d (not negative) as ago shows it.
 func ageText(d time.Duration) string {
-	if r := d.Round(time.Second); r >= time.Minute && r < time.Hour {
+	if r := d.Round(time.Second); ageInMinutes(r) {
 		return fmt.Sprintf("%dm", int(r.Minutes()))
 	}
 	return shortDur(d)
 }
+
+// ageInMinutes: an age r (rounded to the second) is shown to the minute
+// where a duration would show seconds too (ageText, untilAgoChanges).
+func ageInMinutes(r time.Duration) bool { return r >= time.Minute && r < time.Hour }
