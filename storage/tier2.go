@@ -249,9 +249,11 @@ func (st *Store) ClearLockout(ctx context.Context, verb, target string, actor mo
 // changed since the last look (its schema_version, a read of the header):
 // most commits change none.
 func (s bound) noticeTier2Locked(ctx context.Context) {
-	schema := int64(-1)
+	var schema int64
+	known := false
 	if s.pg == nil {
-		if err := s.w.QueryRowPrepared(ctx, `PRAGMA schema_version`).Scan(&schema); err == nil && schema == s.schemaSeen {
+		known = s.w.QueryRowPrepared(ctx, `PRAGMA schema_version`).Scan(&schema) == nil
+		if known && schema == s.schemaSeen {
 			return
 		}
 	}
@@ -259,7 +261,7 @@ func (s bound) noticeTier2Locked(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	if schema >= 0 {
+	if known {
 		s.schemaSeen = schema
 	}
 	for _, c := range tier2Columns {
