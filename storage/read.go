@@ -294,11 +294,15 @@ func (s bound) syncRankOr(ctx context.Context, leave bool) (ok, behind bool) {
 // their rowids), which moves when a row enters or leaves the open set,
 // whoever wrote it. approve-tui's own transitions keep the index in their
 // own transaction; the catch-up is for rows that other programs wrote.
+// Rows awaiting confirmation count as open even before this process knows
+// the table is tier-2: the first one Hermes arms after upgrading the table
+// moves the fingerprint, and with it the look at the columns
+// (noticeTier2Locked).
 func (s bound) writerVersion(ctx context.Context) (int64, error) {
 	if s.pg != nil {
 		var n, sum, mx int64
 		err := s.w.QueryRowContext(ctx, `SELECT count(*), CAST(coalesce(sum(rowid), 0) AS BIGINT), coalesce(max(rowid), 0)
-			FROM gateway_approvals WHERE `+s.openWhere("status")).Scan(&n, &sum, &mx)
+			FROM gateway_approvals WHERE status IN ('pending', 'pending_confirm')`).Scan(&n, &sum, &mx)
 		return n*1_000_003 ^ sum*31 ^ mx<<20, err
 	}
 	var v int64

@@ -291,6 +291,14 @@ func TestTier2UpgradeWhileOpen(t *testing.T) {
 	if s.Tier2() {
 		t.Fatal("tier-2 before the upgrade")
 	}
+	// Another program's commit first: the store looks at the schema after
+	// it, and must look again after the upgrade (schema_version moved).
+	raw := rawDB(t, path)
+	mustExec(t, raw, `CREATE TABLE another_program (x INTEGER)`)
+	raw.Close()
+	if _, err := s.List(ctx, ListOptions{}); err != nil || s.Tier2() {
+		t.Fatalf("list before the upgrade: %v, tier-2 %v", err, s.Tier2())
+	}
 	py := newTier2Py(t, path)
 	py.run("upgrade")
 	armed := py.run("submit", "diag", "cloudflared", "1234")
