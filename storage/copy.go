@@ -40,6 +40,9 @@ type CopyResult struct {
 	Lockouts  int64         `json:"lockouts"`
 	Replaced  bool          `json:"replaced"`
 	Verify    *VerifyResult `json:"verify"`
+	// CreatedSchema is the PostgreSQL schema opening the target created
+	// (Store.CreatedSchema), or "".
+	CreatedSchema string `json:"created_schema,omitempty"`
 }
 
 // ErrTargetNotEmpty is wrapped by the refusal of a copy into a store that
@@ -186,6 +189,7 @@ func Copy(ctx context.Context, src, dst *Store, opt CopyOptions, actor model.Act
 	if err != nil {
 		return nil, err
 	}
+	res.CreatedSchema = dst.CreatedSchema()
 	v, err := dst.VerifyAudit(ctx)
 	if err != nil {
 		return res, fmt.Errorf("copy: verify the target: %w", err)
