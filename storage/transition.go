@@ -28,6 +28,50 @@ const (
 	OutcomeRefused = "refused"
 )
 
+// OutcomeFailed is a Decision's outcome when the store could not decide
+// (unavailable, locked, lost connection): nothing changed.
+const OutcomeFailed = "failed"
+
+// Decision is how one run of the decision path ended, as an observer
+// (WithDecisionObserver) is told it.
+type Decision struct {
+	Event   string      // the transition: EventApprove, EventDeny, ...
+	ID      string      // the approval id as given: hostile until sanitised
+	Actor   model.Actor // who asked
+	Outcome string      // OutcomeOK, OutcomeRefused (audited) or OutcomeFailed
+	Reason  string      // the refusal code, as audited ("store_error" when failed); "" when ok
+	Err     error       // the refusal or failure; nil when ok
+}
+
+type observerKey struct{}
+
+// WithDecisionObserver returns a context under which every run of the
+// decision path (Submit, ConsumeRead, ConsumePhrase, Deny, ...) is reported
+// to fn once it has ended: decided, refused, or failed. fn is an observer
+// (a server's log), never a gate: it is told after the transaction
+// committed or rolled back, on the caller's goroutine, and cannot change
+// the outcome.
+func WithDecisionObserver(ctx context.Context, fn func(Decision)) context.Context {
+	return context.WithValue(ctx, observerKey{}, fn)
+}
+
+// observe tells ctx's observer, if any, how t ended.
+func observe(ctx context.Context, t transition, err error) {
+	fn, _ := ctx.Value(observerKey{}).(func(Decision))
+	if fn == nil {
+		return
+	}
+	d := Decision{Event: t.event, ID: t.id, Actor: t.actor, Outcome: OutcomeOK, Err: err}
+	switch {
+	case err == nil:
+	case isRefusal(err):
+		d.Outcome, d.Reason = OutcomeRefused, refusalCode(err)
+	default:
+		d.Outcome, d.Reason = OutcomeFailed, refusalCode(err)
+	}
+	fn(d)
+}
+
 // auditEntry is one event a transition appends.
 type auditEntry struct {
 	id      string
@@ -68,15 +112,16 @@ func isRefusal(err error) bool {
 }
 
 // run executes t: the single decision path of the whole project.
-func (s bound) run(ctx context.Context, t transition) error {
-	if err := t.actor.Validate(); err != nil {
-		return fmt.Errorf("%s %s: %w", t.event, t.id, err)
+func (s bound) run(ctx context.Context, t transition) (err error) {
+	defer func() { observe(ctx, t, err) }()
+	if verr := t.actor.Validate(); verr != nil {
+		return fmt.Errorf("%s %s: %w", t.event, t.id, verr)
 	}
 	if s.roReason() != "" {
 		// Nothing can be written, not even the refusal.
 		return &ReadOnlyError{Reason: s.roReason()}
 	}
-	err := s.runLocked(ctx, t)
+	err = s.runLocked(ctx, t)
 	if errors.Is(err, ErrMoved) {
 		// The file at the path is another one now: nothing was written to
 		// the old one, and nothing is recorded in the new one, which may not
