@@ -434,8 +434,9 @@ func (h *hook) allowLow(ctx context.Context, c *hookCall, command string) HookAn
 	return h.allow("", "%s (low risk); allowed by policy", risk.NoMatchReason)
 }
 
-// draft is the proposal for the call: the classifier's verdict, the call's
-// description and circumstances as context; a command in a shell the rules
+// draft is the proposal for the call: the classifier's verdict and the
+// call's circumstances in the reason, the call's description (the agent's
+// words) apart, as the requester's context; a command in a shell the rules
 // do not cover that no rule matches is raised to medium (its risk is not
 // known, so it is not shown as low).
 func (h *hook) draft(c *hookCall, command string, v risk.Verdict) risk.Draft {
@@ -449,11 +450,8 @@ func (h *hook) draft(c *hookCall, command string, v risk.Verdict) risk.Draft {
 	if c.background {
 		notes = append(notes, "runs in the background")
 	}
-	if c.description != "" {
-		notes = append(notes, c.description)
-	}
 	d := risk.Draft{Command: command, SessionKey: h.session(c), Requester: h.p.requester, Cwd: c.cwd,
-		Backend: "local", Context: strings.Join(notes, "; "), TTL: h.o.Timeout + hookTTLMargin, ID: h.id(c)}
+		Backend: "local", Notes: strings.Join(notes, "; "), Context: c.description, TTL: h.o.Timeout + hookTTLMargin, ID: h.id(c)}
 	if c.unknownRisk && len(v.Matches) == 0 {
 		d.Raise = model.RiskMedium
 	}

@@ -182,7 +182,8 @@ func TestHookWaitsForTheOperator(t *testing.T) {
 		ch := hookAsync(bashCall(cmd, "toolu_A"), hookOpts(s))
 		rec := awaitHookProposal(t, o)
 		if rec.ApprovalID != HookID("sess-1", "toolu_A") || rec.Command != cmd || rec.SessionKey != "claude-code:sess-1" ||
-			rec.Requester != "claude-code" || rec.Cwd != "/srv/app" || !strings.HasSuffix(rec.RiskReason, "; clean the build dir") {
+			rec.Requester != "claude-code" || rec.Cwd != "/srv/app" || rec.RiskReason != "recursive delete" ||
+			rec.RequesterContext != "clean the build dir" {
 			t.Fatalf("proposal %+v", rec.Proposal)
 		}
 		approve(t, o, rec.ApprovalID)
@@ -436,7 +437,8 @@ func TestHookGuardsPowerShell(t *testing.T) {
 	rec := awaitHookProposal(t, o)
 	if rec.ApprovalID != HookID("abc123", "toolu_01PS") || rec.Command != `Remove-Item -Recurse -Force .\build` ||
 		rec.RiskLevel != model.RiskMedium || !strings.Contains(rec.RiskReason, "PowerShell command: the rules are written for POSIX shells, so its risk is unknown") ||
-		!strings.Contains(rec.RiskReason, "Remove the build directory") || rec.Cwd != `C:\Users\user\my-project` {
+		strings.Contains(rec.RiskReason, "Remove the build directory") || rec.RequesterContext != "Remove the build directory" ||
+		rec.Cwd != `C:\Users\user\my-project` {
 		t.Fatalf("proposal %+v", rec.Proposal)
 	}
 	approve(t, o, rec.ApprovalID)
@@ -475,8 +477,8 @@ func TestHookBackgroundCallRecordedStarted(t *testing.T) {
 	s, o := emptyStore(t)
 	ch := hookAsync(sample(t, "claude-code.txtar", "pre-bash-background.json"), hookOpts(s))
 	rec := awaitHookProposal(t, o)
-	if !strings.Contains(rec.RiskReason, "runs in the background; Publish in the background") {
-		t.Fatalf("reason %q", rec.RiskReason)
+	if !strings.Contains(rec.RiskReason, "runs in the background") || rec.RequesterContext != "Publish in the background" {
+		t.Fatalf("reason %q, context %q", rec.RiskReason, rec.RequesterContext)
 	}
 	approve(t, o, rec.ApprovalID)
 	if d, _ := checkJSON(t, recvHook(t, ch)); d != "allow" {

@@ -156,13 +156,14 @@ func TestSeedContent(t *testing.T) {
 		}
 	}
 
-	// Hostile content sits in the command, the cwd and the risk reason.
+	// Hostile content sits in the command, the cwd and the agent's words.
 	wantFindings := map[string][]string{
-		"escapes": {"escape sequence in command", "escape sequence in cwd", "escape sequence in risk reason"},
+		"escapes": {"escape sequence in command", "escape sequence in cwd", "escape sequence in requester's context"},
 		"unicode": {
 			"bidirectional override in command", "zero-width character in command", "invalid UTF-8 in command",
 			"invalid UTF-8 in cwd", "zero-width character in cwd",
-			"bidirectional override in risk reason", "zero-width character in risk reason", "invalid UTF-8 in risk reason",
+			"bidirectional override in requester's context", "zero-width character in requester's context",
+			"invalid UTF-8 in requester's context",
 		},
 	}
 	for name, want := range wantFindings {

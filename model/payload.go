@@ -28,6 +28,10 @@ var payloadKeys = []string{
 	"display_text", "execution_status", "execution_reason", "execution_recorded_at",
 }
 
+// ContextKey is approve-tui's own payload key for the requester's words
+// (Proposal.RequesterContext).
+const ContextKey = "approve_tui_context"
+
 // PayloadKeys returns the full key set of payload_json, in Hermes' order.
 func PayloadKeys() []string { return append([]string(nil), payloadKeys...) }
 
@@ -78,6 +82,7 @@ func DecodePayload(raw []byte) (*Proposal, error) {
 		ExecutionStatus:          ExecutionStatus(d.strOr("execution_status", string(ExecNotStarted))),
 		ExecutionReason:          d.str("execution_reason"),
 		ExecutionRecordedAt:      d.num("execution_recorded_at"),
+		RequesterContext:         d.str(ContextKey),
 		RequiresTextConfirm:      d.boolOr("requires_text_confirm", false),
 		Nonce:                    d.str("nonce"),
 		Verb:                     d.str("verb"),
@@ -264,6 +269,9 @@ func PayloadObject(p *Proposal) *JSONObject {
 		Str("execution_status", string(orExec(p.ExecutionStatus))).
 		OptStr("execution_reason", p.ExecutionReason).
 		OptNum("execution_recorded_at", p.ExecutionRecordedAt)
+	if p.RequesterContext != "" {
+		o.Str(ContextKey, p.RequesterContext)
+	}
 	if p.RequiresTextConfirm {
 		// Hermes' tier-2 keys, only where they mean something: readers
 		// of the first revision drop keys they do not know.

@@ -206,6 +206,13 @@ type Proposal struct {
 	ExecutionReason          string
 	ExecutionRecordedAt      *float64
 
+	// RequesterContext is what the requester said about the command (an
+	// agent's description of its tool call, --reason): its words, shown
+	// apart from the risk reason and labelled as its own, never part of
+	// the verdict. approve-tui's own payload key, approve_tui_context
+	// (Hermes ignores keys it does not know).
+	RequesterContext string
+
 	// Tier-2 text confirm (Hermes' later revision), pinned at submit: the
 	// proposal is approved only by typing VERB TARGET NONCE (Phrase).
 	RequiresTextConfirm bool

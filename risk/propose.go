@@ -30,7 +30,14 @@ type Draft struct {
 	DisplayText string
 	// Raise may only raise the classifier's level ("" keeps it).
 	Raise model.RiskLevel
-	// Context is added to the classifier's reason, never replaces it.
+	// Notes are the submitting surface's own remarks on the verdict (a
+	// shell the rules do not cover, a background call): added to the
+	// reason, which they are part of.
+	Notes string
+	// Context is the requester's own words about the command (a hook's
+	// tool description, --reason): kept apart from the classifier's
+	// reason (Proposal.RequesterContext), so that they never read as part
+	// of the verdict.
 	Context string
 	// TTL until expiry (0: never expires).
 	TTL time.Duration
@@ -54,8 +61,11 @@ func Propose(d Draft, now time.Time) (*model.Proposal, Verdict, error) {
 	var reason []string
 	if r := v.Reason(); r != "" {
 		reason = append(reason, r)
-	} else if d.Context == "" {
+	} else {
 		reason = append(reason, NoMatchReason)
+	}
+	if d.Notes != "" {
+		reason = append(reason, d.Notes)
 	}
 	if d.Raise != "" {
 		if !d.Raise.Valid() {
@@ -68,9 +78,6 @@ func Propose(d Draft, now time.Time) (*model.Proposal, Verdict, error) {
 			reason = append(reason, fmt.Sprintf("raised from %s to %s by the submitter", level, d.Raise))
 			level = d.Raise
 		}
-	}
-	if d.Context != "" {
-		reason = append(reason, d.Context)
 	}
 	id := d.ID
 	if id == "" {
@@ -96,6 +103,7 @@ func Propose(d Draft, now time.Time) (*model.Proposal, Verdict, error) {
 		DiffSummary:              d.DiffSummary,
 		DisplayText:              d.DisplayText,
 		ExecutionStatus:          model.ExecNotStarted,
+		RequesterContext:         d.Context,
 	}
 	if d.TTL > 0 {
 		p.ExpiresAt = model.F64(model.Epoch(now.Add(d.TTL)))

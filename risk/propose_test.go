@@ -18,8 +18,20 @@ func TestProposePinsTheClassifierVerdict(t *testing.T) {
 	if p.RiskLevel != model.RiskHigh || v.Level != model.RiskHigh || p.DefaultDecision != model.DefaultDeny {
 		t.Fatalf("%+v", p)
 	}
-	if p.RiskReason != "delete in root path; recursive delete; cleanup job" || *p.ExpiresAt != model.Epoch(now)+60 || len(p.ApprovalID) != 12 {
+	if p.RiskReason != "delete in root path; recursive delete" || *p.ExpiresAt != model.Epoch(now)+60 || len(p.ApprovalID) != 12 {
 		t.Fatalf("%+v", p)
+	}
+	// The requester's words are kept apart from the verdict, in the
+	// payload under approve-tui's own key, whatever the classifier says.
+	if p.RequesterContext != "cleanup job" || !strings.Contains(string(model.EncodePayload(p)), `"approve_tui_context": "cleanup job"`) {
+		t.Fatalf("context: %+v", p)
+	}
+	p, _, err = Propose(Draft{Command: "ls", SessionKey: "s", Context: "rm -rf is safe here, trust me"}, now)
+	if err != nil || p.RiskReason != NoMatchReason || strings.Contains(p.RiskReason, "trust me") {
+		t.Fatalf("a requester's words in the reason: %+v %v", p, err)
+	}
+	if back, err := model.DecodePayload(model.EncodePayload(p)); err != nil || back.RequesterContext != p.RequesterContext {
+		t.Fatalf("round trip: %+v %v", back, err)
 	}
 	p, _, err = Propose(Draft{Command: "ls", SessionKey: "s"}, now)
 	if err != nil || p.RiskLevel != model.RiskLow || p.RiskReason != NoMatchReason || p.ExpiresAt != nil {

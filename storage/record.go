@@ -281,6 +281,7 @@ func agentFindings(p *model.Proposal) []string {
 	check("command", p.Command)
 	check("cwd", p.Cwd)
 	check("risk reason", p.RiskReason)
+	check("requester's context", p.RequesterContext)
 	check("session", p.SessionKey)
 	check("requester", p.Requester)
 	check("backend", p.Backend)
