@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/anmitsu/go-shlex"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/keygen"
 	"github.com/charmbracelet/lipgloss"
@@ -225,16 +226,21 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 }
 
 // connCallback enforces the login grace time: a connection that has not
-// authenticated in time is closed.
+// authenticated in time is closed. A connection that ended first (a
+// refused key, a client that gave up) has nothing left to time out: its
+// timer stops with it.
 func (s *Server) connCallback(ctx ssh.Context, conn net.Conn) net.Conn {
 	authed := &atomic.Bool{}
 	ctx.SetValue(authedKey, authed)
-	time.AfterFunc(s.cfg.LoginGrace, func() {
-		if !authed.Load() {
-			s.cfg.Log.Warn("login grace time passed", "addr", conn.RemoteAddr().String())
-			conn.Close()
+	grace := time.AfterFunc(s.cfg.LoginGrace, func() {
+		if authed.Load() || ctx.Err() != nil {
+			return
 		}
+		s.cfg.Log.Warn("login grace time passed", "addr", conn.RemoteAddr().String())
+		conn.Close()
 	})
+	// The server cancels a connection's context when the connection ends.
+	context.AfterFunc(ctx, func() { grace.Stop() })
 	return conn
 }
 
@@ -256,7 +262,7 @@ func (s *Server) publicKey(ctx ssh.Context, key ssh.PublicKey) bool {
 	if a, ok := ctx.Value(authedKey).(*atomic.Bool); ok {
 		a.Store(true)
 	}
-	s.cfg.Log.Info("authentication accepted", "addr", addr, "key", fp, "name", p.Name, "role", p.Role)
+	s.cfg.Log.Info("authentication accepted", append([]any{"addr", addr}, who(p, "role", p.Role)...)...)
 	return true
 }
 
@@ -289,6 +295,31 @@ func (s *Server) backedOff(addr string) bool {
 	return f != nil && f.n >= s.cfg.AuthFailures && time.Since(f.since) <= s.cfg.AuthBackoff
 }
 
+// who is the log's key-value pairs naming p (the key's comment is the
+// key holder's text: sanitised), followed by more pairs.
+func who(p Person, more ...any) []any {
+	return append([]any{"name", model.Sanitize(p.Name, model.Line), "key", p.Fingerprint}, more...)
+}
+
+// deciding is a session's context for everything it runs: each decision
+// made under it, by the console or by a command without a terminal, is
+// logged when the store has made (or refused, or failed to make) it. The
+// log observes the store's one decision path; it decides nothing.
+func (s *Server) deciding(ctx context.Context, p Person) context.Context {
+	return storage.WithDecisionObserver(ctx, func(d storage.Decision) {
+		kv := who(p, "action", d.Event, "id", model.Sanitize(d.ID, model.Line), "outcome", d.Outcome)
+		switch d.Outcome {
+		case storage.OutcomeOK:
+			s.cfg.Log.Info("decision", kv...)
+		case storage.OutcomeRefused:
+			// The code only: a refusal's message may quote the proposal.
+			s.cfg.Log.Warn("decision", append(kv, "reason", d.Reason)...)
+		default:
+			s.cfg.Log.Error("decision", append(kv, "reason", d.Reason, "err", model.Sanitize(d.Err.Error(), model.Line))...)
+		}
+	})
+}
+
 // actorOf is who a session decides as: NAME (SHA256:…) via ssh, read-only
 // for a watcher.
 func actorOf(p Person) model.Actor {
@@ -306,7 +337,7 @@ func (s *Server) gate(next ssh.Handler) ssh.Handler {
 		}
 		if why := s.admit(p); why != "" {
 			fmt.Fprintf(sess.Stderr(), "approve-tui: %s\r\n", why)
-			s.cfg.Log.Warn("session refused", "name", p.Name, "key", p.Fingerprint, "why", why)
+			s.cfg.Log.Warn("session refused", who(p, "why", why)...)
 			sess.Exit(1)
 			return
 		}
@@ -317,13 +348,13 @@ func (s *Server) gate(next ssh.Handler) ssh.Handler {
 		_, _, pty := sess.Pty()
 		detail := map[string]any{"addr": hostOf(sess.RemoteAddr()), "role": string(p.Role), "pty": pty}
 		s.audit(actor, "start", detail)
-		s.cfg.Log.Info("session start", "name", p.Name, "key", p.Fingerprint, "role", p.Role, "pty", pty)
+		s.cfg.Log.Info("session start", who(p, "role", p.Role, "pty", pty)...)
 		defer func() {
 			s.audit(actor, "end", map[string]any{"seconds": int(time.Since(ss.start).Seconds())})
-			s.cfg.Log.Info("session end", "name", p.Name, "key", p.Fingerprint)
+			s.cfg.Log.Info("session end", who(p)...)
 		}()
 		if !pty {
-			sess.Exit(s.command(sess, actor))
+			sess.Exit(s.command(sess, p, actor))
 			return
 		}
 		next(sess)
@@ -416,7 +447,7 @@ func (s *Server) reloadLoop(ctx context.Context) {
 }
 
 func (s *Server) end(ss *session, why string) {
-	s.cfg.Log.Warn("session ended", "name", ss.person.Name, "key", ss.person.Fingerprint, "why", why)
+	s.cfg.Log.Warn("session ended", who(ss.person, "why", why)...)
 	fmt.Fprintf(ss.sess.Stderr(), "\r\napprove-tui: %s\r\n", why)
 	ss.sess.Close()
 }
@@ -428,13 +459,8 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 	actor := actorOf(p)
 	label := fmt.Sprintf("ssh: %s (%s)", p.Name, p.Role)
 	m := tui.New(tui.Options{
-		Store: s.cfg.Store, Actor: actor, Name: p.Name, Renderer: sessionRenderer(sess), Context: sess.Context(), Label: label,
+		Store: s.cfg.Store, Actor: actor, Name: p.Name, Renderer: sessionRenderer(sess), Context: s.deciding(sess.Context(), p), Label: label,
 		Follow: followOf(sess),
-		OnEvent: func(e tui.Event) {
-			if e.Kind == "approve" || e.Kind == "deny" {
-				s.cfg.Log.Info("decision", "name", p.Name, "key", p.Fingerprint, "action", e.Kind, "id", model.Sanitize(e.ID, model.Line), "outcome", e.Outcome)
-			}
-		},
 	})
 	// Closed by gate once the program has ended (not while it runs); that
 	// also restores the client's terminal.
@@ -453,10 +479,19 @@ const exitUsage = 2
 // followOf reads "follow NAME" from an interactive session's command
 // (ssh -t host follow alice): the console starts following NAME.
 func followOf(sess ssh.Session) string {
-	if c := sess.Command(); len(c) == 2 && c[0] == "follow" {
+	if c, err := commandOf(sess); err == nil && len(c) == 2 && c[0] == "follow" {
 		return c[1]
 	}
 	return ""
+}
+
+// commandOf is a session's command in words. ssh sends a remote command as
+// one string (its arguments joined by spaces, their quotes removed by the
+// client's shell); the server splits it as a POSIX shell would (quotes
+// group words, a backslash escapes), and an unclosed quote or a trailing
+// backslash is an error here, not a guess at what was meant.
+func commandOf(sess ssh.Session) ([]string, error) {
+	return shlex.Split(sess.RawCommand(), true)
 }
 
 // sessionRenderer is the session's own renderer: the colour profile its
@@ -493,11 +528,20 @@ func (e sessionEnv) Getenv(k string) string {
 // approvers. Approve needs the console's typed-id gate.
 var readCommands = map[string]bool{"list": true, "show": true, "audit": true, "lockouts": true}
 
-func (s *Server) command(sess ssh.Session, actor model.Actor) int {
-	args := sess.Command()
+// offered is what a session without a terminal may run, as its errors say.
+const offered = `list, show ID, audit, lockouts, deny ID [--reason "WHY"]`
+
+func (s *Server) command(sess ssh.Session, p Person, actor model.Actor) int {
 	out, errw := sess, sess.Stderr()
+	args, err := commandOf(sess)
+	if err != nil {
+		fmt.Fprintf(errw, "approve-tui: the command cannot be split into words (%s): ssh sends it as one string, which the server splits as a shell would; "+
+			"close its quotes, and quote it whole so that they reach the server: ssh HOST 'deny ID --reason \"no piping to sh\"'\n", strings.ToLower(err.Error()))
+		return exitUsage
+	}
 	if len(args) == 0 {
-		fmt.Fprintln(errw, "approve-tui: no terminal: ask for one (ssh -t), or run one of: list, show ID, audit, lockouts, deny ID --reason R")
+		fmt.Fprintln(errw, "approve-tui: the console needs a terminal, and this session has none (ssh asks for one only when its own input is a terminal): "+
+			"connect with ssh -t HOST, or run one of: "+offered)
 		return exitUsage
 	}
 	for _, a := range args {
@@ -519,14 +563,17 @@ func (s *Server) command(sess ssh.Session, actor model.Actor) int {
 	case name == "approve":
 		fmt.Fprintln(errw, "approve-tui: approve is refused outside the console: it needs the typed-id gate. Connect with a terminal (ssh -t) and approve there")
 		return exitUsage
+	case name == "follow":
+		fmt.Fprintln(errw, "approve-tui: follow needs a terminal, and ssh gives a command none unless asked: ssh -t HOST follow NAME")
+		return exitUsage
 	case name == "deny" || readCommands[name] || name == "help" || name == "--help":
 	default:
-		fmt.Fprintf(errw, "approve-tui: %q is not offered over ssh: list, show ID, audit, lockouts, deny ID --reason R\n", model.Sanitize(name, model.Line))
+		fmt.Fprintf(errw, "approve-tui: %q is not offered over ssh: %s\n", model.Sanitize(name, model.Line), offered)
 		return exitUsage
 	}
 	if name == "lockouts" && len(args) > 1 {
 		fmt.Fprintln(errw, "approve-tui: lockouts clear is not offered over ssh")
 		return exitUsage
 	}
-	return s.cfg.Run(sess.Context(), args, actor, sess, out, errw)
+	return s.cfg.Run(s.deciding(sess.Context(), p), args, actor, sess, out, errw)
 }
