@@ -138,7 +138,8 @@ func (m *Model) stopClock() {
 // untilScreenChanges is how long after m.now a text on screen changes with
 // the clock alone (maxTickGap when none does): the list rows' countdowns, a
 // row leaving the list as it expires, the detail's ages and countdown, the
-// waiter's heartbeat, the history's running commands.
+// waiter's heartbeat, the age a note tells, the age of an audit event shown
+// whole, the history's running commands.
 func (m *Model) untilScreenChanges() time.Duration {
 	now := m.now
 	d := maxTickGap
@@ -166,6 +167,12 @@ func (m *Model) untilScreenChanges() time.Duration {
 			d = min(d, untilAgoChanges(now.Sub(model.FromEpoch(ws.Waiter.HeartbeatAt))))
 			d = min(d, untilAgoChanges(now.Sub(model.FromEpoch(ws.Waiter.StartedAt))))
 		}
+	}
+	if at := m.note.words.at; at != nil {
+		d = min(d, untilAgoChanges(now.Sub(model.FromEpoch(*at))))
+	}
+	if p := m.event; p != nil && m.mode == viewHistory {
+		d = min(d, untilAgoChanges(now.Sub(model.FromEpoch(p.ev.At))))
 	}
 	if m.mode == viewHistory && len(m.runs) > 0 {
 		d = min(d, time.Second) // heartbeats' ages, and runs read every other second

@@ -144,7 +144,7 @@ func (d *detail) markSeen() {
 	}
 	end := min(d.offset+d.height, len(d.lines))
 	if d.Remaining() > 0 {
-		end--
+		end-- // the marker's row
 	}
 	first := len(d.lines) - len(d.body)
 	for i := max(d.offset, first); i < end; i++ {
@@ -155,10 +155,24 @@ func (d *detail) markSeen() {
 	}
 }
 
-// Remaining is how many lines are still below the visible part.
-func (d *detail) Remaining() int { return max(len(d.lines)-d.offset-d.height, 0) }
+// Remaining is how many lines are not on screen below the visible part:
+// when there are any, the pane's last row is the marker that says so, and
+// the line it stands over is one of them.
+func (d *detail) Remaining() int { return hiddenBelow(len(d.lines), d.offset, d.height) }
 
-// Unread is how many lines of the command and diff have not been on screen.
+// hiddenBelow is how many of n lines a pane of height rows scrolled to
+// offset does not show below what it shows: none, or at least two (when
+// the lines go on past the pane, its last row is a marker that says so).
+func hiddenBelow(n, offset, height int) int {
+	if n-offset <= height {
+		return 0
+	}
+	return n - offset - (height - 1)
+}
+
+// Unread is how many lines of the command and diff have not been on screen:
+// the one count of them, which the pane's marker and a refused approve
+// both say (nLines).
 func (d *detail) Unread() int { return d.unread }
 
 // SeenAll reports whether every line of the command and diff has been
@@ -180,12 +194,10 @@ func (d *detail) ViewLines() []string {
 	switch r := d.Remaining(); {
 	case d.Held() && len(out) > 0:
 		out[len(out)-1] = d.st.Warning.Render(fitWidth("● came on screen by itself: enter to read it", d.width))
+	case r > 0 && len(out) > 0 && d.unread > 0:
+		out[len(out)-1] = d.st.Warning.Render(fitWidth("▼ "+nLines(d.unread)+" not yet on screen: read before approving", d.width))
 	case r > 0 && len(out) > 0:
-		msg := fmt.Sprintf("▼ %d more lines: scroll to read everything before approving", r)
-		if u := d.unread; u > r+1 { // the line under this marker is unread too
-			msg = fmt.Sprintf("▼ %d more lines below; %d lines not yet on screen in all", r, u)
-		}
-		out[len(out)-1] = d.st.Warning.Render(fitWidth(msg, d.width))
+		out[len(out)-1] = d.st.Subtle.Render(fitWidth(moreBelow(r), d.width))
 	}
 	for _, l := range out {
 		if strings.IndexByte(l, '\n') >= 0 {
@@ -196,10 +208,14 @@ func (d *detail) ViewLines() []string {
 	return out
 }
 
-func (d *detail) field(label, value string) []string {
+func (d *detail) field(label, value string) []string { return fieldLines(d.st, label, value, d.width) }
+
+// fieldLines is a labelled field of a page that shows one thing whole (a
+// proposal, an audit event): the label in its column, the value after it,
+// wrapped under itself to the width.
+func fieldLines(st Styles, label, value string, width int) []string {
 	const lw = 11
-	prefix := d.st.Label.Render(padRight(label, lw))
-	return wrapIndented(prefix, value, lw, d.width)
+	return wrapIndented(st.Label.Render(padRight(label, lw)), value, lw, width)
 }
 
 // timedField is field for the fields that change with the clock: laid out
@@ -225,11 +241,15 @@ type timedLines struct {
 }
 
 // agent renders an agent string inert, escapes set apart.
-func (d *detail) agent(s string, mode model.SanitizeMode) string {
+func (d *detail) agent(s string, mode model.SanitizeMode) string { return agentText(d.st, s, mode) }
+
+// agentText renders a string the program did not write inert
+// (model.SanitizeSegments), what was escaped set apart in its style.
+func agentText(st Styles, s string, mode model.SanitizeMode) string {
 	var b strings.Builder
 	for _, seg := range model.SanitizeSegments(s, mode) {
 		if seg.Escaped {
-			b.WriteString(d.st.Escaped.Render(seg.Text))
+			b.WriteString(st.Escaped.Render(seg.Text))
 		} else {
 			b.WriteString(seg.Text)
 		}
@@ -273,6 +293,11 @@ func (d *detail) buildFixed() []string {
 	}
 	out = append(out, d.field("risk", riskText)...)
 	out = append(out, d.field("reason", d.agent(r.RiskReason, model.Line))...)
+	if r.RequesterContext != "" {
+		// The agent's words about its command: quoted, labelled as its
+		// own, apart from the verdict above.
+		out = append(out, d.field("agent says", `"`+d.agent(r.RequesterContext, model.Line)+`"`)...)
+	}
 	out = append(out, d.field("policy", fmt.Sprintf("%s · default %s%s", model.Sanitize(r.PolicyDecision, model.Line),
 		model.Sanitize(r.DefaultDecision, model.Line), map[bool]string{true: " · explicit approval required"}[r.RequiresExplicitApproval]))...)
 	if r.RequiresTextConfirm {

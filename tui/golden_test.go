@@ -91,6 +91,13 @@ func scenarios() []scenario {
 			typeText(m, "wrong database")
 			press(m, "enter", "tab")
 		}},
+		{name: "history-event", run: func(t *testing.T, f *fixture, m *Model) {
+			selectID(t, m, f.ids["drop"])
+			press(m, "d")
+			typeText(m, "wrong database")
+			press(m, "enter", "tab", "enter")
+		}},
+		{name: "history-help", run: func(t *testing.T, f *fixture, m *Model) { press(m, "tab", "?") }},
 		{name: "hardline-refused", run: sel("hardline", "enter", "a")},
 		{name: "end-then-approve", run: sel("heredoc", "enter", "end", "a")}, // refused where the diff does not fit
 		{name: "short-id-refused", run: func(t *testing.T, f *fixture, m *Model) {

@@ -35,18 +35,54 @@ func DefaultKeyMap() KeyMap {
 	}
 }
 
-// ShortHelp is the one-line help.
-func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Up, k.Down, k.Open, k.Approve, k.Deny, k.Filter, k.History, k.Help, k.Quit}
+// helpItem is a binding of a help line. When the line is too narrow for
+// all of its items, those of the highest drop give way first, equal ones
+// together; drop 0 never does (shortHelp).
+type helpItem struct {
+	key.Binding
+	drop int
 }
 
-// FullHelp is the help page, in columns.
+// ShortHelp is the help line of the pending list and its detail.
+func (k KeyMap) ShortHelp() []helpItem {
+	return []helpItem{{k.Up, 6}, {k.Down, 6}, {k.Open, 1}, {k.Approve, 2}, {k.Deny, 3}, {k.Filter, 5}, {k.History, 4},
+		{k.Help, 0}, {k.Quit, 7}}
+}
+
+// FullHelp is the help page of the pending list, in columns.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Open, k.Focus, k.Back, k.History, k.Filter},
 		{k.Approve, k.Deny, k.Follow, k.Help, k.Quit},
 	}
+}
+
+// HistoryShortHelp is the help line of the history: no decision is made
+// from it.
+func (k KeyMap) HistoryShortHelp() []helpItem {
+	return []helpItem{{k.Up, 6}, {k.Down, 6}, {k.Open, 1}, {k.Filter, 5}, {k.History, 4}, {k.Help, 0}, {k.Quit, 7}}
+}
+
+// EventShortHelp is the help line of one audit event shown whole.
+func (k KeyMap) EventShortHelp() []helpItem {
+	return []helpItem{{k.Up, 5}, {k.Down, 5}, {k.PageDown, 6}, {k.Back, 1}, {k.History, 4}, {k.Help, 0}, {k.Quit, 7}}
+}
+
+// HistoryFullHelp is the help page of the history, in columns.
+func (k KeyMap) HistoryFullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		{k.Open, k.Back, k.History, k.Filter},
+		{k.Help, k.Quit},
+	}
+}
+
+// HelpPageShortHelp is the help line of the help page itself.
+func (k KeyMap) HelpPageShortHelp() []helpItem {
+	closeHelp := k.Help
+	closeHelp.SetHelp("?/esc", "close this page")
+	return []helpItem{{closeHelp, 0}}
 }
 
 // promptKeys is the help shown while a prompt is open.

@@ -25,9 +25,9 @@ type viewMemo struct {
 	list    string    // the list they made, under listFor
 	listFor string
 	label   struct { // the line under the header
-		label string
-		width int
-		s     string
+		label, right string
+		width        int
+		s            string
 	}
 
 	listHead struct {
@@ -57,9 +57,10 @@ type viewMemo struct {
 		lines  lineCache2     // the lines joined
 		wl, wr int            // at these block widths
 	}
-	help struct { // the key help line of the list
-		width int
-		s     string
+	help struct { // the key help line of a screen
+		width  int
+		screen helpScreen
+		s      string
 	}
 }
 
@@ -99,10 +100,10 @@ type countdown struct {
 
 // headerKey is everything the header is drawn from.
 type headerKey struct {
-	width                    int
-	mode                     viewMode
-	count, who, with, follow string
-	readOnly, damaged        bool
+	width             int
+	mode              viewMode
+	count, who        string
+	readOnly, damaged bool
 }
 
 // rowKey is everything a list row is drawn from.

@@ -77,8 +77,10 @@ type row struct {
 	search  string // lower-case text the filter looks in
 }
 
-// note is the last outcome message.
+// note is the last outcome message: its words, and their text as shown
+// (at the console's clock: an age in them moves on with it, ageNote).
 type note struct {
+	words words
 	text  string
 	style lipgloss.Style
 	// sticky: it says why the proposal being read went away, and stays
@@ -121,9 +123,15 @@ type Model struct {
 	filtering bool
 	filter    textinput.Model
 
-	hgen     int
-	history  []storage.AuditEvent
+	hgen    int
+	history []storage.AuditEvent
+	// hrows: each event's columns (historyRow); hvisible, the events that
+	// pass the filter; hcols, the columns' widths for them
+	// (layoutHistory); event, the event shown whole (nil: the list).
+	hrows    []histRow
 	hvisible []int
+	hcols    histCols
+	event    *eventPage
 	runs     map[string]runInfo // started commands of the history not yet ended
 	quitting bool
 	// Presence: this console's id and what it last said of itself; the
@@ -135,6 +143,7 @@ type Model struct {
 	onProposal map[string]presenceMark // by proposal id: who else shows it
 	connected  []string                // the other people, sorted, once each
 	following  string
+	followHere bool // the console followed is among the others (follow)
 	// refusal: an approve was refused and its note not dismissed yet; keys
 	// other than esc and enter do nothing meanwhile.
 	refusal bool
@@ -264,9 +273,9 @@ func New(opt Options) *Model {
 	m.filter.Cursor.SetMode(cursorStatic)
 	m.now = opt.Now()
 	if ro := opt.Store.ReadOnlyReason(); ro != "" {
-		m.note = note{text: "read-only: " + ro, style: st.Warning}
+		m.setNote("read-only: "+ro, st.Warning)
 	} else if opt.Actor.ReadOnly {
-		m.note = note{text: "watching read-only: decisions are refused", style: st.Warning}
+		m.setNote("watching read-only: decisions are refused", st.Warning)
 	}
 	return m
 }
@@ -364,6 +373,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.now = m.opt.Now()
 	}
 	_, cmd := m.update(msg)
+	if m.note.words.at != nil {
+		m.ageNote()
+	}
 	if p := m.presenceCmd(); p != nil {
 		cmd = tea.Batch(cmd, p)
 	}
@@ -400,14 +412,24 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			if msg.err != nil {
 				m.setNote("history: "+msg.err.Error(), m.st.Error)
 			} else {
+				// The selection stays on the event it was on, wherever
+				// the events that came since put it.
+				keep, ok := m.selectedAudit()
 				m.history, m.runs = msg.events, msg.runs
-				m.applyHistoryFilter()
+				m.hrows = make([]histRow, len(msg.events))
+				for i, e := range msg.events {
+					m.hrows[i] = historyRow(e)
+				}
+				m.applyHistoryFilter(keep, ok)
+				m.buildEventPage()
 			}
 		}
 		return m, nil
 	case runsMsg:
 		if msg.gen == m.hgen {
 			m.runs = msg.runs
+			m.layoutHistory()
+			m.buildEventPage()
 		}
 		return m, nil
 	case waiterMsg:
@@ -504,6 +526,8 @@ func (m *Model) setSize(w, h int) {
 	m.help.Width = w
 	m.filter.Width = max(w-4, 10)
 	m.layout()
+	m.layoutHistory()
+	m.buildEventPage()
 	m.syncDetailVisible()
 }
 
@@ -748,20 +772,23 @@ func (m *Model) reloadSoon() tea.Cmd {
 // costs no more than a long command.
 const rowText = 1024
 
-func makeRow(rec *storage.Record) row {
-	cut := func(s string) string {
-		if len(s) > rowText {
-			s = s[:rowText] // a rune cut in two shows as an escaped byte, at the far end
-		}
-		return model.Sanitize(s, model.Line)
+// rowString is s sanitised for one row of a list: at most rowText bytes
+// of it.
+func rowString(s string) string {
+	if len(s) > rowText {
+		s = s[:rowText] // a rune cut in two shows as an escaped byte, at the far end
 	}
-	command, session := cut(rec.Command), cut(rec.SessionKey)
+	return model.Sanitize(s, model.Line)
+}
+
+func makeRow(rec *storage.Record) row {
+	command, session := rowString(rec.Command), rowString(rec.SessionKey)
 	return row{
 		rec:     rec,
 		command: command,
 		session: session,
 		search: strings.ToLower(rec.ApprovalID + "\x00" + session + "\x00" + command + "\x00" +
-			cut(rec.Cwd) + "\x00" + cut(rec.Requester)),
+			rowString(rec.Cwd) + "\x00" + rowString(rec.Requester)),
 	}
 }
 
@@ -939,6 +966,9 @@ func (m *Model) onTick(t time.Time) tea.Cmd {
 		// waiterPollEvery, and with every load after a commit.
 		m.detail.Refresh(m.now)
 	}
+	if m.mode == viewHistory {
+		m.ageEventPage()
+	}
 	if m.mode == viewHistory && len(m.runs) > 0 && t.Second()%2 == 0 {
 		// A runner's death is no commit: its heartbeat goes stale.
 		ids := make([]string, 0, len(m.runs))
@@ -967,7 +997,7 @@ func (m *Model) onDecided(msg decidedMsg) tea.Cmd {
 		// Back to the list: the next proposal must be chosen, not inherited.
 		m.pageOpen, m.focusList = false, true
 	}
-	m.setNote(outcomeText(msg, m.now), outcomeStyle(msg, m.st))
+	m.say(outcomeText(msg), outcomeStyle(msg, m.st))
 	m.emit(msg.action, msg.id, decisionOutcome(msg), m.note.text)
 	if closed {
 		m.emit("prompt", msg.id, "closed", "decided")
@@ -979,12 +1009,13 @@ func (m *Model) onGone(msg goneMsg) {
 	if msg.err != nil || msg.rec == nil {
 		m.setNote(msg.id+" left the pending list", m.st.Warning)
 	} else {
-		m.setNote(goneText(msg.rec, m.now), m.st.Warning)
+		m.say(goneText(msg.rec), m.st.Warning)
 	}
 	// Why the proposal being read went away stays on screen until the
 	// operator dismisses it (esc), whatever opens meanwhile.
 	m.note.sticky = true
-	m.note.text += " — esc to dismiss"
+	m.note.words.tail += " — esc to dismiss"
+	m.ageNote()
 	outcome := goneOutcome(msg.rec)
 	if m.prompt != nil && m.prompt.id == msg.id {
 		// Our prompt was open on it: another actor won the race.
@@ -1001,12 +1032,21 @@ func (m *Model) onGone(msg goneMsg) {
 	m.emit("gone", msg.id, outcome, m.note.text)
 }
 
-// setNote shows text under the list. Notes quote ids and reasons that come
+// setNote shows text under the list.
+func (m *Model) setNote(text string, st lipgloss.Style) { m.say(said(text), st) }
+
+// say shows words under the list. Notes quote ids and reasons that come
 // from the file: the whole text goes through the sanitiser (the program's
 // own words pass unchanged).
-func (m *Model) setNote(text string, st lipgloss.Style) {
-	m.note = note{text: model.Sanitize(text, model.Line), style: st}
+func (m *Model) say(w words, st lipgloss.Style) {
+	m.note = note{words: w, style: st}
+	m.ageNote()
 }
+
+// ageNote writes the note's text at the console's clock: the age it
+// tells, if it tells one, as the clock moves on (untilScreenChanges ticks
+// for it).
+func (m *Model) ageNote() { m.note.text = model.Sanitize(m.note.words.String(m.now), model.Line) }
 
 // onKey routes a key press: prompt first, then the filter, then the help
 // page, then the screen's own keys.
@@ -1058,6 +1098,7 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 		m.showHelp = true
 		return nil
 	case key.Matches(k, m.keys.History):
+		m.event = nil // the history opens on its list
 		if m.mode == viewPending {
 			m.mode = viewHistory
 			return m.reloadHistory()
@@ -1067,6 +1108,7 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 	case key.Matches(k, m.keys.Follow) && m.mode == viewPending:
 		return m.startFollowing()
 	case key.Matches(k, m.keys.Filter):
+		m.event = nil // the filter narrows the list: back to it
 		m.filtering = true
 		return m.filter.Focus()
 	}
@@ -1160,7 +1202,7 @@ func (m *Model) filterKey(k tea.KeyMsg) tea.Cmd {
 		_ = cmd
 	}
 	if m.mode == viewHistory {
-		m.applyHistoryFilter()
+		m.applyHistoryFilter(m.selectedAudit())
 		return nil
 	}
 	m.applyFilter()
@@ -1202,7 +1244,9 @@ func (m *Model) startApprove() tea.Cmd {
 			// not read yet.
 			return m.refuse("approve", rec.ApprovalID, "read it first: all of "+rec.ApprovalID+" is on screen now; approve again (a) once you have", m.st.Warning)
 		}
-		return m.refuse("approve", rec.ApprovalID, fmt.Sprintf("read it all first: %d lines of the command and diff have not been on screen (scroll through them: ↓/pgdn; End skips them)", m.detail.Unread()), m.st.Warning)
+		n := m.detail.Unread()
+		return m.refuse("approve", rec.ApprovalID, "read it all first: "+nLines(n)+" of the command and diff "+plural(n, "has", "have")+
+			" not been on screen (scroll through them: ↓/pgdn; End skips them)", m.st.Warning)
 	}
 	return m.openPrompt(promptApprove, rec)
 }
@@ -1280,8 +1324,16 @@ func (m *Model) promptKey(k tea.KeyMsg) tea.Cmd {
 }
 
 func (m *Model) historyKey(k tea.KeyMsg) {
-	if key.Matches(k, m.keys.Back) {
+	switch {
+	case m.event != nil:
+		m.eventKey(k)
+		return
+	case key.Matches(k, m.keys.Back):
 		m.mode = viewPending
+		return
+	case key.Matches(k, m.keys.Open):
+		m.openEvent()
+		return
 	}
 	m.hcursor = m.moveCursor(k, m.hcursor, len(m.hvisible))
 	m.scrollHistory()
@@ -1307,16 +1359,32 @@ func (m *Model) moveCursor(k tea.KeyMsg, cur, n int) int {
 	return max(min(cur, n-1), 0)
 }
 
-func (m *Model) applyHistoryFilter() {
+// applyHistoryFilter recomputes the history's visible events and keeps the
+// selection on keep (when selected is true) where it still shows; when
+// events came above it, the rows on screen stay where they were, unless the
+// list was scrolled to its top (then the new ones show).
+func (m *Model) applyHistoryFilter(keep storage.AuditEvent, selected bool) {
 	q := strings.ToLower(strings.TrimSpace(m.filter.Value()))
+	want := keyOf(keep)
 	m.hvisible = m.hvisible[:0]
+	at := -1
 	for i, e := range m.history {
 		if q == "" || strings.Contains(strings.ToLower(historySearch(e)), q) {
+			if selected && at < 0 && keyOf(e) == want {
+				at = len(m.hvisible)
+			}
 			m.hvisible = append(m.hvisible, i)
 		}
 	}
+	if at >= 0 {
+		if m.htop > 0 {
+			m.htop += at - m.hcursor
+		}
+		m.hcursor = at
+	}
 	m.hcursor = max(min(m.hcursor, len(m.hvisible)-1), 0)
 	m.scrollHistory()
+	m.layoutHistory()
 }
 
 func (m *Model) scrollHistory() {

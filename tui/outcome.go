@@ -11,17 +11,41 @@ import (
 	"github.com/approve-tui/approve-tui/storage"
 )
 
+// words is what a note says: text, then, when it tells of something that
+// happened at a time (at), how long ago, then tail. The age is written again
+// as the clock moves on (Model.ageNote): "denied elsewhere by alice 2m
+// ago", not "just now" for as long as the note stays.
+type words struct {
+	text string
+	at   *float64 // the epoch time of what happened (nil: no age)
+	tail string
+}
+
+// said is words without an age.
+func said(text string) words { return words{text: text} }
+
+// saidAgo is words that end with how long ago at was.
+func saidAgo(text string, at *float64) words { return words{text: text, at: at} }
+
+// String is the words at now.
+func (w words) String(now time.Time) string {
+	if w.at == nil {
+		return w.text + w.tail
+	}
+	return w.text + " " + ago(model.FromEpoch(*w.at), now) + w.tail
+}
+
 // outcomeText says what an approve or deny did, in the operator's words.
-func outcomeText(msg decidedMsg, now time.Time) string {
+func outcomeText(msg decidedMsg) words {
 	if msg.err == nil {
 		if msg.action == "deny" {
-			return "denied " + msg.id
+			return said("denied " + msg.id)
 		}
 		s := "approved " + msg.id + " — this command, once"
 		if msg.noWaiter {
 			s += ". No live waiter: nothing runs until its agent checks the store"
 		}
-		return s
+		return said(s)
 	}
 	var (
 		np *storage.NotPendingError
@@ -33,37 +57,37 @@ func outcomeText(msg decidedMsg, now time.Time) string {
 	)
 	switch {
 	case errors.As(msg.err, &rf) && rf.Code == storage.RefusedContentChanged:
-		return "NOT approved: " + msg.id + " changed since you read it (another process rewrote it). Read it again"
+		return said("NOT approved: " + msg.id + " changed since you read it (another process rewrote it). Read it again")
 	case errors.As(msg.err, &rf):
-		return "NOT approved: " + rf.Reason
+		return said("NOT approved: " + rf.Reason)
 	case errors.Is(msg.err, storage.ErrMoved):
 		verb := "approved"
 		if msg.action == "deny" {
 			verb = "denied"
 		}
-		return "NOT " + verb + ": " + storeReason(msg.err)
+		return said("NOT " + verb + ": " + storeReason(msg.err))
 	case errors.As(msg.err, &dm):
-		return "not approved: " + model.Sanitize(dm.Error(), model.Line)
+		return said("not approved: " + model.Sanitize(dm.Error(), model.Line))
 	case errors.Is(msg.err, storage.ErrConfirmMismatch) && msg.pasted:
-		return "not approved: the id was pasted, and pasted text is refused: type " + msg.id + " yourself, character by character"
+		return said("not approved: the id was pasted, and pasted text is refused: type " + msg.id + " yourself, character by character")
 	case errors.Is(msg.err, storage.ErrConfirmMismatch):
-		return "not approved: the typed text does not match " + msg.id
+		return said("not approved: the typed text does not match " + msg.id)
 	case errors.Is(msg.err, storage.ErrNotFound):
-		return msg.id + " no longer exists"
+		return said(msg.id + " no longer exists")
 	case errors.As(msg.err, &np):
 		if np.Status == model.StatusExpired {
-			return "too late: " + msg.id + " expired" + agoAt(np.At, now)
+			return saidAgo("too late: "+msg.id+" expired", np.At)
 		}
-		return fmt.Sprintf("lost: %s was already %s by %s%s", msg.id, np.Status.Decision(),
-			orDash(model.Sanitize(np.By, model.Line)), agoAt(np.At, now))
+		return saidAgo(fmt.Sprintf("lost: %s was already %s by %s", msg.id, np.Status.Decision(),
+			orDash(model.Sanitize(np.By, model.Line))), np.At)
 	case errors.As(msg.err, &ro):
-		return "refused: " + model.Sanitize(ro.Reason, model.Line)
+		return said("refused: " + model.Sanitize(ro.Reason, model.Line))
 	case errors.As(msg.err, &co):
-		return "refused: " + model.Sanitize(co.Error(), model.Line) + "; deny it instead"
+		return said("refused: " + model.Sanitize(co.Error(), model.Line) + "; deny it instead")
 	case errors.As(msg.err, &un):
-		return storeAdvice(un)
+		return said(storeAdvice(un))
 	}
-	return msg.action + " failed: " + model.Sanitize(msg.err.Error(), model.Line)
+	return said(msg.action + " failed: " + model.Sanitize(msg.err.Error(), model.Line))
 }
 
 func outcomeStyle(msg decidedMsg, st Styles) lipgloss.Style {
@@ -77,22 +101,15 @@ func outcomeStyle(msg decidedMsg, st Styles) lipgloss.Style {
 }
 
 // goneText explains a proposal that left the pending list by another hand.
-func goneText(rec *storage.Record, now time.Time) string {
+func goneText(rec *storage.Record) words {
 	switch rec.EffectiveStatus {
 	case model.StatusExpired:
-		return rec.ApprovalID + " expired" + agoAt(rec.ExpiresAt, now)
+		return saidAgo(rec.ApprovalID+" expired", rec.ExpiresAt)
 	case model.StatusConsumed, model.StatusDenied:
-		return fmt.Sprintf("%s was %s elsewhere by %s%s", rec.ApprovalID, rec.EffectiveStatus.Decision(),
-			orDash(model.Sanitize(rec.ConsumedBy, model.Line)), agoAt(rec.ConsumedAt, now))
+		return saidAgo(fmt.Sprintf("%s was %s elsewhere by %s", rec.ApprovalID, rec.EffectiveStatus.Decision(),
+			orDash(model.Sanitize(rec.ConsumedBy, model.Line))), rec.ConsumedAt)
 	}
-	return rec.ApprovalID + " left the pending list"
-}
-
-func agoAt(at *float64, now time.Time) string {
-	if at == nil {
-		return ""
-	}
-	return " " + ago(model.FromEpoch(*at), now)
+	return said(rec.ApprovalID + " left the pending list")
 }
 
 // storeAdvice turns a store failure into what the operator can do.

@@ -27,7 +27,7 @@ func TestHistoryShowsPolicyDecisions(t *testing.T) {
 	}
 	m := console(t, f, operator, 120, 40)
 	press(m, "tab")
-	screenHas(t, m, "policy    allow", "policy    deny", "reason=hardline: format filesystem")
+	screenHas(t, m, "policy allow", "policy deny", "reason=hardline: format filesystem")
 }
 
 // A command recorded as started and never ended shows in the history as

@@ -142,6 +142,9 @@ func (m *Model) follow() tea.Cmd {
 			target = &m.others[i]
 		}
 	}
+	// The header says when the console followed is not connected (yet, or
+	// any more): following it then shows nothing.
+	m.followHere = target != nil
 	if target == nil || target.Viewing == "" {
 		return nil
 	}

@@ -156,7 +156,16 @@ func TestForgedAuditRowIsInert(t *testing.T) {
 			t.Fatalf("raw %q in the history:\n%s", bad, v)
 		}
 	}
-	screenHas(t, m, `exec\x1b…`, `refused: code\x1b…`, `id\x1b]0;pw…`, `actor<U+202E> via tui<U+009B>`)
+	screenHas(t, m, `exec\x1b[8m`, `refused: code\x1b]52;c;…`, `id\x1b]0;pwned\…`, `actor<U+202E> via tui<U+009B>`)
+	// Shown whole, it is as inert.
+	press(m, "enter")
+	v = m.View()
+	for _, bad := range []string{"\x1b]", "\x07", "\x1b[8m", "\u202e", "\u009b"} {
+		if strings.Contains(v, bad) {
+			t.Fatalf("raw %q in the event shown whole:\n%s", bad, v)
+		}
+	}
+	screenHas(t, m, `exec\x1b[8m`, `code\x1b]52;c;aGk=\x07`, `id\x1b]0;pwned\x07`, `actor<U+202E>`, `tui<U+009B>`)
 }
 
 // A filter that is exactly an id selects that proposal only, even when

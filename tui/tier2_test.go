@@ -149,6 +149,6 @@ func TestHistoryShowsDecisionsMadeOutside(t *testing.T) {
 		fmt.Sprint(model.Epoch(t0)))
 	m := console(t, f, operator, 200, 50)
 	press(m, "tab")
-	screenHas(t, m, "blocked   outside the chain", "t2-blocked-…", "deny      outside the chain", "t2-armed-00…", "hermes:@ops",
+	screenHas(t, m, "blocked outside the chain", "t2-blocked-01", "deny    outside the chain", "t2-armed-0001", "hermes:@ops",
 		"decided outside approve-tui (read from the table) reason=denied_explicit")
 }

@@ -47,6 +47,24 @@ func wrapIndented(prefix, value string, indent, width int) []string {
 	return out
 }
 
+// plural is one when n is 1, else many: the grammar of every count the
+// console says in words.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// nLines is n lines in words: "1 line", "18 lines".
+func nLines(n int) string { return fmt.Sprintf("%d %s", n, plural(n, "line", "lines")) }
+
+// moreBelow is the marker of a pane whose lines go on below it, n of them
+// not shown (hiddenBelow): "▼ 18 more lines below".
+func moreBelow(n int) string {
+	return fmt.Sprintf("▼ %d more %s below", n, plural(n, "line", "lines"))
+}
+
 func orDash(s string) string {
 	if s == "" {
 		return "—"

@@ -78,7 +78,6 @@ func (m *Model) tooSmallView() string {
 }
 
 func (m *Model) headerView() string {
-	st := m.st
 	count := ""
 	switch {
 	case !m.loaded:
@@ -97,34 +96,73 @@ func (m *Model) headerView() string {
 			count = fmt.Sprintf("%d of %d pending", len(m.visible), len(m.rows))
 		}
 	}
-	key := headerKey{width: m.width, mode: m.mode, count: count, who: m.opt.Actor.Name, with: strings.Join(m.connected, ", "),
-		follow: m.following, readOnly: m.opt.Actor.ReadOnly || m.opt.Store.ReadOnlyReason() != "", damaged: m.damaged != ""}
+	key := headerKey{width: m.width, mode: m.mode, count: count, who: m.opt.name(),
+		readOnly: m.opt.Actor.ReadOnly || m.opt.Store.ReadOnlyReason() != "", damaged: m.damaged != ""}
 	if mm := &m.memo.header; mm.s != "" && mm.key == key {
 		return mm.s
 	}
-	left := st.Title.Render("approve-tui")
-	tabs := " " + m.tab("pending", m.mode == viewPending) + " " + m.tab("history", m.mode == viewHistory)
-	who := model.Sanitize(key.who, model.Line)
-	if key.readOnly {
-		who += " " + st.Warning.Render("[read-only]")
-	}
-	if key.damaged {
-		who += " " + st.Error.Render("[DAMAGED FILE]")
-	}
-	if key.with != "" {
-		who += st.Subtle.Render(" · with " + key.with)
-	}
-	if key.follow != "" {
-		who += " " + st.OK.Render("[following "+model.Sanitize(key.follow, model.Line)+"]")
-	}
-	right := st.Subtle.Render(count+" · ") + who
-	gap := m.width - lipgloss.Width(left+tabs) - lipgloss.Width(right)
-	h := left + tabs + strings.Repeat(" ", max(gap, 0)) + right
-	if gap < 1 {
-		h = fitWidth(left+tabs+" "+right, m.width)
-	}
+	h := m.headerLine(key)
 	m.memo.header.key, m.memo.header.s = key, h
 	return h
+}
+
+// headerLine draws the header's first line: the tabs, then the count, who
+// this console is and its flags, right-aligned. The name is the console's
+// own (an SSH session's person; the ? page names the key whole); when the
+// line is too narrow it gives way, never the count or the flags.
+func (m *Model) headerLine(key headerKey) string {
+	st := m.st
+	left := st.Title.Render("approve-tui")
+	tabs := " " + m.tab("pending", key.mode == viewPending) + " " + m.tab("history", key.mode == viewHistory)
+	who := model.Sanitize(key.who, model.Line)
+	var flags string
+	if key.readOnly {
+		flags += " " + st.Warning.Render("[read-only]")
+	}
+	if key.damaged {
+		flags += " " + st.Error.Render("[DAMAGED FILE]")
+	}
+	count := key.count + " · "
+	// One space at least between the tabs and the right part.
+	if room := m.width - lipgloss.Width(left+tabs) - 1 - lipgloss.Width(count+flags); lipgloss.Width(who) > room {
+		who = fitWidth(who, max(room, 1))
+	}
+	right := st.Subtle.Render(count) + who + flags
+	gap := m.width - lipgloss.Width(left+tabs) - lipgloss.Width(right)
+	if gap < 1 {
+		return fitWidth(left+tabs+" "+right, m.width)
+	}
+	return left + tabs + strings.Repeat(" ", gap) + right
+}
+
+// presenceView is who else is here and whom this console follows, for the
+// right of the header's second line ("" when nobody else is and it follows
+// nobody). Whom it follows is said whole; the others' names give way.
+func (m *Model) presenceView() string {
+	follow := ""
+	if m.following != "" {
+		name := model.Sanitize(m.following, model.Line)
+		if m.loaded && !m.followHere {
+			follow = m.st.Warning.Render("[following " + name + " (not connected)]")
+		} else {
+			follow = m.st.OK.Render("[following " + name + "]")
+		}
+	}
+	if len(m.connected) == 0 {
+		return follow
+	}
+	with := "with " + strings.Join(m.connected, ", ") // sanitised by setPresences
+	if follow == "" {
+		return m.st.Subtle.Render(with)
+	}
+	room := m.width - lipgloss.Width(follow) - 1
+	if room < lipgloss.Width("with x…") {
+		return follow
+	}
+	if lipgloss.Width(with) > room {
+		with = fitWidth(with, room)
+	}
+	return m.st.Subtle.Render(with) + " " + follow
 }
 
 func (m *Model) tab(name string, on bool) string {
@@ -134,25 +172,39 @@ func (m *Model) tab(name string, on bool) string {
 	return m.st.Subtle.Render(" " + name + " ")
 }
 
+// subHeaderView is the header's second line: the filter, a store error or
+// the database's label on the left; who else is here and whom this console
+// follows on the right (presenceView), which the left gives way to.
 func (m *Model) subHeaderView() string {
 	if m.filtering {
 		return fitWidth(m.filter.View(), m.width)
 	}
+	right := m.presenceView()
 	if v := m.filter.Value(); v != "" {
-		return fitWidth(m.st.Subtle.Render("filter: ")+model.Sanitize(v, model.Line)+m.st.Faint.Render("  (/ to change, esc to clear)"), m.width)
+		return besideRight(m.st.Subtle.Render("filter: ")+model.Sanitize(v, model.Line)+m.st.Faint.Render("  (/ to change, esc to clear)"), right, m.width)
 	}
 	if m.storeErr != "" {
-		return fitWidth(m.st.Error.Render(m.storeErr), m.width)
+		return besideRight(m.st.Error.Render(m.storeErr), right, m.width)
 	}
 	label := m.opt.Label
 	if label == "" {
 		label = m.opt.Store.Path()
 	}
-	if mm := &m.memo.label; mm.s == "" || mm.label != label || mm.width != m.width {
-		mm.label, mm.width = label, m.width
-		mm.s = fitWidth(m.st.Faint.Render(model.Sanitize(label, model.Line)), m.width)
+	if mm := &m.memo.label; mm.s == "" || mm.label != label || mm.width != m.width || mm.right != right {
+		mm.label, mm.width, mm.right = label, m.width, right
+		mm.s = besideRight(m.st.Faint.Render(model.Sanitize(label, model.Line)), right, m.width)
 	}
 	return m.memo.label.s
+}
+
+// besideRight is left and right on one line of width cells, right at its
+// end: left is cut first to make room, then right.
+func besideRight(left, right string, width int) string {
+	if right == "" {
+		return fitWidth(left, width)
+	}
+	rw := min(lipgloss.Width(right), width)
+	return fitWidth(left, max(width-rw-1, 0)) + strings.Repeat(" ", min(width-rw, 1)) + fitWidth(right, rw)
 }
 
 // bodyLines is the body's lines: the list and the detail side by side
@@ -306,49 +358,30 @@ func (m *Model) rowView(r row, k rowKey, at *rowMemo) string {
 
 func (m *Model) historyView() string {
 	st := m.st
+	if m.event != nil {
+		return m.event.view(st, m.width, m.bodyHeight())
+	}
 	if len(m.hvisible) == 0 {
 		return st.Subtle.Render("No audit events yet.")
 	}
-	const idW, outW = 12, 18
-	rest := m.width - 2 - 8 - 2 - 9 - 1 - outW - 1 - idW - 1
-	actorW := min(max(rest*2/5, 12), 30)
-	out := []string{st.Header.Render(fitWidth("  "+padRight("TIME", 8)+"  "+padRight("EVENT", 9)+" "+padRight("OUTCOME", outW)+" "+
-		padRight("ID", idW)+" "+padRight("ACTOR", actorW)+" DETAIL", m.width))}
+	c := m.hcols
+	out := []string{st.Header.Render(fitWidth(c.head(), m.width))}
 	n := m.listRows() - 1
 	end := min(m.htop+n, len(m.hvisible))
 	for i := m.htop; i < end; i++ {
-		e := m.history[m.hvisible[i]]
-		// Every audit column comes from the file, which any process that
-		// can write it can forge: all of it goes through the sanitiser.
-		outcome := model.Sanitize(e.Outcome, model.Line)
-		if e.Outcome != storage.OutcomeOK {
-			outcome += ": " + model.Sanitize(refusalWords(e.Reason), model.Line)
+		r := m.hrows[m.hvisible[i]]
+		outcome, detail, refused := r.outcome, r.detail, r.refused
+		if run := m.runOf(&m.history[m.hvisible[i]]); run != nil {
+			outcome, detail = runWords(*run, m.now, detail)
+			refused = refused || run.state != storage.RunRunning
 		}
-		detail := historyDetail(e)
-		runDied := false
-		if e.Outside {
-			outcome = "outside the chain"
-		}
-		if e.Event == storage.EventExecution || e.Event == storage.EventPolicy {
-			outcome = model.Sanitize(e.Reason, model.Line)
-			if r, ok := m.runs[e.ApprovalID]; ok && e.Event == storage.EventExecution && e.Reason == string(model.ExecStarted) {
-				outcome, detail = runWords(r, m.now, detail)
-				runDied = r.state != storage.RunRunning
-			}
-		}
-		at := model.FromEpoch(e.At).UTC().Format("15:04:05")
-		actor := model.Sanitize(e.Actor, model.Line)
-		if e.Surface != "" {
-			actor += " via " + model.Sanitize(e.Surface, model.Line)
-		}
-		line := at + "  " + fitWidth(model.Sanitize(e.Event, model.Line), 9) + " " + fitWidth(outcome, outW) + " " +
-			fitWidth(model.Sanitize(e.ApprovalID, model.Line), idW) + " " + fitWidth(actor, actorW) + " " + detail
+		line := c.line(r, outcome, detail)
 		if i == m.hcursor {
 			out = append(out, st.Selected.Render(fitWidth("▶ "+line, m.width)))
 			continue
 		}
 		style := st.HistoryOK
-		if e.Outcome != storage.OutcomeOK || runDied {
+		if refused {
 			style = st.HistoryRefused
 		}
 		out = append(out, fitWidth("  "+style.Render(line), m.width))
@@ -396,7 +429,7 @@ func historyDetail(e storage.AuditEvent) string {
 	}
 	for _, k := range []string{"reason", "risk", "error", "from", "to", "expires_at"} {
 		if v, ok := e.Detail[k]; ok {
-			parts = append(parts, k+"="+model.Sanitize(fmt.Sprint(v), model.Line))
+			parts = append(parts, k+"="+rowString(fmt.Sprint(v)))
 		}
 	}
 	return strings.Join(parts, " ")
@@ -404,12 +437,7 @@ func historyDetail(e storage.AuditEvent) string {
 
 func (m *Model) helpPage() string {
 	st := m.st
-	intro := []string{
-		st.Title.Render("Keys"),
-		"",
-		m.help.FullHelpView(m.keys.FullHelp()),
-		"",
-		st.Title.Render("How approving works"),
+	keys, title, text := m.keys.FullHelp(), "How approving works", []string{
 		"Approve means this command, once. Select a proposal, read it to the end (the",
 		"detail pane says how many lines are left), press a, then type the approval id",
 		"shown in the prompt: approve stays disabled until it matches exactly, and pasted",
@@ -417,10 +445,29 @@ func (m *Model) helpPage() string {
 		"without colour; ! marks hidden characters made visible, X a corrupt row that",
 		"can only be denied. A waiter is the agent process waiting for the decision:",
 		"without a live one, approving runs nothing.",
-		"",
-		st.Subtle.Render("? or esc closes this page."),
 	}
-	return strings.Join(intro, "\n")
+	if m.mode == viewHistory {
+		keys, title, text = m.keys.HistoryFullHelp(), "The history", []string{
+			"The audit log, newest first: every proposal submitted, approved, denied or",
+			"expired, every refused attempt, policy decision and command run, every SSH",
+			"session, each event chained to the one before by its hash (approve-tui audit",
+			"--verify checks the chain). Decisions made outside approve-tui are read from",
+			"the table and marked outside the chain. enter shows one event whole: every",
+			"field, its whole detail and its hashes. Nothing is decided here: tab goes",
+			"back to the pending proposals.",
+		}
+	}
+	out := []string{st.Title.Render("Keys"), "", m.help.FullHelpView(keys), "", st.Title.Render(title)}
+	out = append(out, text...)
+	// Who this console decides as, whole (the header names it short): an
+	// SSH key's fingerprint, the surface.
+	you := "You are " + model.Sanitize(m.opt.Actor.String(), model.Line)
+	if m.opt.Actor.ReadOnly {
+		you += ", watching read-only"
+	}
+	out = append(out, "")
+	out = append(out, strings.Split(ansi.Wrap(you+".", m.width, ""), "\n")...)
+	return strings.Join(out, "\n")
 }
 
 func (m *Model) noteView() string {
@@ -447,21 +494,85 @@ func (m *Model) noteLines() []string {
 	return out
 }
 
+// helpView is the help line: the keys of what is on screen.
 func (m *Model) helpView() string {
-	if m.prompt == nil && !m.filtering {
-		// The list's keys: the same line until the width changes.
-		if mm := &m.memo.help; mm.width != m.help.Width || mm.s == "" {
-			mm.width, mm.s = m.help.Width, m.help.ShortHelpView(m.keys.ShortHelp())
-		}
-		return m.memo.help.s
-	}
-	if m.prompt != nil {
+	switch {
+	case m.prompt != nil:
 		return m.help.ShortHelpView(m.prompt.keys.ShortHelp())
-	}
-	if m.filtering {
+	case m.filtering:
 		return m.help.ShortHelpView([]key.Binding{m.keys.Submit, m.keys.Cancel})
 	}
-	return m.help.ShortHelpView(m.keys.ShortHelp())
+	// The same line until the width or the screen changes.
+	scr := m.helpScreen()
+	if mm := &m.memo.help; mm.width != m.width || mm.screen != scr || mm.s == "" {
+		var items []helpItem
+		switch scr {
+		case helpOnHelp:
+			items = m.keys.HelpPageShortHelp()
+		case helpOnHistory:
+			items = m.keys.HistoryShortHelp()
+		case helpOnEvent:
+			items = m.keys.EventShortHelp()
+		default:
+			items = m.keys.ShortHelp()
+		}
+		mm.width, mm.screen, mm.s = m.width, scr, m.shortHelp(items)
+	}
+	return m.memo.help.s
+}
+
+// helpScreen says which keys the help line offers.
+type helpScreen int
+
+const (
+	helpOnPending helpScreen = iota
+	helpOnHistory
+	helpOnEvent
+	helpOnHelp
+)
+
+func (m *Model) helpScreen() helpScreen {
+	switch {
+	case m.showHelp:
+		return helpOnHelp
+	case m.mode == viewHistory && m.event != nil:
+		return helpOnEvent
+	case m.mode == viewHistory:
+		return helpOnHistory
+	}
+	return helpOnPending
+}
+
+// shortHelp is the help line of items at the screen's width: all of them
+// when they fit, else without those that give way first (helpItem.drop)
+// and with an ellipsis for them: the ? page lists every key, and the key
+// that opens it stays.
+func (m *Model) shortHelp(items []helpItem) string {
+	h := m.help
+	h.Width = 0 // measured here: help would cut the line's end, wherever ? is
+	most := 0
+	for _, it := range items {
+		most = max(most, it.drop)
+	}
+	// The items of a drop under keep stay: all of them first, then fewer.
+	for keep := most + 1; ; keep-- {
+		var bs []key.Binding
+		for _, it := range items {
+			if it.drop < keep {
+				bs = append(bs, it.Binding)
+			}
+		}
+		line := h.ShortHelpView(bs)
+		if len(bs) < len(items) {
+			line += " " + h.Styles.Ellipsis.Inline(true).Render(h.Ellipsis)
+		}
+		if w := lipgloss.Width(line); w <= m.width || keep <= 1 {
+			if w > m.width {
+				line = fitWidth(line, m.width)
+			}
+			return line
+		}
+	}
 }
 
 // fitBody is fitBlock of the body's lines to m.width x m.bodyHeight(),

@@ -1,0 +1,307 @@
+package tui
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/storage"
+)
+
+// The history tab: the audit log, newest first, in columns sized to what
+// they hold, and one event shown whole (enter). Every column comes from the
+// file, which any process that can write it can forge: all of it goes
+// through the sanitiser, once, when the events are loaded (historyRow).
+
+// auditKey names an audit event from one load of the history to the next:
+// its place in the chain (seq), or, for a decision read from the table
+// outside the chain (seq 0), its proposal, event and time.
+type auditKey struct {
+	seq       int64
+	id, event string
+	at        float64
+}
+
+func keyOf(e storage.AuditEvent) auditKey {
+	if e.Seq > 0 && !e.Outside {
+		return auditKey{seq: e.Seq}
+	}
+	return auditKey{id: e.ApprovalID, event: e.Event, at: e.At}
+}
+
+// histRow is an audit event's columns in the list, sanitised.
+type histRow struct {
+	at, event, outcome, id, actor, detail string
+	refused                               bool
+}
+
+// historyRow lays out one event's columns; a started command's run state
+// (runs) is the list's to add, as it changes without a new event.
+func historyRow(e storage.AuditEvent) histRow {
+	r := histRow{
+		at:      model.FromEpoch(e.At).UTC().Format("15:04:05"),
+		event:   rowString(e.Event),
+		outcome: rowString(e.Outcome),
+		id:      rowString(e.ApprovalID),
+		actor:   rowString(e.Actor),
+		detail:  historyDetail(e),
+		refused: e.Outcome != storage.OutcomeOK,
+	}
+	if e.Outcome != storage.OutcomeOK {
+		r.outcome += ": " + rowString(refusalWords(e.Reason))
+	}
+	if e.Surface != "" {
+		r.actor += " via " + rowString(e.Surface)
+	}
+	switch {
+	case e.Outside:
+		r.outcome = "outside the chain"
+	case e.Event == storage.EventExecution || e.Event == storage.EventPolicy:
+		r.outcome = rowString(e.Reason)
+	}
+	return r
+}
+
+// runOf is the run state of the command whose start e records, while it
+// has not ended (nil for any other event).
+func (m *Model) runOf(e *storage.AuditEvent) *runInfo {
+	if e.Event != storage.EventExecution || e.Reason != string(model.ExecStarted) || e.Outside {
+		return nil
+	}
+	if r, ok := m.runs[e.ApprovalID]; ok {
+		return &r
+	}
+	return nil
+}
+
+// histCols is the width of the history's columns, at width: TIME is
+// always 8; DETAIL takes what the others leave.
+type histCols struct {
+	width, event, outcome, id, actor int
+}
+
+// Bounds of the history's short columns: each is as wide as the widest of
+// its cells among the rows listed, up to this.
+const (
+	maxEventCol   = 12
+	maxOutcomeCol = 24
+	maxIDCol      = 16
+	minActorCol   = 12
+)
+
+// layoutHistory sizes the columns for the rows listed (hvisible): EVENT,
+// OUTCOME and ID as wide as their widest cell (within bounds); ACTOR as
+// wide as its widest too, but no more than half of what is left after
+// them (and at least minActorCol); DETAIL the rest.
+func (m *Model) layoutHistory() {
+	c := histCols{width: m.width, event: len("EVENT"), outcome: len("OUTCOME"), id: len("ID"), actor: len("ACTOR")}
+	for _, i := range m.hvisible {
+		r := m.hrows[i]
+		outcome := r.outcome
+		if run := m.runOf(&m.history[i]); run != nil {
+			outcome, _ = runWords(*run, m.now, "")
+		}
+		c.event = max(c.event, ansi.StringWidth(r.event))
+		c.outcome = max(c.outcome, ansi.StringWidth(outcome))
+		c.id = max(c.id, ansi.StringWidth(r.id))
+		c.actor = max(c.actor, ansi.StringWidth(r.actor))
+	}
+	c.event, c.outcome, c.id = min(c.event, maxEventCol), min(c.outcome, maxOutcomeCol), min(c.id, maxIDCol)
+	c.actor = min(c.actor, max(c.shared()/2, minActorCol))
+	m.hcols = c
+}
+
+// shared is what ACTOR and DETAIL share of the width: the cursor's two
+// columns, TIME and the short columns taken, and the spaces between.
+func (c histCols) shared() int {
+	return c.width - 2 - 8 - 2 - c.event - 1 - c.outcome - 1 - c.id - 1 - 1
+}
+
+// head is the history's column titles.
+func (c histCols) head() string {
+	return "  " + padRight("TIME", 8) + "  " + padRight("EVENT", c.event) + " " + padRight("OUTCOME", c.outcome) + " " +
+		padRight("ID", c.id) + " " + padRight("ACTOR", c.actor) + " DETAIL"
+}
+
+// line is one row of the history (without the cursor's columns).
+func (c histCols) line(r histRow, outcome, detail string) string {
+	return r.at + "  " + fitWidth(r.event, c.event) + " " + fitWidth(outcome, c.outcome) + " " + fitWidth(r.id, c.id) + " " +
+		fitWidth(r.actor, c.actor) + " " + detail
+}
+
+// selectedAudit is the history's selected event, if any.
+func (m *Model) selectedAudit() (storage.AuditEvent, bool) {
+	if m.hcursor < 0 || m.hcursor >= len(m.hvisible) {
+		return storage.AuditEvent{}, false
+	}
+	return m.history[m.hvisible[m.hcursor]], true
+}
+
+// eventPage is one audit event shown whole (enter on the history): its
+// lines are laid out in Update (buildEventPage); View slices them.
+type eventPage struct {
+	ev     storage.AuditEvent
+	lines  []string
+	offset int
+	// timeAt is the line of the event's time, which tells its age: the
+	// clock writes that line again (ageEventPage), not the whole page.
+	timeAt int
+}
+
+// openEvent shows the selected audit event whole.
+func (m *Model) openEvent() {
+	e, ok := m.selectedAudit()
+	if !ok {
+		return
+	}
+	m.event = &eventPage{ev: e}
+	m.buildEventPage()
+}
+
+// buildEventPage lays out the event page for the width, the clock (the
+// event's age) and what is known of a started command's run.
+func (m *Model) buildEventPage() {
+	p := m.event
+	if p == nil || m.width <= 0 {
+		return
+	}
+	e := p.ev
+	st := m.st
+	var out []string
+	field := func(label, value string) { out = append(out, fieldLines(st, label, value, m.width)...) }
+	text := func(s string) string { return orDash(agentText(st, s, model.Line)) }
+	out = append(out, st.Title.Render("audit event"))
+	if e.Outside {
+		field("seq", st.Warning.Render("none: decided outside approve-tui, read from the table (not in the audit chain)"))
+	} else {
+		field("seq", fmt.Sprint(e.Seq))
+	}
+	p.timeAt = len(out)
+	out = append(out, m.eventTime()...)
+	field("event", text(e.Event))
+	outcome := text(e.Outcome)
+	if e.Outcome != storage.OutcomeOK && e.Outcome != "" {
+		outcome = st.Error.Render(outcome)
+	}
+	field("outcome", outcome)
+	reason := text(e.Reason)
+	if w := refusalWords(e.Reason); w != e.Reason {
+		reason += st.Subtle.Render(" (" + w + ")")
+	}
+	field("reason", reason)
+	field("id", st.Bold.Render(text(e.ApprovalID)))
+	field("actor", text(e.Actor))
+	field("surface", text(e.Surface))
+	if r := m.runOf(&e); r != nil {
+		words, detail := runWords(*r, m.now, "")
+		field("run", words+": "+strings.TrimSuffix(detail, "; "))
+	}
+	details := eventDetail(st, e)
+	if len(details) == 0 {
+		field("detail", "—")
+	}
+	for i, d := range details {
+		label := ""
+		if i == 0 {
+			label = "detail"
+		}
+		field(label, d)
+	}
+	if !e.Outside {
+		field("prev hash", text(e.PrevHash))
+		field("hash", text(e.Hash))
+	}
+	out = append(out, "", st.Faint.Render("— end of event —"))
+	p.lines = out
+	p.scroll(0, m.bodyHeight())
+}
+
+// eventTime is the event page's time field: when, and how long ago.
+func (m *Model) eventTime() []string {
+	at := model.FromEpoch(m.event.ev.At)
+	return fieldLines(m.st, "time", at.UTC().Format("2006-01-02 15:04:05.000Z")+" ("+ago(at, m.now)+")", m.width)
+}
+
+// ageEventPage writes the event page again for the clock: the line of its
+// age, or the whole page when its age takes more than a line or it shows a
+// running command (whose heartbeat ages too).
+func (m *Model) ageEventPage() {
+	p := m.event
+	if p == nil {
+		return
+	}
+	if t := m.eventTime(); len(t) == 1 && p.timeAt < len(p.lines) && m.runOf(&p.ev) == nil {
+		p.lines[p.timeAt] = t[0]
+		return
+	}
+	m.buildEventPage()
+}
+
+// eventDetail is an event's detail whole, a key=value per item, sorted;
+// a detail that is not a JSON object is shown as it is stored.
+func eventDetail(st Styles, e storage.AuditEvent) []string {
+	if e.Detail == nil {
+		if strings.TrimSpace(e.DetailRaw) == "" {
+			return nil
+		}
+		return []string{st.Warning.Render("not a JSON object: ") + agentText(st, e.DetailRaw, model.Line)}
+	}
+	keys := make([]string, 0, len(e.Detail))
+	for k := range e.Detail {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		v, ok := e.Detail[k].(string)
+		if !ok {
+			b, _ := json.Marshal(e.Detail[k])
+			v = string(b)
+		}
+		out = append(out, agentText(st, k, model.Line)+"="+agentText(st, v, model.Line))
+	}
+	return out
+}
+
+// scroll moves the page by n lines within a body of height rows.
+func (p *eventPage) scroll(n, height int) {
+	p.offset = max(min(p.offset+n, len(p.lines)-height), 0)
+}
+
+// view is the page's rows for a body of height rows at width: the lines
+// from the offset, the last row saying how many more there are.
+func (p *eventPage) view(st Styles, width, height int) string {
+	end := min(p.offset+height, len(p.lines))
+	out := append([]string(nil), p.lines[p.offset:end]...)
+	if r := hiddenBelow(len(p.lines), p.offset, height); r > 0 {
+		out[len(out)-1] = st.Subtle.Render(fitWidth(moreBelow(r)+" (↓/pgdn)", width))
+	}
+	return strings.Join(out, "\n")
+}
+
+// eventKey scrolls the event page, or closes it (esc).
+func (m *Model) eventKey(k tea.KeyMsg) {
+	p, h := m.event, m.bodyHeight()
+	switch {
+	case key.Matches(k, m.keys.Back):
+		m.event = nil
+	case key.Matches(k, m.keys.Up):
+		p.scroll(-1, h)
+	case key.Matches(k, m.keys.Down):
+		p.scroll(1, h)
+	case key.Matches(k, m.keys.PageUp):
+		p.scroll(-(h - 1), h)
+	case key.Matches(k, m.keys.PageDown):
+		p.scroll(h-1, h)
+	case key.Matches(k, m.keys.Top):
+		p.scroll(-len(p.lines), h)
+	case key.Matches(k, m.keys.Bottom):
+		p.scroll(len(p.lines), h)
+	}
+}
