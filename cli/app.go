@@ -107,9 +107,6 @@ func (a *app) execute(ctx context.Context, args []string) int {
 	defer a.flush()
 	root := a.root()
 	root.SetArgs(args)
-	root.SetIn(a.in)
-	root.SetOut(a.out)
-	root.SetErr(a.err)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
@@ -153,15 +150,6 @@ func (a *app) flush() {
 // included, with a deny in their agent's protocol.
 const failClosedHook = "approve-tui/fail-closed-hook"
 
-const exitCodesHelp = `
-Exit codes: 0 success; 1 error; 2 usage; 3 not found; 4 not pending (already
-decided, expired, or lost the race); 5 confirmation did not match; 6 store
-unavailable (database missing, locked, not a database, unwritable or opened
---read-only).
-
-Approval ids may start with '-': put such an id after --, as in
-"approve-tui show -- -AbC123".`
-
 func (a *app) root() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "approve-tui",
@@ -177,7 +165,7 @@ opens it as a watcher. "approve-tui demo" opens it on a fresh demo database.
 The database is --db, else $APPROVE_TUI_DB, else $HERMES_HOME/state.db
 (HERMES_HOME defaults to ~/.hermes): a path (or sqlite:PATH) for SQLite, a
 postgres://user@host/db?sslmode=... URL for PostgreSQL.
-` + exitCodesHelp,
+` + exitCodes(ExitOK, ExitError, ExitUsage, ExitUnavailable, ExitInterrupted),
 		Version:       Build.String(),
 		Args:          cobra.ArbitraryArgs,
 		RunE:          a.consoleRun,
@@ -214,6 +202,11 @@ postgres://user@host/db?sslmode=... URL for PostgreSQL.
 	root.AddCommand(a.initCmd(), a.submitCmd(), a.listCmd(), a.showCmd(), a.approveCmd(),
 		a.denyCmd(), a.expireCmd(), a.waitCmd(), a.auditCmd(), a.demoCmd(), a.runCmd(), a.hookCmd(), a.headlessCmd(), a.lockoutsCmd(), a.serveCmd(), a.copyCmd(),
 		a.manCmd())
+	// The streams are set before the completion command is made: it keeps
+	// the writer it finds then.
+	root.SetIn(a.in)
+	root.SetOut(a.out)
+	root.SetErr(a.err)
 	a.addCompletions(root)
 	root.SuggestionsMinimumDistance = 2
 	return root

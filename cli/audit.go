@@ -29,8 +29,7 @@ payload of every proposal submitted through approve-tui. It prints
 "audit log intact: N events" and exits 0, or names the first broken event and
 the problem, and the proposals whose payload changed after submit, and exits
 7.
-` + exitCodesHelp + `
-  7  audit --verify: the log or a payload was altered`,
+` + exitCodesWhere(map[int]string{ExitTampered: "--verify: the log or a payload was altered"}, ExitOK, ExitError, ExitUsage, ExitUnavailable, ExitTampered),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if limit < 0 {
@@ -60,7 +59,11 @@ the problem, and the proposals whose payload changed after submit, and exits
 				a.note("no audit events")
 				return nil
 			}
-			rows := [][]string{{"SEQ", "TIME", "EVENT", "OUTCOME", "ID", "ACTOR", "DETAIL"}}
+			t := &table{cols: []column{
+				{name: "SEQ", whole: true}, {name: "TIME", whole: true}, {name: "EVENT", whole: true},
+				{name: "OUTCOME", min: 8, weight: 2}, {name: "ID", whole: true}, {name: "ACTOR", min: 8, weight: 2},
+				{name: "DETAIL", min: 12, weight: 3},
+			}}
 			for _, e := range evs {
 				outcome := line(e.Outcome)
 				if e.Reason != "" {
@@ -70,13 +73,10 @@ the problem, and the proposals whose payload changed after submit, and exits
 				if e.Surface != "" {
 					actor += " via " + line(e.Surface)
 				}
-				rows = append(rows, []string{
-					strconv.FormatInt(e.Seq, 10),
-					absTime(e.At),
-					line(e.Event), outcome, orDash(line(e.ApprovalID)), actor, detailText(e),
-				})
+				t.add(strconv.FormatInt(e.Seq, 10), absTime(e.At), line(e.Event), outcome,
+					orDash(line(e.ApprovalID)), actor, detailText(e))
 			}
-			a.writeRows(rows)
+			a.writeTable(t)
 			return nil
 		},
 	}

@@ -60,6 +60,23 @@ func (a *app) addCompletions(root *cobra.Command) {
 		return cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp)
 	}
 	_ = root.RegisterFlagCompletionFunc("color", fixed("auto", "always", "never"))
+	// cobra's completion command, made now so that a shell it has no script
+	// for is a usage error, not its help and exit 0.
+	root.InitDefaultCompletionCmd()
+	if c, _, err := root.Find([]string{"completion"}); err == nil && c != root {
+		var shells []string
+		for _, sh := range c.Commands() {
+			shells = append(shells, sh.Name())
+		}
+		c.Args = func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageErrorf("completion: %q is not a supported shell; approve-tui has completion for %s",
+					line(args[0]), strings.Join(shells, ", "))
+			}
+			return nil
+		}
+		c.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
+	}
 	for _, c := range root.Commands() {
 		switch c.Name() {
 		case "approve", "deny", "wait":

@@ -65,7 +65,8 @@ submitting proposals every few seconds, waits on them as a live waiter, and
 records an execution outcome for those approved (it runs nothing).
 
 With --seed N the ids and contents are the same on every run, so scripts
-and documentation can refer to them.` + exitCodesHelp,
+and documentation can refer to them.
+` + exitCodes(ExitOK, ExitError, ExitUsage, ExitUnavailable, ExitInterrupted),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, cancel := context.WithCancel(cmd.Context())

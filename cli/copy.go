@@ -19,16 +19,17 @@ the waiters and the tier-2 lockouts of one approval store into another: a
 SQLite file into PostgreSQL when the agents spread to more hosts, or back.
 
 The source is only read (one snapshot) and its audit chain must verify. The
-target is created when missing and written in one transaction, which appends
-one audit event recording the copy; its chain is then verified, and only then
-is the copy reported done. A target that holds proposals or audit events is
-refused: --replace empties it first, in the same transaction.
+target is created when missing (on PostgreSQL, its schema too) and written
+in one transaction, which appends one audit event recording the copy; its
+chain is then verified, and only then is the copy reported done. A target
+that holds proposals or audit events is refused: --replace empties it
+first, in the same transaction.
 
 Stop the agents and consoles on the source first: what they write after the
 snapshot stays in the source.
 
   approve-tui copy --from ~/.hermes/state.db --to 'postgres://approve@db.internal/approvals?sslmode=verify-full'
-` + exitCodesHelp,
+` + exitCodesWhere(map[int]string{ExitError: "error: nothing copied, or the copy did not verify (the message says which)"}, ExitOK, ExitError, ExitUsage, ExitUnavailable),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if from == "" || to == "" {
@@ -59,6 +60,9 @@ snapshot stays in the source.
 				}
 				a.printf("%s\n", b)
 				return nil
+			}
+			if res.CreatedSchema != "" {
+				a.printf("created schema %s on the target\n", schemaName(res.CreatedSchema))
 			}
 			a.printf("copied %d proposal(s), %d audit event(s), %d waiter(s), %d lockout(s)\n  from %s (%s)\n  to   %s (%s)\n",
 				res.Proposals, res.Events, res.Waiters, res.Lockouts, src.Path(), src.Backend(), dst.Path(), dst.Backend())

@@ -40,11 +40,13 @@ the proposal's payload is not that one any more, the store refuses (exit 1,
 audited as content_changed): read it again.
 
 Prints "approved ID" (with --json, the proposal).
-` + exitCodesHelp + `
+` + exitCodesWhere(map[int]string{ExitError: "error, or refused whatever is typed (below)"},
+			ExitOK, ExitError, ExitUsage, ExitNotFound, ExitNotPending, ExitMismatch, ExitUnavailable, ExitInterrupted) + dashIDHelp + `
+
 Refused whatever is typed (exit 1; deny them): a corrupt proposal, a command
 that matches a hardline rule (Hermes never runs it), an id shorter than 8
 characters, a tier-2 proposal approved by its id, a locked-out (verb, target).`,
-		Args: cobra.ExactArgs(1),
+		Args: a.oneID("phrase", `approve ID --phrase "VERB TARGET NONCE"`, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := args[0]
 			ctx := cmd.Context()
@@ -141,8 +143,9 @@ proposal can be denied. On a terminal you are asked "Deny ID? [y/N]" unless
 terminal there is no prompt.
 
 Prints "denied ID" (with --json, the proposal).
-` + exitCodesHelp,
-		Args: cobra.ExactArgs(1),
+` + exitCodesWhere(map[int]string{ExitError: "error, or cancelled at the prompt"},
+			ExitOK, ExitError, ExitUsage, ExitNotFound, ExitNotPending, ExitUnavailable, ExitInterrupted) + dashIDHelp,
+		Args: a.oneID("reason", `deny ID --reason "no piping to sh"`, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := args[0]
 			ctx := cmd.Context()
@@ -156,7 +159,7 @@ Prints "denied ID" (with --json, the proposal).
 				if err != nil {
 					return named(id, err)
 				}
-				fmt.Fprintf(a.err, "%s  %s  %s  %s\n", line(id), rec.EffectiveRisk.Short(), line(string(rec.EffectiveStatus)), cut(line(rec.Command), 80))
+				fmt.Fprintf(a.err, "%s\n", cut(line(id)+"  "+rec.EffectiveRisk.Short()+"  "+line(string(rec.EffectiveStatus))+"  "+line(rec.Command), a.width()))
 				// Only a pending proposal is worth asking about; the store
 				// refuses the others.
 				answer := "y"
@@ -186,4 +189,29 @@ Prints "denied ID" (with --json, the proposal).
 	cmd.Flags().StringVar(&reason, "reason", "", "why (kept in the audit log)")
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation on a terminal")
 	return cmd
+}
+
+// oneID is the Args check of a command that takes one approval id and a
+// flag of free text (deny --reason, approve --phrase). More words than the
+// id are most often that text unquoted (deny ID --reason no piping to sh),
+// and the error says how to quote it; over ssh, where the remote command
+// arrives as one string that the server splits as a shell would, in words
+// that work there. always: say it even when the flag was not given.
+func (a *app) oneID(flag, example string, always bool) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		given := cmd.Flags().Changed(flag)
+		if len(args) <= 1 || !always && !given {
+			return cobra.ExactArgs(1)(cmd, args)
+		}
+		what := fmt.Sprintf("%s takes one approval id, and got %d arguments", cmd.Name(), len(args))
+		if given {
+			v, _ := cmd.Flags().GetString(flag)
+			what += fmt.Sprintf(" (the %s was read as %q)", flag, v)
+		}
+		if a.as != nil && a.as.Surface == model.SurfaceSSH {
+			return usageErrorf("%s; a %s of several words needs quotes, and over ssh they must reach the server, which splits the command as a shell would: ssh HOST '%s'",
+				what, flag, example)
+		}
+		return usageErrorf("%s; a %s of several words needs quotes: %s", what, flag, example)
+	}
 }

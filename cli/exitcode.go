@@ -28,6 +28,55 @@ const (
 	ExitInterrupted = 130
 )
 
+// exitMeaning is what each of approve-tui's own exit codes means, for the
+// help of the commands that can exit with it.
+var exitMeaning = map[int]string{
+	ExitOK:          "success",
+	ExitError:       "error",
+	ExitUsage:       "usage: bad flags or arguments",
+	ExitNotFound:    "not found: no proposal with that id",
+	ExitNotPending:  "not pending: already decided, expired, or lost the race",
+	ExitMismatch:    "the typed confirmation did not match",
+	ExitUnavailable: "store unavailable: database missing, locked, not a database, unwritable, or opened --read-only",
+	ExitTampered:    "audit --verify: the log or a payload was altered",
+	ExitInterrupted: "interrupted (SIGINT or SIGTERM)",
+}
+
+// exitCodes is the help's list of the exit codes a command can end with
+// (exitMeaning's words, unless meanings gives its own for a code).
+func exitCodes(codes ...int) string { return exitCodesWhere(nil, codes...) }
+
+func exitCodesWhere(meanings map[int]string, codes ...int) string {
+	var b strings.Builder
+	b.WriteString("\nExit codes:\n")
+	for _, c := range codes {
+		m, ok := meanings[c]
+		if !ok {
+			m = exitMeaning[c]
+		}
+		// Wrapped at 79 columns, under the meaning's first word.
+		col := fmt.Sprintf("  %-4d", c)
+		b.WriteString(col)
+		n := len(col)
+		for _, w := range strings.Fields(m) {
+			if n+1+len(w) > 79 {
+				b.WriteString("\n" + strings.Repeat(" ", len(col)))
+				n = len(col)
+			}
+			b.WriteString(" " + w)
+			n += 1 + len(w)
+		}
+		b.WriteString("\n")
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// dashIDHelp is said by the commands that take an approval id.
+const dashIDHelp = `
+
+Approval ids may start with '-': put such an id after --, as in
+"approve-tui show -- -AbC123".`
+
 // exitError carries an explicit exit code and the message to print (empty
 // message: print nothing more).
 type exitError struct {

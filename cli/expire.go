@@ -13,7 +13,7 @@ func (a *app) expireCmd() *cobra.Command {
 expired, auditing each, and print their ids one per line (with --json, an
 array). Such proposals could not be approved already; this makes the table
 say so.
-` + exitCodesHelp,
+` + exitCodes(ExitOK, ExitError, ExitUsage, ExitUnavailable),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := a.open(cmd.Context(), false)

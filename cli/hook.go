@@ -18,6 +18,20 @@ import (
 // deny rather than a long stall of the agent.
 const hookLockTimeout = 2 * time.Second
 
+// hookLockFlag gives a hook command its own --lock-timeout, with the
+// hook's default, in place of the global one (whose default is longer), so
+// that its help shows the wait it uses.
+func hookLockFlag(cmd *cobra.Command, d *time.Duration) {
+	cmd.Flags().DurationVar(d, "lock-timeout", hookLockTimeout,
+		"how long to wait for another process's lock (short: a locked store is a quick deny)")
+	cmd.PreRunE = func(*cobra.Command, []string) error {
+		if *d < 0 {
+			return usageErrorf("--lock-timeout must not be negative")
+		}
+		return nil
+	}
+}
+
 func (a *app) hookCmd() *cobra.Command {
 	hook := &cobra.Command{
 		Use:   "hook",
@@ -50,8 +64,8 @@ const hookRulesHelp = `  - A hardline command (rm -rf /, mkfs, dd to a disk...):
 
 func (a *app) claudeCodeHookCmd() *cobra.Command {
 	var (
-		timeout time.Duration
-		low     string
+		timeout, lock time.Duration
+		low           string
 	)
 	cc := &cobra.Command{
 		Use:   "claude-code [--timeout D] [--low pass|allow]",
@@ -83,8 +97,8 @@ events.
 It always exits 0 with a JSON answer for a shell call: malformed input, a
 missing or locked store, a timeout, an interrupt, bad flags, even an
 internal error are each a deny with the reason. It never rewrites the
-command (no updatedInput). The store's lock wait is 2s unless --lock-timeout
-is given.
+command (no updatedInput). The store's lock wait is --lock-timeout (2s by
+default, shorter than the other commands' wait).
 
 In .claude/settings.json (or ~/.claude/settings.json); "timeout" is in
 seconds: keep --timeout below it.
@@ -106,12 +120,13 @@ the hook's own deny answers, given before --timeout, are the only guard.`,
 		Args:        cobra.NoArgs,
 		Annotations: map[string]string{failClosedHook: string(agent.AgentClaudeCode)},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a.writeHookAnswer(a.agentHook(cmd, agent.AgentClaudeCode, agent.ClaudeCodeHook, timeout, low))
+			a.writeHookAnswer(a.agentHook(cmd, agent.AgentClaudeCode, agent.ClaudeCodeHook, timeout, lock, low))
 			return nil
 		},
 	}
 	cc.Flags().DurationVar(&timeout, "timeout", agent.DefaultHookTimeout, "deny (and withdraw) when no decision came within this long")
 	cc.Flags().StringVar(&low, "low", agent.LowPass, "commands no rule matches: pass (print nothing) or allow")
+	hookLockFlag(cc, &lock)
 	return cc
 }
 
@@ -145,7 +160,7 @@ func hookFailCode(who agent.Agent) int {
 
 // agentHook decides one call with run; it never panics.
 func (a *app) agentHook(cmd *cobra.Command, who agent.Agent, run func(context.Context, io.Reader, agent.HookOptions) agent.HookAnswer,
-	timeout time.Duration, low string) (ans agent.HookAnswer) {
+	timeout, lockTimeout time.Duration, low string) (ans agent.HookAnswer) {
 	defer func() {
 		if v := recover(); v != nil {
 			fmt.Fprintf(a.err, "approve-tui hook: panic: %v\n%s", v, debug.Stack())
@@ -157,10 +172,6 @@ func (a *app) agentHook(cmd *cobra.Command, who agent.Agent, run func(context.Co
 	}
 	if low == agent.LowDefer {
 		fmt.Fprintln(a.err, `approve-tui: --low defer is deprecated: use --low pass (Claude Code's own "defer" decision is something else)`)
-	}
-	lockTimeout := hookLockTimeout
-	if f := cmd.Flag("lock-timeout"); f != nil && f.Changed {
-		lockTimeout = a.lockTimeout
 	}
 	actor := model.LocalActor(model.SurfaceHook)
 	actor.ReadOnly = a.readOnly

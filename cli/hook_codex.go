@@ -8,7 +8,7 @@ import (
 )
 
 func (a *app) codexHookCmd() *cobra.Command {
-	var timeout time.Duration
+	var timeout, lock time.Duration
 	cx := &cobra.Command{
 		Use:   "codex [--timeout D]",
 		Short: "Codex CLI PreToolUse hook: Bash commands wait for approval",
@@ -65,10 +65,11 @@ Hooks are on by default in current Codex; older builds need
 		Args:        cobra.NoArgs,
 		Annotations: map[string]string{failClosedHook: string(agent.AgentCodex)},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a.writeHookAnswer(a.agentHook(cmd, agent.AgentCodex, agent.CodexHook, timeout, agent.LowPass))
+			a.writeHookAnswer(a.agentHook(cmd, agent.AgentCodex, agent.CodexHook, timeout, lock, agent.LowPass))
 			return nil
 		},
 	}
 	cx.Flags().DurationVar(&timeout, "timeout", agent.DefaultHookTimeout, "deny (and withdraw) when no decision came within this long")
+	hookLockFlag(cx, &lock)
 	return cx
 }

@@ -9,8 +9,8 @@ import (
 
 func (a *app) geminiHookCmd() *cobra.Command {
 	var (
-		timeout time.Duration
-		low     string
+		timeout, lock time.Duration
+		low           string
 	)
 	gm := &cobra.Command{
 		Use:   "gemini [--timeout D] [--low pass|allow]",
@@ -56,11 +56,12 @@ Where hooks are still experimental, the hooks system must be on as well
 		Args:        cobra.NoArgs,
 		Annotations: map[string]string{failClosedHook: string(agent.AgentGemini)},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a.writeHookAnswer(a.agentHook(cmd, agent.AgentGemini, agent.GeminiHook, timeout, low))
+			a.writeHookAnswer(a.agentHook(cmd, agent.AgentGemini, agent.GeminiHook, timeout, lock, low))
 			return nil
 		},
 	}
 	gm.Flags().DurationVar(&timeout, "timeout", agent.DefaultGeminiTimeout, "deny (and withdraw) when no decision came within this long")
 	gm.Flags().StringVar(&low, "low", agent.LowPass, "commands no rule matches: pass (print nothing) or allow")
+	hookLockFlag(gm, &lock)
 	return gm
 }

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"strings"
+
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/spf13/cobra"
 )
@@ -17,8 +19,10 @@ Prints the path, the journal mode and the revision of Hermes' approval
 store the table has: pr-41427 (the first: four statuses) or tier-2 (text
 confirm: pending_confirm, blocked, lockouts).
 
-Every other command opens the database without creating it.
-` + exitCodesHelp,
+On PostgreSQL the store is the first schema of the URL's search_path; init
+creates that schema when it is missing, and says so. Every other command
+opens the database without creating it.
+` + exitCodes(ExitOK, ExitError, ExitUsage, ExitUnavailable),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if a.readOnly {
@@ -32,9 +36,12 @@ Every other command opens the database without creating it.
 			created := s.CreatedTable()
 			if a.json {
 				o := model.NewJSONObject().Str("path", s.Path()).Str("backend", s.Backend()).Str("journal_mode", s.JournalMode()).Str("hermes_revision", s.HermesRevision()).
-					Bool("created", created).Str("read_only", s.ReadOnlyReason())
+					Bool("created", created).OptStr("created_schema", s.CreatedSchema()).Str("read_only", s.ReadOnlyReason())
 				a.printf("%s\n", o)
 				return nil
+			}
+			if sc := s.CreatedSchema(); sc != "" {
+				a.printf("created schema %s\n", schemaName(sc))
 			}
 			verb := "opened existing"
 			if created {
@@ -51,4 +58,18 @@ Every other command opens the database without creating it.
 			return nil
 		},
 	}
+}
+
+// schemaName is a PostgreSQL schema's name as a statement would write it:
+// bare when it is lower-case letters, digits and underscores, else quoted
+// ("" for a quote); sanitised, for showing.
+func schemaName(name string) string {
+	bare := name != "" && (name[0] < '0' || name[0] > '9')
+	for _, r := range name {
+		bare = bare && (r == '_' || 'a' <= r && r <= 'z' || '0' <= r && r <= '9')
+	}
+	if !bare {
+		name = `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+	}
+	return line(name)
 }

@@ -26,13 +26,15 @@ escaped; "CORRUPT": the row cannot be trusted and can only be denied), ID,
 RISK (HIGH/MED/LOW, UNKN for unknown), STATUS, WHEN (time left, or when and
 by whom it was decided), SESSION, COMMAND.
 
-On a terminal the columns are aligned and COMMAND is cut to the width, with
-an ellipsis (risk in colour unless --color never, NO_COLOR or TERM=dumb).
+On a terminal the columns are aligned and every line fits its width: FLAG,
+ID, RISK and STATUS stay whole, WHEN, SESSION and COMMAND share the rest and
+are cut with an ellipsis (risk in colour unless --color never, NO_COLOR or
+TERM=dumb).
 Piped or redirected, each row is one line of tab-separated fields, every
 field whole (cut -f, awk -F'\t'); --json gives everything.
 
 With --json: an array of proposal objects (see show --help).
-` + exitCodesHelp,
+` + exitCodes(ExitOK, ExitError, ExitUsage, ExitUnavailable),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			filter, err := storage.ParseStatusFilter(status)
@@ -63,7 +65,7 @@ With --json: an array of proposal objects (see show --help).
 				a.note("no %s proposals", filter)
 				return nil
 			}
-			a.writeTable(recs, s.Now())
+			a.writeProposals(recs, s.Now())
 			return nil
 		},
 	}
@@ -73,9 +75,13 @@ With --json: an array of proposal objects (see show --help).
 	return cmd
 }
 
-func (a *app) writeTable(recs []*storage.Record, now time.Time) {
-	const sessionMax, whenMax = 24, 36
-	rows := [][]string{{"FLAG", "ID", "RISK", "STATUS", "WHEN", "SESSION", "COMMAND"}}
+// writeProposals prints proposals as a table (see writeTable).
+func (a *app) writeProposals(recs []*storage.Record, now time.Time) {
+	t := &table{cols: []column{
+		{name: "FLAG", whole: true}, {name: "ID", whole: true}, {name: "RISK", whole: true},
+		{name: "STATUS", whole: true}, {name: "WHEN", min: 10}, {name: "SESSION", min: 8},
+		{name: "COMMAND", min: 12, weight: 2},
+	}}
 	for _, r := range recs {
 		var flag []string
 		if r.Suspicious() {
@@ -84,27 +90,19 @@ func (a *app) writeTable(recs []*storage.Record, now time.Time) {
 		if r.Corrupt != "" {
 			flag = append(flag, "CORRUPT")
 		}
-		rows = append(rows, []string{
-			strings.Join(flag, " "),
-			line(r.ApprovalID),
-			r.EffectiveRisk.Short(),
-			line(string(r.EffectiveStatus)),
-			cut(whenCell(r, now), whenMax),
-			cut(line(r.SessionKey), sessionMax),
-			line(r.Command),
-		})
+		t.add(strings.Join(flag, " "), line(r.ApprovalID), r.EffectiveRisk.Short(),
+			line(string(r.EffectiveStatus)), whenCell(r, now), line(r.SessionKey), line(r.Command))
 	}
-	a.writeRowsPainted(rows, func(col int, cell, padded string) string {
+	t.paint = func(col int, cell, padded string) string {
 		switch col {
 		case 0:
-			if cell != "" {
-				return sgr("1;31", padded)
-			}
+			return sgr("1;31", padded)
 		case 2:
 			return sgr(riskSGR[cell], padded)
 		}
 		return padded
-	})
+	}
+	a.writeTable(t)
 }
 
 // riskSGR colours a RISK cell when output is in colour (the 16 ANSI
@@ -117,52 +115,6 @@ func sgr(code, s string) string {
 		return s
 	}
 	return "\x1b[" + code + "m" + s + "\x1b[0m"
-}
-
-// writeRows prints sanitised cells as aligned columns; the last column
-// takes the rest of the width and is cut with an ellipsis (never below 20
-// cells).
-func (a *app) writeRows(rows [][]string) { a.writeRowsPainted(rows, nil) }
-
-// writeRowsPainted is writeRows with paint colouring a cell (after padding,
-// so widths are the text's) when output is in colour. Not on a terminal
-// the rows are tab-separated, every field whole, for other tools: cells are
-// sanitised single lines, so none holds a tab or a newline.
-func (a *app) writeRowsPainted(rows [][]string, paint func(col int, cell, padded string) string) {
-	if a.termW() == 0 && a.color != "always" {
-		for _, row := range rows {
-			a.printf("%s\n", strings.Join(row, "\t"))
-		}
-		return
-	}
-	if !a.colorful() {
-		paint = nil
-	}
-	n := len(rows[0])
-	widths := make([]int, n-1)
-	for _, row := range rows {
-		for i, c := range row[:n-1] {
-			widths[i] = max(widths[i], cells(c))
-		}
-	}
-	used := 0
-	for _, w := range widths {
-		used += w + 2
-	}
-	lastW := max(a.width()-used, 20)
-	for i, row := range rows {
-		var b strings.Builder
-		for j, c := range row[:n-1] {
-			cell := pad(c, widths[j])
-			if paint != nil && i > 0 {
-				cell = paint(j, c, cell)
-			}
-			b.WriteString(cell)
-			b.WriteString("  ")
-		}
-		b.WriteString(cut(row[n-1], lastW))
-		a.printf("%s\n", strings.TrimRight(b.String(), " "))
-	}
 }
 
 // whenCell is the time left for a pending row, the expiry for an expired

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -16,11 +15,12 @@ func (a *app) lockoutsCmd() *cobra.Command {
 		Short: "List the tier-2 (verb, target) lockouts, or clear one",
 		Long: `Hermes' tier-2 text confirm locks a (verb, target) out after too many wrong
 phrases: no phrase is taken for it until the lockout ends. lockouts lists the
-active ones (with --json, an array of {verb, target, expires_at, reason,
-created_at}); lockouts clear VERB TARGET ends one at once, for an operator
-who knows why the phrases were wrong. Clearing is recorded in the audit log
-and refused to a --read-only session.
-` + exitCodesHelp,
+active ones: VERB, TARGET, UNTIL and REASON (tab-separated, every field
+whole, when not on a terminal; with --json, an array of {verb, target,
+expires_at, reason, created_at}). lockouts clear VERB TARGET ends one at
+once, for an operator who knows why the phrases were wrong. Clearing is
+recorded in the audit log and refused to a --read-only session.
+` + exitCodesWhere(map[int]string{ExitNotFound: "not found: no lockout of that (verb, target)"}, ExitOK, ExitError, ExitUsage, ExitNotFound, ExitUnavailable),
 		Args: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case len(args) == 0:
@@ -32,7 +32,7 @@ and refused to a --read-only session.
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			s, err := a.open(ctx, len(args) == 0)
+			s, err := a.open(ctx, false)
 			if err != nil {
 				return err
 			}
@@ -69,9 +69,12 @@ and refused to a --read-only session.
 				return nil
 			}
 			now := s.Now()
+			t := &table{cols: []column{{name: "VERB", min: 8}, {name: "TARGET", min: 12, weight: 2},
+				{name: "UNTIL", whole: true}, {name: "REASON", min: 8}}}
 			for _, l := range ls {
-				a.printf("%s\n", fmt.Sprintf("%s %s  locked until %s  (%s)", line(l.Verb), line(l.Target), when(l.ExpiresAt, now), line(l.Reason)))
+				t.add(line(l.Verb), line(l.Target), when(l.ExpiresAt, now), line(l.Reason))
 			}
+			a.writeTable(t)
 			return nil
 		},
 	}

@@ -137,6 +137,11 @@ func writeShow(w io.Writer, rec *storage.Record, waiter *storage.WaiterStatus, n
 	field("risk", fmt.Sprintf("%s (effective; pinned %s, classifier now %s)",
 		rec.EffectiveRisk.Short(), line(string(p.RiskLevel)), rec.ClassifierRisk))
 	field("risk reason", line(p.RiskReason))
+	if p.RequesterContext != "" {
+		// The requester's words, not approve-tui's verdict: quoted and
+		// attributed.
+		field("agent says", `"`+line(p.RequesterContext)+`" (its own words, not the verdict)`)
+	}
 	v := risk.Classify(p.Command)
 	if len(v.Matches) == 0 {
 		field("classifier", "no dangerous pattern matched")

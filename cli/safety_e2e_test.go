@@ -99,7 +99,7 @@ func TestSafetyFlowsInTmux(t *testing.T) {
 	// nothing is approved, even with the id typed and enter pressed.
 	id := ids["drop"]
 	filter(id)
-	tm.key("Enter", "a")
+	tm.key("Enter", "PgDn", "a") // read to its end: at 80x24 it takes more than a page
 	tm.waitFor("Type the approval id")
 	tm.typeID(id)
 	tm.waitFor("approve: press enter")

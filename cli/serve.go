@@ -33,14 +33,17 @@ a session whose role changed ends (reconnecting gives the new role).
 Every decision is made as "NAME (SHA256:fingerprint) via ssh"; sessions are
 recorded in the audit log (start, end). A session with a terminal gets the
 console, with its own colour profile and size. Without one (ssh host list
---json), it may run list, show, audit, lockouts, and deny for approvers;
-approve needs the console's typed-id gate and is refused there.
+--json), it may run list, show, audit, lockouts, and deny for approvers:
+ssh sends the command as one string, which the server splits as a shell
+would, so a reason of several words needs quotes that reach it (ssh host
+'deny ID --reason "no piping to sh"'). approve needs the console's typed-id
+gate and is refused there; follow needs a terminal (ssh -t host follow NAME).
 
 The host key is ed25519, made on first start (mode 0600) at --host-key,
 by default ` + "`$XDG_DATA_HOME/approve-tui/ssh_host_ed25519`" + `; its
 fingerprint is logged at start, for clients to pin. SIGTERM or SIGINT stop
 accepting, tell every session, and wait up to --shutdown-grace.
-` + exitCodesHelp,
+` + exitCodes(ExitOK, ExitError, ExitUsage, ExitUnavailable, ExitInterrupted),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)

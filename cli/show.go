@@ -27,7 +27,7 @@ is recorded as started, run: "running" when its runner still heartbeats,
 "runner_died" when it stopped (the outcome is unknown) or "unknown" when no
 runner ever heartbeated for it. Strings keep their exact bytes (invalid
 UTF-8 as \udcXX escapes).
-` + exitCodesHelp,
+` + exitCodes(ExitOK, ExitError, ExitUsage, ExitNotFound, ExitUnavailable) + dashIDHelp,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := a.open(cmd.Context(), false)

@@ -30,14 +30,15 @@ the command as one argument to keep its exact spacing, and put -- before it
 so that its own flags are not read as approve-tui's.
 
 The risk level and reason come from the Hermes-compatible classifier. --risk
-may only raise the level (lowering it is a usage error); --reason adds
-context to the classifier's reason, never replaces it. A command that matches
-no pattern is still submittable, as low risk.
+may only raise the level (lowering it is a usage error). --reason is your
+context (why, for whom): shown apart from the classifier's reason, labelled
+as the requester's words, it never changes the verdict. A command that
+matches no pattern is still submittable, as low risk.
 
 Defaults: --session cli:USER@HOST, --requester approve-tui-cli, --cwd the
 current directory, --backend local, --ttl 10m (0: never expires). High risk
 always defaults to deny.
-` + exitCodesHelp,
+` + exitCodes(ExitOK, ExitError, ExitUsage, ExitUnavailable),
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.submit(cmd, f, args) },
 	}
@@ -54,7 +55,7 @@ func addSubmitFlags(cmd *cobra.Command, f *submitFlags, sessionPrefix, requester
 	fl.StringVar(&f.cwd, "cwd", "", "working `dir` the command runs in (default: current directory)")
 	fl.StringVar(&f.backend, "backend", "local", "execution backend `name`")
 	fl.StringVar(&f.requester, "requester", requester, "who asks (agent or program `name`)")
-	fl.StringVar(&f.reason, "reason", "", "context added to the classifier's risk reason")
+	fl.StringVar(&f.reason, "reason", "", "context: why the command is asked for (shown as the requester's words, apart from the risk reason)")
 	fl.StringVar(&f.risk, "risk", "", "raise the risk `level` (low, medium, high); never lower")
 	fl.DurationVar(&f.ttl, "ttl", 10*time.Minute, "time until the proposal expires (0: never)")
 	fl.StringVar(&f.diffFile, "diff-file", "", diffUsage)
