@@ -1,0 +1,579 @@
+package cli
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/approve-tui/approve-tui/internal/pgtest"
+	"github.com/approve-tui/approve-tui/storage"
+)
+
+// The README's command blocks, run as a new user would run them (the
+// binary that its own install block installs, a fresh HOME, a real
+// terminal where the README shows one), checked against what the README
+// says they show: a README claim that stops being true fails here.
+//
+// A block is found by the "<!-- readme-test: NAME -->" line before it.
+func TestREADME(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatal("tmux is needed for the README's terminal sessions (apt-get install tmux)")
+	}
+	blocks := readmeBlocks(t)
+	r := &readmeRun{t: t, root: repoRoot(t), blocks: blocks}
+	r.install()
+	t.Run("two-commands", r.twoCommands)
+	t.Run("completion", r.completion)
+	t.Run("first-session", r.firstSession)
+	t.Run("postgres", r.postgres)
+}
+
+type readmeRun struct {
+	t      *testing.T
+	root   string // the repository
+	blocks map[string]string
+	gopath string // where the install block put the binary: $GOPATH/bin
+}
+
+// readmeBlocks reads the marked blocks of README.md.
+func readmeBlocks(t *testing.T) map[string]string {
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile("(?m)^<!-- readme-test: ([a-z-]+) -->\n```[a-z]*\n((?s:.*?))^```$")
+	blocks := map[string]string{}
+	for _, m := range re.FindAllStringSubmatch(string(b), -1) {
+		blocks[m[1]] = m[2]
+	}
+	for _, name := range []string{"two-commands", "install", "completion", "first-session", "postgres"} {
+		if blocks[name] == "" {
+			t.Fatalf("README.md has no block marked <!-- readme-test: %s -->", name)
+		}
+	}
+	return blocks
+}
+
+// homeDir is a fresh HOME for a shell of the README's. Not a t.TempDir:
+// the go command leaves a process behind that may still write its
+// telemetry under HOME when the test ends; removing it is best effort.
+func homeDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "approve-tui-readme-home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+func repoRoot(t *testing.T) string {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// goEnv is the environment in which go commands reuse this machine's module
+// and build caches (nothing is downloaded again) with GOPATH a fresh one.
+func (r *readmeRun) goEnv() []string {
+	env := []string{"GOPATH=" + r.gopath, "GOFLAGS="}
+	for _, k := range []string{"GOMODCACHE", "GOCACHE", "GOPROXY", "GONOSUMDB", "GOSUMDB", "GOTOOLCHAIN"} {
+		out, err := exec.Command("go", "env", k).Output()
+		if err != nil {
+			r.t.Fatalf("go env %s: %v", k, err)
+		}
+		env = append(env, k+"="+strings.TrimSpace(string(out)))
+	}
+	goroot, _ := exec.Command("go", "env", "GOROOT").Output()
+	return append(env, "PATH="+filepath.Join(strings.TrimSpace(string(goroot)), "bin")+":/usr/local/bin:/usr/bin:/bin")
+}
+
+// sh runs a block's lines with bash -e in dir, with env, and returns what
+// it printed.
+func (r *readmeRun) sh(t *testing.T, dir string, env []string, script string) string {
+	t.Helper()
+	cmd := exec.Command("bash", "--norc", "--noprofile", "-e", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v running the README's lines:\n%s\n%s", err, script, out)
+	}
+	return string(out)
+}
+
+// install runs the install block: go install, PATH, --version.
+func (r *readmeRun) install() {
+	t := r.t
+	r.gopath = homeDir(t)
+	block := r.blocks["install"]
+	for _, want := range []string{"go install ./cmd/approve-tui", `export PATH="$PATH:$(go env GOPATH)/bin"`, "approve-tui --version"} {
+		if !strings.Contains(block, want) {
+			t.Fatalf("the install block lost %q:\n%s", want, block)
+		}
+	}
+	home := homeDir(t)
+	out := r.sh(t, r.root, append(r.goEnv(), "HOME="+home), block)
+	if !regexp.MustCompile(`(?m)^approve-tui \S+`).MatchString(out) {
+		t.Fatalf("approve-tui --version printed %q", out)
+	}
+	if _, err := os.Stat(filepath.Join(r.gopath, "bin", "approve-tui")); err != nil {
+		t.Fatalf("go install did not put approve-tui into $(go env GOPATH)/bin: %v", err)
+	}
+}
+
+// shellEnv is a new user's login: a fresh HOME, the installed binary on
+// PATH, a UTF-8 locale, and nothing of this process's environment.
+func (r *readmeRun) shellEnv(home string, extra ...string) []string {
+	env := append(r.goEnv(), "HOME="+home, "TERM=xterm-256color", "LANG=C.UTF-8", "PS1=$ ")
+	for i, e := range env {
+		if strings.HasPrefix(e, "PATH=") {
+			env[i] = "PATH=" + filepath.Join(r.gopath, "bin") + ":" + strings.TrimPrefix(e, "PATH=")
+		}
+	}
+	return append(env, extra...)
+}
+
+// The two commands: the demo opens the console; the test command is the
+// one CI runs.
+func (r *readmeRun) twoCommands(t *testing.T) {
+	block := r.blocks["two-commands"]
+	lines := commandLines(block)
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "go run ./cmd/approve-tui demo") || !strings.HasPrefix(lines[1], "go test -race ./...") {
+		t.Fatalf("the two commands are not the demo and the tests:\n%s", block)
+	}
+	ci, err := os.ReadFile(filepath.Join(r.root, ".ci", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^go test -race (-count=1 )?\./\.\.\.$`).Match(ci) {
+		t.Errorf(".ci/run does not run the README's test command (go test -race ./...)")
+	}
+	sh := startShell(t, r.root, r.shellEnv(homeDir(t)), 80, 24)
+	sh.send(lines[0])
+	sh.waitScreen(t, 2*time.Minute, "approve-tui  pending   history", " pending · ", "state.db", "HIGH", "? help")
+	sh.key("q")
+	sh.waitPrompt(t, 1)
+}
+
+// Completion and man pages into a fresh HOME, as the README has them.
+func (r *readmeRun) completion(t *testing.T) {
+	home := homeDir(t)
+	env := r.shellEnv(home)
+	r.sh(t, home, env, r.blocks["completion"])
+	for file, has := range map[string]string{
+		".local/share/bash-completion/completions/approve-tui": "__start_approve-tui",
+		".config/fish/completions/approve-tui.fish":            "complete -c approve-tui",
+		".local/share/man/man1/approve-tui.1":                  "approve-tui",
+		".local/share/man/man1/approve-tui-list.1":             "list",
+	} {
+		b, err := os.ReadFile(filepath.Join(home, file))
+		if err != nil || !strings.Contains(string(b), has) {
+			t.Errorf("%s after the completion block: %v (no %q)", file, err, has)
+		}
+	}
+	// The zsh lines are plain POSIX too: run them with bash when there is
+	// no zsh, which is what matters (the file lands where fpath reads it).
+	zsh := "bash"
+	if _, err := exec.LookPath("zsh"); err == nil {
+		zsh = "zsh"
+	}
+	readme, _ := os.ReadFile(filepath.Join(r.root, "README.md"))
+	m := regexp.MustCompile("(?m)^mkdir -p ~/.zfunc && approve-tui completion zsh > ~/.zfunc/_approve-tui$").Find(readme)
+	if m == nil {
+		t.Fatal("the README lost its zsh completion line")
+	}
+	cmd := exec.Command(zsh, "-c", string(m))
+	cmd.Env, cmd.Dir = env, home
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s -c %q: %v %s", zsh, m, err, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(home, ".zfunc/_approve-tui")); err != nil || !strings.Contains(string(b), "#compdef approve-tui") {
+		t.Errorf("~/.zfunc/_approve-tui: %v", err)
+	}
+}
+
+// The first session: every command typed in a real terminal 100 columns
+// wide, every answer typed at its prompt, the whole screen compared with
+// the README's, line for line, with ids, times, durations, hashes and the
+// host name as they come (and "..." for lines the README leaves out).
+func (r *readmeRun) firstSession(t *testing.T) {
+	block := r.blocks["first-session"]
+	home := homeDir(t)
+	work := filepath.Join(home, "app")
+	dbDir := filepath.Join(t.TempDir(), "demo")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sh := startShell(t, work, r.shellEnv(home, "APPROVE_TUI_HOST=vm"), 100, 50)
+	want := strings.Split(strings.TrimRight(block, "\n"), "\n")
+	ids := map[string]string{} // the README's id -> this run's
+	toRun := func(s string) string {
+		s = strings.ReplaceAll(s, "/tmp/demo", dbDir)
+		for readme, real := range ids {
+			s = strings.ReplaceAll(s, readme, real)
+		}
+		return s
+	}
+	answers := regexp.MustCompile(`^(Type the approval id to approve: |.*\? \[y/N\] )(.+)$`)
+	idLine := regexp.MustCompile(`^[A-Za-z0-9_-]{12}$`)
+	commands := 0
+	for i := 0; i < len(want); i++ {
+		l := want[i]
+		if !strings.HasPrefix(l, "$ ") {
+			continue
+		}
+		commands++
+		sh.send(toRun(strings.TrimPrefix(l, "$ ")))
+		var out []string
+		for j := i + 1; j < len(want) && !strings.HasPrefix(want[j], "$ "); j++ {
+			out = append(out, want[j])
+			if m := answers.FindStringSubmatch(want[j]); m != nil {
+				sh.waitScreen(t, 10*time.Second, strings.TrimSpace(toRun(m[1])))
+				sh.send(toRun(m[2]))
+			}
+		}
+		sh.waitPrompt(t, commands)
+		if strings.Contains(l, "approve-tui submit ") && len(out) == 1 && idLine.MatchString(out[0]) {
+			got := sh.lines()
+			ids[out[0]] = got[len(got)-2]
+		}
+	}
+	got := sh.lines()
+	got = got[:len(got)-1] // the last prompt
+	u, _ := user.Current()
+	real := func(s string) string {
+		for readme, id := range ids {
+			s = strings.ReplaceAll(s, id, readme)
+		}
+		s = strings.ReplaceAll(s, dbDir, "/tmp/demo")
+		s = strings.ReplaceAll(s, work, "/root/app")
+		if u != nil && u.Username != "root" {
+			s = strings.ReplaceAll(s, u.Username+"@vm", "root@vm")
+		}
+		return s
+	}
+	for i := range got {
+		got[i] = real(got[i])
+	}
+	if d := matchTranscript(want, got); d != "" {
+		t.Errorf("the first session differs from the README (%s); this run's screen, ids as the README's:\n%s",
+			d, strings.Join(got, "\n"))
+	}
+}
+
+// The PostgreSQL block against the test server (a schema of the test's in
+// place of the throw-away server it starts): init says what it made; the
+// run line's command waits for an approval; the console shows it, from
+// build-1, and approves it; the run then runs it.
+func (r *readmeRun) postgres(t *testing.T) {
+	pgtest.Require(t)
+	block := r.blocks["postgres"]
+	lines := commandLines(block)
+	url := pgtest.Schema(t)
+	demoDir := t.TempDir()
+	sh := startShell(t, r.root, r.shellEnv(homeDir(t)), 100, 30)
+	commands := 0
+	var sawInit, sawConsole bool
+	for _, l := range lines {
+		cmd, comment, _ := strings.Cut(l, "   #")
+		cmd = strings.TrimSpace(strings.ReplaceAll(cmd, "/tmp/approve-pg-demo", demoDir))
+		switch {
+		case strings.Contains(cmd, "postgres-local.sh start"):
+			if !strings.HasPrefix(cmd, "export APPROVE_TUI_DB=$(") || !strings.Contains(comment, "postgres://") {
+				t.Fatalf("the block no longer starts a server and exports its URL: %q", l)
+			}
+			cmd = "export APPROVE_TUI_DB='" + url + "'"
+		case strings.Contains(cmd, "postgres-local.sh stop"):
+			continue // the test server is not the block's to stop
+		case cmd == "approve-tui":
+			sawConsole = true
+			sh.send(cmd)
+			r.approveInConsole(t, sh, url, demoDir, comment)
+			commands++
+			sh.waitPrompt(t, commands)
+			continue
+		}
+		sh.send(cmd)
+		commands++
+		sh.waitPrompt(t, commands)
+		if cmd == "approve-tui init" {
+			sawInit = true
+			if got := sh.lines(); !strings.Contains(got[len(got)-2], "PostgreSQL, Hermes revision pr-41427") || !strings.Contains(comment, "PostgreSQL, Hermes revision pr-41427") {
+				t.Errorf("init printed %q; the README says %q", got[len(got)-2], comment)
+			}
+		}
+	}
+	if !sawInit || !sawConsole {
+		t.Fatalf("the block lost its init or its console:\n%s", block)
+	}
+	// The run in the background ran its command once approved.
+	sh.send("wait; echo run exited $?")
+	commands++
+	sh.waitPrompt(t, commands)
+	if got := sh.lines(); got[len(got)-2] != "run exited 0" {
+		t.Errorf("the README's run: %q", got[len(got)-2])
+	}
+	if _, err := os.Stat(filepath.Join(demoDir, "build")); !os.IsNotExist(err) {
+		t.Errorf("the approved rm -rf did not run: %v", err)
+	}
+}
+
+// approveInConsole finds the run's proposal in the console, checks it is
+// from build-1, approves it by typing its id, and quits.
+func (r *readmeRun) approveInConsole(t *testing.T, sh *shellInTmux, url, demoDir, comment string) {
+	if !strings.Contains(comment, "from build-1") {
+		t.Errorf("the console line no longer says the proposal is from build-1: %q", comment)
+	}
+	ctx := context.Background()
+	s, err := storage.Open(ctx, url, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var id string
+	deadline := time.Now().Add(20 * time.Second)
+	for id == "" && time.Now().Before(deadline) {
+		recs, err := s.List(ctx, storage.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) == 1 {
+			id = recs[0].ApprovalID
+			if recs[0].Command != "rm -rf "+filepath.Join(demoDir, "build") {
+				t.Fatalf("the proposal is %q", recs[0].Command)
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if id == "" {
+		t.Fatal("the run line made no proposal (a command no rule matches runs at once)")
+	}
+	sh.waitScreen(t, 15*time.Second, "1 pending", "rm -rf "+demoDir)
+	sh.key("Enter")
+	sh.waitScreen(t, 10*time.Second, "build-1")
+	sh.key("a")
+	sh.waitScreen(t, 10*time.Second, "Type the approval id")
+	sh.typeID(id)
+	sh.key("Enter")
+	sh.waitScreen(t, 10*time.Second, "approved "+id)
+	sh.key("q")
+}
+
+// commandLines are a sh block's lines that are not comments or blank.
+func commandLines(block string) []string {
+	var out []string
+	for _, l := range strings.Split(block, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// shellInTmux is bash in a real terminal (tmux), with PS1 "$ ".
+type shellInTmux struct{ *demoInTmux }
+
+func startShell(t *testing.T, dir string, env []string, w, h int) *shellInTmux {
+	t.Helper()
+	sh := &shellInTmux{&demoInTmux{t: t, sock: fmt.Sprintf("approve-tui-readme-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-"))}}
+	args := []string{"new-session", "-d", "-s", "e2e", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), "-c", dir, "env", "-i"}
+	sh.tmux(append(append(args, env...), "bash", "--norc", "--noprofile")...)
+	sh.tmux("set-option", "-t", "e2e", "history-limit", "10000")
+	t.Cleanup(func() { exec.Command("tmux", "-L", sh.sock, "kill-server").Run() })
+	sh.waitPrompt(t, 0)
+	return sh
+}
+
+// send types a line and Enter.
+func (sh *shellInTmux) send(line string) {
+	sh.tmux("send-keys", "-t", "e2e", "-l", line)
+	sh.key("Enter")
+}
+
+// lines is everything the terminal shows and scrolled past, wrapped lines
+// joined, without trailing blanks.
+func (sh *shellInTmux) lines() []string {
+	ls := strings.Split(strings.TrimRight(sh.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "e2e"), "\n "), "\n")
+	for i := range ls {
+		ls[i] = strings.TrimRight(ls[i], " ")
+	}
+	return ls
+}
+
+// waitPrompt waits until the shell shows its prompt after n commands.
+func (sh *shellInTmux) waitPrompt(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		ls := sh.lines()
+		prompts := 0
+		for _, l := range ls {
+			if l == "$" || strings.HasPrefix(l, "$ ") {
+				prompts++
+			}
+		}
+		if prompts == n+1 && ls[len(ls)-1] == "$" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no prompt after command %d:\n%s", n, strings.Join(ls, "\n"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitScreen waits until the visible screen holds every one of want.
+func (sh *shellInTmux) waitScreen(t *testing.T, d time.Duration, want ...string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		scr := sh.tmux("capture-pane", "-p", "-J", "-t", "e2e")
+		missing := ""
+		for _, w := range want {
+			if !strings.Contains(scr, w) {
+				missing = w
+				break
+			}
+		}
+		if missing == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the screen never showed %q:\n%s", missing, scr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+var (
+	isoTime  = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`)
+	duration = regexp.MustCompile(`\b(\d+h\d\dm|\d+m\d\ds|\d+s)\b`)
+	// A hash, whole or cut ("d20c97f…").
+	sha256x = regexp.MustCompile(`\b[0-9a-f]{7,64}(\b|…)`)
+)
+
+// normal is a transcript line as compared: times, durations and hashes as
+// placeholders, runs of spaces as one.
+func normal(s string) string {
+	s = isoTime.ReplaceAllString(s, "<time>")
+	s = duration.ReplaceAllString(s, "<d>")
+	s = sha256x.ReplaceAllString(s, "<hash>")
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// sameLine compares two normal lines; a field cut with "…" on either side
+// (tables are cut where their room ends) matches what it is a prefix of,
+// and ends the comparison.
+func sameLine(want, got string) bool {
+	w, g := strings.Fields(normal(want)), strings.Fields(normal(got))
+	for i := 0; ; i++ {
+		if i == len(w) || i == len(g) {
+			return len(w) == len(g)
+		}
+		if w[i] == g[i] {
+			continue
+		}
+		wc, wcut := strings.CutSuffix(w[i], "…")
+		gc, gcut := strings.CutSuffix(g[i], "…")
+		if !wcut && !gcut {
+			return false
+		}
+		return strings.HasPrefix(wc, gc) || strings.HasPrefix(gc, wc)
+	}
+}
+
+// matchTranscript matches got against want, where a want line "..." stands
+// for any lines; it says where they stop matching ("" when they match).
+func matchTranscript(want, got []string) string {
+	furthest, at := -1, -1 // the furthest want line matched, and its got line
+	var match func(i, j int) bool
+	match = func(i, j int) bool {
+		for i < len(want) {
+			if strings.TrimSpace(want[i]) == "..." {
+				for k := j; k <= len(got); k++ {
+					if match(i+1, k) {
+						return true
+					}
+				}
+				return false
+			}
+			if j == len(got) || !sameLine(want[i], got[j]) {
+				return false
+			}
+			if i > furthest {
+				furthest, at = i, j
+			}
+			i, j = i+1, j+1
+		}
+		return j == len(got)
+	}
+	if match(0, 0) {
+		return ""
+	}
+	next := func(ls []string, i int) string {
+		if i < len(ls) {
+			return fmt.Sprintf("%q", ls[i])
+		}
+		return "the end"
+	}
+	return fmt.Sprintf("after README line %d, the README has %s, this run %s", furthest+1, next(want, furthest+1), next(got, at+1))
+}
+
+// The README names every table of approve-tui's own that opening a Hermes
+// state.db makes, and says that even list makes them.
+func TestREADMENamesTheTablesAnOpenMakes(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	para := regexp.MustCompile(`(?s)keeps its own tables\s*\((.*?)\)`).FindSubmatch(readme)
+	if para == nil || !strings.Contains(string(readme), "even `list` or\n`show` on a Hermes `state.db` adds them") {
+		t.Fatal("the README no longer lists approve-tui's own tables, or no longer says that list makes them")
+	}
+	var named []string
+	for _, m := range regexp.MustCompile("`(approve_tui_[a-z_]+)`").FindAllSubmatch(para[1], -1) {
+		named = append(named, string(m[1]))
+	}
+	slices.Sort(named)
+
+	db := filepath.Join(t.TempDir(), "state.db")
+	raw, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec(`CREATE TABLE gateway_approvals (approval_id TEXT PRIMARY KEY, created_at REAL NOT NULL,
+		expires_at REAL, status TEXT NOT NULL DEFAULT 'pending', consumed_at REAL, consumed_by TEXT, payload_json TEXT NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := run(t, db, false, "", "list"); code != 0 {
+		t.Fatalf("list: %d %s", code, stderr)
+	}
+	rows, err := raw.Query(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'approve\_tui\_%' ESCAPE '\' ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var made []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		made = append(made, n)
+	}
+	if !slices.Equal(named, made) {
+		t.Errorf("the README names %v; list made %v", named, made)
+	}
+}
