@@ -35,9 +35,14 @@ type detail struct {
 	offset     int
 	// drawn marks the body lines that have been on screen since this
 	// content was selected; unread counts the others. Only lines actually
-	// drawn count: a jump (End, G) reads nothing of what it skips.
+	// drawn count: a jump (End, G) reads nothing of what it skips, and a
+	// line counts once a frame that shows it has been written (markDrawn),
+	// not when the pane is laid out: a layout that no frame showed (two
+	// updates within one frame's time, the head growing under a line)
+	// reads nothing. gen names the content drawn is for.
 	drawn  []bool
 	unread int
+	gen    int
 	// held: the content on screen arrived without the operator's doing (it
 	// was rewritten, or the selection slid when a row left the list):
 	// nothing of it counts as read until the operator acts on the pane.
@@ -51,7 +56,6 @@ func newDetail(st Styles) detail { return detail{st: st} }
 func (d *detail) SetSize(w, h int) {
 	d.width, d.height = w, max(h, 1)
 	d.clampOffset()
-	d.markSeen()
 }
 
 // Show selects a proposal (nil clears). Selecting another one, or this one
@@ -64,6 +68,7 @@ func (d *detail) Show(rec *storage.Record, ws *storage.WaiterStatus, now time.Ti
 		// proposal shown when the console opens is there to be read.
 		d.held = !byOperator && rec != nil && d.rec != nil
 		d.offset, d.drawn = 0, nil
+		d.gen++
 	}
 	d.rec, d.waiter = rec, ws
 	d.rebuild(now)
@@ -71,10 +76,7 @@ func (d *detail) Show(rec *storage.Record, ws *storage.WaiterStatus, now time.Ti
 
 // Touch: the operator acts on the pane (selects it, scrolls it): from now
 // on what it draws counts as read.
-func (d *detail) Touch() {
-	d.held = false
-	d.markSeen()
-}
+func (d *detail) Touch() { d.held = false }
 
 // Held reports whether the content on screen arrived by itself and has not
 // been looked at yet.
@@ -100,17 +102,16 @@ func (d *detail) rebuild(now time.Time) {
 	}
 	if d.drawn == nil {
 		d.drawn, d.unread = make([]bool, len(d.body)), len(d.body)
+		d.gen++
 	}
 	d.lines = append(append(make([]string, 0, len(d.head)+len(d.body)), d.head...), d.body...)
 	d.clampOffset()
-	d.markSeen()
 }
 
 // Scroll moves by n lines (negative: up).
 func (d *detail) Scroll(n int) {
 	d.offset += n
 	d.clampOffset()
-	d.markSeen()
 }
 
 // ScrollTo jumps to the top (false) or the end (true).
@@ -121,7 +122,6 @@ func (d *detail) ScrollTo(end bool) {
 		d.offset = 0
 	}
 	d.clampOffset()
-	d.markSeen()
 }
 
 func (d *detail) clampOffset() {
@@ -131,28 +131,57 @@ func (d *detail) clampOffset() {
 
 // SetVisible says whether the pane is on screen: only what was on screen
 // counts as seen.
-func (d *detail) SetVisible(v bool) {
-	d.visible = v
-	d.markSeen()
-}
+func (d *detail) SetVisible(v bool) { d.visible = v }
 
-// markSeen marks the body lines on screen now as read. The last row of the
-// pane shows the "more lines" marker instead of a line when there are more.
-func (d *detail) markSeen() {
+// shown is the body lines a frame shows: [from, to) of the content gen.
+type shown struct{ gen, from, to int }
+
+// onScreen is the body lines the pane shows as laid out now, when what it
+// shows counts as read (on screen, looked at: not held). The last row of
+// the pane shows the "more lines" marker instead of a line when there are
+// more.
+func (d *detail) onScreen() (shown, bool) {
 	if !d.visible || d.rec == nil || d.held || d.drawn == nil {
-		return
+		return shown{}, false
 	}
 	end := min(d.offset+d.height, len(d.lines))
 	if d.Remaining() > 0 {
 		end-- // the marker's row
 	}
 	first := len(d.lines) - len(d.body)
-	for i := max(d.offset, first); i < end; i++ {
-		if b := i - first; !d.drawn[b] {
+	from, to := max(d.offset, first)-first, end-first
+	if to <= from {
+		return shown{}, false
+	}
+	return shown{gen: d.gen, from: from, to: to}, true
+}
+
+// markDrawn marks as read the body lines of a frame that has been written,
+// if they are still of the content on screen.
+func (d *detail) markDrawn(s shown) {
+	if s.gen != d.gen || d.drawn == nil || s.to > len(d.drawn) {
+		return
+	}
+	for b := s.from; b < s.to; b++ {
+		if !d.drawn[b] {
 			d.drawn[b] = true
 			d.unread--
 		}
 	}
+}
+
+// unreadAfterThisFrame is what Unread will be once the frame being laid
+// out now is written: the count the pane's marker says.
+func (d *detail) unreadAfterThisFrame() int {
+	n := d.unread
+	if s, ok := d.onScreen(); ok {
+		for b := s.from; b < s.to; b++ {
+			if !d.drawn[b] {
+				n--
+			}
+		}
+	}
+	return n
 }
 
 // Remaining is how many lines are not on screen below the visible part:
@@ -194,8 +223,8 @@ func (d *detail) ViewLines() []string {
 	switch r := d.Remaining(); {
 	case d.Held() && len(out) > 0:
 		out[len(out)-1] = d.st.Warning.Render(fitWidth("● came on screen by itself: enter to read it", d.width))
-	case r > 0 && len(out) > 0 && d.unread > 0:
-		out[len(out)-1] = d.st.Warning.Render(fitWidth("▼ "+nLines(d.unread)+" not yet on screen: read before approving", d.width))
+	case r > 0 && len(out) > 0 && d.unreadAfterThisFrame() > 0:
+		out[len(out)-1] = d.st.Warning.Render(fitWidth("▼ "+nLines(d.unreadAfterThisFrame())+" not yet on screen: read before approving", d.width))
 	case r > 0 && len(out) > 0:
 		out[len(out)-1] = d.st.Subtle.Render(fitWidth(moreBelow(r), d.width))
 	}

@@ -361,6 +361,7 @@ func (m *Model) reloadHistory() tea.Cmd {
 // Update handles one message, then says where this console is when that
 // changed (presence) and sets the clock for the next change on screen.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	m.drainDrawn()
 	switch msg.(type) {
 	case tickMsg:
 	case changedMsg, reloadDueMsg, presenceWrittenMsg:
@@ -1239,12 +1240,14 @@ func (m *Model) startApprove() tea.Cmd {
 		if m.detail.Held() {
 			return m.refuse("approve", rec.ApprovalID, rec.ApprovalID+" came on screen by itself (the list changed under you): read it first (enter, then scroll)", m.st.Warning)
 		}
-		if m.detail.SeenAll() {
-			// It all fitted on the page this key opened: on screen now,
-			// not read yet.
+		// What the frame this key brings shows counts once it is drawn:
+		// the note speaks of the screen the operator is about to see.
+		n := m.detail.unreadAfterThisFrame()
+		if n == 0 {
+			// It all fits on the page this key opened: on screen now, not
+			// read yet.
 			return m.refuse("approve", rec.ApprovalID, "read it first: all of "+rec.ApprovalID+" is on screen now; approve again (a) once you have", m.st.Warning)
 		}
-		n := m.detail.Unread()
 		return m.refuse("approve", rec.ApprovalID, "read it all first: "+nLines(n)+" of the command and diff "+plural(n, "has", "have")+
 			" not been on screen (scroll through them: ↓/pgdn; End skips them)", m.st.Warning)
 	}

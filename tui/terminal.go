@@ -129,6 +129,27 @@ type screen struct {
 	clear         bool      // erase the screen before the next frame
 	closed        bool
 	buf           bytes.Buffer
+	// nextShown is what the waiting frame shows of the detail's command
+	// and diff; written, what the frames written since the model last
+	// asked showed of it (drainDrawn).
+	nextShown *shown
+	written   []shown
+}
+
+// drainDrawn marks as read what the frames written since the last update
+// showed of the command and diff (a frame the screen held back and then
+// replaced showed nothing).
+func (m *Model) drainDrawn() {
+	if m.screen == nil {
+		return
+	}
+	m.screen.mu.Lock()
+	written := m.screen.written
+	m.screen.written = nil
+	m.screen.mu.Unlock()
+	for _, s := range written {
+		m.detail.markDrawn(s)
+	}
 }
 
 func newScreen(out io.Writer) *screen { return &screen{out: out} }
@@ -164,8 +185,9 @@ func (s *screen) close() {
 // frame takes the console's frame, its lines, for a w x h terminal:
 // written now, or once frameGap has passed since the last one (then only
 // the latest frame is written). The lines are kept: the caller must not
-// change them.
-func (s *screen) frame(f []string, w, h int) {
+// change them. shows is what the frame shows of the detail's command and
+// diff (nil: nothing), recorded as read once the frame is on screen.
+func (s *screen) frame(f []string, w, h int, shows *shown) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed || w <= 0 || h <= 0 {
@@ -177,9 +199,10 @@ func (s *screen) frame(f []string, w, h int) {
 		s.lines, s.clear = nil, true
 	}
 	if !s.waiting && slices.Equal(f, s.lines) {
+		s.onScreen(shows) // it is there already
 		return
 	}
-	s.next, s.waiting = f, true
+	s.next, s.nextShown, s.waiting = f, shows, true
 	if wait := 2*frameGap - time.Since(s.before); wait > 0 {
 		if s.timer == nil {
 			s.timer = time.AfterFunc(wait, s.later)
@@ -198,14 +221,25 @@ func (s *screen) later() {
 	}
 }
 
+// onScreen records what a frame now on screen shows of the command and
+// diff.
+func (s *screen) onScreen(shows *shown) {
+	if shows != nil {
+		s.written = append(s.written, *shows)
+	}
+}
+
 // writeLocked writes s.next over s.lines.
 func (s *screen) writeLocked() {
-	lines := s.next
-	s.next, s.waiting = nil, false
+	lines, shows := s.next, s.nextShown
+	s.next, s.nextShown, s.waiting = nil, nil, false
 	if len(lines) > s.height {
-		lines = lines[len(lines)-s.height:]
+		// Taller than the terminal (never, from the console): its top is
+		// not drawn, and nothing of it counts as read.
+		lines, shows = lines[len(lines)-s.height:], nil
 	}
 	if slices.Equal(lines, s.lines) {
+		s.onScreen(shows)
 		return
 	}
 	b := &s.buf
@@ -241,6 +275,8 @@ func (s *screen) writeLocked() {
 		b.WriteString(ansi.EraseScreenBelow)
 	}
 	b.WriteString(ansi.CursorPosition(0, len(lines)))
-	s.out.Write(b.Bytes()) //nolint:errcheck
+	if _, err := s.out.Write(b.Bytes()); err == nil {
+		s.onScreen(shows)
+	}
 	s.lines, s.at, s.before = lines, time.Now(), s.at
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,13 +21,77 @@ import (
 
 func frameOf(f string) []string { return strings.Split(f, "\n") }
 
+// The screen says which frames it wrote, and only those: a frame of a
+// burst that a later one replaced before its turn was never on screen,
+// and what it showed of the command and diff is not read; a frame already
+// on screen is; a frame whose write failed is not.
+func TestScreenSaysWhatItWrote(t *testing.T) {
+	out := &syncbuf.Buffer{}
+	s := newScreen(out)
+	written := func() []shown {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		w := s.written
+		s.written = nil
+		return w
+	}
+	a, b, c, d := shown{1, 0, 3}, shown{1, 3, 6}, shown{1, 6, 9}, shown{1, 9, 12}
+	s.frame(frameOf("a\nb\nc"), 20, 3, &a)
+	s.frame(frameOf("d\ne\nf"), 20, 3, &b)
+	s.frame(frameOf("g\nh\ni"), 20, 3, &c) // held back: a third frame within 2 x frameGap
+	s.frame(frameOf("j\nk\nl"), 20, 3, &d) // replaces it
+	if got := written(); !slices.Equal(got, []shown{a, b}) {
+		t.Fatalf("written at once: %v", got)
+	}
+	time.Sleep(4 * frameGap)
+	if got := written(); !slices.Equal(got, []shown{d}) || strings.Contains(out.Take(), "g") {
+		t.Fatalf("after the burst: %v (the replaced frame must not count)", got)
+	}
+	s.frame(frameOf("j\nk\nl"), 20, 3, &d) // on screen already
+	if got := written(); !slices.Equal(got, []shown{d}) {
+		t.Fatalf("a frame already on screen: %v", got)
+	}
+
+	bad := newScreen(failingWriter{})
+	bad.frame(frameOf("a\nb\nc"), 20, 3, &a)
+	if len(bad.written) != 0 {
+		t.Fatalf("a frame that could not be written counts: %v", bad.written)
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, fmt.Errorf("connection lost") }
+
+// On a screen, the command and diff count as read once a frame showed
+// them: a console whose frames cannot be written (a dropped SSH channel)
+// never opens the approve prompt, however the operator scrolls.
+func TestNothingReadWhenNoFrameIsWritten(t *testing.T) {
+	f := newFixture(t)
+	m := New(Options{Store: f.s, Actor: operator, Renderer: asciiRenderer(), Now: fixedNow, NoWatch: true, Label: "no frames"})
+	m.screen = newScreen(failingWriter{})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	Settle(m, m.Init())
+	selectID(t, m, f.ids["low"])
+	press(m, "enter", "pgdown", "end", "home", "a")
+	if m.prompt != nil || m.detail.SeenAll() {
+		t.Fatal("approve opened, though no frame was ever written")
+	}
+
+	m.screen = newScreen(&syncbuf.Buffer{})
+	press(m, "esc", "pgdown", "a")
+	if m.prompt == nil {
+		t.Fatalf("frames written, the whole proposal shown, and approve refused: %q", m.note.text)
+	}
+}
+
 // The screen writes a frame at once, only the lines that changed, nothing
 // for a frame already shown, two frames in a row at once, and of a burst
 // beyond that the last, once its turn comes (two per 2 x frameGap).
 func TestScreenWritesWhatChanged(t *testing.T) {
 	out := &syncbuf.Buffer{}
 	s := newScreen(out)
-	s.frame(frameOf("alpha\nbravo\ncharlie"), 20, 3)
+	s.frame(frameOf("alpha\nbravo\ncharlie"), 20, 3, nil)
 	got := out.Take()
 	for _, w := range []string{"alpha", "bravo", "charlie", ansi.EraseLineRight} {
 		if !strings.Contains(got, w) {
@@ -34,11 +99,11 @@ func TestScreenWritesWhatChanged(t *testing.T) {
 		}
 	}
 	time.Sleep(2 * frameGap)
-	s.frame(frameOf("alpha\nbravo\ncharlie"), 20, 3)
+	s.frame(frameOf("alpha\nbravo\ncharlie"), 20, 3, nil)
 	if got := out.Take(); got != "" {
 		t.Fatalf("the same frame written again: %q", got)
 	}
-	s.frame(frameOf("alpha\nBRAVO\ncharlie"), 20, 3)
+	s.frame(frameOf("alpha\nBRAVO\ncharlie"), 20, 3, nil)
 	got = out.Take()
 	if !strings.Contains(got, "BRAVO") || strings.Contains(got, "alpha") || strings.Contains(got, "charlie") {
 		t.Fatalf("one line changed, written: %q", got)
@@ -47,13 +112,13 @@ func TestScreenWritesWhatChanged(t *testing.T) {
 	// wake-up's redraw, then the list it read); the ones after wait, and
 	// only the latest is written, once its turn comes.
 	time.Sleep(3 * frameGap)
-	s.frame(frameOf("alpha\nzero\ncharlie"), 20, 3)
-	s.frame(frameOf("alpha\none\ncharlie"), 20, 3)
+	s.frame(frameOf("alpha\nzero\ncharlie"), 20, 3, nil)
+	s.frame(frameOf("alpha\none\ncharlie"), 20, 3, nil)
 	if got := out.Take(); !strings.Contains(got, "zero") || !strings.Contains(got, "one") {
 		t.Fatalf("two frames in a row: %q", got)
 	}
-	s.frame(frameOf("alpha\ntwo\ncharlie"), 20, 3)
-	s.frame(frameOf("alpha\nthree\ncharlie"), 20, 3)
+	s.frame(frameOf("alpha\ntwo\ncharlie"), 20, 3, nil)
+	s.frame(frameOf("alpha\nthree\ncharlie"), 20, 3, nil)
 	if got := out.Take(); got != "" {
 		t.Fatalf("a third frame within 2 x frameGap of the first: %q", got)
 	}
@@ -64,22 +129,22 @@ func TestScreenWritesWhatChanged(t *testing.T) {
 	// Fewer lines: the rest of the screen is erased. Wider than the
 	// terminal: cut.
 	time.Sleep(2 * frameGap)
-	s.frame(frameOf(strings.Repeat("x", 30)), 20, 3)
+	s.frame(frameOf(strings.Repeat("x", 30)), 20, 3, nil)
 	if got := out.Take(); !strings.Contains(got, ansi.EraseScreenBelow) || strings.Contains(got, strings.Repeat("x", 21)) {
 		t.Fatalf("short, wide frame: %q", got)
 	}
 	// Resized: everything again, on a cleared screen.
-	s.frame(frameOf(strings.Repeat("x", 30)), 25, 3)
+	s.frame(frameOf(strings.Repeat("x", 30)), 25, 3, nil)
 	time.Sleep(3 * frameGap)
 	if got := out.Take(); !strings.Contains(got, ansi.EraseEntireScreen) || !strings.Contains(got, strings.Repeat("x", 25)) {
 		t.Fatalf("after a resize: %q", got)
 	}
-	s.frame(frameOf("last"), 25, 3)
+	s.frame(frameOf("last"), 25, 3, nil)
 	s.close()
 	if got := out.Take(); !strings.Contains(got, "last") || !strings.HasSuffix(got, ansi.ResetBracketedPasteMode+ansi.ShowCursor+ansi.ResetAltScreenSaveCursorMode) {
 		t.Fatalf("close: %q", got)
 	}
-	s.frame(frameOf("after"), 25, 3)
+	s.frame(frameOf("after"), 25, 3, nil)
 	if got := out.Take(); got != "" {
 		t.Fatalf("written after close: %q", got)
 	}

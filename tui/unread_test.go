@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/charmbracelet/x/ansi"
 )
 
 var (
@@ -93,5 +95,55 @@ func TestUnreadGrammarOfOne(t *testing.T) {
 	screenHas(t, m, "▼ "+strconv.Itoa(want)+" more lines below")
 	if strings.Contains(m.View(), "not yet on screen") {
 		t.Fatal("read all, the marker still says unread")
+	}
+}
+
+// A line of the command and diff counts as read only when a frame that
+// shows it was drawn, never when the pane was merely laid out: an update
+// that moves lines under the marker before any frame shows them (the
+// waiter line arriving and wrapping, above the command) leaves them
+// unread. Checked for every proposal of the demo set at three sizes,
+// against the frames' own text.
+func TestReadOnlyWhatAFrameShowed(t *testing.T) {
+	f := newFixture(t)
+	for _, sz := range [][2]int{{80, 24}, {120, 40}, {200, 50}} {
+		list := console(t, f, operator, sz[0], sz[1])
+		for _, i := range list.visible {
+			id := list.rows[i].rec.ApprovalID
+			m := console(t, f, operator, sz[0], sz[1])
+			seen := map[string]bool{} // body lines some frame of this proposal showed
+			frames := func() {
+				if m.detail.rec == nil || m.detail.rec.ApprovalID != id {
+					return
+				}
+				v := m.View()
+				for _, l := range m.detail.body {
+					if k := strings.TrimSpace(ansi.Strip(l)); k != "" && strings.Contains(ansi.Strip(v), k) {
+						seen[k] = true
+					}
+				}
+			}
+			check := func(step string) {
+				count := map[string]int{}
+				for _, l := range m.detail.body {
+					count[strings.TrimSpace(ansi.Strip(l))]++
+				}
+				for b, l := range m.detail.body {
+					k := strings.TrimSpace(ansi.Strip(l))
+					if m.detail.drawn != nil && m.detail.drawn[b] && k != "" && count[k] == 1 && !seen[k] {
+						t.Errorf("%dx%d %s after %s: body line %d %q counts as read, and no frame showed it", sz[0], sz[1], id, step, b, k)
+					}
+				}
+			}
+			selectID(t, m, id)
+			frames()
+			check("selecting it")
+			for _, k := range []string{"enter", "down", "down", "pgdown"} {
+				_, cmd := m.Update(keyMsg(k))
+				Settle(m, cmd)
+				frames()
+				check(k)
+			}
+		}
 	}
 }

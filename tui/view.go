@@ -31,8 +31,17 @@ func (m *Model) View() string {
 	// The guard works line by line (model.TerminalSafe): the lines that
 	// did not change since the last frame were let through already.
 	lines := m.memo.safe.apply(m.frameLines(), 0, model.TerminalSafe)
-	if m.screen != nil {
-		m.screen.frame(lines, m.width, m.height)
+	// What this frame shows of the command and diff counts as read once
+	// the frame is written: by the screen, which says so (drainDrawn), or
+	// at once when the frame goes to the caller (headless, tests).
+	s, ok := m.detail.onScreen()
+	switch {
+	case m.screen != nil && ok:
+		m.screen.frame(lines, m.width, m.height, &s)
+	case m.screen != nil:
+		m.screen.frame(lines, m.width, m.height, nil)
+	case ok:
+		m.detail.markDrawn(s)
 	}
 	return strings.Join(lines, "\n")
 }
