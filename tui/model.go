@@ -156,6 +156,10 @@ type Model struct {
 	// explained: proposals whose leaving the list the console already
 	// reported (decided here, or a lost race), so it is not reported twice.
 	explained map[string]bool
+	// deciding: proposals this console has a decision in flight for. A
+	// reload that no longer lists one is this console's own decision
+	// committing, not one made elsewhere: its outcome says what happened.
+	deciding map[string]int
 
 	watcher *storage.Watcher
 	// ranking: the list shown is provisional (soonest expiry first) while
@@ -263,7 +267,7 @@ func New(opt Options) *Model {
 	}
 	st := NewStyles(opt.Renderer)
 	m := &Model{opt: opt, ctx: opt.Context, st: st, keys: DefaultKeyMap(), focusList: true,
-		waiters: map[string]storage.WaiterStatus{}, detail: newDetail(st), explained: map[string]bool{},
+		waiters: map[string]storage.WaiterStatus{}, detail: newDetail(st), explained: map[string]bool{}, deciding: map[string]int{},
 		consoleID: newConsoleID(), following: opt.Follow}
 	m.help = help.New()
 	m.help.Styles = st.Help
@@ -284,6 +288,12 @@ func New(opt Options) *Model {
 func (m *Model) oneOff(c tea.Cmd) tea.Cmd {
 	m.inflight++
 	return c
+}
+
+// decide is oneOff for a decision on id (its decidedMsg ends it).
+func (m *Model) decide(id string, c tea.Cmd) tea.Cmd {
+	m.deciding[id]++
+	return m.oneOff(c)
 }
 
 // quit ends the console.
@@ -626,7 +636,7 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 	cmds := []tea.Cmd{waiter}
 	// A proposal on screen that left the list was decided or expired
 	// elsewhere: close its prompt and say how.
-	if selWasListed && m.indexOf(m.selID) < 0 && !m.explained[m.selID] {
+	if selWasListed && m.indexOf(m.selID) < 0 && !m.explained[m.selID] && m.deciding[m.selID] == 0 {
 		cmds = append(cmds, m.oneOff(explainGone(m.ctx, m.opt.Store, m.selID)))
 	}
 	// The proposal of an open prompt rewritten under it: what was read is
@@ -982,6 +992,9 @@ func (m *Model) onTick(t time.Time) tea.Cmd {
 }
 
 func (m *Model) onDecided(msg decidedMsg) tea.Cmd {
+	if m.deciding[msg.id]--; m.deciding[msg.id] <= 0 {
+		delete(m.deciding, msg.id)
+	}
 	closed := false
 	var rf *storage.RefusedError
 	if m.prompt != nil && m.prompt.id == msg.id {
@@ -1007,6 +1020,11 @@ func (m *Model) onDecided(msg decidedMsg) tea.Cmd {
 }
 
 func (m *Model) onGone(msg goneMsg) {
+	if m.deciding[msg.id] > 0 {
+		// This console's own decision on it is in flight: its outcome
+		// (decided here, or lost, and to whom) says what happened.
+		return
+	}
 	if msg.err != nil || msg.rec == nil {
 		m.setNote(msg.id+" left the pending list", m.st.Warning)
 	} else {
@@ -1220,7 +1238,7 @@ func (m *Model) startApprove() tea.Cmd {
 		return m.refuse("approve", "", "nothing selected", m.st.Warning)
 	case m.opt.Actor.ReadOnly || m.opt.Store.ReadOnlyReason() != "":
 		// The decision path refuses, and says why; the console only relays.
-		return m.oneOff(approve(m.ctx, m.opt.Store, rec.ApprovalID, "", rec.PayloadSHA256, m.opt.Actor))
+		return m.decide(rec.ApprovalID, approve(m.ctx, m.opt.Store, rec.ApprovalID, "", rec.PayloadSHA256, m.opt.Actor))
 	case rec.Corrupt != "":
 		return m.refuse("approve", rec.ApprovalID, rec.ApprovalID+" is corrupt: it can be denied (d), never approved", m.st.Error)
 	case rec.Hardline:
@@ -1260,7 +1278,7 @@ func (m *Model) startDeny() tea.Cmd {
 	case rec == nil:
 		return m.refuse("deny", "", "nothing selected", m.st.Warning)
 	case m.opt.Actor.ReadOnly || m.opt.Store.ReadOnlyReason() != "":
-		return m.oneOff(deny(m.ctx, m.opt.Store, rec.ApprovalID, "", m.opt.Actor))
+		return m.decide(rec.ApprovalID, deny(m.ctx, m.opt.Store, rec.ApprovalID, "", m.opt.Actor))
 	}
 	return m.openPrompt(promptDeny, rec)
 }
@@ -1302,7 +1320,7 @@ func (m *Model) promptKey(k tea.KeyMsg) tea.Cmd {
 	case k.Type == tea.KeyEnter:
 		if p.kind == promptApprove && p.phrase != "" {
 			// Hermes counts every wrong phrase: so does the store.
-			return m.oneOff(approvePhrase(m.ctx, m.opt.Store, p.id, p.input.Value(), p.rec.PayloadSHA256, m.opt.Actor))
+			return m.decide(p.id, approvePhrase(m.ctx, m.opt.Store, p.id, p.input.Value(), p.rec.PayloadSHA256, m.opt.Actor))
 		}
 		if p.kind == promptApprove {
 			if !p.matches() && !p.pasted {
@@ -1312,13 +1330,13 @@ func (m *Model) promptKey(k tea.KeyMsg) tea.Cmd {
 				p.message = "approve stays disabled until the typed text is exactly " + p.id
 			}
 			cmd, pasted := approve(m.ctx, m.opt.Store, p.id, p.input.Value(), p.rec.PayloadSHA256, m.opt.Actor), p.pasted
-			return m.oneOff(func() tea.Msg {
+			return m.decide(p.id, func() tea.Msg {
 				msg := cmd().(decidedMsg)
 				msg.pasted = pasted
 				return msg
 			})
 		}
-		return m.oneOff(deny(m.ctx, m.opt.Store, p.id, p.input.Value(), m.opt.Actor))
+		return m.decide(p.id, deny(m.ctx, m.opt.Store, p.id, p.input.Value(), m.opt.Actor))
 	}
 	if p.refuses(k) {
 		m.emit("paste", p.id, OutcomeRefused, pasteRefused)
