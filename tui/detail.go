@@ -68,7 +68,6 @@ func (d *detail) Show(rec *storage.Record, ws *storage.WaiterStatus, now time.Ti
 		// proposal shown when the console opens is there to be read.
 		d.held = !byOperator && rec != nil && d.rec != nil
 		d.offset, d.drawn = 0, nil
-		d.gen++
 	}
 	d.rec, d.waiter = rec, ws
 	d.rebuild(now)
@@ -170,8 +169,10 @@ func (d *detail) markDrawn(s shown) {
 	}
 }
 
-// unreadAfterThisFrame is what Unread will be once the frame being laid
-// out now is written: the count the pane's marker says.
+// unreadAfterThisFrame is how many lines of the command and diff will not
+// have been on screen once the frame being laid out now is written: the
+// one count of them, which the pane's marker and a refused approve both
+// say (nLines).
 func (d *detail) unreadAfterThisFrame() int {
 	n := d.unread
 	if s, ok := d.onScreen(); ok {
@@ -199,11 +200,6 @@ func hiddenBelow(n, offset, height int) int {
 	return n - offset - (height - 1)
 }
 
-// Unread is how many lines of the command and diff have not been on screen:
-// the one count of them, which the pane's marker and a refused approve
-// both say (nLines).
-func (d *detail) Unread() int { return d.unread }
-
 // SeenAll reports whether every line of the command and diff has been
 // drawn.
 func (d *detail) SeenAll() bool { return d.rec != nil && d.drawn != nil && d.unread == 0 }
@@ -220,11 +216,11 @@ func (d *detail) ViewLines() []string {
 	end := min(d.offset+d.height, len(d.lines))
 	out := make([]string, 0, d.height)
 	out = append(out, d.lines[d.offset:end]...)
-	switch r := d.Remaining(); {
+	switch r, unread := d.Remaining(), d.unreadAfterThisFrame(); {
 	case d.Held() && len(out) > 0:
 		out[len(out)-1] = d.st.Warning.Render(fitWidth("● came on screen by itself: enter to read it", d.width))
-	case r > 0 && len(out) > 0 && d.unreadAfterThisFrame() > 0:
-		out[len(out)-1] = d.st.Warning.Render(fitWidth("▼ "+nLines(d.unreadAfterThisFrame())+" not yet on screen: read before approving", d.width))
+	case r > 0 && len(out) > 0 && unread > 0:
+		out[len(out)-1] = d.st.Warning.Render(fitWidth("▼ "+nLines(unread)+" not yet on screen: read before approving", d.width))
 	case r > 0 && len(out) > 0:
 		out[len(out)-1] = d.st.Subtle.Render(fitWidth(moreBelow(r), d.width))
 	}

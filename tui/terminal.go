@@ -143,11 +143,7 @@ func (m *Model) drainDrawn() {
 	if m.screen == nil {
 		return
 	}
-	m.screen.mu.Lock()
-	written := m.screen.written
-	m.screen.written = nil
-	m.screen.mu.Unlock()
-	for _, s := range written {
+	for _, s := range m.screen.takeWritten() {
 		m.detail.markDrawn(s)
 	}
 }
@@ -219,6 +215,16 @@ func (s *screen) later() {
 	if !s.closed && s.waiting {
 		s.writeLocked()
 	}
+}
+
+// takeWritten is what the frames written since it was last called showed
+// of the command and diff.
+func (s *screen) takeWritten() []shown {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.written
+	s.written = nil
+	return w
 }
 
 // onScreen records what a frame now on screen shows of the command and

@@ -28,13 +28,7 @@ func frameOf(f string) []string { return strings.Split(f, "\n") }
 func TestScreenSaysWhatItWrote(t *testing.T) {
 	out := &syncbuf.Buffer{}
 	s := newScreen(out)
-	written := func() []shown {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		w := s.written
-		s.written = nil
-		return w
-	}
+	written := s.takeWritten
 	a, b, c, d := shown{1, 0, 3}, shown{1, 3, 6}, shown{1, 6, 9}, shown{1, 9, 12}
 	s.frame(frameOf("a\nb\nc"), 20, 3, &a)
 	s.frame(frameOf("d\ne\nf"), 20, 3, &b)
@@ -54,8 +48,8 @@ func TestScreenSaysWhatItWrote(t *testing.T) {
 
 	bad := newScreen(failingWriter{})
 	bad.frame(frameOf("a\nb\nc"), 20, 3, &a)
-	if len(bad.written) != 0 {
-		t.Fatalf("a frame that could not be written counts: %v", bad.written)
+	if w := bad.takeWritten(); len(w) != 0 {
+		t.Fatalf("a frame that could not be written counts: %v", w)
 	}
 }
 
