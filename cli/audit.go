@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -135,21 +134,14 @@ func detailText(e storage.AuditEvent) string {
 	if e.Detail == nil {
 		return line(e.DetailRaw)
 	}
-	keys := make([]string, 0, len(e.Detail))
-	for k := range e.Detail {
-		if k != "actor_detail" {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		v := e.Detail[k]
-		if s, ok := v.(string); ok {
-			parts[i] = k + "=" + strconv.Quote(s)
-		} else {
-			b, _ := json.Marshal(v)
-			parts[i] = k + "=" + string(b)
+	var parts []string
+	for _, d := range e.DetailItems() {
+		switch s, ok := d.Value.(string); {
+		case d.Key == "actor_detail":
+		case ok:
+			parts = append(parts, d.Key+"="+strconv.Quote(s))
+		default:
+			parts = append(parts, d.Key+"="+d.Text())
 		}
 	}
 	return line(strings.Join(parts, " "))

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -40,6 +41,37 @@ type AuditEvent struct {
 	// Outside: not an event of the chain but a decision the table records
 	// that approve-tui did not make (OutsideDecisions).
 	Outside bool `json:"outside_chain,omitempty"`
+}
+
+// DetailItem is one key of an event's detail, and its value.
+type DetailItem struct {
+	Key   string
+	Value any
+}
+
+// Text is the value as text: a string as it is, anything else as its JSON.
+// It is the file's: hostile until sanitised.
+func (d DetailItem) Text() string {
+	if s, ok := d.Value.(string); ok {
+		return s
+	}
+	b, _ := json.Marshal(d.Value)
+	return string(b)
+}
+
+// DetailItems is the event's detail, its keys in order (nil when the
+// detail is not a JSON object: DetailRaw holds it as stored).
+func (e *AuditEvent) DetailItems() []DetailItem {
+	keys := make([]string, 0, len(e.Detail))
+	for k := range e.Detail {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	items := make([]DetailItem, len(keys))
+	for i, k := range keys {
+		items[i] = DetailItem{Key: k, Value: e.Detail[k]}
+	}
+	return items
 }
 
 // eventHash is the chain's hash of one event: SHA-256 over every field,

@@ -239,3 +239,20 @@ func TestAuditRefitDropsAutoincrement(t *testing.T) {
 		t.Fatalf("the index by proposal: %d, %v", idx, err)
 	}
 }
+
+// An event's detail is read in key order, each value as text: a string as
+// it is, anything else as its JSON; a detail that is not an object has
+// none.
+func TestAuditDetailItems(t *testing.T) {
+	e := AuditEvent{Detail: map[string]any{"risk": "high", "attempts": float64(2), "from": []any{"a", "b"}}}
+	var got []string
+	for _, d := range e.DetailItems() {
+		got = append(got, d.Key+"="+d.Text())
+	}
+	if strings.Join(got, " ") != `attempts=2 from=["a","b"] risk=high` {
+		t.Fatalf("%q", got)
+	}
+	if items := (&AuditEvent{DetailRaw: "not json"}).DetailItems(); len(items) != 0 {
+		t.Fatalf("%v", items)
+	}
+}

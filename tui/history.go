@@ -1,9 +1,7 @@
 package tui
 
 import (
-	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -252,19 +250,9 @@ func eventDetail(st Styles, e storage.AuditEvent) []string {
 		}
 		return []string{st.Warning.Render("not a JSON object: ") + agentText(st, e.DetailRaw, model.Line)}
 	}
-	keys := make([]string, 0, len(e.Detail))
-	for k := range e.Detail {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	out := make([]string, 0, len(keys))
-	for _, k := range keys {
-		v, ok := e.Detail[k].(string)
-		if !ok {
-			b, _ := json.Marshal(e.Detail[k])
-			v = string(b)
-		}
-		out = append(out, agentText(st, k, model.Line)+"="+agentText(st, v, model.Line))
+	var out []string
+	for _, d := range e.DetailItems() {
+		out = append(out, agentText(st, d.Key, model.Line)+"="+agentText(st, d.Text(), model.Line))
 	}
 	return out
 }
