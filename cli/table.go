@@ -39,8 +39,9 @@ func (a *app) writeTable(t *table) {
 	for i, c := range t.cols {
 		header[i] = c.name
 	}
+	rows := append([][]string{header}, t.rows...)
 	if a.termW() == 0 && a.color != "always" {
-		for _, row := range append([][]string{header}, t.rows...) {
+		for _, row := range rows {
 			a.printf("%s\n", strings.Join(row, "\t"))
 		}
 		return
@@ -50,31 +51,36 @@ func (a *app) writeTable(t *table) {
 		paint = nil
 	}
 	room := a.width()
-	widths := fitColumns(t.cols, append([][]string{header}, t.rows...), room)
-	for i, row := range append([][]string{header}, t.rows...) {
-		var plain, painted strings.Builder
+	widths := fitColumns(t.cols, rows, room)
+	total := tableGap * (len(widths) - 1)
+	for _, w := range widths {
+		total += w
+	}
+	if total > room {
+		// Only on a terminal narrower than the whole columns: each line
+		// is cut at its end, uncoloured.
+		paint = nil
+	}
+	gap := strings.Repeat(" ", tableGap)
+	for i, row := range rows {
+		var b strings.Builder
 		for j, c := range row {
-			last := j == len(row)-1
-			cell := cut(c, widths[j])
-			padded := cell
-			if !last {
-				padded = pad(cell, widths[j]) + strings.Repeat(" ", tableGap)
+			text := cut(c, widths[j])
+			cell := text
+			if j < len(row)-1 {
+				cell = pad(text, widths[j])
 			}
-			plain.WriteString(padded)
 			if paint != nil && i > 0 && c != "" {
-				painted.WriteString(paint(j, cell, pad(cell, widths[j])))
-				if !last {
-					painted.WriteString(strings.Repeat(" ", tableGap))
-				}
-			} else {
-				painted.WriteString(padded)
+				cell = paint(j, text, cell)
+			}
+			b.WriteString(cell)
+			if j < len(row)-1 {
+				b.WriteString(gap)
 			}
 		}
-		out := strings.TrimRight(painted.String(), " ")
-		if cells(strings.TrimRight(plain.String(), " ")) > room {
-			// Only on a terminal narrower than the whole columns: the
-			// line itself is cut, uncoloured.
-			out = cut(strings.TrimRight(plain.String(), " "), room)
+		out := strings.TrimRight(b.String(), " ")
+		if total > room {
+			out = cut(out, room)
 		}
 		a.printf("%s\n", out)
 	}
