@@ -61,8 +61,8 @@ snapshot stays in the source.
 				a.printf("%s\n", b)
 				return nil
 			}
-			if res.CreatedSchema != "" {
-				a.printf("created schema %s on the target\n", schemaName(res.CreatedSchema))
+			if sc := dst.CreatedSchemaSQL(); sc != "" {
+				a.printf("created schema %s on the target\n", sc)
 			}
 			a.printf("copied %d proposal(s), %d audit event(s), %d waiter(s), %d lockout(s)\n  from %s (%s)\n  to   %s (%s)\n",
 				res.Proposals, res.Events, res.Waiters, res.Lockouts, src.Path(), src.Backend(), dst.Path(), dst.Backend())

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"strings"
-
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/spf13/cobra"
 )
@@ -40,8 +38,8 @@ opens the database without creating it.
 				a.printf("%s\n", o)
 				return nil
 			}
-			if sc := s.CreatedSchema(); sc != "" {
-				a.printf("created schema %s\n", schemaName(sc))
+			if sc := s.CreatedSchemaSQL(); sc != "" {
+				a.printf("created schema %s\n", sc)
 			}
 			verb := "opened existing"
 			if created {
@@ -58,18 +56,4 @@ opens the database without creating it.
 			return nil
 		},
 	}
-}
-
-// schemaName is a PostgreSQL schema's name as a statement would write it:
-// bare when it is lower-case letters, digits and underscores, else quoted
-// ("" for a quote); sanitised, for showing.
-func schemaName(name string) string {
-	bare := name != "" && (name[0] < '0' || name[0] > '9')
-	for _, r := range name {
-		bare = bare && (r == '_' || 'a' <= r && r <= 'z' || '0' <= r && r <= '9')
-	}
-	if !bare {
-		name = `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
-	}
-	return line(name)
 }

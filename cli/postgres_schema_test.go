@@ -118,3 +118,17 @@ func TestPostgresMissingSchemaCLI(t *testing.T) {
 		}
 	}
 }
+
+// init names the schema it made as a statement writes it, as the server
+// quotes it: a name with capitals or a space in quotes.
+func TestPostgresCreatedSchemaIsQuotedAsTheServerQuotes(t *testing.T) {
+	pgtest.Require(t)
+	admin := pgAdmin(t)
+	name := fmt.Sprintf("Cli Made %x", rand.Uint64())
+	t.Cleanup(func() { admin.Exec(`DROP SCHEMA IF EXISTS "` + name + `" CASCADE`) })
+	db := os.Getenv(pgtest.Env) + "&search_path=" + strings.ReplaceAll(`"`+name+`"`, " ", "%20")
+	code, out, errs := runCLI(t, nil, "--db", db, "init")
+	if code != 0 || !strings.Contains(out, `created schema "`+name+`"`+"\n") {
+		t.Fatalf("init: %d %q %q", code, out, errs)
+	}
+}

@@ -213,8 +213,9 @@ type pgState struct {
 	key    string // registry key: the URL as given
 	cfg    *pgx.ConnConfig
 	schema string // current_schema() of the connections: the channel payload
-	// madeSchema is the schema opening created (findSchema), or "".
-	madeSchema string
+	// madeSchema is the schema opening created (findSchema), or "";
+	// madeSchemaSQL, its name as a statement writes it (quote_ident).
+	madeSchema, madeSchemaSQL string
 
 	// brokenWriter: the writer connection was lost; the next write makes
 	// a new one first (under wmu).
@@ -412,7 +413,7 @@ func (f *dbfile) findSchema(ctx context.Context, opt Options) error {
 			return createSchemaFailed(missing, shown, user, database, err)
 		}
 	} else {
-		f.pg.madeSchema = want
+		f.pg.madeSchema, f.pg.madeSchemaSQL = want, st.quoted
 	}
 	if err := f.w.QueryRowContext(ctx, `SELECT current_schema()`).Scan(&cur); err != nil {
 		return classify("open", err)
@@ -543,6 +544,15 @@ func splitSearchPath(s string) ([]string, error) {
 func (s *Store) CreatedSchema() string {
 	if b := s.bind(); b.pg != nil {
 		return b.pg.madeSchema
+	}
+	return ""
+}
+
+// CreatedSchemaSQL is CreatedSchema as a statement writes it (the server's
+// quote_ident: quoted where it must be), sanitised, for messages.
+func (s *Store) CreatedSchemaSQL() string {
+	if b := s.bind(); b.pg != nil {
+		return model.Sanitize(b.pg.madeSchemaSQL, model.Line)
 	}
 	return ""
 }
