@@ -129,10 +129,7 @@ func openEmpty(t *testing.T) *storage.Store {
 func TestClockSchedule(t *testing.T) {
 	f := oldFile(t)
 	now := t0
-	m := New(Options{Store: f.s, Actor: operator, Renderer: asciiRenderer(), Now: func() time.Time { return now },
-		NoWatch: true, NoPresence: true, Label: "clock"})
-	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
-	Settle(m, m.Init())
+	m := consoleOnClock(f.s, &now, "clock", 120, 40)
 	m.opt.NoWatch, m.clockOn = false, true // live from here on; commands are not run
 
 	if m.scheduleTick() == nil {

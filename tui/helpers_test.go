@@ -45,6 +45,16 @@ func console(t testing.TB, f *fixture, actor model.Actor, w, h int) *Model {
 	return m
 }
 
+// consoleOnClock is a console on s whose clock is *now, which the test
+// moves; nothing watches the store, and it says nothing of itself.
+func consoleOnClock(s *storage.Store, now *time.Time, label string, w, h int) *Model {
+	m := New(Options{Store: s, Actor: operator, Renderer: asciiRenderer(), Now: func() time.Time { return *now },
+		NoWatch: true, NoPresence: true, Label: label})
+	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	Settle(m, m.Init())
+	return m
+}
+
 // keyMsg makes the message a terminal sends for a named key or one rune.
 func keyMsg(k string) tea.KeyMsg {
 	names := map[string]tea.KeyType{

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 )
@@ -197,10 +195,7 @@ func TestHistorySelectionStaysOnItsEvent(t *testing.T) {
 func TestHistoryEventAges(t *testing.T) {
 	f := oldFile(t)
 	now := t0
-	m := New(Options{Store: f.s, Actor: operator, Renderer: asciiRenderer(), Now: func() time.Time { return now },
-		NoWatch: true, NoPresence: true, Label: "aging"})
-	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
-	Settle(m, m.Init())
+	m := consoleOnClock(f.s, &now, "aging", 80, 24)
 	if _, err := f.s.Deny(t.Context(), f.ids["old-one"], rival, "not today"); err != nil {
 		t.Fatal(err)
 	}

@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	tea "github.com/charmbracelet/bubbletea"
 )
 
 // The note that another operator decided the proposal on screen tells how
@@ -14,10 +12,7 @@ import (
 func TestDecidedElsewhereNoteAges(t *testing.T) {
 	f := oldFile(t) // nothing else on its screen changes within 30 s
 	now := t0
-	m := New(Options{Store: f.s, Actor: operator, Renderer: asciiRenderer(), Now: func() time.Time { return now },
-		NoWatch: true, NoPresence: true, Label: "aging"})
-	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
-	Settle(m, m.Init())
+	m := consoleOnClock(f.s, &now, "aging", 120, 40)
 	id := f.ids["old-one"]
 	selectID(t, m, id)
 	press(m, "enter")
