@@ -182,6 +182,17 @@ func (r *readmeRun) completion(t *testing.T) {
 			t.Errorf("%s after the completion block: %v (no %q)", file, err, has)
 		}
 	}
+	// man finds the pages beside ~/.local/bin on PATH, as the README says.
+	if _, err := exec.LookPath("man"); err == nil {
+		if err := os.MkdirAll(filepath.Join(home, ".local/bin"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("man", "-w", "approve-tui")
+		cmd.Env = []string{"HOME=" + home, "PATH=" + filepath.Join(home, ".local/bin") + ":/usr/bin:/bin"}
+		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), filepath.Join(home, ".local/share/man")) {
+			t.Errorf("man -w approve-tui with ~/.local/bin on PATH: %v %s", err, out)
+		}
+	}
 	// The zsh lines are plain POSIX too: run them with bash when there is
 	// no zsh, which is what matters (the file lands where fpath reads it).
 	zsh := "bash"
