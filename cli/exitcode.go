@@ -54,7 +54,9 @@ func exitCodesWhere(meanings map[int]string, codes ...int) string {
 		if !ok {
 			m = exitMeaning[c]
 		}
-		// Wrapped at 79 columns, under the meaning's first word.
+		// Wrapped at 79 columns, under the meaning's first word (by
+		// hand: ansi.Wordwrap breaks at hyphens, and --read-only must
+		// stay whole).
 		col := fmt.Sprintf("  %-4d", c)
 		b.WriteString(col)
 		n := len(col)

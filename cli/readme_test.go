@@ -86,16 +86,17 @@ func repoRoot(t *testing.T) string {
 // goEnv is the environment in which go commands reuse this machine's module
 // and build caches (nothing is downloaded again) with GOPATH a fresh one.
 func (r *readmeRun) goEnv() []string {
-	env := []string{"GOPATH=" + r.gopath, "GOFLAGS="}
-	for _, k := range []string{"GOMODCACHE", "GOCACHE", "GOPROXY", "GONOSUMDB", "GOSUMDB", "GOTOOLCHAIN"} {
-		out, err := exec.Command("go", "env", k).Output()
-		if err != nil {
-			r.t.Fatalf("go env %s: %v", k, err)
-		}
-		env = append(env, k+"="+strings.TrimSpace(string(out)))
+	keys := []string{"GOMODCACHE", "GOCACHE", "GOPROXY", "GONOSUMDB", "GOSUMDB", "GOTOOLCHAIN", "GOROOT"}
+	out, err := exec.Command("go", append([]string{"env"}, keys...)...).Output()
+	vals := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if err != nil || len(vals) != len(keys) {
+		r.t.Fatalf("go env: %v %q", err, out)
 	}
-	goroot, _ := exec.Command("go", "env", "GOROOT").Output()
-	return append(env, "PATH="+filepath.Join(strings.TrimSpace(string(goroot)), "bin")+":/usr/local/bin:/usr/bin:/bin")
+	env := []string{"GOPATH=" + r.gopath, "GOFLAGS="}
+	for i, k := range keys[:len(keys)-1] {
+		env = append(env, k+"="+vals[i])
+	}
+	return append(env, "PATH="+filepath.Join(vals[len(vals)-1], "bin")+":/usr/local/bin:/usr/bin:/bin")
 }
 
 // sh runs a block's lines with bash -e in dir, with env, and returns what
