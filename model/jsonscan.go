@@ -212,3 +212,38 @@ func skipNumber(data []byte, i int) (int, error) {
 	}
 	return i, nil
 }
+
+// arrayElements splits the JSON array data (data[0] == '[') into its
+// elements' raw bytes; data must be exactly the array.
+func arrayElements(data []byte) ([][]byte, error) {
+	var out [][]byte
+	i := skipWS(data, 1)
+	if i < len(data) && data[i] == ']' {
+		if skipWS(data, i+1) != len(data) {
+			return nil, errJSON
+		}
+		return out, nil
+	}
+	for {
+		end, err := skipValue(data, i, 1)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, data[i:end])
+		i = skipWS(data, end)
+		if i >= len(data) {
+			return nil, errJSON
+		}
+		switch data[i] {
+		case ',':
+			i = skipWS(data, i+1)
+		case ']':
+			if skipWS(data, i+1) != len(data) {
+				return nil, errJSON
+			}
+			return out, nil
+		default:
+			return nil, errJSON
+		}
+	}
+}

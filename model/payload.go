@@ -83,6 +83,7 @@ func DecodePayload(raw []byte) (*Proposal, error) {
 		ExecutionReason:          d.str("execution_reason"),
 		ExecutionRecordedAt:      d.num("execution_recorded_at"),
 		RequesterContext:         d.str(ContextKey),
+		Hermes:                   d.hermes(),
 		RequiresTextConfirm:      d.boolOr("requires_text_confirm", false),
 		Nonce:                    d.str("nonce"),
 		Verb:                     d.str("verb"),
@@ -271,6 +272,9 @@ func PayloadObject(p *Proposal) *JSONObject {
 		OptNum("execution_recorded_at", p.ExecutionRecordedAt)
 	if p.RequesterContext != "" {
 		o.Str(ContextKey, p.RequesterContext)
+	}
+	if p.Hermes != nil {
+		o.Obj(HermesKey, hermesObject(p.Hermes))
 	}
 	if p.RequiresTextConfirm {
 		// Hermes' tier-2 keys, only where they mean something: readers

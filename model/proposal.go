@@ -156,12 +156,16 @@ const (
 	// the agent launched in the background, whose end it never reports
 	// (execution_reason says which).
 	ExecStarted ExecutionStatus = "started"
+	// ExecHandedOff (approve-tui): approved and handed to the agent that
+	// runs the command itself (Hermes, through its approval transport),
+	// which took the approval and does not report the command's end.
+	ExecHandedOff ExecutionStatus = "handed_off"
 )
 
 // Valid reports whether e is a known execution status.
 func (e ExecutionStatus) Valid() bool {
 	switch e {
-	case ExecNotStarted, ExecExecuted, ExecBlockedAfterConsume, ExecDispatchFailed, ExecStarted:
+	case ExecNotStarted, ExecExecuted, ExecBlockedAfterConsume, ExecDispatchFailed, ExecStarted, ExecHandedOff:
 		return true
 	}
 	return false
@@ -212,6 +216,11 @@ type Proposal struct {
 	// the verdict. approve-tui's own payload key, approve_tui_context
 	// (Hermes ignores keys it does not know).
 	RequesterContext string
+
+	// Hermes is what Hermes' approval transport said of the request, for
+	// a proposal `hook hermes` made (nil otherwise): payload key
+	// approve_tui_hermes.
+	Hermes *HermesRequest
 
 	// Tier-2 text confirm (Hermes' later revision), pinned at submit: the
 	// proposal is approved only by typing VERB TARGET NONCE (Phrase).

@@ -30,6 +30,8 @@ type Draft struct {
 	DisplayText string
 	// Raise may only raise the classifier's level ("" keeps it).
 	Raise model.RiskLevel
+	// RaiseWhy says who or what raised it ("": the submitter).
+	RaiseWhy string
 	// Notes are the submitting surface's own remarks on the verdict (a
 	// shell the rules do not cover, a background call): added to the
 	// reason, which they are part of.
@@ -39,6 +41,9 @@ type Draft struct {
 	// reason (Proposal.RequesterContext), so that they never read as part
 	// of the verdict.
 	Context string
+	// Hermes is what Hermes' approval transport said of the request
+	// (Proposal.Hermes), for a proposal of `hook hermes`.
+	Hermes *model.HermesRequest
 	// TTL until expiry (0: never expires).
 	TTL time.Duration
 	// ID is the approval id ("" draws a new one).
@@ -75,7 +80,11 @@ func Propose(d Draft, now time.Time) (*model.Proposal, Verdict, error) {
 			return nil, v, &LowerRiskError{Asked: d.Raise, Classified: level}
 		}
 		if d.Raise.Rank() > level.Rank() {
-			reason = append(reason, fmt.Sprintf("raised from %s to %s by the submitter", level, d.Raise))
+			why := "by the submitter"
+			if d.RaiseWhy != "" {
+				why = d.RaiseWhy
+			}
+			reason = append(reason, fmt.Sprintf("raised from %s to %s %s", level, d.Raise, why))
 			level = d.Raise
 		}
 	}
@@ -104,6 +113,7 @@ func Propose(d Draft, now time.Time) (*model.Proposal, Verdict, error) {
 		DisplayText:              d.DisplayText,
 		ExecutionStatus:          model.ExecNotStarted,
 		RequesterContext:         d.Context,
+		Hermes:                   d.Hermes,
 	}
 	if d.TTL > 0 {
 		p.ExpiresAt = model.F64(model.Epoch(now.Add(d.TTL)))

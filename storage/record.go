@@ -289,6 +289,14 @@ func agentFindings(p *model.Proposal) []string {
 	check("diff summary", p.DiffSummary)
 	check("display text", p.DisplayText)
 	check("approval id", p.ApprovalID)
+	if h := p.Hermes; h != nil {
+		check("Hermes request id", h.RequestID)
+		check("Hermes digest", h.Digest)
+		check("Hermes surface", h.Surface)
+		for _, k := range h.Patterns() {
+			check("Hermes pattern", k)
+		}
+	}
 	for k, v := range p.EnvOverrides {
 		check("env "+model.Sanitize(k, model.Line), k+v)
 	}

@@ -495,13 +495,14 @@ func (st *Store) ExpireDue(ctx context.Context, actor model.Actor) ([]string, er
 
 // execution outcomes that may follow each current execution status.
 var executionNext = map[model.ExecutionStatus][]model.ExecutionStatus{
-	model.ExecNotStarted: {model.ExecStarted, model.ExecExecuted, model.ExecBlockedAfterConsume, model.ExecDispatchFailed},
+	model.ExecNotStarted: {model.ExecStarted, model.ExecExecuted, model.ExecBlockedAfterConsume, model.ExecDispatchFailed, model.ExecHandedOff},
 	model.ExecStarted:    {model.ExecExecuted},
 }
 
 // RecordExecution records what happened to a consumed proposal at the real
 // execution boundary: started, executed (reason carries the exit code),
-// blocked_after_consume, or dispatch_failed. Each outcome is recorded once;
+// blocked_after_consume, dispatch_failed, or handed_off (the agent that
+// runs the command took the approval). Each outcome is recorded once;
 // only started may be followed by executed.
 func (st *Store) RecordExecution(ctx context.Context, id string, outcome model.ExecutionStatus, reason string, actor model.Actor) error {
 	s := st.bind()
