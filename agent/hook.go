@@ -69,6 +69,7 @@ const (
 	AgentClaudeCode Agent = "claude-code"
 	AgentCodex      Agent = "codex"
 	AgentGemini     Agent = "gemini"
+	AgentHermes     Agent = "hermes"
 )
 
 // HookOptions configure a hook.
@@ -103,12 +104,26 @@ type HookAnswer struct {
 	Reason string
 	// ApprovalID is the proposal decided, if any.
 	ApprovalID string
+	// Report, when not nil, answers an event that reports what became of
+	// a proposal (Hermes' post_approval_response) rather than asking.
+	Report *Report
+}
+
+// Report is the answer to a reporting event: whether what was reported is
+// recorded on the proposal, and why not.
+type Report struct {
+	Recorded bool
+	Reason   string
 }
 
 // JSON is the answer as its agent reads it, one line, or nil when there is
 // nothing to print (Silent, or an allow in a protocol that cannot say
 // allow). It never rewrites the tool input.
 func (a HookAnswer) JSON() []byte {
+	if a.Agent == AgentHermes {
+		// Hermes' transport always reads an answer: silence is a deny.
+		return hermesJSON(a)
+	}
 	if a.Silent {
 		return nil
 	}
@@ -173,6 +188,27 @@ type hookCall struct {
 	// outcome and outcomeReason: for eventPost, the execution to record.
 	outcome       model.ExecutionStatus
 	outcomeReason string
+
+	// session, when not empty, is the proposal's whole session key (the
+	// agent's own, as Hermes gives it) in place of REQUESTER:SESSION_ID.
+	session string
+	// alwaysAsk: the agent asks only about commands it flagged itself, so
+	// one no rule matches needs approval all the same (no --low policy).
+	alwaysAsk bool
+	// raise is the risk the agent gave the command (pinned when higher than
+	// the classifier's), raiseWhy says so in the reason.
+	raise    model.RiskLevel
+	raiseWhy string
+	// answerBy, when set, is when the hook must have answered (the agent's
+	// own deadline less its margin): the wait ends then, and the proposal
+	// expires right after. timeoutWords says it in a reason.
+	answerBy     time.Time
+	timeoutWords string
+	// hermes is Hermes' request, kept in the payload.
+	hermes *model.HermesRequest
+	// reported is, for a reporting event, what the agent reported (Hermes'
+	// accepted choice or its transport failure) and who decided.
+	reported, decidedBy string
 }
 
 // protocol is an agent's side of the hook.
@@ -190,6 +226,16 @@ type protocol struct {
 	// decode reads one event; deny, when not empty, is why the input is
 	// refused.
 	decode func(data []byte) (c hookCall, deny string)
+	// report, when set, answers its reporting events (eventPost) in place
+	// of recording an execution.
+	report func(ctx context.Context, h *hook, c *hookCall) HookAnswer
+	// ttlLag is how long after the hook's deadline its proposal expires (0:
+	// hookTTLMargin).
+	ttlLag time.Duration
+	// answerOnce: an approved proposal whose execution is recorded (the
+	// agent took the answer) is not answered allow again, when its request
+	// comes again.
+	answerOnce bool
 }
 
 // callID is the approval id of the call key of session sessionID: prefix
@@ -256,8 +302,24 @@ func runHook(ctx context.Context, in io.Reader, o HookOptions, p *protocol) (ans
 	if deny != "" {
 		return h.deny("%s; denied to be safe", deny)
 	}
+	if !c.answerBy.IsZero() {
+		// The agent's own deadline bounds the wait: the hook answers by it.
+		left := time.Until(c.answerBy)
+		if left < HermesMinWindow {
+			return h.deny("%s leaves no time for a decision (%s left); denied", c.timeoutWords, left.Round(time.Millisecond))
+		}
+		if left < h.o.Timeout {
+			h.o.Timeout = left
+			var cancel2 context.CancelFunc
+			ctx, cancel2 = context.WithTimeoutCause(ctx, left, errHookTimeout)
+			defer cancel2()
+		}
+	}
 	switch c.event {
 	case eventPost:
+		if p.report != nil {
+			return p.report(ctx, h, &c)
+		}
 		h.after(ctx, &c)
 		return h.silent()
 	case eventOther:
@@ -280,7 +342,7 @@ func runHook(ctx context.Context, in io.Reader, o HookOptions, p *protocol) (ans
 	switch {
 	case v.Hardline:
 		return h.hardline(ctx, &c, command, v)
-	case len(v.Matches) == 0 && !c.unknownRisk:
+	case len(v.Matches) == 0 && !c.unknownRisk && !c.alwaysAsk:
 		if h.o.Low == LowPass {
 			return h.silent()
 		}
@@ -355,6 +417,9 @@ func decodeOne(data []byte, v any) error {
 
 // session is the proposal's session key.
 func (h *hook) session(c *hookCall) string {
+	if c.session != "" {
+		return c.session
+	}
 	if c.sessionID == "" {
 		return h.p.requester + ":unknown"
 	}
@@ -450,10 +515,22 @@ func (h *hook) draft(c *hookCall, command string, v risk.Verdict) risk.Draft {
 	if c.background {
 		notes = append(notes, "runs in the background")
 	}
+	lag := h.p.ttlLag
+	if lag <= 0 {
+		lag = hookTTLMargin
+	}
 	d := risk.Draft{Command: command, SessionKey: h.session(c), Requester: h.p.requester, Cwd: c.cwd,
-		Backend: "local", Notes: strings.Join(notes, "; "), Context: c.description, TTL: h.o.Timeout + hookTTLMargin, ID: h.id(c)}
+		Backend: "local", Notes: strings.Join(notes, "; "), Context: c.description, TTL: h.o.Timeout + lag, ID: h.id(c),
+		Hermes: c.hermes}
 	if c.unknownRisk && len(v.Matches) == 0 {
 		d.Raise = model.RiskMedium
+	}
+	pinned := v.Level
+	if d.Raise != "" {
+		pinned = d.Raise
+	}
+	if c.raise.Valid() && c.raise.Rank() > pinned.Rank() {
+		d.Raise, d.RaiseWhy = c.raise, c.raiseWhy
 	}
 	return d
 }
@@ -490,7 +567,7 @@ func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Verd
 		}
 		return h.deny("could not submit the proposal (%v); denied to be safe", err)
 	default:
-		h.logf("%s needs approval (%s risk: %s); waiting up to %s", id, p.RiskLevel, model.Sanitize(p.RiskReason, model.Line), h.o.Timeout)
+		h.logf("%s needs approval (%s risk: %s); waiting up to %s", id, p.RiskLevel, model.Sanitize(p.RiskReason, model.Line), h.o.Timeout.Round(100*time.Millisecond))
 	}
 
 	rec, werr := WaitDecision(ctx, s, id, WaitOptions{Surface: model.SurfaceHook, Every: h.o.HeartbeatEvery,
@@ -498,6 +575,8 @@ func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Verd
 	if werr != nil {
 		reason := "requester interrupted"
 		switch {
+		case errors.Is(context.Cause(ctx), errHookTimeout) && c.timeoutWords != "":
+			reason = c.timeoutWords
 		case errors.Is(context.Cause(ctx), errHookTimeout):
 			reason = "requester timed out after " + h.o.Timeout.String()
 		case ctx.Err() == nil:
@@ -550,6 +629,10 @@ func (h *hook) decided(ctx context.Context, s *storage.Store, rec *storage.Recor
 	case model.StatusConsumed:
 	default:
 		return h.deny("%s has an unexpected status %q; denied to be safe", id, string(rec.EffectiveStatus))
+	}
+	if h.p.answerOnce && rec.ExecutionStatus != model.ExecNotStarted {
+		// Answered before (a repeated request): an approval is one run.
+		return h.deny("%s was approved once and already answered (execution %s); not again", id, string(rec.ExecutionStatus))
 	}
 	// Approved: exactly this command, and no riskier than when pinned.
 	var why string

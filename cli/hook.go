@@ -39,12 +39,13 @@ func (a *app) hookCmd() *cobra.Command {
 		Long: `Hooks that agents call before they run a command, so that an operator decides
 in approve-tui first: "approve-tui hook claude-code" is Claude Code's,
 "approve-tui hook codex" the Codex CLI's, "approve-tui hook gemini" the
-Gemini CLI's. Each speaks its agent's hook protocol and fails closed: any
+Gemini CLI's, and "approve-tui hook hermes" is the adapter of Hermes'
+approval transport (its plugin runs it). Each speaks its agent's hook protocol and fails closed: any
 failure it can see is a deny in that protocol. Each --help shows its
 settings snippet.`,
 		Args: cobra.NoArgs,
 	}
-	hook.AddCommand(a.claudeCodeHookCmd(), a.codexHookCmd(), a.geminiHookCmd())
+	hook.AddCommand(a.claudeCodeHookCmd(), a.codexHookCmd(), a.geminiHookCmd(), a.hermesHookCmd())
 	return hook
 }
 
