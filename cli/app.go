@@ -201,7 +201,7 @@ postgres://user@host/db?sslmode=... URL for PostgreSQL.
 	root.Flags().StringVar(&a.follow, "follow", "", "start following the console of this `name` (pairing; f in the console)")
 	root.AddCommand(a.initCmd(), a.submitCmd(), a.listCmd(), a.showCmd(), a.approveCmd(),
 		a.denyCmd(), a.expireCmd(), a.waitCmd(), a.auditCmd(), a.demoCmd(), a.runCmd(), a.hookCmd(), a.headlessCmd(), a.lockoutsCmd(), a.serveCmd(), a.copyCmd(),
-		a.manCmd())
+		a.hermesCmd(), a.manCmd())
 	// The streams are set before the completion command is made: it keeps
 	// the writer it finds then.
 	root.SetIn(a.in)

@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"context"
+
 	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/storage"
 	"github.com/spf13/cobra"
 )
 
@@ -23,37 +26,51 @@ opens the database without creating it.
 ` + exitCodes(ExitOK, ExitError, ExitUsage, ExitUnavailable),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if a.readOnly {
-				return usageErrorf("init creates or migrates the database: it cannot run with --read-only")
-			}
-			s, err := a.open(cmd.Context(), true)
+			s, err := a.initStore(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			created := s.CreatedTable()
 			if a.json {
-				o := model.NewJSONObject().Str("path", s.Path()).Str("backend", s.Backend()).Str("journal_mode", s.JournalMode()).Str("hermes_revision", s.HermesRevision()).
-					Bool("created", created).OptStr("created_schema", s.CreatedSchema()).Str("read_only", s.ReadOnlyReason())
-				a.printf("%s\n", o)
+				a.printf("%s\n", initJSON(s))
 				return nil
 			}
-			if sc := s.CreatedSchemaSQL(); sc != "" {
-				a.printf("created schema %s\n", sc)
-			}
-			verb := "opened existing"
-			if created {
-				verb = "created"
-			}
-			if s.Backend() == "postgres" {
-				a.printf("%s %s (PostgreSQL, Hermes revision %s)\n", verb, s.Path(), s.HermesRevision())
-			} else {
-				a.printf("%s %s (journal mode %s, Hermes revision %s)\n", verb, s.Path(), s.JournalMode(), s.HermesRevision())
-			}
-			if r := s.ReadOnlyReason(); r != "" {
-				a.note("note: the database is read-only: %s", r)
-			}
+			a.printInit(s)
 			return nil
 		},
+	}
+}
+
+// initStore creates or migrates the store at --db (init's work, which
+// hermes install does too).
+func (a *app) initStore(ctx context.Context) (*storage.Store, error) {
+	if a.readOnly {
+		return nil, usageErrorf("init creates or migrates the database: it cannot run with --read-only")
+	}
+	return a.open(ctx, true)
+}
+
+// initJSON is init's --json object for the store it made ready.
+func initJSON(s *storage.Store) *model.JSONObject {
+	return model.NewJSONObject().Str("path", s.Path()).Str("backend", s.Backend()).Str("journal_mode", s.JournalMode()).Str("hermes_revision", s.HermesRevision()).
+		Bool("created", s.CreatedTable()).OptStr("created_schema", s.CreatedSchema()).Str("read_only", s.ReadOnlyReason())
+}
+
+// printInit says what init did with the store.
+func (a *app) printInit(s *storage.Store) {
+	if sc := s.CreatedSchemaSQL(); sc != "" {
+		a.printf("created schema %s\n", sc)
+	}
+	verb := "opened existing"
+	if s.CreatedTable() {
+		verb = "created"
+	}
+	if s.Backend() == "postgres" {
+		a.printf("%s %s (PostgreSQL, Hermes revision %s)\n", verb, s.Path(), s.HermesRevision())
+	} else {
+		a.printf("%s %s (journal mode %s, Hermes revision %s)\n", verb, s.Path(), s.JournalMode(), s.HermesRevision())
+	}
+	if r := s.ReadOnlyReason(); r != "" {
+		a.note("note: the database is read-only: %s", r)
 	}
 }
