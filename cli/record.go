@@ -140,7 +140,7 @@ func writeShow(w io.Writer, rec *storage.Record, waiter *storage.WaiterStatus, n
 	if p.RequesterContext != "" {
 		// The requester's words, not approve-tui's verdict: quoted and
 		// attributed.
-		field("agent says", `"`+line(p.RequesterContext)+`" (its own words, not the verdict)`)
+		field(p.SaysLabel(), `"`+line(p.RequesterContext)+`" (its own words, not the verdict)`)
 	}
 	v := risk.Classify(p.Command)
 	if len(v.Matches) == 0 {
@@ -157,6 +157,19 @@ func writeShow(w io.Writer, rec *storage.Record, waiter *storage.WaiterStatus, n
 		line(p.PolicyDecision), orDash(line(p.PolicyVersion)), line(p.DefaultDecision), p.RequiresExplicitApproval))
 	field("session", line(p.SessionKey))
 	field("requester", orDash(line(p.Requester)))
+	if h := p.Hermes; h != nil {
+		hermes := fmt.Sprintf("request %s via %s (approvals.timeout %gs)", line(h.RequestID), orDash(line(h.Surface)), h.TimeoutSeconds)
+		if h.Deadline > 0 {
+			hermes += "; Hermes stops waiting " + when(h.Deadline, now)
+		}
+		field("hermes", hermes)
+		pats := h.Patterns()
+		for i := range pats {
+			pats[i] = line(pats[i])
+		}
+		field("patterns", orDash(strings.Join(pats, ", ")))
+		field("command text", model.HermesRedacted)
+	}
 	field("cwd", orDash(line(p.Cwd)))
 	field("backend", orDash(line(p.Backend)))
 	if len(p.EnvOverrides) > 0 {

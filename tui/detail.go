@@ -341,6 +341,18 @@ func (d *detail) buildFixed() []string {
 	if r.Requester != "" {
 		out = append(out, d.field("requester", d.agent(r.Requester, model.Line))...)
 	}
+	if h := r.Hermes; h != nil {
+		hermes := fmt.Sprintf("request %s via %s (approvals.timeout %gs)", d.agent(h.RequestID, model.Line), orDash(d.agent(h.Surface, model.Line)), h.TimeoutSeconds)
+		if h.Deadline > 0 {
+			hermes += "; Hermes stops waiting at " + model.FromEpoch(h.Deadline).UTC().Format("15:04:05Z")
+		}
+		out = append(out, d.field("hermes", hermes)...)
+		pats := h.Patterns()
+		for i := range pats {
+			pats[i] = d.agent(pats[i], model.Line)
+		}
+		out = append(out, d.field("patterns", orDash(strings.Join(pats, ", ")))...)
+	}
 	out = append(out, d.field("cwd", orDash(d.agent(r.Cwd, model.Line)))...)
 	out = append(out, d.field("backend", orDash(d.agent(r.Backend, model.Line)))...)
 	for _, k := range sortedKeys(r.EnvOverrides) {
@@ -382,7 +394,11 @@ func (d *detail) buildBody() []string {
 	r := d.rec
 	st := d.st
 	var out []string
-	out = append(out, "", st.Title.Render("command"))
+	title := st.Title.Render("command")
+	if r.Hermes != nil {
+		title += st.Subtle.Render("  " + model.HermesRedacted)
+	}
+	out = append(out, "", fitWidth(title, d.width))
 	out = append(out, indentWrap(d.agent(r.Command, model.Block), d.width, true)...)
 	if r.DisplayText != "" {
 		out = append(out, "", st.Title.Render("display text (from the agent)"))

@@ -60,7 +60,9 @@ func historyRow(e storage.AuditEvent) histRow {
 	switch {
 	case e.Outside:
 		r.outcome = "outside the chain"
-	case e.Event == storage.EventExecution || e.Event == storage.EventPolicy:
+	case e.Event == storage.EventExecution && e.Reason == string(model.ExecHandedOff):
+		r.outcome = "handed to Hermes"
+	case e.Event == storage.EventExecution || e.Event == storage.EventPolicy || e.Event == storage.EventReport:
 		r.outcome = rowString(e.Reason)
 	}
 	return r

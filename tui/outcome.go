@@ -42,6 +42,9 @@ func outcomeText(msg decidedMsg) words {
 			return said("denied " + msg.id)
 		}
 		s := "approved " + msg.id + " — this command, once"
+		if msg.rec != nil && msg.rec.Hermes != nil && !msg.noWaiter {
+			s += "; handed to Hermes, which runs it"
+		}
 		if msg.noWaiter {
 			s += ". No live waiter: nothing runs until its agent checks the store"
 		}
