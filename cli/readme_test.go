@@ -35,6 +35,7 @@ func TestREADME(t *testing.T) {
 	t.Run("completion", r.completion)
 	t.Run("first-session", r.firstSession)
 	t.Run("postgres", r.postgres)
+	t.Run("hermes", r.hermes)
 }
 
 type readmeRun struct {
@@ -55,7 +56,7 @@ func readmeBlocks(t *testing.T) map[string]string {
 	for _, m := range re.FindAllStringSubmatch(string(b), -1) {
 		blocks[m[1]] = m[2]
 	}
-	for _, name := range []string{"two-commands", "install", "completion", "first-session", "postgres"} {
+	for _, name := range []string{"two-commands", "install", "completion", "first-session", "postgres", "hermes", "hermes-config", "hermes-doctor"} {
 		if blocks[name] == "" {
 			t.Fatalf("README.md has no block marked <!-- readme-test: %s -->", name)
 		}
@@ -587,5 +588,49 @@ func TestREADMENamesTheTablesAnOpenMakes(t *testing.T) {
 	}
 	if !slices.Equal(named, made) {
 		t.Errorf("the README names %v; list made %v", named, made)
+	}
+}
+
+// Use with Hermes, as a new user follows it: install, the two config lines
+// added as the README shows them, doctor content; then a Hermes (the
+// stand-in host, loading the plugin from where install put it) asks, an
+// operator approves, and Hermes gets once.
+func (r *readmeRun) hermes(t *testing.T) {
+	home := homeDir(t)
+	hermesHome := filepath.Join(home, ".hermes")
+	env := r.shellEnv(home)
+	out := r.sh(t, home, env, r.blocks["hermes"])
+	if !strings.Contains(out, "plugins:") || !strings.Contains(out, "transport: approve-tui") {
+		t.Fatalf("install did not print the config lines:\n%s", out)
+	}
+	// Before the config lines: doctor says what is missing, exit 1.
+	cmd := exec.Command("bash", "--norc", "--noprofile", "-c", r.blocks["hermes-doctor"])
+	cmd.Dir, cmd.Env = home, env
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "approve-tui") {
+		t.Fatalf("doctor before the config lines: %v\n%s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(hermesHome, "config.yaml"), []byte(r.blocks["hermes-config"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out = r.sh(t, home, env, r.blocks["hermes-doctor"])
+	if regexp.MustCompile(`(?m)^problem`).MatchString(out) || !strings.Contains(out, "no problems") {
+		t.Fatalf("doctor after the README's steps:\n%s", out)
+	}
+	host := exec.Command("python3", filepath.Join(r.root, "integrations/hermes/testhost/hermes_host.py"), "--hermes-home", hermesHome,
+		"--timeout", "120", "--surface", "cli", "--session-key", "agent:main:cli", "--command", "rm -rf /srv/readme-demo")
+	host.Env = append(env, "HERMES_HOME="+hermesHome)
+	var stdout, stderr strings.Builder
+	host.Stdout, host.Stderr = &stdout, &stderr
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(hermesHome, "state.db")
+	rec := hermesProposal(t, db, "rm -rf /srv/readme-demo")
+	r.sh(t, home, env, "approve-tui approve --confirm "+rec.ApprovalID+" -- "+rec.ApprovalID)
+	if err := host.Wait(); err != nil {
+		t.Fatalf("host: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), `"choice": "once"`) && !strings.Contains(stdout.String(), `"choice":"once"`) {
+		t.Fatalf("Hermes got %s\n%s", stdout.String(), stderr.String())
 	}
 }
