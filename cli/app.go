@@ -46,7 +46,9 @@ type app struct {
 	json        bool
 	lockTimeout time.Duration
 	readOnly    bool
-	color       string // --color: auto, always or never
+	// dbExisted: the SQLite file at --db was there before init opened it.
+	dbExisted bool
+	color     string // --color: auto, always or never
 	// readers sizes the reader pool on PostgreSQL (0: the store's default,
 	// enough for a console; serve asks for more).
 	readers int

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"os"
 
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
@@ -47,6 +48,13 @@ func (a *app) initStore(ctx context.Context) (*storage.Store, error) {
 	if a.readOnly {
 		return nil, usageErrorf("init creates or migrates the database: it cannot run with --read-only")
 	}
+	a.dbExisted = false
+	if !storage.IsPostgresURL(a.db) {
+		// Whether a file was there already (Hermes' state.db, with Hermes'
+		// own tables) or is made now: asked of the path, never by opening it.
+		_, err := os.Stat(a.db)
+		a.dbExisted = err == nil
+	}
 	return a.open(ctx, true)
 }
 
@@ -62,7 +70,10 @@ func (a *app) printInit(s *storage.Store) {
 		a.printf("created schema %s\n", sc)
 	}
 	verb := "opened existing"
-	if s.CreatedTable() {
+	switch {
+	case s.CreatedTable() && a.dbExisted && s.Backend() != "postgres":
+		verb = "added the approval table gateway_approvals and approve-tui's tables to existing"
+	case s.CreatedTable():
 		verb = "created"
 	}
 	if s.Backend() == "postgres" {
