@@ -20,6 +20,7 @@ const (
 	SurfaceHook     Surface = "hook"
 	SurfaceDemo     Surface = "demo"
 	SurfaceSystem   Surface = "system"
+	SurfaceNotify   Surface = "notify"
 )
 
 // Actor is who asks for a transition: the operator (OS user and host, SSH

@@ -704,6 +704,12 @@ var pgSchema = schemaDDL{
 		heartbeat_at DOUBLE PRECISION NOT NULL)`,
 			pgTrigger("approve_tui_presence"),
 		},
+		{
+			`CREATE TABLE IF NOT EXISTS approve_tui_deliveries (` + deliveriesColumns("DOUBLE PRECISION") + `)`,
+			`CREATE INDEX IF NOT EXISTS approve_tui_deliveries_due ON approve_tui_deliveries(state, next_at)`,
+			`CREATE TABLE IF NOT EXISTS approve_tui_notifiers (` + notifiersColumns("DOUBLE PRECISION") + `)`,
+			pgTrigger("approve_tui_deliveries"),
+		},
 	},
 	lockoutsTable: pgLockoutsTable,
 	tier2Columns: []string{

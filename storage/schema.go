@@ -7,7 +7,7 @@ import (
 )
 
 // SchemaVersion is the newest approve-tui migration this build knows.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // schemaState is what a read of the file found.
 type schemaState struct {

@@ -147,6 +147,12 @@ var migrations = []string{
 		scroll INTEGER NOT NULL DEFAULT 0,
 		started_at REAL NOT NULL,
 		heartbeat_at REAL NOT NULL);`,
+	// 3: paging: one row per delivery (a proposal's page, escalation step,
+	// reminder or resolution to one channel), claimed before it is sent;
+	// and the notifiers running, with their last trouble.
+	`CREATE TABLE IF NOT EXISTS approve_tui_deliveries (` + deliveriesColumns("REAL") + `);
+	CREATE INDEX IF NOT EXISTS approve_tui_deliveries_due ON approve_tui_deliveries(state, next_at);
+	CREATE TABLE IF NOT EXISTS approve_tui_notifiers (` + notifiersColumns("REAL") + `);`,
 }
 
 // auditTable is the audit log's column definitions on SQLite. seq is the

@@ -1,0 +1,146 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/approve-tui/approve-tui/model"
+)
+
+var notifierActor = model.Actor{Surface: model.SurfaceNotify, Name: "notifier@test"}
+
+// A delivery is added once whoever adds it, claimed by exactly one
+// notifier, and finished (audited) only by the one holding the claim.
+func TestDeliveryClaimedOnce(t *testing.T) {
+	ctx := context.Background()
+	s, c := newStore(t)
+	mustSubmit(t, s, proposal("deliver-one-1", "rm -rf /srv/x", model.RiskHigh, c.Now(), time.Hour))
+	k := DeliveryKey{ApprovalID: "deliver-one-1", Kind: "page", Step: 0, Channel: "push"}
+	if n, err := s.AddDeliveries(ctx, []DeliveryKey{k, k}); err != nil || n != 1 {
+		t.Fatalf("added %d, %v", n, err)
+	}
+	if n, _ := s.AddDeliveries(ctx, []DeliveryKey{k}); n != 0 {
+		t.Fatal("added twice")
+	}
+	// Two notifiers race for it: one wins.
+	other := openAt(t, s.DSN(), c)
+	var wins int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i, st := range []*Store{s, other, s, other} {
+		wg.Add(1)
+		go func(i int, st *Store) {
+			defer wg.Done()
+			d, err := st.ClaimDelivery(ctx, k, []string{"a", "b", "c", "d"}[i], time.Minute)
+			if err != nil {
+				t.Error(err)
+			}
+			if d != nil {
+				mu.Lock()
+				wins++
+				mu.Unlock()
+			}
+		}(i, st)
+	}
+	wg.Wait()
+	if wins != 1 {
+		t.Fatalf("%d claims won", wins)
+	}
+	ds, _ := s.DeliveriesOf(ctx, "deliver-one-1")
+	holder := ds[0].ClaimedBy
+	if ds[0].State != DeliverySending || ds[0].Attempts != 1 {
+		t.Fatalf("%+v", ds[0])
+	}
+	if err := s.FinishDelivery(ctx, k, "nobody", DeliveryResult{State: DeliveryDelivered}, notifierActor); !errors.Is(err, ErrNotClaimed) {
+		t.Fatalf("finished by a non-holder: %v", err)
+	}
+	if err := s.FinishDelivery(ctx, k, holder, DeliveryResult{State: DeliveryDelivered}, notifierActor); err != nil {
+		t.Fatal(err)
+	}
+	evs, _ := s.Audit(ctx, AuditQuery{ApprovalID: "deliver-one-1"})
+	if len(evs) < 1 || evs[0].Event != EventDelivery || evs[0].Outcome != OutcomeOK || evs[0].Reason != "page via push" {
+		t.Fatalf("audit %+v", evs)
+	}
+	if d, _ := s.ClaimDelivery(ctx, k, "e", time.Minute); d != nil {
+		t.Fatal("a delivered one claimed again")
+	}
+	if res, err := s.VerifyAudit(ctx); err != nil || !res.OK {
+		t.Fatalf("%+v %v", res, err)
+	}
+}
+
+// A claim whose notifier died is claimed again once its lease runs out;
+// the dead one can no longer finish it. A failure puts it back for later.
+func TestDeliveryLeaseAndRetry(t *testing.T) {
+	ctx := context.Background()
+	s, c := newStore(t)
+	mustSubmit(t, s, proposal("deliver-lease-1", "rm -rf /srv/x", model.RiskHigh, c.Now(), time.Hour))
+	k := DeliveryKey{ApprovalID: "deliver-lease-1", Kind: "escalation", Step: 1, Channel: "pager"}
+	s.AddDeliveries(ctx, []DeliveryKey{k})
+	if d, _ := s.ClaimDelivery(ctx, k, "dead", time.Minute); d == nil {
+		t.Fatal("not claimed")
+	}
+	if d, _ := s.ClaimDelivery(ctx, k, "alive", time.Minute); d != nil {
+		t.Fatal("claimed while the lease holds")
+	}
+	if due, _ := s.DueDeliveries(ctx, 10); len(due) != 0 {
+		t.Fatalf("due while claimed: %+v", due)
+	}
+	c.Advance(61 * time.Second)
+	if due, _ := s.DueDeliveries(ctx, 10); len(due) != 1 {
+		t.Fatal("not due after the lease")
+	}
+	d, _ := s.ClaimDelivery(ctx, k, "alive", time.Minute)
+	if d == nil || d.Attempts != 2 {
+		t.Fatalf("%+v", d)
+	}
+	if err := s.FinishDelivery(ctx, k, "dead", DeliveryResult{State: DeliveryDelivered}, notifierActor); !errors.Is(err, ErrNotClaimed) {
+		t.Fatal(err)
+	}
+	retry := c.Now().Add(30 * time.Second)
+	if err := s.FinishDelivery(ctx, k, "alive", DeliveryResult{State: DeliveryPending, RetryAt: retry, Err: "HTTP 503"}, notifierActor); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := s.ClaimDelivery(ctx, k, "alive", time.Minute); d != nil {
+		t.Fatal("claimed before its retry time")
+	}
+	if at, ok, _ := s.NextDeliveryAt(ctx); !ok || !at.Equal(model.FromEpoch(model.Epoch(retry))) {
+		t.Fatalf("next %v %v", at, ok)
+	}
+	c.Advance(31 * time.Second)
+	if d, _ := s.ClaimDelivery(ctx, k, "alive", time.Minute); d == nil || d.LastError != "HTTP 503" {
+		t.Fatalf("%+v", d)
+	}
+	if err := s.FinishDelivery(ctx, k, "alive", DeliveryResult{State: DeliveryFailed, Err: "HTTP 400"}, notifierActor); err != nil {
+		t.Fatal(err)
+	}
+	evs, _ := s.Audit(ctx, AuditQuery{ApprovalID: "deliver-lease-1"})
+	if evs[0].Event != EventDelivery || evs[0].Outcome != OutcomeFailed || evs[0].Detail["error"] != "HTTP 400" {
+		t.Fatalf("%+v", evs[0])
+	}
+	if ids, _ := s.UnresolvedPaged(ctx, 10); len(ids) != 1 {
+		t.Fatalf("unresolved %v", ids)
+	}
+}
+
+func TestNotifierRows(t *testing.T) {
+	ctx := context.Background()
+	s, c := newStore(t)
+	if err := s.SetNotifier(ctx, Notifier{Notifier: "n1", Host: "h", PID: 1, Trouble: "push (ntfy): HTTP 503", TroubleSince: model.Epoch(c.Now())}); err != nil {
+		t.Fatal(err)
+	}
+	ns, _ := s.Notifiers(ctx)
+	if len(ns) != 1 || ns[0].Trouble != "push (ntfy): HTTP 503" {
+		t.Fatalf("%+v", ns)
+	}
+	c.Advance(NotifierStaleAfter + time.Second)
+	if ns, _ := s.Notifiers(ctx); len(ns) != 0 {
+		t.Fatal("a stale notifier listed")
+	}
+	if err := s.RemoveNotifier(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+}
