@@ -36,6 +36,10 @@ type app struct {
 	as *model.Actor
 	// follow: the console starts following this operator's console.
 	follow string
+	// openID: the console starts on this proposal (--open ID); args, the
+	// command line as given, tells --open ID from --open=ID.
+	openID string
+	args   []string
 
 	getenv func(string) string
 	isTTY  func() bool // is stdin a terminal (prompts allowed)
@@ -49,6 +53,7 @@ type app struct {
 	// dbExisted: the SQLite file at --db was there before init opened it.
 	dbExisted bool
 	color     string // --color: auto, always or never
+	config    string // --config: the configuration file (cli/config.go)
 	// readers sizes the reader pool on PostgreSQL (0: the store's default,
 	// enough for a console; serve asks for more).
 	readers int
@@ -107,6 +112,7 @@ func isTerminal(v any) bool {
 
 func (a *app) execute(ctx context.Context, args []string) int {
 	defer a.flush()
+	a.args = args
 	root := a.root()
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
@@ -163,6 +169,9 @@ PostgreSQL database (agents on many hosts).
 With no command it opens the console: pending proposals, most urgent first,
 each shown whole before it can be approved by retyping its id. --read-only
 opens it as a watcher. "approve-tui demo" opens it on a fresh demo database.
+--open ID (the id a page gives; --open=ID if it starts with -) starts on
+that proposal, its detail on screen; one decided or expired is said so,
+and shown in the history.
 
 The database is --db, else $APPROVE_TUI_DB, else $HERMES_HOME/state.db
 (HERMES_HOME defaults to ~/.hermes): a path (or sqlite:PATH) for SQLite, a
@@ -199,17 +208,21 @@ postgres://user@host/db?sslmode=... URL for PostgreSQL.
 	pf.DurationVar(&a.lockTimeout, "lock-timeout", storage.DefaultBusyTimeout, "how long to wait for another process's lock")
 	pf.BoolVar(&a.readOnly, "read-only", false, "watch only: every decision is refused by the store, and the refusal audited (exit 6)")
 	pf.StringVar(&a.color, "color", "auto", "colour in output: auto (only on a terminal, without NO_COLOR or TERM=dumb), always or never")
+	pf.StringVar(&a.config, "config", "", "configuration `file` (env APPROVE_TUI_CONFIG; default $XDG_CONFIG_HOME/approve-tui/config.yaml)")
 
 	root.Flags().StringVar(&a.follow, "follow", "", "start following the console of this `name` (pairing; f in the console)")
+	root.Flags().StringVar(&a.openID, "open", "", "start on the proposal of this `id`, shown whole")
 	root.AddCommand(a.initCmd(), a.submitCmd(), a.listCmd(), a.showCmd(), a.approveCmd(),
 		a.denyCmd(), a.expireCmd(), a.waitCmd(), a.auditCmd(), a.demoCmd(), a.runCmd(), a.hookCmd(), a.headlessCmd(), a.lockoutsCmd(), a.serveCmd(), a.copyCmd(),
-		a.hermesCmd(), a.manCmd())
+		a.hermesCmd(), a.notifyCmd(), a.manCmd())
+	root.AddCommand(a.configCmd())
 	// The streams are set before the completion command is made: it keeps
 	// the writer it finds then.
 	root.SetIn(a.in)
 	root.SetOut(a.out)
 	root.SetErr(a.err)
 	a.addCompletions(root)
+	_ = root.RegisterFlagCompletionFunc("open", a.completeIDs(storage.ListAll))
 	root.SuggestionsMinimumDistance = 2
 	return root
 }

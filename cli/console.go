@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -19,7 +20,16 @@ import (
 // database named by the global flags.
 func (a *app) consoleRun(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
+		if args[0] == "open" {
+			// A page's ssh form (ssh -t HOST open ID), typed locally.
+			return usageErrorf("open ID is the command of a session over ssh (ssh -t HOST open ID); here it is %s --open ID", cmd.Root().Name())
+		}
 		return unknownCommand(cmd.Root(), args[0])
+	}
+	if cmd.Flags().Changed("open") {
+		if err := a.checkOpen(); err != nil {
+			return err
+		}
 	}
 	if err := a.needTerminal("the console"); err != nil {
 		return err
@@ -41,7 +51,7 @@ func (a *app) runConsole(ctx context.Context, s *storage.Store) error {
 	r := lipgloss.NewRenderer(a.rawOut, termenv.WithColorCache(true))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	m := tui.New(tui.Options{Store: s, Actor: actor, Renderer: r, Context: ctx, Follow: a.follow})
+	m := tui.New(tui.Options{Store: s, Actor: actor, Renderer: r, Context: ctx, Follow: a.follow, Open: a.openID})
 	err := tui.RunTerminal(ctx, m, a.in, a.rawOut)
 	cancel() // stop the console's background work before releasing it
 	m.Close()
@@ -49,6 +59,30 @@ func (a *app) runConsole(ctx context.Context, s *storage.Store) error {
 		return ctx.Err()
 	}
 	return err
+}
+
+// checkOpen validates --open: an id, not empty, and not a flag the option
+// swallowed (--open --read-only would open "--read-only" and drop the
+// watcher's role): an id that starts with - is given as --open=ID. It
+// does not go with --follow, which would move the selection away from it.
+func (a *app) checkOpen() error {
+	if strings.TrimSpace(a.openID) == "" {
+		return usageErrorf("--open needs the approval id of a proposal: --open ID")
+	}
+	if strings.HasPrefix(a.openID, "-") {
+		for i, arg := range a.args {
+			if arg == "--" {
+				break
+			}
+			if arg == "--open" && i+1 < len(a.args) && a.args[i+1] == a.openID {
+				return usageErrorf("--open %s: an id that starts with - is given as --open=%s (else it would be taken for an option)", line(a.openID), line(a.openID))
+			}
+		}
+	}
+	if a.follow != "" {
+		return usageErrorf("--open and --follow both choose what the console shows first: give one of them")
+	}
+	return nil
 }
 
 func (a *app) demoCmd() *cobra.Command {

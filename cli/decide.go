@@ -97,6 +97,9 @@ characters, a tier-2 proposal approved by its id, a locked-out (verb, target).`,
 			waiter, werr := s.WaiterState(ctx, id)
 			var rec *storage.Record
 			if byPhrase {
+				if err := a.configFlags(cmd, "tier2"); err != nil { // the file's tier2: for flags not given
+					return err
+				}
 				rec, err = s.ConsumePhrase(ctx, id, typed, readSHA, storage.PhraseOptions{Limit: limit, Lockout: lockout}, a.actor())
 			} else {
 				rec, err = s.ConsumeRead(ctx, id, typed, readSHA, a.actor())

@@ -32,12 +32,14 @@ a session whose role changed ends (reconnecting gives the new role).
 
 Every decision is made as "NAME (SHA256:fingerprint) via ssh"; sessions are
 recorded in the audit log (start, end). A session with a terminal gets the
-console, with its own colour profile and size. Without one (ssh host list
+console, with its own colour profile and size: ssh -t host for the list,
+ssh -t host open ID to start on one proposal (the form a page gives), ssh -t
+host follow NAME to follow someone's console. Without one (ssh host list
 --json), it may run list, show, audit, lockouts, and deny for approvers:
 ssh sends the command as one string, which the server splits as a shell
 would, so a reason of several words needs quotes that reach it (ssh host
 'deny ID --reason "no piping to sh"'). approve needs the console's typed-id
-gate and is refused there; follow needs a terminal (ssh -t host follow NAME).
+gate and is refused there; open and follow need a terminal (ssh -t).
 
 The host key is ed25519, made on first start (mode 0600) at --host-key,
 by default ` + "`$XDG_DATA_HOME/approve-tui/ssh_host_ed25519`" + `; its
@@ -46,6 +48,9 @@ accepting, tell every session, and wait up to --shutdown-grace.
 ` + exitCodes(ExitOK, ExitError, ExitUsage, ExitUnavailable, ExitInterrupted),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := a.configFlags(cmd, "serve"); err != nil { // the file's serve: for flags not given
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			// Every session reads: a pool to match (PostgreSQL).

@@ -348,13 +348,22 @@ func (s *Server) gate(next ssh.Handler) ssh.Handler {
 		_, _, pty := sess.Pty()
 		detail := map[string]any{"addr": hostOf(sess.RemoteAddr()), "role": string(p.Role), "pty": pty}
 		s.audit(actor, "start", detail)
-		s.cfg.Log.Info("session start", who(p, "role", p.Role, "pty", pty)...)
+		kv := who(p, "role", p.Role, "pty", pty)
+		if id, _, _ := openOf(sess); pty && id != "" {
+			kv = append(kv, "open", model.Sanitize(id, model.Line))
+		}
+		s.cfg.Log.Info("session start", kv...)
 		defer func() {
 			s.audit(actor, "end", map[string]any{"seconds": int(time.Since(ss.start).Seconds())})
 			s.cfg.Log.Info("session end", who(p)...)
 		}()
 		if !pty {
 			sess.Exit(s.command(sess, p, actor))
+			return
+		}
+		if _, isOpen, why := openOf(sess); isOpen && why != "" {
+			fmt.Fprintf(sess.Stderr(), "approve-tui: %s\r\n", why)
+			sess.Exit(exitUsage)
 			return
 		}
 		next(sess)
@@ -460,7 +469,7 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 	label := fmt.Sprintf("ssh: %s (%s)", p.Name, p.Role)
 	m := tui.New(tui.Options{
 		Store: s.cfg.Store, Actor: actor, Name: p.Name, Renderer: sessionRenderer(sess), Context: s.deciding(sess.Context(), p), Label: label,
-		Follow: followOf(sess),
+		Follow: followOf(sess), Open: openID(sess),
 	})
 	// Closed by gate once the program has ended (not while it runs); that
 	// also restores the client's terminal.
@@ -481,6 +490,37 @@ const exitUsage = 2
 func followOf(sess ssh.Session) string {
 	if c, err := commandOf(sess); err == nil && len(c) == 2 && c[0] == "follow" {
 		return c[1]
+	}
+	return ""
+}
+
+// openOf reads "open ID" from a session's command (ssh -t host open ID, the
+// form a page gives): the console starts on that proposal. isOpen says
+// the command is open; why, when not "", is what is wrong with it (no id,
+// or words after it). "open -- ID" is accepted too, as the CLI writes an
+// id that starts with -. The id is the page's text: only ever compared.
+func openOf(sess ssh.Session) (id string, isOpen bool, why string) {
+	c, err := commandOf(sess)
+	if err != nil || len(c) == 0 || c[0] != "open" {
+		return "", false, ""
+	}
+	args := c[1:]
+	if len(args) == 2 && args[0] == "--" {
+		args = args[1:]
+	}
+	switch {
+	case len(args) == 0 || strings.TrimSpace(args[0]) == "":
+		return "", true, "open needs the approval id of a proposal: ssh -t HOST open ID"
+	case len(args) > 1:
+		return "", true, fmt.Sprintf("open takes one approval id, and was given %d words: ssh -t HOST open ID", len(args))
+	}
+	return args[0], true, ""
+}
+
+// openID is the proposal an interactive session opens on ("" for none).
+func openID(sess ssh.Session) string {
+	if id, _, why := openOf(sess); why == "" {
+		return id
 	}
 	return ""
 }
@@ -531,6 +571,13 @@ var readCommands = map[string]bool{"list": true, "show": true, "audit": true, "l
 // offered is what a session without a terminal may run, as its errors say.
 const offered = `list, show ID, audit, lockouts, deny ID [--reason "WHY"]`
 
+// noTerminal says that the console needs a terminal, and how to ask for
+// one (connect).
+func noTerminal(connect string) string {
+	return "approve-tui: the console needs a terminal, and this session has none (ssh asks for one only when its own input is a terminal): " +
+		"connect with " + connect + ", or run one of: " + offered
+}
+
 func (s *Server) command(sess ssh.Session, p Person, actor model.Actor) int {
 	out, errw := sess, sess.Stderr()
 	args, err := commandOf(sess)
@@ -540,8 +587,16 @@ func (s *Server) command(sess ssh.Session, p Person, actor model.Actor) int {
 		return exitUsage
 	}
 	if len(args) == 0 {
-		fmt.Fprintln(errw, "approve-tui: the console needs a terminal, and this session has none (ssh asks for one only when its own input is a terminal): "+
-			"connect with ssh -t HOST, or run one of: "+offered)
+		fmt.Fprintln(errw, noTerminal("ssh -t HOST"))
+		return exitUsage
+	}
+	if _, isOpen, why := openOf(sess); isOpen {
+		if why == "" {
+			why = noTerminal("ssh -t HOST open ID")
+		} else {
+			why = "approve-tui: " + why
+		}
+		fmt.Fprintln(errw, why)
 		return exitUsage
 	}
 	for _, a := range args {

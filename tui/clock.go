@@ -66,8 +66,8 @@ func tick(ctx context.Context, s *storage.Store, gen int, d time.Duration, stop 
 func tickNow(ctx context.Context, s *storage.Store, gen int, waiter string) tickMsg {
 	msg := tickMsg{at: time.Now(), gen: gen}
 	if waiter != "" {
-		ws, err := s.WaiterState(ctx, waiter)
-		msg.waiter = &waiterMsg{id: waiter, ws: ws, err: err}
+		w := readWaiter(ctx, s, waiter)
+		msg.waiter = &w
 	}
 	return msg
 }

@@ -41,8 +41,10 @@ type (
 		same bool
 		sig  *storage.PendingSignature
 		took time.Duration // how long the load ran
-		// presences: every console's presence row, read with the list.
+		// presences: every console's presence row, read with the list;
+		// notifiers: the notifiers running, with their trouble.
 		presences []storage.Presence
+		notifiers []storage.Notifier
 		// waiter: the shown proposal's waiter state, read with the list (a
 		// waiter's heartbeat is a commit: it shows without waiting for
 		// the clock).
@@ -64,11 +66,13 @@ type (
 		gen  int
 		runs map[string]runInfo
 	}
-	// waiterMsg carries the waiter state of one proposal.
+	// waiterMsg carries the waiter state of one proposal, and its
+	// deliveries (who was paged, when).
 	waiterMsg struct {
-		id  string
-		ws  storage.WaiterStatus
-		err error
+		id         string
+		ws         storage.WaiterStatus
+		deliveries []storage.Delivery
+		err        error
 	}
 	// watchReadyMsg hands over the store watcher.
 	watchReadyMsg struct {
@@ -119,10 +123,11 @@ func loadPending(ctx context.Context, s *storage.Store, gen, limit int, prev *st
 	return func() tea.Msg {
 		start := time.Now()
 		others, _ := s.Presences(ctx)
+		notifiers, _ := s.Notifiers(ctx)
 		var waiter *waiterMsg
 		if watch.id != "" {
-			ws, err := s.WaiterState(ctx, watch.id)
-			waiter = &waiterMsg{id: watch.id, ws: ws, err: err}
+			w := readWaiter(ctx, s, watch.id)
+			waiter = &w
 		}
 		sig, live, serr := s.PendingSummary(ctx)
 		fill := s.RankProgress()
@@ -134,7 +139,7 @@ func loadPending(ctx context.Context, s *storage.Store, gen, limit int, prev *st
 				}
 			}
 			if same {
-				return pendingMsg{gen: gen, limit: limit, same: true, took: time.Since(start), presences: others, waiter: waiter, ranking: fill}
+				return pendingMsg{gen: gen, limit: limit, same: true, took: time.Since(start), presences: others, notifiers: notifiers, waiter: waiter, ranking: fill}
 			}
 		}
 		rows, fill, err := s.ListUrgent(ctx, storage.ListOptions{Limit: limit})
@@ -236,10 +241,14 @@ func loadRuns(ctx context.Context, s *storage.Store, gen int, ids []string) tea.
 }
 
 func loadWaiter(ctx context.Context, s *storage.Store, id string) tea.Cmd {
-	return func() tea.Msg {
-		ws, err := s.WaiterState(ctx, id)
-		return waiterMsg{id: id, ws: ws, err: err}
-	}
+	return func() tea.Msg { return readWaiter(ctx, s, id) }
+}
+
+// readWaiter reads proposal id's waiter state and its deliveries.
+func readWaiter(ctx context.Context, s *storage.Store, id string) waiterMsg {
+	ws, err := s.WaiterState(ctx, id)
+	ds, _ := s.DeliveriesOf(ctx, id)
+	return waiterMsg{id: id, ws: ws, deliveries: ds, err: err}
 }
 
 // healthMsg is the result of an integrity check of the file.

@@ -22,6 +22,8 @@ type detail struct {
 
 	rec    *storage.Record
 	waiter *storage.WaiterStatus
+	// deliveries: who was paged about it, when (storage.DeliveriesOf).
+	deliveries []storage.Delivery
 
 	head, body []string // head: the fields; body: command and diff
 	bodyKey    string   // id, payload and width the body was built for
@@ -369,7 +371,52 @@ func (d *detail) buildTimed(now time.Time) []string {
 	out = append(out, d.timedField("created", ago(model.FromEpoch(r.CreatedAt), now))...)
 	out = append(out, d.timedField("expires", expiryText(r, now))...)
 	out = append(out, d.timedField("waiter", d.waiterText(now))...)
+	if len(d.deliveries) > 0 {
+		out = append(out, d.timedField("paged", pagedText(d.st, d.deliveries, now))...)
+	}
 	return out
+}
+
+// cutText bounds s to n characters, "…" marking a cut.
+func cutText(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// pagedText says who was paged about a proposal, and how each delivery
+// stands: sent (when), waiting to be tried again (why), failed, not sent.
+func pagedText(st Styles, ds []storage.Delivery, now time.Time) string {
+	var parts []string
+	for _, dl := range ds {
+		what := model.Sanitize(dl.Channel, model.Line)
+		switch dl.Kind {
+		case "escalation":
+			what += fmt.Sprintf(" (step %d)", dl.Step+1)
+		case "reminder", "resolved":
+			what += " (" + dl.Kind + ")"
+		}
+		switch dl.State {
+		case storage.DeliveryDelivered:
+			at := ""
+			if dl.DoneAt != nil {
+				at = " " + ago(model.FromEpoch(*dl.DoneAt), now)
+			}
+			parts = append(parts, st.OK.Render("✓")+" "+what+at)
+		case storage.DeliveryFailed:
+			parts = append(parts, st.Error.Render("✗ "+what+" failed: "+cutText(model.Sanitize(dl.LastError, model.Line), 60)))
+		case storage.DeliveryCancelled:
+			parts = append(parts, st.Subtle.Render(what+" not sent"))
+		default:
+			s := what + " sending"
+			if dl.LastError != "" {
+				s = fmt.Sprintf("%s retrying (%d tries): %s", what, dl.Attempts, cutText(model.Sanitize(dl.LastError, model.Line), 60))
+			}
+			parts = append(parts, st.Warning.Render(s))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (d *detail) waiterText(now time.Time) string {

@@ -27,6 +27,9 @@ import (
 //	paste    refused  pasted text in the approve prompt
 //	gone     approved | denied | expired | unknown: the selected proposal
 //	         left the list by another hand (no prompt of ours was open on it)
+//	open     opened | approved | denied | expired | blocked | unknown |
+//	         not_found | not_listed | error: the proposal of Options.Open
+//	         shown whole, or why not (Detail: the note)
 //
 // "lost" is a lost race: another actor decided the proposal first, either
 // noticed live while our prompt was open or reported by the store at enter.

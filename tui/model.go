@@ -53,6 +53,12 @@ type Options struct {
 	Name, Follow string
 	// NoPresence: do not say who this console is and what it shows.
 	NoPresence bool
+	// Open is the approval id of a proposal to show at start, selected
+	// and whole (a page's link: --open ID, ssh -t HOST open ID; open.go).
+	// OpenWait is how long an id not in the store yet is waited for
+	// (DefaultOpenWait when 0).
+	Open     string
+	OpenWait time.Duration
 }
 
 func (o Options) name() string {
@@ -142,6 +148,7 @@ type Model struct {
 	others     []storage.Presence
 	onProposal map[string]presenceMark // by proposal id: who else shows it
 	connected  []string                // the other people, sorted, once each
+	notifiers  []storage.Notifier      // the notifiers running (pagerView)
 	following  string
 	followHere bool // the console followed is among the others (follow)
 	// refusal: an approve was refused and its note not dismissed yet; keys
@@ -149,6 +156,11 @@ type Model struct {
 	refusal bool
 	hcursor int
 	htop    int
+	// opening: the proposal to open at start (Options.Open), until it is
+	// on screen or said to be gone; selectEvent: the history event to
+	// select once the history is loaded (the one that ended it).
+	opening     *opening
+	selectEvent *storage.AuditEvent
 
 	detail detail
 	prompt *prompt
@@ -331,7 +343,7 @@ func (m *Model) Close() error {
 
 // Init starts loading, watching and ticking.
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.reload()}
+	cmds := []tea.Cmd{m.reload(), m.startOpen()}
 	if !m.opt.NoWatch {
 		m.clockOn = true
 		cmds = append(cmds, m.oneOff(startWatch(m.ctx, m.opt.Store)), m.scheduleTick(), checkHealth(m.ctx, m.opt.Store, 0))
@@ -398,7 +410,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg.(type) {
-	case pendingMsg, restDueMsg, reloadDueMsg, historyMsg, runsMsg, waiterMsg, watchReadyMsg, decidedMsg, goneMsg:
+	case pendingMsg, restDueMsg, reloadDueMsg, historyMsg, runsMsg, waiterMsg, watchReadyMsg, decidedMsg, goneMsg, openMsg:
 		m.inflight = max(m.inflight-1, 0)
 	}
 	switch msg := msg.(type) {
@@ -426,6 +438,10 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				// The selection stays on the event it was on, wherever
 				// the events that came since put it.
 				keep, ok := m.selectedAudit()
+				if e := m.selectEvent; e != nil {
+					// Opened on the event that ended a proposal (open.go).
+					keep, ok, m.selectEvent = *e, true, nil
+				}
 				m.history, m.runs = msg.events, msg.runs
 				m.hrows = make([]histRow, len(msg.events))
 				for i, e := range msg.events {
@@ -515,6 +531,8 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case goneMsg:
 		m.onGone(msg)
 		return m, nil
+	case openMsg:
+		return m, m.onOpen(msg)
 	case tea.KeyMsg:
 		cmd := m.onKey(msg)
 		m.syncDetailVisible()
@@ -593,6 +611,7 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 	if msg.waiter != nil {
 		waiter = m.applyWaiter(*msg.waiter)
 	}
+	m.notifiers = msg.notifiers
 	if msg.same {
 		if m.ranking.Provisional && msg.ranking.Filling {
 			m.ranking = msg.ranking // the same rows; the ranking went on
@@ -651,7 +670,7 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 	}
 	m.loaded = true
 	m.applyFilter()
-	cmds = append(cmds, m.selectionChanged(false), m.setPresences(msg.presences))
+	cmds = append(cmds, m.selectionChanged(false), m.setPresences(msg.presences), m.tryOpen())
 	if partial {
 		// The rest comes once the frame is out and on its way (loadDone).
 		if !m.restOwed {
@@ -944,6 +963,7 @@ func (m *Model) applyWaiter(msg waiterMsg) tea.Cmd {
 	if msg.id == m.selID {
 		ws := msg.ws
 		m.detail.waiter = &ws
+		m.detail.deliveries = msg.deliveries
 		m.detail.Refresh(m.now)
 		if m.following != "" {
 			// The detail's length changed: take the followed scroll again.
@@ -1086,6 +1106,8 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 	if m.prompt != nil {
 		return m.promptKey(k)
 	}
+	// A proposal still to open (open.go) gives way to the operator's keys.
+	m.stopOpening()
 	if m.following != "" && !key.Matches(k, m.keys.Follow) {
 		// Any key of the operator's own takes over.
 		m.setNote("stopped following "+m.following, m.st.Subtle)

@@ -174,6 +174,30 @@ func (m *Model) presenceView() string {
 	return m.st.Subtle.Render(with) + " " + follow
 }
 
+// pagerView says whether paging works: "pager on" while a notifier runs
+// with no trouble; its oldest trouble while one has some ("pager: push
+// (ntfy) failing for 3m: HTTP 503"); "" when no notifier runs (paging is
+// not set up, or stopped: the console cannot tell which).
+func (m *Model) pagerView() string {
+	if len(m.notifiers) == 0 {
+		return ""
+	}
+	for _, n := range m.notifiers {
+		if n.Trouble != "" {
+			what, why, _ := strings.Cut(model.Sanitize(n.Trouble, model.Line), ": ")
+			s := "pager: " + what + " failing"
+			if n.TroubleSince > 0 {
+				s += " for " + shortDur(m.now.Sub(model.FromEpoch(n.TroubleSince)))
+			}
+			if why != "" {
+				s += ": " + why
+			}
+			return m.st.Error.Render(fitWidth(s, min(lipgloss.Width(s), max(m.width/2, 20))))
+		}
+	}
+	return m.st.OK.Render("pager on")
+}
+
 func (m *Model) tab(name string, on bool) string {
 	if on {
 		return m.st.Selected.Render(" " + name + " ")
@@ -189,6 +213,13 @@ func (m *Model) subHeaderView() string {
 		return fitWidth(m.filter.View(), m.width)
 	}
 	right := m.presenceView()
+	if p := m.pagerView(); p != "" {
+		if right == "" {
+			right = p
+		} else if m.width-lipgloss.Width(right)-lipgloss.Width(p)-1 > 20 {
+			right = p + " " + right
+		}
+	}
 	if v := m.filter.Value(); v != "" {
 		return besideRight(m.st.Subtle.Render("filter: ")+model.Sanitize(v, model.Line)+m.st.Faint.Render("  (/ to change, esc to clear)"), right, m.width)
 	}

@@ -1,0 +1,416 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/approve-tui/approve-tui/agent"
+	"github.com/approve-tui/approve-tui/config"
+	"github.com/approve-tui/approve-tui/model"
+)
+
+func (a *app) configCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "config",
+		Short: "The configuration file: check it, print an example",
+		Long: `approve-tui's configuration file holds what belongs to an installation:
+paging channels and routes, the open hint, and defaults for serve's flags
+and approve's tier-2 flags (a flag given on the command line wins).
+
+The file is --config, else $APPROVE_TUI_CONFIG, else
+$XDG_CONFIG_HOME/approve-tui/config.yaml (~/.config/approve-tui/config.yaml).
+No file at that default place means the defaults; a file named by --config
+or $APPROVE_TUI_CONFIG must exist.
+
+  approve-tui config check     load it, resolve every secret, say what it does
+  approve-tui config example   print a commented example to start from
+
+Secrets are never in the file: each is named by an environment variable or a
+file that holds it, and never printed.`,
+		Args: cobra.NoArgs,
+	}
+	c.AddCommand(a.configCheckCmd(), a.configExampleCmd())
+	return c
+}
+
+func (a *app) configCheckCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "check [--config FILE] [--json]",
+		Short: "Check the configuration file: problems, secrets, what it does",
+		Long: `Load the configuration file, check everything in it, resolve every secret it
+names, and say what it does: each channel with its secrets (whether each is
+set or readable, and its length; never its value), each route in words.
+
+Problems are listed as FILE:LINE:COLUMN: what is wrong and what is wanted,
+all of them, on stderr. A secret file that its group or others may read is
+a warning, not a problem.
+
+With --json, one object: path, found, ok, problems, warnings, channels,
+routes, open_hint and settings.
+` + exitCodesWhere(map[int]string{ExitError: "problems: the file is missing (when named), unreadable or invalid, or a secret does not resolve"},
+			ExitOK, ExitError, ExitUsage),
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.configCheck() },
+	}
+}
+
+func (a *app) configExampleCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "example",
+		Short: "Print a commented example configuration file",
+		Long: `Print a commented example configuration file: every key explained, the five
+channel types (ntfy, slack, pagerduty, webhook, exec) and two routes. It
+passes "approve-tui config check" once its environment variables are set.
+
+  approve-tui config example > ~/.config/approve-tui/config.yaml
+` + exitCodes(ExitOK, ExitUsage),
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			a.printf("%s", config.Example)
+			return nil
+		},
+	}
+}
+
+// configPath is the file to read: --config, else $APPROVE_TUI_CONFIG, else
+// the default place ("" when there is no home to find it in). named: the
+// file was named, and must exist.
+func (a *app) configPath() (path string, named bool) {
+	if a.config != "" {
+		return a.config, true
+	}
+	return config.DefaultPathFrom(a.getenv)
+}
+
+// readConfig loads the file configPath names: the defaults when there is
+// no file at the default place (found false).
+func (a *app) readConfig() (f *config.File, path string, found bool, err error) {
+	if a.as != nil {
+		// Another surface's session (SSH) reads no file of this host's.
+		if a.config != "" {
+			return nil, "", false, usageErrorf("--config is not taken here")
+		}
+		return config.Defaults(), "", false, nil
+	}
+	path, named := a.configPath()
+	if path == "" {
+		return config.Defaults(), "", false, nil
+	}
+	f, err = config.Load(path)
+	if !named && errors.Is(err, fs.ErrNotExist) {
+		return config.Defaults(), path, false, nil
+	}
+	return f, path, err == nil, err
+}
+
+// loadConfig is the configuration for a command that uses it: the file's,
+// or the defaults when there is none at the default place. A file with
+// problems is an error (exit 1) that gives the first and says how to see
+// them all.
+func (a *app) loadConfig() (*config.File, error) {
+	f, _, _, err := a.readConfig()
+	var ce *config.Error
+	switch {
+	case errors.As(err, &ce):
+		msg := ce.Format(ce.Problems[0])
+		if n := len(ce.Problems) - 1; n > 0 {
+			msg += fmt.Sprintf(" (and %d more)", n)
+		}
+		return nil, exitf(ExitError, "%s; see approve-tui config check", msg)
+	case err != nil:
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return nil, err
+		}
+		return nil, exitf(ExitError, "%v", err)
+	}
+	return f, nil
+}
+
+// configFlags gives cmd's flags not set on the command line the values
+// of the file's sections (serve, tier2): a flag given wins. Commands call
+// it at the start of RunE.
+func (a *app) configFlags(cmd *cobra.Command, sections ...string) error {
+	f, err := a.loadConfig()
+	if err != nil {
+		return err
+	}
+	for _, sec := range sections {
+		for _, s := range f.Settings(sec) {
+			fl := cmd.Flags().Lookup(s.Flag)
+			if fl == nil || fl.Changed {
+				continue
+			}
+			// Value.Set, not Flags().Set: the flag stays "not given".
+			if err := fl.Value.Set(s.Value); err != nil {
+				return exitf(ExitError, "%s:%d:%d: %s: %s: %v", f.Path, s.Line, s.Column, s.Section, s.Key, err)
+			}
+		}
+	}
+	return nil
+}
+
+// configCheck is config check.
+func (a *app) configCheck() error {
+	f, path, found, err := a.readConfig()
+	var ce *config.Error
+	if err != nil && !errors.As(err, &ce) {
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return err
+		}
+		if a.json {
+			a.printf("%s\n", model.NewJSONObject().OptStr("path", line(path)).Bool("found", false).Bool("ok", false).
+				Raw("problems", jsonList([]*model.JSONObject{model.NewJSONObject().Int("line", 0).Int("column", 0).Str("message", line(err.Error()))})).
+				Strs("warnings", nil))
+			return exitf(ExitError, "")
+		}
+		return exitf(ExitError, "%v", err)
+	}
+	if ce != nil {
+		probs := make([]*model.JSONObject, len(ce.Problems))
+		for i, p := range ce.Problems {
+			probs[i] = problemJSON(p)
+		}
+		if a.json {
+			a.printf("%s\n", model.NewJSONObject().Str("path", line(path)).Bool("found", true).Bool("ok", false).
+				Raw("problems", jsonList(probs)).Strs("warnings", nil))
+			return exitf(ExitError, "")
+		}
+		for _, p := range ce.Problems {
+			a.note("%s", line(ce.Format(p)))
+		}
+		return exitf(ExitError, "%s: %s", line(path), plural(len(ce.Problems), "problem"))
+	}
+	if !found {
+		where := "no config file (no $HOME or $XDG_CONFIG_HOME to look in)"
+		if path != "" {
+			where = "no config file at " + line(path)
+		}
+		if a.json {
+			a.printf("%s\n", model.NewJSONObject().OptStr("path", line(path)).Bool("found", false).Bool("ok", true).
+				Raw("problems", "[]").Strs("warnings", nil).Raw("channels", "[]").Raw("routes", "[]").
+				Raw("open_hint", "null").Bool("include_command", true).Raw("settings", "[]"))
+			return nil
+		}
+		a.printf("%s: the defaults apply (no channels, no routes)\n", where)
+		a.printf("start one with: approve-tui config example > %s\n", line(path))
+		return nil
+	}
+	return a.configReport(f)
+}
+
+// secretCheck is one secret resolved for check.
+type secretCheck struct {
+	channel string
+	named   config.NamedSecret
+	status  config.SecretStatus
+}
+
+// configReport says what a loaded file does and resolves its secrets.
+func (a *app) configReport(f *config.File) error {
+	ferr := &config.Error{Path: f.Path}
+	var warnings []string
+	checks := map[string][]secretCheck{}
+	for _, name := range f.ChannelNames() {
+		for _, ns := range f.Channels[name].Secrets() {
+			st := ns.Secret.Status()
+			checks[name] = append(checks[name], secretCheck{name, ns, st})
+			if !st.OK {
+				ferr.Problems = append(ferr.Problems, config.Problem{Line: ns.Secret.Line, Column: ns.Secret.Column,
+					Message: fmt.Sprintf("channel %s: %s (%s): %s", name, ns.Role, ns.Secret.Key, st.Problem)})
+			}
+			if st.Warning != "" {
+				warnings = append(warnings, ferr.Format(config.Problem{Line: ns.Secret.Line, Column: ns.Secret.Column,
+					Message: fmt.Sprintf("warning: channel %s: %s", name, st.Warning)}))
+			}
+		}
+	}
+	if a.json {
+		probs := make([]*model.JSONObject, len(ferr.Problems))
+		for i, p := range ferr.Problems {
+			probs[i] = problemJSON(p)
+		}
+		ws := make([]string, len(warnings))
+		for i, w := range warnings {
+			ws[i] = line(w)
+		}
+		var chans, routes, sets []*model.JSONObject
+		for _, name := range f.ChannelNames() {
+			chans = append(chans, channelJSON(f.Channels[name], checks[name]))
+		}
+		for _, r := range f.Routes {
+			routes = append(routes, routeJSON(r))
+		}
+		for _, sec := range []string{"serve", "tier2"} {
+			for _, s := range f.Settings(sec) {
+				sets = append(sets, model.NewJSONObject().Str("section", s.Section).Str("key", s.Key).
+					Str("flag", "--"+s.Flag).Str("value", line(s.Value)).Int("line", int64(s.Line)))
+			}
+		}
+		a.printf("%s\n", model.NewJSONObject().Str("path", line(f.Path)).Bool("found", true).Bool("ok", len(ferr.Problems) == 0).
+			Raw("problems", jsonList(probs)).Strs("warnings", ws).
+			Raw("channels", jsonList(chans)).Raw("routes", jsonList(routes)).
+			OptStr("open_hint", line(f.OpenHint)).Bool("include_command", f.IncludeCommand).Raw("settings", jsonList(sets)))
+		if len(ferr.Problems) > 0 {
+			return exitf(ExitError, "")
+		}
+		return nil
+	}
+
+	a.printf("config %s\n", line(f.Path))
+	a.printf("channels (%d):\n", len(f.Channels))
+	if len(f.Channels) == 0 {
+		a.printf("  none: no page is sent\n")
+	}
+	for _, name := range f.ChannelNames() {
+		a.printf("  %s\n", channelWords(f.Channels[name], checks[name]))
+	}
+	a.printf("routes (%d):\n", len(f.Routes))
+	if len(f.Routes) == 0 {
+		a.printf("  none: no proposal is paged\n")
+	}
+	for i, r := range f.Routes {
+		a.printf("  %s\n", routeWords(i+1, r))
+	}
+	if f.OpenHint != "" {
+		a.printf("open hint: %s\n", line(f.OpenHint))
+	} else {
+		a.printf("open hint: none (pages do not say how to open a proposal)\n")
+	}
+	var sets []string
+	for _, sec := range []string{"serve", "tier2"} {
+		for _, s := range f.Settings(sec) {
+			sets = append(sets, fmt.Sprintf("  %s %s: %s (line %d; --%s on the command line wins)", s.Section, s.Key, line(s.Value), s.Line, s.Flag))
+		}
+	}
+	if len(sets) > 0 {
+		a.printf("settings (%d):\n%s\n", len(sets), strings.Join(sets, "\n"))
+	}
+	for _, w := range warnings {
+		a.note("%s", line(w))
+	}
+	if len(ferr.Problems) > 0 {
+		for _, p := range ferr.Problems {
+			a.note("%s", line(ferr.Format(p)))
+		}
+		return exitf(ExitError, "%s: %s", line(f.Path), plural(len(ferr.Problems), "problem"))
+	}
+	a.printf("ok\n")
+	return nil
+}
+
+// channelWords is one channel in words, its secrets by their status.
+func channelWords(c *config.Channel, secrets []secretCheck) string {
+	parts := []string{c.Type}
+	switch c.Type {
+	case config.TypeExec:
+		parts = append(parts, "runs "+line(agent.QuoteArgs(c.Command)))
+	case config.TypePagerDuty:
+		parts = append(parts, "events to "+line(c.EventsURL))
+	default:
+		if c.URL != "" {
+			parts = append(parts, "to "+line(c.URL))
+		}
+	}
+	for _, s := range secrets {
+		parts = append(parts, s.named.Role+" "+line(s.status.String()))
+	}
+	if c.IncludeCommand {
+		parts = append(parts, "with the command")
+	} else {
+		parts = append(parts, "without the command")
+	}
+	parts = append(parts, "timeout "+config.DurationText(c.Timeout))
+	return fmt.Sprintf("%s (line %d): %s", c.Name, c.Line, strings.Join(parts, ", "))
+}
+
+// routeWords is one route in words: "route 1 (line 7): risk ≥ high,
+// session agent:prod:* → 0s push, hook; 5m pager; reminder 2m before
+// expiry".
+func routeWords(n int, r *config.Route) string {
+	var match []string
+	if r.Match.Risk != "" {
+		match = append(match, "risk ≥ "+string(r.Match.Risk))
+	}
+	if r.Match.Session != "" {
+		match = append(match, "session "+line(r.Match.Session))
+	}
+	if r.Match.Requester != "" {
+		match = append(match, "requester "+line(r.Match.Requester))
+	}
+	if len(match) == 0 {
+		match = []string{"every proposal"}
+	}
+	steps := make([]string, len(r.Steps))
+	for i, s := range r.Steps {
+		steps[i] = config.DurationText(s.After) + " " + strings.Join(s.Notify, ", ")
+	}
+	out := fmt.Sprintf("route %d (line %d): %s → %s", n, r.Line, strings.Join(match, ", "), strings.Join(steps, "; "))
+	if r.RemindBeforeExpiry > 0 {
+		out += fmt.Sprintf("; reminder %s before expiry", config.DurationText(r.RemindBeforeExpiry))
+	}
+	return out
+}
+
+func problemJSON(p config.Problem) *model.JSONObject {
+	return model.NewJSONObject().Int("line", int64(p.Line)).Int("column", int64(p.Column)).Str("message", line(p.Message))
+}
+
+func channelJSON(c *config.Channel, secrets []secretCheck) *model.JSONObject {
+	ss := make([]*model.JSONObject, len(secrets))
+	for i, s := range secrets {
+		o := model.NewJSONObject().Str("role", s.named.Role).Str("key", s.named.Secret.Key).
+			OptStr("env", line(s.named.Secret.Env)).OptStr("file", line(s.named.Secret.File)).
+			Bool("ok", s.status.OK)
+		if s.status.OK {
+			o.Int("length", int64(s.status.Length))
+		} else {
+			o.Raw("length", "null")
+		}
+		ss[i] = o.OptStr("problem", line(s.status.Problem)).OptStr("warning", line(s.status.Warning))
+	}
+	argv := make([]string, len(c.Command))
+	for i, w := range c.Command {
+		argv[i] = line(w)
+	}
+	o := model.NewJSONObject().Str("name", c.Name).Str("type", c.Type).Int("line", int64(c.Line)).
+		OptStr("url", line(c.URL)).OptStr("events_url", line(c.EventsURL))
+	if c.Type == config.TypeExec {
+		o.Strs("command", argv)
+	} else {
+		o.Raw("command", "null")
+	}
+	return o.Bool("include_command", c.IncludeCommand).Str("timeout", config.DurationText(c.Timeout)).
+		Raw("secrets", jsonList(ss))
+}
+
+func routeJSON(r *config.Route) *model.JSONObject {
+	steps := make([]*model.JSONObject, len(r.Steps))
+	for i, s := range r.Steps {
+		steps[i] = model.NewJSONObject().Str("after", config.DurationText(s.After)).
+			Int("after_seconds", int64(s.After.Seconds())).Strs("notify", s.Notify).Int("line", int64(s.Line))
+	}
+	o := model.NewJSONObject().Int("line", int64(r.Line)).OptStr("risk", string(r.Match.Risk)).
+		OptStr("session", line(r.Match.Session)).OptStr("requester", line(r.Match.Requester)).
+		Raw("steps", jsonList(steps))
+	if r.RemindBeforeExpiry > 0 {
+		o.Str("remind_before_expiry", config.DurationText(r.RemindBeforeExpiry))
+	} else {
+		o.Raw("remind_before_expiry", "null")
+	}
+	return o
+}
+
+// jsonList is objects as a JSON array on one line ([] when none).
+func jsonList(objs []*model.JSONObject) string {
+	parts := make([]string, len(objs))
+	for i, o := range objs {
+		parts[i] = o.String()
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}

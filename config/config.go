@@ -1,0 +1,242 @@
+// Package config is approve-tui's configuration file: one YAML file (at
+// $XDG_CONFIG_HOME/approve-tui/config.yaml unless --config or
+// APPROVE_TUI_CONFIG says otherwise) for what belongs to an installation:
+// paging channels and routes, the open hint, and settings that are flags
+// too (flags win). Secrets are never in the file: each is named by an
+// environment variable or a file, resolved when used, and never printed.
+package config
+
+import (
+	"path"
+	"sort"
+	"time"
+
+	"github.com/approve-tui/approve-tui/model"
+)
+
+// File is a loaded, validated configuration file.
+type File struct {
+	// Path is where it was read from ("" when no file: the defaults).
+	Path string
+	// Channels by name, as the file names them.
+	Channels map[string]*Channel
+	// Routes in the file's order: a proposal follows the first that
+	// matches.
+	Routes []*Route
+	// OpenHint is how a page says to open a proposal, {id} standing for
+	// its id (e.g. "ssh -t -p 2222 approvals.example open {id}").
+	OpenHint string
+	// IncludeCommand is the default of every channel's include_command
+	// (true when not set).
+	IncludeCommand bool
+	// Serve and Tier2 are the settings that are flags too (serve's, and
+	// approve's --phrase-limit and --lockout); zero where the file gives
+	// none. A flag given on the command line wins: see Settings.
+	Serve ServeSettings
+	Tier2 Tier2Settings
+
+	// settings: what the file gave of Serve and Tier2, as flag values.
+	settings []Setting
+}
+
+// ServeSettings is the file's serve: section, named after serve's flags
+// (host_key for --host-key). Paths are made absolute against the file's
+// directory.
+type ServeSettings struct {
+	Listen            string
+	HostKey           string
+	Approvers         string
+	Watchers          string
+	MaxSessions       int
+	MaxSessionsPerKey int
+	IdleTimeout       time.Duration
+	LoginGrace        time.Duration
+	AuthFailures      int
+	AuthBackoff       time.Duration
+	ShutdownGrace     time.Duration
+}
+
+// Tier2Settings is the file's tier2: section (approve's --phrase-limit
+// and --lockout).
+type Tier2Settings struct {
+	PhraseLimit int
+	Lockout     time.Duration
+}
+
+// Setting is one value of the serve: or tier2: section as the flag it
+// stands for would take it.
+type Setting struct {
+	Section string // "serve" or "tier2"
+	Key     string // as in the file: "host_key"
+	Flag    string // the flag: "host-key"
+	Value   string // the flag's text: "/etc/approve-tui/host_key", "5m0s", "8"
+	Line    int
+	Column  int
+}
+
+// Settings are the file's values of section ("serve" or "tier2"), in the
+// file's order, for the flags not given on the command line.
+func (f *File) Settings(section string) []Setting {
+	var out []Setting
+	for _, s := range f.settings {
+		if s.Section == section {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Defaults is the configuration when there is no file: no channels, no
+// routes, commands included.
+func Defaults() *File {
+	return &File{Channels: map[string]*Channel{}, IncludeCommand: true}
+}
+
+// ChannelNames are the channels' names, sorted.
+func (f *File) ChannelNames() []string {
+	names := make([]string, 0, len(f.Channels))
+	for n := range f.Channels {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Route is the first route that matches a proposal of effective risk
+// risk, session key session and requester requester (nil: none).
+func (f *File) Route(risk model.RiskLevel, session, requester string) *Route {
+	for _, r := range f.Routes {
+		if r.Match.Matches(risk, session, requester) {
+			return r
+		}
+	}
+	return nil
+}
+
+// DefaultTimeout bounds one delivery when a channel sets no timeout.
+const DefaultTimeout = 10 * time.Second
+
+// DefaultPagerDutyEventsURL is PagerDuty's Events API v2 endpoint.
+const DefaultPagerDutyEventsURL = "https://events.pagerduty.com/v2/enqueue"
+
+// The channel types.
+const (
+	TypeNtfy      = "ntfy"
+	TypeSlack     = "slack"
+	TypePagerDuty = "pagerduty"
+	TypeWebhook   = "webhook"
+	TypeExec      = "exec"
+)
+
+// Channel is one place pages go.
+type Channel struct {
+	Name string
+	Type string
+	// URL is the service's URL when it is not a secret (ntfy's topic URL,
+	// a webhook's); URLSecret names it when it is one (Slack's incoming
+	// webhook URL: url_env / url_file). One of the two, for the types that
+	// take a URL.
+	URL       string
+	URLSecret Secret
+	// Token: ntfy's access token (token_env / token_file), sent as a
+	// bearer token.
+	Token Secret
+	// RoutingKey: PagerDuty's integration key (routing_key_env /
+	// routing_key_file).
+	RoutingKey Secret
+	// EventsURL: PagerDuty's Events API v2 endpoint (events_url; default
+	// https://events.pagerduty.com/v2/enqueue).
+	EventsURL string
+	// SigningSecret: the webhook's HMAC-SHA256 key (secret_env /
+	// secret_file).
+	SigningSecret Secret
+	// Command: exec's argv (command), run with the event as JSON on
+	// stdin, no shell.
+	Command []string
+	// IncludeCommand: whether pages on this channel carry the command
+	// (include_command; the file's default when not set).
+	IncludeCommand bool
+	// Timeout bounds one delivery (timeout; default 10s).
+	Timeout time.Duration
+	// Line is where the channel is defined in the file, for messages.
+	Line int
+}
+
+// NamedSecret is one of a channel's secrets with what it is for.
+type NamedSecret struct {
+	// Role says what it is: "token", "url", "routing key", "signing secret".
+	Role   string
+	Secret Secret
+}
+
+// Secrets are the channel's secrets that are named, in a fixed order.
+func (c *Channel) Secrets() []NamedSecret {
+	var out []NamedSecret
+	for _, s := range []NamedSecret{{"url", c.URLSecret}, {"token", c.Token}, {"routing key", c.RoutingKey}, {"signing secret", c.SigningSecret}} {
+		if s.Secret.Set() {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Secret names a secret by environment variable or file; the value is
+// read when needed (Resolve) and never kept in the File.
+type Secret struct {
+	Env string
+	// File is absolute (a relative path in the file is taken from the
+	// configuration file's directory).
+	File string
+	// Key, Line and Column: the key that names it (token_env) and where.
+	Key          string
+	Line, Column int
+}
+
+// Set reports whether the secret is named at all.
+func (s Secret) Set() bool { return s.Env != "" || s.File != "" }
+
+// Route sends the proposals it matches through its steps.
+type Route struct {
+	Match Match
+	Steps []Step
+	// RemindBeforeExpiry: a reminder this long before expiry to every
+	// channel paged so far (remind_before_expiry; 0: none).
+	RemindBeforeExpiry time.Duration
+	// Line is where the route is defined in the file.
+	Line int
+}
+
+// Match says which proposals a route takes: risk at or above Risk ("":
+// any), session and requester matching their globs ("": any).
+type Match struct {
+	Risk      model.RiskLevel
+	Session   string
+	Requester string
+}
+
+// Matches reports whether a proposal of effective risk risk, session key
+// session and requester requester is one m takes. An unknown risk ranks
+// above high (it fails closed); globs are path.Match's.
+func (m Match) Matches(risk model.RiskLevel, session, requester string) bool {
+	if m.Risk != "" && risk.Normalized().Rank() < m.Risk.Rank() {
+		return false
+	}
+	return globMatch(m.Session, session) && globMatch(m.Requester, requester)
+}
+
+func globMatch(pattern, s string) bool {
+	if pattern == "" {
+		return true
+	}
+	ok, err := path.Match(pattern, s)
+	return ok && err == nil
+}
+
+// Step is one paging step: After this long since the proposal opened,
+// notify these channels (by name).
+type Step struct {
+	After  time.Duration
+	Notify []string
+	// Line is where the step is in the file.
+	Line int
+}

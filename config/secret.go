@@ -1,0 +1,138 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"unicode/utf8"
+)
+
+// maxSecretSize bounds a secret file: a token, a key, a URL.
+const maxSecretSize = 64 << 10
+
+// Resolve reads the secret's value: the environment variable's (an error
+// when it is unset or empty), or the file's without one trailing newline
+// (an error when it cannot be read or is empty). A value of more than one
+// line is refused: it would not fit in a header. Errors name the variable
+// or the file, never the value; keep the value out of every message and
+// log.
+func (s Secret) Resolve() (string, error) {
+	switch {
+	case s.Env != "":
+		v, ok := os.LookupEnv(s.Env)
+		switch {
+		case !ok:
+			return "", fmt.Errorf("%s is not set", s.Env)
+		case strings.TrimSpace(v) == "":
+			return "", fmt.Errorf("%s is set but empty", s.Env)
+		case strings.ContainsAny(v, "\r\n"):
+			return "", fmt.Errorf("%s holds more than one line", s.Env)
+		}
+		return v, nil
+	case s.File != "":
+		fh, err := os.Open(s.File)
+		if err != nil {
+			return "", fmt.Errorf("secret file %s cannot be read: %v", s.File, bare(err))
+		}
+		defer fh.Close()
+		b, err := io.ReadAll(io.LimitReader(fh, maxSecretSize+1))
+		if err != nil {
+			return "", fmt.Errorf("secret file %s cannot be read: %v", s.File, bare(err))
+		}
+		if len(b) > maxSecretSize {
+			return "", fmt.Errorf("secret file %s is larger than %d KiB: not a secret", s.File, maxSecretSize>>10)
+		}
+		v := strings.TrimSuffix(string(b), "\n")
+		v = strings.TrimSuffix(v, "\r")
+		switch {
+		case strings.TrimSpace(v) == "":
+			return "", fmt.Errorf("secret file %s is empty", s.File)
+		case strings.ContainsAny(v, "\r\n"):
+			return "", fmt.Errorf("secret file %s holds more than one line", s.File)
+		}
+		return v, nil
+	}
+	return "", errors.New("no secret named (want NAME_env or NAME_file)")
+}
+
+// Warning is a note on a secret that resolves but is not kept as a secret
+// should be: a file its group or others may read. "" when there is none,
+// or when the file cannot be read (Resolve says why).
+func (s Secret) Warning() string {
+	if s.Env != "" || s.File == "" {
+		return ""
+	}
+	fi, err := os.Stat(s.File)
+	if err != nil {
+		return ""
+	}
+	if m := fi.Mode().Perm(); m&0o044 != 0 {
+		return fmt.Sprintf("secret file %s may be read by its group or others (mode %04o): chmod 600 it", s.File, m)
+	}
+	return ""
+}
+
+// Source is where the secret is, for messages: "$NTFY_TOKEN" or
+// "file /etc/approve-tui/ntfy-token".
+func (s Secret) Source() string {
+	switch {
+	case s.Env != "":
+		return "$" + s.Env
+	case s.File != "":
+		return "file " + s.File
+	}
+	return "(none)"
+}
+
+// SecretStatus is what may be said of a secret: where it is, whether it
+// resolves and how long it is, never the value.
+type SecretStatus struct {
+	Source string
+	// OK: it resolves; Length is then its length in characters.
+	OK     bool
+	Length int
+	// Problem is Resolve's error when not OK; Warning is Warning's note.
+	Problem string
+	Warning string
+}
+
+// Status resolves the secret and keeps only what may be said of it.
+func (s Secret) Status() SecretStatus {
+	st := SecretStatus{Source: s.Source(), Warning: s.Warning()}
+	v, err := s.Resolve()
+	if err != nil {
+		st.Problem = err.Error()
+		return st
+	}
+	st.OK, st.Length = true, utf8.RuneCountInString(v)
+	return st
+}
+
+// String is the status in words: "$NTFY_TOKEN (set, 24 characters)",
+// "file /etc/x (readable, 32 characters)", "$NTFY_TOKEN (NTFY_TOKEN is not
+// set)".
+func (st SecretStatus) String() string {
+	if !st.OK {
+		// "$NTFY_TOKEN (not set)", not "$NTFY_TOKEN (NTFY_TOKEN is not set)".
+		p := st.Problem
+		name := strings.TrimPrefix(st.Source, "$")
+		for _, pre := range []string{name + " is ", name + " ", "secret " + st.Source + " is ", "secret " + st.Source + " "} {
+			if strings.HasPrefix(p, pre) {
+				p = p[len(pre):]
+				break
+			}
+		}
+		return fmt.Sprintf("%s (%s)", st.Source, p)
+	}
+	state := "set"
+	if strings.HasPrefix(st.Source, "file ") {
+		state = "readable"
+	}
+	return fmt.Sprintf("%s (%s, %d characters)", st.Source, state, st.Length)
+}
+
+// Redacted says where the secret is and whether it resolves, never its
+// value: for anything that must show a secret's presence.
+func (s Secret) Redacted() string { return s.Status().String() }

@@ -1,0 +1,54 @@
+// Package notify pages operators about proposals that wait: a page when a
+// proposal a route matches opens, escalation steps while it stays open, a
+// reminder before expiry, a resolution when it is decided or expires. A
+// page says what waits and how to open it; nothing in it can approve.
+package notify
+
+import "time"
+
+// The kinds of event a channel is sent.
+const (
+	KindPage       = "page"
+	KindEscalation = "escalation"
+	KindReminder   = "reminder"
+	KindResolved   = "resolved"
+)
+
+// Event is what one delivery says, already made safe to leave the
+// machine: every string from the proposal sanitised (model.Sanitize,
+// Line), the command cut (or left out), no secrets.
+type Event struct {
+	Kind string
+	// Step is the route's step (0 for the first page); reminders and
+	// resolutions carry the last step paged.
+	Step       int
+	ApprovalID string
+	// Risk is the effective risk level (low, medium, high, unknown).
+	Risk       string
+	SessionKey string
+	Requester  string
+	CreatedAt  time.Time
+	// ExpiresAt is zero when the proposal never expires.
+	ExpiresAt time.Time
+	// Command is the command, sanitised and cut; "" with CommandOmitted
+	// when the channel leaves it out.
+	Command        string
+	CommandOmitted bool
+	// OpenHint is how to open it, {id} replaced ("" when not configured).
+	OpenHint string
+	// Outcome and Actor, for a resolution: approved, denied or expired,
+	// and who decided ("" for an expiry).
+	Outcome string
+	Actor   string
+	// At is when the event was made.
+	At time.Time
+}
+
+// TimeLeft is the time until expiry at now (0 and false when it never
+// expires).
+func (e Event) TimeLeft(now time.Time) (time.Duration, bool) {
+	if e.ExpiresAt.IsZero() {
+		return 0, false
+	}
+	return e.ExpiresAt.Sub(now), true
+}

@@ -1,0 +1,146 @@
+package notify
+
+// The exec channel runs a command of the operator's with the event on
+// stdin: the webhook's JSON body (WebhookPayload), so one receiver can
+// serve both. No service documentation rules it; Go's os/exec is the
+// reference (https://pkg.go.dev/os/exec: no shell is involved, argv is
+// passed as given; Cmd.Env's last duplicate wins; WaitDelay bounds the
+// wait for pipes a killed command's children still hold).
+//
+//   - argv is Channel.Command as given, never through a shell.
+//   - environment: ours, plus APPROVE_TUI_EVENT (page, escalation,
+//     reminder, resolved), APPROVE_TUI_APPROVAL_ID and
+//     APPROVE_TUI_DELIVERY_ID (stable across attempts, to de-duplicate).
+//   - bounded by Channel.Timeout (10 s by default): then it is killed.
+//   - exit 0 is success. stdout and stderr are kept (4 KiB each) and put
+//     into the error on failure.
+//
+// Retry rule: a non-zero exit or a timeout is retryable (the notifier
+// bounds the attempts): notification scripts mostly fail for passing
+// reasons (their own network call, a lock). A command that cannot be
+// started (not found, not executable) is permanent: retrying cannot help.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/approve-tui/approve-tui/model"
+)
+
+// maxExecOutput is how much of each of stdout and stderr is kept.
+const maxExecOutput = 4 << 10
+
+// boundedBuffer keeps the first max bytes written and counts the rest.
+type boundedBuffer struct {
+	mu      sync.Mutex
+	max     int
+	buf     bytes.Buffer
+	dropped int
+}
+
+func (b *boundedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	room := b.max - b.buf.Len()
+	if room > len(p) {
+		room = len(p)
+	}
+	if room > 0 {
+		b.buf.Write(p[:room])
+	}
+	b.dropped += len(p) - max(room, 0)
+	return len(p), nil
+}
+
+// text is the kept output, safe on one line.
+func (b *boundedBuffer) text() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := strings.TrimSpace(strings.ToValidUTF8(b.buf.String(), "?"))
+	s = model.Sanitize(s, model.Line)
+	if b.dropped > 0 {
+		s += fmt.Sprintf("… (%d more bytes)", b.dropped)
+	}
+	return s
+}
+
+type execSender struct {
+	*base
+	argv []string
+}
+
+func newExec(b *base, where string) (Sender, error) {
+	if len(b.ch.Command) == 0 || b.ch.Command[0] == "" {
+		return nil, fmt.Errorf("%s: exec needs a command", where)
+	}
+	return &execSender{base: b, argv: append([]string(nil), b.ch.Command...)}, nil
+}
+
+func (s *execSender) Send(ctx context.Context, ev Event, d Delivery) error {
+	body, err := webhookBody(ev, d)
+	if err != nil {
+		return s.permanent("exec: encoding the event failed")
+	}
+	ce := cleanEvent(ev)
+	name := model.Sanitize(filepath.Base(s.argv[0]), model.Line)
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, s.argv[0], s.argv[1:]...)
+	cmd.Stdin = bytes.NewReader(body)
+	stdout := &boundedBuffer{max: maxExecOutput}
+	stderr := &boundedBuffer{max: maxExecOutput}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.Env = append(os.Environ(),
+		"APPROVE_TUI_EVENT="+headerSafe(ce.Kind),
+		"APPROVE_TUI_APPROVAL_ID="+headerSafe(ce.ApprovalID),
+		"APPROVE_TUI_DELIVERY_ID="+headerSafe(d.ID),
+	)
+	cmd.WaitDelay = time.Second
+	runErr := cmd.Run()
+	if runErr == nil {
+		return nil
+	}
+	output := func() string {
+		var parts []string
+		if t := stderr.text(); t != "" {
+			parts = append(parts, "stderr: "+t)
+		}
+		if t := stdout.text(); t != "" {
+			parts = append(parts, "stdout: "+t)
+		}
+		if len(parts) == 0 {
+			return ""
+		}
+		return "; " + strings.Join(parts, "; ")
+	}
+	se := &SendError{Channel: s.ch.Name, Retryable: true}
+	var exitErr *exec.ExitError
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		se.Err = fmt.Errorf("exec %s: timed out after %s%s: %w", name, s.timeout, output(), context.DeadlineExceeded)
+	case errors.Is(ctx.Err(), context.Canceled):
+		se.Err = fmt.Errorf("exec %s: canceled%s: %w", name, output(), context.Canceled)
+	case errors.As(runErr, &exitErr):
+		se.Err = fmt.Errorf("exec %s: %s%s", name, exitErr.ProcessState.String(), output())
+	default:
+		// Not started: not found, not executable, bad working directory.
+		se.Retryable = false
+		msg := runErr.Error()
+		var ee *exec.Error
+		if errors.As(runErr, &ee) {
+			msg = ee.Err.Error()
+		} else if pe := (*os.PathError)(nil); errors.As(runErr, &pe) {
+			msg = pe.Err.Error()
+		}
+		se.Err = fmt.Errorf("exec %s: cannot start: %s", name, model.Sanitize(msg, model.Line))
+	}
+	return se
+}

@@ -1,0 +1,459 @@
+package notify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/approve-tui/approve-tui/config"
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/storage"
+)
+
+// Notifier pages per the configuration's routes. Every notifier on a
+// store (one per host, for availability) plans the same deliveries and
+// races to claim each one in the store, so each is sent by exactly one of
+// them; a delivery whose notifier died mid-send is claimed again once its
+// lease runs out (at most that one is sent twice, under the same delivery
+// id).
+type Notifier struct {
+	Store  *storage.Store
+	Config *config.File
+	// Senders by channel name.
+	Senders map[string]Sender
+	// Actor audits deliveries (surface notify).
+	Actor model.Actor
+	// ID names this notifier in the store (host, pid and a random part).
+	ID string
+	// Lease is how long a claim holds (DefaultLease when zero): longer than
+	// one delivery takes.
+	Lease time.Duration
+	// Parallel bounds the deliveries sent at once (DefaultParallel when
+	// zero).
+	Parallel int
+	// Logf receives what the notifier did and what failed (nil: nothing).
+	Logf func(format string, args ...any)
+
+	mu      sync.Mutex
+	added   map[storage.DeliveryKey]bool // keys this process has added
+	trouble map[string]trouble           // by channel
+	started time.Time
+}
+
+type trouble struct {
+	since time.Time
+	err   string
+}
+
+// Defaults of a Notifier.
+const (
+	DefaultLease    = 60 * time.Second
+	DefaultParallel = 8
+	// BackoffMin and BackoffMax bound the wait before a failed delivery is
+	// tried again (doubling each time, or the service's Retry-After).
+	BackoffMin = 2 * time.Second
+	BackoffMax = 5 * time.Minute
+	// ResolvedAttempts is how often a resolution is tried before it is
+	// given up (a page is tried as long as its proposal stays open).
+	ResolvedAttempts = 20
+	// commandBound is how much of the command a page carries.
+	commandBound = 300
+	// listPage and listCap bound the open proposals planned per pass.
+	listPage = 1000
+	listCap  = 50000
+)
+
+func (n *Notifier) logf(format string, args ...any) {
+	if n.Logf != nil {
+		n.Logf(format, args...)
+	}
+}
+
+func (n *Notifier) lease() time.Duration {
+	if n.Lease > 0 {
+		return n.Lease
+	}
+	return DefaultLease
+}
+
+// Route is the first route of cfg that matches rec (nil: none).
+func Route(cfg *config.File, rec *storage.Record) (int, *config.Route) {
+	for i, r := range cfg.Routes {
+		if matches(r.Match, rec) {
+			return i, r
+		}
+	}
+	return -1, nil
+}
+
+func matches(m config.Match, rec *storage.Record) bool {
+	if m.Risk != "" && rec.EffectiveRisk.Rank() < m.Risk.Rank() {
+		return false
+	}
+	if m.Session != "" {
+		if ok, _ := path.Match(m.Session, rec.SessionKey); !ok {
+			return false
+		}
+	}
+	if m.Requester != "" {
+		if ok, _ := path.Match(m.Requester, rec.Requester); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// stepKind is the kind of route step i's deliveries.
+func stepKind(i int) string {
+	if i == 0 {
+		return KindPage
+	}
+	return KindEscalation
+}
+
+// Tick is one pass: add the deliveries that fell due, send the ones that
+// are due, and heartbeat. Run calls it after every commit and every
+// second; tests call it with the store's clock where they want it.
+func (n *Notifier) Tick(ctx context.Context) error {
+	n.mu.Lock()
+	if n.added == nil {
+		n.added = map[storage.DeliveryKey]bool{}
+		n.trouble = map[string]trouble{}
+		n.started = n.Store.Now()
+	}
+	n.mu.Unlock()
+	open, err := n.plan(ctx)
+	if err != nil {
+		return err
+	}
+	if err := n.resolve(ctx, open); err != nil {
+		return err
+	}
+	if err := n.send(ctx); err != nil {
+		return err
+	}
+	return n.heartbeat(ctx)
+}
+
+// plan adds the due pages, escalations and reminders of every open
+// proposal a route matches; it returns the open proposals' ids.
+func (n *Notifier) plan(ctx context.Context) (map[string]bool, error) {
+	now := n.Store.Now()
+	open := map[string]bool{}
+	var keys []storage.DeliveryKey
+	for off := 0; off < listCap; off += listPage {
+		recs, err := n.Store.List(ctx, storage.ListOptions{Limit: listPage, Offset: off})
+		if err != nil {
+			return nil, err
+		}
+		for _, rec := range recs {
+			if !rec.EffectiveStatus.Open() {
+				continue
+			}
+			open[rec.ApprovalID] = true
+			_, r := Route(n.Config, rec)
+			if r == nil {
+				continue
+			}
+			age := now.Sub(model.FromEpoch(rec.CreatedAt))
+			var paged []string
+			for i, st := range r.Steps {
+				if age < st.After {
+					break
+				}
+				for _, ch := range st.Notify {
+					keys = append(keys, storage.DeliveryKey{ApprovalID: rec.ApprovalID, Kind: stepKind(i), Step: i, Channel: ch})
+					paged = append(paged, ch)
+				}
+			}
+			// A reminder once the window before expiry starts, unless the
+			// proposal opened inside it (its page says as much).
+			if left, ok := rec.TimeLeft(now); ok && r.RemindBeforeExpiry > 0 && left > 0 && left <= r.RemindBeforeExpiry &&
+				*rec.ExpiresAt-r.RemindBeforeExpiry.Seconds() > rec.CreatedAt {
+				for _, ch := range unique(paged) {
+					keys = append(keys, storage.DeliveryKey{ApprovalID: rec.ApprovalID, Kind: KindReminder, Channel: ch})
+				}
+			}
+		}
+		if len(recs) < listPage {
+			break
+		}
+	}
+	return open, n.add(ctx, keys)
+}
+
+// add adds the keys this process has not added before.
+func (n *Notifier) add(ctx context.Context, keys []storage.DeliveryKey) error {
+	n.mu.Lock()
+	var fresh []storage.DeliveryKey
+	for _, k := range keys {
+		if !n.added[k] {
+			fresh = append(fresh, k)
+		}
+	}
+	n.mu.Unlock()
+	if len(fresh) == 0 {
+		return nil
+	}
+	if _, err := n.Store.AddDeliveries(ctx, fresh); err != nil {
+		return err
+	}
+	n.mu.Lock()
+	for _, k := range fresh {
+		n.added[k] = true
+	}
+	n.mu.Unlock()
+	return nil
+}
+
+// resolve adds a resolution, to every channel a page reached, for each
+// paged proposal that is no longer open.
+func (n *Notifier) resolve(ctx context.Context, open map[string]bool) error {
+	ids, err := n.Store.UnresolvedPaged(ctx, 1000)
+	if err != nil {
+		return err
+	}
+	var keys []storage.DeliveryKey
+	for _, id := range ids {
+		if open[id] {
+			continue
+		}
+		rec, err := n.Store.Get(ctx, id)
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			return err
+		}
+		if rec != nil && rec.EffectiveStatus.Open() {
+			continue // opened since the list was read
+		}
+		ds, err := n.Store.DeliveriesOf(ctx, id)
+		if err != nil {
+			return err
+		}
+		var chs []string
+		for _, d := range ds {
+			if d.Kind != KindResolved && d.State == storage.DeliveryDelivered {
+				chs = append(chs, d.Channel)
+			}
+		}
+		for _, ch := range unique(chs) {
+			keys = append(keys, storage.DeliveryKey{ApprovalID: id, Kind: KindResolved, Channel: ch})
+		}
+	}
+	return n.add(ctx, keys)
+}
+
+// send claims and sends the deliveries that are due, a few at once.
+func (n *Notifier) send(ctx context.Context) error {
+	due, err := n.Store.DueDeliveries(ctx, 200)
+	if err != nil {
+		return err
+	}
+	par := n.Parallel
+	if par <= 0 {
+		par = DefaultParallel
+	}
+	sem := make(chan struct{}, par)
+	var wg sync.WaitGroup
+	var firstErr error
+	var emu sync.Mutex
+	for _, d := range due {
+		claimed, err := n.Store.ClaimDelivery(ctx, d.DeliveryKey, n.ID, n.lease())
+		if err != nil {
+			return err
+		}
+		if claimed == nil {
+			continue // another notifier has it
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(d storage.Delivery) {
+			defer func() { <-sem; wg.Done() }()
+			if err := n.deliver(ctx, d); err != nil {
+				emu.Lock()
+				if firstErr == nil {
+					firstErr = err
+				}
+				emu.Unlock()
+			}
+		}(*claimed)
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// deliver sends one claimed delivery and records how it ended.
+func (n *Notifier) deliver(ctx context.Context, d storage.Delivery) error {
+	finish := func(r storage.DeliveryResult) error {
+		err := n.Store.FinishDelivery(context.WithoutCancel(ctx), d.DeliveryKey, n.ID, r, n.Actor)
+		if errors.Is(err, storage.ErrNotClaimed) {
+			n.logf("%s: the claim ran out before it was finished; another notifier has it", d.ID())
+			return nil
+		}
+		return err
+	}
+	rec, err := n.Store.Get(ctx, d.ApprovalID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return finish(storage.DeliveryResult{State: storage.DeliveryCancelled, Err: "the proposal no longer exists"})
+	}
+	if err != nil {
+		return finish(storage.DeliveryResult{State: storage.DeliveryPending, RetryAt: n.Store.Now().Add(BackoffMin), Err: err.Error()})
+	}
+	if d.Kind != KindResolved && !rec.EffectiveStatus.Open() {
+		return finish(storage.DeliveryResult{State: storage.DeliveryCancelled, Err: "the proposal was " + rec.EffectiveStatus.Decision() + " first"})
+	}
+	ch := n.Config.Channels[d.Channel]
+	sender := n.Senders[d.Channel]
+	if ch == nil || sender == nil {
+		return finish(storage.DeliveryResult{State: storage.DeliveryFailed, Err: "channel " + d.Channel + " is not configured"})
+	}
+	ev := MakeEvent(n.Config, ch, rec, d.Kind, d.Step, n.Store.Now())
+	err = sender.Send(ctx, ev, Delivery{ID: d.ID(), Attempt: d.Attempts})
+	if err == nil {
+		n.clearTrouble(d.Channel)
+		n.logf("%s: %s sent via %s", model.Sanitize(d.ApprovalID, model.Line), d.Kind, d.Channel)
+		return finish(storage.DeliveryResult{State: storage.DeliveryDelivered})
+	}
+	msg := err.Error()
+	var se *SendError
+	retry := !errors.As(err, &se) || se.Retryable
+	if se != nil && se.Err != nil {
+		msg = se.Err.Error() // the channel is named beside it
+	}
+	n.setTrouble(d.Channel, msg)
+	if retry && (d.Kind != KindResolved || d.Attempts < ResolvedAttempts) {
+		wait := backoff(d.Attempts)
+		if se != nil && se.RetryAfter > wait {
+			wait = min(se.RetryAfter, BackoffMax)
+		}
+		n.logf("%s: %s via %s failed (attempt %d), again in %s: %s", model.Sanitize(d.ApprovalID, model.Line), d.Kind, d.Channel, d.Attempts, wait, msg)
+		return finish(storage.DeliveryResult{State: storage.DeliveryPending, RetryAt: n.Store.Now().Add(wait), Err: msg})
+	}
+	n.logf("%s: %s via %s failed for good: %s", model.Sanitize(d.ApprovalID, model.Line), d.Kind, d.Channel, msg)
+	return finish(storage.DeliveryResult{State: storage.DeliveryFailed, Err: msg})
+}
+
+// backoff is the wait after attempt number attempts failed.
+func backoff(attempts int) time.Duration {
+	d := BackoffMin
+	for i := 1; i < attempts && d < BackoffMax; i++ {
+		d *= 2
+	}
+	return min(d, BackoffMax)
+}
+
+func (n *Notifier) setTrouble(ch, msg string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	t, ok := n.trouble[ch]
+	if !ok {
+		t.since = n.Store.Now()
+	}
+	t.err = msg
+	n.trouble[ch] = t
+}
+
+func (n *Notifier) clearTrouble(ch string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.trouble, ch)
+}
+
+// heartbeat writes this notifier's row: running, and its oldest trouble.
+func (n *Notifier) heartbeat(ctx context.Context) error {
+	n.mu.Lock()
+	row := storage.Notifier{Notifier: n.ID, Host: model.HostName(), PID: pid(), StartedAt: model.Epoch(n.started)}
+	var oldest time.Time
+	for ch, t := range n.trouble {
+		if oldest.IsZero() || t.since.Before(oldest) {
+			oldest = t.since
+			typ := ""
+			if c := n.Config.Channels[ch]; c != nil {
+				typ = " (" + c.Type + ")"
+			}
+			row.Trouble, row.TroubleSince = ch+typ+": "+t.err, model.Epoch(t.since)
+		}
+	}
+	n.mu.Unlock()
+	return n.Store.SetNotifier(ctx, row)
+}
+
+// Run ticks after every commit to the store and at least every second,
+// until ctx ends; a tick's failure is logged and tried again.
+func (n *Notifier) Run(ctx context.Context) error {
+	w, err := n.Store.Watch(ctx)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	defer n.Store.RemoveNotifier(context.WithoutCancel(ctx), n.ID)
+	for {
+		if err := n.Tick(ctx); err != nil && ctx.Err() == nil {
+			n.logf("warning: %v", err)
+		}
+		wctx, cancel := context.WithTimeout(ctx, time.Second)
+		_ = w.Wait(wctx)
+		cancel()
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+// MakeEvent is what a delivery of kind (step) of rec says on channel ch at
+// now: every string sanitised, the command cut or left out, the open hint
+// filled in.
+func MakeEvent(cfg *config.File, ch *config.Channel, rec *storage.Record, kind string, step int, now time.Time) Event {
+	id := model.Sanitize(rec.ApprovalID, model.Line)
+	ev := Event{Kind: kind, Step: step, ApprovalID: id, Risk: string(rec.EffectiveRisk),
+		SessionKey: model.Sanitize(rec.SessionKey, model.Line), Requester: model.Sanitize(rec.Requester, model.Line),
+		CreatedAt: model.FromEpoch(rec.CreatedAt), At: now}
+	if rec.ExpiresAt != nil {
+		ev.ExpiresAt = model.FromEpoch(*rec.ExpiresAt)
+	}
+	if ch.IncludeCommand {
+		ev.Command = cut(model.Sanitize(rec.Command, model.Line), commandBound)
+	} else {
+		ev.CommandOmitted = true
+	}
+	if cfg.OpenHint != "" {
+		ev.OpenHint = strings.ReplaceAll(cfg.OpenHint, "{id}", id)
+	}
+	if kind == KindResolved {
+		st := rec.EffectiveStatus
+		ev.Outcome = st.Decision()
+		if st != model.StatusExpired {
+			ev.Actor = model.Sanitize(rec.ConsumedBy, model.Line)
+		}
+	}
+	return ev
+}
+
+// cut bounds s to n characters, marking a cut with "…".
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+func unique(ss []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range ss {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// NewID is a notifier id: host, pid and a random part.
+func NewID() string {
+	return fmt.Sprintf("%s:%d:%s", model.HostName(), pid(), model.NewID()[:6])
+}

@@ -1,0 +1,5 @@
+package notify
+
+import "os"
+
+func pid() int { return os.Getpid() }

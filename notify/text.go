@@ -1,0 +1,298 @@
+package notify
+
+// The words every channel shares, so that a page reads the same on a
+// phone, in Slack, in PagerDuty and in a webhook receiver's log: a title,
+// labelled fields, the command (cut), how to open the proposal, and the
+// sentence that says the message cannot approve.
+//
+// Every string of an Event is treated as hostile even though its maker
+// sanitised it: cleanEvent runs it through model.Sanitize again (a no-op
+// on clean text) and bounds it, and each channel then escapes what its
+// format treats specially. No documentation page is behind this file; the
+// bounds are ours (Slack's 150-character header limit sets the title's).
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/approve-tui/approve-tui/model"
+)
+
+// Bounds, in runes.
+const (
+	// maxTitleRunes fits Slack's header block (150 characters).
+	maxTitleRunes = 150
+	// maxCommandRunes bounds the command in human-read pages.
+	maxCommandRunes = 300
+	// maxMachineCommandRunes bounds it in machine-read payloads (webhook,
+	// exec), which the maker has cut already.
+	maxMachineCommandRunes = 4000
+	// maxFieldRunes bounds ids, session keys, requesters, actors, hints.
+	maxFieldRunes = 200
+	// maxSessionInTitle keeps the title's session key short.
+	maxSessionInTitle = 48
+)
+
+// commandOmittedText stands for a command the channel leaves out.
+const commandOmittedText = "(command left out by configuration)"
+
+// cleanEvent is ev with every string sanitised again and bounded: single
+// lines stay single lines, the command keeps its newlines.
+func cleanEvent(ev Event) Event {
+	line := func(s string) string { return cutRunes(model.Sanitize(s, model.Line), maxFieldRunes) }
+	ev.Kind = line(ev.Kind)
+	ev.ApprovalID = line(ev.ApprovalID)
+	ev.Risk = line(ev.Risk)
+	ev.SessionKey = line(ev.SessionKey)
+	ev.Requester = line(ev.Requester)
+	ev.OpenHint = line(ev.OpenHint)
+	ev.Outcome = line(ev.Outcome)
+	ev.Actor = line(ev.Actor)
+	if ev.CommandOmitted {
+		ev.Command = ""
+	} else {
+		ev.Command = cutRunes(model.Sanitize(ev.Command, model.Block), maxMachineCommandRunes)
+	}
+	return ev
+}
+
+// cutRunes cuts s to at most n runes, the last being "…" when cut.
+func cutRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i, count := 0, 0
+	for i = range s {
+		if count == n-1 {
+			break
+		}
+		count++
+	}
+	return s[:i] + "…"
+}
+
+// riskLabel is the risk as pages print it.
+func riskLabel(risk string) string {
+	switch model.RiskLevel(risk) {
+	case model.RiskLow:
+		return "LOW"
+	case model.RiskMedium:
+		return "MEDIUM"
+	case model.RiskHigh:
+		return "HIGH"
+	case model.RiskTier2:
+		return "CRITICAL"
+	default:
+		return "UNKNOWN"
+	}
+}
+
+// riskRank orders risks, unknown highest (it fails closed).
+func riskRank(risk string) int { return model.RiskLevel(risk).Rank() }
+
+// formatLeft is a duration as "45s", "2m", "1h5m", "2d3h".
+func formatLeft(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d/time.Minute))
+	case d < 24*time.Hour:
+		h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
+		if m == 0 {
+			return fmt.Sprintf("%dh", h)
+		}
+		return fmt.Sprintf("%dh%dm", h, m)
+	default:
+		days, h := int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour)
+		if h == 0 {
+			return fmt.Sprintf("%dd", days)
+		}
+		return fmt.Sprintf("%dd%dh", days, h)
+	}
+}
+
+// eventNow is when the event speaks of: its At, else now.
+func eventNow(ev Event, now func() time.Time) time.Time {
+	if !ev.At.IsZero() {
+		return ev.At
+	}
+	if now != nil {
+		return now()
+	}
+	return time.Now()
+}
+
+// timeLeftText: "2m (expires 2026-01-02T15:04:05Z)", "expired", "no expiry".
+func timeLeftText(ev Event, at time.Time) string {
+	left, ok := ev.TimeLeft(at)
+	if !ok {
+		return "no expiry"
+	}
+	exp := ev.ExpiresAt.UTC().Format(time.RFC3339)
+	if left <= 0 {
+		return "expired (" + exp + ")"
+	}
+	return formatLeft(left) + " (expires " + exp + ")"
+}
+
+// isOpenURL reports whether the open hint is a web address a client can
+// open (an ssh command is not).
+func isOpenURL(hint string) bool {
+	if hint == "" || strings.ContainsAny(hint, " \t\r\n\"'<>|\\`") {
+		return false
+	}
+	u, err := url.Parse(hint)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" && u.User == nil
+}
+
+// textField is one labelled value of a page.
+type textField struct {
+	Label, Value string
+}
+
+// pageText is an event in words.
+type pageText struct {
+	Title string
+	// Risk is riskLabel's.
+	Risk   string
+	Fields []textField
+	// Command is cut to maxCommandRunes; "" when omitted or resolved.
+	Command        string
+	CommandOmitted bool
+	// ShowCommand: the page has a command section (not resolutions).
+	ShowCommand bool
+	// Open says how to open the proposal; OpenURL is the hint when it is
+	// a web address.
+	Open    string
+	OpenURL string
+	// Note says the message cannot approve.
+	Note string
+}
+
+// Title is the one-line summary of ev (at most 150 runes).
+func Title(ev Event) string { return titleOf(cleanEvent(ev)) }
+
+// Body is ev in plain text lines: fields, command, how to open it, and
+// the sentence saying the message cannot approve. now is used only when
+// ev has no At.
+func Body(ev Event, now time.Time) string {
+	return renderText(cleanEvent(ev), func() time.Time { return now }).plain()
+}
+
+// titleOf builds the title of a cleaned event.
+func titleOf(ev Event) string {
+	id := ev.ApprovalID
+	if id == "" {
+		id = "(no id)"
+	}
+	where := id
+	if s := cutRunes(ev.SessionKey, maxSessionInTitle); s != "" {
+		where += " (" + s + ")"
+	}
+	waiting := riskLabel(ev.Risk) + " approval waiting: " + where
+	var t string
+	switch ev.Kind {
+	case KindEscalation:
+		t = fmt.Sprintf("ESCALATION (step %d): %s", ev.Step, waiting)
+	case KindReminder:
+		left, ok := ev.TimeLeft(ev.At)
+		switch {
+		case !ok:
+			t = "reminder: still waiting: " + waiting
+		case ev.At.IsZero():
+			t = "reminder: expires " + ev.ExpiresAt.UTC().Format(time.RFC3339) + ": " + waiting
+		case left <= 0:
+			t = "reminder: expiring now: " + waiting
+		default:
+			t = "reminder: expires in " + formatLeft(left) + ": " + waiting
+		}
+	case KindResolved:
+		switch ev.Outcome {
+		case "expired":
+			t = "expired unanswered: " + where
+		case "":
+			t = "resolved: " + where
+		default:
+			t = "resolved: " + ev.Outcome
+			if ev.Actor != "" {
+				t += " by " + ev.Actor
+			}
+			t += ": " + where
+		}
+	default:
+		t = waiting
+	}
+	return cutRunes(t, maxTitleRunes)
+}
+
+// renderText puts a cleaned event into words.
+func renderText(ev Event, now func() time.Time) pageText {
+	p := pageText{Title: titleOf(ev), Risk: riskLabel(ev.Risk)}
+	dash := func(s string) string {
+		if s == "" {
+			return "-"
+		}
+		return s
+	}
+	p.Fields = append(p.Fields,
+		textField{"Risk", p.Risk},
+		textField{"Approval", dash(ev.ApprovalID)},
+		textField{"Session", dash(ev.SessionKey)},
+		textField{"Requester", dash(ev.Requester)},
+	)
+	if ev.Kind == KindResolved {
+		outcome := dash(ev.Outcome)
+		if ev.Outcome == "expired" {
+			outcome = "expired unanswered"
+		} else if ev.Actor != "" {
+			outcome += " by " + ev.Actor
+		}
+		p.Fields = append(p.Fields, textField{"Outcome", outcome})
+	} else {
+		p.Fields = append(p.Fields, textField{"Time left", timeLeftText(ev, eventNow(ev, now))})
+		if ev.Kind == KindEscalation {
+			p.Fields = append(p.Fields, textField{"Step", fmt.Sprint(ev.Step)})
+		}
+		p.ShowCommand = true
+		p.CommandOmitted = ev.CommandOmitted
+		if !ev.CommandOmitted {
+			p.Command = cutRunes(ev.Command, maxCommandRunes)
+		}
+	}
+	id := ev.ApprovalID
+	if id == "" {
+		id = "(no id)"
+	}
+	if ev.OpenHint != "" {
+		p.Open = "open it: " + ev.OpenHint
+		if isOpenURL(ev.OpenHint) {
+			p.OpenURL = ev.OpenHint
+		}
+	} else {
+		p.Open = "open it in the approve-tui console: " + id
+	}
+	p.Note = "This message cannot approve: the decision is made in the console, by typing the id " + id + "."
+	return p
+}
+
+// plain is the page as plain text lines.
+func (p pageText) plain() string {
+	var b strings.Builder
+	for _, f := range p.Fields {
+		b.WriteString(f.Label + ": " + f.Value + "\n")
+	}
+	if p.ShowCommand {
+		if p.CommandOmitted {
+			b.WriteString("Command: " + commandOmittedText + "\n")
+		} else {
+			b.WriteString("Command:\n" + p.Command + "\n")
+		}
+	}
+	b.WriteString(p.Open + "\n")
+	b.WriteString(p.Note)
+	return b.String()
+}
