@@ -13,7 +13,10 @@ import (
 )
 
 func (a *app) notifyCmd() *cobra.Command {
-	var once bool
+	var (
+		once  bool
+		lease time.Duration
+	)
 	cmd := &cobra.Command{
 		Use:   "notify [--config FILE] [--once]",
 		Short: "Page operators when a proposal waits: pages, escalations, reminders, resolutions",
@@ -33,7 +36,7 @@ notifiers on one store (one per host, for availability) send each step
 once; a failing service is tried again with back-off (its Retry-After
 honoured) for as long as the proposal is open, and each delivery ends
 audited as delivered or failed. A notifier killed mid-send leaves a claim
-that runs out after a minute; the delivery is then sent again, once, under
+that runs out after --lease (a minute); the delivery is then sent again, once, under
 the same delivery id (PagerDuty's dedup_key is the proposal's id).
 
 --once runs one pass and exits (for tests and cron).
@@ -62,7 +65,10 @@ the same delivery id (PagerDuty's dedup_key is the proposal's id).
 			defer st.Close()
 			actor := model.LocalActor(model.SurfaceNotify)
 			actor.Name = "notifier@" + model.HostName()
-			n := &notify.Notifier{Store: st, Config: cfg, Senders: senders, Actor: actor, ID: notify.NewID(),
+			if lease < 5*time.Second {
+				return usageErrorf("--lease must be at least 5s (longer than one delivery takes)")
+			}
+			n := &notify.Notifier{Store: st, Config: cfg, Senders: senders, Actor: actor, ID: notify.NewID(), Lease: lease,
 				Logf: func(format string, args ...any) {
 					fmt.Fprintf(a.err, "%s %s\n", time.Now().UTC().Format(time.RFC3339), fmt.Sprintf(format, args...))
 				}}
@@ -76,5 +82,6 @@ the same delivery id (PagerDuty's dedup_key is the proposal's id).
 		},
 	}
 	cmd.Flags().BoolVar(&once, "once", false, "one pass, then exit")
+	cmd.Flags().DurationVar(&lease, "lease", notify.DefaultLease, "how long a claimed delivery is this notifier's before another may send it")
 	return cmd
 }
