@@ -54,6 +54,7 @@ type app struct {
 	dbExisted bool
 	color     string // --color: auto, always or never
 	config    string // --config: the configuration file (cli/config.go)
+	bell      string // --bell: the least risk that rings the terminal
 	// readers sizes the reader pool on PostgreSQL (0: the store's default,
 	// enough for a console; serve asks for more).
 	readers int
@@ -212,6 +213,8 @@ postgres://user@host/db?sslmode=... URL for PostgreSQL.
 
 	root.Flags().StringVar(&a.follow, "follow", "", "start following the console of this `name` (pairing; f in the console)")
 	root.Flags().StringVar(&a.openID, "open", "", "start on the proposal of this `id`, shown whole")
+	root.Flags().StringVar(&a.bell, "bell", "", "ring the terminal (BEL and a desktop notification) when a proposal at or above this `risk` arrives (--bell alone: high)")
+	root.Flags().Lookup("bell").NoOptDefVal = string(model.RiskHigh)
 	root.AddCommand(a.initCmd(), a.submitCmd(), a.listCmd(), a.showCmd(), a.approveCmd(),
 		a.denyCmd(), a.expireCmd(), a.waitCmd(), a.auditCmd(), a.demoCmd(), a.runCmd(), a.hookCmd(), a.headlessCmd(), a.lockoutsCmd(), a.serveCmd(), a.copyCmd(),
 		a.hermesCmd(), a.notifyCmd(), a.manCmd())

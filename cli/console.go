@@ -31,6 +31,9 @@ func (a *app) consoleRun(cmd *cobra.Command, args []string) error {
 			return err
 		}
 	}
+	if _, err := bellLevel(a.bell); err != nil {
+		return err
+	}
 	if err := a.needTerminal("the console"); err != nil {
 		return err
 	}
@@ -42,6 +45,17 @@ func (a *app) consoleRun(cmd *cobra.Command, args []string) error {
 	return a.runConsole(cmd.Context(), s)
 }
 
+// bellLevel is the risk --bell names ("": no bell).
+func bellLevel(v string) (model.RiskLevel, error) {
+	switch lv := model.RiskLevel(strings.ToLower(strings.TrimSpace(v))); lv {
+	case "", "off", "none":
+		return "", nil
+	case model.RiskLow, model.RiskMedium, model.RiskHigh:
+		return lv, nil
+	}
+	return "", usageErrorf("--bell %q: want low, medium or high (the least risk that rings)", model.Sanitize(v, model.Line))
+}
+
 // runConsole runs the Bubble Tea console on s until the operator quits.
 // The renderer follows the output terminal: NO_COLOR and monochrome
 // terminals get plain text, light and dark backgrounds their own colours.
@@ -51,7 +65,8 @@ func (a *app) runConsole(ctx context.Context, s *storage.Store) error {
 	r := lipgloss.NewRenderer(a.rawOut, termenv.WithColorCache(true))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	m := tui.New(tui.Options{Store: s, Actor: actor, Renderer: r, Context: ctx, Follow: a.follow, Open: a.openID})
+	bell, _ := bellLevel(a.bell)
+	m := tui.New(tui.Options{Store: s, Actor: actor, Renderer: r, Context: ctx, Follow: a.follow, Open: a.openID, Bell: bell})
 	err := tui.RunTerminal(ctx, m, a.in, a.rawOut)
 	cancel() // stop the console's background work before releasing it
 	m.Close()

@@ -53,6 +53,10 @@ type Options struct {
 	Name, Follow string
 	// NoPresence: do not say who this console is and what it shows.
 	NoPresence bool
+	// Bell, when set, alerts the terminal (BEL and a desktop notification
+	// escape, the program's own words) when a proposal at or above this
+	// risk arrives (--bell).
+	Bell model.RiskLevel
 	// Open is the approval id of a proposal to show at start, selected
 	// and whole (a page's link: --open ID, ssh -t HOST open ID; open.go).
 	// OpenWait is how long an id not in the store yet is waited for
@@ -111,9 +115,11 @@ type Model struct {
 	focusList bool // wide: keys move the list (else they scroll the detail)
 	showHelp  bool
 
-	gen    int
-	loaded bool
-	rows   []row
+	gen       int
+	loaded    bool
+	rows      []row
+	rang      map[string]bool // the ids listed at the last load (ring)
+	bellSince float64         // proposals created since ring (epoch)
 	// rowsOwn: rows is not full's array (rowsBuffer may reuse it).
 	rowsOwn bool
 	// full is the last load that read the list whole (not a first page).
@@ -668,6 +674,7 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 			m.emit("prompt", p.id, "closed", "content changed")
 		}
 	}
+	m.ring(rows)
 	m.loaded = true
 	m.applyFilter()
 	cmds = append(cmds, m.selectionChanged(false), m.setPresences(msg.presences), m.tryOpen())

@@ -235,6 +235,19 @@ func (s *screen) onScreen(shows *shown) {
 	}
 }
 
+// alert rings the terminal: BEL, and the desktop notification escapes
+// that common terminals show (OSC 9: iTerm2, Windows Terminal, WezTerm,
+// kitty; OSC 777: foot, rxvt, Ghostty); a terminal that knows neither
+// ignores them. text is the program's own words, never agent text.
+func (s *screen) alert(text string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	io.WriteString(s.out, "\a\x1b]9;"+text+"\a\x1b]777;notify;approve-tui;"+text+"\a") //nolint:errcheck
+}
+
 // writeLocked writes s.next over s.lines.
 func (s *screen) writeLocked() {
 	lines, shows := s.next, s.nextShown

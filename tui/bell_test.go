@@ -1,0 +1,83 @@
+package tui
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/risk"
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) take() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.b.String()
+	s.b.Reset()
+	return out
+}
+
+// --bell: a proposal at or above the bell's risk arriving after the first
+// load rings (BEL and the desktop-notification escapes), with the
+// program's own words only; what was listed at start, and lower risks, do
+// not.
+func TestBellRingsForNewRiskyProposals(t *testing.T) {
+	f := newFixture(t)
+	m := New(Options{Store: f.s, Actor: operator, Renderer: asciiRenderer(), Now: fixedNow, NoWatch: true, Bell: model.RiskHigh})
+	var out syncBuffer
+	m.UseScreen(&out)
+	t.Cleanup(m.closeScreen)
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	Settle(m, m.Init())
+	if strings.Contains(out.take(), "\a") {
+		t.Fatal("rang for what was there at start")
+	}
+	submit := func(cmd string) {
+		p, _, err := risk.Propose(risk.Draft{Command: cmd, SessionKey: "agent:\x1b]0;evil\x07", TTL: time.Hour}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.s.Submit(context.Background(), p, rival); err != nil {
+			t.Fatal(err)
+		}
+		m.foreign++
+		Settle(m, m.reload())
+	}
+	submit("ls -la /srv")
+	if strings.Contains(out.take(), "\a") {
+		t.Fatal("rang for a low-risk proposal")
+	}
+	submit("rm -rf /srv/app/releases/old \x1b]9;fake\a")
+	got := out.take()
+	want := "\a\x1b]9;approve-tui: HIGH proposal waiting\a\x1b]777;notify;approve-tui;approve-tui: HIGH proposal waiting\a"
+	if !strings.Contains(got, want) {
+		t.Fatalf("no alert in %q", got)
+	}
+	// Every notification escape written carries the program's words only
+	// (the agent's text is on screen, made visible, never in an escape).
+	for _, part := range strings.Split(got, "\x1b]")[1:] {
+		payload, _, _ := strings.Cut(part, "\a")
+		if payload != "9;approve-tui: HIGH proposal waiting" && payload != "777;notify;approve-tui;approve-tui: HIGH proposal waiting" {
+			t.Fatalf("an escape of foreign text: %q", payload)
+		}
+	}
+	Settle(m, m.reload())
+	if strings.Contains(out.take(), "\a") {
+		t.Fatal("rang twice for one proposal")
+	}
+}
