@@ -106,7 +106,7 @@ seconds: keep --timeout below it.
 
   {"hooks": {
     "PreToolUse": [{"matcher": "Bash|PowerShell", "hooks": [{"type": "command",
-      "command": "approve-tui hook claude-code --timeout 300s", "timeout": 330,
+      "command": "approve-tui hook claude-code --timeout 900s", "timeout": 930,
       "onFailure": "block"}]}],
     "PostToolUse": [{"matcher": "Bash|PowerShell", "hooks": [{"type": "command",
       "command": "approve-tui hook claude-code"}]}],

@@ -46,7 +46,7 @@ trusted project):
 
   {"hooks": {
     "PreToolUse": [{"matcher": "^Bash$", "hooks": [{"type": "command",
-      "command": "approve-tui hook codex --timeout 300s", "timeout": 330,
+      "command": "approve-tui hook codex --timeout 900s", "timeout": 930,
       "statusMessage": "Waiting for approval in approve-tui"}]}],
     "PostToolUse": [{"matcher": "^Bash$", "hooks": [{"type": "command",
       "command": "approve-tui hook codex"}]}]}}
@@ -57,8 +57,8 @@ or the same in ~/.codex/config.toml:
   matcher = "^Bash$"
   [[hooks.PreToolUse.hooks]]
   type = "command"
-  command = "approve-tui hook codex --timeout 300s"
-  timeout = 330
+  command = "approve-tui hook codex --timeout 900s"
+  timeout = 930
 
 Hooks are on by default in current Codex; older builds need
 "[features] codex_hooks = true" in config.toml.`,

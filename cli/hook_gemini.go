@@ -48,8 +48,8 @@ in trusted folders):
 
   {"hooks": {
     "BeforeTool": [{"matcher": "run_shell_command", "hooks": [{"type": "command",
-      "name": "approve-tui", "command": "approve-tui hook gemini --timeout 300s",
-      "timeout": 330000}]}]}}
+      "name": "approve-tui", "command": "approve-tui hook gemini --timeout 900s",
+      "timeout": 930000}]}]}}
 
 Where hooks are still experimental, the hooks system must be on as well
 ("tools": {"enableHooks": true}, or /settings, "Enable Hooks System").`,
