@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -13,12 +14,19 @@ import (
 	"github.com/charmbracelet/log"
 	"github.com/spf13/cobra"
 
+	"github.com/approve-tui/approve-tui/metrics"
 	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/notify"
 	"github.com/approve-tui/approve-tui/serve"
 )
 
 func (a *app) serveCmd() *cobra.Command {
-	var cfg serve.Config
+	var (
+		cfg         serve.Config
+		withNotify  bool
+		metricsAddr string
+		bellFlag    string
+	)
 	cmd := &cobra.Command{
 		Use:   "serve [--listen ADDR] [--host-key PATH] [--approvers FILE] [--watchers FILE]",
 		Short: "Serve the console over SSH, to the keys of two authorized_keys files",
@@ -45,11 +53,31 @@ The host key is ed25519, made on first start (mode 0600) at --host-key,
 by default ` + "`$XDG_DATA_HOME/approve-tui/ssh_host_ed25519`" + `; its
 fingerprint is logged at start, for clients to pin. SIGTERM or SIGINT stop
 accepting, tell every session, and wait up to --shutdown-grace.
+
+--notify runs the notifier of approve-tui notify in the server's process,
+on the same configuration file (one without routes is refused), until the
+server stops. --metrics-listen ADDR serves Prometheus metrics at
+http://ADDR/metrics (and /healthz): sessions, decisions, open proposals.
 ` + exitCodes(ExitOK, ExitError, ExitUsage, ExitUnavailable, ExitInterrupted),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := a.configFlags(cmd, "serve"); err != nil { // the file's serve: for flags not given
 				return err
+			}
+			if err := checkMetricsAddr(metricsAddr); err != nil {
+				return err
+			}
+			bell, err := bellLevel(bellFlag)
+			if err != nil {
+				return err
+			}
+			cfg.Bell = bell
+			var ns *notifySetup
+			if withNotify {
+				var err error
+				if ns, err = a.notifyConfig(); err != nil {
+					return err
+				}
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -66,6 +94,15 @@ accepting, tell every session, and wait up to --shutdown-grace.
 				return ExecuteAs(ctx, args, db, actor, stdin, stdout, stderr)
 			}
 			cfg.Log = log.NewWithOptions(a.rawErr, log.Options{ReportTimestamp: true, Prefix: "approve-tui serve"})
+			mo := metrics.Options{Store: s, SSH: true}
+			if ns != nil {
+				mo.Channels = ns.channels()
+			}
+			m := newMetrics(metricsAddr, mo)
+			defer m.Close()
+			if m != nil {
+				cfg.OnSessions, cfg.OnDecision = m.SSHSessions, m.ObserveDecision
+			}
 			srv, err := serve.New(cfg)
 			if err != nil {
 				return usageErrorf("%v", err)
@@ -74,7 +111,43 @@ accepting, tell every session, and wait up to --shutdown-grace.
 			if err != nil {
 				return exitf(ExitError, "listen %s: %v", cfg.Listen, err)
 			}
-			if err := srv.Serve(ctx, l); err != nil && !errors.Is(err, context.Canceled) {
+			stopMetrics, err := a.serveMetrics(metricsAddr, m)
+			if err != nil {
+				l.Close()
+				return err
+			}
+			defer stopMetrics()
+			sctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			var notifierDone chan error
+			if ns != nil {
+				lg := cfg.Log.WithPrefix("approve-tui serve notify")
+				n := a.newNotifier(ns, s, notify.DefaultLease, func(format string, args ...any) {
+					lg.Info(line(fmt.Sprintf(format, args...)))
+				})
+				nctx := sctx
+				if m != nil {
+					n.OnDelivery = m.Delivery
+					nctx = m.Observe(nctx)
+				}
+				lg.Info("notifier started", "id", n.ID, "routes", len(ns.cfg.Routes), "channels", len(ns.cfg.Channels))
+				notifierDone = make(chan error, 1)
+				go func() {
+					err := n.Run(nctx)
+					if err != nil {
+						cancel() // the server stops with it
+					}
+					notifierDone <- err
+				}()
+			}
+			err = srv.Serve(sctx, l)
+			cancel()
+			if notifierDone != nil {
+				if nerr := <-notifierDone; nerr != nil && !errors.Is(nerr, context.Canceled) {
+					return fmt.Errorf("the notifier stopped: %w", nerr)
+				}
+			}
+			if err != nil && !errors.Is(err, context.Canceled) {
 				return err
 			}
 			return nil
@@ -92,5 +165,9 @@ accepting, tell every session, and wait up to --shutdown-grace.
 	f.IntVar(&cfg.AuthFailures, "auth-failures", 20, "refused keys from one address within --auth-backoff before it is refused outright")
 	f.DurationVar(&cfg.AuthBackoff, "auth-backoff", time.Minute, "how long an address that failed too often is refused")
 	f.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", 10*time.Second, "on SIGTERM/SIGINT, how long sessions get to end")
+	f.StringVar(&bellFlag, "bell", "", "ring each session's terminal when a proposal at or above this `risk` arrives (--bell alone: high)")
+	f.Lookup("bell").NoOptDefVal = string(model.RiskHigh)
+	f.BoolVar(&withNotify, "notify", false, "run the notifier (approve-tui notify) in the server, on the configuration file's routes")
+	addMetricsFlag(cmd, &metricsAddr)
 	return cmd
 }

@@ -37,11 +37,23 @@ type Notifier struct {
 	Parallel int
 	// Logf receives what the notifier did and what failed (nil: nothing).
 	Logf func(format string, args ...any)
+	// OnDelivery, when set, is told how each claimed delivery ended here:
+	// its channel and kind (page, escalation, reminder, resolved), and
+	// outcome DeliveryDelivered, DeliveryRetry (failed, tried again later),
+	// DeliveryFailed (given up) or DeliveryCancelled (not sent: the
+	// proposal closed first). Called on the sending goroutine: it must not
+	// block (a metrics counter).
+	OnDelivery func(channel, kind, outcome string)
 
 	mu      sync.Mutex
 	added   map[storage.DeliveryKey]bool // keys this process has added
 	trouble map[string]trouble           // by channel
 	started time.Time
+	// beat is the row the last heartbeat wrote and beatAt when: a tick
+	// writes the row again only when it changed or HeartbeatEvery passed,
+	// since its commit wakes the notifier's own watcher.
+	beat   storage.Notifier
+	beatAt time.Time
 }
 
 type trouble struct {
@@ -57,6 +69,9 @@ const (
 	// tried again (doubling each time, or the service's Retry-After).
 	BackoffMin = 2 * time.Second
 	BackoffMax = 5 * time.Minute
+	// HeartbeatEvery is how often an unchanged notifier row is written
+	// again (well inside storage.NotifierStaleAfter).
+	HeartbeatEvery = 10 * time.Second
 	// ResolvedAttempts is how often a resolution is tried before it is
 	// given up (a page is tried as long as its proposal stays open).
 	ResolvedAttempts = 20
@@ -66,6 +81,20 @@ const (
 	listPage = 1000
 	listCap  = 50000
 )
+
+// Outcomes of a delivery, as OnDelivery is told them.
+const (
+	DeliveryDelivered = storage.DeliveryDelivered
+	DeliveryRetry     = "retry"
+	DeliveryFailed    = storage.DeliveryFailed
+	DeliveryCancelled = storage.DeliveryCancelled
+)
+
+func (n *Notifier) told(d storage.Delivery, outcome string) {
+	if n.OnDelivery != nil {
+		n.OnDelivery(d.Channel, d.Kind, outcome)
+	}
+}
 
 func (n *Notifier) logf(format string, args ...any) {
 	if n.Logf != nil {
@@ -297,23 +326,27 @@ func (n *Notifier) deliver(ctx context.Context, d storage.Delivery) error {
 	}
 	rec, err := n.Store.Get(ctx, d.ApprovalID)
 	if errors.Is(err, storage.ErrNotFound) {
+		n.told(d, DeliveryCancelled)
 		return finish(storage.DeliveryResult{State: storage.DeliveryCancelled, Err: "the proposal no longer exists"})
 	}
 	if err != nil {
 		return finish(storage.DeliveryResult{State: storage.DeliveryPending, RetryAt: n.Store.Now().Add(BackoffMin), Err: err.Error()})
 	}
 	if d.Kind != KindResolved && !rec.EffectiveStatus.Open() {
+		n.told(d, DeliveryCancelled)
 		return finish(storage.DeliveryResult{State: storage.DeliveryCancelled, Err: "the proposal was " + rec.EffectiveStatus.Decision() + " first"})
 	}
 	ch := n.Config.Channels[d.Channel]
 	sender := n.Senders[d.Channel]
 	if ch == nil || sender == nil {
+		n.told(d, DeliveryFailed)
 		return finish(storage.DeliveryResult{State: storage.DeliveryFailed, Err: "channel " + d.Channel + " is not configured"})
 	}
 	ev := MakeEvent(n.Config, ch, rec, d.Kind, d.Step, n.Store.Now())
 	err = sender.Send(ctx, ev, Delivery{ID: d.ID(), Attempt: d.Attempts})
 	if err == nil {
 		n.clearTrouble(d.Channel)
+		n.told(d, DeliveryDelivered)
 		n.logf("%s: %s sent via %s", model.Sanitize(d.ApprovalID, model.Line), d.Kind, d.Channel)
 		return finish(storage.DeliveryResult{State: storage.DeliveryDelivered})
 	}
@@ -329,9 +362,11 @@ func (n *Notifier) deliver(ctx context.Context, d storage.Delivery) error {
 		if se != nil && se.RetryAfter > wait {
 			wait = min(se.RetryAfter, BackoffMax)
 		}
+		n.told(d, DeliveryRetry)
 		n.logf("%s: %s via %s failed (attempt %d), again in %s: %s", model.Sanitize(d.ApprovalID, model.Line), d.Kind, d.Channel, d.Attempts, wait, msg)
 		return finish(storage.DeliveryResult{State: storage.DeliveryPending, RetryAt: n.Store.Now().Add(wait), Err: msg})
 	}
+	n.told(d, DeliveryFailed)
 	n.logf("%s: %s via %s failed for good: %s", model.Sanitize(d.ApprovalID, model.Line), d.Kind, d.Channel, msg)
 	return finish(storage.DeliveryResult{State: storage.DeliveryFailed, Err: msg})
 }
@@ -362,8 +397,12 @@ func (n *Notifier) clearTrouble(ch string) {
 	delete(n.trouble, ch)
 }
 
-// heartbeat writes this notifier's row: running, and its oldest trouble.
+// heartbeat writes this notifier's row: running, and its oldest trouble;
+// only when the row changed or HeartbeatEvery passed since it was written
+// (a write every tick would wake Run's watcher for another tick at once,
+// and the notifier would never rest).
 func (n *Notifier) heartbeat(ctx context.Context) error {
+	now := n.Store.Now()
 	n.mu.Lock()
 	row := storage.Notifier{Notifier: n.ID, Host: model.HostName(), PID: pid(), StartedAt: model.Epoch(n.started)}
 	var oldest time.Time
@@ -377,8 +416,18 @@ func (n *Notifier) heartbeat(ctx context.Context) error {
 			row.Trouble, row.TroubleSince = ch+typ+": "+t.err, model.Epoch(t.since)
 		}
 	}
+	fresh := !n.beatAt.IsZero() && row == n.beat && now.Sub(n.beatAt) < HeartbeatEvery && now.Sub(n.beatAt) >= 0
 	n.mu.Unlock()
-	return n.Store.SetNotifier(ctx, row)
+	if fresh {
+		return nil
+	}
+	if err := n.Store.SetNotifier(ctx, row); err != nil {
+		return err
+	}
+	n.mu.Lock()
+	n.beat, n.beatAt = row, now
+	n.mu.Unlock()
+	return nil
 }
 
 // Run ticks after every commit to the store and at least every second,

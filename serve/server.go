@@ -53,6 +53,17 @@ type Config struct {
 	ShutdownGrace     time.Duration // 10 s for sessions to end on shutdown
 
 	Log *log.Logger // stderr when nil
+
+	// Bell, when set, rings each console's terminal when a proposal at or
+	// above this risk arrives (tui.Options.Bell).
+	Bell model.RiskLevel
+	// OnSessions, when set, is told how many sessions are open each time
+	// one starts or ends (a metrics gauge); it must not block.
+	OnSessions func(open int)
+	// OnDecision, when set, is told of every decision made in a session,
+	// after the server's log of it (a metrics counter): an observer, never
+	// a gate.
+	OnDecision func(storage.Decision)
 }
 
 func (c *Config) defaults() {
@@ -317,6 +328,9 @@ func (s *Server) deciding(ctx context.Context, p Person) context.Context {
 		default:
 			s.cfg.Log.Error("decision", append(kv, "reason", d.Reason, "err", model.Sanitize(d.Err.Error(), model.Line))...)
 		}
+		if s.cfg.OnDecision != nil {
+			s.cfg.OnDecision(d)
+		}
 	})
 }
 
@@ -403,13 +417,23 @@ func (s *Server) admit(p Person) string {
 func (s *Server) add(ss *session) {
 	s.mu.Lock()
 	s.sessions[ss] = struct{}{}
+	s.countSessionsLocked()
 	s.mu.Unlock()
 }
 
 func (s *Server) remove(ss *session) {
 	s.mu.Lock()
 	delete(s.sessions, ss)
+	s.countSessionsLocked()
 	s.mu.Unlock()
+}
+
+// countSessionsLocked tells OnSessions the count, under s.mu so that the
+// counts arrive in order.
+func (s *Server) countSessionsLocked() {
+	if s.cfg.OnSessions != nil {
+		s.cfg.OnSessions(len(s.sessions))
+	}
 }
 
 func (s *Server) list() []*session {
@@ -469,7 +493,7 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 	label := fmt.Sprintf("ssh: %s (%s)", p.Name, p.Role)
 	m := tui.New(tui.Options{
 		Store: s.cfg.Store, Actor: actor, Name: p.Name, Renderer: sessionRenderer(sess), Context: s.deciding(sess.Context(), p), Label: label,
-		Follow: followOf(sess), Open: openID(sess),
+		Follow: followOf(sess), Open: openID(sess), Bell: s.cfg.Bell,
 	})
 	// Closed by gate once the program has ended (not while it runs); that
 	// also restores the client's terminal.

@@ -289,13 +289,18 @@ func (st *Store) DeliveriesOf(ctx context.Context, id string) ([]Delivery, error
 }
 
 // UnresolvedPaged lists the proposals that have a delivered page,
-// escalation or reminder and no resolution row yet, at most limit.
+// escalation or reminder, no resolution row yet, and are no longer open
+// (decided, expired, or gone), at most limit. Open ones are left out, and
+// so are those whose pages never went out, so that they cannot fill the
+// limit and hold back the resolutions that are due.
 func (st *Store) UnresolvedPaged(ctx context.Context, limit int) ([]string, error) {
 	s := st.bind()
 	rows, err := s.rdb.QueryContext(ctx, `SELECT DISTINCT d.approval_id FROM approve_tui_deliveries d
-		WHERE d.kind <> 'resolved' AND NOT EXISTS (SELECT 1 FROM approve_tui_deliveries r
+		LEFT JOIN gateway_approvals g ON g.approval_id = d.approval_id
+		WHERE d.kind <> 'resolved' AND d.state = ? AND NOT EXISTS (SELECT 1 FROM approve_tui_deliveries r
 			WHERE r.approval_id = d.approval_id AND r.kind = 'resolved')
-		ORDER BY d.approval_id LIMIT ?`, limit)
+		AND (g.approval_id IS NULL OR NOT (g.status IN ('pending', 'pending_confirm') AND (g.expires_at IS NULL OR g.expires_at > ?)))
+		ORDER BY d.approval_id LIMIT ?`, DeliveryDelivered, model.Epoch(s.now()), limit)
 	if isNoTable(err) {
 		return nil, nil
 	}
