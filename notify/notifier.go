@@ -54,6 +54,16 @@ type Notifier struct {
 	// since its commit wakes the notifier's own watcher.
 	beat   storage.Notifier
 	beatAt time.Time
+	// The last plan: made (planned) at plannedAt, when the pending rows
+	// had signature planSig; planAt is when its routes next have something
+	// to add with no new proposal (a step falls due, a reminder's window
+	// opens; zero: nothing). Run's passes plan again only when the
+	// signature moved, at planAt, or replanEvery after the last plan, so
+	// that pending proposals no route takes are not read at every pass.
+	planned   bool
+	plannedAt time.Time
+	planSig   storage.PendingSignature
+	planAt    time.Time
 }
 
 type trouble struct {
@@ -80,6 +90,10 @@ const (
 	// listPage and listCap bound the open proposals planned per pass.
 	listPage = 1000
 	listCap  = 50000
+	// replanEvery bounds how long Run's passes go without reading the
+	// open proposals (the pending signature misses a decided row made
+	// open again).
+	replanEvery = time.Minute
 )
 
 // Outcomes of a delivery, as OnDelivery is told them.
@@ -145,19 +159,40 @@ func stepKind(i int) string {
 }
 
 // Tick is one pass: add the deliveries that fell due, send the ones that
-// are due, and heartbeat. Run calls it after every commit and every
-// second; tests call it with the store's clock where they want it.
-func (n *Notifier) Tick(ctx context.Context) error {
+// are due, and heartbeat. Run makes a pass after every commit and every
+// second, reading the open proposals only when the pending rows changed
+// or a step or reminder falls due; tests call Tick, which always reads
+// them, with the store's clock where they want it.
+func (n *Notifier) Tick(ctx context.Context) error { return n.pass(ctx, true) }
+
+// pass is Tick; without full, it plans only when the pending rows'
+// signature moved since the last plan, or that plan said something falls
+// due by now, or it is replanEvery old (or failed).
+func (n *Notifier) pass(ctx context.Context, full bool) error {
+	now := n.Store.Now()
 	n.mu.Lock()
 	if n.added == nil {
 		n.added = map[storage.DeliveryKey]bool{}
 		n.trouble = map[string]trouble{}
-		n.started = n.Store.Now()
+		n.started = now
 	}
+	due := !n.planned || !n.planAt.IsZero() && !now.Before(n.planAt) || now.Sub(n.plannedAt) >= replanEvery || now.Before(n.plannedAt)
+	last := n.planSig
 	n.mu.Unlock()
-	open, err := n.plan(ctx)
-	if err != nil {
-		return err
+	// Read before the list: a proposal added after it moves it again.
+	sig, serr := n.Store.PendingSignature(ctx)
+	var open map[string]bool // nil when not planned: resolve asks the store
+	if full || due || serr != nil || sig != last {
+		var err error
+		if open, err = n.plan(ctx); err != nil {
+			n.mu.Lock()
+			n.planned = false
+			n.mu.Unlock()
+			return err
+		}
+		n.mu.Lock()
+		n.planned, n.plannedAt, n.planSig = serr == nil, now, sig
+		n.mu.Unlock()
 	}
 	if err := n.resolve(ctx, open); err != nil {
 		return err
@@ -174,6 +209,12 @@ func (n *Notifier) plan(ctx context.Context) (map[string]bool, error) {
 	now := n.Store.Now()
 	open := map[string]bool{}
 	var keys []storage.DeliveryKey
+	var next time.Time // the soonest step or reminder not yet due
+	soon := func(t time.Time) {
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
 	for off := 0; off < listCap; off += listPage {
 		recs, err := n.Store.List(ctx, storage.ListOptions{Limit: listPage, Offset: off})
 		if err != nil {
@@ -192,6 +233,7 @@ func (n *Notifier) plan(ctx context.Context) (map[string]bool, error) {
 			var paged []string
 			for i, st := range r.Steps {
 				if age < st.After {
+					soon(model.FromEpoch(rec.CreatedAt).Add(st.After))
 					break
 				}
 				for _, ch := range st.Notify {
@@ -206,13 +248,21 @@ func (n *Notifier) plan(ctx context.Context) (map[string]bool, error) {
 				for _, ch := range unique(paged) {
 					keys = append(keys, storage.DeliveryKey{ApprovalID: rec.ApprovalID, Kind: KindReminder, Channel: ch})
 				}
+			} else if ok && r.RemindBeforeExpiry > 0 && left > r.RemindBeforeExpiry {
+				soon(model.FromEpoch(*rec.ExpiresAt).Add(-r.RemindBeforeExpiry))
 			}
 		}
 		if len(recs) < listPage {
 			break
 		}
 	}
-	return open, n.add(ctx, keys)
+	if err := n.add(ctx, keys); err != nil {
+		return nil, err
+	}
+	n.mu.Lock()
+	n.planAt = next
+	n.mu.Unlock()
+	return open, nil
 }
 
 // add adds the keys this process has not added before.
@@ -430,8 +480,8 @@ func (n *Notifier) heartbeat(ctx context.Context) error {
 	return nil
 }
 
-// Run ticks after every commit to the store and at least every second,
-// until ctx ends; a tick's failure is logged and tried again.
+// Run passes after every commit to the store and at least every second,
+// until ctx ends; a pass's failure is logged and tried again.
 func (n *Notifier) Run(ctx context.Context) error {
 	w, err := n.Store.Watch(ctx)
 	if err != nil {
@@ -440,7 +490,7 @@ func (n *Notifier) Run(ctx context.Context) error {
 	defer w.Close()
 	defer n.Store.RemoveNotifier(context.WithoutCancel(ctx), n.ID)
 	for {
-		if err := n.Tick(ctx); err != nil && ctx.Err() == nil {
+		if err := n.pass(ctx, false); err != nil && ctx.Err() == nil {
 			n.logf("warning: %v", err)
 		}
 		wctx, cancel := context.WithTimeout(ctx, time.Second)

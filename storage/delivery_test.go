@@ -121,7 +121,26 @@ func TestDeliveryLeaseAndRetry(t *testing.T) {
 	if evs[0].Event != EventDelivery || evs[0].Outcome != OutcomeFailed || evs[0].Detail["error"] != "HTTP 400" {
 		t.Fatalf("%+v", evs[0])
 	}
-	if ids, _ := s.UnresolvedPaged(ctx, 10); len(ids) != 1 {
+	// Open, and nothing delivered: no resolution is due.
+	if ids, _ := s.UnresolvedPaged(ctx, 10); len(ids) != 0 {
+		t.Fatalf("unresolved %v", ids)
+	}
+	// A delivered page: due once the proposal is decided, not before.
+	p := DeliveryKey{ApprovalID: "deliver-lease-1", Kind: "page", Channel: "push"}
+	s.AddDeliveries(ctx, []DeliveryKey{p})
+	if d, _ := s.ClaimDelivery(ctx, p, "alive", time.Minute); d == nil {
+		t.Fatal("page not claimed")
+	}
+	if err := s.FinishDelivery(ctx, p, "alive", DeliveryResult{State: DeliveryDelivered}, notifierActor); err != nil {
+		t.Fatal(err)
+	}
+	if ids, _ := s.UnresolvedPaged(ctx, 10); len(ids) != 0 {
+		t.Fatalf("unresolved while open %v", ids)
+	}
+	if _, err := s.Deny(ctx, "deliver-lease-1", model.Actor{Surface: model.SurfaceCLI, Name: "bob@laptop"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if ids, _ := s.UnresolvedPaged(ctx, 10); len(ids) != 1 || ids[0] != "deliver-lease-1" {
 		t.Fatalf("unresolved %v", ids)
 	}
 }
