@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/approve-tui/approve-tui/internal/syncbuf"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 )
@@ -53,8 +54,8 @@ func TestOpenWithOpenSSHInTmux(t *testing.T) {
 	port := freePort(t)
 	srv := exec.Command(bin, "--db", db, "serve", "--listen", fmt.Sprintf("127.0.0.1:%d", port),
 		"--host-key", filepath.Join(dir, "host_ed25519"), "--approvers", approvers)
-	var srvLog strings.Builder
-	srv.Stderr = &srvLog
+	srvLog := &syncbuf.Buffer{} // written by the copy of the server's stderr while the test reads it
+	srv.Stderr = srvLog
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -299,7 +299,11 @@ func (h *hub) loop(f *dbfile) {
 			poll = h.nextPoll(poll, base, changed, evented)
 		}
 		if changed {
-			settle, evented = -1, false
+			// The schedule runs on after a change: the change seen may be
+			// another commit than the one the event announced, which then
+			// lands a few milliseconds later (a stop here left it to the
+			// slow poll, a second or more).
+			evented = false
 		}
 		next := poll
 		if settle >= 0 && settle < len(settleChecks) {
