@@ -271,7 +271,7 @@ func TestHermesTransportWithTheConsole(t *testing.T) {
 		t.Fatalf("session %q", r.SessionKey)
 	}
 	// Hermes' post_approval_response is recorded: handed to Hermes.
-	eventuallyT(t, 10*time.Second, "the execution was never marked handed_off", func() bool {
+	eventually(t, 10*time.Second, "the execution was never marked handed_off", func() bool {
 		return getRecord(t, hs.db, rec.ApprovalID).ExecutionStatus == model.ExecHandedOff
 	})
 	tm.key("Escape", "Escape")
@@ -411,7 +411,7 @@ func TestHermesTransportOnPostgres(t *testing.T) {
 	if r := host.result("pg", 30*time.Second); r.Choice != "once" || r.Failure != nil {
 		t.Fatalf("Hermes got %+v\n%s", r, host.log())
 	}
-	eventuallyT(t, 10*time.Second, "not handed off", func() bool {
+	eventually(t, 10*time.Second, "not handed off", func() bool {
 		return getRecord(t, db, rec.ApprovalID).ExecutionStatus == model.ExecHandedOff
 	})
 	if rec.ApprovalID != agent.HermesHookID(rec.Hermes.RequestID) {
@@ -446,16 +446,4 @@ func runBin(t *testing.T, bin string, want int, args ...string) string {
 		t.Fatalf("%v: exit %d, want %d\n%s", args, code, want, out)
 	}
 	return string(out)
-}
-
-func eventuallyT(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatal(what)
 }

@@ -489,6 +489,14 @@ func (n *Notifier) Run(ctx context.Context) error {
 	}
 	defer w.Close()
 	defer n.Store.RemoveNotifier(context.WithoutCancel(ctx), n.ID)
+	n.mu.Lock()
+	if n.added == nil {
+		n.added, n.trouble, n.started = map[storage.DeliveryKey]bool{}, map[string]trouble{}, n.Store.Now()
+	}
+	n.mu.Unlock()
+	if err := n.heartbeat(ctx); err != nil && ctx.Err() == nil {
+		n.logf("warning: %v", err) // running, said before the first pass
+	}
 	for {
 		if err := n.pass(ctx, false); err != nil && ctx.Err() == nil {
 			n.logf("warning: %v", err)
