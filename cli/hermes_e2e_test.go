@@ -391,6 +391,11 @@ func TestHermesTransportFailsClosed(t *testing.T) {
 			if r.Choice != "deny" || r.Failure != nil {
 				t.Fatalf("Hermes got %+v\n%s", r, host.log())
 			}
+			// The log comes through its own pipe: it may follow the result.
+			deadline := time.Now().Add(10 * time.Second)
+			for !strings.Contains(host.log(), tc.log) && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+			}
 			if lg := host.log(); !strings.Contains(lg, tc.log) || strings.Contains(lg, "Traceback") {
 				t.Fatalf("Hermes' log:\n%s", lg)
 			}
