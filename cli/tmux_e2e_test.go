@@ -39,7 +39,18 @@ func startDemoInTmux(t *testing.T) *demoInTmux {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatal("tmux is needed for the end-to-end console test (apt-get install tmux)")
 	}
-	dir := t.TempDir()
+	// Not t.TempDir: the demo in tmux may still write its WAL for a moment
+	// after the server is killed, and a directory not empty then failed
+	// the test at cleanup. Removed once the session is gone, best effort.
+	dir, err := os.MkdirTemp("", "approve-tui-e2e-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for i := 0; i < 50 && os.RemoveAll(dir) != nil; i++ {
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
 	bin := buildBinary(t, dir)
 	tm := &demoInTmux{t: t, db: filepath.Join(dir, "demo.db"), sock: fmt.Sprintf("approve-tui-e2e-%d-%s", os.Getpid(), t.Name()), bin: bin}
 	tm.tmux("new-session", "-d", "-s", "e2e", "-x", "80", "-y", "24",
