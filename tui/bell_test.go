@@ -1,36 +1,16 @@
 package tui
 
 import (
-	"bytes"
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/approve-tui/approve-tui/internal/syncbuf"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/risk"
 	tea "github.com/charmbracelet/bubbletea"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) take() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := s.b.String()
-	s.b.Reset()
-	return out
-}
 
 // --bell: a proposal at or above the bell's risk arriving after the first
 // load rings (BEL and the desktop-notification escapes), with the
@@ -39,12 +19,12 @@ func (s *syncBuffer) take() string {
 func TestBellRingsForNewRiskyProposals(t *testing.T) {
 	f := newFixture(t)
 	m := New(Options{Store: f.s, Actor: operator, Renderer: asciiRenderer(), Now: fixedNow, NoWatch: true, Bell: model.RiskHigh})
-	var out syncBuffer
+	var out syncbuf.Buffer
 	m.UseScreen(&out)
 	t.Cleanup(m.closeScreen)
 	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
 	Settle(m, m.Init())
-	if strings.Contains(out.take(), "\a") {
+	if strings.Contains(out.Take(), "\a") {
 		t.Fatal("rang for what was there at start")
 	}
 	submit := func(cmd string) {
@@ -59,11 +39,11 @@ func TestBellRingsForNewRiskyProposals(t *testing.T) {
 		Settle(m, m.reload())
 	}
 	submit("ls -la /srv")
-	if strings.Contains(out.take(), "\a") {
+	if strings.Contains(out.Take(), "\a") {
 		t.Fatal("rang for a low-risk proposal")
 	}
 	submit("rm -rf /srv/app/releases/old \x1b]9;fake\a")
-	got := out.take()
+	got := out.Take()
 	want := "\a\x1b]9;approve-tui: HIGH proposal waiting\a\x1b]777;notify;approve-tui;approve-tui: HIGH proposal waiting\a"
 	if !strings.Contains(got, want) {
 		t.Fatalf("no alert in %q", got)
@@ -77,7 +57,7 @@ func TestBellRingsForNewRiskyProposals(t *testing.T) {
 		}
 	}
 	Settle(m, m.reload())
-	if strings.Contains(out.take(), "\a") {
+	if strings.Contains(out.Take(), "\a") {
 		t.Fatal("rang twice for one proposal")
 	}
 }
