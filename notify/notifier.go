@@ -522,7 +522,7 @@ func MakeEvent(cfg *config.File, ch *config.Channel, rec *storage.Record, kind s
 		ev.ExpiresAt = model.FromEpoch(*rec.ExpiresAt)
 	}
 	if ch.IncludeCommand {
-		ev.Command = cut(model.Sanitize(rec.Command, model.Line), commandBound)
+		ev.Command = cutRunes(model.Sanitize(rec.Command, model.Line), commandBound)
 	} else {
 		ev.CommandOmitted = true
 	}
@@ -537,15 +537,6 @@ func MakeEvent(cfg *config.File, ch *config.Channel, rec *storage.Record, kind s
 		}
 	}
 	return ev
-}
-
-// cut bounds s to n characters, marking a cut with "…".
-func cut(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }
 
 func unique(ss []string) []string {
