@@ -521,7 +521,7 @@ func (h *hook) draft(c *hookCall, command string, v risk.Verdict) risk.Draft {
 	}
 	d := risk.Draft{Command: command, SessionKey: h.session(c), Requester: h.p.requester, Cwd: c.cwd,
 		Backend: "local", Notes: strings.Join(notes, "; "), Context: c.description, TTL: h.o.Timeout + lag, ID: h.id(c),
-		Hermes: c.hermes}
+		Hermes: c.hermes, Origin: model.LocalOrigin()}
 	if c.unknownRisk && len(v.Matches) == 0 {
 		d.Raise = model.RiskMedium
 	}

@@ -164,7 +164,7 @@ func (a *app) headlessCmd() *cobra.Command {
 			opt := headless.Options{
 				Console: tui.Options{
 					Store:    s,
-					Actor:    model.Actor{Surface: model.SurfaceHeadless, Name: "headless:" + tape.Name(), Detail: fmt.Sprintf("pid %d", os.Getpid()), ReadOnly: a.readOnly},
+					Actor:    model.Actor{Surface: model.SurfaceHeadless, Name: "headless:" + tape.Name(), Detail: fmt.Sprintf("pid %d", os.Getpid()), ReadOnly: a.readOnly, Person: model.LocalPerson()},
 					Renderer: headlessRenderer(plain || !a.colorful()),
 					Now:      a.now,
 					Label:    label,

@@ -116,6 +116,7 @@ func (a *app) draft(f submitFlags, command, sessionPrefix string, actor model.Ac
 		Raise:       model.RiskLevel(strings.ToLower(f.risk)),
 		Context:     f.reason,
 		TTL:         f.ttl,
+		Origin:      model.LocalOrigin(),
 	}
 	if d.SessionKey == "" {
 		d.SessionKey = sessionPrefix + ":" + actor.Name

@@ -7,7 +7,7 @@
 package config
 
 import (
-	"path"
+	"github.com/approve-tui/approve-tui/policy"
 	"sort"
 	"time"
 
@@ -106,7 +106,7 @@ func (f *File) ChannelNames() []string {
 // risk, session key session and requester requester (nil: none).
 func (f *File) Route(risk model.RiskLevel, session, requester string) *Route {
 	for _, r := range f.Routes {
-		if r.Match.Matches(risk, session, requester) {
+		if ok, _ := r.Match.Check(policy.Subject{Risk: risk, Session: session, Requester: requester}); ok {
 			return r
 		}
 	}
@@ -207,30 +207,9 @@ type Route struct {
 }
 
 // Match says which proposals a route takes: risk at or above Risk ("":
-// any), session and requester matching their globs ("": any).
-type Match struct {
-	Risk      model.RiskLevel
-	Session   string
-	Requester string
-}
-
-// Matches reports whether a proposal of effective risk risk, session key
-// session and requester requester is one m takes. An unknown risk ranks
-// above high (it fails closed); globs are path.Match's.
-func (m Match) Matches(risk model.RiskLevel, session, requester string) bool {
-	if m.Risk != "" && risk.Normalized().Rank() < m.Risk.Rank() {
-		return false
-	}
-	return globMatch(m.Session, session) && globMatch(m.Requester, requester)
-}
-
-func globMatch(pattern, s string) bool {
-	if pattern == "" {
-		return true
-	}
-	ok, err := path.Match(pattern, s)
-	return ok && err == nil
-}
+// any), session and requester matching their globs ("": any). It is the
+// policy's match; a route takes risk, session and requester only.
+type Match = policy.Match
 
 // Step is one paging step: After this long since the proposal opened,
 // notify these channels (by name).

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"github.com/approve-tui/approve-tui/policy"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -380,11 +381,11 @@ func TestMatches(t *testing.T) {
 		{model.RiskMedium, "agent:prod:7", false},
 		{model.RiskHigh, "agent:dev:7", false},
 	} {
-		if got := m.Matches(tc.risk, tc.session, "anyone"); got != tc.want {
+		if got, _ := m.Check(policy.Subject{Risk: tc.risk, Session: tc.session, Requester: "anyone"}); got != tc.want {
 			t.Errorf("Matches(%s, %s) = %v", tc.risk, tc.session, got)
 		}
 	}
-	if !(Match{}).Matches(model.RiskLow, "", "") {
+	if ok, _ := (Match{}).Check(policy.Subject{Risk: model.RiskLow}); !ok {
 		t.Error("an empty match takes everything")
 	}
 	f := &File{Routes: []*Route{{Match: Match{Requester: "ci-*"}, Line: 1}, {Line: 2}}}

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"github.com/approve-tui/approve-tui/policy"
 	"io"
 	"io/fs"
 	"math"
@@ -162,13 +163,7 @@ func Parse(path string, data []byte) (*File, error) {
 	l := &loader{dir: dir, anchors: map[string]ast.Node{}, badChannels: map[string]bool{}}
 	f := l.parse(data)
 	if len(l.probs) > 0 {
-		sort.SliceStable(l.probs, func(i, j int) bool {
-			a, b := l.probs[i], l.probs[j]
-			if a.Line != b.Line {
-				return a.Line < b.Line
-			}
-			return a.Column < b.Column
-		})
+		l.sortProblems()
 		return nil, &Error{Path: path, Problems: l.probs}
 	}
 	f.Path = path
@@ -314,12 +309,14 @@ func kind(n ast.Node) string {
 	return "something else"
 }
 
-func (l *loader) parse(data []byte) *File {
-	f := Defaults()
+// body parses data as one YAML document and returns its body (nil: empty,
+// only comments, or not YAML, which is then a problem), with its anchors
+// noted.
+func (l *loader) body(data []byte) ast.Node {
 	file, err := parser.ParseBytes(data, 0)
 	if err != nil {
 		l.yamlError(err)
-		return f
+		return nil
 	}
 	var body ast.Node
 	for _, doc := range file.Docs {
@@ -333,12 +330,32 @@ func (l *loader) parse(data []byte) *File {
 		body = doc.Body
 	}
 	if body == nil {
-		return f // empty, or only comments: the defaults
+		return nil
 	}
 	for _, n := range ast.Filter(ast.AnchorType, body) {
 		if a, ok := n.(*ast.AnchorNode); ok && a.Name != nil {
 			l.anchors[a.Name.GetToken().Value] = a.Value
 		}
+	}
+	return body
+}
+
+// sortProblems orders l's problems by place in the file.
+func (l *loader) sortProblems() {
+	sort.SliceStable(l.probs, func(i, j int) bool {
+		a, b := l.probs[i], l.probs[j]
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Column < b.Column
+	})
+}
+
+func (l *loader) parse(data []byte) *File {
+	f := Defaults()
+	body := l.body(data)
+	if body == nil {
+		return f // empty, or only comments: the defaults
 	}
 	top, ok := l.mapping(body, "the file", "a mapping of keys ("+strings.Join(topKeys, ", ")+")", topKeys)
 	if !ok {
@@ -873,7 +890,13 @@ func (l *loader) route(f *File, n ast.Node, num int) *Route {
 }
 
 func (l *loader) match(m *Match, e entry, what string) bool {
-	es, ok := l.mapping(e.val, what, "a mapping ("+strings.Join(matchKeys, ", ")+")", matchKeys)
+	return l.matchKeys(m, e, what, matchKeys)
+}
+
+// matchKeys reads a match: of the keys allowed (a route's, or a policy
+// rule's, which adds command and pattern).
+func (l *loader) matchKeys(m *Match, e entry, what string, allowed []string) bool {
+	es, ok := l.mapping(e.val, what, "a mapping ("+strings.Join(allowed, ", ")+")", allowed)
 	if !ok {
 		return false
 	}
@@ -904,6 +927,17 @@ func (l *loader) match(m *Match, e entry, what string) bool {
 				m.Session = s
 			} else {
 				m.Requester = s
+			}
+		case "command", "pattern":
+			if err := policy.ValidGlob(s); err != nil || s == "" {
+				l.add(me.at(), "%s: %q is not a glob; want a pattern such as \"terraform apply*\" (* any run of characters, spaces and / too, ? one, [a-z] a class, \\ quotes)", k, s)
+				good = false
+				continue
+			}
+			if me.name == "command" {
+				m.Command = s
+			} else {
+				m.Pattern = s
 			}
 		}
 	}

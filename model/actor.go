@@ -35,6 +35,9 @@ type Actor struct {
 	Detail string
 	// ReadOnly marks a watcher: the decision path refuses every change it asks.
 	ReadOnly bool
+	// Person is who the actor is when approvers are counted (an OS user,
+	// whoever ran sudo): "" takes it from Name (policy.Person).
+	Person string
 }
 
 // String is the form stored in consumed_by: "alice@host via cli".
@@ -62,7 +65,7 @@ func LocalActor(surface Surface) Actor {
 	} else if v := os.Getenv("USER"); v != "" {
 		name = v
 	}
-	a := Actor{Surface: surface, Name: name + "@" + HostName()}
+	a := Actor{Surface: surface, Name: name + "@" + HostName(), Person: LocalPerson()}
 	if tty, err := os.Readlink("/proc/self/fd/0"); err == nil && (strings.HasPrefix(tty, "/dev/pts/") || strings.HasPrefix(tty, "/dev/tty")) {
 		a.Detail = tty
 	}
@@ -89,3 +92,29 @@ func HostName() string {
 	}
 	return "localhost"
 }
+
+// LocalPerson is the person running this process: the user who ran sudo
+// when it runs as root under sudo ($SUDO_USER), else the OS user. Approvers
+// are counted by person, so that one person counts once, whether or not
+// they used sudo.
+func LocalPerson() string {
+	name := ""
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = u.Username
+	} else if v := os.Getenv("USER"); v != "" {
+		name = v
+	}
+	if os.Geteuid() == 0 {
+		if v := strings.TrimSpace(Sanitize(os.Getenv("SUDO_USER"), Line)); v != "" && v != "root" {
+			name = v
+		}
+	}
+	if name == "" {
+		name = "unknown"
+	}
+	return name
+}
+
+// LocalOrigin is this process's person and host, as a proposal's Origin
+// records them: "alice@laptop".
+func LocalOrigin() string { return LocalPerson() + "@" + HostName() }

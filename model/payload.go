@@ -32,6 +32,10 @@ var payloadKeys = []string{
 // (Proposal.RequesterContext).
 const ContextKey = "approve_tui_context"
 
+// OriginKey is approve-tui's own payload key for the submitting process's
+// user and host (Proposal.Origin).
+const OriginKey = "approve_tui_origin"
+
 // PayloadKeys returns the full key set of payload_json, in Hermes' order.
 func PayloadKeys() []string { return append([]string(nil), payloadKeys...) }
 
@@ -83,6 +87,7 @@ func DecodePayload(raw []byte) (*Proposal, error) {
 		ExecutionReason:          d.str("execution_reason"),
 		ExecutionRecordedAt:      d.num("execution_recorded_at"),
 		RequesterContext:         d.str(ContextKey),
+		Origin:                   d.str(OriginKey),
 		Hermes:                   d.hermes(),
 		RequiresTextConfirm:      d.boolOr("requires_text_confirm", false),
 		Nonce:                    d.str("nonce"),
@@ -272,6 +277,9 @@ func PayloadObject(p *Proposal) *JSONObject {
 		OptNum("execution_recorded_at", p.ExecutionRecordedAt)
 	if p.RequesterContext != "" {
 		o.Str(ContextKey, p.RequesterContext)
+	}
+	if p.Origin != "" {
+		o.Str(OriginKey, p.Origin)
 	}
 	if p.Hermes != nil {
 		o.Obj(HermesKey, hermesObject(p.Hermes))

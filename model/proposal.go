@@ -217,6 +217,13 @@ type Proposal struct {
 	// (Hermes ignores keys it does not know).
 	RequesterContext string
 
+	// Origin is the OS user and host of the process that submitted the
+	// proposal (approve-tui's run and hooks: "alice@laptop"; "" for other
+	// writers): the person whose agent asks, who may not approve it where
+	// the policy asks for more than one approver. approve-tui's own payload
+	// key, approve_tui_origin.
+	Origin string
+
 	// Hermes is what Hermes' approval transport said of the request, for
 	// a proposal `hook hermes` made (nil otherwise): payload key
 	// approve_tui_hermes.

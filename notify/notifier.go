@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
+	"github.com/approve-tui/approve-tui/policy"
 	"strings"
 	"sync"
 	"time"
@@ -134,20 +134,8 @@ func Route(cfg *config.File, rec *storage.Record) (int, *config.Route) {
 }
 
 func matches(m config.Match, rec *storage.Record) bool {
-	if m.Risk != "" && rec.EffectiveRisk.Rank() < m.Risk.Rank() {
-		return false
-	}
-	if m.Session != "" {
-		if ok, _ := path.Match(m.Session, rec.SessionKey); !ok {
-			return false
-		}
-	}
-	if m.Requester != "" {
-		if ok, _ := path.Match(m.Requester, rec.Requester); !ok {
-			return false
-		}
-	}
-	return true
+	ok, _ := m.Check(policy.Subject{Risk: rec.EffectiveRisk, Session: rec.SessionKey, Requester: rec.Requester})
+	return ok
 }
 
 // stepKind is the kind of route step i's deliveries.

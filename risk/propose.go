@@ -44,6 +44,8 @@ type Draft struct {
 	// Hermes is what Hermes' approval transport said of the request
 	// (Proposal.Hermes), for a proposal of `hook hermes`.
 	Hermes *model.HermesRequest
+	// Origin is the submitting process's user and host (Proposal.Origin).
+	Origin string
 	// TTL until expiry (0: never expires).
 	TTL time.Duration
 	// ID is the approval id ("" draws a new one).
@@ -114,6 +116,7 @@ func Propose(d Draft, now time.Time) (*model.Proposal, Verdict, error) {
 		ExecutionStatus:          model.ExecNotStarted,
 		RequesterContext:         d.Context,
 		Hermes:                   d.Hermes,
+		Origin:                   d.Origin,
 	}
 	if d.TTL > 0 {
 		p.ExpiresAt = model.F64(model.Epoch(now.Add(d.TTL)))

@@ -38,6 +38,8 @@ type CopyResult struct {
 	Events    int64         `json:"audit_events"`
 	Waiters   int64         `json:"waiters"`
 	Lockouts  int64         `json:"lockouts"`
+	Policies  int64         `json:"policy_versions"`
+	Votes     int64         `json:"votes"`
 	Replaced  bool          `json:"replaced"`
 	Verify    *VerifyResult `json:"verify"`
 	// CreatedSchema is the PostgreSQL schema opening the target created
@@ -70,6 +72,10 @@ var (
 	auditCopy   = copyTable{"approve_tui_audit", strings.Split(strings.ReplaceAll(auditColumns, " ", ""), ","), "seq"}
 	waitersCopy = copyTable{"approve_tui_waiters", []string{"approval_id", "host", "pid", "started_at", "heartbeat_at", "surface"}, "approval_id, host, pid"}
 	lockoutCopy = copyTable{"gateway_approval_lockouts", []string{"verb", "target", "expires_at", "reason", "created_at"}, "verb, target"}
+	// The policy comes along (a copy without it would weaken the rule),
+	// and so do the votes cast under it.
+	policyCopy = copyTable{"approve_tui_policy", []string{"version", "sha256", "source", "rules", "set_at", "set_by"}, "version"}
+	votesCopy  = copyTable{"approve_tui_votes", []string{"approval_id", "actor", "surface", "person", "key_fp", "payload_sha256", "at", "ended", "ended_at"}, "approval_id, at, person"}
 )
 
 // copyBatch is how many rows one INSERT carries.
@@ -170,7 +176,8 @@ func Copy(ctx context.Context, src, dst *Store, opt CopyOptions, actor model.Act
 		for _, t := range []struct {
 			tab copyTable
 			n   *int64
-		}{{auditCopy, &res.Events}, {waitersCopy, &res.Waiters}, {lockoutCopy, &res.Lockouts}} {
+		}{{auditCopy, &res.Events}, {waitersCopy, &res.Waiters}, {lockoutCopy, &res.Lockouts},
+			{policyCopy, &res.Policies}, {votesCopy, &res.Votes}} {
 			n, err := copyRows(ctx, rc, db, `SELECT `+strings.Join(t.tab.cols, ", ")+` FROM `+t.tab.name+` ORDER BY `+t.tab.order,
 				t.tab.name, t.tab.cols)
 			if err != nil {
@@ -225,7 +232,8 @@ func (s bound) checkEmpty(ctx context.Context, q querier, replace bool) error {
 // emptyForCopy empties the target inside the copy's transaction.
 func (s bound) emptyForCopy(ctx context.Context) error {
 	for _, q := range []string{`DELETE FROM gateway_approvals`, `DELETE FROM approve_tui_audit`, `DELETE FROM approve_tui_waiters`,
-		`DELETE FROM approve_tui_rank`, `DELETE FROM approve_tui_presence`, `DELETE FROM approve_tui_meta WHERE key <> 'audit_head'`} {
+		`DELETE FROM approve_tui_rank`, `DELETE FROM approve_tui_presence`, `DELETE FROM approve_tui_meta WHERE key <> 'audit_head'`,
+		`DELETE FROM approve_tui_policy`, `DELETE FROM approve_tui_votes`} {
 		if _, err := s.w.ExecContext(ctx, q); err != nil {
 			return err
 		}

@@ -710,6 +710,14 @@ var pgSchema = schemaDDL{
 			`CREATE TABLE IF NOT EXISTS approve_tui_notifiers (` + notifiersColumns("DOUBLE PRECISION") + `)`,
 			pgTrigger("approve_tui_deliveries"),
 		},
+		{
+			`CREATE TABLE IF NOT EXISTS approve_tui_policy (` + policyColumns("BIGINT", "DOUBLE PRECISION") + `)`,
+			`CREATE TABLE IF NOT EXISTS approve_tui_votes (` + votesColumns("DOUBLE PRECISION") + `)`,
+			votesIndexes[0],
+			votesIndexes[1],
+			pgTrigger("approve_tui_policy"),
+			pgTrigger("approve_tui_votes"),
+		},
 	},
 	lockoutsTable: pgLockoutsTable,
 	tier2Columns: []string{

@@ -153,6 +153,12 @@ var migrations = []string{
 	`CREATE TABLE IF NOT EXISTS approve_tui_deliveries (` + deliveriesColumns("REAL") + `);
 	CREATE INDEX IF NOT EXISTS approve_tui_deliveries_due ON approve_tui_deliveries(state, next_at);
 	CREATE TABLE IF NOT EXISTS approve_tui_notifiers (` + notifiersColumns("REAL") + `);`,
+	// 4: the approval policy, one row per version, and the votes cast
+	// under it (quorum.go).
+	`CREATE TABLE IF NOT EXISTS approve_tui_policy (` + policyColumns("INTEGER", "REAL") + `);
+	CREATE TABLE IF NOT EXISTS approve_tui_votes (` + votesColumns("REAL") + `);
+	` + votesIndexes[0] + `;
+	` + votesIndexes[1] + `;`,
 }
 
 // auditTable is the audit log's column definitions on SQLite. seq is the

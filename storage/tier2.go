@@ -91,6 +91,7 @@ func (st *Store) ConsumePhrase(ctx context.Context, id, typed, readSHA256 string
 		return nil, err
 	}
 	var out *Record
+	var voted *VoteRecorded
 	err = s.run(ctx, transition{event: EventApprove, id: id, actor: actor, apply: func(ctx context.Context) ([]auditEntry, error) {
 		rec, err := s.approvable(ctx, damaged, id, readSHA256, true)
 		if err != nil {
@@ -122,8 +123,20 @@ func (st *Store) ConsumePhrase(ctx context.Context, id, typed, readSHA256 string
 			rec.Status, rec.ApprovalEventID = model.StatusPendingConfirm, event
 		}
 		if model.NormalizePhrase(typed) == rec.Phrase() {
+			b, verr := s.vote(ctx, rec, actor)
+			if verr != nil {
+				return nil, verr
+			}
+			if !b.met {
+				voted = &VoteRecorded{ID: id, Quorum: b.q}
+				return append(entries, b.entries...), nil
+			}
+			entries = append(entries, b.entries...)
 			var at float64
 			by := columnText(actor.String())
+			if b.by != "" {
+				by = columnText(b.by)
+			}
 			err := s.w.QueryRowContext(ctx, `UPDATE gateway_approvals SET status = 'consumed', consumed_at = ?, consumed_by = ?
 				WHERE approval_id = ? AND status = 'pending_confirm' AND (expires_at IS NULL OR expires_at > ?)
 				RETURNING consumed_at`, nowE, by, id, nowE).Scan(&at)
@@ -136,13 +149,18 @@ func (st *Store) ConsumePhrase(ctx context.Context, id, typed, readSHA256 string
 			if err := s.leaveRankEntry(ctx, id); err != nil {
 				return nil, err
 			}
+			if _, err := s.endVotes(ctx, id, VoteConsumed); err != nil {
+				return nil, err
+			}
 			rec.Status, rec.EffectiveStatus, rec.ConsumedAt, rec.ConsumedBy = model.StatusConsumed, model.StatusConsumed, model.F64(at), by
 			out = rec
-			return append(entries, auditEntry{id: id, event: EventApprove, outcome: OutcomeOK, detail: map[string]any{
+			d := map[string]any{
 				"risk":           string(rec.EffectiveRisk),
 				"text_confirm":   true,
 				"payload_sha256": rec.PayloadSHA256,
-			}}), nil
+			}
+			b.quorumDetail(d)
+			return append(entries, auditEntry{id: id, event: EventApprove, outcome: OutcomeOK, detail: d}), nil
 		}
 		var n int
 		err = s.w.QueryRowContext(ctx, `UPDATE gateway_approvals SET invalid_attempts = invalid_attempts + 1
@@ -163,6 +181,9 @@ func (st *Store) ConsumePhrase(ctx context.Context, id, typed, readSHA256 string
 		if err := s.leaveRankEntry(ctx, id); err != nil {
 			return nil, err
 		}
+		if _, err := s.endVotes(ctx, id, VoteBlocked); err != nil {
+			return nil, err
+		}
 		until := nowE + o.Lockout.Seconds()
 		if _, err := s.w.ExecContext(ctx, s.eng.schema().lockoutsTable); err != nil {
 			return nil, err
@@ -179,6 +200,9 @@ func (st *Store) ConsumePhrase(ctx context.Context, id, typed, readSHA256 string
 	}})
 	if err != nil {
 		return nil, err
+	}
+	if voted != nil {
+		return nil, voted
 	}
 	return out, nil
 }

@@ -62,8 +62,11 @@ func observe(ctx context.Context, t transition, err error) {
 		return
 	}
 	d := Decision{Event: t.event, ID: t.id, Actor: t.actor, Outcome: OutcomeOK, Err: err}
+	var vote *VoteRecorded
 	switch {
 	case err == nil:
+	case errors.As(err, &vote):
+		d.Event = EventVote // recorded and committed: a decision made
 	case isRefusal(err):
 		d.Outcome, d.Reason = OutcomeRefused, refusalCode(err)
 	default:
@@ -254,9 +257,15 @@ func (st *Store) Consume(ctx context.Context, id, typed string, actor model.Acto
 // the row's payload_json is still the one whose SHA-256 it is (what the
 // approver read: invariant 8). Exactly one of any number of racing consumers
 // wins (invariant 1); the others get *NotPendingError naming the winner.
+//
+// Where the policy in force asks for more than one approver, an approval
+// that does not complete the quorum is recorded as a vote and returned as
+// *VoteRecorded (the row stays pending); the one that completes it
+// consumes, naming every approver in consumed_by.
 func (st *Store) ConsumeRead(ctx context.Context, id, typed, readSHA256 string, actor model.Actor) (*Record, error) {
 	s := st.bind()
 	var out *Record
+	var voted *VoteRecorded
 	damaged, err := s.damageBeforeApprove(ctx)
 	if err != nil {
 		return nil, err
@@ -269,7 +278,15 @@ func (st *Store) ConsumeRead(ctx context.Context, id, typed, readSHA256 string, 
 		if typed != id {
 			return nil, ErrConfirmMismatch
 		}
-		if err := s.decide(ctx, rec, model.StatusConsumed, actor); err != nil {
+		b, err := s.vote(ctx, rec, actor)
+		if err != nil {
+			return nil, err
+		}
+		if !b.met {
+			voted = &VoteRecorded{ID: id, Quorum: b.q}
+			return b.entries, nil
+		}
+		if err := s.decideBy(ctx, rec, model.StatusConsumed, actor, b.by); err != nil {
 			return nil, err
 		}
 		out = rec
@@ -282,10 +299,14 @@ func (st *Store) ConsumeRead(ctx context.Context, id, typed, readSHA256 string, 
 		if readSHA256 != "" {
 			d["read"] = true // the approver named the payload it read
 		}
-		return []auditEntry{{id: id, event: EventApprove, outcome: OutcomeOK, detail: d}}, nil
+		b.quorumDetail(d)
+		return append(b.entries, auditEntry{id: id, event: EventApprove, outcome: OutcomeOK, detail: d}), nil
 	}})
 	if err != nil {
 		return nil, err
+	}
+	if voted != nil {
+		return nil, voted
 	}
 	return out, nil
 }
@@ -306,6 +327,11 @@ func (st *Store) Deny(ctx context.Context, id string, actor model.Actor, reason 
 		}
 		out = rec
 		d := map[string]any{"risk": string(rec.EffectiveRisk)}
+		if vetoed, err := s.endVotes(ctx, id, VoteDenied); err != nil {
+			return nil, err
+		} else if len(vetoed) > 0 {
+			d["vetoed_votes"] = vetoed // a deny vetoes, whatever votes exist
+		}
 		if reason != "" {
 			d["reason"] = reason
 		}
@@ -408,9 +434,17 @@ func notPending(rec *Record) *NotPendingError {
 
 // decide is the compare-and-set out of pending: Hermes' own UPDATE.
 func (s bound) decide(ctx context.Context, rec *Record, to model.Status, actor model.Actor) error {
+	return s.decideBy(ctx, rec, to, actor, "")
+}
+
+// decideBy is decide with consumed_by naming approvers ("": the actor).
+func (s bound) decideBy(ctx context.Context, rec *Record, to model.Status, actor model.Actor, approvers string) error {
 	now := model.Epoch(s.now())
 	var at float64
 	by := columnText(actor.String())
+	if approvers != "" {
+		by = columnText(approvers)
+	}
 	var err error
 	if to == model.StatusDenied && s.ws.deny != nil {
 		// Tier-2 file: armed rows too, and terminal_reason, as Hermes.
@@ -430,6 +464,11 @@ func (s bound) decide(ctx context.Context, rec *Record, to model.Status, actor m
 	}
 	rec.Status, rec.EffectiveStatus = to, to
 	rec.ConsumedAt, rec.ConsumedBy = model.F64(at), by
+	if to == model.StatusConsumed {
+		if _, err := s.endVotes(ctx, rec.ApprovalID, VoteConsumed); err != nil {
+			return err
+		}
+	}
 	return s.leaveRankEntry(ctx, rec.ApprovalID)
 }
 
@@ -480,6 +519,11 @@ func (st *Store) ExpireDue(ctx context.Context, actor model.Actor) ([]string, er
 		// has just been expired (and an entry left behind by a row another
 		// program decided is stale anyway). The named stale entries go
 		// first, or the statement would delete some of them uncounted.
+		for _, id := range ids {
+			if _, err := s.endVotes(ctx, id, VoteExpired); err != nil {
+				return nil, err
+			}
+		}
 		if len(ids) > 0 {
 			if err := s.flushStale(ctx); err != nil {
 				return nil, err

@@ -1,0 +1,545 @@
+// Package policy is approve-tui's approval policy: the rules that ask for
+// more than one approver (a two-person rule), the groups they name, and the
+// arithmetic of a quorum. It is pure: no SQL, no files, no terminal. The
+// store keeps the policy and enforces it in the transaction that decides
+// (storage); the configuration package reads the YAML file into it
+// (config.ParsePolicy).
+package policy
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/approve-tui/approve-tui/model"
+)
+
+// MaxApprovals bounds a rule's approvals: a quorum larger than this is a
+// typing mistake, and a proposal that needs it would never be approved.
+const MaxApprovals = 9
+
+// Policy is one version of the rules.
+type Policy struct {
+	// Groups maps a group's name to its members, by the names actors carry
+	// (an OS user, an SSH key's comment: see Person).
+	Groups map[string][]string `json:"groups,omitempty"`
+	// Rules apply to the proposals they match: every matching rule
+	// applies, and the strictest of each demand wins (Requirement).
+	Rules []Rule `json:"policy"`
+}
+
+// Rule is one entry of policy:.
+type Rule struct {
+	Match Match `json:"match"`
+	// Approvals is how many distinct people must approve (at least 1).
+	Approvals int `json:"approvals"`
+	// From asks that at least so many of the approvers be members of each
+	// named group.
+	From map[string]int `json:"from,omitempty"`
+	// Line is where the rule is in the file it was read from (0: unknown).
+	Line int `json:"line,omitempty"`
+}
+
+// Match says which proposals a rule takes. Every field given must hold;
+// none given matches every proposal.
+type Match struct {
+	// Risk: the proposal's effective risk at or above this level.
+	Risk model.RiskLevel `json:"risk,omitempty"`
+	// Session and Requester: globs (path.Match: * is any run of characters
+	// but /) on the session key and the requester.
+	Session   string `json:"session,omitempty"`
+	Requester string `json:"requester,omitempty"`
+	// Command: a glob on the whole command, where * is any run of
+	// characters, / and spaces included.
+	Command string `json:"command,omitempty"`
+	// Pattern: a glob (as Command's) on the descriptions of the risk rules
+	// the command matches ("SQL DROP", "delete in root path", ...).
+	Pattern string `json:"pattern,omitempty"`
+}
+
+// Subject is what a rule is matched against: one proposal.
+type Subject struct {
+	Risk      model.RiskLevel // effective risk
+	Session   string
+	Requester string
+	Command   string
+	Patterns  []string // descriptions of the risk rules the command matches
+}
+
+// Check reports why m matches s or does not: ok, and one reason per field
+// given, in the order risk, session, requester, command, pattern.
+func (m Match) Check(s Subject) (ok bool, why []string) {
+	ok = true
+	say := func(hold bool, yes, no string) {
+		if hold {
+			why = append(why, yes)
+		} else {
+			ok = false
+			why = append(why, no)
+		}
+	}
+	if m.Risk != "" {
+		// An unknown risk ranks above high: it fails closed.
+		say(s.Risk.Normalized().Rank() >= m.Risk.Rank(),
+			fmt.Sprintf("risk %s is at or above %s", s.Risk, m.Risk),
+			fmt.Sprintf("risk %s is below %s", s.Risk, m.Risk))
+	}
+	if m.Session != "" {
+		say(Glob(m.Session, s.Session),
+			fmt.Sprintf("session %q matches %q", s.Session, m.Session),
+			fmt.Sprintf("session %q does not match %q", s.Session, m.Session))
+	}
+	if m.Requester != "" {
+		say(Glob(m.Requester, s.Requester),
+			fmt.Sprintf("requester %q matches %q", s.Requester, m.Requester),
+			fmt.Sprintf("requester %q does not match %q", s.Requester, m.Requester))
+	}
+	if m.Command != "" {
+		say(CommandGlob(m.Command, s.Command),
+			fmt.Sprintf("the command matches %q", m.Command),
+			fmt.Sprintf("the command does not match %q", m.Command))
+	}
+	if m.Pattern != "" {
+		hit := ""
+		for _, p := range s.Patterns {
+			if CommandGlob(m.Pattern, p) {
+				hit = p
+				break
+			}
+		}
+		say(hit != "",
+			fmt.Sprintf("risk rule %q matches %q", hit, m.Pattern),
+			fmt.Sprintf("no risk rule the command matches is %q", m.Pattern))
+	}
+	if len(why) == 0 {
+		why = append(why, "the rule matches every proposal")
+	}
+	return ok, why
+}
+
+// Glob is path.Match, false for a malformed pattern; "" matches anything.
+func Glob(pattern, s string) bool {
+	if pattern == "" {
+		return true
+	}
+	ok, err := path.Match(pattern, s)
+	return ok && err == nil
+}
+
+// CommandGlob matches a glob in which * is any run of characters (/ and
+// spaces included), ? one character, [...] a class and \ quotes the next
+// character: the shape of a command, which path.Match's * (no /) does not
+// fit. "" matches anything; a malformed pattern matches nothing.
+func CommandGlob(pattern, s string) bool {
+	if pattern == "" {
+		return true
+	}
+	re, err := commandRegexp(pattern)
+	return err == nil && re.MatchString(s)
+}
+
+// ValidGlob reports a malformed glob of either kind.
+func ValidGlob(pattern string) error {
+	if _, err := path.Match(pattern, ""); err != nil {
+		return err
+	}
+	_, err := commandRegexp(pattern)
+	return err
+}
+
+func commandRegexp(pattern string) (*regexp.Regexp, error) {
+	var b strings.Builder
+	b.WriteString(`(?s)\A`)
+	rs := []rune(pattern)
+	for i := 0; i < len(rs); i++ {
+		switch c := rs[i]; c {
+		case '*':
+			b.WriteString(`.*`)
+		case '?':
+			b.WriteString(`.`)
+		case '\\':
+			if i+1 == len(rs) {
+				return nil, errors.New("a trailing \\ quotes nothing")
+			}
+			i++
+			b.WriteString(regexp.QuoteMeta(string(rs[i])))
+		case '[':
+			j := i + 1
+			if j < len(rs) && (rs[j] == '^' || rs[j] == '!') {
+				j++
+			}
+			if j < len(rs) && rs[j] == ']' {
+				j++
+			}
+			for j < len(rs) && rs[j] != ']' {
+				j++
+			}
+			if j >= len(rs) {
+				return nil, errors.New("a [ has no closing ]")
+			}
+			class := string(rs[i+1 : j])
+			if strings.HasPrefix(class, "!") {
+				class = "^" + class[1:]
+			}
+			b.WriteString("[" + strings.ReplaceAll(class, `\`, `\\`) + "]")
+			i = j
+		default:
+			b.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	b.WriteString(`\z`)
+	return regexp.Compile(b.String())
+}
+
+// Requirement is what a proposal needs: Approvals distinct people, From[g]
+// of them members of group g. The zero-rule requirement (no rule matched)
+// is one approver, as without a policy.
+type Requirement struct {
+	Approvals int            `json:"approvals"`
+	From      map[string]int `json:"from,omitempty"`
+	// Rules are the indexes (from 0) of the rules that matched.
+	Rules []int `json:"rules,omitempty"`
+}
+
+// Ruled reports whether any rule matched: only then do separation of
+// duties (no self-approval) and votes apply.
+func (r Requirement) Ruled() bool { return len(r.Rules) > 0 }
+
+// Requirement is what p asks of s: the strictest of every rule that
+// matches (the most approvals, and for each group the most from it). A nil
+// policy, or no rule matching, asks for one approver.
+func (p *Policy) Requirement(s Subject) Requirement {
+	req := Requirement{Approvals: 1}
+	if p == nil {
+		return req
+	}
+	for i, r := range p.Rules {
+		if ok, _ := r.Match.Check(s); !ok {
+			continue
+		}
+		req.Rules = append(req.Rules, i)
+		if r.Approvals > req.Approvals {
+			req.Approvals = r.Approvals
+		}
+		for g, n := range r.From {
+			if req.From == nil {
+				req.From = map[string]int{}
+			}
+			if n > req.From[g] {
+				req.From[g] = n
+			}
+		}
+	}
+	return req
+}
+
+// Groups returns the sorted names of the groups r asks for.
+func (r Requirement) Groups() []string {
+	out := make([]string, 0, len(r.From))
+	for g := range r.From {
+		out = append(out, g)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Member reports whether person is a member of group g.
+func (p *Policy) Member(g, person string) bool {
+	if p == nil {
+		return false
+	}
+	for _, m := range p.Groups[g] {
+		if SamePerson(m, person) {
+			return true
+		}
+	}
+	return false
+}
+
+// Person is who an actor's or a requester's name is, for counting
+// approvers: "alice@laptop (SHA256:…)" and "alice@ops-1" are both alice.
+// The key fingerprint in parentheses and the host after @ go; what is
+// left is compared without regard to case (SamePerson).
+func Person(name string) string {
+	name = strings.TrimSpace(name)
+	if i := strings.LastIndex(name, " ("); i > 0 && strings.HasSuffix(name, ")") {
+		name = name[:i]
+	}
+	if i := strings.Index(name, "@"); i > 0 {
+		name = name[:i]
+	}
+	return strings.TrimSpace(name)
+}
+
+// SamePerson compares two person names as the rule counts them.
+func SamePerson(a, b string) bool {
+	return a != "" && strings.EqualFold(Person(a), Person(b))
+}
+
+// Voter is one approver as the quorum counts them.
+type Voter struct {
+	Person string // Person of the actor
+	Key    string // the SSH key fingerprint ("" for a local actor)
+}
+
+// Standing is where a proposal stands against its requirement.
+type Standing struct {
+	Requirement
+	// Votes is the number of distinct approvers so far.
+	Votes int
+	// Short is the number of approvers still needed (0: the quorum is
+	// met), and ShortFrom per group.
+	Short     int
+	ShortFrom map[string]int
+}
+
+// Met reports whether the quorum is reached.
+func (st Standing) Met() bool {
+	if st.Short > 0 {
+		return false
+	}
+	for _, n := range st.ShortFrom {
+		if n > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Stand counts voters against req: each voter counts once, and toward
+// every group they are a member of.
+func (p *Policy) Stand(req Requirement, voters []Voter) Standing {
+	st := Standing{Requirement: req, Votes: len(voters)}
+	st.Short = req.Approvals - len(voters)
+	if st.Short < 0 {
+		st.Short = 0
+	}
+	for g, n := range req.From {
+		have := 0
+		for _, v := range voters {
+			if p.Member(g, v.Person) {
+				have++
+			}
+		}
+		if have < n {
+			if st.ShortFrom == nil {
+				st.ShortFrom = map[string]int{}
+			}
+			st.ShortFrom[g] = n - have
+		}
+	}
+	// Approvers still needed from groups are approvers still needed.
+	reserved := 0
+	for _, n := range st.ShortFrom {
+		if n > reserved {
+			reserved = n
+		}
+	}
+	if reserved > st.Short {
+		st.Short = reserved
+	}
+	return st
+}
+
+// Helps reports whether a vote by person would bring st closer to its
+// quorum: a member of a group still short, or a free place (one not kept
+// for a group). A vote that cannot count is refused, so that nobody
+// believes a proposal is one vote closer than it is.
+func (p *Policy) Helps(st Standing, person string) bool {
+	if st.Met() {
+		return true
+	}
+	reserved := 0
+	for g, n := range st.ShortFrom {
+		if p.Member(g, person) {
+			return true
+		}
+		reserved += n
+	}
+	return st.Short > reserved
+}
+
+// Needed says in words what is still needed: "one more approver from
+// dba", "2 more approvers", "one more approver from dba and one more from
+// sre". "" when the quorum is met.
+func (st Standing) Needed() string {
+	if st.Met() {
+		return ""
+	}
+	groups := make([]string, 0, len(st.ShortFrom))
+	for g := range st.ShortFrom {
+		groups = append(groups, g)
+	}
+	sort.Strings(groups)
+	var parts []string
+	reserved := 0
+	for i, g := range groups {
+		n := st.ShortFrom[g]
+		reserved += n
+		if i == 0 {
+			parts = append(parts, count(n, "more approver")+" from "+g)
+		} else {
+			parts = append(parts, count(n, "more")+" from "+g)
+		}
+	}
+	if free := st.Short - reserved; free > 0 || len(parts) == 0 {
+		if len(parts) == 0 {
+			parts = append(parts, count(st.Short, "more approver"))
+		} else if free > 0 {
+			parts = append(parts, count(free, "more")+" from anyone")
+		}
+	}
+	return strings.Join(parts, " and ")
+}
+
+// Progress is "1 of 2 approvals".
+func (st Standing) Progress() string {
+	return fmt.Sprintf("%d of %d approvals", st.Votes, st.Votes+st.Short)
+}
+
+func count(n int, what string) string {
+	if n == 1 {
+		return "one " + what
+	}
+	word := what
+	if strings.HasSuffix(what, "approver") {
+		word += "s"
+	}
+	return fmt.Sprintf("%d %s", n, word)
+}
+
+// Encode is the policy as the store keeps it (JSON).
+func (p *Policy) Encode() []byte {
+	b, err := json.Marshal(p)
+	if err != nil {
+		panic(err) // only maps, strings and ints
+	}
+	return b
+}
+
+// Decode reads what Encode wrote, and validates it again: a policy the
+// store cannot read is an error, never an empty policy.
+func Decode(b []byte) (*Policy, error) {
+	var p Policy
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("the stored policy cannot be read: %w", err)
+	}
+	if probs := p.Validate(); len(probs) > 0 {
+		return nil, fmt.Errorf("the stored policy is not valid: %s", strings.Join(probs, "; "))
+	}
+	return &p, nil
+}
+
+// Validate lists every problem of p (none: nil), for a policy built other
+// than from a file (the file's reader says where each problem is).
+func (p *Policy) Validate() []string {
+	var probs []string
+	for g, ms := range p.Groups {
+		if g == "" {
+			probs = append(probs, "a group has no name")
+		}
+		if len(ms) == 0 {
+			probs = append(probs, fmt.Sprintf("group %s has no members", g))
+		}
+		for _, m := range ms {
+			if Person(m) == "" {
+				probs = append(probs, fmt.Sprintf("group %s has an empty member", g))
+			}
+		}
+	}
+	for i, r := range p.Rules {
+		probs = append(probs, r.Problems(p, i+1)...)
+	}
+	return probs
+}
+
+// Problems lists what is wrong with rule number num of p.
+func (r Rule) Problems(p *Policy, num int) []string {
+	var probs []string
+	what := fmt.Sprintf("rule %d", num)
+	if r.Approvals < 1 || r.Approvals > MaxApprovals {
+		probs = append(probs, fmt.Sprintf("%s: approvals %d; want 1 to %d", what, r.Approvals, MaxApprovals))
+	}
+	switch r.Match.Risk {
+	case "", model.RiskLow, model.RiskMedium, model.RiskHigh:
+	default:
+		probs = append(probs, fmt.Sprintf("%s: risk %q; want low, medium or high", what, r.Match.Risk))
+	}
+	for _, g := range []string{r.Match.Session, r.Match.Requester, r.Match.Command, r.Match.Pattern} {
+		if g != "" {
+			if err := ValidGlob(g); err != nil {
+				probs = append(probs, fmt.Sprintf("%s: %q is not a glob: %v", what, g, err))
+			}
+		}
+	}
+	for g, n := range r.From {
+		ms, ok := p.Groups[g]
+		switch {
+		case !ok:
+			probs = append(probs, fmt.Sprintf("%s: from names group %s, which groups: does not define", what, g))
+		case n < 1:
+			probs = append(probs, fmt.Sprintf("%s: from %s: %d; want at least 1", what, g, n))
+		case n > r.Approvals:
+			probs = append(probs, fmt.Sprintf("%s: from %s: %d is more than its approvals (%d)", what, g, n, r.Approvals))
+		case n > distinct(ms):
+			probs = append(probs, fmt.Sprintf("%s: from %s: %d, but the group has %d members: no proposal it matches could ever be approved", what, g, n, distinct(ms)))
+		}
+	}
+	return probs
+}
+
+func distinct(ms []string) int {
+	seen := map[string]bool{}
+	for _, m := range ms {
+		seen[strings.ToLower(Person(m))] = true
+	}
+	return len(seen)
+}
+
+// Verdict is one rule's answer for a subject, as explain prints it.
+type Verdict struct {
+	Rule    int // index from 0
+	Matches bool
+	Why     []string
+}
+
+// Explain is every rule's verdict on s, in order, and the requirement that
+// follows.
+func (p *Policy) Explain(s Subject) ([]Verdict, Requirement) {
+	if p == nil {
+		return nil, p.Requirement(s)
+	}
+	out := make([]Verdict, len(p.Rules))
+	for i, r := range p.Rules {
+		ok, why := r.Match.Check(s)
+		out[i] = Verdict{Rule: i, Matches: ok, Why: why}
+	}
+	return out, p.Requirement(s)
+}
+
+// Describe is r in words: "2 approvers, at least one from dba".
+func (r Requirement) Describe() string {
+	s := count(r.Approvals, "approver")
+	if r.Approvals == 1 {
+		s = "one approver"
+	}
+	for i, g := range r.Groups() {
+		sep := ", "
+		if i == 0 {
+			sep = ", at least "
+		}
+		n := r.From[g]
+		if n == 1 {
+			s += sep + "one from " + g
+		} else {
+			s += sep + fmt.Sprintf("%d from %s", n, g)
+		}
+	}
+	return s
+}

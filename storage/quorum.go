@@ -1,0 +1,589 @@
+package storage
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/policy"
+	"github.com/approve-tui/approve-tui/risk"
+)
+
+// The approval policy (SPEC §3.13) is the store's: it is kept in
+// approve_tui_policy, one row per version, and every approval reads the
+// version in force in its own transaction. Where a rule asks for more than
+// one approver, an approval is a vote (approve_tui_votes): audited, the
+// Hermes row left pending; the vote that completes the quorum performs the
+// one compare-and-set consume in the same transaction.
+
+// Audit events of the policy and of votes.
+const (
+	// EventPolicySet: a new policy version was put in force (detail: the
+	// old and new SHA-256 of the file, the version).
+	EventPolicySet = "policy_set"
+	// EventVote: an approval recorded as a vote that does not yet reach
+	// the quorum.
+	EventVote = "vote"
+	// EventVoteVoid: a vote stopped counting (reason content_changed: the
+	// payload is no longer the one it named).
+	EventVoteVoid = "vote_void"
+)
+
+// PolicyRef is the approval_id of the policy's audit events.
+const PolicyRef = "policy"
+
+// Refusal codes of the quorum.
+const (
+	// RefusedDuplicateApprover: this person (by name, or by key) has voted
+	// on the proposal already.
+	RefusedDuplicateApprover = "duplicate_approver"
+	// RefusedSelfApproval: the person is the proposal's requester (its
+	// agent runs as them).
+	RefusedSelfApproval = "self_approval"
+	// RefusedNotEligible: the vote could not count toward what is still
+	// needed (the places left are kept for a group the person is not in).
+	RefusedNotEligible = "not_eligible"
+	// RefusedPolicyUnreadable: the policy in the store cannot be read, so
+	// nothing is approved until it is set again.
+	RefusedPolicyUnreadable = "policy_unreadable"
+)
+
+// Why a vote stopped counting (approve_tui_votes.ended; "" while it
+// counts).
+const (
+	VoteConsumed       = "consumed"
+	VoteDenied         = "denied"
+	VoteExpired        = "expired"
+	VoteBlocked        = "blocked"
+	VoteContentChanged = "content_changed"
+)
+
+// PolicyVersion is one version of the policy, as the store keeps it.
+type PolicyVersion struct {
+	Version int64
+	// SHA256 is the hex SHA-256 of Source, the file as it was set.
+	SHA256 string
+	Source string
+	SetAt  float64
+	SetBy  string
+	Policy *policy.Policy
+}
+
+// Label is how the console names the version: "v3 1a2b3c4d".
+func (v *PolicyVersion) Label() string {
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprintf("v%d %s", v.Version, v.SHA256[:min(8, len(v.SHA256))])
+}
+
+// Vote is one approval counted toward a quorum.
+type Vote struct {
+	ApprovalID string
+	// Actor is who voted, as consumed_by names them.
+	Actor   string
+	Surface string
+	// Person and Key are how the quorum tells people apart: the person's
+	// name (folded to lower case) and the SSH key fingerprint, if any.
+	Person, Key string
+	// PayloadSHA256 is the payload the voter read.
+	PayloadSHA256 string
+	At            float64
+	// Ended says why the vote stopped counting ("" while it counts):
+	// consumed, denied, expired, blocked, content_changed.
+	Ended   string
+	EndedAt *float64
+}
+
+// Quorum is where a proposal stands against the policy in force.
+type Quorum struct {
+	policy.Standing
+	// Policy is the version in force (nil: none set).
+	Policy *PolicyVersion
+	// Votes are the votes that count: cast on the payload as it is now.
+	Votes []Vote
+	// Requesters are the people who may not approve it (the requester and
+	// the person whose agent submitted it), when a rule applies.
+	Requesters []string
+}
+
+// Voters names the votes' actors, in order.
+func (q *Quorum) Voters() []string {
+	out := make([]string, len(q.Votes))
+	for i, v := range q.Votes {
+		out[i] = v.Actor
+	}
+	return out
+}
+
+// VoteRecorded is what an approval returns when it was recorded as a vote
+// and the proposal still needs more: not a failure (the vote is committed
+// and audited), but not a consume either, so that a caller that does not
+// know of votes never takes it for an approval.
+type VoteRecorded struct {
+	ID     string
+	Quorum *Quorum
+}
+
+func (e *VoteRecorded) Error() string {
+	return fmt.Sprintf("vote recorded on %s: %s; still needed: %s", model.Sanitize(e.ID, model.Line),
+		e.Quorum.Progress(), e.Quorum.Needed())
+}
+
+// voterOf is how the quorum tells actor apart from others.
+func voterOf(a model.Actor) policy.Voter {
+	name := a.Person
+	if name == "" {
+		name = a.Name
+	}
+	return policy.Voter{Person: strings.ToLower(policy.Person(name)), Key: keyOf(a.Name)}
+}
+
+// keyOf is the SSH key fingerprint an actor's name carries ("NAME
+// (SHA256:…)"), or "".
+func keyOf(name string) string {
+	i := strings.LastIndex(name, "(SHA256:")
+	if i < 0 || !strings.HasSuffix(name, ")") {
+		return ""
+	}
+	return name[i+1 : len(name)-1]
+}
+
+// requesters are the people a proposal's requester and origin name.
+func requesters(p *model.Proposal) []string {
+	var out []string
+	for _, n := range []string{p.Requester, p.Origin} {
+		if who := strings.ToLower(policy.Person(n)); who != "" && !contains(out, who) {
+			out = append(out, who)
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// subjectOf is what the policy's rules are matched against.
+func subjectOf(rec *Record) policy.Subject {
+	v := risk.Classify(rec.Command)
+	ps := make([]string, len(v.Matches))
+	for i, m := range v.Matches {
+		ps[i] = m.Description
+	}
+	return policy.Subject{Risk: rec.EffectiveRisk, Session: rec.SessionKey, Requester: rec.Requester,
+		Command: rec.Command, Patterns: ps}
+}
+
+// SubjectOf is what the policy's rules see of rec (for explain).
+func SubjectOf(rec *Record) policy.Subject { return subjectOf(rec) }
+
+const selectPolicy = `SELECT version, sha256, source, rules, set_at, set_by FROM approve_tui_policy ORDER BY version DESC LIMIT 1`
+
+// policyCache keeps decoded policies by SHA-256 of their rules: a version
+// is decoded once per process.
+var policyCache sync.Map
+
+// readPolicy reads the version in force through q (nil, nil: none set).
+func readPolicy(ctx context.Context, q policyQuerier) (*PolicyVersion, error) {
+	var v PolicyVersion
+	var rules string
+	err := q.QueryRowContext(ctx, selectPolicy).Scan(&v.Version, &v.SHA256, &v.Source, &rules, &v.SetAt, &v.SetBy)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	h := sha256.Sum256([]byte(rules))
+	key := hex.EncodeToString(h[:])
+	if p, ok := policyCache.Load(key); ok {
+		v.Policy = p.(*policy.Policy)
+		return &v, nil
+	}
+	p, err := policy.Decode([]byte(rules))
+	if err != nil {
+		return &v, &RefusedError{ID: PolicyRef, Code: RefusedPolicyUnreadable, Reason: fmt.Sprintf(
+			"policy v%d in the store cannot be used (%v): nothing is approved until `approve-tui policy set` puts a good one in force", v.Version, err)}
+	}
+	policyCache.Store(key, p)
+	v.Policy = p
+	return &v, nil
+}
+
+// policyQuerier is what readPolicy reads through: the writer in a
+// transaction, or the reader pool.
+type policyQuerier interface {
+	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
+}
+
+// Policy is the version of the policy in force (nil when none was ever
+// set: one approver for everything).
+func (st *Store) Policy(ctx context.Context) (*PolicyVersion, error) {
+	s := st.bind()
+	v, err := readPolicy(ctx, s.rdb)
+	if err != nil && s.eng.noTable(err) {
+		return nil, nil // a file not migrated yet (opened read-only)
+	}
+	var rf *RefusedError
+	if errors.As(err, &rf) {
+		return v, err
+	}
+	if err != nil {
+		return nil, classify("policy", err)
+	}
+	return v, nil
+}
+
+// SetPolicy puts p, read from source (the file's bytes), in force: a new
+// version, audited with who set it and the old and new SHA-256. A policy
+// equal to the one in force changes nothing (changed false).
+func (st *Store) SetPolicy(ctx context.Context, source []byte, p *policy.Policy, actor model.Actor) (v *PolicyVersion, changed bool, err error) {
+	if probs := p.Validate(); len(probs) > 0 {
+		return nil, false, &model.ValidationError{Problems: probs}
+	}
+	s := st.bind()
+	sum := sha256Hex(source)
+	err = s.run(ctx, transition{event: EventPolicySet, id: PolicyRef, actor: actor, apply: func(ctx context.Context) ([]auditEntry, error) {
+		old, err := readPolicy(ctx, s.w)
+		var rf *RefusedError
+		if err != nil && !errors.As(err, &rf) {
+			return nil, err // an unreadable old version may be replaced
+		}
+		oldSum, next := "", int64(1)
+		if old != nil {
+			oldSum, next = old.SHA256, old.Version+1
+			if old.SHA256 == sum && old.Policy != nil {
+				v, changed = old, false
+				return nil, nil
+			}
+		}
+		now := model.Epoch(s.now())
+		by := columnText(actor.String())
+		if _, err := s.w.ExecContext(ctx, `INSERT INTO approve_tui_policy (version, sha256, source, rules, set_at, set_by)
+			VALUES (?, ?, ?, ?, ?, ?)`, next, sum, columnText(string(source)), string(p.Encode()), now, by); err != nil {
+			return nil, err
+		}
+		v = &PolicyVersion{Version: next, SHA256: sum, Source: string(source), SetAt: now, SetBy: by, Policy: p}
+		changed = true
+		return []auditEntry{{id: PolicyRef, event: EventPolicySet, outcome: OutcomeOK, detail: map[string]any{
+			"version": next, "old_sha256": oldSum, "new_sha256": sum, "rules": len(p.Rules), "groups": len(p.Groups),
+		}}}, nil
+	}})
+	if err != nil {
+		return nil, false, err
+	}
+	return v, changed, nil
+}
+
+const selectVotes = `SELECT approval_id, actor, surface, person, key_fp, payload_sha256, at, ended, ended_at
+	FROM approve_tui_votes WHERE approval_id = ? ORDER BY at, person`
+
+func scanVotes(rows *sql.Rows) ([]Vote, error) {
+	defer rows.Close()
+	var out []Vote
+	for rows.Next() {
+		var v Vote
+		var ended sql.NullFloat64
+		if err := rows.Scan(&v.ApprovalID, &v.Actor, &v.Surface, &v.Person, &v.Key, &v.PayloadSHA256, &v.At, &v.Ended, &ended); err != nil {
+			return nil, err
+		}
+		if ended.Valid {
+			v.EndedAt = model.F64(ended.Float64)
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// Votes lists every vote cast on proposal id, those that ended too, oldest
+// first.
+func (st *Store) Votes(ctx context.Context, id string) ([]Vote, error) {
+	s := st.bind()
+	rows, err := s.rdb.QueryContext(ctx, selectVotes, id)
+	if err != nil {
+		if s.eng.noTable(err) {
+			return nil, nil
+		}
+		return nil, classify("votes", err)
+	}
+	out, err := scanVotes(rows)
+	if err != nil {
+		return nil, classify("votes", err)
+	}
+	return out, nil
+}
+
+// Quorums says where each open record stands against the policy in force,
+// by approval id: records no rule applies to are left out (one approver,
+// as without a policy). One read of the policy and one of the votes.
+func (st *Store) Quorums(ctx context.Context, recs []*Record) (map[string]*Quorum, *PolicyVersion, error) {
+	pv, err := st.Policy(ctx)
+	if err != nil {
+		return nil, pv, err
+	}
+	if pv == nil || len(pv.Policy.Rules) == 0 {
+		return nil, pv, nil
+	}
+	out := map[string]*Quorum{}
+	var ruled []*Record
+	for _, rec := range recs {
+		if rec.Corrupt != "" {
+			continue
+		}
+		req := pv.Policy.Requirement(subjectOf(rec))
+		if !req.Ruled() {
+			continue
+		}
+		out[rec.ApprovalID] = &Quorum{Standing: pv.Policy.Stand(req, nil), Policy: pv, Requesters: requesters(&rec.Proposal)}
+		if rec.EffectiveStatus.Open() {
+			ruled = append(ruled, rec)
+		}
+	}
+	if len(ruled) == 0 {
+		return out, pv, nil
+	}
+	s := st.bind()
+	votes := map[string][]Vote{}
+	const chunk = 200
+	for i := 0; i < len(ruled); i += chunk {
+		part := ruled[i:min(i+chunk, len(ruled))]
+		args := make([]any, len(part))
+		marks := make([]string, len(part))
+		for j, r := range part {
+			args[j], marks[j] = r.ApprovalID, "?"
+		}
+		rows, err := s.rdb.QueryContext(ctx, `SELECT approval_id, actor, surface, person, key_fp, payload_sha256, at, ended, ended_at
+			FROM approve_tui_votes WHERE ended = '' AND approval_id IN (`+strings.Join(marks, ", ")+`) ORDER BY at, person`, args...)
+		if err != nil {
+			if s.eng.noTable(err) {
+				break
+			}
+			return nil, pv, classify("votes", err)
+		}
+		vs, err := scanVotes(rows)
+		if err != nil {
+			return nil, pv, classify("votes", err)
+		}
+		for _, v := range vs {
+			votes[v.ApprovalID] = append(votes[v.ApprovalID], v)
+		}
+	}
+	for _, rec := range ruled {
+		q := out[rec.ApprovalID]
+		for _, v := range votes[rec.ApprovalID] {
+			if v.PayloadSHA256 == rec.PayloadSHA256 {
+				q.Votes = append(q.Votes, v)
+			}
+		}
+		q.Standing = pv.Policy.Stand(q.Requirement, votersOf(q.Votes))
+	}
+	return out, pv, nil
+}
+
+// Quorum is Quorums for one record (nil: no rule applies).
+func (st *Store) Quorum(ctx context.Context, rec *Record) (*Quorum, error) {
+	qs, _, err := st.Quorums(ctx, []*Record{rec})
+	if err != nil {
+		return nil, err
+	}
+	return qs[rec.ApprovalID], nil
+}
+
+func votersOf(vs []Vote) []policy.Voter {
+	out := make([]policy.Voter, len(vs))
+	for i, v := range vs {
+		out[i] = policy.Voter{Person: v.Person, Key: v.Key}
+	}
+	return out
+}
+
+// ballot is an approval's standing inside its transaction.
+type ballot struct {
+	q *Quorum
+	// entries are events to append whatever follows (votes voided).
+	entries []auditEntry
+	// met: this approval completes the quorum (or no rule applies: q nil).
+	met bool
+	// by is consumed_by when met by votes: every approver.
+	by string
+}
+
+// vote is the quorum's part of an approval, inside its transaction, after
+// every other gate passed: it reads the policy in force and the votes, and
+// either lets the approval consume (met), or records it as a vote, or
+// refuses it (self-approval, a second vote by one person, a vote that
+// cannot count).
+func (s bound) vote(ctx context.Context, rec *Record, actor model.Actor) (*ballot, error) {
+	pv, err := readPolicy(ctx, s.w)
+	if err != nil {
+		return nil, err
+	}
+	if pv == nil {
+		return &ballot{met: true}, nil
+	}
+	req := pv.Policy.Requirement(subjectOf(rec))
+	if !req.Ruled() {
+		return &ballot{met: true}, nil
+	}
+	b := &ballot{q: &Quorum{Policy: pv, Requesters: requesters(&rec.Proposal)}}
+	me := voterOf(actor)
+	for _, who := range b.q.Requesters {
+		if policy.SamePerson(who, me.Person) {
+			return nil, &RefusedError{ID: rec.ApprovalID, Code: RefusedSelfApproval, Reason: fmt.Sprintf(
+				"%s asked for it (%s): under policy %s, nobody approves a proposal of their own agent; another approver must",
+				model.Sanitize(who, model.Line), model.Sanitize(requesterWords(&rec.Proposal), model.Line), pv.Label())}
+		}
+	}
+	rows, err := s.w.QueryContext(ctx, `SELECT approval_id, actor, surface, person, key_fp, payload_sha256, at, ended, ended_at
+		FROM approve_tui_votes WHERE approval_id = ? AND ended = '' ORDER BY at, person`, rec.ApprovalID)
+	if err != nil {
+		return nil, err
+	}
+	all, err := scanVotes(rows)
+	if err != nil {
+		return nil, err
+	}
+	now := model.Epoch(s.now())
+	var stale []Vote
+	for _, v := range all {
+		if v.PayloadSHA256 != rec.PayloadSHA256 {
+			stale = append(stale, v) // cast on other content: it no longer counts
+			continue
+		}
+		b.q.Votes = append(b.q.Votes, v)
+	}
+	for _, v := range b.q.Votes {
+		if v.Person == me.Person || (me.Key != "" && v.Key == me.Key) {
+			how := "by name"
+			if v.Person != me.Person {
+				how = "by key " + me.Key
+			}
+			return nil, &RefusedError{ID: rec.ApprovalID, Code: RefusedDuplicateApprover, Reason: fmt.Sprintf(
+				"%s voted already (as %s, %s): one person counts once, whatever the surface, key or host; %s still needs %s",
+				model.Sanitize(me.Person, model.Line), model.Sanitize(v.Actor, model.Line), how,
+				model.Sanitize(rec.ApprovalID, model.Line), pv.Policy.Stand(req, votersOf(b.q.Votes)).Needed())}
+		}
+	}
+	before := pv.Policy.Stand(req, votersOf(b.q.Votes))
+	if !pv.Policy.Helps(before, me.Person) {
+		return nil, &RefusedError{ID: rec.ApprovalID, Code: RefusedNotEligible, Reason: fmt.Sprintf(
+			"%s still needs %s, and %s is not in that group: the vote would not count",
+			model.Sanitize(rec.ApprovalID, model.Line), before.Needed(), model.Sanitize(me.Person, model.Line))}
+	}
+	// The vote counts: the stale ones end now, each with its record (a
+	// refusal above leaves them as they were: they count for nothing).
+	for _, v := range stale {
+		if _, err := s.w.ExecContext(ctx, `UPDATE approve_tui_votes SET ended = ?, ended_at = ?
+			WHERE approval_id = ? AND person = ? AND ended = ''`, VoteContentChanged, now, v.ApprovalID, v.Person); err != nil {
+			return nil, err
+		}
+		b.entries = append(b.entries, auditEntry{id: rec.ApprovalID, event: EventVoteVoid, outcome: OutcomeOK,
+			reason: VoteContentChanged, detail: map[string]any{"voter": v.Actor, "payload_sha256": v.PayloadSHA256, "now_sha256": rec.PayloadSHA256}})
+	}
+	mine := Vote{ApprovalID: rec.ApprovalID, Actor: columnText(actor.String()), Surface: string(actor.Surface),
+		Person: me.Person, Key: me.Key, PayloadSHA256: rec.PayloadSHA256, At: now}
+	if _, err := s.w.ExecContext(ctx, `INSERT INTO approve_tui_votes (approval_id, actor, surface, person, key_fp, payload_sha256, at, ended)
+		VALUES (?, ?, ?, ?, ?, ?, ?, '')`, mine.ApprovalID, mine.Actor, mine.Surface, mine.Person, mine.Key, mine.PayloadSHA256, mine.At); err != nil {
+		return nil, err
+	}
+	b.q.Votes = append(b.q.Votes, mine)
+	b.q.Standing = pv.Policy.Stand(req, votersOf(b.q.Votes))
+	if !b.q.Met() {
+		b.entries = append(b.entries, auditEntry{id: rec.ApprovalID, event: EventVote, outcome: OutcomeOK, detail: map[string]any{
+			"payload_sha256": rec.PayloadSHA256, "policy_version": pv.Version, "voters": b.q.Voters(),
+			"progress": b.q.Progress(), "needed": b.q.Needed(),
+		}})
+		return b, nil
+	}
+	b.met = true
+	b.by = strings.Join(b.q.Voters(), ", ")
+	return b, nil
+}
+
+// requesterWords names who asked: the requester, and the person whose
+// agent submitted it.
+func requesterWords(p *model.Proposal) string {
+	if p.Origin != "" && p.Origin != p.Requester {
+		return "requester " + p.Requester + ", submitted by " + p.Origin
+	}
+	return "requester " + p.Requester
+}
+
+// endVotes ends every counting vote on id, for why (consumed, denied,
+// expired, blocked), and returns their actors.
+func (s bound) endVotes(ctx context.Context, id, why string) ([]string, error) {
+	rows, err := s.w.QueryContext(ctx, `UPDATE approve_tui_votes SET ended = ?, ended_at = ?
+		WHERE approval_id = ? AND ended = '' RETURNING actor`, why, model.Epoch(s.now()), id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var a string
+		if err := rows.Scan(&a); err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	sort.Strings(out)
+	return out, rows.Err()
+}
+
+// quorumDetail adds the quorum to an approval's audit detail.
+func (b *ballot) quorumDetail(d map[string]any) {
+	if b.q == nil {
+		return
+	}
+	d["approvers"] = b.q.Voters()
+	d["policy_version"] = b.q.Policy.Version
+	d["quorum"] = b.q.Approvals
+}
+
+// policyColumns are approve_tui_policy's columns: each version's file
+// (source) with its SHA-256, the rules as the store reads them (JSON), and
+// who set it when.
+func policyColumns(integer, real string) string {
+	return `
+		version ` + integer + ` PRIMARY KEY,
+		sha256 TEXT NOT NULL,
+		source TEXT NOT NULL,
+		rules TEXT NOT NULL,
+		set_at ` + real + ` NOT NULL,
+		set_by TEXT NOT NULL`
+}
+
+// votesColumns are approve_tui_votes' columns: one row per vote, kept
+// after it stops counting (ended says why).
+func votesColumns(real string) string {
+	return `
+		approval_id TEXT NOT NULL,
+		actor TEXT NOT NULL,
+		surface TEXT NOT NULL DEFAULT '',
+		person TEXT NOT NULL,
+		key_fp TEXT NOT NULL DEFAULT '',
+		payload_sha256 TEXT NOT NULL,
+		at ` + real + ` NOT NULL,
+		ended TEXT NOT NULL DEFAULT '',
+		ended_at ` + real
+}
+
+// votesIndexes: votes by proposal, and one counting vote per person and
+// proposal (the store's own check, made again by the database).
+var votesIndexes = []string{
+	`CREATE INDEX IF NOT EXISTS approve_tui_votes_by_id ON approve_tui_votes(approval_id, ended)`,
+	`CREATE UNIQUE INDEX IF NOT EXISTS approve_tui_votes_once ON approve_tui_votes(approval_id, person) WHERE ended = ''`,
+}
