@@ -571,7 +571,8 @@ func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Verd
 	}
 
 	rec, werr := WaitDecision(ctx, s, id, WaitOptions{Surface: model.SurfaceHook, Every: h.o.HeartbeatEvery,
-		OnError: func(err error) { h.logf("warning: %v", err) }})
+		OnError:    func(err error) { h.logf("warning: %v", err) },
+		OnProgress: func(q *storage.Quorum) { h.logf("%s: %s", id, QuorumWords(q)) }})
 	if werr != nil {
 		reason := "requester interrupted"
 		switch {

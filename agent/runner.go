@@ -286,7 +286,8 @@ func (r *runner) await(ctx context.Context, id string) (*storage.Record, error, 
 			}
 		}
 	}()
-	rec, err := WaitDecision(wctx, r.s, id, WaitOptions{Surface: model.SurfaceRunner, Every: r.req.HeartbeatEvery, OnError: r.heartbeatError})
+	rec, err := WaitDecision(wctx, r.s, id, WaitOptions{Surface: model.SurfaceRunner, Every: r.req.HeartbeatEvery, OnError: r.heartbeatError,
+		OnProgress: func(q *storage.Quorum) { r.logf("%s: %s", id, QuorumWords(q)) }})
 	close(done)
 	<-stopped
 	return rec, err, got

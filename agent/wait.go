@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/approve-tui/approve-tui/model"
@@ -17,6 +18,29 @@ type WaitOptions struct {
 	Every time.Duration
 	// OnError receives heartbeat failures (see KeepAlive); nil ignores them.
 	OnError func(error)
+	// OnProgress, when set, is told where the proposal stands against the
+	// policy in force each time that changes while it waits (a vote cast,
+	// voided, the policy changed): "1 of 2 approvals". Never told when no
+	// rule applies. It is a report, never a gate.
+	OnProgress func(*storage.Quorum)
+}
+
+// QuorumWords is how the agent side says where a proposal stands: "1 of 2
+// approvals (alice@laptop via ssh); still needed: one more approver from
+// dba". Actor names are sanitised.
+func QuorumWords(q *storage.Quorum) string {
+	s := q.Progress()
+	if len(q.Votes) > 0 {
+		names := make([]string, len(q.Votes))
+		for i, v := range q.Votes {
+			names[i] = model.Sanitize(v.Actor, model.Line)
+		}
+		s += " (" + strings.Join(names, ", ") + ")"
+	}
+	if n := q.Needed(); n != "" {
+		s += "; still needed: " + n
+	}
+	return s
 }
 
 // expiryGrace is how long after a proposal's expiry the waiter wakes to
@@ -59,6 +83,7 @@ func WaitDecision(ctx context.Context, s *storage.Store, id string, o WaitOption
 	}
 	defer w.Close()
 	var stop func()
+	lastProgress := ""
 	defer func() {
 		if stop != nil {
 			stop()
@@ -78,6 +103,15 @@ func WaitDecision(ctx context.Context, s *storage.Store, id string, o WaitOption
 		}
 		if !rec.EffectiveStatus.Open() {
 			return rec, nil
+		}
+		if o.OnProgress != nil {
+			// A report only: a failure to read it changes nothing.
+			if q, qerr := s.Quorum(ctx, rec); qerr == nil && q != nil {
+				if words := QuorumWords(q); words != lastProgress {
+					lastProgress = words
+					o.OnProgress(q)
+				}
+			}
 		}
 		if stop == nil {
 			stop = KeepAlive(ctx, s, LocalWaiter(id, o.Surface), o.Every, o.OnError)

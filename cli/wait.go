@@ -57,7 +57,8 @@ func (a *app) wait(ctx context.Context, id string, timeout time.Duration) error 
 	// The one agent-side wait: watches the store, wakes at expiry, and
 	// heartbeats as a live waiter (best effort: a missed beat only makes the
 	// waiter look gone).
-	rec, err := agent.WaitDecision(ctx, s, id, agent.WaitOptions{Surface: model.SurfaceCLI})
+	rec, err := agent.WaitDecision(ctx, s, id, agent.WaitOptions{Surface: model.SurfaceCLI,
+		OnProgress: func(q *storage.Quorum) { a.note("%s: %s", line(id), agent.QuorumWords(q)) }})
 	switch {
 	case err == nil:
 		return a.waitDone(ctx, s, rec)

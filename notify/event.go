@@ -12,6 +12,11 @@ const (
 	KindEscalation = "escalation"
 	KindReminder   = "reminder"
 	KindResolved   = "resolved"
+	// KindVote: a proposal the policy asks more than one approver for got
+	// a vote and needs another approver: the channels paged so far (or
+	// the route's first step) hear who approved and who is still needed.
+	// Its step is the number of votes.
+	KindVote = "vote"
 )
 
 // Event is what one delivery says, already made safe to leave the
@@ -40,6 +45,12 @@ type Event struct {
 	// and who decided ("" for an expiry).
 	Outcome string
 	Actor   string
+	// Approvals, Voters and Needed say where a proposal stands against the
+	// policy ("1 of 2 approvals", who voted, "one more approver from
+	// dba"): empty when no rule asks for more than one approver.
+	Approvals string
+	Voters    []string
+	Needed    string
 	// At is when the event was made.
 	At time.Time
 }

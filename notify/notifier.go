@@ -208,6 +208,12 @@ func (n *Notifier) plan(ctx context.Context) (map[string]bool, error) {
 		if err != nil {
 			return nil, err
 		}
+		// Where each stands against the policy: a vote pages again. A
+		// policy that cannot be read leaves the pages as they are.
+		qs, _, qerr := n.Store.Quorums(ctx, recs)
+		if qerr != nil {
+			n.logf("the policy cannot be read, so votes page nobody: %s", model.Sanitize(qerr.Error(), model.Line))
+		}
 		for _, rec := range recs {
 			if !rec.EffectiveStatus.Open() {
 				continue
@@ -227,6 +233,17 @@ func (n *Notifier) plan(ctx context.Context) (map[string]bool, error) {
 				for _, ch := range st.Notify {
 					keys = append(keys, storage.DeliveryKey{ApprovalID: rec.ApprovalID, Kind: stepKind(i), Step: i, Channel: ch})
 					paged = append(paged, ch)
+				}
+			}
+			// A vote that leaves it short pages who was paged so far (the
+			// first step's channels if none yet), once per vote.
+			if q := qs[rec.ApprovalID]; q != nil && len(q.Votes) > 0 && !q.Met() {
+				to := unique(paged)
+				if len(to) == 0 && len(r.Steps) > 0 {
+					to = r.Steps[0].Notify
+				}
+				for _, ch := range to {
+					keys = append(keys, storage.DeliveryKey{ApprovalID: rec.ApprovalID, Kind: KindVote, Step: len(q.Votes), Channel: ch})
 				}
 			}
 			// A reminder once the window before expiry starts, unless the
@@ -381,6 +398,12 @@ func (n *Notifier) deliver(ctx context.Context, d storage.Delivery) error {
 		return finish(storage.DeliveryResult{State: storage.DeliveryFailed, Err: "channel " + d.Channel + " is not configured"})
 	}
 	ev := MakeEvent(n.Config, ch, rec, d.Kind, d.Step, n.Store.Now())
+	if d.Kind != KindResolved {
+		// Where it stands against the policy: a report, best effort.
+		if q, qerr := n.Store.Quorum(ctx, rec); qerr == nil && q != nil {
+			WithQuorum(&ev, q)
+		}
+	}
 	err = sender.Send(ctx, ev, Delivery{ID: d.ID(), Attempt: d.Attempts})
 	if err == nil {
 		n.clearTrouble(d.Channel)
@@ -525,6 +548,15 @@ func MakeEvent(cfg *config.File, ch *config.Channel, rec *storage.Record, kind s
 		}
 	}
 	return ev
+}
+
+// WithQuorum adds where a proposal stands against the policy to ev.
+func WithQuorum(ev *Event, q *storage.Quorum) {
+	ev.Approvals, ev.Needed = q.Progress(), q.Needed()
+	ev.Voters = nil
+	for _, v := range q.Votes {
+		ev.Voters = append(ev.Voters, model.Sanitize(v.Actor, model.Line))
+	}
 }
 
 func unique(ss []string) []string {

@@ -51,6 +51,16 @@ func cleanEvent(ev Event) Event {
 	ev.OpenHint = line(ev.OpenHint)
 	ev.Outcome = line(ev.Outcome)
 	ev.Actor = line(ev.Actor)
+	ev.Approvals = line(ev.Approvals)
+	ev.Needed = line(ev.Needed)
+	if len(ev.Voters) > maxVoters {
+		ev.Voters = ev.Voters[:maxVoters]
+	}
+	voters := make([]string, len(ev.Voters))
+	for i, v := range ev.Voters {
+		voters[i] = line(v)
+	}
+	ev.Voters = voters
 	if ev.CommandOmitted {
 		ev.Command = ""
 	} else {
@@ -58,6 +68,10 @@ func cleanEvent(ev Event) Event {
 	}
 	return ev
 }
+
+// maxVoters bounds the voters a page names (a quorum is at most
+// policy.MaxApprovals).
+const maxVoters = 9
 
 // cutRunes cuts s to at most n runes, the last being "…" when cut.
 func cutRunes(s string, n int) string {
@@ -210,6 +224,8 @@ func titleOf(ev Event) string {
 		default:
 			t = "reminder: expires in " + formatLeft(left) + ": " + waiting
 		}
+	case KindVote:
+		t = "another approver needed (" + ev.Approvals + "): " + waiting
 	case KindResolved:
 		switch ev.Outcome {
 		case "expired":
@@ -256,6 +272,16 @@ func renderText(ev Event, now func() time.Time) pageText {
 		p.Fields = append(p.Fields, textField{"Time left", timeLeftText(ev, eventNow(ev, now))})
 		if ev.Kind == KindEscalation {
 			p.Fields = append(p.Fields, textField{"Step", fmt.Sprint(ev.Step)})
+		}
+		if ev.Approvals != "" {
+			a := ev.Approvals
+			if len(ev.Voters) > 0 {
+				a += " (" + strings.Join(ev.Voters, ", ") + ")"
+			}
+			p.Fields = append(p.Fields, textField{"Approvals", a})
+			if ev.Needed != "" {
+				p.Fields = append(p.Fields, textField{"Still needed", ev.Needed})
+			}
 		}
 		p.ShowCommand = true
 		p.CommandOmitted = ev.CommandOmitted

@@ -66,6 +66,12 @@ type WebhookPayload struct {
 	// are present only in resolutions.
 	Outcome *string `json:"outcome,omitempty"`
 	Actor   *string `json:"actor,omitempty"`
+	// Approvals ("1 of 2 approvals"), Voters and Needed ("one more
+	// approver from dba") are present when the policy asks for more than
+	// one approver.
+	Approvals string   `json:"approvals,omitempty"`
+	Voters    []string `json:"voters,omitempty"`
+	Needed    string   `json:"needed,omitempty"`
 	// Summary is the page's title; Note says it cannot approve.
 	Summary string `json:"summary"`
 	Note    string `json:"note"`
@@ -112,6 +118,9 @@ func webhookBody(ev Event, d Delivery) ([]byte, error) {
 		CommandOmitted: ev.CommandOmitted,
 		Summary:        p.Title,
 		Note:           p.Note,
+		Approvals:      ev.Approvals,
+		Voters:         ev.Voters,
+		Needed:         ev.Needed,
 	}
 	if !ev.CommandOmitted {
 		c := ev.Command

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -590,16 +591,40 @@ func (e sessionEnv) Getenv(k string) string {
 
 // Subcommands a session without a terminal may run: reading, and deny for
 // approvers. Approve needs the console's typed-id gate.
-var readCommands = map[string]bool{"list": true, "show": true, "audit": true, "lockouts": true}
+var readCommands = map[string]bool{"list": true, "show": true, "audit": true, "lockouts": true, "policy": true}
 
 // offered is what a session without a terminal may run, as its errors say.
-const offered = `list, show ID, audit, lockouts, deny ID [--reason "WHY"]`
+const offered = `list, show ID, audit, lockouts, policy show, policy explain ID, deny ID [--reason "WHY"]`
 
 // noTerminal says that the console needs a terminal, and how to ask for
 // one (connect).
 func noTerminal(connect string) string {
 	return "approve-tui: the console needs a terminal, and this session has none (ssh asks for one only when its own input is a terminal): " +
 		"connect with " + connect + ", or run one of: " + offered
+}
+
+// policyReadOnly reports whether a policy command only reads: policy show,
+// or policy explain (whose --file would read a file on the server: not
+// offered).
+func policyReadOnly(args []string) bool {
+	sub := ""
+	for i, a := range args {
+		if a == "policy" {
+			for _, b := range args[i+1:] {
+				if !strings.HasPrefix(b, "-") {
+					sub = b
+					break
+				}
+			}
+			break
+		}
+	}
+	for _, a := range args {
+		if a == "--file" || strings.HasPrefix(a, "--file=") {
+			return false
+		}
+	}
+	return sub == "show" || sub == "explain" || sub == "" && (slices.Contains(args, "--help") || slices.Contains(args, "-h"))
 }
 
 func (s *Server) command(sess ssh.Session, p Person, actor model.Actor) int {
@@ -652,6 +677,10 @@ func (s *Server) command(sess ssh.Session, p Person, actor model.Actor) int {
 	}
 	if name == "lockouts" && len(args) > 1 {
 		fmt.Fprintln(errw, "approve-tui: lockouts clear is not offered over ssh")
+		return exitUsage
+	}
+	if name == "policy" && !policyReadOnly(args) {
+		fmt.Fprintln(errw, "approve-tui: over ssh, policy offers show and explain; the policy is set on the host, by whoever may write the store: approve-tui policy set FILE")
 		return exitUsage
 	}
 	return s.cfg.Run(s.deciding(sess.Context(), p), args, actor, sess, out, errw)

@@ -41,6 +41,7 @@ type dbfile struct {
 	journal string
 	legacy  atomic.Bool // the table lacks the execution_* columns (old file viewed without migrating)
 	tier2   atomic.Bool // the table has Hermes' tier-2 columns (terminal_reason, approval_event_*, invalid_attempts)
+	votes   atomic.Bool // approve-tui's policy and votes tables exist (schema 4 and later)
 	made    atomic.Bool // opening created the gateway_approvals table
 
 	eng engine   // the backend: SQLite here, or PostgreSQL (postgres.go)
@@ -301,6 +302,7 @@ func (f *dbfile) ensureSchemaLocked(ctx context.Context, opt Options) error {
 		return classify("open", err)
 	}
 	f.tier2.Store(st.tier2)
+	f.votes.Store(st.ownVersion >= votesSchema)
 	if st.ownVersion > SchemaVersion {
 		// Never write to a file whose approve-tui tables we do not understand.
 		if f.fileRO == "" {
@@ -338,6 +340,7 @@ func (f *dbfile) ensureSchemaLocked(ctx context.Context, opt Options) error {
 		}
 		f.made.Store(!st.hasHermes)
 		f.legacy.Store(false)
+		f.votes.Store(true)
 	}
 	if writable && f.pg == nil {
 		_ = f.refitAuditLocked(ctx, opt) // a file not refitted now works as it is

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -35,6 +36,10 @@ const (
 	// payload is no longer the one it named).
 	EventVoteVoid = "vote_void"
 )
+
+// votesSchema is the approve-tui migration that made the policy and votes
+// tables.
+const votesSchema = 4
 
 // PolicyRef is the approval_id of the policy's audit events.
 const PolicyRef = "policy"
@@ -160,20 +165,11 @@ func keyOf(name string) string {
 func requesters(p *model.Proposal) []string {
 	var out []string
 	for _, n := range []string{p.Requester, p.Origin} {
-		if who := strings.ToLower(policy.Person(n)); who != "" && !contains(out, who) {
+		if who := strings.ToLower(policy.Person(n)); who != "" && !slices.Contains(out, who) {
 			out = append(out, who)
 		}
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // subjectOf is what the policy's rules are matched against.

@@ -606,9 +606,14 @@ func (s bound) scanOpen(ctx context.Context, db rowQuerier, q string, args []any
 // It does not see a pending row's payload rewritten in place (the payload
 // is written once, by contract), nor a decided row made open again: a
 // reader that must notice those re-reads in full from time to time anyway.
+//
+// It also moves when a vote is cast (the count of votes that count) or a
+// policy is set (its version): neither touches gateway_approvals, and both
+// change what a console shows of a pending proposal.
 type PendingSignature struct {
 	Count, MaxRowid int64
 	MaxID           string
+	Votes, Policy   int64
 }
 
 // PendingSignature reads the signature.
@@ -626,12 +631,18 @@ func (st *Store) PendingSummary(ctx context.Context) (sig PendingSignature, live
 	open := s.openWhere("status")
 	var expired int64
 	var maxID sql.NullString
+	votes := `0, 0`
+	if s.votes.Load() {
+		votes = `(SELECT count(*) FROM approve_tui_votes WHERE ended = ''),
+		(SELECT coalesce(max(version), 0) FROM approve_tui_policy)`
+	}
 	err = s.scanOpen(ctx, s.rdb, `SELECT
 		(SELECT count(*) FROM gateway_approvals`+pendingIndex+` WHERE `+open+`),
 		(SELECT count(*) FROM gateway_approvals`+pendingIndex+` WHERE `+open+` AND expires_at <= ?),
 		(SELECT coalesce(max(rowid), 0) FROM gateway_approvals),
-		(SELECT approval_id FROM gateway_approvals ORDER BY rowid DESC LIMIT 1)`,
-		[]any{model.Epoch(s.now())}, &sig.Count, &expired, &sig.MaxRowid, &maxID)
+		(SELECT approval_id FROM gateway_approvals ORDER BY rowid DESC LIMIT 1),
+		`+votes,
+		[]any{model.Epoch(s.now())}, &sig.Count, &expired, &sig.MaxRowid, &maxID, &sig.Votes, &sig.Policy)
 	sig.MaxID = maxID.String
 	return sig, int(sig.Count - expired), classify("list", err)
 }
