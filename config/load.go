@@ -914,7 +914,7 @@ func (l *loader) matchKeys(m *Match, e entry, what string, allowed []string) boo
 			case model.RiskLow, model.RiskMedium, model.RiskHigh:
 				m.Risk = r
 			default:
-				l.add(me.at(), "%s: %q is not a risk; want low, medium or high (the route takes that risk and above)", k, s)
+				l.add(me.at(), "%s: %q is not a risk; want low, medium or high (it takes that risk and above)", k, s)
 				good = false
 			}
 		case "session", "requester":

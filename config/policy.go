@@ -65,12 +65,16 @@ func (l *loader) policy(p *policy.Policy, body ast.Node) {
 	if !ok {
 		return
 	}
+	// bad are the groups defined with a problem (said already): a rule
+	// naming one is not told that it is not defined.
+	bad := map[string]bool{}
 	if e, ok := find(top, "groups"); ok {
 		es, ok := l.mapping(e.val, "groups", "a mapping of group names to lists of members, such as dba: [alice, bob]", nil)
 		if ok {
 			p.Groups = map[string][]string{}
 			for _, ge := range es {
 				what := "group " + ge.name
+				bad[ge.name] = true
 				if !channelName.MatchString(ge.name) {
 					l.add(ge.key, "%s: the name may hold letters, digits, _ . - and must start with a letter or digit", what)
 					continue
@@ -93,6 +97,7 @@ func (l *loader) policy(p *policy.Policy, body ast.Node) {
 				}
 				if ok {
 					p.Groups[ge.name] = ms
+					delete(bad, ge.name)
 				}
 			}
 		}
@@ -109,13 +114,13 @@ func (l *loader) policy(p *policy.Policy, body ast.Node) {
 		return
 	}
 	for i, it := range items {
-		if r, ok := l.policyRule(p, it, i+1); ok {
+		if r, ok := l.policyRule(p, bad, it, i+1); ok {
 			p.Rules = append(p.Rules, r)
 		}
 	}
 }
 
-func (l *loader) policyRule(p *policy.Policy, n ast.Node, num int) (policy.Rule, bool) {
+func (l *loader) policyRule(p *policy.Policy, bad map[string]bool, n ast.Node, num int) (policy.Rule, bool) {
 	what := fmt.Sprintf("rule %d", num)
 	line, _ := pos(n)
 	r := policy.Rule{Line: line}
@@ -161,6 +166,9 @@ func (l *loader) policyRule(p *policy.Policy, n ast.Node, num int) (policy.Rule,
 			}
 			ms, defined := p.Groups[ge.name]
 			switch {
+			case !defined && bad[ge.name]:
+				good = false // the group's own problem is said
+				continue
 			case !defined:
 				l.add(ge.key, "%s: no group %s under groups:; want one of: %s", k, ge.name, groupNames(p))
 				good = false

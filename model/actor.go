@@ -66,6 +66,10 @@ func LocalActor(surface Surface) Actor {
 		name = v
 	}
 	a := Actor{Surface: surface, Name: name + "@" + HostName(), Person: LocalPerson()}
+	if a.Person != name {
+		// Under sudo: the name says who ran it, as consumed_by records it.
+		a.Name += " (as " + a.Person + ")"
+	}
 	if tty, err := os.Readlink("/proc/self/fd/0"); err == nil && (strings.HasPrefix(tty, "/dev/pts/") || strings.HasPrefix(tty, "/dev/tty")) {
 		a.Detail = tty
 	}

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"path"
 	"regexp"
 	"sort"
@@ -261,12 +262,21 @@ func (p *Policy) Member(g, person string) bool {
 }
 
 // Person is who an actor's or a requester's name is, for counting
-// approvers: "alice@laptop (SHA256:…)" and "alice@ops-1" are both alice.
-// The key fingerprint in parentheses and the host after @ go; what is
-// left is compared without regard to case (SamePerson).
+// approvers: "alice@laptop (SHA256:…)", "alice@ops-1 via cli" and
+// "root@ops-1 (as alice)" (sudo) are all alice. The surface, the key
+// fingerprint in parentheses and the host after @ go; what is left is
+// compared without regard to case (SamePerson).
 func Person(name string) string {
 	name = strings.TrimSpace(name)
+	// consumed_by's form: "NAME via SURFACE".
+	if i := strings.LastIndex(name, " via "); i > 0 && !strings.ContainsAny(name[i+5:], " ()") {
+		name = name[:i]
+	}
 	if i := strings.LastIndex(name, " ("); i > 0 && strings.HasSuffix(name, ")") {
+		// "root@laptop (as alice)": whoever ran sudo.
+		if as, ok := strings.CutPrefix(name[i+2:len(name)-1], "as "); ok && strings.TrimSpace(as) != "" {
+			return strings.TrimSpace(as)
+		}
 		name = name[:i]
 	}
 	if i := strings.Index(name, "@"); i > 0 {
@@ -286,6 +296,33 @@ type Voter struct {
 	Key    string // the SSH key fingerprint ("" for a local actor)
 }
 
+// VoterOf is how the quorum tells actor a apart from others: the person's
+// name (a.Person, else taken from a.Name), folded to lower case, and the
+// SSH key fingerprint that a name "COMMENT (SHA256:…)" carries.
+func VoterOf(a model.Actor) Voter {
+	name := a.Person
+	if name == "" {
+		name = a.Name
+	}
+	return Voter{Person: strings.ToLower(Person(name)), Key: KeyOf(a.Name)}
+}
+
+// KeyOf is the SSH key fingerprint an actor's name carries ("NAME
+// (SHA256:…)"), or "".
+func KeyOf(name string) string {
+	i := strings.LastIndex(name, "(SHA256:")
+	if i < 0 || !strings.HasSuffix(name, ")") {
+		return ""
+	}
+	return name[i+1 : len(name)-1]
+}
+
+// Same reports whether v and o are one person: the same name, or the same
+// key under another name.
+func (v Voter) Same(o Voter) bool {
+	return v.Person != "" && v.Person == o.Person || v.Key != "" && v.Key == o.Key
+}
+
 // Standing is where a proposal stands against its requirement.
 type Standing struct {
 	Requirement
@@ -295,6 +332,7 @@ type Standing struct {
 	// met), and ShortFrom per group.
 	Short     int
 	ShortFrom map[string]int
+	voters    []Voter
 }
 
 // Met reports whether the quorum is reached.
@@ -311,56 +349,130 @@ func (st Standing) Met() bool {
 }
 
 // Stand counts voters against req: each voter counts once, and toward
-// every group they are a member of.
+// every group they are a member of. Short is the fewest more approvers
+// that could meet it: a member of two short groups counts for both.
 func (p *Policy) Stand(req Requirement, voters []Voter) Standing {
-	st := Standing{Requirement: req, Votes: len(voters)}
-	st.Short = req.Approvals - len(voters)
-	if st.Short < 0 {
-		st.Short = 0
-	}
+	st := Standing{Requirement: req, Votes: len(voters), voters: voters}
 	for g, n := range req.From {
-		have := 0
-		for _, v := range voters {
-			if p.Member(g, v.Person) {
-				have++
-			}
-		}
-		if have < n {
+		if have := p.members(g, voters); have < n {
 			if st.ShortFrom == nil {
 				st.ShortFrom = map[string]int{}
 			}
 			st.ShortFrom[g] = n - have
 		}
 	}
-	// Approvers still needed from groups are approvers still needed.
-	reserved := 0
-	for _, n := range st.ShortFrom {
-		if n > reserved {
-			reserved = n
-		}
-	}
-	if reserved > st.Short {
-		st.Short = reserved
-	}
+	st.Short = p.fewestMore(st)
 	return st
 }
 
+// members counts the voters in group g.
+func (p *Policy) members(g string, voters []Voter) int {
+	n := 0
+	for _, v := range voters {
+		if p.Member(g, v.Person) {
+			n++
+		}
+	}
+	return n
+}
+
+// maxCoverSearch bounds the search for the fewest approvers that meet the
+// groups: past it, each group's shortfall is counted apart (never fewer
+// than are needed).
+const maxCoverSearch = 20000
+
+// fewestMore is the fewest more approvers that would meet st: at least
+// what the count still lacks, and enough members, not yet voters, to cover
+// every group's shortfall (a search over the groups' members; a shortfall
+// no members can cover counts in full).
+func (p *Policy) fewestMore(st Standing) int {
+	base := st.Requirement.Approvals - st.Votes
+	if base < 0 {
+		base = 0
+	}
+	if len(st.ShortFrom) == 0 {
+		return base
+	}
+	voted := func(m string) bool {
+		for _, v := range st.voters {
+			if SamePerson(m, v.Person) {
+				return true
+			}
+		}
+		return false
+	}
+	groups := make([]string, 0, len(st.ShortFrom))
+	sum, most := 0, 0
+	for g, n := range st.ShortFrom {
+		groups = append(groups, g)
+		sum += n
+		most = max(most, n)
+	}
+	sort.Strings(groups)
+	need := map[string]int{}
+	for g, n := range st.ShortFrom {
+		need[g] = n
+	}
+	best, steps := sum, 0 // one person per place always covers, if members suffice
+	var chosen []string
+	var search func()
+	search = func() {
+		if steps++; steps > maxCoverSearch || len(chosen) >= best {
+			return
+		}
+		g := ""
+		for _, name := range groups {
+			if need[name] > 0 {
+				g = name
+				break
+			}
+		}
+		if g == "" {
+			best = len(chosen)
+			return
+		}
+		for _, m := range p.Groups[g] {
+			if voted(m) || slicesHasPerson(chosen, m) {
+				continue
+			}
+			chosen = append(chosen, m)
+			for _, h := range groups {
+				if p.Member(h, m) {
+					need[h]--
+				}
+			}
+			search()
+			for _, h := range groups {
+				if p.Member(h, m) {
+					need[h]++
+				}
+			}
+			chosen = chosen[:len(chosen)-1]
+		}
+	}
+	search()
+	return max(base, best, most)
+}
+
+func slicesHasPerson(list []string, m string) bool {
+	for _, v := range list {
+		if SamePerson(v, m) {
+			return true
+		}
+	}
+	return false
+}
+
 // Helps reports whether a vote by person would bring st closer to its
-// quorum: a member of a group still short, or a free place (one not kept
-// for a group). A vote that cannot count is refused, so that nobody
-// believes a proposal is one vote closer than it is.
+// quorum: with it, fewer approvers would still be needed. A vote that
+// cannot count is refused, so that nobody believes a proposal is one vote
+// closer than it is.
 func (p *Policy) Helps(st Standing, person string) bool {
 	if st.Met() {
 		return true
 	}
-	reserved := 0
-	for g, n := range st.ShortFrom {
-		if p.Member(g, person) {
-			return true
-		}
-		reserved += n
-	}
-	return st.Short > reserved
+	after := p.Stand(st.Requirement, append(append([]Voter(nil), st.voters...), Voter{Person: person}))
+	return after.Short < st.Short
 }
 
 // Needed says in words what is still needed: "one more approver from
@@ -375,6 +487,9 @@ func (st Standing) Needed() string {
 		groups = append(groups, g)
 	}
 	sort.Strings(groups)
+	if len(groups) == 0 {
+		return count(st.Short, "more approver")
+	}
 	var parts []string
 	reserved := 0
 	for i, g := range groups {
@@ -386,12 +501,20 @@ func (st Standing) Needed() string {
 			parts = append(parts, count(n, "more")+" from "+g)
 		}
 	}
-	if free := st.Short - reserved; free > 0 || len(parts) == 0 {
-		if len(parts) == 0 {
-			parts = append(parts, count(st.Short, "more approver"))
-		} else if free > 0 {
-			parts = append(parts, count(free, "more")+" from anyone")
+	switch free := st.Short - reserved; {
+	case free > 0:
+		parts = append(parts, count(free, "more")+" from anyone")
+	case free < 0:
+		// Members of several groups count for each: fewer people will do.
+		var each []string
+		for _, g := range groups {
+			n := "one"
+			if st.ShortFrom[g] != 1 {
+				n = fmt.Sprint(st.ShortFrom[g])
+			}
+			each = append(each, n+" from "+g)
 		}
+		return count(st.Short, "more approver") + ": " + strings.Join(each, " and ") + " (one person may count for several groups)"
 	}
 	return strings.Join(parts, " and ")
 }
@@ -429,6 +552,18 @@ func Decode(b []byte) (*Policy, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
 		return nil, fmt.Errorf("the stored policy cannot be read: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("the stored policy cannot be read: something follows it")
+	}
+	// What Encode writes is an object with the rules' key: null, {} or
+	// another shape is not a policy without rules, but a damaged one.
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(b, &top); err != nil || top == nil {
+		return nil, errors.New("the stored policy cannot be read: it is not an object")
+	}
+	if _, ok := top["policy"]; !ok {
+		return nil, errors.New("the stored policy cannot be read: it has no policy key")
 	}
 	if probs := p.Validate(); len(probs) > 0 {
 		return nil, fmt.Errorf("the stored policy is not valid: %s", strings.Join(probs, "; "))

@@ -24,6 +24,9 @@ type classVerdict struct {
 	level    model.RiskLevel
 	hardline bool
 	reason   string // the matched rules' descriptions (Verdict.Reason)
+	// patterns are those descriptions one by one (what a policy rule's
+	// pattern matches).
+	patterns []string
 }
 
 type classKey struct{ rules, command string }
@@ -104,5 +107,9 @@ func (c *classCache) reset() {
 }
 
 func verdictOf(v risk.Verdict) classVerdict {
-	return classVerdict{level: v.Level, hardline: v.Hardline, reason: v.Reason()}
+	ps := make([]string, len(v.Matches))
+	for i, m := range v.Matches {
+		ps[i] = m.Description
+	}
+	return classVerdict{level: v.Level, hardline: v.Hardline, reason: v.Reason(), patterns: ps}
 }

@@ -27,6 +27,8 @@ func TestMain(m *testing.M) {
 			os.Getenv("STORAGE_TEST_SYNC"), os.Getenv("STORAGE_TEST_PACE"), os.Getenv("STORAGE_TEST_ROLE") == "consume-interop"))
 	case "hold-lock":
 		os.Exit(roleHoldLock(os.Getenv("STORAGE_TEST_DB")))
+	case "vote-all":
+		os.Exit(roleVoteAll(os.Getenv("STORAGE_TEST_DB"), os.Getenv("STORAGE_TEST_WORKER"), os.Getenv("STORAGE_TEST_PACE")))
 	default:
 		fmt.Fprintln(os.Stderr, "unknown role")
 		os.Exit(2)
@@ -72,6 +74,56 @@ func roleConsumeAll(path, worker, syncMode, pace string, announce bool) int {
 			fmt.Fprintln(out, "won", id)
 		case errors.As(err, &np):
 			fmt.Fprintln(out, "lost", id, "by", np.By)
+		default:
+			fmt.Fprintln(out, "error", id, strings.ReplaceAll(err.Error(), "\n", " "))
+		}
+	}
+	return 0
+}
+
+// roleVoteAll is roleConsumeAll for a quorum: the worker is a person of its
+// own ("worker-N@host-N"), who approves every id on stdin once, in a random
+// order, once a "go" line came (it prints "ready" when its store is open).
+// It prints "won ID" (its vote completed the quorum and consumed), "voted
+// ID" (recorded; more are needed), "lost ID by WHO" (not pending any more:
+// WHO is consumed_by, every approver), "refused ID CODE" or "error ID ERR".
+func roleVoteAll(path, worker, pace string) int {
+	s, err := Open(context.Background(), path, Options{BusyTimeout: time.Minute})
+	if err != nil {
+		fmt.Println("open-error", err)
+		return 1
+	}
+	defer s.Close()
+	maxPause, _ := time.ParseDuration(pace)
+	actor := model.Actor{Surface: model.SurfaceCLI, Name: "worker-" + worker + "@host-" + worker}
+	fmt.Println("ready")
+	in := bufio.NewScanner(os.Stdin)
+	var ids []string
+	for in.Scan() && in.Text() != "go" {
+		ids = append(ids, in.Text())
+	}
+	rand.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+	out := bufio.NewWriter(os.Stdout)
+	defer out.Flush()
+	for _, id := range ids {
+		if maxPause > 0 {
+			time.Sleep(time.Duration(rand.Int64N(int64(maxPause))))
+		}
+		_, err := s.Consume(context.Background(), id, id, actor)
+		var (
+			np *NotPendingError
+			vr *VoteRecorded
+			rf *RefusedError
+		)
+		switch {
+		case err == nil:
+			fmt.Fprintln(out, "won", id)
+		case errors.As(err, &vr):
+			fmt.Fprintln(out, "voted", id)
+		case errors.As(err, &np):
+			fmt.Fprintln(out, "lost", id, "by", np.By)
+		case errors.As(err, &rf):
+			fmt.Fprintln(out, "refused", id, rf.Code)
 		default:
 			fmt.Fprintln(out, "error", id, strings.ReplaceAll(err.Error(), "\n", " "))
 		}

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -11,10 +12,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/policy"
-	"github.com/approve-tui/approve-tui/risk"
 )
 
 // The approval policy (SPEC §3.13) is the store's: it is kept in
@@ -142,25 +143,6 @@ func (e *VoteRecorded) Error() string {
 		e.Quorum.Progress(), e.Quorum.Needed())
 }
 
-// voterOf is how the quorum tells actor apart from others.
-func voterOf(a model.Actor) policy.Voter {
-	name := a.Person
-	if name == "" {
-		name = a.Name
-	}
-	return policy.Voter{Person: strings.ToLower(policy.Person(name)), Key: keyOf(a.Name)}
-}
-
-// keyOf is the SSH key fingerprint an actor's name carries ("NAME
-// (SHA256:…)"), or "".
-func keyOf(name string) string {
-	i := strings.LastIndex(name, "(SHA256:")
-	if i < 0 || !strings.HasSuffix(name, ")") {
-		return ""
-	}
-	return name[i+1 : len(name)-1]
-}
-
 // requesters are the people a proposal's requester and origin name.
 func requesters(p *model.Proposal) []string {
 	var out []string
@@ -174,13 +156,8 @@ func requesters(p *model.Proposal) []string {
 
 // subjectOf is what the policy's rules are matched against.
 func subjectOf(rec *Record) policy.Subject {
-	v := risk.Classify(rec.Command)
-	ps := make([]string, len(v.Matches))
-	for i, m := range v.Matches {
-		ps[i] = m.Description
-	}
 	return policy.Subject{Risk: rec.EffectiveRisk, Session: rec.SessionKey, Requester: rec.Requester,
-		Command: rec.Command, Patterns: ps}
+		Command: rec.Command, Patterns: classifyCommand(rec.Command).patterns}
 }
 
 // SubjectOf is what the policy's rules see of rec (for explain).
@@ -247,8 +224,17 @@ func (st *Store) Policy(ctx context.Context) (*PolicyVersion, error) {
 // version, audited with who set it and the old and new SHA-256. A policy
 // equal to the one in force changes nothing (changed false).
 func (st *Store) SetPolicy(ctx context.Context, source []byte, p *policy.Policy, actor model.Actor) (v *PolicyVersion, changed bool, err error) {
+	if p == nil {
+		return nil, false, &model.ValidationError{Problems: []string{"no policy given"}}
+	}
 	if probs := p.Validate(); len(probs) > 0 {
 		return nil, false, &model.ValidationError{Problems: probs}
+	}
+	// The file is kept as it was read, so that its SHA-256 is the hash of
+	// what the store shows: text only (neither backend keeps a NUL, and
+	// PostgreSQL no invalid UTF-8).
+	if !utf8.Valid(source) || bytes.IndexByte(source, 0) >= 0 {
+		return nil, false, &model.ValidationError{Problems: []string{"the policy file is not UTF-8 text"}}
 	}
 	s := st.bind()
 	sum := sha256Hex(source)
@@ -269,7 +255,7 @@ func (st *Store) SetPolicy(ctx context.Context, source []byte, p *policy.Policy,
 		now := model.Epoch(s.now())
 		by := columnText(actor.String())
 		if _, err := s.w.ExecContext(ctx, `INSERT INTO approve_tui_policy (version, sha256, source, rules, set_at, set_by)
-			VALUES (?, ?, ?, ?, ?, ?)`, next, sum, columnText(string(source)), string(p.Encode()), now, by); err != nil {
+			VALUES (?, ?, ?, ?, ?, ?)`, next, sum, string(source), string(p.Encode()), now, by); err != nil {
 			return nil, err
 		}
 		v = &PolicyVersion{Version: next, SHA256: sum, Source: string(source), SetAt: now, SetBy: by, Policy: p}
@@ -424,6 +410,10 @@ type ballot struct {
 // cannot count).
 func (s bound) vote(ctx context.Context, rec *Record, actor model.Actor) (*ballot, error) {
 	pv, err := readPolicy(ctx, s.w)
+	var rf *RefusedError
+	if errors.As(err, &rf) {
+		rf.ID = rec.ApprovalID // the proposal refused, not "policy"
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -435,7 +425,7 @@ func (s bound) vote(ctx context.Context, rec *Record, actor model.Actor) (*ballo
 		return &ballot{met: true}, nil
 	}
 	b := &ballot{q: &Quorum{Policy: pv, Requesters: requesters(&rec.Proposal)}}
-	me := voterOf(actor)
+	me := policy.VoterOf(actor)
 	for _, who := range b.q.Requesters {
 		if policy.SamePerson(who, me.Person) {
 			return nil, &RefusedError{ID: rec.ApprovalID, Code: RefusedSelfApproval, Reason: fmt.Sprintf(
@@ -462,7 +452,7 @@ func (s bound) vote(ctx context.Context, rec *Record, actor model.Actor) (*ballo
 		b.q.Votes = append(b.q.Votes, v)
 	}
 	for _, v := range b.q.Votes {
-		if v.Person == me.Person || (me.Key != "" && v.Key == me.Key) {
+		if me.Same(policy.Voter{Person: v.Person, Key: v.Key}) {
 			how := "by name"
 			if v.Person != me.Person {
 				how = "by key " + me.Key

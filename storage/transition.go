@@ -61,6 +61,9 @@ func observe(ctx context.Context, t transition, err error) {
 	if fn == nil {
 		return
 	}
+	if err == nil && t.result != nil {
+		err = t.result()
+	}
 	d := Decision{Event: t.event, ID: t.id, Actor: t.actor, Outcome: OutcomeOK, Err: err}
 	var vote *VoteRecorded
 	switch {
@@ -94,6 +97,9 @@ type transition struct {
 	id    string
 	actor model.Actor
 	apply func(ctx context.Context) ([]auditEntry, error)
+	// result, when set, is what the caller returns after a committed
+	// transition (a *VoteRecorded): observers are told that, not "ok".
+	result func() error
 }
 
 // isRefusal reports whether err is a decision the store made (audited,
@@ -270,7 +276,8 @@ func (st *Store) ConsumeRead(ctx context.Context, id, typed, readSHA256 string, 
 	if err != nil {
 		return nil, err
 	}
-	err = s.run(ctx, transition{event: EventApprove, id: id, actor: actor, apply: func(ctx context.Context) ([]auditEntry, error) {
+	err = s.run(ctx, transition{event: EventApprove, id: id, actor: actor, result: voteResult(&voted), apply: func(ctx context.Context) ([]auditEntry, error) {
+		voted, out = nil, nil // a transaction run again starts afresh
 		rec, err := s.approvable(ctx, damaged, id, readSHA256, false)
 		if err != nil {
 			return nil, err
@@ -615,4 +622,14 @@ func nullString(s string) any {
 // the sanitiser, which makes every odd byte a visible escape.
 func columnText(s string) string {
 	return model.Sanitize(s, model.Line)
+}
+
+// voteResult reports *v, once set, as a transition's result.
+func voteResult(v **VoteRecorded) func() error {
+	return func() error {
+		if *v == nil {
+			return nil
+		}
+		return *v
+	}
 }
