@@ -152,7 +152,7 @@ routes:
 	code, out, stderr := runConfig(t, nil, "config", "check", "--config", p)
 	want := p + `:2:3: channel chat (slack) needs its incoming-webhook URL, a secret: url_env or url_file
 ` + p + `:2:23: channel chat (slack): url: a Slack webhook URL is a secret, never written in the file; want url_env (an environment variable) or url_file (a file) that holds it
-` + p + `:5:19: route 1: match: risk: "critical" is not a risk; want low, medium or high (the route takes that risk and above)
+` + p + `:5:19: route 1: match: risk: "critical" is not a risk; want low, medium or high (it takes that risk and above)
 ` + p + `:8:17: route 1, step 2: after 1m is not later than the step before (5m); want the steps in increasing after
 ` + p + `:8:30: route 1, step 2: notify: no channel "pager"; want one of the channels defined: chat, push
 approve-tui: ` + p + `: 5 problems

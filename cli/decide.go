@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/policy"
 	"github.com/approve-tui/approve-tui/storage"
 	"github.com/spf13/cobra"
 )
@@ -39,13 +41,28 @@ shown; in a script, --payload-sha256 HEX (payload_sha256 in show --json). If
 the proposal's payload is not that one any more, the store refuses (exit 1,
 audited as content_changed): read it again.
 
-Prints "approved ID" (with --json, the proposal).
-` + exitCodesWhere(map[int]string{ExitError: "error, or refused whatever is typed (below)"},
-			ExitOK, ExitError, ExitUsage, ExitNotFound, ExitNotPending, ExitMismatch, ExitUnavailable, ExitInterrupted) + dashIDHelp + `
+Where a rule of the approval policy applies (see policy --help), an
+approval is a vote: it is recorded and audited, the proposal stays pending,
+and approve exits 7 saying what is still needed ("vote recorded on ID: 1 of
+2 approvals (alice@laptop via cli); still needed: one more approver from
+dba"). The vote that completes the quorum approves it (exit 0; consumed_by
+names every approver). On a terminal you are told before you type that it
+is a vote, who voted and what is needed.
+
+Prints "approved ID" (with --json, the proposal, with its votes).
+` + exitCodesWhere(map[int]string{ExitError: "error, or refused whatever is typed (below)",
+			ExitVoted: "a vote recorded: the proposal needs more approvals and stays pending"},
+			ExitOK, ExitError, ExitUsage, ExitNotFound, ExitNotPending, ExitMismatch, ExitUnavailable, ExitVoted, ExitInterrupted) + dashIDHelp + `
 
 Refused whatever is typed (exit 1; deny them): a corrupt proposal, a command
 that matches a hardline rule (Hermes never runs it), an id shorter than 8
-characters, a tier-2 proposal approved by its id, a locked-out (verb, target).`,
+characters, a tier-2 proposal approved by its id, a locked-out (verb, target).
+
+Under the approval policy, refused too (exit 1): a vote by whoever asked for
+the proposal (self_approval: their agent submitted it), a second vote by one
+person, by name or by SSH key (duplicate_approver), and a vote that cannot
+count toward what is left, the places left being kept for a group the voter
+is not in (not_eligible).`,
 		Args: a.oneID("phrase", `approve ID --phrase "VERB TARGET NONCE"`, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := args[0]
@@ -73,6 +90,9 @@ characters, a tier-2 proposal approved by its id, a locked-out (verb, target).`,
 					return err
 				}
 				writeShow(a.err, rec, &ws, s.Now())
+				if rec.EffectiveStatus.Open() {
+					a.voteNote(ctx, s, rec)
+				}
 				if readSHA == "" {
 					readSHA = rec.PayloadSHA256 // what was shown is what is approved
 				}
@@ -104,8 +124,13 @@ characters, a tier-2 proposal approved by its id, a locked-out (verb, target).`,
 			} else {
 				rec, err = s.ConsumeRead(ctx, id, typed, readSHA, a.actor())
 			}
-			var rf *storage.RefusedError
+			var (
+				rf    *storage.RefusedError
+				voted *storage.VoteRecorded
+			)
 			switch {
+			case errors.As(err, &voted):
+				return a.votedOn(ctx, s, id, voted)
 			case errors.Is(err, storage.ErrConfirmMismatch):
 				return exitf(ExitMismatch, "not approved: the typed confirmation does not match the approval id; %s is still pending", id)
 			case errors.As(err, &rf) && rf.Code == storage.RefusedPhraseMismatch:
@@ -114,7 +139,11 @@ characters, a tier-2 proposal approved by its id, a locked-out (verb, target).`,
 				return named(id, err)
 			}
 			if a.json {
-				a.printf("%s\n", recordJSON(rec, nil))
+				qv, err := quorumOf(ctx, s, rec)
+				if err != nil {
+					return err
+				}
+				a.printf("%s\n", withQuorum(recordJSON(rec, nil), rec, qv))
 			} else {
 				a.printf("approved %s\n", line(id))
 			}
@@ -130,6 +159,71 @@ characters, a tier-2 proposal approved by its id, a locked-out (verb, target).`,
 	cmd.Flags().IntVar(&limit, "phrase-limit", storage.DefaultPhraseLimit, "wrong tier-2 phrases that block the proposal and lock its (verb, target) out")
 	cmd.Flags().DurationVar(&lockout, "lockout", storage.DefaultLockout, "how long a (verb, target) stays locked out after a block (an active lockout is never shortened)")
 	return cmd
+}
+
+// votedOn reports a vote that did not complete the quorum: on stdout what
+// it has and what is still needed (with --json, the proposal with its
+// votes), and exit 7.
+func (a *app) votedOn(ctx context.Context, s *storage.Store, id string, voted *storage.VoteRecorded) error {
+	if a.json {
+		rec, err := s.Get(ctx, id)
+		if err != nil {
+			return named(id, err)
+		}
+		qv, err := quorumOf(ctx, s, rec)
+		if err != nil {
+			return err
+		}
+		a.printf("%s\n", withQuorum(recordJSON(rec, nil), rec, qv))
+		return exitf(ExitVoted, "")
+	}
+	q := voted.Quorum
+	a.printf("vote recorded on %s: %s (%s); still needed: %s\n", line(id), q.Progress(),
+		votersOf(q.Votes), line(q.Needed()))
+	return exitf(ExitVoted, "")
+}
+
+// voteNote tells the approver at a terminal, before they type, that the
+// approval is a vote: what the proposal needs, who voted, what is still
+// needed, and whether the store will refuse them (their own agent's
+// proposal, or a second vote). Said on stderr; nothing when no rule
+// applies.
+func (a *app) voteNote(ctx context.Context, s *storage.Store, rec *storage.Record) {
+	q, err := s.Quorum(ctx, rec)
+	var rf *storage.RefusedError
+	switch {
+	case errors.As(err, &rf):
+		a.note("\nnote: %s", line(rf.Reason))
+		return
+	case err != nil || q == nil:
+		return
+	}
+	fmt.Fprintf(a.err, "\nThis approval is a vote: under policy %s, %s needs %s.\n", q.Policy.Label(), line(rec.ApprovalID), line(q.Describe()))
+	if len(q.Votes) == 0 {
+		fmt.Fprintf(a.err, "Nobody has voted yet; still needed: %s.\n", line(q.Needed()))
+	} else {
+		fmt.Fprintf(a.err, "So far %s (%s); still needed: %s.\n", q.Progress(), votersOf(q.Votes), line(q.Needed()))
+	}
+	me := a.actor()
+	who := me.Person
+	if who == "" {
+		who = me.Name
+	}
+	for _, r := range q.Requesters {
+		if policy.SamePerson(r, who) {
+			fmt.Fprintf(a.err, "You (%s) asked for it: the store refuses your vote (self_approval); another approver must.\n", line(policy.Person(who)))
+			return
+		}
+	}
+	for _, v := range q.Votes {
+		if policy.SamePerson(v.Person, who) {
+			fmt.Fprintf(a.err, "You (%s) voted already, as %s: the store refuses a second vote (duplicate_approver).\n", line(policy.Person(who)), voteWho(v))
+			return
+		}
+	}
+	if len(q.Requesters) > 0 {
+		fmt.Fprintf(a.err, "Not by %s: who asked for it may not approve it.\n", sanitizedList(q.Requesters))
+	}
 }
 
 func (a *app) denyCmd() *cobra.Command {

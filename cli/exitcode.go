@@ -21,6 +21,10 @@ const (
 	ExitMismatch    = 5 // the typed confirmation is not the id
 	ExitUnavailable = 6 // store missing, locked, corrupt file, unwritable or read-only
 	ExitTampered    = 7 // audit --verify found the log or a payload altered
+	// ExitVoted: approve recorded a vote, and the proposal needs more
+	// approvals (a rule of the approval policy applies); the code is
+	// approve's, as ExitTampered is audit's.
+	ExitVoted = 7
 
 	ExitWaitDenied  = 10 // wait: the proposal was denied
 	ExitWaitExpired = 11 // wait: the proposal expired

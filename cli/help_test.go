@@ -51,7 +51,7 @@ func TestEachCommandSaysItsExitCodes(t *testing.T) {
 		"submit":   {0, 1, 2, 6},
 		"list":     {0, 1, 2, 6},
 		"show":     {0, 1, 2, 3, 6},
-		"approve":  {0, 1, 2, 3, 4, 5, 6, 130},
+		"approve":  {0, 1, 2, 3, 4, 5, 6, 7, 130},
 		"deny":     {0, 1, 2, 3, 4, 6, 130},
 		"expire":   {0, 1, 2, 6},
 		"audit":    {0, 1, 2, 6, 7},

@@ -33,7 +33,8 @@ TERM=dumb).
 Piped or redirected, each row is one line of tab-separated fields, every
 field whole (cut -f, awk -F'\t'); --json gives everything.
 
-With --json: an array of proposal objects (see show --help).
+With --json: an array of proposal objects (see show --help), each with
+its quorum; votes are the ones that count.
 ` + exitCodes(ExitOK, ExitError, ExitUsage, ExitUnavailable),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -54,9 +55,13 @@ With --json: an array of proposal objects (see show --help).
 				return err
 			}
 			if a.json {
+				qvs, err := quorumsOf(cmd.Context(), s, recs)
+				if err != nil {
+					return err
+				}
 				elems := make([]string, len(recs))
 				for i, r := range recs {
-					elems[i] = recordJSON(r, nil).String()
+					elems[i] = withQuorum(recordJSON(r, nil), r, qvs[r.ApprovalID]).String()
 				}
 				a.printf("%s\n", jsonArray(elems))
 				return nil

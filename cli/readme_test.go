@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/approve-tui/approve-tui/internal/pgtest"
+	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 )
 
@@ -36,6 +38,7 @@ func TestREADME(t *testing.T) {
 	t.Run("first-session", r.firstSession)
 	t.Run("postgres", r.postgres)
 	t.Run("hermes", r.hermes)
+	t.Run("policy", r.policy)
 }
 
 type readmeRun struct {
@@ -632,5 +635,45 @@ func (r *readmeRun) hermes(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), `"choice": "once"`) && !strings.Contains(stdout.String(), `"choice":"once"`) {
 		t.Fatalf("Hermes got %s\n%s", stdout.String(), stderr.String())
+	}
+}
+
+// The two-person rule as the README shows it: the policy file set, shown
+// and explained; the submitter's own approval refused; then two other
+// people (alice over SSH, bob on his machine) vote and the second consumes.
+func (r *readmeRun) policy(t *testing.T) {
+	home := homeDir(t)
+	env := r.shellEnv(home)
+	if err := os.WriteFile(filepath.Join(home, "policy.yaml"), []byte(r.blocks["policy-file"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := r.sh(t, home, env, r.blocks["policy"])
+	for _, want := range []string{"policy v1 in force", "rule 1 (line 4): matches", "needs 2 approvers, at least one from dba",
+		"rule 2 (line 7): matches; it asks for 2 approvers", "refused: you submitted it", "nobody approves a proposal of their own agent"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("the README's policy lines did not say %q:\n%s", want, out)
+		}
+	}
+	db := filepath.Join(home, ".hermes", "state.db")
+	s, err := storage.Open(context.Background(), db, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	recs, err := s.List(context.Background(), storage.ListOptions{})
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("list: %v %d", err, len(recs))
+	}
+	id := recs[0].ApprovalID
+	var v *storage.VoteRecorded
+	if _, err := s.Consume(context.Background(), id, id, model.Actor{Surface: model.SurfaceSSH, Name: "carol@laptop (SHA256:c)"}); !errors.As(err, &v) {
+		t.Fatalf("carol's approval: %v, want a vote", err)
+	}
+	if _, err := s.Consume(context.Background(), id, id, model.Actor{Surface: model.SurfaceCLI, Name: "bob@desk"}); err != nil {
+		t.Fatalf("bob's approval (dba) completes it: %v", err)
+	}
+	out = r.sh(t, home, env, "approve-tui show "+id)
+	if !strings.Contains(out, "consumed") || !strings.Contains(out, "carol@laptop") || !strings.Contains(out, "bob@desk") {
+		t.Fatalf("show after two votes:\n%s", out)
 	}
 }

@@ -27,6 +27,15 @@ is recorded as started, run: "running" when its runner still heartbeats,
 "runner_died" when it stopped (the outcome is unknown) or "unknown" when no
 runner ever heartbeated for it. Strings keep their exact bytes (invalid
 UTF-8 as \udcXX escapes).
+
+Under an approval policy (see policy --help), the text says the quorum
+the proposal needs, what is still needed, who may not approve it, and each
+vote cast on it (who, when, whether it still counts). --json adds votes
+(each with actor, at, payload_sha256, surface, person, ended, ended_at and
+counts), approvals_needed (approvals still needed: 0 when none is, the
+proposal is decided, or no rule applies), approvals_required (the quorum),
+needed (what is still needed, in words) and approval_policy_version
+(the version of the approval policy in force; null: none).
 ` + exitCodes(ExitOK, ExitError, ExitUsage, ExitNotFound, ExitUnavailable) + dashIDHelp,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -39,11 +48,16 @@ UTF-8 as \udcXX escapes).
 			if err != nil {
 				return err
 			}
+			qv, err := quorumOf(cmd.Context(), s, rec)
+			if err != nil {
+				return err
+			}
 			if a.json {
-				a.printf("%s\n", recordJSON(rec, &ws))
+				a.printf("%s\n", withQuorum(recordJSON(rec, &ws), rec, qv))
 				return nil
 			}
 			writeShow(a.out, rec, &ws, s.Now())
+			writeQuorum(a.out, rec, qv, s.Now())
 			a.printf("%-14s %s\n", "file:", "Hermes revision "+s.HermesRevision())
 			return nil
 		},
