@@ -138,8 +138,8 @@ func (m *Model) stopClock() {
 // untilScreenChanges is how long after m.now a text on screen changes with
 // the clock alone (maxTickGap when none does): the list rows' countdowns, a
 // row leaving the list as it expires, the detail's ages and countdown, the
-// waiter's heartbeat, the age a note tells, the age of an audit event shown
-// whole, the history's running commands.
+// votes' ages, the waiter's heartbeat, the age a note tells, the age of an
+// audit event shown whole, the history's running commands.
 func (m *Model) untilScreenChanges() time.Duration {
 	now := m.now
 	d := maxTickGap
@@ -166,6 +166,9 @@ func (m *Model) untilScreenChanges() time.Duration {
 		if ws := m.detail.waiter; ws != nil && ws.Waiter != nil && (ws.State == storage.WaiterLive || ws.State == storage.WaiterDead) {
 			d = min(d, untilAgoChanges(now.Sub(model.FromEpoch(ws.Waiter.HeartbeatAt))))
 			d = min(d, untilAgoChanges(now.Sub(model.FromEpoch(ws.Waiter.StartedAt))))
+		}
+		for _, age := range m.detail.votes.votesAges(now) {
+			d = min(d, untilAgoChanges(age)) // the votes block's "3m ago"
 		}
 	}
 	if at := m.note.words.at; at != nil {

@@ -53,6 +53,13 @@ type (
 		// large file's pending rows (storage.Store.ListUrgent), or
 		// after the ranking failed (ranking.Err).
 		ranking storage.RankProgress
+		// The policy in force and where each row a rule applies to stands
+		// (storage.Store.Quorums, one call with the list), by approval id,
+		// or why they could not be read (qerr); qread: they were read.
+		quorums map[string]*storage.Quorum
+		policy  *storage.PolicyVersion
+		qerr    error
+		qread   bool
 	}
 	// historyMsg carries the audit log's recent events.
 	historyMsg struct {
@@ -119,6 +126,10 @@ type (
 // file): while the store still ranks, the signature stands for the rows as
 // before, and the message brings the ranking's progress; once it is done,
 // the list is read in full, in its ranked order.
+//
+// The policy and the votes are read with the list, by one Store.Quorums
+// call on the rows read (the signature moves when a vote is cast or a
+// policy set: a load that finds it unchanged keeps what the last one read).
 func loadPending(ctx context.Context, s *storage.Store, gen, limit int, prev *storage.PendingSignature, watch shownPayload, ranking bool) tea.Cmd {
 	return func() tea.Msg {
 		start := time.Now()
@@ -151,7 +162,9 @@ func loadPending(ctx context.Context, s *storage.Store, gen, limit int, prev *st
 		if total == limit && serr == nil {
 			total = max(live, total)
 		}
-		msg := pendingMsg{gen: gen, limit: limit, rows: rows, total: total, at: s.Now(), took: time.Since(start), presences: others, waiter: waiter, ranking: fill}
+		qs, pv, qerr := s.Quorums(ctx, rows)
+		msg := pendingMsg{gen: gen, limit: limit, rows: rows, total: total, at: s.Now(), took: time.Since(start), presences: others, notifiers: notifiers, waiter: waiter, ranking: fill,
+			quorums: qs, policy: pv, qerr: qerr, qread: true}
 		if serr == nil {
 			msg.sig = &sig
 		}

@@ -24,6 +24,13 @@ type detail struct {
 	waiter *storage.WaiterStatus
 	// deliveries: who was paged about it, when (storage.DeliveriesOf).
 	deliveries []storage.Delivery
+	// votes: where it stands against the policy (the votes block, after
+	// the risk line), laid out again only when its text changed.
+	votes      votesView
+	votesAt    int // where in fixed the block goes
+	votesText  string
+	votesWidth int
+	votesLines []string
 
 	head, body []string // head: the fields; body: command and diff
 	bodyKey    string   // id, payload and width the body was built for
@@ -94,7 +101,10 @@ func (d *detail) rebuild(now time.Time) {
 	if d.fixedRec != d.rec || d.fixedWidth != d.width {
 		d.fixed, d.fixedRec, d.fixedWidth = d.buildFixed(), d.rec, d.width
 	}
-	d.head = append(append(d.head[:0:0], d.fixed...), d.buildTimed(now)...)
+	votes := d.buildVotes(now)
+	d.head = make([]string, 0, len(d.fixed)+len(votes)+8)
+	d.head = append(append(append(d.head, d.fixed[:d.votesAt]...), votes...), d.fixed[d.votesAt:]...)
+	d.head = append(d.head, d.buildTimed(now)...)
 	key := fmt.Sprintf("%s/%s/%d", d.rec.ApprovalID, d.rec.PayloadSHA256, d.width)
 	if key != d.bodyKey {
 		d.body = d.buildBody()
@@ -319,6 +329,7 @@ func (d *detail) buildFixed() []string {
 		riskText += st.Subtle.Render(" pinned " + string(r.RiskLevel))
 	}
 	out = append(out, d.field("risk", riskText)...)
+	d.votesAt = len(out) // the votes block goes here (buildVotes)
 	out = append(out, d.field("reason", d.agent(r.RiskReason, model.Line))...)
 	if r.RequesterContext != "" {
 		// The agent's words about its command: quoted, labelled as its
@@ -361,6 +372,26 @@ func (d *detail) buildFixed() []string {
 		out = append(out, d.field("env", d.agent(k, model.Line)+"="+d.agent(r.EnvOverrides[k], model.Line))...)
 	}
 	return out
+}
+
+// buildVotes is the votes block: what the policy asks of the proposal,
+// each vote and its age, what is still needed and who may not approve.
+func (d *detail) buildVotes(now time.Time) []string {
+	if d.votes.empty() || d.rec.Hardline || d.rec.Corrupt != "" {
+		return nil // nothing to count: it can only be denied
+	}
+	lines := d.votes.lines(now)
+	var b strings.Builder
+	for _, l := range lines {
+		fmt.Fprintf(&b, "%s\x00%s\x00%d\x00", l.label, l.text, l.kind)
+	}
+	if text := b.String(); text != d.votesText || d.width != d.votesWidth {
+		d.votesText, d.votesWidth, d.votesLines = text, d.width, nil
+		for _, l := range lines {
+			d.votesLines = append(d.votesLines, fieldStyled(d.st, l.label, l.text, l.kind.style(d.st), d.width)...)
+		}
+	}
+	return d.votesLines
 }
 
 // buildTimed is the end of the head: the ages and times left, and the

@@ -22,7 +22,9 @@ import (
 //	load     error    a load failed (Detail: what the screen says)
 //	prompt   opened   Detail: approve or deny
 //	prompt   closed   Detail: cancelled, decided, decided elsewhere, expired
-//	approve  approved | refused | lost | expired | not_found | unavailable | error
+//	approve  approved | voted | refused | lost | expired | not_found | unavailable | error
+//	         (voted: recorded as a vote toward the policy's quorum; the
+//	         proposal stays pending)
 //	deny     denied   | refused | lost | expired | not_found | unavailable | error
 //	paste    refused  pasted text in the approve prompt
 //	gone     approved | denied | expired | unknown: the selected proposal
@@ -46,6 +48,9 @@ type Event struct {
 const (
 	OutcomeRefused = "refused"
 	OutcomeLost    = "lost"
+	// OutcomeVoted: an approve recorded as a vote that does not complete
+	// the quorum (storage.VoteRecorded).
+	OutcomeVoted = "voted"
 )
 
 func (m *Model) emit(kind, id, outcome, detail string) {
@@ -59,8 +64,11 @@ func decisionOutcome(msg decidedMsg) string {
 	var (
 		np *storage.NotPendingError
 		un *storage.UnavailableError
+		vr *storage.VoteRecorded
 	)
 	switch {
+	case errors.As(msg.err, &vr):
+		return OutcomeVoted
 	case msg.err == nil && msg.action == "deny":
 		return "denied"
 	case msg.err == nil:

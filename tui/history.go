@@ -65,7 +65,88 @@ func historyRow(e storage.AuditEvent) histRow {
 	case e.Event == storage.EventExecution || e.Event == storage.EventPolicy || e.Event == storage.EventReport:
 		r.outcome = rowString(e.Reason)
 	}
+	if outcome, detail := quorumWords(e); outcome != "" || detail != "" {
+		if outcome != "" {
+			r.outcome = outcome
+		}
+		r.detail = strings.TrimSpace(detail + " " + r.detail)
+	}
 	return r
+}
+
+// quorumWords is what an event of the policy or of its votes says in the
+// history's columns: the outcome ("" leaves it as it is) and the start of
+// the detail. Every value is the file's: sanitised (rowString).
+func quorumWords(e storage.AuditEvent) (outcome, detail string) {
+	if e.Outcome != storage.OutcomeOK || e.Outside {
+		return "", ""
+	}
+	str := func(k string) string {
+		v, ok := e.Detail[k]
+		if !ok {
+			return ""
+		}
+		if s, ok := v.(string); ok {
+			return rowString(s)
+		}
+		return rowString(fmt.Sprint(v))
+	}
+	list := func(k string) string {
+		vs, _ := e.Detail[k].([]any)
+		out := make([]string, 0, len(vs))
+		for _, v := range vs {
+			out = append(out, rowString(fmt.Sprint(v)))
+		}
+		return strings.Join(out, ", ")
+	}
+	short := func(sum string) string { return sum[:min(8, len(sum))] }
+	switch e.Event {
+	case storage.EventVote:
+		detail = str("progress")
+		if n := str("needed"); n != "" {
+			detail += "; still needed: " + n
+		}
+		if v := list("voters"); v != "" {
+			detail += "; voters: " + v
+		}
+		return "vote recorded", strings.TrimPrefix(detail, "; ")
+	case storage.EventVoteVoid:
+		who := str("voter")
+		if who == "" {
+			who = "a"
+		} else {
+			who += "'s"
+		}
+		return "vote void: " + rowString(refusalWords(e.Reason)), who + " vote no longer counts: the content is not what they read"
+	case storage.EventPolicySet:
+		count := func(k, what string) string {
+			n := orDash(str(k))
+			if n != "1" {
+				what += "s"
+			}
+			return n + " " + what
+		}
+		detail = fmt.Sprintf("%s, %s; sha256 %s", count("rules", "rule"), count("groups", "group"), short(str("new_sha256")))
+		if old := str("old_sha256"); old != "" {
+			detail += " (was " + short(old) + ")"
+		} else {
+			detail += " (the first policy)"
+		}
+		return "policy v" + str("version") + " set", detail
+	case storage.EventApprove:
+		if a := list("approvers"); a != "" {
+			detail = "approvers: " + a
+			if v := str("policy_version"); v != "" {
+				detail += " (policy v" + v + ")"
+			}
+		}
+		return "", detail
+	case storage.EventDeny:
+		if v := list("vetoed_votes"); v != "" {
+			return "", "vetoed votes: " + v
+		}
+	}
+	return "", ""
 }
 
 // runOf is the run state of the command whose start e records, while it

@@ -32,6 +32,7 @@ type viewMemo struct {
 
 	listHead struct {
 		width, sessW int
+		votes        bool
 		s            string
 	}
 	left struct { // the list beside the detail, cut to its block
@@ -104,6 +105,11 @@ type headerKey struct {
 	mode              viewMode
 	count, who        string
 	readOnly, damaged bool
+	// policy: the version in force ("policy v3"); policyBad: it, or the
+	// votes, could not be read; policyUnreadable: the policy itself cannot
+	// be used.
+	policy                      string
+	policyBad, policyUnreadable bool
 }
 
 // rowKey is everything a list row is drawn from.
@@ -114,6 +120,7 @@ type rowKey struct {
 	left                string
 	urgency             float64
 	flag, cursor, other string
+	votes               string // the VOTE column ("" without one)
 }
 
 // lineCache applies a function of one line to the lines of a block, reusing

@@ -17,6 +17,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/policy"
 	"github.com/approve-tui/approve-tui/storage"
 )
 
@@ -131,6 +132,13 @@ type Model struct {
 	selID    string
 	waiters  map[string]storage.WaiterStatus
 	storeErr string
+	// quorum: the policy in force and where each loaded proposal stands
+	// against it (quorum.go); me, how the quorum counts this console's
+	// actor; voteCol: the list has its VOTE column (a rule applies to a
+	// loaded row).
+	quorum  quorumState
+	me      policy.Voter
+	voteCol bool
 
 	filtering bool
 	filter    textinput.Model
@@ -286,7 +294,7 @@ func New(opt Options) *Model {
 	st := NewStyles(opt.Renderer)
 	m := &Model{opt: opt, ctx: opt.Context, st: st, keys: DefaultKeyMap(), focusList: true,
 		waiters: map[string]storage.WaiterStatus{}, detail: newDetail(st), explained: map[string]bool{}, deciding: map[string]int{},
-		consoleID: newConsoleID(), following: opt.Follow}
+		consoleID: newConsoleID(), following: opt.Follow, me: policy.VoterOf(opt.Actor)}
 	m.help = help.New()
 	m.help.Styles = st.Help
 	m.filter = textinput.New()
@@ -647,6 +655,8 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 	}
 	m.rows, m.rowsOwn = rows, partial
 	m.total = msg.total
+	m.quorum.take(msg, rows, partial)
+	m.votesChanged() // the detail is shown again below (selectionChanged)
 	if m.ranking.Provisional != msg.ranking.Provisional {
 		if msg.ranking.Provisional {
 			m.emit("ranking", "", "", fmt.Sprintf("%d pending to rank", msg.ranking.Total))
@@ -924,6 +934,7 @@ func (m *Model) selectionChanged(byOperator bool) tea.Cmd {
 	if w, ok := m.waiters[rec.ApprovalID]; ok {
 		ws = &w
 	}
+	m.detail.votes = m.votesFor(rec.ApprovalID)
 	m.detail.Show(rec, ws, m.now, byOperator)
 	if changed || ws == nil {
 		return m.oneOff(loadWaiter(m.ctx, m.opt.Store, rec.ApprovalID))
@@ -1031,6 +1042,17 @@ func (m *Model) onDecided(msg decidedMsg) tea.Cmd {
 		} else if rf != nil {
 			m.prompt.message = rf.Reason
 		}
+	}
+	var vr *storage.VoteRecorded
+	if errors.As(msg.err, &vr) && vr.Quorum != nil {
+		// A vote, committed; the proposal stays pending, and shows where
+		// it stands now (the reload below reads it again).
+		if m.quorum.byID == nil {
+			m.quorum.byID = map[string]*storage.Quorum{}
+		}
+		m.quorum.byID[msg.id] = vr.Quorum
+		m.votesChanged()
+		m.detail.Refresh(m.now)
 	}
 	var np *storage.NotPendingError
 	if msg.err == nil || errors.As(msg.err, &np) || errors.Is(msg.err, storage.ErrNotFound) {
@@ -1327,12 +1349,18 @@ func (m *Model) refuse(action, id, text string, st lipgloss.Style) tea.Cmd {
 
 func (m *Model) openPrompt(kind promptKind, rec *storage.Record) tea.Cmd {
 	m.prompt = newPrompt(kind, rec, m.st, m.width)
+	m.prompt.setVotes(m.votesFor(rec.ApprovalID))
 	if !m.note.sticky {
 		m.note = note{}
 	}
 	if names, approving := m.othersOn(rec.ApprovalID); approving {
-		// Advisory: the store still lets exactly one decision through.
-		m.setNote(strings.Join(names, ", ")+" is approving this proposal right now", m.st.Warning)
+		// Advisory: the store still lets exactly one decision through,
+		// and counts each person's vote once.
+		text := strings.Join(names, ", ") + " is approving this proposal right now"
+		if q := m.quorum.of(rec.ApprovalID); q != nil && kind == promptApprove {
+			text = strings.Join(names, ", ") + " is voting on this proposal right now: it needs " + describe(q.Standing) + ", each person counted once"
+		}
+		m.setNote(text, m.st.Warning)
 	}
 	m.emit("prompt", rec.ApprovalID, "opened", kind.String())
 	return m.prompt.input.Focus()

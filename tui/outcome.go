@@ -57,10 +57,17 @@ func outcomeText(msg decidedMsg) words {
 		un *storage.UnavailableError
 		dm *storage.DamagedError
 		rf *storage.RefusedError
+		vr *storage.VoteRecorded
 	)
 	switch {
+	case errors.As(msg.err, &vr):
+		// Committed and audited: a success of its own kind, which leaves
+		// the proposal pending.
+		return said(voteText(vr))
 	case errors.As(msg.err, &rf) && rf.Code == storage.RefusedContentChanged:
 		return said("NOT approved: " + msg.id + " changed since you read it (another process rewrote it). Read it again")
+	case errors.As(msg.err, &rf) && quorumRefusal(rf.Code):
+		return said("NOT approved, " + refusalWords(rf.Code) + ": " + rf.Reason)
 	case errors.As(msg.err, &rf):
 		return said("NOT approved: " + rf.Reason)
 	case errors.Is(msg.err, storage.ErrMoved):
@@ -93,8 +100,29 @@ func outcomeText(msg decidedMsg) words {
 	return said(msg.action + " failed: " + model.Sanitize(msg.err.Error(), model.Line))
 }
 
+// voteText says what a vote that does not complete the quorum did.
+func voteText(vr *storage.VoteRecorded) string {
+	s := "vote recorded on " + vr.ID
+	if q := vr.Quorum; q != nil {
+		s += ": " + q.Progress() + "; still needed: " + needed(q.Standing) + " (it stays pending)"
+	}
+	return s
+}
+
+// quorumRefusal reports whether code is one of the policy's refusals.
+func quorumRefusal(code string) bool {
+	switch code {
+	case storage.RefusedSelfApproval, storage.RefusedDuplicateApprover, storage.RefusedNotEligible, storage.RefusedPolicyUnreadable:
+		return true
+	}
+	return false
+}
+
 func outcomeStyle(msg decidedMsg, st Styles) lipgloss.Style {
+	var vr *storage.VoteRecorded
 	switch {
+	case errors.As(msg.err, &vr):
+		return st.OK
 	case msg.err == nil && msg.action == "approve" && msg.noWaiter:
 		return st.Warning
 	case msg.err == nil:

@@ -42,6 +42,18 @@ type prompt struct {
 	// refused); typing clears it.
 	pasted bool
 	keys   promptKeys
+	// votes: what the approve prompt says of the policy (which vote this
+	// approval is, or why the store will refuse it), from the last load.
+	votes []promptLine
+}
+
+// setVotes takes where the proposal stands against the policy.
+func (p *prompt) setVotes(v votesView) {
+	if p.kind != promptApprove {
+		p.votes = v.denyLines(p.st)
+		return
+	}
+	p.votes = v.promptLines(p.st)
 }
 
 func newPrompt(kind promptKind, rec *storage.Record, st Styles, width int) *prompt {
@@ -106,6 +118,17 @@ func (p *prompt) key(k tea.KeyMsg) tea.Cmd {
 	return cmd
 }
 
+// voteLines appends what the prompt says of the votes to b, wrapped to
+// inner, never cut: it says what the decision will do.
+func (p *prompt) voteLines(b []string, inner int) []string {
+	for _, l := range p.votes {
+		for _, w := range strings.Split(ansi.Wrap(l.text, inner, ""), "\n") {
+			b = append(b, l.style(w))
+		}
+	}
+	return b
+}
+
 // view renders the dialog within width.
 func (p *prompt) view(width int) string {
 	st := p.st
@@ -116,8 +139,8 @@ func (p *prompt) view(width int) string {
 		b = append(b,
 			st.Prompt.Render("Approve this command, once"),
 			st.Marker(p.rec, 0)+" "+cmdLine,
-			"",
 		)
+		b = append(p.voteLines(b, inner), "")
 		// The whole id (or phrase), wrapped if it must be: never cut.
 		label, id := "Type the approval id to enable approve:", model.Sanitize(p.id, model.Line)
 		if p.phrase != "" {
@@ -141,6 +164,9 @@ func (p *prompt) view(width int) string {
 		b = append(b,
 			st.Prompt.Render("Deny "+model.Sanitize(p.id, model.Line)+"?"),
 			st.Marker(p.rec, 0)+" "+cmdLine,
+		)
+		b = p.voteLines(b, inner)
+		b = append(b,
 			"",
 			"Reason (optional), then enter to deny:",
 			p.input.View(),

@@ -106,7 +106,11 @@ func (m *Model) headerView() string {
 		}
 	}
 	key := headerKey{width: m.width, mode: m.mode, count: count, who: m.opt.name(),
-		readOnly: m.opt.Actor.ReadOnly || m.opt.Store.ReadOnlyReason() != "", damaged: m.damaged != ""}
+		readOnly: m.opt.Actor.ReadOnly || m.opt.Store.ReadOnlyReason() != "", damaged: m.damaged != "",
+		policyBad: m.quorum.problem != "", policyUnreadable: m.quorum.unreadable}
+	if pv := m.quorum.policy; pv != nil {
+		key.policy = fmt.Sprintf("policy v%d", pv.Version)
+	}
 	if mm := &m.memo.header; mm.s != "" && mm.key == key {
 		return mm.s
 	}
@@ -132,6 +136,19 @@ func (m *Model) headerLine(key headerKey) string {
 		flags += " " + st.Error.Render("[DAMAGED FILE]")
 	}
 	count := key.count + " · "
+	switch {
+	case key.policyUnreadable && key.policy != "":
+		// Never taken for no policy: the store approves nothing meanwhile.
+		flags += " " + st.Error.Render("["+key.policy+" UNREADABLE]")
+	case key.policyUnreadable:
+		flags += " " + st.Error.Render("[POLICY UNREADABLE]")
+	case key.policyBad:
+		// The policy or the votes could not be read this time: what the
+		// console shows of them may be out of date.
+		flags += " " + st.Error.Render("[POLICY NOT READ]")
+	case key.policy != "":
+		count += key.policy + " · "
+	}
 	// One space at least between the tabs and the right part.
 	if room := m.width - lipgloss.Width(left+tabs) - 1 - lipgloss.Width(count+flags); lipgloss.Width(who) > room {
 		who = fitWidth(who, max(room, 1))
@@ -226,6 +243,9 @@ func (m *Model) subHeaderView() string {
 	if m.storeErr != "" {
 		return besideRight(m.st.Error.Render(m.storeErr), right, m.width)
 	}
+	if p := m.quorum.problem; p != "" {
+		return besideRight(m.st.Error.Render(p), right, m.width)
+	}
 	label := m.opt.Label
 	if label == "" {
 		label = m.opt.Store.Path()
@@ -303,10 +323,16 @@ func (m *Model) listView(width int) string {
 	}
 	sessW := min(max(width/5, 10), 24)
 	cmdW := max(width-2-4-1-7-1-1-1-sessW-1, 8)
+	votes := ""
+	if m.voteCol {
+		// Approvals so far of those the policy asks for: "1/2".
+		votes = "VOTE "
+		cmdW = max(cmdW-len(votes), 8)
+	}
 	mm := &m.memo
-	if mm.listHead.width != width || mm.listHead.sessW != sessW || mm.listHead.s == "" {
-		mm.listHead.width, mm.listHead.sessW = width, sessW
-		mm.listHead.s = st.Header.Render(fitWidth("  RISK    LEFT ! "+padRight("SESSION", sessW)+" COMMAND", width))
+	if mm.listHead.width != width || mm.listHead.sessW != sessW || mm.listHead.votes != m.voteCol || mm.listHead.s == "" {
+		mm.listHead.width, mm.listHead.sessW, mm.listHead.votes = width, sessW, m.voteCol
+		mm.listHead.s = st.Header.Render(fitWidth("  RISK    LEFT ! "+votes+padRight("SESSION", sessW)+" COMMAND", width))
 	}
 	end := min(m.top+m.listRows(), len(m.visible))
 	// A row drawn in the last frame at the same place, with the same
@@ -363,6 +389,13 @@ func (m *Model) rowKey(r row, selected bool, width, sessW, cmdW int, at *rowMemo
 	} else if len(names) > 0 {
 		k.other = "@"
 	}
+	if m.voteCol {
+		votes := ""
+		if !rec.Hardline && rec.Corrupt == "" { // never approved: no votes to count
+			votes = progress(m.quorum.of(rec.ApprovalID))
+		}
+		k.votes = fmt.Sprintf("%4s ", votes)
+	}
 	return k
 }
 
@@ -377,7 +410,7 @@ func (m *Model) rowView(r row, k rowKey, at *rowMemo) string {
 	lead := k.cursor + k.other
 	left := fmt.Sprintf("%7s", k.left)
 	if k.selected {
-		return st.Selected.Render(fitWidth(lead+markerText(rec)+" "+left+" "+k.flag+" "+body, k.width))
+		return st.Selected.Render(fitWidth(lead+markerText(rec)+" "+left+" "+k.flag+" "+k.votes+body, k.width))
 	}
 	flag := k.flag
 	switch flag {
@@ -386,7 +419,7 @@ func (m *Model) rowView(r row, k rowKey, at *rowMemo) string {
 	case "X":
 		flag = st.Corrupt.Render(flag)
 	}
-	head := lead + st.Marker(rec, k.urgency) + " " + left + " " + flag + " "
+	head := lead + st.Marker(rec, k.urgency) + " " + left + " " + flag + " " + k.votes
 	switch w := lipgloss.Width(head) + bodyW; {
 	case w == k.width:
 		return head + body
@@ -457,6 +490,16 @@ func refusalWords(code string) string {
 		return "store error"
 	case "not_found":
 		return "not found"
+	case storage.RefusedSelfApproval:
+		return "own proposal"
+	case storage.RefusedDuplicateApprover:
+		return "voted already"
+	case storage.RefusedNotEligible:
+		return "vote would not count"
+	case storage.RefusedPolicyUnreadable:
+		return "policy unreadable"
+	case storage.VoteContentChanged:
+		return "content changed"
 	}
 	return code
 }
@@ -505,7 +548,14 @@ func (m *Model) helpPage() string {
 	if m.opt.Actor.ReadOnly {
 		you += ", watching read-only"
 	}
-	out = append(out, "")
+	if pv := m.quorum.policy; pv != nil && m.mode == viewPending {
+		// The policy's words only where one is in force (in the place of
+		// the blank line: the page fits 80x24 still).
+		out = append(out, strings.Split(ansi.Wrap(fmt.Sprintf("Policy v%d: VOTE 1/2 counts approvals so far; the last one needed approves.",
+			pv.Version), m.width, ""), "\n")...)
+	} else {
+		out = append(out, "")
+	}
 	out = append(out, strings.Split(ansi.Wrap(you+".", m.width, ""), "\n")...)
 	return strings.Join(out, "\n")
 }

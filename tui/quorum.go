@@ -1,0 +1,343 @@
+package tui
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/policy"
+	"github.com/approve-tui/approve-tui/storage"
+)
+
+// The approval policy (SPEC §3.13) as the console shows it: where each
+// proposal stands against the version in force (storage.Quorum, read with
+// the pending list by one Store.Quorums call), in the list (votes so far of
+// those required), the detail (the votes block), the approve prompt (which
+// vote this approval is) and the header (the version in force). The store
+// decides, in the transaction that approves; the console only tells, and
+// never pretends: a policy it could not read is said so, never taken for
+// no policy.
+
+// quorumState is what the last load of the pending list said of the
+// policy and the votes.
+type quorumState struct {
+	// byID: where each loaded proposal a rule applies to stands.
+	byID map[string]*storage.Quorum
+	// policy is the version in force (nil: none set, or none read yet).
+	policy *storage.PolicyVersion
+	// problem says why the policy or the votes could not be read ("" when
+	// they could), sanitised; unreadable: the policy itself cannot be used
+	// (storage.RefusedPolicyUnreadable), so the store approves nothing.
+	problem    string
+	unreadable bool
+}
+
+// key names the policy a load read: the rows below a first page keep
+// where they stood only under the same one.
+func (q *quorumState) key() string {
+	k := "none"
+	if q.policy != nil {
+		k = q.policy.Label()
+	}
+	if q.problem != "" {
+		k += " failed"
+	}
+	return k
+}
+
+// of is where proposal id stands (nil: no rule applies, or not known).
+func (q *quorumState) of(id string) *storage.Quorum { return q.byID[id] }
+
+// policyProblem says in words why the policy or the votes could not be
+// read, and whether the policy itself is unusable.
+func policyProblem(err error) (string, bool) {
+	if err == nil {
+		return "", false
+	}
+	var rf *storage.RefusedError
+	if errors.As(err, &rf) && rf.Code == storage.RefusedPolicyUnreadable {
+		return model.Sanitize(rf.Reason, model.Line), true
+	}
+	return "the policy and votes could not be read: " + storeReason(err), false
+}
+
+// take keeps what a load read of the policy: rows is the list the load
+// made, partial whether it read a first page only (the rows below it keep
+// what the last full read said, unless the policy changed since).
+func (q *quorumState) take(msg pendingMsg, rows []row, partial bool) {
+	if !msg.qread {
+		return
+	}
+	before := q.key()
+	old := q.byID
+	q.problem, q.unreadable = policyProblem(msg.qerr)
+	if q.problem != "" && !q.unreadable {
+		// A failure to read (the store busy, say): what the last read
+		// said stays, said to be perhaps out of date.
+		return
+	}
+	q.policy = msg.policy
+	by := msg.quorums
+	if by == nil {
+		by = map[string]*storage.Quorum{}
+	}
+	if partial && q.key() == before {
+		// The rows below the page are the last full read's: so is where
+		// they stand, until the rest is read.
+		page := make(map[string]bool, len(msg.rows))
+		for _, rec := range msg.rows {
+			page[rec.ApprovalID] = true
+		}
+		for _, r := range rows {
+			if id := r.rec.ApprovalID; !page[id] && old[id] != nil {
+				by[id] = old[id]
+			}
+		}
+	}
+	q.byID = by
+}
+
+// progress is a row's votes so far of those required: "1/2".
+func progress(q *storage.Quorum) string {
+	if q == nil {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", q.Standing.Votes, q.Standing.Votes+q.Short)
+}
+
+// votedAs is the vote of me among q's, if any (by name or by key, as the
+// store tells one person from another).
+func votedAs(q *storage.Quorum, me policy.Voter) *storage.Vote {
+	for i, v := range q.Votes {
+		if me.Same(policy.Voter{Person: v.Person, Key: v.Key}) {
+			return &q.Votes[i]
+		}
+	}
+	return nil
+}
+
+// isRequester reports whether me asked for the proposal q is of.
+func isRequester(q *storage.Quorum, me policy.Voter) bool {
+	for _, who := range q.Requesters {
+		if policy.SamePerson(who, me.Person) {
+			return true
+		}
+	}
+	return false
+}
+
+// votesView is what the detail and the prompt show of one proposal's
+// standing.
+type votesView struct {
+	q       *storage.Quorum // nil: no rule applies (or the policy could not be read)
+	policy  *storage.PolicyVersion
+	problem string // why the policy could not be read ("" when it could)
+	// unreadable: the policy itself cannot be used (else a read failed,
+	// and q is what the last read said).
+	unreadable bool
+	me         policy.Voter
+}
+
+// votesFor is what the console knows of proposal id's standing.
+func (m *Model) votesFor(id string) votesView {
+	return votesView{q: m.quorum.of(id), policy: m.quorum.policy, problem: m.quorum.problem, unreadable: m.quorum.unreadable, me: m.me}
+}
+
+// empty: nothing to say (no policy in force, or not read yet).
+func (v votesView) empty() bool {
+	return v.q == nil && v.problem == "" && (v.policy == nil || v.policy.Policy == nil || len(v.policy.Policy.Rules) == 0)
+}
+
+// voteLine is a line of the detail's votes block: its label ("" goes on
+// under the one before), its text and how it is styled. One style per
+// line, applied to each line it wraps to: a style open across a wrap
+// would not be the same line from one frame to the next (viewMemo).
+type voteLine struct {
+	label, text string
+	kind        lineKind
+}
+
+type lineKind int
+
+const (
+	linePlain lineKind = iota
+	lineSubtle
+	lineOK
+	lineWarn
+	lineBad
+)
+
+func (k lineKind) style(st Styles) lipgloss.Style {
+	switch k {
+	case lineSubtle:
+		return st.Subtle
+	case lineOK:
+		return st.OK
+	case lineWarn:
+		return st.Warning
+	case lineBad:
+		return st.Error
+	}
+	return st.Value
+}
+
+// lines are the detail's votes block at now.
+func (v votesView) lines(now time.Time) (out []voteLine) {
+	switch {
+	case v.problem != "" && (v.unreadable || v.q == nil):
+		return []voteLine{{"votes", v.problem, lineBad}}
+	case v.problem != "":
+		defer func() { out = append(out, voteLine{"", v.problem + ": this may be out of date", lineBad}) }()
+	case v.q == nil:
+		return []voteLine{{"votes", "one approver: no rule of policy " + v.policy.Label() + " applies", lineSubtle}}
+	}
+	q := v.q
+	out = []voteLine{{"votes", "needs " + describe(q.Standing) + " (policy " + q.Policy.Label() + ")", linePlain}}
+	if len(q.Votes) == 0 {
+		out = append(out, voteLine{"", "no votes yet", lineSubtle})
+	}
+	for _, vt := range q.Votes {
+		// The actor as consumed_by will name them ("alice@laptop via cli").
+		s := "✓ " + model.Sanitize(vt.Actor, model.Line) + ", " + ago(model.FromEpoch(vt.At), now)
+		if (v.me.Person != "" && vt.Person == v.me.Person) || (v.me.Key != "" && vt.Key == v.me.Key) {
+			s += " (you)"
+		}
+		out = append(out, voteLine{"", s, linePlain})
+	}
+	if q.Met() {
+		out = append(out, voteLine{"", q.Progress() + ": the next approval consumes it", lineOK})
+	} else {
+		out = append(out, voteLine{"", "still needed: " + needed(q.Standing) + " (" + q.Progress() + " so far)", lineWarn})
+	}
+	if len(q.Requesters) > 0 {
+		who := make([]string, len(q.Requesters))
+		for i, r := range q.Requesters {
+			who[i] = model.Sanitize(r, model.Line)
+		}
+		s := "not by " + strings.Join(who, ", ") + " (who asked for it)"
+		if isRequester(q, v.me) {
+			s += ": that is you"
+		}
+		out = append(out, voteLine{"", s, lineSubtle})
+	}
+	return out
+}
+
+// promptLine is a line the approve prompt says of the vote, and its style.
+type promptLine struct {
+	text  string
+	style func(...string) string
+}
+
+// promptLines is what the approve prompt says of the policy: which vote
+// this approval would be and what it leaves, or that the store will refuse
+// it (the operator asked for it, voted already, or cannot count toward
+// what is left; the policy cannot be read). Nothing when no rule applies.
+func (v votesView) promptLines(st Styles) (lines []promptLine) {
+	warn, bad, ok := st.Warning.Render, st.Error.Render, st.OK.Render
+	if v.problem != "" && v.unreadable {
+		return []promptLine{{"the store refuses every approval: " + v.problem, bad}}
+	}
+	if v.problem != "" {
+		defer func() { lines = append(lines, promptLine{v.problem + ": what this says may be out of date", warn}) }()
+	}
+	q := v.q
+	if q == nil || q.Policy == nil || q.Policy.Policy == nil {
+		return nil
+	}
+	pol := q.Policy.Policy
+	label := "policy " + q.Policy.Label()
+	var before []string
+	for _, vt := range q.Votes {
+		before = append(before, model.Sanitize(vt.Person, model.Line)) // as the quorum counts them
+	}
+	voted := ""
+	if len(before) > 0 {
+		voted = strings.Join(before, ", ") + " voted; "
+	}
+	switch mine := votedAs(q, v.me); {
+	case isRequester(q, v.me):
+		return []promptLine{{fmt.Sprintf("you asked for it: under %s nobody approves their own agent's proposal; the store will refuse, another approver must", label), bad}}
+	case mine != nil:
+		return []promptLine{{fmt.Sprintf("you voted already (as %s): one person counts once; the store will refuse. Still needed: %s",
+			model.Sanitize(mine.Actor, model.Line), needed(q.Standing)), bad}}
+	case !pol.Helps(q.Standing, v.me.Person):
+		return []promptLine{{fmt.Sprintf("your vote would not count: still needed is %s; the store will refuse", needed(q.Standing)), bad}}
+	}
+	voters := make([]policy.Voter, 0, len(q.Votes)+1)
+	for _, vt := range q.Votes {
+		voters = append(voters, policy.Voter{Person: vt.Person, Key: vt.Key})
+	}
+	after := pol.Stand(q.Requirement, append(voters, v.me))
+	n, of := len(q.Votes)+1, len(q.Votes)+1+after.Short
+	if after.Met() {
+		return []promptLine{{fmt.Sprintf("vote %d of %d: %syours completes the approval (%s)", n, of, voted, label), ok}}
+	}
+	return []promptLine{{fmt.Sprintf("vote %d of %d: %safter you, %s still needed; it stays pending (%s)", n, of, voted,
+		plural(after.Short, needed(after)+" is", needed(after)+" are"), label), warn}}
+}
+
+// denyLines is what the deny prompt says of the votes cast: a deny vetoes
+// them (the store ends them with it).
+func (v votesView) denyLines(st Styles) []promptLine {
+	if v.q == nil || len(v.q.Votes) == 0 {
+		return nil
+	}
+	who := make([]string, len(v.q.Votes))
+	for i, vt := range v.q.Votes {
+		who[i] = model.Sanitize(vt.Person, model.Line)
+	}
+	return []promptLine{{fmt.Sprintf("a deny vetoes the %s cast (%s): one deny ends it, whatever the votes",
+		plural(len(who), "vote", fmt.Sprintf("%d votes", len(who))), strings.Join(who, ", ")), st.Warning.Render}}
+}
+
+// votesAges are the ages the votes block shows (the clock ticks for them).
+func (v votesView) votesAges(now time.Time) []time.Duration {
+	if v.q == nil {
+		return nil
+	}
+	out := make([]time.Duration, len(v.q.Votes))
+	for i, vt := range v.q.Votes {
+		out[i] = now.Sub(model.FromEpoch(vt.At))
+	}
+	return out
+}
+
+// describe and needed are what a standing asks and lacks in words: group
+// names are the policy file's, sanitised.
+func describe(st policy.Standing) string { return model.Sanitize(st.Describe(), model.Line) }
+func needed(st policy.Standing) string   { return model.Sanitize(st.Needed(), model.Line) }
+
+// votesChanged passes what the last load (or vote) said of the policy to
+// what shows it: the list's VOTE column, the detail and an open prompt.
+// The caller lays out the detail again.
+func (m *Model) votesChanged() {
+	m.voteCol = len(m.quorum.byID) > 0
+	if r := m.detail.rec; r != nil {
+		m.detail.votes = m.votesFor(r.ApprovalID)
+	}
+	if p := m.prompt; p != nil {
+		p.setVotes(m.votesFor(p.id))
+	}
+}
+
+// fieldStyled is fieldLines for a value of one style: wrapped first, then
+// each line styled on its own.
+func fieldStyled(st Styles, label, value string, style lipgloss.Style, width int) []string {
+	const lw = 11
+	avail := max(width-lw, 8)
+	out := []string{}
+	for i, l := range strings.Split(ansi.Wrap(value, avail, ""), "\n") {
+		prefix := strings.Repeat(" ", lw)
+		if i == 0 {
+			prefix = st.Label.Render(padRight(label, lw))
+		}
+		out = append(out, prefix+style.Render(l))
+	}
+	return out
+}
