@@ -533,7 +533,7 @@ func MakeEvent(cfg *config.File, ch *config.Channel, rec *storage.Record, kind s
 		ev.ExpiresAt = model.FromEpoch(*rec.ExpiresAt)
 	}
 	if ch.IncludeCommand {
-		ev.Command = cutRunes(model.Sanitize(rec.Command, model.Line), commandBound)
+		ev.Command = model.CutRunes(model.Sanitize(rec.Command, model.Line), commandBound)
 	} else {
 		ev.CommandOmitted = true
 	}

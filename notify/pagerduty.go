@@ -152,7 +152,7 @@ func pdBody(key string, ev Event, p pageText, at time.Time) pdEvent {
 		d.Command = p.Command
 	}
 	e.Payload = &pdPayload{
-		Summary:       cutRunes(p.Title, pdSummaryMax),
+		Summary:       model.CutRunes(p.Title, pdSummaryMax),
 		Source:        "approve-tui",
 		Severity:      pdSeverity(ev.Risk),
 		Component:     ev.SessionKey,

@@ -37,6 +37,8 @@ import (
 	"net/http"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/approve-tui/approve-tui/model"
 )
 
 // slackMessage is the incoming webhook payload.
@@ -88,7 +90,7 @@ func fitEscaped(s string, max int, esc func(string) string) string {
 		if n < 1 {
 			n = 1
 		}
-		out = esc(cutRunes(s, n))
+		out = esc(model.CutRunes(s, n))
 	}
 	return out
 }

@@ -16,7 +16,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/approve-tui/approve-tui/model"
 )
@@ -42,7 +41,7 @@ const commandOmittedText = "(command left out by configuration)"
 // cleanEvent is ev with every string sanitised again and bounded: single
 // lines stay single lines, the command keeps its newlines.
 func cleanEvent(ev Event) Event {
-	line := func(s string) string { return cutRunes(model.Sanitize(s, model.Line), maxFieldRunes) }
+	line := func(s string) string { return model.CutRunes(model.Sanitize(s, model.Line), maxFieldRunes) }
 	ev.Kind = line(ev.Kind)
 	ev.ApprovalID = line(ev.ApprovalID)
 	ev.Risk = line(ev.Risk)
@@ -64,7 +63,7 @@ func cleanEvent(ev Event) Event {
 	if ev.CommandOmitted {
 		ev.Command = ""
 	} else {
-		ev.Command = cutRunes(model.Sanitize(ev.Command, model.Block), maxMachineCommandRunes)
+		ev.Command = model.CutRunes(model.Sanitize(ev.Command, model.Block), maxMachineCommandRunes)
 	}
 	return ev
 }
@@ -73,20 +72,6 @@ func cleanEvent(ev Event) Event {
 // policy.MaxApprovals).
 const maxVoters = 9
 
-// cutRunes cuts s to at most n runes, the last being "…" when cut.
-func cutRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i, count := 0, 0
-	for i = range s {
-		if count == n-1 {
-			break
-		}
-		count++
-	}
-	return s[:i] + "…"
-}
 
 // riskLabel is the risk as pages print it.
 func riskLabel(risk string) string {
@@ -204,7 +189,7 @@ func titleOf(ev Event) string {
 		id = "(no id)"
 	}
 	where := id
-	if s := cutRunes(ev.SessionKey, maxSessionInTitle); s != "" {
+	if s := model.CutRunes(ev.SessionKey, maxSessionInTitle); s != "" {
 		where += " (" + s + ")"
 	}
 	waiting := riskLabel(ev.Risk) + " approval waiting: " + where
@@ -242,7 +227,7 @@ func titleOf(ev Event) string {
 	default:
 		t = waiting
 	}
-	return cutRunes(t, maxTitleRunes)
+	return model.CutRunes(t, maxTitleRunes)
 }
 
 // renderText puts a cleaned event into words.
@@ -286,7 +271,7 @@ func renderText(ev Event, now func() time.Time) pageText {
 		p.ShowCommand = true
 		p.CommandOmitted = ev.CommandOmitted
 		if !ev.CommandOmitted {
-			p.Command = cutRunes(ev.Command, maxCommandRunes)
+			p.Command = model.CutRunes(ev.Command, maxCommandRunes)
 		}
 	}
 	id := ev.ApprovalID

@@ -147,18 +147,6 @@ func TestHostileText(t *testing.T) {
 	}
 }
 
-func TestCutRunes(t *testing.T) {
-	if got := cutRunes("héllo wörld", 5); got != "héll…" {
-		t.Errorf("%q", got)
-	}
-	if got := cutRunes("abc", 3); got != "abc" {
-		t.Errorf("%q", got)
-	}
-	if got := cutRunes(strings.Repeat("é", 400), 300); utf8.RuneCountInString(got) != 300 || !utf8.ValidString(got) {
-		t.Errorf("%d runes", utf8.RuneCountInString(got))
-	}
-}
-
 func TestIsOpenURL(t *testing.T) {
 	for hint, want := range map[string]bool{
 		"https://approvals.example/open/hm-abc123":        true,

@@ -408,14 +408,6 @@ func (d *detail) buildTimed(now time.Time) []string {
 	return out
 }
 
-// cutText bounds s to n characters, "…" marking a cut.
-func cutText(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
-
 // pagedText says who was paged about a proposal, and how each delivery
 // stands: sent (when), waiting to be tried again (why), failed, not sent.
 func pagedText(st Styles, ds []storage.Delivery, now time.Time) string {
@@ -436,13 +428,13 @@ func pagedText(st Styles, ds []storage.Delivery, now time.Time) string {
 			}
 			parts = append(parts, st.OK.Render("✓")+" "+what+at)
 		case storage.DeliveryFailed:
-			parts = append(parts, st.Error.Render("✗ "+what+" failed: "+cutText(model.Sanitize(dl.LastError, model.Line), 60)))
+			parts = append(parts, st.Error.Render("✗ "+what+" failed: "+model.CutRunes(model.Sanitize(dl.LastError, model.Line), 60)))
 		case storage.DeliveryCancelled:
 			parts = append(parts, st.Subtle.Render(what+" not sent"))
 		default:
 			s := what + " sending"
 			if dl.LastError != "" {
-				s = fmt.Sprintf("%s retrying (%d tries): %s", what, dl.Attempts, cutText(model.Sanitize(dl.LastError, model.Line), 60))
+				s = fmt.Sprintf("%s retrying (%d tries): %s", what, dl.Attempts, model.CutRunes(model.Sanitize(dl.LastError, model.Line), 60))
 			}
 			parts = append(parts, st.Warning.Render(s))
 		}
