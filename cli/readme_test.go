@@ -161,8 +161,8 @@ func (r *readmeRun) twoCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !regexp.MustCompile(`(?m)^go test -race (-count=1 )?\./\.\.\.$`).Match(ci) {
-		t.Errorf(".ci/run does not run the README's test command (go test -race ./...)")
+	if !regexp.MustCompile(`(?m)^go test -race (-count=1 )?-timeout 20m \./\.\.\.$`).Match(ci) {
+		t.Errorf(".ci/run does not run the README's test command (go test -race -timeout 20m ./...)")
 	}
 	sh := startShell(t, r.root, r.shellEnv(homeDir(t)), 80, 24)
 	sh.send(lines[0])

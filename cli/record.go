@@ -162,16 +162,12 @@ func writeShow(w io.Writer, rec *storage.Record, waiter *storage.WaiterStatus, n
 	field("session", line(p.SessionKey))
 	field("requester", orDash(line(p.Requester)))
 	if h := p.Hermes; h != nil {
-		hermes := fmt.Sprintf("request %s via %s (approvals.timeout %gs)", line(h.RequestID), orDash(line(h.Surface)), h.TimeoutSeconds)
+		hermes, pats := h.Words(line)
 		if h.Deadline > 0 {
 			hermes += "; Hermes stops waiting " + when(h.Deadline, now)
 		}
 		field("hermes", hermes)
-		pats := h.Patterns()
-		for i := range pats {
-			pats[i] = line(pats[i])
-		}
-		field("patterns", orDash(strings.Join(pats, ", ")))
+		field("patterns", orDash(pats))
 		field("command text", model.HermesRedacted)
 	}
 	field("cwd", orDash(line(p.Cwd)))

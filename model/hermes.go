@@ -1,6 +1,10 @@
 package model
 
-import "strconv"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // HermesKey is approve-tui's own payload key for what Hermes' approval
 // transport said of a request (Proposal.Hermes); Hermes ignores keys it
@@ -50,6 +54,24 @@ func (h *HermesRequest) Patterns() []string {
 		}
 	}
 	return out
+}
+
+// Words are the request and its patterns in the words every surface
+// prints: "request R via S (approvals.timeout 60s)", and the pattern keys
+// joined ("" when none). Every string of Hermes' goes through clean, the
+// caller's sanitiser (plain, or marking escapes in its own style); an
+// empty surface reads "-".
+func (h *HermesRequest) Words(clean func(string) string) (request, patterns string) {
+	surface := clean(h.Surface)
+	if surface == "" {
+		surface = "-"
+	}
+	request = fmt.Sprintf("request %s via %s (approvals.timeout %gs)", clean(h.RequestID), surface, h.TimeoutSeconds)
+	pats := h.Patterns()
+	for i := range pats {
+		pats[i] = clean(pats[i])
+	}
+	return request, strings.Join(pats, ", ")
 }
 
 // hermesObject is h as its payload object.

@@ -355,16 +355,12 @@ func (d *detail) buildFixed() []string {
 		out = append(out, d.field("requester", d.agent(r.Requester, model.Line))...)
 	}
 	if h := r.Hermes; h != nil {
-		hermes := fmt.Sprintf("request %s via %s (approvals.timeout %gs)", d.agent(h.RequestID, model.Line), orDash(d.agent(h.Surface, model.Line)), h.TimeoutSeconds)
+		hermes, pats := h.Words(func(s string) string { return d.agent(s, model.Line) })
 		if h.Deadline > 0 {
 			hermes += "; Hermes stops waiting at " + model.FromEpoch(h.Deadline).UTC().Format("15:04:05Z")
 		}
 		out = append(out, d.field("hermes", hermes)...)
-		pats := h.Patterns()
-		for i := range pats {
-			pats[i] = d.agent(pats[i], model.Line)
-		}
-		out = append(out, d.field("patterns", orDash(strings.Join(pats, ", ")))...)
+		out = append(out, d.field("patterns", orDash(pats))...)
 	}
 	out = append(out, d.field("cwd", orDash(d.agent(r.Cwd, model.Line)))...)
 	out = append(out, d.field("backend", orDash(d.agent(r.Backend, model.Line)))...)

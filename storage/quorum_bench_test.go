@@ -1,0 +1,65 @@
+package storage
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/policy"
+)
+
+// BenchmarkConsumeUnderPolicy is an approval's cost as the policy makes
+// it: none set; a policy whose rule does not match (read and matched in the
+// transaction); the first vote of two (recorded, audited, the row left
+// pending); the vote that completes the quorum (the consume, with the
+// votes read and ended). Rows were read first, as in the console.
+func BenchmarkConsumeUnderPolicy(b *testing.B) {
+	alice := model.Actor{Surface: model.SurfaceSSH, Name: "alice@laptop (SHA256:a)"}
+	bob := model.Actor{Surface: model.SurfaceSSH, Name: "bob@desk (SHA256:b)"}
+	for _, c := range []struct {
+		name  string
+		rule  *policy.Rule
+		first bool // a first vote is cast before the timer
+	}{
+		{"no-policy", nil, false},
+		{"rule-not-matching", &policy.Rule{Match: policy.Match{Session: "nowhere:*"}, Approvals: 2}, false},
+		{"first-vote", &policy.Rule{Match: policy.Match{Risk: model.RiskHigh}, Approvals: 2}, false},
+		{"final-vote", &policy.Rule{Match: policy.Match{Risk: model.RiskHigh}, Approvals: 2}, true},
+	} {
+		b.Run(testBackend+"/"+c.name, func(b *testing.B) {
+			s := benchStore(b, "NORMAL")
+			if c.rule != nil {
+				p := &policy.Policy{Rules: []policy.Rule{*c.rule}}
+				if _, _, err := s.SetPolicy(ctx, []byte(c.name), p, agent); err != nil {
+					b.Fatal(err)
+				}
+			}
+			ids := submitBench(b, s, b.N)
+			for _, id := range ids {
+				if _, err := s.Get(ctx, id); err != nil {
+					b.Fatal(err)
+				}
+				if c.first {
+					var v *VoteRecorded
+					if _, err := s.Consume(ctx, id, id, alice); !errors.As(err, &v) {
+						b.Fatal(err)
+					}
+				}
+			}
+			lat := make(latencies, 0, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				_, err := s.Consume(ctx, ids[i], ids[i], bob)
+				var v *VoteRecorded
+				if err != nil && !errors.As(err, &v) {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			b.StopTimer()
+			lat.report(b)
+		})
+	}
+}
