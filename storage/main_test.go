@@ -22,13 +22,16 @@ func TestMain(m *testing.M) {
 	switch os.Getenv("STORAGE_TEST_ROLE") {
 	case "":
 		os.Exit(runBothBackends(m))
-	case "consume-all", "consume-interop":
-		os.Exit(roleConsumeAll(os.Getenv("STORAGE_TEST_DB"), os.Getenv("STORAGE_TEST_WORKER"),
-			os.Getenv("STORAGE_TEST_SYNC"), os.Getenv("STORAGE_TEST_PACE"), os.Getenv("STORAGE_TEST_ROLE") == "consume-interop"))
+	case "consume-all", "consume-interop", "vote-all":
+		role, worker := os.Getenv("STORAGE_TEST_ROLE"), os.Getenv("STORAGE_TEST_WORKER")
+		name := "worker-" + worker
+		if role == "vote-all" {
+			name += "@host-" + worker // a person of its own
+		}
+		os.Exit(roleConsumeAll(os.Getenv("STORAGE_TEST_DB"), worker, os.Getenv("STORAGE_TEST_SYNC"), os.Getenv("STORAGE_TEST_PACE"),
+			role != "consume-all", name))
 	case "hold-lock":
 		os.Exit(roleHoldLock(os.Getenv("STORAGE_TEST_DB")))
-	case "vote-all":
-		os.Exit(roleVoteAll(os.Getenv("STORAGE_TEST_DB"), os.Getenv("STORAGE_TEST_WORKER"), os.Getenv("STORAGE_TEST_PACE")))
 	default:
 		fmt.Fprintln(os.Stderr, "unknown role")
 		os.Exit(2)
@@ -43,7 +46,12 @@ func TestMain(m *testing.M) {
 // it, whichever process holds the write lock re-takes it on every commit
 // while the others back off in SQLite's busy handler, and the "race" is one
 // process consuming nearly everything).
-func roleConsumeAll(path, worker, syncMode, pace string, announce bool) int {
+//
+// Under a policy (the vote-all role) the worker is a person of its own
+// (name "worker-N@host-N"), and it also prints "voted ID" (recorded; more
+// are needed; "won" is then the vote that completed the quorum) and
+// "refused ID CODE"; "lost ID by WHO" names every approver.
+func roleConsumeAll(path, worker, syncMode, pace string, announce bool, name string) int {
 	s, err := Open(context.Background(), path, Options{BusyTimeout: time.Minute, Synchronous: syncMode})
 	if err != nil {
 		fmt.Println("open-error", err)
@@ -51,52 +59,10 @@ func roleConsumeAll(path, worker, syncMode, pace string, announce bool) int {
 	}
 	defer s.Close()
 	maxPause, _ := time.ParseDuration(pace)
-	actor := model.Actor{Surface: model.SurfaceCLI, Name: "worker-" + worker}
+	actor := model.Actor{Surface: model.SurfaceCLI, Name: name}
 	if announce {
 		fmt.Println("ready")
 	}
-	in := bufio.NewScanner(os.Stdin)
-	var ids []string
-	for in.Scan() && in.Text() != "go" {
-		ids = append(ids, in.Text())
-	}
-	rand.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
-	out := bufio.NewWriter(os.Stdout)
-	defer out.Flush()
-	for _, id := range ids {
-		if maxPause > 0 {
-			time.Sleep(time.Duration(rand.Int64N(int64(maxPause))))
-		}
-		_, err := s.Consume(context.Background(), id, id, actor)
-		var np *NotPendingError
-		switch {
-		case err == nil:
-			fmt.Fprintln(out, "won", id)
-		case errors.As(err, &np):
-			fmt.Fprintln(out, "lost", id, "by", np.By)
-		default:
-			fmt.Fprintln(out, "error", id, strings.ReplaceAll(err.Error(), "\n", " "))
-		}
-	}
-	return 0
-}
-
-// roleVoteAll is roleConsumeAll for a quorum: the worker is a person of its
-// own ("worker-N@host-N"), who approves every id on stdin once, in a random
-// order, once a "go" line came (it prints "ready" when its store is open).
-// It prints "won ID" (its vote completed the quorum and consumed), "voted
-// ID" (recorded; more are needed), "lost ID by WHO" (not pending any more:
-// WHO is consumed_by, every approver), "refused ID CODE" or "error ID ERR".
-func roleVoteAll(path, worker, pace string) int {
-	s, err := Open(context.Background(), path, Options{BusyTimeout: time.Minute})
-	if err != nil {
-		fmt.Println("open-error", err)
-		return 1
-	}
-	defer s.Close()
-	maxPause, _ := time.ParseDuration(pace)
-	actor := model.Actor{Surface: model.SurfaceCLI, Name: "worker-" + worker + "@host-" + worker}
-	fmt.Println("ready")
 	in := bufio.NewScanner(os.Stdin)
 	var ids []string
 	for in.Scan() && in.Text() != "go" {
