@@ -72,7 +72,6 @@ func cleanEvent(ev Event) Event {
 // policy.MaxApprovals).
 const maxVoters = 9
 
-
 // riskLabel is the risk as pages print it.
 func riskLabel(risk string) string {
 	switch model.RiskLevel(risk) {
