@@ -154,7 +154,7 @@ func (r *readmeRun) shellEnv(home string, extra ...string) []string {
 func (r *readmeRun) twoCommands(t *testing.T) {
 	block := r.blocks["two-commands"]
 	lines := commandLines(block)
-	if len(lines) != 2 || !strings.HasPrefix(lines[0], "go run ./cmd/approve-tui demo") || !strings.HasPrefix(lines[1], "go test -race ./...") {
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "go run ./cmd/approve-tui demo") || !strings.HasPrefix(lines[1], "go test -race -timeout 20m ./...") {
 		t.Fatalf("the two commands are not the demo and the tests:\n%s", block)
 	}
 	ci, err := os.ReadFile(filepath.Join(r.root, ".ci", "run"))
