@@ -535,6 +535,10 @@ func (h *hook) draft(c *hookCall, command string, v risk.Verdict) risk.Draft {
 	return d
 }
 
+// hookPreviewTime bounds a hook's impact preview: the agent waits for the
+// hook, within its own timeout.
+const hookPreviewTime = time.Second
+
 // ask submits (or rejoins) the proposal and waits for the decision.
 func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Verdict) HookAnswer {
 	s, err := h.o.Open(ctx)
@@ -542,7 +546,9 @@ func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Verd
 		return h.deny("the approval store is unavailable (%v); denied to be safe", err)
 	}
 	defer s.Close()
-	p, _, err := risk.Propose(h.draft(c, command, v), s.Now())
+	d := h.draft(c, command, v)
+	withImpact(ctx, &d, hookPreviewTime)
+	p, _, err := risk.Propose(d, s.Now())
 	if err != nil {
 		return h.deny("could not make a proposal (%v); denied to be safe", err)
 	}
@@ -650,6 +656,13 @@ func (h *hook) decided(ctx context.Context, s *storage.Store, rec *storage.Recor
 	if why != "" {
 		h.block(ctx, s, id, why)
 		return h.deny("%s was approved but is refused at run time: %s", id, why)
+	}
+	if grew := impactGrew(ctx, rec); len(grew) > 0 {
+		if err := recordGrowth(ctx, s, id, grew, h.o.Actor); err != nil {
+			h.logf("warning: could not record what grew: %v", err)
+		}
+		h.block(ctx, s, id, ReasonImpactGrew)
+		return h.deny("%s was approved but is refused: what it would touch grew since: %s", id, strings.Join(grew, "; "))
 	}
 	return h.allow(id, "approved%s (%s): this command, once", by, id)
 }

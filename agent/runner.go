@@ -133,6 +133,7 @@ func Run(ctx context.Context, s *storage.Store, req RunRequest) (RunResult, erro
 			return RunResult{}, fmt.Errorf("current directory: %w", err)
 		}
 	}
+	withImpact(ctx, &d, previewTime)
 	p, v, err := propose(d, s.Now())
 	if err != nil {
 		return RunResult{}, err
@@ -373,6 +374,14 @@ func (r *runner) runApproved(ctx context.Context, p *model.Proposal, rec *storag
 	if why := pinnedDiffers(p, rec); why != "" {
 		return r.block(ctx, id, why)
 	}
+	if grew := impactGrew(ctx, rec); len(grew) > 0 {
+		wctx, cancel := bg(ctx)
+		if err := recordGrowth(wctx, r.s, id, grew, r.req.Actor); err != nil {
+			r.logf("warning: could not record what grew: %v", err)
+		}
+		cancel()
+		return r.blockAs(ctx, id, ReasonImpactGrew, "what it would touch grew since it was approved: "+strings.Join(grew, "; "))
+	}
 	// What runs is built from the consumed record's bytes, not from the
 	// local copy (they were just found equal).
 	cmd, err := r.build(rec.Command, rec.Cwd)
@@ -424,9 +433,15 @@ func pinnedDiffers(p *model.Proposal, rec *storage.Record) string {
 
 // block records that approved proposal id is not run, and why.
 func (r *runner) block(ctx context.Context, id, reason string) RunResult {
+	return r.blockAs(ctx, id, reason, reason)
+}
+
+// blockAs is block with the execution reason recorded (a code) apart from
+// the words said.
+func (r *runner) blockAs(ctx context.Context, id, reason, words string) RunResult {
 	wctx, cancel := bg(ctx)
 	defer cancel()
-	msg := fmt.Sprintf("%s was approved but is not run: %s", id, model.Sanitize(reason, model.Line))
+	msg := fmt.Sprintf("%s was approved but is not run: %s", id, model.Sanitize(words, model.Line))
 	if err := r.s.RecordExecution(wctx, id, model.ExecBlockedAfterConsume, reason, r.req.Actor); err != nil {
 		msg += " (the outcome could not be recorded: " + err.Error() + ")"
 	} else {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/approve-tui/approve-tui/impact"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/policy"
 	"github.com/approve-tui/approve-tui/risk"
@@ -48,6 +49,9 @@ func recordJSON(rec *storage.Record, waiter *storage.WaiterStatus) *model.JSONOb
 		Bool("suspicious", rec.Suspicious()).
 		Strs("findings", rec.Findings).
 		Str("corrupt", rec.Corrupt)
+	if p.Impact != nil {
+		o.Obj("impact", model.ImpactJSON(p.Impact))
+	}
 	if waiter != nil {
 		o.Obj("waiter", waiterJSON(*waiter))
 		if run := storage.JudgeRun(rec, *waiter); run != storage.RunNone {
@@ -91,6 +95,9 @@ func writeShow(w io.Writer, rec *storage.Record, waiter *storage.WaiterStatus, n
 	}
 	if rec.Suspicious() {
 		fmt.Fprintf(w, "*** SUSPICIOUS: hidden characters shown escaped ***\n")
+	}
+	if p.Impact != nil {
+		writeImpact(w, p.Impact)
 	}
 	field("id", line(p.ApprovalID))
 	if n := len([]rune(p.ApprovalID)); n < storage.MinApprovableID {
@@ -462,4 +469,41 @@ func sanitizedList(names []string) string {
 		out[i] = line(n)
 	}
 	return strings.Join(out, ", ")
+}
+
+// writeImpact is the impact preview first, as the console shows it: the
+// summary, each target that exists, what reaches something live, and
+// what could not be previewed. Paths are the agent host's: sanitised.
+func writeImpact(w io.Writer, m *model.Impact) {
+	at := ""
+	if !m.Complete {
+		at = " (a bound cut the walk: at least)"
+	}
+	fmt.Fprintf(w, "%-14s %s%s\n", "impact:", line(m.Summary), at)
+	for _, t := range m.Targets {
+		if !t.Exists {
+			fmt.Fprintf(w, "%-14s %s %s: does not exist\n", "", line(t.Op), line(t.Path))
+			continue
+		}
+		what := fmt.Sprintf("%s entries, %s", impact.Group(t.Entries), impact.Bytes(t.Bytes))
+		if t.NewestMtime > 0 {
+			what += ", newest change " + model.FromEpoch(t.NewestMtime).UTC().Format("2006-01-02 15:04:05Z")
+		}
+		if t.Outside {
+			what += ", outside the working directory"
+		}
+		if t.Note != "" {
+			what += " (" + line(t.Note) + ")"
+		}
+		fmt.Fprintf(w, "%-14s %s %s: %s\n", "", line(t.Op), line(t.Path), what)
+		for _, l := range t.LiveLinks {
+			fmt.Fprintf(w, "%-14s ! live: %s points into it\n", "", line(l))
+		}
+		for _, mp := range t.Mounts {
+			fmt.Fprintf(w, "%-14s ! live: %s is a mount point under it\n", "", line(mp))
+		}
+	}
+	for _, u := range m.Unknown {
+		fmt.Fprintf(w, "%-14s could not preview: %s\n", "", line(u))
+	}
 }

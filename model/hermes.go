@@ -88,22 +88,9 @@ func hermesObject(h *HermesRequest) *JSONObject {
 
 // hermes decodes the payload's HermesKey object (nil when absent).
 func (d *payloadDecoder) hermes() *HermesRequest {
-	v, ok := d.raw(HermesKey)
+	sub, ok := d.object(HermesKey)
 	if !ok {
 		return nil
-	}
-	if v[0] != '{' {
-		d.bad(HermesKey, "an object", v)
-		return nil
-	}
-	members, _, err := objectMembers(v, 0)
-	if err != nil {
-		d.problems = append(d.problems, HermesKey+": malformed object")
-		return nil
-	}
-	sub := payloadDecoder{obj: make(map[string][]byte, len(members))}
-	for _, m := range members {
-		sub.obj[m.key] = m.raw
 	}
 	h := &HermesRequest{
 		RequestID:      sub.str("request_id"),

@@ -89,6 +89,7 @@ func DecodePayload(raw []byte) (*Proposal, error) {
 		RequesterContext:         d.str(ContextKey),
 		Origin:                   d.str(OriginKey),
 		Hermes:                   d.hermes(),
+		Impact:                   d.impact(),
 		RequiresTextConfirm:      d.boolOr("requires_text_confirm", false),
 		Nonce:                    d.str("nonce"),
 		Verb:                     d.str("verb"),
@@ -280,6 +281,9 @@ func PayloadObject(p *Proposal) *JSONObject {
 	}
 	if p.Origin != "" {
 		o.Str(OriginKey, p.Origin)
+	}
+	if p.Impact != nil {
+		o.Obj(ImpactKey, impactObject(p.Impact))
 	}
 	if p.Hermes != nil {
 		o.Obj(HermesKey, hermesObject(p.Hermes))

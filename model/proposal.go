@@ -224,6 +224,10 @@ type Proposal struct {
 	// key, approve_tui_origin.
 	Origin string
 
+	// Impact is the impact preview computed at submit (nil: none): payload
+	// key approve_tui_impact.
+	Impact *Impact
+
 	// Hermes is what Hermes' approval transport said of the request, for
 	// a proposal `hook hermes` made (nil otherwise): payload key
 	// approve_tui_hermes.

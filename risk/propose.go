@@ -46,6 +46,8 @@ type Draft struct {
 	Hermes *model.HermesRequest
 	// Origin is the submitting process's user and host (Proposal.Origin).
 	Origin string
+	// Impact is the command's impact preview (Proposal.Impact).
+	Impact *model.Impact
 	// TTL until expiry (0: never expires).
 	TTL time.Duration
 	// ID is the approval id ("" draws a new one).
@@ -117,6 +119,7 @@ func Propose(d Draft, now time.Time) (*model.Proposal, Verdict, error) {
 		RequesterContext:         d.Context,
 		Hermes:                   d.Hermes,
 		Origin:                   d.Origin,
+		Impact:                   d.Impact,
 	}
 	if d.TTL > 0 {
 		p.ExpiresAt = model.F64(model.Epoch(now.Add(d.TTL)))

@@ -1,0 +1,71 @@
+package agent
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/approve-tui/approve-tui/model"
+)
+
+// The preview is pinned at submit (payload, diff_summary); a target that
+// grew between the approval and the run blocks it: blocked_after_consume,
+// impact_grew, what grew reported, nothing deleted.
+func TestRunRefusesWhenTheImpactGrew(t *testing.T) {
+	s, o := emptyStore(t)
+	dir := t.TempDir()
+	build := filepath.Join(dir, "build")
+	if err := os.MkdirAll(build, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(build, "a.o"), []byte("obj"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	req := runReq(dir, "rm", "-rf", build)
+	ch := startRun(s, req)
+	rec := awaitWaiting(t, o)
+	if rec.Impact == nil || rec.Impact.Entries != 2 || !strings.HasPrefix(rec.DiffSummary, "impact: deletes 1 directory, 1 file, 3 B") {
+		t.Fatalf("pinned impact %+v, diff summary %q", rec.Impact, rec.DiffSummary)
+	}
+	for i := 0; i < 40; i++ {
+		if err := os.WriteFile(filepath.Join(build, fmt.Sprintf("new-%d.o", i)), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	approve(t, o, rec.ApprovalID)
+	out := recvRun(t, ch)
+	if out.res.Outcome != RunBlocked || !strings.Contains(out.res.Message, "grew") {
+		t.Fatalf("run: %+v %v", out.res, out.err)
+	}
+	r := get(t, o, rec.ApprovalID)
+	if r.ExecutionStatus != model.ExecBlockedAfterConsume || r.ExecutionReason != ReasonImpactGrew {
+		t.Fatalf("recorded %s %q", r.ExecutionStatus, r.ExecutionReason)
+	}
+	if _, err := os.Stat(filepath.Join(build, "a.o")); err != nil {
+		t.Fatal("deleted although the impact grew")
+	}
+	if got := strings.Join(auditOf(t, o, rec.ApprovalID), " "); !strings.Contains(got, "report:impact: ") {
+		t.Fatalf("audit: %s", got)
+	}
+}
+
+// Unchanged, it runs.
+func TestRunRunsWhenTheImpactIsAsApproved(t *testing.T) {
+	s, o := emptyStore(t)
+	dir := t.TempDir()
+	build := filepath.Join(dir, "build")
+	if err := os.MkdirAll(build, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ch := startRun(s, runReq(dir, "rm", "-rf", build))
+	rec := awaitWaiting(t, o)
+	approve(t, o, rec.ApprovalID)
+	if out := recvRun(t, ch); out.res.Outcome != RunRan {
+		t.Fatalf("run: %+v %v", out.res, out.err)
+	}
+	if _, err := os.Stat(build); !os.IsNotExist(err) {
+		t.Fatal("not deleted")
+	}
+}

@@ -1,0 +1,206 @@
+package impact
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/approve-tui/approve-tui/model"
+)
+
+// Key is the payload key the preview is kept under.
+const Key = model.ImpactKey
+
+// Preview is what a command would touch (model.Impact), and Target one
+// path of it.
+type (
+	Preview = model.Impact
+	Target  = model.ImpactTarget
+)
+
+// Options bound and place a preview.
+type Options struct {
+	// Cwd is where the command runs (globs and relative paths); Home is
+	// what ~ stands for.
+	Cwd, Home string
+	// MaxEntries and MaxTime bound every walk together (DefaultMaxEntries,
+	// DefaultMaxTime when zero).
+	MaxEntries int
+	MaxTime    time.Duration
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// The default bounds: enough to count a big release directory, short
+// enough to keep a submit quick.
+const (
+	DefaultMaxEntries = 200_000
+	DefaultMaxTime    = 2 * time.Second
+)
+
+// Compute previews command (read-only). A command that does not parse is
+// previewed as wholly unknown.
+func Compute(ctx context.Context, command string, o Options) *Preview {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.MaxEntries <= 0 {
+		o.MaxEntries = DefaultMaxEntries
+	}
+	if o.MaxTime <= 0 {
+		o.MaxTime = DefaultMaxTime
+	}
+	start := o.Now()
+	p := &Preview{Complete: true, Unknown: []string{}, Targets: []Target{}, At: float64(start.UnixNano()) / 1e9}
+	deadline := time.Now().Add(o.MaxTime)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	b := &budget{entries: o.MaxEntries, deadline: deadline}
+	cmds, err := parse(command, o.Cwd, o.Home)
+	if err != nil {
+		p.Unknown = append(p.Unknown, "the command does not parse as a shell command ("+err.Error()+")")
+		p.Summary = summary(p, start)
+		return p
+	}
+	a := &analysis{o: o, b: b, mounts: mountPoints()}
+	for _, c := range cmds {
+		a.simple(c)
+	}
+	p.Targets, p.Unknown = a.targets, append(p.Unknown, a.unknown...)
+	for _, t := range p.Targets {
+		p.Entries += t.Entries
+		p.Bytes += t.Bytes
+		p.Complete = p.Complete && t.Complete
+	}
+	if b.cut {
+		p.Complete = false
+	}
+	p.Summary = summary(p, start)
+	return p
+}
+
+// summary is the one line, at the time the preview was made.
+func summary(p *Preview, now time.Time) string {
+	var parts []string
+	byOp := map[string]*Target{}
+	var ops []string
+	var live []string
+	var newest float64
+	for _, t := range p.Targets {
+		if !t.Exists || t.Entries == 0 {
+			continue
+		}
+		s, ok := byOp[t.Op]
+		if !ok {
+			s = &Target{Op: t.Op}
+			byOp[t.Op] = s
+			ops = append(ops, t.Op)
+		}
+		s.Files += t.Files
+		s.Dirs += t.Dirs
+		s.Links += t.Links
+		s.Bytes += t.Bytes
+		if t.NewestMtime > newest {
+			newest = t.NewestMtime
+		}
+		live = append(live, t.LiveLinks...)
+	}
+	atLeast := ""
+	if !p.Complete {
+		atLeast = "at least "
+	}
+	for _, op := range ops {
+		s := byOp[op]
+		var what []string
+		if s.Dirs > 0 {
+			what = append(what, plural(s.Dirs, "directory", "directories"))
+		}
+		if s.Files > 0 {
+			what = append(what, plural(s.Files, "file", "files"))
+		}
+		if s.Links > 0 {
+			what = append(what, plural(s.Links, "symlink", "symlinks"))
+		}
+		line := verbs[op] + " " + atLeast + strings.Join(what, ", ")
+		if s.Bytes > 0 || s.Files > 0 {
+			line += ", " + Bytes(s.Bytes)
+		}
+		parts = append(parts, line)
+	}
+	if len(parts) == 0 {
+		switch {
+		case len(p.Targets) > 0:
+			parts = append(parts, "touches nothing that exists now")
+		case len(p.Unknown) == 0:
+			parts = append(parts, "nothing this preview knows to destroy")
+		}
+	} else if newest > 0 {
+		parts[len(parts)-1] += ", newest change " + ago(now.Sub(time.Unix(0, int64(newest*1e9)))) + " before"
+	}
+	out := strings.Join(parts, "; ")
+	if len(live) > 0 {
+		sort.Strings(live)
+		l := live[0]
+		if len(live) > 1 {
+			l += fmt.Sprintf(" and %d more", len(live)-1)
+		}
+		out += "; " + l + " points into it"
+	}
+	if len(p.Unknown) > 0 {
+		if out != "" {
+			out += "; "
+		}
+		out += "could not preview: " + strings.Join(p.Unknown, ", ")
+	}
+	return out
+}
+
+var verbs = map[string]string{
+	"delete": "deletes", "truncate": "truncates", "overwrite": "overwrites", "shred": "shreds",
+	"chmod": "changes the mode of", "chown": "changes the owner of",
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return Group(n) + " " + many
+}
+
+// Group writes n with thousands separators: 12,408.
+func Group(n int64) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// Bytes is n in binary units: 2.3 GiB, 512 B.
+func Bytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+func ago(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(max(d, 0).Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%d min", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d h", int(d.Hours()))
+	}
+	return fmt.Sprintf("%d days", int(d.Hours()/24))
+}

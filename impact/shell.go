@@ -1,0 +1,245 @@
+// Package impact previews what a shell command would touch, before anyone
+// is asked to approve it: the command is parsed with a real shell parser
+// (mvdan.cc/sh), each simple command known as its words, and the words
+// expanded only where the result is certain from the command itself and
+// the filesystem (literals, quotes, ~, globs relative to the command's
+// working directory). Whatever needs the command to run (command
+// substitution, variables it does not set, arithmetic) is reported as
+// unknown, never guessed. Analysers, one per kind of destruction, then walk
+// what each simple command names, read-only and within bounds. Nothing is
+// written and nothing of the command runs.
+package impact
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/pattern"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// simple is one simple command as the analysers see it: its words, as
+// far as they are certain, and its output redirections.
+type simple struct {
+	// Args are the expanded words; a word that could not be expanded for
+	// sure is left out and named in Unknown.
+	Args []string
+	// Unknown are the words (as written) that could not be expanded.
+	Unknown []string
+	// NameUnknown: the command's own name could not be expanded, so what
+	// it does cannot be known.
+	NameUnknown bool
+	// Redirs are the files written by > (truncated), with the operator.
+	Redirs []redirect
+	// Text is the simple command as written (for messages).
+	Text string
+}
+
+type redirect struct {
+	Path    string
+	Unknown string // the word as written, when it could not be expanded
+}
+
+// parse splits command into its simple commands, in order. A command that
+// does not parse is an error: nothing of it can be previewed.
+func parse(command, cwd, home string) ([]simple, error) {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+	if err != nil {
+		return nil, err
+	}
+	vars := map[string]*string{} // set in the command: value, or nil when unknown
+	env := func() expand.Environ {
+		pairs := []string{"PWD=" + cwd, "HOME=" + home, "IFS= \t\n"}
+		for k, v := range vars {
+			if v != nil {
+				pairs = append(pairs, k+"="+*v)
+			}
+		}
+		return expand.ListEnviron(pairs...)
+	}
+	var out []simple
+	syntax.Walk(f, func(n syntax.Node) bool {
+		st, ok := n.(*syntax.Stmt)
+		if !ok {
+			return true
+		}
+		call, _ := st.Cmd.(*syntax.CallExpr)
+		if call == nil {
+			// Compound commands (subshells, if, loops, functions): their
+			// statements are walked in turn. Their redirections count.
+			if len(st.Redirs) > 0 {
+				s := simple{Text: printed(st)}
+				addRedirs(&s, st.Redirs, vars, env())
+				out = append(out, s)
+			}
+			return true
+		}
+		if len(call.Args) == 0 {
+			// X=value: known for the rest of the command when certain.
+			for _, a := range call.Assigns {
+				if a.Name == nil {
+					continue
+				}
+				if a.Array != nil || a.Index != nil || a.Append || a.Value == nil {
+					vars[a.Name.Value] = nil
+					continue
+				}
+				if v, ok := literal(a.Value, vars, env()); ok {
+					vars[a.Name.Value] = &v
+				} else {
+					vars[a.Name.Value] = nil
+				}
+			}
+			if len(st.Redirs) > 0 {
+				s := simple{Text: printed(st)}
+				addRedirs(&s, st.Redirs, vars, env())
+				out = append(out, s)
+			}
+			return false
+		}
+		s := simple{Text: printed(st)}
+		cfg := config(env())
+		for i, w := range call.Args {
+			if !certain(w, vars) {
+				s.Unknown = append(s.Unknown, printed(w))
+				if i == 0 {
+					s.NameUnknown = true
+				}
+				continue
+			}
+			fields, err := expand.Fields(cfg, w)
+			if err == nil {
+				fields = dotFiltered(cfg, w, fields)
+			}
+			if err != nil {
+				s.Unknown = append(s.Unknown, printed(w))
+				if i == 0 {
+					s.NameUnknown = true
+				}
+				continue
+			}
+			s.Args = append(s.Args, fields...)
+		}
+		addRedirs(&s, st.Redirs, vars, env())
+		out = append(out, s)
+		// Assignments before a command apply to it alone: they do not
+		// change what later words mean.
+		return false
+	})
+	return out, nil
+}
+
+// config is the expansion as bash does it for the oracle: globs relative
+// to PWD, no match giving no word (nullglob), an unset variable an error.
+func config(env expand.Environ) *expand.Config {
+	return &expand.Config{Env: env, ReadDir2: os.ReadDir, NullGlob: true, NoUnset: true}
+}
+
+func addRedirs(s *simple, rs []*syntax.Redirect, vars map[string]*string, env expand.Environ) {
+	for _, r := range rs {
+		switch r.Op {
+		case syntax.RdrOut, syntax.RdrClob, syntax.RdrAll:
+		default:
+			continue // appends, reads, duplications, here-documents
+		}
+		if r.Word == nil {
+			continue
+		}
+		if !certain(r.Word, vars) {
+			s.Redirs = append(s.Redirs, redirect{Unknown: printed(r.Word)})
+			continue
+		}
+		p, err := expand.Literal(config(env), r.Word)
+		if err != nil || p == "" {
+			s.Redirs = append(s.Redirs, redirect{Unknown: printed(r.Word)})
+			continue
+		}
+		s.Redirs = append(s.Redirs, redirect{Path: p})
+	}
+}
+
+// literal expands an assignment's value when it is certain.
+func literal(w *syntax.Word, vars map[string]*string, env expand.Environ) (string, bool) {
+	if !certain(w, vars) {
+		return "", false
+	}
+	v, err := expand.Literal(config(env), w)
+	return v, err == nil
+}
+
+// certain reports whether w can be expanded without running anything:
+// no command or process substitution, no arithmetic, and only variables
+// the command itself set to a known value.
+func certain(w *syntax.Word, vars map[string]*string) bool {
+	ok := true
+	syntax.Walk(w, func(n syntax.Node) bool {
+		switch x := n.(type) {
+		case *syntax.CmdSubst, *syntax.ProcSubst, *syntax.ArithmExp, *syntax.ExtGlob:
+			ok = false
+		case *syntax.ParamExp:
+			if x.Param == nil {
+				ok = false
+				break
+			}
+			v, set := vars[x.Param.Value]
+			if !set || v == nil || x.Excl || x.Length || x.Width || x.Index != nil || x.Slice != nil || x.Repl != nil || x.Exp != nil {
+				ok = false
+			}
+		}
+		return ok
+	})
+	return ok
+}
+
+// printed is a node as written (for messages): one line.
+func printed(n syntax.Node) string {
+	var b bytes.Buffer
+	if err := syntax.NewPrinter(syntax.Minify(true)).Print(&b, n); err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(strings.ReplaceAll(b.String(), "\n", "; "))
+}
+
+// absolute is p made absolute against cwd and cleaned.
+func absolute(p, cwd string) string {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(cwd, p)
+	}
+	return filepath.Clean(p)
+}
+
+// dotFiltered drops what a glob matched with a leading dot where the
+// pattern's part does not start with one: bash never lets *, ? or a class
+// match it (dotglob off), where the expander's classes did ([!a]*).
+func dotFiltered(cfg *expand.Config, w *syntax.Word, fields []string) []string {
+	braces := false
+	syntax.Walk(w, func(n syntax.Node) bool {
+		if _, ok := n.(*syntax.BraceExp); ok {
+			braces = true
+		}
+		return !braces
+	})
+	pat, err := expand.Pattern(cfg, w)
+	if braces || err != nil || !pattern.HasMeta(pat, 0) {
+		return fields
+	}
+	parts := strings.Split(pat, "/")
+	out := fields[:0:0]
+	for _, f := range fields {
+		names := strings.Split(f, "/")
+		keep := len(names) == len(parts)
+		for i := 0; keep && i < len(parts); i++ {
+			if pattern.HasMeta(parts[i], 0) && !strings.HasPrefix(parts[i], ".") && !strings.HasPrefix(parts[i], "\\.") &&
+				strings.HasPrefix(names[i], ".") {
+				keep = false
+			}
+		}
+		if keep || len(names) != len(parts) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
