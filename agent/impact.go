@@ -23,12 +23,13 @@ var previewTime = impact.DefaultMaxTime
 // withImpact computes the impact of d's command where it will run and
 // pins it into d: the preview (payload key approve_tui_impact, covered by
 // the hash an approval names), its summary as diff_summary when the agent
-// gave none, and the risk it asks for when that is higher.
+// gave none and the preview names something (a target, or a part it could
+// not preview), and the risk it asks for when that is higher.
 func withImpact(ctx context.Context, d *risk.Draft, limit time.Duration) {
 	home, _ := os.UserHomeDir()
 	m := impact.Compute(ctx, d.Command, impact.Options{Cwd: d.Cwd, Home: home, MaxTime: limit})
 	d.Impact = m
-	if d.DiffSummary == "" && m.Summary != "" {
+	if d.DiffSummary == "" && m.Summary != "" && (len(m.Targets) > 0 || len(m.Unknown) > 0) {
 		d.DiffSummary = "impact: " + m.Summary
 	}
 	if level, why := impact.Raise(m); level != "" {
