@@ -133,7 +133,10 @@ func Run(ctx context.Context, s *storage.Store, req RunRequest) (RunResult, erro
 			return RunResult{}, fmt.Errorf("current directory: %w", err)
 		}
 	}
-	withImpact(ctx, &d, previewTime)
+	if !risk.Classify(command).Hardline {
+		// A hardline command is refused unseen: nothing to preview.
+		withImpact(ctx, &d, previewTime)
+	}
 	p, v, err := propose(d, s.Now())
 	if err != nil {
 		return RunResult{}, err
