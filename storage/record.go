@@ -297,6 +297,18 @@ func agentFindings(p *model.Proposal) []string {
 			check("Hermes pattern", k)
 		}
 	}
+	if m := p.Impact; m != nil {
+		check("impact", m.Summary)
+		for _, u := range m.Unknown {
+			check("impact", u)
+		}
+		for _, t := range m.Targets {
+			check("impact path", t.Path+t.Op+t.Note)
+			for _, l := range append(append([]string(nil), t.LiveLinks...), t.Mounts...) {
+				check("impact path", l)
+			}
+		}
+	}
 	for k, v := range p.EnvOverrides {
 		check("env "+model.Sanitize(k, model.Line), k+v)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/approve-tui/approve-tui/diffview"
+	"github.com/approve-tui/approve-tui/impact"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 )
@@ -313,6 +314,9 @@ func (d *detail) buildFixed() []string {
 	if r.Suspicious() {
 		out = append(out, wrapIndented(st.Suspicious.Render("! SUSPICIOUS"), " hidden content made visible: "+strings.Join(r.Findings, ", "), 12, d.width)...)
 	}
+	if r.Impact != nil {
+		out = append(out, d.impactLines(r.Impact)...)
+	}
 	out = append(out, d.field("id", st.Bold.Render(d.agent(r.ApprovalID, model.Line)))...)
 	if why := model.UntypableID(r.ApprovalID); why != "" && !r.RequiresTextConfirm {
 		out = append(out, d.field("", st.Warning.Render(why+": deny only"))...)
@@ -512,6 +516,52 @@ func indentWrap(text string, width int, hard bool) []string {
 		for _, part := range strings.Split(wrapped, "\n") {
 			out = append(out, "  "+part)
 		}
+	}
+	return out
+}
+
+// maxImpactTargets bounds the targets the detail lists one by one (the
+// summary counts them all).
+const maxImpactTargets = 6
+
+// impactLines are the impact preview, first: its summary, each target
+// that exists, what reaches something live, what could not be previewed.
+// Paths are the agent host's: foreign text.
+func (d *detail) impactLines(m *model.Impact) []string {
+	st := d.st
+	sum := d.agent(m.Summary, model.Line)
+	if m.Live() {
+		sum = st.Warning.Render(sum)
+	}
+	if !m.Complete {
+		sum += st.Subtle.Render(" (a bound cut the walk: at least)")
+	}
+	out := d.field("impact", sum)
+	shown := 0
+	for _, t := range m.Targets {
+		if !t.Exists || t.Entries == 0 {
+			continue
+		}
+		if shown++; shown > maxImpactTargets {
+			continue
+		}
+		what := fmt.Sprintf("%s entries, %s", impact.Group(t.Entries), impact.Bytes(t.Bytes))
+		if t.Outside {
+			what += ", outside cwd"
+		}
+		out = append(out, d.field("", d.agent(t.Op, model.Line)+" "+d.agent(t.Path, model.Line)+st.Subtle.Render(": "+what))...)
+		for _, l := range t.LiveLinks {
+			out = append(out, d.field("", st.Warning.Render("! live: ")+d.agent(l, model.Line)+st.Warning.Render(" points into it"))...)
+		}
+		for _, mp := range t.Mounts {
+			out = append(out, d.field("", st.Warning.Render("! live: ")+d.agent(mp, model.Line)+st.Warning.Render(" is a mount point in it"))...)
+		}
+	}
+	if shown > maxImpactTargets {
+		out = append(out, d.field("", st.Subtle.Render(fmt.Sprintf("and %d more targets", shown-maxImpactTargets)))...)
+	}
+	for _, u := range m.Unknown {
+		out = append(out, d.field("", st.Warning.Render("could not preview: ")+d.agent(u, model.Line))...)
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/approve-tui/approve-tui/impact"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 )
@@ -378,6 +379,8 @@ func (m *Model) rowKey(r row, selected bool, width, sessW, cmdW int, at *rowMemo
 		k.flag = "X"
 	case rec.Suspicious():
 		k.flag = "!"
+	case impactWorthReading(rec.Impact):
+		k.flag = "I"
 	}
 	// The cursor's column, then who else shows this proposal: @ another
 	// console reviews it, * another has its approve prompt open.
@@ -418,6 +421,8 @@ func (m *Model) rowView(r row, k rowKey, at *rowMemo) string {
 		flag = st.Suspicious.Render(flag)
 	case "X":
 		flag = st.Corrupt.Render(flag)
+	case "I":
+		flag = st.Warning.Render(flag)
 	}
 	head := lead + st.Marker(rec, k.urgency) + " " + left + " " + flag + " " + k.votes
 	switch w := lipgloss.Width(head) + bodyW; {
@@ -526,8 +531,8 @@ func (m *Model) helpPage() string {
 		"shown in the prompt: approve stays disabled until it matches exactly, and pasted",
 		"text is refused. d denies, with an optional reason. Markers HIGH/MED/LOW read",
 		"without colour; ! marks hidden characters made visible, X a corrupt row that",
-		"can only be denied. A waiter is the agent process waiting for the decision:",
-		"without a live one, approving runs nothing.",
+		"can only be denied, I an impact that is large or reaches something live. A",
+		"waiter is the agent process waiting: without a live one, approving runs nothing.",
 	}
 	if m.mode == viewHistory {
 		keys, title, text = m.keys.HistoryFullHelp(), "The history", []string{
@@ -686,4 +691,9 @@ func fitBlock(s string, w, h int) string {
 		lines = append(lines, "")
 	}
 	return strings.Join(lines, "\n")
+}
+
+// impactWorthReading: an impact the list marks (I), large or live.
+func impactWorthReading(m *model.Impact) bool {
+	return m != nil && (m.Live() || m.Entries >= impact.MedEntries || m.Bytes >= impact.MedBytes)
 }
