@@ -105,4 +105,3 @@ func TestGoldenImpact(t *testing.T) {
 		})
 	}
 }
-
