@@ -1,0 +1,76 @@
+package impact
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// wideTree makes dirs directories of files empty files each under root
+// (1 + dirs + dirs*files entries).
+func wideTree(tb testing.TB, root string, dirs, files int) {
+	tb.Helper()
+	for i := 0; i < dirs; i++ {
+		d := filepath.Join(root, fmt.Sprintf("d%04d", i))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		for j := 0; j < files; j++ {
+			f, err := os.Create(filepath.Join(d, fmt.Sprintf("f%04d", j)))
+			if err != nil {
+				tb.Fatal(err)
+			}
+			f.Close()
+		}
+	}
+}
+
+// A tree of a million entries: the walk stops at its bound and says so
+// (at least), never reading the whole tree.
+func TestBoundOnAMillionEntries(t *testing.T) {
+	dir := t.TempDir()
+	wideTree(t, filepath.Join(dir, "big"), 1000, 1000)
+	p := Compute(context.Background(), "rm -rf big", Options{Cwd: dir})
+	if p.Complete || p.Entries > DefaultMaxEntries || p.Entries == 0 {
+		t.Fatalf("complete %v, %d entries (bound %d)", p.Complete, p.Entries, DefaultMaxEntries)
+	}
+	if !strings.Contains(p.Summary, "deletes at least ") {
+		t.Fatalf("summary %q", p.Summary)
+	}
+	if r, _ := Raise(p); r != "high" {
+		t.Fatalf("a cut walk past 10,000 entries raises to high, got %q", r)
+	}
+}
+
+// BenchmarkPreview is the preview of rm -rf on trees of 10, 10,000 and
+// 1,000,000 entries (the last cut by the default bound).
+func BenchmarkPreview(b *testing.B) {
+	for _, c := range []struct {
+		name        string
+		dirs, files int
+	}{{"10", 1, 8}, {"10k", 10, 999}, {"1M", 1000, 1000}} {
+		b.Run(c.name, func(b *testing.B) {
+			dir := b.TempDir()
+			wideTree(b, filepath.Join(dir, "t"), c.dirs, c.files)
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				p := Compute(context.Background(), "rm -rf t", Options{Cwd: dir})
+				lat = append(lat, time.Since(t0))
+				if p.Entries == 0 {
+					b.Fatal("nothing counted")
+				}
+			}
+			b.StopTimer()
+			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(lat[(len(lat)-1)*99/100].Microseconds()), "p99-µs")
+		})
+	}
+}
