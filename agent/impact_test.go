@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -67,5 +68,37 @@ func TestRunRunsWhenTheImpactIsAsApproved(t *testing.T) {
 	}
 	if _, err := os.Stat(build); !os.IsNotExist(err) {
 		t.Fatal("not deleted")
+	}
+}
+
+// The Claude Code hook pins the preview at submit and refuses, at the
+// moment it would answer allow, an approval whose impact grew since.
+func TestHookRefusesWhenTheImpactGrew(t *testing.T) {
+	s, o := emptyStore(t)
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "build"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	call, _ := json.Marshal(map[string]any{
+		"session_id": "sess-i", "cwd": dir, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+		"tool_input": map[string]any{"command": "rm -rf build"}, "tool_use_id": "toolu_I",
+	})
+	ch := hookAsync(string(call), hookOpts(s))
+	rec := awaitHookProposal(t, o)
+	if rec.Impact == nil || len(rec.Impact.Targets) != 1 || rec.Impact.Targets[0].Path != filepath.Join(dir, "build") {
+		t.Fatalf("pinned impact %+v", rec.Impact)
+	}
+	for i := 0; i < 30; i++ {
+		if err := os.WriteFile(filepath.Join(dir, "build", fmt.Sprintf("f%d", i)), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	approve(t, o, rec.ApprovalID)
+	d, reason := checkJSON(t, recvHook(t, ch))
+	if d != "deny" || !strings.Contains(reason, "grew") {
+		t.Fatalf("%s %q", d, reason)
+	}
+	if r := get(t, o, rec.ApprovalID); r.ExecutionStatus != model.ExecBlockedAfterConsume || r.ExecutionReason != ReasonImpactGrew {
+		t.Fatalf("recorded %s %q", r.ExecutionStatus, r.ExecutionReason)
 	}
 }
