@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/approve-tui/approve-tui/impact"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/risk"
 	"github.com/approve-tui/approve-tui/storage"
@@ -167,6 +168,9 @@ const (
 // hookCall is one event as an agent's adapter decoded it.
 type hookCall struct {
 	event callEvent
+	// impact is the preview made while deciding whether to ask (nil: not
+	// made yet).
+	impact *model.Impact
 	// tool is the tool's name; guarded says the hook gates it (a shell).
 	tool    string
 	guarded bool
@@ -342,7 +346,7 @@ func runHook(ctx context.Context, in io.Reader, o HookOptions, p *protocol) (ans
 	switch {
 	case v.Hardline:
 		return h.hardline(ctx, &c, command, v)
-	case len(v.Matches) == 0 && !c.unknownRisk && !c.alwaysAsk:
+	case len(v.Matches) == 0 && !c.unknownRisk && !c.alwaysAsk && !h.impactAsks(ctx, &c, command):
 		if h.o.Low == LowPass {
 			return h.silent()
 		}
@@ -535,6 +539,15 @@ func (h *hook) draft(c *hookCall, command string, v risk.Verdict) risk.Draft {
 	return d
 }
 
+// impactAsks previews a command no rule matches: an impact that raises
+// its risk (large, or reaching something live) makes it a proposal rather
+// than a command let through. The preview is kept for the proposal.
+func (h *hook) impactAsks(ctx context.Context, c *hookCall, command string) bool {
+	c.impact = preview(ctx, command, c.cwd, hookPreviewTime)
+	level, _ := impact.Raise(c.impact)
+	return level != ""
+}
+
 // hookPreviewTime bounds a hook's impact preview: the agent waits for the
 // hook, within its own timeout.
 const hookPreviewTime = time.Second
@@ -547,7 +560,11 @@ func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Verd
 	}
 	defer s.Close()
 	d := h.draft(c, command, v)
-	withImpact(ctx, &d, hookPreviewTime)
+	if c.impact != nil {
+		pinImpact(&d, c.impact) // made already, for a command no rule matches
+	} else {
+		withImpact(ctx, &d, hookPreviewTime)
+	}
 	p, _, err := risk.Propose(d, s.Now())
 	if err != nil {
 		return h.deny("could not make a proposal (%v); denied to be safe", err)

@@ -26,8 +26,17 @@ var previewTime = impact.DefaultMaxTime
 // gave none and the preview names something (a target, or a part it could
 // not preview), and the risk it asks for when that is higher.
 func withImpact(ctx context.Context, d *risk.Draft, limit time.Duration) {
+	pinImpact(d, preview(ctx, d.Command, d.Cwd, limit))
+}
+
+// preview is command's impact in cwd, bounded by limit.
+func preview(ctx context.Context, command, cwd string, limit time.Duration) *model.Impact {
 	home, _ := os.UserHomeDir()
-	m := impact.Compute(ctx, d.Command, impact.Options{Cwd: d.Cwd, Home: home, MaxTime: limit})
+	return impact.Compute(ctx, command, impact.Options{Cwd: cwd, Home: home, MaxTime: limit})
+}
+
+// pinImpact pins m into d (see withImpact).
+func pinImpact(d *risk.Draft, m *model.Impact) {
 	d.Impact = m
 	if d.DiffSummary == "" && m.Summary != "" && (len(m.Targets) > 0 || len(m.Unknown) > 0) {
 		d.DiffSummary = "impact: " + m.Summary

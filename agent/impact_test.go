@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -100,5 +101,38 @@ func TestHookRefusesWhenTheImpactGrew(t *testing.T) {
 	}
 	if r := get(t, o, rec.ApprovalID); r.ExecutionStatus != model.ExecBlockedAfterConsume || r.ExecutionReason != ReasonImpactGrew {
 		t.Fatalf("recorded %s %q", r.ExecutionStatus, r.ExecutionReason)
+	}
+}
+
+// A command no rule matches is let through, unless its impact raises it:
+// truncating a big file with > asks.
+func TestHookAsksWhenTheImpactRaisesACommandNoRuleMatches(t *testing.T) {
+	s, o := emptyStore(t)
+	dir := t.TempDir()
+	for i := 0; i < 1100; i++ {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%04d", i)), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	call := func(command, id string) string {
+		b, _ := json.Marshal(map[string]any{"session_id": "sess-r", "cwd": dir, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+			"tool_input": map[string]any{"command": command}, "tool_use_id": id})
+		return string(b)
+	}
+	opts := hookOpts(s)
+	opts.Low = LowAllow
+	if d, _ := checkJSON(t, recvHook(t, hookAsync(call("echo hi > f0001", "toolu_small"), opts))); d != "allow" {
+		t.Fatalf("a small overwrite no rule matches: %s", d)
+	}
+	ch := hookAsync(call("chmod 600 *", "toolu_big"), opts)
+	rec := awaitHookProposal(t, o)
+	if rec.RiskLevel != model.RiskMedium || rec.Impact == nil || rec.Impact.Entries < 1000 {
+		t.Fatalf("raised to %s, impact %+v", rec.RiskLevel, rec.Impact)
+	}
+	if _, err := o.Deny(context.Background(), rec.ApprovalID, operator, "no"); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := checkJSON(t, recvHook(t, ch)); d != "deny" {
+		t.Fatal(d)
 	}
 }
