@@ -115,6 +115,7 @@ func analyserTable() map[string]func(a *analysis, name string, args []string) {
 		"dash":  shellArgs,
 		"zsh":   shellArgs,
 		"ksh":   shellArgs,
+		"git":   gitArgs,
 	}
 }
 

@@ -160,7 +160,7 @@ func summary(p *Preview, now time.Time) string {
 
 var verbs = map[string]string{
 	"delete": "deletes", "truncate": "truncates", "overwrite": "overwrites", "shred": "shreds",
-	"chmod": "changes the mode of", "chown": "changes the owner of",
+	"chmod": "changes the mode of", "chown": "changes the owner of", "discard": "discards uncommitted changes to",
 }
 
 func plural(n int64, one, many string) string {
