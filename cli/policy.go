@@ -299,7 +299,7 @@ func (a *app) writePolicyVersion(v *storage.PolicyVersion, now time.Time) {
 
 // writePolicySummary is a policy's groups and rules in words.
 func writePolicySummary(w io.Writer, p *policy.Policy) {
-	names := groupNames(p)
+	names := p.GroupNames()
 	fmt.Fprintf(w, "groups (%d):\n", len(names))
 	if len(names) == 0 {
 		fmt.Fprintf(w, "  none\n")
@@ -314,15 +314,6 @@ func writePolicySummary(w io.Writer, p *policy.Policy) {
 	for i, r := range p.Rules {
 		fmt.Fprintf(w, "  %s: match %s; needs %s\n", ruleName(i, r), matchWords(r.Match), line(ruleNeeds(r)))
 	}
-}
-
-func groupNames(p *policy.Policy) []string {
-	names := make([]string, 0, len(p.Groups))
-	for g := range p.Groups {
-		names = append(names, g)
-	}
-	sort.Strings(names)
-	return names
 }
 
 // ruleName is "rule 2 (line 7)", i from 0.
@@ -374,7 +365,7 @@ func policyVersionJSON(v *storage.PolicyVersion) *model.JSONObject {
 
 func groupsJSON(p *policy.Policy) *model.JSONObject {
 	o := model.NewJSONObject()
-	for _, g := range groupNames(p) {
+	for _, g := range p.GroupNames() {
 		o.Strs(g, p.Groups[g])
 	}
 	return o

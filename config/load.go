@@ -917,28 +917,20 @@ func (l *loader) matchKeys(m *Match, e entry, what string, allowed []string) boo
 				l.add(me.at(), "%s: %q is not a risk; want low, medium or high (it takes that risk and above)", k, s)
 				good = false
 			}
-		case "session", "requester":
-			if _, err := path.Match(s, ""); err != nil || s == "" {
-				l.add(me.at(), "%s: %q is not a glob; want a pattern such as agent:prod:* (* any run of characters but /, ? one, [a-z] a class, \\ quotes)", k, s)
+		case "session", "requester", "command", "pattern":
+			// session and requester are path globs (* stops at /);
+			// command and pattern globs whose * crosses spaces and /.
+			_, err := path.Match(s, "")
+			want := "agent:prod:* (* any run of characters but /"
+			if me.name == "command" || me.name == "pattern" {
+				err, want = policy.ValidGlob(s), "\"terraform apply*\" (* any run of characters, spaces and / too"
+			}
+			if err != nil || s == "" {
+				l.add(me.at(), "%s: %q is not a glob; want a pattern such as %s, ? one, [a-z] a class, \\ quotes)", k, s, want)
 				good = false
 				continue
 			}
-			if me.name == "session" {
-				m.Session = s
-			} else {
-				m.Requester = s
-			}
-		case "command", "pattern":
-			if err := policy.ValidGlob(s); err != nil || s == "" {
-				l.add(me.at(), "%s: %q is not a glob; want a pattern such as \"terraform apply*\" (* any run of characters, spaces and / too, ? one, [a-z] a class, \\ quotes)", k, s)
-				good = false
-				continue
-			}
-			if me.name == "command" {
-				m.Command = s
-			} else {
-				m.Pattern = s
-			}
+			*map[string]*string{"session": &m.Session, "requester": &m.Requester, "command": &m.Command, "pattern": &m.Pattern}[me.name] = s
 		}
 	}
 	return good

@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 
 	"github.com/approve-tui/approve-tui/policy"
@@ -193,10 +192,5 @@ func groupNames(p *policy.Policy) string {
 	if len(p.Groups) == 0 {
 		return "(none defined)"
 	}
-	names := make([]string, 0, len(p.Groups))
-	for g := range p.Groups {
-		names = append(names, g)
-	}
-	sort.Strings(names)
-	return strings.Join(names, ", ")
+	return strings.Join(p.GroupNames(), ", ")
 }

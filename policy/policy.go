@@ -248,6 +248,19 @@ func (r Requirement) Groups() []string {
 	return out
 }
 
+// GroupNames are the groups' names, sorted.
+func (p *Policy) GroupNames() []string {
+	if p == nil {
+		return nil
+	}
+	names := make([]string, 0, len(p.Groups))
+	for g := range p.Groups {
+		names = append(names, g)
+	}
+	sort.Strings(names)
+	return names
+}
+
 // Member reports whether person is a member of group g.
 func (p *Policy) Member(g, person string) bool {
 	if p == nil {
