@@ -485,7 +485,7 @@ func writeImpact(w io.Writer, m *model.Impact) {
 			fmt.Fprintf(w, "%-14s %s %s: does not exist\n", "", line(t.Op), line(t.Path))
 			continue
 		}
-		what := fmt.Sprintf("%s entries, %s", impact.Group(t.Entries), impact.Bytes(t.Bytes))
+		what := impact.Plural(t.Entries, "entry", "entries") + ", " + impact.Bytes(t.Bytes)
 		if t.NewestMtime > 0 {
 			what += ", newest change " + model.FromEpoch(t.NewestMtime).UTC().Format("2006-01-02 15:04:05Z")
 		}

@@ -116,13 +116,13 @@ func summary(p *Preview, now time.Time) string {
 		s := byOp[op]
 		var what []string
 		if s.Dirs > 0 {
-			what = append(what, plural(s.Dirs, "directory", "directories"))
+			what = append(what, Plural(s.Dirs, "directory", "directories"))
 		}
 		if s.Files > 0 {
-			what = append(what, plural(s.Files, "file", "files"))
+			what = append(what, Plural(s.Files, "file", "files"))
 		}
 		if s.Links > 0 {
-			what = append(what, plural(s.Links, "symlink", "symlinks"))
+			what = append(what, Plural(s.Links, "symlink", "symlinks"))
 		}
 		line := verbs[op] + " " + atLeast + strings.Join(what, ", ")
 		if s.Bytes > 0 || s.Files > 0 {
@@ -163,7 +163,8 @@ var verbs = map[string]string{
 	"chmod": "changes the mode of", "chown": "changes the owner of", "discard": "discards uncommitted changes to",
 }
 
-func plural(n int64, one, many string) string {
+// Plural is n and the word for it: "1 file", "12,408 files".
+func Plural(n int64, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}

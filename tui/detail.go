@@ -545,7 +545,7 @@ func (d *detail) impactLines(m *model.Impact) []string {
 		if shown++; shown > maxImpactTargets {
 			continue
 		}
-		what := fmt.Sprintf("%s entries, %s", impact.Group(t.Entries), impact.Bytes(t.Bytes))
+		what := impact.Plural(t.Entries, "entry", "entries") + ", " + impact.Bytes(t.Bytes)
 		if t.Outside {
 			what += ", outside cwd"
 		}
