@@ -63,3 +63,39 @@ func BenchmarkConsumeUnderPolicy(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPendingSummary is the cheap check a console and the notifier
+// make after every commit, at 10,000 pending, now that it also counts the
+// votes that count and reads the policy's version (none, and 1,000 votes).
+func BenchmarkPendingSummary(b *testing.B) {
+	for _, votes := range []int{0, 1000} {
+		b.Run(testBackend+"/"+map[int]string{0: "no-votes", 1000: "1000-votes"}[votes], func(b *testing.B) {
+			s := benchStore(b, "NORMAL")
+			ids := submitBench(b, s, 10_000)
+			if votes > 0 {
+				p := &policy.Policy{Rules: []policy.Rule{{Match: policy.Match{}, Approvals: 2}}}
+				if _, _, err := s.SetPolicy(ctx, []byte("two"), p, agent); err != nil {
+					b.Fatal(err)
+				}
+				alice := model.Actor{Surface: model.SurfaceCLI, Name: "alice@host"}
+				for _, id := range ids[:votes] {
+					var v *VoteRecorded
+					if _, err := s.Consume(ctx, id, id, alice); !errors.As(err, &v) {
+						b.Fatal(err)
+					}
+				}
+			}
+			lat := make(latencies, 0, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				if _, _, err := s.PendingSummary(ctx); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			b.StopTimer()
+			lat.report(b)
+		})
+	}
+}
