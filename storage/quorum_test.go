@@ -1,15 +1,12 @@
 package storage
 
 import (
-	"bufio"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -469,53 +466,13 @@ func TestQuorumRaceAcrossProcesses(t *testing.T) {
 // when all are ready, and returns each one's lines.
 func raceVoters(t *testing.T, path string, workers int, ids []string) [][]string {
 	t.Helper()
-	outs := make([][]string, workers)
-	stdins := make([]io.WriteCloser, workers)
-	ready := make(chan error, workers)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		// The pace makes it a race: without it, on SQLite, whichever
-		// process holds the write lock re-takes it on every commit.
-		cmd := helperProcess(t, "vote-all", path, fmt.Sprintf("STORAGE_TEST_WORKER=%d", w), "STORAGE_TEST_PACE=2ms")
-		stdin, _ := cmd.StdinPipe()
-		stdout, _ := cmd.StdoutPipe()
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		stdins[w] = stdin
-		fmt.Fprintln(stdin, strings.Join(ids, "\n"))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sc := bufio.NewScanner(stdout)
-			first := true
-			for sc.Scan() {
-				if first {
-					first = false
-					if sc.Text() == "ready" {
-						ready <- nil
-						continue
-					}
-					ready <- fmt.Errorf("worker %d: %s", w, sc.Text())
-				}
-				outs[w] = append(outs[w], sc.Text())
-			}
-			if first {
-				ready <- fmt.Errorf("worker %d said nothing", w)
-			}
-			cmd.Wait()
-		}()
+	lists := make([][]string, workers)
+	for w := range lists {
+		lists[w] = ids
 	}
-	for range workers {
-		if err := <-ready; err != nil {
-			t.Error(err)
-		}
-	}
-	for _, in := range stdins {
-		fmt.Fprintln(in, "go")
-		in.Close()
-	}
-	wg.Wait()
+	// The pace makes it a race: without it, on SQLite, whichever process
+	// holds the write lock re-takes it on every commit.
+	outs := startWorkers(t, "vote-all", path, lists, "STORAGE_TEST_PACE=2ms")()
 	if t.Failed() {
 		t.FailNow()
 	}

@@ -96,12 +96,21 @@ func TestExactlyOnceAcrossProcesses(t *testing.T) {
 // go at once and waits for them: each one's output lines ("won ID",
 // "lost ID by WHO", ...).
 func startConsumers(tb testing.TB, path string, lists [][]string, env ...string) (release func() [][]string) {
+	return startWorkers(tb, "consume-all", path, lists, env...)
+}
+
+// startWorkers is startConsumers for any of the roles roleConsumeAll
+// plays: those that announce themselves ("ready": consume-interop,
+// vote-all) are waited for before release lets them go.
+func startWorkers(tb testing.TB, role, path string, lists [][]string, env ...string) (release func() [][]string) {
 	tb.Helper()
+	announce := role != "consume-all"
 	outs := make([][]string, len(lists))
+	ready := make(chan error, len(lists))
 	var wg sync.WaitGroup
 	stdins := make([]io.WriteCloser, len(lists))
 	for w, ids := range lists {
-		cmd := helperProcess(tb, "consume-all", path, append([]string{fmt.Sprintf("STORAGE_TEST_WORKER=%d", w)}, env...)...)
+		cmd := helperProcess(tb, role, path, append([]string{fmt.Sprintf("STORAGE_TEST_WORKER=%d", w)}, env...)...)
 		stdin, _ := cmd.StdinPipe()
 		stdout, _ := cmd.StdoutPipe()
 		if err := cmd.Start(); err != nil {
@@ -113,13 +122,32 @@ func startConsumers(tb testing.TB, path string, lists [][]string, env ...string)
 		go func() {
 			defer wg.Done()
 			sc := bufio.NewScanner(stdout)
+			first := announce
 			for sc.Scan() {
+				if first {
+					first = false
+					if sc.Text() == "ready" {
+						ready <- nil
+						continue
+					}
+					ready <- fmt.Errorf("worker %d: %s", w, sc.Text())
+				}
 				outs[w] = append(outs[w], sc.Text())
+			}
+			if first {
+				ready <- fmt.Errorf("worker %d said nothing", w)
 			}
 			cmd.Wait()
 		}()
 	}
 	return func() [][]string {
+		if announce {
+			for range lists {
+				if err := <-ready; err != nil {
+					tb.Error(err)
+				}
+			}
+		}
 		for _, in := range stdins {
 			fmt.Fprintln(in, "go")
 			in.Close()
