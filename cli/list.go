@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/approve-tui/approve-tui/impact"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 	"github.com/spf13/cobra"
@@ -22,7 +23,10 @@ as expired). Pending ones come most urgent first: effective risk, then time
 left; others newest first.
 
 Columns: FLAG ("!" suspicious: hidden characters in an agent string, shown
-escaped; "CORRUPT": the row cannot be trusted and can only be denied), ID,
+escaped; "CORRUPT": the row cannot be trusted and can only be denied; "I":
+its impact preview raised the risk: it reaches something live, deletes
+1,000 entries or 1 GiB, wipes a device, drops commits or changes terraform
+resources; show ID says what), ID,
 RISK (HIGH/MED/LOW, UNKN for unknown), STATUS, WHEN (time left, or when and
 by whom it was decided), SESSION, COMMAND.
 
@@ -94,6 +98,9 @@ func (a *app) writeProposals(recs []*storage.Record, now time.Time) {
 		}
 		if r.Corrupt != "" {
 			flag = append(flag, "CORRUPT")
+		}
+		if r.Corrupt == "" && impact.Marked(r.Impact) {
+			flag = append(flag, "I")
 		}
 		t.add(strings.Join(flag, " "), line(r.ApprovalID), r.EffectiveRisk.Short(),
 			line(string(r.EffectiveStatus)), whenCell(r, now), line(r.SessionKey), line(r.Command))

@@ -481,26 +481,13 @@ func writeImpact(w io.Writer, m *model.Impact) {
 	}
 	fmt.Fprintf(w, "%-14s %s%s\n", "impact:", line(m.Summary), at)
 	for _, t := range m.Targets {
-		if !t.Exists {
-			fmt.Fprintf(w, "%-14s %s %s: does not exist\n", "", line(t.Op), line(t.Path))
-			continue
+		desc := impact.Describe(t, true)
+		fmt.Fprintf(w, "%-14s %s %s: %s\n", "", line(t.Op), line(t.Path), line(desc.What))
+		for _, l := range desc.Live {
+			fmt.Fprintf(w, "%-14s ! live: %s\n", "", line(l))
 		}
-		what := impact.Plural(t.Entries, "entry", "entries") + ", " + impact.Bytes(t.Bytes)
-		if t.NewestMtime > 0 {
-			what += ", newest change " + model.FromEpoch(t.NewestMtime).UTC().Format("2006-01-02 15:04:05Z")
-		}
-		if t.Outside {
-			what += ", outside the working directory"
-		}
-		if t.Note != "" {
-			what += " (" + line(t.Note) + ")"
-		}
-		fmt.Fprintf(w, "%-14s %s %s: %s\n", "", line(t.Op), line(t.Path), what)
-		for _, l := range t.LiveLinks {
-			fmt.Fprintf(w, "%-14s ! live: %s points into it\n", "", line(l))
-		}
-		for _, mp := range t.Mounts {
-			fmt.Fprintf(w, "%-14s ! live: %s is a mount point under it\n", "", line(mp))
+		for _, x := range desc.Details {
+			fmt.Fprintf(w, "%-14s   · %s\n", "", line(x))
 		}
 	}
 	for _, u := range m.Unknown {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -65,6 +66,41 @@ func BenchmarkPreview(b *testing.B) {
 				lat = append(lat, time.Since(t0))
 				if p.Entries == 0 {
 					b.Fatal("nothing counted")
+				}
+			}
+			b.StopTimer()
+			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(lat[(len(lat)-1)*99/100].Microseconds()), "p99-µs")
+		})
+	}
+}
+
+// BenchmarkPreviewPrograms is the preview of the analysers that ask a
+// program: a forced push (git rev-parse, config, rev-list and log), a
+// branch deletion, and terraform apply PLAN (terraform show -json, which
+// loads the plan and its providers' schemas: built-in ones here).
+func BenchmarkPreviewPrograms(b *testing.B) {
+	_, local := pushRig(b)
+	cases := []struct{ name, cmd, dir string }{
+		{"git-push-force", "git push --force origin main", local},
+		{"git-branch-D", "git branch -D feature", local},
+	}
+	if _, err := exec.LookPath("terraform"); err == nil {
+		dir := terraformDir(b)
+		writeTF(b, dir, `resource "terraform_data" "a" { input = "changed" }`)
+		tf(b, dir, "plan", "-input=false", "-out=p.tfplan")
+		cases = append(cases, struct{ name, cmd, dir string }{"terraform-apply-plan", "terraform apply p.tfplan", dir})
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			lat := make([]time.Duration, 0, b.N)
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				p := Compute(context.Background(), c.cmd, Options{Cwd: c.dir})
+				lat = append(lat, time.Since(t0))
+				if len(p.Targets) != 1 {
+					b.Fatalf("%s: %+v %q", c.cmd, p.Targets, p.Unknown)
 				}
 			}
 			b.StopTimer()

@@ -7,13 +7,15 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/approve-tui/approve-tui/model"
 )
 
 // analysis gathers the targets of one preview.
 type analysis struct {
 	o       Options
 	b       *budget
-	mounts  []string
+	dev     *host // the host's devices and mounts, read when first needed
 	targets []Target
 	unknown []string
 	depth   int // shells inside shells
@@ -79,6 +81,9 @@ func (a *analysis) simple(c simple) {
 	}
 	name := filepath.Base(args[0])
 	run, ok := analysers[name]
+	if strings.HasPrefix(name, "mkfs.") {
+		run, ok = mkfsArgs, true
+	}
 	if !ok {
 		return
 	}
@@ -104,18 +109,26 @@ func analyserTable() map[string]func(a *analysis, name string, args []string) {
 		"truncate": func(a *analysis, _ string, args []string) {
 			a.each(operands(args, map[string]bool{"-s": true, "--size": true, "-r": true, "--reference": true}), "truncate", false)
 		},
-		"chmod": func(a *analysis, _ string, args []string) { modeArgs(a, "chmod", args) },
-		"chown": func(a *analysis, _ string, args []string) { modeArgs(a, "chown", args) },
-		"chgrp": func(a *analysis, _ string, args []string) { modeArgs(a, "chown", args) },
-		"mv":    ontoArgs,
-		"cp":    ontoArgs,
-		"find":  findArgs,
-		"sh":    shellArgs,
-		"bash":  shellArgs,
-		"dash":  shellArgs,
-		"zsh":   shellArgs,
-		"ksh":   shellArgs,
-		"git":   gitArgs,
+		"chmod":      func(a *analysis, _ string, args []string) { modeArgs(a, "chmod", args) },
+		"chown":      func(a *analysis, _ string, args []string) { modeArgs(a, "chown", args) },
+		"chgrp":      func(a *analysis, _ string, args []string) { modeArgs(a, "chown", args) },
+		"mv":         ontoArgs,
+		"cp":         ontoArgs,
+		"find":       findArgs,
+		"sh":         shellArgs,
+		"bash":       shellArgs,
+		"dash":       shellArgs,
+		"zsh":        shellArgs,
+		"ksh":        shellArgs,
+		"git":        gitArgs,
+		"dd":         ddArgs,
+		"mkfs":       mkfsArgs,
+		"mke2fs":     mkfsArgs,
+		"mkswap":     mkfsArgs,
+		"mkdosfs":    mkfsArgs,
+		"wipefs":     wipefsArgs,
+		"blkdiscard": blkdiscardArgs,
+		"terraform":  terraformArgs,
 	}
 }
 
@@ -388,8 +401,14 @@ func (a *analysis) target(p, op string, recursive bool, note string, find *findS
 	t := Target{Path: abs, Op: op, Note: note, LiveLinks: []string{}, Complete: true}
 	if fi, err := os.Lstat(abs); err == nil {
 		t.Exists = true
-		if fi.Mode()&fs.ModeDevice != 0 && op == "overwrite" {
+		if fi.Mode()&fs.ModeCharDevice != 0 && (op == "overwrite" || op == model.OpWipe) {
 			return // > /dev/null and the like: a device, not a file that goes
+		}
+		if op != "delete" {
+			if dev, ok := blockNumber(abs); ok {
+				a.device(p, dev, note) // > /dev/sdb, shred /dev/sdb: the device is wiped
+				return
+			}
 		}
 		var st walkStats
 		if find != nil {
@@ -402,7 +421,7 @@ func (a *analysis) target(p, op string, recursive bool, note string, find *findS
 			t.NewestMtime = float64(st.newest.UnixNano()) / 1e9
 		}
 		if recursive || fi.IsDir() {
-			t.Mounts = mountsIn(abs, a.mounts)
+			t.Mounts = mountsIn(abs, a.host().mounts)
 		}
 		if op == "delete" || op == "shred" {
 			t.LiveLinks = liveLinks(abs, a.b)

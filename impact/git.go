@@ -3,11 +3,16 @@ package impact
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/approve-tui/approve-tui/model"
 )
 
 // gitTimeout bounds each read-only git command a git analyser runs.
@@ -60,6 +65,10 @@ func gitArgs(a *analysis, _ string, args []string) {
 	case sub == "restore" && !hasArg(rest, "--staged") || sub == "restore" && hasArg(rest, "--worktree"):
 		_, paths := flags(rest, map[string]bool{"-s": true, "--source": true})
 		gitLost(ctx, a, dir, paths, false)
+	case sub == "push":
+		gitPush(ctx, a, dir, rest)
+	case sub == "branch":
+		gitBranchDelete(ctx, a, dir, rest)
 	}
 }
 
@@ -146,5 +155,202 @@ func gitLost(ctx context.Context, a *analysis, dir string, paths []string, hard 
 			continue // the rename's source follows as its own entry
 		}
 		a.target(filepath.Join(root, p), "discard", false, "uncommitted changes lost", nil)
+	}
+}
+
+// gitOut is a git command's output, trimmed (ok false: it failed).
+func gitOut(ctx context.Context, dir string, args ...string) (string, bool) {
+	out, ok := runGit(ctx, dir, args...)
+	return strings.TrimSpace(string(out)), ok
+}
+
+// commitsLost fills t with the commits reachable from ref and from none
+// of not (git rev-list arguments): their count, and the newest of them as
+// "abc1234 2026-11-30 alice: subject".
+func commitsLost(ctx context.Context, dir, ref string, not []string, t *Target) bool {
+	rng := append([]string{ref, "--not"}, not...)
+	n, ok := gitOut(ctx, dir, append([]string{"rev-list", "--count"}, rng...)...)
+	if !ok {
+		return false
+	}
+	t.Commits, _ = strconv.ParseInt(n, 10, 64)
+	if t.Commits == 0 {
+		return true
+	}
+	limit := strconv.Itoa(model.MaxImpactDetails)
+	if t.Commits > model.MaxImpactDetails {
+		limit = strconv.Itoa(model.MaxImpactDetails - 1)
+	}
+	log, ok := gitOut(ctx, dir, append([]string{"log", "--no-decorate", "--format=%h %cs %an: %s", "-n", limit}, rng...)...)
+	if !ok {
+		return false
+	}
+	t.Details = strings.Split(log, "\n")
+	if t.Commits > int64(len(t.Details)) {
+		t.Details = append(t.Details, fmt.Sprintf("and %d more", t.Commits-int64(len(t.Details))))
+	}
+	return true
+}
+
+// gitPushValues are git push's options that take a value as the next word.
+var gitPushValues = set("-o", "--push-option", "--repo", "--receive-pack", "--exec")
+
+// gitPush previews a forced push (--force, --force-with-lease, +REFSPEC)
+// and a deletion (--delete, :BRANCH): per branch, the commits on the
+// remote-tracking branch that the push would drop from it. Only local refs
+// are read (no fetch), and the preview says so: the remote may hold more.
+// A push that is neither cannot drop commits (the remote refuses).
+func gitPush(ctx context.Context, a *analysis, dir string, args []string) {
+	opts, ops := flags(args, gitPushValues)
+	if opts["-n"] || opts["--dry-run"] {
+		return
+	}
+	if opts["--mirror"] || opts["--prune"] {
+		a.unknown = append(a.unknown, "git push "+strings.Join(args, " ")+" (it can drop any branch of the remote)")
+		return
+	}
+	force := opts["-f"] || opts["--force"] || opts["--force-with-lease"] || opts["--force-if-includes"]
+	del := opts["-d"] || opts["--delete"]
+	if !force && !del && !slices.ContainsFunc(ops, func(s string) bool { return strings.HasPrefix(s, "+") || strings.HasPrefix(s, ":") }) {
+		return // not forced: the remote refuses what is not a fast-forward
+	}
+	if _, ok := gitOut(ctx, dir, "rev-parse", "--git-dir"); !ok {
+		a.unknown = append(a.unknown, "git push in "+dir+" (not a git repository there)")
+		return
+	}
+	branch, _ := gitOut(ctx, dir, "symbolic-ref", "--quiet", "--short", "HEAD")
+	var remote string
+	if len(ops) > 0 {
+		remote, ops = ops[0], ops[1:]
+	} else {
+		keys := []string{"remote.pushDefault"}
+		if branch != "" {
+			keys = []string{"branch." + branch + ".pushRemote", "remote.pushDefault", "branch." + branch + ".remote"}
+		}
+		for _, k := range keys {
+			if v, ok := gitOut(ctx, dir, "config", "--get", k); ok && v != "" {
+				remote = v
+				break
+			}
+		}
+		if remote == "" {
+			remote = "origin"
+		}
+	}
+	if _, ok := gitOut(ctx, dir, "config", "--get", "remote."+remote+".url"); !ok {
+		if force || del {
+			a.unknown = append(a.unknown, "git push to "+remote+" (not a remote of this repository: no remote-tracking refs to read)")
+		}
+		return
+	}
+	type push struct{ src, dst string }
+	var pushes []push
+	switch {
+	case opts["--all"] || opts["--branches"]:
+		heads, _ := gitOut(ctx, dir, "for-each-ref", "--format=%(refname:short)", "refs/heads/")
+		for _, h := range strings.Fields(heads) {
+			if force {
+				pushes = append(pushes, push{h, h})
+			}
+		}
+	case len(ops) == 0:
+		if !force {
+			return
+		}
+		if up, ok := gitOut(ctx, dir, "rev-parse", "--symbolic-full-name", "@{push}"); ok && strings.HasPrefix(up, "refs/remotes/"+remote+"/") {
+			pushes = append(pushes, push{"HEAD", strings.TrimPrefix(up, "refs/remotes/"+remote+"/")})
+		} else if branch != "" {
+			pushes = append(pushes, push{"HEAD", branch})
+		} else {
+			a.unknown = append(a.unknown, "git push --force from a detached HEAD (which branch it pushes is not known)")
+		}
+	default:
+		for _, spec := range ops {
+			plus := strings.HasPrefix(spec, "+")
+			spec = strings.TrimPrefix(spec, "+")
+			src, dst, colon := strings.Cut(spec, ":")
+			if !colon {
+				dst = src
+				if src == "HEAD" {
+					dst = branch
+				}
+			}
+			if del && !colon {
+				src, dst = "", spec
+			}
+			if src != "" && !force && !plus {
+				continue // not forced: the remote refuses what is not a fast-forward
+			}
+			pushes = append(pushes, push{src, strings.TrimPrefix(dst, "refs/heads/")})
+		}
+	}
+	lease := ""
+	if opts["--force-with-lease"] {
+		lease = "; with --force-with-lease the push is refused if the remote moved since"
+	}
+	fetched := ""
+	if fh, ok := gitOut(ctx, dir, "rev-parse", "--git-path", "FETCH_HEAD"); ok {
+		if fi, err := os.Stat(absolute(fh, dir)); err == nil {
+			fetched = ", fetched " + fi.ModTime().UTC().Format("2006-01-02 15:04Z")
+		}
+	}
+	for _, p := range pushes {
+		if p.dst == "" || strings.HasPrefix(p.dst, "refs/") {
+			a.unknown = append(a.unknown, "git push "+remote+" "+p.src+":"+p.dst+" (not a branch this preview reads)")
+			continue
+		}
+		tracking := "refs/remotes/" + remote + "/" + p.dst
+		if _, ok := gitOut(ctx, dir, "rev-parse", "--verify", "--quiet", tracking+"^{commit}"); !ok {
+			a.unknown = append(a.unknown, "git push to "+remote+"/"+p.dst+" (no remote-tracking branch here: fetch to preview what it drops)")
+			continue
+		}
+		t := Target{Path: remote + "/" + p.dst, Op: model.OpForcePush, Exists: true, Complete: true, LiveLinks: []string{},
+			Note: "from local refs only (" + tracking + fetched + "): the remote may hold more" + lease}
+		// Dropped: what the pushed commit does not hold and no other
+		// branch of the remote holds (origin/HEAD names one of them).
+		not := []string{"--exclude=" + remote + "/" + p.dst, "--exclude=" + remote + "/HEAD", "--remotes=" + remote}
+		if p.src == "" {
+			t.Op = model.OpDeleteBranch
+			t.Note = "deletes the branch on " + remote + "; " + t.Note
+		} else {
+			sha, ok := gitOut(ctx, dir, "rev-parse", "--verify", "--quiet", p.src+"^{commit}")
+			if !ok {
+				a.unknown = append(a.unknown, "git push "+remote+" "+p.src+":"+p.dst+" ("+p.src+" is not a commit here)")
+				continue
+			}
+			not = append(not, sha)
+		}
+		if !commitsLost(ctx, dir, tracking, not, &t) {
+			a.unknown = append(a.unknown, "git push to "+remote+"/"+p.dst+" (git rev-list failed)")
+			continue
+		}
+		a.targets = append(a.targets, t)
+	}
+}
+
+// gitBranchDelete previews git branch -D (and -d --force): per branch, the
+// commits that no other branch, tag or remote-tracking branch holds, which
+// the deletion leaves to the reflog and then garbage collection. -d alone
+// refuses unmerged branches and -r deletes only remote-tracking refs.
+func gitBranchDelete(ctx context.Context, a *analysis, dir string, args []string) {
+	opts, ops := flags(args, set("-u", "--set-upstream-to", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--sort", "--format", "--column", "--abbrev", "--color"))
+	if !(opts["-D"] || (opts["-d"] || opts["--delete"]) && (opts["-f"] || opts["--force"])) || opts["-r"] || opts["--remotes"] {
+		return
+	}
+	for _, name := range ops {
+		ref := "refs/heads/" + name
+		t := Target{Path: name, Op: model.OpDeleteBranch, Complete: true, LiveLinks: []string{},
+			Note: "commits on no other branch, tag or remote-tracking branch"}
+		if _, ok := gitOut(ctx, dir, "rev-parse", "--verify", "--quiet", ref); !ok {
+			t.Note = "no such branch"
+			a.targets = append(a.targets, t)
+			continue
+		}
+		t.Exists = true
+		if !commitsLost(ctx, dir, ref, []string{"--exclude=" + ref, "--all"}, &t) {
+			a.unknown = append(a.unknown, "git branch -D "+name+" (git rev-list failed)")
+			continue
+		}
+		a.targets = append(a.targets, t)
 	}
 }

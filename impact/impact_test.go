@@ -15,7 +15,7 @@ import (
 )
 
 // tree makes files (path: content) and symlinks (path -> target) under dir.
-func tree(t *testing.T, dir string, files map[string]string, links map[string]string) {
+func tree(t testing.TB, dir string, files map[string]string, links map[string]string) {
 	t.Helper()
 	for p, c := range files {
 		full := filepath.Join(dir, p)

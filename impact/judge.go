@@ -3,6 +3,7 @@ package impact
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/approve-tui/approve-tui/model"
 )
@@ -17,20 +18,68 @@ const (
 	MedBytes    = 1 << 30
 )
 
-// Raise is the risk an impact asks for ("" none) and why.
+// Raise is the risk an impact asks for ("" none) and why: HIGH when it
+// reaches something live, wipes a block device, destroys terraform
+// resources or deletes 10,000 entries or 10 GiB; at least MEDIUM when it
+// drops commits, changes terraform resources or deletes 1,000 entries or
+// 1 GiB.
 func Raise(m *model.Impact) (model.RiskLevel, string) {
 	if m == nil {
 		return "", ""
 	}
+	var devices, destroys, updates, commits int64
+	var device string
+	for _, t := range m.Targets {
+		if !t.Touches() {
+			continue
+		}
+		if t.Device != "" {
+			devices++
+			device = t.Device
+		}
+		destroys += t.Destroys
+		updates += t.Updates
+		commits += t.Commits
+	}
 	switch {
 	case m.Live():
-		return model.RiskHigh, "impact: it reaches something live (a mount point, or a symlink that points into it)"
+		return model.RiskHigh, "impact: " + liveWhy(m)
+	case devices > 0:
+		return model.RiskHigh, "impact: it wipes block device " + device
+	case destroys > 0:
+		return model.RiskHigh, "impact: the plan destroys " + Plural(destroys, "resource", "resources")
 	case m.Entries >= HighEntries || m.Bytes >= HighBytes:
 		return model.RiskHigh, fmt.Sprintf("impact: %s entries, %s", Group(m.Entries), Bytes(m.Bytes))
+	case commits > 0:
+		return model.RiskMedium, "impact: it drops " + Plural(commits, "commit", "commits")
+	case updates > 0:
+		return model.RiskMedium, "impact: the plan changes " + Plural(updates, "resource", "resources")
 	case m.Entries >= MedEntries || m.Bytes >= MedBytes:
 		return model.RiskMedium, fmt.Sprintf("impact: %s entries, %s", Group(m.Entries), Bytes(m.Bytes))
 	}
 	return "", ""
+}
+
+// liveWhy names the first live thing m reaches.
+func liveWhy(m *model.Impact) string {
+	for _, t := range m.Targets {
+		switch {
+		case t.Device != "" && len(t.Mounts) > 0:
+			return t.Path + " is mounted on " + t.Mounts[0]
+		case len(t.LiveLinks) > 0:
+			return t.LiveLinks[0] + " points into " + t.Path
+		case len(t.Mounts) > 0:
+			return t.Mounts[0] + " is a mount point in " + t.Path
+		}
+	}
+	return "it reaches something live"
+}
+
+// Marked reports whether the consoles mark m (flag I): an impact that
+// raises the risk (Raise), one worth reading before the command is.
+func Marked(m *model.Impact) bool {
+	level, _ := Raise(m)
+	return level != ""
 }
 
 // Tolerance is how much an impact may grow between the preview an
@@ -58,8 +107,8 @@ func Grew(approved, now *model.Impact) []string {
 	for _, t := range now.Targets {
 		old, ok := was[t.Op+"\x00"+t.Path]
 		switch {
-		case !t.Exists || t.Entries == 0:
-		case !ok || !old.Exists || old.Entries == 0:
+		case !t.Touches():
+		case !ok || !old.Touches():
 			out = append(out, fmt.Sprintf("%s %s exists now and did not when approved", t.Op, t.Path))
 			continue
 		}
@@ -68,12 +117,29 @@ func Grew(approved, now *model.Impact) []string {
 		}
 		for _, m := range t.Mounts {
 			if !slices.Contains(old.Mounts, m) {
-				out = append(out, fmt.Sprintf("%s is a mount point now, under %s", m, t.Path))
+				if t.Device != "" {
+					out = append(out, fmt.Sprintf("%s is mounted on %s now", t.Path, m))
+				} else {
+					out = append(out, fmt.Sprintf("%s is a mount point now, under %s", m, t.Path))
+				}
 			}
 		}
 		for _, l := range t.LiveLinks {
 			if !slices.Contains(old.LiveLinks, l) {
 				out = append(out, fmt.Sprintf("%s points into %s now", l, t.Path))
+			}
+		}
+		if t.Commits > old.Commits {
+			out = append(out, fmt.Sprintf("%s: %s now, %s when approved", t.Path, commits(t.Commits), commits(old.Commits)))
+		}
+		if t.Creates > old.Creates || t.Updates > old.Updates || t.Destroys > old.Destroys {
+			out = append(out, fmt.Sprintf("%s: %s now, %s when approved", t.Path, planCounts(t), planCounts(old)))
+		}
+		if t.Op == model.OpApply || t.Op == model.OpForcePush || t.Op == model.OpDeleteBranch {
+			for _, d := range t.Details {
+				if !strings.HasPrefix(d, "and ") && !slices.Contains(old.Details, d) {
+					out = append(out, fmt.Sprintf("%s: %s, not in the preview approved", t.Path, d))
+				}
 			}
 		}
 	}

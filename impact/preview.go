@@ -3,6 +3,7 @@ package impact
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -65,7 +66,7 @@ func Compute(ctx context.Context, command string, o Options) *Preview {
 		p.Summary = summary(p, start)
 		return p
 	}
-	a := &analysis{o: o, b: b, mounts: mountPoints()}
+	a := &analysis{o: o, b: b}
 	for _, c := range cmds {
 		a.simple(c)
 	}
@@ -89,8 +90,13 @@ func summary(p *Preview, now time.Time) string {
 	var ops []string
 	var live []string
 	var newest float64
+	var others []string // devices, branches, plans: one phrase each
 	for _, t := range p.Targets {
-		if !t.Exists || t.Entries == 0 {
+		if !t.Touches() {
+			continue
+		}
+		if phrase := otherPhrase(t); phrase != "" {
+			others = append(others, phrase)
 			continue
 		}
 		s, ok := byOp[t.Op]
@@ -130,6 +136,10 @@ func summary(p *Preview, now time.Time) string {
 		}
 		parts = append(parts, line)
 	}
+	if newest > 0 {
+		parts[len(parts)-1] += ", newest change " + ago(now.Sub(time.Unix(0, int64(newest*1e9)))) + " before"
+	}
+	parts = append(parts, others...)
 	if len(parts) == 0 {
 		switch {
 		case len(p.Targets) > 0:
@@ -137,8 +147,6 @@ func summary(p *Preview, now time.Time) string {
 		case len(p.Unknown) == 0:
 			parts = append(parts, "nothing this preview knows to destroy")
 		}
-	} else if newest > 0 {
-		parts[len(parts)-1] += ", newest change " + ago(now.Sub(time.Unix(0, int64(newest*1e9)))) + " before"
 	}
 	out := strings.Join(parts, "; ")
 	if len(live) > 0 {
@@ -161,6 +169,101 @@ func summary(p *Preview, now time.Time) string {
 var verbs = map[string]string{
 	"delete": "deletes", "truncate": "truncates", "overwrite": "overwrites", "shred": "shreds",
 	"chmod": "changes the mode of", "chown": "changes the owner of", "discard": "discards uncommitted changes to",
+	model.OpWipe: "wipes",
+}
+
+// otherPhrase is the summary's phrase for a target that is not counted in
+// entries ("" for one that is): a block device, a branch, a plan.
+func otherPhrase(t Target) string {
+	switch {
+	case t.Device != "":
+		s := "wipes " + t.Path + " (" + t.Note
+		if len(t.Mounts) > 0 {
+			s += ", mounted on " + strings.Join(t.Mounts, ", ")
+		}
+		return s + ")"
+	case t.Op == model.OpForcePush:
+		return "drops " + commits(t.Commits) + " from " + t.Path + " (as local refs have it)"
+	case t.Op == model.OpDeleteBranch:
+		if t.Commits == 0 {
+			return "deletes branch " + t.Path + " (its commits are on other refs)"
+		}
+		return "deletes branch " + t.Path + " and " + commits(t.Commits) + " on no other ref"
+	case t.Op == model.OpApply:
+		s := "applies " + filepath.Base(t.Path) + ": " + planCounts(t)
+		if t.Destroys > 0 && len(t.Details) > 0 {
+			s += " (" + t.Details[0] + ")"
+		}
+		return s
+	}
+	return ""
+}
+
+func commits(n int64) string {
+	if n == 0 {
+		return "no commits"
+	}
+	return Plural(n, "commit", "commits")
+}
+
+// planCounts is terraform's own count: "1 to add, 0 to change, 2 to destroy".
+func planCounts(t Target) string {
+	return fmt.Sprintf("%s to add, %s to change, %s to destroy", Group(t.Creates), Group(t.Updates), Group(t.Destroys))
+}
+
+// Description is one target in words, for the console and show: What
+// follows "OP PATH: ", Live names what it reaches that is live, Details
+// are the items it names (commits, partitions, resources). Paths in them
+// are the host's: the caller sanitises each line.
+type Description struct {
+	What    string
+	Live    []string
+	Details []string
+}
+
+// Describe puts t in words (see Description); long adds the newest
+// change and the note, for show.
+func Describe(t Target, long bool) Description {
+	var d Description
+	switch {
+	case !t.Exists:
+		d.What = "does not exist"
+		if t.Note != "" {
+			d.What += " (" + t.Note + ")"
+		}
+		return d
+	case t.Device != "":
+		d.What = t.Note
+	case t.Op == model.OpForcePush:
+		d.What = commits(t.Commits) + " dropped that no other branch there holds"
+	case t.Op == model.OpDeleteBranch:
+		d.What = commits(t.Commits) + " on no other ref"
+	case t.Op == model.OpApply:
+		d.What = planCounts(t)
+	default:
+		d.What = Plural(t.Entries, "entry", "entries") + ", " + Bytes(t.Bytes)
+		if long && t.NewestMtime > 0 {
+			d.What += ", newest change " + model.FromEpoch(t.NewestMtime).UTC().Format("2006-01-02 15:04:05Z")
+		}
+	}
+	if t.Outside {
+		d.What += ", outside the working directory"
+	}
+	if long && t.Note != "" && t.Device == "" {
+		d.What += " (" + t.Note + ")"
+	}
+	for _, l := range t.LiveLinks {
+		d.Live = append(d.Live, l+" points into it")
+	}
+	for _, m := range t.Mounts {
+		if t.Device != "" {
+			d.Live = append(d.Live, "mounted on "+m)
+		} else {
+			d.Live = append(d.Live, m+" is a mount point in it")
+		}
+	}
+	d.Details = t.Details
+	return d
 }
 
 // Plural is n and the word for it: "1 file", "12,408 files".

@@ -1,7 +1,6 @@
 package impact
 
 import (
-	"bufio"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -105,26 +104,6 @@ func walk(root string, recursive bool, b *budget, match func(path string, d fs.D
 	return st
 }
 
-// mountPoints are this host's mount points (/proc/self/mountinfo; none
-// where it cannot be read).
-func mountPoints() []string {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) > 4 {
-			out = append(out, unescapeMount(fields[4]))
-		}
-	}
-	return out
-}
-
 // unescapeMount undoes mountinfo's octal escapes (\040 for a space).
 func unescapeMount(s string) string {
 	if !strings.Contains(s, `\`) {
@@ -145,11 +124,11 @@ func unescapeMount(s string) string {
 }
 
 // mountsIn are the mount points at or under root.
-func mountsIn(root string, mounts []string) []string {
+func mountsIn(root string, mounts []mount) []string {
 	var out []string
 	for _, m := range mounts {
-		if within(m, root) {
-			out = append(out, m)
+		if within(m.point, root) {
+			out = append(out, m.point)
 		}
 	}
 	return out

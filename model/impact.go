@@ -29,10 +29,14 @@ type Impact struct {
 	At float64
 }
 
-// ImpactTarget is one path the command would destroy or change.
+// ImpactTarget is one thing the command would destroy or change: a path,
+// a block device, a git branch (Path "origin/main" for a remote's) or a
+// terraform plan.
 type ImpactTarget struct {
 	Path string
-	// Op: delete, truncate, overwrite, shred, chmod, chown.
+	// Op: delete, truncate, overwrite, shred, chmod, chown, discard (git's
+	// uncommitted changes), wipe (a block device or an image), force-push,
+	// delete-branch, apply (terraform).
 	Op                          string
 	Exists                      bool
 	Entries, Files, Dirs, Links int64
@@ -44,7 +48,45 @@ type ImpactTarget struct {
 	LiveLinks   []string
 	Complete    bool
 	Note        string
+	// Device is a block device's kernel name (loop0, sdb1); its Mounts are
+	// where it (or a partition of it) is mounted.
+	Device string
+	// Commits are the commits a force-push or a branch deletion drops.
+	Commits int64
+	// Creates, Updates and Destroys count a terraform plan's changes as
+	// terraform does (a replacement is one create and one destroy).
+	Creates, Updates, Destroys int64
+	// Details are the items named one by one, at most MaxImpactDetails:
+	// commits, partitions, resources.
+	Details []string
 }
+
+// MaxImpactDetails bounds a target's Details.
+const MaxImpactDetails = 20
+
+// Impact ops that count something other than entries.
+const (
+	OpWipe         = "wipe"
+	OpForcePush    = "force-push"
+	OpDeleteBranch = "delete-branch"
+	OpApply        = "apply"
+)
+
+// Touches reports whether t names something that exists and would go or
+// change: entries, a device, a branch, a plan.
+func (t ImpactTarget) Touches() bool {
+	if !t.Exists {
+		return false
+	}
+	switch t.Op {
+	case OpForcePush, OpDeleteBranch, OpApply:
+		return true
+	}
+	return t.Entries > 0 || t.Device != ""
+}
+
+// gitOp reports whether t's op counts commits.
+func (t ImpactTarget) gitOp() bool { return t.Op == OpForcePush || t.Op == OpDeleteBranch }
 
 // Live reports whether the impact reaches something live: a mount point,
 // or a symlink elsewhere that points into what would go.
@@ -61,11 +103,24 @@ func (m *Impact) Live() bool {
 func impactObject(m *Impact) *JSONObject {
 	ts := make([]string, len(m.Targets))
 	for i, t := range m.Targets {
-		ts[i] = NewJSONObject().Str("path", t.Path).Str("op", t.Op).Bool("exists", t.Exists).
+		o := NewJSONObject().Str("path", t.Path).Str("op", t.Op).Bool("exists", t.Exists).
 			Int("entries", t.Entries).Int("files", t.Files).Int("dirs", t.Dirs).Int("symlinks", t.Links).
 			Int("bytes", t.Bytes).Num("newest_mtime", t.NewestMtime).Strs("mounts", orEmpty(t.Mounts)).
 			Bool("outside_cwd", t.Outside).Strs("live_links", orEmpty(t.LiveLinks)).Bool("complete", t.Complete).
-			Str("note", t.Note).String()
+			Str("note", t.Note)
+		if t.Device != "" {
+			o.Str("device", t.Device)
+		}
+		if t.gitOp() {
+			o.Int("commits", t.Commits)
+		}
+		if t.Op == OpApply {
+			o.Int("creates", t.Creates).Int("updates", t.Updates).Int("destroys", t.Destroys)
+		}
+		if len(t.Details) > 0 {
+			o.Strs("details", t.Details)
+		}
+		ts[i] = o.String()
 	}
 	return NewJSONObject().Str("summary", m.Summary).Int("entries", m.Entries).Int("bytes", m.Bytes).
 		Bool("complete", m.Complete).Strs("unknown", orEmpty(m.Unknown)).Raw("targets", "["+strings.Join(ts, ", ")+"]").
@@ -105,7 +160,9 @@ func (d *payloadDecoder) impact() *Impact {
 				Entries: int64(t.numOr("entries", 0)), Files: int64(t.numOr("files", 0)), Dirs: int64(t.numOr("dirs", 0)),
 				Links: int64(t.numOr("symlinks", 0)), Bytes: int64(t.numOr("bytes", 0)), NewestMtime: t.numOr("newest_mtime", 0),
 				Mounts: t.strs("mounts"), Outside: t.boolOr("outside_cwd", false), LiveLinks: t.strs("live_links"),
-				Complete: t.boolOr("complete", false), Note: t.str("note")})
+				Complete: t.boolOr("complete", false), Note: t.str("note"), Device: t.str("device"),
+				Commits: int64(t.numOr("commits", 0)), Creates: int64(t.numOr("creates", 0)), Updates: int64(t.numOr("updates", 0)),
+				Destroys: int64(t.numOr("destroys", 0)), Details: t.strs("details")})
 			for _, p := range t.problems {
 				sub.problems = append(sub.problems, "targets["+strconv.Itoa(i)+"]."+p)
 			}

@@ -245,3 +245,34 @@ func TestQuoteJSONEscapesInvisibleCharacters(t *testing.T) {
 		t.Fatalf("round trip: %q %v", back, err)
 	}
 }
+
+// Every kind of impact target survives the payload byte for byte: files,
+// a block device, a forced push, a branch deletion, a terraform plan.
+func TestImpactRoundTrip(t *testing.T) {
+	p := sample()
+	p.Impact = &Impact{Summary: "deletes 3 directories; wipes /dev/loop0 (…)", Entries: 12, Bytes: 1 << 30, Complete: false,
+		Unknown: []string{"$(cat list.txt)"}, At: 1764650000.25, Targets: []ImpactTarget{
+			{Path: "/srv/app/releases/2024-11-01", Op: "delete", Exists: true, Entries: 12, Files: 10, Dirs: 2, Bytes: 4096,
+				NewestMtime: 1764640000.5, Mounts: []string{}, LiveLinks: []string{"/srv/app/current"}, Complete: true, Outside: true},
+			{Path: "/dev/loop0", Op: OpWipe, Exists: true, Bytes: 1 << 30, Device: "loop0", Note: "block device loop0, 1.0 GiB",
+				Mounts: []string{"/mnt/data"}, LiveLinks: []string{}, Complete: true, Details: []string{"loop device backed by /tmp/d.img"}},
+			{Path: "origin/main", Op: OpForcePush, Exists: true, Commits: 2, Mounts: []string{}, LiveLinks: []string{}, Complete: true,
+				Details: []string{"abc1234 2026-11-30 bob: fix \x1b[31m", "def5678 2026-11-29 alice: more"}},
+			{Path: "spike", Op: OpDeleteBranch, Exists: true, Mounts: []string{}, LiveLinks: []string{}, Complete: true},
+			{Path: "/srv/tf/prod.tfplan", Op: OpApply, Exists: true, Creates: 1, Updates: 2, Destroys: 3, Mounts: []string{},
+				LiveLinks: []string{}, Complete: true, Details: []string{"destroy aws_db_instance.main"}},
+		}}
+	got, err := DecodePayload(EncodePayload(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Impact, p.Impact) {
+		t.Fatalf("round trip differs:\n got %#v\nwant %#v", got.Impact, p.Impact)
+	}
+	// A file target carries no keys of the other kinds; a branch its
+	// commits even when none are dropped.
+	raw := string(EncodePayload(p))
+	if strings.Count(raw, `"commits"`) != 2 || strings.Count(raw, `"destroys"`) != 1 || strings.Count(raw, `"device"`) != 1 {
+		t.Errorf("keys per kind: %s", raw)
+	}
+}

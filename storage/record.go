@@ -303,9 +303,12 @@ func agentFindings(p *model.Proposal) []string {
 			check("impact", u)
 		}
 		for _, t := range m.Targets {
-			check("impact path", t.Path+t.Op+t.Note)
+			check("impact path", t.Path+t.Op+t.Note+t.Device)
 			for _, l := range append(append([]string(nil), t.LiveLinks...), t.Mounts...) {
 				check("impact path", l)
+			}
+			for _, d := range t.Details {
+				check("impact detail", d) // commit subjects, partitions, resources
 			}
 		}
 	}

@@ -539,22 +539,19 @@ func (d *detail) impactLines(m *model.Impact) []string {
 	out := d.field("impact", sum)
 	shown := 0
 	for _, t := range m.Targets {
-		if !t.Exists || t.Entries == 0 {
+		if !t.Touches() {
 			continue
 		}
 		if shown++; shown > maxImpactTargets {
 			continue
 		}
-		what := impact.Plural(t.Entries, "entry", "entries") + ", " + impact.Bytes(t.Bytes)
-		if t.Outside {
-			what += ", outside cwd"
+		desc := impact.Describe(t, false)
+		out = append(out, d.field("", d.agent(t.Op, model.Line)+" "+d.agent(t.Path, model.Line)+st.Subtle.Render(": "+d.agent(desc.What, model.Line)))...)
+		for _, l := range desc.Live {
+			out = append(out, d.field("", st.Warning.Render("! live: ")+d.agent(l, model.Line))...)
 		}
-		out = append(out, d.field("", d.agent(t.Op, model.Line)+" "+d.agent(t.Path, model.Line)+st.Subtle.Render(": "+what))...)
-		for _, l := range t.LiveLinks {
-			out = append(out, d.field("", st.Warning.Render("! live: ")+d.agent(l, model.Line)+st.Warning.Render(" points into it"))...)
-		}
-		for _, mp := range t.Mounts {
-			out = append(out, d.field("", st.Warning.Render("! live: ")+d.agent(mp, model.Line)+st.Warning.Render(" is a mount point in it"))...)
+		for _, x := range desc.Details {
+			out = append(out, d.field("", st.Subtle.Render("  · ")+d.agent(x, model.Line))...)
 		}
 	}
 	if shown > maxImpactTargets {

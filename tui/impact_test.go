@@ -105,3 +105,75 @@ func TestGoldenImpact(t *testing.T) {
 		})
 	}
 }
+
+// kindsFixture is a store with one proposal whose preview names every
+// kind of target that is not files: a forced push whose dropped commits
+// carry a hostile subject (anyone writes commit subjects), a mounted
+// block device and a terraform plan.
+func kindsFixture(t *testing.T) (*fixture, string) {
+	t.Helper()
+	f := newFixture(t)
+	m := &model.Impact{Bytes: 32 << 20, Complete: true, Unknown: []string{}, At: float64(t0.Add(-time.Minute).Unix()),
+		Targets: []model.ImpactTarget{
+			{Path: "origin/main", Op: model.OpForcePush, Exists: true, Commits: 2, Complete: true, LiveLinks: []string{},
+				Note:    "from local refs only (refs/remotes/origin/main, fetched 2026-11-30 09:58Z): the remote may hold more",
+				Details: []string{"aab40b5 2026-11-30 bob: hotfix \x1b[8mfor login", "466f16f 2026-11-29 alice: add c"}},
+			{Path: "/dev/loop0", Op: model.OpWipe, Exists: true, Bytes: 32 << 20, Device: "loop0", Complete: true, LiveLinks: []string{},
+				Note: "block device loop0, 32.0 MiB", Mounts: []string{"/mnt/data"}, Details: []string{"loop device backed by /var/lib/disk.img"}},
+			{Path: "/srv/tf/prod.tfplan", Op: model.OpApply, Exists: true, Creates: 1, Updates: 1, Destroys: 2, Complete: true, LiveLinks: []string{},
+				Details: []string{"destroy aws_db_instance.main", "replace aws_instance.web", "update aws_iam_role.ci", "create aws_instance.web"}},
+		}}
+	m.Summary = "drops 2 commits from origin/main (as local refs have it); wipes /dev/loop0 (block device loop0, 32.0 MiB, mounted on /mnt/data); applies prod.tfplan: 1 to add, 1 to change, 2 to destroy (destroy aws_db_instance.main)"
+	p, _, err := risk.Propose(risk.Draft{ID: "impact-kinds-0001", Command: "git push -f origin main && wipefs -a /dev/loop0 && terraform apply prod.tfplan",
+		SessionKey: "agent:prod:deploy", Requester: "claude-code", Cwd: "/srv/tf", TTL: 20 * time.Minute, Impact: m}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.Submit(context.Background(), p, model.Actor{Surface: model.SurfaceHook, Name: "agent@test"}); err != nil {
+		t.Fatal(err)
+	}
+	return f, p.ApprovalID
+}
+
+// Commits, a device and a plan each read in their own words; the
+// hostile subject is inert and marks the row !.
+func TestImpactBlockOfCommitsDevicesAndPlans(t *testing.T) {
+	f, id := kindsFixture(t)
+	m := console(t, f, operator, 240, 60)
+	if row := rowOf(t, m, id); !strings.Contains(row, " ! ") {
+		t.Fatalf("a hostile commit subject: the row is not marked !: %q", row)
+	}
+	selectID(t, m, id)
+	press(m, "enter")
+	screen := m.View()
+	for _, want := range []string{
+		"force-push origin/main: 2 commits dropped that no other branch there holds",
+		`· aab40b5 2026-11-30 bob: hotfix \x1b[8mfor login`,
+		"wipe /dev/loop0: block device loop0, 32.0 MiB",
+		"! live: mounted on /mnt/data",
+		"· loop device backed by /var/lib/disk.img",
+		"apply /srv/tf/prod.tfplan: 1 to add, 1 to change, 2 to destroy",
+		"· destroy aws_db_instance.main",
+	} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("the detail lacks %q:\n%s", want, screen)
+		}
+	}
+	if strings.ContainsAny(screen, "\x1b\x07") {
+		t.Fatal("raw control characters reached the screen")
+	}
+}
+
+// Golden screens of the other kinds of impact, at the console's two sizes.
+func TestGoldenImpactKinds(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		name := fmt.Sprintf("impact-kinds-%dx%d", size[0], size[1])
+		t.Run(name, func(t *testing.T) {
+			f, id := kindsFixture(t)
+			m := console(t, f, operator, size[0], size[1])
+			selectID(t, m, id)
+			press(m, "enter")
+			golden.Assert(t, name, m.View())
+		})
+	}
+}

@@ -379,7 +379,7 @@ func (m *Model) rowKey(r row, selected bool, width, sessW, cmdW int, at *rowMemo
 		k.flag = "X"
 	case rec.Suspicious():
 		k.flag = "!"
-	case impactWorthReading(rec.Impact):
+	case impact.Marked(rec.Impact):
 		k.flag = "I"
 	}
 	// The cursor's column, then who else shows this proposal: @ another
@@ -531,7 +531,7 @@ func (m *Model) helpPage() string {
 		"shown in the prompt: approve stays disabled until it matches exactly, and pasted",
 		"text is refused. d denies, with an optional reason. Markers HIGH/MED/LOW read",
 		"without colour; ! marks hidden characters made visible, X a corrupt row that",
-		"can only be denied, I an impact that is large or reaches something live. A",
+		"can only be denied, I an impact that raised the risk (the detail says why). A",
 		"waiter is the agent process waiting: without a live one, approving runs nothing.",
 	}
 	if m.mode == viewHistory {
@@ -691,9 +691,4 @@ func fitBlock(s string, w, h int) string {
 		lines = append(lines, "")
 	}
 	return strings.Join(lines, "\n")
-}
-
-// impactWorthReading: an impact the list marks (I), large or live.
-func impactWorthReading(m *model.Impact) bool {
-	return m != nil && (m.Live() || m.Entries >= impact.MedEntries || m.Bytes >= impact.MedBytes)
 }
