@@ -39,7 +39,7 @@ func preview(ctx context.Context, command, cwd string, limit time.Duration) *mod
 func pinImpact(d *risk.Draft, m *model.Impact) {
 	d.Impact = m
 	if d.DiffSummary == "" && m.Summary != "" && (len(m.Targets) > 0 || len(m.Unknown) > 0) {
-		d.DiffSummary = "impact: " + m.Summary
+		d.DiffSummary = model.ImpactDiffSummary(m)
 	}
 	if level, why := impact.Raise(m); level != "" {
 		pinned := risk.Classify(d.Command).Level

@@ -220,7 +220,10 @@ func writeShow(w io.Writer, rec *storage.Record, waiter *storage.WaiterStatus, n
 		fmt.Fprintf(w, "display text:\n    %s\n", indent(block(p.DisplayText), "    "))
 	}
 	fmt.Fprintf(w, "command:\n    %s\n", indent(block(p.Command), "    "))
-	if p.DiffSummary != "" {
+	switch {
+	case p.Impact != nil && p.DiffSummary == model.ImpactDiffSummary(p.Impact):
+		fmt.Fprintln(w, "diff summary: the impact line above (written for Hermes' prompt)")
+	case p.DiffSummary != "":
 		fmt.Fprintf(w, "diff summary:\n    %s\n", indent(block(p.DiffSummary), "    "))
 	}
 	if p.DiffText != "" {

@@ -69,8 +69,9 @@ Exit codes:
   11   expired with no decision: not run
   12   --timeout passed: withdrawn, not run
   13   a hardline rule matched: refused without a proposal, not run
-  14   approved, but refused at run time (its risk rose, or the pinned bytes
-       differ): not run, recorded blocked_after_consume
+  14   approved, but refused at run time (its risk rose, the pinned bytes
+       differ, or what it would touch grew): not run, recorded
+       blocked_after_consume
   126  approved, but it could not be started: recorded dispatch_failed
   127  approved, but the command was not found: recorded dispatch_failed
   130  interrupted while waiting: withdrawn, not run

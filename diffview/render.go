@@ -120,6 +120,14 @@ func RenderSummary(summary string, width int, st Styles) []string {
 	return r.out
 }
 
+// RenderNote is a line of prose where a diff would be, in the summary's
+// label style: the program's own words, not the agent's.
+func RenderNote(text string, width int, st Styles) []string {
+	r := newRenderer(width, st)
+	r.prose(st.SummaryLabel, "", text)
+	return r.out
+}
+
 // RenderMissing is the warning shown when a proposal carries no diff at all.
 func RenderMissing(width int, st Styles) []string {
 	r := newRenderer(width, st)

@@ -88,6 +88,10 @@ func (t ImpactTarget) Touches() bool {
 // gitOp reports whether t's op counts commits.
 func (t ImpactTarget) gitOp() bool { return t.Op == OpForcePush || t.Op == OpDeleteBranch }
 
+// ImpactDiffSummary is the diff_summary run and the hooks write when the
+// agent gave none: the preview's one line, which Hermes' prompt shows.
+func ImpactDiffSummary(m *Impact) string { return "impact: " + m.Summary }
+
 // Live reports whether the impact reaches something live: a mount point,
 // or a symlink elsewhere that points into what would go.
 func (m *Impact) Live() bool {

@@ -481,6 +481,9 @@ func (d *detail) buildBody() []string {
 		files, add, del := diffview.Stats(df)
 		out = append(out, st.Title.Render("diff")+st.Subtle.Render(fmt.Sprintf("  %d file(s), +%d −%d", files, add, del)))
 		out = append(out, diffview.Render(df, d.width, st.Diff)...)
+	case r.Impact != nil && r.DiffSummary == model.ImpactDiffSummary(r.Impact):
+		// The summary is the impact line shown first: not twice.
+		out = append(out, diffview.RenderNote(impactAsSummary, d.width, st.Diff)...)
 	case r.DiffSummary != "":
 		out = append(out, diffview.RenderSummary(r.DiffSummary, d.width, st.Diff)...)
 	default:
@@ -523,6 +526,10 @@ func indentWrap(text string, width int, hard bool) []string {
 // maxImpactTargets bounds the targets the detail lists one by one (the
 // summary counts them all).
 const maxImpactTargets = 6
+
+// impactAsSummary stands where the diff summary would, when it is the
+// impact preview's line (which Hermes' own prompt shows as the summary).
+const impactAsSummary = "diff summary only: the impact line above (written for Hermes' prompt); no full diff"
 
 // impactLines are the impact preview, first: its summary, each target
 // that exists, what reaches something live, what could not be previewed.
