@@ -496,4 +496,7 @@ func writeImpact(w io.Writer, m *model.Impact) {
 	for _, u := range m.Unknown {
 		fmt.Fprintf(w, "%-14s could not preview: %s\n", "", line(u))
 	}
+	if level, why := impact.Raise(m); level != "" {
+		fmt.Fprintf(w, "%-14s marked I, at least %s: %s\n", "", strings.ToUpper(string(level)), line(strings.TrimPrefix(why, "impact: ")))
+	}
 }

@@ -567,5 +567,9 @@ func (d *detail) impactLines(m *model.Impact) []string {
 	for _, u := range m.Unknown {
 		out = append(out, d.field("", st.Warning.Render("could not preview: ")+d.agent(u, model.Line))...)
 	}
+	if level, why := impact.Raise(m); level != "" {
+		// Why the list marks it I: in the preview's own words.
+		out = append(out, d.field("", st.Warning.Render("marked I, at least "+strings.ToUpper(string(level))+": ")+d.agent(strings.TrimPrefix(why, "impact: "), model.Line))...)
+	}
 	return out
 }
