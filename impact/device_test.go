@@ -160,6 +160,8 @@ func TestLoopDeviceWipes(t *testing.T) {
 		"shred -n 1 " + dev,
 		"cat /dev/zero > " + dev,
 		"sudo wipefs -a " + dev,
+		"cp disk.img " + dev,
+		"truncate -s 0 " + dev,
 	}
 	check := func(mounted string) {
 		t.Helper()
@@ -187,6 +189,13 @@ func TestLoopDeviceWipes(t *testing.T) {
 		}
 	}
 	check("")
+	// Its node changed or removed, not its blocks: no wipe.
+	for _, cmd := range []string{"chmod 666 " + dev, "chown nobody " + dev, "rm " + dev} {
+		p := Compute(context.Background(), cmd, Options{Cwd: "/"})
+		if len(p.Targets) != 1 || p.Targets[0].Device != "" || p.Targets[0].Op == model.OpWipe {
+			t.Errorf("%s: %+v", cmd, p.Targets)
+		}
+	}
 	approved := Compute(context.Background(), "wipefs -a "+dev, Options{Cwd: "/"})
 	mnt := filepath.Join(t.TempDir(), "mnt")
 	if err := os.Mkdir(mnt, 0o755); err != nil {

@@ -1,6 +1,7 @@
 package impact
 
 import (
+	"context"
 	"io/fs"
 	"os"
 	"path"
@@ -13,6 +14,7 @@ import (
 
 // analysis gathers the targets of one preview.
 type analysis struct {
+	ctx     context.Context // the programs an analyser runs stop with it
 	o       Options
 	b       *budget
 	dev     *host // the host's devices and mounts, read when first needed
@@ -383,6 +385,10 @@ func findArgs(a *analysis, _ string, args []string) {
 	}
 }
 
+// writes are the ops that write into what they name: on a block device,
+// they wipe it (chmod, chown and rm only change or remove its node).
+var writes = map[string]bool{"overwrite": true, "truncate": true, "shred": true, model.OpWipe: true}
+
 type findSpec struct {
 	match    func(string, fs.DirEntry) bool
 	min, max int
@@ -404,7 +410,7 @@ func (a *analysis) target(p, op string, recursive bool, note string, find *findS
 		if fi.Mode()&fs.ModeCharDevice != 0 && (op == "overwrite" || op == model.OpWipe) {
 			return // > /dev/null and the like: a device, not a file that goes
 		}
-		if op != "delete" {
+		if writes[op] {
 			if dev, ok := blockNumber(abs); ok {
 				a.device(p, dev, note) // > /dev/sdb, shred /dev/sdb: the device is wiped
 				return

@@ -54,7 +54,7 @@ func gitArgs(a *analysis, _ string, args []string) {
 	if len(args) == 0 {
 		return
 	}
-	ctx := context.Background()
+	ctx := a.ctx
 	switch sub, rest := args[0], args[1:]; {
 	case sub == "clean":
 		gitClean(ctx, a, dir, rest)

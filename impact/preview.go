@@ -66,7 +66,7 @@ func Compute(ctx context.Context, command string, o Options) *Preview {
 		p.Summary = summary(p, start)
 		return p
 	}
-	a := &analysis{o: o, b: b}
+	a := &analysis{ctx: ctx, o: o, b: b}
 	for _, c := range cmds {
 		a.simple(c)
 	}

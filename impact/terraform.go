@@ -68,7 +68,7 @@ func terraformArgs(a *analysis, _ string, args []string) {
 		return
 	}
 	t.Exists = true
-	if err := terraformPlan(context.Background(), dir, path, &t); err != nil {
+	if err := terraformPlan(a.ctx, dir, path, &t); err != nil {
 		a.unknown = append(a.unknown, "terraform apply "+plan+" ("+err.Error()+")")
 		return
 	}
