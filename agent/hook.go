@@ -240,6 +240,9 @@ type protocol struct {
 	// agent took the answer) is not answered allow again, when its request
 	// comes again.
 	answerOnce bool
+	// noPreview: its calls are not previewed (impact), since where the
+	// command runs is not known to the hook.
+	noPreview bool
 }
 
 // callID is the approval id of the call key of session sessionID: prefix
@@ -560,9 +563,11 @@ func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Verd
 	}
 	defer s.Close()
 	d := h.draft(c, command, v)
-	if c.impact != nil {
+	switch {
+	case h.p.noPreview:
+	case c.impact != nil:
 		pinImpact(&d, c.impact) // made already, for a command no rule matches
-	} else {
+	default:
 		withImpact(ctx, &d, hookPreviewTime)
 	}
 	p, _, err := risk.Propose(d, s.Now())

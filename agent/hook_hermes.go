@@ -102,7 +102,12 @@ func HermesHook(ctx context.Context, in io.Reader, o HookOptions, margin time.Du
 	}
 	p := &protocol{agent: AgentHermes, requester: "hermes", idPrefix: "hm-", preEvent: "approval request",
 		canAllow: true, ttlLag: hermesExpiryLag, report: hermesReport, answerOnce: true,
-		decode: func(data []byte) (hookCall, string) { return decodeHermes(data, margin, time.Now()) }}
+		// Hermes runs the command in its terminal backend (local, a
+		// container, another host), in a directory the request does not
+		// carry, and the request's command is redacted: a preview made
+		// here would be a guess.
+		noPreview: true,
+		decode:    func(data []byte) (hookCall, string) { return decodeHermes(data, margin, time.Now()) }}
 	return runHook(ctx, in, o, p)
 }
 

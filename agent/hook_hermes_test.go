@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -336,4 +338,28 @@ func TestHermesHookRiskAndHostileText(t *testing.T) {
 		t.Fatal(err)
 	}
 	recvHook(t, ch)
+}
+
+// Hermes' requests are not previewed: the command runs in Hermes' own
+// terminal backend, in a directory the request does not carry, and it is
+// redacted. A directory that exists here is not named as its target; and
+// with no preview there is nothing to grow, so the approval answers once.
+func TestHermesHookIsNotPreviewed(t *testing.T) {
+	s, o := emptyStore(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ch := hermesRun(hermesRequest("req-nopreview", "rm -rf "+dir, 300, time.Now(), nil), hookOpts(s), 0)
+	rec := awaitHookProposal(t, o)
+	if rec.Impact != nil || strings.Contains(rec.DiffSummary, "impact") {
+		t.Fatalf("a Hermes request was previewed: %+v %q", rec.Impact, rec.DiffSummary)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "g"), make([]byte, 4<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	approve(t, o, rec.ApprovalID)
+	if c, _ := hermesAnswer(t, recvHook(t, ch)); c != "once" {
+		t.Fatalf("answered %s", c)
+	}
 }

@@ -303,9 +303,9 @@ func blkdiscardArgs(a *analysis, _ string, args []string) {
 	}
 }
 
-// device adds the block device numbered dev, at p.
-func (a *analysis) device(p, dev, note string) {
-	t := Target{Path: absolute(p, a.o.Cwd), LiveLinks: []string{}}
+// device adds the block device numbered dev, at abs.
+func (a *analysis) device(abs, dev, note string) {
+	t := Target{Path: abs, LiveLinks: []string{}}
 	a.host().describe(&t, dev)
 	if note != "" {
 		t.Note += "; " + note

@@ -16,6 +16,7 @@ import (
 type analysis struct {
 	ctx     context.Context // the programs an analyser runs stop with it
 	o       Options
+	cwd     string // where the simple command being analysed runs ("": not known)
 	b       *budget
 	dev     *host // the host's devices and mounts, read when first needed
 	targets []Target
@@ -41,6 +42,7 @@ var prefixArgs = map[string]map[string]bool{
 
 // simple analyses one simple command.
 func (a *analysis) simple(c simple) {
+	a.cwd = c.Cwd
 	for _, r := range c.Redirs {
 		if r.Unknown != "" {
 			a.unknown = append(a.unknown, "> "+r.Unknown)
@@ -158,7 +160,7 @@ func shellArgs(a *analysis, name string, args []string) {
 			a.unknown = append(a.unknown, name+" -c … (shells nested too deep)")
 			return
 		}
-		cmds, err := parse(args[i+1], a.o.Cwd, a.o.Home)
+		cmds, err := parse(args[i+1], a.cwd, a.o.Home)
 		if err != nil {
 			a.unknown = append(a.unknown, name+" -c script that does not parse ("+err.Error()+")")
 			return
@@ -215,11 +217,13 @@ func rmArgs(a *analysis, _ string, args []string) {
 	for _, p := range ops {
 		note := ""
 		if !recursive {
-			if fi, err := os.Lstat(absolute(p, a.o.Cwd)); err == nil && fi.IsDir() {
-				note = "rm without -r does not delete a directory"
-				a.target(p, "delete", false, note, nil)
-				a.targets[len(a.targets)-1].Entries, a.targets[len(a.targets)-1].Dirs = 0, 0
-				continue
+			if abs, ok := a.abs(p); ok {
+				if fi, err := os.Lstat(abs); err == nil && fi.IsDir() {
+					note = "rm without -r does not delete a directory"
+					a.target(p, "delete", false, note, nil)
+					a.targets[len(a.targets)-1].Entries, a.targets[len(a.targets)-1].Dirs = 0, 0
+					continue
+				}
 			}
 		}
 		a.target(p, "delete", recursive, note, nil)
@@ -261,12 +265,16 @@ func ontoArgs(a *analysis, _ string, args []string) {
 	} else {
 		return
 	}
-	d := absolute(dest, a.o.Cwd)
+	d, ok := a.abs(dest)
+	if !ok {
+		a.target(dest, "overwrite", false, "", nil) // named as not previewed
+		return
+	}
 	fi, err := os.Stat(d)
 	switch {
 	case err == nil && fi.IsDir():
 		for _, s := range sources {
-			into := filepath.Join(d, filepath.Base(absolute(s, a.o.Cwd)))
+			into := filepath.Join(d, filepath.Base(filepath.Clean(s)))
 			if ti, err := os.Lstat(into); err == nil && !ti.IsDir() {
 				a.target(into, "overwrite", false, "", nil)
 			}
@@ -400,10 +408,26 @@ func (a *analysis) each(paths []string, op string, recursive bool) {
 	}
 }
 
+// abs is p made absolute where the command runs (ok false: p is relative
+// and the working directory is not known).
+func (a *analysis) abs(p string) (string, bool) {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p), true
+	}
+	if a.cwd == "" {
+		return "", false
+	}
+	return absolute(p, a.cwd), true
+}
+
 // target adds one target: walked (recursive: everything under it),
 // with its mounts, where it lies and the symlinks that point into it.
 func (a *analysis) target(p, op string, recursive bool, note string, find *findSpec) {
-	abs := absolute(p, a.o.Cwd)
+	abs, ok := a.abs(p)
+	if !ok {
+		a.unknown = append(a.unknown, p+" (a relative path, and the working directory is not known)")
+		return
+	}
 	t := Target{Path: abs, Op: op, Note: note, LiveLinks: []string{}, Complete: true}
 	if fi, err := os.Lstat(abs); err == nil {
 		t.Exists = true
@@ -412,7 +436,7 @@ func (a *analysis) target(p, op string, recursive bool, note string, find *findS
 		}
 		if writes[op] {
 			if dev, ok := blockNumber(abs); ok {
-				a.device(p, dev, note) // > /dev/sdb, shred /dev/sdb: the device is wiped
+				a.device(abs, dev, note) // > /dev/sdb, shred /dev/sdb: the device is wiped
 				return
 			}
 		}

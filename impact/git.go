@@ -38,11 +38,11 @@ func runGit(ctx context.Context, dir string, args ...string) ([]byte, bool) {
 // clean -n with the same options lists) and reset --hard, checkout -- and
 // restore (the uncommitted changes git status lists, which would be lost).
 func gitArgs(a *analysis, _ string, args []string) {
-	dir := a.o.Cwd
+	dir := a.cwd
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
 		switch {
 		case args[0] == "-C" && len(args) > 1:
-			dir = absolute(args[1], a.o.Cwd)
+			dir, _ = a.abs(args[1])
 			args = args[2:]
 		case strings.HasPrefix(args[0], "--git-dir") || strings.HasPrefix(args[0], "--work-tree") || args[0] == "-c":
 			a.unknown = append(a.unknown, "git "+strings.Join(args, " ")+" (a repository named by options)")
@@ -52,6 +52,12 @@ func gitArgs(a *analysis, _ string, args []string) {
 		}
 	}
 	if len(args) == 0 {
+		return
+	}
+	if dir == "" {
+		if slices.Contains([]string{"clean", "reset", "checkout", "restore", "push", "branch"}, args[0]) {
+			a.unknown = append(a.unknown, "git "+strings.Join(args, " ")+" (the working directory is not known)")
+		}
 		return
 	}
 	ctx := a.ctx

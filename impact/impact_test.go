@@ -213,3 +213,60 @@ func TestGrew(t *testing.T) {
 		t.Errorf("a live link raises to high, got %q", r)
 	}
 }
+
+// A cd moves where what follows runs, when it surely does: to a directory
+// that exists, not inside a subshell, not in a branch. Otherwise what
+// follows has no known directory, and its relative paths and globs are
+// named as not previewed, never resolved against a guess.
+func TestCdMovesTheWorkingDirectory(t *testing.T) {
+	dir := t.TempDir()
+	tree(t, dir, map[string]string{"app/build/a.o": "a", "app/build/b.o": "b", "build/x.o": "x", "other/build/y.o": "y"}, nil)
+	app, other := filepath.Join(dir, "app"), filepath.Join(dir, "other")
+	for _, tc := range []struct {
+		cmd     string
+		targets []string // the paths, relative to dir
+		unknown int
+	}{
+		{cmd: "cd app && rm -rf build", targets: []string{"app/build"}},
+		{cmd: "cd app; rm -rf build/*.o", targets: []string{"app/build/a.o", "app/build/b.o"}},
+		{cmd: "cd " + app + " || exit 1; rm -rf build", targets: []string{"app/build"}},
+		{cmd: "cd app/build && cd .. && rm -rf build", targets: []string{"app/build"}},
+		{cmd: "(cd app && rm -rf build); rm -rf build", targets: []string{"app/build", "build"}},
+		{cmd: "cd app | true; rm -rf build", targets: []string{"build"}},
+		{cmd: "pushd other && rm -rf build", targets: []string{"other/build"}},
+		{cmd: "sh -c 'cd other && rm -rf build'", targets: []string{"other/build"}},
+		{cmd: "cd " + other + " && sh -c 'rm -rf build'", targets: []string{"other/build"}},
+		// Not for sure: what follows is not previewed.
+		{cmd: "cd nosuch; rm -rf build", unknown: 1},
+		{cmd: "cd $DIR && rm -rf build", unknown: 1},
+		{cmd: "test -d app || cd other; rm -rf build", unknown: 1},
+		{cmd: "if true; then cd app; fi; rm -rf *.o", unknown: 1},
+		{cmd: "cd -; rm -rf build", unknown: 1},
+		{cmd: "cd app && popd && rm -rf build", unknown: 1},
+		{cmd: "cd app && rm -rf /abs/path", targets: []string{"/abs/path"}}, // absolute: still known
+	} {
+		p := Compute(context.Background(), tc.cmd, Options{Cwd: dir})
+		var got []string
+		for _, tg := range p.Targets {
+			rel, err := filepath.Rel(dir, tg.Path)
+			if err != nil || strings.HasPrefix(rel, "..") {
+				rel = tg.Path
+			}
+			got = append(got, rel)
+		}
+		if !slices.Equal(got, tc.targets) || len(p.Unknown) != tc.unknown {
+			t.Errorf("%s: targets %q unknown %q, want %q and %d unknown", tc.cmd, got, p.Unknown, tc.targets, tc.unknown)
+		}
+		for _, u := range p.Unknown {
+			if !strings.Contains(u, "the working directory is not known") {
+				t.Errorf("%s: unknown %q does not say why", tc.cmd, u)
+			}
+		}
+	}
+	// No working directory at all (an agent that gave none): only
+	// absolute paths are previewed.
+	p := Compute(context.Background(), "rm -rf build "+filepath.Join(dir, "build")+" *.o", Options{})
+	if len(p.Targets) != 1 || p.Targets[0].Path != filepath.Join(dir, "build") || len(p.Unknown) != 2 {
+		t.Errorf("no cwd: %+v %q", p.Targets, p.Unknown)
+	}
+}

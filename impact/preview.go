@@ -60,7 +60,11 @@ func Compute(ctx context.Context, command string, o Options) *Preview {
 		deadline = d
 	}
 	b := &budget{entries: o.MaxEntries, deadline: deadline}
-	cmds, err := parse(command, o.Cwd, o.Home)
+	cwd := o.Cwd
+	if !filepath.IsAbs(cwd) {
+		cwd = "" // not known: relative paths and globs are not previewed
+	}
+	cmds, err := parse(command, cwd, o.Home)
 	if err != nil {
 		p.Unknown = append(p.Unknown, "the command does not parse as a shell command ("+err.Error()+")")
 		p.Summary = summary(p, start)

@@ -12,6 +12,7 @@ package impact
 
 import (
 	"bytes"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,6 +37,9 @@ type simple struct {
 	Redirs []redirect
 	// Text is the simple command as written (for messages).
 	Text string
+	// Cwd is where it runs: the proposal's working directory, or where a
+	// cd before it went ("" when that is not known for sure).
+	Cwd string
 }
 
 type redirect struct {
@@ -44,7 +48,10 @@ type redirect struct {
 }
 
 // parse splits command into its simple commands, in order. A command that
-// does not parse is an error: nothing of it can be previewed.
+// does not parse is an error: nothing of it can be previewed. cwd is where
+// the command starts ("" when not known); a cd to a directory that exists
+// moves it for what follows, and a cd that may or may not happen (in a
+// branch, a loop, after ||) leaves it unknown after that.
 func parse(command, cwd, home string) ([]simple, error) {
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
 	if err != nil {
@@ -60,22 +67,61 @@ func parse(command, cwd, home string) ([]simple, error) {
 		}
 		return expand.ListEnviron(pairs...)
 	}
+	var stack []cdFrame
 	var out []simple
 	syntax.Walk(f, func(n syntax.Node) bool {
+		if n == nil {
+			fr := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			switch {
+			case fr.restore:
+				cwd = fr.saved // a subshell's cd stays in it
+			case fr.maybe && cwd != fr.saved:
+				cwd = "" // it may or may not have run
+			case fr.hasAfterX && cwd != fr.afterX && !leftOfAnd(stack):
+				cwd = "" // Y's cd, which did not run when X failed
+			}
+			return true
+		}
+		fr := cdFrame{node: n, saved: cwd}
+		switch x := n.(type) {
+		case *syntax.Subshell, *syntax.CmdSubst, *syntax.ProcSubst:
+			fr.restore = true
+		case *syntax.IfClause, *syntax.WhileClause, *syntax.ForClause, *syntax.CaseClause, *syntax.FuncDecl:
+			fr.maybe = true
+		case *syntax.Stmt:
+			fr.restore = x.Background || x.Coprocess
+			if len(stack) > 0 {
+				if b, ok := stack[len(stack)-1].node.(*syntax.BinaryCmd); ok {
+					switch {
+					case b.Op == syntax.Pipe || b.Op == syntax.PipeAll:
+						fr.restore = true // each part a subshell
+					case b.Y == x && b.Op == syntax.OrStmt:
+						fr.maybe = true // runs only when X failed
+					case b.Y == x && b.Op == syntax.AndStmt:
+						stack[len(stack)-1].afterX, stack[len(stack)-1].hasAfterX = cwd, true
+					}
+				}
+			}
+		}
+		push := func() bool {
+			stack = append(stack, fr)
+			return true
+		}
 		st, ok := n.(*syntax.Stmt)
 		if !ok {
-			return true
+			return push()
 		}
 		call, _ := st.Cmd.(*syntax.CallExpr)
 		if call == nil {
 			// Compound commands (subshells, if, loops, functions): their
 			// statements are walked in turn. Their redirections count.
 			if len(st.Redirs) > 0 {
-				s := simple{Text: printed(st)}
+				s := simple{Text: printed(st), Cwd: cwd}
 				addRedirs(&s, st.Redirs, vars, env())
 				out = append(out, s)
 			}
-			return true
+			return push()
 		}
 		if len(call.Args) == 0 {
 			// X=value: known for the rest of the command when certain.
@@ -94,15 +140,26 @@ func parse(command, cwd, home string) ([]simple, error) {
 				}
 			}
 			if len(st.Redirs) > 0 {
-				s := simple{Text: printed(st)}
+				s := simple{Text: printed(st), Cwd: cwd}
 				addRedirs(&s, st.Redirs, vars, env())
 				out = append(out, s)
 			}
 			return false
 		}
-		s := simple{Text: printed(st)}
+		s := simple{Text: printed(st), Cwd: cwd}
+		relative := false // a glob was read relative to an unknown directory
 		cfg := config(env())
+		if cwd == "" {
+			cfg.ReadDir2 = func(name string) ([]fs.DirEntry, error) {
+				if !filepath.IsAbs(name) {
+					relative = true
+					return nil, fs.ErrNotExist
+				}
+				return os.ReadDir(name)
+			}
+		}
 		for i, w := range call.Args {
+			relative = false
 			if !certain(w, vars) {
 				s.Unknown = append(s.Unknown, printed(w))
 				if i == 0 {
@@ -114,8 +171,12 @@ func parse(command, cwd, home string) ([]simple, error) {
 			if err == nil {
 				fields = dotFiltered(cfg, w, fields)
 			}
-			if err != nil {
-				s.Unknown = append(s.Unknown, printed(w))
+			if err != nil || relative {
+				word := printed(w)
+				if relative {
+					word += " (a glob, and the working directory is not known)"
+				}
+				s.Unknown = append(s.Unknown, word)
 				if i == 0 {
 					s.NameUnknown = true
 				}
@@ -125,11 +186,79 @@ func parse(command, cwd, home string) ([]simple, error) {
 		}
 		addRedirs(&s, st.Redirs, vars, env())
 		out = append(out, s)
+		if len(s.Args) > 0 && (s.Args[0] == "cd" || s.Args[0] == "pushd" || s.Args[0] == "popd") {
+			// Its frame is not walked into: what its end does is done here.
+			switch to := changeDir(s, cwd, home); {
+			case fr.restore: // in a subshell of its own: no change after it
+			case fr.maybe && to != cwd:
+				cwd = "" // it may or may not run
+			default:
+				cwd = to
+			}
+		}
 		// Assignments before a command apply to it alone: they do not
 		// change what later words mean.
 		return false
 	})
 	return out, nil
+}
+
+// cdFrame is a node being walked, with the directory at its start and
+// what its end does to a cd made inside it.
+type cdFrame struct {
+	node  syntax.Node
+	saved string
+	// restore: a subshell, whose cd stays in it; maybe: it may or may not
+	// run (a branch, a loop, the Y of X || Y).
+	restore, maybe bool
+	// afterX: for X && Y, where X left the shell; a cd in Y holds only
+	// while the chain runs (Y runs only when X succeeded).
+	afterX    string
+	hasAfterX bool
+}
+
+// leftOfAnd reports whether the node ending (popped off stack) is the X
+// of an enclosing X && Y (the stack's top is its statement, then that
+// chain): the chain goes on only when it succeeded, so its cd holds there.
+func leftOfAnd(stack []cdFrame) bool {
+	if len(stack) < 2 {
+		return false
+	}
+	st, ok := stack[len(stack)-1].node.(*syntax.Stmt)
+	b, isChain := stack[len(stack)-2].node.(*syntax.BinaryCmd)
+	return ok && isChain && b.Op == syntax.AndStmt && b.X == st
+}
+
+// changeDir is where cd (or pushd) leaves the shell: its directory when
+// certain and there, else "" (not known). popd, cd - and CDPATH's
+// searches are not followed.
+func changeDir(s simple, cwd, home string) string {
+	if s.Args[0] == "popd" || len(s.Unknown) > 0 {
+		return ""
+	}
+	args := s.Args[1:]
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") && args[0] != "-" {
+		if args[0] == "--" {
+			args = args[1:]
+			break
+		}
+		args = args[1:] // -L, -P, -e, -@
+	}
+	dir := home
+	if len(args) > 0 {
+		dir = args[0]
+	}
+	switch {
+	case dir == "" || dir == "-" || len(args) > 1:
+		return ""
+	case !filepath.IsAbs(dir) && cwd == "":
+		return ""
+	}
+	dir = absolute(dir, cwd)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return "" // cd would fail: what follows may run anywhere
+	}
+	return dir
 }
 
 // config is the expansion as bash does it for the oracle: globs relative

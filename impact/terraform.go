@@ -27,10 +27,10 @@ var terraformValues = set("-var", "-var-file", "-target", "-replace", "-backup",
 // An apply without a saved plan, and terraform destroy, plan as they run:
 // they cannot be previewed without planning, which takes locks.
 func terraformArgs(a *analysis, _ string, args []string) {
-	dir := a.o.Cwd
+	dir := a.cwd
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
 		if d, ok := strings.CutPrefix(args[0], "-chdir="); ok {
-			dir = absolute(d, a.o.Cwd)
+			dir, _ = a.abs(d)
 		}
 		args = args[1:]
 	}
@@ -58,6 +58,10 @@ func terraformArgs(a *analysis, _ string, args []string) {
 	}
 	if plan == "" {
 		a.unknown = append(a.unknown, "terraform apply without a saved plan (plan with -out=FILE and propose applying that)")
+		return
+	}
+	if dir == "" {
+		a.unknown = append(a.unknown, "terraform apply "+plan+" (the working directory is not known)")
 		return
 	}
 	path := absolute(plan, dir)
