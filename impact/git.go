@@ -311,7 +311,7 @@ func gitPush(ctx context.Context, a *analysis, dir string, args []string) {
 			continue
 		}
 		t := Target{Path: remote + "/" + p.dst, Op: model.OpForcePush, Exists: true, Complete: true, LiveLinks: []string{},
-			Note: "from local refs only (" + tracking + fetched + "): the remote may hold more" + lease}
+			Note: "from local refs only: " + tracking + fetched + "; the remote may hold more" + lease}
 		// Dropped: what the pushed commit does not hold and no other
 		// branch of the remote holds (origin/HEAD names one of them).
 		not := []string{"--exclude=" + remote + "/" + p.dst, "--exclude=" + remote + "/HEAD", "--remotes=" + remote}

@@ -172,7 +172,10 @@ func TestGitPushThatDropsNothingOrCannotBeKnown(t *testing.T) {
 	git(t, local, "merge", "-q", "--ff-only", "origin/main")
 	p := Compute(context.Background(), "git push -f origin main", Options{Cwd: local})
 	if len(p.Targets) != 1 || p.Targets[0].Commits != 0 || !strings.HasPrefix(p.Summary, "drops no commits from origin/main") {
-		t.Errorf("fast-forward: %+v %q", p.Targets, p.Summary)
+		t.Fatalf("fast-forward: %+v %q", p.Targets, p.Summary)
+	}
+	if d := Describe(p.Targets[0], false); d.What != "no commits dropped (a fast-forward of what local refs have)" || len(d.Details) != 0 {
+		t.Errorf("fast-forward described %+v", d)
 	}
 }
 

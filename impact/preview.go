@@ -238,8 +238,12 @@ func Describe(t Target, long bool) Description {
 		return d
 	case t.Device != "":
 		d.What = t.Note
+	case t.Op == model.OpForcePush && t.Commits == 0:
+		d.What = "no commits dropped (a fast-forward of what local refs have)"
 	case t.Op == model.OpForcePush:
 		d.What = commits(t.Commits) + " dropped that no other branch there holds"
+	case t.Op == model.OpDeleteBranch && t.Commits == 0:
+		d.What = "no commits lost: other refs hold them all"
 	case t.Op == model.OpDeleteBranch:
 		d.What = commits(t.Commits) + " on no other ref"
 	case t.Op == model.OpApply:

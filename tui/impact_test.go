@@ -116,7 +116,7 @@ func kindsFixture(t *testing.T) (*fixture, string) {
 	m := &model.Impact{Bytes: 32 << 20, Complete: true, Unknown: []string{}, At: float64(t0.Add(-time.Minute).Unix()),
 		Targets: []model.ImpactTarget{
 			{Path: "origin/main", Op: model.OpForcePush, Exists: true, Commits: 2, Complete: true, LiveLinks: []string{},
-				Note:    "from local refs only (refs/remotes/origin/main, fetched 2026-11-30 09:58Z): the remote may hold more",
+				Note:    "from local refs only: refs/remotes/origin/main, fetched 2026-11-30 09:58Z; the remote may hold more",
 				Details: []string{"aab40b5 2026-11-30 bob: hotfix \x1b[8mfor login", "466f16f 2026-11-29 alice: add c"}},
 			{Path: "/dev/loop0", Op: model.OpWipe, Exists: true, Bytes: 32 << 20, Device: "loop0", Complete: true, LiveLinks: []string{},
 				Note: "block device loop0, 32.0 MiB", Mounts: []string{"/mnt/data"}, Details: []string{"loop device backed by /var/lib/disk.img"}},
