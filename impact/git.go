@@ -19,13 +19,16 @@ import (
 const gitTimeout = 2 * time.Second
 
 // runGit runs a read-only git command in dir (no pager, no prompts, no
-// optional locks taken) and returns its output (ok false: git is not
+// optional locks taken, nothing fetched) and returns its output (ok false: git is not
 // there, the directory is no repository, or it failed).
 func runGit(ctx context.Context, dir string, args ...string) ([]byte, bool) {
 	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", append([]string{"--no-pager", "-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	// No fsmonitor program started by git status, no transport (a
+	// partial clone would fetch what it lacks), no lazy fetch.
+	cmd := exec.CommandContext(ctx, "git", append([]string{"--no-pager", "-C", dir, "-c", "core.fsmonitor=false",
+		"-c", "protocol.allow=never"}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "GIT_NO_LAZY_FETCH=1", "LC_ALL=C")
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	if err := cmd.Run(); err != nil {
@@ -319,7 +322,10 @@ func gitPush(ctx context.Context, a *analysis, dir string, args []string) {
 			t.Op = model.OpDeleteBranch
 			t.Note = "deletes the branch on " + remote + "; " + t.Note
 		} else {
-			sha, ok := gitOut(ctx, dir, "rev-parse", "--verify", "--quiet", p.src+"^{commit}")
+			sha, ok := "", false
+			if !strings.HasPrefix(p.src, "-") { // never an option to git
+				sha, ok = gitOut(ctx, dir, "rev-parse", "--verify", "--quiet", p.src+"^{commit}")
+			}
 			if !ok {
 				a.unknown = append(a.unknown, "git push "+remote+" "+p.src+":"+p.dst+" ("+p.src+" is not a commit here)")
 				continue

@@ -158,10 +158,11 @@ func TestGitPushThatDropsNothingOrCannotBeKnown(t *testing.T) {
 		}
 	}
 	for cmd, want := range map[string]string{
-		"git push --mirror":                  "drop any branch",
-		"git push --force /tmp/x.git main":   "not a remote",
-		"git push --force origin main:fresh": "no remote-tracking branch",
-		"git push -f origin nosuch:main":     "not a commit",
+		"git push --mirror":                   "drop any branch",
+		"git push --force /tmp/x.git main":    "not a remote",
+		"git push --force origin main:fresh":  "no remote-tracking branch",
+		"git push -f origin nosuch:main":      "not a commit",
+		"git push -f origin -- --exec=x:main": "not a commit",
 	} {
 		p := Compute(context.Background(), cmd, Options{Cwd: local})
 		if len(p.Targets) != 0 || len(p.Unknown) != 1 || !strings.Contains(p.Unknown[0], want) {
