@@ -209,9 +209,17 @@ func (h *host) describe(t *Target, dev string) {
 	for _, hd := range h.holders(d) {
 		layer("held by", hd)
 	}
-	if len(t.Details) > model.MaxImpactDetails {
-		t.Details = append(t.Details[:model.MaxImpactDetails-1], fmt.Sprintf("and %d more", len(t.Details)-model.MaxImpactDetails+1))
+	t.Details = capDetails(t.Details, int64(len(t.Details)))
+}
+
+// capDetails is the first of total items, at most MaxImpactDetails lines:
+// past that, the last line says how many more there are.
+func capDetails(items []string, total int64) []string {
+	if total <= model.MaxImpactDetails && int64(len(items)) == total {
+		return items
 	}
+	keep := min(len(items), model.MaxImpactDetails-1)
+	return append(items[:keep:keep], fmt.Sprintf("and %s more", Group(total-int64(keep))))
 }
 
 // ddArgs: dd of=FILE overwrites FILE (a block device: wipes it). dd
@@ -235,6 +243,7 @@ var mkfsValues = map[string]map[string]bool{
 	"swap": set("-L", "--label", "-U", "--uuid", "-p", "--pagesize", "-e", "--endianness", "--lock", "-o", "--offset", "-s", "--size"),
 }
 
+// set is keys as a set (options that take a value, and the like).
 func set(keys ...string) map[string]bool {
 	m := make(map[string]bool, len(keys))
 	for _, k := range keys {
@@ -304,12 +313,9 @@ func blkdiscardArgs(a *analysis, _ string, args []string) {
 }
 
 // device adds the block device numbered dev, at abs.
-func (a *analysis) device(abs, dev, note string) {
+func (a *analysis) device(abs, dev string) {
 	t := Target{Path: abs, LiveLinks: []string{}}
 	a.host().describe(&t, dev)
-	if note != "" {
-		t.Note += "; " + note
-	}
 	a.targets = append(a.targets, t)
 }
 

@@ -111,7 +111,7 @@ func analyserTable() map[string]func(a *analysis, name string, args []string) {
 		"unlink": func(a *analysis, _ string, args []string) { a.each(operands(args, nil), "delete", false) },
 		"shred":  shredArgs,
 		"truncate": func(a *analysis, _ string, args []string) {
-			a.each(operands(args, map[string]bool{"-s": true, "--size": true, "-r": true, "--reference": true}), "truncate", false)
+			a.each(operands(args, set("-s", "--size", "-r", "--reference")), "truncate", false)
 		},
 		"chmod":      func(a *analysis, _ string, args []string) { modeArgs(a, "chmod", args) },
 		"chown":      func(a *analysis, _ string, args []string) { modeArgs(a, "chown", args) },
@@ -231,7 +231,7 @@ func rmArgs(a *analysis, _ string, args []string) {
 }
 
 func shredArgs(a *analysis, _ string, args []string) {
-	opts, ops := flags(args, map[string]bool{"-n": true, "-s": true, "--iterations": true, "--size": true, "--random-source": true})
+	opts, ops := flags(args, set("-n", "-s", "--iterations", "--size", "--random-source"))
 	op := "shred"
 	if opts["-u"] || opts["--remove"] {
 		op = "delete"
@@ -252,7 +252,7 @@ func modeArgs(a *analysis, op string, args []string) {
 // ontoArgs: mv or cp SOURCE... DEST overwrite what exists at DEST (or at
 // DEST/SOURCE's name when DEST is a directory); -n overwrites nothing.
 func ontoArgs(a *analysis, _ string, args []string) {
-	opts, ops := flags(args, map[string]bool{"-t": true, "--target-directory": true, "-S": true, "--suffix": true})
+	opts, ops := flags(args, set("-t", "--target-directory", "-S", "--suffix"))
 	if opts["-n"] || opts["--no-clobber"] || opts["--update=none"] {
 		return
 	}
@@ -436,7 +436,7 @@ func (a *analysis) target(p, op string, recursive bool, note string, find *findS
 		}
 		if writes[op] {
 			if dev, ok := blockNumber(abs); ok {
-				a.device(abs, dev, note) // > /dev/sdb, shred /dev/sdb: the device is wiped
+				a.device(abs, dev) // > /dev/sdb, shred /dev/sdb: the device is wiped
 				return
 			}
 		}

@@ -3,7 +3,6 @@ package impact
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -72,7 +71,7 @@ func gitArgs(a *analysis, _ string, args []string) {
 	case sub == "checkout" && dashDash(rest) != nil:
 		gitLost(ctx, a, dir, dashDash(rest), false)
 	case sub == "restore" && !hasArg(rest, "--staged") || sub == "restore" && hasArg(rest, "--worktree"):
-		_, paths := flags(rest, map[string]bool{"-s": true, "--source": true})
+		_, paths := flags(rest, set("-s", "--source"))
 		gitLost(ctx, a, dir, paths, false)
 	case sub == "push":
 		gitPush(ctx, a, dir, rest)
@@ -186,18 +185,11 @@ func commitsLost(ctx context.Context, dir, ref string, not []string, t *Target) 
 	if t.Commits == 0 {
 		return true
 	}
-	limit := strconv.Itoa(model.MaxImpactDetails)
-	if t.Commits > model.MaxImpactDetails {
-		limit = strconv.Itoa(model.MaxImpactDetails - 1)
-	}
-	log, ok := gitOut(ctx, dir, append([]string{"log", "--no-decorate", "--format=%h %cs %an: %s", "-n", limit}, rng...)...)
+	log, ok := gitOut(ctx, dir, append([]string{"log", "--no-decorate", "--format=%h %cs %an: %s", "-n", strconv.Itoa(model.MaxImpactDetails)}, rng...)...)
 	if !ok {
 		return false
 	}
-	t.Details = strings.Split(log, "\n")
-	if t.Commits > int64(len(t.Details)) {
-		t.Details = append(t.Details, fmt.Sprintf("and %d more", t.Commits-int64(len(t.Details))))
-	}
+	t.Details = capDetails(strings.Split(log, "\n"), t.Commits)
 	return true
 }
 

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -268,5 +269,28 @@ func TestCdMovesTheWorkingDirectory(t *testing.T) {
 	p := Compute(context.Background(), "rm -rf build "+filepath.Join(dir, "build")+" *.o", Options{})
 	if len(p.Targets) != 1 || p.Targets[0].Path != filepath.Join(dir, "build") || len(p.Unknown) != 2 {
 		t.Errorf("no cwd: %+v %q", p.Targets, p.Unknown)
+	}
+}
+
+// Details stop at MaxImpactDetails lines, the last one counting the rest
+// of the total (commits are listed from git log -n 20 of many more).
+func TestCapDetails(t *testing.T) {
+	items := func(n int) []string {
+		var out []string
+		for i := range n {
+			out = append(out, strconv.Itoa(i))
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		items int
+		total int64
+		lines int
+		last  string
+	}{{3, 3, 3, "2"}, {20, 20, 20, "19"}, {34, 34, 20, "and 15 more"}, {20, 12345, 20, "and 12,326 more"}} {
+		got := capDetails(items(tc.items), tc.total)
+		if len(got) != tc.lines || got[len(got)-1] != tc.last {
+			t.Errorf("%d of %d: %q", tc.items, tc.total, got)
+		}
 	}
 }

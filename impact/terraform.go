@@ -147,10 +147,7 @@ func countPlan(show *terraformShow, t *Target) {
 		}
 	}
 	all := slices.Concat(destroys, replaces, updates, creates)
-	if len(all) > model.MaxImpactDetails {
-		all = append(all[:model.MaxImpactDetails-1], fmt.Sprintf("and %d more", len(all)-model.MaxImpactDetails+1))
-	}
-	t.Details = all
+	t.Details = capDetails(all, int64(len(all)))
 	if show.Errored {
 		t.Note = "the plan errored: terraform will not apply it"
 	}
