@@ -6,10 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/approve-tui/approve-tui/internal/latency"
 )
 
 // wideTree makes dirs directories of files empty files each under root
@@ -58,7 +59,7 @@ func BenchmarkPreview(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			dir := b.TempDir()
 			wideTree(b, filepath.Join(dir, "t"), c.dirs, c.files)
-			lat := make([]time.Duration, 0, b.N)
+			lat := make(latency.Latencies, 0, b.N)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				t0 := time.Now()
@@ -69,9 +70,7 @@ func BenchmarkPreview(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
-			b.ReportMetric(float64(lat[(len(lat)-1)*99/100].Microseconds()), "p99-µs")
+			lat.Report(b)
 		})
 	}
 }
@@ -94,7 +93,7 @@ func BenchmarkPreviewPrograms(b *testing.B) {
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
-			lat := make([]time.Duration, 0, b.N)
+			lat := make(latency.Latencies, 0, b.N)
 			for i := 0; i < b.N; i++ {
 				t0 := time.Now()
 				p := Compute(context.Background(), c.cmd, Options{Cwd: c.dir})
@@ -104,9 +103,7 @@ func BenchmarkPreviewPrograms(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
-			b.ReportMetric(float64(lat[(len(lat)-1)*99/100].Microseconds()), "p99-µs")
+			lat.Report(b)
 		})
 	}
 }

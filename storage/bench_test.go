@@ -16,26 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/approve-tui/approve-tui/internal/latency"
 	"github.com/approve-tui/approve-tui/model"
 )
 
 // Benchmarks behind BENCHMARKS.md. Latency percentiles are reported as
 // extra metrics (p50-µs, p99-µs) from per-operation timings.
-
-type latencies []time.Duration
-
-func (l latencies) report(b *testing.B) {
-	if len(l) == 0 {
-		return
-	}
-	s := append(latencies(nil), l...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	pct := func(p float64) float64 {
-		return float64(s[int(p*float64(len(s)-1))].Nanoseconds()) / 1e3
-	}
-	b.ReportMetric(pct(0.50), "p50-µs")
-	b.ReportMetric(pct(0.99), "p99-µs")
-}
 
 // The storage package's tests and benchmarks run once per backend (see
 // runBothBackends): the consume benchmarks measure SQLite (sub-benchmarks
@@ -107,7 +93,7 @@ func BenchmarkSubmit(b *testing.B) {
 			for i := range ps {
 				ps[i] = benchProposal(i, now)
 			}
-			lat := make(latencies, 0, b.N)
+			lat := make(latency.Latencies, 0, b.N)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				t0 := time.Now()
@@ -117,7 +103,7 @@ func BenchmarkSubmit(b *testing.B) {
 				lat = append(lat, time.Since(t0))
 			}
 			b.StopTimer()
-			lat.report(b)
+			lat.Report(b)
 		})
 	}
 }
@@ -143,7 +129,7 @@ func BenchmarkConsume(b *testing.B) {
 					}
 				}
 				consume := benchConsumer(b, s, impl, syncMode)
-				lat := make(latencies, 0, b.N)
+				lat := make(latency.Latencies, 0, b.N)
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					t0 := time.Now()
@@ -153,7 +139,7 @@ func BenchmarkConsume(b *testing.B) {
 					lat = append(lat, time.Since(t0))
 				}
 				b.StopTimer()
-				lat.report(b)
+				lat.Report(b)
 			})
 		}
 	}
@@ -308,7 +294,7 @@ func BenchmarkListTop200(b *testing.B) {
 	}
 	for _, cache := range []string{"warm", "cold"} {
 		b.Run("decode-cache="+cache, func(b *testing.B) {
-			lat := make(latencies, 0, b.N)
+			lat := make(latency.Latencies, 0, b.N)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if cache == "cold" {
@@ -322,7 +308,7 @@ func BenchmarkListTop200(b *testing.B) {
 				lat = append(lat, time.Since(t0))
 			}
 			b.StopTimer()
-			lat.report(b)
+			lat.Report(b)
 		})
 	}
 }
@@ -381,7 +367,7 @@ func BenchmarkWatchLatency(b *testing.B) {
 		b.Fatal(err)
 	}
 	w.Changed(ctx)
-	lat := make(latencies, 0, b.N)
+	lat := make(latency.Latencies, 0, b.N)
 	// A wake-up that comes before the commit (SQLite's automatic
 	// checkpoint after a commit can move data_version again, once every
 	// ~1,000 pages) is not the commit's: the waiter looks whether the row
@@ -411,7 +397,7 @@ func BenchmarkWatchLatency(b *testing.B) {
 		lat = append(lat, (<-done).Sub(t0))
 	}
 	b.StopTimer()
-	lat.report(b)
+	lat.Report(b)
 	b.ReportMetric(float64(spurious), "early-wakes")
 
 	// Idle: nothing commits for 3 s.

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/approve-tui/approve-tui/internal/latency"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/policy"
 )
@@ -47,7 +48,7 @@ func BenchmarkConsumeUnderPolicy(b *testing.B) {
 					}
 				}
 			}
-			lat := make(latencies, 0, b.N)
+			lat := make(latency.Latencies, 0, b.N)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				t0 := time.Now()
@@ -59,7 +60,7 @@ func BenchmarkConsumeUnderPolicy(b *testing.B) {
 				lat = append(lat, time.Since(t0))
 			}
 			b.StopTimer()
-			lat.report(b)
+			lat.Report(b)
 		})
 	}
 }
@@ -85,7 +86,7 @@ func BenchmarkPendingSummary(b *testing.B) {
 					}
 				}
 			}
-			lat := make(latencies, 0, b.N)
+			lat := make(latency.Latencies, 0, b.N)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				t0 := time.Now()
@@ -95,7 +96,7 @@ func BenchmarkPendingSummary(b *testing.B) {
 				lat = append(lat, time.Since(t0))
 			}
 			b.StopTimer()
-			lat.report(b)
+			lat.Report(b)
 		})
 	}
 }
