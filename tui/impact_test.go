@@ -30,15 +30,21 @@ func impactFixture(t *testing.T) (*fixture, string) {
 		At: float64(t0.Add(-time.Minute).Unix()),
 	}
 	m.Summary = "deletes 208 directories, 12,200 files, 2.3 GiB, newest change 4 min before; /srv/app/cur\x1b]0;pwn\x07rent points into it; could not preview: $(cat list\x1b[31m.txt)"
-	p, _, err := risk.Propose(risk.Draft{ID: "impact-hostile-01", Command: "rm -rf /srv/web/old-builds/* $(cat list.txt)", SessionKey: "agent:prod:deploy",
-		Requester: "claude-code", Cwd: "/srv/app", TTL: 20 * time.Minute, Impact: m, DiffSummary: "impact: " + m.Summary}, t0)
+	return f, submitImpact(t, f, risk.Draft{ID: "impact-hostile-01", Command: "rm -rf /srv/web/old-builds/* $(cat list.txt)", SessionKey: "agent:prod:deploy",
+		Requester: "claude-code", Cwd: "/srv/app", TTL: 20 * time.Minute, Impact: m, DiffSummary: model.ImpactDiffSummary(m)})
+}
+
+// submitImpact proposes d, as a hook would, and returns its id.
+func submitImpact(t *testing.T, f *fixture, d risk.Draft) string {
+	t.Helper()
+	p, _, err := risk.Propose(d, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := f.s.Submit(context.Background(), p, model.Actor{Surface: model.SurfaceHook, Name: "agent@test"}); err != nil {
 		t.Fatal(err)
 	}
-	return f, p.ApprovalID
+	return p.ApprovalID
 }
 
 // The impact block comes first in the detail, hostile paths inert; the
@@ -49,17 +55,11 @@ func TestImpactBlock(t *testing.T) {
 	if row := rowOf(t, m, id); !strings.Contains(row, " ! ") {
 		t.Fatalf("hostile text in the preview: the row is not marked ! (which wins over I): %q", row)
 	}
-	clean, _, err := risk.Propose(risk.Draft{ID: "impact-clean-0001", Command: "rm -rf /srv/web/current-release", SessionKey: "agent:prod:deploy",
+	clean := submitImpact(t, f, risk.Draft{ID: "impact-clean-0001", Command: "rm -rf /srv/web/current-release", SessionKey: "agent:prod:deploy",
 		Requester: "claude-code", Cwd: "/srv/web", TTL: 20 * time.Minute, Impact: &model.Impact{Summary: "deletes 1 directory", Entries: 1, Complete: true,
-			Targets: []model.ImpactTarget{{Path: "/srv/web/current-release", Op: "delete", Exists: true, Entries: 1, Dirs: 1, Mounts: []string{"/srv/web/current-release"}}}}}, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.s.Submit(context.Background(), clean, model.Actor{Surface: model.SurfaceHook, Name: "agent@test"}); err != nil {
-		t.Fatal(err)
-	}
+			Targets: []model.ImpactTarget{{Path: "/srv/web/current-release", Op: "delete", Exists: true, Entries: 1, Dirs: 1, Mounts: []string{"/srv/web/current-release"}}}}})
 	Settle(m, m.reload())
-	if row := rowOf(t, m, clean.ApprovalID); !strings.Contains(row, " I ") {
+	if row := rowOf(t, m, clean); !strings.Contains(row, " I ") {
 		t.Fatalf("a live impact: the row is not marked I: %q", row)
 	}
 	selectID(t, m, id)
@@ -124,15 +124,8 @@ func kindsFixture(t *testing.T) (*fixture, string) {
 				Details: []string{"destroy aws_db_instance.main", "replace aws_instance.web", "update aws_iam_role.ci", "create aws_instance.web"}},
 		}}
 	m.Summary = "drops 2 commits from origin/main (as local refs have it); wipes /dev/loop0 (block device loop0, 32.0 MiB, mounted on /mnt/data); applies prod.tfplan: 1 to add, 1 to change, 2 to destroy (destroy aws_db_instance.main)"
-	p, _, err := risk.Propose(risk.Draft{ID: "impact-kinds-0001", Command: "git push -f origin main && wipefs -a /dev/loop0 && terraform apply prod.tfplan",
-		SessionKey: "agent:prod:deploy", Requester: "claude-code", Cwd: "/srv/tf", TTL: 20 * time.Minute, Impact: m}, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.s.Submit(context.Background(), p, model.Actor{Surface: model.SurfaceHook, Name: "agent@test"}); err != nil {
-		t.Fatal(err)
-	}
-	return f, p.ApprovalID
+	return f, submitImpact(t, f, risk.Draft{ID: "impact-kinds-0001", Command: "git push -f origin main && wipefs -a /dev/loop0 && terraform apply prod.tfplan",
+		SessionKey: "agent:prod:deploy", Requester: "claude-code", Cwd: "/srv/tf", TTL: 20 * time.Minute, Impact: m})
 }
 
 // Commits, a device and a plan each read in their own words; the
