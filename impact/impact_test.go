@@ -40,6 +40,18 @@ func tree(t testing.TB, dir string, files map[string]string, links map[string]st
 	}
 }
 
+// onlyUnknown: each command (previewed in dir) names no target and one
+// part not previewed, which says want.
+func onlyUnknown(t *testing.T, dir string, want map[string]string) {
+	t.Helper()
+	for cmd, why := range want {
+		p := Compute(context.Background(), cmd, Options{Cwd: dir})
+		if len(p.Targets) != 0 || len(p.Unknown) != 1 || !strings.Contains(p.Unknown[0], why) {
+			t.Errorf("%s: %+v %q, want one unknown part saying %q", cmd, p.Targets, p.Unknown, why)
+		}
+	}
+}
+
 // bashGlob is bash's own expansion of word in dir (the oracle): nullglob,
 // one NUL-terminated field each.
 func bashGlob(t *testing.T, dir, word string) []string {
