@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/approve-tui/approve-tui/internal/latency"
 )
@@ -59,18 +58,11 @@ func BenchmarkPreview(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			dir := b.TempDir()
 			wideTree(b, filepath.Join(dir, "t"), c.dirs, c.files)
-			lat := make(latency.Latencies, 0, b.N)
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				t0 := time.Now()
-				p := Compute(context.Background(), "rm -rf t", Options{Cwd: dir})
-				lat = append(lat, time.Since(t0))
-				if p.Entries == 0 {
+			latency.Each(b, func(int) {
+				if p := Compute(context.Background(), "rm -rf t", Options{Cwd: dir}); p.Entries == 0 {
 					b.Fatal("nothing counted")
 				}
-			}
-			b.StopTimer()
-			lat.Report(b)
+			})
 		})
 	}
 }
@@ -93,17 +85,11 @@ func BenchmarkPreviewPrograms(b *testing.B) {
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
-			lat := make(latency.Latencies, 0, b.N)
-			for i := 0; i < b.N; i++ {
-				t0 := time.Now()
-				p := Compute(context.Background(), c.cmd, Options{Cwd: c.dir})
-				lat = append(lat, time.Since(t0))
-				if len(p.Targets) != 1 {
+			latency.Each(b, func(int) {
+				if p := Compute(context.Background(), c.cmd, Options{Cwd: c.dir}); len(p.Targets) != 1 {
 					b.Fatalf("%s: %+v %q", c.cmd, p.Targets, p.Unknown)
 				}
-			}
-			b.StopTimer()
-			lat.Report(b)
+			})
 		})
 	}
 }

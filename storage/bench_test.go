@@ -93,17 +93,11 @@ func BenchmarkSubmit(b *testing.B) {
 			for i := range ps {
 				ps[i] = benchProposal(i, now)
 			}
-			lat := make(latency.Latencies, 0, b.N)
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				t0 := time.Now()
+			latency.Each(b, func(i int) {
 				if err := s.Submit(ctx, ps[i], agent); err != nil {
 					b.Fatal(err)
 				}
-				lat = append(lat, time.Since(t0))
-			}
-			b.StopTimer()
-			lat.Report(b)
+			})
 		})
 	}
 }
@@ -129,17 +123,11 @@ func BenchmarkConsume(b *testing.B) {
 					}
 				}
 				consume := benchConsumer(b, s, impl, syncMode)
-				lat := make(latency.Latencies, 0, b.N)
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					t0 := time.Now()
+				latency.Each(b, func(i int) {
 					if err := consume(ids[i]); err != nil {
 						b.Fatal(err)
 					}
-					lat = append(lat, time.Since(t0))
-				}
-				b.StopTimer()
-				lat.Report(b)
+				})
 			})
 		}
 	}

@@ -3,7 +3,6 @@ package storage
 import (
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/approve-tui/approve-tui/internal/latency"
 	"github.com/approve-tui/approve-tui/model"
@@ -48,19 +47,13 @@ func BenchmarkConsumeUnderPolicy(b *testing.B) {
 					}
 				}
 			}
-			lat := make(latency.Latencies, 0, b.N)
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				t0 := time.Now()
+			latency.Each(b, func(i int) {
 				_, err := s.Consume(ctx, ids[i], ids[i], bob)
 				var v *VoteRecorded
 				if err != nil && !errors.As(err, &v) {
 					b.Fatal(err)
 				}
-				lat = append(lat, time.Since(t0))
-			}
-			b.StopTimer()
-			lat.Report(b)
+			})
 		})
 	}
 }
@@ -86,17 +79,11 @@ func BenchmarkPendingSummary(b *testing.B) {
 					}
 				}
 			}
-			lat := make(latency.Latencies, 0, b.N)
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				t0 := time.Now()
+			latency.Each(b, func(int) {
 				if _, _, err := s.PendingSummary(ctx); err != nil {
 					b.Fatal(err)
 				}
-				lat = append(lat, time.Since(t0))
-			}
-			b.StopTimer()
-			lat.Report(b)
+			})
 		})
 	}
 }

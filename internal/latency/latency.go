@@ -24,3 +24,17 @@ func (l Latencies) Report(b *testing.B) {
 	b.ReportMetric(pct(0.50), "p50-µs")
 	b.ReportMetric(pct(0.99), "p99-µs")
 }
+
+// Each runs op b.N times (i from 0), timing each run apart, and reports
+// their p50 and p99; b's timer counts the runs only.
+func Each(b *testing.B, op func(i int)) {
+	lat := make(Latencies, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		op(i)
+		lat = append(lat, time.Since(t0))
+	}
+	b.StopTimer()
+	lat.Report(b)
+}
