@@ -3,6 +3,7 @@ package impact
 import (
 	"context"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -16,7 +17,8 @@ import (
 type analysis struct {
 	ctx     context.Context // the programs an analyser runs stop with it
 	o       Options
-	cwd     string // where the simple command being analysed runs ("": not known)
+	cwd     string           // where the simple command being analysed runs ("": not known)
+	env     map[string]shvar // the environment it gets (for a shell it starts)
 	b       *budget
 	dev     *host // the host's devices and mounts, read when first needed
 	targets []Target
@@ -42,7 +44,10 @@ var prefixArgs = map[string]map[string]bool{
 
 // simple analyses one simple command.
 func (a *analysis) simple(c simple) {
-	a.cwd = c.Cwd
+	a.cwd, a.env = c.Cwd, maps.Clone(c.Env)
+	if a.env == nil {
+		a.env = map[string]shvar{}
+	}
 	for _, r := range c.Redirs {
 		if r.Unknown != "" {
 			a.unknown = append(a.unknown, "> "+r.Unknown)
@@ -58,10 +63,26 @@ func (a *analysis) simple(c simple) {
 	for len(args) > 0 && prefixes[filepath.Base(args[0])] {
 		name := filepath.Base(args[0])
 		args = args[1:]
+		if name == "sudo" || name == "doas" {
+			// It sets the environment as its policy says: HOME and
+			// the rest are not known.
+			a.env = map[string]shvar{}
+			for _, k := range imported {
+				a.env[k] = shvar{}
+			}
+		}
 		for len(args) > 0 {
 			arg := args[0]
 			switch {
+			case name == "env" && (arg == "-i" || arg == "-" || arg == "--ignore-environment"):
+				a.env = map[string]shvar{}
+				args = args[1:]
+			case name == "env" && (arg == "-u" || arg == "--unset") && len(args) > 1:
+				delete(a.env, args[1])
+				args = args[2:]
 			case name == "env" && strings.Contains(arg, "=") && !strings.HasPrefix(arg, "-"):
+				k, v, _ := strings.Cut(arg, "=")
+				a.env[k] = known(v, true)
 				args = args[1:]
 			case name == "timeout" && !strings.HasPrefix(arg, "-"):
 				args = args[1:] // the duration
@@ -160,7 +181,7 @@ func shellArgs(a *analysis, name string, args []string) {
 			a.unknown = append(a.unknown, name+" -c … (shells nested too deep)")
 			return
 		}
-		cmds, err := parse(args[i+1], a.cwd, a.o.Home)
+		cmds, err := parse(args[i+1], newShell(a.cwd, a.env, name == "bash"))
 		if err != nil {
 			a.unknown = append(a.unknown, name+" -c script that does not parse ("+err.Error()+")")
 			return
@@ -215,19 +236,30 @@ func rmArgs(a *analysis, _ string, args []string) {
 	opts, ops := flags(args, nil)
 	recursive := opts["-r"] || opts["-R"] || opts["--recursive"]
 	for _, p := range ops {
-		note := ""
-		if !recursive {
-			if abs, ok := a.abs(p); ok {
-				if fi, err := os.Lstat(abs); err == nil && fi.IsDir() {
-					note = "rm without -r does not delete a directory"
-					a.target(p, "delete", false, note, nil)
-					a.targets[len(a.targets)-1].Entries, a.targets[len(a.targets)-1].Dirs = 0, 0
-					continue
-				}
+		loc, ok := a.locate(p)
+		switch {
+		case ok && loc.dot:
+			a.none(p, "rm refuses to remove . and ..")
+			continue
+		case ok && !recursive:
+			fi, err := os.Lstat(loc.path)
+			if err == nil && loc.slash {
+				fi, err = os.Stat(loc.path)
+			}
+			if err == nil && fi.IsDir() {
+				a.none(p, "rm without -r does not delete a directory")
+				continue
 			}
 		}
-		a.target(p, "delete", recursive, note, nil)
+		a.target(p, "delete", recursive, "", nil)
 	}
+}
+
+// none adds p as a target the command names and leaves whole.
+func (a *analysis) none(p, note string) {
+	a.targetHow(p, "delete", how{note: note})
+	t := &a.targets[len(a.targets)-1]
+	t.Entries, t.Files, t.Dirs, t.Links, t.Bytes, t.LiveLinks = 0, 0, 0, 0, 0, []string{}
 }
 
 func shredArgs(a *analysis, _ string, args []string) {
@@ -246,7 +278,17 @@ func modeArgs(a *analysis, op string, args []string) {
 	if !opts["--reference"] && len(ops) > 0 {
 		ops = ops[1:] // the mode or owner
 	}
-	a.each(ops, op, opts["-R"] || opts["--recursive"])
+	h := how{recursive: opts["-R"] || opts["--recursive"], follow: true}
+	if op == "chown" {
+		// chown -h changes a symlink itself; chown -R changes the target
+		// of a symlink named without a slash, not what is in it (unless
+		// -H or -L).
+		h.follow = !opts["-h"] && !opts["--no-dereference"]
+		h.linkFlat = !opts["-H"] && !opts["-L"]
+	}
+	for _, p := range ops {
+		a.targetHow(p, op, h)
+	}
 }
 
 // ontoArgs: mv or cp SOURCE... DEST overwrite what exists at DEST (or at
@@ -408,28 +450,121 @@ func (a *analysis) each(paths []string, op string, recursive bool) {
 	}
 }
 
-// abs is p made absolute where the command runs (ok false: p is relative
-// and the working directory is not known).
+// located is where a path operand leads: its directory part resolved as
+// the kernel resolves it (symlinks followed, .. after a symlink the
+// target's parent), then its last name.
+type located struct {
+	// path is shown lexically (as written, made absolute) when that is
+	// the same file, else physically.
+	path string
+	// slash: written with a trailing slash, which makes the kernel follow
+	// a symlink named last; dot: its last name is . or ..
+	slash, dot bool
+}
+
+// locate is where p leads from where the command runs (ok false: p is
+// relative and the working directory is not known).
+func (a *analysis) locate(p string) (located, bool) {
+	raw := p
+	if !filepath.IsAbs(p) {
+		if a.cwd == "" {
+			return located{}, false
+		}
+		raw = a.cwd + "/" + p
+	}
+	l := located{slash: strings.HasSuffix(p, "/")}
+	trimmed := strings.TrimRight(raw, "/")
+	if trimmed == "" {
+		l.path = "/"
+		return l, true
+	}
+	dir, last := path.Split(trimmed)
+	l.dot = last == "." || last == ".."
+	lex := filepath.Clean(raw)
+	l.path = lex
+	physDir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return l, true // nothing there, either way
+	}
+	if phys := filepath.Join(physDir, last); phys != lex && !sameFile(lex, phys) {
+		l.path = phys
+	}
+	return l, true
+}
+
+// sameFile: a and b are the same file (neither followed if a symlink).
+func sameFile(a, b string) bool {
+	fa, err := os.Lstat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Lstat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
+
+// abs is p made absolute where the command runs, as the kernel resolves
+// it (ok false: p is relative and the working directory is not known).
 func (a *analysis) abs(p string) (string, bool) {
-	if filepath.IsAbs(p) {
-		return filepath.Clean(p), true
-	}
-	if a.cwd == "" {
-		return "", false
-	}
-	return absolute(p, a.cwd), true
+	l, ok := a.locate(p)
+	return l.path, ok
+}
+
+// follows are the ops whose command follows a symlink named last: chmod
+// and chown change its target, a write opens it.
+var follows = map[string]bool{"chmod": true, "chown": true, "overwrite": true, "truncate": true, "shred": true, model.OpWipe: true}
+
+// how a command treats one operand.
+type how struct {
+	recursive bool
+	note      string
+	find      *findSpec
+	// follow: a symlink named last stands for its target (else only a
+	// trailing slash makes it so); linkFlat: a symlink followed without
+	// a trailing slash is not descended into (chown -R).
+	follow, linkFlat bool
 }
 
 // target adds one target: walked (recursive: everything under it),
 // with its mounts, where it lies and the symlinks that point into it.
 func (a *analysis) target(p, op string, recursive bool, note string, find *findSpec) {
-	abs, ok := a.abs(p)
+	a.targetHow(p, op, how{recursive: recursive, note: note, find: find, follow: follows[op]})
+}
+
+func (a *analysis) targetHow(p, op string, h how) {
+	loc, ok := a.locate(p)
 	if !ok {
 		a.unknown = append(a.unknown, p+" (a relative path, and the working directory is not known)")
 		return
 	}
-	t := Target{Path: abs, Op: op, Note: note, LiveLinks: []string{}, Complete: true}
-	if fi, err := os.Lstat(abs); err == nil {
+	abs, note, recursive := loc.path, h.note, h.recursive
+	t := Target{Path: abs, Op: op, LiveLinks: []string{}, Complete: true}
+	fi, err := os.Lstat(abs)
+	exists, via := err == nil, ""
+	if exists && fi.Mode()&fs.ModeSymlink != 0 && (h.follow || loc.slash) {
+		// The command acts on the symlink's target.
+		via = abs
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = real
+			fi, err = os.Lstat(abs)
+			exists = err == nil
+		} else {
+			exists = false // a dangling symlink: nothing there to lose
+		}
+		t.Path = abs
+		note = joinNote(note, "by symlink "+via)
+		if !loc.slash && h.linkFlat {
+			recursive = false
+		}
+	}
+	if exists && loc.slash && !fi.IsDir() {
+		exists = false // name/ of a file: the command fails on it
+		note = joinNote(note, "not a directory")
+	}
+	t.Note = note
+	// rm -r link/ and find link/ empty the target and fail to remove it;
+	// find . and find dir/. never remove their root.
+	contents := op == "delete" && (via != "" && loc.slash || loc.dot && h.find != nil)
+	if exists {
 		t.Exists = true
 		if fi.Mode()&fs.ModeCharDevice != 0 && (op == "overwrite" || op == model.OpWipe) {
 			return // > /dev/null and the like: a device, not a file that goes
@@ -440,11 +575,15 @@ func (a *analysis) target(p, op string, recursive bool, note string, find *findS
 				return
 			}
 		}
+		from := 0 // the depth counted from
+		if contents {
+			from = 1
+		}
 		var st walkStats
-		if find != nil {
-			st = walk(abs, true, a.b, find.match, find.min, find.max)
+		if h.find != nil {
+			st = walk(abs, true, a.b, h.find.match, max(h.find.min, from), h.find.max)
 		} else {
-			st = walk(abs, recursive, a.b, nil, 0, -1)
+			st = walk(abs, recursive || contents, a.b, nil, from, -1)
 		}
 		t.Entries, t.Files, t.Dirs, t.Links, t.Bytes, t.Complete = st.entries, st.files, st.dirs, st.links, st.bytes, st.complete
 		if !st.newest.IsZero() {
@@ -461,4 +600,11 @@ func (a *analysis) target(p, op string, recursive bool, note string, find *findS
 		t.Outside = true
 	}
 	a.targets = append(a.targets, t)
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }

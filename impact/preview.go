@@ -23,9 +23,17 @@ type (
 
 // Options bound and place a preview.
 type Options struct {
-	// Cwd is where the command runs (globs and relative paths); Home is
-	// what ~ stands for.
-	Cwd, Home string
+	// Cwd is where the command runs (globs and relative paths), as the
+	// shell has it ($PWD: the logical path, symlinks kept).
+	Cwd string
+	// Env is the environment the command runs in (KEY=VALUE; nil: none):
+	// the shell's HOME, CDPATH and the options it reads from it change
+	// where cd goes and what ~ and globs are. Home, when set, is HOME.
+	Env  []string
+	Home string
+	// Shell is the shell that runs the command ("": bash); a POSIX sh
+	// has no pushd and may differ from bash where the preview says unknown.
+	Shell string
 	// MaxEntries and MaxTime bound every walk together (DefaultMaxEntries,
 	// DefaultMaxTime when zero).
 	MaxEntries int
@@ -64,7 +72,11 @@ func Compute(ctx context.Context, command string, o Options) *Preview {
 	if !filepath.IsAbs(cwd) {
 		cwd = "" // not known: relative paths and globs are not previewed
 	}
-	cmds, err := parse(command, cwd, o.Home)
+	env := envOf(o.Env)
+	if o.Home != "" {
+		env["HOME"] = known(o.Home, true)
+	}
+	cmds, err := parse(command, newShell(cwd, env, o.Shell == "" || filepath.Base(o.Shell) == "bash"))
 	if err != nil {
 		p.Unknown = append(p.Unknown, "the command does not parse as a shell command ("+err.Error()+")")
 		p.Summary = summary(p, start)

@@ -12,10 +12,14 @@ package impact
 
 import (
 	"bytes"
+	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/pattern"
@@ -40,6 +44,9 @@ type simple struct {
 	// Cwd is where it runs: the proposal's working directory, or where a
 	// cd before it went ("" when that is not known for sure).
 	Cwd string
+	// Env is the environment it gets, as far as the shell's own
+	// directory and expansion depend on it (for a shell it starts).
+	Env map[string]shvar
 }
 
 type redirect struct {
@@ -47,48 +54,256 @@ type redirect struct {
 	Unknown string // the word as written, when it could not be expanded
 }
 
-// parse splits command into its simple commands, in order. A command that
-// does not parse is an error: nothing of it can be previewed. cwd is where
-// the command starts ("" when not known); a cd to a directory that exists
-// moves it for what follows, and a cd that may or may not happen (in a
-// branch, a loop, after ||) leaves it unknown after that.
-func parse(command, cwd, home string) ([]simple, error) {
+// A shell variable as the preview knows it. The zero value is a variable
+// whose value is not known (the environment's, when not one the preview
+// reads, or set by something the preview does not follow).
+type shvar struct {
+	state    uint8 // varUnknown, varSet, varUnset
+	val      string
+	exported bool
+}
+
+const (
+	varUnknown uint8 = iota
+	varSet
+	varUnset
+)
+
+func known(v string, exported bool) shvar { return shvar{state: varSet, val: v, exported: exported} }
+
+// imported are the variables read from the environment the command runs
+// in: those that change where cd goes (HOME, CDPATH), how globs match
+// (GLOBIGNORE, BASHOPTS) and what a bash does first (BASH_ENV, SHELLOPTS).
+// Any other variable of the environment is not known to the preview.
+var imported = []string{"HOME", "CDPATH", "GLOBIGNORE", "BASHOPTS", "SHELLOPTS", "BASH_ENV"}
+
+// tri is a setting that may not be known.
+type tri uint8
+
+const (
+	off tri = iota
+	on
+	unknownTri
+)
+
+// shell is what the preview follows of a shell's state while it reads a
+// command: its logical working directory (as $PWD and cd -L have it),
+// its variables, the pushd stack, the options that change cd and globs,
+// and the functions the command defines.
+type shell struct {
+	bash       bool   // the shell is bash (pushd, popd, BASHOPTS...)
+	cwd        string // "" when not known
+	vars       map[string]shvar
+	stack      []string // pushd's stack, below cwd
+	stackKnown bool
+	physical   tri // set -P: cd resolves symlinks
+	dotglob    tri
+	nocaseglob tri
+	globstar   tri
+	funcs      map[string]bool
+}
+
+// newShell is the shell that starts the command: in cwd (absolute, or ""
+// when not known) with env (KEY=VALUE; later ones win); bash says whether
+// it is bash.
+func newShell(cwd string, env map[string]shvar, bash bool) *shell {
+	sh := &shell{bash: bash, cwd: cwd, vars: map[string]shvar{}, stackKnown: true, funcs: map[string]bool{}}
+	for _, k := range imported {
+		v, ok := env[k]
+		if !ok {
+			v = shvar{state: varUnset}
+		}
+		sh.vars[k] = v
+	}
+	if cwd != "" {
+		sh.vars["PWD"] = known(cwd, true)
+	}
+	if !bash {
+		return sh
+	}
+	// bash -c reads BASH_ENV first: what it does is not known.
+	if v := sh.vars["BASH_ENV"]; v.state != varUnset && !(v.state == varSet && v.val == "") {
+		sh.forget()
+		return sh
+	}
+	sh.physical = optionIn(sh.vars["SHELLOPTS"], "physical")
+	sh.dotglob = optionIn(sh.vars["BASHOPTS"], "dotglob")
+	sh.nocaseglob = optionIn(sh.vars["BASHOPTS"], "nocaseglob")
+	sh.globstar = optionIn(sh.vars["BASHOPTS"], "globstar")
+	if optionIn(sh.vars["BASHOPTS"], "expand_aliases") != off {
+		sh.forget()
+	}
+	return sh
+}
+
+// optionIn says whether option is in v, a colon-separated list of the
+// options set (SHELLOPTS, BASHOPTS).
+func optionIn(v shvar, option string) tri {
+	switch v.state {
+	case varUnset:
+		return off
+	case varSet:
+		for _, o := range strings.Split(v.val, ":") {
+			if o == option {
+				return on
+			}
+		}
+		return off
+	}
+	return unknownTri
+}
+
+// envOf reads KEY=VALUE pairs (later ones win) as exported variables.
+func envOf(pairs []string) map[string]shvar {
+	env := map[string]shvar{}
+	for _, kv := range pairs {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+			env[k] = known(v, true)
+		}
+	}
+	return env
+}
+
+func (sh *shell) clone() *shell {
+	c := *sh
+	c.vars = maps.Clone(sh.vars)
+	c.stack = slices.Clone(sh.stack)
+	c.funcs = maps.Clone(sh.funcs)
+	return &c
+}
+
+// forget: the shell's state is no longer known (eval, source, a function
+// of the command's, an unknown command name ran in it).
+func (sh *shell) forget() {
+	sh.cwd = ""
+	sh.vars = map[string]shvar{}
+	sh.stackKnown = false
+	sh.physical, sh.dotglob, sh.nocaseglob, sh.globstar = unknownTri, unknownTri, unknownTri, unknownTri
+}
+
+// merge makes unknown what may or may not have changed: sh is the state
+// when something ran, was the state when it did not.
+func (sh *shell) merge(was *shell) {
+	if sh.cwd != was.cwd {
+		sh.cwd = ""
+	}
+	for k, v := range sh.vars {
+		if w, ok := was.vars[k]; !ok || w != v {
+			sh.vars[k] = shvar{}
+		}
+	}
+	for k := range was.vars {
+		if _, ok := sh.vars[k]; !ok {
+			sh.vars[k] = shvar{}
+		}
+	}
+	if !sh.stackKnown || !was.stackKnown || !slices.Equal(sh.stack, was.stack) {
+		sh.stackKnown, sh.stack = false, nil
+	}
+	for _, p := range [][2]*tri{{&sh.physical, &was.physical}, {&sh.dotglob, &was.dotglob},
+		{&sh.nocaseglob, &was.nocaseglob}, {&sh.globstar, &was.globstar}} {
+		if *p[0] != *p[1] {
+			*p[0] = unknownTri
+		}
+	}
+	for k := range was.funcs {
+		sh.funcs[k] = true
+	}
+}
+
+// set assigns a variable, keeping whether it is exported.
+func (sh *shell) set(name string, v shvar) {
+	v.exported = v.exported || sh.vars[name].exported
+	sh.vars[name] = v
+}
+
+// exported is the environment a command started by the shell gets: its
+// exported variables, then the assignments before the command.
+func (sh *shell) exported(prefix map[string]shvar) map[string]shvar {
+	env := map[string]shvar{}
+	for k, v := range sh.vars {
+		if v.exported || v.state == varUnknown {
+			if v.state == varSet || v.state == varUnknown {
+				env[k] = v
+			}
+		}
+	}
+	for k, v := range prefix {
+		env[k] = v
+	}
+	return env
+}
+
+// environ is the expander's environment: the variables known to be set,
+// PWD the directory globs are read in.
+func (sh *shell) environ() expand.Environ {
+	pairs := []string{"IFS= \t\n"}
+	for k, v := range sh.vars {
+		if v.state == varSet && k != "PWD" {
+			pairs = append(pairs, k+"="+v.val)
+		}
+	}
+	pairs = append(pairs, "PWD="+sh.cwd)
+	return expand.ListEnviron(pairs...)
+}
+
+// parse splits command into its simple commands, in order, following sh
+// (changed as the command would change it). A command that does not parse
+// is an error: nothing of it can be previewed. A cd (or pushd, popd) that
+// surely goes somewhere moves the directory for what follows, as the
+// shell would go (CDPATH, HOME, OLDPWD, -L/-P, symlinks); one that may
+// or may not happen (in a branch, a loop, after ||) or whose destination
+// is not known leaves it unknown after that.
+func parse(command string, sh *shell) ([]simple, error) {
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
 	if err != nil {
 		return nil, err
 	}
-	vars := map[string]*string{} // set in the command: value, or nil when unknown
-	env := func() expand.Environ {
-		pairs := []string{"PWD=" + cwd, "HOME=" + home, "IFS= \t\n"}
-		for k, v := range vars {
-			if v != nil {
-				pairs = append(pairs, k+"="+*v)
-			}
-		}
-		return expand.ListEnviron(pairs...)
-	}
 	var stack []cdFrame
 	var out []simple
-	syntax.Walk(f, func(n syntax.Node) bool {
+	var visit func(n syntax.Node) bool
+	// substitutions walks the command and process substitutions of n
+	// (they run first, each in a subshell of its own).
+	substitutions := func(n syntax.Node) {
+		syntax.Walk(n, func(m syntax.Node) bool {
+			switch m.(type) {
+			case *syntax.CmdSubst, *syntax.ProcSubst:
+				syntax.Walk(m, visit)
+				return false
+			}
+			return true
+		})
+	}
+	visit = func(n syntax.Node) bool {
 		if n == nil {
 			fr := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 			switch {
 			case fr.restore:
-				cwd = fr.saved // a subshell's cd stays in it
-			case fr.maybe && cwd != fr.saved:
-				cwd = "" // it may or may not have run
-			case fr.hasAfterX && cwd != fr.afterX && !leftOfAnd(stack):
-				cwd = "" // Y's cd, which did not run when X failed
+				sh = fr.saved // a subshell's changes stay in it
+			case fr.maybe:
+				sh.merge(fr.saved) // it may or may not have run
+			case fr.afterX != nil && !leftOfAnd(stack):
+				sh.merge(fr.afterX) // Y's changes, which did not happen when X failed
 			}
 			return true
 		}
-		fr := cdFrame{node: n, saved: cwd}
+		fr := cdFrame{node: n, saved: sh.clone()}
 		switch x := n.(type) {
 		case *syntax.Subshell, *syntax.CmdSubst, *syntax.ProcSubst:
 			fr.restore = true
-		case *syntax.IfClause, *syntax.WhileClause, *syntax.ForClause, *syntax.CaseClause, *syntax.FuncDecl:
+		case *syntax.IfClause, *syntax.WhileClause, *syntax.CaseClause:
 			fr.maybe = true
+		case *syntax.ForClause:
+			fr.maybe = true
+			if it, ok := x.Loop.(*syntax.WordIter); ok && it.Name != nil {
+				sh.vars[it.Name.Value] = shvar{} // set by the loop: not known after
+			}
+		case *syntax.FuncDecl:
+			fr.maybe = true
+			if x.Name != nil {
+				sh.funcs[x.Name.Value] = true
+			}
 		case *syntax.Stmt:
 			fr.restore = x.Background || x.Coprocess
 			if len(stack) > 0 {
@@ -99,7 +314,7 @@ func parse(command, cwd, home string) ([]simple, error) {
 					case b.Y == x && b.Op == syntax.OrStmt:
 						fr.maybe = true // runs only when X failed
 					case b.Y == x && b.Op == syntax.AndStmt:
-						stack[len(stack)-1].afterX, stack[len(stack)-1].hasAfterX = cwd, true
+						stack[len(stack)-1].afterX = sh.clone()
 					}
 				}
 			}
@@ -110,111 +325,451 @@ func parse(command, cwd, home string) ([]simple, error) {
 		}
 		st, ok := n.(*syntax.Stmt)
 		if !ok {
-			return push()
-		}
-		call, _ := st.Cmd.(*syntax.CallExpr)
-		if call == nil {
-			// Compound commands (subshells, if, loops, functions): their
-			// statements are walked in turn. Their redirections count.
-			if len(st.Redirs) > 0 {
-				s := simple{Text: printed(st), Cwd: cwd}
-				addRedirs(&s, st.Redirs, vars, env())
-				out = append(out, s)
+			switch n.(type) {
+			case *syntax.Word, *syntax.CStyleLoop:
+				sideAssigns(n, sh) // a loop's words, a case's subject
 			}
 			return push()
 		}
-		if len(call.Args) == 0 {
-			// X=value: known for the rest of the command when certain.
-			for _, a := range call.Assigns {
-				if a.Name == nil {
-					continue
-				}
-				if a.Array != nil || a.Index != nil || a.Append || a.Value == nil {
-					vars[a.Name.Value] = nil
-					continue
-				}
-				if v, ok := literal(a.Value, vars, env()); ok {
-					vars[a.Name.Value] = &v
-				} else {
-					vars[a.Name.Value] = nil
-				}
-			}
-			if len(st.Redirs) > 0 {
-				s := simple{Text: printed(st), Cwd: cwd}
-				addRedirs(&s, st.Redirs, vars, env())
-				out = append(out, s)
+		// What this statement does to the shell is done on next; then kept,
+		// made uncertain or dropped as its place says.
+		next := sh.clone()
+		done := func() bool {
+			switch {
+			case fr.restore:
+			case fr.maybe:
+				next.merge(sh)
+				sh = next
+			default:
+				sh = next
 			}
 			return false
 		}
-		s := simple{Text: printed(st), Cwd: cwd}
-		relative := false // a glob was read relative to an unknown directory
-		cfg := config(env())
-		if cwd == "" {
-			cfg.ReadDir2 = func(name string) ([]fs.DirEntry, error) {
-				if !filepath.IsAbs(name) {
-					relative = true
-					return nil, fs.ErrNotExist
-				}
-				return os.ReadDir(name)
+		switch x := st.Cmd.(type) {
+		case *syntax.DeclClause:
+			substitutions(st)
+			s := simple{Text: printed(st), Cwd: sh.cwd}
+			addRedirs(&s, st.Redirs, sh)
+			if len(s.Redirs) > 0 {
+				out = append(out, s)
 			}
+			declare(x, sh, next)
+			return done()
+		case *syntax.CallExpr:
+		default:
+			// Compound commands (subshells, if, loops, functions): their
+			// statements are walked in turn. Their redirections count.
+			if len(st.Redirs) > 0 {
+				s := simple{Text: printed(st), Cwd: sh.cwd}
+				addRedirs(&s, st.Redirs, sh)
+				out = append(out, s)
+			}
+			switch st.Cmd.(type) {
+			case *syntax.ArithmCmd, *syntax.LetClause, *syntax.TestClause:
+				substitutions(st)
+				sideAssigns(st, next)
+				return done()
+			}
+			return push()
 		}
-		for i, w := range call.Args {
-			relative = false
-			if !certain(w, vars) {
-				s.Unknown = append(s.Unknown, printed(w))
-				if i == 0 {
-					s.NameUnknown = true
+		call := st.Cmd.(*syntax.CallExpr)
+		substitutions(st)
+		sideAssigns(st, next)
+		if len(call.Args) == 0 {
+			// X=value: known for the rest of the command when certain.
+			for _, a := range call.Assigns {
+				if a.Name != nil {
+					next.set(a.Name.Value, assigned(a, sh))
 				}
-				continue
 			}
-			fields, err := expand.Fields(cfg, w)
-			if err == nil {
-				fields = dotFiltered(cfg, w, fields)
+			if len(st.Redirs) > 0 {
+				s := simple{Text: printed(st), Cwd: sh.cwd}
+				addRedirs(&s, st.Redirs, sh)
+				out = append(out, s)
 			}
-			if err != nil || relative {
-				word := printed(w)
-				if relative {
-					word += " (a glob, and the working directory is not known)"
-				}
-				s.Unknown = append(s.Unknown, word)
-				if i == 0 {
-					s.NameUnknown = true
-				}
-				continue
-			}
-			s.Args = append(s.Args, fields...)
+			return done()
 		}
-		addRedirs(&s, st.Redirs, vars, env())
-		out = append(out, s)
-		if len(s.Args) > 0 && (s.Args[0] == "cd" || s.Args[0] == "pushd" || s.Args[0] == "popd") {
-			// Its frame is not walked into: what its end does is done here.
-			switch to := changeDir(s, cwd, home); {
-			case fr.restore: // in a subshell of its own: no change after it
-			case fr.maybe && to != cwd:
-				cwd = "" // it may or may not run
-			default:
-				cwd = to
-			}
-		}
+		s := simple{Text: printed(st), Cwd: sh.cwd}
+		s.Args, s.Unknown, s.NameUnknown = words(call.Args, sh)
+		addRedirs(&s, st.Redirs, sh)
 		// Assignments before a command apply to it alone: they do not
 		// change what later words mean.
-		return false
-	})
+		prefix := map[string]shvar{}
+		for _, a := range call.Assigns {
+			if a.Name != nil {
+				prefix[a.Name.Value] = assigned(a, sh)
+				prefix[a.Name.Value] = shvar{state: prefix[a.Name.Value].state, val: prefix[a.Name.Value].val, exported: true}
+			}
+		}
+		s.Env = sh.exported(prefix)
+		out = append(out, s)
+		builtin(s, prefix, next)
+		return done()
+	}
+	syntax.Walk(f, visit)
 	return out, nil
 }
 
-// cdFrame is a node being walked, with the directory at its start and
-// what its end does to a cd made inside it.
+// words expands a simple command's words: each one certain, or named in
+// unknown (nameUnknown when the first one is).
+func words(ws []*syntax.Word, sh *shell) (args, unknown []string, nameUnknown bool) {
+	relative, globbed := false, false
+	cfg := config(sh)
+	cfg.ReadDir2 = func(name string) ([]fs.DirEntry, error) {
+		globbed = true
+		if !filepath.IsAbs(name) {
+			relative = true
+			return nil, fs.ErrNotExist
+		}
+		return os.ReadDir(name)
+	}
+	for i, w := range ws {
+		relative, globbed = false, false
+		why := ""
+		var fields []string
+		err := errUncertain
+		if certain(w, sh) {
+			fields, err = expand.Fields(cfg, w)
+		}
+		if relative {
+			why = " (a glob, and the working directory is not known)"
+		} else if err == nil {
+			fields = dotFiltered(cfg, w, fields)
+			switch {
+			case globbed && !globsKnown(sh):
+				why = " (a glob, and the shell options or GLOBIGNORE that change it are not known)"
+			case globbed && dotDotAfterLink(cfg, w, sh.cwd):
+				why = " (a glob through .. after a symlink)"
+			}
+		}
+		if err != nil || why != "" {
+			unknown = append(unknown, printed(w)+why)
+			if i == 0 {
+				nameUnknown = true
+			}
+			continue
+		}
+		args = append(args, fields...)
+	}
+	return args, unknown, nameUnknown
+}
+
+var errUncertain = errors.New("not certain")
+
+// globsKnown: how a glob matches is known (the options that change it,
+// GLOBIGNORE unset or empty).
+func globsKnown(sh *shell) bool {
+	g := sh.vars["GLOBIGNORE"]
+	return sh.dotglob != unknownTri && sh.nocaseglob != unknownTri && sh.globstar != unknownTri &&
+		(g.state == varUnset || g.state == varSet && g.val == "")
+}
+
+// dotDotAfterLink: w's pattern has a .. whose directory before it is
+// reached through a symlink, or is itself a pattern. The shell's glob
+// opens dir/.. as the kernel does (the symlink's target's parent); the
+// expander joins it away lexically.
+func dotDotAfterLink(cfg *expand.Config, w *syntax.Word, cwd string) bool {
+	pat, err := expand.Pattern(cfg, w)
+	if err != nil {
+		return true
+	}
+	parts := strings.Split(pat, "/")
+	for i, p := range parts {
+		if p != ".." {
+			continue
+		}
+		before := strings.Join(parts[:i], "/")
+		if pattern.HasMeta(before, 0) {
+			return true
+		}
+		lex := absolute(before+"/..", cwd)
+		if !filepath.IsAbs(before) && cwd == "" {
+			return true
+		}
+		base := before
+		if !filepath.IsAbs(base) {
+			base = cwd + "/" + base
+		}
+		phys, err := filepath.EvalSymlinks(base + "/..")
+		if err != nil {
+			continue // nothing there: the glob matches nothing either way
+		}
+		if l, err := filepath.EvalSymlinks(lex); err != nil || l != phys {
+			return true
+		}
+	}
+	return false
+}
+
+// assigned is the value an assignment gives (unknown when not certain).
+func assigned(a *syntax.Assign, sh *shell) shvar {
+	if a.Array != nil || a.Index != nil || a.Append || a.Value == nil && !a.Naked {
+		return shvar{}
+	}
+	if a.Value == nil {
+		return known("", false)
+	}
+	if v, ok := literal(a.Value, sh); ok {
+		return known(v, false)
+	}
+	return shvar{}
+}
+
+// declare follows export, declare, typeset, local, readonly: values and
+// the export attribute; an option that changes what a value becomes
+// (-i, -n, -l, -u, -a...) makes the variables it names unknown.
+func declare(d *syntax.DeclClause, sh, next *shell) {
+	variant := ""
+	if d.Variant != nil {
+		variant = d.Variant.Value
+	}
+	plain, export, unexport := variant != "nameref", variant == "export", false
+	for _, a := range d.Args {
+		if a.Name != nil || a.Value == nil {
+			continue
+		}
+		opt, ok := literal(a.Value, sh)
+		if !ok || !strings.HasPrefix(opt, "-") && !strings.HasPrefix(opt, "+") {
+			plain = false
+			continue
+		}
+		for _, c := range opt[1:] {
+			switch {
+			case c == 'x' && opt[0] == '-':
+				export = true
+			case c == 'x' || c == 'n' && variant == "export":
+				unexport = true
+			case c == 'g' || c == 'r' || c == 'x' || c == 'p' || c == 'f' || c == 'F':
+			default:
+				plain = false
+			}
+		}
+	}
+	for _, a := range d.Args {
+		if a.Name == nil {
+			continue
+		}
+		name := a.Name.Value
+		switch {
+		case !plain || unexport:
+			next.vars[name] = shvar{}
+		case a.Naked:
+			v := next.vars[name]
+			v.exported = v.exported || export
+			next.vars[name] = v
+		default:
+			v := assigned(a, sh)
+			v.exported = export || next.vars[name].exported
+			next.vars[name] = v
+		}
+	}
+}
+
+// sideAssigns makes unknown what expansions in n assign: ${X:=v},
+// arithmetic (X=1, X++, let, (( ))).
+func sideAssigns(n syntax.Node, sh *shell) {
+	syntax.Walk(n, func(m syntax.Node) bool {
+		switch x := m.(type) {
+		case *syntax.ParamExp:
+			if x.Param != nil && x.Exp != nil && (x.Exp.Op == syntax.AssignUnset || x.Exp.Op == syntax.AssignUnsetOrNull) {
+				sh.vars[x.Param.Value] = shvar{}
+			}
+		case *syntax.ArithmExp, *syntax.ArithmCmd, *syntax.LetClause, *syntax.CStyleLoop:
+			syntax.Walk(x, func(k syntax.Node) bool {
+				switch y := k.(type) {
+				case *syntax.Lit:
+					sh.vars[y.Value] = shvar{}
+				case *syntax.ParamExp:
+					if y.Param != nil {
+						sh.vars[y.Param.Value] = shvar{}
+					}
+				}
+				return true
+			})
+			return false
+		}
+		return true
+	})
+}
+
+// stateBuiltin: name, run by the shell itself, may change what the
+// preview follows of it (a command the shell starts cannot).
+func stateBuiltin(name string) bool {
+	switch name {
+	case "cd", "pushd", "popd", "dirs", "set", "shopt", "unset", "read", "mapfile", "readarray",
+		"printf", "getopts", "source", ".", "eval", "enable", "alias", "let", "wait", "builtin", "command":
+		return true
+	}
+	return false
+}
+
+// builtin does to next what s, run in the shell, does to its state:
+// cd, pushd, popd, dirs -c, set -P, shopt, unset, read and the like;
+// eval, source, a function of the command's or a name not known make it
+// unknown.
+func builtin(s simple, prefix map[string]shvar, next *shell) {
+	if s.NameUnknown {
+		next.forget() // it may be cd, eval, source...
+		return
+	}
+	args := s.Args
+	if len(args) == 0 {
+		return
+	}
+	name := args[0]
+	if next.funcs[name] {
+		next.forget()
+		return
+	}
+	for (name == "builtin" || name == "command") && len(args) > 1 {
+		if strings.HasPrefix(args[1], "-") {
+			if name == "command" && (args[1] == "-v" || args[1] == "-V") {
+				return
+			}
+			next.forget() // options not followed
+			return
+		}
+		args = args[1:]
+		name = args[0]
+	}
+	if name == "builtin" || name == "command" || !stateBuiltin(name) {
+		return
+	}
+	if len(s.Unknown) > 0 && name != "printf" && name != "command" && name != "builtin" {
+		// Some of its words are not known: what it changes is not.
+		forgetOf(name, next)
+		return
+	}
+	switch name {
+	case "cd":
+		changeDir(next, args[1:], prefix, true)
+	case "pushd":
+		pushd(next, args[1:], prefix)
+	case "popd":
+		popd(next, args[1:])
+	case "dirs":
+		if slices.Contains(args[1:], "-c") {
+			next.stack, next.stackKnown = nil, true
+		}
+	case "set":
+		setOptions(next, args[1:])
+	case "shopt":
+		shopt(next, args[1:])
+	case "unset":
+		for _, a := range args[1:] {
+			switch {
+			case a == "-f":
+				return // functions: it no longer calls one, a call is then a command not known
+			case strings.HasPrefix(a, "-"):
+			default:
+				next.vars[a] = shvar{state: varUnset}
+			}
+		}
+	case "read", "mapfile", "readarray", "getopts", "wait", "let":
+		for _, a := range args[1:] {
+			next.vars[a] = shvar{} // names and more: each made unknown
+		}
+		next.vars["REPLY"], next.vars["MAPFILE"], next.vars["OPTARG"], next.vars["OPTIND"] = shvar{}, shvar{}, shvar{}, shvar{}
+	case "printf":
+		for i, a := range args {
+			if a == "-v" && i+1 < len(args) {
+				next.vars[args[i+1]] = shvar{}
+			} else if strings.HasPrefix(a, "-v") && len(a) > 2 {
+				next.vars[a[2:]] = shvar{}
+			}
+		}
+		if len(s.Unknown) > 0 {
+			forgetOf(name, next)
+		}
+	default: // source, ., eval, enable, alias
+		next.forget()
+	}
+}
+
+// forgetOf makes unknown what builtin name may change when its words are
+// not known.
+func forgetOf(name string, next *shell) {
+	switch name {
+	case "read", "mapfile", "readarray", "getopts", "wait", "let", "printf", "unset":
+		next.vars = map[string]shvar{}
+	case "dirs":
+		next.stackKnown, next.stack = false, nil
+	case "cd", "pushd", "popd":
+		next.lost()
+		if name != "cd" {
+			next.stackKnown, next.stack = false, nil
+		}
+	default:
+		next.forget()
+	}
+}
+
+// setOptions follows set -P / set -o physical (cd resolving symlinks);
+// other options change neither cd nor globs.
+func setOptions(sh *shell, args []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || a == "-" || len(a) < 2 || a[0] != '-' && a[0] != '+' {
+			return // positional parameters follow
+		}
+		v := on
+		if a[0] == '+' {
+			v = off
+		}
+		if a[1:] == "o" {
+			if i+1 < len(args) {
+				i++
+				if args[i] == "physical" {
+					sh.physical = v
+				}
+			}
+			continue
+		}
+		if strings.ContainsRune(a[1:], 'P') {
+			sh.physical = v
+		}
+	}
+}
+
+// shopt follows the options that change globs; expand_aliases makes what
+// follows unknown.
+func shopt(sh *shell, args []string) {
+	v := unknownTri
+	for _, a := range args {
+		switch a {
+		case "-s":
+			v = on
+		case "-u":
+			v = off
+		case "-o", "-p", "-q":
+			if a == "-o" {
+				v = unknownTri
+			}
+		case "dotglob":
+			sh.dotglob = v
+		case "nocaseglob":
+			sh.nocaseglob = v
+		case "globstar":
+			sh.globstar = v
+		case "expand_aliases":
+			if v != off {
+				sh.forget()
+			}
+		}
+	}
+}
+
+// cdFrame is a node being walked, with the shell at its start and what
+// its end does to changes made inside it.
 type cdFrame struct {
 	node  syntax.Node
-	saved string
-	// restore: a subshell, whose cd stays in it; maybe: it may or may not
-	// run (a branch, a loop, the Y of X || Y).
+	saved *shell
+	// restore: a subshell, whose changes stay in it; maybe: it may or may
+	// not run (a branch, a loop, the Y of X || Y).
 	restore, maybe bool
-	// afterX: for X && Y, where X left the shell; a cd in Y holds only
+	// afterX: for X && Y, the shell X left; a change in Y holds only
 	// while the chain runs (Y runs only when X succeeded).
-	afterX    string
-	hasAfterX bool
+	afterX *shell
 }
 
 // leftOfAnd reports whether the node ending (popped off stack) is the X
@@ -229,45 +784,235 @@ func leftOfAnd(stack []cdFrame) bool {
 	return ok && isChain && b.Op == syntax.AndStmt && b.X == st
 }
 
-// changeDir is where cd (or pushd) leaves the shell: its directory when
-// certain and there, else "" (not known). popd, cd - and CDPATH's
-// searches are not followed.
-func changeDir(s simple, cwd, home string) string {
-	if s.Args[0] == "popd" || len(s.Unknown) > 0 {
-		return ""
+// changeDir does cd ARGS (builtin: the cd builtin itself, whose -L, -P,
+// -e and -@ it reads) as bash does: no operand is $HOME, - is $OLDPWD, a
+// name not starting with /, ./ or ../ (nor . or ..) is searched in each
+// $CDPATH entry (an empty one the current directory) before the current
+// directory; -L (the default, unless set -P) takes .. off the logical
+// path, -P resolves symlinks. prefix are assignments before the cd
+// (CDPATH=x cd y). Where it goes is sh.cwd after, "" when not known:
+// also when it fails, since then what follows runs where the shell was
+// or not at all, and at run time it may not fail. It reports whether it
+// went somewhere known.
+func changeDir(sh *shell, args []string, prefix map[string]shvar, options bool) bool {
+	get := func(name string) shvar {
+		if v, ok := prefix[name]; ok {
+			return v
+		}
+		return sh.vars[name]
 	}
-	args := s.Args[1:]
-	for len(args) > 0 && strings.HasPrefix(args[0], "-") && args[0] != "-" {
-		if args[0] == "--" {
-			args = args[1:]
+	physical := sh.physical
+	for options && len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-' {
+		a := args[0]
+		args = args[1:]
+		if a == "--" {
 			break
 		}
-		args = args[1:] // -L, -P, -e, -@
+		for _, c := range a[1:] {
+			switch c {
+			case 'L':
+				physical = off
+			case 'P':
+				physical = on
+			case 'e', '@':
+			default:
+				return sh.lost() // an option cd refuses
+			}
+		}
 	}
-	dir := home
-	if len(args) > 0 {
-		dir = args[0]
+	if physical == unknownTri || len(args) > 1 {
+		return sh.lost()
 	}
+	var dir string
+	search := false
 	switch {
-	case dir == "" || dir == "-" || len(args) > 1:
-		return ""
-	case !filepath.IsAbs(dir) && cwd == "":
-		return ""
+	case len(args) == 0:
+		home := get("HOME")
+		if home.state != varSet {
+			return sh.lost() // not known, or cd fails (HOME not set)
+		}
+		dir = home.val
+	case args[0] == "-":
+		old := get("OLDPWD")
+		if old.state != varSet {
+			return sh.lost()
+		}
+		dir = old.val
+	default:
+		dir = args[0]
+		search = !(strings.HasPrefix(dir, "/") || dir == "." || dir == ".." || strings.HasPrefix(dir, "./") || strings.HasPrefix(dir, "../"))
 	}
-	dir = absolute(dir, cwd)
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return "" // cd would fail: what follows may run anywhere
+	if dir == "" {
+		return sh.went(sh.cwd) // cd "" stays (bash)
 	}
-	return dir
+	if search {
+		cdpath := get("CDPATH")
+		switch {
+		case cdpath.state == varUnknown:
+			return sh.lost()
+		case cdpath.state == varSet && cdpath.val != "":
+			if !sh.bash && strings.Contains("/"+dir+"/", "/../") {
+				return sh.lost() // sh checks a candidate physically, then goes logically
+			}
+			for _, entry := range strings.Split(cdpath.val, ":") {
+				cand := dir
+				if entry != "" {
+					cand = strings.TrimSuffix(entry, "/") + "/" + dir
+				}
+				to, ok, sure := sh.dirAt(cand, physical == on)
+				switch {
+				case !sure:
+					return sh.lost()
+				case ok:
+					return sh.went(to)
+				}
+			}
+			if !sh.bash {
+				return sh.lost() // POSIX shells differ on falling back to the current directory
+			}
+		}
+	}
+	to, ok, sure := sh.dirAt(dir, physical == on)
+	if !sure || !ok {
+		return sh.lost()
+	}
+	return sh.went(to)
+}
+
+// lost: where the shell is is no longer known.
+func (sh *shell) lost() bool {
+	sh.cwd = ""
+	sh.vars["PWD"], sh.vars["OLDPWD"] = shvar{exported: sh.vars["PWD"].exported}, shvar{exported: sh.vars["OLDPWD"].exported}
+	return false
+}
+
+// went: a cd arrived at to; OLDPWD is what $PWD was.
+func (sh *shell) went(to string) bool {
+	old := sh.vars["PWD"]
+	sh.set("OLDPWD", shvar{state: old.state, val: old.val})
+	sh.set("PWD", known(to, false))
+	sh.cwd = to
+	return true
+}
+
+// dirAt is where changing to dir goes from sh.cwd (logically, or
+// physically): ok when the shell would get there, sure false when that
+// cannot be known (a relative dir from an unknown directory; a logical
+// path that does not exist while its physical one does, where bash and
+// POSIX shells differ).
+func (sh *shell) dirAt(dir string, physical bool) (to string, ok, sure bool) {
+	t := dir
+	if !strings.HasPrefix(dir, "/") {
+		if sh.cwd == "" {
+			return "", false, false
+		}
+		t = sh.cwd + "/" + dir
+	}
+	raw := enterable(t) // the path as the kernel resolves it (physically)
+	if physical {
+		if !raw {
+			return "", false, true
+		}
+		p, err := filepath.EvalSymlinks(t)
+		if err != nil {
+			return "", false, false
+		}
+		return p, true, true
+	}
+	if canon, ok := canonical(t); ok && enterable(canon) {
+		return canon, true, true
+	}
+	if raw {
+		return "", false, false
+	}
+	return "", false, true
+}
+
+// canonical is bash's logical path of t (absolute): . dropped, .. taking
+// off the name before it, which must be a directory; the result must
+// exist.
+func canonical(t string) (string, bool) {
+	var parts []string
+	for _, p := range strings.Split(t, "/") {
+		switch p {
+		case "", ".":
+		case "..":
+			if fi, err := os.Stat("/" + strings.Join(parts, "/")); err != nil || !fi.IsDir() {
+				return "", false
+			}
+			if len(parts) > 0 {
+				parts = parts[:len(parts)-1]
+			}
+		default:
+			parts = append(parts, p)
+		}
+	}
+	c := "/" + strings.Join(parts, "/")
+	if _, err := os.Stat(c); err != nil {
+		return "", false
+	}
+	return c, true
+}
+
+// enterable: p is a directory the shell can chdir into.
+func enterable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir() && syscall.Access(p, 1) == nil
+}
+
+// pushd DIR is cd DIR, the old directory pushed on the stack; pushd
+// alone swaps the top two. Options and +N/-N are not followed. Only bash
+// has it.
+func pushd(sh *shell, args []string, prefix map[string]shvar) {
+	old := sh.cwd
+	switch {
+	case !sh.bash || !sh.stackKnown || len(args) > 1 || len(args) == 1 && (strings.HasPrefix(args[0], "-") || strings.HasPrefix(args[0], "+")):
+		sh.lost()
+		sh.stackKnown, sh.stack = false, nil
+	case len(args) == 0:
+		if len(sh.stack) == 0 || old == "" {
+			sh.lost() // fails: the stack is empty
+			return
+		}
+		top := sh.stack[0]
+		if changeDir(sh, []string{top}, nil, false) {
+			sh.stack[0] = old
+		} else {
+			sh.stackKnown, sh.stack = false, nil
+		}
+	default:
+		if changeDir(sh, args, prefix, false) && old != "" {
+			sh.stack = append([]string{old}, sh.stack...)
+		} else {
+			sh.stackKnown, sh.stack = false, nil
+		}
+	}
+}
+
+// popd goes to the directory on the top of the stack and takes it off.
+func popd(sh *shell, args []string) {
+	if !sh.bash || !sh.stackKnown || len(args) > 0 || len(sh.stack) == 0 {
+		sh.lost()
+		sh.stackKnown, sh.stack = false, nil
+		return
+	}
+	top := sh.stack[0]
+	if changeDir(sh, []string{top}, nil, false) {
+		sh.stack = sh.stack[1:]
+	} else {
+		sh.stackKnown, sh.stack = false, nil
+	}
 }
 
 // config is the expansion as bash does it for the oracle: globs relative
-// to PWD, no match giving no word (nullglob), an unset variable an error.
-func config(env expand.Environ) *expand.Config {
-	return &expand.Config{Env: env, ReadDir2: os.ReadDir, NullGlob: true, NoUnset: true}
+// to the shell's directory, no match giving no word (nullglob), an unset
+// variable an error, the glob options the shell has.
+func config(sh *shell) *expand.Config {
+	return &expand.Config{Env: sh.environ(), ReadDir2: os.ReadDir, NullGlob: true, NoUnset: true,
+		DotGlob: sh.dotglob == on, NoCaseGlob: sh.nocaseglob == on, GlobStar: sh.globstar == on}
 }
 
-func addRedirs(s *simple, rs []*syntax.Redirect, vars map[string]*string, env expand.Environ) {
+func addRedirs(s *simple, rs []*syntax.Redirect, sh *shell) {
 	for _, r := range rs {
 		switch r.Op {
 		case syntax.RdrOut, syntax.RdrClob, syntax.RdrAll:
@@ -277,11 +1022,11 @@ func addRedirs(s *simple, rs []*syntax.Redirect, vars map[string]*string, env ex
 		if r.Word == nil {
 			continue
 		}
-		if !certain(r.Word, vars) {
+		if !certain(r.Word, sh) {
 			s.Redirs = append(s.Redirs, redirect{Unknown: printed(r.Word)})
 			continue
 		}
-		p, err := expand.Literal(config(env), r.Word)
+		p, err := expand.Literal(config(sh), r.Word)
 		if err != nil || p == "" {
 			s.Redirs = append(s.Redirs, redirect{Unknown: printed(r.Word)})
 			continue
@@ -291,19 +1036,26 @@ func addRedirs(s *simple, rs []*syntax.Redirect, vars map[string]*string, env ex
 }
 
 // literal expands an assignment's value when it is certain.
-func literal(w *syntax.Word, vars map[string]*string, env expand.Environ) (string, bool) {
-	if !certain(w, vars) {
+func literal(w *syntax.Word, sh *shell) (string, bool) {
+	if !certain(w, sh) {
 		return "", false
 	}
-	v, err := expand.Literal(config(env), w)
+	v, err := expand.Literal(config(sh), w)
 	return v, err == nil
 }
 
 // certain reports whether w can be expanded without running anything:
-// no command or process substitution, no arithmetic, and only variables
-// the command itself set to a known value.
-func certain(w *syntax.Word, vars map[string]*string) bool {
+// no command or process substitution, no arithmetic, only variables whose
+// value is known, and ~ only when HOME is.
+func certain(w *syntax.Word, sh *shell) bool {
 	ok := true
+	for i, p := range w.Parts {
+		if l, isLit := p.(*syntax.Lit); isLit && (i == 0 && strings.HasPrefix(l.Value, "~") || strings.Contains(l.Value, ":~")) {
+			if sh.vars["HOME"].state != varSet {
+				return false
+			}
+		}
+	}
 	syntax.Walk(w, func(n syntax.Node) bool {
 		switch x := n.(type) {
 		case *syntax.CmdSubst, *syntax.ProcSubst, *syntax.ArithmExp, *syntax.ExtGlob:
@@ -313,8 +1065,9 @@ func certain(w *syntax.Word, vars map[string]*string) bool {
 				ok = false
 				break
 			}
-			v, set := vars[x.Param.Value]
-			if !set || v == nil || x.Excl || x.Length || x.Width || x.Index != nil || x.Slice != nil || x.Repl != nil || x.Exp != nil {
+			v := sh.vars[x.Param.Value]
+			if v.state != varSet || x.Param.Value == "PWD" && v.val != sh.cwd || x.Excl || x.Length || x.Width ||
+				x.Index != nil || x.Slice != nil || x.Repl != nil || x.Exp != nil {
 				ok = false
 			}
 		}
@@ -352,7 +1105,7 @@ func dotFiltered(cfg *expand.Config, w *syntax.Word, fields []string) []string {
 		return !braces
 	})
 	pat, err := expand.Pattern(cfg, w)
-	if braces || err != nil || !pattern.HasMeta(pat, 0) {
+	if braces || cfg.DotGlob || err != nil || !pattern.HasMeta(pat, 0) {
 		return fields
 	}
 	parts := strings.Split(pat, "/")
