@@ -546,10 +546,14 @@ func (h *hook) draft(c *hookCall, command string, v risk.Verdict) risk.Draft {
 // its risk (large, or reaching something live) makes it a proposal rather
 // than a command let through. The preview is kept for the proposal.
 func (h *hook) impactAsks(ctx context.Context, c *hookCall, command string) bool {
-	c.impact = preview(ctx, command, c.cwd, hookPreviewTime)
+	c.impact = preview(ctx, command, c.cwd, hookShell, hookPreviewTime)
 	level, _ := impact.Raise(c.impact)
 	return level != ""
 }
+
+// hookShell is the shell an agent runs a command in, as the preview
+// reads it: bash.
+const hookShell = ""
 
 // hookPreviewTime bounds a hook's impact preview: the agent waits for the
 // hook, within its own timeout.
@@ -568,7 +572,7 @@ func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Verd
 	case c.impact != nil:
 		pinImpact(&d, c.impact) // made already, for a command no rule matches
 	default:
-		withImpact(ctx, &d, hookPreviewTime)
+		withImpact(ctx, &d, hookShell, hookPreviewTime)
 	}
 	p, _, err := risk.Propose(d, s.Now())
 	if err != nil {
@@ -679,7 +683,7 @@ func (h *hook) decided(ctx context.Context, s *storage.Store, rec *storage.Recor
 		h.block(ctx, s, id, why)
 		return h.deny("%s was approved but is refused at run time: %s", id, why)
 	}
-	if grew := impactGrew(ctx, rec); len(grew) > 0 {
+	if grew := impactGrew(ctx, rec, hookShell); len(grew) > 0 {
 		if err := recordGrowth(ctx, s, id, grew, h.o.Actor); err != nil {
 			h.logf("warning: could not record what grew: %v", err)
 		}

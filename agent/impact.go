@@ -20,19 +20,28 @@ const ReasonImpactGrew = "impact_grew"
 // least" past it).
 var previewTime = impact.DefaultMaxTime
 
-// withImpact computes the impact of d's command where it will run and
+// withImpact computes the impact of d's command where it will run (in
+// shell, "" for bash, with this process's environment, which the command
+// inherits) and
 // pins it into d: the preview (payload key approve_tui_impact, covered by
 // the hash an approval names), its summary as diff_summary when the agent
 // gave none and the preview names something (a target, or a part it could
 // not preview), and the risk it asks for when that is higher.
-func withImpact(ctx context.Context, d *risk.Draft, limit time.Duration) {
-	pinImpact(d, preview(ctx, d.Command, d.Cwd, limit))
+func withImpact(ctx context.Context, d *risk.Draft, shell string, limit time.Duration) {
+	pinImpact(d, preview(ctx, d.Command, d.Cwd, shell, limit))
 }
 
-// preview is command's impact in cwd, bounded by limit.
-func preview(ctx context.Context, command, cwd string, limit time.Duration) *model.Impact {
-	home, _ := os.UserHomeDir()
-	return impact.Compute(ctx, command, impact.Options{Cwd: cwd, Home: home, MaxTime: limit})
+// preview is command's impact in cwd, run by shell, bounded by limit.
+// The environment is this process's: the one the command runs in (the
+// runner's child inherits it; a hook's is the agent's), whose HOME and
+// CDPATH decide where cd goes. The execution-time check (impactGrew)
+// computes it again from the same inputs.
+func preview(ctx context.Context, command, cwd, shell string, limit time.Duration) *model.Impact {
+	return impact.Compute(ctx, command, previewOptions(cwd, shell, limit))
+}
+
+func previewOptions(cwd, shell string, limit time.Duration) impact.Options {
+	return impact.Options{Cwd: cwd, Env: os.Environ(), Shell: shell, MaxTime: limit}
 }
 
 // pinImpact pins m into d (see withImpact).
@@ -52,15 +61,16 @@ func pinImpact(d *risk.Draft, m *model.Impact) {
 	}
 }
 
-// impactGrew computes rec's impact again, now, and says how it exceeds
-// the one its approval named (nothing when it did not grow, or when the
-// proposal carries no preview).
-func impactGrew(ctx context.Context, rec *storage.Record) []string {
+// impactGrew computes rec's impact again, now, where and as it runs (in
+// shell, with this process's environment, as preview did), and says how
+// it exceeds the one its approval named (nothing when it did not grow, or
+// when the proposal carries no preview). A directory that goes elsewhere
+// now names targets the approval did not: they grew.
+func impactGrew(ctx context.Context, rec *storage.Record, shell string) []string {
 	if rec.Impact == nil {
 		return nil
 	}
-	home, _ := os.UserHomeDir()
-	now := impact.Compute(ctx, rec.Command, impact.Options{Cwd: rec.Cwd, Home: home, MaxTime: previewTime})
+	now := impact.Compute(ctx, rec.Command, previewOptions(rec.Cwd, shell, previewTime))
 	grew := impact.Grew(rec.Impact, now)
 	for i := range grew {
 		grew[i] = model.Sanitize(grew[i], model.Line)

@@ -136,3 +136,125 @@ func TestHookAsksWhenTheImpactRaisesACommandNoRuleMatches(t *testing.T) {
 		t.Fatal(d)
 	}
 }
+
+// cdTrap is a working directory whose data is a decoy, and a prod whose
+// data a CDPATH reaches: each holds files.
+func cdTrap(t *testing.T) (work, prod string) {
+	t.Helper()
+	root := t.TempDir()
+	work, prod = filepath.Join(root, "work"), filepath.Join(root, "prod")
+	for d, n := range map[string]int{filepath.Join(work, "data"): 2, filepath.Join(prod, "data"): 5} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			if err := os.WriteFile(filepath.Join(d, fmt.Sprintf("f%d", i)), []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return work, prod
+}
+
+// entries is how many names dir holds.
+func entries(t *testing.T, dir string) int {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(es)
+}
+
+// onlyUnder: every target of m lies in dir, and there are n.
+func onlyUnder(t *testing.T, m *model.Impact, dir string, n int) {
+	t.Helper()
+	if m == nil || len(m.Targets) != n || len(m.Unknown) != 0 {
+		t.Fatalf("pinned impact %+v", m)
+	}
+	for _, tg := range m.Targets {
+		if filepath.Dir(tg.Path) != dir {
+			t.Fatalf("pinned target %s, not in %s", tg.Path, dir)
+		}
+	}
+}
+
+// CDPATH set in the command sends cd to prod, not to the decoy in the
+// working directory: the preview pinned says prod, the check before the
+// run computes the same, and what runs empties what was shown.
+func TestRunPreviewsCDPATHAsTheShellGoes(t *testing.T) {
+	t.Setenv("CDPATH", "")
+	s, o := emptyStore(t)
+	work, prod := cdTrap(t)
+	req := runReq(work)
+	req.Argv, req.Shell = nil, "CDPATH="+prod+"; cd data && rm -rf *"
+	ch := startRun(s, req)
+	rec := awaitWaiting(t, o)
+	onlyUnder(t, rec.Impact, filepath.Join(prod, "data"), 5)
+	approve(t, o, rec.ApprovalID)
+	if out := recvRun(t, ch); out.res.Outcome != RunRan {
+		t.Fatalf("run: %+v %v", out.res, out.err)
+	}
+	if entries(t, filepath.Join(prod, "data")) != 0 || entries(t, filepath.Join(work, "data")) != 2 {
+		t.Fatal("what ran is not what the preview showed")
+	}
+}
+
+// CDPATH from the environment the command runs in counts the same; and
+// when that environment changes between the preview and the run, the
+// command does not run: what was approved is what runs, or nothing.
+func TestRunPreviewsCDPATHFromTheEnvironment(t *testing.T) {
+	s, o := emptyStore(t)
+	work, prod := cdTrap(t)
+	t.Setenv("CDPATH", prod)
+	req := runReq(work)
+	req.Argv, req.Shell = nil, "cd data && rm -rf *"
+	ch := startRun(s, req)
+	rec := awaitWaiting(t, o)
+	onlyUnder(t, rec.Impact, filepath.Join(prod, "data"), 5)
+	approve(t, o, rec.ApprovalID)
+	if out := recvRun(t, ch); out.res.Outcome != RunRan || entries(t, filepath.Join(prod, "data")) != 0 {
+		t.Fatalf("run: %+v %v", out.res, out.err)
+	}
+
+	work, prod = cdTrap(t)
+	t.Setenv("CDPATH", "")
+	req = runReq(work)
+	req.Argv, req.Shell = nil, "cd data && rm -rf *"
+	ch = startRun(s, req)
+	rec = awaitWaiting(t, o)
+	onlyUnder(t, rec.Impact, filepath.Join(work, "data"), 2)
+	t.Setenv("CDPATH", prod) // the run would now go to prod
+	approve(t, o, rec.ApprovalID)
+	out := recvRun(t, ch)
+	if out.res.Outcome != RunBlocked || !strings.Contains(out.res.Message, "grew") {
+		t.Fatalf("run: %+v %v", out.res, out.err)
+	}
+	if entries(t, filepath.Join(prod, "data")) != 5 || entries(t, filepath.Join(work, "data")) != 2 {
+		t.Fatal("ran although where it goes changed since the approval")
+	}
+}
+
+// The hook's environment is the agent's: its CDPATH and HOME decide
+// where the previewed cd goes.
+func TestHookPreviewsCdWithTheAgentsEnvironment(t *testing.T) {
+	s, o := emptyStore(t)
+	work, prod := cdTrap(t)
+	t.Setenv("CDPATH", prod)
+	t.Setenv("HOME", prod)
+	for i, command := range []string{"cd data && rm -rf *", "cd && cd data && rm -rf *", "rm -rf ~/data/*"} {
+		call, _ := json.Marshal(map[string]any{
+			"session_id": "sess-cd", "cwd": work, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+			"tool_input": map[string]any{"command": command}, "tool_use_id": fmt.Sprintf("toolu_cd%d", i),
+		})
+		ch := hookAsync(string(call), hookOpts(s))
+		rec := awaitHookProposal(t, o)
+		onlyUnder(t, rec.Impact, filepath.Join(prod, "data"), 5)
+		if _, err := o.Deny(context.Background(), rec.ApprovalID, operator, "no"); err != nil {
+			t.Fatal(err)
+		}
+		if d, _ := checkJSON(t, recvHook(t, ch)); d != "deny" {
+			t.Fatal(d)
+		}
+	}
+}

@@ -503,7 +503,7 @@ func dotDotAfterLink(cfg *expand.Config, w *syntax.Word, cwd string) bool {
 
 // assigned is the value an assignment gives (unknown when not certain).
 func assigned(a *syntax.Assign, sh *shell) shvar {
-	if a.Array != nil || a.Index != nil || a.Append || a.Value == nil && !a.Naked {
+	if a.Array != nil || a.Index != nil || a.Append {
 		return shvar{}
 	}
 	if a.Value == nil {
