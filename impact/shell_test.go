@@ -131,9 +131,9 @@ func TestCdThatCannotBeKnownIsUnknown(t *testing.T) {
 		command string
 		env     []string
 	}{
-		{command: "cd - && rm -rf victim"},                                      // OLDPWD from before the command
-		{command: "cd && rm -rf victim"},                                        // HOME not set
-		{command: "rm -rf ~/victim"},                                            // ~ with no HOME
+		{command: "cd - && rm -rf victim"},                                       // OLDPWD from before the command
+		{command: "cd && rm -rf victim"},                                         // HOME not set
+		{command: "rm -rf ~/victim"},                                             // ~ with no HOME
 		{command: "HOME=$X; cd && rm -rf victim", env: []string{"HOME=" + prod}}, // set to what is not known
 		{command: "read CDPATH; cd data && rm -rf victim"},
 		{command: "CDPATH=$(cat f); cd data && rm -rf victim"},
