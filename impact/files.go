@@ -592,7 +592,9 @@ func (a *analysis) targetHow(p, op string, h how) {
 		if recursive || fi.IsDir() {
 			t.Mounts = mountsIn(abs, a.host().mounts)
 		}
-		if op == "delete" || op == "shred" {
+		if op == "delete" || op == "shred" || op == "chmod" || op == "chown" {
+			// What a live symlink points into goes, or changes under it
+			// (chmod -R 000 of the live release stops it as well).
 			t.LiveLinks = liveLinks(abs, a.b)
 		}
 	}

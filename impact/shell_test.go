@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/approve-tui/approve-tui/model"
 )
 
 // cdWorld is a directory tree where a shell's cd can go wrong: a decoy
@@ -234,6 +236,71 @@ func TestSymlinkOperandsAsCoreutilsTreatThem(t *testing.T) {
 		got := p.Targets[0]
 		if got.Entries != lines || got.Path != filepath.Join(w, tc.target) {
 			t.Errorf("%s: preview %s, %d entries; %s printed %d:\n%s", tc.command, got.Path, got.Entries, tc.oracle, lines, out.String())
+		}
+	}
+}
+
+// chmod and chown of what a live symlink points into reach something
+// live: HIGH, whichever way the command names it.
+func TestModeChangesThroughALiveLinkAreHigh(t *testing.T) {
+	w := t.TempDir()
+	tree(t, w, map[string]string{"releases/1/bin": "x", "releases/1/lib/a": "y", "other/f": "z"}, map[string]string{"current": "releases/1"})
+	for cmd, want := range map[string]model.RiskLevel{
+		"chmod -R 000 current/":                model.RiskHigh,
+		"chmod -R 000 current":                 model.RiskHigh,
+		"cd current && chmod -R 000 .":         model.RiskHigh,
+		"chown -R nobody current/":             model.RiskHigh,
+		"chmod -R 000 releases/1":              model.RiskHigh,
+		"rm -rf current/":                      model.RiskHigh,
+		"chmod -R 000 other":                   "",
+		"rm -rf current/.":                     "",
+		"cd current && rm -rf ../current/. ..": "",
+	} {
+		p := Compute(context.Background(), cmd, Options{Cwd: w})
+		if got, why := Raise(p); got != want {
+			t.Errorf("%s: raised to %q (%s), want %q; %s", cmd, got, why, want, p.Summary)
+		}
+	}
+}
+
+// Glob options and GLOBIGNORE change what * names: shopt -s dotglob as
+// bash does it; GLOBIGNORE from the environment, not known, is unknown; a
+// PWD the command sets does not move where globs are read.
+func TestGlobsFollowTheShellsOptions(t *testing.T) {
+	w := t.TempDir()
+	tree(t, w, map[string]string{"a": "1", ".hidden": "2", "d/.x": "3", "d/y": "4"}, nil)
+	for _, tc := range []struct{ command, oracle string }{
+		{"shopt -s dotglob; rm -rf *", "shopt -s dotglob nullglob; printf '%s\\0' *"},
+		{"shopt -s dotglob; shopt -u dotglob; rm -rf *", "shopt -s nullglob; printf '%s\\0' *"},
+		{"shopt -s globstar; rm -rf **", "shopt -s globstar nullglob; printf '%s\\0' **"},
+		{"PWD=/; rm -rf *", "PWD=/; shopt -s nullglob; printf '%s\\0' *"},
+	} {
+		p := Compute(context.Background(), tc.command, Options{Cwd: w})
+		var got []string
+		for _, tg := range p.Targets {
+			got = append(got, strings.TrimPrefix(tg.Path, w+"/"))
+		}
+		cmd := exec.Command("bash", "-c", tc.oracle)
+		cmd.Dir = w
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+		if strings.Join(got, "|") != strings.Join(want, "|") || len(p.Unknown) != 0 {
+			t.Errorf("%s: preview %q %q, bash %q", tc.command, got, p.Unknown, want)
+		}
+	}
+	for _, env := range [][]string{{"GLOBIGNORE=a"}, {"BASHOPTS=dotglob"}} {
+		p := Compute(context.Background(), "rm -rf *", Options{Cwd: w, Env: env})
+		if env[0] == "BASHOPTS=dotglob" {
+			if len(p.Targets) != 3 {
+				t.Errorf("%s: %+v", env, p.Targets)
+			}
+			continue
+		}
+		if len(p.Targets) != 0 || len(p.Unknown) != 1 {
+			t.Errorf("%s: %+v %q", env, p.Targets, p.Unknown)
 		}
 	}
 }
