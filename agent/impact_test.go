@@ -258,3 +258,37 @@ func TestHookPreviewsCdWithTheAgentsEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// chmod -R 000 of the live release, named through its symlink with a
+// slash or entered with cd, matches no rule; its impact makes it ask.
+func TestHookAsksForAModeChangeThroughALiveLink(t *testing.T) {
+	s, o := emptyStore(t)
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "releases", "1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "releases", "1", "bin"), []byte("x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("releases/1", filepath.Join(dir, "current")); err != nil {
+		t.Fatal(err)
+	}
+	opts := hookOpts(s)
+	opts.Low = LowAllow
+	for i, command := range []string{"chmod -R 000 current/", "cd current && chmod -R 000 ."} {
+		call, _ := json.Marshal(map[string]any{"session_id": "sess-l", "cwd": dir, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+			"tool_input": map[string]any{"command": command}, "tool_use_id": fmt.Sprintf("toolu_l%d", i)})
+		ch := hookAsync(string(call), opts)
+		rec := awaitHookProposal(t, o)
+		if rec.RiskLevel != model.RiskHigh || rec.Impact == nil || len(rec.Impact.Targets) != 1 ||
+			rec.Impact.Targets[0].Path != filepath.Join(dir, "releases", "1") || rec.Impact.Targets[0].Entries != 2 {
+			t.Fatalf("%s: raised to %s, impact %+v", command, rec.RiskLevel, rec.Impact)
+		}
+		if _, err := o.Deny(context.Background(), rec.ApprovalID, operator, "no"); err != nil {
+			t.Fatal(err)
+		}
+		if d, _ := checkJSON(t, recvHook(t, ch)); d != "deny" {
+			t.Fatal(d)
+		}
+	}
+}

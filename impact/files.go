@@ -154,7 +154,20 @@ func analyserTable() map[string]func(a *analysis, name string, args []string) {
 		"wipefs":     wipefsArgs,
 		"blkdiscard": blkdiscardArgs,
 		"terraform":  terraformArgs,
+		"trap":       trapArgs,
 	}
+}
+
+// trapArgs: trap ACTION SIGNAL... runs ACTION later, on a signal or at
+// exit, wherever the shell is then: not previewed, so unknown.
+func trapArgs(a *analysis, _ string, args []string) {
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	if len(args) < 2 || args[0] == "" || args[0] == "-" || strings.HasPrefix(args[0], "-") {
+		return // listing, or resetting to the default
+	}
+	a.unknown = append(a.unknown, "trap "+args[0]+" (runs later, on a signal or at exit)")
 }
 
 // maxNesting bounds shells inside shells (sh -c "bash -c '…'").
@@ -592,7 +605,7 @@ func (a *analysis) targetHow(p, op string, h how) {
 		if recursive || fi.IsDir() {
 			t.Mounts = mountsIn(abs, a.host().mounts)
 		}
-		if op == "delete" || op == "shred" || op == "chmod" || op == "chown" {
+		if op == "delete" || op == "shred" || (op == "chmod" || op == "chown") && fi.IsDir() {
 			// What a live symlink points into goes, or changes under it
 			// (chmod -R 000 of the live release stops it as well).
 			t.LiveLinks = liveLinks(abs, a.b)

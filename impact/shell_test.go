@@ -106,6 +106,8 @@ func TestCdGoesWhereBashGoes(t *testing.T) {
 		{script: "builtin cd data && {X}"},
 		{script: "command cd data && {X}"},
 		{script: "(cd " + prod + "); cd data && {X}"},
+		{script: "echo $(cd " + prod + " && {X})"},
+		{script: "echo $(cd " + prod + "); cd data && {X}"},
 		{script: "cd " + prod + " | cat; cd data && {X}"},
 	} {
 		cwd := work
@@ -157,6 +159,7 @@ func TestCdThatCannotBeKnownIsUnknown(t *testing.T) {
 		{command: "sudo sh -c 'cd && rm -rf victim'", env: []string{"HOME=" + prod}},
 		{command: "bash -c 'cd data && rm -rf victim'", env: []string{"BASH_ENV=" + prod + "/env"}},
 		{command: "cd data && rm -rf victim", env: []string{"SHELLOPTS=physical", "BASH_ENV=" + prod + "/env"}},
+		{command: "trap 'cd " + prod + " && rm -rf victim' EXIT"},
 	} {
 		p := Compute(context.Background(), tc.command, Options{Cwd: work, Env: tc.env})
 		if len(p.Targets) != 0 || len(p.Unknown) == 0 {
