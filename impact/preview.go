@@ -71,6 +71,8 @@ func Compute(ctx context.Context, command string, o Options) *Preview {
 	cwd := o.Cwd
 	if !filepath.IsAbs(cwd) {
 		cwd = "" // not known: relative paths and globs are not previewed
+	} else {
+		cwd = filepath.Clean(cwd)
 	}
 	env := envOf(o.Env)
 	if o.Home != "" {

@@ -652,9 +652,17 @@ func builtin(s simple, prefix map[string]shvar, next *shell) {
 			next.stack, next.stackKnown = nil, true
 		}
 	case "set":
+		if !next.bash && slices.ContainsFunc(args[1:], func(a string) bool {
+			return a == "physical" || len(a) > 1 && (a[0] == '-' || a[0] == '+') && a[1] != '-' && strings.ContainsRune(a, 'P')
+		}) {
+			next.forget() // sh has no -P: set fails, and a failing special builtin ends sh
+			return
+		}
 		setOptions(next, args[1:])
 	case "shopt":
-		shopt(next, args[1:])
+		if next.bash {
+			shopt(next, args[1:]) // sh has no shopt: nothing changes
+		}
 	case "unset":
 		for _, a := range args[1:] {
 			switch {
@@ -815,6 +823,9 @@ func changeDir(sh *shell, args []string, prefix map[string]shvar, options bool) 
 			case 'P':
 				physical = on
 			case 'e', '@':
+				if !sh.bash {
+					return sh.lost() // sh has only -L and -P
+				}
 			default:
 				return sh.lost() // an option cd refuses
 			}
@@ -886,9 +897,16 @@ func (sh *shell) lost() bool {
 	return false
 }
 
-// went: a cd arrived at to; OLDPWD is what $PWD was.
+// went: a cd arrived at to; OLDPWD is what $PWD was (bash), or where the
+// shell was (sh, whose $PWD assigned by the command does not count).
 func (sh *shell) went(to string) bool {
 	old := sh.vars["PWD"]
+	if !sh.bash {
+		old = shvar{}
+		if sh.cwd != "" {
+			old = known(sh.cwd, false)
+		}
+	}
 	sh.set("OLDPWD", shvar{state: old.state, val: old.val})
 	sh.set("PWD", known(to, false))
 	sh.cwd = to

@@ -307,3 +307,45 @@ func TestGlobsFollowTheShellsOptions(t *testing.T) {
 		}
 	}
 }
+
+// The runner's shell is /bin/sh: where the preview names a directory for
+// it, sh goes there; CDPATH, HOME and cd - it always knows.
+func TestCdGoesWhereShGoes(t *testing.T) {
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		t.Fatal("/bin/sh is the oracle of this test")
+	}
+	root, work := cdWorld(t)
+	prod, home := filepath.Join(root, "prod"), filepath.Join(root, "home")
+	for _, tc := range []struct {
+		script string
+		env    []string
+		sure   bool // the preview must know it
+	}{
+		{script: "CDPATH=" + prod + "; cd data && {X}", sure: true},
+		{script: "export CDPATH=" + prod + "; cd data && {X}", sure: true},
+		{script: "CDPATH=" + prod + " cd data && {X}", sure: true},
+		{script: "CDPATH=:" + prod + "; cd data && {X}", sure: true},
+		{script: "cd data && {X}", env: []string{"CDPATH=" + prod}, sure: true},
+		{script: "HOME=" + home + "; cd && {X}", sure: true},
+		{script: "HOME=" + home + "; cd ~/sub && {X}", sure: true},
+		{script: "cd " + prod + " && cd " + home + " && cd - && {X}", sure: true},
+		{script: "PWD=" + home + "; cd " + prod + " && cd - && {X}", sure: true},
+		{script: "cd current && cd .. && {X}", sure: true},
+		{script: "cd -P current && cd .. && {X}", sure: true},
+		{script: "CDPATH=/nonexistent; cd data && {X}"},
+		{script: "cd -e data && {X}"},
+	} {
+		cmd := exec.Command("/bin/sh", "-c", "exec 3>&1 >/dev/null 2>&1; "+strings.ReplaceAll(tc.script, "{X}", "pwd >&3"))
+		cmd.Dir = work
+		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "PWD=" + work}, tc.env...)
+		out, _ := cmd.Output()
+		want := strings.TrimSpace(string(out))
+		command := strings.ReplaceAll(tc.script, "{X}", "rm -rf victim")
+		p := Compute(context.Background(), command, Options{Cwd: work, Env: tc.env, Shell: "/bin/sh"})
+		switch {
+		case len(p.Targets) == 0 && !tc.sure && len(p.Unknown) > 0:
+		case want == "" || len(p.Targets) != 1 || p.Targets[0].Path != filepath.Join(want, "victim"):
+			t.Errorf("%s: preview %+v unknown %q; sh went to %q", command, p.Targets, p.Unknown, want)
+		}
+	}
+}
