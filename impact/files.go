@@ -84,6 +84,18 @@ func (a *analysis) simple(c simple) {
 				k, v, _ := strings.Cut(arg, "=")
 				a.env[k] = known(v, true)
 				args = args[1:]
+			case (name == "env" || name == "sudo") && (arg == "-C" || arg == "--chdir" || name == "sudo" && arg == "-D") && len(args) > 1:
+				a.cwd = a.chdir(args[1]) // what it runs runs there
+				args = args[2:]
+			case (name == "env" || name == "sudo") && strings.HasPrefix(arg, "--chdir="):
+				a.cwd = a.chdir(strings.TrimPrefix(arg, "--chdir="))
+				args = args[1:]
+			case name == "env" && strings.HasPrefix(arg, "-C") || name == "sudo" && strings.HasPrefix(arg, "-D"):
+				a.cwd = a.chdir(arg[2:])
+				args = args[1:]
+			case name == "sudo" && (arg == "--login" || !strings.HasPrefix(arg, "--") && strings.HasPrefix(arg, "-") && strings.ContainsRune(arg, 'i') && !prefixArgs[name][arg]):
+				a.cwd = "" // a login shell, in the target user's home
+				args = args[1:]
 			case name == "timeout" && !strings.HasPrefix(arg, "-"):
 				args = args[1:] // the duration
 				goto next
@@ -513,6 +525,30 @@ func sameFile(a, b string) bool {
 	}
 	fb, err := os.Lstat(b)
 	return err == nil && os.SameFile(fa, fb)
+}
+
+// chdir is where a program that changes into p (env -C) runs: the
+// physical directory ("" when not known or not there).
+func (a *analysis) chdir(p string) string {
+	abs, ok := a.abs(p)
+	if !ok {
+		return ""
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return ""
+	}
+	fi, err := os.Stat(real)
+	if err != nil || !fi.IsDir() {
+		return ""
+	}
+	// A shell it starts keeps $PWD when that is still where it is.
+	if pwd := a.env["PWD"]; pwd.state == varSet && filepath.IsAbs(pwd.val) {
+		if pi, err := os.Stat(pwd.val); err == nil && os.SameFile(pi, fi) {
+			return filepath.Clean(pwd.val)
+		}
+	}
+	return real
 }
 
 // abs is p made absolute where the command runs, as the kernel resolves

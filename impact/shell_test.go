@@ -104,6 +104,9 @@ func TestCdGoesWhereBashGoes(t *testing.T) {
 		{script: "pushd data && popd && {X}"},
 		{script: "CDPATH=" + root + "; pushd prod && {X}"},
 		{script: "builtin cd data && {X}"},
+		{script: "env -C " + prod + " bash -c '{X}'"},
+		{script: "env --chdir=current bash -c 'cd .. && {X}'"},
+		{script: "env -C . bash -c 'cd .. && {X}'", cwd: filepath.Join(work, "current")},
 		{script: "command cd data && {X}"},
 		{script: "(cd " + prod + "); cd data && {X}"},
 		{script: "echo $(cd " + prod + " && {X})"},
@@ -160,6 +163,8 @@ func TestCdThatCannotBeKnownIsUnknown(t *testing.T) {
 		{command: "bash -c 'cd data && rm -rf victim'", env: []string{"BASH_ENV=" + prod + "/env"}},
 		{command: "cd data && rm -rf victim", env: []string{"SHELLOPTS=physical", "BASH_ENV=" + prod + "/env"}},
 		{command: "trap 'cd " + prod + " && rm -rf victim' EXIT"},
+		{command: "sudo -i rm -rf victim"},
+		{command: "env -C nosuch rm -rf victim"},
 	} {
 		p := Compute(context.Background(), tc.command, Options{Cwd: work, Env: tc.env})
 		if len(p.Targets) != 0 || len(p.Unknown) == 0 {
