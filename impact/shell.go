@@ -173,7 +173,8 @@ func (sh *shell) clone() *shell {
 }
 
 // forget: the shell's state is no longer known (eval, source, a function
-// of the command's, an unknown command name ran in it).
+// of the command's, an unknown command name ran in it). The functions the
+// command defined stay defined.
 func (sh *shell) forget() {
 	sh.cwd = ""
 	sh.vars = map[string]shvar{}
@@ -259,6 +260,18 @@ func parse(command string, sh *shell) ([]simple, error) {
 	if err != nil {
 		return nil, err
 	}
+	out, _ := follow(f, sh, nil, 0)
+	return out, nil
+}
+
+// maxLoopDepth bounds the loops inside loops whose passes are walked to
+// find where a pass starts; deeper, a loop's start is not known at all.
+const maxLoopDepth = 3
+
+// follow walks root from sh: the simple commands in it, and the shell
+// after it. once is a loop walked as one pass (depth: loops within loops
+// so walked).
+func follow(root syntax.Node, sh *shell, once syntax.Node, depth int) ([]simple, *shell) {
 	var stack []cdFrame
 	var out []simple
 	var visit func(n syntax.Node) bool
@@ -292,18 +305,34 @@ func parse(command string, sh *shell) ([]simple, error) {
 		switch x := n.(type) {
 		case *syntax.Subshell, *syntax.CmdSubst, *syntax.ProcSubst:
 			fr.restore = true
-		case *syntax.IfClause, *syntax.WhileClause, *syntax.CaseClause:
+		case *syntax.IfClause, *syntax.CaseClause:
 			fr.maybe = true
-		case *syntax.ForClause:
+		case *syntax.WhileClause, *syntax.ForClause:
 			fr.maybe = true
-			if it, ok := x.Loop.(*syntax.WordIter); ok && it.Name != nil {
-				sh.vars[it.Name.Value] = shvar{} // set by the loop: not known after
+			// A pass starts where the one before left: what the body
+			// changes is not known at its start.
+			switch {
+			case n == once:
+			case depth >= maxLoopDepth:
+				sh.forget()
+			default:
+				_, sh = follow(n, sh.clone(), n, depth+1)
+			}
+			if f, ok := x.(*syntax.ForClause); ok {
+				if it, ok := f.Loop.(*syntax.WordIter); ok && it.Name != nil {
+					sh.vars[it.Name.Value] = shvar{} // set by the loop: not known after
+				}
 			}
 		case *syntax.FuncDecl:
-			fr.maybe = true
+			// Its body runs when called, from wherever the shell is then:
+			// walked from a shell not known; calling it makes the shell
+			// not known.
+			fr.restore = true
 			if x.Name != nil {
 				sh.funcs[x.Name.Value] = true
+				fr.saved.funcs[x.Name.Value] = true
 			}
+			sh.forget()
 		case *syntax.Stmt:
 			fr.restore = x.Background || x.Coprocess
 			if len(stack) > 0 {
@@ -406,8 +435,8 @@ func parse(command string, sh *shell) ([]simple, error) {
 		builtin(s, prefix, next)
 		return done()
 	}
-	syntax.Walk(f, visit)
-	return out, nil
+	syntax.Walk(root, visit)
+	return out, sh
 }
 
 // words expands a simple command's words: each one certain, or named in

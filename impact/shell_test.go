@@ -104,6 +104,8 @@ func TestCdGoesWhereBashGoes(t *testing.T) {
 		{script: "pushd data && popd && {X}"},
 		{script: "CDPATH=" + root + "; pushd prod && {X}"},
 		{script: "builtin cd data && {X}"},
+		{script: "cd data; for i in 1; do {X}; done"},
+		{script: "for i in 1; do cd data; done; cd " + prod + " && {X}"},
 		{script: "env -C " + prod + " bash -c '{X}'"},
 		{script: "env --chdir=current bash -c 'cd .. && {X}'"},
 		{script: "env -C . bash -c 'cd .. && {X}'", cwd: filepath.Join(work, "current")},
@@ -164,6 +166,10 @@ func TestCdThatCannotBeKnownIsUnknown(t *testing.T) {
 		{command: "cd data && rm -rf victim", env: []string{"SHELLOPTS=physical", "BASH_ENV=" + prod + "/env"}},
 		{command: "trap 'cd " + prod + " && rm -rf victim' EXIT"},
 		{command: "sudo -i rm -rf victim"},
+		{command: "for i in 1 2; do cd data; rm -rf victim; done"},
+		{command: "while true; do rm -rf victim; cd data; done"},
+		{command: "for a in 1; do for b in 1; do for c in 1; do for d in 1; do for e in 1; do rm -rf victim; done; done; done; done; done"},
+		{command: "f() { rm -rf victim; }; cd data; f"},
 		{command: "env -C nosuch rm -rf victim"},
 	} {
 		p := Compute(context.Background(), tc.command, Options{Cwd: work, Env: tc.env})
