@@ -360,3 +360,32 @@ func TestCdGoesWhereShGoes(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkShellFollowing: the preview of commands whose directory takes
+// following (CDPATH searched, cd -, pushd/popd, a loop walked for where
+// its passes start, nested shells), on a small tree: the shell's part of
+// a preview's time.
+func BenchmarkShellFollowing(b *testing.B) {
+	root := b.TempDir()
+	var files = map[string]string{}
+	for _, d := range []string{"work/data", "prod/data", "home", "real/rel"} {
+		files[d+"/victim"] = d
+	}
+	tree(b, root, files, map[string]string{"work/current": "../real/rel"})
+	work, prod := filepath.Join(root, "work"), filepath.Join(root, "prod")
+	for name, command := range map[string]string{
+		"cdpath":  "CDPATH=/nonexistent:" + prod + "; cd data && rm -rf victim",
+		"dirs":    "pushd data && pushd " + prod + " && popd && cd - && cd -P ../work/current && cd .. && rm -rf victim",
+		"loops":   "for a in 1 2; do for b in 1 2; do for c in 1; do rm -rf victim; X=$a; done; done; done",
+		"nested":  "export CDPATH=" + prod + "; bash -c 'sh -c \"cd data && rm -rf victim\"'",
+		"symlink": "rm -rf current/ && chmod -R 000 current && chown -R 0 current/.",
+	} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if p := Compute(context.Background(), command, Options{Cwd: work, Env: []string{"HOME=" + root + "/home"}}); len(p.Targets) == 0 {
+					b.Fatalf("%s: %+v", command, p)
+				}
+			}
+		})
+	}
+}
