@@ -229,6 +229,11 @@ func (sh *shell) exported(prefix map[string]shvar) map[string]shvar {
 			}
 		}
 	}
+	for _, k := range imported {
+		if _, ok := sh.vars[k]; !ok {
+			env[k] = shvar{} // forgotten: not known, rather than unset
+		}
+	}
 	for k, v := range prefix {
 		env[k] = v
 	}

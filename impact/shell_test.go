@@ -170,6 +170,7 @@ func TestCdThatCannotBeKnownIsUnknown(t *testing.T) {
 		{command: "while true; do rm -rf victim; cd data; done"},
 		{command: "for a in 1; do for b in 1; do for c in 1; do for d in 1; do for e in 1; do rm -rf victim; done; done; done; done; done"},
 		{command: "f() { rm -rf victim; }; cd data; f"},
+		{command: "eval \"$S\"; bash -c 'cd " + work + " && cd data && rm -rf victim'"},
 		{command: "env -C nosuch rm -rf victim"},
 	} {
 		p := Compute(context.Background(), tc.command, Options{Cwd: work, Env: tc.env})
