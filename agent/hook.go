@@ -551,10 +551,6 @@ func (h *hook) impactAsks(ctx context.Context, c *hookCall, command string) bool
 	return level != ""
 }
 
-// hookShell is the shell an agent runs a command in, as the preview
-// reads it: bash.
-const hookShell = ""
-
 // hookPreviewTime bounds a hook's impact preview: the agent waits for the
 // hook, within its own timeout.
 const hookPreviewTime = time.Second

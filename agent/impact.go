@@ -21,13 +21,13 @@ const ReasonImpactGrew = "impact_grew"
 var previewTime = impact.DefaultMaxTime
 
 // withImpact computes the impact of d's command where it will run (in
-// shell, "" for bash, with this process's environment, which the command
-// inherits) and
+// shell, with this process's environment, which the command inherits)
+// and
 // pins it into d: the preview (payload key approve_tui_impact, covered by
 // the hash an approval names), its summary as diff_summary when the agent
 // gave none and the preview names something (a target, or a part it could
 // not preview), and the risk it asks for when that is higher.
-func withImpact(ctx context.Context, d *risk.Draft, shell string, limit time.Duration) {
+func withImpact(ctx context.Context, d *risk.Draft, shell runsIn, limit time.Duration) {
 	pinImpact(d, preview(ctx, d.Command, d.Cwd, shell, limit))
 }
 
@@ -36,13 +36,27 @@ func withImpact(ctx context.Context, d *risk.Draft, shell string, limit time.Dur
 // runner's child inherits it; a hook's is the agent's), whose HOME and
 // CDPATH decide where cd goes. The execution-time check (impactGrew)
 // computes it again from the same inputs.
-func preview(ctx context.Context, command, cwd, shell string, limit time.Duration) *model.Impact {
+func preview(ctx context.Context, command, cwd string, shell runsIn, limit time.Duration) *model.Impact {
 	return impact.Compute(ctx, command, previewOptions(cwd, shell, limit))
 }
 
-func previewOptions(cwd, shell string, limit time.Duration) impact.Options {
-	return impact.Options{Cwd: cwd, Env: os.Environ(), Shell: shell, MaxTime: limit}
+func previewOptions(cwd string, shell runsIn, limit time.Duration) impact.Options {
+	return impact.Options{Cwd: cwd, Env: os.Environ(), Shell: shell.path, PWDUnsure: shell.pwdUnsure, MaxTime: limit}
 }
+
+// runsIn is what the preview knows of the shell a command runs in.
+type runsIn struct {
+	path      string // the shell ("": bash)
+	pwdUnsure bool   // its $PWD may be the working directory's physical path
+}
+
+var (
+	// hookShell: an agent runs the command in its bash, not seen here.
+	hookShell = runsIn{pwdUnsure: true}
+	// runnerShell: run starts ShellPath in the working directory, with
+	// PWD set to it (os/exec does when Dir is set).
+	runnerShell = runsIn{path: ShellPath}
+)
 
 // pinImpact pins m into d (see withImpact).
 func pinImpact(d *risk.Draft, m *model.Impact) {
@@ -66,7 +80,7 @@ func pinImpact(d *risk.Draft, m *model.Impact) {
 // it exceeds the one its approval named (nothing when it did not grow, or
 // when the proposal carries no preview). A directory that goes elsewhere
 // now names targets the approval did not: they grew.
-func impactGrew(ctx context.Context, rec *storage.Record, shell string) []string {
+func impactGrew(ctx context.Context, rec *storage.Record, shell runsIn) []string {
 	if rec.Impact == nil {
 		return nil
 	}

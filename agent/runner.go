@@ -135,7 +135,7 @@ func Run(ctx context.Context, s *storage.Store, req RunRequest) (RunResult, erro
 	}
 	if !risk.Classify(command).Hardline {
 		// A hardline command is refused unseen: nothing to preview.
-		withImpact(ctx, &d, ShellPath, previewTime)
+		withImpact(ctx, &d, runnerShell, previewTime)
 	}
 	p, v, err := propose(d, s.Now())
 	if err != nil {
@@ -377,7 +377,7 @@ func (r *runner) runApproved(ctx context.Context, p *model.Proposal, rec *storag
 	if why := pinnedDiffers(p, rec); why != "" {
 		return r.block(ctx, id, why)
 	}
-	if grew := impactGrew(ctx, rec, ShellPath); len(grew) > 0 {
+	if grew := impactGrew(ctx, rec, runnerShell); len(grew) > 0 {
 		wctx, cancel := bg(ctx)
 		if err := recordGrowth(wctx, r.s, id, grew, r.req.Actor); err != nil {
 			r.logf("warning: could not record what grew: %v", err)

@@ -15,15 +15,16 @@ import (
 
 // analysis gathers the targets of one preview.
 type analysis struct {
-	ctx     context.Context // the programs an analyser runs stop with it
-	o       Options
-	cwd     string           // where the simple command being analysed runs ("": not known)
-	env     map[string]shvar // the environment it gets (for a shell it starts)
-	b       *budget
-	dev     *host // the host's devices and mounts, read when first needed
-	targets []Target
-	unknown []string
-	depth   int // shells inside shells
+	ctx       context.Context // the programs an analyser runs stop with it
+	o         Options
+	cwd       string           // where the simple command being analysed runs ("": not known)
+	env       map[string]shvar // the environment it gets (for a shell it starts)
+	cwdUnsure bool             // $PWD may be cwd's physical path
+	b         *budget
+	dev       *host // the host's devices and mounts, read when first needed
+	targets   []Target
+	unknown   []string
+	depth     int // shells inside shells
 }
 
 // prefixes run the command that follows them: the analysers look past
@@ -44,7 +45,7 @@ var prefixArgs = map[string]map[string]bool{
 
 // simple analyses one simple command.
 func (a *analysis) simple(c simple) {
-	a.cwd, a.env = c.Cwd, maps.Clone(c.Env)
+	a.cwd, a.env, a.cwdUnsure = c.Cwd, maps.Clone(c.Env), c.CwdUnsure
 	if a.env == nil {
 		a.env = map[string]shvar{}
 	}
@@ -206,7 +207,7 @@ func shellArgs(a *analysis, name string, args []string) {
 			a.unknown = append(a.unknown, name+" -c … (shells nested too deep)")
 			return
 		}
-		cmds, err := parse(args[i+1], newShell(a.cwd, a.env, name == "bash"))
+		cmds, err := parse(args[i+1], newShell(a.cwd, a.env, name == "bash", a.cwdUnsure))
 		if err != nil {
 			a.unknown = append(a.unknown, name+" -c script that does not parse ("+err.Error()+")")
 			return

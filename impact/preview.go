@@ -34,6 +34,12 @@ type Options struct {
 	// Shell is the shell that runs the command ("": bash); a POSIX sh
 	// has no pushd and may differ from bash where the preview says unknown.
 	Shell string
+	// PWDUnsure: the shell's $PWD may be Cwd's physical path rather than
+	// Cwd (a shell not started here, as an agent's): where a cd .. from
+	// the one and the other differ (Cwd through a symlink), it is unknown.
+	// Unset, the shell's $PWD is Cwd, as for a process started in Cwd
+	// with PWD set to it.
+	PWDUnsure bool
 	// MaxEntries and MaxTime bound every walk together (DefaultMaxEntries,
 	// DefaultMaxTime when zero).
 	MaxEntries int
@@ -78,7 +84,7 @@ func Compute(ctx context.Context, command string, o Options) *Preview {
 	if o.Home != "" {
 		env["HOME"] = known(o.Home, true)
 	}
-	cmds, err := parse(command, newShell(cwd, env, o.Shell == "" || filepath.Base(o.Shell) == "bash"))
+	cmds, err := parse(command, newShell(cwd, env, o.Shell == "" || filepath.Base(o.Shell) == "bash", o.PWDUnsure))
 	if err != nil {
 		p.Unknown = append(p.Unknown, "the command does not parse as a shell command ("+err.Error()+")")
 		p.Summary = summary(p, start)

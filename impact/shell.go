@@ -44,6 +44,8 @@ type simple struct {
 	// Cwd is where it runs: the proposal's working directory, or where a
 	// cd before it went ("" when that is not known for sure).
 	Cwd string
+	// CwdUnsure: Cwd may be $PWD's physical path instead (see shell).
+	CwdUnsure bool
 	// Env is the environment it gets, as far as the shell's own
 	// directory and expansion depend on it (for a shell it starts).
 	Env map[string]shvar
@@ -91,8 +93,12 @@ const (
 // its variables, the pushd stack, the options that change cd and globs,
 // and the functions the command defines.
 type shell struct {
-	bash       bool   // the shell is bash (pushd, popd, BASHOPTS...)
-	cwd        string // "" when not known
+	bash bool   // the shell is bash (pushd, popd, BASHOPTS...)
+	cwd  string // "" when not known
+	// pwdUnsure: $PWD may be cwd's physical path rather than cwd (the
+	// shell is not seen); a logical .. from it is then not known where
+	// the two differ.
+	pwdUnsure  bool
 	vars       map[string]shvar
 	stack      []string // pushd's stack, below cwd
 	stackKnown bool
@@ -104,10 +110,14 @@ type shell struct {
 }
 
 // newShell is the shell that starts the command: in cwd (absolute, or ""
-// when not known) with env (KEY=VALUE; later ones win); bash says whether
-// it is bash.
-func newShell(cwd string, env map[string]shvar, bash bool) *shell {
+// when not known) with env; bash says whether it is bash, pwdUnsure that
+// its $PWD may be cwd's physical path instead.
+func newShell(cwd string, env map[string]shvar, bash, pwdUnsure bool) *shell {
 	sh := &shell{bash: bash, cwd: cwd, vars: map[string]shvar{}, stackKnown: true, funcs: map[string]bool{}}
+	if pwdUnsure && cwd != "" {
+		phys, err := filepath.EvalSymlinks(cwd)
+		sh.pwdUnsure = err != nil || phys != cwd
+	}
 	for _, k := range imported {
 		v, ok := env[k]
 		if !ok {
@@ -188,6 +198,7 @@ func (sh *shell) merge(was *shell) {
 	if sh.cwd != was.cwd {
 		sh.cwd = ""
 	}
+	sh.pwdUnsure = sh.pwdUnsure || was.pwdUnsure
 	for k, v := range sh.vars {
 		if w, ok := was.vars[k]; !ok || w != v {
 			sh.vars[k] = shvar{}
@@ -423,7 +434,7 @@ func follow(root syntax.Node, sh *shell, once syntax.Node, depth int) ([]simple,
 			}
 			return done()
 		}
-		s := simple{Text: printed(st), Cwd: sh.cwd}
+		s := simple{Text: printed(st), Cwd: sh.cwd, CwdUnsure: sh.pwdUnsure}
 		s.Args, s.Unknown, s.NameUnknown = words(call.Args, sh)
 		addRedirs(&s, st.Redirs, sh)
 		// Assignments before a command apply to it alone: they do not
@@ -969,15 +980,42 @@ func (sh *shell) dirAt(dir string, physical bool) (to string, ok, sure bool) {
 		if err != nil {
 			return "", false, false
 		}
+		sh.pwdUnsure = false // a physical path: $PWD is it
 		return p, true, true
 	}
-	if canon, ok := canonical(t); ok && enterable(canon) {
+	canon, ok := canonical(t)
+	if ok && enterable(canon) && strings.HasPrefix(dir, "/") {
+		sh.pwdUnsure = false // from / : $PWD is canon
+		return canon, true, true
+	}
+	if ok && enterable(canon) {
+		if sh.pwdUnsure && !strings.HasPrefix(dir, "/") && strings.Contains("/"+dir+"/", "/../") {
+			// From the physical $PWD, the logical .. may lead elsewhere.
+			phys, err := filepath.EvalSymlinks(sh.cwd)
+			if err != nil {
+				return "", false, false
+			}
+			alt, ok := canonical(phys + "/" + dir)
+			if !ok || !sameDir(alt, canon) {
+				return "", false, false
+			}
+		}
 		return canon, true, true
 	}
 	if raw {
 		return "", false, false
 	}
 	return "", false, true
+}
+
+// sameDir: a and b are the same directory.
+func sameDir(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }
 
 // canonical is bash's logical path of t (absolute): . dropped, .. taking

@@ -178,6 +178,27 @@ func TestCdThatCannotBeKnownIsUnknown(t *testing.T) {
 			t.Errorf("%s: %+v %q, want it unknown", tc.command, p.Targets, p.Unknown)
 		}
 	}
+	// An agent's shell, not seen: in a directory reached through a
+	// symlink, its $PWD may be the logical or the physical path, and cd ..
+	// goes to different places from them.
+	link := filepath.Join(work, "current")
+	for command, sure := range map[string]bool{
+		"cd .. && rm -rf victim":                    false,
+		"cd ../data && rm -rf victim":               false,
+		"cd ../.. && cd work && rm -rf victim":      true, // the same directory from either
+		"cd " + link + " && cd .. && rm -rf victim": true,
+		"cd -P .. && rm -rf victim":                 true,
+		"rm -rf ../victim":                          true, // resolved as the kernel does, either way
+		"cd " + work + "/data/.. && rm -rf victim":  true,
+	} {
+		p := Compute(context.Background(), command, Options{Cwd: link, PWDUnsure: true})
+		if got := len(p.Targets) == 1 && len(p.Unknown) == 0; got != sure {
+			t.Errorf("$PWD not sure: %s: %+v %q, want known %v", command, p.Targets, p.Unknown, sure)
+		}
+	}
+	if p := Compute(context.Background(), "cd .. && rm -rf victim", Options{Cwd: work, PWDUnsure: true}); len(p.Targets) != 1 {
+		t.Errorf("$PWD not sure, no symlink in it: %+v %q", p.Targets, p.Unknown)
+	}
 	// The same under sh, which has no pushd, and falls back where bash
 	// does not (CDPATH entries that all fail).
 	for _, command := range []string{"pushd data && rm -rf victim", "popd; rm -rf victim"} {
