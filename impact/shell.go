@@ -1156,6 +1156,10 @@ func certain(w *syntax.Word, sh *shell) bool {
 				break
 			}
 			v := sh.vars[x.Param.Value]
+			if ifs, set := sh.vars["IFS"]; set && ifs.state == varUnknown {
+				ok = false // how it splits is not known
+				break
+			}
 			if v.state != varSet || x.Param.Value == "PWD" && v.val != sh.cwd || x.Excl || x.Length || x.Width ||
 				x.Index != nil || x.Slice != nil || x.Repl != nil || x.Exp != nil {
 				ok = false
