@@ -1144,6 +1144,16 @@ func certain(w *syntax.Word, sh *shell) bool {
 			if sh.vars["HOME"].state != varSet {
 				return false
 			}
+			// ~+ and ~- are $PWD and $OLDPWD, ~N the directory stack: the
+			// expander would leave them as written.
+			for _, t := range strings.Split(l.Value, ":~")[1:] {
+				if t != "" && strings.ContainsRune("+-0123456789", rune(t[0])) {
+					return false
+				}
+			}
+			if i == 0 && len(l.Value) > 1 && strings.ContainsRune("+-0123456789", rune(l.Value[1])) {
+				return false
+			}
 		}
 	}
 	syntax.Walk(w, func(n syntax.Node) bool {

@@ -167,6 +167,8 @@ func TestCdThatCannotBeKnownIsUnknown(t *testing.T) {
 		{command: "trap 'cd " + prod + " && rm -rf victim' EXIT"},
 		{command: "sudo -i rm -rf victim"},
 		{command: "D=victim; read IFS; rm -rf $D"},
+		{command: "rm -rf ~-/victim", env: []string{"HOME=" + prod}},
+		{command: "rm -rf ~+/victim", env: []string{"HOME=" + prod}},
 		{command: "for i in 1 2; do cd data; rm -rf victim; done"},
 		{command: "while true; do rm -rf victim; cd data; done"},
 		{command: "for a in 1; do for b in 1; do for c in 1; do for d in 1; do for e in 1; do rm -rf victim; done; done; done; done; done"},
