@@ -424,7 +424,7 @@ func follow(root syntax.Node, sh *shell, once syntax.Node, depth int) ([]simple,
 			// X=value: known for the rest of the command when certain.
 			for _, a := range call.Assigns {
 				if a.Name != nil {
-					next.set(a.Name.Value, assigned(a, sh))
+					next.set(a.Name.Value, assigned(a, next)) // in order: X=1 Y=$X
 				}
 			}
 			if len(st.Redirs) > 0 {
@@ -440,10 +440,15 @@ func follow(root syntax.Node, sh *shell, once syntax.Node, depth int) ([]simple,
 		// Assignments before a command apply to it alone: they do not
 		// change what later words mean.
 		prefix := map[string]shvar{}
-		for _, a := range call.Assigns {
-			if a.Name != nil {
-				prefix[a.Name.Value] = assigned(a, sh)
-				prefix[a.Name.Value] = shvar{state: prefix[a.Name.Value].state, val: prefix[a.Name.Value].val, exported: true}
+		if len(call.Assigns) > 0 {
+			tmp := sh.clone() // each seen by those after it: X=1 Y=$X cmd
+			for _, a := range call.Assigns {
+				if a.Name != nil {
+					v := assigned(a, tmp)
+					v.exported = true
+					prefix[a.Name.Value] = v
+					tmp.vars[a.Name.Value] = v
+				}
 			}
 		}
 		s.Env = sh.exported(prefix)

@@ -62,6 +62,8 @@ func TestCdGoesWhereBashGoes(t *testing.T) {
 		{script: "export CDPATH=" + prod + "; cd data && {X}"},
 		{script: "declare -x CDPATH=" + prod + "; cd data && {X}"},
 		{script: "CDPATH=" + prod + " cd data && {X}"},
+		{script: "P=" + work + "; P=" + prod + " CDPATH=$P cd data && {X}"},
+		{script: "P=" + work + "; P=" + prod + " CDPATH=$P; cd data && {X}"},
 		{script: "CDPATH=" + prod + " cd " + root + " && cd work && cd data && {X}"},
 		{script: "CDPATH=:" + prod + "; cd data && {X}"},
 		{script: "CDPATH=/nonexistent:" + prod + "; cd data && {X}"},
