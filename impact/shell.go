@@ -75,9 +75,10 @@ func known(v string, exported bool) shvar { return shvar{state: varSet, val: v, 
 
 // imported are the variables read from the environment the command runs
 // in: those that change where cd goes (HOME, CDPATH), how globs match
-// (GLOBIGNORE, BASHOPTS) and what a bash does first (BASH_ENV, SHELLOPTS).
+// (GLOBIGNORE, BASHOPTS) and what a bash does first (BASH_ENV, SHELLOPTS,
+// POSIXLY_CORRECT).
 // Any other variable of the environment is not known to the preview.
-var imported = []string{"HOME", "CDPATH", "GLOBIGNORE", "BASHOPTS", "SHELLOPTS", "BASH_ENV"}
+var imported = []string{"HOME", "CDPATH", "GLOBIGNORE", "BASHOPTS", "SHELLOPTS", "BASH_ENV", "POSIXLY_CORRECT"}
 
 // tri is a setting that may not be known.
 type tri uint8
@@ -103,6 +104,7 @@ type shell struct {
 	stack      []string // pushd's stack, below cwd
 	stackKnown bool
 	physical   tri // set -P: cd resolves symlinks
+	posix      tri // set -o posix: whether a cd no CDPATH entry finds falls back differs among versions
 	dotglob    tri
 	nocaseglob tri
 	globstar   tri
@@ -137,6 +139,12 @@ func newShell(cwd string, env map[string]shvar, bash, pwdUnsure bool) *shell {
 		return sh
 	}
 	sh.physical = optionIn(sh.vars["SHELLOPTS"], "physical")
+	sh.posix = optionIn(sh.vars["SHELLOPTS"], "posix")
+	if p := sh.vars["POSIXLY_CORRECT"]; p.state == varSet {
+		sh.posix = on
+	} else if p.state == varUnknown {
+		sh.posix = unknownTri
+	}
 	sh.dotglob = optionIn(sh.vars["BASHOPTS"], "dotglob")
 	sh.nocaseglob = optionIn(sh.vars["BASHOPTS"], "nocaseglob")
 	sh.globstar = optionIn(sh.vars["BASHOPTS"], "globstar")
@@ -189,7 +197,7 @@ func (sh *shell) forget() {
 	sh.cwd = ""
 	sh.vars = map[string]shvar{}
 	sh.stackKnown = false
-	sh.physical, sh.dotglob, sh.nocaseglob, sh.globstar = unknownTri, unknownTri, unknownTri, unknownTri
+	sh.physical, sh.posix, sh.dotglob, sh.nocaseglob, sh.globstar = unknownTri, unknownTri, unknownTri, unknownTri, unknownTri
 }
 
 // merge makes unknown what may or may not have changed: sh is the state
@@ -212,7 +220,7 @@ func (sh *shell) merge(was *shell) {
 	if !sh.stackKnown || !was.stackKnown || !slices.Equal(sh.stack, was.stack) {
 		sh.stackKnown, sh.stack = false, nil
 	}
-	for _, p := range [][2]*tri{{&sh.physical, &was.physical}, {&sh.dotglob, &was.dotglob},
+	for _, p := range [][2]*tri{{&sh.physical, &was.physical}, {&sh.posix, &was.posix}, {&sh.dotglob, &was.dotglob},
 		{&sh.nocaseglob, &was.nocaseglob}, {&sh.globstar, &was.globstar}} {
 		if *p[0] != *p[1] {
 			*p[0] = unknownTri
@@ -777,8 +785,11 @@ func setOptions(sh *shell, args []string) {
 		if a[1:] == "o" {
 			if i+1 < len(args) {
 				i++
-				if args[i] == "physical" {
+				switch args[i] {
+				case "physical":
 					sh.physical = v
+				case "posix":
+					sh.posix = v
 				}
 			}
 			continue
@@ -928,7 +939,7 @@ func changeDir(sh *shell, args []string, prefix map[string]shvar, options bool) 
 					return sh.went(to)
 				}
 			}
-			if !sh.bash {
+			if !sh.bash || sh.posix != off {
 				return sh.lost() // POSIX shells differ on falling back to the current directory
 			}
 		}

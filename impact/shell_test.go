@@ -169,6 +169,8 @@ func TestCdThatCannotBeKnownIsUnknown(t *testing.T) {
 		{command: "trap 'cd " + prod + " && rm -rf victim' EXIT"},
 		{command: "sudo -i rm -rf victim"},
 		{command: "D=victim; read IFS; rm -rf $D"},
+		{command: "set -o posix; CDPATH=/nonexistent; cd data; rm -rf victim"},
+		{command: "CDPATH=/nonexistent; cd data; rm -rf victim", env: []string{"POSIXLY_CORRECT=1"}},
 		{command: "rm -rf ~-/victim", env: []string{"HOME=" + prod}},
 		{command: "rm -rf ~+/victim", env: []string{"HOME=" + prod}},
 		{command: "for i in 1 2; do cd data; rm -rf victim; done"},
