@@ -72,6 +72,14 @@ func terraformArgs(a *analysis, _ string, args []string) {
 		return
 	}
 	plan := plans[0]
+	for _, v := range []string{"TF_CLI_ARGS", "TF_CLI_ARGS_apply"} {
+		if os.Getenv(v) != "" {
+			// terraform adds these words to the command's own: which plan
+			// it applies, if any, is not the command's alone.
+			a.unknown = append(a.unknown, "terraform apply "+plan+" ("+v+" is set: it adds words to the command)")
+			return
+		}
+	}
 	if dir == "" {
 		why := " (the working directory is not known)"
 		if chdir != "" {

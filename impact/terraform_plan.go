@@ -75,7 +75,6 @@ const (
 type planChange struct {
 	addr, prev, deposed string
 	action              planAction
-	hasAction           bool
 }
 
 // planChanges is what the preview reads of a plan.
@@ -178,6 +177,7 @@ type planReader struct {
 	r        *bufio.Reader
 	read     int64 // bytes read from the member so far
 	limit    int64
+	buf      []byte // the change being decoded
 }
 
 // damaged is the error for a member that does not decode.
@@ -265,7 +265,10 @@ func (pr *planReader) plan() (*planChanges, error) {
 				if n > uint64(maxChangeBytes) {
 					return nil, fmt.Errorf("a resource change is larger than %s: not read", Bytes(maxChangeBytes))
 				}
-				b := make([]byte, n)
+				if uint64(cap(pr.buf)) < n {
+					pr.buf = make([]byte, n)
+				}
+				b := pr.buf[:n] // reused: decodeChange copies what it keeps
 				if _, err := io.ReadFull(pr.r, b); err != nil {
 					return nil, pr.ioErr(err)
 				}
@@ -383,7 +386,7 @@ func decodeAction(b []byte, c *planChange) error {
 				return damaged("a change: " + protowire.ParseError(n).Error())
 			}
 			b = b[n:]
-			c.action, c.hasAction = planAction(v), true
+			c.action = planAction(v)
 			continue
 		}
 		n = protowire.ConsumeFieldValue(num, typ, b)

@@ -16,6 +16,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/approve-tui/approve-tui/internal/latency"
 	"github.com/approve-tui/approve-tui/model"
 )
 
@@ -388,10 +389,10 @@ func BenchmarkTerraformPlanPreview(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
-	for b.Loop() {
+	latency.Each(b, func(int) {
 		p := Compute(context.Background(), "terraform apply plan.tfplan", Options{Cwd: dir})
 		if len(p.Targets) != 1 || p.Targets[0].Destroys != 2500 {
 			b.Fatalf("%+v %q", p.Targets, p.Unknown)
 		}
-	}
+	})
 }

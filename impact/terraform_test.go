@@ -328,6 +328,10 @@ func TestTerraformWithoutASavedPlan(t *testing.T) {
 		"terraform -chdir=a -chdir=b apply x":      "-chdir this preview does not read",
 		"terraform -chdir=/nowhere apply x.tfplan": "no such plan file",
 	})
+	// Words terraform takes from its environment are not the command's.
+	t.Setenv("TF_CLI_ARGS_apply", "-var-file")
+	onlyUnknown(t, dir, map[string]string{"terraform apply x.tfplan": "TF_CLI_ARGS_apply is set"})
+	t.Setenv("TF_CLI_ARGS_apply", "")
 	p := Compute(context.Background(), "terraform -chdir=sub apply x.tfplan", Options{})
 	if len(p.Targets) != 0 || len(p.Unknown) != 1 || !strings.Contains(p.Unknown[0], "working directory is not known") {
 		t.Errorf("relative -chdir, no cwd: %+v %q", p.Targets, p.Unknown)
