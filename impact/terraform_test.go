@@ -342,3 +342,112 @@ func TestTerraformWithoutASavedPlan(t *testing.T) {
 		}
 	}
 }
+
+// Every kind of change terraform plans with its built-in resources (a
+// create-before-destroy replacement, updates, a moved resource, a
+// forgotten one, for_each keys holding escapes) is named as terraform show
+// -json, the oracle, lists it: the same addresses, actions, previous
+// addresses and deposed keys.
+func TestTerraformPlanDetailsAsShowJSON(t *testing.T) {
+	needTerraform(t)
+	dir := t.TempDir()
+	writeTF(t, dir, `
+resource "terraform_data" "each" {
+  for_each = toset(["plain", "esc\u001b[31mred", "nl\nline", "bidi\u202ex"])
+  input    = each.key
+}
+resource "terraform_data" "old" { input = "o" }
+resource "terraform_data" "forgot" { input = "f" }
+resource "terraform_data" "cbd" {
+  triggers_replace = ["1"]
+  lifecycle { create_before_destroy = true }
+}
+`)
+	tf(t, dir, "init", "-input=false")
+	tf(t, dir, "apply", "-auto-approve", "-input=false")
+	writeTF(t, dir, `
+resource "terraform_data" "each" {
+  for_each = { "plain" = "p", "esc\u001b[31mred" = "changed", "bidi\u202ex" = "bidi\u202ex" }
+  input    = each.value
+}
+moved {
+  from = terraform_data.old
+  to   = terraform_data.new
+}
+resource "terraform_data" "new" { input = "o2" }
+removed {
+  from = terraform_data.forgot
+  lifecycle { destroy = false }
+}
+resource "terraform_data" "cbd" {
+  triggers_replace = ["2"]
+  lifecycle { create_before_destroy = true }
+}
+resource "terraform_data" "added" { input = "a" }
+`)
+	tf(t, dir, "plan", "-input=false", "-out=p.tfplan")
+	var show struct {
+		ResourceChanges []struct {
+			Addr   string `json:"address"`
+			Prev   string `json:"previous_address"`
+			Dep    string `json:"deposed"`
+			Change struct {
+				Actions []string `json:"actions"`
+			} `json:"change"`
+		} `json:"resource_changes"`
+	}
+	if err := json.Unmarshal([]byte(tf(t, dir, "show", "-json", "p.tfplan")), &show); err != nil {
+		t.Fatal(err)
+	}
+	var groups [5][]string
+	var counts [3]int64
+	for _, rc := range show.ResourceChanges {
+		addr := planAddr(rc.Addr)
+		if rc.Prev != "" {
+			addr += " (moved from " + planAddr(rc.Prev) + ")"
+		}
+		if rc.Dep != "" {
+			addr += " (deposed object " + planAddr(rc.Dep) + ")"
+		}
+		switch strings.Join(rc.Change.Actions, ",") {
+		case "delete":
+			groups[0] = append(groups[0], "destroy "+addr)
+			counts[2]++
+		case "delete,create", "create,delete":
+			groups[1] = append(groups[1], "replace "+addr)
+			counts[0]++
+			counts[2]++
+		case "update":
+			groups[2] = append(groups[2], "update "+addr)
+			counts[1]++
+		case "create":
+			groups[3] = append(groups[3], "create "+addr)
+			counts[0]++
+		case "create,forget":
+			groups[3] = append(groups[3], "create "+addr+" (the object it replaces is forgotten, not destroyed)")
+			counts[0]++
+		case "forget":
+			groups[4] = append(groups[4], "forget "+addr+" (terraform stops managing it; not destroyed)")
+		case "no-op", "read":
+		default:
+			t.Fatalf("terraform planned %q for %s: a kind this test does not know", rc.Change.Actions, rc.Addr)
+		}
+	}
+	var want []string
+	for _, g := range groups {
+		slices.Sort(g)
+		want = append(want, g...)
+	}
+	p := Compute(context.Background(), "terraform apply p.tfplan", Options{Cwd: dir})
+	if len(p.Targets) != 1 || len(p.Unknown) != 0 {
+		t.Fatalf("%+v %q", p.Targets, p.Unknown)
+	}
+	tg := p.Targets[0]
+	if got := [3]int64{tg.Creates, tg.Updates, tg.Destroys}; got != counts || counts != [3]int64{2, 3, 2} {
+		t.Errorf("counts %v, terraform show -json %v", got, counts)
+	}
+	if !slices.Equal(tg.Details, want) || !slices.Contains(want, "update terraform_data.new (moved from terraform_data.old)") ||
+		len(groups[4]) != 1 {
+		t.Errorf("details\n%q\nterraform show -json\n%q", tg.Details, want)
+	}
+}
