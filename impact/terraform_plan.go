@@ -3,6 +3,7 @@ package impact
 import (
 	"archive/zip"
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -177,7 +178,7 @@ type planReader struct {
 	r        *bufio.Reader
 	read     int64 // bytes read from the member so far
 	limit    int64
-	buf      []byte // the change being decoded
+	buf      bytes.Buffer // the change being decoded
 }
 
 // damaged is the error for a member that does not decode.
@@ -265,14 +266,13 @@ func (pr *planReader) plan() (*planChanges, error) {
 				if n > uint64(maxChangeBytes) {
 					return nil, fmt.Errorf("a resource change is larger than %s: not read", Bytes(maxChangeBytes))
 				}
-				if uint64(cap(pr.buf)) < n {
-					pr.buf = make([]byte, n)
-				}
-				b := pr.buf[:n] // reused: decodeChange copies what it keeps
-				if _, err := io.ReadFull(pr.r, b); err != nil {
+				// The buffer grows as the bytes arrive (a length is only a
+				// claim) and is reused: decodeChange copies what it keeps.
+				pr.buf.Reset()
+				if _, err := io.CopyN(&pr.buf, pr.r, int64(n)); err != nil {
 					return nil, pr.ioErr(err)
 				}
-				c, err := decodeChange(b)
+				c, err := decodeChange(pr.buf.Bytes())
 				if err != nil {
 					return nil, err
 				}

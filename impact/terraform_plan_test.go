@@ -396,3 +396,30 @@ func BenchmarkTerraformPlanPreview(b *testing.B) {
 		}
 	})
 }
+
+// FuzzTerraformPlanMember feeds the tfplan decoder arbitrary bytes: it
+// returns a plan or an error, never panics, and never holds a change
+// larger than its bound.
+func FuzzTerraformPlanMember(f *testing.F) {
+	f.Add(tfPlan(3, tfChange("aws_instance.web", actionDelete), tfChange("a.b", actionCreate, tfString(fieldChangePrevRunAddr, "a.c"))))
+	f.Add(tfPlan(3, tfChange("a.b", 4)))
+	f.Add([]byte{0x1a, 0xff, 0xff, 0xff, 0xff, 0x0f})
+	f.Add(append(tfPlan(3), 0x1b))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		pr := &planReader{ctx: context.Background(), deadline: time.Now().Add(time.Minute), limit: 1 << 20}
+		pr.r = bufio.NewReader(&countingReader{r: bytes.NewReader(data), n: &pr.read})
+		p, err := pr.plan()
+		if (p == nil) == (err == nil) {
+			t.Fatalf("plan %v, error %v", p, err)
+		}
+		if p != nil {
+			var tg Target
+			p.count(&tg)
+			for _, d := range tg.Details {
+				if strings.ContainsAny(d, "\x1b\n\r") {
+					t.Fatalf("detail not sanitised: %q", d)
+				}
+			}
+		}
+	})
+}
