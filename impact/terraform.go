@@ -104,6 +104,9 @@ func terraformArgs(a *analysis, _ string, args []string) {
 		t.Outside = true
 	}
 	a.targets = append(a.targets, t)
+	if changes.provisioners {
+		a.unknown = append(a.unknown, "terraform apply "+plan+" (its configuration has provisioners: programs terraform runs as it applies, which this preview does not judge)")
+	}
 	if changes.actions > 0 {
 		a.unknown = append(a.unknown, "terraform apply "+plan+" (the plan invokes "+
 			Plural(changes.actions, "provider action", "provider actions")+", which this preview does not judge)")

@@ -33,11 +33,13 @@ import (
 const planFormatVersion = 3
 
 // Bounds on what a plan may make the preview read: the tfplan member
-// uncompressed, one resource change, the zip's central directory.
+// uncompressed, one resource change, the zip's central directory, the
+// configuration (read for provisioners).
 var (
 	maxPlanBytes      int64 = 256 << 20
 	maxChangeBytes    int64 = 16 << 20
 	maxDirectoryBytes int64 = 16 << 20
+	maxConfigBytes    int64 = 32 << 20
 )
 
 // maxAddrRunes cuts a resource address shown in a detail.
@@ -87,6 +89,9 @@ type planChanges struct {
 	// actions counts provider action invocations (terraform's actions):
 	// programs the apply runs, which no count describes.
 	actions int64
+	// provisioners: the configuration has provisioners, programs
+	// terraform runs as it applies.
+	provisioners bool
 }
 
 // errPlanTime: the plan was not read within the preview's time bound.
@@ -155,7 +160,44 @@ func readPlan(ctx context.Context, r io.ReaderAt, size int64, deadline time.Time
 		}
 		return nil, fmt.Errorf("the plan's format version is %s; this preview reads version %d only", v, planFormatVersion)
 	}
+	if p.provisioners, err = provisioned(ctx, zr, deadline); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// provisioned reports whether the plan's configuration (its tfconfig/
+// members) speaks of a provisioner: a program terraform runs as it
+// creates or destroys, which no count describes. The word anywhere
+// counts (a comment too): a needless "unknown" is the safe mistake.
+func provisioned(ctx context.Context, zr *zip.Reader, deadline time.Time) (bool, error) {
+	left := maxConfigBytes
+	for _, f := range zr.File {
+		if !strings.HasPrefix(f.Name, "tfconfig/") || f.Name == "tfconfig/modules.json" {
+			continue
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return false, errPlanTime
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return false, fmt.Errorf("the plan file is damaged (%v)", err)
+		}
+		b, err := io.ReadAll(io.LimitReader(rc, left+1))
+		rc.Close()
+		switch {
+		case int64(len(b)) > left:
+			return false, fmt.Errorf("the plan's configuration is larger than %s: not read for provisioners", Bytes(maxConfigBytes))
+		case errors.Is(err, zip.ErrChecksum):
+			return false, damaged("its checksum does not match")
+		case err != nil:
+			return false, damaged(err.Error())
+		case bytes.Contains(b, []byte("provisioner")):
+			return true, nil
+		}
+		left -= int64(len(b))
+	}
+	return false, nil
 }
 
 // countingReader counts what it reads into n.

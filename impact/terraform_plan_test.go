@@ -172,6 +172,14 @@ func TestTerraformPlanCounts(t *testing.T) {
 	if len(p.Targets) != 1 || p.Targets[0].Destroys != 1 || len(p.Unknown) != 1 || !strings.Contains(p.Unknown[0], "invokes 1 provider action") {
 		t.Errorf("actions: %+v %q", p.Targets, p.Unknown)
 	}
+	// A configuration with a provisioner (a program run on apply): the
+	// counts, and the provisioner named unknown.
+	withProv := append(planMembers(tfPlan(3, changes[0])), member{name: "tfconfig/m-/main.tf",
+		data: []byte("resource \"terraform_data\" \"x\" {\n  provisioner \"local-exec\" { command = \"rm -rf /srv\" }\n}\n")})
+	p = previewPlan(t, zipOf(t, withProv))
+	if len(p.Targets) != 1 || p.Targets[0].Destroys != 1 || len(p.Unknown) != 1 || !strings.Contains(p.Unknown[0], "has provisioners") {
+		t.Errorf("provisioner: %+v %q", p.Targets, p.Unknown)
+	}
 	// An empty plan (no changes) is a target that touches nothing new.
 	p = previewPlan(t, zipOf(t, planMembers(tfPlan(3))))
 	if len(p.Targets) != 1 || len(p.Unknown) != 0 || p.Summary != "applies plan.tfplan: 0 to add, 0 to change, 0 to destroy" {
@@ -358,6 +366,13 @@ func TestTerraformPlanBounds(t *testing.T) {
 		many = append(many, member{name: fmt.Sprintf("tfconfig/m-/f%d.tf", i)})
 	}
 	unknownPlan(t, "many members", previewPlan(t, zipOf(t, many)), "not a zip archive")
+
+	// A configuration larger than its bound is not read for provisioners.
+	wasConfig := maxConfigBytes
+	t.Cleanup(func() { maxConfigBytes = wasConfig })
+	maxConfigBytes = 64 << 10
+	bigConfig := append(planMembers(tfPlan(3)), member{name: "tfconfig/m-/main.tf", data: bytes.Repeat([]byte("# x\n"), 20<<10)})
+	unknownPlan(t, "big configuration", previewPlan(t, zipOf(t, bigConfig)), "configuration is larger than 64.0 KiB")
 
 	// Out of time: the preview's deadline passed.
 	maxPlanBytes = was[0]

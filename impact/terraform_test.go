@@ -451,3 +451,31 @@ resource "terraform_data" "added" { input = "a" }
 		t.Errorf("details\n%q\nterraform show -json\n%q", tg.Details, want)
 	}
 }
+
+// A provisioner in the plan's configuration runs a program as terraform
+// applies: the preview runs nothing, counts the plan, and names the
+// provisioner as what it cannot judge.
+func TestTerraformPlanWithProvisioner(t *testing.T) {
+	needTerraform(t)
+	dir := t.TempDir()
+	ran := filepath.Join(dir, "ran")
+	writeTF(t, dir, fmt.Sprintf(`
+resource "terraform_data" "run" {
+  input = "x"
+  provisioner "local-exec" { command = "touch %s" }
+}
+`, ran))
+	tf(t, dir, "init", "-input=false")
+	tf(t, dir, "plan", "-input=false", "-out=p.tfplan")
+	p := Compute(context.Background(), "terraform apply p.tfplan", Options{Cwd: dir})
+	if _, err := os.Stat(ran); err == nil {
+		t.Fatal("the provisioner ran")
+	}
+	want := showCounts(t, dir, nil, "p.tfplan")
+	if len(p.Targets) != 1 || len(p.Unknown) != 1 || !strings.Contains(p.Unknown[0], "has provisioners") {
+		t.Fatalf("%+v %q", p.Targets, p.Unknown)
+	}
+	if tg := p.Targets[0]; !slices.Equal([]int64{tg.Creates, tg.Updates, tg.Destroys}, want) {
+		t.Errorf("%+v, terraform show -json %v", tg, want)
+	}
+}
