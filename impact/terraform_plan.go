@@ -52,12 +52,36 @@ const (
 	fieldPlanResourceChanges = 3
 	fieldPlanErrored         = 20
 	fieldPlanActions         = 30 // action_invocations
+	fieldPlanActionTargets   = 32 // action_target_addrs
 	fieldChangeAddr          = 13
 	fieldChangePrevRunAddr   = 14
 	fieldChangeDeposedKey    = 7
 	fieldChangeChange        = 9
 	fieldChangeAction        = 1
 )
+
+// The fields of tfplan.Plan, tfplan.ResourceInstanceChange and
+// tfplan.Change the format has (terraform 1.14). A field outside them is a
+// format this preview does not understand: the plan is unknown, lest a new
+// field change what the apply does.
+var (
+	planFields   = fieldSet(1, 2, 3, 4, 5, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 25, 26, 27, 28, 29, 30, 31, 32)
+	changeFields = fieldSet(7, 8, 9, 10, 11, 12, 13, 14)
+	actionFields = fieldSet(1, 2, 3, 4, 5, 6, 7, 8)
+)
+
+func fieldSet(nums ...protowire.Number) map[protowire.Number]bool {
+	m := map[protowire.Number]bool{}
+	for _, n := range nums {
+		m[n] = true
+	}
+	return m
+}
+
+// unknownField is the error for a field the format does not have.
+func unknownField(what string, num protowire.Number) error {
+	return fmt.Errorf("%s has field %d, which this preview does not know: a plan format it does not read", what, num)
+}
 
 // planAction is tfplan.Action.
 type planAction uint64
@@ -275,6 +299,9 @@ func (pr *planReader) plan() (*planChanges, error) {
 		if !num.IsValid() {
 			return nil, damaged("a field number out of range")
 		}
+		if !planFields[num] {
+			return nil, unknownField("the plan", num)
+		}
 		switch typ {
 		case protowire.VarintType:
 			v, err := binary.ReadUvarint(pr.r)
@@ -319,7 +346,7 @@ func (pr *planReader) plan() (*planChanges, error) {
 					return nil, err
 				}
 				p.changes = append(p.changes, c)
-			case fieldPlanActions:
+			case fieldPlanActions, fieldPlanActionTargets:
 				p.actions++
 				fallthrough
 			default:
@@ -365,6 +392,9 @@ func decodeChange(b []byte) (planChange, error) {
 			return c, damaged("a resource change: " + protowire.ParseError(n).Error())
 		}
 		b = b[n:]
+		if !changeFields[num] {
+			return c, unknownField("a resource change", num)
+		}
 		switch num {
 		case fieldChangeAddr, fieldChangePrevRunAddr, fieldChangeDeposedKey, fieldChangeChange:
 			if typ != protowire.BytesType {
@@ -419,6 +449,9 @@ func decodeAction(b []byte, c *planChange) error {
 			return damaged("a change: " + protowire.ParseError(n).Error())
 		}
 		b = b[n:]
+		if !actionFields[num] {
+			return unknownField("a change", num)
+		}
 		if num == fieldChangeAction {
 			if typ != protowire.VarintType {
 				return damaged(fmt.Sprintf("a change's action has wire type %d", typ))

@@ -246,6 +246,9 @@ func TestTerraformPlanUnreadable(t *testing.T) {
 		{"action 2^32+5", zipOf(t, planMembers(tfPlan(3, tfChange("a.b", 1<<32+5)))), "action 4294967301"},
 		{"no address", zipOf(t, planMembers(tfPlan(3, tfChange("", actionDelete)))), "no address"},
 		{"no change", zipOf(t, planMembers(tfPlan(3, tfString(fieldChangeAddr, "a.b")(nil)))), "no action"},
+		{"a newer plan field", zipOf(t, planMembers(protowire.AppendVarint(protowire.AppendTag(tfPlan(3), 33, protowire.VarintType), 1))), "the plan has field 33"},
+		{"an old change field", zipOf(t, planMembers(tfPlan(3, tfChange("a.b", actionDelete, tfString(1, "managed"))))), "a resource change has field 1"},
+		{"a newer change field", zipOf(t, planMembers(tfPlan(3, tfChange("a.b", actionDelete, tfString(9, "\x48\x01"))))), "a change has field 9"},
 		{"not protobuf", zipOf(t, planMembers([]byte("\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"))), "damaged"},
 		{"a group", zipOf(t, planMembers(append(tfPlan(3), 0x1b))), "wire type 3"},
 		{"changes as a varint", zipOf(t, planMembers(protowire.AppendVarint(protowire.AppendTag(tfPlan(3), 3, protowire.VarintType), 1))), "wire type 0"},
@@ -344,9 +347,9 @@ func TestTerraformPlanBounds(t *testing.T) {
 	t.Cleanup(func() { maxPlanBytes, maxChangeBytes, maxDirectoryBytes = was[0], was[1], was[2] })
 	maxPlanBytes, maxChangeBytes, maxDirectoryBytes = 1<<20, 64<<10, 64<<10
 
-	// 2 MiB of zeros in an unknown field: deflated small, read to the
-	// bound and no further.
-	huge := protowire.AppendBytes(protowire.AppendTag(tfPlan(3), 99, protowire.BytesType), make([]byte, 2<<20))
+	// 2 MiB of zeros in a field the preview skips (function_results):
+	// deflated small, read to the bound and no further.
+	huge := protowire.AppendBytes(protowire.AppendTag(tfPlan(3), 22, protowire.BytesType), make([]byte, 2<<20))
 	unknownPlan(t, "huge member", previewPlan(t, zipOf(t, planMembers(huge))), "larger than 1.0 MiB")
 	// Whatever size the directory declares, the read stops at the bound.
 	pr := &planReader{ctx: context.Background(), deadline: time.Now().Add(time.Minute), limit: maxPlanBytes}
@@ -355,7 +358,7 @@ func TestTerraformPlanBounds(t *testing.T) {
 		t.Errorf("streamed: %v after %d bytes", err, pr.read)
 	}
 	// A length prefix claiming a terabyte.
-	claim := protowire.AppendVarint(protowire.AppendTag(tfPlan(3), 99, protowire.BytesType), 1<<40)
+	claim := protowire.AppendVarint(protowire.AppendTag(tfPlan(3), 22, protowire.BytesType), 1<<40)
 	unknownPlan(t, "claimed length", previewPlan(t, zipOf(t, planMembers(claim))), "larger than 1.0 MiB")
 	// One change over its bound.
 	big := tfChange("a.b", actionDelete, tfString(10, strings.Repeat("p", 100<<10)))
