@@ -126,10 +126,12 @@ var errPlanTime = errors.New("the plan could not be read within the preview's ti
 type boundedReaderAt struct {
 	r    io.ReaderAt
 	left int64
+	over bool // a read was refused
 }
 
 func (b *boundedReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	if int64(len(p)) > b.left {
+		b.over = true
 		return 0, errors.New("the plan's directory is larger than a plan's")
 	}
 	b.left -= int64(len(p))
@@ -142,10 +144,13 @@ func readPlan(ctx context.Context, r io.ReaderAt, size int64, deadline time.Time
 	br := &boundedReaderAt{r: r, left: maxDirectoryBytes}
 	zr, err := zip.NewReader(br, size)
 	if err != nil {
-		if errors.Is(err, zip.ErrInsecurePath) {
+		switch {
+		case errors.Is(err, zip.ErrInsecurePath):
 			return nil, errors.New("not a terraform plan file (a member's name is not a plain path)")
+		case br.over:
+			return nil, fmt.Errorf("not a terraform plan file (its zip directory is larger than %s)", Bytes(maxDirectoryBytes))
 		}
-		return nil, errors.New("not a terraform plan file (not a zip archive a plan is)")
+		return nil, errors.New("not a terraform plan file (not a zip archive)")
 	}
 	br.left = math.MaxInt64
 	var tfplan *zip.File

@@ -368,7 +368,7 @@ func TestTerraformPlanBounds(t *testing.T) {
 	for i := range 5000 {
 		many = append(many, member{name: fmt.Sprintf("tfconfig/m-/f%d.tf", i)})
 	}
-	unknownPlan(t, "many members", previewPlan(t, zipOf(t, many)), "not a zip archive")
+	unknownPlan(t, "many members", previewPlan(t, zipOf(t, many)), "zip directory is larger than 64.0 KiB")
 
 	// A configuration larger than its bound is not read for provisioners.
 	wasConfig := maxConfigBytes
