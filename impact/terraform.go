@@ -1,38 +1,52 @@
 package impact
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
+	"errors"
 	"os"
-	"os/exec"
-	"slices"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/approve-tui/approve-tui/model"
 )
 
-// terraformTimeout bounds terraform show -json: it loads the providers'
-// schemas, which takes a few seconds for the big ones.
-const terraformTimeout = 10 * time.Second
+// terraformValueFlags are terraform apply's options that take a value; as
+// Go's flag package (terraform's) reads them, "-name value" takes the next
+// word and "-name=value" does not.
+var terraformValueFlags = set("backup", "lock-timeout", "parallelism", "state", "state-out", "var", "var-file",
+	"target", "replace", "exclude")
 
-// terraformValues are terraform apply's options that take a value as the
-// next word (terraform's flags also take -name=value).
-var terraformValues = set("-var", "-var-file", "-target", "-replace", "-backup", "-lock-timeout", "-parallelism", "-state", "-state-out")
+// terraformBoolFlags are terraform apply's options that never take the
+// next word.
+var terraformBoolFlags = set("auto-approve", "compact-warnings", "destroy", "lock", "input", "no-color",
+	"refresh", "refresh-only", "json", "allow-deferral")
 
 // terraformArgs: terraform [-chdir=DIR] apply [options] PLAN applies a saved
-// plan, whose creates, updates and destroys terraform show -json lists.
-// An apply without a saved plan, and terraform destroy, plan as they run:
-// they cannot be previewed without planning, which takes locks.
+// plan, whose creates, updates and destroys the preview reads from the plan
+// file itself (readPlan): no terraform and no provider runs. An apply
+// without a saved plan, and terraform destroy, plan as they run: they
+// cannot be previewed without planning, which runs the providers and takes
+// locks. Every apply that cannot be read is named unknown, never harmless.
 func terraformArgs(a *analysis, _ string, args []string) {
-	dir := a.cwd
+	dir, chdir := a.cwd, ""
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
-		if d, ok := strings.CutPrefix(args[0], "-chdir="); ok {
-			dir, _ = a.abs(d)
-		}
+		arg := args[0]
 		args = args[1:]
+		d, ok := strings.CutPrefix(strings.Replace(arg, "--", "-", 1), "-chdir")
+		if !ok {
+			continue // -version, -help: terraform prints and stops
+		}
+		d, hasValue := strings.CutPrefix(d, "=")
+		if !hasValue || d == "" || chdir != "" {
+			a.unknown = append(a.unknown, "terraform "+arg+" (a -chdir this preview does not read)")
+			return
+		}
+		chdir = d
+		if dir, ok = a.abs(d); !ok {
+			dir = ""
+		}
 	}
 	if len(args) == 0 {
 		return
@@ -45,120 +59,119 @@ func terraformArgs(a *analysis, _ string, args []string) {
 	if sub != "apply" {
 		return
 	}
-	var plan string
-	for i := 0; i < len(rest); i++ {
-		arg := rest[i]
-		name, _, hasValue := strings.Cut(strings.Replace(arg, "--", "-", 1), "=")
-		switch {
-		case !strings.HasPrefix(arg, "-"):
-			plan = arg
-		case terraformValues[name] && !hasValue:
-			i++
-		}
-	}
-	if plan == "" {
+	plans, bad := terraformOperands(rest)
+	switch {
+	case bad != "":
+		a.unknown = append(a.unknown, "terraform apply with option "+bad+" (an option this preview does not know)")
+		return
+	case len(plans) == 0:
 		a.unknown = append(a.unknown, "terraform apply without a saved plan (plan with -out=FILE and propose applying that)")
 		return
+	case len(plans) > 1:
+		a.unknown = append(a.unknown, "terraform apply "+strings.Join(plans, " ")+" (more than one plan named)")
+		return
+	}
+	plan := plans[0]
+	for _, v := range []string{"TF_CLI_ARGS", "TF_CLI_ARGS_apply"} {
+		if os.Getenv(v) != "" {
+			// terraform adds these words to the command's own: which plan
+			// it applies, if any, is not the command's alone.
+			a.unknown = append(a.unknown, "terraform apply "+plan+" ("+v+" is set: it adds words to the command)")
+			return
+		}
 	}
 	if dir == "" {
-		a.unknown = append(a.unknown, "terraform apply "+plan+" (the working directory is not known)")
+		why := " (the working directory is not known)"
+		if chdir != "" {
+			why = " (in -chdir=" + chdir + ", and the working directory is not known)"
+		}
+		a.unknown = append(a.unknown, "terraform apply "+plan+why)
 		return
 	}
-	path := absolute(plan, dir)
-	t := Target{Path: path, Op: model.OpApply, LiveLinks: []string{}, Complete: true}
-	if _, err := os.Stat(path); err != nil {
-		t.Note = "no such plan file"
-		a.targets = append(a.targets, t)
-		return
+	raw := plan
+	if !filepath.IsAbs(raw) {
+		raw = dir + "/" + raw // as the kernel resolves it: .. after a symlink included
 	}
-	t.Exists = true
-	if err := terraformPlan(a.ctx, dir, path, &t); err != nil {
+	path := filepath.Clean(raw)
+	changes, err := readPlanFile(a.ctx, raw, path, a.b.deadline)
+	if err != nil {
 		a.unknown = append(a.unknown, "terraform apply "+plan+" ("+err.Error()+")")
 		return
 	}
+	t := Target{Path: path, Op: model.OpApply, Exists: true, LiveLinks: []string{}, Complete: true}
+	changes.count(&t)
 	if a.o.Cwd != "" && !within(path, a.o.Cwd) {
 		t.Outside = true
 	}
 	a.targets = append(a.targets, t)
-}
-
-// terraformShow is the part of terraform show -json's plan representation
-// a preview reads (format_version 1.x).
-type terraformShow struct {
-	FormatVersion   string `json:"format_version"`
-	Errored         bool   `json:"errored"`
-	ResourceChanges []struct {
-		Address string `json:"address"`
-		Change  struct {
-			Actions []string `json:"actions"`
-		} `json:"change"`
-	} `json:"resource_changes"`
-}
-
-// terraformPlan counts plan's changes into t, as terraform show -json
-// (read-only, no lock: it reads the plan file) lists them.
-func terraformPlan(ctx context.Context, dir, plan string, t *Target) error {
-	if _, err := exec.LookPath("terraform"); err != nil {
-		return fmt.Errorf("terraform is not installed here")
+	if changes.provisioners {
+		a.unknown = append(a.unknown, "terraform apply "+plan+" (its configuration has provisioners: programs terraform runs as it applies, which this preview does not judge)")
 	}
-	ctx, cancel := context.WithTimeout(ctx, terraformTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "terraform", "-chdir="+dir, "show", "-json", "-no-color", plan)
-	cmd.Env = append(os.Environ(), "TF_IN_AUTOMATION=1", "TF_INPUT=0", "CHECKPOINT_DISABLE=1")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("terraform show took longer than %s", terraformTimeout)
+	if changes.actions > 0 {
+		a.unknown = append(a.unknown, "terraform apply "+plan+" (the plan invokes "+
+			Plural(changes.actions, "provider action", "provider actions")+", which this preview does not judge)")
+	}
+}
+
+// terraformOperands are apply's words that are not options, as Go's flag
+// package parses them: options end at the first word that is not one, or
+// at --. bad is an option this preview does not know ("" none).
+func terraformOperands(args []string) (operands []string, bad string) {
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if arg == "--" {
+			return args[i+1:], ""
 		}
-		return fmt.Errorf("terraform show failed: %s", firstLine(errb.String(), err.Error()))
-	}
-	var show terraformShow
-	if err := json.Unmarshal(out.Bytes(), &show); err != nil {
-		return fmt.Errorf("terraform show -json printed no plan: %v", err)
-	}
-	if !strings.HasPrefix(show.FormatVersion, "1.") {
-		return fmt.Errorf("terraform show -json format %q is not one this preview reads", show.FormatVersion)
-	}
-	countPlan(&show, t)
-	return nil
-}
-
-// countPlan counts as terraform's "Plan: 1 to add, 2 to change, 3 to
-// destroy" does, and names destroys first, then replacements, updates
-// and creates.
-func countPlan(show *terraformShow, t *Target) {
-	var destroys, replaces, updates, creates []string
-	for _, rc := range show.ResourceChanges {
-		switch acts := strings.Join(rc.Change.Actions, ","); acts {
-		case "create":
-			t.Creates++
-			creates = append(creates, "create "+rc.Address)
-		case "update":
-			t.Updates++
-			updates = append(updates, "update "+rc.Address)
-		case "delete":
-			t.Destroys++
-			destroys = append(destroys, "destroy "+rc.Address)
-		case "delete,create", "create,delete":
-			t.Creates++
-			t.Destroys++
-			replaces = append(replaces, "replace "+rc.Address)
+		if !strings.HasPrefix(arg, "-") || arg == "-" {
+			return args[i:], ""
+		}
+		name, _, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(arg, "-"), "-"), "=")
+		switch {
+		case terraformValueFlags[name]:
+			if !hasValue {
+				i++
+			}
+		case terraformBoolFlags[name]:
+		default:
+			return nil, arg
 		}
 	}
-	all := slices.Concat(destroys, replaces, updates, creates)
-	t.Details = capDetails(all, int64(len(all)))
-	if show.Errored {
-		t.Note = "the plan errored: terraform will not apply it"
-	}
+	return nil, ""
 }
 
-// firstLine is s's first non-empty line (or def).
-func firstLine(s, def string) string {
-	for _, l := range strings.Split(s, "\n") {
-		if l = strings.TrimSpace(l); l != "" && strings.Trim(l, "╷│╵ ") != "" {
-			return strings.TrimSpace(strings.TrimLeft(l, "│ "))
+// readPlanFile reads the saved plan at raw (path cleaned), refusing what is
+// not a regular file and a path whose .. leads elsewhere than it reads.
+func readPlanFile(ctx context.Context, raw, path string, deadline time.Time) (*planChanges, error) {
+	// O_NONBLOCK: a FIFO put where the plan was expected opens at once
+	// (and is refused below) instead of waiting for a writer.
+	f, err := os.OpenFile(raw, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, errors.New("no such plan file")
+		}
+		return nil, errors.New("the plan file cannot be opened: " + errText(err))
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, errors.New("the plan file cannot be read: " + errText(err))
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, errors.New("the plan is not a regular file")
+	}
+	if path != raw {
+		if ci, err := os.Stat(path); err != nil || !os.SameFile(fi, ci) {
+			return nil, errors.New("its path leads through a symlink and .. to another file than it names")
 		}
 	}
-	return def
+	return readPlan(ctx, f, fi.Size(), deadline)
+}
+
+// errText is err without the path (the caller names it).
+func errText(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
