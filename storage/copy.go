@@ -91,16 +91,16 @@ func Copy(ctx context.Context, src, dst *Store, opt CopyOptions, actor model.Act
 	}
 	rc, err := sb.rdb.Conn(ctx)
 	if err != nil {
-		return nil, classify("copy", err)
+		return nil, sb.classify("copy", err)
 	}
 	defer rc.Close()
 	if _, err := rc.ExecContext(ctx, sb.eng.beginSnapshot()); err != nil {
-		return nil, classify("copy", err)
+		return nil, sb.classify("copy", err)
 	}
 	defer rc.ExecContext(context.Background(), `ROLLBACK`)
 	srcCols, err := sb.eng.tableColumns(ctx, rc, "gateway_approvals")
 	if err != nil {
-		return nil, classify("copy", err)
+		return nil, sb.classify("copy", err)
 	}
 	if len(srcCols) == 0 {
 		return nil, &UnavailableError{Op: "copy", Reason: src.Path() + " has no gateway_approvals table: nothing to copy"}
@@ -115,7 +115,7 @@ func Copy(ctx context.Context, src, dst *Store, opt CopyOptions, actor model.Act
 	case errors.Is(err, sql.ErrNoRows), isNoTable(err):
 		head = "0:" + genesisHash
 	default:
-		return nil, classify("copy", err)
+		return nil, sb.classify("copy", err)
 	}
 	if _, _, err := parseHead(head); err != nil {
 		return nil, fmt.Errorf("copy: the source's %w", err)
@@ -217,10 +217,10 @@ func (s bound) checkEmpty(ctx context.Context, q querier, replace bool) error {
 	}
 	var rows, events int64
 	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM gateway_approvals`).Scan(&rows); err != nil {
-		return classify("copy", err)
+		return s.classify("copy", err)
 	}
 	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM approve_tui_audit`).Scan(&events); err != nil && !isNoTable(err) {
-		return classify("copy", err)
+		return s.classify("copy", err)
 	}
 	if rows+events == 0 {
 		return nil
