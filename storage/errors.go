@@ -181,10 +181,13 @@ func refusalCode(err error) string {
 		va *model.ValidationError
 		it *InvalidTransitionError
 		dm *DamagedError
+		aa *AlreadyAnsweredError
 	)
 	switch {
 	case errors.As(err, &rf):
 		return rf.Code
+	case errors.As(err, &aa):
+		return RefusedAlreadyAnswered
 	case errors.As(err, &dm):
 		return "damaged"
 	case errors.Is(err, ErrNotFound):

@@ -727,6 +727,9 @@ var pgSchema = schemaDDL{
 			pgTrigger("approve_tui_policy"),
 			pgTrigger("approve_tui_votes"),
 		},
+		{
+			`CREATE TABLE IF NOT EXISTS approve_tui_answers (` + answersColumns("DOUBLE PRECISION") + `)`,
+		},
 	},
 	lockoutsTable: pgLockoutsTable,
 	tier2Columns: []string{

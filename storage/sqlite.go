@@ -176,6 +176,8 @@ var migrations = []string{
 	CREATE TABLE IF NOT EXISTS approve_tui_votes (` + votesColumns("REAL") + `);
 	` + votesIndexes[0] + `;
 	` + votesIndexes[1] + `;`,
+	// 5: the answers given to requesters, one per request id (answer.go).
+	`CREATE TABLE IF NOT EXISTS approve_tui_answers (` + answersColumns("REAL") + `);`,
 }
 
 // auditTable is the audit log's column definitions on SQLite. seq is the
