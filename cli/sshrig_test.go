@@ -24,7 +24,7 @@ type sshRig struct {
 	approvers     []byte          // authorized_keys lines, written when serving
 	watchers      []byte
 	knownHosts    string
-	sessionsTaken int // names each tmux server
+	sessionsTaken int       // names each tmux server
 	srv           *exec.Cmd // the server process, once serve started it
 }
 
