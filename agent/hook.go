@@ -240,6 +240,11 @@ type protocol struct {
 	// agent took the answer) is not answered allow again, when its request
 	// comes again.
 	answerOnce bool
+	// answerSource, when set, names the agent's request ids in the store
+	// (the call's key is one): an allow is given only once the store has
+	// recorded it as that request's one answer (storage.RecordAnswer), in
+	// the words answerChoice; a request id answered already is denied.
+	answerSource, answerChoice string
 	// noPreview: its calls are not previewed (impact), since where the
 	// command runs is not known to the hook.
 	noPreview bool
@@ -361,6 +366,8 @@ func runHook(ctx context.Context, in io.Reader, o HookOptions, p *protocol) (ans
 type hook struct {
 	o HookOptions
 	p *protocol
+	// request is the call's key: the agent's request id (answerSource).
+	request string
 }
 
 func (h *hook) logf(format string, args ...any) {
@@ -557,6 +564,7 @@ const hookPreviewTime = time.Second
 
 // ask submits (or rejoins) the proposal and waits for the decision.
 func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Verdict) HookAnswer {
+	h.request = c.key
 	s, err := h.o.Open(ctx)
 	if err != nil {
 		return h.deny("the approval store is unavailable (%v); denied to be safe", err)
@@ -685,6 +693,20 @@ func (h *hook) decided(ctx context.Context, s *storage.Store, rec *storage.Recor
 		}
 		h.block(ctx, s, id, ReasonImpactGrew)
 		return h.deny("%s was approved but is refused: what it would touch grew since: %s", id, strings.Join(grew, "; "))
+	}
+	if h.p.answerSource != "" {
+		// The answer is recorded before it is given, in the transaction
+		// that checks it is the request's first: a replayed request id, in
+		// this process or another, is refused there.
+		err := s.RecordAnswer(ctx, storage.Answer{Source: h.p.answerSource, RequestID: h.request, ApprovalID: id,
+			Command: command, Decision: h.p.answerChoice}, h.o.Actor)
+		var aa *storage.AlreadyAnsweredError
+		switch {
+		case errors.As(err, &aa):
+			return h.deny("%s; not answered again", aa.Error())
+		case err != nil:
+			return h.deny("%s was approved, but its answer could not be recorded before giving it (%v); denied to be safe", id, err)
+		}
 	}
 	return h.allow(id, "approved%s (%s): this command, once", by, id)
 }

@@ -102,6 +102,7 @@ func HermesHook(ctx context.Context, in io.Reader, o HookOptions, margin time.Du
 	}
 	p := &protocol{agent: AgentHermes, requester: "hermes", idPrefix: "hm-", preEvent: "approval request",
 		canAllow: true, ttlLag: hermesExpiryLag, report: hermesReport, answerOnce: true,
+		answerSource: "hermes", answerChoice: "once",
 		// Hermes runs the command in its terminal backend (local, a
 		// container, another host), in a directory the request does not
 		// carry, and the request's command is redacted: a preview made
@@ -184,16 +185,21 @@ func decodeHermes(data []byte, margin time.Duration, now time.Time) (hookCall, s
 	if *in.TimeoutSeconds > maxHermesTimeout.Seconds() {
 		timeout = maxHermesTimeout
 	}
+	// presented_at is when Hermes called the plugin: its deadline runs
+	// from about then. Without it, how long Hermes has waited already
+	// cannot be known, and an approval could reach Hermes after it stopped
+	// waiting (or answer a request replayed long after): stale. A time
+	// before the whole timeout is stale too; one ahead of the clock is not
+	// believed (the wait runs from now).
+	if !(in.PresentedAt > 0) || math.IsInf(in.PresentedAt, 0) {
+		return c, "the Hermes request has no presented_at, so how long Hermes has waited cannot be known: treated as stale"
+	}
 	start := now
-	if in.PresentedAt > 0 {
-		// When Hermes called the plugin: its deadline runs from about then.
-		// A time ahead of the clock, or before the whole timeout, is not
-		// believed.
-		if at := model.FromEpoch(in.PresentedAt); !at.After(now.Add(time.Second)) && at.After(now.Add(-timeout)) {
-			start = at
-		} else if !at.After(now.Add(-timeout)) {
-			return c, "the Hermes request was presented longer ago than its timeout; Hermes has stopped waiting"
-		}
+	switch at := model.FromEpoch(in.PresentedAt); {
+	case !at.After(now.Add(-timeout)):
+		return c, "the Hermes request was presented longer ago than its timeout (stale); Hermes has stopped waiting"
+	case !at.After(now.Add(time.Second)):
+		start = at
 	}
 	deadline := start.Add(timeout)
 	c.answerBy = deadline.Add(-margin)

@@ -129,28 +129,49 @@ func TestHermesHookDeadlineIsHermes(t *testing.T) {
 func TestHermesHookRefusesWhatDoesNotValidate(t *testing.T) {
 	now := time.Now()
 	for name, in := range map[string]string{
-		"garbage":          "{",
-		"empty":            "",
-		"array":            "[1]",
-		"no request_id":    hermesRequest("", "rm -rf x", 300, now, nil),
-		"spaced id":        hermesRequest("a b", "rm -rf x", 300, now, nil),
-		"no schema":        hermesRequest("r1", "rm -rf x", 300, now, map[string]any{"schema_version": nil}),
-		"schema 2":         hermesRequest("r1", "rm -rf x", 300, now, map[string]any{"schema_version": 2}),
-		"no digest":        hermesRequest("r1", "rm -rf x", 300, now, map[string]any{"digest": ""}),
-		"no command":       hermesRequest("r1", "rm -rf x", 300, now, map[string]any{"command": nil}),
-		"empty command":    hermesRequest("r1", "  ", 300, now, nil),
-		"zero timeout":     hermesRequest("r1", "rm -rf x", 0, now, nil),
-		"negative timeout": hermesRequest("r1", "rm -rf x", -3, now, nil),
-		"no once":          hermesRequest("r1", "rm -rf x", 300, now, map[string]any{"allowed_choices": []string{"deny"}}),
-		"wrong types":      hermesRequest("r1", "rm -rf x", 300, now, map[string]any{"pattern_keys": "x"}),
-		"stale":            hermesRequest("r1", "rm -rf x", 300, now.Add(-time.Hour), nil),
-		"unknown event":    hermesRequest("r1", "rm -rf x", 300, now, map[string]any{"event": "approve_please"}),
-		"lone surrogate":   `{"schema_version":1,"request_id":"r1","digest":"d","command":"rm -rf \ud800","timeout_seconds":300,"allowed_choices":["once","deny"]}`,
+		"garbage":               "{",
+		"empty":                 "",
+		"array":                 "[1]",
+		"no request_id":         hermesRequest("", "rm -rf x", 300, now, nil),
+		"spaced id":             hermesRequest("a b", "rm -rf x", 300, now, nil),
+		"no schema":             hermesRequest("r1", "rm -rf x", 300, now, map[string]any{"schema_version": nil}),
+		"schema 2":              hermesRequest("r1", "rm -rf x", 300, now, map[string]any{"schema_version": 2}),
+		"no digest":             hermesRequest("r1", "rm -rf x", 300, now, map[string]any{"digest": ""}),
+		"no command":            hermesRequest("r1", "rm -rf x", 300, now, map[string]any{"command": nil}),
+		"empty command":         hermesRequest("r1", "  ", 300, now, nil),
+		"zero timeout":          hermesRequest("r1", "rm -rf x", 0, now, nil),
+		"negative timeout":      hermesRequest("r1", "rm -rf x", -3, now, nil),
+		"no once":               hermesRequest("r1", "rm -rf x", 300, now, map[string]any{"allowed_choices": []string{"deny"}}),
+		"wrong types":           hermesRequest("r1", "rm -rf x", 300, now, map[string]any{"pattern_keys": "x"}),
+		"stale":                 hermesRequest("r1", "rm -rf x", 300, now.Add(-time.Hour), nil),
+		"no presented_at":       hermesRequest("r1", "rm -rf x", 300, time.Time{}, nil),
+		"zero presented_at":     hermesRequest("r1", "rm -rf x", 300, now, map[string]any{"presented_at": 0}),
+		"negative presented_at": hermesRequest("r1", "rm -rf x", 300, now, map[string]any{"presented_at": -5}),
+		"unknown event":         hermesRequest("r1", "rm -rf x", 300, now, map[string]any{"event": "approve_please"}),
+		"lone surrogate":        `{"schema_version":1,"request_id":"r1","digest":"d","command":"rm -rf \ud800","timeout_seconds":300,"allowed_choices":["once","deny"]}`,
 	} {
 		c, reason := hermesAnswer(t, HermesHook(context.Background(), strings.NewReader(in), noStore(t), 0))
 		if c != "deny" || !strings.HasPrefix(reason, "approve-tui: ") {
 			t.Errorf("%s: %s %q", name, c, reason)
 		}
+	}
+}
+
+// A request without presented_at is stale: how long Hermes has waited
+// cannot be known. Denied at once, nothing submitted.
+func TestHermesHookWithoutPresentedAtIsStale(t *testing.T) {
+	s, o := emptyStore(t)
+	for _, in := range []string{
+		hermesRequest("req-nopresented", "rm -rf build/", 300, time.Time{}, nil),
+		hermesRequest("req-nopresented", "rm -rf build/", 300, time.Now(), map[string]any{"presented_at": 0}),
+	} {
+		a := recvHook(t, hermesRun(in, hookOpts(s), 0))
+		if c, reason := hermesAnswer(t, a); c != "deny" || !strings.Contains(reason, "no presented_at") || !strings.Contains(reason, "treated as stale") {
+			t.Fatalf("%s %q", c, reason)
+		}
+	}
+	if recs, _ := o.List(context.Background(), storage.ListOptions{Status: storage.ListAll}); len(recs) != 0 {
+		t.Fatal("submitted")
 	}
 }
 
@@ -175,8 +196,10 @@ func TestHermesAnswerJSON(t *testing.T) {
 	}
 }
 
-// A repeated request_id joins its one row; once answered it is not
-// answered again.
+// A repeated request_id joins its one row, and is answered once once: of
+// two runs waiting on it, one answers once and the other deny, and a
+// replay before Hermes' report is a deny too (the answer was recorded
+// before it was given), as is one after it.
 func TestHermesHookRepeatedRequestIsOneRow(t *testing.T) {
 	s, o := emptyStore(t)
 	in := hermesRequest("req-twice", "rm -rf build/", 300, time.Now(), nil)
@@ -192,10 +215,26 @@ func TestHermesHookRepeatedRequestIsOneRow(t *testing.T) {
 		return false
 	})
 	approve(t, o, rec.ApprovalID)
+	answers := map[string]int{}
 	for _, ch := range []<-chan HookAnswer{a, b} {
-		if c, _ := hermesAnswer(t, recvHook(t, ch)); c != "once" {
-			t.Fatal(c)
+		c, reason := hermesAnswer(t, recvHook(t, ch))
+		answers[c]++
+		if c == "deny" && !strings.Contains(reason, "hermes request req-twice was already answered once by "+rec.ApprovalID) {
+			t.Fatalf("the second run's reason: %q", reason)
 		}
+	}
+	if answers["once"] != 1 || answers["deny"] != 1 {
+		t.Fatalf("two runs on one request answered %v", answers)
+	}
+	if ans, err := o.AnswerOf(context.Background(), "hermes", "req-twice"); err != nil || ans.ApprovalID != rec.ApprovalID || ans.Decision != "once" {
+		t.Fatalf("answer recorded: %+v %v", ans, err)
+	}
+	// Replayed before Hermes' report arrives.
+	if c, reason := hermesAnswer(t, recvHook(t, hermesRun(in, hookOpts(s), 0))); c != "deny" || !strings.Contains(reason, "already answered") {
+		t.Fatalf("replay before the report: %s %q", c, reason)
+	}
+	if evs := auditOf(t, o, rec.ApprovalID); !strings.Contains(strings.Join(evs, " "), "answer:already_answered") {
+		t.Fatalf("the refused replay is not audited: %v", evs)
 	}
 	report(t, s, "req-twice", "once")
 	if c, reason := hermesAnswer(t, recvHook(t, hermesRun(in, hookOpts(s), 0))); c != "deny" || !strings.Contains(reason, "already answered") {

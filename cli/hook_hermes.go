@@ -41,6 +41,13 @@ which the plugin hands back as request.respond(choice). Never "session" or
     approve what Hermes has already refused, and an approval made in time
     reaches Hermes in time. Then the answer is deny and the proposal is
     withdrawn (denied by actor "requester").
+  - One approval answers one request_id once, across processes: the store
+    records the answer (request_id, approval id, decision, time) in the
+    transaction that decides to give it, before it is given. The same
+    request_id again, while waiting or replayed later (before or after
+    Hermes' report), is answered deny, and the refusal audited ("answer").
+  - A request without presented_at is stale: deny (how long Hermes has
+    waited cannot be known).
   - Denied, expired, withdrawn, a request that does not validate, a missing
     or locked store, an internal error: deny, with the reason.
 

@@ -24,7 +24,8 @@ type sshRig struct {
 	approvers     []byte          // authorized_keys lines, written when serving
 	watchers      []byte
 	knownHosts    string
-	sessionsTaken int // names each tmux server
+	sessionsTaken int       // names each tmux server
+	srv           *exec.Cmd // the server process, once serve started it
 }
 
 // newSSHRig builds the binary and makes the store (init).
@@ -107,6 +108,7 @@ func (r *sshRig) serve() {
 	if err := srv.Start(); err != nil {
 		r.t.Fatal(err)
 	}
+	r.srv = srv
 	r.t.Cleanup(func() { srv.Process.Signal(os.Interrupt); srv.Wait() })
 	waitPort(r.t, r.port)
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -280,11 +281,16 @@ func approveOverSSH(t *testing.T, r *rig) {
 	if rec, _ := r.s.Get(context.Background(), id2); rec.Status != model.StatusPending {
 		t.Fatalf("a watcher's approve: %s", rec.Status)
 	}
-	evs, _ := r.s.Audit(context.Background(), storage.AuditQuery{ApprovalID: id2, Limit: 5})
+	// "watcher" is on carol's screen from the start (her label): the
+	// refusal is waited for in the audit log.
+	var evs []storage.AuditEvent
 	found := false
-	for _, e := range evs {
-		if e.Event == storage.EventApprove && e.Outcome == storage.OutcomeRefused && e.Reason == "read_only" && strings.HasPrefix(e.Actor, "carol (SHA256:") {
-			found = true
+	for deadline := time.Now().Add(10 * time.Second); !found && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		evs, _ = r.s.Audit(context.Background(), storage.AuditQuery{ApprovalID: id2, Limit: 5})
+		for _, e := range evs {
+			if e.Event == storage.EventApprove && e.Outcome == storage.OutcomeRefused && e.Reason == "read_only" && strings.HasPrefix(e.Actor, "carol (SHA256:") {
+				found = true
+			}
 		}
 	}
 	if !found {
@@ -459,7 +465,27 @@ func TestSessionLimits(t *testing.T) {
 	}
 }
 
-// Shutdown tells every session and ends them.
+// sessionEnds are the session end events of the rig's store, as "NAME
+// REASON" (REASON the detail's, "" for an end the client made).
+func (r *rig) sessionEnds() []string {
+	r.t.Helper()
+	evs, err := r.s.Audit(context.Background(), storage.AuditQuery{Limit: 1000})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	var out []string
+	for _, e := range evs {
+		if e.Event == storage.EventSession && e.Reason == "end" {
+			why, _ := e.Detail["reason"].(string)
+			out = append(out, strings.Fields(e.Actor)[0]+" "+why)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Shutdown tells every session and ends them; each end is audited, with
+// the reason, by the time Serve returns.
 func TestShutdownTellsSessions(t *testing.T) {
 	r := startRig(t)
 	alice := r.console("alice")
@@ -472,6 +498,9 @@ func TestShutdownTellsSessions(t *testing.T) {
 	<-r.done
 	if !strings.Contains(alice.out.String(), "shutting down") {
 		t.Fatalf("not told: %q", alice.out.String())
+	}
+	if ends := r.sessionEnds(); len(ends) != 1 || ends[0] != "alice "+serve.ReasonShutdown {
+		t.Fatalf("session ends audited: %q", ends)
 	}
 }
 

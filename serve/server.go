@@ -125,6 +125,30 @@ type session struct {
 	person Person
 	sess   ssh.Session
 	start  time.Time
+	// why is the reason the server ended the session ("" when the client
+	// did), recorded with its end.
+	why atomic.Pointer[string]
+	// ended: its end is audited once, by its handler, or by a shutdown
+	// that could not wait for the handler any longer.
+	ended sync.Once
+}
+
+// endedBy notes why the server ends ss; the first reason given stays.
+func (ss *session) endedBy(why string) { ss.why.CompareAndSwap(nil, &why) }
+
+// finish audits ss's end (event session, reason end), with the reason the
+// server ended it, if it did; once.
+func (s *Server) finish(ss *session, actor model.Actor) {
+	ss.ended.Do(func() {
+		detail := map[string]any{"seconds": int(time.Since(ss.start).Seconds())}
+		kv := who(ss.person)
+		if why := ss.why.Load(); why != nil {
+			detail["reason"] = *why
+			kv = append(kv, "why", *why)
+		}
+		s.audit(actor, "end", detail)
+		s.cfg.Log.Info("session end", kv...)
+	})
 }
 
 type failureCount struct {
@@ -226,15 +250,41 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	s.closing.Store(true)
 	lg.Info("shutting down", "sessions", len(s.list()))
 	for _, ss := range s.list() {
+		ss.endedBy(ReasonShutdown)
 		fmt.Fprint(ss.sess.Stderr(), "\r\napprove-tui: the server is shutting down\r\n")
 		ss.sess.Close()
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
 	defer cancel()
+	// Each session's handler audits its end as it returns: wait for them,
+	// within the grace, and audit here the end of any still running, so
+	// that every session ended by the shutdown is in the audit log before
+	// the caller closes the store.
+	s.waitSessions(sctx)
+	for _, ss := range s.list() {
+		s.finish(ss, actorOf(ss.person))
+	}
 	if err := s.srv.Shutdown(sctx); err != nil && !errors.Is(err, ssh.ErrServerClosed) {
 		s.srv.Close()
 	}
 	return nil
+}
+
+// ReasonShutdown is the reason recorded with the end of a session the
+// server's shutdown ended.
+const ReasonShutdown = "server shutdown"
+
+// waitSessions waits until no session is open, or ctx ends.
+func (s *Server) waitSessions(ctx context.Context) {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for len(s.list()) > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // connCallback enforces the login grace time: a connection that has not
@@ -368,10 +418,7 @@ func (s *Server) gate(next ssh.Handler) ssh.Handler {
 			kv = append(kv, "open", model.Sanitize(id, model.Line))
 		}
 		s.cfg.Log.Info("session start", kv...)
-		defer func() {
-			s.audit(actor, "end", map[string]any{"seconds": int(time.Since(ss.start).Seconds())})
-			s.cfg.Log.Info("session end", who(p)...)
-		}()
+		defer s.finish(ss, actor)
 		if !pty {
 			sess.Exit(s.command(sess, p, actor))
 			return
@@ -481,6 +528,7 @@ func (s *Server) reloadLoop(ctx context.Context) {
 }
 
 func (s *Server) end(ss *session, why string) {
+	ss.endedBy(why)
 	s.cfg.Log.Warn("session ended", who(ss.person, "why", why)...)
 	fmt.Fprintf(ss.sess.Stderr(), "\r\napprove-tui: %s\r\n", why)
 	ss.sess.Close()

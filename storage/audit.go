@@ -244,18 +244,18 @@ func (st *Store) Audit(ctx context.Context, q AuditQuery) ([]AuditEvent, error) 
 		if isNoTable(err) {
 			return nil, nil
 		}
-		return nil, classify("audit", err)
+		return nil, s.classify("audit", err)
 	}
 	defer rows.Close()
 	var out []AuditEvent
 	for rows.Next() {
 		e, err := scanAudit(rows)
 		if err != nil {
-			return nil, classify("audit", err)
+			return nil, s.classify("audit", err)
 		}
 		out = append(out, e)
 	}
-	return out, classify("audit", rows.Err())
+	return out, s.classify("audit", rows.Err())
 }
 
 func scanAudit(sc rowScanner) (AuditEvent, error) {
@@ -310,12 +310,12 @@ func (st *Store) VerifyAudit(ctx context.Context) (*VerifyResult, error) {
 	s := st.bind()
 	conn, err := s.rdb.Conn(ctx)
 	if err != nil {
-		return nil, classify("verify", err)
+		return nil, s.classify("verify", err)
 	}
 	defer conn.Close()
 	// One read transaction: a consistent snapshot of log, head and payloads.
 	if _, err := conn.ExecContext(ctx, s.eng.beginSnapshot()); err != nil {
-		return nil, classify("verify", err)
+		return nil, s.classify("verify", err)
 	}
 	defer conn.ExecContext(context.Background(), `ROLLBACK`)
 
@@ -332,7 +332,7 @@ func (st *Store) VerifyAudit(ctx context.Context) (*VerifyResult, error) {
 		if isNoTable(err) {
 			return res, nil
 		}
-		return nil, classify("verify", err)
+		return nil, s.classify("verify", err)
 	}
 	submitted := map[string]string{}
 	states := map[string]*chainState{}
@@ -381,7 +381,7 @@ func (st *Store) VerifyAudit(ctx context.Context) (*VerifyResult, error) {
 		prevHash, prevSeq = e.Hash, e.Seq
 	}
 	if err := rows.Err(); err != nil {
-		return nil, classify("verify", err)
+		return nil, s.classify("verify", err)
 	}
 	rows.Close()
 
@@ -392,7 +392,7 @@ func (st *Store) VerifyAudit(ctx context.Context) (*VerifyResult, error) {
 			fail(prevSeq, "the audit head record is missing")
 		}
 	case err != nil:
-		return nil, classify("verify", err)
+		return nil, s.classify("verify", err)
 	default:
 		seq, hash, perr := parseHead(head)
 		switch {
@@ -414,7 +414,7 @@ func (st *Store) VerifyAudit(ctx context.Context) (*VerifyResult, error) {
 			continue // pruned rows are not an audit failure
 		}
 		if err != nil {
-			return nil, classify("verify", err)
+			return nil, s.classify("verify", err)
 		}
 		txt, _ := asText(payload)
 		if sha256Hex([]byte(txt)) != want {
@@ -423,7 +423,7 @@ func (st *Store) VerifyAudit(ctx context.Context) (*VerifyResult, error) {
 	}
 	gaps, err := s.chainGaps(ctx, conn, states)
 	if err != nil {
-		return nil, classify("verify", err)
+		return nil, s.classify("verify", err)
 	}
 	res.Gaps = gaps
 	if len(gaps) > 0 && res.OK {
@@ -533,7 +533,7 @@ func (st *Store) OutsideDecisions(ctx context.Context, limit int) ([]AuditEvent,
 		return nil, nil
 	}
 	if err != nil {
-		return nil, classify("audit", err)
+		return nil, s.classify("audit", err)
 	}
 	defer rows.Close()
 	var out []AuditEvent
@@ -542,7 +542,7 @@ func (st *Store) OutsideDecisions(ctx context.Context, limit int) ([]AuditEvent,
 		var consAt, expAt sql.NullFloat64
 		var consBy, reason sql.NullString
 		if err := rows.Scan(&id, &status, &consAt, &consBy, &expAt, &reason); err != nil {
-			return nil, classify("audit", err)
+			return nil, s.classify("audit", err)
 		}
 		e := AuditEvent{ApprovalID: id, Outcome: OutcomeOK, Actor: consBy.String, Outside: true,
 			Detail: map[string]any{}}
@@ -565,7 +565,7 @@ func (st *Store) OutsideDecisions(ctx context.Context, limit int) ([]AuditEvent,
 		}
 		out = append(out, e)
 	}
-	return out, classify("audit", rows.Err())
+	return out, s.classify("audit", rows.Err())
 }
 
 // EventSession records a console session starting or ending (who was

@@ -40,6 +40,7 @@ type CopyResult struct {
 	Lockouts  int64         `json:"lockouts"`
 	Policies  int64         `json:"policy_versions"`
 	Votes     int64         `json:"votes"`
+	Answers   int64         `json:"answers"`
 	Replaced  bool          `json:"replaced"`
 	Verify    *VerifyResult `json:"verify"`
 	// CreatedSchema is the PostgreSQL schema opening the target created
@@ -76,6 +77,9 @@ var (
 	// and so do the votes cast under it.
 	policyCopy = copyTable{"approve_tui_policy", []string{"version", "sha256", "source", "rules", "set_at", "set_by"}, "version"}
 	votesCopy  = copyTable{"approve_tui_votes", []string{"approval_id", "actor", "surface", "person", "key_fp", "payload_sha256", "at", "ended", "ended_at"}, "approval_id, at, person"}
+	// The answers given come along: a request id answered in the source
+	// stays answered in the copy.
+	answersCopy = copyTable{"approve_tui_answers", []string{"source", "request_id", "approval_id", "decision", "answered_at", "actor"}, "source, request_id"}
 )
 
 // copyBatch is how many rows one INSERT carries.
@@ -91,16 +95,16 @@ func Copy(ctx context.Context, src, dst *Store, opt CopyOptions, actor model.Act
 	}
 	rc, err := sb.rdb.Conn(ctx)
 	if err != nil {
-		return nil, classify("copy", err)
+		return nil, sb.classify("copy", err)
 	}
 	defer rc.Close()
 	if _, err := rc.ExecContext(ctx, sb.eng.beginSnapshot()); err != nil {
-		return nil, classify("copy", err)
+		return nil, sb.classify("copy", err)
 	}
 	defer rc.ExecContext(context.Background(), `ROLLBACK`)
 	srcCols, err := sb.eng.tableColumns(ctx, rc, "gateway_approvals")
 	if err != nil {
-		return nil, classify("copy", err)
+		return nil, sb.classify("copy", err)
 	}
 	if len(srcCols) == 0 {
 		return nil, &UnavailableError{Op: "copy", Reason: src.Path() + " has no gateway_approvals table: nothing to copy"}
@@ -115,7 +119,7 @@ func Copy(ctx context.Context, src, dst *Store, opt CopyOptions, actor model.Act
 	case errors.Is(err, sql.ErrNoRows), isNoTable(err):
 		head = "0:" + genesisHash
 	default:
-		return nil, classify("copy", err)
+		return nil, sb.classify("copy", err)
 	}
 	if _, _, err := parseHead(head); err != nil {
 		return nil, fmt.Errorf("copy: the source's %w", err)
@@ -177,7 +181,7 @@ func Copy(ctx context.Context, src, dst *Store, opt CopyOptions, actor model.Act
 			tab copyTable
 			n   *int64
 		}{{auditCopy, &res.Events}, {waitersCopy, &res.Waiters}, {lockoutCopy, &res.Lockouts},
-			{policyCopy, &res.Policies}, {votesCopy, &res.Votes}} {
+			{policyCopy, &res.Policies}, {votesCopy, &res.Votes}, {answersCopy, &res.Answers}} {
 			n, err := copyRows(ctx, rc, db, `SELECT `+strings.Join(t.tab.cols, ", ")+` FROM `+t.tab.name+` ORDER BY `+t.tab.order,
 				t.tab.name, t.tab.cols)
 			if err != nil {
@@ -217,10 +221,10 @@ func (s bound) checkEmpty(ctx context.Context, q querier, replace bool) error {
 	}
 	var rows, events int64
 	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM gateway_approvals`).Scan(&rows); err != nil {
-		return classify("copy", err)
+		return s.classify("copy", err)
 	}
 	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM approve_tui_audit`).Scan(&events); err != nil && !isNoTable(err) {
-		return classify("copy", err)
+		return s.classify("copy", err)
 	}
 	if rows+events == 0 {
 		return nil
@@ -233,7 +237,7 @@ func (s bound) checkEmpty(ctx context.Context, q querier, replace bool) error {
 func (s bound) emptyForCopy(ctx context.Context) error {
 	for _, q := range []string{`DELETE FROM gateway_approvals`, `DELETE FROM approve_tui_audit`, `DELETE FROM approve_tui_waiters`,
 		`DELETE FROM approve_tui_rank`, `DELETE FROM approve_tui_presence`, `DELETE FROM approve_tui_meta WHERE key <> 'audit_head'`,
-		`DELETE FROM approve_tui_policy`, `DELETE FROM approve_tui_votes`} {
+		`DELETE FROM approve_tui_policy`, `DELETE FROM approve_tui_votes`, `DELETE FROM approve_tui_answers`} {
 		if _, err := s.w.ExecContext(ctx, q); err != nil {
 			return err
 		}

@@ -136,7 +136,7 @@ func (st *Store) AddDeliveries(ctx context.Context, keys []DeliveryKey) (int, er
 		}
 		return nil
 	})
-	return added, classify("deliveries", err)
+	return added, s.classify("deliveries", err)
 }
 
 // ClaimDelivery claims k for notifier by until lease from now: only a
@@ -167,7 +167,7 @@ func (st *Store) ClaimDelivery(ctx context.Context, k DeliveryKey, by string, le
 		got = d
 		return err
 	})
-	return got, classify("deliveries", err)
+	return got, s.classify("deliveries", err)
 }
 
 // DeliveryResult is how one attempt ended.
@@ -227,7 +227,7 @@ func (st *Store) FinishDelivery(ctx context.Context, k DeliveryKey, by string, r
 		if errors.Is(err, ErrNotClaimed) {
 			return err
 		}
-		return classify("deliveries", err)
+		return s.classify("deliveries", err)
 	}
 	var notClaimed bool
 	err := s.run(ctx, transition{event: EventDelivery, id: k.ApprovalID, actor: actor, apply: func(ctx context.Context) ([]auditEntry, error) {
@@ -277,7 +277,7 @@ func (st *Store) NextDeliveryAt(ctx context.Context) (time.Time, bool, error) {
 		return time.Time{}, false, nil
 	}
 	if err != nil || !at.Valid {
-		return time.Time{}, false, classify("deliveries", err)
+		return time.Time{}, false, s.classify("deliveries", err)
 	}
 	return model.FromEpoch(at.Float64), true, nil
 }
@@ -305,18 +305,18 @@ func (st *Store) UnresolvedPaged(ctx context.Context, limit int) ([]string, erro
 		return nil, nil
 	}
 	if err != nil {
-		return nil, classify("deliveries", err)
+		return nil, s.classify("deliveries", err)
 	}
 	defer rows.Close()
 	var out []string
 	for rows.Next() {
 		var id string
 		if err := rows.Scan(&id); err != nil {
-			return nil, classify("deliveries", err)
+			return nil, s.classify("deliveries", err)
 		}
 		out = append(out, id)
 	}
-	return out, classify("deliveries", rows.Err())
+	return out, s.classify("deliveries", rows.Err())
 }
 
 func (st *Store) queryDeliveries(ctx context.Context, q string, args ...any) ([]Delivery, error) {
@@ -326,18 +326,18 @@ func (st *Store) queryDeliveries(ctx context.Context, q string, args ...any) ([]
 		return nil, nil
 	}
 	if err != nil {
-		return nil, classify("deliveries", err)
+		return nil, s.classify("deliveries", err)
 	}
 	defer rows.Close()
 	var out []Delivery
 	for rows.Next() {
 		d, err := scanDelivery(rows)
 		if err != nil {
-			return nil, classify("deliveries", err)
+			return nil, s.classify("deliveries", err)
 		}
 		out = append(out, *d)
 	}
-	return out, classify("deliveries", rows.Err())
+	return out, s.classify("deliveries", rows.Err())
 }
 
 // Notifier is one running notifier, as the console shows it.
@@ -368,7 +368,7 @@ func (st *Store) SetNotifier(ctx context.Context, n Notifier) error {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	return classify("notifier", s.inWriteTxLocked(ctx, "notifier", func(ctx context.Context) error {
+	return s.classify("notifier", s.inWriteTxLocked(ctx, "notifier", func(ctx context.Context) error {
 		_, err := s.w.ExecContext(ctx, `INSERT INTO approve_tui_notifiers
 			(notifier, host, pid, started_at, heartbeat_at, trouble, trouble_since) VALUES (?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (notifier) DO UPDATE SET heartbeat_at = excluded.heartbeat_at, trouble = excluded.trouble,
@@ -386,7 +386,7 @@ func (st *Store) RemoveNotifier(ctx context.Context, id string) error {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	return classify("notifier", s.inWriteTxLocked(ctx, "notifier", func(ctx context.Context) error {
+	return s.classify("notifier", s.inWriteTxLocked(ctx, "notifier", func(ctx context.Context) error {
 		_, err := s.w.ExecContext(ctx, `DELETE FROM approve_tui_notifiers WHERE notifier = ?`, id)
 		return err
 	}))
@@ -402,16 +402,16 @@ func (st *Store) Notifiers(ctx context.Context) ([]Notifier, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, classify("notifier", err)
+		return nil, s.classify("notifier", err)
 	}
 	defer rows.Close()
 	var out []Notifier
 	for rows.Next() {
 		var n Notifier
 		if err := rows.Scan(&n.Notifier, &n.Host, &n.PID, &n.StartedAt, &n.HeartbeatAt, &n.Trouble, &n.TroubleSince); err != nil {
-			return nil, classify("notifier", err)
+			return nil, s.classify("notifier", err)
 		}
 		out = append(out, n)
 	}
-	return out, classify("notifier", rows.Err())
+	return out, s.classify("notifier", rows.Err())
 }

@@ -95,25 +95,54 @@ func (e *InvalidTransitionError) Error() string {
 	return "cannot record execution for " + e.ID + ": " + e.Reason
 }
 
-// classify turns a driver error into one the surfaces can explain. Errors
-// that are already ours pass through; each engine explains its own.
+// classify turns a driver error into one the surfaces can explain, where
+// the engine in use is not known (opening): errors that are already ours
+// pass through, and an engine explains only the errors that can only be its
+// own (a SQLite result code, a PostgreSQL error code or failed connect).
+// Where the store is known, its own classify (classifyOn) explains the
+// errors any engine can give (a deadline, a closed connection) in the
+// engine's words.
 func classify(op string, err error) error {
 	if err == nil {
 		return nil
 	}
+	if ours(err) {
+		return err
+	}
+	if c := sqliteTyped(op, err); c != nil {
+		return c
+	}
+	if c := pgTyped(op, err); c != nil {
+		return c
+	}
+	return &UnavailableError{Op: op, Reason: err.Error(), Err: err}
+}
+
+// classifyOn is classify on a store whose engine is e: an error no engine
+// recognises as its own is still said in e's words.
+func classifyOn(e engine, op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ours(err) {
+		return err
+	}
+	if c := e.classify(op, err); c != nil {
+		return c
+	}
+	return classify(op, err)
+}
+
+// classify is classifyOn for the store's engine.
+func (f *dbfile) classify(op string, err error) error { return classifyOn(f.eng, op, err) }
+
+// ours reports an error this package made and explained already.
+func ours(err error) bool {
 	var (
 		ro *ReadOnlyError
 		un *UnavailableError
 	)
-	if errors.As(err, &ro) || errors.As(err, &un) {
-		return err
-	}
-	for _, e := range []engine{sqliteDialect, postgresDialect} {
-		if c := e.classify(op, err); c != nil {
-			return c
-		}
-	}
-	return &UnavailableError{Op: op, Reason: err.Error(), Err: err}
+	return errors.As(err, &ro) || errors.As(err, &un)
 }
 
 // refusalCode is the short reason recorded in the audit log for a refused
@@ -152,10 +181,13 @@ func refusalCode(err error) string {
 		va *model.ValidationError
 		it *InvalidTransitionError
 		dm *DamagedError
+		aa *AlreadyAnsweredError
 	)
 	switch {
 	case errors.As(err, &rf):
 		return rf.Code
+	case errors.As(err, &aa):
+		return RefusedAlreadyAnswered
 	case errors.As(err, &dm):
 		return "damaged"
 	case errors.Is(err, ErrNotFound):

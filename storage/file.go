@@ -244,7 +244,7 @@ func (f *dbfile) open(ctx context.Context, opt Options, isNew bool) error {
 	if isNew {
 		f.journal = f.setNewJournalMode(ctx)
 	} else if err := f.w.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&f.journal); err != nil {
-		return classify("open", err)
+		return classifyOn(sqliteDialect, "open", err)
 	}
 	f.journal = strings.ToLower(f.journal)
 	return f.ensureSchemaLocked(ctx, opt)
@@ -273,7 +273,7 @@ func (f *dbfile) openWriter(ctx context.Context) error {
 func (f *dbfile) explainOpen(err error) error {
 	dir := filepath.Dir(f.file)
 	code := errCode(err)
-	err = classify("open", err)
+	err = classifyOn(sqliteDialect, "open", err)
 	if code == codeCantOpen || code == codeReadOnly {
 		if syscall.Access(dir, 2|1) != nil {
 			return &UnavailableError{Op: "open", Err: err, Reason: fmt.Sprintf(
@@ -299,7 +299,7 @@ func (f *dbfile) ensureSchemaLocked(ctx context.Context, opt Options) error {
 	}
 	st, err := readSchema(ctx, f.eng, f.w)
 	if err != nil {
-		return classify("open", err)
+		return classifyOn(sqliteDialect, "open", err)
 	}
 	f.tier2.Store(st.tier2)
 	f.votes.Store(st.ownVersion >= votesSchema)
@@ -348,7 +348,7 @@ func (f *dbfile) ensureSchemaLocked(ctx context.Context, opt Options) error {
 	if f.fileRO == "" {
 		ws, err := prepareWriter(ctx, f.eng, f.w, selectColumns(false, st.tier2), st.tier2)
 		if err != nil {
-			return classify("open", err)
+			return classifyOn(sqliteDialect, "open", err)
 		}
 		f.ws = ws
 	}

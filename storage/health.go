@@ -109,7 +109,7 @@ func (s bound) quickCheck(ctx context.Context) ([]string, error) {
 	}
 	conn, err := s.rdb.Conn(ctx)
 	if err != nil {
-		return nil, classify("check", err)
+		return nil, s.classify("check", err)
 	}
 	defer conn.Close()
 	var problems []string
@@ -123,13 +123,13 @@ func (s bound) quickCheck(ctx context.Context) ([]string, error) {
 				problems = append(problems, t+": "+err.Error())
 				continue
 			}
-			return nil, classify("check", err)
+			return nil, s.classify("check", err)
 		}
 		for rows.Next() {
 			var line string
 			if err := rows.Scan(&line); err != nil {
 				rows.Close()
-				return nil, classify("check", err)
+				return nil, s.classify("check", err)
 			}
 			if line != "ok" && len(problems) < maxReportedProblems {
 				problems = append(problems, t+": "+line)
@@ -142,7 +142,7 @@ func (s bound) quickCheck(ctx context.Context) ([]string, error) {
 				problems = append(problems, t+": "+err.Error())
 				continue
 			}
-			return nil, classify("check", err)
+			return nil, s.classify("check", err)
 		}
 	}
 	return problems, nil

@@ -30,6 +30,8 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(roleConsumeAll(os.Getenv("STORAGE_TEST_DB"), worker, os.Getenv("STORAGE_TEST_SYNC"), os.Getenv("STORAGE_TEST_PACE"),
 			role != "consume-all", name))
+	case "answer-all":
+		os.Exit(roleAnswerAll(os.Getenv("STORAGE_TEST_DB"), os.Getenv("STORAGE_TEST_WORKER")))
 	case "hold-lock":
 		os.Exit(roleHoldLock(os.Getenv("STORAGE_TEST_DB")))
 	default:

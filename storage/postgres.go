@@ -135,6 +135,18 @@ func connLost(err error) bool {
 }
 
 func (*pgEngine) classify(op string, err error) error {
+	if c := pgTyped(op, err); c != nil {
+		return c
+	}
+	if connLost(err) {
+		return &UnavailableError{Op: op, Err: err, Reason: "the connection to the PostgreSQL server was lost (" + err.Error() + "); nothing was written"}
+	}
+	return nil
+}
+
+// pgTyped explains the errors only PostgreSQL gives: a failed connect and
+// an error the server sent with its code (nil for anything else).
+func pgTyped(op string, err error) error {
 	var ce *pgconn.ConnectError
 	if errors.As(err, &ce) {
 		switch pgCode(err) {
@@ -163,9 +175,6 @@ func (*pgEngine) classify(op string, err error) error {
 		return &UnavailableError{Op: op, Err: err, Reason: "the transaction kept losing to concurrent writers (" + pgMessage(err) + "); nothing was written; try again"}
 	case c != "":
 		return &UnavailableError{Op: op, Err: err, Reason: "PostgreSQL: " + pgMessage(err)}
-	}
-	if connLost(err) {
-		return &UnavailableError{Op: op, Err: err, Reason: "the connection to the PostgreSQL server was lost (" + err.Error() + "); nothing was written"}
 	}
 	return nil
 }
@@ -288,11 +297,11 @@ func acquirePostgres(ctx context.Context, db string, opt Options) (*dbfile, erro
 func (f *dbfile) openPostgres(ctx context.Context, opt Options) error {
 	f.wdb = stdlib.OpenDB(*f.pg.cfg.Copy())
 	if err := f.openWriter(ctx); err != nil {
-		return classify("open", err)
+		return classifyOn(postgresDialect, "open", err)
 	}
 	f.busyMS = opt.BusyTimeout.Milliseconds()
 	if err := f.noteWriterPID(ctx); err != nil {
-		return classify("open", err)
+		return classifyOn(postgresDialect, "open", err)
 	}
 
 	rcfg := f.pg.cfg.Copy()
@@ -310,7 +319,7 @@ func (f *dbfile) openPostgres(ctx context.Context, opt Options) error {
 
 	var ro string
 	if err := f.w.QueryRowContext(ctx, `SELECT current_setting('transaction_read_only')`).Scan(&ro); err != nil {
-		return classify("open", err)
+		return classifyOn(postgresDialect, "open", err)
 	}
 	if ro == "on" {
 		f.fileRO = pgServerReadOnly
@@ -350,7 +359,7 @@ func (f *dbfile) findSchema(ctx context.Context, opt Options) error {
 	var path, user, database string
 	if err := f.w.QueryRowContext(ctx, `SELECT current_schema(), current_setting('search_path'), current_user, current_database()`).
 		Scan(&cur, &path, &user, &database); err != nil {
-		return classify("open", err)
+		return classifyOn(postgresDialect, "open", err)
 	}
 	names, err := splitSearchPath(path)
 	if err != nil {
@@ -362,7 +371,7 @@ func (f *dbfile) findSchema(ctx context.Context, opt Options) error {
 		if n == "$user" {
 			st, err := f.pgSchemaState(ctx, user)
 			if err != nil {
-				return classify("open", err)
+				return classifyOn(postgresDialect, "open", err)
 			}
 			if !st.usable {
 				continue
@@ -385,7 +394,7 @@ func (f *dbfile) findSchema(ctx context.Context, opt Options) error {
 	}
 	st, err := f.pgSchemaState(ctx, want)
 	if err != nil {
-		return classify("open", err)
+		return classifyOn(postgresDialect, "open", err)
 	}
 	shown := model.Sanitize(st.quoted, model.Line)
 	missing := "schema " + shown + " does not exist in database " + model.Sanitize(database, model.Line) + " (the first schema of the search_path, where the store lives"
@@ -416,7 +425,7 @@ func (f *dbfile) findSchema(ctx context.Context, opt Options) error {
 		f.pg.madeSchema, f.pg.madeSchemaSQL = want, st.quoted
 	}
 	if err := f.w.QueryRowContext(ctx, `SELECT current_schema()`).Scan(&cur); err != nil {
-		return classify("open", err)
+		return classifyOn(postgresDialect, "open", err)
 	}
 	if !cur.Valid || cur.String != want {
 		return &UnavailableError{Op: "open", Reason: "schema " + shown + " was created, but the connection's current schema is not it (" +
@@ -438,10 +447,10 @@ func createSchemaFailed(missing, shown, user, database string, err error) error 
 		return &UnavailableError{Op: "open", Err: err, Reason: missing + ", and " + pgServerReadOnly + ", so it cannot be created here: create it on the primary: CREATE SCHEMA " + shown + ";"}
 	}
 	var un *UnavailableError
-	if errors.As(classify("open", err), &un) {
+	if errors.As(classifyOn(postgresDialect, "open", err), &un) {
 		return &UnavailableError{Op: "open", Err: err, Reason: missing + ", and creating it failed: " + un.Reason}
 	}
-	return classify("open", err)
+	return classifyOn(postgresDialect, "open", err)
 }
 
 // pgSchemaState is what the server says of a schema name: as a statement writes
@@ -717,6 +726,9 @@ var pgSchema = schemaDDL{
 			votesIndexes[1],
 			pgTrigger("approve_tui_policy"),
 			pgTrigger("approve_tui_votes"),
+		},
+		{
+			`CREATE TABLE IF NOT EXISTS approve_tui_answers (` + answersColumns("DOUBLE PRECISION") + `)`,
 		},
 	},
 	lockoutsTable: pgLockoutsTable,

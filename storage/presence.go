@@ -77,16 +77,16 @@ func (st *Store) Presences(ctx context.Context) ([]Presence, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, classify("presence", err)
+		return nil, s.classify("presence", err)
 	}
 	defer rows.Close()
 	var out []Presence
 	for rows.Next() {
 		var p Presence
 		if err := rows.Scan(&p.Console, &p.Actor, &p.Name, &p.Surface, &p.Viewing, &p.Prompt, &p.Scroll, &p.StartedAt, &p.Heartbeat); err != nil {
-			return nil, classify("presence", err)
+			return nil, s.classify("presence", err)
 		}
 		out = append(out, p)
 	}
-	return out, classify("presence", rows.Err())
+	return out, s.classify("presence", rows.Err())
 }

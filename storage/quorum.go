@@ -215,7 +215,7 @@ func (st *Store) Policy(ctx context.Context) (*PolicyVersion, error) {
 		return v, err
 	}
 	if err != nil {
-		return nil, classify("policy", err)
+		return nil, s.classify("policy", err)
 	}
 	return v, nil
 }
@@ -299,11 +299,11 @@ func (st *Store) Votes(ctx context.Context, id string) ([]Vote, error) {
 		if s.eng.noTable(err) {
 			return nil, nil
 		}
-		return nil, classify("votes", err)
+		return nil, s.classify("votes", err)
 	}
 	out, err := scanVotes(rows)
 	if err != nil {
-		return nil, classify("votes", err)
+		return nil, s.classify("votes", err)
 	}
 	return out, nil
 }
@@ -353,11 +353,11 @@ func (st *Store) Quorums(ctx context.Context, recs []*Record) (map[string]*Quoru
 			if s.eng.noTable(err) {
 				break
 			}
-			return nil, pv, classify("votes", err)
+			return nil, pv, s.classify("votes", err)
 		}
 		vs, err := scanVotes(rows)
 		if err != nil {
-			return nil, pv, classify("votes", err)
+			return nil, pv, s.classify("votes", err)
 		}
 		for _, v := range vs {
 			votes[v.ApprovalID] = append(votes[v.ApprovalID], v)

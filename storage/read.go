@@ -22,7 +22,7 @@ func (st *Store) Get(ctx context.Context, id string) (*Record, error) {
 		return nil, ErrNotFound
 	}
 	if err != nil {
-		return nil, classify("get", err)
+		return nil, s.classify("get", err)
 	}
 	return rec, nil
 }
@@ -116,7 +116,7 @@ func (s bound) listPending(ctx context.Context, now time.Time, o ListOptions, pr
 	if provisional {
 		if p := s.fill.progress(); p.Filling {
 			recs, err := s.listPendingByExpiry(ctx, now, o)
-			return recs, p, classify("list", err)
+			return recs, p, s.classify("list", err)
 		}
 	}
 	ok, behind := s.syncRankOr(ctx, provisional)
@@ -129,7 +129,7 @@ func (s bound) listPending(ctx context.Context, now time.Time, o ListOptions, pr
 		if started || p.Err != nil {
 			p.Provisional = true
 			recs, err := s.listPendingByExpiry(ctx, now, o)
-			return recs, p, classify("list", err)
+			return recs, p, s.classify("list", err)
 		}
 	}
 	if ok {
@@ -138,7 +138,7 @@ func (s bound) listPending(ctx context.Context, now time.Time, o ListOptions, pr
 			return recs, RankProgress{}, nil
 		}
 		if !isNoTable(err) {
-			return nil, RankProgress{}, classify("list", err)
+			return nil, RankProgress{}, s.classify("list", err)
 		}
 	}
 	recs, err := s.listPendingScan(ctx, now, o)
@@ -148,18 +148,18 @@ func (s bound) listPending(ctx context.Context, now time.Time, o ListOptions, pr
 func (s bound) queryRecords(ctx context.Context, now time.Time, q string, args ...any) ([]*Record, error) {
 	rows, err := s.rdb.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, classify("list", err)
+		return nil, s.classify("list", err)
 	}
 	defer rows.Close()
 	var out []*Record
 	for rows.Next() {
 		rec, err := s.scanRecord(rows, now)
 		if err != nil {
-			return nil, classify("list", err)
+			return nil, s.classify("list", err)
 		}
 		out = append(out, rec)
 	}
-	return out, classify("list", rows.Err())
+	return out, s.classify("list", rows.Err())
 }
 
 // listPendingScan ranks every pending row in memory: the fallback when the
@@ -644,7 +644,7 @@ func (st *Store) PendingSummary(ctx context.Context) (sig PendingSignature, live
 		`+votes,
 		[]any{model.Epoch(s.now())}, &sig.Count, &expired, &sig.MaxRowid, &maxID, &sig.Votes, &sig.Policy)
 	sig.MaxID = maxID.String
-	return sig, int(sig.Count - expired), classify("list", err)
+	return sig, int(sig.Count - expired), s.classify("list", err)
 }
 
 // DenyReason returns the reason recorded with the deny event of id, if any.

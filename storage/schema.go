@@ -7,7 +7,7 @@ import (
 )
 
 // SchemaVersion is the newest approve-tui migration this build knows.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // schemaState is what a read of the file found.
 type schemaState struct {

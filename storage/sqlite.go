@@ -2,6 +2,8 @@ package storage
 
 import (
 	"context"
+	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"strings"
 
@@ -43,6 +45,21 @@ func (sqliteEngine) lockTimeout(err error) bool {
 func (sqliteEngine) retryable(error) bool { return false }
 
 func (sqliteEngine) classify(op string, err error) error {
+	if c := sqliteTyped(op, err); c != nil {
+		return c
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return &UnavailableError{Op: op, Err: err, Reason: "the SQLite database did not answer before the deadline (" + err.Error() + ")"}
+	case errors.Is(err, sql.ErrConnDone), errors.Is(err, driver.ErrBadConn), strings.Contains(err.Error(), "database is closed"):
+		return &UnavailableError{Op: op, Err: err, Reason: "the connection to the SQLite database was closed (" + err.Error() + ")"}
+	}
+	return nil
+}
+
+// sqliteTyped explains the errors only SQLite gives: its result codes (nil
+// for anything else).
+func sqliteTyped(op string, err error) error {
 	var se *sqlite.Error
 	if !errors.As(err, &se) {
 		return nil
@@ -159,6 +176,8 @@ var migrations = []string{
 	CREATE TABLE IF NOT EXISTS approve_tui_votes (` + votesColumns("REAL") + `);
 	` + votesIndexes[0] + `;
 	` + votesIndexes[1] + `;`,
+	// 5: the answers given to requesters, one per request id (answer.go).
+	`CREATE TABLE IF NOT EXISTS approve_tui_answers (` + answersColumns("REAL") + `);`,
 }
 
 // auditTable is the audit log's column definitions on SQLite. seq is the

@@ -58,7 +58,7 @@ func (st *Store) OpenByRisk(ctx context.Context) (OpenStats, error) {
 	if ok, _ := s.syncRankOr(ctx, true); ok {
 		o, err := s.openByRank(ctx, nowE)
 		if err == nil || !isNoTable(err) {
-			return o, classify("stats", err)
+			return o, s.classify("stats", err)
 		}
 	}
 	o := newOpenStats()
@@ -130,7 +130,7 @@ func (st *Store) OldestOpen(ctx context.Context) (id string, created time.Time, 
 		return "", time.Time{}, false, nil
 	}
 	if err != nil {
-		return "", time.Time{}, false, classify("stats", err)
+		return "", time.Time{}, false, s.classify("stats", err)
 	}
 	id, _ = asText(rid)
 	f, fok := asFloat(rcreated)
@@ -189,38 +189,38 @@ func (st *Store) DecisionsSince(ctx context.Context, since time.Time) (DecisionS
 		return out, nil
 	}
 	if err != nil {
-		return out, classify("stats", err)
+		return out, s.classify("stats", err)
 	}
 	rows, err := s.rdb.QueryContext(ctx, `SELECT event, outcome, count(*) FROM approve_tui_audit
 		WHERE seq > ? AND at >= ? AND event IN (?, ?, ?)
 		GROUP BY event, outcome ORDER BY event, outcome`, from, sinceE, EventApprove, EventDeny, EventExpire)
 	if err != nil {
-		return out, classify("stats", err)
+		return out, s.classify("stats", err)
 	}
 	for rows.Next() {
 		var c DecisionCount
 		if err := rows.Scan(&c.Event, &c.Outcome, &c.N); err != nil {
 			rows.Close()
-			return out, classify("stats", err)
+			return out, s.classify("stats", err)
 		}
 		out.Counts = append(out.Counts, c)
 	}
 	if err := rows.Close(); err != nil {
-		return out, classify("stats", err)
+		return out, s.classify("stats", err)
 	}
 	rows, err = s.rdb.QueryContext(ctx, `SELECT a.at, g.created_at FROM approve_tui_audit a
 		JOIN gateway_approvals g ON g.approval_id = a.approval_id
 		WHERE a.seq > ? AND a.at >= ? AND a.event IN (?, ?) AND a.outcome = ?
 		ORDER BY a.seq DESC LIMIT ?`, from, sinceE, EventApprove, EventDeny, OutcomeOK, maxLatencies+1)
 	if err != nil {
-		return out, classify("stats", err)
+		return out, s.classify("stats", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var at float64
 		var created any
 		if err := rows.Scan(&at, &created); err != nil {
-			return out, classify("stats", err)
+			return out, s.classify("stats", err)
 		}
 		if len(out.Latencies) == maxLatencies {
 			out.Partial = true
@@ -231,7 +231,7 @@ func (st *Store) DecisionsSince(ctx context.Context, since time.Time) (DecisionS
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return out, classify("stats", err)
+		return out, s.classify("stats", err)
 	}
 	sort.Float64s(out.Latencies)
 	return out, nil
@@ -276,7 +276,7 @@ func (st *Store) DeliveriesSince(ctx context.Context, since time.Time) ([]Channe
 		return nil, nil
 	}
 	if err != nil {
-		return nil, classify("stats", err)
+		return nil, s.classify("stats", err)
 	}
 	by := map[string]*ChannelDeliveries{}
 	// The row whose error each channel shows: retrying before given up,
@@ -293,7 +293,7 @@ func (st *Store) DeliveriesSince(ctx context.Context, since time.Time) ([]Channe
 		var at sql.NullFloat64
 		if err := rows.Scan(&ch, &state, &n, &at); err != nil {
 			rows.Close()
-			return nil, classify("stats", err)
+			return nil, s.classify("stats", err)
 		}
 		c := by[ch]
 		if c == nil {
@@ -321,7 +321,7 @@ func (st *Store) DeliveriesSince(ctx context.Context, since time.Time) ([]Channe
 		}
 	}
 	if err := rows.Close(); err != nil {
-		return nil, classify("stats", err)
+		return nil, s.classify("stats", err)
 	}
 	// One keyed read (state, next_at) per channel that has an error.
 	for ch, e := range last {
@@ -332,7 +332,7 @@ func (st *Store) DeliveriesSince(ctx context.Context, since time.Time) ([]Channe
 			continue
 		}
 		if err != nil {
-			return nil, classify("stats", err)
+			return nil, s.classify("stats", err)
 		}
 		by[ch].LastError = msg
 	}

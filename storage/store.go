@@ -322,7 +322,7 @@ func (s bound) txFailed(op string, err error) error {
 		return nil
 	}
 	s.noteWriterError(err)
-	return classify(op, err)
+	return s.classify(op, err)
 }
 
 // commitFailed is a failed COMMIT's error: on PostgreSQL a lost connection

@@ -231,18 +231,18 @@ func (st *Store) Lockouts(ctx context.Context) ([]Lockout, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, classify("lockouts", err)
+		return nil, s.classify("lockouts", err)
 	}
 	defer rows.Close()
 	var out []Lockout
 	for rows.Next() {
 		var l Lockout
 		if err := rows.Scan(&l.Verb, &l.Target, &l.ExpiresAt, &l.Reason, &l.CreatedAt); err != nil {
-			return nil, classify("lockouts", err)
+			return nil, s.classify("lockouts", err)
 		}
 		out = append(out, l)
 	}
-	return out, classify("lockouts", rows.Err())
+	return out, s.classify("lockouts", rows.Err())
 }
 
 // ClearLockout removes the lockout of (verb, target), through the decision

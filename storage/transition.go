@@ -114,8 +114,9 @@ func isRefusal(err error) bool {
 		it *InvalidTransitionError
 		dm *DamagedError
 		rf *RefusedError
+		aa *AlreadyAnsweredError
 	)
-	return errors.Is(err, ErrNotFound) || errors.Is(err, ErrConfirmMismatch) ||
+	return errors.As(err, &aa) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrConfirmMismatch) ||
 		errors.As(err, &np) || errors.As(err, &ro) || errors.As(err, &co) ||
 		errors.As(err, &du) || errors.As(err, &va) || errors.As(err, &it) || errors.As(err, &dm) || errors.As(err, &rf)
 }

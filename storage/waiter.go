@@ -70,7 +70,7 @@ func (st *Store) RemoveWaiter(ctx context.Context, w Waiter) error {
 		return movedError("heartbeat", r)
 	}
 	_, err := s.ws.waiterDel.ExecContext(ctx, w.ApprovalID, w.Host, w.PID)
-	return classify("heartbeat", err)
+	return s.classify("heartbeat", err)
 }
 
 // Waiters lists the heartbeat rows of one proposal, freshest first.
@@ -82,18 +82,18 @@ func (st *Store) Waiters(ctx context.Context, id string) ([]Waiter, error) {
 		if isNoTable(err) {
 			return nil, nil
 		}
-		return nil, classify("waiters", err)
+		return nil, s.classify("waiters", err)
 	}
 	defer rows.Close()
 	var out []Waiter
 	for rows.Next() {
 		var w Waiter
 		if err := rows.Scan(&w.ApprovalID, &w.Host, &w.PID, &w.StartedAt, &w.HeartbeatAt, &w.Surface); err != nil {
-			return nil, classify("waiters", err)
+			return nil, s.classify("waiters", err)
 		}
 		out = append(out, w)
 	}
-	return out, classify("waiters", rows.Err())
+	return out, s.classify("waiters", rows.Err())
 }
 
 // WaiterState reads the waiters of id and judges them at the store's clock.

@@ -141,7 +141,7 @@ func (f *dbfile) startHub() error {
 		}
 	}
 	if err != nil {
-		h.err = classify("watch", err)
+		h.err = f.classify("watch", err)
 		close(h.done)
 		return h.err
 	}
