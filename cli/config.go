@@ -11,6 +11,7 @@ import (
 	"github.com/approve-tui/approve-tui/agent"
 	"github.com/approve-tui/approve-tui/config"
 	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/notify"
 )
 
 func (a *app) configCmd() *cobra.Command {
@@ -209,17 +210,29 @@ type secretCheck struct {
 	channel string
 	named   config.NamedSecret
 	status  config.SecretStatus
+	// shown is a secret URL as it may be printed (config.RedactURL):
+	// scheme, host and …redacted…; "" for other secrets.
+	shown string
 }
 
 // configReport says what a loaded file does and resolves its secrets.
 func (a *app) configReport(f *config.File) error {
 	ferr := &config.Error{Path: f.Path}
+	// A secret's value never shows, even where the file's text holds it
+	// (an exec command's argument).
+	secrets := notify.NewSecrets(f, nil)
 	var warnings []string
 	checks := map[string][]secretCheck{}
 	for _, name := range f.ChannelNames() {
 		for _, ns := range f.Channels[name].Secrets() {
 			st := ns.Secret.Status()
-			checks[name] = append(checks[name], secretCheck{name, ns, st})
+			shown := ""
+			if ns.Role == "url" && st.OK {
+				if v, err := ns.Secret.Resolve(); err == nil {
+					shown = config.RedactURL(v, true)
+				}
+			}
+			checks[name] = append(checks[name], secretCheck{name, ns, st, shown})
 			if !st.OK {
 				ferr.Problems = append(ferr.Problems, config.Problem{Line: ns.Secret.Line, Column: ns.Secret.Column,
 					Message: fmt.Sprintf("channel %s: %s (%s): %s", name, ns.Role, ns.Secret.Key, st.Problem)})
@@ -241,7 +254,7 @@ func (a *app) configReport(f *config.File) error {
 		}
 		var chans, routes, sets []*model.JSONObject
 		for _, name := range f.ChannelNames() {
-			chans = append(chans, channelJSON(f.Channels[name], checks[name]))
+			chans = append(chans, channelJSON(f.Channels[name], checks[name], secrets))
 		}
 		for _, r := range f.Routes {
 			routes = append(routes, routeJSON(r))
@@ -268,7 +281,7 @@ func (a *app) configReport(f *config.File) error {
 		a.printf("  none: no page is sent\n")
 	}
 	for _, name := range f.ChannelNames() {
-		a.printf("  %s\n", channelWords(f.Channels[name], checks[name]))
+		a.printf("  %s\n", secrets.Redact(channelWords(f.Channels[name], checks[name])))
 	}
 	a.printf("routes (%d):\n", len(f.Routes))
 	if len(f.Routes) == 0 {
@@ -311,14 +324,18 @@ func channelWords(c *config.Channel, secrets []secretCheck) string {
 	case config.TypeExec:
 		parts = append(parts, "runs "+line(agent.QuoteArgs(c.Command)))
 	case config.TypePagerDuty:
-		parts = append(parts, "events to "+line(c.EventsURL))
+		parts = append(parts, "events to "+line(config.RedactURL(c.EventsURL, false)))
 	default:
 		if c.URL != "" {
-			parts = append(parts, "to "+line(c.URL))
+			parts = append(parts, "to "+line(config.RedactURL(c.URL, false)))
 		}
 	}
 	for _, s := range secrets {
-		parts = append(parts, s.named.Role+" "+line(s.status.String()))
+		w := s.named.Role + " " + line(s.status.String())
+		if s.shown != "" {
+			w += " → " + line(s.shown)
+		}
+		parts = append(parts, w)
 	}
 	if c.IncludeCommand {
 		parts = append(parts, "with the command")
@@ -361,7 +378,7 @@ func problemJSON(p config.Problem) *model.JSONObject {
 	return model.NewJSONObject().Int("line", int64(p.Line)).Int("column", int64(p.Column)).Str("message", line(p.Message))
 }
 
-func channelJSON(c *config.Channel, secrets []secretCheck) *model.JSONObject {
+func channelJSON(c *config.Channel, secrets []secretCheck, sec *notify.Secrets) *model.JSONObject {
 	ss := make([]*model.JSONObject, len(secrets))
 	for i, s := range secrets {
 		o := model.NewJSONObject().Str("role", s.named.Role).Str("key", s.named.Secret.Key).
@@ -372,14 +389,15 @@ func channelJSON(c *config.Channel, secrets []secretCheck) *model.JSONObject {
 		} else {
 			o.Raw("length", "null")
 		}
-		ss[i] = o.OptStr("problem", line(s.status.Problem)).OptStr("warning", line(s.status.Warning))
+		ss[i] = o.OptStr("problem", line(s.status.Problem)).OptStr("warning", line(s.status.Warning)).
+			OptStr("shown", line(s.shown))
 	}
 	argv := make([]string, len(c.Command))
 	for i, w := range c.Command {
-		argv[i] = line(w)
+		argv[i] = line(sec.Redact(w))
 	}
 	o := model.NewJSONObject().Str("name", c.Name).Str("type", c.Type).Int("line", int64(c.Line)).
-		OptStr("url", line(c.URL)).OptStr("events_url", line(c.EventsURL))
+		OptStr("url", line(redactOpt(c.URL))).OptStr("events_url", line(redactOpt(c.EventsURL)))
 	if c.Type == config.TypeExec {
 		o.Strs("command", argv)
 	} else {
@@ -387,6 +405,15 @@ func channelJSON(c *config.Channel, secrets []secretCheck) *model.JSONObject {
 	}
 	return o.Bool("include_command", c.IncludeCommand).Str("timeout", config.DurationText(c.Timeout)).
 		Raw("secrets", jsonList(ss))
+}
+
+// redactOpt is a plain URL as config check prints it (config.RedactURL),
+// "" when there is none.
+func redactOpt(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	return config.RedactURL(raw, false)
 }
 
 func routeJSON(r *config.Route) *model.JSONObject {

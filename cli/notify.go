@@ -107,6 +107,7 @@ runs: open proposals by risk, decisions, deliveries by channel.
 type notifySetup struct {
 	cfg     *config.File
 	senders map[string]notify.Sender
+	secrets *notify.Secrets
 }
 
 // channels are the configured channel names, sorted.
@@ -131,15 +132,18 @@ func (a *app) notifyConfig() (*notifySetup, error) {
 	if len(cfg.Routes) == 0 {
 		return nil, fmt.Errorf("%s has no routes: nothing would be paged (approve-tui config example shows how)", orDash(line(cfg.Path)))
 	}
+	// Every channel's errors are redacted with every channel's secrets,
+	// and an exec channel's command gets none of them.
+	secrets := notify.NewSecrets(cfg, nil)
 	senders := map[string]notify.Sender{}
 	for name, ch := range cfg.Channels {
-		s, err := notify.NewSender(ch, notify.Options{Version: Build.resolved().Version})
+		s, err := notify.NewSender(ch, notify.Options{Version: Build.resolved().Version, Secrets: secrets})
 		if err != nil {
 			return nil, fmt.Errorf("channel %s: %w", line(name), err)
 		}
 		senders[name] = s
 	}
-	return &notifySetup{cfg: cfg, senders: senders}, nil
+	return &notifySetup{cfg: cfg, senders: senders, secrets: secrets}, nil
 }
 
 // newNotifier is the notifier of ns on st, as notifier@HOST, logging
@@ -147,5 +151,5 @@ func (a *app) notifyConfig() (*notifySetup, error) {
 func (a *app) newNotifier(ns *notifySetup, st *storage.Store, lease time.Duration, logf func(format string, args ...any)) *notify.Notifier {
 	actor := model.LocalActor(model.SurfaceNotify)
 	actor.Name = "notifier@" + model.HostName()
-	return &notify.Notifier{Store: st, Config: ns.cfg, Senders: ns.senders, Actor: actor, ID: notify.NewID(), Lease: lease, Logf: logf}
+	return &notify.Notifier{Store: st, Config: ns.cfg, Senders: ns.senders, Secrets: ns.secrets, Actor: actor, ID: notify.NewID(), Lease: lease, Logf: logf}
 }
