@@ -281,7 +281,7 @@ func (a *app) configReport(f *config.File) error {
 		a.printf("  none: no page is sent\n")
 	}
 	for _, name := range f.ChannelNames() {
-		a.printf("  %s\n", secrets.Redact(channelWords(f.Channels[name], checks[name])))
+		a.printf("  %s\n", secrets.RedactConfigured(channelWords(f.Channels[name], checks[name])))
 	}
 	a.printf("routes (%d):\n", len(f.Routes))
 	if len(f.Routes) == 0 {
@@ -394,7 +394,7 @@ func channelJSON(c *config.Channel, secrets []secretCheck, sec *notify.Secrets) 
 	}
 	argv := make([]string, len(c.Command))
 	for i, w := range c.Command {
-		argv[i] = line(sec.Redact(w))
+		argv[i] = line(sec.RedactConfigured(w))
 	}
 	o := model.NewJSONObject().Str("name", c.Name).Str("type", c.Type).Int("line", int64(c.Line)).
 		OptStr("url", line(redactOpt(c.URL))).OptStr("events_url", line(redactOpt(c.EventsURL)))

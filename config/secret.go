@@ -149,7 +149,7 @@ const Redacted = "…redacted…"
 func RedactURL(raw string, secretPath bool) string {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil || u.Scheme == "" || u.Host == "" {
-		return "(not a URL: " + Redacted + ")"
+		return "(not a URL)"
 	}
 	var b strings.Builder
 	b.WriteString(u.Scheme + "://")

@@ -309,9 +309,8 @@ func (r *redactor) addURL(raw string) {
 
 // addPlainURL adds the secret parts of a URL written in the file: its
 // query string and values (ntfy's ?auth=, a token a webhook URL carries)
-// and user info; topic: the last path segment too (an ntfy topic is a
-// password on public servers).
-func (r *redactor) addPlainURL(raw string, topic bool) {
+// and user info.
+func (r *redactor) addPlainURL(raw string) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return
@@ -328,12 +327,6 @@ func (r *redactor) addPlainURL(raw string, topic bool) {
 		r.add(u.User.String())
 		if p, ok := u.User.Password(); ok {
 			r.add(p)
-		}
-	}
-	if topic {
-		p := strings.TrimSuffix(u.Path, "/")
-		if seg := p[strings.LastIndex(p, "/")+1:]; seg != "" {
-			r.add(seg)
 		}
 	}
 }

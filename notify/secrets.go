@@ -59,7 +59,9 @@ func (s *Secrets) values() (whole []string, parts redactor) {
 			if raw == "" {
 				continue
 			}
-			parts.addPlainURL(raw, ch.Type == config.TypeNtfy && raw == ch.URL)
+			// The path of a URL written in the file is no secret (an
+			// ntfy sender keeps its own topic out of its errors).
+			parts.addPlainURL(raw)
 		}
 	}
 	// Longest first, so that a value is replaced whole before a part of it.
@@ -78,6 +80,17 @@ func (s *Secrets) Redact(text string) string {
 		text = parts.scrub(text)
 	}
 	return RedactKnown(text)
+}
+
+// RedactConfigured replaces every configured secret in text with
+// [redacted], and nothing else: for text whose URLs are redacted already
+// (config check's).
+func (s *Secrets) RedactConfigured(text string) string {
+	if s == nil || text == "" {
+		return text
+	}
+	_, parts := s.values()
+	return parts.scrub(text)
 }
 
 // EnvNames are the environment variables the configuration names as
@@ -167,8 +180,8 @@ var knownSecretShapes = []struct {
 	re   *regexp.Regexp
 	with string
 }{
-	{regexp.MustCompile(`(hooks\.slack\.com/(?:services|workflows|triggers)/)[^\s"'<>]+`), "${1}[redacted]"},
-	{regexp.MustCompile(`(?i)([?&](?:auth|token|access_token|api_key|apikey|key|secret|sig|signature|password|routing_key)=)[^&\s"'<>]+`), "${1}[redacted]"},
+	{regexp.MustCompile(`(hooks\.slack\.com/(?:services|workflows|triggers)/)[^\s"'<>,;]+`), "${1}[redacted]"},
+	{regexp.MustCompile(`(?i)([?&](?:auth|token|access_token|api_key|apikey|key|secret|sig|signature|password|routing_key)=)[^&\s"'<>,;]+`), "${1}[redacted]"},
 	{regexp.MustCompile(`(?i)\b((?:authorization|proxy-authorization)\s*[:=]\s*)(?:(?:bearer|basic|token)\s+)?[^\s"']+`), "${1}[redacted]"},
 	{regexp.MustCompile(`(?i)\b((?:bearer|basic)\s+)[A-Za-z0-9._~+/=-]{8,}`), "${1}[redacted]"},
 	{regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@"']*:)[^@\s/"']+@`), "${1}[redacted]@"},
