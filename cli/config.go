@@ -31,7 +31,9 @@ or $APPROVE_TUI_CONFIG must exist.
   approve-tui config example   print a commented example to start from
 
 Secrets are never in the file: each is named by an environment variable or a
-file that holds it, and never printed.`,
+file that holds it, and never printed. A file that holds channels says which
+programs the notifier runs: it is refused when its group or others may write
+it, or when neither the user running nor root owns it (chmod 600 FILE).`,
 		Args: cobra.NoArgs,
 	}
 	c.AddCommand(a.configCheckCmd(), a.configExampleCmd())
@@ -48,7 +50,9 @@ set or readable, and its length; never its value), each route in words.
 
 Problems are listed as FILE:LINE:COLUMN: what is wrong and what is wanted,
 all of them, on stderr. A secret file that its group or others may read is
-a warning, not a problem.
+a warning, not a problem. URLs are printed without their secrets: a query's
+values, and the path of a URL that is itself the secret, as …redacted…
+(https://hooks.slack.com/services/…redacted…).
 
 With --json, one object: path, found, ok, problems, warnings, channels,
 routes, open_hint and settings.

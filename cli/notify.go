@@ -34,8 +34,15 @@ expires, a resolution to every channel a page reached (who approved or
 denied, or "expired unanswered").
 
 A page says what waits and how to open it (open_hint, e.g. ssh -t ... open
-ID); nothing in it can approve: the decision is made in the console, by
-typing the id.
+ID; given only for an id that is a plain token of A-Za-z0-9_-); nothing in
+it can approve: the decision is made in the console, by typing the id. The
+command text goes out unless a channel sets include_command: false, with
+every configured secret (and what has a secret's shape) redacted.
+
+Each channel sends at most its parallel (4) deliveries at once, each within
+its timeout (10s): a receiver that hangs delays only its own channel. Every
+error and log line is redacted with every channel's secrets, and an exec
+channel's command runs without any of them in its environment.
 
 Each delivery is claimed in the store before it is sent, so that two
 notifiers on one store (one per host, for availability) send each step
