@@ -347,6 +347,9 @@ func channelWords(c *config.Channel, secrets []secretCheck) string {
 		parts = append(parts, "without the command")
 	}
 	parts = append(parts, "timeout "+config.DurationText(c.Timeout))
+	if c.Parallel > 0 {
+		parts = append(parts, fmt.Sprintf("%d at once", c.Parallel))
+	}
 	return fmt.Sprintf("%s (line %d): %s", c.Name, c.Line, strings.Join(parts, ", "))
 }
 
@@ -406,6 +409,11 @@ func channelJSON(c *config.Channel, secrets []secretCheck, sec *notify.Secrets) 
 		o.Strs("command", argv)
 	} else {
 		o.Raw("command", "null")
+	}
+	if c.Parallel > 0 {
+		o.Int("parallel", int64(c.Parallel))
+	} else {
+		o.Raw("parallel", "null")
 	}
 	return o.Bool("include_command", c.IncludeCommand).Str("timeout", config.DurationText(c.Timeout)).
 		Raw("secrets", jsonList(ss))

@@ -87,3 +87,17 @@ func TestLoadRefusesAnotherUsersFile(t *testing.T) {
 		t.Errorf("one's own file: %v", err)
 	}
 }
+
+// parallel: a whole number of at least 1, per channel.
+func TestChannelParallel(t *testing.T) {
+	f := parseOK(t, t.TempDir(), "channels:\n  a: {type: exec, command: [x], parallel: 2}\n  b: {type: exec, command: [x]}\n")
+	if f.Channels["a"].Parallel != 2 || f.Channels["b"].Parallel != 0 {
+		t.Errorf("parallel: a %d, b %d", f.Channels["a"].Parallel, f.Channels["b"].Parallel)
+	}
+	for _, v := range []string{"0", "-1", "two", "1.5"} {
+		ps := problemsOf(t, "channels:\n  a: {type: exec, command: [x], parallel: "+v+"}\n")
+		if len(ps) != 1 || !strings.Contains(ps[0], "channel a (exec): parallel") {
+			t.Errorf("parallel %s: %q", v, ps)
+		}
+	}
+}

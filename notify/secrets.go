@@ -14,6 +14,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/approve-tui/approve-tui/config"
 )
@@ -24,7 +26,18 @@ import (
 type Secrets struct {
 	cfg     *config.File
 	resolve Resolver
+
+	// The last resolution, kept for a second (secrets are asked for at
+	// every log line and delivery; a rotated one is seen within it).
+	mu     sync.Mutex
+	at     time.Time
+	whole  []string
+	parts  redactor
+	cached bool
 }
+
+// cacheFor is how long a resolution of the secrets is kept.
+const cacheFor = time.Second
 
 // NewSecrets are cfg's secrets, read through resolve (ResolveSecret when
 // nil).
@@ -37,10 +50,21 @@ func NewSecrets(cfg *config.File, resolve Resolver) *Secrets {
 
 // values are the resolved secrets: whole values, and for URLs the parts
 // that carry the credential.
-func (s *Secrets) values() (whole []string, parts redactor) {
+func (s *Secrets) values() ([]string, redactor) {
 	if s == nil || s.cfg == nil {
 		return nil, nil
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if now := time.Now(); !s.cached || now.Sub(s.at) >= cacheFor || now.Before(s.at) {
+		s.whole, s.parts = s.resolveAll()
+		s.at, s.cached = now, true
+	}
+	return s.whole, s.parts
+}
+
+// resolveAll resolves every secret now.
+func (s *Secrets) resolveAll() (whole []string, parts redactor) {
 	for _, name := range s.cfg.ChannelNames() {
 		ch := s.cfg.Channels[name]
 		for _, ns := range ch.Secrets() {
