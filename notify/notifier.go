@@ -361,8 +361,8 @@ func (n *Notifier) resolve(ctx context.Context, open map[string]bool) error {
 // is claimed only when one of its channel's slots is free, so a hung
 // receiver holds its own channel's slots and nothing else (its timeout
 // bounds each attempt). With wait (Tick), send returns once every
-// delivery started so far has ended; Run's passes do not wait, so the
-// next pass serves the other channels while one hangs.
+// delivery started so far has ended; Run's passes wait at most passWait,
+// so the next pass serves the other channels while one hangs.
 func (n *Notifier) send(ctx context.Context, wait bool) error {
 	due, err := n.Store.DueDeliveries(ctx, dueBatch)
 	if err != nil {
@@ -385,11 +385,26 @@ func (n *Notifier) send(ctx context.Context, wait bool) error {
 		byChannel[d.Channel] = append(byChannel[d.Channel], d)
 	}
 	n.mu.Unlock()
+	var pass sync.WaitGroup // this pass's dispatchers and deliveries
 	for _, name := range order {
 		n.wg.Add(1)
-		go n.dispatch(ctx, n.slots(name), byChannel[name])
+		pass.Add(1)
+		go n.dispatch(ctx, n.slots(name), byChannel[name], &pass)
 	}
 	if !wait {
+		// Run waits for this pass's deliveries, as long as a pass's poll
+		// at most: passes keep their pace (each may read every open
+		// proposal), and one receiver that hangs holds up the next pass
+		// by that second only, never its channel's slots' worth.
+		ended := make(chan struct{})
+		go func() { pass.Wait(); close(ended) }()
+		t := time.NewTimer(passWait)
+		defer t.Stop()
+		select {
+		case <-ended:
+		case <-t.C:
+		case <-ctx.Done():
+		}
 		return nil
 	}
 	n.wg.Wait()
@@ -401,6 +416,10 @@ func (n *Notifier) send(ctx context.Context, wait bool) error {
 
 // dueBatch bounds the due deliveries read per pass.
 const dueBatch = 1000
+
+// passWait bounds how long one of Run's passes waits for the deliveries
+// it started.
+const passWait = time.Second
 
 // slots is channel name's semaphore: its parallel limit.
 func (n *Notifier) slots(name string) chan struct{} {
@@ -427,8 +446,9 @@ func (n *Notifier) slots(name string) chan struct{} {
 // dispatch sends one channel's due deliveries, at most cap(sem) at once:
 // each is claimed when a slot is free (so its lease starts when it is
 // sent), and sent on a goroutine of its own.
-func (n *Notifier) dispatch(ctx context.Context, sem chan struct{}, ds []storage.Delivery) {
+func (n *Notifier) dispatch(ctx context.Context, sem chan struct{}, ds []storage.Delivery, pass *sync.WaitGroup) {
 	defer n.wg.Done()
+	defer pass.Done()
 	done := func(d storage.Delivery) {
 		n.mu.Lock()
 		delete(n.inflight, d.DeliveryKey)
@@ -453,8 +473,9 @@ func (n *Notifier) dispatch(ctx context.Context, sem chan struct{}, ds []storage
 			continue // another notifier has it
 		}
 		n.wg.Add(1)
+		pass.Add(1)
 		go func(d storage.Delivery) {
-			defer func() { <-sem; done(d); n.wg.Done() }()
+			defer func() { <-sem; done(d); n.wg.Done(); pass.Done() }()
 			if err := n.deliver(ctx, d); err != nil {
 				n.sendFailed(err)
 			}
