@@ -405,6 +405,9 @@ func (n *Notifier) send(ctx context.Context, wait bool) error {
 		case <-t.C:
 		case <-ctx.Done():
 		}
+		n.mu.Lock()
+		n.sendErr = nil // logged as it happened
+		n.mu.Unlock()
 		return nil
 	}
 	n.wg.Wait()
