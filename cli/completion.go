@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
@@ -43,9 +44,11 @@ func (a *app) completeIDs(status storage.StatusFilter) cobra.CompletionFunc {
 		var out []cobra.Completion
 		for _, r := range recs {
 			id := r.ApprovalID
-			// An id the shell cannot take as one word (spaces, quotes,
-			// non-ASCII) is not offered: it is to be typed, not completed.
-			if !strings.HasPrefix(id, toComplete) || id != line(id) || strings.ContainsAny(id, " \t'\"\\$`") {
+			// Only a plain token (model.IsPlainID: A-Za-z0-9_-, no
+			// leading '-') is offered: an id another program wrote may be
+			// any text ($(...), ';', a flag, an escape sequence), and the
+			// shell would put it on the command line as is.
+			if !model.IsPlainID(id) || !strings.HasPrefix(id, toComplete) {
 				continue
 			}
 			out = append(out, cobra.CompletionWithDesc(id, cut(r.EffectiveRisk.Short()+" "+line(r.Command), 60)))

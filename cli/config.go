@@ -11,6 +11,7 @@ import (
 	"github.com/approve-tui/approve-tui/agent"
 	"github.com/approve-tui/approve-tui/config"
 	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/notify"
 )
 
 func (a *app) configCmd() *cobra.Command {
@@ -30,7 +31,9 @@ or $APPROVE_TUI_CONFIG must exist.
   approve-tui config example   print a commented example to start from
 
 Secrets are never in the file: each is named by an environment variable or a
-file that holds it, and never printed.`,
+file that holds it, and never printed. A file that holds channels says which
+programs the notifier runs: it is refused when its group or others may write
+it, or when neither the user running nor root owns it (chmod 600 FILE).`,
 		Args: cobra.NoArgs,
 	}
 	c.AddCommand(a.configCheckCmd(), a.configExampleCmd())
@@ -47,7 +50,9 @@ set or readable, and its length; never its value), each route in words.
 
 Problems are listed as FILE:LINE:COLUMN: what is wrong and what is wanted,
 all of them, on stderr. A secret file that its group or others may read is
-a warning, not a problem.
+a warning, not a problem. URLs are printed without their secrets: a query's
+values, and the path of a URL that is itself the secret, as …redacted…
+(https://hooks.slack.com/services/…redacted…).
 
 With --json, one object: path, found, ok, problems, warnings, channels,
 routes, open_hint and settings.
@@ -209,17 +214,29 @@ type secretCheck struct {
 	channel string
 	named   config.NamedSecret
 	status  config.SecretStatus
+	// shown is a secret URL as it may be printed (config.RedactURL):
+	// scheme, host and …redacted…; "" for other secrets.
+	shown string
 }
 
 // configReport says what a loaded file does and resolves its secrets.
 func (a *app) configReport(f *config.File) error {
 	ferr := &config.Error{Path: f.Path}
+	// A secret's value never shows, even where the file's text holds it
+	// (an exec command's argument).
+	secrets := notify.NewSecrets(f, nil)
 	var warnings []string
 	checks := map[string][]secretCheck{}
 	for _, name := range f.ChannelNames() {
 		for _, ns := range f.Channels[name].Secrets() {
 			st := ns.Secret.Status()
-			checks[name] = append(checks[name], secretCheck{name, ns, st})
+			shown := ""
+			if ns.Role == "url" && st.OK {
+				if v, err := ns.Secret.Resolve(); err == nil {
+					shown = config.RedactURL(v, true)
+				}
+			}
+			checks[name] = append(checks[name], secretCheck{name, ns, st, shown})
 			if !st.OK {
 				ferr.Problems = append(ferr.Problems, config.Problem{Line: ns.Secret.Line, Column: ns.Secret.Column,
 					Message: fmt.Sprintf("channel %s: %s (%s): %s", name, ns.Role, ns.Secret.Key, st.Problem)})
@@ -241,7 +258,7 @@ func (a *app) configReport(f *config.File) error {
 		}
 		var chans, routes, sets []*model.JSONObject
 		for _, name := range f.ChannelNames() {
-			chans = append(chans, channelJSON(f.Channels[name], checks[name]))
+			chans = append(chans, channelJSON(f.Channels[name], checks[name], secrets))
 		}
 		for _, r := range f.Routes {
 			routes = append(routes, routeJSON(r))
@@ -268,7 +285,7 @@ func (a *app) configReport(f *config.File) error {
 		a.printf("  none: no page is sent\n")
 	}
 	for _, name := range f.ChannelNames() {
-		a.printf("  %s\n", channelWords(f.Channels[name], checks[name]))
+		a.printf("  %s\n", secrets.RedactConfigured(channelWords(f.Channels[name], checks[name])))
 	}
 	a.printf("routes (%d):\n", len(f.Routes))
 	if len(f.Routes) == 0 {
@@ -311,14 +328,18 @@ func channelWords(c *config.Channel, secrets []secretCheck) string {
 	case config.TypeExec:
 		parts = append(parts, "runs "+line(agent.QuoteArgs(c.Command)))
 	case config.TypePagerDuty:
-		parts = append(parts, "events to "+line(c.EventsURL))
+		parts = append(parts, "events to "+line(config.RedactURL(c.EventsURL, false)))
 	default:
 		if c.URL != "" {
-			parts = append(parts, "to "+line(c.URL))
+			parts = append(parts, "to "+line(config.RedactURL(c.URL, false)))
 		}
 	}
 	for _, s := range secrets {
-		parts = append(parts, s.named.Role+" "+line(s.status.String()))
+		w := s.named.Role + " " + line(s.status.String())
+		if s.shown != "" {
+			w += " → " + line(s.shown)
+		}
+		parts = append(parts, w)
 	}
 	if c.IncludeCommand {
 		parts = append(parts, "with the command")
@@ -326,6 +347,9 @@ func channelWords(c *config.Channel, secrets []secretCheck) string {
 		parts = append(parts, "without the command")
 	}
 	parts = append(parts, "timeout "+config.DurationText(c.Timeout))
+	if c.Parallel > 0 {
+		parts = append(parts, fmt.Sprintf("%d at once", c.Parallel))
+	}
 	return fmt.Sprintf("%s (line %d): %s", c.Name, c.Line, strings.Join(parts, ", "))
 }
 
@@ -361,7 +385,7 @@ func problemJSON(p config.Problem) *model.JSONObject {
 	return model.NewJSONObject().Int("line", int64(p.Line)).Int("column", int64(p.Column)).Str("message", line(p.Message))
 }
 
-func channelJSON(c *config.Channel, secrets []secretCheck) *model.JSONObject {
+func channelJSON(c *config.Channel, secrets []secretCheck, sec *notify.Secrets) *model.JSONObject {
 	ss := make([]*model.JSONObject, len(secrets))
 	for i, s := range secrets {
 		o := model.NewJSONObject().Str("role", s.named.Role).Str("key", s.named.Secret.Key).
@@ -372,21 +396,36 @@ func channelJSON(c *config.Channel, secrets []secretCheck) *model.JSONObject {
 		} else {
 			o.Raw("length", "null")
 		}
-		ss[i] = o.OptStr("problem", line(s.status.Problem)).OptStr("warning", line(s.status.Warning))
+		ss[i] = o.OptStr("problem", line(s.status.Problem)).OptStr("warning", line(s.status.Warning)).
+			OptStr("shown", line(s.shown))
 	}
 	argv := make([]string, len(c.Command))
 	for i, w := range c.Command {
-		argv[i] = line(w)
+		argv[i] = line(sec.RedactConfigured(w))
 	}
 	o := model.NewJSONObject().Str("name", c.Name).Str("type", c.Type).Int("line", int64(c.Line)).
-		OptStr("url", line(c.URL)).OptStr("events_url", line(c.EventsURL))
+		OptStr("url", line(redactOpt(c.URL))).OptStr("events_url", line(redactOpt(c.EventsURL)))
 	if c.Type == config.TypeExec {
 		o.Strs("command", argv)
 	} else {
 		o.Raw("command", "null")
 	}
+	if c.Parallel > 0 {
+		o.Int("parallel", int64(c.Parallel))
+	} else {
+		o.Raw("parallel", "null")
+	}
 	return o.Bool("include_command", c.IncludeCommand).Str("timeout", config.DurationText(c.Timeout)).
 		Raw("secrets", jsonList(ss))
+}
+
+// redactOpt is a plain URL as config check prints it (config.RedactURL),
+// "" when there is none.
+func redactOpt(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	return config.RedactURL(raw, false)
 }
 
 func routeJSON(r *config.Route) *model.JSONObject {

@@ -85,7 +85,7 @@ func TestConfigExamplePassesCheck(t *testing.T) {
 		"config " + p + "\n",
 		"channels (5):\n",
 		"  push (line " + strconv.Itoa(lineOf(t, example, "  push:")) + "): ntfy, to https://ntfy.example/approvals, token $NTFY_TOKEN (set, 23 characters), with the command, timeout 10s\n",
-		"  chat (line " + strconv.Itoa(lineOf(t, example, "  chat:")) + "): slack, url $SLACK_WEBHOOK_URL (set, 30 characters), without the command, timeout 10s\n",
+		"  chat (line " + strconv.Itoa(lineOf(t, example, "  chat:")) + "): slack, url $SLACK_WEBHOOK_URL (set, 30 characters) → (not a URL), without the command, timeout 10s\n",
 		"  desk (line " + strconv.Itoa(lineOf(t, example, "  desk:")) + "): exec, runs notify-send approve-tui, with the command, timeout 10s\n",
 		"routes (2):\n",
 		"  route 1 (line " + strconv.Itoa(r1) + "): risk ≥ high, session agent:prod:* → 0s push, hook; 5m pager; reminder 2m before expiry\n",
@@ -206,7 +206,7 @@ func TestConfigCheckSecrets(t *testing.T) {
 		t.Fatalf("exit %d\n%s\nstderr:\n%s\nwant:\n%s", code, out, stderr, wantErr)
 	}
 	for _, want := range []string{
-		"  hook (line 3): webhook, url $AT_CFG_HOOK_URL (set, 34 characters), signing secret $AT_CFG_UNSET (not set), with the command, timeout 10s\n",
+		"  hook (line 3): webhook, url $AT_CFG_HOOK_URL (set, 34 characters) → https://hooks.example/…redacted…, signing secret $AT_CFG_UNSET (not set), with the command, timeout 10s\n",
 		"  push (line 2): ntfy, to https://ntfy.example/t, token file " + tok + " (readable, 12 characters), with the command, timeout 10s\n",
 	} {
 		if !strings.Contains(out, want) {

@@ -34,8 +34,15 @@ expires, a resolution to every channel a page reached (who approved or
 denied, or "expired unanswered").
 
 A page says what waits and how to open it (open_hint, e.g. ssh -t ... open
-ID); nothing in it can approve: the decision is made in the console, by
-typing the id.
+ID; given only for an id that is a plain token of A-Za-z0-9_-); nothing in
+it can approve: the decision is made in the console, by typing the id. The
+command text goes out unless a channel sets include_command: false, with
+every configured secret (and what has a secret's shape) redacted.
+
+Each channel sends at most its parallel (4) deliveries at once, each within
+its timeout (10s): a receiver that hangs delays only its own channel. Every
+error and log line is redacted with every channel's secrets, and an exec
+channel's command runs without any of them in its environment.
 
 Each delivery is claimed in the store before it is sent, so that two
 notifiers on one store (one per host, for availability) send each step
@@ -107,6 +114,7 @@ runs: open proposals by risk, decisions, deliveries by channel.
 type notifySetup struct {
 	cfg     *config.File
 	senders map[string]notify.Sender
+	secrets *notify.Secrets
 }
 
 // channels are the configured channel names, sorted.
@@ -131,15 +139,18 @@ func (a *app) notifyConfig() (*notifySetup, error) {
 	if len(cfg.Routes) == 0 {
 		return nil, fmt.Errorf("%s has no routes: nothing would be paged (approve-tui config example shows how)", orDash(line(cfg.Path)))
 	}
+	// Every channel's errors are redacted with every channel's secrets,
+	// and an exec channel's command gets none of them.
+	secrets := notify.NewSecrets(cfg, nil)
 	senders := map[string]notify.Sender{}
 	for name, ch := range cfg.Channels {
-		s, err := notify.NewSender(ch, notify.Options{Version: Build.resolved().Version})
+		s, err := notify.NewSender(ch, notify.Options{Version: Build.resolved().Version, Secrets: secrets})
 		if err != nil {
 			return nil, fmt.Errorf("channel %s: %w", line(name), err)
 		}
 		senders[name] = s
 	}
-	return &notifySetup{cfg: cfg, senders: senders}, nil
+	return &notifySetup{cfg: cfg, senders: senders, secrets: secrets}, nil
 }
 
 // newNotifier is the notifier of ns on st, as notifier@HOST, logging
@@ -147,5 +158,5 @@ func (a *app) notifyConfig() (*notifySetup, error) {
 func (a *app) newNotifier(ns *notifySetup, st *storage.Store, lease time.Duration, logf func(format string, args ...any)) *notify.Notifier {
 	actor := model.LocalActor(model.SurfaceNotify)
 	actor.Name = "notifier@" + model.HostName()
-	return &notify.Notifier{Store: st, Config: ns.cfg, Senders: ns.senders, Actor: actor, ID: notify.NewID(), Lease: lease, Logf: logf}
+	return &notify.Notifier{Store: st, Config: ns.cfg, Senders: ns.senders, Secrets: ns.secrets, Actor: actor, ID: notify.NewID(), Lease: lease, Logf: logf}
 }

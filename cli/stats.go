@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/notify"
 	"github.com/approve-tui/approve-tui/storage"
 )
 
@@ -47,6 +48,7 @@ start of the window only.
 			if err != nil {
 				return err
 			}
+			r.secrets = a.statsSecrets()
 			if a.json {
 				a.printf("%s\n", r.json())
 				return nil
@@ -69,7 +71,24 @@ type statsReport struct {
 	decisions storage.DecisionStats
 	channels  []storage.ChannelDeliveries
 	notifiers []storage.Notifier
+	// secrets redact the stored errors and troubles once more: the
+	// configuration's secrets when its file is readable here, and what
+	// looks like a secret (rows an older or another notifier wrote).
+	secrets *notify.Secrets
 }
+
+// statsSecrets are the configuration's secrets for stats to redact with
+// (nil: the file cannot be read here; the shapes of secrets still are).
+func (a *app) statsSecrets() *notify.Secrets {
+	f, _, found, err := a.readConfig()
+	if err != nil || !found {
+		return nil
+	}
+	return notify.NewSecrets(f, nil)
+}
+
+// redact is a stored error as stats may print it.
+func (r *statsReport) redact(s string) string { return r.secrets.Redact(s) }
 
 func readStats(cmd *cobra.Command, s *storage.Store, window time.Duration) (*statsReport, error) {
 	ctx := cmd.Context()
@@ -196,7 +215,7 @@ func (r *statsReport) text() string {
 	for _, c := range r.channels {
 		w("  %s: delivered %d, failed %d, cancelled %d, retrying %d", cut(line(c.Channel), 30), c.Delivered, c.Failed, c.Cancelled, c.Retrying)
 		if c.LastError != "" {
-			w("    last error: %s", cut(line(c.LastError), statsErrorCells))
+			w("    last error: %s", cut(line(r.redact(c.LastError)), statsErrorCells))
 		}
 	}
 
@@ -213,7 +232,7 @@ func (r *statsReport) text() string {
 			if n.TroubleSince > 0 {
 				since = " for " + shortDur(max(0, r.now.Sub(model.FromEpoch(n.TroubleSince))))
 			}
-			w("    trouble%s: %s", since, cut(line(n.Trouble), statsErrorCells))
+			w("    trouble%s: %s", since, cut(line(r.redact(n.Trouble)), statsErrorCells))
 		}
 	}
 	return b.String()
@@ -261,7 +280,7 @@ func (r *statsReport) json() string {
 	for _, c := range r.channels {
 		chans = append(chans, model.NewJSONObject().Str("channel", line(c.Channel)).Int("delivered", int64(c.Delivered)).
 			Int("failed", int64(c.Failed)).Int("cancelled", int64(c.Cancelled)).Int("retrying", int64(c.Retrying)).
-			Str("last_error", line(c.LastError)))
+			Str("last_error", line(r.redact(c.LastError))))
 	}
 	deliveries := model.NewJSONObject().Int("delivered", int64(d.delivered)).Int("failed", int64(d.failed)).
 		Int("cancelled", int64(d.cancelled)).Int("retrying", int64(d.retrying)).Raw("by_channel", jsonList(chans))
@@ -269,7 +288,7 @@ func (r *statsReport) json() string {
 	ns := make([]*model.JSONObject, 0, len(r.notifiers))
 	for _, n := range r.notifiers {
 		o := model.NewJSONObject().Str("notifier", line(n.Notifier)).Str("host", line(n.Host)).Int("pid", int64(n.PID)).
-			Num("started_at", n.StartedAt).Num("heartbeat_at", n.HeartbeatAt).Str("trouble", line(n.Trouble))
+			Num("started_at", n.StartedAt).Num("heartbeat_at", n.HeartbeatAt).Str("trouble", line(r.redact(n.Trouble)))
 		if n.TroubleSince > 0 {
 			o.Num("trouble_since", n.TroubleSince)
 		} else {

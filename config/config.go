@@ -158,6 +158,10 @@ type Channel struct {
 	IncludeCommand bool
 	// Timeout bounds one delivery (timeout; default 10s).
 	Timeout time.Duration
+	// Parallel bounds the deliveries the channel sends at once
+	// (parallel; 0: the notifier's default). Each channel has its own:
+	// a receiver that hangs delays only its own channel.
+	Parallel int
 	// Line is where the channel is defined in the file, for messages.
 	Line int
 }

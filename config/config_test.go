@@ -177,7 +177,7 @@ func TestProblems(t *testing.T) {
 		{"channel no type", "channels:\n  a: {command: [x]}\n", `2:3: channel a has no type; want type: one of ntfy, slack, pagerduty, webhook, exec`},
 		{"channel unknown type", "channels:\n  a: {type: email}\n", `2:13: channel a: unknown type "email"; want one of ntfy, slack, pagerduty, webhook, exec`},
 		{"channel unknown key", "channels:\n  a:\n    type: exec\n    command: [x]\n    comand: [y]\n",
-			`5:5: channel a (exec): unknown key "comand"; allowed for exec: type, include_command, timeout, command`},
+			`5:5: channel a (exec): unknown key "comand"; allowed for exec: type, include_command, timeout, parallel, command`},
 		{"ntfy needs url", "channels:\n  a: {type: ntfy, token_env: T}\n", `2:3: channel a (ntfy) needs its topic's URL: url (or url_env, url_file when it is a secret)`},
 		{"ntfy url not http", "channels:\n  a: {type: ntfy, url: \"ftp://x/" + secretValue + "\"}\n", `2:24: channel a (ntfy): url: not an http or https URL; want one such as https://host/path`},
 		{"url with a password", "channels:\n  a: {type: ntfy, url: \"https://u:" + secretValue + "@x/t\"}\n",
@@ -282,7 +282,7 @@ open_hint: "ssh x"
 `
 	got := problemsOf(t, src)
 	want := []string{
-		`2:53: channel push (ntfy): unknown key "tokn"; allowed for ntfy: type, include_command, timeout, url, url_env, url_file, token_env, token_file`,
+		`2:53: channel push (ntfy): unknown key "tokn"; allowed for ntfy: type, include_command, timeout, parallel, url, url_env, url_file, token_env, token_file`,
 		`3:3: channel chat (slack) needs its incoming-webhook URL, a secret: url_env or url_file`,
 		`3:23: channel chat (slack): url: a Slack webhook URL is a secret, never written in the file; want url_env (an environment variable) or url_file (a file) that holds it`,
 		`5:19: route 1: match: risk: "critical" is not a risk; want low, medium or high (it takes that risk and above)`,

@@ -118,7 +118,9 @@ func LoadOptional(path string) (*File, error) {
 
 // Load reads and validates the file at path. A missing file is an error
 // that errors.Is(err, fs.ErrNotExist); a file with problems is an *Error
-// that lists them all.
+// that lists them all. A file that holds channels is refused when its
+// group or others may write it, or when it is owned by neither the user
+// running nor root (checkTrust): it says which programs run.
 func Load(path string) (*File, error) {
 	fh, err := os.Open(path)
 	if err != nil {
@@ -135,7 +137,19 @@ func Load(path string) (*File, error) {
 	if len(data) > maxFileSize {
 		return nil, fmt.Errorf("config file %s is larger than %d KiB: not a configuration file", path, maxFileSize>>10)
 	}
-	return Parse(path, data)
+	f, err := Parse(path, data)
+	if err != nil || len(f.Channels) == 0 {
+		return f, err
+	}
+	// The file read, not the path (which may have changed since).
+	fi, err := fh.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("config file %s cannot be read: %w", path, bare(err))
+	}
+	if err := checkTrust(path, fi, os.Geteuid()); err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // notExistError is Load's missing file: errors.Is(err, fs.ErrNotExist).
@@ -177,7 +191,7 @@ var (
 	matchKeys = []string{"risk", "session", "requester"}
 	stepKeys  = []string{"after", "notify"}
 
-	commonChannelKeys = []string{"type", "include_command", "timeout"}
+	commonChannelKeys = []string{"type", "include_command", "timeout", "parallel"}
 	channelKeys       = map[string][]string{
 		TypeNtfy:      {"url", "url_env", "url_file", "token_env", "token_file"},
 		TypeSlack:     {"url_env", "url_file"},
@@ -717,6 +731,12 @@ func (l *loader) channel(f *File, ce entry) *Channel {
 		case "timeout":
 			if d, ok := l.duration(e, k, true); ok {
 				c.Timeout = d
+			} else {
+				good = false
+			}
+		case "parallel":
+			if n, ok := l.count(e, k); ok {
+				c.Parallel = n
 			} else {
 				good = false
 			}

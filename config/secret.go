@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strings"
 	"unicode/utf8"
@@ -136,3 +137,61 @@ func (st SecretStatus) String() string {
 // Redacted says where the secret is and whether it resolves, never its
 // value: for anything that must show a secret's presence.
 func (s Secret) Redacted() string { return s.Status().String() }
+
+// Redacted marks what a printed URL leaves out.
+const Redacted = "…redacted…"
+
+// RedactURL is raw as it may be printed: no user info, every query value
+// replaced by …redacted… (ntfy's ?auth=, a token), no fragment; with
+// secretPath (a URL that is itself the secret, such as Slack's incoming
+// webhook), the path too but for a first segment that is a plain word
+// followed by more: https://hooks.slack.com/services/…redacted….
+func RedactURL(raw string, secretPath bool) string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return "(not a URL)"
+	}
+	var b strings.Builder
+	b.WriteString(u.Scheme + "://")
+	if u.User != nil {
+		b.WriteString(Redacted + "@")
+	}
+	b.WriteString(u.Host)
+	if secretPath {
+		segs := strings.Split(strings.Trim(u.EscapedPath(), "/"), "/")
+		if len(segs) > 1 && plainWord(segs[0]) {
+			b.WriteString("/" + segs[0])
+		}
+		if u.EscapedPath() != "" && u.EscapedPath() != "/" {
+			b.WriteString("/" + Redacted)
+		}
+	} else {
+		b.WriteString(u.EscapedPath())
+	}
+	if u.RawQuery != "" {
+		var qs []string
+		for _, kv := range strings.Split(u.RawQuery, "&") {
+			k, _, _ := strings.Cut(kv, "=")
+			if !plainWord(strings.ToLower(k)) {
+				k = Redacted
+			}
+			qs = append(qs, k+"="+Redacted)
+		}
+		b.WriteString("?" + strings.Join(qs, "&"))
+	}
+	return b.String()
+}
+
+// plainWord: 1 to 32 lower-case letters, '_' or '-' (a path word such as
+// "services", a query name such as "auth"), never a token.
+func plainWord(s string) bool {
+	if s == "" || len(s) > 32 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}

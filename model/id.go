@@ -23,3 +23,25 @@ func NewID() string {
 		}
 	}
 }
+
+// maxPlainID bounds a plain id: approve-tui's are 12 characters, Hermes'
+// 11.
+const maxPlainID = 64
+
+// IsPlainID reports whether id is a plain token that may go into a
+// command line, a shell completion or a page's "open it" command as is:
+// 1 to 64 characters of A-Za-z0-9_-, not starting with '-' (a flag). Ids
+// of rows written by another program are free text: anything else is
+// shown as data, never offered as a word to run.
+func IsPlainID(id string) bool {
+	if id == "" || len(id) > maxPlainID || id[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}

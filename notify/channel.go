@@ -80,6 +80,12 @@ type Options struct {
 	// Now is the clock (default time.Now): the webhook signature's
 	// timestamp, and "time left" when an Event has no At.
 	Now func() time.Time
+	// Secrets are every channel's secrets (NewSecrets of the whole
+	// configuration): a failed Send's error is redacted with all of them,
+	// and an exec channel's command runs without any (Secrets.Environ).
+	// nil: only the channel's own are redacted, and an exec command's
+	// environment loses only PGPASSWORD and URLs with a password.
+	Secrets *Secrets
 }
 
 // DefaultTimeout bounds one delivery when the channel sets no timeout.
@@ -120,20 +126,66 @@ func NewSender(ch *config.Channel, opts Options) (Sender, error) {
 	if ch.Line > 0 {
 		where += fmt.Sprintf(" (line %d)", ch.Line)
 	}
+	b.secrets = opts.Secrets
+	var s Sender
+	var err error
 	switch ch.Type {
 	case config.TypeNtfy:
-		return newNtfy(b, where)
+		s, err = newNtfy(b, where)
 	case config.TypeSlack:
-		return newSlack(b, where)
+		s, err = newSlack(b, where)
 	case config.TypePagerDuty:
-		return newPagerDuty(b, where)
+		s, err = newPagerDuty(b, where)
 	case config.TypeWebhook:
-		return newWebhook(b, where)
+		s, err = newWebhook(b, where)
 	case config.TypeExec:
-		return newExec(b, where)
+		s, err = newExec(b, where)
 	default:
 		return nil, fmt.Errorf("%s: unknown type %q", where, model.Sanitize(ch.Type, model.Line))
 	}
+	if err != nil || opts.Secrets == nil {
+		return s, err
+	}
+	return &redacting{Sender: s, secrets: opts.Secrets}, nil
+}
+
+// redacting is a Sender whose errors are redacted with every configured
+// secret: what one channel says never carries another's.
+type redacting struct {
+	Sender
+	secrets *Secrets
+}
+
+func (r *redacting) Send(ctx context.Context, ev Event, d Delivery) error {
+	err := r.Sender.Send(ctx, ev, d)
+	if err == nil {
+		return nil
+	}
+	var se *SendError
+	if !errors.As(err, &se) {
+		return errors.New(r.secrets.Redact(err.Error()))
+	}
+	out := *se
+	if se.Err != nil {
+		msg := se.Err.Error()
+		if red := r.secrets.Redact(msg); red != msg {
+			out.Err = redactedError{msg: red, cause: se.Err}
+		}
+	}
+	return &out
+}
+
+// redactedError is an error with redacted text that still unwraps to the
+// context errors (errors.Is(err, context.DeadlineExceeded)).
+type redactedError struct {
+	msg   string
+	cause error
+}
+
+func (e redactedError) Error() string { return e.msg }
+
+func (e redactedError) Is(target error) bool {
+	return (target == context.DeadlineExceeded || target == context.Canceled) && errors.Is(e.cause, target)
 }
 
 // ResolveSecret is the default Resolver: the configuration's own
@@ -188,6 +240,7 @@ type base struct {
 	now     func() time.Time
 	timeout time.Duration
 	ua      string
+	secrets *Secrets
 }
 
 func (b *base) Name() string { return b.ch.Name }
@@ -241,14 +294,47 @@ func (r *redactor) addURL(raw string) {
 			r.add(p)
 		}
 	}
-	for _, seg := range strings.Split(u.Path, "/") {
-		if len(seg) >= 6 {
+	segs := strings.Split(strings.Trim(u.Path, "/"), "/")
+	for i, seg := range segs {
+		// Token-like segments, and the last one (Slack's token, an ntfy
+		// topic); a plain word such as "services" is no credential.
+		if len(seg) >= 6 && (i == len(segs)-1 || tokenLike(seg)) {
 			r.add(seg, url.PathEscape(seg))
 		}
 	}
 	for _, vs := range u.Query() {
 		r.add(vs...)
 	}
+}
+
+// addPlainURL adds the secret parts of a URL written in the file: its
+// query string and values (ntfy's ?auth=, a token a webhook URL carries)
+// and user info.
+func (r *redactor) addPlainURL(raw string) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return
+	}
+	if u.RawQuery != "" {
+		r.add(u.RawQuery)
+		for _, vs := range u.Query() {
+			for _, v := range vs {
+				r.add(v, url.QueryEscape(v))
+			}
+		}
+	}
+	if u.User != nil {
+		r.add(u.User.String())
+		if p, ok := u.User.Password(); ok {
+			r.add(p)
+		}
+	}
+}
+
+// tokenLike reports whether a path segment looks like a credential: it
+// has a digit or an upper-case letter, not only lower-case letters.
+func tokenLike(seg string) bool {
+	return strings.ContainsAny(seg, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 }
 
 func (r redactor) scrub(s string) string {

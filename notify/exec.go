@@ -8,9 +8,13 @@ package notify
 // wait for pipes a killed command's children still hold).
 //
 //   - argv is Channel.Command as given, never through a shell.
-//   - environment: ours, plus APPROVE_TUI_EVENT (page, escalation,
-//     reminder, resolved), APPROVE_TUI_APPROVAL_ID and
-//     APPROVE_TUI_DELIVERY_ID (stable across attempts, to de-duplicate).
+//   - environment: ours without any secret (Secrets.Environ: no channel's
+//     *_env variable, no variable holding a configured secret's value, no
+//     PGPASSWORD or URL with a password), plus APPROVE_TUI_EVENT (page,
+//     escalation, reminder, resolved), APPROVE_TUI_APPROVAL_ID (the id
+//     when it is a plain token, else empty: read approval_id from stdin)
+//     and APPROVE_TUI_DELIVERY_ID (stable across attempts, to
+//     de-duplicate).
 //   - bounded by Channel.Timeout (10 s by default): then it is killed.
 //   - exit 0 is success. stdout and stderr are kept (4 KiB each) and put
 //     into the error on failure.
@@ -72,6 +76,17 @@ func (b *boundedBuffer) text() string {
 	return s
 }
 
+// plainIDOrEmpty is id when it is a plain token (model.IsPlainID), else
+// "": a script that puts $APPROVE_TUI_APPROVAL_ID into a command line
+// never gets text another program wrote (stdin's approval_id has it, as
+// data).
+func plainIDOrEmpty(id string) string {
+	if model.IsPlainID(id) {
+		return id
+	}
+	return ""
+}
+
 type execSender struct {
 	*base
 	argv []string
@@ -98,9 +113,9 @@ func (s *execSender) Send(ctx context.Context, ev Event, d Delivery) error {
 	stdout := &boundedBuffer{max: maxExecOutput}
 	stderr := &boundedBuffer{max: maxExecOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.Env = append(os.Environ(),
+	cmd.Env = execEnviron(s.secrets,
 		"APPROVE_TUI_EVENT="+headerSafe(ce.Kind),
-		"APPROVE_TUI_APPROVAL_ID="+headerSafe(ce.ApprovalID),
+		"APPROVE_TUI_APPROVAL_ID="+plainIDOrEmpty(ce.ApprovalID),
 		"APPROVE_TUI_DELIVERY_ID="+headerSafe(d.ID),
 	)
 	cmd.WaitDelay = time.Second

@@ -32,9 +32,15 @@ type Notifier struct {
 	// Lease is how long a claim holds (DefaultLease when zero): longer than
 	// one delivery takes.
 	Lease time.Duration
-	// Parallel bounds the deliveries sent at once (DefaultParallel when
-	// zero).
+	// Parallel bounds the deliveries each channel sends at once, for the
+	// channels that set no parallel of their own (DefaultParallel when
+	// zero). Channels never share slots: a receiver that hangs holds only
+	// its own channel's.
 	Parallel int
+	// Secrets are the configuration's secrets (NewSecrets(Config, nil)
+	// when nil): every log line, stored error and trouble, and every
+	// page's text, is redacted with them.
+	Secrets *Secrets
 	// Logf receives what the notifier did and what failed (nil: nothing).
 	Logf func(format string, args ...any)
 	// OnDelivery, when set, is told how each claimed delivery ended here:
@@ -64,6 +70,14 @@ type Notifier struct {
 	plannedAt time.Time
 	planSig   storage.PendingSignature
 	planAt    time.Time
+	// inflight: the deliveries started and not yet ended (a later pass
+	// leaves them be); sems: each channel's slots; wg counts the
+	// dispatchers and deliveries running; sendErr is the first store
+	// error among them.
+	inflight map[storage.DeliveryKey]bool
+	sems     map[string]chan struct{}
+	wg       sync.WaitGroup
+	sendErr  error
 }
 
 type trouble struct {
@@ -74,7 +88,7 @@ type trouble struct {
 // Defaults of a Notifier.
 const (
 	DefaultLease    = 60 * time.Second
-	DefaultParallel = 8
+	DefaultParallel = 4
 	// BackoffMin and BackoffMax bound the wait before a failed delivery is
 	// tried again (doubling each time, or the service's Retry-After).
 	BackoffMin = 2 * time.Second
@@ -110,10 +124,21 @@ func (n *Notifier) told(d storage.Delivery, outcome string) {
 	}
 }
 
+// logf logs a line redacted with every configured secret.
 func (n *Notifier) logf(format string, args ...any) {
 	if n.Logf != nil {
-		n.Logf(format, args...)
+		n.Logf("%s", n.secrets().Redact(fmt.Sprintf(format, args...)))
 	}
+}
+
+// secrets are n.Secrets, else the configuration's.
+func (n *Notifier) secrets() *Secrets {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.Secrets == nil {
+		n.Secrets = NewSecrets(n.Config, nil)
+	}
+	return n.Secrets
 }
 
 func (n *Notifier) lease() time.Duration {
@@ -185,7 +210,7 @@ func (n *Notifier) pass(ctx context.Context, full bool) error {
 	if err := n.resolve(ctx, open); err != nil {
 		return err
 	}
-	if err := n.send(ctx); err != nil {
+	if err := n.send(ctx, full); err != nil {
 		return err
 	}
 	return n.heartbeat(ctx)
@@ -330,48 +355,155 @@ func (n *Notifier) resolve(ctx context.Context, open map[string]bool) error {
 	return n.add(ctx, keys)
 }
 
-// send claims and sends the deliveries that are due, a few at once.
-func (n *Notifier) send(ctx context.Context) error {
-	due, err := n.Store.DueDeliveries(ctx, 200)
+// send starts the deliveries that are due, each channel on its own:
+// a channel sends at most its parallel limit at once (the channel's
+// parallel, else Notifier.Parallel, else DefaultParallel), and a delivery
+// is claimed only when one of its channel's slots is free, so a hung
+// receiver holds its own channel's slots and nothing else (its timeout
+// bounds each attempt). With wait (Tick), send returns once every
+// delivery started so far has ended; Run's passes wait at most passWait,
+// so the next pass serves the other channels while one hangs.
+func (n *Notifier) send(ctx context.Context, wait bool) error {
+	due, err := n.Store.DueDeliveries(ctx, dueBatch)
 	if err != nil {
 		return err
 	}
-	par := n.Parallel
-	if par <= 0 {
-		par = DefaultParallel
+	byChannel := map[string][]storage.Delivery{}
+	var order []string
+	n.mu.Lock()
+	if n.inflight == nil {
+		n.inflight = map[storage.DeliveryKey]bool{}
 	}
-	sem := make(chan struct{}, par)
-	var wg sync.WaitGroup
-	var firstErr error
-	var emu sync.Mutex
 	for _, d := range due {
-		claimed, err := n.Store.ClaimDelivery(ctx, d.DeliveryKey, n.ID, n.lease())
-		if err != nil {
-			return err
+		if n.inflight[d.DeliveryKey] {
+			continue // started by an earlier pass, still going
 		}
-		if claimed == nil {
+		n.inflight[d.DeliveryKey] = true
+		if _, ok := byChannel[d.Channel]; !ok {
+			order = append(order, d.Channel)
+		}
+		byChannel[d.Channel] = append(byChannel[d.Channel], d)
+	}
+	n.mu.Unlock()
+	var pass sync.WaitGroup // this pass's dispatchers and deliveries
+	for _, name := range order {
+		n.wg.Add(1)
+		pass.Add(1)
+		go n.dispatch(ctx, n.slots(name), byChannel[name], &pass)
+	}
+	if !wait {
+		// Run waits for this pass's deliveries, as long as a pass's poll
+		// at most: passes keep their pace (each may read every open
+		// proposal), and one receiver that hangs holds up the next pass
+		// by that second only, never its channel's slots' worth.
+		ended := make(chan struct{})
+		go func() { pass.Wait(); close(ended) }()
+		t := time.NewTimer(passWait)
+		defer t.Stop()
+		select {
+		case <-ended:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		n.mu.Lock()
+		n.sendErr = nil // logged as it happened
+		n.mu.Unlock()
+		return nil
+	}
+	n.wg.Wait()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	err, n.sendErr = n.sendErr, nil
+	return err
+}
+
+// dueBatch bounds the due deliveries read per pass.
+const dueBatch = 1000
+
+// passWait bounds how long one of Run's passes waits for the deliveries
+// it started.
+const passWait = time.Second
+
+// slots is channel name's semaphore: its parallel limit.
+func (n *Notifier) slots(name string) chan struct{} {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.sems == nil {
+		n.sems = map[string]chan struct{}{}
+	}
+	sem := n.sems[name]
+	if sem == nil {
+		par := n.Parallel
+		if ch := n.Config.Channels[name]; ch != nil && ch.Parallel > 0 {
+			par = ch.Parallel
+		}
+		if par <= 0 {
+			par = DefaultParallel
+		}
+		sem = make(chan struct{}, par)
+		n.sems[name] = sem
+	}
+	return sem
+}
+
+// dispatch sends one channel's due deliveries, at most cap(sem) at once:
+// each is claimed when a slot is free (so its lease starts when it is
+// sent), and sent on a goroutine of its own.
+func (n *Notifier) dispatch(ctx context.Context, sem chan struct{}, ds []storage.Delivery, pass *sync.WaitGroup) {
+	defer n.wg.Done()
+	defer pass.Done()
+	done := func(d storage.Delivery) {
+		n.mu.Lock()
+		delete(n.inflight, d.DeliveryKey)
+		n.mu.Unlock()
+	}
+	for i, d := range ds {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			for _, rest := range ds[i:] {
+				done(rest)
+			}
+			return
+		}
+		claimed, err := n.Store.ClaimDelivery(ctx, d.DeliveryKey, n.ID, n.lease())
+		if err != nil || claimed == nil {
+			<-sem
+			done(d)
+			if err != nil {
+				n.sendFailed(err)
+			}
 			continue // another notifier has it
 		}
-		sem <- struct{}{}
-		wg.Add(1)
+		n.wg.Add(1)
+		pass.Add(1)
 		go func(d storage.Delivery) {
-			defer func() { <-sem; wg.Done() }()
+			defer func() { <-sem; done(d); n.wg.Done(); pass.Done() }()
 			if err := n.deliver(ctx, d); err != nil {
-				emu.Lock()
-				if firstErr == nil {
-					firstErr = err
-				}
-				emu.Unlock()
+				n.sendFailed(err)
 			}
 		}(*claimed)
 	}
-	wg.Wait()
-	return firstErr
+}
+
+// sendFailed keeps the first store error of the deliveries in flight for
+// Tick to return, and logs it (Run does not wait for them).
+func (n *Notifier) sendFailed(err error) {
+	n.logf("warning: %v", err)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.sendErr == nil {
+		n.sendErr = err
+	}
 }
 
 // deliver sends one claimed delivery and records how it ended.
 func (n *Notifier) deliver(ctx context.Context, d storage.Delivery) error {
+	sec := n.secrets()
 	finish := func(r storage.DeliveryResult) error {
+		// What is stored (last_error, shown by stats) never holds a
+		// configured secret, whichever channel's error it is.
+		r.Err = sec.Redact(r.Err)
 		err := n.Store.FinishDelivery(context.WithoutCancel(ctx), d.DeliveryKey, n.ID, r, n.Actor)
 		if errors.Is(err, storage.ErrNotClaimed) {
 			n.logf("%s: the claim ran out before it was finished; another notifier has it", d.ID())
@@ -397,7 +529,12 @@ func (n *Notifier) deliver(ctx context.Context, d storage.Delivery) error {
 		n.told(d, DeliveryFailed)
 		return finish(storage.DeliveryResult{State: storage.DeliveryFailed, Err: "channel " + d.Channel + " is not configured"})
 	}
-	ev := MakeEvent(n.Config, ch, rec, d.Kind, d.Step, n.Store.Now())
+	// A configured secret in the proposal (a token in the command) is
+	// redacted before the page is made: before the command is cut, so no
+	// part of it is left at the cut.
+	red := *rec
+	red.Command, red.SessionKey, red.Requester, red.ConsumedBy = sec.Redact(rec.Command), sec.Redact(rec.SessionKey), sec.Redact(rec.Requester), sec.Redact(rec.ConsumedBy)
+	ev := MakeEvent(n.Config, ch, &red, d.Kind, d.Step, n.Store.Now())
 	if d.Kind != KindResolved {
 		// Where it stands against the policy: a report, best effort.
 		if q, qerr := n.Store.Quorum(ctx, rec); qerr == nil && q != nil {
@@ -417,6 +554,7 @@ func (n *Notifier) deliver(ctx context.Context, d storage.Delivery) error {
 	if se != nil && se.Err != nil {
 		msg = se.Err.Error() // the channel is named beside it
 	}
+	msg = sec.Redact(msg)
 	n.setTrouble(d.Channel, msg)
 	if retry && (d.Kind != KindResolved || d.Attempts < ResolvedAttempts) {
 		wait := backoff(d.Attempts)
@@ -500,6 +638,8 @@ func (n *Notifier) Run(ctx context.Context) error {
 	}
 	defer w.Close()
 	defer n.Store.RemoveNotifier(context.WithoutCancel(ctx), n.ID)
+	// The deliveries in flight end (ctx ends them) before the row goes.
+	defer n.wg.Wait()
 	n.mu.Lock()
 	if n.added == nil {
 		n.added, n.trouble, n.started = map[storage.DeliveryKey]bool{}, map[string]trouble{}, n.Store.Now()

@@ -48,6 +48,11 @@ func cleanEvent(ev Event) Event {
 	ev.SessionKey = line(ev.SessionKey)
 	ev.Requester = line(ev.Requester)
 	ev.OpenHint = line(ev.OpenHint)
+	if !model.IsPlainID(ev.ApprovalID) {
+		// An id that is not a plain token (a row another program wrote)
+		// never goes into a command the page tells the operator to run.
+		ev.OpenHint = ""
+	}
 	ev.Outcome = line(ev.Outcome)
 	ev.Actor = line(ev.Actor)
 	ev.Approvals = line(ev.Approvals)
@@ -276,6 +281,11 @@ func renderText(ev Event, now func() time.Time) pageText {
 	id := ev.ApprovalID
 	if id == "" {
 		id = "(no id)"
+	}
+	if !model.IsPlainID(ev.ApprovalID) {
+		p.Open = "open it in the approve-tui console: its id is not a plain token (A-Za-z0-9_-), so no command is given for it; find it in the console's list"
+		p.Note = "This message cannot approve: the decision is made in the console."
+		return p
 	}
 	if ev.OpenHint != "" {
 		p.Open = "open it: " + ev.OpenHint
