@@ -52,15 +52,28 @@ func pinImpact(d *risk.Draft, m *model.Impact) {
 	}
 }
 
+// unasked is the one rule for letting a command go without a proposal
+// (run runs it; a hook passes it, or allows it under --low allow): its
+// level is low, no rule matches it, and its impact was previewed (m not
+// nil) and asks for nothing (impact.Raise: not large, nothing live,
+// nothing the preview could not see). A command whose preview could not be
+// made, was cut short or left parts unknown is always asked.
+func unasked(level model.RiskLevel, v risk.Verdict, m *model.Impact) bool {
+	if level != model.RiskLow || v.Hardline || len(v.Matches) > 0 || m == nil {
+		return false
+	}
+	raised, _ := impact.Raise(m)
+	return raised == ""
+}
+
 // impactGrew computes rec's impact again, now, and says how it exceeds
 // the one its approval named (nothing when it did not grow, or when the
-// proposal carries no preview).
-func impactGrew(ctx context.Context, rec *storage.Record) []string {
+// proposal carries no preview), within limit.
+func impactGrew(ctx context.Context, rec *storage.Record, limit time.Duration) []string {
 	if rec.Impact == nil {
 		return nil
 	}
-	home, _ := os.UserHomeDir()
-	now := impact.Compute(ctx, rec.Command, impact.Options{Cwd: rec.Cwd, Home: home, MaxTime: previewTime})
+	now := preview(ctx, rec.Command, rec.Cwd, limit)
 	grew := impact.Grew(rec.Impact, now)
 	for i := range grew {
 		grew[i] = model.Sanitize(grew[i], model.Line)

@@ -2,6 +2,7 @@ package impact
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path"
@@ -160,7 +161,7 @@ func shellArgs(a *analysis, name string, args []string) {
 			a.unknown = append(a.unknown, name+" -c … (shells nested too deep)")
 			return
 		}
-		cmds, err := parse(args[i+1], a.cwd, a.o.Home)
+		cmds, err := parse(args[i+1], a.cwd, a.o.Home, a.b)
 		if err != nil {
 			a.unknown = append(a.unknown, name+" -c script that does not parse ("+err.Error()+")")
 			return
@@ -218,7 +219,11 @@ func rmArgs(a *analysis, _ string, args []string) {
 		note := ""
 		if !recursive {
 			if abs, ok := a.abs(p); ok {
-				if fi, err := os.Lstat(abs); err == nil && fi.IsDir() {
+				fi, err := a.b.lstat(abs)
+				if errors.Is(err, errUnseen) {
+					continue // counted in the budget
+				}
+				if err == nil && fi.IsDir() {
 					note = "rm without -r does not delete a directory"
 					a.target(p, "delete", false, note, nil)
 					a.targets[len(a.targets)-1].Entries, a.targets[len(a.targets)-1].Dirs = 0, 0
@@ -429,7 +434,11 @@ func (a *analysis) target(p, op string, recursive bool, note string, find *findS
 		return
 	}
 	t := Target{Path: abs, Op: op, Note: note, LiveLinks: []string{}, Complete: true}
-	if fi, err := os.Lstat(abs); err == nil {
+	fi, err := a.b.lstat(abs)
+	if errors.Is(err, errUnseen) {
+		return // the time ran out, or it could not be looked at: counted in the budget
+	}
+	if err == nil {
 		t.Exists = true
 		if fi.Mode()&fs.ModeCharDevice != 0 && (op == "overwrite" || op == model.OpWipe) {
 			return // > /dev/null and the like: a device, not a file that goes

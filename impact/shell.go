@@ -51,8 +51,10 @@ type redirect struct {
 // does not parse is an error: nothing of it can be previewed. cwd is where
 // the command starts ("" when not known); a cd to a directory that exists
 // moves it for what follows, and a cd that may or may not happen (in a
-// branch, a loop, after ||) leaves it unknown after that.
-func parse(command, cwd, home string) ([]simple, error) {
+// branch, a loop, after ||) leaves it unknown after that. Globs read
+// directories within b: a glob cut by it, or over a directory that cannot
+// be read, is an unknown word.
+func parse(command, cwd, home string, b *budget) ([]simple, error) {
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
 	if err != nil {
 		return nil, err
@@ -148,18 +150,21 @@ func parse(command, cwd, home string) ([]simple, error) {
 		}
 		s := simple{Text: printed(st), Cwd: cwd}
 		relative := false // a glob was read relative to an unknown directory
+		unread := ""      // why a glob could not read all it needed
 		cfg := config(env())
+		cfg.ReadDir2 = b.readDir(&unread)
 		if cwd == "" {
+			read := cfg.ReadDir2
 			cfg.ReadDir2 = func(name string) ([]fs.DirEntry, error) {
 				if !filepath.IsAbs(name) {
 					relative = true
 					return nil, fs.ErrNotExist
 				}
-				return os.ReadDir(name)
+				return read(name)
 			}
 		}
 		for i, w := range call.Args {
-			relative = false
+			relative, unread = false, ""
 			if !certain(w, vars) {
 				s.Unknown = append(s.Unknown, printed(w))
 				if i == 0 {
@@ -171,10 +176,12 @@ func parse(command, cwd, home string) ([]simple, error) {
 			if err == nil {
 				fields = dotFiltered(cfg, w, fields)
 			}
-			if err != nil || relative {
+			if err != nil || relative || unread != "" {
 				word := printed(w)
 				if relative {
 					word += " (a glob, and the working directory is not known)"
+				} else if unread != "" {
+					word += " (a glob: " + unread + ")"
 				}
 				s.Unknown = append(s.Unknown, word)
 				if i == 0 {
