@@ -23,8 +23,9 @@ var previewTime = impact.DefaultMaxTime
 // withImpact computes the impact of d's command where it will run and
 // pins it into d: the preview (payload key approve_tui_impact, covered by
 // the hash an approval names), its summary as diff_summary when the agent
-// gave none and the preview names something (a target, or a part it could
-// not preview), and the risk it asks for when that is higher.
+// gave none and the preview names something (a target, a part it could
+// not preview, or that it is incomplete), and the risk it asks for when
+// that is higher.
 func withImpact(ctx context.Context, d *risk.Draft, limit time.Duration) {
 	pinImpact(d, preview(ctx, d.Command, d.Cwd, limit))
 }
@@ -38,7 +39,7 @@ func preview(ctx context.Context, command, cwd string, limit time.Duration) *mod
 // pinImpact pins m into d (see withImpact).
 func pinImpact(d *risk.Draft, m *model.Impact) {
 	d.Impact = m
-	if d.DiffSummary == "" && m.Summary != "" && (len(m.Targets) > 0 || len(m.Unknown) > 0) {
+	if d.DiffSummary == "" && m.Summary != "" && (len(m.Targets) > 0 || len(m.Unknown) > 0 || !m.Complete) {
 		d.DiffSummary = model.ImpactDiffSummary(m)
 	}
 	if level, why := impact.Raise(m); level != "" {
