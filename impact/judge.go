@@ -67,15 +67,24 @@ func Raise(m *model.Impact) (model.RiskLevel, string) {
 	case m.Entries >= MedEntries || m.Bytes >= MedBytes:
 		return model.RiskMedium, counted
 	case !m.Complete:
-		why := "the preview is incomplete"
-		if len(m.Incomplete) > 0 {
-			why = "incomplete preview: " + m.Incomplete[0]
-		}
-		return model.RiskMedium, counted + "; " + why
+		return model.RiskMedium, counted + "; incomplete preview: " + IncompleteWhy(m)[0]
 	case len(m.Unknown) > 0:
 		return model.RiskMedium, "impact: could not preview " + m.Unknown[0]
 	}
 	return "", ""
+}
+
+// IncompleteWhy says why m is incomplete, one phrase each (nil when it is
+// complete): the preview's own reasons, or, for a preview that kept none,
+// that a bound cut it. The consoles and show print each.
+func IncompleteWhy(m *model.Impact) []string {
+	switch {
+	case m == nil || m.Complete:
+		return nil
+	case len(m.Incomplete) > 0:
+		return m.Incomplete
+	}
+	return []string{"a bound cut a walk: the counts are at least"}
 }
 
 // liveWhy names the first live thing m reaches.

@@ -332,6 +332,9 @@ func Describe(t Target, long bool) Description {
 		d.What = planCounts(t)
 	default:
 		d.What = Plural(t.Entries, "entry", "entries") + ", " + Bytes(t.Bytes)
+		if !t.Complete {
+			d.What = "at least " + d.What
+		}
 		if long && t.NewestMtime > 0 {
 			d.What += ", newest change " + model.FromEpoch(t.NewestMtime).UTC().Format("2006-01-02 15:04:05Z")
 		}
