@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -50,10 +51,16 @@ type named struct {
 // maxNamed is how many paths a reason names.
 const maxNamed = 3
 
+// add counts p; the first few in name order are kept (directories are
+// read in no particular order).
 func (s *named) add(p string) {
 	s.n++
-	if len(s.first) < maxNamed {
-		s.first = append(s.first, p)
+	i, _ := slices.BinarySearch(s.first, p)
+	if i < maxNamed {
+		s.first = slices.Insert(s.first, i, p)
+		if len(s.first) > maxNamed {
+			s.first = s.first[:maxNamed]
+		}
 	}
 }
 
@@ -176,7 +183,7 @@ func (b *budget) readDir(why *string) func(string) ([]fs.DirEntry, error) {
 			}
 		case errors.Is(err, errGlobCap):
 			if *why == "" {
-				*why = "it reads more than " + Group(maxGlobEntries) + " entries"
+				*why = "it reads more than " + Group(int64(maxGlobEntries)) + " entries"
 			}
 		case err != nil && !absent(err):
 			if *why == "" {
@@ -190,42 +197,23 @@ func (b *budget) readDir(why *string) func(string) ([]fs.DirEntry, error) {
 	}
 }
 
-// globChunk is how many entries a glob reads between looks at the clock.
-const globChunk = 4096
-
 // maxGlobEntries bounds the entries the globs of one preview read: past
 // it, matching and sorting what was read (in the expander, which cannot be
 // stopped) would outlast the time bound. A glob cut by it is unknown.
-const maxGlobEntries = 50_000
+var maxGlobEntries = 50_000
 
 // errGlobCap is a glob's read past maxGlobEntries.
 var errGlobCap = errors.New("too many entries for a glob")
 
 func (b *budget) readDirBounded(name string) ([]fs.DirEntry, error) {
-	if b.out() {
-		return nil, errUnseen
+	if b.globRead > maxGlobEntries {
+		return nil, errGlobCap
 	}
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
+	ents, err := b.readDirChunked(name)
+	if b.globRead += len(ents); b.globRead > maxGlobEntries {
+		return nil, errGlobCap
 	}
-	defer f.Close()
-	var out []fs.DirEntry
-	for {
-		ents, err := f.ReadDir(globChunk)
-		out = append(out, ents...)
-		b.globRead += len(ents)
-		switch {
-		case b.globRead > maxGlobEntries:
-			return nil, errGlobCap
-		case errors.Is(err, io.EOF):
-			return out, nil // the expander sorts what matched
-		case err != nil:
-			return out, err
-		case b.out():
-			return nil, errUnseen
-		}
-	}
+	return ents, err
 }
 
 // walkStats is what a walk of one target found.
@@ -280,39 +268,34 @@ func walk(root string, recursive bool, b *budget, match func(path string, d fs.D
 	if counts(root, fs.FileInfoToDirEntry(fi), 0) {
 		st.add(fi)
 	}
-	if !recursive || !fi.IsDir() {
+	if !recursive || !fi.IsDir() || maxDepth == 0 {
 		return st
 	}
-	rootDepth := strings.Count(filepath.Clean(root), string(filepath.Separator))
-	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			// A directory that cannot be read (its entry is counted, what
-			// is under it is not known), or an entry gone or unreadable.
-			if !absent(err) {
-				st.complete = false
-				if d != nil && d.IsDir() {
-					b.unread.add(path)
-				} else {
-					b.unstat.add(path)
-				}
-			}
-			return nil
-		}
-		if path == root {
-			return nil
-		}
+	b.walkDir(root, 0, &st, counts, maxDepth)
+	return st
+}
+
+// walkDir counts what is under dir (at depth), depth first, reading each
+// directory in chunks within the budget (a directory of 200,000 entries
+// does not outlast the time bound); false when a bound says stop.
+func (b *budget) walkDir(dir string, depth int, st *walkStats, counts func(string, fs.DirEntry, int) bool, maxDepth int) bool {
+	ents, err := b.readDirChunked(dir)
+	switch {
+	case errors.Is(err, errUnseen):
+		st.complete = false
+		return false
+	case err != nil && !absent(err):
+		// Its entry is counted; what is under it is not known.
+		st.complete = false
+		b.unread.add(dir)
+	}
+	for _, d := range ents {
 		if !b.take() {
 			st.complete = false
-			return filepath.SkipAll
+			return false
 		}
-		depth := strings.Count(path, string(filepath.Separator)) - rootDepth
-		if maxDepth >= 0 && depth > maxDepth {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if counts(path, d, depth) {
+		path := filepath.Join(dir, d.Name())
+		if counts(path, d, depth+1) {
 			info, err := d.Info()
 			switch {
 			case err == nil:
@@ -322,10 +305,43 @@ func walk(root string, recursive bool, b *budget, match func(path string, d fs.D
 				b.unstat.add(path)
 			}
 		}
-		return nil
-	})
-	return st
+		if d.IsDir() && (maxDepth < 0 || depth+1 < maxDepth) {
+			if !b.walkDir(path, depth+1, st, counts, maxDepth) {
+				return false
+			}
+		}
+	}
+	return true
 }
+
+// readDirChunked reads dir's entries in chunks, the time checked between
+// them (errUnseen once it is up); unsorted: counts need no order.
+func (b *budget) readDirChunked(dir string) ([]fs.DirEntry, error) {
+	if b.out() {
+		return nil, errUnseen
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []fs.DirEntry
+	for {
+		ents, err := f.ReadDir(dirChunk)
+		out = append(out, ents...)
+		switch {
+		case errors.Is(err, io.EOF):
+			return out, nil
+		case err != nil:
+			return out, err
+		case b.out():
+			return nil, errUnseen
+		}
+	}
+}
+
+// dirChunk is how many entries a read takes between looks at the clock.
+const dirChunk = 4096
 
 // unescapeMount undoes mountinfo's octal escapes (\040 for a space).
 func unescapeMount(s string) string {
