@@ -451,9 +451,9 @@ func (a *analysis) target(p, op string, recursive bool, note string, find *findS
 		}
 		var st walkStats
 		if find != nil {
-			st = walk(abs, true, a.b, find.match, find.min, find.max)
+			st = walk(abs, fi, true, a.b, find.match, find.min, find.max)
 		} else {
-			st = walk(abs, recursive, a.b, nil, 0, -1)
+			st = walk(abs, fi, recursive, a.b, nil, 0, -1)
 		}
 		t.Entries, t.Files, t.Dirs, t.Links, t.Bytes, t.Complete = st.entries, st.files, st.dirs, st.links, st.bytes, st.complete
 		if !st.newest.IsZero() {

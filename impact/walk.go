@@ -206,14 +206,7 @@ var maxGlobEntries = 50_000
 var errGlobCap = errors.New("too many entries for a glob")
 
 func (b *budget) readDirBounded(name string) ([]fs.DirEntry, error) {
-	if b.globRead > maxGlobEntries {
-		return nil, errGlobCap
-	}
-	ents, err := b.readDirChunked(name)
-	if b.globRead += len(ents); b.globRead > maxGlobEntries {
-		return nil, errGlobCap
-	}
-	return ents, err
+	return b.readDirChunked(name, &b.globRead)
 }
 
 // walkStats is what a walk of one target found.
@@ -243,21 +236,13 @@ func (w *walkStats) add(fi fs.FileInfo) {
 	}
 }
 
-// walk counts root and, when recursive, everything under it, without
-// following symlinks; match (nil: all) chooses what counts, and minDepth
-// and maxDepth (< 0: none) bound the depths that count (root is 0). What
-// it could not read (a directory, an entry) leaves it incomplete, counted
-// in b.
-func walk(root string, recursive bool, b *budget, match func(path string, d fs.DirEntry) bool, minDepth, maxDepth int) walkStats {
+// walk counts root (fi: its Lstat) and, when recursive, everything under
+// it, without following symlinks; match (nil: all) chooses what counts,
+// and minDepth and maxDepth (< 0: none) bound the depths that count (root
+// is 0). What it could not read (a directory, an entry) leaves it
+// incomplete, counted in b.
+func walk(root string, fi fs.FileInfo, recursive bool, b *budget, match func(path string, d fs.DirEntry) bool, minDepth, maxDepth int) walkStats {
 	st := walkStats{complete: true}
-	fi, err := os.Lstat(root)
-	if err != nil {
-		if !absent(err) {
-			b.unstat.add(root)
-			st.complete = false
-		}
-		return st
-	}
 	counts := func(path string, d fs.DirEntry, depth int) bool {
 		return depth >= minDepth && (maxDepth < 0 || depth <= maxDepth) && (match == nil || match(path, d))
 	}
@@ -279,7 +264,7 @@ func walk(root string, recursive bool, b *budget, match func(path string, d fs.D
 // directory in chunks within the budget (a directory of 200,000 entries
 // does not outlast the time bound); false when a bound says stop.
 func (b *budget) walkDir(dir string, depth int, st *walkStats, counts func(string, fs.DirEntry, int) bool, maxDepth int) bool {
-	ents, err := b.readDirChunked(dir)
+	ents, err := b.readDirChunked(dir, nil)
 	switch {
 	case errors.Is(err, errUnseen):
 		st.complete = false
@@ -315,10 +300,15 @@ func (b *budget) walkDir(dir string, depth int, st *walkStats, counts func(strin
 }
 
 // readDirChunked reads dir's entries in chunks, the time checked between
-// them (errUnseen once it is up); unsorted: counts need no order.
-func (b *budget) readDirChunked(dir string) ([]fs.DirEntry, error) {
+// them (errUnseen once it is up); unsorted: counts need no order. A glob's
+// read counts its entries in globRead (nil: not a glob's), and stops past
+// maxGlobEntries (errGlobCap).
+func (b *budget) readDirChunked(dir string, globRead *int) ([]fs.DirEntry, error) {
 	if b.out() {
 		return nil, errUnseen
+	}
+	if globRead != nil && *globRead > maxGlobEntries {
+		return nil, errGlobCap
 	}
 	f, err := os.Open(dir)
 	if err != nil {
@@ -329,6 +319,11 @@ func (b *budget) readDirChunked(dir string) ([]fs.DirEntry, error) {
 	for {
 		ents, err := f.ReadDir(dirChunk)
 		out = append(out, ents...)
+		if globRead != nil {
+			if *globRead += len(ents); *globRead > maxGlobEntries {
+				return nil, errGlobCap
+			}
+		}
 		switch {
 		case errors.Is(err, io.EOF):
 			return out, nil
