@@ -242,3 +242,69 @@ func TestNoPreviewIsAsked(t *testing.T) {
 		t.Fatal("let through with a part not previewed")
 	}
 }
+
+// terraform apply PLAN, which no rule matches, where the plan cannot be
+// read (terraform is not on the hook's PATH, and the file is no plan): a
+// part not previewed, so a proposal, never allowed by --low allow.
+func TestHookAsksForAPlanItCannotRead(t *testing.T) {
+	s, o := emptyStore(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "destroy.plan"), []byte("not a plan"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir())
+	call, _ := json.Marshal(map[string]any{"session_id": "sess-tf", "cwd": dir, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+		"tool_input": map[string]any{"command": "terraform apply destroy.plan"}, "tool_use_id": "toolu_tf"})
+	opts := hookOpts(s)
+	opts.Low = LowAllow
+	ch := hookAsync(string(call), opts)
+	rec := awaitHookProposal(t, o)
+	if rec.RiskLevel != model.RiskMedium || !strings.Contains(rec.RiskReason, "could not preview terraform apply destroy.plan") {
+		t.Fatalf("proposal %s %q", rec.RiskLevel, rec.RiskReason)
+	}
+	if _, err := o.Deny(context.Background(), rec.ApprovalID, operator, "no"); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := checkJSON(t, recvHook(t, ch)); d != "deny" {
+		t.Fatal(d)
+	}
+}
+
+// rm -f many/* over 12,000 files, which no rule matches, in a hook with
+// --low allow: counted whole it is HIGH, cut by the hook's bound at least
+// MEDIUM; either way a proposal, never allowed.
+func TestHookAsksForManyFiles(t *testing.T) {
+	s, o := emptyStore(t)
+	dir := t.TempDir()
+	many := filepath.Join(dir, "many")
+	if err := os.Mkdir(many, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 12_000; i++ {
+		f, err := os.Create(filepath.Join(many, fmt.Sprintf("f%05d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	call, _ := json.Marshal(map[string]any{"session_id": "sess-m", "cwd": dir, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+		"tool_input": map[string]any{"command": "rm -f many/*"}, "tool_use_id": "toolu_many"})
+	opts := hookOpts(s)
+	opts.Low = LowAllow
+	ch := hookAsync(string(call), opts)
+	rec := awaitHookProposal(t, o)
+	switch m := rec.Impact; {
+	case m == nil:
+		t.Fatal("no preview pinned")
+	case m.Complete && (rec.RiskLevel != model.RiskHigh || m.Entries != 12_000):
+		t.Fatalf("whole: %s, %d entries", rec.RiskLevel, m.Entries)
+	case !m.Complete && (rec.RiskLevel.Rank() < model.RiskMedium.Rank() || !strings.Contains(rec.DiffSummary, "incomplete: ")):
+		t.Fatalf("cut: %s, %q", rec.RiskLevel, rec.DiffSummary)
+	}
+	if _, err := o.Deny(context.Background(), rec.ApprovalID, operator, "no"); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := checkJSON(t, recvHook(t, ch)); d != "deny" {
+		t.Fatal(d)
+	}
+}
