@@ -247,6 +247,7 @@ func TestUnreadableDirectories(t *testing.T) {
 		t.Fatalf("as root: complete %v, %d entries", p.Complete, p.Entries)
 	}
 	p, level, why := asNobody("rm -rf data")
+	t.Logf("as nobody: %s (%s: %s)", p.Summary, level, why)
 	want := "could not read 2 directories (" + filepath.Join(base, "data/a") + ", " + filepath.Join(base, "data/b") + ")"
 	if p.Complete || len(p.Incomplete) != 1 || p.Incomplete[0] != want {
 		t.Fatalf("as nobody: complete %v, incomplete %q, want %q", p.Complete, p.Incomplete, want)
