@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/approve-tui/approve-tui/impact"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/risk"
 	"github.com/approve-tui/approve-tui/storage"
@@ -351,14 +350,21 @@ func runHook(ctx context.Context, in io.Reader, o HookOptions, p *protocol) (ans
 	}
 
 	v := risk.Classify(command)
-	switch {
-	case v.Hardline:
+	if v.Hardline {
 		return h.hardline(ctx, &c, command, v)
-	case len(v.Matches) == 0 && !c.unknownRisk && !c.alwaysAsk && !h.impactAsks(ctx, &c, command):
-		if h.o.Low == LowPass {
-			return h.silent()
+	}
+	if len(v.Matches) == 0 && !c.unknownRisk && !c.alwaysAsk {
+		// No rule matches: the preview decides whether it is asked (it is
+		// kept for the proposal).
+		if !h.p.noPreview {
+			c.impact = preview(ctx, command, c.cwd, hookShell, hookPreviewTime)
 		}
-		return h.allowLow(ctx, &c, command)
+		if unasked(v.Level, v, c.impact) {
+			if h.o.Low == LowPass {
+				return h.silent()
+			}
+			return h.allowLow(ctx, &c, command)
+		}
 	}
 	return h.ask(ctx, &c, command, v)
 }
@@ -549,18 +555,9 @@ func (h *hook) draft(c *hookCall, command string, v risk.Verdict) risk.Draft {
 	return d
 }
 
-// impactAsks previews a command no rule matches: an impact that raises
-// its risk (large, or reaching something live) makes it a proposal rather
-// than a command let through. The preview is kept for the proposal.
-func (h *hook) impactAsks(ctx context.Context, c *hookCall, command string) bool {
-	c.impact = preview(ctx, command, c.cwd, hookShell, hookPreviewTime)
-	level, _ := impact.Raise(c.impact)
-	return level != ""
-}
-
 // hookPreviewTime bounds a hook's impact preview: the agent waits for the
 // hook, within its own timeout.
-const hookPreviewTime = time.Second
+var hookPreviewTime = time.Second
 
 // ask submits (or rejoins) the proposal and waits for the decision.
 func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Verdict) HookAnswer {
@@ -687,7 +684,7 @@ func (h *hook) decided(ctx context.Context, s *storage.Store, rec *storage.Recor
 		h.block(ctx, s, id, why)
 		return h.deny("%s was approved but is refused at run time: %s", id, why)
 	}
-	if grew := impactGrew(ctx, rec, hookShell); len(grew) > 0 {
+	if grew := impactGrew(ctx, rec, hookShell, hookPreviewTime); len(grew) > 0 {
 		if err := recordGrowth(ctx, s, id, grew, h.o.Actor); err != nil {
 			h.logf("warning: could not record what grew: %v", err)
 		}

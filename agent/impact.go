@@ -25,8 +25,9 @@ var previewTime = impact.DefaultMaxTime
 // and
 // pins it into d: the preview (payload key approve_tui_impact, covered by
 // the hash an approval names), its summary as diff_summary when the agent
-// gave none and the preview names something (a target, or a part it could
-// not preview), and the risk it asks for when that is higher.
+// gave none and the preview names something (a target, a part it could
+// not preview, or that it is incomplete), and the risk it asks for when
+// that is higher.
 func withImpact(ctx context.Context, d *risk.Draft, shell runsIn, limit time.Duration) {
 	pinImpact(d, preview(ctx, d.Command, d.Cwd, shell, limit))
 }
@@ -61,7 +62,7 @@ var (
 // pinImpact pins m into d (see withImpact).
 func pinImpact(d *risk.Draft, m *model.Impact) {
 	d.Impact = m
-	if d.DiffSummary == "" && m.Summary != "" && (len(m.Targets) > 0 || len(m.Unknown) > 0) {
+	if d.DiffSummary == "" && m.Summary != "" && (len(m.Targets) > 0 || len(m.Unknown) > 0 || !m.Complete) {
 		d.DiffSummary = model.ImpactDiffSummary(m)
 	}
 	if level, why := impact.Raise(m); level != "" {
@@ -75,16 +76,30 @@ func pinImpact(d *risk.Draft, m *model.Impact) {
 	}
 }
 
+// unasked is the one rule for letting a command go without a proposal
+// (run runs it; a hook passes it, or allows it under --low allow): its
+// level is low, no rule matches it, and its impact was previewed (m not
+// nil) and asks for nothing (impact.Raise: not large, nothing live,
+// nothing the preview could not see). A command whose preview could not be
+// made, was cut short or left parts unknown is always asked.
+func unasked(level model.RiskLevel, v risk.Verdict, m *model.Impact) bool {
+	if level != model.RiskLow || v.Hardline || len(v.Matches) > 0 || m == nil {
+		return false
+	}
+	raised, _ := impact.Raise(m)
+	return raised == ""
+}
+
 // impactGrew computes rec's impact again, now, where and as it runs (in
-// shell, with this process's environment, as preview did), and says how
-// it exceeds the one its approval named (nothing when it did not grow, or
-// when the proposal carries no preview). A directory that goes elsewhere
-// now names targets the approval did not: they grew.
-func impactGrew(ctx context.Context, rec *storage.Record, shell runsIn) []string {
+// shell, with this process's environment, as preview did), within limit,
+// and says how it exceeds the one its approval named (nothing when it did
+// not grow, or when the proposal carries no preview). A directory that
+// goes elsewhere now names targets the approval did not: they grew.
+func impactGrew(ctx context.Context, rec *storage.Record, shell runsIn, limit time.Duration) []string {
 	if rec.Impact == nil {
 		return nil
 	}
-	now := impact.Compute(ctx, rec.Command, previewOptions(rec.Cwd, shell, previewTime))
+	now := preview(ctx, rec.Command, rec.Cwd, shell, limit)
 	grew := impact.Grew(rec.Impact, now)
 	for i := range grew {
 		grew[i] = model.Sanitize(grew[i], model.Line)

@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/risk"
 )
 
 // The preview is pinned at submit (payload, diff_summary); a target that
@@ -290,5 +292,175 @@ func TestHookAsksForAModeChangeThroughALiveLink(t *testing.T) {
 		if d, _ := checkJSON(t, recvHook(t, ch)); d != "deny" {
 			t.Fatal(d)
 		}
+	}
+}
+
+// spendPreviews sets the previews' bounds to a nanosecond for t: every
+// preview that names a file is cut before it looks at it.
+func spendPreviews(t *testing.T) {
+	was, wasHook := previewTime, hookPreviewTime
+	previewTime, hookPreviewTime = time.Nanosecond, time.Nanosecond
+	t.Cleanup(func() { previewTime, hookPreviewTime = was, wasHook })
+}
+
+// Nothing the preview could not see goes without a proposal: a command no
+// rule matches, naming a file, is let through by every hook (--low allow,
+// or pass where the protocol cannot say allow) while its preview is whole;
+// cut short, it is a proposal, at least MEDIUM, its reason saying why.
+func TestHooksAskWhatThePreviewCouldNotSee(t *testing.T) {
+	const command = "echo hi > out.txt"
+	for _, ac := range agentCases {
+		t.Run(ac.name, func(t *testing.T) {
+			dir := t.TempDir()
+			root := ac.cwd
+			if ac.name == "gemini" {
+				root = "/path/to/project" // the proposal's cwd is its dir_path under it
+			}
+			cwd := strings.Replace(ac.cwd, root, dir, 1)
+			if err := os.MkdirAll(cwd, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(cwd, "out.txt"), []byte("kept"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			in := strings.Replace(sample(t, ac.archive, ac.risky), "rm -rf build/", command, 1)
+			in = strings.ReplaceAll(in, `"`+root+`"`, `"`+dir+`"`)
+			s, o := emptyStore(t)
+			opts := hookOpts(s)
+			want := "allow"
+			opts.Low = LowAllow
+			if ac.name == "codex" {
+				opts.Low, want = LowPass, "" // Codex's protocol cannot say allow
+			}
+			if d, reason := ac.check(t, recvHook(t, runAsync(ac.fn, in, opts))); d != want {
+				t.Fatalf("previewed whole: %q %q, want %q", d, reason, want)
+			}
+			spendPreviews(t)
+			ch := runAsync(ac.fn, in, opts)
+			rec := awaitHookProposal(t, o)
+			if rec.RiskLevel != model.RiskMedium || rec.Impact == nil || rec.Impact.Complete ||
+				!strings.Contains(rec.RiskReason, "incomplete preview: the 1ns time bound ran out") {
+				t.Fatalf("proposal %s %q, impact %+v", rec.RiskLevel, rec.RiskReason, rec.Impact)
+			}
+			if _, err := o.Deny(context.Background(), rec.ApprovalID, operator, "look first"); err != nil {
+				t.Fatal(err)
+			}
+			if d, _ := ac.check(t, recvHook(t, ch)); d != "deny" {
+				t.Fatalf("denied proposal answered %q", d)
+			}
+		})
+	}
+}
+
+// run: the same command runs at once while its preview is whole; cut
+// short, it is submitted, at least MEDIUM, and denied it never runs.
+func TestRunAsksWhatThePreviewCouldNotSee(t *testing.T) {
+	s, o := emptyStore(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.txt")
+	req := runReq(dir)
+	req.Argv, req.Shell = nil, "echo hi > out.txt"
+	if res := recvRun(t, startRun(s, req)); res.err != nil || res.res.Outcome != RunRan {
+		t.Fatalf("previewed whole: %+v %v", res.res, res.err)
+	}
+	if err := os.WriteFile(out, []byte("kept"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spendPreviews(t)
+	ch := startRun(s, req)
+	rec := awaitWaiting(t, o)
+	if rec.RiskLevel != model.RiskMedium || rec.Impact == nil || rec.Impact.Complete ||
+		!strings.Contains(rec.DiffSummary, "incomplete: the 1ns time bound ran out") {
+		t.Fatalf("proposal %s, diff summary %q", rec.RiskLevel, rec.DiffSummary)
+	}
+	if _, err := o.Deny(context.Background(), rec.ApprovalID, operator, "look first"); err != nil {
+		t.Fatal(err)
+	}
+	if res := recvRun(t, ch); res.res.Outcome == RunRan {
+		t.Fatal("ran although denied")
+	}
+	if b, _ := os.ReadFile(out); string(b) != "kept" {
+		t.Fatalf("out.txt %q", b)
+	}
+}
+
+// No preview (a surface that makes none) is never a reason to let a
+// command through.
+func TestNoPreviewIsAsked(t *testing.T) {
+	v := risk.Classify("ls -la")
+	if unasked(model.RiskLow, v, nil) {
+		t.Fatal("let through without a preview")
+	}
+	if !unasked(model.RiskLow, v, &model.Impact{Complete: true}) {
+		t.Fatal("a whole preview of nothing asks")
+	}
+	if unasked(model.RiskLow, v, &model.Impact{Complete: true, Unknown: []string{"$X"}}) {
+		t.Fatal("let through with a part not previewed")
+	}
+}
+
+// terraform apply PLAN, which no rule matches, where the plan cannot be
+// read (terraform is not on the hook's PATH, and the file is no plan): a
+// part not previewed, so a proposal, never allowed by --low allow.
+func TestHookAsksForAPlanItCannotRead(t *testing.T) {
+	s, o := emptyStore(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "destroy.plan"), []byte("not a plan"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir())
+	call, _ := json.Marshal(map[string]any{"session_id": "sess-tf", "cwd": dir, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+		"tool_input": map[string]any{"command": "terraform apply destroy.plan"}, "tool_use_id": "toolu_tf"})
+	opts := hookOpts(s)
+	opts.Low = LowAllow
+	ch := hookAsync(string(call), opts)
+	rec := awaitHookProposal(t, o)
+	if rec.RiskLevel != model.RiskMedium || !strings.Contains(rec.RiskReason, "could not preview terraform apply destroy.plan") {
+		t.Fatalf("proposal %s %q", rec.RiskLevel, rec.RiskReason)
+	}
+	if _, err := o.Deny(context.Background(), rec.ApprovalID, operator, "no"); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := checkJSON(t, recvHook(t, ch)); d != "deny" {
+		t.Fatal(d)
+	}
+}
+
+// rm -f many/* over 12,000 files, which no rule matches, in a hook with
+// --low allow: counted whole it is HIGH, cut by the hook's bound at least
+// MEDIUM; either way a proposal, never allowed.
+func TestHookAsksForManyFiles(t *testing.T) {
+	s, o := emptyStore(t)
+	dir := t.TempDir()
+	many := filepath.Join(dir, "many")
+	if err := os.Mkdir(many, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 12_000; i++ {
+		f, err := os.Create(filepath.Join(many, fmt.Sprintf("f%05d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	call, _ := json.Marshal(map[string]any{"session_id": "sess-m", "cwd": dir, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+		"tool_input": map[string]any{"command": "rm -f many/*"}, "tool_use_id": "toolu_many"})
+	opts := hookOpts(s)
+	opts.Low = LowAllow
+	ch := hookAsync(string(call), opts)
+	rec := awaitHookProposal(t, o)
+	switch m := rec.Impact; {
+	case m == nil:
+		t.Fatal("no preview pinned")
+	case m.Complete && (rec.RiskLevel != model.RiskHigh || m.Entries != 12_000):
+		t.Fatalf("whole: %s, %d entries", rec.RiskLevel, m.Entries)
+	case !m.Complete && (rec.RiskLevel.Rank() < model.RiskMedium.Rank() || !strings.Contains(rec.DiffSummary, "incomplete: ")):
+		t.Fatalf("cut: %s, %q", rec.RiskLevel, rec.DiffSummary)
+	}
+	if _, err := o.Deny(context.Background(), rec.ApprovalID, operator, "no"); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := checkJSON(t, recvHook(t, ch)); d != "deny" {
+		t.Fatal(d)
 	}
 }

@@ -145,7 +145,7 @@ func Run(ctx context.Context, s *storage.Store, req RunRequest) (RunResult, erro
 	if v.Hardline {
 		return r.refuseHardline(ctx, p, v), nil
 	}
-	if len(v.Matches) == 0 && p.RiskLevel == model.RiskLow {
+	if unasked(p.RiskLevel, v, p.Impact) {
 		return r.runAllowed(ctx, p)
 	}
 	return r.askAndRun(ctx, p)
@@ -377,7 +377,7 @@ func (r *runner) runApproved(ctx context.Context, p *model.Proposal, rec *storag
 	if why := pinnedDiffers(p, rec); why != "" {
 		return r.block(ctx, id, why)
 	}
-	if grew := impactGrew(ctx, rec, runnerShell); len(grew) > 0 {
+	if grew := impactGrew(ctx, rec, runnerShell, previewTime); len(grew) > 0 {
 		wctx, cancel := bg(ctx)
 		if err := recordGrowth(wctx, r.s, id, grew, r.req.Actor); err != nil {
 			r.logf("warning: could not record what grew: %v", err)

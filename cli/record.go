@@ -475,14 +475,11 @@ func sanitizedList(names []string) string {
 }
 
 // writeImpact is the impact preview first, as the console shows it: the
-// summary, each target that exists, what reaches something live, and
-// what could not be previewed. Paths are the agent host's: sanitised.
+// summary, each target that exists, what reaches something live, why it
+// is incomplete (the counts are then at least) and what could not be
+// previewed. Paths are the agent host's: sanitised.
 func writeImpact(w io.Writer, m *model.Impact) {
-	at := ""
-	if !m.Complete {
-		at = " (a bound cut the walk: at least)"
-	}
-	fmt.Fprintf(w, "%-14s %s%s\n", "impact:", line(m.Summary), at)
+	fmt.Fprintf(w, "%-14s %s\n", "impact:", line(m.Summary))
 	for _, t := range m.Targets {
 		desc := impact.Describe(t, true)
 		fmt.Fprintf(w, "%-14s %s %s: %s\n", "", line(t.Op), line(t.Path), line(desc.What))
@@ -492,6 +489,9 @@ func writeImpact(w io.Writer, m *model.Impact) {
 		for _, x := range desc.Details {
 			fmt.Fprintf(w, "%-14s   · %s\n", "", line(x))
 		}
+	}
+	for _, why := range impact.IncompleteWhy(m) {
+		fmt.Fprintf(w, "%-14s incomplete: %s\n", "", line(why))
 	}
 	for _, u := range m.Unknown {
 		fmt.Fprintf(w, "%-14s could not preview: %s\n", "", line(u))

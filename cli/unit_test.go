@@ -327,3 +327,35 @@ func ansiStrip(s string) string {
 	}
 	return b.String()
 }
+
+// show says plainly what the preview could not see: each reason it is
+// incomplete (hostile paths inert), each part not previewed, and the
+// level that raises.
+func TestShowImpactIncomplete(t *testing.T) {
+	m := &model.Impact{Entries: 6, Bytes: 2, Complete: false, Unknown: []string{"data/a/* (a glob: could not read /srv/data/a)"},
+		Incomplete: []string{"could not read 2 directories (/srv/data/a, /srv/data/\x1b[2Jb)"},
+		Summary:    "deletes at least 4 directories, 2 files, 2 B; incomplete: could not read 2 directories (/srv/data/a, /srv/data/\x1b[2Jb)",
+		Targets:    []model.ImpactTarget{{Path: "/srv/data", Op: "delete", Exists: true, Entries: 6, Dirs: 4, Files: 2, Bytes: 2}}}
+	var b bytes.Buffer
+	writeImpact(&b, m)
+	got := b.String()
+	for _, want := range []string{
+		"impact:        deletes at least 4 directories, 2 files, 2 B; incomplete: could not read 2 directories",
+		"\n               incomplete: could not read 2 directories (/srv/data/a, /srv/data/\\x1b[2Jb)\n",
+		"\n               could not preview: data/a/* (a glob: could not read /srv/data/a)\n",
+		"\n               marked I, at least MEDIUM: at least 6 entries, 2 B; incomplete preview: could not read 2 directories",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("show lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "\x1b") {
+		t.Fatal("raw escape reached show")
+	}
+	// A stored preview cut short that kept no reason still says so.
+	b.Reset()
+	writeImpact(&b, &model.Impact{Summary: "deletes at least 3 files", Entries: 3})
+	if !strings.Contains(b.String(), "incomplete: a bound cut a walk: the counts are at least") {
+		t.Fatalf("%s", b.String())
+	}
+}

@@ -2,6 +2,7 @@ package impact
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"maps"
 	"os"
@@ -207,7 +208,7 @@ func shellArgs(a *analysis, name string, args []string) {
 			a.unknown = append(a.unknown, name+" -c … (shells nested too deep)")
 			return
 		}
-		cmds, err := parse(args[i+1], newShell(a.cwd, a.env, name == "bash", a.cwdUnsure))
+		cmds, err := parse(args[i+1], newShell(a.cwd, a.env, name == "bash", a.cwdUnsure), a.b)
 		if err != nil {
 			a.unknown = append(a.unknown, name+" -c script that does not parse ("+err.Error()+")")
 			return
@@ -268,9 +269,12 @@ func rmArgs(a *analysis, _ string, args []string) {
 			a.none(p, "rm refuses to remove . and ..")
 			continue
 		case ok && !recursive:
-			fi, err := os.Lstat(loc.path)
-			if err == nil && loc.slash {
-				fi, err = os.Stat(loc.path)
+			fi, err := a.b.lstat(loc.path)
+			if err == nil && loc.slash && fi.Mode()&fs.ModeSymlink != 0 {
+				fi, err = a.b.stat(loc.path)
+			}
+			if errors.Is(err, errUnseen) {
+				continue // counted in the budget
 			}
 			if err == nil && fi.IsDir() {
 				a.none(p, "rm without -r does not delete a directory")
@@ -588,14 +592,20 @@ func (a *analysis) targetHow(p, op string, h how) {
 	}
 	abs, note, recursive := loc.path, h.note, h.recursive
 	t := Target{Path: abs, Op: op, LiveLinks: []string{}, Complete: true}
-	fi, err := os.Lstat(abs)
+	fi, err := a.b.lstat(abs)
+	if errors.Is(err, errUnseen) {
+		return // the time ran out, or it could not be looked at: counted in the budget
+	}
 	exists, via := err == nil, ""
 	if exists && fi.Mode()&fs.ModeSymlink != 0 && (h.follow || loc.slash) {
 		// The command acts on the symlink's target.
 		via = abs
 		if real, err := filepath.EvalSymlinks(abs); err == nil {
 			abs = real
-			fi, err = os.Lstat(abs)
+			fi, err = a.b.lstat(abs)
+			if errors.Is(err, errUnseen) {
+				return // counted in the budget
+			}
 			exists = err == nil
 		} else {
 			exists = false // a dangling symlink: nothing there to lose
@@ -631,9 +641,9 @@ func (a *analysis) targetHow(p, op string, h how) {
 		}
 		var st walkStats
 		if h.find != nil {
-			st = walk(abs, true, a.b, h.find.match, max(h.find.min, from), h.find.max)
+			st = walk(abs, fi, true, a.b, h.find.match, max(h.find.min, from), h.find.max)
 		} else {
-			st = walk(abs, recursive || contents, a.b, nil, from, -1)
+			st = walk(abs, fi, recursive || contents, a.b, nil, from, -1)
 		}
 		t.Entries, t.Files, t.Dirs, t.Links, t.Bytes, t.Complete = st.entries, st.files, st.dirs, st.links, st.bytes, st.complete
 		if !st.newest.IsZero() {

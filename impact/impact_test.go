@@ -84,7 +84,7 @@ func TestGlobsAsBashExpandsThem(t *testing.T) {
 	}, nil)
 	for _, word := range []string{`*.log`, `*`, `.*`, `sub/*`, `sub/*.txt`, `\[x\].log`, `[x].log`, `"a b".log`, `'a b.log'`,
 		`*.nomatch`, `-*`, `?.log`, `[!a]*.log`, `sub/../*.log`, `*/*`} {
-		cmds, err := parse("echo "+word, newShell(dir, envOf([]string{"HOME=/home/nobody"}), true, false))
+		cmds, err := parse("echo "+word, newShell(dir, envOf([]string{"HOME=/home/nobody"}), true, false), newBudget(context.Background(), DefaultMaxEntries, DefaultMaxTime))
 		if err != nil || len(cmds) != 1 {
 			t.Fatalf("%s: %v", word, err)
 		}

@@ -22,7 +22,12 @@ const (
 // reaches something live, wipes a block device, destroys terraform
 // resources or deletes 10,000 entries or 10 GiB; at least MEDIUM when it
 // drops commits, changes terraform resources or deletes 1,000 entries or
-// 1 GiB.
+// 1 GiB, and whenever the preview did not see all of the command (a part
+// not previewed, a walk cut short, a directory it could not read): what
+// could not be seen is never harmless. The thresholds apply to what was
+// counted, which is then "at least". It is the one rule: whether a
+// command may go without a proposal (nothing raised) and how the
+// consoles mark it.
 func Raise(m *model.Impact) (model.RiskLevel, string) {
 	if m == nil {
 		return "", ""
@@ -41,6 +46,11 @@ func Raise(m *model.Impact) (model.RiskLevel, string) {
 		updates += t.Updates
 		commits += t.Commits
 	}
+	atLeast := ""
+	if !m.Complete {
+		atLeast = "at least "
+	}
+	counted := fmt.Sprintf("impact: %s%s entries, %s", atLeast, Group(m.Entries), Bytes(m.Bytes))
 	switch {
 	case m.Live():
 		return model.RiskHigh, "impact: " + liveWhy(m)
@@ -49,15 +59,32 @@ func Raise(m *model.Impact) (model.RiskLevel, string) {
 	case destroys > 0:
 		return model.RiskHigh, "impact: the plan destroys " + Plural(destroys, "resource", "resources")
 	case m.Entries >= HighEntries || m.Bytes >= HighBytes:
-		return model.RiskHigh, fmt.Sprintf("impact: %s entries, %s", Group(m.Entries), Bytes(m.Bytes))
+		return model.RiskHigh, counted
 	case commits > 0:
 		return model.RiskMedium, "impact: it drops " + Plural(commits, "commit", "commits")
 	case updates > 0:
 		return model.RiskMedium, "impact: the plan changes " + Plural(updates, "resource", "resources")
 	case m.Entries >= MedEntries || m.Bytes >= MedBytes:
-		return model.RiskMedium, fmt.Sprintf("impact: %s entries, %s", Group(m.Entries), Bytes(m.Bytes))
+		return model.RiskMedium, counted
+	case !m.Complete:
+		return model.RiskMedium, counted + "; incomplete preview: " + IncompleteWhy(m)[0]
+	case len(m.Unknown) > 0:
+		return model.RiskMedium, "impact: could not preview " + m.Unknown[0]
 	}
 	return "", ""
+}
+
+// IncompleteWhy says why m is incomplete, one phrase each (nil when it is
+// complete): the preview's own reasons, or, for a preview that kept none,
+// that a bound cut it. The consoles and show print each.
+func IncompleteWhy(m *model.Impact) []string {
+	switch {
+	case m == nil || m.Complete:
+		return nil
+	case len(m.Incomplete) > 0:
+		return m.Incomplete
+	}
+	return []string{"a bound cut a walk: the counts are at least"}
 }
 
 // liveWhy names the first live thing m reaches.
@@ -143,11 +170,24 @@ func Grew(approved, now *model.Impact) []string {
 			}
 		}
 	}
-	if over(now.Entries, approved.Entries, ToleranceEntries) {
-		out = append(out, fmt.Sprintf("%s entries now, %s when approved", Group(now.Entries), Group(approved.Entries)))
-	}
-	if over(now.Bytes, approved.Bytes, ToleranceBytes) {
-		out = append(out, fmt.Sprintf("%s now, %s when approved", Bytes(now.Bytes), Bytes(approved.Bytes)))
+	switch {
+	case approved.Complete && !now.Complete:
+		// What it touches now cannot be told: it may have grown.
+		why := "the preview now is incomplete"
+		if len(now.Incomplete) > 0 {
+			why += " (" + strings.Join(now.Incomplete, ", ") + ")"
+		}
+		out = append(out, why+", and the one approved was complete")
+	case !approved.Complete:
+		// Approved as "at least": counts cut by a bound at two moments
+		// say nothing of growth (a warm cache walks further).
+	default:
+		if over(now.Entries, approved.Entries, ToleranceEntries) {
+			out = append(out, fmt.Sprintf("%s entries now, %s when approved", Group(now.Entries), Group(approved.Entries)))
+		}
+		if over(now.Bytes, approved.Bytes, ToleranceBytes) {
+			out = append(out, fmt.Sprintf("%s now, %s when approved", Bytes(now.Bytes), Bytes(approved.Bytes)))
+		}
 	}
 	if len(now.Unknown) > len(approved.Unknown) {
 		out = append(out, "more of the command cannot be previewed now")

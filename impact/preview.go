@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -56,8 +57,12 @@ const (
 )
 
 // Compute previews command (read-only). A command that does not parse is
-// previewed as wholly unknown.
-func Compute(ctx context.Context, command string, o Options) *Preview {
+// previewed as wholly unknown. One deadline (MaxTime, or ctx's when
+// sooner) bounds all of it: the glob expansion, every target, every walk
+// and every program an analyser runs; what it could not see makes the
+// preview incomplete (Complete false, Incomplete says why), never
+// smaller. A preview that fails is incomplete, and says so.
+func Compute(ctx context.Context, command string, o Options) (p *Preview) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -68,12 +73,17 @@ func Compute(ctx context.Context, command string, o Options) *Preview {
 		o.MaxTime = DefaultMaxTime
 	}
 	start := o.Now()
-	p := &Preview{Complete: true, Unknown: []string{}, Targets: []Target{}, At: float64(start.UnixNano()) / 1e9}
-	deadline := time.Now().Add(o.MaxTime)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
-	b := &budget{entries: o.MaxEntries, deadline: deadline}
+	p = &Preview{Complete: true, Unknown: []string{}, Targets: []Target{}, At: float64(start.UnixNano()) / 1e9}
+	b := newBudget(ctx, o.MaxEntries, o.MaxTime)
+	ctx, cancel := context.WithDeadline(ctx, b.deadline)
+	defer cancel()
+	defer func() {
+		if v := recover(); v != nil {
+			p.Complete = false
+			p.Incomplete = append(p.Incomplete, fmt.Sprintf("the preview failed (%v)", v))
+			p.Summary = summary(p, start)
+		}
+	}()
 	cwd := o.Cwd
 	if !filepath.IsAbs(cwd) {
 		cwd = "" // not known: relative paths and globs are not previewed
@@ -84,7 +94,7 @@ func Compute(ctx context.Context, command string, o Options) *Preview {
 	if o.Home != "" {
 		env["HOME"] = known(o.Home, true)
 	}
-	cmds, err := parse(command, newShell(cwd, env, o.Shell == "" || filepath.Base(o.Shell) == "bash", o.PWDUnsure))
+	cmds, err := parse(command, newShell(cwd, env, o.Shell == "" || filepath.Base(o.Shell) == "bash", o.PWDUnsure), b)
 	if err != nil {
 		p.Unknown = append(p.Unknown, "the command does not parse as a shell command ("+err.Error()+")")
 		p.Summary = summary(p, start)
@@ -94,17 +104,81 @@ func Compute(ctx context.Context, command string, o Options) *Preview {
 	for _, c := range cmds {
 		a.simple(c)
 	}
-	p.Targets, p.Unknown = a.targets, append(p.Unknown, a.unknown...)
+	p.Targets, p.Unknown = folded(a.targets), append(p.Unknown, a.unknown...)
 	for _, t := range p.Targets {
 		p.Entries += t.Entries
 		p.Bytes += t.Bytes
 		p.Complete = p.Complete && t.Complete
 	}
-	if b.cut {
+	if ctx.Err() != nil {
+		b.timeUp = true // a program an analyser ran was stopped by the deadline
+	}
+	if b.cut() {
 		p.Complete = false
+	}
+	p.Incomplete = b.reasons()
+	if !p.Complete && len(p.Incomplete) == 0 {
+		p.Incomplete = []string{"a walk was cut short"}
 	}
 	p.Summary = summary(p, start)
 	return p
+}
+
+// MaxTargets is how many targets a preview names one by one; the rest
+// (rm -f dir/* over 12,000 files) are counted together, one target per
+// op, so that the payload stays small.
+const MaxTargets = 100
+
+// folded is ts with the targets past MaxTargets counted together: per op,
+// one target at the directory they share, its note saying how many.
+func folded(ts []Target) []Target {
+	if len(ts) <= MaxTargets {
+		return ts
+	}
+	out := append([]Target(nil), ts[:MaxTargets]...)
+	byOp := map[string]int{}
+	counts := map[string]int64{}
+	for _, t := range ts[MaxTargets:] {
+		i, ok := byOp[t.Op]
+		if !ok {
+			i = len(out)
+			byOp[t.Op] = i
+			out = append(out, Target{Op: t.Op, Path: t.Path, LiveLinks: []string{}, Complete: true})
+		}
+		f := &out[i]
+		counts[t.Op]++
+		for !within(t.Path, f.Path) {
+			f.Path = filepath.Dir(f.Path)
+		}
+		f.Exists = f.Exists || t.Exists
+		f.Entries += t.Entries
+		f.Files += t.Files
+		f.Dirs += t.Dirs
+		f.Links += t.Links
+		f.Bytes += t.Bytes
+		f.NewestMtime = max(f.NewestMtime, t.NewestMtime)
+		f.Complete = f.Complete && t.Complete
+		f.Outside = f.Outside || t.Outside
+		f.Mounts = capped(f.Mounts, t.Mounts)
+		f.LiveLinks = capped(f.LiveLinks, t.LiveLinks)
+	}
+	for op, i := range byOp {
+		out[i].Note = Plural(counts[op], "more path", "more paths") + " under it, counted together"
+	}
+	return out
+}
+
+// capped is to with from's items added, at most model.MaxImpactDetails.
+func capped(to, from []string) []string {
+	for _, x := range from {
+		if len(to) >= model.MaxImpactDetails {
+			break
+		}
+		if !slices.Contains(to, x) {
+			to = append(to, x)
+		}
+	}
+	return to
 }
 
 // summary is the one line, at the time the preview was made.
@@ -166,6 +240,8 @@ func summary(p *Preview, now time.Time) string {
 	parts = append(parts, others...)
 	if len(parts) == 0 {
 		switch {
+		case !p.Complete:
+			parts = append(parts, "nothing counted")
 		case len(p.Targets) > 0:
 			parts = append(parts, "touches nothing that exists now")
 		case len(p.Unknown) == 0:
@@ -180,6 +256,12 @@ func summary(p *Preview, now time.Time) string {
 			l += fmt.Sprintf(" and %d more", len(live)-1)
 		}
 		out += "; " + l + " points into it"
+	}
+	if !p.Complete {
+		if out != "" {
+			out += "; "
+		}
+		out += "incomplete: " + strings.Join(p.Incomplete, ", ")
 	}
 	if len(p.Unknown) > 0 {
 		if out != "" {
@@ -270,6 +352,9 @@ func Describe(t Target, long bool) Description {
 		d.What = planCounts(t)
 	default:
 		d.What = Plural(t.Entries, "entry", "entries") + ", " + Bytes(t.Bytes)
+		if !t.Complete {
+			d.What = "at least " + d.What
+		}
 		if long && t.NewestMtime > 0 {
 			d.What += ", newest change " + model.FromEpoch(t.NewestMtime).UTC().Format("2006-01-02 15:04:05Z")
 		}

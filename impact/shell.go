@@ -109,6 +109,7 @@ type shell struct {
 	nocaseglob tri
 	globstar   tri
 	funcs      map[string]bool
+	b          *budget // bounds the directories globs read (nil: none)
 }
 
 // newShell is the shell that starts the command: in cwd (absolute, or ""
@@ -279,7 +280,11 @@ func (sh *shell) environ() expand.Environ {
 // shell would go (CDPATH, HOME, OLDPWD, -L/-P, symlinks); one that may
 // or may not happen (in a branch, a loop, after ||) or whose destination
 // is not known leaves it unknown after that.
-func parse(command string, sh *shell) ([]simple, error) {
+//
+// Globs read directories within b: a glob cut by it, or over a directory
+// that cannot be read, is an unknown word.
+func parse(command string, sh *shell, b *budget) ([]simple, error) {
+	sh.b = b
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
 	if err != nil {
 		return nil, err
@@ -472,17 +477,22 @@ func follow(root syntax.Node, sh *shell, once syntax.Node, depth int) ([]simple,
 // unknown (nameUnknown when the first one is).
 func words(ws []*syntax.Word, sh *shell) (args, unknown []string, nameUnknown bool) {
 	relative, globbed := false, false
+	unread := "" // why a glob could not read all it needed
 	cfg := config(sh)
+	read := cfg.ReadDir2
+	if sh.b != nil {
+		read = sh.b.readDir(&unread)
+	}
 	cfg.ReadDir2 = func(name string) ([]fs.DirEntry, error) {
 		globbed = true
 		if !filepath.IsAbs(name) {
 			relative = true
 			return nil, fs.ErrNotExist
 		}
-		return os.ReadDir(name)
+		return read(name)
 	}
 	for i, w := range ws {
-		relative, globbed = false, false
+		relative, globbed, unread = false, false, ""
 		why := ""
 		var fields []string
 		err := errUncertain
@@ -491,6 +501,8 @@ func words(ws []*syntax.Word, sh *shell) (args, unknown []string, nameUnknown bo
 		}
 		if relative {
 			why = " (a glob, and the working directory is not known)"
+		} else if unread != "" {
+			why = " (a glob: " + unread + ")"
 		} else if err == nil {
 			fields = dotFiltered(cfg, w, fields)
 			switch {

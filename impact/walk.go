@@ -1,29 +1,226 @@
 package impact
 
 import (
+	"context"
+	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
-// budget bounds the walks of one preview: entries and time, shared by
-// every target. A walk cut by it says so (Complete false: "at least").
+// budget bounds one preview: entries and time, shared by the glob
+// expansion, every target and every walk. It keeps what the preview could
+// not see (the time ran out, the entry bound was reached, a directory or
+// an entry could not be read): the totals are then "at least", and
+// reasons says why.
 type budget struct {
 	entries  int
 	deadline time.Time
-	cut      bool
+	done     <-chan struct{} // the preview's context: it ends the walks too
+	// max and limit are the bounds as set, for the reasons.
+	max   int
+	limit time.Duration
+	calls int
+	// globRead counts the entries globs read (maxGlobEntries).
+	globRead int
+
+	timeUp, capped bool
+	// unread are the directories that could not be read, unstat the
+	// entries that could not be looked at (first few named, all counted).
+	unread, unstat named
+	// unseen counts the paths named that were not looked at: the time ran
+	// out first.
+	unseen int64
+	// links caches, per directory, its symlinks (liveLinks reads each
+	// directory once per preview).
+	links map[string][]dirLink
 }
 
+// named counts paths and keeps the first few to name them.
+type named struct {
+	n     int64
+	first []string
+}
+
+// maxNamed is how many paths a reason names.
+const maxNamed = 3
+
+// add counts p; the first few in name order are kept (directories are
+// read in no particular order).
+func (s *named) add(p string) {
+	s.n++
+	i, _ := slices.BinarySearch(s.first, p)
+	if i < maxNamed {
+		s.first = slices.Insert(s.first, i, p)
+		if len(s.first) > maxNamed {
+			s.first = s.first[:maxNamed]
+		}
+	}
+}
+
+// list is "a, b, c and 4 more".
+func (s named) list() string {
+	out := strings.Join(s.first, ", ")
+	if more := s.n - int64(len(s.first)); more > 0 {
+		out += " and " + Group(more) + " more"
+	}
+	return out
+}
+
+func newBudget(ctx context.Context, entries int, limit time.Duration) *budget {
+	deadline := time.Now().Add(limit)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	return &budget{entries: entries, max: entries, deadline: deadline, limit: limit, done: ctx.Done()}
+}
+
+// out reports whether the time is up: the deadline passed, or the
+// preview's context ended.
+func (b *budget) out() bool {
+	if b.timeUp {
+		return true
+	}
+	if b.calls++; time.Now().After(b.deadline) {
+		b.timeUp = true
+	} else if b.calls%64 == 0 {
+		select {
+		case <-b.done:
+			b.timeUp = true
+		default:
+		}
+	}
+	return b.timeUp
+}
+
+// take counts one entry read: false when a bound says stop.
 func (b *budget) take() bool {
-	if b.entries <= 0 || time.Now().After(b.deadline) {
-		b.cut = true
+	if b.out() {
+		return false
+	}
+	if b.entries <= 0 {
+		b.capped = true
 		return false
 	}
 	b.entries--
 	return true
+}
+
+// cut reports whether the preview missed anything.
+func (b *budget) cut() bool {
+	return b.timeUp || b.capped || b.unread.n > 0 || b.unstat.n > 0 || b.unseen > 0
+}
+
+// reasons say what the preview could not see (empty: it saw all it names).
+func (b *budget) reasons() []string {
+	var out []string
+	if b.timeUp {
+		out = append(out, "the "+b.limit.String()+" time bound ran out")
+	}
+	if b.capped {
+		out = append(out, "the "+Group(int64(b.max))+"-entry bound was reached")
+	}
+	if b.unseen > 0 {
+		out = append(out, Plural(b.unseen, "path", "paths")+" it names not looked at")
+	}
+	if b.unread.n > 0 {
+		out = append(out, "could not read "+Plural(b.unread.n, "directory", "directories")+" ("+b.unread.list()+")")
+	}
+	if b.unstat.n > 0 {
+		out = append(out, "could not look at "+Plural(b.unstat.n, "path", "paths")+" ("+b.unstat.list()+")")
+	}
+	return out
+}
+
+// errUnseen is lstat's answer for a path not looked at.
+var errUnseen = errors.New("not looked at")
+
+// lstat is os.Lstat within the budget: errUnseen when a bound was
+// reached or the path could not be looked at (both counted for the
+// reasons); a path that is not there is fs.ErrNotExist.
+func (b *budget) lstat(p string) (fs.FileInfo, error) {
+	if b.out() || b.capped {
+		b.unseen++
+		return nil, errUnseen
+	}
+	fi, err := os.Lstat(p)
+	if err != nil && !absent(err) {
+		b.unstat.add(p)
+		return nil, errUnseen
+	}
+	return fi, err
+}
+
+// stat is os.Stat (symlinks followed) within the budget, as lstat.
+func (b *budget) stat(p string) (fs.FileInfo, error) {
+	if b.out() || b.capped {
+		b.unseen++
+		return nil, errUnseen
+	}
+	fi, err := os.Stat(p)
+	if err != nil && !absent(err) {
+		b.unstat.add(p)
+		return nil, errUnseen
+	}
+	return fi, err
+}
+
+// absent reports whether err says a path is not there (and not that it
+// could not be looked at).
+func absent(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+}
+
+// readDir is the glob's directory read, within the budget: read in
+// chunks, the time checked between them; the last directory read is kept
+// (the expander reads a directory twice for "dir/*"). A read past the time
+// bound, or of a directory that is there and cannot be read, sets why:
+// the word is then not known (bash's glob would see what this one cannot).
+func (b *budget) readDir(why *string) func(string) ([]fs.DirEntry, error) {
+	var last string
+	var lastEnts []fs.DirEntry
+	return func(name string) ([]fs.DirEntry, error) {
+		if name == last && lastEnts != nil {
+			return lastEnts, nil
+		}
+		ents, err := b.readDirBounded(name)
+		switch {
+		case errors.Is(err, errUnseen):
+			if *why == "" {
+				*why = "the " + b.limit.String() + " time bound ran out expanding it"
+			}
+		case errors.Is(err, errGlobCap):
+			if *why == "" {
+				*why = "it reads more than " + Group(int64(maxGlobEntries)) + " entries"
+			}
+		case err != nil && !absent(err):
+			if *why == "" {
+				*why = "could not read " + name
+			}
+			b.unread.add(name)
+		case err == nil:
+			last, lastEnts = name, ents
+		}
+		return ents, err
+	}
+}
+
+// maxGlobEntries bounds the entries the globs of one preview read: past
+// it, matching and sorting what was read (in the expander, which cannot be
+// stopped) would outlast the time bound. A glob cut by it is unknown.
+var maxGlobEntries = 50_000
+
+// errGlobCap is a glob's read past maxGlobEntries.
+var errGlobCap = errors.New("too many entries for a glob")
+
+func (b *budget) readDirBounded(name string) ([]fs.DirEntry, error) {
+	return b.readDirChunked(name, &b.globRead)
 }
 
 // walkStats is what a walk of one target found.
@@ -53,15 +250,13 @@ func (w *walkStats) add(fi fs.FileInfo) {
 	}
 }
 
-// walk counts root and, when recursive, everything under it, without
-// following symlinks; match (nil: all) chooses what counts, and minDepth
-// and maxDepth (< 0: none) bound the depths that count (root is 0).
-func walk(root string, recursive bool, b *budget, match func(path string, d fs.DirEntry) bool, minDepth, maxDepth int) walkStats {
+// walk counts root (fi: its Lstat) and, when recursive, everything under
+// it, without following symlinks; match (nil: all) chooses what counts,
+// and minDepth and maxDepth (< 0: none) bound the depths that count (root
+// is 0). What it could not read (a directory, an entry) leaves it
+// incomplete, counted in b.
+func walk(root string, fi fs.FileInfo, recursive bool, b *budget, match func(path string, d fs.DirEntry) bool, minDepth, maxDepth int) walkStats {
 	st := walkStats{complete: true}
-	fi, err := os.Lstat(root)
-	if err != nil {
-		return st
-	}
 	counts := func(path string, d fs.DirEntry, depth int) bool {
 		return depth >= minDepth && (maxDepth < 0 || depth <= maxDepth) && (match == nil || match(path, d))
 	}
@@ -72,37 +267,90 @@ func walk(root string, recursive bool, b *budget, match func(path string, d fs.D
 	if counts(root, fs.FileInfoToDirEntry(fi), 0) {
 		st.add(fi)
 	}
-	if !recursive || !fi.IsDir() {
+	if !recursive || !fi.IsDir() || maxDepth == 0 {
 		return st
 	}
-	rootDepth := strings.Count(filepath.Clean(root), string(filepath.Separator))
-	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if path == root {
-			return nil
-		}
-		if err != nil {
-			return nil // unreadable: what can be read is counted
-		}
-		if !b.take() {
-			st.complete = false
-			return filepath.SkipAll
-		}
-		depth := strings.Count(path, string(filepath.Separator)) - rootDepth
-		if maxDepth >= 0 && depth > maxDepth {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if counts(path, d, depth) {
-			if info, err := d.Info(); err == nil {
-				st.add(info)
-			}
-		}
-		return nil
-	})
+	b.walkDir(root, 0, &st, counts, maxDepth)
 	return st
 }
+
+// walkDir counts what is under dir (at depth), depth first, reading each
+// directory in chunks within the budget (a directory of 200,000 entries
+// does not outlast the time bound); false when a bound says stop.
+func (b *budget) walkDir(dir string, depth int, st *walkStats, counts func(string, fs.DirEntry, int) bool, maxDepth int) bool {
+	ents, err := b.readDirChunked(dir, nil)
+	switch {
+	case errors.Is(err, errUnseen):
+		st.complete = false
+		return false
+	case err != nil && !absent(err):
+		// Its entry is counted; what is under it is not known.
+		st.complete = false
+		b.unread.add(dir)
+	}
+	for _, d := range ents {
+		if !b.take() {
+			st.complete = false
+			return false
+		}
+		path := filepath.Join(dir, d.Name())
+		if counts(path, d, depth+1) {
+			info, err := d.Info()
+			switch {
+			case err == nil:
+				st.add(info)
+			case !absent(err):
+				st.complete = false
+				b.unstat.add(path)
+			}
+		}
+		if d.IsDir() && (maxDepth < 0 || depth+1 < maxDepth) {
+			if !b.walkDir(path, depth+1, st, counts, maxDepth) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// readDirChunked reads dir's entries in chunks, the time checked between
+// them (errUnseen once it is up); unsorted: counts need no order. A glob's
+// read counts its entries in globRead (nil: not a glob's), and stops past
+// maxGlobEntries (errGlobCap).
+func (b *budget) readDirChunked(dir string, globRead *int) ([]fs.DirEntry, error) {
+	if b.out() {
+		return nil, errUnseen
+	}
+	if globRead != nil && *globRead > maxGlobEntries {
+		return nil, errGlobCap
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []fs.DirEntry
+	for {
+		ents, err := f.ReadDir(dirChunk)
+		out = append(out, ents...)
+		if globRead != nil {
+			if *globRead += len(ents); *globRead > maxGlobEntries {
+				return nil, errGlobCap
+			}
+		}
+		switch {
+		case errors.Is(err, io.EOF):
+			return out, nil
+		case err != nil:
+			return out, err
+		case b.out():
+			return nil, errUnseen
+		}
+	}
+}
+
+// dirChunk is how many entries a read takes between looks at the clock.
+const dirChunk = 4096
 
 // unescapeMount undoes mountinfo's octal escapes (\040 for a space).
 func unescapeMount(s string) string {
@@ -153,7 +401,11 @@ func liveLinks(root string, b *budget) []string {
 	for i := 0; i < 2 && dir != root; i++ {
 		if !seen[dir] {
 			seen[dir] = true
-			out = append(out, linksInto(dir, root, b)...)
+			for _, l := range b.dirLinks(dir) {
+				if !within(l.path, root) && within(l.to, root) {
+					out = append(out, l.path)
+				}
+			}
 		}
 		if dir == "/" {
 			break
@@ -163,22 +415,34 @@ func liveLinks(root string, b *budget) []string {
 	return out
 }
 
-func linksInto(dir, root string, b *budget) []string {
+// dirLink is a symlink and where it points (absolute, clean).
+type dirLink struct{ path, to string }
+
+// dirLinks are the symlinks among the first maxLinkScan entries of dir,
+// read once per preview.
+func (b *budget) dirLinks(dir string) []dirLink {
+	if l, ok := b.links[dir]; ok {
+		return l
+	}
+	if b.links == nil {
+		b.links = map[string][]dirLink{}
+	}
+	var out []dirLink
+	defer func() { b.links[dir] = out }()
 	f, err := os.Open(dir)
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
 	ents, _ := f.ReadDir(maxLinkScan)
-	var out []string
 	for _, e := range ents {
 		if e.Type()&fs.ModeSymlink == 0 {
 			continue
 		}
-		link := filepath.Join(dir, e.Name())
-		if within(link, root) {
-			continue
+		if !b.take() {
+			break
 		}
+		link := filepath.Join(dir, e.Name())
 		to, err := os.Readlink(link)
 		if err != nil {
 			continue
@@ -186,12 +450,7 @@ func linksInto(dir, root string, b *budget) []string {
 		if !filepath.IsAbs(to) {
 			to = filepath.Join(dir, to)
 		}
-		if within(filepath.Clean(to), root) {
-			out = append(out, link)
-		}
-		if !b.take() {
-			break
-		}
+		out = append(out, dirLink{link, filepath.Clean(to)})
 	}
 	return out
 }

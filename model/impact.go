@@ -20,8 +20,12 @@ type Impact struct {
 	Summary string
 	// Entries and Bytes are the totals over the targets.
 	Entries, Bytes int64
-	// Complete is false when a bound cut a walk: the totals are at least.
+	// Complete is false when the preview did not see all it names (a bound
+	// cut a walk, a directory could not be read): the totals are at least.
 	Complete bool
+	// Incomplete says why Complete is false, one phrase each ("could not
+	// read 2 directories (…)", "the 1s time bound ran out").
+	Incomplete []string
 	// Unknown are the parts of the command not previewed, as written.
 	Unknown []string
 	Targets []ImpactTarget
@@ -126,9 +130,12 @@ func impactObject(m *Impact) *JSONObject {
 		}
 		ts[i] = o.String()
 	}
-	return NewJSONObject().Str("summary", m.Summary).Int("entries", m.Entries).Int("bytes", m.Bytes).
-		Bool("complete", m.Complete).Strs("unknown", orEmpty(m.Unknown)).Raw("targets", "["+strings.Join(ts, ", ")+"]").
-		Num("at", m.At)
+	o := NewJSONObject().Str("summary", m.Summary).Int("entries", m.Entries).Int("bytes", m.Bytes).
+		Bool("complete", m.Complete)
+	if len(m.Incomplete) > 0 {
+		o.Strs("incomplete", m.Incomplete)
+	}
+	return o.Strs("unknown", orEmpty(m.Unknown)).Raw("targets", "["+strings.Join(ts, ", ")+"]").Num("at", m.At)
 }
 
 // ImpactJSON is m as show --json and the payload write it.
@@ -148,7 +155,7 @@ func (d *payloadDecoder) impact() *Impact {
 		return nil
 	}
 	m := &Impact{Summary: sub.str("summary"), Entries: int64(sub.numOr("entries", 0)), Bytes: int64(sub.numOr("bytes", 0)),
-		Complete: sub.boolOr("complete", false), Unknown: sub.strs("unknown"), At: sub.numOr("at", 0)}
+		Complete: sub.boolOr("complete", false), Incomplete: sub.strs("incomplete"), Unknown: sub.strs("unknown"), At: sub.numOr("at", 0)}
 	if v, ok := sub.raw("targets"); ok {
 		elems, err := arrayElements(v)
 		if v[0] != '[' || err != nil {

@@ -299,7 +299,7 @@ func agentFindings(p *model.Proposal) []string {
 	}
 	if m := p.Impact; m != nil {
 		check("impact", m.Summary)
-		for _, u := range m.Unknown {
+		for _, u := range append(append([]string(nil), m.Unknown...), m.Incomplete...) {
 			check("impact", u)
 		}
 		for _, t := range m.Targets {

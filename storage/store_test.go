@@ -486,3 +486,12 @@ func TestConsumeRefusesHardlineShortIDAndChangedContent(t *testing.T) {
 		}
 	}
 }
+
+// Why a preview is incomplete names the host's paths: scanned like every
+// string the agent's host supplied.
+func TestIncompleteImpactIsScanned(t *testing.T) {
+	p := &model.Proposal{Command: "rm -rf data", Impact: &model.Impact{Incomplete: []string{"could not read 1 directory (/srv/\x1b[2Jx)"}}}
+	if got := strings.Join(agentFindings(p), ", "); !strings.Contains(got, "in impact") {
+		t.Fatalf("findings %q", got)
+	}
+}

@@ -532,16 +532,14 @@ const maxImpactTargets = 6
 const impactAsSummary = "diff summary only: the impact line above (written for Hermes' prompt); no full diff"
 
 // impactLines are the impact preview, first: its summary, each target
-// that exists, what reaches something live, what could not be previewed.
+// that exists, what reaches something live, why it is incomplete (the
+// counts are then at least), what could not be previewed.
 // Paths are the agent host's: foreign text.
 func (d *detail) impactLines(m *model.Impact) []string {
 	st := d.st
 	sum := d.agent(m.Summary, model.Line)
 	if m.Live() {
 		sum = st.Warning.Render(sum)
-	}
-	if !m.Complete {
-		sum += st.Subtle.Render(" (a bound cut the walk: at least)")
 	}
 	out := d.field("impact", sum)
 	shown := 0
@@ -563,6 +561,9 @@ func (d *detail) impactLines(m *model.Impact) []string {
 	}
 	if shown > maxImpactTargets {
 		out = append(out, d.field("", st.Subtle.Render(fmt.Sprintf("and %d more targets", shown-maxImpactTargets)))...)
+	}
+	for _, why := range impact.IncompleteWhy(m) {
+		out = append(out, d.field("", st.Warning.Render("incomplete: ")+d.agent(why, model.Line))...)
 	}
 	for _, u := range m.Unknown {
 		out = append(out, d.field("", st.Warning.Render("could not preview: ")+d.agent(u, model.Line))...)

@@ -92,6 +92,33 @@ func TestImpactBlock(t *testing.T) {
 	}
 }
 
+// A preview that could not see all (directories it could not read, a
+// glob over one) reads as incomplete in the detail, each reason on its
+// own line, and marks the row I (at least MEDIUM) though it counted
+// little.
+func TestImpactBlockIncomplete(t *testing.T) {
+	f := newFixture(t)
+	m := &model.Impact{Entries: 6, Bytes: 2, Unknown: []string{"data/a/* (a glob: could not read /srv/data/a)"},
+		Incomplete: []string{"could not read 2 directories (/srv/data/a, /srv/data/b)"},
+		Summary:    "deletes at least 4 directories, 2 files, 2 B; incomplete: could not read 2 directories (/srv/data/a, /srv/data/b)",
+		Targets:    []model.ImpactTarget{{Path: "/srv/data", Op: "delete", Exists: true, Entries: 6, Dirs: 4, Files: 2, Bytes: 2, LiveLinks: []string{}}}}
+	id := submitImpact(t, f, risk.Draft{ID: "impact-unseen-001", Command: "sudo rm -rf data", SessionKey: "agent:prod:deploy",
+		Requester: "claude-code", Cwd: "/srv", TTL: 20 * time.Minute, Impact: m})
+	c := console(t, f, operator, 120, 40)
+	if row := rowOf(t, c, id); !strings.Contains(row, " I ") {
+		t.Fatalf("an incomplete preview: the row is not marked I: %q", row)
+	}
+	selectID(t, c, id)
+	press(c, "enter")
+	screen := c.View()
+	for _, want := range []string{"incomplete: could not read 2 directories", "(/srv/data/a, /srv/data/b)", "could not preview: data/a/* (a glob:",
+		"delete /srv/data: at least 6 entries, 2 B", "marked I, at least MEDIUM: at least 6", "incomplete preview: could not"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("the detail lacks %q:\n%s", want, screen)
+		}
+	}
+}
+
 // Golden screens of the impact block, at the console's two sizes.
 func TestGoldenImpact(t *testing.T) {
 	for _, size := range [][2]int{{80, 24}, {120, 40}} {
