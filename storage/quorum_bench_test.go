@@ -15,8 +15,8 @@ import (
 // pending); the vote that completes the quorum (the consume, with the
 // votes read and ended). Rows were read first, as in the console.
 func BenchmarkConsumeUnderPolicy(b *testing.B) {
-	alice := model.Actor{Surface: model.SurfaceSSH, Name: "alice@laptop (SHA256:a)"}
-	bob := model.Actor{Surface: model.SurfaceSSH, Name: "bob@desk (SHA256:b)"}
+	alice := model.Actor{Surface: model.SurfaceSSH, Name: "alice@laptop (SHA256:a)", Person: "alice", Key: "SHA256:a"}
+	bob := model.Actor{Surface: model.SurfaceSSH, Name: "bob@desk (SHA256:b)", Person: "bob", Key: "SHA256:b"}
 	for _, c := range []struct {
 		name  string
 		rule  *policy.Rule
@@ -71,7 +71,7 @@ func BenchmarkPendingSummary(b *testing.B) {
 				if _, _, err := s.SetPolicy(ctx, []byte("two"), p, agent); err != nil {
 					b.Fatal(err)
 				}
-				alice := model.Actor{Surface: model.SurfaceCLI, Name: "alice@host"}
+				alice := model.Actor{Surface: model.SurfaceCLI, Name: "alice@host", Person: "alice"}
 				for _, id := range ids[:votes] {
 					var v *VoteRecorded
 					if _, err := s.Consume(ctx, id, id, alice); !errors.As(err, &v) {
