@@ -534,6 +534,9 @@ func (a *app) policyExplain(ctx context.Context, id string, f explainFlags) erro
 			if e.votes, err = s.Votes(ctx, id); err != nil {
 				return err
 			}
+			if e.requesters, err = s.Requesters(ctx, rec); err != nil {
+				return err
+			}
 		}
 	}
 	if id == "" {
@@ -546,7 +549,6 @@ func (a *app) policyExplain(ctx context.Context, id string, f explainFlags) erro
 	}
 	e.verdicts, e.req = e.p.Explain(e.subject)
 	if e.rec != nil {
-		e.requesters = requestersOf(&e.rec.Proposal)
 		var voters []policy.Voter
 		for _, v := range e.votes {
 			if voteCounts(e.rec, v) {
@@ -562,20 +564,6 @@ func (a *app) policyExplain(ctx context.Context, id string, f explainFlags) erro
 	}
 	a.writeExplained(&e)
 	return nil
-}
-
-// requestersOf are the people who may not approve p under a rule: its
-// requester and whoever's agent submitted it (the store's own list).
-func requestersOf(p *model.Proposal) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, n := range []string{p.Requester, p.Origin} {
-		if who := strings.ToLower(policy.Person(n)); who != "" && !seen[who] {
-			seen[who] = true
-			out = append(out, who)
-		}
-	}
-	return out
 }
 
 // writeExplained is policy explain's text.

@@ -576,6 +576,18 @@ func (st *Store) Quorums(ctx context.Context, recs []*Record) (map[string]*Quoru
 	return out, pv, nil
 }
 
+// Requesters are the people who may not approve rec where a rule applies
+// (lower case): who submitted it, as the store recorded the submitting
+// actor's person, and the names its requester and origin give.
+func (st *Store) Requesters(ctx context.Context, rec *Record) ([]string, error) {
+	s := st.bind()
+	all, err := readPins(ctx, s.rdb, []string{rec.ApprovalID})
+	if err != nil && !s.eng.noTable(err) {
+		return nil, classify("audit", err)
+	}
+	return requesters(&rec.Proposal, all[rec.ApprovalID]), nil
+}
+
 // Quorum is Quorums for one record (nil: no rule applies).
 func (st *Store) Quorum(ctx context.Context, rec *Record) (*Quorum, error) {
 	qs, _, err := st.Quorums(ctx, []*Record{rec})
