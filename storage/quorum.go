@@ -162,12 +162,11 @@ func requesters(p *model.Proposal, pn *pins) []string {
 			out = append(out, who)
 		}
 	}
+	add(policy.Person(p.Requester))
 	if pn != nil {
 		add(pn.submitter)
 	}
-	for _, n := range []string{p.Requester, p.Origin} {
-		add(policy.Person(n))
-	}
+	add(policy.Person(p.Origin))
 	return out
 }
 
