@@ -491,7 +491,12 @@ func (st *Store) Quorums(ctx context.Context, recs []*Record) (map[string]*Quoru
 	var open []string
 	for _, rec := range recs {
 		if rec.Corrupt == "" && rec.EffectiveStatus.Open() {
-			open = append(open, rec.ApprovalID)
+			// With one version ever set, a record is pinned to it or to
+			// none: only those its rules take need their pins (the
+			// submitter).
+			if pv.Version > 1 || pv.Policy.Requirement(subjectOf(rec)).Ruled() {
+				open = append(open, rec.ApprovalID)
+			}
 		}
 	}
 	pinsOf := map[string]*pins{}
