@@ -257,3 +257,39 @@ func TestIdentitySudoOnlyForRealRoot(t *testing.T) {
 		})
 	}
 }
+
+// A one-person policy set mid-vote lowers nothing, through the binary:
+// the voter's second approval is refused, explain says what it is held to,
+// and a second person completes it.
+func TestQuorumLoweredMidVoteByTheBinary(t *testing.T) {
+	r := newIdentityRig(t)
+	agent, alice := lookupOSUser(t, "nobody"), lookupOSUser(t, "daemon")
+	id := r.submit(&agent, nil, "systemctl stop postgresql")
+	if code, out := r.approve(&alice, nil, nil, id); code != ExitVoted {
+		t.Fatalf("the first vote: %d %s", code, out)
+	}
+	lowered := filepath.Join(r.dir, "one.yaml")
+	if err := os.WriteFile(lowered, []byte("policy: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := r.run(nil, nil, "policy", "set", lowered); code != 0 {
+		t.Fatalf("policy set: %d %s", code, out)
+	}
+	code, out := r.approve(&alice, nil, nil, id)
+	if code != ExitError || !strings.Contains(out, "voted already") {
+		t.Fatalf("the same person after lowering: %d %s", code, out)
+	}
+	if got := r.record(id); got.Status != model.StatusPending {
+		t.Fatalf("consumed by one person: %s by %q", got.Status, got.ConsumedBy)
+	}
+	if code, out := r.run(nil, nil, "policy", "explain", id); code != 0 || !strings.Contains(out, "held to policy v1 ") ||
+		!strings.Contains(out, "1 of 2 approvals by v1 ") {
+		t.Fatalf("explain: %d %s", code, out)
+	}
+	if code, out := r.approve(nil, nil, nil, id); code != 0 {
+		t.Fatalf("a second person: %d %s", code, out)
+	}
+	if got := r.record(id); got.Status != model.StatusConsumed || !strings.Contains(got.ConsumedBy, "daemon@") || !strings.Contains(got.ConsumedBy, "root@") {
+		t.Fatalf("after the second person: %s by %q", got.Status, got.ConsumedBy)
+	}
+}
