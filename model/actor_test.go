@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestSafeHost(t *testing.T) {
+func TestActorSafeHost(t *testing.T) {
 	for in, want := range map[string]string{
 		"ops-1":                   "ops-1",
 		"build.example.org":       "build.example.org",
@@ -28,7 +28,7 @@ func TestSafeHost(t *testing.T) {
 	}
 }
 
-func TestHostNameIsPlain(t *testing.T) {
+func TestActorHostNameIsPlain(t *testing.T) {
 	t.Setenv(EnvHost, "vm (as carol) via ssh")
 	if got := HostName(); got != "vm-as-carol-via-ssh" {
 		t.Fatalf("HostName() = %q", got)
@@ -44,7 +44,7 @@ func TestHostNameIsPlain(t *testing.T) {
 
 // localIdentity honours SUDO_UID and SUDO_USER only for real root, and
 // only when they agree on an existing user.
-func TestLocalIdentitySudo(t *testing.T) {
+func TestActorLocalIdentitySudo(t *testing.T) {
 	daemon, err := user.Lookup("daemon")
 	if err != nil {
 		t.Skipf("needs the user daemon (Debian has it): %v", err)
