@@ -15,7 +15,7 @@ import (
 	"github.com/approve-tui/approve-tui/storage"
 )
 
-var hookActor = model.Actor{Surface: model.SurfaceHook, Name: "dev@laptop"}
+var hookActor = model.Actor{Surface: model.SurfaceHook, Name: "dev@laptop", Person: "dev"}
 
 // bashCall is Claude Code's PreToolUse input for a Bash call.
 func bashCall(command, toolUseID string) string {

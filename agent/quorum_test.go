@@ -18,7 +18,7 @@ import (
 func twoApprovers(t *testing.T, o *storage.Store) {
 	t.Helper()
 	p := &policy.Policy{Rules: []policy.Rule{{Match: policy.Match{}, Approvals: 2}}}
-	if _, _, err := o.SetPolicy(context.Background(), []byte("two"), p, model.Actor{Surface: model.SurfaceCLI, Name: "root@test"}); err != nil {
+	if _, _, err := o.SetPolicy(context.Background(), []byte("two"), p, model.Actor{Surface: model.SurfaceCLI, Name: "root@test", Person: "root"}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -50,7 +50,7 @@ func TestRunWaitsForTheQuorumAndSaysWhereItStands(t *testing.T) {
 	if _, err := os.Stat(target); err != nil {
 		t.Fatal("ran after one vote of two")
 	}
-	if _, err := o.Consume(context.Background(), rec.ApprovalID, rec.ApprovalID, model.Actor{Surface: model.SurfaceSSH, Name: "bob@desk (SHA256:b)"}); err != nil {
+	if _, err := o.Consume(context.Background(), rec.ApprovalID, rec.ApprovalID, model.Actor{Surface: model.SurfaceSSH, Name: "bob@desk (SHA256:b)", Person: "bob", Key: "SHA256:b"}); err != nil {
 		t.Fatal(err)
 	}
 	out := recvRun(t, ch)

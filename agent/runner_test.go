@@ -17,7 +17,7 @@ import (
 	"github.com/approve-tui/approve-tui/storage"
 )
 
-var runnerActor = model.Actor{Surface: model.SurfaceRunner, Name: "agent@test"}
+var runnerActor = model.Actor{Surface: model.SurfaceRunner, Name: "agent@test", Person: "agent"}
 
 type runOut struct {
 	res RunResult

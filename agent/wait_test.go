@@ -12,7 +12,7 @@ import (
 	"github.com/approve-tui/approve-tui/storage"
 )
 
-var operator = model.Actor{Surface: model.SurfaceTUI, Name: "alice@console"}
+var operator = model.Actor{Surface: model.SurfaceTUI, Name: "alice@console", Person: "alice"}
 
 // emptyStore opens a fresh store file, and a second store on the same file:
 // the operator's side, as another process would have it.

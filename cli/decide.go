@@ -204,20 +204,20 @@ func (a *app) voteNote(ctx context.Context, s *storage.Store, rec *storage.Recor
 	} else {
 		fmt.Fprintf(a.err, "So far %s (%s); still needed: %s.\n", q.Progress(), votersOf(q.Votes), line(q.Needed()))
 	}
-	me := a.actor()
-	who := me.Person
-	if who == "" {
-		who = me.Name
+	me := policy.VoterOf(a.actor())
+	if me.Person == "" {
+		fmt.Fprintf(a.err, "You are no person approve-tui could establish: the store refuses your vote (not_eligible).\n")
+		return
 	}
 	for _, r := range q.Requesters {
-		if policy.SamePerson(r, who) {
-			fmt.Fprintf(a.err, "You (%s) asked for it: the store refuses your vote (self_approval); another approver must.\n", line(policy.Person(who)))
+		if policy.SamePerson(r, me.Person) {
+			fmt.Fprintf(a.err, "You (%s) asked for it: the store refuses your vote (self_approval); another approver must.\n", line(me.Person))
 			return
 		}
 	}
 	for _, v := range q.Votes {
-		if policy.SamePerson(v.Person, who) {
-			fmt.Fprintf(a.err, "You (%s) voted already, as %s: the store refuses a second vote (duplicate_approver).\n", line(policy.Person(who)), voteWho(v))
+		if me.Same(policy.Voter{Person: v.Person, Key: v.Key}) {
+			fmt.Fprintf(a.err, "You (%s) voted already, as %s: the store refuses a second vote (duplicate_approver).\n", line(me.Person), voteWho(v))
 			return
 		}
 	}

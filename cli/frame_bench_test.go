@@ -217,7 +217,7 @@ func (r *frameRig) run(b *testing.B) {
 	floor := make([]time.Duration, 0, b.N)
 	type slow struct{ lat, submit, floor time.Duration }
 	var slowest []slow // the slowest commits, for the log
-	actor := model.Actor{Surface: model.SurfaceRunner, Name: "agent@bench"}
+	actor := model.Actor{Surface: model.SurfaceRunner, Name: "agent@bench", Person: "agent"}
 	ctx := context.Background()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

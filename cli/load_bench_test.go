@@ -457,7 +457,7 @@ func startLoadConsole(ctx context.Context, s *storage.Store) *loadConsole {
 	r := lipgloss.NewRenderer(io.Discard)
 	r.SetColorProfile(termenv.Ascii)
 	c := &loadConsole{
-		m: tui.New(tui.Options{Store: s, Actor: model.Actor{Surface: model.SurfaceTUI, Name: "bench@night"},
+		m: tui.New(tui.Options{Store: s, Actor: model.Actor{Surface: model.SurfaceTUI, Name: "bench@night", Person: "bench"},
 			Renderer: r, Context: ctx, Label: "night"}),
 		msgs: make(chan tea.Msg, 1024), ctx: ctx, cancel: cancel, done: make(chan struct{}),
 		watch: map[string]time.Time{},

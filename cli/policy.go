@@ -481,6 +481,10 @@ type explained struct {
 	counting   []storage.Vote // those that count
 	standing   policy.Standing
 	requesters []string
+	// held is where it stands against every version it is held to (the
+	// one in force now, at its submit and at each vote: storage.Quorum),
+	// when that is more than the version explained.
+	held *storage.Quorum
 }
 
 // policyExplain is policy explain.
@@ -534,6 +538,14 @@ func (a *app) policyExplain(ctx context.Context, id string, f explainFlags) erro
 			if e.votes, err = s.Votes(ctx, id); err != nil {
 				return err
 			}
+			if e.requesters, err = s.Requesters(ctx, rec); err != nil {
+				return err
+			}
+			if e.file == "" && rec.EffectiveStatus.Open() {
+				if q, err := s.Quorum(ctx, rec); err == nil && q != nil && (len(q.Versions) > 1 || e.pv == nil || q.Policy.Version != e.pv.Version) {
+					e.held = q
+				}
+			}
 		}
 	}
 	if id == "" {
@@ -546,7 +558,6 @@ func (a *app) policyExplain(ctx context.Context, id string, f explainFlags) erro
 	}
 	e.verdicts, e.req = e.p.Explain(e.subject)
 	if e.rec != nil {
-		e.requesters = requestersOf(&e.rec.Proposal)
 		var voters []policy.Voter
 		for _, v := range e.votes {
 			if voteCounts(e.rec, v) {
@@ -562,20 +573,6 @@ func (a *app) policyExplain(ctx context.Context, id string, f explainFlags) erro
 	}
 	a.writeExplained(&e)
 	return nil
-}
-
-// requestersOf are the people who may not approve p under a rule: its
-// requester and whoever's agent submitted it (the store's own list).
-func requestersOf(p *model.Proposal) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, n := range []string{p.Requester, p.Origin} {
-		if who := strings.ToLower(policy.Person(n)); who != "" && !seen[who] {
-			seen[who] = true
-			out = append(out, who)
-		}
-	}
-	return out
 }
 
 // writeExplained is policy explain's text.
@@ -637,6 +634,14 @@ func (a *app) writeExplained(e *explained) {
 			a.printf("    vote by %s %s (%s)\n", voteWho(v), relTime(v.At, now), orDash(line(v.Ended)))
 		}
 		return
+	}
+	if q := e.held; q != nil {
+		vs := make([]string, len(q.Versions))
+		for i, v := range q.Versions {
+			vs[i] = fmt.Sprintf("v%d", v)
+		}
+		a.printf("held to policy %s (in force now, at its submit or at a vote on it): every one must be met; %s by %s; still needed: %s\n",
+			strings.Join(vs, ", "), q.Progress(), line(q.Policy.Label()), orDash(line(q.Needed())))
 	}
 	if !e.req.Ruled() {
 		return

@@ -56,7 +56,7 @@ func TestPolicyVotes(t *testing.T) {
 		t.Fatalf("policy set: %d %q %q", code, stdout, stderr)
 	}
 	// Another surface reads no file of this host's.
-	ann := &model.Actor{Surface: model.SurfaceSSH, Name: "dba-ann@laptop (SHA256:annkey)"}
+	ann := &model.Actor{Surface: model.SurfaceSSH, Name: "dba-ann@laptop (SHA256:annkey)", Person: "dba-ann", Key: "SHA256:annkey"}
 	if code, _, stderr := runAs(t, db, ann, false, "", "policy", "set", file); code != ExitUsage ||
 		!strings.Contains(stderr, "a policy file is not taken here") {
 		t.Fatalf("policy set over ssh: %d %q", code, stderr)
@@ -77,19 +77,19 @@ func TestPolicyVotes(t *testing.T) {
 		t.Fatalf("self-approval on a terminal: %d %q", code, stderr)
 	}
 
-	cy := &model.Actor{Surface: model.SurfaceCLI, Name: "dev-cy@h2"}
+	cy := &model.Actor{Surface: model.SurfaceCLI, Name: "dev-cy@h2", Person: "dev-cy"}
 	code, stdout, stderr = runAs(t, db, cy, false, "", "approve", "--confirm", id, "--", id)
 	if want := "vote recorded on " + id + ": 1 of 2 approvals (dev-cy@h2 via cli); still needed: one more approver from dba\n"; code != ExitVoted || stdout != want || stderr != "" {
 		t.Fatalf("first vote: %d %q %q, want %q", code, stdout, stderr, want)
 	}
 	// The same person from another host and surface: one person counts once.
-	cy2 := &model.Actor{Surface: model.SurfaceSSH, Name: "dev-cy@h3"}
+	cy2 := &model.Actor{Surface: model.SurfaceSSH, Name: "dev-cy@h3", Person: "dev-cy"}
 	code, _, stderr = runAs(t, db, cy2, false, "", "approve", "--confirm", id, "--", id)
 	if code != ExitError || !strings.Contains(stderr, "dev-cy voted already (as dev-cy@h2 via cli, by name)") {
 		t.Fatalf("second vote by one person: %d %q", code, stderr)
 	}
 	// The place left is dba's: a vote from outside it cannot count.
-	eve := &model.Actor{Surface: model.SurfaceCLI, Name: "eve@h4"}
+	eve := &model.Actor{Surface: model.SurfaceCLI, Name: "eve@h4", Person: "eve"}
 	code, _, stderr = runAs(t, db, eve, false, "", "approve", "--confirm", id, "--", id)
 	if code != ExitError || !strings.Contains(stderr, "eve is not in that group: the vote would not count") {
 		t.Fatalf("not eligible: %d %q", code, stderr)
@@ -181,12 +181,12 @@ func TestPolicyVotes(t *testing.T) {
 		}
 	}
 	// The same key under another comment is the same approver.
-	annAgain := &model.Actor{Surface: model.SurfaceSSH, Name: "ann-laptop (SHA256:annkey)"}
+	annAgain := &model.Actor{Surface: model.SurfaceSSH, Name: "ann-laptop (SHA256:annkey)", Person: "ann-laptop", Key: "SHA256:annkey"}
 	if code, _, stderr := runAs(t, db, annAgain, false, "", "approve", "--confirm", id2, "--", id2); code != ExitError ||
 		!strings.Contains(stderr, "by key SHA256:annkey") {
 		t.Fatalf("same key: %d %q", code, stderr)
 	}
-	ben := &model.Actor{Surface: model.SurfaceCLI, Name: "dba-ben@h5"}
+	ben := &model.Actor{Surface: model.SurfaceCLI, Name: "dba-ben@h5", Person: "dba-ben"}
 	if code, stdout, stderr := runAs(t, db, ben, false, "", "approve", "--confirm", id2, "--", id2); code != 0 || stdout != "approved "+id2+"\n" {
 		t.Fatalf("completing vote: %d %q %q", code, stdout, stderr)
 	}

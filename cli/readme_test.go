@@ -666,10 +666,10 @@ func (r *readmeRun) policy(t *testing.T) {
 	}
 	id := recs[0].ApprovalID
 	var v *storage.VoteRecorded
-	if _, err := s.Consume(context.Background(), id, id, model.Actor{Surface: model.SurfaceSSH, Name: "carol@laptop (SHA256:c)"}); !errors.As(err, &v) {
+	if _, err := s.Consume(context.Background(), id, id, model.Actor{Surface: model.SurfaceSSH, Name: "carol@laptop (SHA256:c)", Person: "carol", Key: "SHA256:c"}); !errors.As(err, &v) {
 		t.Fatalf("carol's approval: %v, want a vote", err)
 	}
-	if _, err := s.Consume(context.Background(), id, id, model.Actor{Surface: model.SurfaceCLI, Name: "bob@desk"}); err != nil {
+	if _, err := s.Consume(context.Background(), id, id, model.Actor{Surface: model.SurfaceCLI, Name: "bob@desk", Person: "bob"}); err != nil {
 		t.Fatalf("bob's approval (dba) completes it: %v", err)
 	}
 	out = r.sh(t, home, env, "approve-tui show "+id)

@@ -552,8 +552,8 @@ func TestStatsTextAndJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	agentA := model.Actor{Surface: model.SurfaceRunner, Name: "agent@test"}
-	alice := model.Actor{Surface: model.SurfaceCLI, Name: "alice@test"}
+	agentA := model.Actor{Surface: model.SurfaceRunner, Name: "agent@test", Person: "agent"}
+	alice := model.Actor{Surface: model.SurfaceCLI, Name: "alice@test", Person: "alice"}
 	now := time.Now()
 	sub := func(id, command string, r model.RiskLevel, age, ttl time.Duration) {
 		t.Helper()
@@ -587,7 +587,7 @@ func TestStatsTextAndJSON(t *testing.T) {
 	if ids, err := st.ExpireDue(ctx, alice); err != nil || len(ids) != 1 {
 		t.Fatalf("expire: %v %v", ids, err)
 	}
-	notifier := model.Actor{Surface: model.SurfaceNotify, Name: "notifier@test"}
+	notifier := model.Actor{Surface: model.SurfaceNotify, Name: "notifier@test", Person: "notifier"}
 	deliver := func(id, ch string, r storage.DeliveryResult) {
 		t.Helper()
 		k := storage.DeliveryKey{ApprovalID: id, Kind: "page", Channel: ch}

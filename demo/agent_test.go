@@ -11,7 +11,7 @@ import (
 	"github.com/approve-tui/approve-tui/storage"
 )
 
-var operator = model.Actor{Surface: model.SurfaceCLI, Name: "alice@test"}
+var operator = model.Actor{Surface: model.SurfaceCLI, Name: "alice@test", Person: "alice"}
 
 // runAgent starts RunAgent and returns a function that stops it and waits
 // for it to return, and the errors it reported.

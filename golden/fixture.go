@@ -76,7 +76,7 @@ func AsciiRenderer() *lipgloss.Renderer {
 // them, Watcher only looks, Rival is another operator who decides first.
 var (
 	Clock    = time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
-	Operator = model.Actor{Surface: model.SurfaceTUI, Name: "oncall@ops-1"}
+	Operator = model.Actor{Surface: model.SurfaceTUI, Name: "oncall@ops-1", Person: "oncall"}
 	Watcher  = model.Actor{Surface: model.SurfaceSSH, Name: "pairing-guest", ReadOnly: true}
-	Rival    = model.Actor{Surface: model.SurfaceCLI, Name: "alice@laptop"}
+	Rival    = model.Actor{Surface: model.SurfaceCLI, Name: "alice@laptop", Person: "alice"}
 )

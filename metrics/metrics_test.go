@@ -37,8 +37,8 @@ func (c *testClock) Advance(d time.Duration) {
 }
 
 var (
-	agentActor    = model.Actor{Surface: model.SurfaceRunner, Name: "agent@host"}
-	operatorActor = model.Actor{Surface: model.SurfaceTUI, Name: "alice@host"}
+	agentActor    = model.Actor{Surface: model.SurfaceRunner, Name: "agent@host", Person: "agent"}
+	operatorActor = model.Actor{Surface: model.SurfaceTUI, Name: "alice@host", Person: "alice"}
 )
 
 func testStore(t *testing.T) (*storage.Store, *testClock) {

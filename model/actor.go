@@ -4,7 +4,10 @@ import (
 	"errors"
 	"os"
 	"os/user"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Surface is where a decision was made.
@@ -26,18 +29,28 @@ const (
 // Actor is who asks for a transition: the operator (OS user and host, SSH
 // user and key fingerprint, a script) and the surface they use. It goes into
 // consumed_by and into every audit event.
+//
+// Name and Detail are for people to read: they are displayed, never parsed.
+// Who the actor is, where approvers are counted, is Person and Key alone,
+// set only by the code that established them: LocalActor from the process's
+// OS user, the SSH server from the key it verified.
 type Actor struct {
 	Surface Surface
-	// Name identifies the person or program: "alice@host", an SSH user, or
-	// "headless:demo.tape".
+	// Name names the person or program for display: "alice@host", an SSH
+	// key's comment and fingerprint, or "headless:demo.tape".
 	Name string
 	// Detail is extra context: a terminal, a key fingerprint, a pid.
 	Detail string
 	// ReadOnly marks a watcher: the decision path refuses every change it asks.
 	ReadOnly bool
-	// Person is who the actor is when approvers are counted (an OS user,
-	// whoever ran sudo): "" takes it from Name (policy.Person).
+	// Person is who the actor is when approvers are counted: the OS user
+	// of the process (LocalPerson), or the person of the SSH key the server
+	// verified. "" names nobody: such an actor cannot vote where a rule asks
+	// for more than one approver.
 	Person string
+	// Key is the fingerprint (SHA256:…) of the SSH key the server verified
+	// for this actor; "" for a local actor.
+	Key string
 }
 
 // String is the form stored in consumed_by: "alice@host via cli".
@@ -57,18 +70,13 @@ func (a Actor) Validate() error {
 }
 
 // LocalActor names the OS user and host running this process, with the
-// terminal (if any) as detail.
+// terminal (if any) as detail. Its Person is LocalPerson; under sudo its
+// name says both: "root@host (as alice)".
 func LocalActor(surface Surface) Actor {
-	name := "unknown"
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		name = u.Username
-	} else if v := os.Getenv("USER"); v != "" {
-		name = v
-	}
-	a := Actor{Surface: surface, Name: name + "@" + HostName(), Person: LocalPerson()}
-	if a.Person != name {
-		// Under sudo: the name says who ran it, as consumed_by records it.
-		a.Name += " (as " + a.Person + ")"
+	id := localIdentity(os.Getuid(), os.Getenv("SUDO_UID"), os.Getenv("SUDO_USER"))
+	a := Actor{Surface: surface, Name: id.user + "@" + HostName(), Person: id.person}
+	if id.person != id.user {
+		a.Name += " (as " + id.person + ")"
 	}
 	if tty, err := os.Readlink("/proc/self/fd/0"); err == nil && (strings.HasPrefix(tty, "/dev/pts/") || strings.HasPrefix(tty, "/dev/tty")) {
 		a.Detail = tty
@@ -82,43 +90,112 @@ func LocalActor(surface Surface) Actor {
 const EnvHost = "APPROVE_TUI_HOST"
 
 // HostName is the name of this host as approve-tui records it: $APPROVE_TUI_HOST
-// when set (its first line, without control characters), else the kernel's
-// host name, else "localhost".
+// when set, else the kernel's host name, else "localhost". It is for display
+// only, and never names a person; it is kept to letters, digits, '.', '-'
+// and '_' (any other run of characters becomes one '-'), so that a host
+// name cannot make a stored "user@host (as …) via …" read as another.
 func HostName() string {
-	if v := os.Getenv(EnvHost); v != "" {
-		v, _, _ = strings.Cut(v, "\n")
-		if v = strings.TrimSpace(Sanitize(v, Line)); v != "" {
-			return v
-		}
+	if v := SafeHost(os.Getenv(EnvHost)); v != "" {
+		return v
 	}
-	if h, err := os.Hostname(); err == nil && h != "" {
+	if h := SafeHost(func() string { h, _ := os.Hostname(); return h }()); h != "" {
 		return h
 	}
 	return "localhost"
 }
 
-// LocalPerson is the person running this process: the user who ran sudo
-// when it runs as root under sudo ($SUDO_USER), else the OS user. Approvers
-// are counted by person, so that one person counts once, whether or not
-// they used sudo.
-func LocalPerson() string {
-	name := ""
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		name = u.Username
-	} else if v := os.Getenv("USER"); v != "" {
-		name = v
-	}
-	if os.Geteuid() == 0 {
-		if v := strings.TrimSpace(Sanitize(os.Getenv("SUDO_USER"), Line)); v != "" && v != "root" {
-			name = v
+// maxHost bounds a host name as recorded (a DNS name's length).
+const maxHost = 253
+
+// SafeHost is s as a host name approve-tui records: its first line, letters,
+// digits, '.', '-' and '_' kept, every other run of characters one '-', no
+// '-' at either end, at most 253 bytes ("" when nothing is left).
+func SafeHost(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	var b strings.Builder
+	dash := false
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || r == '.' || r == '-' || r == '_' {
+			if r == '-' && dash {
+				continue
+			}
+			b.WriteRune(r)
+			dash = r == '-'
+			continue
+		}
+		if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
 		}
 	}
-	if name == "" {
-		name = "unknown"
+	out := strings.Trim(b.String(), "-")
+	for len(out) > maxHost {
+		_, size := utf8.DecodeLastRuneInString(out)
+		out = out[:len(out)-size]
 	}
-	return name
+	return strings.TrimRight(out, "-")
+}
+
+// LocalPerson is the person running this process, where approvers are
+// counted, decided by the OS and never by a name the environment sets:
+//
+//   - the user of the process's real uid (its name in the user database,
+//     else "uid:N" — never $USER);
+//   - under sudo, the user who ran it: only when the real uid is 0 (root),
+//     SUDO_UID names an existing user other than root, and SUDO_USER is that
+//     user's name. Anything else in SUDO_UID or SUDO_USER is ignored: a
+//     process that is not root cannot claim another person through them
+//     (root can: who runs as root can also write the store).
+func LocalPerson() string {
+	return localIdentity(os.Getuid(), os.Getenv("SUDO_UID"), os.Getenv("SUDO_USER")).person
+}
+
+// identity is a process's OS user and the person it counts as.
+type identity struct{ user, person string }
+
+// localIdentity decides identity for a process of real uid uid, with the
+// environment's SUDO_UID and SUDO_USER (see LocalPerson).
+func localIdentity(uid int, sudoUID, sudoUser string) identity {
+	name := userName(uid)
+	id := identity{user: name, person: name}
+	if uid != 0 || sudoUID == "" || sudoUser == "" {
+		return id
+	}
+	n, err := strconv.Atoi(sudoUID)
+	if err != nil || n <= 0 || strconv.Itoa(n) != sudoUID {
+		return id
+	}
+	u, err := user.LookupId(sudoUID)
+	if err != nil || u.Username == "" || u.Username != sudoUser {
+		return id
+	}
+	id.person = safeUser(u.Username)
+	return id
+}
+
+// userName is the user database's name for uid, else "uid:N".
+func userName(uid int) string {
+	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil && u.Username != "" {
+		if n := safeUser(u.Username); n != "" {
+			return n
+		}
+	}
+	return "uid:" + strconv.Itoa(uid)
+}
+
+// safeUser is a user name as approve-tui records it: the characters that
+// could make a stored "user@host (as …) via …" ambiguous ('@', '(', ')',
+// spaces, controls) become '_'.
+func safeUser(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '@' || r == '(' || r == ')' || unicode.IsSpace(r) || !unicode.IsPrint(r) {
+			return '_'
+		}
+		return r
+	}, s)
 }
 
 // LocalOrigin is this process's person and host, as a proposal's Origin
-// records them: "alice@laptop".
+// records them for display: "alice@laptop". The store counts the submitter
+// by the structured person of the actor that submitted, never by this text.
 func LocalOrigin() string { return LocalPerson() + "@" + HostName() }

@@ -115,7 +115,7 @@ func (r *rig) notifier(s *storage.Store, id string) *Notifier {
 		senders[name] = rec
 	}
 	return &Notifier{Store: s, Config: r.cfg, Senders: senders, ID: id,
-		Actor: model.Actor{Surface: model.SurfaceNotify, Name: "notifier@test"}}
+		Actor: model.Actor{Surface: model.SurfaceNotify, Name: "notifier@test", Person: "notifier"}}
 }
 
 func (r *rig) submit(id, session, command string, ttl time.Duration) {
@@ -124,7 +124,7 @@ func (r *rig) submit(id, session, command string, ttl time.Duration) {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	if err := r.store.Submit(context.Background(), p, model.Actor{Surface: model.SurfaceCLI, Name: "agent@test"}); err != nil {
+	if err := r.store.Submit(context.Background(), p, model.Actor{Surface: model.SurfaceCLI, Name: "agent@test", Person: "agent"}); err != nil {
 		r.t.Fatal(err)
 	}
 }
@@ -176,7 +176,7 @@ func TestNotifierSteps(t *testing.T) {
 			t.Fatalf("%s: %q, want %q", name, got, want)
 		}
 	}
-	if _, err := r.store.Consume(context.Background(), "page-steps-1", "page-steps-1", model.Actor{Surface: model.SurfaceTUI, Name: "alice@laptop"}); err != nil {
+	if _, err := r.store.Consume(context.Background(), "page-steps-1", "page-steps-1", model.Actor{Surface: model.SurfaceTUI, Name: "alice@laptop", Person: "alice"}); err != nil {
 		t.Fatal(err)
 	}
 	r.tick()
@@ -230,7 +230,7 @@ func TestNotifierRetriesUntilTheReceiverIsBack(t *testing.T) {
 	if len(ns) != 1 || !strings.HasPrefix(ns[0].Trouble, "push (ntfy): ") || !strings.Contains(ns[0].Trouble, "HTTP 503") {
 		t.Fatalf("trouble %+v", ns)
 	}
-	if _, err := r.store.Deny(context.Background(), "retry-page-2", model.Actor{Surface: model.SurfaceTUI, Name: "bob@laptop"}, "no"); err != nil {
+	if _, err := r.store.Deny(context.Background(), "retry-page-2", model.Actor{Surface: model.SurfaceTUI, Name: "bob@laptop", Person: "bob"}, "no"); err != nil {
 		t.Fatal(err)
 	}
 	r.chans["push"].mu.Lock()

@@ -20,7 +20,7 @@ func TestVotePagesTheNextApprover(t *testing.T) {
 	ctx := context.Background()
 	pol := &policy.Policy{Groups: map[string][]string{"dba": {"alice", "bob"}},
 		Rules: []policy.Rule{{Match: policy.Match{Risk: model.RiskHigh}, Approvals: 2, From: map[string]int{"dba": 1}}}}
-	if _, _, err := r.store.SetPolicy(ctx, []byte("two"), pol, model.Actor{Surface: model.SurfaceCLI, Name: "root@test"}); err != nil {
+	if _, _, err := r.store.SetPolicy(ctx, []byte("two"), pol, model.Actor{Surface: model.SurfaceCLI, Name: "root@test", Person: "root"}); err != nil {
 		t.Fatal(err)
 	}
 	id := "vote-page-0001"
@@ -29,7 +29,7 @@ func TestVotePagesTheNextApprover(t *testing.T) {
 	if got := r.chans["push"].kinds(); got != "page:"+id {
 		t.Fatalf("push got %q", got)
 	}
-	carol := model.Actor{Surface: model.SurfaceCLI, Name: "carol@ops-1"}
+	carol := model.Actor{Surface: model.SurfaceCLI, Name: "carol@ops-1", Person: "carol"}
 	var v *storage.VoteRecorded
 	if _, err := r.store.Consume(ctx, id, id, carol); !errors.As(err, &v) {
 		t.Fatalf("first vote: %v", err)
@@ -51,7 +51,7 @@ func TestVotePagesTheNextApprover(t *testing.T) {
 	if !strings.Contains(body, "cannot approve") {
 		t.Fatalf("a vote page must say it cannot approve: %q", body)
 	}
-	if _, err := r.store.Consume(ctx, id, id, model.Actor{Surface: model.SurfaceCLI, Name: "alice@ops-1"}); err != nil {
+	if _, err := r.store.Consume(ctx, id, id, model.Actor{Surface: model.SurfaceCLI, Name: "alice@ops-1", Person: "alice"}); err != nil {
 		t.Fatal(err)
 	}
 	r.tick()

@@ -274,60 +274,39 @@ func (p *Policy) Member(g, person string) bool {
 	return false
 }
 
-// Person is who an actor's or a requester's name is, for counting
-// approvers: "alice@laptop (SHA256:…)", "alice@ops-1 via cli" and
-// "root@ops-1 (as alice)" (sudo) are all alice. The surface, the key
-// fingerprint in parentheses and the host after @ go; what is left is
-// compared without regard to case (SamePerson).
+// Person is a person's name as people write it in a policy file (a
+// group's members) or as a requester names itself: "alice" and
+// "alice@laptop" are both alice. What follows the first @ goes (one that
+// starts the name stays), and spaces
+// at either end; nothing else is read from the text (no "(as …)", no key
+// fingerprint, no "via"): an actor's person is its structured Person, set
+// by the code that established it, never taken from a name.
 func Person(name string) string {
 	name = strings.TrimSpace(name)
-	// consumed_by's form: "NAME via SURFACE".
-	if i := strings.LastIndex(name, " via "); i > 0 && !strings.ContainsAny(name[i+5:], " ()") {
-		name = name[:i]
-	}
-	if i := strings.LastIndex(name, " ("); i > 0 && strings.HasSuffix(name, ")") {
-		// "root@laptop (as alice)": whoever ran sudo.
-		if as, ok := strings.CutPrefix(name[i+2:len(name)-1], "as "); ok && strings.TrimSpace(as) != "" {
-			return strings.TrimSpace(as)
-		}
-		name = name[:i]
-	}
 	if i := strings.Index(name, "@"); i > 0 {
-		name = name[:i]
+		name = name[:i] // "@ops:example.org" (a Matrix id) keeps its @
 	}
 	return strings.TrimSpace(name)
 }
 
-// SamePerson compares two person names as the rule counts them.
+// SamePerson compares two person names as the rule counts them, without
+// regard to case (Person of each).
 func SamePerson(a, b string) bool {
-	return a != "" && strings.EqualFold(Person(a), Person(b))
+	pa := Person(a)
+	return pa != "" && strings.EqualFold(pa, Person(b))
 }
 
 // Voter is one approver as the quorum counts them.
 type Voter struct {
-	Person string // Person of the actor
-	Key    string // the SSH key fingerprint ("" for a local actor)
+	Person string // the actor's person, folded to lower case
+	Key    string // the SSH key fingerprint the server verified ("" for a local actor)
 }
 
-// VoterOf is how the quorum tells actor a apart from others: the person's
-// name (a.Person, else taken from a.Name), folded to lower case, and the
-// SSH key fingerprint that a name "COMMENT (SHA256:…)" carries.
+// VoterOf is how the quorum tells actor a apart from others: its
+// structured Person (folded to lower case) and Key, nothing read from its
+// name. An actor without a Person is nobody (Person ""): it cannot vote.
 func VoterOf(a model.Actor) Voter {
-	name := a.Person
-	if name == "" {
-		name = a.Name
-	}
-	return Voter{Person: strings.ToLower(Person(name)), Key: KeyOf(a.Name)}
-}
-
-// KeyOf is the SSH key fingerprint an actor's name carries ("NAME
-// (SHA256:…)"), or "".
-func KeyOf(name string) string {
-	i := strings.LastIndex(name, "(SHA256:")
-	if i < 0 || !strings.HasSuffix(name, ")") {
-		return ""
-	}
-	return name[i+1 : len(name)-1]
+	return Voter{Person: strings.ToLower(strings.TrimSpace(a.Person)), Key: strings.TrimSpace(a.Key)}
 }
 
 // Same reports whether v and o are one person: the same name, or the same

@@ -105,26 +105,26 @@ func TestCommandGlob(t *testing.T) {
 
 func TestPerson(t *testing.T) {
 	for in, want := range map[string]string{
-		"alice":                       "alice",
-		"alice@laptop":                "alice",
-		"alice@laptop (SHA256:aaa)":   "alice",
-		"alice (SHA256:k)":            "alice",
-		"  Alice@ops-1  ":             "Alice",
-		"root@ops-1 via cli":          "root",
-		"@ops:example.org":            "@ops:example.org", // a Matrix id keeps its @
-		"mallory laptop (SHA256:k)":   "mallory laptop",
-		"(SHA256:k)":                  "(SHA256:k)",
-		"":                            "",
-		"bob@laptop (key) (SHA256:x)": "bob",
+		"alice":            "alice",
+		"alice@laptop":     "alice",
+		"  Alice@ops-1  ":  "Alice",
+		"@ops:example.org": "@ops:example.org", // a Matrix id keeps its @
+		"":                 "",
+		// Nothing but the host is cut: the rest is a name as written.
+		"vm (as carol)":             "vm (as carol)",
+		"agent@vm (as carol)":       "agent",
+		"alice (SHA256:k)":          "alice (SHA256:k)",
+		"root@ops-1 (as alice)":     "root",
+		"alice@laptop (SHA256:abc)": "alice",
 	} {
 		if got := Person(in); got != want {
 			t.Errorf("Person(%q) = %q, want %q", in, got, want)
 		}
 	}
-	if !SamePerson("alice@laptop (SHA256:aaa)", "ALICE@ops-1") || !SamePerson("alice", "alice (SHA256:x)") {
+	if !SamePerson("alice@laptop", "ALICE@ops-1") || !SamePerson("alice", "Alice") {
 		t.Fatal("one person by two names")
 	}
-	if SamePerson("alice", "bob") || SamePerson("", "") || SamePerson("", "alice") {
+	if SamePerson("alice", "bob") || SamePerson("", "") || SamePerson("", "alice") || SamePerson("x (as carol)", "carol") {
 		t.Fatal("two people, or nobody, taken for one")
 	}
 }
@@ -305,18 +305,25 @@ func TestValidateListsEveryProblem(t *testing.T) {
 	}
 }
 
-func TestPersonOfStoredActors(t *testing.T) {
-	for in, want := range map[string]string{
-		"root@ops-1 (as alice)":               "alice",
-		"root@ops-1 (as alice) via cli":       "alice",
-		"alice@laptop (SHA256:abc) via ssh":   "alice",
-		"bob@desk via tui":                    "bob",
-		"headless:demo.tape via headless":     "headless:demo.tape",
-		"oncall (SHA256:k)":                   "oncall",
-		"weird via name with spaces (x) tail": "weird via name with spaces (x) tail",
+// A voter is the actor's structured Person and Key: whatever its name
+// says (a host name set by the environment, a key comment) counts for
+// nothing.
+func TestVoterOfReadsNoName(t *testing.T) {
+	for _, tc := range []struct {
+		a    model.Actor
+		want Voter
+	}{
+		{model.Actor{Name: "agent@vm (as carol)", Person: "agent"}, Voter{Person: "agent"}},
+		{model.Actor{Name: "agent@vm (SHA256:bobkey)", Person: "Agent"}, Voter{Person: "agent"}},
+		{model.Actor{Name: "alice@laptop (SHA256:aaa)", Person: "alice", Key: "SHA256:aaa"}, Voter{Person: "alice", Key: "SHA256:aaa"}},
+		{model.Actor{Name: "carol@laptop (SHA256:ccc)"}, Voter{}},
+		{model.Actor{Name: "root@ops-1 (as alice) via cli"}, Voter{}},
 	} {
-		if got := Person(in); got != want {
-			t.Errorf("Person(%q) = %q, want %q", in, got, want)
+		if got := VoterOf(tc.a); got != tc.want {
+			t.Errorf("VoterOf(%+v) = %+v, want %+v", tc.a, got, tc.want)
 		}
+	}
+	if (Voter{}).Same(Voter{}) {
+		t.Fatal("two nobodies are one person")
 	}
 }

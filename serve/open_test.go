@@ -82,7 +82,7 @@ func TestOpenOverSSH(t *testing.T) {
 func TestOpenOverSSHNotPending(t *testing.T) {
 	r := startRig(t)
 	id := submit(t, r.s, "rm -rf /srv/decided-before")
-	bob := model.Actor{Surface: model.SurfaceCLI, Name: "bob@laptop"}
+	bob := model.Actor{Surface: model.SurfaceCLI, Name: "bob@laptop", Person: "bob"}
 	if _, err := r.s.Deny(context.Background(), id, bob, "done by hand"); err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/policy"
 	"github.com/approve-tui/approve-tui/storage"
 	"github.com/approve-tui/approve-tui/tui"
 )
@@ -386,9 +387,18 @@ func (s *Server) deciding(ctx context.Context, p Person) context.Context {
 }
 
 // actorOf is who a session decides as: NAME (SHA256:…) via ssh, read-only
-// for a watcher.
+// for a watcher. Its Key is the fingerprint of the key the server verified,
+// and its Person the name the access file gives that key (its comment, the
+// text before any @: "alice@laptop" is alice; a key without a comment is
+// its fingerprint): set here, from what the server verified, and never
+// read back from the name.
 func actorOf(p Person) model.Actor {
-	return model.Actor{Surface: model.SurfaceSSH, Name: p.Name + " (" + p.Fingerprint + ")", ReadOnly: p.Role != RoleApprover}
+	person := policy.Person(p.Name)
+	if person == "" {
+		person = p.Fingerprint
+	}
+	return model.Actor{Surface: model.SurfaceSSH, Name: p.Name + " (" + p.Fingerprint + ")", ReadOnly: p.Role != RoleApprover,
+		Person: person, Key: p.Fingerprint}
 }
 
 // gate runs around every session: limits, the session's audit events and

@@ -28,7 +28,7 @@ func TestInteropHermesSeesPendingUntilTheFinalVote(t *testing.T) {
 	mustSubmit(t, s, p)
 	id := p.ApprovalID
 	var v *VoteRecorded
-	if _, err := s.Consume(ctx, id, id, model.Actor{Surface: model.SurfaceSSH, Name: "alice@laptop (SHA256:aaaa)"}); !errors.As(err, &v) {
+	if _, err := s.Consume(ctx, id, id, model.Actor{Surface: model.SurfaceSSH, Name: "alice@laptop (SHA256:aaaa)", Person: "alice", Key: "SHA256:aaaa"}); !errors.As(err, &v) {
 		t.Fatalf("first approval: %v, want a vote", err)
 	}
 	got := py.get(id)
@@ -36,7 +36,7 @@ func TestInteropHermesSeesPendingUntilTheFinalVote(t *testing.T) {
 		t.Fatalf("after one vote Hermes reads status %v, consumed_by %v, consumed_at %v; want pending and nothing consumed",
 			got.Proposal["status"], got.Proposal["consumed_by"], got.Proposal["consumed_at"])
 	}
-	if _, err := s.Consume(ctx, id, id, model.Actor{Surface: model.SurfaceSSH, Name: "bob@desk (SHA256:bbbb)"}); err != nil {
+	if _, err := s.Consume(ctx, id, id, model.Actor{Surface: model.SurfaceSSH, Name: "bob@desk (SHA256:bbbb)", Person: "bob", Key: "SHA256:bbbb"}); err != nil {
 		t.Fatalf("second approval: %v", err)
 	}
 	got = py.get(id)

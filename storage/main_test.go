@@ -62,6 +62,9 @@ func roleConsumeAll(path, worker, syncMode, pace string, announce bool, name str
 	defer s.Close()
 	maxPause, _ := time.ParseDuration(pace)
 	actor := model.Actor{Surface: model.SurfaceCLI, Name: name}
+	if person, _, ok := strings.Cut(name, "@"); ok {
+		actor.Person = person // a person of its own (vote-all)
+	}
 	if announce {
 		fmt.Println("ready")
 	}

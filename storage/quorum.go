@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -118,6 +119,11 @@ type Quorum struct {
 	// Requesters are the people who may not approve it (the requester and
 	// the person whose agent submitted it), when a rule applies.
 	Requesters []string
+	// Versions are the policy versions whose rules apply to it: the one in
+	// force at its submit and at each vote cast on it, and the one in force
+	// now. Every one of them must be met; Standing and Policy are the one
+	// that asks the most still.
+	Versions []int64
 }
 
 // Voters names the votes' actors, in order.
@@ -143,14 +149,24 @@ func (e *VoteRecorded) Error() string {
 		e.Quorum.Progress(), e.Quorum.Needed())
 }
 
-// requesters are the people a proposal's requester and origin name.
-func requesters(p *model.Proposal) []string {
+// requesters are the people a proposal's approval may not come from
+// (lower case): the person who submitted it, as the submitting actor's
+// structured Person was recorded (pins), and the names its requester and
+// origin give (Person: the text before the first @; older versions wrote
+// the submitting OS user there). These names only ever refuse someone:
+// no approval is counted on their word.
+func requesters(p *model.Proposal, pn *pins) []string {
 	var out []string
-	for _, n := range []string{p.Requester, p.Origin} {
-		if who := strings.ToLower(policy.Person(n)); who != "" && !slices.Contains(out, who) {
+	add := func(who string) {
+		if who = strings.ToLower(who); who != "" && !slices.Contains(out, who) {
 			out = append(out, who)
 		}
 	}
+	add(policy.Person(p.Requester))
+	if pn != nil {
+		add(pn.submitter)
+	}
+	add(policy.Person(p.Origin))
 	return out
 }
 
@@ -171,9 +187,26 @@ var policyCache sync.Map
 
 // readPolicy reads the version in force through q (nil, nil: none set).
 func readPolicy(ctx context.Context, q policyQuerier) (*PolicyVersion, error) {
+	return scanPolicy(q.QueryRowContext(ctx, selectPolicy))
+}
+
+// readPolicyVersion reads version v through q: a version a proposal is
+// pinned to. One that is missing or cannot be read refuses (it is never
+// taken for no rule).
+func readPolicyVersion(ctx context.Context, q policyQuerier, v int64) (*PolicyVersion, error) {
+	pv, err := scanPolicy(q.QueryRowContext(ctx, `SELECT version, sha256, source, rules, set_at, set_by
+		FROM approve_tui_policy WHERE version = ?`, v))
+	if err == nil && pv == nil {
+		return nil, &RefusedError{ID: PolicyRef, Code: RefusedPolicyUnreadable, Reason: fmt.Sprintf(
+			"policy v%d, in force when the proposal was submitted or voted on, is missing from the store: nothing it covered is approved", v)}
+	}
+	return pv, err
+}
+
+func scanPolicy(row *sql.Row) (*PolicyVersion, error) {
 	var v PolicyVersion
 	var rules string
-	err := q.QueryRowContext(ctx, selectPolicy).Scan(&v.Version, &v.SHA256, &v.Source, &rules, &v.SetAt, &v.SetBy)
+	err := row.Scan(&v.Version, &v.SHA256, &v.Source, &rules, &v.SetAt, &v.SetBy)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -194,6 +227,138 @@ func readPolicy(ctx context.Context, q policyQuerier) (*PolicyVersion, error) {
 	policyCache.Store(key, p)
 	v.Policy = p
 	return &v, nil
+}
+
+// pins is what the audit log holds of a proposal that binds its quorum:
+// the policy versions in force when it was submitted and when each vote
+// on it was cast, and the structured person of the actor that submitted it.
+type pins struct {
+	versions  []int64
+	submitter string
+}
+
+// pinDetail is the part of a submit or vote event's detail that pins.
+type pinDetail struct {
+	PolicyVersion *float64 `json:"policy_version"`
+	Submitter     string   `json:"submitter_person"`
+}
+
+// readPins reads the pins of ids through q, by id (an id with none is
+// absent). Events whose detail is not JSON pin nothing.
+func readPins(ctx context.Context, q querier, ids []string) (map[string]*pins, error) {
+	out := map[string]*pins{}
+	const chunk = 200
+	for i := 0; i < len(ids); i += chunk {
+		part := ids[i:min(i+chunk, len(ids))]
+		args := make([]any, len(part))
+		marks := make([]string, len(part))
+		for j, id := range part {
+			args[j], marks[j] = id, "?"
+		}
+		rows, err := q.QueryContext(ctx, `SELECT approval_id, event, detail FROM approve_tui_audit
+			WHERE approval_id IN (`+strings.Join(marks, ", ")+`) AND outcome = 'ok' AND event IN ('`+EventSubmit+`', '`+EventVote+`')
+			ORDER BY seq`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id, event, detail string
+			if err := rows.Scan(&id, &event, &detail); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			var d pinDetail
+			if json.Unmarshal([]byte(detail), &d) != nil {
+				continue
+			}
+			pn := out[id]
+			if pn == nil {
+				pn = &pins{}
+				out[id] = pn
+			}
+			if d.PolicyVersion != nil && *d.PolicyVersion >= 1 {
+				if v := int64(*d.PolicyVersion); !slices.Contains(pn.versions, v) {
+					pn.versions = append(pn.versions, v)
+				}
+			}
+			if event == EventSubmit && d.Submitter != "" {
+				pn.submitter = d.Submitter
+			}
+		}
+		if err := rows.Close(); err != nil {
+			return nil, err
+		}
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// gate is what one policy version asks of a proposal.
+type gate struct {
+	pv  *PolicyVersion
+	req policy.Requirement
+}
+
+// gatesOf are the demands on rec of the version in force now and of every
+// version it is pinned to, those whose rules match it: the quorum is met
+// only when each of them is, so that a policy set after the proposal was
+// submitted, or after a vote on it, never asks less than was asked then.
+func gatesOf(ctx context.Context, q policyQuerier, rec *Record, now *PolicyVersion, pn *pins) ([]gate, error) {
+	var out []gate
+	seen := map[int64]bool{}
+	add := func(pv *PolicyVersion) {
+		seen[pv.Version] = true
+		if req := pv.Policy.Requirement(subjectOf(rec)); req.Ruled() {
+			out = append(out, gate{pv: pv, req: req})
+		}
+	}
+	if now != nil {
+		add(now)
+	}
+	if pn != nil {
+		for _, v := range pn.versions {
+			if seen[v] {
+				continue
+			}
+			pv, err := readPolicyVersion(ctx, q, v)
+			if err != nil {
+				return nil, err
+			}
+			add(pv)
+		}
+	}
+	return out, nil
+}
+
+// standAll stands voters against every gate: met when each one is; the
+// standing and version returned are the unmet one that still needs the
+// most (ties: the earliest gate, the version in force now first), or, all
+// met, the one that asks the most approvals.
+func standAll(gs []gate, voters []policy.Voter) (st policy.Standing, pv *PolicyVersion, all []policy.Standing) {
+	best := -1
+	for i, g := range gs {
+		s := g.pv.Policy.Stand(g.req, voters)
+		all = append(all, s)
+		switch {
+		case best < 0:
+			best = i
+		case all[best].Met() && !s.Met():
+			best = i
+		case all[best].Met() == s.Met() && (s.Short > all[best].Short || s.Short == all[best].Short && s.Approvals > all[best].Approvals):
+			best = i
+		}
+	}
+	return all[best], gs[best].pv, all
+}
+
+func versionsOf(gs []gate) []int64 {
+	out := make([]int64, len(gs))
+	for i, g := range gs {
+		out[i] = g.pv.Version
+	}
+	return out
 }
 
 // policyQuerier is what readPolicy reads through: the writer in a
@@ -308,28 +473,69 @@ func (st *Store) Votes(ctx context.Context, id string) ([]Vote, error) {
 	return out, nil
 }
 
-// Quorums says where each open record stands against the policy in force,
-// by approval id: records no rule applies to are left out (one approver,
-// as without a policy). One read of the policy and one of the votes.
+// Quorums says where each open record stands against the policy, by
+// approval id: the version in force and, for an open record, every version
+// it is pinned to (gatesOf). Records no rule applies to are left out (one
+// approver, as without a policy). One read of the policy, one of the pins
+// and one of the votes.
 func (st *Store) Quorums(ctx context.Context, recs []*Record) (map[string]*Quorum, *PolicyVersion, error) {
 	pv, err := st.Policy(ctx)
 	if err != nil {
 		return nil, pv, err
 	}
-	if pv == nil || len(pv.Policy.Rules) == 0 {
+	if pv == nil || pv.Version == 1 && len(pv.Policy.Rules) == 0 {
+		// No version with a rule was ever in force.
 		return nil, pv, nil
 	}
+	s := st.bind()
+	var open []string
+	for _, rec := range recs {
+		if rec.Corrupt == "" && rec.EffectiveStatus.Open() {
+			// With one version ever set, a record is pinned to it or to
+			// none: only those its rules take need their pins (the
+			// submitter).
+			if pv.Version > 1 || pv.Policy.Requirement(subjectOf(rec)).Ruled() {
+				open = append(open, rec.ApprovalID)
+			}
+		}
+	}
+	pinsOf := map[string]*pins{}
+	if len(open) > 0 {
+		pinsOf, err = readPins(ctx, s.rdb, open)
+		if err != nil {
+			if !s.eng.noTable(err) {
+				return nil, pv, classify("policy", err)
+			}
+			pinsOf = map[string]*pins{}
+		}
+	}
 	out := map[string]*Quorum{}
+	gatesBy := map[string][]gate{}
 	var ruled []*Record
 	for _, rec := range recs {
 		if rec.Corrupt != "" {
 			continue
 		}
-		req := pv.Policy.Requirement(subjectOf(rec))
-		if !req.Ruled() {
+		var pn *pins
+		if rec.EffectiveStatus.Open() {
+			pn = pinsOf[rec.ApprovalID]
+		}
+		gs, err := gatesOf(ctx, s.rdb, rec, pv, pn)
+		var rf *RefusedError
+		if errors.As(err, &rf) {
+			rf.ID = rec.ApprovalID
+			return nil, pv, err
+		}
+		if err != nil {
+			return nil, pv, classify("policy", err)
+		}
+		if len(gs) == 0 {
 			continue
 		}
-		out[rec.ApprovalID] = &Quorum{Standing: pv.Policy.Stand(req, nil), Policy: pv, Requesters: requesters(&rec.Proposal)}
+		gatesBy[rec.ApprovalID] = gs
+		q := &Quorum{Requesters: requesters(&rec.Proposal, pn), Versions: versionsOf(gs)}
+		q.Standing, q.Policy, _ = standAll(gs, nil)
+		out[rec.ApprovalID] = q
 		if rec.EffectiveStatus.Open() {
 			ruled = append(ruled, rec)
 		}
@@ -337,7 +543,6 @@ func (st *Store) Quorums(ctx context.Context, recs []*Record) (map[string]*Quoru
 	if len(ruled) == 0 {
 		return out, pv, nil
 	}
-	s := st.bind()
 	votes := map[string][]Vote{}
 	const chunk = 200
 	for i := 0; i < len(ruled); i += chunk {
@@ -370,9 +575,21 @@ func (st *Store) Quorums(ctx context.Context, recs []*Record) (map[string]*Quoru
 				q.Votes = append(q.Votes, v)
 			}
 		}
-		q.Standing = pv.Policy.Stand(q.Requirement, votersOf(q.Votes))
+		q.Standing, q.Policy, _ = standAll(gatesBy[rec.ApprovalID], votersOf(q.Votes))
 	}
 	return out, pv, nil
+}
+
+// Requesters are the people who may not approve rec where a rule applies
+// (lower case): who submitted it, as the store recorded the submitting
+// actor's person, and the names its requester and origin give.
+func (st *Store) Requesters(ctx context.Context, rec *Record) ([]string, error) {
+	s := st.bind()
+	all, err := readPins(ctx, s.rdb, []string{rec.ApprovalID})
+	if err != nil && !s.eng.noTable(err) {
+		return nil, classify("audit", err)
+	}
+	return requesters(&rec.Proposal, all[rec.ApprovalID]), nil
 }
 
 // Quorum is Quorums for one record (nil: no rule applies).
@@ -404,33 +621,62 @@ type ballot struct {
 }
 
 // vote is the quorum's part of an approval, inside its transaction, after
-// every other gate passed: it reads the policy in force and the votes, and
-// either lets the approval consume (met), or records it as a vote, or
-// refuses it (self-approval, a second vote by one person, a vote that
-// cannot count).
+// every other gate passed: it reads the policy in force, the versions the
+// proposal is pinned to (at its submit and at each vote cast on it) and the
+// votes, and either lets the approval consume (met under every version),
+// or records it as a vote, or refuses it (self-approval, a second vote by
+// one person, an actor that names no person, a vote that cannot count).
+// Who votes is the actor's structured Person and Key (policy.VoterOf),
+// never anything read from its name.
 func (s bound) vote(ctx context.Context, rec *Record, actor model.Actor) (*ballot, error) {
-	pv, err := readPolicy(ctx, s.w)
-	var rf *RefusedError
-	if errors.As(err, &rf) {
-		rf.ID = rec.ApprovalID // the proposal refused, not "policy"
+	refused := func(err error) error {
+		var rf *RefusedError
+		if errors.As(err, &rf) {
+			rf.ID = rec.ApprovalID // the proposal refused, not "policy"
+		}
+		return err
 	}
+	pv, err := readPolicy(ctx, s.w)
 	if err != nil {
-		return nil, err
+		return nil, refused(err)
 	}
 	if pv == nil {
 		return &ballot{met: true}, nil
 	}
-	req := pv.Policy.Requirement(subjectOf(rec))
-	if !req.Ruled() {
+	all, err := readPins(ctx, s.w, []string{rec.ApprovalID})
+	if err != nil {
+		return nil, err
+	}
+	pn := all[rec.ApprovalID]
+	gs, err := gatesOf(ctx, s.w, rec, pv, pn)
+	if err != nil {
+		return nil, refused(err)
+	}
+	if len(gs) == 0 {
 		return &ballot{met: true}, nil
 	}
-	b := &ballot{q: &Quorum{Policy: pv, Requesters: requesters(&rec.Proposal)}}
+	b := &ballot{q: &Quorum{Policy: gs[0].pv, Requesters: requesters(&rec.Proposal, pn), Versions: versionsOf(gs)}}
+	label := func() string {
+		if len(gs) == 1 {
+			return gs[0].pv.Label()
+		}
+		ls := make([]string, len(gs))
+		for i, g := range gs {
+			ls[i] = g.pv.Label()
+		}
+		return strings.Join(ls, " and ")
+	}
 	me := policy.VoterOf(actor)
+	if me.Person == "" {
+		return nil, &RefusedError{ID: rec.ApprovalID, Code: RefusedNotEligible, Reason: fmt.Sprintf(
+			"%s names no person approve-tui established (an OS user, or an SSH key the server verified): under policy %s its vote cannot be counted",
+			model.Sanitize(actor.String(), model.Line), label())}
+	}
 	for _, who := range b.q.Requesters {
 		if policy.SamePerson(who, me.Person) {
 			return nil, &RefusedError{ID: rec.ApprovalID, Code: RefusedSelfApproval, Reason: fmt.Sprintf(
 				"%s asked for it (%s): under policy %s, nobody approves a proposal of their own agent; another approver must",
-				model.Sanitize(who, model.Line), model.Sanitize(requesterWords(&rec.Proposal), model.Line), pv.Label())}
+				model.Sanitize(who, model.Line), model.Sanitize(requesterWords(&rec.Proposal, pn), model.Line), label())}
 		}
 	}
 	rows, err := s.w.QueryContext(ctx, `SELECT approval_id, actor, surface, person, key_fp, payload_sha256, at, ended, ended_at
@@ -438,19 +684,20 @@ func (s bound) vote(ctx context.Context, rec *Record, actor model.Actor) (*ballo
 	if err != nil {
 		return nil, err
 	}
-	all, err := scanVotes(rows)
+	cast, err := scanVotes(rows)
 	if err != nil {
 		return nil, err
 	}
 	now := model.Epoch(s.now())
 	var stale []Vote
-	for _, v := range all {
+	for _, v := range cast {
 		if v.PayloadSHA256 != rec.PayloadSHA256 {
 			stale = append(stale, v) // cast on other content: it no longer counts
 			continue
 		}
 		b.q.Votes = append(b.q.Votes, v)
 	}
+	before, _, each := standAll(gs, votersOf(b.q.Votes))
 	for _, v := range b.q.Votes {
 		if me.Same(policy.Voter{Person: v.Person, Key: v.Key}) {
 			how := "by name"
@@ -460,11 +707,16 @@ func (s bound) vote(ctx context.Context, rec *Record, actor model.Actor) (*ballo
 			return nil, &RefusedError{ID: rec.ApprovalID, Code: RefusedDuplicateApprover, Reason: fmt.Sprintf(
 				"%s voted already (as %s, %s): one person counts once, whatever the surface, key or host; %s still needs %s",
 				model.Sanitize(me.Person, model.Line), model.Sanitize(v.Actor, model.Line), how,
-				model.Sanitize(rec.ApprovalID, model.Line), pv.Policy.Stand(req, votersOf(b.q.Votes)).Needed())}
+				model.Sanitize(rec.ApprovalID, model.Line), before.Needed())}
 		}
 	}
-	before := pv.Policy.Stand(req, votersOf(b.q.Votes))
-	if !pv.Policy.Helps(before, me.Person) {
+	helps := false
+	for i, g := range gs {
+		if !each[i].Met() && g.pv.Policy.Helps(each[i], me.Person) {
+			helps = true
+		}
+	}
+	if !helps && !before.Met() {
 		return nil, &RefusedError{ID: rec.ApprovalID, Code: RefusedNotEligible, Reason: fmt.Sprintf(
 			"%s still needs %s, and %s is not in that group: the vote would not count",
 			model.Sanitize(rec.ApprovalID, model.Line), before.Needed(), model.Sanitize(me.Person, model.Line))}
@@ -486,11 +738,13 @@ func (s bound) vote(ctx context.Context, rec *Record, actor model.Actor) (*ballo
 		return nil, err
 	}
 	b.q.Votes = append(b.q.Votes, mine)
-	b.q.Standing = pv.Policy.Stand(req, votersOf(b.q.Votes))
+	b.q.Standing, b.q.Policy, _ = standAll(gs, votersOf(b.q.Votes))
 	if !b.q.Met() {
+		// policy_version is the version in force now: it pins this
+		// proposal from here on (readPins), whatever is set later.
 		b.entries = append(b.entries, auditEntry{id: rec.ApprovalID, event: EventVote, outcome: OutcomeOK, detail: map[string]any{
-			"payload_sha256": rec.PayloadSHA256, "policy_version": pv.Version, "voters": b.q.Voters(),
-			"progress": b.q.Progress(), "needed": b.q.Needed(),
+			"payload_sha256": rec.PayloadSHA256, "policy_version": pv.Version, "policy_versions": b.q.Versions,
+			"voters": b.q.Voters(), "progress": b.q.Progress(), "needed": b.q.Needed(),
 		}})
 		return b, nil
 	}
@@ -501,9 +755,13 @@ func (s bound) vote(ctx context.Context, rec *Record, actor model.Actor) (*ballo
 
 // requesterWords names who asked: the requester, and the person whose
 // agent submitted it.
-func requesterWords(p *model.Proposal) string {
-	if p.Origin != "" && p.Origin != p.Requester {
-		return "requester " + p.Requester + ", submitted by " + p.Origin
+func requesterWords(p *model.Proposal, pn *pins) string {
+	by := p.Origin
+	if pn != nil && pn.submitter != "" && !policy.SamePerson(p.Origin, pn.submitter) {
+		by = pn.submitter
+	}
+	if by != "" && by != p.Requester {
+		return "requester " + p.Requester + ", submitted by " + by
 	}
 	return "requester " + p.Requester
 }
@@ -536,6 +794,7 @@ func (b *ballot) quorumDetail(d map[string]any) {
 	}
 	d["approvers"] = b.q.Voters()
 	d["policy_version"] = b.q.Policy.Version
+	d["policy_versions"] = b.q.Versions
 	d["quorum"] = b.q.Approvals
 }
 

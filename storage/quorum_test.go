@@ -24,7 +24,13 @@ var admin = model.Actor{Surface: model.SurfaceCLI, Name: "root@ops-1", Person: "
 
 // who is a person of their own on the command line: "NAME@host-NAME".
 func who(name string) model.Actor {
-	return model.Actor{Surface: model.SurfaceCLI, Name: name + "@host-" + name}
+	return model.Actor{Surface: model.SurfaceCLI, Name: name + "@host-" + name, Person: name}
+}
+
+// sshActor is a person over SSH, as the server makes them: the key's
+// comment and fingerprint shown, the person and the verified key set apart.
+func sshActor(comment, person, key string) model.Actor {
+	return model.Actor{Surface: model.SurfaceSSH, Name: comment + " (" + key + ")", Person: person, Key: key}
 }
 
 // putPolicy reads src as a policy file and puts it in force.
@@ -214,7 +220,7 @@ func TestQuorumVotesThenConsumes(t *testing.T) {
 			pv := putPolicy(t, s, highNeeds(n))
 			rec := submitHigh(t, s, c, "quorum-stop-pg")
 			people := []model.Actor{who("alice"), who("bob"), who("carol")}[:n]
-			people[0] = model.Actor{Surface: model.SurfaceSSH, Name: "alice@laptop (SHA256:aaa)"}
+			people[0] = sshActor("alice@laptop", "alice", "SHA256:aaa")
 			var names []string
 			for _, a := range people {
 				names = append(names, a.String())
@@ -485,13 +491,13 @@ func TestQuorumSamePersonTwiceIsRefused(t *testing.T) {
 	putPolicy(t, s, highNeeds(2))
 
 	byName := submitHigh(t, s, c, "dup-by-name")
-	_, err := approve(s, byName, model.Actor{Surface: model.SurfaceSSH, Name: "alice@laptop (SHA256:aaa)"})
+	_, err := approve(s, byName, sshActor("alice@laptop", "alice", "SHA256:aaa"))
 	wantVote(t, err, 1, 1)
 	for _, again := range []model.Actor{
-		{Surface: model.SurfaceCLI, Name: "alice@ops-1"},
-		{Surface: model.SurfaceTUI, Name: "ALICE@ops-2"},
+		{Surface: model.SurfaceCLI, Name: "alice@ops-1", Person: "alice"},
+		{Surface: model.SurfaceTUI, Name: "ALICE@ops-2", Person: "ALICE"},
 		{Surface: model.SurfaceCLI, Name: "root@ops-1", Person: "alice"}, // sudo
-		{Surface: model.SurfaceSSH, Name: "laptop-key (SHA256:aaa)"},
+		sshActor("laptop-key", "laptop-key", "SHA256:aaa"),
 	} {
 		_, err = approve(s, byName, again)
 		rf := wantRefused(t, err, RefusedDuplicateApprover)
@@ -504,15 +510,15 @@ func TestQuorumSamePersonTwiceIsRefused(t *testing.T) {
 	wantPendingRow(t, db, byName.ApprovalID)
 
 	byKey := submitHigh(t, s, c, "dup-by-key")
-	_, err = approve(s, byKey, model.Actor{Surface: model.SurfaceSSH, Name: "alice (SHA256:k)"})
+	_, err = approve(s, byKey, sshActor("alice", "alice", "SHA256:k"))
 	wantVote(t, err, 1, 1)
-	_, err = approve(s, byKey, model.Actor{Surface: model.SurfaceSSH, Name: "mallory (SHA256:k)"})
+	_, err = approve(s, byKey, sshActor("mallory", "mallory", "SHA256:k"))
 	if rf := wantRefused(t, err, RefusedDuplicateApprover); !strings.Contains(rf.Reason, "by key SHA256:k") {
 		t.Fatalf("reason %q", rf.Reason)
 	}
 	wantRefusalAudited(t, s, byKey.ApprovalID, RefusedDuplicateApprover)
 	// Another key of another person counts.
-	if r, err := approve(s, byKey, model.Actor{Surface: model.SurfaceSSH, Name: "bob (SHA256:b)"}); err != nil ||
+	if r, err := approve(s, byKey, sshActor("bob", "bob", "SHA256:b")); err != nil ||
 		r.ConsumedBy != "alice (SHA256:k) via ssh, bob (SHA256:b) via ssh" {
 		t.Fatalf("a second person: %v", err)
 	}
@@ -539,7 +545,7 @@ func TestQuorumSelfApproval(t *testing.T) {
 	wantRefusalAudited(t, s, mine.ApprovalID, RefusedSelfApproval)
 	_, err = approve(s, mine, who("alice"))
 	wantVote(t, err, 1, 1)
-	_, err = approve(s, mine, model.Actor{Surface: model.SurfaceSSH, Name: "Bob (SHA256:bbb)"})
+	_, err = approve(s, mine, sshActor("Bob", "Bob", "SHA256:bbb"))
 	wantRefused(t, err, RefusedSelfApproval)
 	if q, err := s.Quorum(ctx, mine); err != nil || !slices.Equal(q.Requesters, []string{"bob"}) {
 		t.Fatalf("requesters %+v %v", q, err)
@@ -702,7 +708,7 @@ func TestQuorumGroups(t *testing.T) {
 		}
 		wantRefusalAudited(t, s, rec.ApprovalID, RefusedNotEligible)
 		wantVotes(t, s, rec.ApprovalID, "")
-		if r, err := approve(s, rec, model.Actor{Surface: model.SurfaceSSH, Name: "Alice (SHA256:a1)"}); err != nil ||
+		if r, err := approve(s, rec, sshActor("Alice", "Alice", "SHA256:a1")); err != nil ||
 			r.Status != model.StatusConsumed {
 			t.Fatalf("a dba completes it: %v", err)
 		}
@@ -799,7 +805,7 @@ func TestQuorumTier2Phrase(t *testing.T) {
 	if m := py.get(id); m["status"] != "pending_confirm" || m["consumed_by"] != nil {
 		t.Fatalf("python reads %v", m)
 	}
-	_, err = s.ConsumePhrase(ctx, id, phrase, r.PayloadSHA256, PhraseOptions{}, model.Actor{Surface: model.SurfaceSSH, Name: "alice (SHA256:x)"})
+	_, err = s.ConsumePhrase(ctx, id, phrase, r.PayloadSHA256, PhraseOptions{}, sshActor("alice", "alice", "SHA256:x"))
 	wantRefused(t, err, RefusedDuplicateApprover)
 	wantRefusalAudited(t, s, id, RefusedDuplicateApprover)
 	// By its id, a tier-2 proposal is refused before any vote.
@@ -932,7 +938,16 @@ func TestQuorumSetPolicy(t *testing.T) {
 	if err != nil || !changed || v3.Version != 3 {
 		t.Fatalf("set over an unreadable version: %+v %v %v", v3, changed, err)
 	}
-	if r, err := s.Consume(ctx, low.ApprovalID, low.ApprovalID, who("bob")); err != nil || r.Status != model.StatusConsumed {
+	// A proposal submitted under the damaged version stays refused: what
+	// that version asked of it cannot be known, and no later version
+	// lowers it. One submitted now is decided under v3.
+	_, err = s.Consume(ctx, low.ApprovalID, low.ApprovalID, who("bob"))
+	if rf := wantRefused(t, err, RefusedPolicyUnreadable); !strings.Contains(rf.Reason, "policy v2") {
+		t.Fatalf("the refusal does not name v2: %v", err)
+	}
+	low2 := proposal("policy-low-risk-2", "ls -la", model.RiskLow, c.Now(), time.Hour)
+	mustSubmit(t, s, low2)
+	if r, err := s.Consume(ctx, low2.ApprovalID, low2.ApprovalID, who("bob")); err != nil || r.Status != model.StatusConsumed {
 		t.Fatalf("after the policy is set again: %v", err)
 	}
 	verifyOK(t, s)

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/policy"
 )
 
 // Audit event names.
@@ -242,11 +243,25 @@ func (st *Store) Submit(ctx context.Context, p *model.Proposal, actor model.Acto
 		if _, err := s.ws.rankPut.ExecContext(ctx, p.ApprovalID, eff.Rank(), nullFloat(p.ExpiresAt)); err != nil {
 			return nil, err
 		}
-		return []auditEntry{{id: p.ApprovalID, event: EventSubmit, outcome: OutcomeOK, detail: map[string]any{
+		d := map[string]any{
 			"risk":           string(p.RiskLevel),
 			"session":        p.SessionKey,
 			"payload_sha256": sha256Hex(payload),
-		}}}, nil
+		}
+		// What pins the quorum (readPins): the policy version in force now,
+		// which no later version can lower, and who submitted it, as the
+		// actor's structured person (never the origin's text).
+		var version sql.NullInt64
+		if err := s.w.QueryRowContext(ctx, `SELECT MAX(version) FROM approve_tui_policy`).Scan(&version); err != nil {
+			return nil, err
+		}
+		if version.Valid {
+			d["policy_version"] = version.Int64
+		}
+		if who := policy.VoterOf(actor); who.Person != "" {
+			d["submitter_person"] = who.Person
+		}
+		return []auditEntry{{id: p.ApprovalID, event: EventSubmit, outcome: OutcomeOK, detail: d}}, nil
 	}})
 }
 

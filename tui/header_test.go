@@ -19,7 +19,7 @@ const sshFingerprint = "SHA256:KBP3b58KGhZXa/axgylmak/Y+aKlwzrQQb4wgASFk0M"
 // readOnly makes it a watcher's.
 func sshConsole(t *testing.T, f *fixture, name, follow string, w, h int, readOnly bool) *Model {
 	t.Helper()
-	m := New(Options{Store: f.s, Actor: model.Actor{Surface: model.SurfaceSSH, Name: name + " (" + sshFingerprint + ")", ReadOnly: readOnly},
+	m := New(Options{Store: f.s, Actor: model.Actor{Surface: model.SurfaceSSH, Name: name + " (" + sshFingerprint + ")", ReadOnly: readOnly, Person: name, Key: sshFingerprint},
 		Name: name, Follow: follow, Renderer: asciiRenderer(), Now: fixedNow, NoWatch: true, Label: "ssh: " + name})
 	_, cmd := m.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	Settle(m, tea.Batch(cmd, m.Init()))

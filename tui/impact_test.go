@@ -41,7 +41,7 @@ func submitImpact(t *testing.T, f *fixture, d risk.Draft) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.s.Submit(context.Background(), p, model.Actor{Surface: model.SurfaceHook, Name: "agent@test"}); err != nil {
+	if err := f.s.Submit(context.Background(), p, model.Actor{Surface: model.SurfaceHook, Name: "agent@test", Person: "agent"}); err != nil {
 		t.Fatal(err)
 	}
 	return p.ApprovalID

@@ -16,7 +16,7 @@ import (
 // the outcome column, as it shows an execution event's outcome.
 func TestHistoryShowsPolicyDecisions(t *testing.T) {
 	f := newFixture(t)
-	runner := model.Actor{Surface: model.SurfaceRunner, Name: "dev@laptop"}
+	runner := model.Actor{Surface: model.SurfaceRunner, Name: "dev@laptop", Person: "dev"}
 	for _, r := range []*storage.PolicyRecord{
 		{Decision: storage.PolicyAllow, Reason: "no dangerous pattern matched", Command: "ls -la", Risk: model.RiskLow},
 		{Decision: storage.PolicyDeny, Reason: "hardline: format filesystem (mkfs)", Command: "mkfs.ext4 /dev/sdz", Risk: model.RiskHigh},
@@ -41,7 +41,7 @@ func TestHistoryTellsRunningFromRunnerDied(t *testing.T) {
 	if _, err := f.s.Consume(ctx, id, id, rival); err != nil {
 		t.Fatal(err)
 	}
-	runner := model.Actor{Surface: model.SurfaceRunner, Name: "dev@laptop"}
+	runner := model.Actor{Surface: model.SurfaceRunner, Name: "dev@laptop", Person: "dev"}
 	if err := f.s.RecordExecution(ctx, id, model.ExecStarted, "pid 4242", runner); err != nil {
 		t.Fatal(err)
 	}

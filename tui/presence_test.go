@@ -12,7 +12,7 @@ import (
 
 func namedConsole(t *testing.T, f *fixture, name string, w, h int) *Model {
 	t.Helper()
-	m := New(Options{Store: f.s, Actor: model.Actor{Surface: model.SurfaceSSH, Name: name + " (SHA256:x)"}, Name: name,
+	m := New(Options{Store: f.s, Actor: model.Actor{Surface: model.SurfaceSSH, Name: name + " (SHA256:x)", Person: name, Key: "SHA256:x"}, Name: name,
 		Renderer: asciiRenderer(), Now: fixedNow, NoWatch: true, Label: "demo seed 1 (test)"})
 	_, cmd := m.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	Settle(m, tea.Batch(cmd, m.Init()))

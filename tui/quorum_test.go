@@ -32,8 +32,8 @@ policy:
 `
 
 var (
-	admin = model.Actor{Surface: model.SurfaceCLI, Name: "admin@ops-1"}
-	bob   = model.Actor{Surface: model.SurfaceSSH, Name: "bob@desk (SHA256:bobkey)", Person: "bob"}
+	admin = model.Actor{Surface: model.SurfaceCLI, Name: "admin@ops-1", Person: "admin"}
+	bob   = model.Actor{Surface: model.SurfaceSSH, Name: "bob@desk (SHA256:bobkey)", Person: "bob", Key: "SHA256:bobkey"}
 )
 
 // setPolicy puts src in force on s.
@@ -336,7 +336,7 @@ func TestPresenceWithVotes(t *testing.T) {
 	f := newFixture(t)
 	setPolicy(t, f.s, twoPerson)
 	person := func(name string) *Model {
-		m := New(Options{Store: f.s, Actor: model.Actor{Surface: model.SurfaceSSH, Name: name + " (SHA256:" + name + "key)"}, Name: name,
+		m := New(Options{Store: f.s, Actor: model.Actor{Surface: model.SurfaceSSH, Name: name + " (SHA256:" + name + "key)", Person: name, Key: "SHA256:" + name + "key"}, Name: name,
 			Renderer: asciiRenderer(), Now: fixedNow, NoWatch: true, Label: "presence"})
 		_, cmd := m.Update(windowSize(120, 40))
 		Settle(m, tea.Batch(cmd, m.Init()))
