@@ -73,9 +73,17 @@ func terraformArgs(a *analysis, _ string, args []string) {
 	}
 	plan := plans[0]
 	for _, v := range []string{"TF_CLI_ARGS", "TF_CLI_ARGS_apply"} {
-		if os.Getenv(v) != "" {
-			// terraform adds these words to the command's own: which plan
-			// it applies, if any, is not the command's alone.
+		// terraform adds these words to the command's own: which plan it
+		// applies, if any, is not the command's alone. Read as the shell
+		// passes them: the environment the command runs in, then what the
+		// command exports or sets before terraform.
+		// (An entry missing from a.env is a variable the command's
+		// environment does not have.)
+		switch e, ok := a.env[v]; {
+		case ok && e.state == varUnknown:
+			a.unknown = append(a.unknown, "terraform apply "+plan+" ("+v+" may be set: it would add words to the command)")
+			return
+		case e.state == varSet && e.val != "":
 			a.unknown = append(a.unknown, "terraform apply "+plan+" ("+v+" is set: it adds words to the command)")
 			return
 		}

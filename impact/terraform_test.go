@@ -329,9 +329,35 @@ func TestTerraformWithoutASavedPlan(t *testing.T) {
 		"terraform -chdir=/nowhere apply x.tfplan": "no such plan file",
 	})
 	// Words terraform takes from its environment are not the command's.
-	t.Setenv("TF_CLI_ARGS_apply", "-var-file")
-	onlyUnknown(t, dir, map[string]string{"terraform apply x.tfplan": "TF_CLI_ARGS_apply is set"})
-	t.Setenv("TF_CLI_ARGS_apply", "")
+	// From the environment the command runs in, or set by the command
+	// itself before terraform: either way terraform reads them.
+	for env, cmds := range map[string]map[string]string{
+		"TF_CLI_ARGS_apply=-var-file": {"terraform apply x.tfplan": "TF_CLI_ARGS_apply is set"},
+		"TF_CLI_ARGS=-destroy":        {"terraform apply x.tfplan": "TF_CLI_ARGS is set"},
+		"": {
+			"TF_CLI_ARGS_apply=-destroy terraform apply x.tfplan":         "TF_CLI_ARGS_apply is set",
+			"export TF_CLI_ARGS=-destroy; terraform apply x.tfplan":       "TF_CLI_ARGS is set",
+			"TF_CLI_ARGS=x; export TF_CLI_ARGS; terraform apply x.tfplan": "TF_CLI_ARGS is set",
+			"env TF_CLI_ARGS_apply=-destroy terraform apply x.tfplan":     "TF_CLI_ARGS_apply is set",
+			"bash -c 'export TF_CLI_ARGS=-x; terraform apply x.tfplan'":   "TF_CLI_ARGS is set",
+			"source ./vars.sh; terraform apply x.tfplan":                  "TF_CLI_ARGS may be set",
+			"sudo terraform apply x.tfplan":                               "TF_CLI_ARGS may be set",
+		},
+	} {
+		for cmd, why := range cmds {
+			p := Compute(context.Background(), cmd, Options{Cwd: dir, Env: []string{env}})
+			if len(p.Targets) != 0 || len(p.Unknown) == 0 || !strings.Contains(strings.Join(p.Unknown, "\n"), why) {
+				t.Errorf("%s with %q: %+v %q, want an unknown part saying %q", cmd, env, p.Targets, p.Unknown, why)
+			}
+		}
+	}
+	// Set but empty, or set only for another command: the plan is read.
+	for _, cmd := range []string{"TF_CLI_ARGS= terraform apply x.tfplan", "TF_CLI_ARGS=-x true; terraform apply x.tfplan"} {
+		p := Compute(context.Background(), cmd, Options{Cwd: dir})
+		if strings.Contains(strings.Join(p.Unknown, "\n"), "TF_CLI_ARGS") {
+			t.Errorf("%s: %q", cmd, p.Unknown)
+		}
+	}
 	p := Compute(context.Background(), "terraform -chdir=sub apply x.tfplan", Options{})
 	if len(p.Targets) != 0 || len(p.Unknown) != 1 || !strings.Contains(p.Unknown[0], "working directory is not known") {
 		t.Errorf("relative -chdir, no cwd: %+v %q", p.Targets, p.Unknown)
