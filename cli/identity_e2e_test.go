@@ -121,30 +121,12 @@ func (r *identityRig) approve(cred *osUser, wrap, env []string, id string) (int,
 // votes reads id's votes from the store.
 func (r *identityRig) votes(id string) []storage.Vote {
 	r.t.Helper()
-	s, err := storage.Open(context.Background(), r.db, storage.Options{ReadOnly: true})
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	defer s.Close()
-	vs, err := s.Votes(context.Background(), id)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	return vs
+	return readStore(r.t, r.db, func(ctx context.Context, s *storage.Store) ([]storage.Vote, error) { return s.Votes(ctx, id) })
 }
 
 func (r *identityRig) record(id string) *storage.Record {
 	r.t.Helper()
-	s, err := storage.Open(context.Background(), r.db, storage.Options{ReadOnly: true})
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	defer s.Close()
-	rec, err := s.Get(context.Background(), id)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	return rec
+	return readStore(r.t, r.db, func(ctx context.Context, s *storage.Store) (*storage.Record, error) { return s.Get(ctx, id) })
 }
 
 // An agent's host name that says "(as carol)" neither lets the agent

@@ -63,15 +63,9 @@ func TestServeShutdownAuditsOpenSessions(t *testing.T) {
 // sessionEvents are the session events with reason what in the rig's store.
 func (r *sshRig) sessionEvents(t *testing.T, what string) []storage.AuditEvent {
 	t.Helper()
-	s, err := storage.Open(context.Background(), r.db, storage.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	evs, err := s.Audit(context.Background(), storage.AuditQuery{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	evs := readStore(t, r.db, func(ctx context.Context, s *storage.Store) ([]storage.AuditEvent, error) {
+		return s.Audit(ctx, storage.AuditQuery{})
+	})
 	var out []storage.AuditEvent
 	for _, e := range evs {
 		if e.Event == storage.EventSession && e.Reason == what {

@@ -130,14 +130,22 @@ func (r *sshRig) connect(user, key string, w, h int, remote ...string) *demoInTm
 // get reads proposal id from the store, read-only.
 func (r *sshRig) get(id string) *storage.Record {
 	r.t.Helper()
-	s, err := storage.Open(context.Background(), r.db, storage.Options{ReadOnly: true})
+	return readStore(r.t, r.db, func(ctx context.Context, s *storage.Store) (*storage.Record, error) { return s.Get(ctx, id) })
+}
+
+// readStore opens db read-only, reads what read returns, and closes it;
+// either failing fails t.
+func readStore[T any](t testing.TB, db string, read func(context.Context, *storage.Store) (T, error)) T {
+	t.Helper()
+	ctx := context.Background()
+	s, err := storage.Open(ctx, db, storage.Options{ReadOnly: true})
 	if err != nil {
-		r.t.Fatal(err)
+		t.Fatal(err)
 	}
 	defer s.Close()
-	rec, err := s.Get(context.Background(), id)
+	v, err := read(ctx, s)
 	if err != nil {
-		r.t.Fatal(err)
+		t.Fatal(err)
 	}
-	return rec
+	return v
 }

@@ -144,26 +144,18 @@ var errUnseen = errors.New("not looked at")
 // lstat is os.Lstat within the budget: errUnseen when a bound was
 // reached or the path could not be looked at (both counted for the
 // reasons); a path that is not there is fs.ErrNotExist.
-func (b *budget) lstat(p string) (fs.FileInfo, error) {
-	if b.out() || b.capped {
-		b.unseen++
-		return nil, errUnseen
-	}
-	fi, err := os.Lstat(p)
-	if err != nil && !absent(err) {
-		b.unstat.add(p)
-		return nil, errUnseen
-	}
-	return fi, err
-}
+func (b *budget) lstat(p string) (fs.FileInfo, error) { return b.look(p, os.Lstat) }
 
 // stat is os.Stat (symlinks followed) within the budget, as lstat.
-func (b *budget) stat(p string) (fs.FileInfo, error) {
+func (b *budget) stat(p string) (fs.FileInfo, error) { return b.look(p, os.Stat) }
+
+// look is how lstat and stat look at p within the budget.
+func (b *budget) look(p string, how func(string) (fs.FileInfo, error)) (fs.FileInfo, error) {
 	if b.out() || b.capped {
 		b.unseen++
 		return nil, errUnseen
 	}
-	fi, err := os.Stat(p)
+	fi, err := how(p)
 	if err != nil && !absent(err) {
 		b.unstat.add(p)
 		return nil, errUnseen
