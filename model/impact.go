@@ -74,7 +74,7 @@ const (
 	// reset, rebase, checkout -B or branch -f; its Commits are those left
 	// on no ref.
 	OpMoveBranch = "move-branch"
-	OpApply        = "apply"
+	OpApply      = "apply"
 )
 
 // Touches reports whether t names something that exists and would go or
