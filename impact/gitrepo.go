@@ -395,6 +395,7 @@ func (g *repo) lost(ctx context.Context, tips, keep []plumbing.Hash) ([]*object.
 	const fromTips, fromKeep = 1, 2
 	flags := map[plumbing.Hash]uint8{}
 	done := map[plumbing.Hash]uint8{}
+	order := map[plumbing.Hash]int{} // when first walked: newest first, children before parents
 	inQueue := map[plumbing.Hash]int{}
 	commits := map[plumbing.Hash]*object.Commit{}
 	q := &commitQueue{}
@@ -442,7 +443,7 @@ func (g *repo) lost(ctx context.Context, tips, keep []plumbing.Hash) ([]*object.
 		if open == 0 && (oldestOnly.IsZero() || (*q)[0].Committer.When.Before(oldestOnly)) {
 			break
 		}
-		if steps++; steps%512 == 0 && (time.Now().After(g.deadline) || ctx.Err() != nil) || steps > walkMaxCommits {
+		if steps++; steps%512 == 1 && (time.Now().After(g.deadline) || ctx.Err() != nil) || steps > walkMaxCommits {
 			return nil, errCut
 		}
 		c := heap.Pop(q).(*object.Commit)
@@ -453,6 +454,9 @@ func (g *repo) lost(ctx context.Context, tips, keep []plumbing.Hash) ([]*object.
 		}
 		if done[c.Hash] == f {
 			continue
+		}
+		if _, ok := done[c.Hash]; !ok {
+			order[c.Hash] = steps
 		}
 		done[c.Hash] = f
 		if f == fromTips && (oldestOnly.IsZero() || c.Committer.When.Before(oldestOnly)) {
@@ -470,12 +474,7 @@ func (g *repo) lost(ctx context.Context, tips, keep []plumbing.Hash) ([]*object.
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b *object.Commit) int {
-		if c := b.Committer.When.Compare(a.Committer.When); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Hash.String(), b.Hash.String())
-	})
+	slices.SortFunc(out, func(a, b *object.Commit) int { return order[a.Hash] - order[b.Hash] })
 	return out, nil
 }
 
