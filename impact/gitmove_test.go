@@ -66,7 +66,7 @@ func TestGitMovesNameTheCommitsLeftBehind(t *testing.T) {
 		{cmd: "git rebase HEAD~2", none: true}, // already on top: nothing rewritten
 		{cmd: "git checkout -B main2 origin/main", setup: [][]string{{"checkout", "-q", "--detach"}, {"commit", "-q", "--allow-empty", "-m", "x1"}}, path: "main2", lost: []string{"x1"}},
 		{cmd: "git checkout -B main2", setup: [][]string{{"checkout", "-q", "--detach"}, {"commit", "-q", "--allow-empty", "-m", "x1"}}, none: true}, // main2 starts at HEAD: x1 stays
-		{cmd: "git reset --hard HEAD~1", setup: [][]string{{"checkout", "-q", "--detach", "spike"}}, path: "HEAD"}, // spike holds s1
+		{cmd: "git reset --hard HEAD~1", setup: [][]string{{"checkout", "-q", "--detach", "spike"}}, path: "HEAD"},                                   // spike holds s1
 		{cmd: "git reset --hard HEAD~1", setup: [][]string{{"checkout", "-q", "--detach"}, {"commit", "-q", "--allow-empty", "-m", "x1"}}, path: "HEAD", lost: []string{"x1"}},
 		{cmd: "git branch -M spike feature", path: "feature"}, // origin/feature holds f1, f2
 	} {
