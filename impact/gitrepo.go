@@ -361,6 +361,9 @@ func (g *repo) refs() (map[string]plumbing.Hash, error) {
 	}
 	wts, _ := os.ReadDir(filepath.Join(g.commonDir, "worktrees"))
 	for _, wt := range wts {
+		if filepath.Join(g.commonDir, "worktrees", wt.Name()) == filepath.Clean(g.gitDir) {
+			continue // this work tree's own HEAD: "HEAD" above
+		}
 		b, err := readSmall(filepath.Join(g.commonDir, "worktrees", wt.Name(), "HEAD"), 4096)
 		if err != nil {
 			continue

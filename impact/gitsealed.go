@@ -55,7 +55,9 @@ func (g *repo) sealedGit(ctx context.Context, cwd string, args ...string) ([]byt
 	if g.root == "" {
 		return nil, errors.New("a bare repository has no work tree")
 	}
-	if g.option("core", "", "worktree") != "" {
+	if wt := g.option("core", "", "worktree"); wt != "" && absolute(wt, g.gitDir) != g.root {
+		// A submodule's names the directory it is in; another is not
+		// where this preview looked.
 		return nil, errors.New("its config moves the work tree (core.worktree)")
 	}
 	bin, err := trustedGit()
@@ -237,11 +239,14 @@ func (g *repo) excludesFile() string {
 	return ""
 }
 
+// gitCandidates are where trustedGit looks, in order.
+var gitCandidates = []string{"/usr/bin/git", "/bin/git", "/usr/local/bin/git"}
+
 // trustedGit is a git binary that only root (or this user) can have put
 // there: in a system directory, not writable by group or others. The
 // PATH the preview inherits is the agent's and is not searched.
 func trustedGit() (string, error) {
-	for _, p := range []string{"/usr/bin/git", "/bin/git", "/usr/local/bin/git"} {
+	for _, p := range gitCandidates {
 		fi, err := os.Stat(p)
 		if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o022 != 0 || fi.Mode().Perm()&0o111 == 0 {
 			continue
@@ -252,5 +257,5 @@ func trustedGit() (string, error) {
 		}
 		return p, nil
 	}
-	return "", errors.New("no git in /usr/bin, /bin or /usr/local/bin owned by root")
+	return "", errors.New("no git owned by root in " + strings.Join(gitCandidates, ", "))
 }
