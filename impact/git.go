@@ -35,7 +35,42 @@ func gitOpen(a *analysis, dir string) (*repo, error) {
 // restore (the uncommitted changes that would be lost), and the commands
 // that move or delete a branch (push --force, branch -D and -f, reset,
 // rebase, checkout -B, switch -C: the commits left on no ref).
+//
+// A repository can make a read block for good (a FIFO where a ref or the
+// config should be): the preview reads it on its own goroutine, into an
+// analysis of its own, and gives up at the deadline, saying so.
 func gitArgs(a *analysis, _ string, args []string) {
+	sub := &analysis{ctx: a.ctx, o: a.o, cwd: a.cwd, depth: a.depth,
+		b: &budget{entries: a.b.entries, deadline: a.b.deadline}}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		gitArgsIn(sub, args)
+	}()
+	wait := time.Until(a.b.deadline)
+	if wait > gitTimeout {
+		wait = gitTimeout
+	}
+	timer := time.NewTimer(max(wait, 0) + gitGrace)
+	defer timer.Stop()
+	select {
+	case <-done:
+		a.targets = append(a.targets, sub.targets...)
+		a.unknown = append(a.unknown, sub.unknown...)
+		a.b.entries, a.b.cut = sub.b.entries, a.b.cut || sub.b.cut
+	case <-timer.C:
+		a.unknown = append(a.unknown, "git "+strings.Join(args, " ")+" (the repository could not be read in the time allowed)")
+	case <-a.ctx.Done():
+		a.unknown = append(a.unknown, "git "+strings.Join(args, " ")+" (the preview was stopped)")
+	}
+}
+
+// gitGrace is how long past its deadline a git preview may take to stop
+// on its own (a sealed git killed, its error reported) before it is
+// abandoned.
+const gitGrace = 500 * time.Millisecond
+
+func gitArgsIn(a *analysis, args []string) {
 	dir := a.cwd
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
 		switch {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -117,5 +118,41 @@ func TestGitBareRepository(t *testing.T) {
 	p = Compute(context.Background(), "git reset --hard", Options{Cwd: t.TempDir()})
 	if len(p.Unknown) != 1 || !strings.Contains(p.Unknown[0], "not a git repository") {
 		t.Errorf("outside a repository: %+v %q", p.Targets, p.Unknown)
+	}
+}
+
+// A FIFO where git keeps a file blocks whoever reads it: the preview
+// gives up at its deadline and says so, and never hangs.
+func TestGitFIFOInTheRepositoryDoesNotHang(t *testing.T) {
+	remote, rig := pushRig(t)
+	for _, name := range []string{"HEAD", "config", "packed-refs", "refs/heads/trap", "objects/info/alternates", "info/exclude", "index"} {
+		_, local := copyRig(t, remote, rig)
+		p := filepath.Join(local, ".git", name)
+		os.Remove(p)
+		if err := syscall.Mkfifo(p, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// Afterwards, a writer lets the abandoned reader go.
+		t.Cleanup(func() {
+			for range 4 {
+				if f, err := os.OpenFile(p, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+					f.Close()
+				}
+			}
+		})
+		for _, cmd := range []string{"git push --force origin main", "git reset --hard HEAD~1", "git clean -f"} {
+			done := make(chan *Preview, 1)
+			go func() { done <- Compute(context.Background(), cmd, Options{Cwd: local, MaxTime: 200 * time.Millisecond}) }()
+			select {
+			case pv := <-done:
+				// Either read (git never opened the FIFO) or named as not previewed.
+				if len(pv.Unknown) == 0 && len(pv.Targets) == 0 && cmd != "git clean -f" {
+					t.Errorf("%s with a FIFO at %s: nothing previewed and nothing unknown", cmd, name)
+				}
+				t.Logf("%s, FIFO at %s: %s", cmd, name, pv.Summary)
+			case <-time.After(20 * time.Second):
+				t.Fatalf("%s with a FIFO at %s: the preview hangs", cmd, name)
+			}
+		}
 	}
 }

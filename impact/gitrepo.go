@@ -1,6 +1,7 @@
 package impact
 
 import (
+	"bytes"
 	"container/heap"
 	"context"
 	"errors"
@@ -94,12 +95,12 @@ func openRepo(ctx context.Context, dir string) (*repo, error) {
 	}
 	g.r = r
 	g.cfg = gitconfig.New()
-	if f, err := os.Open(filepath.Join(g.commonDir, "config")); err == nil {
-		err = gitconfig.NewDecoder(io.LimitReader(f, 1<<20)).Decode(g.cfg)
-		f.Close()
-		if err != nil {
+	if b, err := readSmall(filepath.Join(g.commonDir, "config"), 1<<20); err == nil {
+		if err := gitconfig.NewDecoder(bytes.NewReader(b)).Decode(g.cfg); err != nil {
 			return nil, errors.New("its config does not parse: " + err.Error())
 		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
 	}
 	return g, nil
 }
@@ -383,7 +384,7 @@ func (g *repo) refs() (map[string]plumbing.Hash, error) {
 }
 
 // errCut: the walk ran out of time (or of its step bound).
-var errCut = errors.New("history too long to walk in the time allowed")
+var errCut = errors.New("out of time walking its history")
 
 // walkMaxCommits bounds one walk of history.
 const walkMaxCommits = 2_000_000

@@ -136,6 +136,9 @@ func (g *repo) sealedGit(ctx context.Context, cwd string, args ...string) ([]byt
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return nil, errors.New("out of time")
+		}
 		msg := strings.TrimSpace(errb.String())
 		if i := strings.IndexByte(msg, '\n'); i >= 0 {
 			msg = msg[:i]
