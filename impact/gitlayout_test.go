@@ -142,7 +142,9 @@ func TestGitFIFOInTheRepositoryDoesNotHang(t *testing.T) {
 		})
 		for _, cmd := range []string{"git push --force origin main", "git reset --hard HEAD~1", "git clean -f"} {
 			done := make(chan *Preview, 1)
-			go func() { done <- Compute(context.Background(), cmd, Options{Cwd: local, MaxTime: 200 * time.Millisecond}) }()
+			go func() {
+				done <- Compute(context.Background(), cmd, Options{Cwd: local, MaxTime: 200 * time.Millisecond})
+			}()
 			select {
 			case pv := <-done:
 				// Either read (git never opened the FIFO) or named as not previewed.
