@@ -158,6 +158,7 @@ func gitClean(a *analysis, dir string, args []string) {
 	g, err := gitOpen(a, dir)
 	var out []byte
 	if err == nil {
+		defer g.close()
 		out, err = g.sealedGit(a.ctx, dir, dry...)
 	}
 	if err != nil {
@@ -192,6 +193,7 @@ func gitLost(a *analysis, dir string, paths []string, hard bool) {
 	g, err := gitOpen(a, dir)
 	var out []byte
 	if err == nil {
+		defer g.close()
 		out, err = g.sealedGit(a.ctx, dir, args...)
 	}
 	if err != nil {
@@ -237,6 +239,7 @@ func gitPush(a *analysis, dir string, args []string) {
 		a.unknown = append(a.unknown, "git push in "+dir+" (not a git repository there: "+err.Error()+")")
 		return
 	}
+	defer g.close()
 	branch, _, _ := g.head()
 	var remote string
 	if len(ops) > 0 {
@@ -406,6 +409,7 @@ func gitBranch(a *analysis, dir string, args []string) {
 			a.unknown = append(a.unknown, "git branch "+strings.Join(args, " ")+" (not a git repository there: "+err.Error()+")")
 			return
 		}
+		defer g.close()
 		old, dst := "HEAD", ops[len(ops)-1]
 		if len(ops) == 2 {
 			old = ops[0]
@@ -421,6 +425,7 @@ func gitBranch(a *analysis, dir string, args []string) {
 			a.unknown = append(a.unknown, "git branch "+strings.Join(args, " ")+" (not a git repository there: "+err.Error()+")")
 			return
 		}
+		defer g.close()
 		start := "HEAD"
 		if len(ops) == 2 {
 			start = ops[1]
@@ -442,6 +447,7 @@ func gitBranchDelete(a *analysis, dir string, names []string) {
 		a.unknown = append(a.unknown, "git branch -D in "+dir+" (not a git repository there: "+err.Error()+")")
 		return
 	}
+	defer g.close()
 	refs, err := g.refs()
 	if err != nil {
 		a.unknown = append(a.unknown, "git branch -D in "+dir+" (its refs could not be read: "+err.Error()+")")
@@ -561,6 +567,7 @@ func gitReset(a *analysis, dir string, args []string) {
 		a.unknown = append(a.unknown, "git reset "+strings.Join(args, " ")+" (not a git repository there: "+err.Error()+")")
 		return
 	}
+	defer g.close()
 	if _, err := g.resolve(before[0]); err != nil && !hard && !seen {
 		if _, serr := os.Lstat(absolute(before[0], dir)); serr == nil {
 			return // git reset FILE: unstages it
@@ -618,6 +625,7 @@ func gitCheckoutB(a *analysis, dir, sub string, args []string) {
 		a.unknown = append(a.unknown, "git "+sub+" "+strings.Join(args, " ")+" (not a git repository there: "+err.Error()+")")
 		return
 	}
+	defer g.close()
 	gitMove(a, g, name, start, "git "+sub+" "+strings.Join(args, " "), true)
 }
 
@@ -641,6 +649,7 @@ func gitRebase(a *analysis, dir string, args []string) {
 		a.unknown = append(a.unknown, cmd+" (not a git repository there: "+err.Error()+")")
 		return
 	}
+	defer g.close()
 	cur, _, err := g.head()
 	if err != nil {
 		a.unknown = append(a.unknown, cmd+" (HEAD could not be read: "+err.Error()+")")

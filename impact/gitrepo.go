@@ -13,7 +13,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-billy/v5/osfs"
 	gogit "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 	"github.com/go-git/go-git/v5/plumbing"
 	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -38,7 +43,11 @@ type repo struct {
 	root, gitDir, commonDir string
 	cfg                     *gitconfig.Config
 	deadline                time.Time
+	store                   *filesystem.Storage
 }
+
+// close lets go of the pack files the reads keep open.
+func (g *repo) close() { g.store.Close() }
 
 // errNoRepo: the directory is in no git repository.
 var errNoRepo = errors.New("not a git repository")
@@ -85,21 +94,32 @@ func openRepo(ctx context.Context, dir string) (*repo, error) {
 	if b, err := readSmall(filepath.Join(g.gitDir, "commondir"), 4096); err == nil {
 		g.commonDir = absolute(strings.TrimSpace(string(b)), g.gitDir)
 	}
-	open := g.root
-	if open == "" {
-		open = g.gitDir
+	g.gitDir = filepath.Clean(g.gitDir)
+	var dot billy.Filesystem = osfs.New(g.gitDir)
+	if g.commonDir != g.gitDir {
+		dot = dotgit.NewRepositoryFilesystem(dot, osfs.New(g.commonDir))
 	}
-	r, err := gogit.PlainOpenWithOptions(open, &gogit.PlainOpenOptions{EnableDotGitCommonDir: true})
+	// Pack files stay open for the walk (closed by close): opening one
+	// per object read is most of a walk's time.
+	g.store = filesystem.NewStorageWithOptions(dot, cache.NewObjectLRUDefault(), filesystem.Options{MaxOpenDescriptors: 16})
+	var wt billy.Filesystem
+	if g.root != "" {
+		wt = osfs.New(g.root)
+	}
+	r, err := gogit.Open(g.store, wt)
 	if err != nil {
+		g.store.Close()
 		return nil, err
 	}
 	g.r = r
 	g.cfg = gitconfig.New()
 	if b, err := readSmall(filepath.Join(g.commonDir, "config"), 1<<20); err == nil {
 		if err := gitconfig.NewDecoder(bytes.NewReader(b)).Decode(g.cfg); err != nil {
+			g.close()
 			return nil, errors.New("its config does not parse: " + err.Error())
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
+		g.close()
 		return nil, err
 	}
 	return g, nil
