@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -96,6 +95,15 @@ func hostileRig(t *testing.T) (root, local string, vectors []vector, env []strin
 	sig = signedCommit(t, local, sig, "SSH", "signed by ssh", now+1)
 	git(t, local, "update-ref", "refs/remotes/origin/main", sig)
 
+	// A submodule whose own config names a program: git status looks
+	// into a submodule by starting git there.
+	subSrc := filepath.Join(root, "sub-src")
+	git(t, root, "init", "-q", subSrc)
+	tree(t, subSrc, map[string]string{"s.txt": "s"}, nil)
+	git(t, subSrc, "add", ".")
+	git(t, subSrc, "commit", "-q", "-m", "sub")
+	git(t, local, "submodule", "add", "-q", subSrc, "sub")
+
 	filters := []string{"clean", "process", "info", "include", "includeif", "global", "xdg", "system", "params", "count"}
 	files := map[string]string{"notes.txt": "notes\n"}
 	attrs := "*.txt diff=eviltextconv\nf-smudge.dat filter=evilsmudge\n"
@@ -119,6 +127,8 @@ func hostileRig(t *testing.T) (root, local string, vectors []vector, env []strin
 			}
 		}
 	}
+	tree(t, filepath.Join(local, "sub"), map[string]string{"s.txt": "changed in the submodule"}, nil)
+	git(t, local, "config", "--file", filepath.Join(local, ".git", "modules", "sub", "config"), "core.fsmonitor", marker(t, root, "submodule"))
 	if err := os.WriteFile(filepath.Join(local, ".git", "info", "attributes"), []byte("f-info.dat filter=evilinfo\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -215,6 +225,7 @@ func hostileRig(t *testing.T) (root, local string, vectors []vector, env []strin
 		{name: "include-path", trigger: status},
 		{name: "include-if", trigger: status},
 		{name: "fsmonitor", trigger: status},
+		{name: "submodule", trigger: status},
 		{name: "filter-smudge", trigger: []string{"checkout", "HEAD", "--", "f-smudge.dat"}, remove: "f-smudge.dat"},
 		{name: "textconv", trigger: []string{"diff", "--no-ext-diff", "HEAD~1", "--", "notes.txt"}},
 		{name: "diff-external", trigger: []string{"diff", "HEAD~1"}},
@@ -272,36 +283,10 @@ func cleanEnv() []string {
 	return out
 }
 
-// withEnv runs fn with the process environment changed by env, then puts
-// it back (the preview reads its environment from the process).
-func withEnv(t *testing.T, env []string, fn func()) {
-	t.Helper()
-	old := os.Environ()
-	for _, e := range env {
-		k, v, _ := strings.Cut(e, "=")
-		os.Setenv(k, v)
-	}
-	defer func() {
-		os.Clearenv()
-		for _, e := range old {
-			k, v, _ := strings.Cut(e, "=")
-			os.Setenv(k, v)
-		}
-	}()
-	fn()
-}
-
 // Every vector is live: git, used as the agent left things, runs its
-// program (in a copy, so that the preview sees the repository as it was).
+// program.
 func TestHostileRigIsLive(t *testing.T) {
-	root, local, vectors, _ := hostileRig(t)
-	copyRoot := t.TempDir()
-	if out, err := exec.Command("cp", "-a", root+"/.", copyRoot).CombinedOutput(); err != nil {
-		t.Fatalf("cp: %v %s", err, out)
-	}
-	// The copy's config still names root's programs: markers land in root/ran.
-	work := filepath.Join(copyRoot, "local")
-	_ = local
+	root, work, vectors, _ := hostileRig(t)
 	for _, v := range vectors {
 		if v.trigger == nil {
 			continue
@@ -346,7 +331,6 @@ func shellJoin(args []string) string {
 // environment it inherits), and still reports what git would.
 func TestGitPreviewRunsNothingTheRepositoryNames(t *testing.T) {
 	root, local, _, env := hostileRig(t)
-	mainSubjects := func(tg Target) []string { return subjects(tg) }
 	type check func(p *Preview) string
 	names := func(p *Preview, op string) []string {
 		var out []string
@@ -401,7 +385,7 @@ func TestGitPreviewRunsNothingTheRepositoryNames(t *testing.T) {
 		},
 		"git reset --hard HEAD~1": func(p *Preview) string {
 			tg := byOp(p, model.OpMoveBranch)
-			if tg == nil || tg.Path != "main" || !slices.Equal(mainSubjects(*tg), []string{"attrs"}) {
+			if tg == nil || tg.Path != "main" || !slices.Equal(subjects(*tg), []string{"attrs"}) {
 				return fmt.Sprintf("targets %+v", p.Targets)
 			}
 			if !strings.Contains(p.Summary, "attrs") {
@@ -423,17 +407,23 @@ func TestGitPreviewRunsNothingTheRepositoryNames(t *testing.T) {
 		},
 	}
 	for cmd, c := range cases {
-		var p *Preview
-		withEnv(t, env, func() { p = Compute(context.Background(), cmd, Options{Cwd: local}) })
-		if len(p.Unknown) != 0 {
-			t.Errorf("%s: unknown %q", cmd, p.Unknown)
-		}
-		if msg := c(p); msg != "" {
-			t.Errorf("%s: %s", cmd, msg)
-		}
-		if got := ran(t, root); len(got) != 0 {
-			t.Fatalf("%s: the preview ran the agent's programs: %q", cmd, got)
-		}
+		t.Run(cmd, func(t *testing.T) {
+			// The preview inherits the agent's environment (restored after).
+			for _, e := range env {
+				k, v, _ := strings.Cut(e, "=")
+				t.Setenv(k, v)
+			}
+			p := Compute(context.Background(), cmd, Options{Cwd: local})
+			if len(p.Unknown) != 0 {
+				t.Errorf("unknown %q", p.Unknown)
+			}
+			if msg := c(p); msg != "" {
+				t.Error(msg)
+			}
+			if got := ran(t, root); len(got) != 0 {
+				t.Fatalf("the preview ran the agent's programs: %q", got)
+			}
+		})
 	}
 	// The preview left the repository as it was.
 	if b, _ := os.ReadFile(filepath.Join(local, "a.txt")); string(b) != "changed by hand" {
@@ -442,5 +432,4 @@ func TestGitPreviewRunsNothingTheRepositoryNames(t *testing.T) {
 	if got := git(t, local, "rev-parse", "--abbrev-ref", "HEAD"); got != "main" {
 		t.Errorf("HEAD is %s", got)
 	}
-	_ = strconv.Itoa
 }
