@@ -68,7 +68,7 @@ func gitArgs(a *analysis, _ string, args []string) {
 // gitGrace is how long past its deadline a git preview may take to stop
 // on its own (a sealed git killed, its error reported) before it is
 // abandoned.
-const gitGrace = 500 * time.Millisecond
+const gitGrace = 200 * time.Millisecond
 
 func gitArgsIn(a *analysis, args []string) {
 	dir := a.cwd

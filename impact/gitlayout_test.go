@@ -158,3 +158,22 @@ func TestGitFIFOInTheRepositoryDoesNotHang(t *testing.T) {
 		}
 	}
 }
+
+// git clean -n quotes names with special bytes: the preview names the
+// files themselves.
+func TestGitCleanQuotedNames(t *testing.T) {
+	dir := gitRepo(t)
+	tree(t, dir, map[string]string{"tab\there.txt": "t", "café.txt": "c", `quote"d.txt`: "q"}, nil)
+	p := Compute(context.Background(), "git clean -f", Options{Cwd: dir})
+	var got []string
+	for _, tg := range p.Targets {
+		if !tg.Exists {
+			t.Errorf("%q does not exist", tg.Path)
+		}
+		got = append(got, filepath.Base(tg.Path))
+	}
+	slices.Sort(got)
+	if want := []string{"café.txt", "new file.txt", `quote"d.txt`, "tab\there.txt"}; !slices.Equal(got, want) {
+		t.Errorf("previewed %q, want %q", got, want)
+	}
+}
