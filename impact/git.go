@@ -2,6 +2,7 @@ package impact
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,6 +29,14 @@ func gitOpen(a *analysis, dir string) (*repo, error) {
 		g.deadline = a.b.deadline
 	}
 	return g, nil
+}
+
+// openErr says why gitOpen failed.
+func openErr(err error) string {
+	if errors.Is(err, errNoRepo) {
+		return "not a git repository there"
+	}
+	return "its repository could not be read: " + err.Error()
 }
 
 // gitArgs previews the git subcommands that destroy work: clean (what git
@@ -236,7 +245,7 @@ func gitPush(a *analysis, dir string, args []string) {
 	}
 	g, err := gitOpen(a, dir)
 	if err != nil {
-		a.unknown = append(a.unknown, "git push in "+dir+" (not a git repository there: "+err.Error()+")")
+		a.unknown = append(a.unknown, "git push in "+dir+" ("+openErr(err)+")")
 		return
 	}
 	defer g.close()
@@ -406,7 +415,7 @@ func gitBranch(a *analysis, dir string, args []string) {
 		}
 		g, err := gitOpen(a, dir)
 		if err != nil {
-			a.unknown = append(a.unknown, "git branch "+strings.Join(args, " ")+" (not a git repository there: "+err.Error()+")")
+			a.unknown = append(a.unknown, "git branch "+strings.Join(args, " ")+" ("+openErr(err)+")")
 			return
 		}
 		defer g.close()
@@ -422,7 +431,7 @@ func gitBranch(a *analysis, dir string, args []string) {
 		}
 		g, err := gitOpen(a, dir)
 		if err != nil {
-			a.unknown = append(a.unknown, "git branch "+strings.Join(args, " ")+" (not a git repository there: "+err.Error()+")")
+			a.unknown = append(a.unknown, "git branch "+strings.Join(args, " ")+" ("+openErr(err)+")")
 			return
 		}
 		defer g.close()
@@ -444,7 +453,7 @@ func gitBranch(a *analysis, dir string, args []string) {
 func gitBranchDelete(a *analysis, dir string, names []string) {
 	g, err := gitOpen(a, dir)
 	if err != nil {
-		a.unknown = append(a.unknown, "git branch -D in "+dir+" (not a git repository there: "+err.Error()+")")
+		a.unknown = append(a.unknown, "git branch -D in "+dir+" ("+openErr(err)+")")
 		return
 	}
 	defer g.close()
@@ -564,7 +573,7 @@ func gitReset(a *analysis, dir string, args []string) {
 	}
 	g, err := gitOpen(a, dir)
 	if err != nil {
-		a.unknown = append(a.unknown, "git reset "+strings.Join(args, " ")+" (not a git repository there: "+err.Error()+")")
+		a.unknown = append(a.unknown, "git reset "+strings.Join(args, " ")+" ("+openErr(err)+")")
 		return
 	}
 	defer g.close()
@@ -622,7 +631,7 @@ func gitCheckoutB(a *analysis, dir, sub string, args []string) {
 	}
 	g, err := gitOpen(a, dir)
 	if err != nil {
-		a.unknown = append(a.unknown, "git "+sub+" "+strings.Join(args, " ")+" (not a git repository there: "+err.Error()+")")
+		a.unknown = append(a.unknown, "git "+sub+" "+strings.Join(args, " ")+" ("+openErr(err)+")")
 		return
 	}
 	defer g.close()
@@ -646,7 +655,7 @@ func gitRebase(a *analysis, dir string, args []string) {
 	cmd := "git rebase " + strings.Join(args, " ")
 	g, err := gitOpen(a, dir)
 	if err != nil {
-		a.unknown = append(a.unknown, cmd+" (not a git repository there: "+err.Error()+")")
+		a.unknown = append(a.unknown, cmd+" ("+openErr(err)+")")
 		return
 	}
 	defer g.close()

@@ -177,3 +177,17 @@ func TestGitCleanQuotedNames(t *testing.T) {
 		t.Errorf("previewed %q, want %q", got, want)
 	}
 }
+
+// A ref storage go-git does not read (reftable) is not previewed as "no
+// refs": every branch would read as missing, every commit as on no ref.
+func TestGitReftableIsUnknown(t *testing.T) {
+	_, local := pushRig(t)
+	git(t, local, "config", "core.repositoryformatversion", "1")
+	git(t, local, "config", "extensions.refStorage", "reftable")
+	for _, cmd := range []string{"git branch -D feature", "git push --force origin main", "git reset --hard HEAD~1"} {
+		p := Compute(context.Background(), cmd, Options{Cwd: local})
+		if len(p.Targets) != 0 || len(p.Unknown) == 0 || !strings.Contains(strings.ToLower(strings.Join(p.Unknown, "; ")), "refstorage") {
+			t.Errorf("%s: targets %+v unknown %q", cmd, p.Targets, p.Unknown)
+		}
+	}
+}
