@@ -162,7 +162,7 @@ func Grew(approved, now *model.Impact) []string {
 		if t.Creates > old.Creates || t.Updates > old.Updates || t.Destroys > old.Destroys {
 			out = append(out, fmt.Sprintf("%s: %s now, %s when approved", t.Path, planCounts(t), planCounts(old)))
 		}
-		if t.Op == model.OpApply || t.Op == model.OpForcePush || t.Op == model.OpDeleteBranch {
+		if t.Op == model.OpApply || t.Op == model.OpForcePush || t.Op == model.OpDeleteBranch || t.Op == model.OpMoveBranch {
 			for _, d := range t.Details {
 				if !strings.HasPrefix(d, "and ") && !slices.Contains(old.Details, d) {
 					out = append(out, fmt.Sprintf("%s: %s, not in the preview approved", t.Path, d))

@@ -295,6 +295,15 @@ func otherPhrase(t Target) string {
 			return "deletes branch " + t.Path + " (its commits are on other refs)"
 		}
 		return "deletes branch " + t.Path + " and " + commits(t.Commits) + " on no other ref"
+	case t.Op == model.OpMoveBranch:
+		if t.Commits == 0 {
+			return "moves " + t.Path + " (its commits stay on other refs)"
+		}
+		s := "moves " + t.Path + " and leaves " + commits(t.Commits) + " on no ref"
+		if len(t.Details) > 0 {
+			s += " (" + t.Details[0] + ")"
+		}
+		return s
 	case t.Op == model.OpApply:
 		s := "applies " + filepath.Base(t.Path) + ": " + planCounts(t)
 		if t.Destroys > 0 && len(t.Details) > 0 {
@@ -348,6 +357,10 @@ func Describe(t Target, long bool) Description {
 		d.What = "no commits lost: other refs hold them all"
 	case t.Op == model.OpDeleteBranch:
 		d.What = commits(t.Commits) + " on no other ref"
+	case t.Op == model.OpMoveBranch && t.Commits == 0:
+		d.What = "no commits left behind: other refs hold them all"
+	case t.Op == model.OpMoveBranch:
+		d.What = commits(t.Commits) + " left on no ref"
 	case t.Op == model.OpApply:
 		d.What = planCounts(t)
 	default:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -79,6 +80,17 @@ func newBudget(ctx context.Context, entries int, limit time.Duration) *budget {
 		deadline = d
 	}
 	return &budget{entries: entries, max: entries, deadline: deadline, limit: limit, done: ctx.Done()}
+}
+
+// fork is a copy of b for work done on another goroutine (that may be
+// abandoned at the deadline): nothing of it is shared with b. What the
+// fork saw is b's again by *b = *fork once that work is done.
+func (b *budget) fork() *budget {
+	f := *b
+	f.unread.first = slices.Clone(b.unread.first)
+	f.unstat.first = slices.Clone(b.unstat.first)
+	f.links = maps.Clone(b.links)
+	return &f
 }
 
 // out reports whether the time is up: the deadline passed, or the

@@ -40,7 +40,7 @@ type ImpactTarget struct {
 	Path string
 	// Op: delete, truncate, overwrite, shred, chmod, chown, discard (git's
 	// uncommitted changes), wipe (a block device or an image), force-push,
-	// delete-branch, apply (terraform).
+	// delete-branch, move-branch, apply (terraform).
 	Op                          string
 	Exists                      bool
 	Entries, Files, Dirs, Links int64
@@ -55,7 +55,8 @@ type ImpactTarget struct {
 	// Device is a block device's kernel name (loop0, sdb1); its Mounts are
 	// where it (or a partition of it) is mounted.
 	Device string
-	// Commits are the commits a force-push or a branch deletion drops.
+	// Commits are the commits a force-push, a branch deletion or a branch
+	// moved drops.
 	Commits int64
 	// Creates, Updates and Destroys count a terraform plan's changes as
 	// terraform does (a replacement is one create and one destroy).
@@ -73,7 +74,11 @@ const (
 	OpWipe         = "wipe"
 	OpForcePush    = "force-push"
 	OpDeleteBranch = "delete-branch"
-	OpApply        = "apply"
+	// OpMoveBranch: a branch (Path; "HEAD" when detached) moved by git
+	// reset, rebase, checkout -B or branch -f; its Commits are those left
+	// on no ref.
+	OpMoveBranch = "move-branch"
+	OpApply      = "apply"
 )
 
 // Touches reports whether t names something that exists and would go or
@@ -83,14 +88,16 @@ func (t ImpactTarget) Touches() bool {
 		return false
 	}
 	switch t.Op {
-	case OpForcePush, OpDeleteBranch, OpApply:
+	case OpForcePush, OpDeleteBranch, OpMoveBranch, OpApply:
 		return true
 	}
 	return t.Entries > 0 || t.Device != ""
 }
 
 // gitOp reports whether t's op counts commits.
-func (t ImpactTarget) gitOp() bool { return t.Op == OpForcePush || t.Op == OpDeleteBranch }
+func (t ImpactTarget) gitOp() bool {
+	return t.Op == OpForcePush || t.Op == OpDeleteBranch || t.Op == OpMoveBranch
+}
 
 // ImpactDiffSummary is the diff_summary run and the hooks write when the
 // agent gave none: the preview's one line, which Hermes' prompt shows.
