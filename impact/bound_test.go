@@ -307,10 +307,10 @@ func BenchmarkPreview(b *testing.B) {
 	}
 }
 
-// BenchmarkPreviewPrograms is the preview of the analysers that ask a
-// program: a forced push (git rev-parse, config, rev-list and log), a
-// branch deletion, and terraform apply PLAN (terraform show -json, which
-// loads the plan and its providers' schemas: built-in ones here).
+// BenchmarkPreviewPrograms is the preview of the analysers that once
+// asked a program and now read files: a forced push and a branch deletion
+// (refs and commits read with go-git), and terraform apply PLAN (the plan
+// file decoded; no terraform runs).
 func BenchmarkPreviewPrograms(b *testing.B) {
 	_, local := pushRig(b)
 	cases := []struct{ name, cmd, dir string }{
