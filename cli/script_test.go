@@ -84,6 +84,7 @@ func TestScripts(t *testing.T) {
 			"await-waiter":  cmdAwaitWaiter,
 			"await-pending": cmdAwaitPending,
 			"sleep":         cmdSleep,
+			"presented":     cmdPresented,
 		},
 	})
 }
@@ -103,6 +104,27 @@ func cmdWriteline(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: writeline FILE TEXT")
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(args[1]+"\n"), 0o644))
+}
+
+// presented FILE...: each FILE holds a Hermes approval request (a JSON
+// object); its presented_at becomes now, as Hermes' plugin stamps it when
+// it presents the request.
+func cmdPresented(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: presented FILE...")
+	}
+	for _, f := range args {
+		dec := json.NewDecoder(strings.NewReader(ts.ReadFile(f)))
+		dec.UseNumber()
+		var req map[string]any
+		if err := dec.Decode(&req); err != nil {
+			ts.Fatalf("presented %s: %v", f, err)
+		}
+		req["presented_at"] = float64(time.Now().UnixNano()) / 1e9
+		b, err := json.Marshal(req)
+		ts.Check(err)
+		ts.Check(os.WriteFile(ts.MkAbs(f), append(b, '\n'), 0o644))
+	}
 }
 
 // json PATH=VALUE...: the last stdout is JSON and each dotted path (array
