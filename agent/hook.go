@@ -89,6 +89,10 @@ type HookOptions struct {
 	HeartbeatEvery time.Duration
 	// Log receives diagnostics (nil: none).
 	Log io.Writer
+	// Store is the store in use as given (--db: a path, sqlite:PATH or a
+	// postgres URL): a command naming it is never let through unseen
+	// (selfDecides).
+	Store string
 }
 
 // HookAnswer is a hook's answer, in the protocol of Agent.
@@ -207,6 +211,9 @@ type hookCall struct {
 	// expires right after. timeoutWords says it in a reason.
 	answerBy     time.Time
 	timeoutWords string
+	// selfWhy, when set, says the command would decide approvals
+	// (selfDecides): it is always asked, at least high.
+	selfWhy string
 	// hermes is Hermes' request, kept in the payload.
 	hermes *model.HermesRequest
 	// reported is, for a reporting event, what the agent reported (Hermes'
@@ -353,7 +360,8 @@ func runHook(ctx context.Context, in io.Reader, o HookOptions, p *protocol) (ans
 	if v.Hardline {
 		return h.hardline(ctx, &c, command, v)
 	}
-	if len(v.Matches) == 0 && !c.unknownRisk && !c.alwaysAsk {
+	c.selfWhy = selfDecides(command, c.cwd, h.o.Store, os.Environ())
+	if len(v.Matches) == 0 && !c.unknownRisk && !c.alwaysAsk && c.selfWhy == "" {
 		// No rule matches: the preview decides whether it is asked (it is
 		// kept for the proposal).
 		if !h.p.noPreview {
@@ -552,6 +560,7 @@ func (h *hook) draft(c *hookCall, command string, v risk.Verdict) risk.Draft {
 	if c.raise.Valid() && c.raise.Rank() > pinned.Rank() {
 		d.Raise, d.RaiseWhy = c.raise, c.raiseWhy
 	}
+	raiseSelf(&d, c.selfWhy)
 	return d
 }
 

@@ -55,6 +55,10 @@ const HermesMinWindow = 1 * time.Second
 // Hermes' deadline.
 const hermesExpiryLag = 250 * time.Millisecond
 
+// hermesClockSkew is how far ahead of this clock a presented_at may be
+// (Hermes' clock and this one differ a little) before it is refused.
+const hermesClockSkew = 2 * time.Second
+
 // maxHermesTimeout bounds a request's timeout_seconds.
 const maxHermesTimeout = 7 * 24 * time.Hour
 
@@ -189,16 +193,22 @@ func decodeHermes(data []byte, margin time.Duration, now time.Time) (hookCall, s
 	// from about then. Without it, how long Hermes has waited already
 	// cannot be known, and an approval could reach Hermes after it stopped
 	// waiting (or answer a request replayed long after): stale. A time
-	// before the whole timeout is stale too; one ahead of the clock is not
-	// believed (the wait runs from now).
-	if !(in.PresentedAt > 0) || math.IsInf(in.PresentedAt, 0) {
+	// before the whole timeout is stale too. One ahead of this clock by
+	// more than hermesClockSkew, or not a finite number, is not a time
+	// Hermes could have called at: refused as such.
+	switch pa := in.PresentedAt; {
+	case math.IsNaN(pa) || math.IsInf(pa, 0):
+		return c, "the Hermes request's presented_at is not a finite time; refused"
+	case !(pa > 0):
 		return c, "the Hermes request has no presented_at, so how long Hermes has waited cannot be known: treated as stale"
+	case pa > float64(now.Add(hermesClockSkew).UnixNano())/1e9:
+		return c, fmt.Sprintf("the Hermes request's presented_at is in the future (more than %s ahead of this clock); refused", hermesClockSkew)
 	}
 	start := now
 	switch at := model.FromEpoch(in.PresentedAt); {
 	case !at.After(now.Add(-timeout)):
 		return c, "the Hermes request was presented longer ago than its timeout (stale); Hermes has stopped waiting"
-	case !at.After(now.Add(time.Second)):
+	case at.Before(now):
 		start = at
 	}
 	deadline := start.Add(timeout)

@@ -402,3 +402,25 @@ func TestHermesHookIsNotPreviewed(t *testing.T) {
 		t.Fatalf("answered %s", c)
 	}
 }
+
+// A presented_at ahead of this clock (beyond a small skew) is not a time
+// Hermes called at: refused, saying so, nothing submitted. Within the skew
+// it is believed as now.
+func TestHermesHookFuturePresentedAtRefused(t *testing.T) {
+	s, o := emptyStore(t)
+	for _, at := range []any{1e308, model.Epoch(time.Now().Add(time.Minute)), model.Epoch(time.Now().Add(3 * time.Second))} {
+		in := hermesRequest("req-future", "rm -rf build/", 300, time.Now(), map[string]any{"presented_at": at})
+		a := recvHook(t, hermesRun(in, hookOpts(s), 0))
+		if c, reason := hermesAnswer(t, a); c != "deny" || !strings.Contains(reason, "presented_at is in the future") || strings.Contains(reason, "longer ago") {
+			t.Fatalf("%v: %s %q", at, c, reason)
+		}
+	}
+	if recs, _ := o.List(context.Background(), storage.ListOptions{Status: storage.ListAll}); len(recs) != 0 {
+		t.Fatal("submitted")
+	}
+	// Within the skew: decided as usual (here, submitted and waited on).
+	c, deny := decodeHermes([]byte(hermesRequest("req-skew", "rm -rf build/", 300, time.Now().Add(time.Second), nil)), time.Second, time.Now())
+	if deny != "" || c.answerBy.IsZero() {
+		t.Fatalf("a presented_at within the skew was refused: %q", deny)
+	}
+}

@@ -81,7 +81,9 @@ func pinImpact(d *risk.Draft, m *model.Impact) {
 // level is low, no rule matches it, and its impact was previewed (m not
 // nil) and asks for nothing (impact.Raise: not large, nothing live,
 // nothing the preview could not see). A command whose preview could not be
-// made, was cut short or left parts unknown is always asked.
+// made, was cut short or left parts unknown is always asked, and so is one
+// that would decide approvals (selfDecides: raised to high before this
+// rule is asked).
 func unasked(level model.RiskLevel, v risk.Verdict, m *model.Impact) bool {
 	if level != model.RiskLow || v.Hardline || len(v.Matches) > 0 || m == nil {
 		return false

@@ -137,6 +137,8 @@ func Run(ctx context.Context, s *storage.Store, req RunRequest) (RunResult, erro
 		// A hardline command is refused unseen: nothing to preview.
 		withImpact(ctx, &d, runnerShell, previewTime)
 	}
+	// A command that would decide approvals is always asked, at least high.
+	raiseSelf(&d, selfDecides(command, d.Cwd, s.DSN(), os.Environ()))
 	p, v, err := propose(d, s.Now())
 	if err != nil {
 		return RunResult{}, err

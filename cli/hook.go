@@ -181,6 +181,7 @@ func (a *app) agentHook(cmd *cobra.Command, who agent.Agent, run func(context.Co
 		Low:     low,
 		Actor:   actor,
 		Log:     a.err,
+		Store:   a.db,
 		Open: func(ctx context.Context) (*storage.Store, error) {
 			return storage.Open(ctx, a.db, storage.Options{ReadOnly: a.readOnly, BusyTimeout: lockTimeout})
 		},

@@ -1,0 +1,478 @@
+package agent
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/risk"
+)
+
+// An agent often runs as the operator's own user: a command it asks to run
+// could then approve its own proposals (`approve-tui approve ID --confirm
+// ID` in a second tool call) or write the store directly (`sqlite3
+// ~/.hermes/state.db "update gateway_approvals …"`). Such a command is
+// never let through unseen, by any surface (every hook and run): it is
+// raised to at least high, always a proposal the operator sees, never
+// allowed under --low allow, never counted as low.
+//
+// selfDecides is that one rule. It parses the command as the shell would
+// (mvdan.cc/sh, as the impact preview does) and looks at every simple
+// command in it, in substitutions too, and at the scripts given to shells
+// (sh -c, eval, su -c, ssh) in turn:
+//   - the approve-tui binary (named approve-tui, or any path or name that
+//     is this executable's file) run directly or after a command that runs
+//     what follows it (sudo, env, xargs, find -exec, timeout, …: every word
+//     after such a command is tried as the start of a command), with a
+//     subcommand that is not one of the read-only ones (list, show, audit,
+//     stats, wait, submit, run, hook, …); with no subcommand it is the
+//     console, where approvals are decided;
+//   - a command whose name cannot be known (`$X approve ID`) with a
+//     deciding subcommand among its words;
+//   - any word that names the store's file (the path in use, its -wal,
+//     -shm and -journal, and state.db under HERMES_HOME): by its base name
+//     anywhere in the word, by its absolute path, or as a glob that matches
+//     it;
+//   - any word naming one of the store's tables (gateway_approvals,
+//     approve_tui_*), as SQL given to sqlite3, psql or a script would;
+//   - psql or pgcli when the store is PostgreSQL;
+//   - within any one word, "approve-tui" followed by a deciding subcommand
+//     (a script handed to an interpreter: python -c "os.system(…)").
+//
+// It cannot see everything a program may do once run (a copy of the binary
+// made by the same command under another name, a script file written
+// earlier): the boundary that holds is running the agent as its own OS
+// user (README, Trust boundary).
+//
+// store is the store in use as given (a path, sqlite:PATH, or a postgres
+// URL; "" for none known); env is the environment the command runs in; cwd
+// its working directory. The answer is the reason, "" when the rule does
+// not apply.
+func selfDecides(command, cwd, store string, env []string) string {
+	c := newSelfCheck(cwd, store, env)
+	if c.script(command, 0) {
+		return SelfDecideReason
+	}
+	return ""
+}
+
+// SelfDecideReason is the reason a command raised by selfDecides gives.
+const SelfDecideReason = "it would decide an approval itself (approve-tui's deciding commands or the approval store); only an operator may"
+
+// raiseSelf raises d to high when why (selfDecides' answer for its
+// command) says it would decide approvals, and says so.
+func raiseSelf(d *risk.Draft, why string) {
+	if why == "" {
+		return
+	}
+	pinned := risk.Classify(d.Command).Level
+	if d.Raise.Valid() && d.Raise.Rank() > pinned.Rank() {
+		pinned = d.Raise
+	}
+	if pinned.Rank() < model.RiskHigh.Rank() {
+		d.Raise, d.RaiseWhy = model.RiskHigh, why
+	}
+}
+
+type selfCheck struct {
+	cwd      string
+	cfg      *expand.Config
+	files    []string // absolute paths of the store's files
+	bases    []string // their base names
+	postgres bool
+	exe      os.FileInfo // this executable, when known
+	pathEnv  string
+}
+
+func newSelfCheck(cwd, store string, env []string) *selfCheck {
+	c := &selfCheck{cwd: cwd}
+	vars := map[string]string{}
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			vars[k] = v
+		}
+	}
+	c.pathEnv = vars["PATH"]
+	c.cfg = &expand.Config{Env: expand.ListEnviron(env...)}
+	add := func(p string) {
+		if p == "" {
+			return
+		}
+		if !filepath.IsAbs(p) && filepath.IsAbs(cwd) {
+			p = filepath.Join(cwd, p)
+		}
+		p = filepath.Clean(p)
+		c.files = append(c.files, p)
+		c.bases = append(c.bases, filepath.Base(p))
+		if r, err := filepath.EvalSymlinks(p); err == nil && r != p {
+			c.files = append(c.files, r)
+			c.bases = append(c.bases, filepath.Base(r))
+		}
+	}
+	switch {
+	case strings.HasPrefix(store, "postgres://") || strings.HasPrefix(store, "postgresql://"):
+		c.postgres = true
+	case strings.HasPrefix(store, "sqlite:"):
+		add(strings.TrimPrefix(store, "sqlite:"))
+	default:
+		add(store)
+	}
+	home := vars["HERMES_HOME"]
+	if home == "" {
+		if h := vars["HOME"]; h != "" {
+			home = filepath.Join(h, ".hermes")
+		} else if h, err := os.UserHomeDir(); err == nil {
+			home = filepath.Join(h, ".hermes")
+		}
+	}
+	if home != "" {
+		add(filepath.Join(home, "state.db"))
+	}
+	if p, err := os.Executable(); err == nil {
+		if fi, err := os.Stat(p); err == nil {
+			c.exe = fi
+		}
+	}
+	return c
+}
+
+// maxSelfDepth bounds scripts within scripts.
+const maxSelfDepth = 8
+
+// script reports whether the shell script src would decide approvals; a
+// script that does not parse is looked at word by word.
+func (c *selfCheck) script(src string, depth int) bool {
+	if depth > maxSelfDepth {
+		return c.text(src) // too deep to parse: its text alone
+	}
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	if err != nil {
+		return c.text(src) || c.words(strings.Fields(src), depth)
+	}
+	found := false
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if found {
+			return false
+		}
+		switch n := n.(type) {
+		case *syntax.Word:
+			for _, v := range c.values(n) {
+				if c.text(v) || c.namesStore(v) {
+					found = true
+				}
+			}
+		case *syntax.CallExpr:
+			var args []string
+			for _, w := range n.Args {
+				v := c.values(w)
+				if len(v) == 1 {
+					args = append(args, v[0])
+				} else {
+					args = append(args, "\x00"+printedWord(w)) // not known for sure
+				}
+			}
+			if c.words(args, depth) {
+				found = true
+			}
+		}
+		return true
+	})
+	return found
+}
+
+// values are word w as written and, when it expands for sure, as
+// expanded (tilde and variables of the environment).
+func (c *selfCheck) values(w *syntax.Word) []string {
+	raw := printedWord(w)
+	if fields, err := expand.Fields(c.cfg, w); err == nil && len(fields) == 1 {
+		if fields[0] == raw {
+			return []string{raw}
+		}
+		return []string{fields[0], raw}
+	}
+	return []string{"\x00" + raw, raw}
+}
+
+func printedWord(w *syntax.Word) string {
+	var b strings.Builder
+	_ = syntax.NewPrinter().Print(&b, w)
+	s := b.String()
+	if lit := w.Lit(); lit != "" {
+		return lit
+	}
+	if u, ok := unquote(s); ok {
+		return u
+	}
+	return s
+}
+
+// unquote strips one level of plain quotes around s.
+func unquote(s string) (string, bool) {
+	if len(s) >= 2 && (s[0] == '\'' && s[len(s)-1] == '\'' || s[0] == '"' && s[len(s)-1] == '"' && !strings.ContainsAny(s[1:len(s)-1], "$`\\")) {
+		return s[1 : len(s)-1], true
+	}
+	return s, false
+}
+
+// unknownWord: the word could not be expanded for sure.
+func unknownWord(a string) bool { return strings.HasPrefix(a, "\x00") }
+
+// runsNext are commands that run a command given in their words: every
+// word after one is tried as the start of a command.
+var runsNext = map[string]bool{"sudo": true, "doas": true, "env": true, "command": true, "builtin": true,
+	"exec": true, "nohup": true, "nice": true, "time": true, "ionice": true, "timeout": true, "stdbuf": true,
+	"setsid": true, "xargs": true, "find": true, "chroot": true, "flock": true, "watch": true, "runuser": true,
+	"unbuffer": true, "systemd-run": true, "strace": true, "ltrace": true, "nsenter": true, "firejail": true,
+	"parallel": true, "chrt": true, "taskset": true, "setpriv": true, "sg": true, "script": true, "busybox": true,
+	"faketime": true, "torsocks": true, "proxychains": true, "daemonize": true, "start-stop-daemon": true}
+
+// shells run the scripts given in their words (each word is parsed as one
+// in turn, as are all of them joined).
+var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true,
+	"ash": true, "fish": true, "eval": true, "su": true, "ssh": true, "tmux": true, "screen": true, "script": true,
+	"busybox": true, "runuser": true, "sudo": true}
+
+// words reports whether the simple command args would decide approvals.
+func (c *selfCheck) words(args []string, depth int) bool {
+	for i := range args {
+		if c.command(args[i:], depth) {
+			return true
+		}
+		if i == 0 && !unknownWord(args[0]) && !runsNext[filepath.Base(args[0])] && !shells[filepath.Base(args[0])] {
+			return false // an ordinary command: its words are its own
+		}
+	}
+	return false
+}
+
+// command reports whether args, run as a command, would decide approvals.
+func (c *selfCheck) command(args []string, depth int) bool {
+	if len(args) == 0 {
+		return false
+	}
+	name := args[0]
+	if unknownWord(name) {
+		// What runs is not known: a deciding subcommand among its words
+		// says enough.
+		for _, a := range args[1:] {
+			if !unknownWord(a) && decidingWord[a] {
+				return true
+			}
+		}
+		return strings.Contains(name, "approve-tui")
+	}
+	base := filepath.Base(name)
+	switch {
+	case c.isSelf(name):
+		return decides(args[1:])
+	case c.postgres && (base == "psql" || base == "pgcli"):
+		return true
+	case shells[base]:
+		rest := make([]string, 0, len(args)-1)
+		for _, a := range args[1:] {
+			if !unknownWord(a) {
+				rest = append(rest, a)
+			}
+		}
+		for _, a := range rest {
+			if c.script(a, depth+1) {
+				return true
+			}
+		}
+		return len(rest) > 1 && c.script(strings.Join(rest, " "), depth+1)
+	}
+	return false
+}
+
+// isSelf: name runs this program.
+func (c *selfCheck) isSelf(name string) bool {
+	if b := filepath.Base(name); b == "approve-tui" || strings.HasPrefix(b, "approve-tui.") {
+		return true
+	}
+	if c.exe == nil {
+		return false
+	}
+	p := name
+	if !strings.Contains(name, "/") {
+		found, err := lookPath(name, c.pathEnv)
+		if err != nil {
+			return false
+		}
+		p = found
+	} else if !filepath.IsAbs(p) {
+		if !filepath.IsAbs(c.cwd) {
+			return false
+		}
+		p = filepath.Join(c.cwd, p)
+	}
+	fi, err := os.Stat(p)
+	return err == nil && os.SameFile(fi, c.exe)
+}
+
+// lookPath finds name in the directories of path (the command's PATH).
+func lookPath(name, path string) (string, error) {
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" || !filepath.IsAbs(dir) {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", exec.ErrNotFound
+}
+
+// readOnlyCommands are the approve-tui subcommands that decide nothing and
+// write nothing an approval depends on (submit, run and hook make
+// proposals; they do not decide them).
+var readOnlyCommands = map[string]bool{"list": true, "show": true, "audit": true, "stats": true, "version": true,
+	"help": true, "completion": true, "man": true, "wait": true, "submit": true, "run": true, "hook": true,
+	"notify": true, "config": true, "policy": true, "lockouts": true, "hermes": true}
+
+// decidingWord are the words that make a subcommand decide, vote, set
+// policy or write the store, wherever they appear among its words.
+var decidingWord = map[string]bool{"approve": true, "deny": true, "expire": true, "set": true, "clear": true,
+	"copy": true, "init": true, "record": true, "serve": true, "headless": true, "demo": true, "install": true,
+	"console": true}
+
+// globalValue are approve-tui's global options followed by a value.
+var globalValue = map[string]bool{"--db": true, "--lock-timeout": true, "--color": true, "--config": true,
+	"--follow": true, "--open": true}
+
+// decides reports whether approve-tui run with args decides approvals:
+// not a read-only subcommand, or a deciding word among its words. Without
+// a subcommand it is the console.
+func decides(args []string) bool {
+	var sub []string
+	help := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case unknownWord(a):
+			return true // a word not known for sure could be anything
+		case a == "--":
+			sub = append(sub, args[i+1:]...)
+			i = len(args)
+		case strings.HasPrefix(a, "-"):
+			if a == "-h" || a == "--help" || a == "--version" {
+				help = true
+			}
+			if len(sub) == 0 && globalValue[a] {
+				i++
+			}
+		default:
+			sub = append(sub, a)
+		}
+	}
+	for _, a := range sub {
+		if decidingWord[a] {
+			return true
+		}
+	}
+	if len(sub) == 0 {
+		return !help
+	}
+	return !readOnlyCommands[sub[0]]
+}
+
+// storeTables are the store's tables, as SQL would name them (in any
+// case).
+var storeTables = []string{"gateway_approval", "approve_tui_answers", "approve_tui_audit", "approve_tui_deliveries",
+	"approve_tui_meta", "approve_tui_migrations", "approve_tui_notifiers", "approve_tui_policy", "approve_tui_presence",
+	"approve_tui_rank", "approve_tui_votes", "approve_tui_waiters"}
+
+// namesTable: v names one of the store's tables.
+func namesTable(v string) bool {
+	l := strings.ToLower(v)
+	for _, t := range storeTables {
+		if strings.Contains(l, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// text reports whether the text of one word would decide approvals on its
+// own: it names the store's tables, or runs approve-tui with a deciding
+// subcommand inside it (a script handed to an interpreter).
+func (c *selfCheck) text(v string) bool {
+	v = strings.TrimPrefix(v, "\x00")
+	if namesTable(v) {
+		return true
+	}
+	for _, b := range c.bases {
+		if strings.Contains(v, b) {
+			return true
+		}
+	}
+	if !strings.Contains(v, "approve-tui") {
+		return false
+	}
+	toks := strings.FieldsFunc(v, func(r rune) bool {
+		return !(r == '-' || r == '_' || r == '.' || r == '/' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	})
+	for i, t := range toks {
+		if filepath.Base(t) != "approve-tui" {
+			continue
+		}
+		// Its subcommand: the first word after its options.
+		for j := i + 1; j < len(toks); j++ {
+			if strings.HasPrefix(toks[j], "-") {
+				if globalValue[toks[j]] {
+					j++
+				}
+				continue
+			}
+			if decidingWord[toks[j]] {
+				return true
+			}
+			break
+		}
+	}
+	return false
+}
+
+// namesStore reports whether word value v names one of the store's files:
+// by path (relative to the working directory) or as a glob matching it.
+func (c *selfCheck) namesStore(v string) bool {
+	if unknownWord(v) || v == "" {
+		return false
+	}
+	// An option's value (--db=PATH, of=PATH) names a file too.
+	cands := []string{v}
+	if _, after, ok := strings.Cut(v, "="); ok {
+		cands = append(cands, after)
+	}
+	for _, p := range cands {
+		if !filepath.IsAbs(p) {
+			if !filepath.IsAbs(c.cwd) {
+				continue
+			}
+			p = filepath.Join(c.cwd, p)
+		}
+		p = filepath.Clean(p)
+		paths := []string{p}
+		if strings.ContainsAny(p, "*?[") {
+			if m, err := filepath.Glob(p); err == nil {
+				paths = append(paths, m...)
+			}
+		}
+		for _, q := range paths {
+			for _, f := range c.files {
+				if q == f || strings.HasPrefix(q, f+"-") {
+					return true
+				}
+				if r, err := filepath.EvalSymlinks(q); err == nil && (r == f || strings.HasPrefix(r, f+"-")) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
