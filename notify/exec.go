@@ -137,7 +137,7 @@ func (s *execSender) Send(ctx context.Context, ev Event, d Delivery) error {
 	cmd.Env = execEnviron(s.secrets,
 		"APPROVE_TUI_EVENT="+headerSafe(ce.Kind),
 		"APPROVE_TUI_APPROVAL_ID="+plainIDOrEmpty(ce.ApprovalID),
-		"APPROVE_TUI_DELIVERY_ID="+headerSafe(d.ID),
+		"APPROVE_TUI_DELIVERY_ID="+deliveryIDSafe(d.ID),
 	)
 	cmd.WaitDelay = time.Second
 	runErr := cmd.Run()
