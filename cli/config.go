@@ -52,8 +52,9 @@ Problems are listed as FILE:LINE:COLUMN: what is wrong and what is wanted,
 all of them, on stderr. A secret file is a problem unless only its owner
 may read or write it, its owner is you or root, and no other user may
 write a directory on its way (as for the file itself when it holds
-channels, and an exec channel's program). URLs are printed without their secrets: a query's
-values, and the path of a URL that is itself the secret, as …redacted…
+channels, and an exec channel's program). URLs are printed without their
+secrets: a query's values, and the path of a URL that is itself the
+secret, as …redacted…
 (https://hooks.slack.com/services/…redacted…).
 
 With --json, one object: path, found, ok, problems, warnings, channels,
