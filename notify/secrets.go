@@ -98,8 +98,10 @@ func (s *Secrets) resolveAll() (whole []string, parts redactor, cores []string) 
 	return whole, parts, cores
 }
 
-// Redact replaces every configured secret in text with [redacted], and
-// what looks like a secret (RedactKnown).
+// Redact replaces every configured secret in text with [redacted], in
+// every form encodedForms names and with white space or escaped line
+// breaks inside it ignored (scrubForms), and what looks like a secret
+// (RedactKnown).
 func (s *Secrets) Redact(text string) string {
 	if text == "" {
 		return text
