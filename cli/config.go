@@ -49,9 +49,12 @@ names, and say what it does: each channel with its secrets (whether each is
 set or readable, and its length; never its value), each route in words.
 
 Problems are listed as FILE:LINE:COLUMN: what is wrong and what is wanted,
-all of them, on stderr. A secret file that its group or others may read is
-a warning, not a problem. URLs are printed without their secrets: a query's
-values, and the path of a URL that is itself the secret, as …redacted…
+all of them, on stderr. A secret file is a problem unless only its owner
+may read or write it, its owner is you or root, and no other user may
+write a directory on its way (as for the file itself when it holds
+channels, and an exec channel's program). URLs are printed without their
+secrets: a query's values, and the path of a URL that is itself the
+secret, as …redacted…
 (https://hooks.slack.com/services/…redacted…).
 
 With --json, one object: path, found, ok, problems, warnings, channels,
@@ -241,10 +244,6 @@ func (a *app) configReport(f *config.File) error {
 				ferr.Problems = append(ferr.Problems, config.Problem{Line: ns.Secret.Line, Column: ns.Secret.Column,
 					Message: fmt.Sprintf("channel %s: %s (%s): %s", name, ns.Role, ns.Secret.Key, st.Problem)})
 			}
-			if st.Warning != "" {
-				warnings = append(warnings, ferr.Format(config.Problem{Line: ns.Secret.Line, Column: ns.Secret.Column,
-					Message: fmt.Sprintf("warning: channel %s: %s", name, st.Warning)}))
-			}
 		}
 	}
 	if a.json {
@@ -396,7 +395,7 @@ func channelJSON(c *config.Channel, secrets []secretCheck, sec *notify.Secrets) 
 		} else {
 			o.Raw("length", "null")
 		}
-		ss[i] = o.OptStr("problem", line(s.status.Problem)).OptStr("warning", line(s.status.Warning)).
+		ss[i] = o.OptStr("problem", line(s.status.Problem)).
 			OptStr("shown", line(s.shown))
 	}
 	argv := make([]string, len(c.Command))

@@ -178,8 +178,9 @@ approve-tui: ` + p + `: 5 problems
 	}
 }
 
-// Secrets are resolved: one unset is a problem at its key (exit 1), a
-// file others may read a warning (exit 0); values are never printed.
+// Secrets are resolved: one unset is a problem at its key (exit 1), and
+// so is a secret file its group or others may read, or that another user
+// owns, each with the fix; values are never printed.
 func TestConfigCheckSecrets(t *testing.T) {
 	dir := t.TempDir()
 	tok := filepath.Join(dir, "ntfy-token")
@@ -199,29 +200,47 @@ func TestConfigCheckSecrets(t *testing.T) {
 	}
 	t.Setenv("AT_CFG_HOOK_URL", "https://hooks.example/"+cfgSecret)
 	code, out, stderr := runConfig(t, nil, "config", "check", "--config", p)
-	wantErr := p + ":2:53: warning: channel push: secret file " + tok + " may be read by its group or others (mode 0644): chmod 600 it\n" +
-		p + ":3:51: channel hook: signing secret (secret_env): AT_CFG_UNSET is not set\n" +
-		"approve-tui: " + p + ": 1 problem\n"
+	wantErr := p + ":3:51: channel hook: signing secret (secret_env): AT_CFG_UNSET is not set\n" +
+		p + ":2:53: channel push: token (token_file): secret file " + tok + " may be read or written by its group and others (mode 0644): refused; chmod 600 " + tok + "\n" +
+		"approve-tui: " + p + ": 2 problems\n"
 	if code != ExitError || stderr != wantErr {
 		t.Fatalf("exit %d\n%s\nstderr:\n%s\nwant:\n%s", code, out, stderr, wantErr)
 	}
 	for _, want := range []string{
 		"  hook (line 3): webhook, url $AT_CFG_HOOK_URL (set, 34 characters) → https://hooks.example/…redacted…, signing secret $AT_CFG_UNSET (not set), with the command, timeout 10s\n",
-		"  push (line 2): ntfy, to https://ntfy.example/t, token file " + tok + " (readable, 12 characters), with the command, timeout 10s\n",
+		"  push (line 2): ntfy, to https://ntfy.example/t, token file " + tok + " (may be read or written by its group and others (mode 0644): refused; chmod 600 " + tok + "), with the command, timeout 10s\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
 	}
-	// Set, it passes: the warning stays a warning.
+	if strings.Contains(out+stderr, cfgSecret) {
+		t.Errorf("the secret is printed:\n%s%s", out, stderr)
+	}
+	// Kept as a secret should be and set, it passes.
+	if err := os.Chmod(tok, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("AT_CFG_UNSET", cfgSecret)
 	code, out, stderr = runConfig(t, nil, "config", "check", "--config", p)
-	if code != 0 || !strings.Contains(stderr, "warning: channel push") || !strings.HasSuffix(out, "ok\n") {
+	if code != 0 || stderr != "" || !strings.HasSuffix(out, "ok\n") || !strings.Contains(out, "token file "+tok+" (readable, 12 characters)") {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}
 	code, out, _ = runConfig(t, nil, "--json", "config", "check", "--config", p)
-	if code != 0 || !strings.Contains(out, `"warnings": ["`+p+`:2:53: warning: channel push: secret file `) {
+	if code != 0 || !strings.Contains(out, `"warnings": []`) {
 		t.Fatalf("--json: %d %s", code, out)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("another user's secret file needs root to chown it (tests run as root in CI)")
+	}
+	// Another user's file, mode 0600 (root reads it all the same): refused.
+	if err := os.Chown(tok, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr = runConfig(t, nil, "--json", "config", "check", "--config", p)
+	if code != ExitError || !strings.Contains(out, `"problem": "secret file `+tok+` is owned by uid 65534`) ||
+		!strings.Contains(out, "chown root "+tok+" && chmod 600 "+tok) || strings.Contains(out+stderr, cfgSecret) {
+		t.Fatalf("another user's secret file: exit %d\n%s%s", code, out, stderr)
 	}
 }
 

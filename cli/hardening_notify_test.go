@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -163,11 +164,11 @@ routes:
 	if code != 0 {
 		t.Fatalf("notify --once: %d\n%s%s", code, out, stderr)
 	}
-	if !strings.Contains(stderr, "exec page.sh") || !strings.Contains(stderr, "[redacted]") {
+	if !strings.Contains(stderr, "exec page.sh") || !strings.Contains(stderr, "[line withheld: it holds part of a secret]") {
 		t.Errorf("the log does not show the redacted failure:\n%s", stderr)
 	}
 	code, out, stderr = runConfig(t, env, "--json", "stats", "--config", p)
-	if code != 0 || !strings.Contains(out, `"last_error": "exec page.sh: exit status 1; stderr:`) || !strings.Contains(out, "[redacted]") {
+	if code != 0 || !strings.Contains(out, `"last_error": "exec page.sh: exit status 1; stderr:`) || !strings.Contains(out, "[line withheld: it holds part of a secret]") {
 		t.Fatalf("stats --json: %d\n%s%s", code, out, stderr)
 	}
 	envs, err := os.ReadFile(envOut)
@@ -199,5 +200,95 @@ routes:
 	code, out, stderr = runConfig(t, env, "--json", "stats")
 	if code != 0 || !strings.Contains(out, "hooks.slack.com/services/[redacted]") || !strings.Contains(out, "auth=[redacted]") {
 		t.Fatalf("stats --json without the configuration: %d\n%s%s", code, out, stderr)
+	}
+}
+
+// The exec channel's script prints the Slack webhook URL's token
+// base64-encoded, URL-encoded and cut across lines, without tracing
+// itself: neither notify's log nor stats --json holds any of it.
+func TestStatsShowsNoEncodedOrSplitSecret(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "state.db")
+	token := "Tk9" + cfgSecret + "x.y+z"
+	urlFile := filepath.Join(dir, "slack-url")
+	if err := os.WriteFile(urlFile, []byte("https://hooks.slack.com/services/T0LEAKX/B0LEAKX/"+token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sh := filepath.Join(dir, "page.sh")
+	if err := os.WriteFile(sh, []byte(`#!/bin/sh
+cat >/dev/null
+u=$(cat `+urlFile+`)
+t=${u##*/}
+echo "b64: $(printf 'key:%s' "$t" | base64 -w0)" >&2
+echo "url: $(printf '%s' "$t" | od -An -v -tx1 | tr -d ' \n' | sed 's/../%&/g')" >&2
+printf '%s' "$t" | fold -w 4 >&2; echo >&2
+echo "relay refused: ok-marker" >&2
+exit 1
+`), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p := writeConfig(t, `channels:
+  desk: {type: exec, command: [`+sh+`]}
+  chat: {type: slack, url_file: `+urlFile+`}
+routes:
+  - steps: [{after: 0s, notify: [desk]}]
+`)
+	st, err := storage.Open(context.Background(), db, storage.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prop, _, err := risk.Propose(risk.Draft{ID: "hm-leak02", Command: "make deploy", SessionKey: "agent:x", TTL: time.Hour}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Submit(context.Background(), prop, model.LocalActor(model.SurfaceCLI)); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	env := map[string]string{"APPROVE_TUI_DB": db}
+	_, _, logs := runConfig(t, env, "notify", "--once", "--config", p)
+	code, out, stderr := runConfig(t, env, "--json", "stats", "--config", p)
+	if code != 0 || !strings.Contains(out, "relay refused: ok-marker") {
+		t.Fatalf("stats --json: %d\n%s%s", code, out, stderr)
+	}
+	b64 := base64.StdEncoding.EncodeToString([]byte("key:" + token))
+	for _, leak := range []string{token, cfgSecret, b64[len(b64)/2-6 : len(b64)/2+6], "%73%33%63%72", "3cr3", "t-VA", "LUEx"} {
+		if strings.Contains(out, leak) || strings.Contains(logs, leak) {
+			t.Errorf("%q shows:\nstats: %s\nlog: %s", leak, out, logs)
+		}
+	}
+}
+
+// A 0600 configuration file in a directory others may write, or naming
+// an exec program in one, is refused by config check and notify, saying
+// which directory, its mode and the fix.
+func TestConfigInWritableDirectoryRefused(t *testing.T) {
+	open := filepath.Join(t.TempDir(), "shared")
+	if err := os.Mkdir(open, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(open, "config.yaml")
+	src := "channels:\n  desk: {type: exec, command: [touch, /tmp/x]}\nroutes:\n  - steps: [{after: 0s, notify: [desk]}]\n"
+	if err := os.WriteFile(p, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"APPROVE_TUI_DB": filepath.Join(t.TempDir(), "state.db")}
+	for _, args := range [][]string{{"config", "check", "--config", p}, {"notify", "--once", "--config", p}} {
+		code, out, stderr := runConfig(t, env, args...)
+		if code != ExitError || !strings.Contains(stderr+out, "directory "+open+" on its path may be written by its group and others (mode 0777") || !strings.Contains(stderr+out, "chmod go-w "+open) {
+			t.Errorf("%v: exit %d\n%s%s", args, code, out, stderr)
+		}
+	}
+	prog := filepath.Join(open, "page.sh")
+	if err := os.WriteFile(prog, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	q := writeConfig(t, "channels:\n  desk: {type: exec, command: ["+prog+"]}\n")
+	code, out, stderr := runConfig(t, env, "config", "check", "--config", q)
+	if code != ExitError || !strings.Contains(stderr+out, "channel desk (exec): program "+prog) || !strings.Contains(stderr+out, "directory "+open) {
+		t.Errorf("an exec program in an open directory: exit %d\n%s%s", code, out, stderr)
 	}
 }

@@ -476,20 +476,20 @@ func TestSecrets(t *testing.T) {
 		s        Secret
 		want     string // the value, or the error
 		redacted string
-		warning  bool
 	}{
-		{Secret{Env: "AT_SECRET"}, secretValue, "$AT_SECRET (set, 12 characters)", false},
-		{Secret{Env: "AT_UNSET_VAR"}, "error: AT_UNSET_VAR is not set", "$AT_UNSET_VAR (not set)", false},
-		{Secret{Env: "AT_EMPTY"}, "error: AT_EMPTY is set but empty", "$AT_EMPTY (set but empty)", false},
-		{Secret{Env: "AT_LINES"}, "error: AT_LINES holds more than one line", "$AT_LINES (holds more than one line)", false},
-		{Secret{File: good}, secretValue, "file " + good + " (readable, 12 characters)", false},
-		{Secret{File: crlf}, secretValue, "file " + crlf + " (readable, 12 characters)", false},
-		{Secret{File: open}, secretValue, "file " + open + " (readable, 12 characters)", true},
-		{Secret{File: empty}, "error: secret file " + empty + " is empty", "file " + empty + " (empty)", false},
-		{Secret{File: lines}, "error: secret file " + lines + " holds more than one line", "file " + lines + " (holds more than one line)", false},
+		{Secret{Env: "AT_SECRET"}, secretValue, "$AT_SECRET (set, 12 characters)"},
+		{Secret{Env: "AT_UNSET_VAR"}, "error: AT_UNSET_VAR is not set", "$AT_UNSET_VAR (not set)"},
+		{Secret{Env: "AT_EMPTY"}, "error: AT_EMPTY is set but empty", "$AT_EMPTY (set but empty)"},
+		{Secret{Env: "AT_LINES"}, "error: AT_LINES holds more than one line", "$AT_LINES (holds more than one line)"},
+		{Secret{File: good}, secretValue, "file " + good + " (readable, 12 characters)"},
+		{Secret{File: crlf}, secretValue, "file " + crlf + " (readable, 12 characters)"},
+		{Secret{File: open}, "error: secret file " + open + " may be read or written by its group and others (mode 0644): refused; chmod 600 " + open,
+			"file " + open + " (may be read or written by its group and others (mode 0644): refused; chmod 600 " + open + ")"},
+		{Secret{File: empty}, "error: secret file " + empty + " is empty", "file " + empty + " (empty)"},
+		{Secret{File: lines}, "error: secret file " + lines + " holds more than one line", "file " + lines + " (holds more than one line)"},
 		{Secret{File: filepath.Join(dir, "none")}, "error: secret file " + filepath.Join(dir, "none") + " cannot be read: no such file or directory",
-			"file " + filepath.Join(dir, "none") + " (cannot be read: no such file or directory)", false},
-		{Secret{}, "error: no secret named (want NAME_env or NAME_file)", "(none) (no secret named (want NAME_env or NAME_file))", false},
+			"file " + filepath.Join(dir, "none") + " (cannot be read: no such file or directory)"},
+		{Secret{}, "error: no secret named (want NAME_env or NAME_file)", "(none) (no secret named (want NAME_env or NAME_file))"},
 	} {
 		v, err := tc.s.Resolve()
 		got := v
@@ -501,16 +501,10 @@ func TestSecrets(t *testing.T) {
 			t.Errorf("%+v: Resolve %q, want %q", tc.s, got, tc.want)
 		}
 		r := tc.s.Redacted()
-		outputs = append(outputs, r, tc.s.Warning(), tc.s.Source())
+		outputs = append(outputs, r, tc.s.Source())
 		if r != tc.redacted {
 			t.Errorf("%+v: Redacted %q, want %q", tc.s, r, tc.redacted)
 		}
-		if w := tc.s.Warning(); (w != "") != tc.warning {
-			t.Errorf("%+v: Warning %q", tc.s, w)
-		}
-	}
-	if w := (Secret{File: open}).Warning(); w != "secret file "+open+" may be read by its group or others (mode 0644): chmod 600 it" {
-		t.Errorf("warning %q", w)
 	}
 	if os.Geteuid() != 0 { // root reads any file
 		_, err := Secret{File: locked}.Resolve()

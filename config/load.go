@@ -119,8 +119,11 @@ func LoadOptional(path string) (*File, error) {
 // Load reads and validates the file at path. A missing file is an error
 // that errors.Is(err, fs.ErrNotExist); a file with problems is an *Error
 // that lists them all. A file that holds channels is refused when its
-// group or others may write it, or when it is owned by neither the user
-// running nor root (checkTrust): it says which programs run.
+// group or others may write it, when it is owned by neither the user
+// running nor root (checkTrust), when a directory on its way may be
+// written by another user (checkPathDirs), or when an exec channel's
+// program may be changed by another user (ResolveProgram): it says which
+// programs run.
 func Load(path string) (*File, error) {
 	fh, err := os.Open(path)
 	if err != nil {
@@ -148,6 +151,21 @@ func Load(path string) (*File, error) {
 	}
 	if err := checkTrust(path, fi, os.Geteuid()); err != nil {
 		return nil, err
+	}
+	if err := checkPathDirs(fmt.Sprintf("config file %s (it holds channels: the programs the notifier runs, where pages and their secrets go)", path), path, os.Geteuid()); err != nil {
+		return nil, err
+	}
+	// The programs exec channels run: a program missing here is the
+	// sender's to report (it cannot start); one another user may change
+	// is refused.
+	for _, name := range f.ChannelNames() {
+		ch := f.Channels[name]
+		if ch.Type != TypeExec || len(ch.Command) == 0 {
+			continue
+		}
+		if _, err := ResolveProgram("config file "+path+": channel "+name+" (exec)", ch.Command[0]); err != nil && !errors.Is(err, ErrProgramNotFound) {
+			return nil, err
+		}
 	}
 	return f, nil
 }

@@ -15,7 +15,11 @@ const maxSecretSize = 64 << 10
 
 // Resolve reads the secret's value: the environment variable's (an error
 // when it is unset or empty), or the file's without one trailing newline
-// (an error when it cannot be read or is empty). A value of more than one
+// (an error when it cannot be read or is empty, or when it is not kept as
+// a secret must be: its group or others may read or write it, another
+// user than the one running or root owns it, or another user may replace
+// it (a directory on its way they may write): CheckTrustedFile). A value
+// of more than one
 // line is refused: it would not fit in a header. Errors name the variable
 // or the file, never the value; keep the value out of every message and
 // log.
@@ -38,6 +42,14 @@ func (s Secret) Resolve() (string, error) {
 			return "", fmt.Errorf("secret file %s cannot be read: %v", s.File, bare(err))
 		}
 		defer fh.Close()
+		// The file read, not the path (which may have changed since).
+		fi, err := fh.Stat()
+		if err != nil {
+			return "", fmt.Errorf("secret file %s cannot be read: %v", s.File, bare(err))
+		}
+		if err := checkTrustedFile("secret file "+s.File, s.File, fi, os.Geteuid(), true); err != nil {
+			return "", err
+		}
 		b, err := io.ReadAll(io.LimitReader(fh, maxSecretSize+1))
 		if err != nil {
 			return "", fmt.Errorf("secret file %s cannot be read: %v", s.File, bare(err))
@@ -56,23 +68,6 @@ func (s Secret) Resolve() (string, error) {
 		return v, nil
 	}
 	return "", errors.New("no secret named (want NAME_env or NAME_file)")
-}
-
-// Warning is a note on a secret that resolves but is not kept as a secret
-// should be: a file its group or others may read. "" when there is none,
-// or when the file cannot be read (Resolve says why).
-func (s Secret) Warning() string {
-	if s.Env != "" || s.File == "" {
-		return ""
-	}
-	fi, err := os.Stat(s.File)
-	if err != nil {
-		return ""
-	}
-	if m := fi.Mode().Perm(); m&0o044 != 0 {
-		return fmt.Sprintf("secret file %s may be read by its group or others (mode %04o): chmod 600 it", s.File, m)
-	}
-	return ""
 }
 
 // Source is where the secret is, for messages: "$NTFY_TOKEN" or
@@ -94,14 +89,13 @@ type SecretStatus struct {
 	// OK: it resolves; Length is then its length in characters.
 	OK     bool
 	Length int
-	// Problem is Resolve's error when not OK; Warning is Warning's note.
+	// Problem is Resolve's error when not OK.
 	Problem string
-	Warning string
 }
 
 // Status resolves the secret and keeps only what may be said of it.
 func (s Secret) Status() SecretStatus {
-	st := SecretStatus{Source: s.Source(), Warning: s.Warning()}
+	st := SecretStatus{Source: s.Source()}
 	v, err := s.Resolve()
 	if err != nil {
 		st.Problem = err.Error()

@@ -274,7 +274,7 @@ type redactor []string
 func (r *redactor) add(vals ...string) {
 	for _, v := range vals {
 		if len(v) >= 4 {
-			*r = append(*r, v)
+			*r = append(*r, encodedForms(v)...)
 		}
 	}
 }
@@ -337,12 +337,7 @@ func tokenLike(seg string) bool {
 	return strings.ContainsAny(seg, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 }
 
-func (r redactor) scrub(s string) string {
-	for _, v := range r {
-		s = strings.ReplaceAll(s, v, "[redacted]")
-	}
-	return s
-}
+func (r redactor) scrub(s string) string { return scrubForms(s, r) }
 
 // httpURLOK reports whether raw is an absolute http(s) URL.
 func httpURLOK(raw string) bool {

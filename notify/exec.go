@@ -7,7 +7,11 @@ package notify
 // passed as given; Cmd.Env's last duplicate wins; WaitDelay bounds the
 // wait for pipes a killed command's children still hold).
 //
-//   - argv is Channel.Command as given, never through a shell.
+//   - argv is Channel.Command as given, never through a shell. The
+//     program is found as os/exec finds it and refused (permanently)
+//     when another user may change it: it is not the user's or root's,
+//     its group or others may write it or a directory on its way, or a
+//     $PATH directory searched before it (config.ResolveProgram).
 //   - environment: ours without any secret (Secrets.Environ: no channel's
 //     *_env variable, no variable holding a configured secret's value, no
 //     PGPASSWORD or URL with a password), plus APPROVE_TUI_EVENT (page,
@@ -17,7 +21,10 @@ package notify
 //     de-duplicate).
 //   - bounded by Channel.Timeout (10 s by default): then it is killed.
 //   - exit 0 is success. stdout and stderr are kept (4 KiB each) and put
-//     into the error on failure.
+//     into the error on failure, without the lines that hold a piece of a
+//     configured secret (Secrets.WithholdFragments); the error is then
+//     redacted as every channel's is (Secrets.Redact: the secrets' values
+//     and encoded forms, white space and line breaks inside ignored).
 //
 // Retry rule: a non-zero exit or a timeout is retryable (the notifier
 // bounds the attempts): notification scripts mostly fail for passing
@@ -36,6 +43,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/approve-tui/approve-tui/config"
 	"github.com/approve-tui/approve-tui/model"
 )
 
@@ -64,11 +72,13 @@ func (b *boundedBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// text is the kept output, safe on one line.
-func (b *boundedBuffer) text() string {
+// text is the kept output, safe on one line, without the lines that hold
+// a piece of a configured secret (Secrets.WithholdFragments).
+func (b *boundedBuffer) text(sec *Secrets) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := strings.TrimSpace(strings.ToValidUTF8(b.buf.String(), "?"))
+	s = sec.WithholdFragments(s)
 	s = model.Sanitize(s, model.Line)
 	if b.dropped > 0 {
 		s += fmt.Sprintf("… (%d more bytes)", b.dropped)
@@ -106,9 +116,20 @@ func (s *execSender) Send(ctx context.Context, ev Event, d Delivery) error {
 	}
 	ce := cleanEvent(ev)
 	name := model.Sanitize(filepath.Base(s.argv[0]), model.Line)
+	// What runs is checked at every delivery (the file may have changed
+	// since the configuration was loaded): one another user may change
+	// is refused, for good.
+	prog := s.argv[0]
+	switch p, err := config.ResolveProgram("channel "+s.ch.Name+" (exec)", prog); {
+	case err == nil:
+		prog = p
+	case !errors.Is(err, config.ErrProgramNotFound):
+		return s.permanent("exec %s: %s", name, model.Sanitize(err.Error(), model.Line))
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, s.argv[0], s.argv[1:]...)
+	cmd := exec.CommandContext(ctx, prog, s.argv[1:]...)
+	cmd.Args[0] = s.argv[0]
 	cmd.Stdin = bytes.NewReader(body)
 	stdout := &boundedBuffer{max: maxExecOutput}
 	stderr := &boundedBuffer{max: maxExecOutput}
@@ -116,7 +137,7 @@ func (s *execSender) Send(ctx context.Context, ev Event, d Delivery) error {
 	cmd.Env = execEnviron(s.secrets,
 		"APPROVE_TUI_EVENT="+headerSafe(ce.Kind),
 		"APPROVE_TUI_APPROVAL_ID="+plainIDOrEmpty(ce.ApprovalID),
-		"APPROVE_TUI_DELIVERY_ID="+headerSafe(d.ID),
+		"APPROVE_TUI_DELIVERY_ID="+deliveryIDSafe(d.ID),
 	)
 	cmd.WaitDelay = time.Second
 	runErr := cmd.Run()
@@ -125,10 +146,10 @@ func (s *execSender) Send(ctx context.Context, ev Event, d Delivery) error {
 	}
 	output := func() string {
 		var parts []string
-		if t := stderr.text(); t != "" {
+		if t := stderr.text(s.secrets); t != "" {
 			parts = append(parts, "stderr: "+t)
 		}
-		if t := stdout.text(); t != "" {
+		if t := stdout.text(s.secrets); t != "" {
 			parts = append(parts, "stdout: "+t)
 		}
 		if len(parts) == 0 {

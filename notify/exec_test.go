@@ -109,3 +109,56 @@ exit 1
 		t.Errorf("not executable: %v", se)
 	}
 }
+
+// An exec channel's program another user may change is not run, at every
+// delivery (it may have changed since the configuration was loaded): a
+// script others may write, one in a directory others may write. The
+// refusal is permanent and says why; the same script, kept right, runs.
+func TestExecRefusesAProgramOthersMayChange(t *testing.T) {
+	base := t.TempDir()
+	safe := filepath.Join(base, "safe")
+	open := filepath.Join(base, "open")
+	for _, d := range []string{safe, open} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	ran := filepath.Join(base, "ran")
+	body := "cat >/dev/null\necho x >> " + ran + "\n"
+	loose := script(t, safe, "loose.sh", body)
+	if err := os.Chmod(loose, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	inOpen := script(t, open, "page.sh", body)
+	good := script(t, safe, "good.sh", body)
+	for prog, want := range map[string]string{
+		loose:  "program " + loose + " may be written by its group and others (mode 0777): refused; chmod go-w " + loose,
+		inOpen: "directory " + open + " on its path may be written by its group and others (mode 0777",
+	} {
+		s := mustSender(t, &config.Channel{Name: "desk", Type: config.TypeExec, Command: []string{prog}}, testOptions(nil))
+		err := s.Send(context.Background(), baseEvent(), Delivery{ID: "d1", Attempt: 1})
+		if se := sendErr(t, err); se.Retryable || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "channel desk (exec)") {
+			t.Errorf("%s: %v", prog, err)
+		}
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Fatal("a refused program ran")
+	}
+	s := mustSender(t, &config.Channel{Name: "desk", Type: config.TypeExec, Command: []string{good}}, testOptions(nil))
+	if err := s.Send(context.Background(), baseEvent(), Delivery{ID: "d1", Attempt: 1}); err != nil {
+		t.Fatalf("a program kept right: %v", err)
+	}
+	if _, err := os.Stat(ran); err != nil {
+		t.Fatalf("the program did not run: %v", err)
+	}
+	// Changed after the sender was made: refused at the next delivery.
+	if err := os.Chmod(good, 0o757); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Send(context.Background(), baseEvent(), Delivery{ID: "d2", Attempt: 1}); err == nil || !strings.Contains(err.Error(), "may be written by others (mode 0757)") {
+		t.Errorf("made writable since: %v", err)
+	}
+}

@@ -159,7 +159,7 @@ func TestChannelErrorsAreRedactedEverywhere(t *testing.T) {
 		if d.LastError != "" {
 			failed++
 		}
-		if d.Channel == "desk" && !strings.Contains(d.LastError, "[redacted]") {
+		if d.Channel == "desk" && !strings.Contains(d.LastError, "[redacted]") && !strings.Contains(d.LastError, "[line withheld: it holds part of a secret]") {
 			t.Errorf("the exec channel's error shows no redaction, so the test proves nothing: %q", d.LastError)
 		}
 		if d.Channel == "push" && !strings.Contains(d.LastError, "upstream said") {

@@ -15,7 +15,8 @@ package notify
 //	X-Approve-TUI-Signature: t=<unix>,v1=<hex hmac> (when a secret is set)
 //
 // The body is WebhookPayload. A receiver de-duplicates on delivery_id
-// (the same for every attempt of a delivery), verifies with
+// (the same for every attempt of a delivery, and never the same for two
+// deliveries: deliveryIDSafe), verifies with
 // VerifyWebhook, and answers 2xx. 408, 429 and 5xx are retried (429 and
 // 503 honour Retry-After); other answers, redirects included, are not.
 
@@ -91,6 +92,34 @@ func headerSafe(s string) string {
 	return string(b)
 }
 
+// maxDeliveryID bounds a delivery id as sent (a header's value).
+const maxDeliveryID = 200
+
+// deliveryIDSafe is a delivery id as sent (delivery_id,
+// X-Approve-TUI-Delivery, APPROVE_TUI_DELIVERY_ID): printable ASCII but
+// '%' as it is, any other byte (and '%') percent-encoded as %XX, so that
+// two ids never share one (receivers de-duplicate on it: "a b" is
+// "a%20b", "a_b" stays "a_b"). An encoded id longer than 200 bytes is cut
+// and ends with "%~" and 32 hex digits of its SHA-256: a plain id never
+// holds "%~", and two long ids share the form only if their hashes do.
+func deliveryIDSafe(id string) string {
+	const hexUpper = "0123456789ABCDEF"
+	b := make([]byte, 0, len(id))
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c >= 0x21 && c <= 0x7e && c != '%' {
+			b = append(b, c)
+		} else {
+			b = append(b, '%', hexUpper[c>>4], hexUpper[c&15])
+		}
+	}
+	if len(b) <= maxDeliveryID {
+		return string(b)
+	}
+	sum := sha256.Sum256([]byte(id))
+	tail := "%~" + hex.EncodeToString(sum[:16])
+	return string(b[:maxDeliveryID-len(tail)]) + tail
+}
+
 func rfc3339OrNil(t time.Time) *string {
 	if t.IsZero() {
 		return nil
@@ -104,7 +133,7 @@ func webhookBody(ev Event, d Delivery) ([]byte, error) {
 	ev = cleanEvent(ev)
 	p := renderText(ev, nil)
 	w := WebhookPayload{
-		DeliveryID:     headerSafe(d.ID),
+		DeliveryID:     deliveryIDSafe(d.ID),
 		Event:          ev.Kind,
 		Step:           ev.Step,
 		ApprovalID:     ev.ApprovalID,
@@ -252,7 +281,7 @@ func (s *webhookSender) Send(ctx context.Context, ev Event, d Delivery) error {
 	h := http.Header{}
 	h.Set("Content-Type", "application/json")
 	h.Set(WebhookEventHeader, headerSafe(cleanEvent(ev).Kind))
-	if id := headerSafe(d.ID); id != "" {
+	if id := deliveryIDSafe(d.ID); id != "" {
 		h.Set(WebhookDeliveryHeader, id)
 	}
 	if s.ch.SigningSecret.Set() {
