@@ -127,6 +127,7 @@ var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true
 func (a *analysis) suArgs(name string, args []string, text string) bool {
 	values := set("-g", "--group", "-G", "--supp-group", "-s", "--shell", "-w", "--whitelist-environment", "-u", "--user")
 	var command *string
+	var ops []string
 	login, user := false, false
 	i := 0
 	for ; i < len(args); i++ {
@@ -140,7 +141,11 @@ func (a *analysis) suArgs(name string, args []string, text string) bool {
 			continue
 		}
 		if !strings.HasPrefix(arg, "-") {
-			break
+			if user {
+				break // runuser -u USER COMMAND: the command
+			}
+			ops = append(ops, arg) // su reads its options anywhere
+			continue
 		}
 		if v, ok := strings.CutPrefix(arg, "--command="); ok {
 			command = &v
@@ -179,7 +184,7 @@ func (a *analysis) suArgs(name string, args []string, text string) bool {
 			}
 		}
 	}
-	ops := args[min(i, len(args)):]
+	ops = append(ops, args[min(i, len(args)):]...)
 	if user && command == nil {
 		// runuser -u USER COMMAND...: run directly, in the same directory.
 		if len(ops) > 0 {
@@ -397,6 +402,8 @@ func shellArgs(a *analysis, name string, args []string) {
 			switch arg {
 			case "--login", "--rcfile", "--init-file":
 				startup = true
+			case "--posix":
+				setOpts = append(setOpts, "-o", "posix")
 			}
 			if arg == "--rcfile" || arg == "--init-file" {
 				i++

@@ -120,3 +120,28 @@ func TestShellStateAttacks(t *testing.T) {
 		})
 	}
 }
+
+// What is looked through is previewed as the command it runs, and state
+// that is not known keeps what can be seen: a dd after an eval (set -k
+// may then be on) still wipes its device in the preview, su's options
+// after the user are read.
+func TestLookedThroughKeepsWhatIsSeen(t *testing.T) {
+	cwd := t.TempDir()
+	flatDir(t, filepath.Join(cwd, "many"), MedEntries)
+	for _, command := range []string{
+		"eval x; rm -rf a=b " + cwd + "/many",
+		"setsid -w flock -w 1 /tmp/l nice -n 3 rm -rf many",
+		"exec -a name rm -rf many",
+		"env -S 'rm -rf' many",
+		"busybox rm -rf many",
+		"watch -x rm -rf many",
+	} {
+		p := Compute(context.Background(), command, Options{Cwd: cwd, MaxTime: 2 * time.Second})
+		if p.Entries < MedEntries {
+			t.Errorf("%q: previewed as %q (%d entries), unknown %q; it deletes %d", command, p.Summary, p.Entries, p.Unknown, MedEntries)
+		}
+	}
+	if p := Compute(context.Background(), "su - nobody -c 'rm -rf "+cwd+"/many'", Options{Cwd: cwd}); p.Entries < MedEntries || len(p.Unknown) == 0 {
+		t.Errorf("su - USER -c: %q (%d entries), unknown %q", p.Summary, p.Entries, p.Unknown)
+	}
+}

@@ -494,9 +494,8 @@ func follow(root syntax.Node, sh *shell, once syntax.Node, depth int) ([]simple,
 			return done()
 		}
 		s := simple{Text: printed(st), Cwd: sh.cwd, CwdUnsure: sh.pwdUnsure}
-		argWords, keywords, kwUnknown := keywordAssigns(call.Args, sh)
+		argWords, keywords := keywordAssigns(call.Args, sh)
 		s.Args, s.Unknown, s.NameUnknown = words(argWords, sh)
-		s.Unknown = append(s.Unknown, kwUnknown...)
 		if len(s.Args) > 0 && !s.NameUnknown && (sh.renamed[s.Args[0]] || sh.renamed["*"]) {
 			s.NameUnknown = true // an alias, or a name hash -p points elsewhere
 		}
@@ -687,12 +686,12 @@ func declare(d *syntax.DeclClause, sh, next *shell) {
 				target = v.val
 			}
 			next.refs[name] = target
-			next.vars[name] = refMark
 			if target == "" {
-				next.vars = map[string]shvar{name: refMark}
+				next.vars = map[string]shvar{}
 			} else {
 				next.vars[target] = shvar{exported: next.vars[target].exported}
 			}
+			next.markRefs()
 		case !plain || unexport:
 			next.vars[name] = shvar{}
 		case a.Naked:
@@ -1383,11 +1382,11 @@ func dotFiltered(cfg *expand.Config, w *syntax.Word, fields []string) []string {
 
 // keywordAssigns splits a command's words under set -k, which makes a
 // word NAME=value anywhere among them an assignment for the command: the
-// words left, those assignments, and the words that may be either (set -k
-// not known), whose variables are then not known.
-func keywordAssigns(ws []*syntax.Word, sh *shell) (args []*syntax.Word, assigns []*syntax.Assign, unknown []string) {
+// words left, and those assignments (when set -k is not known, such a
+// word is both: kept, and its variable not known).
+func keywordAssigns(ws []*syntax.Word, sh *shell) (args []*syntax.Word, assigns []*syntax.Assign) {
 	if !sh.bash || sh.keyword == off || len(ws) < 2 {
-		return ws, nil, nil
+		return ws, nil
 	}
 	args = ws[:1:1]
 	for _, w := range ws[1:] {
@@ -1404,13 +1403,14 @@ func keywordAssigns(ws []*syntax.Word, sh *shell) (args []*syntax.Word, assigns 
 		value := &syntax.Word{Parts: append([]syntax.WordPart{&syntax.Lit{Value: rest}}, w.Parts[1:]...)}
 		a := &syntax.Assign{Name: &syntax.Lit{Value: name}, Value: value}
 		if sh.keyword == unknownTri {
-			// An assignment or a word: which, is not known.
+			// An assignment or a word, which is not known: both (the
+			// word previewed, the variable not known).
 			a.Value = &syntax.Word{Parts: []syntax.WordPart{&syntax.CmdSubst{}}}
-			unknown = append(unknown, printed(w)+" (an assignment under set -k, or a word)")
+			args = append(args, w)
 		}
 		assigns = append(assigns, a)
 	}
-	return args, assigns, unknown
+	return args, assigns
 }
 
 // throughRefs: a statement that changed a nameref (next, from sh) changed
@@ -1427,7 +1427,14 @@ func throughRefs(sh, next *shell) {
 		} else {
 			next.vars[target] = shvar{exported: next.vars[target].exported}
 		}
-		next.vars[ref] = refMark
+		next.markRefs()
+	}
+}
+
+// markRefs sets each nameref's own value to refMark.
+func (sh *shell) markRefs() {
+	for ref := range sh.refs {
+		sh.vars[ref] = refMark
 	}
 }
 
