@@ -18,6 +18,7 @@ func TestConstructsAreSeenOrUnknown(t *testing.T) {
 	cases := []struct{ name, command, shell string }{
 		{name: "eval", command: `eval "rm -f many/*"`},
 		{name: "exec -a", command: `exec -a x rm -f many/*`},
+		{name: "exec -ca", command: `exec -ca x rm -f many/*`},
 		{name: "setsid wrapper", command: `setsid rm -f many/*`},
 		{name: "setsid -f", command: `setsid -f rm -f many/*`},
 		{name: "flock wrapper", command: `flock /tmp/l rm -f many/*`},

@@ -121,6 +121,12 @@ again:
 			case name == "sudo" && (arg == "--login" || !strings.HasPrefix(arg, "--") && strings.HasPrefix(arg, "-") && strings.ContainsRune(arg, 'i') && !prefixArgs[name][arg]):
 				a.cwd = "" // a login shell, in the target user's home
 				args = args[1:]
+			case name == "exec" && len(arg) > 2 && arg[0] == '-' && arg[1] != '-' && strings.ContainsRune(arg, 'a'):
+				// -ca NAME: a's value is the rest of the word, or the next.
+				args = args[1:]
+				if strings.HasSuffix(arg, "a") && len(args) > 0 {
+					args = args[1:]
+				}
 			case name == "timeout" && !strings.HasPrefix(arg, "-"):
 				args = args[1:] // the duration
 				goto next

@@ -700,7 +700,7 @@ func declare(d *syntax.DeclClause, sh, next *shell) {
 			next.vars[name] = v
 		default:
 			v := assigned(a, sh)
-			v.exported = export || next.vars[name].exported
+			v.exported = export || next.vars[name].exported || next.allexport == on && !a.Naked
 			next.vars[name] = v
 		}
 	}

@@ -119,6 +119,7 @@ func TestCdGoesWhereBashGoes(t *testing.T) {
 		{script: "set -a; CDPATH=" + prod + "; bash -c 'cd data && {X}'"},
 		{script: "set -o allexport; HOME=" + home + "; bash -c 'cd && {X}'"},
 		{script: "set -a; set +a; CDPATH=" + prod + "; bash -c 'cd data && {X}'"},
+		{script: "set -a; declare CDPATH=" + prod + "; bash -c 'cd data && {X}'"},
 		{script: "set -k; bash -c 'cd data && {X}' CDPATH=" + prod},
 		{script: "set -k; env bash -c 'cd data && {X}' CDPATH=" + prod},
 		{script: "bash -P -c 'cd current/.. && {X}'"},
