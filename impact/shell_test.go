@@ -339,6 +339,9 @@ func TestGlobsFollowTheShellsOptions(t *testing.T) {
 		{"shopt -s dotglob; shopt -u dotglob; rm -rf *", "shopt -s nullglob; printf '%s\\0' *"},
 		{"shopt -s globstar; rm -rf **", "shopt -s globstar nullglob; printf '%s\\0' **"},
 		{"PWD=/; rm -rf *", "PWD=/; shopt -s nullglob; printf '%s\\0' *"},
+		{"shopt -s dotglob; export BASHOPTS; bash -c 'rm -rf *'", "shopt -s dotglob nullglob; printf '%s\\0' *"},
+		{"export BASHOPTS; shopt -s dotglob; bash -c 'rm -rf *'", "shopt -s dotglob nullglob; printf '%s\\0' *"},
+		{"shopt -s dotglob; bash -c 'rm -rf *'", "shopt -s nullglob; printf '%s\\0' *"},
 	} {
 		p := Compute(context.Background(), tc.command, Options{Cwd: w})
 		var got []string
