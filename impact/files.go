@@ -38,6 +38,7 @@ var prefixArgs = map[string]map[string]bool{
 	"sudo":    {"-u": true, "-g": true, "-C": true, "-D": true, "-h": true, "-p": true, "-r": true, "-t": true, "-U": true},
 	"doas":    {"-u": true, "-C": true},
 	"env":     {"-u": true, "-C": true, "-S": true},
+	"exec":    {"-a": true},
 	"nice":    {"-n": true},
 	"ionice":  {"-c": true, "-n": true, "-p": true},
 	"timeout": {"-k": true, "-s": true},
@@ -57,12 +58,20 @@ func (a *analysis) simple(c simple) {
 		}
 		a.target(r.Path, "overwrite", false, "", nil)
 	}
-	args := c.Args
 	if c.NameUnknown {
 		a.unknown = append(a.unknown, c.Text)
 		return
 	}
+	a.command(c)
+}
+
+// command analyses what c runs, past the prefixes and wrappers before it.
+func (a *analysis) command(c simple) {
+	args := c.Args
+	wrapped := false
+again:
 	for len(args) > 0 && prefixes[filepath.Base(args[0])] {
+		wrapped = true
 		name := filepath.Base(args[0])
 		args = args[1:]
 		if name == "sudo" || name == "doas" {
@@ -76,6 +85,20 @@ func (a *analysis) simple(c simple) {
 		for len(args) > 0 {
 			arg := args[0]
 			switch {
+			case name == "env" && (arg == "-S" || arg == "--split-string" || strings.HasPrefix(arg, "--split-string=") || strings.HasPrefix(arg, "-S")):
+				v, rest := strings.TrimPrefix(strings.TrimPrefix(arg, "--split-string="), "-S"), args[1:]
+				if arg == "-S" || arg == "--split-string" {
+					if len(rest) == 0 {
+						return
+					}
+					v, rest = rest[0], rest[1:]
+				}
+				words, ok := splitString(v)
+				if !ok {
+					a.unknown = append(a.unknown, c.Text+" (env -S splits its string its own way)")
+					return
+				}
+				args = append(words, rest...)
 			case name == "env" && (arg == "-i" || arg == "-" || arg == "--ignore-environment"):
 				a.env = map[string]shvar{}
 				args = args[1:]
@@ -98,6 +121,12 @@ func (a *analysis) simple(c simple) {
 			case name == "sudo" && (arg == "--login" || !strings.HasPrefix(arg, "--") && strings.HasPrefix(arg, "-") && strings.ContainsRune(arg, 'i') && !prefixArgs[name][arg]):
 				a.cwd = "" // a login shell, in the target user's home
 				args = args[1:]
+			case name == "exec" && len(arg) > 2 && arg[0] == '-' && arg[1] != '-' && strings.ContainsRune(arg, 'a'):
+				// -ca NAME: a's value is the rest of the word, or the next.
+				args = args[1:]
+				if strings.HasSuffix(arg, "a") && len(args) > 0 {
+					args = args[1:]
+				}
 			case name == "timeout" && !strings.HasPrefix(arg, "-"):
 				args = args[1:] // the duration
 				goto next
@@ -118,12 +147,30 @@ func (a *analysis) simple(c simple) {
 	if len(args) == 0 {
 		return
 	}
+	if inner, handled := a.unwrap(args, c.Text); handled {
+		if inner == nil {
+			return
+		}
+		args, wrapped = inner, true
+		goto again
+	}
+	if unseenProgram(args[0]) {
+		a.unknown = append(a.unknown, c.Text+" (a program not on its command line)")
+		return
+	}
 	name := filepath.Base(args[0])
+	if name == "find" {
+		findExec(a, args[1:])
+	}
 	run, ok := analysers[name]
 	if strings.HasPrefix(name, "mkfs.") {
 		run, ok = mkfsArgs, true
 	}
 	if !ok {
+		if wrapped && len(c.Unknown) > 0 {
+			// Words not known, among a wrapper's: what runs is not known.
+			a.unknown = append(a.unknown, c.Unknown...)
+		}
 		return
 	}
 	if len(c.Unknown) > 0 {
@@ -140,7 +187,7 @@ var analysers map[string]func(a *analysis, name string, args []string)
 func init() { analysers = analyserTable() }
 
 func analyserTable() map[string]func(a *analysis, name string, args []string) {
-	return map[string]func(a *analysis, name string, args []string){
+	t := map[string]func(a *analysis, name string, args []string){
 		"rm":     rmArgs,
 		"rmdir":  func(a *analysis, _ string, args []string) { a.each(operands(args, nil), "delete", false) },
 		"unlink": func(a *analysis, _ string, args []string) { a.each(operands(args, nil), "delete", false) },
@@ -170,6 +217,8 @@ func analyserTable() map[string]func(a *analysis, name string, args []string) {
 		"terraform":  terraformArgs,
 		"trap":       trapArgs,
 	}
+	maps.Copy(t, constructAnalysers())
+	return t
 }
 
 // trapArgs: trap ACTION SIGNAL... runs ACTION later, on a signal or at
@@ -186,41 +235,6 @@ func trapArgs(a *analysis, _ string, args []string) {
 
 // maxNesting bounds shells inside shells (sh -c "bash -c '…'").
 const maxNesting = 4
-
-// shellArgs previews the script of sh -c SCRIPT (also -lc, -ec, ...): its
-// words are parsed and analysed in turn. A shell reading a file or its
-// input is not previewed.
-func shellArgs(a *analysis, name string, args []string) {
-	for i, arg := range args {
-		if !strings.HasPrefix(arg, "-") || arg == "--" {
-			if i == 0 || !strings.Contains(args[i-1], "c") {
-				a.unknown = append(a.unknown, name+" "+strings.Join(args, " ")+" (a script not on its command line)")
-			}
-			return
-		}
-		if strings.HasPrefix(arg, "--") || !strings.Contains(arg, "c") {
-			continue
-		}
-		if i+1 >= len(args) {
-			return
-		}
-		if a.depth >= maxNesting {
-			a.unknown = append(a.unknown, name+" -c … (shells nested too deep)")
-			return
-		}
-		cmds, err := parse(args[i+1], newShell(a.cwd, a.env, name == "bash", a.cwdUnsure), a.b)
-		if err != nil {
-			a.unknown = append(a.unknown, name+" -c script that does not parse ("+err.Error()+")")
-			return
-		}
-		a.depth++
-		for _, c := range cmds {
-			a.simple(c)
-		}
-		a.depth--
-		return
-	}
-}
 
 // flags splits args into its short and long options (before "--") and its
 // operands; takesValue names options followed by a value of their own.

@@ -109,15 +109,25 @@ type shell struct {
 	dotglob    tri
 	nocaseglob tri
 	globstar   tri
+	allexport  tri // set -a: every assignment exports
+	keyword    tri // set -k: NAME=value anywhere in the words goes to the environment
+	lastpipe   tri // shopt -s lastpipe: a pipeline's last part runs in the shell
 	funcs      map[string]bool
-	b          *budget // bounds the directories globs read (nil: none)
+	// refs are the namerefs (declare -n) to the variable each names (""
+	// when not known): assigning one assigns that variable.
+	refs map[string]string
+	// renamed are the command names that no longer run what they say
+	// (an alias, hash -p); "*": any name may be one.
+	renamed map[string]bool
+	b       *budget // bounds the directories globs read (nil: none)
 }
 
 // newShell is the shell that starts the command: in cwd (absolute, or ""
 // when not known) with env; bash says whether it is bash, pwdUnsure that
 // its $PWD may be cwd's physical path instead.
 func newShell(cwd string, env map[string]shvar, bash, pwdUnsure bool) *shell {
-	sh := &shell{bash: bash, cwd: cwd, vars: map[string]shvar{}, stackKnown: true, funcs: map[string]bool{}}
+	sh := &shell{bash: bash, cwd: cwd, vars: map[string]shvar{}, stackKnown: true, funcs: map[string]bool{},
+		refs: map[string]string{}, renamed: map[string]bool{}}
 	if pwdUnsure && cwd != "" {
 		phys, err := filepath.EvalSymlinks(cwd)
 		sh.pwdUnsure = err != nil || phys != cwd
@@ -142,6 +152,13 @@ func newShell(cwd string, env map[string]shvar, bash, pwdUnsure bool) *shell {
 	}
 	sh.physical = optionIn(sh.vars["SHELLOPTS"], "physical")
 	sh.posix = optionIn(sh.vars["SHELLOPTS"], "posix")
+	sh.allexport = optionIn(sh.vars["SHELLOPTS"], "allexport")
+	sh.keyword = optionIn(sh.vars["SHELLOPTS"], "keyword")
+	if sh.vars["SHELLOPTS"].state == varUnset {
+		// bash sets it (not exported) to the options it has: export
+		// SHELLOPTS hands them to the bash it starts.
+		sh.vars["SHELLOPTS"] = known("braceexpand:hashall:interactive-comments", false)
+	}
 	if p := sh.vars["POSIXLY_CORRECT"]; p.state == varSet {
 		sh.posix = on
 	} else if p.state == varUnknown {
@@ -150,6 +167,12 @@ func newShell(cwd string, env map[string]shvar, bash, pwdUnsure bool) *shell {
 	sh.dotglob = optionIn(sh.vars["BASHOPTS"], "dotglob")
 	sh.nocaseglob = optionIn(sh.vars["BASHOPTS"], "nocaseglob")
 	sh.globstar = optionIn(sh.vars["BASHOPTS"], "globstar")
+	sh.lastpipe = optionIn(sh.vars["BASHOPTS"], "lastpipe")
+	if sh.vars["BASHOPTS"].state == varUnset {
+		// As SHELLOPTS: bash's own (5.2), none of the options followed set.
+		sh.vars["BASHOPTS"] = known("checkwinsize:cmdhist:complete_fullquote:extquote:force_fignore:globasciiranges:"+
+			"globskipdots:hostcomplete:interactive_comments:patsub_replacement:progcomp:promptvars:sourcepath", false)
+	}
 	if optionIn(sh.vars["BASHOPTS"], "expand_aliases") != off {
 		sh.forget()
 	}
@@ -189,6 +212,8 @@ func (sh *shell) clone() *shell {
 	c.vars = maps.Clone(sh.vars)
 	c.stack = slices.Clone(sh.stack)
 	c.funcs = maps.Clone(sh.funcs)
+	c.refs = maps.Clone(sh.refs)
+	c.renamed = maps.Clone(sh.renamed)
 	return &c
 }
 
@@ -200,6 +225,7 @@ func (sh *shell) forget() {
 	sh.vars = map[string]shvar{}
 	sh.stackKnown = false
 	sh.physical, sh.posix, sh.dotglob, sh.nocaseglob, sh.globstar = unknownTri, unknownTri, unknownTri, unknownTri, unknownTri
+	sh.allexport, sh.keyword, sh.lastpipe = unknownTri, unknownTri, unknownTri
 }
 
 // merge makes unknown what may or may not have changed: sh is the state
@@ -223,7 +249,8 @@ func (sh *shell) merge(was *shell) {
 		sh.stackKnown, sh.stack = false, nil
 	}
 	for _, p := range [][2]*tri{{&sh.physical, &was.physical}, {&sh.posix, &was.posix}, {&sh.dotglob, &was.dotglob},
-		{&sh.nocaseglob, &was.nocaseglob}, {&sh.globstar, &was.globstar}} {
+		{&sh.nocaseglob, &was.nocaseglob}, {&sh.globstar, &was.globstar}, {&sh.allexport, &was.allexport},
+		{&sh.keyword, &was.keyword}, {&sh.lastpipe, &was.lastpipe}} {
 		if *p[0] != *p[1] {
 			*p[0] = unknownTri
 		}
@@ -231,11 +258,23 @@ func (sh *shell) merge(was *shell) {
 	for k := range was.funcs {
 		sh.funcs[k] = true
 	}
+	for k, v := range was.refs {
+		if w, ok := sh.refs[k]; ok && w != v {
+			v = ""
+		}
+		sh.refs[k] = v
+	}
+	for k := range was.renamed {
+		sh.renamed[k] = true
+	}
 }
 
 // set assigns a variable, keeping whether it is exported.
 func (sh *shell) set(name string, v shvar) {
-	v.exported = v.exported || sh.vars[name].exported
+	v.exported = v.exported || sh.vars[name].exported || sh.allexport == on
+	if sh.bash && (name == "SHELLOPTS" || name == "BASHOPTS") {
+		v = shvar{exported: v.exported} // read-only in bash: the assignment fails
+	}
 	sh.vars[name] = v
 }
 
@@ -248,6 +287,8 @@ func (sh *shell) exported(prefix map[string]shvar) map[string]shvar {
 			if v.state == varSet || v.state == varUnknown {
 				env[k] = v
 			}
+		} else if v.state == varSet && sh.allexport == unknownTri {
+			env[k] = shvar{} // exported or not: not known
 		}
 	}
 	for _, k := range imported {
@@ -368,6 +409,9 @@ func follow(root syntax.Node, sh *shell, once syntax.Node, depth int) ([]simple,
 			if len(stack) > 0 {
 				if b, ok := stack[len(stack)-1].node.(*syntax.BinaryCmd); ok {
 					switch {
+					case (b.Op == syntax.Pipe || b.Op == syntax.PipeAll) && b.Y == x && sh.bash && sh.lastpipe != off:
+						// lastpipe: the last part runs in the shell itself
+						fr.maybe = sh.lastpipe == unknownTri
 					case b.Op == syntax.Pipe || b.Op == syntax.PipeAll:
 						fr.restore = true // each part a subshell
 					case b.Y == x && b.Op == syntax.OrStmt:
@@ -394,6 +438,7 @@ func follow(root syntax.Node, sh *shell, once syntax.Node, depth int) ([]simple,
 		// made uncertain or dropped as its place says.
 		next := sh.clone()
 		done := func() bool {
+			throughRefs(sh, next)
 			switch {
 			case fr.restore:
 			case fr.maybe:
@@ -449,16 +494,23 @@ func follow(root syntax.Node, sh *shell, once syntax.Node, depth int) ([]simple,
 			return done()
 		}
 		s := simple{Text: printed(st), Cwd: sh.cwd, CwdUnsure: sh.pwdUnsure}
-		s.Args, s.Unknown, s.NameUnknown = words(call.Args, sh)
+		argWords, keywords := keywordAssigns(call.Args, sh)
+		s.Args, s.Unknown, s.NameUnknown = words(argWords, sh)
+		if len(s.Args) > 0 && !s.NameUnknown && (sh.renamed[s.Args[0]] || sh.renamed["*"]) {
+			s.NameUnknown = true // an alias, or a name hash -p points elsewhere
+		}
 		addRedirs(&s, st.Redirs, sh)
 		// Assignments before a command apply to it alone: they do not
 		// change what later words mean.
 		prefix := map[string]shvar{}
-		if len(call.Assigns) > 0 {
+		if assigns := append(slices.Clone(call.Assigns), keywords...); len(assigns) > 0 {
 			tmp := sh.clone() // each seen by those after it: X=1 Y=$X cmd
-			for _, a := range call.Assigns {
+			for _, a := range assigns {
 				if a.Name != nil {
 					v := assigned(a, tmp)
+					if sh.bash && (a.Name.Value == "SHELLOPTS" || a.Name.Value == "BASHOPTS") {
+						v = shvar{} // read-only in bash: the assignment fails
+					}
 					v.exported = true
 					prefix[a.Name.Value] = v
 					tmp.vars[a.Name.Value] = v
@@ -595,6 +647,7 @@ func declare(d *syntax.DeclClause, sh, next *shell) {
 		variant = d.Variant.Value
 	}
 	plain, export, unexport := variant != "nameref", variant == "export", false
+	nameref := variant == "nameref"
 	for _, a := range d.Args {
 		if a.Name != nil || a.Value == nil {
 			continue
@@ -602,10 +655,14 @@ func declare(d *syntax.DeclClause, sh, next *shell) {
 		opt, ok := literal(a.Value, sh)
 		if !ok || !strings.HasPrefix(opt, "-") && !strings.HasPrefix(opt, "+") {
 			plain = false
+			nameref = nameref || variant != "export" // an option not known may be -n
 			continue
 		}
 		for _, c := range opt[1:] {
 			switch {
+			case c == 'n' && opt[0] == '-' && variant != "export":
+				nameref = true
+				plain = false
 			case c == 'x' && opt[0] == '-':
 				export = true
 			case c == 'x' || c == 'n' && variant == "export":
@@ -622,6 +679,19 @@ func declare(d *syntax.DeclClause, sh, next *shell) {
 		}
 		name := a.Name.Value
 		switch {
+		case nameref:
+			// A nameref: what it names is changed through it.
+			target := ""
+			if v := assigned(a, sh); v.state == varSet && syntax.ValidName(v.val) {
+				target = v.val
+			}
+			next.refs[name] = target
+			if target == "" {
+				next.vars = map[string]shvar{}
+			} else {
+				next.vars[target] = shvar{exported: next.vars[target].exported}
+			}
+			next.markRefs()
 		case !plain || unexport:
 			next.vars[name] = shvar{}
 		case a.Naked:
@@ -630,7 +700,7 @@ func declare(d *syntax.DeclClause, sh, next *shell) {
 			next.vars[name] = v
 		default:
 			v := assigned(a, sh)
-			v.exported = export || next.vars[name].exported
+			v.exported = export || next.vars[name].exported || next.allexport == on && !a.Naked
 			next.vars[name] = v
 		}
 	}
@@ -668,7 +738,7 @@ func sideAssigns(n syntax.Node, sh *shell) {
 func stateBuiltin(name string) bool {
 	switch name {
 	case "cd", "pushd", "popd", "dirs", "set", "shopt", "unset", "read", "mapfile", "readarray",
-		"printf", "getopts", "source", ".", "eval", "enable", "alias", "let", "wait", "builtin", "command":
+		"printf", "getopts", "source", ".", "eval", "enable", "alias", "let", "wait", "builtin", "command", "hash":
 		return true
 	}
 	return false
@@ -724,15 +794,29 @@ func builtin(s simple, prefix map[string]shvar, next *shell) {
 		}
 	case "set":
 		if !next.bash && slices.ContainsFunc(args[1:], func(a string) bool {
-			return a == "physical" || len(a) > 1 && (a[0] == '-' || a[0] == '+') && a[1] != '-' && strings.ContainsRune(a, 'P')
+			return a == "physical" || a == "keyword" || len(a) > 1 && (a[0] == '-' || a[0] == '+') && a[1] != '-' && strings.ContainsAny(a, "Pk")
 		}) {
-			next.forget() // sh has no -P: set fails, and a failing special builtin ends sh
+			next.forget() // sh has no -P nor -k: set fails, and a failing special builtin ends sh
 			return
 		}
 		setOptions(next, args[1:])
+		next.syncShellopts()
 	case "shopt":
 		if next.bash {
 			shopt(next, args[1:]) // sh has no shopt: nothing changes
+			next.syncShellopts()
+		}
+	case "alias":
+		for _, a := range args[1:] {
+			if name, _, ok := strings.Cut(a, "="); ok {
+				next.renamed[name] = true // expanded where the shell does (sh, bash with expand_aliases)
+			}
+		}
+	case "hash":
+		for i, a := range args {
+			if a == "-p" && i+2 < len(args) {
+				next.renamed[args[i+2]] = true
+			}
 		}
 	case "unset":
 		for _, a := range args[1:] {
@@ -773,6 +857,8 @@ func forgetOf(name string, next *shell) {
 		next.vars = map[string]shvar{}
 	case "dirs":
 		next.stackKnown, next.stack = false, nil
+	case "alias", "hash":
+		next.renamed["*"] = true
 	case "cd", "pushd", "popd":
 		next.lost()
 		if name != "cd" {
@@ -803,6 +889,10 @@ func setOptions(sh *shell, args []string) {
 					sh.physical = v
 				case "posix":
 					sh.posix = v
+				case "allexport":
+					sh.allexport = v
+				case "keyword":
+					sh.keyword = v
 				}
 			}
 			continue
@@ -810,23 +900,54 @@ func setOptions(sh *shell, args []string) {
 		if strings.ContainsRune(a[1:], 'P') {
 			sh.physical = v
 		}
+		if strings.ContainsRune(a[1:], 'a') {
+			sh.allexport = v
+		}
+		if strings.ContainsRune(a[1:], 'k') {
+			sh.keyword = v
+		}
 	}
 }
 
 // shopt follows the options that change globs; expand_aliases makes what
 // follows unknown.
 func shopt(sh *shell, args []string) {
-	v := unknownTri
+	v, o := unknownTri, false
+	var names []string
 	for _, a := range args {
-		switch a {
-		case "-s":
-			v = on
-		case "-u":
-			v = off
-		case "-o", "-p", "-q":
-			if a == "-o" {
-				v = unknownTri
+		if len(a) > 1 && a[0] == '-' {
+			for _, c := range a[1:] {
+				switch c {
+				case 's':
+					v = on
+				case 'u':
+					v = off
+				case 'o':
+					o = true
+				}
 			}
+			continue
+		}
+		names = append(names, a)
+	}
+	if v == unknownTri {
+		return // it lists or tests the options
+	}
+	if o {
+		// shopt -o: the options of set -o.
+		for _, n := range names {
+			pre := "-"
+			if v == off {
+				pre = "+"
+			}
+			setOptions(sh, []string{pre + "o", n})
+		}
+		return
+	}
+	for _, a := range names {
+		switch a {
+		case "lastpipe":
+			sh.lastpipe = v
 		case "dotglob":
 			sh.dotglob = v
 		case "nocaseglob":
@@ -1257,4 +1378,105 @@ func dotFiltered(cfg *expand.Config, w *syntax.Word, fields []string) []string {
 		}
 	}
 	return out
+}
+
+// keywordAssigns splits a command's words under set -k, which makes a
+// word NAME=value anywhere among them an assignment for the command: the
+// words left, and those assignments (when set -k is not known, such a
+// word is both: kept, and its variable not known).
+func keywordAssigns(ws []*syntax.Word, sh *shell) (args []*syntax.Word, assigns []*syntax.Assign) {
+	if !sh.bash || sh.keyword == off || len(ws) < 2 {
+		return ws, nil
+	}
+	args = ws[:1:1]
+	for _, w := range ws[1:] {
+		l, ok := w.Parts[0].(*syntax.Lit)
+		name, rest, isAssign := "", "", false
+		if ok {
+			name, rest, isAssign = strings.Cut(l.Value, "=")
+			isAssign = isAssign && syntax.ValidName(name)
+		}
+		if !isAssign {
+			args = append(args, w)
+			continue
+		}
+		value := &syntax.Word{Parts: append([]syntax.WordPart{&syntax.Lit{Value: rest}}, w.Parts[1:]...)}
+		a := &syntax.Assign{Name: &syntax.Lit{Value: name}, Value: value}
+		if sh.keyword == unknownTri {
+			// An assignment or a word, which is not known: both (the
+			// word previewed, the variable not known).
+			a.Value = &syntax.Word{Parts: []syntax.WordPart{&syntax.CmdSubst{}}}
+			args = append(args, w)
+		}
+		assigns = append(assigns, a)
+	}
+	return args, assigns
+}
+
+// throughRefs: a statement that changed a nameref (next, from sh) changed
+// the variable it names: that variable is not known after (every one,
+// when the nameref's is not). The nameref itself is left not known, so
+// the next assignment through it is seen too.
+func throughRefs(sh, next *shell) {
+	for ref, target := range next.refs {
+		if next.vars[ref] == refMark {
+			continue
+		}
+		if target == "" {
+			next.vars = map[string]shvar{}
+		} else {
+			next.vars[target] = shvar{exported: next.vars[target].exported}
+		}
+		next.markRefs()
+	}
+}
+
+// markRefs sets each nameref's own value to refMark.
+func (sh *shell) markRefs() {
+	for ref := range sh.refs {
+		sh.vars[ref] = refMark
+	}
+}
+
+// refMark is a nameref's own value: not known, and unlike any value an
+// assignment gives, so that one is seen.
+var refMark = shvar{state: varUnknown, val: "\x00nameref"}
+
+// syncShellopts keeps bash's $SHELLOPTS and $BASHOPTS the options it
+// has (exported, they set a bash it starts): the options the preview
+// follows in them, or not known.
+func (sh *shell) syncShellopts() {
+	if !sh.bash {
+		return
+	}
+	for _, o := range []struct {
+		v     string
+		names []string
+		opts  []tri
+	}{
+		{"SHELLOPTS", []string{"physical", "posix", "allexport", "keyword"}, []tri{sh.physical, sh.posix, sh.allexport, sh.keyword}},
+		{"BASHOPTS", []string{"dotglob", "nocaseglob", "globstar", "lastpipe"}, []tri{sh.dotglob, sh.nocaseglob, sh.globstar, sh.lastpipe}},
+	} {
+		cur := sh.vars[o.v]
+		if cur.state != varSet {
+			sh.vars[o.v] = shvar{exported: cur.exported}
+			continue
+		}
+		list := strings.Split(cur.val, ":")
+		for i, name := range o.names {
+			switch o.opts[i] {
+			case unknownTri:
+				sh.vars[o.v] = shvar{exported: cur.exported}
+				goto nextVar
+			case on:
+				if !slices.Contains(list, name) {
+					list = append(list, name)
+				}
+			case off:
+				list = slices.DeleteFunc(list, func(s string) bool { return s == name })
+			}
+		}
+		sh.vars[o.v] = shvar{state: varSet, val: strings.Join(slices.DeleteFunc(list, func(s string) bool { return s == "" }), ":"), exported: cur.exported}
+	nextVar:
+	}
 }

@@ -116,6 +116,19 @@ func TestCdGoesWhereBashGoes(t *testing.T) {
 		{script: "echo $(cd " + prod + " && {X})"},
 		{script: "echo $(cd " + prod + "); cd data && {X}"},
 		{script: "cd " + prod + " | cat; cd data && {X}"},
+		{script: "set -a; CDPATH=" + prod + "; bash -c 'cd data && {X}'"},
+		{script: "set -o allexport; HOME=" + home + "; bash -c 'cd && {X}'"},
+		{script: "set -a; set +a; CDPATH=" + prod + "; bash -c 'cd data && {X}'"},
+		{script: "set -a; declare CDPATH=" + prod + "; bash -c 'cd data && {X}'"},
+		{script: "set -k; bash -c 'cd data && {X}' CDPATH=" + prod},
+		{script: "set -k; env bash -c 'cd data && {X}' CDPATH=" + prod},
+		{script: "bash -P -c 'cd current/.. && {X}'"},
+		{script: "bash -o physical -c 'cd current/.. && {X}'"},
+		{script: "shopt -so physical; cd current/.. && {X}"},
+		{script: "shopt -s -o physical; cd current/.. && {X}"},
+		{script: "set -P; export SHELLOPTS; bash -c 'cd current/.. && {X}'"},
+		{script: "export SHELLOPTS; set -P; bash -c 'cd current/.. && {X}'"},
+		{script: "set -P; bash -c 'cd current/.. && {X}'"},
 	} {
 		cwd := work
 		if tc.cwd != "" {
@@ -179,6 +192,15 @@ func TestCdThatCannotBeKnownIsUnknown(t *testing.T) {
 		{command: "f() { rm -rf victim; }; cd data; f"},
 		{command: "eval \"$S\"; bash -c 'cd " + work + " && cd data && rm -rf victim'"},
 		{command: "env -C nosuch rm -rf victim"},
+		{command: "declare -n r=CDPATH; r=" + prod + "; cd data && rm -rf victim"},
+		{command: "declare -n r; r=CDPATH; r=" + prod + "; cd data && rm -rf victim"},
+		{command: "declare -n r=CDPATH; read r; cd data && rm -rf victim"},
+		{command: "typeset -n h=HOME; h=" + prod + "; cd && rm -rf victim"},
+		{command: "shopt -s lastpipe; echo " + prod + " | read CDPATH; cd data && rm -rf victim"},
+		{command: "shopt -s lastpipe; true && echo " + prod + " | read CDPATH; cd data && rm -rf victim"},
+		{command: "SHELLOPTS=physical bash -c 'cd current/.. && rm -rf victim'"},
+		{command: "set -a; CDPATH=$P; bash -c 'cd data && rm -rf victim'"},
+		{command: "set $O; CDPATH=" + prod + "; bash -c 'cd data && rm -rf victim'"},
 	} {
 		p := Compute(context.Background(), tc.command, Options{Cwd: work, Env: tc.env})
 		if len(p.Targets) != 0 || len(p.Unknown) == 0 {
@@ -317,6 +339,9 @@ func TestGlobsFollowTheShellsOptions(t *testing.T) {
 		{"shopt -s dotglob; shopt -u dotglob; rm -rf *", "shopt -s nullglob; printf '%s\\0' *"},
 		{"shopt -s globstar; rm -rf **", "shopt -s globstar nullglob; printf '%s\\0' **"},
 		{"PWD=/; rm -rf *", "PWD=/; shopt -s nullglob; printf '%s\\0' *"},
+		{"shopt -s dotglob; export BASHOPTS; bash -c 'rm -rf *'", "shopt -s dotglob nullglob; printf '%s\\0' *"},
+		{"export BASHOPTS; shopt -s dotglob; bash -c 'rm -rf *'", "shopt -s dotglob nullglob; printf '%s\\0' *"},
+		{"shopt -s dotglob; bash -c 'rm -rf *'", "shopt -s nullglob; printf '%s\\0' *"},
 	} {
 		p := Compute(context.Background(), tc.command, Options{Cwd: w})
 		var got []string
@@ -374,6 +399,8 @@ func TestCdGoesWhereShGoes(t *testing.T) {
 		{script: "cd -P current && cd .. && {X}", sure: true},
 		{script: "CDPATH=/nonexistent; cd data && {X}"},
 		{script: "cd -e data && {X}"},
+		{script: "SHELLOPTS=physical bash -c 'cd current/.. && {X}'", sure: true},
+		{script: "set -a; CDPATH=" + prod + "; sh -c 'cd data && {X}'", sure: true},
 	} {
 		cmd := exec.Command("/bin/sh", "-c", "exec 3>&1 >/dev/null 2>&1; "+strings.ReplaceAll(tc.script, "{X}", "pwd >&3"))
 		cmd.Dir = work
