@@ -56,11 +56,14 @@ func (a *analysis) simple(c simple) {
 		a.env = map[string]shvar{}
 	}
 	for _, r := range c.Redirs {
-		if r.Unknown != "" {
+		switch {
+		case r.Keeps:
+			// >> and <> lose nothing (record notes what they change).
+		case r.Unknown != "":
 			a.unknown = append(a.unknown, "> "+r.Unknown)
-			continue
+		default:
+			a.target(r.Path, "overwrite", false, "", nil)
 		}
-		a.target(r.Path, "overwrite", false, "", nil)
 	}
 	args := c.Args
 	if c.NameUnknown {

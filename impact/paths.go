@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -30,7 +31,7 @@ var longOptions = map[string][]string{
 	"mv": {"backup", "context", "debug", "exchange", "force", "help", "interactive", "no-clobber", "no-copy", "no-target-directory",
 		"strip-trailing-slashes", "suffix=", "target-directory=", "update", "verbose", "version"},
 	"tee":        {"append", "help", "ignore-interrupts", "output-error", "version"},
-	"wipefs":     {"all", "backup", "force", "help", "json", "lock", "no-act", "noheadings", "no-headings", "offset=", "output=", "parsable", "quiet", "types=", "version"},
+	"wipefs":     {"all", "backup", "force", "help", "json", "lock", "no-act", "noheadings", "offset=", "output=", "parsable", "quiet", "types=", "version"},
 	"blkdiscard": {"force", "help", "length=", "lock", "offset=", "quiet", "secure", "step=", "verbose", "version", "zeroout"},
 }
 
@@ -85,6 +86,37 @@ func (a *analysis) opts(prog string, args []string, takesValue map[string]bool) 
 		}
 	}
 	return opts, vals, ops, ok
+}
+
+// abbrev reads, in opts (from flags), a long option given by a prefix of
+// one of names (or of a long option in takesValue) as git's option parser
+// does: the option itself when the prefix is of one alone (--har is
+// --hard), else unknown (ambiguous: git refuses it). One that takes a
+// value, abbreviated, is unknown: flags did not take its value.
+func (a *analysis) abbrev(cmd string, opts, takesValue map[string]bool, names ...string) {
+	for k := range opts {
+		if !strings.HasPrefix(k, "--") || slices.Contains(names, k) || takesValue[k] {
+			continue
+		}
+		var hits []string
+		for _, n := range names {
+			if strings.HasPrefix(n, k) {
+				hits = append(hits, n)
+			}
+		}
+		for n := range takesValue {
+			if strings.HasPrefix(n, "--") && strings.HasPrefix(n, k) && !slices.Contains(hits, n) {
+				hits = append(hits, n)
+			}
+		}
+		switch {
+		case len(hits) == 0:
+		case len(hits) == 1 && !takesValue[hits[0]]:
+			opts[hits[0]] = true
+		default:
+			a.unknown = append(a.unknown, cmd+" "+k+" (an abbreviated option this preview does not read)")
+		}
+	}
 }
 
 // longMatch is the long option k names among longs: an exact name, else

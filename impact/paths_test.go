@@ -102,6 +102,7 @@ func TestChangedEarlierOnlyWhereItMatters(t *testing.T) {
 		{`mkdir -p build && rm -rf build/tmp`, 4},
 		{`make && rm -f out.o`, 1},
 		{`echo hi > log.txt; rm -rf many`, pathsN + 1},
+		{`echo hi >> log.txt; rm -rf many`, pathsN + 1},
 		{`cp a.txt b.txt && rm -rf many`, pathsN + 1},
 		{`git clone https://example.invalid/x.git && rm -rf many`, pathsN + 1},
 		{`touch many/new && rm -rf many`, pathsN + 1},
@@ -136,6 +137,7 @@ func TestPlanChangedEarlierInTheLine(t *testing.T) {
 		"terraform plan -destroy -out=add.plan && terraform apply add.plan",
 		"terraform plan -destroy -out add.plan && terraform apply -auto-approve add.plan",
 		"cat destroy.plan > add.plan; terraform apply add.plan",
+		"cat destroy.plan >> add.plan; terraform apply add.plan",
 		"mv destroy.plan add.plan; terraform apply add.plan",
 		"terraform -chdir=" + dir + " plan -out=add.plan; terraform apply add.plan",
 	} {
@@ -344,5 +346,38 @@ func TestOverwriteIntoUnsearchable(t *testing.T) {
 		if res.Preview.Complete || res.Level == "" || !strings.Contains(res.Preview.Summary, "could not") {
 			t.Errorf("as nobody, %q: %q (level %q)", command, res.Preview.Summary, res.Level)
 		}
+	}
+}
+
+// git reads its long options by any unambiguous prefix too: --har is
+// --hard (the real git is the oracle); an ambiguous one is unknown.
+func TestGitAbbreviatedOptions(t *testing.T) {
+	dir := t.TempDir()
+	run := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=a",
+			"GIT_AUTHOR_EMAIL=a@a", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@a"}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %q: %v\n%s", args, err, out)
+		}
+	}
+	run("init", "-q", "-b", "main")
+	tree(t, dir, map[string]string{"f": "one"}, nil)
+	run("add", "f")
+	run("commit", "-qm", "one")
+	tree(t, dir, map[string]string{"f": "two, not committed"}, nil)
+	full := Compute(context.Background(), "git reset --hard", Options{Cwd: dir})
+	abbr := Compute(context.Background(), "git reset --har", Options{Cwd: dir})
+	if len(full.Targets) == 0 || abbr.Summary != full.Summary {
+		t.Errorf("git reset --har: %q; --hard: %q", abbr.Summary, full.Summary)
+	}
+	if p := Compute(context.Background(), "git push --forc origin main", Options{Cwd: dir}); len(p.Unknown) == 0 {
+		t.Errorf("git push --forc (ambiguous): %q", p.Summary)
+	}
+	run("reset", "--har")
+	if b, _ := os.ReadFile(filepath.Join(dir, "f")); string(b) != "one" {
+		t.Fatalf("the oracle: git reset --har left %q", b)
 	}
 }

@@ -54,6 +54,9 @@ type simple struct {
 type redirect struct {
 	Path    string
 	Unknown string // the word as written, when it could not be expanded
+	// Keeps: >> and <> write without truncating (nothing lost; what a
+	// later command reads there changes).
+	Keeps bool
 }
 
 // A shell variable as the preview knows it. The zero value is a variable
@@ -1133,24 +1136,27 @@ func config(sh *shell) *expand.Config {
 
 func addRedirs(s *simple, rs []*syntax.Redirect, sh *shell) {
 	for _, r := range rs {
+		keeps := false
 		switch r.Op {
 		case syntax.RdrOut, syntax.RdrClob, syntax.RdrAll:
+		case syntax.AppOut, syntax.AppAll, syntax.RdrInOut:
+			keeps = true
 		default:
-			continue // appends, reads, duplications, here-documents
+			continue // reads, duplications, here-documents
 		}
 		if r.Word == nil {
 			continue
 		}
 		if !certain(r.Word, sh) {
-			s.Redirs = append(s.Redirs, redirect{Unknown: printed(r.Word)})
+			s.Redirs = append(s.Redirs, redirect{Unknown: printed(r.Word), Keeps: keeps})
 			continue
 		}
 		p, err := expand.Literal(config(sh), r.Word)
 		if err != nil || p == "" {
-			s.Redirs = append(s.Redirs, redirect{Unknown: printed(r.Word)})
+			s.Redirs = append(s.Redirs, redirect{Unknown: printed(r.Word), Keeps: keeps})
 			continue
 		}
-		s.Redirs = append(s.Redirs, redirect{Path: p})
+		s.Redirs = append(s.Redirs, redirect{Path: p, Keeps: keeps})
 	}
 }
 
