@@ -31,6 +31,7 @@ type analysis struct {
 	// (see change).
 	changed    []change
 	changedAll string
+	fds        map[int]string // the simple command's own redirections (simple.Fds)
 }
 
 // prefixes run the command that follows them: the analysers look past
@@ -51,7 +52,7 @@ var prefixArgs = map[string]map[string]bool{
 
 // simple analyses one simple command.
 func (a *analysis) simple(c simple) {
-	a.cwd, a.env, a.cwdUnsure = c.Cwd, maps.Clone(c.Env), c.CwdUnsure
+	a.cwd, a.env, a.cwdUnsure, a.fds = c.Cwd, maps.Clone(c.Env), c.CwdUnsure, c.Fds
 	if a.env == nil {
 		a.env = map[string]shvar{}
 	}
@@ -664,6 +665,9 @@ func (a *analysis) target(p, op string, recursive bool, note string, find *findS
 }
 
 func (a *analysis) targetHow(p, op string, h how) {
+	if fd, ok := fdOf(p, a.cwd); ok && a.fds[fd] != "" {
+		p = a.fds[fd] // /dev/stdin < db: db
+	}
 	if why := shellUnknown(p, a.cwd); why != "" {
 		a.unknown = append(a.unknown, p+" ("+why+")")
 		return

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -515,6 +516,40 @@ func (a *analysis) markTerraform(args []string) {
 
 // procPid is /proc/PID (or /proc/self, /proc/thread-self) and what follows.
 var procPid = regexp.MustCompile(`^/proc/(self|thread-self|[0-9]+)(/.*)?$`)
+
+// fdOf is the descriptor p names (/dev/stdin, /dev/fd/N,
+// /proc/self/fd/N), ok false when it names none.
+func fdOf(p, cwd string) (int, bool) {
+	if !filepath.IsAbs(p) {
+		p = cwd + "/" + p
+	}
+	c := filepath.Clean(p)
+	switch c {
+	case "/dev/stdin":
+		return 0, true
+	case "/dev/stdout":
+		return 1, true
+	case "/dev/stderr":
+		return 2, true
+	}
+	for _, dir := range []string{"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"} {
+		if n, ok := strings.CutPrefix(c, dir); ok {
+			if fd, err := strconv.Atoi(n); err == nil && fd >= 0 {
+				return fd, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// processPath: p (absolute) names a process's state (/proc/self/…,
+// /proc/PID/…, /dev/fd/…, /dev/stdin…): resolved in the preview's process
+// it would be the preview's, not the shell's.
+func processPath(p string) bool {
+	c := filepath.Clean(p)
+	return procPid.MatchString(c) || c == "/dev/fd" || strings.HasPrefix(c, "/dev/fd/") ||
+		c == "/dev/stdin" || c == "/dev/stdout" || c == "/dev/stderr"
+}
 
 // shellState is p with /proc/self/cwd (and /proc/self/root) put as the
 // shell has them: the working directory the command runs in (cwd, "" not

@@ -171,8 +171,28 @@ func TestShellStatePaths(t *testing.T) {
 	if gone := lost(t, oracle); gone != pathsN {
 		t.Fatalf("the oracle: bash changed %d files, want %d", gone, pathsN)
 	}
-	for _, command := range []string{`truncate -s0 /dev/stdin < db`, `shred -u /dev/fd/3 3<db`, `rm -rf /proc/1/cwd/x`,
-		`truncate -s0 /proc/self/fd/0 < db`, `: > /dev/stdout`, `cat a.txt > /proc/self/fd/1`} {
+	// /dev/stdin and /dev/fd/N through the command's own redirections
+	// (bash truncates db).
+	for _, command := range []string{`truncate -s0 /dev/stdin < db`, `truncate -s0 /dev/fd/3 3<db`,
+		`truncate -s0 /proc/self/fd/1 >>db`, `truncate -s0 /dev/stderr >>db 2>&1`} {
+		p := Compute(context.Background(), command, Options{Cwd: cwd})
+		if len(p.Unknown) != 0 || len(p.Targets) != 1 || p.Targets[0].Path != filepath.Join(cwd, "db") || p.Targets[0].Op != "truncate" {
+			t.Errorf("%q: %q", command, p.Summary)
+		}
+		oracle := pathsWorld(t)
+		bashIn(t, oracle, command)
+		if fi, err := os.Stat(filepath.Join(oracle, "db")); err != nil || fi.Size() != 0 {
+			t.Errorf("the oracle: %q left db %v %v", command, fi, err)
+		}
+	}
+	for _, command := range []string{`truncate -s0 /dev/stdin`, `truncate -s0 /dev/stderr 2>&1 >>db`, `rm -rf /proc/1/cwd/x`,
+		`truncate -s0 /proc/self/fd/0`, `: > /dev/stdout`, `cat a.txt > /proc/self/fd/1`, `truncate -s0 /dev/stdin <<< x`} {
+		p := Compute(context.Background(), command, Options{Cwd: cwd})
+		if level, _ := Raise(p); level == "" || len(p.Unknown) == 0 {
+			t.Errorf("%q: %q", command, p.Summary)
+		}
+	}
+	for _, command := range []string{`cd /proc/self/cwd && rm -rf many`, `cd /proc/self/cwd/many && rm -f *`, `cd /dev/fd && rm -f 3`} {
 		p := Compute(context.Background(), command, Options{Cwd: cwd})
 		if level, _ := Raise(p); level == "" || len(p.Unknown) == 0 {
 			t.Errorf("%q: %q", command, p.Summary)

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -39,6 +40,10 @@ type simple struct {
 	NameUnknown bool
 	// Redirs are the files written by > (truncated), with the operator.
 	Redirs []redirect
+	// Fds are the files the command's own redirections open, by
+	// descriptor ("": not a file known, as a here-document or a word not
+	// known); a descriptor not in it is the shell's own.
+	Fds map[int]string
 	// Text is the simple command as written (for messages).
 	Text string
 	// Cwd is where it runs: the proposal's working directory, or where a
@@ -1003,6 +1008,9 @@ func (sh *shell) dirAt(dir string, physical bool) (to string, ok, sure bool) {
 		}
 		t = sh.cwd + "/" + dir
 	}
+	if processPath(t) {
+		return "", false, false // /proc/self/cwd, /dev/fd: the shell's state, not the preview's
+	}
 	raw := enterable(t) // the path as the kernel resolves it (physically)
 	if physical {
 		if !raw {
@@ -1136,6 +1144,7 @@ func config(sh *shell) *expand.Config {
 
 func addRedirs(s *simple, rs []*syntax.Redirect, sh *shell) {
 	for _, r := range rs {
+		fdsOf(s, r, sh)
 		keeps := false
 		switch r.Op {
 		case syntax.RdrOut, syntax.RdrClob, syntax.RdrAll:
@@ -1157,6 +1166,56 @@ func addRedirs(s *simple, rs []*syntax.Redirect, sh *shell) {
 			continue
 		}
 		s.Redirs = append(s.Redirs, redirect{Path: p, Keeps: keeps})
+	}
+}
+
+// fdsOf notes in s.Fds the file redirection r opens, on its descriptor.
+func fdsOf(s *simple, r *syntax.Redirect, sh *shell) {
+	if s.Fds == nil {
+		s.Fds = map[int]string{}
+	}
+	fd := 1
+	switch r.Op {
+	case syntax.RdrIn, syntax.RdrInOut, syntax.DplIn, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+		fd = 0
+	}
+	if r.N != nil {
+		n, err := strconv.Atoi(r.N.Value)
+		if err != nil {
+			return // {var}>file: a descriptor not known
+		}
+		fd = n
+	}
+	path := ""
+	if r.Word != nil && certain(r.Word, sh) {
+		if p, err := expand.Literal(config(sh), r.Word); err == nil {
+			path = p
+		}
+	}
+	switch r.Op {
+	case syntax.RdrIn, syntax.RdrInOut, syntax.RdrOut, syntax.RdrClob, syntax.AppOut:
+		if path != "" {
+			path = absolute(path, sh.cwd)
+		}
+		s.Fds[fd] = path
+	case syntax.RdrAll, syntax.AppAll:
+		if path != "" {
+			path = absolute(path, sh.cwd)
+		}
+		s.Fds[1], s.Fds[2] = path, path
+	case syntax.DplIn, syntax.DplOut:
+		from, err := strconv.Atoi(path)
+		if err != nil {
+			s.Fds[fd] = "" // closed, or a word not known
+			break
+		}
+		if p, ok := s.Fds[from]; ok {
+			s.Fds[fd] = p
+		} else {
+			delete(s.Fds, fd) // the shell's own, as it is
+		}
+	default:
+		s.Fds[fd] = ""
 	}
 }
 
