@@ -31,7 +31,8 @@ type analysis struct {
 	// (see change).
 	changed    []change
 	changedAll string
-	fds        map[int]string // the simple command's own redirections (simple.Fds)
+	fds        map[int]string  // the simple command's own redirections (simple.Fds)
+	viaProc    map[string]bool // viaProcess of the directories looked at
 }
 
 // prefixes run the command that follows them: the analysers look past
@@ -670,6 +671,10 @@ func (a *analysis) targetHow(p, op string, h how) {
 	}
 	if why := shellUnknown(p, a.cwd); why != "" {
 		a.unknown = append(a.unknown, p+" ("+why+")")
+		return
+	}
+	if q := shellState(p, a.cwd); (filepath.IsAbs(q) || a.cwd != "") && a.viaProcess(absolute(q, a.cwd)) {
+		a.unknown = append(a.unknown, p+" (it leads through a symlink into a process's state: the shell's, not the preview's)")
 		return
 	}
 	if by := a.changedAt(p, h.recursive || h.find != nil); by != "" {

@@ -542,6 +542,70 @@ func fdOf(p, cwd string) (int, bool) {
 	return 0, false
 }
 
+// viaProcess: resolving p (absolute) as the kernel does passes through a
+// symlink into a process's state (x -> /proc/self/cwd): the preview's
+// process would resolve it to its own. Bounded as the kernel bounds it.
+func viaProcess(p string) bool {
+	todo := strings.Split(p, "/")
+	cur := "/"
+	for hops := 0; len(todo) > 0; {
+		c := todo[0]
+		todo = todo[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		if processPath(next) {
+			return true
+		}
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return false
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if hops++; hops > 40 {
+			return false
+		}
+		t, err := os.Readlink(next)
+		if err != nil {
+			return false
+		}
+		if filepath.IsAbs(t) {
+			cur = "/"
+		}
+		todo = append(strings.Split(t, "/"), todo...)
+	}
+	return false
+}
+
+// viaProcess is viaProcess(p), its directory's answer kept (rm -f many/*
+// names thousands of paths in one directory).
+func (a *analysis) viaProcess(p string) bool {
+	dir, last := filepath.Split(p)
+	via, ok := a.viaProc[dir]
+	if !ok {
+		via = viaProcess(dir)
+		if a.viaProc == nil {
+			a.viaProc = map[string]bool{}
+		}
+		a.viaProc[dir] = via
+	}
+	if via || last == "" || processPath(p) {
+		return via || processPath(p)
+	}
+	if fi, err := os.Lstat(p); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		return false
+	}
+	return viaProcess(p) // a symlink named last: where it leads
+}
+
 // processPath: p (absolute) names a process's state (/proc/self/…,
 // /proc/PID/…, /dev/fd/…, /dev/stdin…): resolved in the preview's process
 // it would be the preview's, not the shell's.

@@ -198,6 +198,13 @@ func TestShellStatePaths(t *testing.T) {
 			t.Errorf("%q: %q", command, p.Summary)
 		}
 	}
+	// A symlink into /proc/self is resolved by the shell in its own process.
+	if err := os.Symlink("/proc/self/cwd", filepath.Join(cwd, "here")); err != nil {
+		t.Fatal(err)
+	}
+	if p := Compute(context.Background(), `rm -rf here/many`, Options{Cwd: cwd}); len(p.Unknown) == 0 {
+		t.Errorf("through a symlink to /proc/self/cwd: %q", p.Summary)
+	}
 	p := Compute(context.Background(), `rm -rf /proc/self/cwd/many`, Options{})
 	if len(p.Unknown) == 0 {
 		t.Errorf("working directory not known: %q", p.Summary)
