@@ -31,6 +31,7 @@ type analysis struct {
 	// (see change).
 	changed    []change
 	changedAll string
+	marksOnly  bool            // simple.MarksOnly: record what it changes, preview nothing
 	fds        map[int]string  // the simple command's own redirections (simple.Fds)
 	viaProc    map[string]bool // viaProcess of the directories looked at
 }
@@ -53,12 +54,17 @@ var prefixArgs = map[string]map[string]bool{
 
 // simple analyses one simple command.
 func (a *analysis) simple(c simple) {
+	if c.MarksOnly && !a.marksOnly {
+		a.marksOnly = true
+		defer func() { a.marksOnly = false }()
+	}
 	a.cwd, a.env, a.cwdUnsure, a.fds = c.Cwd, maps.Clone(c.Env), c.CwdUnsure, c.Fds
 	if a.env == nil {
 		a.env = map[string]shvar{}
 	}
 	for _, r := range c.Redirs {
 		switch {
+		case a.marksOnly:
 		case r.Keeps:
 			// >> and <> lose nothing (record notes what they change).
 		case r.Unknown != "":
@@ -69,7 +75,9 @@ func (a *analysis) simple(c simple) {
 	}
 	args := c.Args
 	if c.NameUnknown {
-		a.unknown = append(a.unknown, c.Text)
+		if !a.marksOnly {
+			a.unknown = append(a.unknown, c.Text)
+		}
 		a.record(c, "", nil)
 		return
 	}
@@ -139,11 +147,19 @@ func (a *analysis) simple(c simple) {
 	if !ok {
 		return
 	}
+	if a.marksOnly {
+		if shells[name] {
+			shellArgs(a, name, args[1:]) // its commands mark in turn
+		}
+		return
+	}
 	if len(c.Unknown) > 0 {
 		// Some of its words are not known: what it names is not whole.
 		a.unknown = append(a.unknown, c.Unknown...)
 	}
-	a.globOverChanged(c)
+	if !shells[name] {
+		a.globOverChanged(c) // (a shell's script: its own commands are looked at)
+	}
 	run(a, name, args[1:])
 }
 

@@ -73,6 +73,8 @@ func TestChangedEarlierInTheLine(t *testing.T) {
 		`cp -r many decoy.new && rm -rf many && mv decoy.new many && chmod -R 000 many`,
 		`ln -s many e3 && rm -rf e3/`,
 		`frob many e4; rm -rf e4/`,
+		`for i in 1 2; do chmod -R 000 e5/; ln -sfn many e5; done`,
+		`while [ ! -e e6 ]; do ln -s many e6 || break; done; rm -rf e6/`,
 	} {
 		t.Run(command, func(t *testing.T) {
 			cwd := pathsWorld(t)

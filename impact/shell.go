@@ -40,6 +40,9 @@ type simple struct {
 	NameUnknown bool
 	// Redirs are the files written by > (truncated), with the operator.
 	Redirs []redirect
+	// MarksOnly: an earlier pass of a loop, analysed only for what it
+	// changes before the pass that is previewed.
+	MarksOnly bool
 	// Fds are the files the command's own redirections open, by
 	// descriptor ("": not a file known, as a here-document or a word not
 	// known); a descriptor not in it is the shell's own.
@@ -354,7 +357,15 @@ func follow(root syntax.Node, sh *shell, once syntax.Node, depth int) ([]simple,
 			case depth >= maxLoopDepth:
 				sh.forget()
 			default:
-				_, sh = follow(n, sh.clone(), n, depth+1)
+				// The pass before: what it changes is changed before
+				// the pass walked next (its commands mark, and count
+				// nothing themselves).
+				var before []simple
+				before, sh = follow(n, sh.clone(), n, depth+1)
+				for _, c := range before {
+					c.MarksOnly = true
+					out = append(out, c)
+				}
 			}
 			if f, ok := x.(*syntax.ForClause); ok {
 				if it, ok := f.Loop.(*syntax.WordIter); ok && it.Name != nil {
