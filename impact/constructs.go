@@ -346,16 +346,6 @@ func findExec(a *analysis, args []string) {
 	}
 }
 
-// teeArgs: tee FILE... empties each FILE and writes its input to it (-a:
-// appends).
-func teeArgs(a *analysis, _ string, args []string) {
-	opts, ops := flags(args, nil)
-	if opts["-a"] || opts["--append"] {
-		return
-	}
-	a.each(ops, "overwrite", false)
-}
-
 // elsewhereArgs: eval, source and . run code this preview does not see.
 func elsewhereArgs(a *analysis, name string, args []string) {
 	a.unknown = append(a.unknown, name+" "+strings.Join(args, " ")+" ("+elsewhere[name]+")")
@@ -365,7 +355,6 @@ func elsewhereArgs(a *analysis, name string, args []string) {
 func constructAnalysers() map[string]func(a *analysis, name string, args []string) {
 	return map[string]func(a *analysis, name string, args []string){
 		"xargs":  xargsArgs,
-		"tee":    teeArgs,
 		"eval":   elsewhereArgs,
 		"source": elsewhereArgs,
 		".":      elsewhereArgs,

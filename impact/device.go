@@ -294,8 +294,8 @@ func mkfsArgs(a *analysis, name string, args []string) {
 
 // wipefsArgs: wipefs -a or -o OFFSET erases signatures; without them (or
 // with -n) it only lists them.
-func wipefsArgs(a *analysis, _ string, args []string) {
-	opts, ops := flags(args, set("-o", "--offset", "-t", "--types", "-O", "--output", "--lock", "--backup"))
+func wipefsArgs(a *analysis, name string, args []string) {
+	opts, _, ops, _ := a.opts(name, args, set("-o", "-t", "-O"))
 	if opts["-n"] || opts["--no-act"] || !(opts["-a"] || opts["--all"] || opts["-o"] || opts["--offset"]) {
 		return
 	}
@@ -305,8 +305,8 @@ func wipefsArgs(a *analysis, _ string, args []string) {
 }
 
 // blkdiscardArgs: blkdiscard DEVICE discards every block of it.
-func blkdiscardArgs(a *analysis, _ string, args []string) {
-	_, ops := flags(args, set("-o", "--offset", "-l", "--length", "-p", "--step"))
+func blkdiscardArgs(a *analysis, name string, args []string) {
+	_, _, ops, _ := a.opts(name, args, set("-o", "-l", "-p"))
 	for _, p := range ops {
 		a.target(p, model.OpWipe, false, "", nil)
 	}

@@ -26,6 +26,14 @@ type analysis struct {
 	targets   []Target
 	unknown   []string
 	depth     int // shells inside shells
+	// changed are the paths earlier commands of the line may change;
+	// changedAll, when set, names an earlier command that may change any
+	// (see change).
+	changed    []change
+	changedAll string
+	marksOnly  bool            // simple.MarksOnly: record what it changes, preview nothing
+	fds        map[int]string  // the simple command's own redirections (simple.Fds)
+	viaProc    map[string]bool // viaProcess of the directories looked at
 }
 
 // prefixes run the command that follows them: the analysers look past
@@ -47,19 +55,30 @@ var prefixArgs = map[string]map[string]bool{
 
 // simple analyses one simple command.
 func (a *analysis) simple(c simple) {
-	a.cwd, a.env, a.cwdUnsure = c.Cwd, maps.Clone(c.Env), c.CwdUnsure
+	if c.MarksOnly && !a.marksOnly {
+		a.marksOnly = true
+		defer func() { a.marksOnly = false }()
+	}
+	a.cwd, a.env, a.cwdUnsure, a.fds = c.Cwd, maps.Clone(c.Env), c.CwdUnsure, c.Fds
 	if a.env == nil {
 		a.env = map[string]shvar{}
 	}
 	for _, r := range c.Redirs {
-		if r.Unknown != "" {
+		switch {
+		case a.marksOnly:
+		case r.Keeps:
+			// >> and <> lose nothing (record notes what they change).
+		case r.Unknown != "":
 			a.unknown = append(a.unknown, "> "+r.Unknown)
-			continue
+		default:
+			a.target(r.Path, "overwrite", false, "", nil)
 		}
-		a.target(r.Path, "overwrite", false, "", nil)
 	}
 	if c.NameUnknown {
-		a.unknown = append(a.unknown, c.Text)
+		if !a.marksOnly {
+			a.unknown = append(a.unknown, c.Text)
+		}
+		a.record(c, "", nil)
 		return
 	}
 	a.command(c)
@@ -145,10 +164,12 @@ again:
 	next:
 	}
 	if len(args) == 0 {
+		a.record(c, "", nil)
 		return
 	}
 	if inner, handled := a.unwrap(args, c.Text); handled {
 		if inner == nil {
+			a.markAll(c.Text) // what it runs is not seen: it may change anything
 			return
 		}
 		args, wrapped = inner, true
@@ -156,9 +177,11 @@ again:
 	}
 	if unseenProgram(args[0]) {
 		a.unknown = append(a.unknown, c.Text+" (a program not on its command line)")
+		a.markAll(c.Text)
 		return
 	}
 	name := filepath.Base(args[0])
+	defer a.record(c, name, args[1:]) // what it changes, for the commands after it
 	if name == "find" {
 		findExec(a, args[1:])
 	}
@@ -173,11 +196,44 @@ again:
 		}
 		return
 	}
+	if a.marksOnly {
+		if shells[name] {
+			shellArgs(a, name, args[1:]) // its commands mark in turn
+		}
+		return
+	}
 	if len(c.Unknown) > 0 {
 		// Some of its words are not known: what it names is not whole.
 		a.unknown = append(a.unknown, c.Unknown...)
 	}
+	if !shells[name] {
+		a.globOverChanged(c) // (a shell's script: its own commands are looked at)
+	}
 	run(a, name, args[1:])
+}
+
+// globOverChanged names unknown a glob of c's that may have matched what an
+// earlier command of the line changes: its words were expanded against the
+// tree as it is now (mv many data; rm -rf d*).
+func (a *analysis) globOverChanged(c simple) {
+	if !strings.ContainsAny(c.Text, "*?[") || a.changedAll != "" || len(a.changed) == 0 {
+		return // (with changedAll, every target is unknown)
+	}
+	dirs := map[string]bool{}
+	if a.cwd != "" {
+		dirs[a.cwd] = true
+	}
+	for _, arg := range c.Args[1:] {
+		if lex, phys, ok := a.forms(arg); ok {
+			dirs[filepath.Dir(lex)], dirs[filepath.Dir(phys)] = true, true
+		}
+	}
+	for _, ch := range a.changed {
+		if dirs[filepath.Dir(ch.path)] || dirs[filepath.Dir(ch.phys)] {
+			a.unknown = append(a.unknown, c.Text+" (its globs are expanded as the tree is now; "+ch.path+" is changed earlier in the command by "+ch.by+")")
+			return
+		}
+	}
 }
 
 // analysers know what each command destroys (set in init: the shells'
@@ -188,16 +244,24 @@ func init() { analysers = analyserTable() }
 
 func analyserTable() map[string]func(a *analysis, name string, args []string) {
 	t := map[string]func(a *analysis, name string, args []string){
-		"rm":     rmArgs,
-		"rmdir":  func(a *analysis, _ string, args []string) { a.each(operands(args, nil), "delete", false) },
-		"unlink": func(a *analysis, _ string, args []string) { a.each(operands(args, nil), "delete", false) },
-		"shred":  shredArgs,
-		"truncate": func(a *analysis, _ string, args []string) {
-			a.each(operands(args, set("-s", "--size", "-r", "--reference")), "truncate", false)
+		"rm": rmArgs,
+		"rmdir": func(a *analysis, name string, args []string) {
+			_, _, ops, _ := a.opts(name, args, nil)
+			a.each(ops, "delete", false)
 		},
-		"chmod":      func(a *analysis, _ string, args []string) { modeArgs(a, "chmod", args) },
-		"chown":      func(a *analysis, _ string, args []string) { modeArgs(a, "chown", args) },
-		"chgrp":      func(a *analysis, _ string, args []string) { modeArgs(a, "chown", args) },
+		"unlink": func(a *analysis, name string, args []string) {
+			_, _, ops, _ := a.opts(name, args, nil)
+			a.each(ops, "delete", false)
+		},
+		"shred": shredArgs,
+		"truncate": func(a *analysis, name string, args []string) {
+			_, _, ops, _ := a.opts(name, args, set("-s", "-r"))
+			a.each(ops, "truncate", false)
+		},
+		"tee":        teeArgs,
+		"chmod":      func(a *analysis, _ string, args []string) { modeArgs(a, "chmod", "chmod", args) },
+		"chown":      func(a *analysis, _ string, args []string) { modeArgs(a, "chown", "chown", args) },
+		"chgrp":      func(a *analysis, _ string, args []string) { modeArgs(a, "chgrp", "chown", args) },
 		"mv":         ontoArgs,
 		"cp":         ontoArgs,
 		"find":       findArgs,
@@ -273,8 +337,8 @@ func operands(args []string, takesValue map[string]bool) []string {
 	return ops
 }
 
-func rmArgs(a *analysis, _ string, args []string) {
-	opts, ops := flags(args, nil)
+func rmArgs(a *analysis, name string, args []string) {
+	opts, _, ops, _ := a.opts(name, args, nil)
 	recursive := opts["-r"] || opts["-R"] || opts["--recursive"]
 	for _, p := range ops {
 		loc, ok := a.locate(p)
@@ -306,8 +370,8 @@ func (a *analysis) none(p, note string) {
 	t.Entries, t.Files, t.Dirs, t.Links, t.Bytes, t.LiveLinks = 0, 0, 0, 0, 0, []string{}
 }
 
-func shredArgs(a *analysis, _ string, args []string) {
-	opts, ops := flags(args, set("-n", "-s", "--iterations", "--size", "--random-source"))
+func shredArgs(a *analysis, name string, args []string) {
+	opts, _, ops, _ := a.opts(name, args, set("-n", "-s"))
 	op := "shred"
 	if opts["-u"] || opts["--remove"] {
 		op = "delete"
@@ -317,8 +381,8 @@ func shredArgs(a *analysis, _ string, args []string) {
 
 // modeArgs: chmod MODE FILE..., chown OWNER FILE... (-R recursive;
 // --reference=FILE takes the place of the mode).
-func modeArgs(a *analysis, op string, args []string) {
-	opts, ops := flags(args, map[string]bool{"--reference": false})
+func modeArgs(a *analysis, prog, op string, args []string) {
+	opts, _, ops, _ := a.opts(prog, args, nil)
 	if !opts["--reference"] && len(ops) > 0 {
 		ops = ops[1:] // the mode or owner
 	}
@@ -335,16 +399,30 @@ func modeArgs(a *analysis, op string, args []string) {
 	}
 }
 
+// teeArgs: tee FILE... truncates each FILE and writes its input there
+// (-a appends: nothing lost).
+func teeArgs(a *analysis, name string, args []string) {
+	opts, _, ops, _ := a.opts(name, args, nil)
+	if opts["-a"] || opts["--append"] {
+		return
+	}
+	a.each(ops, "overwrite", false)
+}
+
 // ontoArgs: mv or cp SOURCE... DEST overwrite what exists at DEST (or at
 // DEST/SOURCE's name when DEST is a directory); -n overwrites nothing.
-func ontoArgs(a *analysis, _ string, args []string) {
-	opts, ops := flags(args, set("-t", "--target-directory", "-S", "--suffix"))
-	if opts["-n"] || opts["--no-clobber"] || opts["--update=none"] {
+func ontoArgs(a *analysis, name string, args []string) {
+	opts, vals, ops, _ := a.opts(name, args, set("-t", "-S"))
+	if opts["-n"] || opts["--no-clobber"] || vals["--update"] == "none" {
 		return
 	}
 	var dest string
 	var sources []string
-	if t := valueOf(args, "-t", "--target-directory"); t != "" {
+	t := vals["-t"]
+	if t == "" {
+		t = vals["--target-directory"]
+	}
+	if t != "" {
 		dest, sources = t, ops
 	} else if len(ops) >= 2 {
 		dest, sources = ops[len(ops)-1], ops[:len(ops)-1]
@@ -356,12 +434,18 @@ func ontoArgs(a *analysis, _ string, args []string) {
 		a.target(dest, "overwrite", false, "", nil) // named as not previewed
 		return
 	}
-	fi, err := os.Stat(d)
+	// Within the budget: a destination that cannot be looked at (a
+	// directory the previewing user cannot search) makes the preview
+	// incomplete, never "nothing".
+	fi, err := a.b.stat(d)
+	if errors.Is(err, errUnseen) {
+		return // counted in the budget
+	}
 	switch {
-	case err == nil && fi.IsDir():
+	case err == nil && fi.IsDir() && !opts["-T"] && !opts["--no-target-directory"]:
 		for _, s := range sources {
 			into := filepath.Join(d, filepath.Base(filepath.Clean(s)))
-			if ti, err := os.Lstat(into); err == nil && !ti.IsDir() {
+			if ti, err := a.b.lstat(into); err == nil && !ti.IsDir() {
 				a.target(into, "overwrite", false, "", nil)
 			}
 		}
@@ -413,6 +497,11 @@ func findArgs(a *analysis, _ string, args []string) {
 	var names, inames []string
 	types := ""
 	minDepth, maxDepth := 0, -1
+	// find evaluates its expression left to right: a test after -delete
+	// decides nothing about what -delete removed (find many -delete -name
+	// '*.bak' deletes everything). Tests count only before the first
+	// -delete; -mindepth and -maxdepth hold wherever they stand.
+	deleted := false
 	for j := 0; j < len(expr); j++ {
 		e := expr[j]
 		val := func() (string, bool) {
@@ -425,17 +514,26 @@ func findArgs(a *analysis, _ string, args []string) {
 		var ok bool
 		var v string
 		switch e {
-		case "-delete", "-print", "-depth":
+		case "-delete":
+			deleted = true
+			continue
+		case "-print", "-depth":
 			continue
 		case "-name":
 			v, ok = val()
-			names = append(names, v)
+			if !deleted {
+				names = append(names, v)
+			}
 		case "-iname":
 			v, ok = val()
-			inames = append(inames, strings.ToLower(v))
+			if !deleted {
+				inames = append(inames, strings.ToLower(v))
+			}
 		case "-type":
 			v, ok = val()
-			types = v
+			if !deleted {
+				types = v
+			}
 			ok = ok && (v == "f" || v == "d" || v == "l")
 		case "-mindepth", "-maxdepth":
 			v, ok = val()
@@ -509,6 +607,7 @@ type located struct {
 // locate is where p leads from where the command runs (ok false: p is
 // relative and the working directory is not known).
 func (a *analysis) locate(p string) (located, bool) {
+	p = shellState(p, a.cwd)
 	raw := p
 	if !filepath.IsAbs(p) {
 		if a.cwd == "" {
@@ -599,6 +698,23 @@ func (a *analysis) target(p, op string, recursive bool, note string, find *findS
 }
 
 func (a *analysis) targetHow(p, op string, h how) {
+	if fd, ok := fdOf(p, a.cwd); ok && a.fds[fd] != "" {
+		p = a.fds[fd] // /dev/stdin < db: db
+	}
+	if why := shellUnknown(p, a.cwd); why != "" {
+		a.unknown = append(a.unknown, p+" ("+why+")")
+		return
+	}
+	if q := shellState(p, a.cwd); (filepath.IsAbs(q) || a.cwd != "") && a.viaProcess(absolute(q, a.cwd)) {
+		a.unknown = append(a.unknown, p+" (it leads through a symlink into a process's state: the shell's, not the preview's)")
+		return
+	}
+	if by := a.changedAt(p, h.recursive || h.find != nil); by != "" {
+		// What is there when it runs is not known: said (at least
+		// MEDIUM), and what is there now still counted, so that a large
+		// target keeps raising the level.
+		a.unknown = append(a.unknown, p+" (changed earlier in the command by "+by+")")
+	}
 	loc, ok := a.locate(p)
 	if !ok {
 		a.unknown = append(a.unknown, p+" (a relative path, and the working directory is not known)")

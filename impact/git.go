@@ -231,6 +231,8 @@ var gitPushValues = set("-o", "--push-option", "--repo", "--receive-pack", "--ex
 // A push that is neither cannot drop commits (the remote refuses).
 func gitPush(a *analysis, dir string, args []string) {
 	opts, ops := flags(args, gitPushValues)
+	a.abbrev("git push", opts, gitPushValues, "--dry-run", "--mirror", "--prune", "--force", "--force-with-lease",
+		"--force-if-includes", "--delete", "--all", "--branches", "--tags")
 	if opts["-n"] || opts["--dry-run"] {
 		return
 	}
@@ -401,6 +403,8 @@ var gitBranchValues = set("-u", "--set-upstream-to", "--contains", "--no-contain
 // -M/-C (a branch moved or overwritten).
 func gitBranch(a *analysis, dir string, args []string) {
 	opts, ops := flags(args, gitBranchValues)
+	a.abbrev("git branch", opts, gitBranchValues, "--remotes", "--force", "--delete", "--move", "--copy",
+		"--unset-upstream", "--edit-description", "--list", "--all")
 	if opts["-r"] || opts["--remotes"] {
 		return // remote-tracking refs only: the remote keeps the commits
 	}
@@ -545,6 +549,7 @@ var gitResetValues = set("--pathspec-from-file")
 // HEAD) there, leaving behind the commits no other ref holds.
 func gitReset(a *analysis, dir string, args []string) {
 	opts, _ := flags(args, gitResetValues)
+	a.abbrev("git reset", opts, gitResetValues, "--hard", "--soft", "--mixed", "--keep", "--merge", "--patch", "--quiet")
 	hard := opts["--hard"]
 	if hard {
 		gitLost(a, dir, nil, true)
@@ -647,6 +652,9 @@ var gitRebaseValues = set("--onto", "-s", "--strategy", "-X", "--strategy-option
 // are new commits). A rebase that would only fast-forward leaves nothing.
 func gitRebase(a *analysis, dir string, args []string) {
 	opts, ops := flags(args, gitRebaseValues)
+	a.abbrev("git rebase", opts, gitRebaseValues, "--continue", "--abort", "--skip", "--quit", "--edit-todo",
+		"--show-current-patch", "--root", "--force-rebase", "--no-ff", "--interactive", "--rebase-merges", "--signoff",
+		"--update-refs")
 	for _, c := range []string{"--continue", "--abort", "--skip", "--quit", "--edit-todo", "--show-current-patch"} {
 		if opts[c] {
 			return

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -39,6 +40,13 @@ type simple struct {
 	NameUnknown bool
 	// Redirs are the files written by > (truncated), with the operator.
 	Redirs []redirect
+	// MarksOnly: an earlier pass of a loop, analysed only for what it
+	// changes before the pass that is previewed.
+	MarksOnly bool
+	// Fds are the files the command's own redirections open, by
+	// descriptor ("": not a file known, as a here-document or a word not
+	// known); a descriptor not in it is the shell's own.
+	Fds map[int]string
 	// Text is the simple command as written (for messages).
 	Text string
 	// Cwd is where it runs: the proposal's working directory, or where a
@@ -54,6 +62,9 @@ type simple struct {
 type redirect struct {
 	Path    string
 	Unknown string // the word as written, when it could not be expanded
+	// Keeps: >> and <> write without truncating (nothing lost; what a
+	// later command reads there changes).
+	Keeps bool
 }
 
 // A shell variable as the preview knows it. The zero value is a variable
@@ -387,7 +398,15 @@ func follow(root syntax.Node, sh *shell, once syntax.Node, depth int) ([]simple,
 			case depth >= maxLoopDepth:
 				sh.forget()
 			default:
-				_, sh = follow(n, sh.clone(), n, depth+1)
+				// The pass before: what it changes is changed before
+				// the pass walked next (its commands mark, and count
+				// nothing themselves).
+				var before []simple
+				before, sh = follow(n, sh.clone(), n, depth+1)
+				for _, c := range before {
+					c.MarksOnly = true
+					out = append(out, c)
+				}
 			}
 			if f, ok := x.(*syntax.ForClause); ok {
 				if it, ok := f.Loop.(*syntax.WordIter); ok && it.Name != nil {
@@ -1121,6 +1140,9 @@ func (sh *shell) dirAt(dir string, physical bool) (to string, ok, sure bool) {
 		}
 		t = sh.cwd + "/" + dir
 	}
+	if processPath(t) {
+		return "", false, false // /proc/self/cwd, /dev/fd: the shell's state, not the preview's
+	}
 	raw := enterable(t) // the path as the kernel resolves it (physically)
 	if physical {
 		if !raw {
@@ -1254,24 +1276,78 @@ func config(sh *shell) *expand.Config {
 
 func addRedirs(s *simple, rs []*syntax.Redirect, sh *shell) {
 	for _, r := range rs {
+		fdsOf(s, r, sh)
+		keeps := false
 		switch r.Op {
 		case syntax.RdrOut, syntax.RdrClob, syntax.RdrAll:
+		case syntax.AppOut, syntax.AppAll, syntax.RdrInOut:
+			keeps = true
 		default:
-			continue // appends, reads, duplications, here-documents
+			continue // reads, duplications, here-documents
 		}
 		if r.Word == nil {
 			continue
 		}
 		if !certain(r.Word, sh) {
-			s.Redirs = append(s.Redirs, redirect{Unknown: printed(r.Word)})
+			s.Redirs = append(s.Redirs, redirect{Unknown: printed(r.Word), Keeps: keeps})
 			continue
 		}
 		p, err := expand.Literal(config(sh), r.Word)
 		if err != nil || p == "" {
-			s.Redirs = append(s.Redirs, redirect{Unknown: printed(r.Word)})
+			s.Redirs = append(s.Redirs, redirect{Unknown: printed(r.Word), Keeps: keeps})
 			continue
 		}
-		s.Redirs = append(s.Redirs, redirect{Path: p})
+		s.Redirs = append(s.Redirs, redirect{Path: p, Keeps: keeps})
+	}
+}
+
+// fdsOf notes in s.Fds the file redirection r opens, on its descriptor.
+func fdsOf(s *simple, r *syntax.Redirect, sh *shell) {
+	if s.Fds == nil {
+		s.Fds = map[int]string{}
+	}
+	fd := 1
+	switch r.Op {
+	case syntax.RdrIn, syntax.RdrInOut, syntax.DplIn, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+		fd = 0
+	}
+	if r.N != nil {
+		n, err := strconv.Atoi(r.N.Value)
+		if err != nil {
+			return // {var}>file: a descriptor not known
+		}
+		fd = n
+	}
+	path := ""
+	if r.Word != nil && certain(r.Word, sh) {
+		if p, err := expand.Literal(config(sh), r.Word); err == nil {
+			path = p
+		}
+	}
+	switch r.Op {
+	case syntax.RdrIn, syntax.RdrInOut, syntax.RdrOut, syntax.RdrClob, syntax.AppOut:
+		if path != "" {
+			path = absolute(path, sh.cwd)
+		}
+		s.Fds[fd] = path
+	case syntax.RdrAll, syntax.AppAll:
+		if path != "" {
+			path = absolute(path, sh.cwd)
+		}
+		s.Fds[1], s.Fds[2] = path, path
+	case syntax.DplIn, syntax.DplOut:
+		from, err := strconv.Atoi(path)
+		if err != nil {
+			s.Fds[fd] = "" // closed, or a word not known
+			break
+		}
+		if p, ok := s.Fds[from]; ok {
+			s.Fds[fd] = p
+		} else {
+			delete(s.Fds, fd) // the shell's own, as it is
+		}
+	default:
+		s.Fds[fd] = ""
 	}
 }
 

@@ -57,6 +57,9 @@ func terraformArgs(a *analysis, _ string, args []string) {
 		return
 	}
 	if sub != "apply" {
+		if !terraformReadOnly(sub, rest) {
+			a.unknown = append(a.unknown, "terraform "+strings.Join(args, " ")+" (it may change state or files, and has no plan to preview)")
+		}
 		return
 	}
 	plans, bad := terraformOperands(rest)
@@ -100,6 +103,12 @@ func terraformArgs(a *analysis, _ string, args []string) {
 	if !filepath.IsAbs(raw) {
 		raw = dir + "/" + raw // as the kernel resolves it: .. after a symlink included
 	}
+	if by := a.changedAt(raw, false); by != "" {
+		// The plan applied is the one an earlier command writes, not
+		// the one there now.
+		a.unknown = append(a.unknown, "terraform apply "+plan+" (the plan is changed earlier in the command by "+by+")")
+		return
+	}
 	path := filepath.Clean(raw)
 	changes, err := readPlanFile(a.ctx, raw, path, a.b.deadline)
 	if err != nil {
@@ -119,6 +128,36 @@ func terraformArgs(a *analysis, _ string, args []string) {
 		a.unknown = append(a.unknown, "terraform apply "+plan+" (the plan invokes "+
 			Plural(changes.actions, "provider action", "provider actions")+", which this preview does not judge)")
 	}
+}
+
+// terraformReadOnly: terraform SUB ARGS changes no state and no file the
+// preview counts (plan -out writes its plan: see change). Any other
+// subcommand (state rm|mv|push|replace-provider, workspace new|delete,
+// taint, untaint, import, force-unlock, init, get, fmt without -check,
+// one this preview does not know) is named unknown.
+func terraformReadOnly(sub string, args []string) bool {
+	first := ""
+	for _, arg := range args {
+		if !strings.HasPrefix(arg, "-") {
+			first = arg
+			break
+		}
+	}
+	switch sub {
+	case "plan", "show", "output", "validate", "version", "providers", "graph", "console", "metadata", "modules":
+		return sub != "providers" || first == "" || first == "schema"
+	case "fmt":
+		for _, arg := range args {
+			if a := strings.TrimLeft(arg, "-"); a == "check" || a == "check=true" {
+				return true
+			}
+		}
+	case "state":
+		return first == "list" || first == "show" || first == "pull"
+	case "workspace":
+		return first == "list" || first == "show"
+	}
+	return false
 }
 
 // terraformOperands are apply's words that are not options, as Go's flag
