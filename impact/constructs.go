@@ -241,26 +241,8 @@ func (a *analysis) scriptArgs(args []string, text string) bool {
 // watchArgs: watch [options] COMMAND... runs sh -c "COMMAND..." (the
 // words joined by spaces), or the words themselves with -x.
 func (a *analysis) watchArgs(args []string, text string) ([]string, bool) {
-	values := set("-n", "--interval", "-q", "--equexit")
-	exec := false
-	i := 0
-	for ; i < len(args); i++ {
-		arg := args[i]
-		if arg == "--" {
-			i++
-			break
-		}
-		if !strings.HasPrefix(arg, "-") {
-			break
-		}
-		if arg == "-x" || arg == "--exec" {
-			exec = true
-		}
-		if values[arg] {
-			i++
-		}
-	}
-	ops := args[min(i, len(args)):]
+	opts, ops := leadingOptions(args, set("-n", "--interval", "-q", "--equexit"))
+	exec := slices.Contains(opts, "-x") || slices.Contains(opts, "--exec")
 	if len(ops) == 0 {
 		return nil, true
 	}
@@ -268,6 +250,26 @@ func (a *analysis) watchArgs(args []string, text string) ([]string, bool) {
 		return ops, true
 	}
 	return []string{"sh", "-c", strings.Join(ops, " ")}, true
+}
+
+// leadingOptions splits a wrapper's arguments into the options before
+// its command (values: those that take the next word) and the command
+// with its words ("--" ends the options).
+func leadingOptions(args []string, values map[string]bool) (opts, rest []string) {
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		switch {
+		case arg == "--":
+			return opts, args[i+1:]
+		case !strings.HasPrefix(arg, "-"):
+			return opts, args[i:]
+		}
+		opts = append(opts, arg)
+		if values[arg] {
+			i++
+		}
+	}
+	return opts, nil
 }
 
 // run analyses args as a command line of its own (the command a wrapper
@@ -311,23 +313,9 @@ func runsOthers(name string) bool {
 // xargsArgs: xargs [options] [COMMAND [ARG...]] runs COMMAND on the words
 // of its input.
 func xargsArgs(a *analysis, _ string, args []string) {
-	values := set("-a", "--arg-file", "-d", "--delimiter", "-E", "-I", "-L", "-n", "--max-args", "-P", "--max-procs",
-		"-s", "--max-chars", "--process-slot-var", "--max-lines")
-	i := 0
-	for ; i < len(args); i++ {
-		arg := args[i]
-		if arg == "--" {
-			i++
-			break
-		}
-		if !strings.HasPrefix(arg, "-") {
-			break
-		}
-		if values[arg] {
-			i++
-		}
-	}
-	if i < len(args) && runsOthers(args[i]) {
+	_, cmd := leadingOptions(args, set("-a", "--arg-file", "-d", "--delimiter", "-E", "-I", "-L", "-n", "--max-args", "-P",
+		"--max-procs", "-s", "--max-chars", "--process-slot-var", "--max-lines"))
+	if len(cmd) > 0 && runsOthers(cmd[0]) {
 		a.unknown = append(a.unknown, "xargs "+strings.Join(args, " ")+" (its operands come from its input)")
 	}
 }

@@ -414,40 +414,44 @@ func gitBranch(a *analysis, dir string, args []string) {
 		gitBranchDelete(a, dir, ops)
 	case opts["-M"] || opts["-C"] || (opts["-m"] || opts["-c"] || opts["--move"] || opts["--copy"]) && force:
 		// branch -M [OLD] NEW: NEW now points where OLD did.
-		if len(ops) == 0 || len(ops) > 2 {
-			return
+		old, dst := "HEAD", ""
+		if len(ops) > 0 {
+			dst = ops[len(ops)-1]
 		}
-		g, err := gitOpen(a, dir)
-		if err != nil {
-			a.unknown = append(a.unknown, "git branch "+strings.Join(args, " ")+" ("+openErr(err)+")")
-			return
-		}
-		defer g.close()
-		old, dst := "HEAD", ops[len(ops)-1]
 		if len(ops) == 2 {
 			old = ops[0]
 		}
-		gitMove(a, g, dst, old, "git branch "+strings.Join(args, " "), false)
+		gitBranchMove(a, dir, args, ops, dst, old, false)
 	case force && !opts["-d"] && !opts["--delete"] && !opts["-u"] && !opts["--set-upstream-to"] && !opts["--unset-upstream"] && !opts["--edit-description"]:
 		// branch -f NAME [START]: NAME moves to START.
-		if len(ops) == 0 || len(ops) > 2 {
-			return
+		start, name := "HEAD", ""
+		if len(ops) > 0 {
+			name = ops[0]
 		}
-		g, err := gitOpen(a, dir)
-		if err != nil {
-			a.unknown = append(a.unknown, "git branch "+strings.Join(args, " ")+" ("+openErr(err)+")")
-			return
-		}
-		defer g.close()
-		start := "HEAD"
 		if len(ops) == 2 {
 			start = ops[1]
 		}
-		if cur, _, _ := g.head(); cur == ops[0] {
-			return // git refuses to force the branch checked out
-		}
-		gitMove(a, g, ops[0], start, "git branch "+strings.Join(args, " "), false)
+		gitBranchMove(a, dir, args, ops, name, start, true)
 	}
+}
+
+// gitBranchMove previews git branch moving branch to where target points
+// (ops: the branch command's operands, one or two); notCurrent: git
+// refuses it for the branch checked out (branch -f), so it moves nothing.
+func gitBranchMove(a *analysis, dir string, args, ops []string, branch, target string, notCurrent bool) {
+	if len(ops) == 0 || len(ops) > 2 {
+		return
+	}
+	g, err := gitOpen(a, dir)
+	if err != nil {
+		a.unknown = append(a.unknown, "git branch "+strings.Join(args, " ")+" ("+openErr(err)+")")
+		return
+	}
+	defer g.close()
+	if cur, _, _ := g.head(); notCurrent && cur == branch {
+		return // git refuses to force the branch checked out
+	}
+	gitMove(a, g, branch, target, "git branch "+strings.Join(args, " "), false)
 }
 
 // gitBranchDelete previews git branch -D: per branch, the commits that no
