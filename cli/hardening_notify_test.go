@@ -146,18 +146,7 @@ func TestStatsShowsNoSecretFromAChannelsError(t *testing.T) {
 routes:
   - steps: [{after: 0s, notify: [desk]}]
 `)
-	st, err := storage.Open(context.Background(), db, storage.Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	prop, _, err := risk.Propose(risk.Draft{ID: "hm-leak01", Command: "make deploy", SessionKey: "agent:x", TTL: time.Hour}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Submit(context.Background(), prop, model.LocalActor(model.SurfaceCLI)); err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
+	submitDeploy(t, db, "hm-leak01")
 	env := map[string]string{"APPROVE_TUI_DB": db}
 	// runConfig fails the test on any output that holds cfgSecret.
 	code, out, stderr := runConfig(t, env, "notify", "--once", "--config", p)
@@ -181,7 +170,7 @@ routes:
 	// A row written by a notifier whose configuration this host has not
 	// read (another host's, or from before redaction): stats still keeps
 	// what has a secret's shape out.
-	st, err = storage.Open(context.Background(), db, storage.Options{})
+	st, err := storage.Open(context.Background(), db, storage.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,18 +222,7 @@ exit 1
 routes:
   - steps: [{after: 0s, notify: [desk]}]
 `)
-	st, err := storage.Open(context.Background(), db, storage.Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	prop, _, err := risk.Propose(risk.Draft{ID: "hm-leak02", Command: "make deploy", SessionKey: "agent:x", TTL: time.Hour}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Submit(context.Background(), prop, model.LocalActor(model.SurfaceCLI)); err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
+	submitDeploy(t, db, "hm-leak02")
 	env := map[string]string{"APPROVE_TUI_DB": db}
 	_, _, logs := runConfig(t, env, "notify", "--once", "--config", p)
 	code, out, stderr := runConfig(t, env, "--json", "stats", "--config", p)
@@ -291,4 +269,16 @@ func TestConfigInWritableDirectoryRefused(t *testing.T) {
 	if code != ExitError || !strings.Contains(stderr+out, "channel desk (exec): program "+prog) || !strings.Contains(stderr+out, "directory "+open) {
 		t.Errorf("an exec program in an open directory: exit %d\n%s%s", code, out, stderr)
 	}
+}
+
+// submitDeploy creates the store db and submits one proposal, id, of
+// "make deploy" (every route without a match takes it).
+func submitDeploy(t *testing.T, db, id string) {
+	t.Helper()
+	st, err := storage.Open(context.Background(), db, storage.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	seedNotify(t, st, 1, func(int) string { return id }, func(int) string { return "make deploy" }, time.Hour)
 }
