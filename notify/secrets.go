@@ -32,7 +32,6 @@ type Secrets struct {
 	// every log line and delivery; a rotated one is seen within it).
 	mu     sync.Mutex
 	at     time.Time
-	whole  []string
 	parts  redactor
 	cores  []string
 	cached bool
@@ -50,23 +49,24 @@ func NewSecrets(cfg *config.File, resolve Resolver) *Secrets {
 	return &Secrets{cfg: cfg, resolve: resolve}
 }
 
-// values are the resolved secrets: whole values, and for URLs the parts
-// that carry the credential.
-func (s *Secrets) values() ([]string, redactor) {
+// values are the resolved secrets: what Redact replaces (each value and,
+// for URLs, the parts that carry the credential, in every encoded form),
+// and the cores WithholdFragments looks for pieces of (urlCores).
+func (s *Secrets) values() (redactor, []string) {
 	if s == nil || s.cfg == nil {
 		return nil, nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if now := time.Now(); !s.cached || now.Sub(s.at) >= cacheFor || now.Before(s.at) {
-		s.whole, s.parts, s.cores = s.resolveAll()
+		s.parts, s.cores = s.resolveAll()
 		s.at, s.cached = now, true
 	}
-	return s.whole, s.parts
+	return s.parts, s.cores
 }
 
 // resolveAll resolves every secret now.
-func (s *Secrets) resolveAll() (whole []string, parts redactor, cores []string) {
+func (s *Secrets) resolveAll() (parts redactor, cores []string) {
 	for _, name := range s.cfg.ChannelNames() {
 		ch := s.cfg.Channels[name]
 		for _, ns := range ch.Secrets() {
@@ -74,7 +74,6 @@ func (s *Secrets) resolveAll() (whole []string, parts redactor, cores []string) 
 			if err != nil || strings.TrimSpace(v) == "" {
 				continue
 			}
-			whole = append(whole, v)
 			if ns.Role == "url" {
 				parts.addURL(v)
 				cores = append(cores, urlCores(v, true)...)
@@ -95,7 +94,7 @@ func (s *Secrets) resolveAll() (whole []string, parts redactor, cores []string) 
 	}
 	// Longest first, so that a value is replaced whole before a part of it.
 	sort.SliceStable(parts, func(i, j int) bool { return len(parts[i]) > len(parts[j]) })
-	return whole, parts, cores
+	return parts, cores
 }
 
 // Redact replaces every configured secret in text with [redacted], in
@@ -107,7 +106,7 @@ func (s *Secrets) Redact(text string) string {
 		return text
 	}
 	if s != nil {
-		_, parts := s.values()
+		parts, _ := s.values()
 		text = parts.scrub(text)
 	}
 	return RedactKnown(text)
@@ -120,7 +119,7 @@ func (s *Secrets) RedactConfigured(text string) string {
 	if s == nil || text == "" {
 		return text
 	}
-	_, parts := s.values()
+	parts, _ := s.values()
 	return parts.scrub(text)
 }
 
@@ -155,7 +154,7 @@ func (s *Secrets) EnvNames() map[string]bool {
 // ADDRESS...: what a notification script needs to run).
 func (s *Secrets) Environ(environ []string) []string {
 	names := s.EnvNames()
-	_, parts := s.values()
+	parts, _ := s.values()
 	out := make([]string, 0, len(environ))
 	for _, kv := range environ {
 		name, val, _ := strings.Cut(kv, "=")
@@ -440,10 +439,7 @@ func (s *Secrets) WithholdFragments(text string) string {
 	if s == nil || text == "" {
 		return text
 	}
-	s.values()
-	s.mu.Lock()
-	cores := s.cores
-	s.mu.Unlock()
+	_, cores := s.values()
 	var pieces []string
 	for _, c := range cores {
 		for _, f := range encodedForms(c) {
