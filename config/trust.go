@@ -18,15 +18,8 @@ import (
 func checkTrust(path string, fi os.FileInfo, uid int) error {
 	mode := fi.Mode().Perm()
 	if mode&0o022 != 0 {
-		who := "its group"
-		switch {
-		case mode&0o022 == 0o022:
-			who = "its group and others"
-		case mode&0o002 != 0:
-			who = "others"
-		}
 		return fmt.Errorf("config file %s holds channels (the programs the notifier runs, where pages and their secrets go) and %s may write it (mode %04o): refused; make it writable by its owner only: chmod 600 %s",
-			path, who, mode, path)
+			path, writers(mode), mode, path)
 	}
 	owner, ok := fileOwner(fi)
 	if !ok {
