@@ -81,10 +81,12 @@ type Options struct {
 	// timestamp, and "time left" when an Event has no At.
 	Now func() time.Time
 	// Secrets are every channel's secrets (NewSecrets of the whole
-	// configuration): a failed Send's error is redacted with all of them,
-	// and an exec channel's command runs without any (Secrets.Environ).
-	// nil: only the channel's own are redacted, and an exec command's
-	// environment loses only PGPASSWORD and URLs with a password.
+	// configuration): an exec channel's command runs without any
+	// (Secrets.Environ), and its output loses the lines holding a piece
+	// of one (Secrets.WithholdFragments). nil: an exec command's
+	// environment loses only PGPASSWORD and URLs with a password. A
+	// Sender's errors are redacted with its own secrets; the Notifier
+	// redacts what it logs and stores with every channel's.
 	Secrets *Secrets
 }
 
@@ -127,65 +129,20 @@ func NewSender(ch *config.Channel, opts Options) (Sender, error) {
 		where += fmt.Sprintf(" (line %d)", ch.Line)
 	}
 	b.secrets = opts.Secrets
-	var s Sender
-	var err error
 	switch ch.Type {
 	case config.TypeNtfy:
-		s, err = newNtfy(b, where)
+		return newNtfy(b, where)
 	case config.TypeSlack:
-		s, err = newSlack(b, where)
+		return newSlack(b, where)
 	case config.TypePagerDuty:
-		s, err = newPagerDuty(b, where)
+		return newPagerDuty(b, where)
 	case config.TypeWebhook:
-		s, err = newWebhook(b, where)
+		return newWebhook(b, where)
 	case config.TypeExec:
-		s, err = newExec(b, where)
+		return newExec(b, where)
 	default:
 		return nil, fmt.Errorf("%s: unknown type %q", where, model.Sanitize(ch.Type, model.Line))
 	}
-	if err != nil || opts.Secrets == nil {
-		return s, err
-	}
-	return &redacting{Sender: s, secrets: opts.Secrets}, nil
-}
-
-// redacting is a Sender whose errors are redacted with every configured
-// secret: what one channel says never carries another's.
-type redacting struct {
-	Sender
-	secrets *Secrets
-}
-
-func (r *redacting) Send(ctx context.Context, ev Event, d Delivery) error {
-	err := r.Sender.Send(ctx, ev, d)
-	if err == nil {
-		return nil
-	}
-	var se *SendError
-	if !errors.As(err, &se) {
-		return errors.New(r.secrets.Redact(err.Error()))
-	}
-	out := *se
-	if se.Err != nil {
-		msg := se.Err.Error()
-		if red := r.secrets.Redact(msg); red != msg {
-			out.Err = redactedError{msg: red, cause: se.Err}
-		}
-	}
-	return &out
-}
-
-// redactedError is an error with redacted text that still unwraps to the
-// context errors (errors.Is(err, context.DeadlineExceeded)).
-type redactedError struct {
-	msg   string
-	cause error
-}
-
-func (e redactedError) Error() string { return e.msg }
-
-func (e redactedError) Is(target error) bool {
-	return (target == context.DeadlineExceeded || target == context.Canceled) && errors.Is(e.cause, target)
 }
 
 // ResolveSecret is the default Resolver: the configuration's own
