@@ -228,7 +228,6 @@ func (a *app) configReport(f *config.File) error {
 	// A secret's value never shows, even where the file's text holds it
 	// (an exec command's argument).
 	secrets := notify.NewSecrets(f, nil)
-	var warnings []string
 	checks := map[string][]secretCheck{}
 	for _, name := range f.ChannelNames() {
 		for _, ns := range f.Channels[name].Secrets() {
@@ -251,10 +250,6 @@ func (a *app) configReport(f *config.File) error {
 		for i, p := range ferr.Problems {
 			probs[i] = problemJSON(p)
 		}
-		ws := make([]string, len(warnings))
-		for i, w := range warnings {
-			ws[i] = line(w)
-		}
 		var chans, routes, sets []*model.JSONObject
 		for _, name := range f.ChannelNames() {
 			chans = append(chans, channelJSON(f.Channels[name], checks[name], secrets))
@@ -269,7 +264,7 @@ func (a *app) configReport(f *config.File) error {
 			}
 		}
 		a.printf("%s\n", model.NewJSONObject().Str("path", line(f.Path)).Bool("found", true).Bool("ok", len(ferr.Problems) == 0).
-			Raw("problems", jsonList(probs)).Strs("warnings", ws).
+			Raw("problems", jsonList(probs)).Strs("warnings", nil).
 			Raw("channels", jsonList(chans)).Raw("routes", jsonList(routes)).
 			OptStr("open_hint", line(f.OpenHint)).Bool("include_command", f.IncludeCommand).Raw("settings", jsonList(sets)))
 		if len(ferr.Problems) > 0 {
@@ -306,9 +301,6 @@ func (a *app) configReport(f *config.File) error {
 	}
 	if len(sets) > 0 {
 		a.printf("settings (%d):\n%s\n", len(sets), strings.Join(sets, "\n"))
-	}
-	for _, w := range warnings {
-		a.note("%s", line(w))
 	}
 	if len(ferr.Problems) > 0 {
 		for _, p := range ferr.Problems {
