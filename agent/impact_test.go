@@ -12,6 +12,7 @@ import (
 
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/risk"
+	"github.com/approve-tui/approve-tui/storage"
 )
 
 // The preview is pinned at submit (payload, diff_summary); a target that
@@ -181,6 +182,23 @@ func onlyUnder(t *testing.T, m *model.Impact, dir string, n int) {
 	}
 }
 
+// previewAndApprove runs shell in work, checks that the impact pinned
+// with its proposal is n entries under dir alone, runs between (when
+// set), approves the proposal and returns how the run ended.
+func previewAndApprove(t *testing.T, s, o *storage.Store, work, shell, dir string, n int, between func()) runOut {
+	t.Helper()
+	req := runReq(work)
+	req.Argv, req.Shell = nil, shell
+	ch := startRun(s, req)
+	rec := awaitWaiting(t, o)
+	onlyUnder(t, rec.Impact, dir, n)
+	if between != nil {
+		between()
+	}
+	approve(t, o, rec.ApprovalID)
+	return recvRun(t, ch)
+}
+
 // CDPATH set in the command sends cd to prod, not to the decoy in the
 // working directory: the preview pinned says prod, the check before the
 // run computes the same, and what runs empties what was shown.
@@ -188,13 +206,7 @@ func TestRunPreviewsCDPATHAsTheShellGoes(t *testing.T) {
 	t.Setenv("CDPATH", "")
 	s, o := emptyStore(t)
 	work, prod := cdTrap(t)
-	req := runReq(work)
-	req.Argv, req.Shell = nil, "CDPATH="+prod+"; cd data && rm -rf *"
-	ch := startRun(s, req)
-	rec := awaitWaiting(t, o)
-	onlyUnder(t, rec.Impact, filepath.Join(prod, "data"), 5)
-	approve(t, o, rec.ApprovalID)
-	if out := recvRun(t, ch); out.res.Outcome != RunRan {
+	if out := previewAndApprove(t, s, o, work, "CDPATH="+prod+"; cd data && rm -rf *", filepath.Join(prod, "data"), 5, nil); out.res.Outcome != RunRan {
 		t.Fatalf("run: %+v %v", out.res, out.err)
 	}
 	if entries(t, filepath.Join(prod, "data")) != 0 || entries(t, filepath.Join(work, "data")) != 2 {
@@ -209,26 +221,15 @@ func TestRunPreviewsCDPATHFromTheEnvironment(t *testing.T) {
 	s, o := emptyStore(t)
 	work, prod := cdTrap(t)
 	t.Setenv("CDPATH", prod)
-	req := runReq(work)
-	req.Argv, req.Shell = nil, "cd data && rm -rf *"
-	ch := startRun(s, req)
-	rec := awaitWaiting(t, o)
-	onlyUnder(t, rec.Impact, filepath.Join(prod, "data"), 5)
-	approve(t, o, rec.ApprovalID)
-	if out := recvRun(t, ch); out.res.Outcome != RunRan || entries(t, filepath.Join(prod, "data")) != 0 {
+	if out := previewAndApprove(t, s, o, work, "cd data && rm -rf *", filepath.Join(prod, "data"), 5, nil); out.res.Outcome != RunRan || entries(t, filepath.Join(prod, "data")) != 0 {
 		t.Fatalf("run: %+v %v", out.res, out.err)
 	}
 
 	work, prod = cdTrap(t)
 	t.Setenv("CDPATH", "")
-	req = runReq(work)
-	req.Argv, req.Shell = nil, "cd data && rm -rf *"
-	ch = startRun(s, req)
-	rec = awaitWaiting(t, o)
-	onlyUnder(t, rec.Impact, filepath.Join(work, "data"), 2)
-	t.Setenv("CDPATH", prod) // the run would now go to prod
-	approve(t, o, rec.ApprovalID)
-	out := recvRun(t, ch)
+	out := previewAndApprove(t, s, o, work, "cd data && rm -rf *", filepath.Join(work, "data"), 2, func() {
+		t.Setenv("CDPATH", prod) // the run would now go to prod
+	})
 	if out.res.Outcome != RunBlocked || !strings.Contains(out.res.Message, "grew") {
 		t.Fatalf("run: %+v %v", out.res, out.err)
 	}

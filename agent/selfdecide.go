@@ -49,9 +49,9 @@ import (
 // earlier): the boundary that holds is running the agent as its own OS
 // user (README, Trust boundary).
 //
-// store is the store in use as given (a path, sqlite:PATH, or a postgres
-// URL; "" for none known); env is the environment the command runs in; cwd
-// its working directory. The answer is the reason, "" when the rule does
+// store is the store in use as given (a path, relative to this process's
+// directory, sqlite:PATH, or a postgres URL; "" for none known); env is
+// the environment the command runs in; cwd its working directory. The answer is the reason, "" when the rule does
 // not apply.
 func selfDecides(command, cwd, store string, env []string) string {
 	c := newSelfCheck(cwd, store, env)
@@ -103,8 +103,10 @@ func newSelfCheck(cwd, store string, env []string) *selfCheck {
 		if p == "" {
 			return
 		}
-		if !filepath.IsAbs(p) && filepath.IsAbs(cwd) {
-			p = filepath.Join(cwd, p)
+		// A relative store path is opened from this process's directory,
+		// not from the command's.
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
 		}
 		p = filepath.Clean(p)
 		c.files = append(c.files, p)

@@ -108,6 +108,12 @@ func TestSelfDecides(t *testing.T) {
 			t.Errorf("raised: %q", c)
 		}
 	}
+	// A relative store path names the file this process opens, whatever
+	// directory the command runs in: a glob over it is raised.
+	t.Chdir(dir)
+	if selfDecides("rm -f "+filepath.Join(dir, "*.db"), filepath.Join(dir, "bin"), "approvals.db", env) == "" {
+		t.Error("a glob over the store given by a relative path not raised")
+	}
 	// On a PostgreSQL store, psql is raised.
 	if selfDecides("psql -h db approvals", dir, "postgres://u@db/approvals", env) == "" {
 		t.Error("psql on a PostgreSQL store not raised")

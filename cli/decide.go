@@ -209,17 +209,13 @@ func (a *app) voteNote(ctx context.Context, s *storage.Store, rec *storage.Recor
 		fmt.Fprintf(a.err, "You are no person approve-tui could establish: the store refuses your vote (not_eligible).\n")
 		return
 	}
-	for _, r := range q.Requesters {
-		if policy.SamePerson(r, me.Person) {
-			fmt.Fprintf(a.err, "You (%s) asked for it: the store refuses your vote (self_approval); another approver must.\n", line(me.Person))
-			return
-		}
+	if q.Requester(me) != "" {
+		fmt.Fprintf(a.err, "You (%s) asked for it: the store refuses your vote (self_approval); another approver must.\n", line(me.Person))
+		return
 	}
-	for _, v := range q.Votes {
-		if me.Same(policy.Voter{Person: v.Person, Key: v.Key}) {
-			fmt.Fprintf(a.err, "You (%s) voted already, as %s: the store refuses a second vote (duplicate_approver).\n", line(me.Person), voteWho(v))
-			return
-		}
+	if v := q.VoteOf(me); v != nil {
+		fmt.Fprintf(a.err, "You (%s) voted already, as %s: the store refuses a second vote (duplicate_approver).\n", line(me.Person), voteWho(*v))
+		return
 	}
 	if len(q.Requesters) > 0 {
 		fmt.Fprintf(a.err, "Not by %s: who asked for it may not approve it.\n", sanitizedList(q.Requesters))

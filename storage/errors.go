@@ -27,11 +27,11 @@ func (e *NotPendingError) Error() string {
 	switch e.Status {
 	case model.StatusExpired:
 		if e.At != nil {
-			return fmt.Sprintf("proposal %s expired at %s", e.ID, model.FromEpoch(*e.At).UTC().Format(time.RFC3339))
+			return fmt.Sprintf("proposal %s expired at %s", model.Sanitize(e.ID, model.Line), model.FromEpoch(*e.At).UTC().Format(time.RFC3339))
 		}
-		return fmt.Sprintf("proposal %s has expired", e.ID)
+		return fmt.Sprintf("proposal %s has expired", model.Sanitize(e.ID, model.Line))
 	default:
-		msg := fmt.Sprintf("proposal %s is not pending: already %s", e.ID, e.Status)
+		msg := fmt.Sprintf("proposal %s is not pending: already %s", model.Sanitize(e.ID, model.Line), e.Status)
 		if e.By != "" {
 			msg += " by " + model.Sanitize(e.By, model.Line)
 		}
@@ -45,7 +45,9 @@ func (e *NotPendingError) Error() string {
 // DuplicateError: Submit found the id already taken.
 type DuplicateError struct{ ID string }
 
-func (e *DuplicateError) Error() string { return "a proposal with id " + e.ID + " already exists" }
+func (e *DuplicateError) Error() string {
+	return "a proposal with id " + model.Sanitize(e.ID, model.Line) + " already exists"
+}
 
 // ReadOnlyError: the store or the actor may not change anything.
 type ReadOnlyError struct{ Reason string }
@@ -61,7 +63,7 @@ type CorruptError struct {
 }
 
 func (e *CorruptError) Error() string {
-	return "proposal " + e.ID + " is corrupt and cannot be approved: " + e.Reason
+	return "proposal " + model.Sanitize(e.ID, model.Line) + " is corrupt and cannot be approved: " + e.Reason
 }
 
 // UnavailableError: the store could not do the work (locked past the
@@ -92,7 +94,7 @@ type InvalidTransitionError struct {
 }
 
 func (e *InvalidTransitionError) Error() string {
-	return "cannot record execution for " + e.ID + ": " + e.Reason
+	return "cannot record execution for " + model.Sanitize(e.ID, model.Line) + ": " + e.Reason
 }
 
 // classify turns a driver error into one the surfaces can explain, where

@@ -149,6 +149,29 @@ func (e *VoteRecorded) Error() string {
 		e.Quorum.Progress(), e.Quorum.Needed())
 }
 
+// Requester is who among q's requesters me is ("" when none): the store
+// refuses that person's vote (self_approval).
+func (q *Quorum) Requester(me policy.Voter) string {
+	for _, who := range q.Requesters {
+		if policy.SamePerson(who, me.Person) {
+			return who
+		}
+	}
+	return ""
+}
+
+// VoteOf is me's vote among q's, if any (by name or by key, as the store
+// tells one person from another): the store refuses a second one
+// (duplicate_approver).
+func (q *Quorum) VoteOf(me policy.Voter) *Vote {
+	for i, v := range q.Votes {
+		if me.Same(policy.Voter{Person: v.Person, Key: v.Key}) {
+			return &q.Votes[i]
+		}
+	}
+	return nil
+}
+
 // requesters are the people a proposal's approval may not come from
 // (lower case): the person who submitted it, as the submitting actor's
 // structured Person was recorded (pins), and the names its requester and
@@ -672,12 +695,10 @@ func (s bound) vote(ctx context.Context, rec *Record, actor model.Actor) (*ballo
 			"%s names no person approve-tui established (an OS user, or an SSH key the server verified): under policy %s its vote cannot be counted",
 			model.Sanitize(actor.String(), model.Line), label())}
 	}
-	for _, who := range b.q.Requesters {
-		if policy.SamePerson(who, me.Person) {
-			return nil, &RefusedError{ID: rec.ApprovalID, Code: RefusedSelfApproval, Reason: fmt.Sprintf(
-				"%s asked for it (%s): under policy %s, nobody approves a proposal of their own agent; another approver must",
-				model.Sanitize(who, model.Line), model.Sanitize(requesterWords(&rec.Proposal, pn), model.Line), label())}
-		}
+	if who := b.q.Requester(me); who != "" {
+		return nil, &RefusedError{ID: rec.ApprovalID, Code: RefusedSelfApproval, Reason: fmt.Sprintf(
+			"%s asked for it (%s): under policy %s, nobody approves a proposal of their own agent; another approver must",
+			model.Sanitize(who, model.Line), model.Sanitize(requesterWords(&rec.Proposal, pn), model.Line), label())}
 	}
 	rows, err := s.w.QueryContext(ctx, `SELECT approval_id, actor, surface, person, key_fp, payload_sha256, at, ended, ended_at
 		FROM approve_tui_votes WHERE approval_id = ? AND ended = '' ORDER BY at, person`, rec.ApprovalID)
@@ -698,17 +719,15 @@ func (s bound) vote(ctx context.Context, rec *Record, actor model.Actor) (*ballo
 		b.q.Votes = append(b.q.Votes, v)
 	}
 	before, _, each := standAll(gs, votersOf(b.q.Votes))
-	for _, v := range b.q.Votes {
-		if me.Same(policy.Voter{Person: v.Person, Key: v.Key}) {
-			how := "by name"
-			if v.Person != me.Person {
-				how = "by key " + me.Key
-			}
-			return nil, &RefusedError{ID: rec.ApprovalID, Code: RefusedDuplicateApprover, Reason: fmt.Sprintf(
-				"%s voted already (as %s, %s): one person counts once, whatever the surface, key or host; %s still needs %s",
-				model.Sanitize(me.Person, model.Line), model.Sanitize(v.Actor, model.Line), how,
-				model.Sanitize(rec.ApprovalID, model.Line), before.Needed())}
+	if v := b.q.VoteOf(me); v != nil {
+		how := "by name"
+		if v.Person != me.Person {
+			how = "by key " + me.Key
 		}
+		return nil, &RefusedError{ID: rec.ApprovalID, Code: RefusedDuplicateApprover, Reason: fmt.Sprintf(
+			"%s voted already (as %s, %s): one person counts once, whatever the surface, key or host; %s still needs %s",
+			model.Sanitize(me.Person, model.Line), model.Sanitize(v.Actor, model.Line), how,
+			model.Sanitize(rec.ApprovalID, model.Line), before.Needed())}
 	}
 	helps := false
 	for i, g := range gs {

@@ -112,24 +112,10 @@ func progress(q *storage.Quorum) string {
 
 // votedAs is the vote of me among q's, if any (by name or by key, as the
 // store tells one person from another).
-func votedAs(q *storage.Quorum, me policy.Voter) *storage.Vote {
-	for i, v := range q.Votes {
-		if me.Same(policy.Voter{Person: v.Person, Key: v.Key}) {
-			return &q.Votes[i]
-		}
-	}
-	return nil
-}
+func votedAs(q *storage.Quorum, me policy.Voter) *storage.Vote { return q.VoteOf(me) }
 
 // isRequester reports whether me asked for the proposal q is of.
-func isRequester(q *storage.Quorum, me policy.Voter) bool {
-	for _, who := range q.Requesters {
-		if policy.SamePerson(who, me.Person) {
-			return true
-		}
-	}
-	return false
-}
+func isRequester(q *storage.Quorum, me policy.Voter) bool { return q.Requester(me) != "" }
 
 // votesView is what the detail and the prompt show of one proposal's
 // standing.
