@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -358,5 +359,26 @@ func TestGitAbbreviatedOptions(t *testing.T) {
 	run("reset", "--har")
 	if b, _ := os.ReadFile(filepath.Join(dir, "f")); string(b) != "one" {
 		t.Fatalf("the oracle: git reset --har left %q", b)
+	}
+}
+
+// A short option that takes a value may end a cluster (-qs VALUE) or carry
+// its value in the same word (-sVALUE): the value is never an operand.
+func TestFlagsClusteredValue(t *testing.T) {
+	values := set("-s", "-L")
+	for _, c := range []struct {
+		args []string
+		ops  []string
+	}{
+		{[]string{"-qs", "HEAD~1", "file"}, []string{"file"}},
+		{[]string{"-sHEAD~1", "file"}, []string{"file"}},
+		{[]string{"-s", "HEAD~1", "file"}, []string{"file"}},
+		{[]string{"-qL", "label", "/dev/sdz"}, []string{"/dev/sdz"}},
+		{[]string{"-q", "--", "-s", "x"}, []string{"-s", "x"}},
+	} {
+		opts, ops := flags(c.args, values)
+		if !slices.Equal(ops, c.ops) || !opts["-q"] && c.args[0] != "-s" && c.args[0] != "-sHEAD~1" {
+			t.Errorf("%q: options %v, operands %q, want operands %q", c.args, opts, ops, c.ops)
+		}
 	}
 }
