@@ -142,7 +142,8 @@ func TestUnknownAndStoppedAreNeverLow(t *testing.T) {
 }
 
 // Approved whole, incomplete now: what it touches cannot be told, so it
-// counts as grown. Approved as "at least", the counts are not compared.
+// counts as grown. Approved as "at least", the counts are compared only by
+// the thresholds they reach.
 func TestGrewWhenItCannotBeTold(t *testing.T) {
 	whole := &Preview{Complete: true, Entries: 10}
 	cut := &Preview{Complete: false, Entries: 5, Incomplete: []string{"could not read 1 directory (/d)"}}
@@ -150,6 +151,11 @@ func TestGrewWhenItCannotBeTold(t *testing.T) {
 		t.Fatalf("%q", g)
 	}
 	if g := Grew(cut, &Preview{Complete: false, Entries: 50}); len(g) != 0 {
+		t.Fatalf("%q", g)
+	}
+	// Unless what is counted now crosses a threshold: at least 12,000
+	// entries now is HIGH, whatever "at least 5" was approved as.
+	if g := Grew(cut, &Preview{Complete: false, Entries: 12_000}); len(g) != 1 || !strings.Contains(g[0], "at least 12,000 entries") {
 		t.Fatalf("%q", g)
 	}
 }
