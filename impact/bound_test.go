@@ -142,7 +142,8 @@ func TestUnknownAndStoppedAreNeverLow(t *testing.T) {
 }
 
 // Approved whole, incomplete now: what it touches cannot be told, so it
-// counts as grown. Approved as "at least", the counts are not compared.
+// counts as grown. Approved as "at least", the counts are compared only by
+// the thresholds they reach.
 func TestGrewWhenItCannotBeTold(t *testing.T) {
 	whole := &Preview{Complete: true, Entries: 10}
 	cut := &Preview{Complete: false, Entries: 5, Incomplete: []string{"could not read 1 directory (/d)"}}
@@ -150,6 +151,11 @@ func TestGrewWhenItCannotBeTold(t *testing.T) {
 		t.Fatalf("%q", g)
 	}
 	if g := Grew(cut, &Preview{Complete: false, Entries: 50}); len(g) != 0 {
+		t.Fatalf("%q", g)
+	}
+	// Unless what is counted now crosses a threshold: at least 12,000
+	// entries now is HIGH, whatever "at least 5" was approved as.
+	if g := Grew(cut, &Preview{Complete: false, Entries: 12_000}); len(g) != 1 || !strings.Contains(g[0], "at least 12,000 entries") {
 		t.Fatalf("%q", g)
 	}
 }
@@ -180,73 +186,18 @@ func TestPreviewHelper(t *testing.T) {
 // be): the preview says it is incomplete, names them, and is at least
 // MEDIUM; a glob over one is unknown.
 func TestUnreadableDirectories(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the tree is root's, previewed as user nobody")
-	}
-	nobody, err := user.Lookup("nobody")
-	if err != nil {
-		t.Skipf("no user nobody to preview as: %v", err)
-	}
-	uid, _ := strconv.Atoi(nobody.Uid)
-	gid, _ := strconv.Atoi(nobody.Gid)
-	base, err := os.MkdirTemp("", "impact-unreadable-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	if err := os.Chmod(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	base := nobodyTree(t, "impact-unreadable-")
 	tree(t, base, map[string]string{"data/a/secret": "s", "data/b/c/deep": "d", "data/pub/x": "x", "data/top": "t"}, nil)
 	for _, d := range []string{"data/a", "data/b"} {
 		if err := os.Chmod(filepath.Join(base, d), 0o700); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// The test binary, where nobody can run it.
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(base, "impact.test")
-	b, err := os.ReadFile(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	asNobody := func(command string) (p *Preview, level model.RiskLevel, why string) {
-		t.Helper()
-		cmd := exec.Command(bin, "-test.run=^TestPreviewHelper$")
-		cmd.Dir = base
-		cmd.Env = []string{previewHelperEnv + "=" + command, "PATH=/usr/bin:/bin", "HOME=/"}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("helper as nobody: %v\n%s", err, out)
-		}
-		_, js, ok := strings.Cut(string(out), "PREVIEW ")
-		if !ok {
-			t.Fatalf("helper printed no preview:\n%s", out)
-		}
-		js, _, _ = strings.Cut(js, "\n")
-		var res struct {
-			Preview *Preview
-			Level   model.RiskLevel
-			Why     string
-		}
-		if err := json.Unmarshal([]byte(js), &res); err != nil {
-			t.Fatal(err)
-		}
-		return res.Preview, res.Level, res.Why
-	}
-
 	// As root, the whole tree: complete.
 	if p := Compute(context.Background(), "rm -rf data", Options{Cwd: base}); !p.Complete || p.Entries != 9 {
 		t.Fatalf("as root: complete %v, %d entries", p.Complete, p.Entries)
 	}
-	p, level, why := asNobody("rm -rf data")
+	p, level, why := previewAsNobody(t, base, "rm -rf data")
 	t.Logf("as nobody: %s (%s: %s)", p.Summary, level, why)
 	want := "could not read 2 directories (" + filepath.Join(base, "data/a") + ", " + filepath.Join(base, "data/b") + ")"
 	if p.Complete || len(p.Incomplete) != 1 || p.Incomplete[0] != want {
@@ -260,12 +211,12 @@ func TestUnreadableDirectories(t *testing.T) {
 	}
 	// A glob over an unreadable directory matches nothing for nobody; bash
 	// as root would match its entries: unknown, never "nothing".
-	p, level, _ = asNobody("rm -rf data/a/*")
+	p, level, _ = previewAsNobody(t, base, "rm -rf data/a/*")
 	if len(p.Unknown) != 1 || !strings.Contains(p.Unknown[0], "could not read "+filepath.Join(base, "data/a")) || level.Rank() < model.RiskMedium.Rank() {
 		t.Fatalf("glob as nobody: unknown %q, %q", p.Unknown, level)
 	}
 	// A path under one cannot even be looked at.
-	p, level, _ = asNobody("rm -f data/a/secret")
+	p, level, _ = previewAsNobody(t, base, "rm -f data/a/secret")
 	if p.Complete || !strings.Contains(strings.Join(p.Incomplete, ""), "could not look at 1 path") || level.Rank() < model.RiskMedium.Rank() {
 		t.Fatalf("path as nobody: %+v, %q", p, level)
 	}
@@ -374,4 +325,73 @@ func BenchmarkPreviewBound(b *testing.B) {
 			}
 		}
 	}
+}
+
+// nobodyTree makes a directory every user can search, for a tree owned
+// by root previewed as user nobody; it skips unless the test runs as root.
+func nobodyTree(t *testing.T, prefix string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the tree is root's, previewed as user nobody")
+	}
+	if _, err := user.Lookup("nobody"); err != nil {
+		t.Skipf("no user nobody to preview as: %v", err)
+	}
+	base, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return base
+}
+
+// previewAsNobody previews command in base as user nobody, running a copy
+// of the test binary (where nobody can run it) as TestPreviewHelper.
+func previewAsNobody(t *testing.T, base, command string) (*Preview, model.RiskLevel, string) {
+	t.Helper()
+	nobody, err := user.Lookup("nobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid, _ := strconv.Atoi(nobody.Uid)
+	gid, _ := strconv.Atoi(nobody.Gid)
+	bin := filepath.Join(base, "impact.test")
+	if _, err := os.Stat(bin); err != nil {
+		self, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(self)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(bin, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(bin, "-test.run=^TestPreviewHelper$")
+	cmd.Dir = base
+	cmd.Env = []string{previewHelperEnv + "=" + command, "PATH=/usr/bin:/bin", "HOME=/"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("helper as nobody: %v\n%s", err, out)
+	}
+	_, js, ok := strings.Cut(string(out), "PREVIEW ")
+	if !ok {
+		t.Fatalf("helper printed no preview:\n%s", out)
+	}
+	js, _, _ = strings.Cut(js, "\n")
+	var res struct {
+		Preview *Preview
+		Level   model.RiskLevel
+		Why     string
+	}
+	if err := json.Unmarshal([]byte(js), &res); err != nil {
+		t.Fatal(err)
+	}
+	return res.Preview, res.Level, res.Why
 }

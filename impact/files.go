@@ -319,13 +319,17 @@ func flags(args []string, takesValue map[string]bool) (opts map[string]bool, ops
 				i++
 			}
 		default:
-			if takesValue[arg] {
-				opts[arg] = true
-				i++
-				continue
-			}
-			for _, c := range arg[1:] {
-				opts["-"+string(c)] = true
+			// Short options cluster (-qs); one that takes a value takes
+			// the rest of the word (-sHEAD) or, at its end, the next one.
+			for j := 1; j < len(arg); j++ {
+				o := "-" + string(arg[j])
+				opts[o] = true
+				if takesValue[o] {
+					if j+1 == len(arg) {
+						i++
+					}
+					break
+				}
 			}
 		}
 	}

@@ -180,7 +180,12 @@ func Grew(approved, now *model.Impact) []string {
 		out = append(out, why+", and the one approved was complete")
 	case !approved.Complete:
 		// Approved as "at least": counts cut by a bound at two moments
-		// say nothing of growth (a warm cache walks further).
+		// say nothing of growth (a warm cache walks further), unless what
+		// is counted now crosses a threshold the approved count did not.
+		if countLevel(now).Rank() > countLevel(approved).Rank() {
+			out = append(out, fmt.Sprintf("at least %s entries, %s now (%s), at least %s entries, %s when approved",
+				Group(now.Entries), Bytes(now.Bytes), countLevel(now), Group(approved.Entries), Bytes(approved.Bytes)))
+		}
 	default:
 		if over(now.Entries, approved.Entries, ToleranceEntries) {
 			out = append(out, fmt.Sprintf("%s entries now, %s when approved", Group(now.Entries), Group(approved.Entries)))
@@ -201,4 +206,15 @@ func over(now, was, floor int64) bool {
 		allowed = floor
 	}
 	return now > was+allowed
+}
+
+// countLevel is the level m's counts alone ask for (Raise's thresholds).
+func countLevel(m *model.Impact) model.RiskLevel {
+	switch {
+	case m.Entries >= HighEntries || m.Bytes >= HighBytes:
+		return model.RiskHigh
+	case m.Entries >= MedEntries || m.Bytes >= MedBytes:
+		return model.RiskMedium
+	}
+	return model.RiskLow
 }

@@ -2,13 +2,11 @@ package impact
 
 import (
 	"context"
-	"encoding/json"
 	"io/fs"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -315,65 +313,18 @@ func TestTerraformSubcommands(t *testing.T) {
 // sudo cp and sudo mv into a directory the previewing user cannot look
 // into: incomplete ("could not look at"), never "nothing".
 func TestOverwriteIntoUnsearchable(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the tree is root's, previewed as user nobody")
-	}
-	nobody, err := user.Lookup("nobody")
-	if err != nil {
-		t.Skipf("no user nobody to preview as: %v", err)
-	}
-	uid, _ := strconv.Atoi(nobody.Uid)
-	gid, _ := strconv.Atoi(nobody.Gid)
-	base, err := os.MkdirTemp("", "impact-unsearchable-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	if err := os.Chmod(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	base := nobodyTree(t, "impact-unsearchable-")
 	tree(t, base, map[string]string{"data/secret/s1": "secret", "data/secret/x": "old", "x": "new"}, nil)
 	if err := os.Chmod(filepath.Join(base, "data/secret"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(base, "impact.test")
-	b, err := os.ReadFile(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for _, command := range []string{"sudo cp x data/secret/s1", "sudo mv -f x data/secret/", "sudo cp x data/secret"} {
 		if p := Compute(context.Background(), command, Options{Cwd: base}); len(p.Targets) != 1 || !p.Targets[0].Exists {
 			t.Fatalf("as root, %q: %q", command, p.Summary)
 		}
-		cmd := exec.Command(bin, "-test.run=^TestPreviewHelper$")
-		cmd.Dir = base
-		cmd.Env = []string{previewHelperEnv + "=" + command, "PATH=/usr/bin:/bin", "HOME=/"}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("helper as nobody: %v\n%s", err, out)
-		}
-		_, js, ok := strings.Cut(string(out), "PREVIEW ")
-		if !ok {
-			t.Fatalf("helper printed no preview:\n%s", out)
-		}
-		js, _, _ = strings.Cut(js, "\n")
-		var res struct {
-			Preview *Preview
-			Level   model.RiskLevel
-		}
-		if err := json.Unmarshal([]byte(js), &res); err != nil {
-			t.Fatal(err)
-		}
-		if res.Preview.Complete || res.Level == "" || !strings.Contains(res.Preview.Summary, "could not") {
-			t.Errorf("as nobody, %q: %q (level %q)", command, res.Preview.Summary, res.Level)
+		p, level, _ := previewAsNobody(t, base, command)
+		if p.Complete || level == "" || !strings.Contains(p.Summary, "could not") {
+			t.Errorf("as nobody, %q: %q (level %q)", command, p.Summary, level)
 		}
 	}
 }
@@ -408,5 +359,26 @@ func TestGitAbbreviatedOptions(t *testing.T) {
 	run("reset", "--har")
 	if b, _ := os.ReadFile(filepath.Join(dir, "f")); string(b) != "one" {
 		t.Fatalf("the oracle: git reset --har left %q", b)
+	}
+}
+
+// A short option that takes a value may end a cluster (-qs VALUE) or carry
+// its value in the same word (-sVALUE): the value is never an operand.
+func TestFlagsClusteredValue(t *testing.T) {
+	values := set("-s", "-L")
+	for _, c := range []struct {
+		args []string
+		ops  []string
+	}{
+		{[]string{"-qs", "HEAD~1", "file"}, []string{"file"}},
+		{[]string{"-sHEAD~1", "file"}, []string{"file"}},
+		{[]string{"-s", "HEAD~1", "file"}, []string{"file"}},
+		{[]string{"-qL", "label", "/dev/sdz"}, []string{"/dev/sdz"}},
+		{[]string{"-q", "--", "-s", "x"}, []string{"-s", "x"}},
+	} {
+		opts, ops := flags(c.args, values)
+		if !slices.Equal(ops, c.ops) || !opts["-q"] && c.args[0] != "-s" && c.args[0] != "-sHEAD~1" {
+			t.Errorf("%q: options %v, operands %q, want operands %q", c.args, opts, ops, c.ops)
+		}
 	}
 }

@@ -903,15 +903,8 @@ func setOptions(sh *shell, args []string) {
 		if a[1:] == "o" {
 			if i+1 < len(args) {
 				i++
-				switch args[i] {
-				case "physical":
-					sh.physical = v
-				case "posix":
-					sh.posix = v
-				case "allexport":
-					sh.allexport = v
-				case "keyword":
-					sh.keyword = v
+				if o := sh.setOption(args[i]); o != nil {
+					*o = v
 				}
 			}
 			continue
@@ -926,6 +919,22 @@ func setOptions(sh *shell, args []string) {
 			sh.keyword = v
 		}
 	}
+}
+
+// setOption is the set -o option named (nil: one that changes neither cd
+// nor globs).
+func (sh *shell) setOption(name string) *tri {
+	switch name {
+	case "physical":
+		return &sh.physical
+	case "posix":
+		return &sh.posix
+	case "allexport":
+		return &sh.allexport
+	case "keyword":
+		return &sh.keyword
+	}
+	return nil
 }
 
 // shopt follows the options that change globs; expand_aliases makes what
@@ -955,11 +964,9 @@ func shopt(sh *shell, args []string) {
 	if o {
 		// shopt -o: the options of set -o.
 		for _, n := range names {
-			pre := "-"
-			if v == off {
-				pre = "+"
+			if p := sh.setOption(n); p != nil {
+				*p = v
 			}
-			setOptions(sh, []string{pre + "o", n})
 		}
 		return
 	}

@@ -97,6 +97,8 @@ func TestCdGoesWhereBashGoes(t *testing.T) {
 		{script: "cd -PL current && cd .. && {X}"},
 		{script: "set -P; cd current && cd .. && {X}"},
 		{script: "set -o physical; cd current; cd ..; {X}"},
+		{script: "shopt -so physical; cd current; cd ..; {X}"},
+		{script: "set -o physical; shopt -uo physical; cd current; cd ..; {X}"},
 		{script: "set -P; set +P; cd current && cd .. && {X}"},
 		{script: "cd current && cd .. && {X}", env: []string{"SHELLOPTS=braceexpand:physical"}},
 		{script: "cd .. && {X}", cwd: filepath.Join(work, "current")},
