@@ -191,3 +191,39 @@ func TestGitReftableIsUnknown(t *testing.T) {
 		}
 	}
 }
+
+// A git the previewing user owns, or one in a directory the user can
+// write, is the agent's to replace: not trusted, however its mode reads.
+func TestGitOwnedByTheUserIsNotTrusted(t *testing.T) {
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "git")
+	if out, err := exec.Command("cp", "/usr/bin/git", fake).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	if err := os.Chmod(fake, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() == 0 {
+		// As root the file is root's: the directory is another user's,
+		// who could swap the file.
+		if err := os.Chown(dir, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(fake, link); err != nil {
+		t.Fatal(err)
+	}
+	old := gitCandidates
+	defer func() { gitCandidates = old }()
+	for _, c := range []string{fake, link} {
+		gitCandidates = []string{c}
+		if p, err := trustedGit(); err == nil {
+			t.Errorf("%s trusted as %s", c, p)
+		}
+	}
+	gitCandidates = old
+	if _, err := trustedGit(); err != nil {
+		t.Errorf("the system git: %v", err)
+	}
+}
