@@ -86,6 +86,25 @@ func TestGitLinkedWorkTree(t *testing.T) {
 	}
 }
 
+// A linked work tree's config.worktree that moves the work tree elsewhere
+// (git then resets that other directory) is not previewed as the
+// directory the command is run in: go-git refuses a repository with
+// extensions.worktreeConfig, and the preview says it could not look.
+func TestGitWorkTreeConfigMovesTheWorkTree(t *testing.T) {
+	remote, local := moveRig(t)
+	_, local = copyRig(t, remote, local)
+	wt := filepath.Join(filepath.Dir(local), "wt")
+	git(t, local, "worktree", "add", "-q", "--detach", wt, "spike")
+	git(t, local, "config", "core.repositoryformatversion", "1")
+	git(t, local, "config", "extensions.worktreeConfig", "true")
+	git(t, wt, "config", "--worktree", "core.worktree", local)
+	tree(t, local, map[string]string{"a.txt": "changed in the main tree"}, nil)
+	p := Compute(context.Background(), "git reset --hard", Options{Cwd: wt})
+	if len(p.Targets) != 0 || len(p.Unknown) != 1 {
+		t.Errorf("reset --hard: %+v %q", p.Targets, p.Unknown)
+	}
+}
+
 // A split index keeps its shared part beside it: status still reads it.
 func TestGitSplitIndex(t *testing.T) {
 	dir := gitRepo(t)
