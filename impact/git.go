@@ -84,7 +84,15 @@ func gitArgsIn(a *analysis, args []string) {
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
 		switch {
 		case args[0] == "-C" && len(args) > 1:
-			dir, _ = a.abs(args[1])
+			// Each -C is relative to the one before (an empty one
+			// changes nothing), as git reads them.
+			switch c := args[1]; {
+			case c == "" || dir == "":
+			case filepath.IsAbs(c):
+				dir, _ = a.abs(c)
+			default:
+				dir, _ = a.abs(dir + "/" + c)
+			}
 			args = args[2:]
 		case strings.HasPrefix(args[0], "--git-dir") || strings.HasPrefix(args[0], "--work-tree") || args[0] == "-c":
 			a.unknown = append(a.unknown, "git "+strings.Join(args, " ")+" (a repository named by options)")

@@ -246,3 +246,22 @@ func TestGitOwnedByTheUserIsNotTrusted(t *testing.T) {
 		t.Errorf("the system git: %v", err)
 	}
 }
+
+// A second -C is relative to the first, as git reads it: the preview
+// looks where git would work, not in a decoy beside the command's
+// directory.
+func TestGitSecondDashCIsRelativeToTheFirst(t *testing.T) {
+	_, local := pushRig(t)
+	tree(t, local, map[string]string{"sub/tracked": "t"}, nil)
+	git(t, local, "add", "sub")
+	tree(t, local, map[string]string{"sub/junk": "j"}, nil)
+	decoy := t.TempDir()
+	git(t, decoy, "init", "-q")
+	if err := os.MkdirAll(filepath.Join(decoy, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := Compute(context.Background(), "git -C "+local+" -C sub clean -f", Options{Cwd: decoy})
+	if len(p.Targets) != 1 || p.Targets[0].Path != filepath.Join(local, "sub", "junk") {
+		t.Errorf("clean: %+v %q", p.Targets, p.Unknown)
+	}
+}
