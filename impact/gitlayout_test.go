@@ -265,3 +265,24 @@ func TestGitSecondDashCIsRelativeToTheFirst(t *testing.T) {
 		t.Errorf("clean: %+v %q", p.Targets, p.Unknown)
 	}
 }
+
+// Variables that move git's repository or give it config, from the
+// environment or set by the command, leave the preview unknown.
+func TestGitPlaceVariablesAreUnknown(t *testing.T) {
+	_, local := pushRig(t)
+	tree(t, local, map[string]string{"a.txt": "changed"}, nil)
+	for _, c := range []struct{ env, cmd string }{
+		{"GIT_WORK_TREE=/elsewhere", "git reset --hard"},
+		{"", "GIT_DIR=/elsewhere/.git git reset --hard"},
+		{"", "export GIT_CONFIG_COUNT=1; git clean -f"},
+	} {
+		p := Compute(context.Background(), c.cmd, Options{Cwd: local, Env: []string{c.env}})
+		if len(p.Targets) != 0 || len(p.Unknown) != 1 || !strings.Contains(p.Unknown[0], "is set") {
+			t.Errorf("%s with %q: %+v %q", c.cmd, c.env, p.Targets, p.Unknown)
+		}
+	}
+	p := Compute(context.Background(), "git reset --hard", Options{Cwd: local, Env: []string{"GIT_DIR="}})
+	if len(p.Targets) != 1 {
+		t.Errorf("empty GIT_DIR: %+v %q", p.Targets, p.Unknown)
+	}
+}
