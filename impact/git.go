@@ -99,7 +99,8 @@ func gitArgsIn(a *analysis, args []string) {
 				dir, _ = a.abs(dir + "/" + c)
 			}
 			args = args[2:]
-		case strings.HasPrefix(args[0], "--git-dir") || strings.HasPrefix(args[0], "--work-tree") || args[0] == "-c":
+		case strings.HasPrefix(args[0], "--git-dir") || strings.HasPrefix(args[0], "--work-tree") || args[0] == "-c" ||
+			strings.HasPrefix(args[0], "--config-env") || strings.HasPrefix(args[0], "--exec-path=") || strings.HasPrefix(args[0], "--namespace"):
 			a.unknown = append(a.unknown, "git "+strings.Join(args, " ")+" (a repository named by options)")
 			return
 		default:

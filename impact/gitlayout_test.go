@@ -281,6 +281,13 @@ func TestGitPlaceVariablesAreUnknown(t *testing.T) {
 			t.Errorf("%s with %q: %+v %q", c.cmd, c.env, p.Targets, p.Unknown)
 		}
 	}
+	// The same given as options.
+	for _, cmd := range []string{"git --config-env=core.worktree=W reset --hard", "git --exec-path=/tmp reset --hard", "git --namespace=x reset --hard"} {
+		p := Compute(context.Background(), cmd, Options{Cwd: local})
+		if len(p.Targets) != 0 || len(p.Unknown) != 1 || !strings.Contains(p.Unknown[0], "named by options") {
+			t.Errorf("%s: %+v %q", cmd, p.Targets, p.Unknown)
+		}
+	}
 	p := Compute(context.Background(), "git reset --hard", Options{Cwd: local, Env: []string{"GIT_DIR="}})
 	if len(p.Targets) != 1 {
 		t.Errorf("empty GIT_DIR: %+v %q", p.Targets, p.Unknown)
