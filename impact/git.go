@@ -49,7 +49,7 @@ func openErr(err error) string {
 // config should be): the preview reads it on its own goroutine, into an
 // analysis of its own, and gives up at the deadline, saying so.
 func gitArgs(a *analysis, _ string, args []string) {
-	sub := &analysis{ctx: a.ctx, o: a.o, cwd: a.cwd, depth: a.depth,
+	sub := &analysis{ctx: a.ctx, o: a.o, cwd: a.cwd, depth: a.depth, env: a.env,
 		b: a.b.fork()}
 	done := make(chan struct{})
 	go func() {
@@ -79,14 +79,28 @@ func gitArgs(a *analysis, _ string, args []string) {
 // abandoned.
 const gitGrace = 200 * time.Millisecond
 
+// gitPlaceVars are the variables that move the repository or work tree
+// git uses, or give it config, away from what the preview reads.
+var gitPlaceVars = []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+	"GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_EXEC_PATH", "GIT_NAMESPACE"}
+
 func gitArgsIn(a *analysis, args []string) {
 	dir := a.cwd
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
 		switch {
 		case args[0] == "-C" && len(args) > 1:
-			dir, _ = a.abs(args[1])
+			// Each -C is relative to the one before (an empty one
+			// changes nothing), as git reads them.
+			switch c := args[1]; {
+			case c == "" || dir == "":
+			case filepath.IsAbs(c):
+				dir, _ = a.abs(c)
+			default:
+				dir, _ = a.abs(dir + "/" + c)
+			}
 			args = args[2:]
-		case strings.HasPrefix(args[0], "--git-dir") || strings.HasPrefix(args[0], "--work-tree") || args[0] == "-c":
+		case strings.HasPrefix(args[0], "--git-dir") || strings.HasPrefix(args[0], "--work-tree") || args[0] == "-c" ||
+			strings.HasPrefix(args[0], "--config-env") || strings.HasPrefix(args[0], "--exec-path=") || strings.HasPrefix(args[0], "--namespace"):
 			a.unknown = append(a.unknown, "git "+strings.Join(args, " ")+" (a repository named by options)")
 			return
 		default:
@@ -95,6 +109,14 @@ func gitArgsIn(a *analysis, args []string) {
 	}
 	if len(args) == 0 {
 		return
+	}
+	for _, v := range gitPlaceVars {
+		// Where git works, and with what config, is then not where
+		// this preview looks.
+		if e := a.env[v]; e.state == varSet && e.val != "" {
+			a.unknown = append(a.unknown, "git "+strings.Join(args, " ")+" ("+v+" is set: it moves the repository or adds config)")
+			return
+		}
 	}
 	if dir == "" {
 		if slices.Contains([]string{"clean", "reset", "checkout", "restore", "push", "branch", "rebase", "switch"}, args[0]) {

@@ -86,6 +86,25 @@ func TestGitLinkedWorkTree(t *testing.T) {
 	}
 }
 
+// A linked work tree's config.worktree that moves the work tree elsewhere
+// (git then resets that other directory) is not previewed as the
+// directory the command is run in: go-git refuses a repository with
+// extensions.worktreeConfig, and the preview says it could not look.
+func TestGitWorkTreeConfigMovesTheWorkTree(t *testing.T) {
+	remote, local := moveRig(t)
+	_, local = copyRig(t, remote, local)
+	wt := filepath.Join(filepath.Dir(local), "wt")
+	git(t, local, "worktree", "add", "-q", "--detach", wt, "spike")
+	git(t, local, "config", "core.repositoryformatversion", "1")
+	git(t, local, "config", "extensions.worktreeConfig", "true")
+	git(t, wt, "config", "--worktree", "core.worktree", local)
+	tree(t, local, map[string]string{"a.txt": "changed in the main tree"}, nil)
+	p := Compute(context.Background(), "git reset --hard", Options{Cwd: wt})
+	if len(p.Targets) != 0 || len(p.Unknown) != 1 {
+		t.Errorf("reset --hard: %+v %q", p.Targets, p.Unknown)
+	}
+}
+
 // A split index keeps its shared part beside it: status still reads it.
 func TestGitSplitIndex(t *testing.T) {
 	dir := gitRepo(t)
@@ -189,5 +208,88 @@ func TestGitReftableIsUnknown(t *testing.T) {
 		if len(p.Targets) != 0 || len(p.Unknown) == 0 || !strings.Contains(strings.ToLower(strings.Join(p.Unknown, "; ")), "refstorage") {
 			t.Errorf("%s: targets %+v unknown %q", cmd, p.Targets, p.Unknown)
 		}
+	}
+}
+
+// A git the previewing user owns, or one in a directory the user can
+// write, is the agent's to replace: not trusted, however its mode reads.
+func TestGitOwnedByTheUserIsNotTrusted(t *testing.T) {
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "git")
+	if out, err := exec.Command("cp", "/usr/bin/git", fake).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	if err := os.Chmod(fake, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() == 0 {
+		// As root the file is root's: the directory is another user's,
+		// who could swap the file.
+		if err := os.Chown(dir, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(fake, link); err != nil {
+		t.Fatal(err)
+	}
+	old := gitCandidates
+	defer func() { gitCandidates = old }()
+	for _, c := range []string{fake, link} {
+		gitCandidates = []string{c}
+		if p, err := trustedGit(); err == nil {
+			t.Errorf("%s trusted as %s", c, p)
+		}
+	}
+	gitCandidates = old
+	if _, err := trustedGit(); err != nil {
+		t.Errorf("the system git: %v", err)
+	}
+}
+
+// A second -C is relative to the first, as git reads it: the preview
+// looks where git would work, not in a decoy beside the command's
+// directory.
+func TestGitSecondDashCIsRelativeToTheFirst(t *testing.T) {
+	_, local := pushRig(t)
+	tree(t, local, map[string]string{"sub/tracked": "t"}, nil)
+	git(t, local, "add", "sub")
+	tree(t, local, map[string]string{"sub/junk": "j"}, nil)
+	decoy := t.TempDir()
+	git(t, decoy, "init", "-q")
+	if err := os.MkdirAll(filepath.Join(decoy, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := Compute(context.Background(), "git -C "+local+" -C sub clean -f", Options{Cwd: decoy})
+	if len(p.Targets) != 1 || p.Targets[0].Path != filepath.Join(local, "sub", "junk") {
+		t.Errorf("clean: %+v %q", p.Targets, p.Unknown)
+	}
+}
+
+// Variables that move git's repository or give it config, from the
+// environment or set by the command, leave the preview unknown.
+func TestGitPlaceVariablesAreUnknown(t *testing.T) {
+	_, local := pushRig(t)
+	tree(t, local, map[string]string{"a.txt": "changed"}, nil)
+	for _, c := range []struct{ env, cmd string }{
+		{"GIT_WORK_TREE=/elsewhere", "git reset --hard"},
+		{"", "GIT_DIR=/elsewhere/.git git reset --hard"},
+		{"", "export GIT_CONFIG_COUNT=1; git clean -f"},
+	} {
+		p := Compute(context.Background(), c.cmd, Options{Cwd: local, Env: []string{c.env}})
+		if len(p.Targets) != 0 || len(p.Unknown) != 1 || !strings.Contains(p.Unknown[0], "is set") {
+			t.Errorf("%s with %q: %+v %q", c.cmd, c.env, p.Targets, p.Unknown)
+		}
+	}
+	// The same given as options.
+	for _, cmd := range []string{"git --config-env=core.worktree=W reset --hard", "git --exec-path=/tmp reset --hard", "git --namespace=x reset --hard"} {
+		p := Compute(context.Background(), cmd, Options{Cwd: local})
+		if len(p.Targets) != 0 || len(p.Unknown) != 1 || !strings.Contains(p.Unknown[0], "named by options") {
+			t.Errorf("%s: %+v %q", cmd, p.Targets, p.Unknown)
+		}
+	}
+	p := Compute(context.Background(), "git reset --hard", Options{Cwd: local, Env: []string{"GIT_DIR="}})
+	if len(p.Targets) != 1 {
+		t.Errorf("empty GIT_DIR: %+v %q", p.Targets, p.Unknown)
 	}
 }

@@ -245,20 +245,29 @@ func (g *repo) excludesFile() string {
 // gitCandidates are where trustedGit looks, in order.
 var gitCandidates = []string{"/usr/bin/git", "/bin/git", "/usr/local/bin/git"}
 
-// trustedGit is a git binary that only root (or this user) can have put
-// there: in a system directory, not writable by group or others. The
-// PATH the preview inherits is the agent's and is not searched.
+// trustedGit is a git binary only root can have put there: the file
+// (symlinks resolved) and the directory holding it owned by root and
+// writable by no one else. A git the previewing user owns is the agent's
+// to replace when the agent runs as that user. The PATH the preview
+// inherits is the agent's and is not searched.
 func trustedGit() (string, error) {
-	for _, p := range gitCandidates {
-		fi, err := os.Stat(p)
-		if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o022 != 0 || fi.Mode().Perm()&0o111 == 0 {
-			continue
-		}
-		st, ok := fi.Sys().(*syscall.Stat_t)
-		if !ok || st.Uid != 0 && int(st.Uid) != os.Geteuid() {
+	for _, c := range gitCandidates {
+		p, err := filepath.EvalSymlinks(c)
+		if err != nil || !rootOnly(p, false) || !rootOnly(filepath.Dir(p), true) {
 			continue
 		}
 		return p, nil
 	}
 	return "", errors.New("no git owned by root in " + strings.Join(gitCandidates, ", "))
+}
+
+// rootOnly: p is a directory (dir) or an executable regular file, owned
+// by root and not writable by group or others.
+func rootOnly(p string, dir bool) bool {
+	fi, err := os.Stat(p)
+	if err != nil || fi.IsDir() != dir || !dir && (!fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0) || fi.Mode().Perm()&0o022 != 0 {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && st.Uid == 0
 }

@@ -87,10 +87,11 @@ func known(v string, exported bool) shvar { return shvar{state: varSet, val: v, 
 // imported are the variables read from the environment the command runs
 // in: those that change where cd goes (HOME, CDPATH), how globs match
 // (GLOBIGNORE, BASHOPTS), what a bash does first (BASH_ENV, SHELLOPTS,
-// POSIXLY_CORRECT) and the words terraform adds to its own (TF_CLI_ARGS*).
+// POSIXLY_CORRECT), the words terraform adds to its own (TF_CLI_ARGS*) and
+// what moves git's repository (gitPlaceVars).
 // Any other variable of the environment is not known to the preview.
-var imported = []string{"HOME", "CDPATH", "GLOBIGNORE", "BASHOPTS", "SHELLOPTS", "BASH_ENV", "POSIXLY_CORRECT",
-	"TF_CLI_ARGS", "TF_CLI_ARGS_apply"}
+var imported = append([]string{"HOME", "CDPATH", "GLOBIGNORE", "BASHOPTS", "SHELLOPTS", "BASH_ENV", "POSIXLY_CORRECT",
+	"TF_CLI_ARGS", "TF_CLI_ARGS_apply"}, gitPlaceVars...)
 
 // tri is a setting that may not be known.
 type tri uint8
