@@ -55,7 +55,8 @@ id).
 
 --once runs one pass and exits (for tests and cron). --metrics-listen ADDR
 serves Prometheus metrics at http://ADDR/metrics (and /healthz) while it
-runs: open proposals by risk, decisions, deliveries by channel.
+runs: open proposals by risk, the decisions the store records from when it
+started (whoever made them), deliveries by channel.
 ` + exitCodes(ExitOK, ExitError, ExitUsage, ExitUnavailable),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -88,7 +89,9 @@ runs: open proposals by risk, decisions, deliveries by channel.
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			m := newMetrics(metricsAddr, metrics.Options{Store: st, Channels: ns.channels()})
+			// The notifier decides nothing: its decision metrics are the
+			// store's, read from the audit log.
+			m := newMetrics(metricsAddr, metrics.Options{Store: st, Channels: ns.channels(), DecisionsFromStore: true})
 			defer m.Close()
 			stopMetrics, err := a.serveMetrics(metricsAddr, m)
 			if err != nil {
@@ -97,7 +100,6 @@ runs: open proposals by risk, decisions, deliveries by channel.
 			defer stopMetrics()
 			if m != nil {
 				n.OnDelivery = m.Delivery
-				ctx = m.Observe(ctx)
 			}
 			fmt.Fprintf(a.err, "approve-tui notify: %s on %s, %d route(s), %d channel(s)\n", n.ID, line(st.Path()), len(ns.cfg.Routes), len(ns.cfg.Channels))
 			return n.Run(ctx)

@@ -261,13 +261,20 @@ func submitID(t *testing.T, db string, args ...string) string {
 
 // notify --metrics-listen: scraped over HTTP while it runs, the open
 // proposals by risk, the deliveries to the configured webhook (one
-// refused by the receiver, then tried again), the decisions the notifier
-// made (its audited deliveries), the version; stopped with the command.
+// refused by the receiver, then tried again), the decisions other
+// processes made since it started (read from the store's audit log, timed
+// from their submit; deliveries are not decisions), the version; stopped
+// with the command.
 func TestMetricsOfNotify(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "state.db")
 	if code, _, errs := run(t, db, false, "", "init"); code != 0 {
 		t.Fatal(errs)
+	}
+	// Decided before the notifier starts: history, not counted by it.
+	old := submitID(t, db, "--ttl", "1h", "--", "echo", "history")
+	if code, _, errs := run(t, db, false, "", "deny", "--reason", "before", "--", old); code != 0 {
+		t.Fatalf("deny: %s", errs)
 	}
 	rv := newStatsReceiver(t, "whsec-metrics-notify")
 	rv.failFirst = 1
@@ -293,9 +300,12 @@ func TestMetricsOfNotify(t *testing.T) {
 	low := submitID(t, db, "--ttl", "1h", "--", "echo", "hello")
 	eventually(t, 15*time.Second, "the page, after one 503", func() bool { return rv.has(id, "page") })
 	fams = metricsUntil(t, addr, "the page counted", func(f map[string]*dto.MetricFamily) bool {
-		v, _ := metricValue(f, "approve_tui_decisions_total", "event", "delivery", "outcome", "ok")
+		v, _ := metricValue(f, "approve_tui_deliveries_total", "channel", "hook", "kind", "page", "outcome", "delivered")
 		return v == 1
 	})
+	if _, ok := metricValue(fams, "approve_tui_decisions_total", "event", "delivery", "outcome", "ok"); ok {
+		t.Error("a delivery counted as a decision")
+	}
 	wantMetric(t, fams, 1, "approve_tui_open_proposals", "risk", "high")
 	wantMetric(t, fams, 1, "approve_tui_open_proposals", "risk", "low")
 	wantMetric(t, fams, 0, "approve_tui_open_proposals", "risk", "medium")
@@ -313,13 +323,24 @@ func TestMetricsOfNotify(t *testing.T) {
 	}
 	eventually(t, 15*time.Second, "the resolution", func() bool { return rv.has(id, "resolved") })
 	fams = metricsUntil(t, addr, "the resolution counted", func(f map[string]*dto.MetricFamily) bool {
-		v, _ := metricValue(f, "approve_tui_decisions_total", "event", "delivery", "outcome", "ok")
-		return v == 2
+		v, _ := metricValue(f, "approve_tui_deliveries_total", "channel", "hook", "kind", "resolved", "outcome", "delivered")
+		return v == 1
 	})
-	wantMetric(t, fams, 1, "approve_tui_deliveries_total", "channel", "hook", "kind", "resolved", "outcome", "delivered")
 	wantMetric(t, fams, 0, "approve_tui_open_proposals", "risk", "high")
-	// The deny was another process's: not this one's decisions.
-	wantMetric(t, fams, 0, "approve_tui_decisions_total", "event", "deny", "outcome", "ok")
+	// The deny was another process's: the notifier counts it from the
+	// store, once, timed from its submit.
+	wantMetric(t, fams, 1, "approve_tui_decisions_total", "event", "deny", "outcome", "ok")
+	wantMetric(t, fams, 0, "approve_tui_decisions_total", "event", "approve", "outcome", "ok")
+	if h := fams["approve_tui_decision_seconds"]; h == nil || h.GetMetric()[0].GetHistogram().GetSampleCount() != 1 {
+		t.Errorf("decision seconds: %v", h)
+	}
+	for _, f := range fams["approve_tui_decisions_total"].GetMetric() {
+		for _, l := range f.GetLabel() {
+			if l.GetName() == "event" && l.GetValue() == "delivery" {
+				t.Error("deliveries counted as decisions")
+			}
+		}
+	}
 	_, body := scrapeMetrics(t, addr)
 	checkScrapeBounded(t, fams, body, id, low, "secret-session-key", "secret-path", "whsec", rv.srv.URL)
 

@@ -48,9 +48,9 @@ var DecisionBuckets = []float64{5, 10, 30, 60, 120, 300, 600, 1800, 3600}
 
 // The label sets.
 var (
-	events = set(storage.EventSubmit, storage.EventApprove, storage.EventDeny, storage.EventExpire,
-		storage.EventExecution, storage.EventDelivery, storage.EventSession, storage.EventPolicy,
-		storage.EventReport, storage.EventLockout, storage.EventCopy)
+	// events are the decisions: the store's other events (submit,
+	// delivery, execution, session, ...) are not counted as decisions.
+	events           = set(storage.EventApprove, storage.EventDeny, storage.EventExpire, storage.EventVote)
 	outcomes         = set(storage.OutcomeOK, storage.OutcomeRefused, storage.OutcomeFailed)
 	kinds            = set("page", "escalation", "reminder", "resolved")
 	deliveryOutcomes = set("delivered", "retry", "failed", "cancelled")
@@ -86,6 +86,13 @@ type Options struct {
 	SSH bool
 	// ReadTimeout bounds a scrape's read of the store (5s when zero).
 	ReadTimeout time.Duration
+	// DecisionsFromStore (notify) counts the decisions the store's audit
+	// log records, whichever process made them, instead of the decisions
+	// made under Observe in this process (serve). Like a log tailer, it
+	// starts at the log's end when the metrics are made: decisions made
+	// before are not counted, so that a restart is a counter reset, never
+	// a burst of old decisions. Needs Store.
+	DecisionsFromStore bool
 }
 
 // Metrics is one process's metrics.
@@ -104,6 +111,7 @@ type Metrics struct {
 	// denied to the goroutine that reads their submit time: the observer
 	// is on the decision's own path and must not wait for a read.
 	decided   chan string
+	tail      *decisionTail
 	closeOnce sync.Once
 	done      chan struct{}
 	stop      context.CancelFunc
@@ -117,10 +125,10 @@ const decidedQueue = 256
 func New(o Options) *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry(), store: o.Store, channels: set(o.Channels...)}
 	m.decisions = prometheus.NewCounterVec(prometheus.CounterOpts{Name: Decisions,
-		Help: "Runs of the store's decision path in this process, by event (approve, deny, expire, delivery, ...) and outcome (ok, refused, failed)."},
+		Help: decisionsHelp(o.DecisionsFromStore)},
 		[]string{"event", "outcome"})
 	m.decisionSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: DecisionSeconds,
-		Help:    "Seconds from submit to decision of the proposals approved or denied in this process.",
+		Help:    decisionSecondsHelp(o.DecisionsFromStore),
 		Buckets: DecisionBuckets})
 	m.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: Deliveries,
 		Help: "Deliveries this process's notifier finished or put back, by channel, kind (page, escalation, reminder, resolved) and outcome (delivered, retry, failed, cancelled)."},
@@ -128,9 +136,15 @@ func New(o Options) *Metrics {
 	m.deliveryFailures = prometheus.NewCounterVec(prometheus.CounterOpts{Name: DeliveryFailures,
 		Help: "Delivery attempts that failed (tried again later, or given up), by channel."},
 		[]string{"channel"})
+	decisionMetrics := []prometheus.Collector{m.decisions, m.decisionSeconds}
+	if o.DecisionsFromStore && o.Store != nil {
+		m.tail = newDecisionTail(o.Store, m.decisions, m.decisionSeconds, o.ReadTimeout)
+		decisionMetrics = []prometheus.Collector{m.tail}
+	}
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: BuildInfo, Help: "approve-tui's version: 1."}, []string{"version"})
 	build.WithLabelValues(o.Version).Set(1)
-	m.reg.MustRegister(m.decisions, m.decisionSeconds, m.deliveries, m.deliveryFailures, build,
+	m.reg.MustRegister(decisionMetrics...)
+	m.reg.MustRegister(m.deliveries, m.deliveryFailures, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, ev := range []string{storage.EventApprove, storage.EventDeny, storage.EventExpire} {
 		for _, out := range []string{storage.OutcomeOK, storage.OutcomeRefused, storage.OutcomeFailed} {
@@ -145,19 +159,40 @@ func New(o Options) *Metrics {
 		m.reg.MustRegister(m.sessions)
 	}
 	if o.Store != nil {
-		timeout := o.ReadTimeout
-		if timeout <= 0 {
-			timeout = 5 * time.Second
-		}
-		m.reg.MustRegister(&openCollector{store: o.Store, timeout: timeout,
-			open: prometheus.NewDesc(OpenProposals, "Open proposals (pending, or awaiting a tier-2 phrase, and not expired) by effective risk.",
-				[]string{"risk"}, nil),
-			oldest: prometheus.NewDesc(OldestOpenSeconds, "Seconds the oldest open proposal has waited (0 when none is open).", nil, nil)})
+		m.registerOpen(o)
+	}
+	if o.Store != nil && m.tail == nil {
 		ctx, stop := context.WithCancel(context.Background())
 		m.decided, m.done, m.stop = make(chan string, decidedQueue), make(chan struct{}), stop
 		go m.timeDecisions(ctx)
 	}
 	return m
+}
+
+// registerOpen registers the open proposals' collector.
+func (m *Metrics) registerOpen(o Options) {
+	timeout := o.ReadTimeout
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	m.reg.MustRegister(&openCollector{store: o.Store, timeout: timeout,
+		open: prometheus.NewDesc(OpenProposals, "Open proposals (pending, or awaiting a tier-2 phrase, and not expired) by effective risk.",
+			[]string{"risk"}, nil),
+		oldest: prometheus.NewDesc(OldestOpenSeconds, "Seconds the oldest open proposal has waited (0 when none is open).", nil, nil)})
+}
+
+func decisionsHelp(fromStore bool) string {
+	if fromStore {
+		return "Decisions the store's audit log recorded since this process started, made by any process, by event (approve, deny, expire, vote) and outcome (ok, refused)."
+	}
+	return "Runs of the store's decision path in this process, by event (approve, deny, expire, vote) and outcome (ok, refused, failed)."
+}
+
+func decisionSecondsHelp(fromStore bool) string {
+	if fromStore {
+		return "Seconds from submit to decision of the proposals approved or denied since this process started, by any process."
+	}
+	return "Seconds from submit to decision of the proposals approved or denied in this process."
 }
 
 // Registry is the metrics' own registry.
@@ -173,7 +208,10 @@ func (m *Metrics) Observe(ctx context.Context) context.Context {
 // storage.WithDecisionObserver); an approval or denial is also timed from
 // its submit, by a read that does not hold up the caller.
 func (m *Metrics) ObserveDecision(d storage.Decision) {
-	if m == nil {
+	// Only decisions: a delivery, a submit, an execution report... also
+	// run the store's one path, but decide nothing. With decisions read
+	// from the store, the log counts them (once).
+	if m == nil || m.tail != nil || !events[d.Event] {
 		return
 	}
 	m.decisions.WithLabelValues(bounded(d.Event, events), bounded(d.Outcome, outcomes)).Inc()

@@ -231,7 +231,11 @@ func TestMetricsScrapedOverHTTP(t *testing.T) {
 	if _, err := s.Deny(ctx, "metrics-med-1", operatorActor, "unobserved"); err != nil {
 		t.Fatal(err)
 	}
+	// What runs the decision path but decides nothing is not a decision.
 	m.ObserveDecision(storage.Decision{Event: "rm -rf /", ID: "x", Outcome: "weird"})
+	m.ObserveDecision(storage.Decision{Event: storage.EventDelivery, ID: "metrics-high-2", Outcome: storage.OutcomeOK})
+	m.ObserveDecision(storage.Decision{Event: storage.EventSubmit, ID: "metrics-high-2", Outcome: storage.OutcomeOK})
+	m.ObserveDecision(storage.Decision{Event: storage.EventVote, ID: "metrics-high-2", Outcome: storage.OutcomeOK})
 
 	m.Delivery("hook", "page", "delivered")
 	m.Delivery("hook", "escalation", "retry")
@@ -257,7 +261,14 @@ func TestMetricsScrapedOverHTTP(t *testing.T) {
 	expect(t, fams, 1, Decisions, "event", "approve", "outcome", "refused")
 	expect(t, fams, 1, Decisions, "event", "deny", "outcome", "ok")
 	expect(t, fams, 0, Decisions, "event", "expire", "outcome", "ok")
-	expect(t, fams, 1, Decisions, "event", Other, "outcome", Other)
+	expect(t, fams, 1, Decisions, "event", storage.EventVote, "outcome", storage.OutcomeOK)
+	for _, f := range fams[Decisions].GetMetric() {
+		for _, l := range f.GetLabel() {
+			if l.GetName() == "event" && !events[l.GetValue()] {
+				t.Errorf("%s counts event %q", Decisions, l.GetValue())
+			}
+		}
+	}
 	expect(t, fams, 2, DecisionSeconds)
 	h := fams[DecisionSeconds].GetMetric()[0].GetHistogram()
 	if h.GetSampleSum() != 120+90 {
@@ -348,5 +359,120 @@ func TestMetricsCheckAddr(t *testing.T) {
 	}
 	if _, err := Listen("127.0.0.1:99999", http.NotFoundHandler()); err == nil {
 		t.Error("listened on port 99999")
+	}
+}
+
+// A notifier's metrics (DecisionsFromStore): the decisions the store's
+// audit log records, made through another handle on the file (as another
+// process makes them), each counted once by event and outcome and timed
+// from its submit; what came before the metrics started is not counted
+// (a restart is a reset, never a burst of history); deliveries are not
+// decisions.
+func TestMetricsDecisionsFromStore(t *testing.T) {
+	ctx := context.Background()
+	s, c := testStore(t)
+	other, err := storage.Open(ctx, s.Path(), storage.Options{Now: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+
+	// History: decided before the notifier started.
+	submit(t, other, "tail-old-x1", "echo old", model.RiskLow, c.Now())
+	c.Advance(time.Minute)
+	if _, err := other.Deny(ctx, "tail-old-x1", operatorActor, "old"); err != nil {
+		t.Fatal(err)
+	}
+
+	m := New(Options{Store: s, Version: "test", Channels: []string{"hook"}, DecisionsFromStore: true})
+	defer m.Close()
+	srv, err := Listen("127.0.0.1:0", m.Handler())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	base := "http://" + srv.Addr()
+	fams := scrape(t, base)
+	expect(t, fams, 0, Decisions, "event", "deny", "outcome", "ok")
+	expect(t, fams, 0, DecisionSeconds)
+
+	start := c.Now()
+	submit(t, other, "tail-new-1", "echo one", model.RiskLow, start)
+	submit(t, other, "tail-new-2", "echo two", model.RiskMedium, start)
+	submit(t, other, "tail-new-3", "rm -rf /srv/secret-path", model.RiskHigh, start)
+	c.Advance(2 * time.Minute)
+	if _, err := other.Consume(ctx, "tail-new-1", "tail-new-1", operatorActor); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Consume(ctx, "tail-new-1", "tail-new-1", operatorActor); err == nil {
+		t.Fatal("approved twice")
+	}
+	c.Advance(time.Minute)
+	if _, err := other.Deny(ctx, "tail-new-2", operatorActor, "no"); err != nil {
+		t.Fatal(err)
+	}
+	// A delivery is audited on the same path: not a decision.
+	k := storage.DeliveryKey{ApprovalID: "tail-new-3", Kind: "page", Channel: "hook"}
+	if _, err := other.AddDeliveries(ctx, []storage.DeliveryKey{k}); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := other.ClaimDelivery(ctx, k, "n1", time.Minute); err != nil || d == nil {
+		t.Fatalf("claim: %v %v", d, err)
+	}
+	notifier := model.Actor{Surface: model.SurfaceNotify, Name: "notifier@test"}
+	if err := other.FinishDelivery(ctx, k, "n1", storage.DeliveryResult{State: storage.DeliveryDelivered}, notifier); err != nil {
+		t.Fatal(err)
+	}
+	// Observed in this process: not counted twice.
+	m.ObserveDecision(storage.Decision{Event: storage.EventApprove, ID: "tail-new-1", Outcome: storage.OutcomeOK})
+
+	for range 2 { // a second scrape counts nothing again
+		fams = scrape(t, base)
+		expect(t, fams, 1, Decisions, "event", "approve", "outcome", "ok")
+		expect(t, fams, 1, Decisions, "event", "approve", "outcome", "refused")
+		expect(t, fams, 1, Decisions, "event", "deny", "outcome", "ok")
+		expect(t, fams, 0, Decisions, "event", "expire", "outcome", "ok")
+		expect(t, fams, 2, DecisionSeconds)
+		if sum := fams[DecisionSeconds].GetMetric()[0].GetHistogram().GetSampleSum(); sum != 120+180 {
+			t.Errorf("decision seconds sum %v, want 300 (2m and 3m)", sum)
+		}
+		for _, f := range fams[Decisions].GetMetric() {
+			for _, l := range f.GetLabel() {
+				if l.GetName() == "event" && !events[l.GetValue()] {
+					t.Errorf("%s counts event %q", Decisions, l.GetValue())
+				}
+			}
+		}
+		checkLabels(t, fams, "hook")
+	}
+
+	// Expired by `expire` in another process: counted.
+	c.Advance(2 * time.Hour)
+	if ids, err := other.ExpireDue(ctx, operatorActor); err != nil || len(ids) == 0 {
+		t.Fatalf("expire: %v %v", ids, err)
+	}
+	fams = scrape(t, base)
+	expect(t, fams, 1, Decisions, "event", "expire", "outcome", "ok")
+
+	// A restart starts from the log's end: nothing counted at once.
+	m2 := New(Options{Store: s, Version: "test", DecisionsFromStore: true})
+	defer m2.Close()
+	fams2, err := m2.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*dto.MetricFamily{}
+	for _, f := range fams2 {
+		byName[f.GetName()] = f
+	}
+	expect(t, byName, 0, Decisions, "event", "approve", "outcome", "ok")
+	expect(t, byName, 0, Decisions, "event", "expire", "outcome", "ok")
+	expect(t, byName, 0, DecisionSeconds)
+
+	// A log that cannot be read fails the scrape.
+	other.Close()
+	s.Close()
+	if _, status, _ := tryScrape(base); status != http.StatusInternalServerError {
+		t.Errorf("scrape of a closed store: %d", status)
 	}
 }

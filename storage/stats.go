@@ -343,3 +343,64 @@ func (st *Store) DeliveriesSince(ctx context.Context, since time.Time) ([]Channe
 	sort.Slice(out, func(i, j int) bool { return out[i].Channel < out[j].Channel })
 	return out, nil
 }
+
+// DecisionEvent is one decision the audit log records: an approval, a
+// denial, an expiry or a vote, decided or refused.
+type DecisionEvent struct {
+	Seq     int64
+	Event   string // EventApprove, EventDeny, EventExpire, EventVote
+	Outcome string // OutcomeOK, OutcomeRefused
+	At      time.Time
+	// Created is the proposal's submit time (zero when its row is gone or
+	// holds none).
+	Created time.Time
+}
+
+// AuditSeq is the last event's seq (0 when the log is empty): where a
+// reader that counts only what comes next starts (DecisionsAfter).
+func (st *Store) AuditSeq(ctx context.Context) (int64, error) {
+	s := st.bind()
+	var seq sql.NullInt64
+	err := s.rdb.QueryRowContext(ctx, `SELECT max(seq) FROM approve_tui_audit`).Scan(&seq)
+	if isNoTable(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, s.classify("audit", err)
+	}
+	return seq.Int64, nil
+}
+
+// DecisionsAfter lists the decisions the audit log records after seq,
+// oldest first, at most limit: whichever process made them (the log is
+// the store's one record of every decision approve-tui made). The seq of
+// the last one is where the next read starts.
+func (st *Store) DecisionsAfter(ctx context.Context, after int64, limit int) ([]DecisionEvent, error) {
+	s := st.bind()
+	rows, err := s.rdb.QueryContext(ctx, `SELECT a.seq, a.event, a.outcome, a.at, g.created_at FROM approve_tui_audit a
+		LEFT JOIN gateway_approvals g ON g.approval_id = a.approval_id
+		WHERE a.seq > ? AND a.event IN (?, ?, ?, ?) ORDER BY a.seq LIMIT ?`,
+		after, EventApprove, EventDeny, EventExpire, EventVote, limit)
+	if isNoTable(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, s.classify("audit", err)
+	}
+	defer rows.Close()
+	var out []DecisionEvent
+	for rows.Next() {
+		var e DecisionEvent
+		var at float64
+		var created any
+		if err := rows.Scan(&e.Seq, &e.Event, &e.Outcome, &at, &created); err != nil {
+			return nil, s.classify("audit", err)
+		}
+		e.At = model.FromEpoch(at)
+		if c, ok := asFloat(created); ok && c > 0 {
+			e.Created = model.FromEpoch(c)
+		}
+		out = append(out, e)
+	}
+	return out, s.classify("audit", rows.Err())
+}
