@@ -248,6 +248,23 @@ func TestNotifierRetriesUntilTheReceiverIsBack(t *testing.T) {
 			t.Fatalf("%+v", d)
 		}
 	}
+	// The audit shows how each delivery that fell due ended: the one not
+	// sent as cancelled, and why; the one sent as delivered.
+	for id, want := range map[string]string{"retry-page-2": storage.OutcomeCancelled, "retry-page-1": storage.OutcomeOK} {
+		evs, _ := r.store.Audit(context.Background(), storage.AuditQuery{ApprovalID: id})
+		var got []storage.AuditEvent
+		for _, e := range evs {
+			if e.Event == storage.EventDelivery && e.Detail["channel"] == "push" {
+				got = append(got, e)
+			}
+		}
+		if len(got) != 1 || got[0].Outcome != want || got[0].Reason != "page via push" {
+			t.Fatalf("%s: delivery events %+v", id, got)
+		}
+		if want == storage.OutcomeCancelled && got[0].Detail["why"] != "the proposal was denied first" {
+			t.Fatalf("%s: %+v", id, got[0].Detail)
+		}
+	}
 	if ns, _ := r.store.Notifiers(context.Background()); len(ns) != 1 || ns[0].Trouble != "" {
 		t.Fatalf("trouble not cleared: %+v", ns)
 	}

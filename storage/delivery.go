@@ -16,8 +16,8 @@ import (
 // its resolution) is a row, added when it falls due (an insert that a
 // second notifier's same insert leaves alone), claimed by exactly one
 // notifier before it is sent (a compare-and-set with a lease), and finished
-// as delivered or failed (an audit event either way) or put back with a
-// time to try again. A notifier killed between claim and finish leaves a
+// as delivered, failed or cancelled (an audit event each) or put back with
+// a time to try again. A notifier killed between claim and finish leaves a
 // lease that runs out; the delivery is then claimed again, so at most that
 // one delivery is sent twice, under the same delivery id.
 
@@ -31,9 +31,14 @@ const (
 )
 
 // EventDelivery is the audit event of a delivery that ended: outcome ok
-// (delivered) or failed; cancelled ones are not audited (nothing left the
-// machine).
+// (delivered), failed (given up), or cancelled (not sent: the proposal
+// closed, or was gone, before it could go). Its detail says the kind,
+// step, channel, attempts and delivery id, and state (delivered, failed,
+// cancelled).
 const EventDelivery = "delivery"
+
+// OutcomeCancelled is a delivery event's outcome when it was not sent.
+const OutcomeCancelled = DeliveryCancelled
 
 func deliveriesColumns(real string) string {
 	return `
@@ -187,10 +192,11 @@ type DeliveryResult struct {
 // ran out and another notifier took it, or it was finished).
 var ErrNotClaimed = errors.New("the delivery is not claimed by this notifier")
 
-// FinishDelivery ends the attempt on k that notifier by claimed. Delivered
-// and failed are audited (event delivery, on the proposal, in the same
-// transaction); pending puts it back for RetryAt; cancelled drops it
-// unaudited. ErrNotClaimed when by no longer holds the claim.
+// FinishDelivery ends the attempt on k that notifier by claimed. Delivered,
+// failed and cancelled are audited (event delivery, on the proposal, in the
+// same transaction); pending puts it back for RetryAt, unaudited (the
+// attempt's error is the row's last_error). ErrNotClaimed when by no longer
+// holds the claim.
 func (st *Store) FinishDelivery(ctx context.Context, k DeliveryKey, by string, r DeliveryResult, actor model.Actor) error {
 	s := st.bind()
 	switch r.State {
@@ -217,7 +223,7 @@ func (st *Store) FinishDelivery(ctx context.Context, k DeliveryKey, by string, r
 		}
 		return d.Attempts, nil
 	}
-	if r.State != DeliveryDelivered && r.State != DeliveryFailed {
+	if r.State == DeliveryPending {
 		s.wmu.Lock()
 		defer s.wmu.Unlock()
 		err := s.inWriteTxLocked(ctx, "deliveries", func(ctx context.Context) error {
@@ -239,14 +245,19 @@ func (st *Store) FinishDelivery(ctx context.Context, k DeliveryKey, by string, r
 		if err != nil {
 			return nil, err
 		}
-		d := map[string]any{"kind": k.Kind, "step": k.Step, "channel": k.Channel, "attempts": attempts, "delivery_id": k.ID()}
+		d := map[string]any{"kind": k.Kind, "step": k.Step, "channel": k.Channel, "attempts": attempts, "delivery_id": k.ID(),
+			"state": r.State}
 		for key, v := range r.Detail {
 			d[key] = v
 		}
 		outcome := OutcomeOK
-		if r.State == DeliveryFailed {
+		switch r.State {
+		case DeliveryFailed:
 			outcome = OutcomeFailed
 			d["error"] = r.Err
+		case DeliveryCancelled:
+			outcome = OutcomeCancelled
+			d["why"] = r.Err
 		}
 		return []auditEntry{{id: k.ApprovalID, event: EventDelivery, outcome: outcome, reason: k.Kind + " via " + k.Channel, detail: d}}, nil
 	}})

@@ -163,3 +163,66 @@ func TestNotifierRows(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A delivery not sent because its proposal closed first ends as an audit
+// event too (outcome cancelled, in the same transaction as the row), so
+// the log shows every delivery that fell due and how it ended: delivered,
+// failed or cancelled. A retry put back is not an end: not audited.
+func TestDeliveryCancelledAudited(t *testing.T) {
+	ctx := context.Background()
+	s, c := newStore(t)
+	mustSubmit(t, s, proposal("deliver-cancel-1", "rm -rf /srv/x", model.RiskHigh, c.Now(), time.Hour))
+	k := DeliveryKey{ApprovalID: "deliver-cancel-1", Kind: "escalation", Step: 1, Channel: "pager"}
+	if _, err := s.AddDeliveries(ctx, []DeliveryKey{k}); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := s.ClaimDelivery(ctx, k, "n1", time.Minute); d == nil {
+		t.Fatal("not claimed")
+	}
+	if err := s.FinishDelivery(ctx, k, "n1", DeliveryResult{State: DeliveryPending, RetryAt: c.Now().Add(time.Second), Err: "HTTP 503"}, notifierActor); err != nil {
+		t.Fatal(err)
+	}
+	if evs, _ := s.Audit(ctx, AuditQuery{ApprovalID: "deliver-cancel-1"}); evs[0].Event != EventSubmit {
+		t.Fatalf("a retry audited: %+v", evs[0])
+	}
+	if _, err := s.Deny(ctx, "deliver-cancel-1", model.Actor{Surface: model.SurfaceCLI, Name: "bob@laptop"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	c.Advance(2 * time.Second)
+	if d, _ := s.ClaimDelivery(ctx, k, "n1", time.Minute); d == nil {
+		t.Fatal("not claimed again")
+	}
+	if err := s.FinishDelivery(ctx, k, "other", DeliveryResult{State: DeliveryCancelled, Err: "the proposal was denied first"}, notifierActor); !errors.Is(err, ErrNotClaimed) {
+		t.Fatalf("cancelled by a non-holder: %v", err)
+	}
+	if err := s.FinishDelivery(ctx, k, "n1", DeliveryResult{State: DeliveryCancelled, Err: "the proposal was denied first"}, notifierActor); err != nil {
+		t.Fatal(err)
+	}
+	evs, _ := s.Audit(ctx, AuditQuery{ApprovalID: "deliver-cancel-1"})
+	e := evs[0]
+	if e.Event != EventDelivery || e.Outcome != OutcomeCancelled || e.Reason != "escalation via pager" ||
+		e.Detail["state"] != DeliveryCancelled || e.Detail["why"] != "the proposal was denied first" ||
+		e.Detail["delivery_id"] != k.ID() || e.Detail["step"] != float64(1) || e.Detail["attempts"] != float64(2) ||
+		e.Surface != string(model.SurfaceNotify) {
+		t.Fatalf("audit %+v", e)
+	}
+	n := 0
+	for _, e := range evs {
+		if e.Event == EventDelivery {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d delivery events: %+v", n, evs)
+	}
+	ds, _ := s.DeliveriesOf(ctx, "deliver-cancel-1")
+	if len(ds) != 1 || ds[0].State != DeliveryCancelled || ds[0].DoneAt == nil {
+		t.Fatalf("%+v", ds)
+	}
+	if d, _ := s.ClaimDelivery(ctx, k, "n2", time.Minute); d != nil {
+		t.Fatal("a cancelled one claimed again")
+	}
+	if res, err := s.VerifyAudit(ctx); err != nil || !res.OK {
+		t.Fatalf("%+v %v", res, err)
+	}
+}
