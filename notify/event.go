@@ -24,8 +24,9 @@ const (
 // Line), the command cut (or left out), no secrets.
 type Event struct {
 	Kind string
-	// Step is the route's step (0 for the first page); reminders and
-	// resolutions carry the last step paged.
+	// Step is the index of the route's step (0 for the first page, 1 for
+	// the first escalation): people read StepNumber's 1-based count.
+	// Reminders and resolutions carry 0; a vote, the number of votes.
 	Step       int
 	ApprovalID string
 	// Risk is the effective risk level (low, medium, high, unknown).

@@ -71,9 +71,12 @@ type pdPayload struct {
 
 // pdDetails are the alert's custom_details.
 type pdDetails struct {
-	ApprovalID     string `json:"approval_id"`
-	Event          string `json:"event"`
-	Step           int    `json:"step"`
+	ApprovalID string `json:"approval_id"`
+	Event      string `json:"event"`
+	// Step is the step as people count it (StepNumber: 1 for the first
+	// page), as the summary says it: PagerDuty shows the details beside
+	// the summary. Only pages and escalations have one.
+	Step           int    `json:"step,omitempty"`
 	Risk           string `json:"risk"`
 	Session        string `json:"session"`
 	Requester      string `json:"requester"`
@@ -137,7 +140,6 @@ func pdBody(key string, ev Event, p pageText, at time.Time) pdEvent {
 	d := pdDetails{
 		ApprovalID: ev.ApprovalID,
 		Event:      ev.Kind,
-		Step:       ev.Step,
 		Risk:       ev.Risk,
 		Session:    ev.SessionKey,
 		Requester:  ev.Requester,
@@ -145,6 +147,9 @@ func pdBody(key string, ev Event, p pageText, at time.Time) pdEvent {
 		TimeLeft:   timeLeftText(ev, at),
 		OpenHint:   p.Open,
 		Note:       p.Note,
+	}
+	if ev.Kind == KindPage || ev.Kind == KindEscalation {
+		d.Step = StepNumber(ev.Step)
 	}
 	if ev.CommandOmitted {
 		d.CommandOmitted = true

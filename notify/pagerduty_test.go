@@ -77,8 +77,8 @@ func TestPagerDutyTrigger(t *testing.T) {
 	for k, want := range map[string]any{
 		"approval_id": "hm-abc123", "session": "agent:prod:web", "requester": "claude-code@build-7",
 		"expires_at": "2026-03-04T12:02:30Z", "open_hint": "open it: ssh -t -p 2222 approvals.example open hm-abc123",
-		"command": "rm -rf /srv/cache && systemctl restart web", "risk": "high", "event": "page", "step": float64(0),
-		"time_left": "2m (expires 2026-03-04T12:02:30Z)",
+		"command": "rm -rf /srv/cache && systemctl restart web", "risk": "high", "event": "page", "step": float64(1),
+		"time_left": "2m30s (expires 2026-03-04T12:02:30Z)",
 	} {
 		if d[k] != want {
 			t.Errorf("custom_details[%s] = %#v, want %#v", k, d[k], want)
@@ -98,8 +98,11 @@ func TestPagerDutyTrigger(t *testing.T) {
 	e = pdTriggerDoc{}
 	decodeStrict(t, srv.last(t).Body, &e)
 	d = e.Payload.CustomDetails
-	if _, ok := d["command"]; ok || d["command_omitted"] != true || d["expires_at"] != "never" || d["step"] != float64(1) {
-		t.Errorf("omitted/never: %v", d)
+	// The route's second step: "step 2" in the summary and the details,
+	// as the console counts it.
+	if _, ok := d["command"]; ok || d["command_omitted"] != true || d["expires_at"] != "never" || d["step"] != float64(2) ||
+		!strings.HasPrefix(e.Payload.Summary, "ESCALATION (step 2): ") {
+		t.Errorf("omitted/never: %v %q", d, e.Payload.Summary)
 	}
 	if len(e.Links) != 1 || e.Links[0]["href"] != ev.OpenHint || e.Payload.Class != "approval escalation" {
 		t.Errorf("links %v class %q", e.Links, e.Payload.Class)

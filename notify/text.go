@@ -77,6 +77,13 @@ func cleanEvent(ev Event) Event {
 // policy.MaxApprovals).
 const maxVoters = 9
 
+// StepNumber is route step index step (Event.Step: 0 for the first page)
+// as people read it: "step 1" is the first page, "step 2" the first
+// escalation, as the console and config check count them. Machine-read
+// fields (the webhook's and exec's "step", the delivery id, the audit's
+// detail) keep the index.
+func StepNumber(step int) int { return step + 1 }
+
 // riskLabel is the risk as pages print it.
 func riskLabel(risk string) string {
 	switch model.RiskLevel(risk) {
@@ -96,26 +103,37 @@ func riskLabel(risk string) string {
 // riskRank orders risks, unknown highest (it fails closed).
 func riskRank(risk string) int { return model.RiskLevel(risk).Rank() }
 
-// formatLeft is a duration as "45s", "2m", "1h5m", "2d3h".
+// formatLeft is a time left as "45s", "1m39s", "1h5m", "2d3h": exact to
+// the second under an hour (a second begun counts: never "0s" while time
+// is left), to the nearest minute under a day, to the nearest hour past
+// it; never cut down to a smaller unit's worth ("1m" for 1m39s).
 func formatLeft(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d/time.Second))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d/time.Minute))
-	case d < 24*time.Hour:
-		h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
+	if d < time.Hour {
+		secs := int((d + time.Second - 1) / time.Second)
+		if secs < 60 {
+			return fmt.Sprintf("%ds", secs)
+		}
+		if secs < 3600 {
+			if secs%60 == 0 {
+				return fmt.Sprintf("%dm", secs/60)
+			}
+			return fmt.Sprintf("%dm%ds", secs/60, secs%60)
+		}
+		d = time.Hour // 59m59.5s and more
+	}
+	if r := d.Round(time.Minute); r < 24*time.Hour {
+		h, m := int(r/time.Hour), int(r%time.Hour/time.Minute)
 		if m == 0 {
 			return fmt.Sprintf("%dh", h)
 		}
 		return fmt.Sprintf("%dh%dm", h, m)
-	default:
-		days, h := int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour)
-		if h == 0 {
-			return fmt.Sprintf("%dd", days)
-		}
-		return fmt.Sprintf("%dd%dh", days, h)
 	}
+	r := d.Round(time.Hour)
+	days, h := int(r/(24*time.Hour)), int(r%(24*time.Hour)/time.Hour)
+	if h == 0 {
+		return fmt.Sprintf("%dd", days)
+	}
+	return fmt.Sprintf("%dd%dh", days, h)
 }
 
 // eventNow is when the event speaks of: its At, else now.
@@ -200,7 +218,7 @@ func titleOf(ev Event) string {
 	var t string
 	switch ev.Kind {
 	case KindEscalation:
-		t = fmt.Sprintf("ESCALATION (step %d): %s", ev.Step, waiting)
+		t = fmt.Sprintf("ESCALATION (step %d): %s", StepNumber(ev.Step), waiting)
 	case KindReminder:
 		left, ok := ev.TimeLeft(ev.At)
 		switch {
@@ -260,7 +278,7 @@ func renderText(ev Event, now func() time.Time) pageText {
 	} else {
 		p.Fields = append(p.Fields, textField{"Time left", timeLeftText(ev, eventNow(ev, now))})
 		if ev.Kind == KindEscalation {
-			p.Fields = append(p.Fields, textField{"Step", fmt.Sprint(ev.Step)})
+			p.Fields = append(p.Fields, textField{"Step", fmt.Sprint(StepNumber(ev.Step))})
 		}
 		if ev.Approvals != "" {
 			a := ev.Approvals

@@ -15,10 +15,10 @@ func TestTitles(t *testing.T) {
 		want string
 	}{
 		{func(*Event) {}, "HIGH approval waiting: hm-abc123 (agent:prod:web)"},
-		{func(e *Event) { e.Kind, e.Step = KindEscalation, 2 },
+		{func(e *Event) { e.Kind, e.Step = KindEscalation, 1 }, // the route's second step
 			"ESCALATION (step 2): HIGH approval waiting: hm-abc123 (agent:prod:web)"},
 		{func(e *Event) { e.Kind = KindReminder },
-			"reminder: expires in 2m: HIGH approval waiting: hm-abc123 (agent:prod:web)"},
+			"reminder: expires in 2m30s: HIGH approval waiting: hm-abc123 (agent:prod:web)"},
 		{func(e *Event) { e.Kind, e.ExpiresAt = KindReminder, time.Time{} },
 			"reminder: still waiting: HIGH approval waiting: hm-abc123 (agent:prod:web)"},
 		{func(e *Event) { e.Kind, e.Outcome, e.Actor = KindResolved, "approved", "alice@laptop via tui" },
@@ -46,7 +46,7 @@ func TestBody(t *testing.T) {
 	b := Body(ev, testNow)
 	for _, want := range []string{
 		"Risk: HIGH\n", "Approval: hm-abc123\n", "Session: agent:prod:web\n", "Requester: claude-code@build-7\n",
-		"Time left: 2m (expires 2026-03-04T12:02:30Z)\n",
+		"Time left: 2m30s (expires 2026-03-04T12:02:30Z)\n",
 		"Command:\n" + strings.Repeat("x", 299) + "…\n",
 		"open it: ssh -t -p 2222 approvals.example open hm-abc123\n",
 		"This message cannot approve: the decision is made in the console, by typing the id hm-abc123.",
@@ -74,7 +74,7 @@ func TestBody(t *testing.T) {
 	// Without At, the given now counts.
 	ev = baseEvent()
 	ev.At = time.Time{}
-	if b := Body(ev, testNow.Add(time.Minute)); !strings.Contains(b, "Time left: 1m ") {
+	if b := Body(ev, testNow.Add(time.Minute)); !strings.Contains(b, "Time left: 1m30s ") {
 		t.Errorf("now fallback:\n%s", b)
 	}
 	ev.ExpiresAt = testNow.Add(-time.Second)
@@ -83,25 +83,33 @@ func TestBody(t *testing.T) {
 	}
 }
 
+// Time left is never cut down to a smaller number: exact to the second
+// under an hour, to the nearest minute under a day, the nearest hour past.
 func TestFormatLeft(t *testing.T) {
 	cases := map[time.Duration]string{
-		45 * time.Second:                     "45s",
-		2*time.Minute + 59*time.Second:       "2m",
-		time.Hour:                            "1h",
-		time.Hour + 5*time.Minute:            "1h5m",
-		49 * time.Hour:                       "2d1h",
-		48 * time.Hour:                       "2d",
-		500 * time.Millisecond:               "0s",
-		23*time.Hour + 59*time.Minute:        "23h59m",
-		59*time.Minute + 59*time.Second:      "59m",
-		24*time.Hour + 30*time.Minute:        "1d",
-		72*time.Hour + 23*time.Hour:          "3d23h",
-		time.Minute:                          "1m",
-		time.Minute - time.Nanosecond:        "59s",
-		3*time.Hour + 30*time.Second:         "3h",
-		10*time.Minute + 30*time.Second:      "10m",
-		100*time.Hour + 59*time.Minute:       "4d4h",
-		1*time.Second + 999*time.Millisecond: "1s",
+		45 * time.Second:                                   "45s",
+		99 * time.Second:                                   "1m39s",
+		2*time.Minute + 59*time.Second:                     "2m59s",
+		time.Hour:                                          "1h",
+		time.Hour + 5*time.Minute:                          "1h5m",
+		time.Hour + 5*time.Minute + 31*time.Second:         "1h6m",
+		49 * time.Hour:                                     "2d1h",
+		48 * time.Hour:                                     "2d",
+		500 * time.Millisecond:                             "1s",
+		time.Nanosecond:                                    "1s",
+		23*time.Hour + 59*time.Minute:                      "23h59m",
+		23*time.Hour + 59*time.Minute + 45*time.Second:     "1d",
+		59*time.Minute + 59*time.Second:                    "59m59s",
+		59*time.Minute + 59*time.Second + time.Millisecond: "1h",
+		24*time.Hour + 30*time.Minute:                      "1d1h",
+		24*time.Hour + 29*time.Minute:                      "1d",
+		72*time.Hour + 23*time.Hour:                        "3d23h",
+		time.Minute:                                        "1m",
+		time.Minute - time.Nanosecond:                      "1m",
+		3*time.Hour + 29*time.Second:                       "3h",
+		10*time.Minute + 30*time.Second:                    "10m30s",
+		100*time.Hour + 59*time.Minute:                     "4d5h",
+		1*time.Second + 999*time.Millisecond:               "2s",
 	}
 	for d, want := range cases {
 		if got := formatLeft(d); got != want {

@@ -48,8 +48,12 @@ const DefaultWebhookTolerance = 5 * time.Minute
 // stdin). Times are RFC 3339 in UTC, null when unset (expires_at: the
 // proposal never expires).
 type WebhookPayload struct {
-	DeliveryID string  `json:"delivery_id"`
-	Event      string  `json:"event"`
+	DeliveryID string `json:"delivery_id"`
+	Event      string `json:"event"`
+	// Step is the index of the route's step, 0-based: 0 for the page, 1
+	// for the first escalation (the summary, the console and config check
+	// say "step 1", "step 2": StepNumber). Reminders and resolutions carry
+	// 0; a vote, the number of votes.
 	Step       int     `json:"step"`
 	ApprovalID string  `json:"approval_id"`
 	Risk       string  `json:"risk"`
