@@ -1203,7 +1203,8 @@ routes:
 			t.Errorf("escalation of %s arrived %v after it opened, want 3s (and within a tick or two)", id, after)
 		}
 		t.Logf("escalation of %s: %v after it opened", id, after.Round(time.Millisecond))
-		if h.pd.EventAction != "trigger" || h.pd.Payload.CustomDetails["step"] != float64(1) || !strings.HasPrefix(h.pd.Payload.Summary, "ESCALATION (step 1): ") {
+		// The route's second step: "step 2", as the console counts it.
+		if h.pd.EventAction != "trigger" || h.pd.Payload.CustomDetails["step"] != float64(2) || !strings.HasPrefix(h.pd.Payload.Summary, "ESCALATION (step 2): ") {
 			t.Errorf("escalation: %s", h.body)
 		}
 	}
