@@ -226,3 +226,47 @@ func TestDeliveryCancelledAudited(t *testing.T) {
 		t.Fatalf("%+v %v", res, err)
 	}
 }
+
+// DecisionsAfter reads the decisions the log records after a seq, oldest
+// first, with each proposal's submit time; AuditSeq is the log's end, so
+// a reader that starts there counts only what comes next.
+func TestDecisionsAfter(t *testing.T) {
+	ctx := context.Background()
+	s, c := newStore(t)
+	if seq, err := s.AuditSeq(ctx); err != nil || seq != 0 {
+		t.Fatalf("empty log: %d %v", seq, err)
+	}
+	created := c.Now()
+	mustSubmit(t, s, proposal("decisions-after-old", "echo old", model.RiskLow, created, time.Hour))
+	if _, err := s.Deny(ctx, "decisions-after-old", alice, ""); err != nil {
+		t.Fatal(err)
+	}
+	end, err := s.AuditSeq(ctx)
+	if err != nil || end < 2 {
+		t.Fatalf("end %d %v", end, err)
+	}
+	mustSubmit(t, s, proposal("decisions-after-1", "echo one", model.RiskLow, created, time.Hour))
+	c.Advance(90 * time.Second)
+	if _, err := s.Consume(ctx, "decisions-after-1", "decisions-after-1", alice); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Consume(ctx, "decisions-after-1", "decisions-after-1", alice); err == nil {
+		t.Fatal("approved twice")
+	}
+	evs, err := s.DecisionsAfter(ctx, end, 10)
+	if err != nil || len(evs) != 2 {
+		t.Fatalf("%+v %v", evs, err)
+	}
+	if e := evs[0]; e.Event != EventApprove || e.Outcome != OutcomeOK || e.At.Sub(e.Created).Round(time.Second) != 90*time.Second || e.Seq <= end {
+		t.Fatalf("%+v", e)
+	}
+	if e := evs[1]; e.Event != EventApprove || e.Outcome != OutcomeRefused || e.Seq <= evs[0].Seq {
+		t.Fatalf("%+v", e)
+	}
+	if evs, _ := s.DecisionsAfter(ctx, end, 1); len(evs) != 1 || evs[0].Outcome != OutcomeOK {
+		t.Fatalf("limit: %+v", evs)
+	}
+	if evs, _ := s.DecisionsAfter(ctx, 0, 10); len(evs) != 3 || evs[0].Event != EventDeny {
+		t.Fatalf("from the start: %+v", evs)
+	}
+}
