@@ -48,7 +48,9 @@ Each delivery is claimed in the store before it is sent, so that two
 notifiers on one store (one per host, for availability) send each step
 once; a failing service is tried again with back-off (its Retry-After
 honoured) for as long as the proposal is open, and each delivery ends
-audited as delivered or failed. A notifier killed mid-send leaves a claim
+audited as delivered, failed, or cancelled (not sent: the proposal was
+decided or expired first). Pages count steps from 1 (the page), as the
+console does. A notifier killed mid-send leaves a claim
 that runs out after --lease (a minute); the delivery is then sent again,
 once, under the same delivery id (PagerDuty's dedup_key is the proposal's
 id).
