@@ -103,8 +103,10 @@ internal error are each a deny with the reason. It never rewrites the
 command (no updatedInput). The store's lock wait is --lock-timeout (2s by
 default, shorter than the other commands' wait).
 
-In .claude/settings.json (or ~/.claude/settings.json); "timeout" is in
-seconds: keep --timeout below it.
+"approve-tui hook install claude-code" writes this, with approve-tui's full
+path and --db, into ~/.claude/settings.json (or .claude/settings.json);
+"timeout" is in seconds: keep --timeout below it. "approve-tui hook doctor
+claude-code" checks it.
 
   {"hooks": {
     "PreToolUse": [{"matcher": "Bash|PowerShell", "hooks": [{"type": "command",

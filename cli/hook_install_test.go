@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -555,4 +556,19 @@ func codexHooksList(t *testing.T, codex string, env map[string]string, cwd strin
 		all = append(all, d.Hooks...)
 	}
 	return all
+}
+
+// install's and doctor's --help say their exit codes and fit 80 columns.
+func TestHookInstallDoctorHelp(t *testing.T) {
+	for cmd, want := range map[string][]int{"install": {0, 1, 2, 6}, "doctor": {0, 1, 2}} {
+		help := helpOf(t, "hook", cmd)
+		if got := exitCodesIn(help); !slices.Equal(got, want) {
+			t.Errorf("hook %s --help: exit codes %v, want %v", cmd, got, want)
+		}
+		for _, l := range strings.Split(help[:strings.Index(help, "\nUsage:")], "\n") {
+			if cells(l) > 80 {
+				t.Errorf("hook %s --help: a line of %d cells: %q", cmd, cells(l), l)
+			}
+		}
+	}
 }
