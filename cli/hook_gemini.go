@@ -44,9 +44,9 @@ command runs. So keep --timeout below "timeout", which is in milliseconds
 (60000 when not set: hence --timeout defaults to 50s).
 
 "approve-tui hook install gemini" writes this into ~/.gemini/settings.json
-(or .gemini/settings.json), with approve-tui's full path and --db: in CI
-Gemini CLI strips variables such as APPROVE_TUI_DB from a hook's
-environment. Gemini CLI runs no hook, user hooks included, in a folder it
+(or .gemini/settings.json), with approve-tui's full path and --db: with
+GITHUB_SHA set (GitHub Actions) Gemini CLI strips variables such as
+APPROVE_TUI_DB from a hook's environment. Gemini CLI runs no hook, user hooks included, in a folder it
 does not trust:
 
   {"hooks": {
