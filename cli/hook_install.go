@@ -464,6 +464,9 @@ func (a *app) hookInstall(ctx context.Context, who agent.Agent, o hookInstallOpt
 		return exitf(ExitError, "%s: %v; nothing written", line(t.settings), err)
 	}
 	var notes []string
+	if storage.IsPostgresURL(db) && storage.RedactURL(db) != db {
+		notes = append(notes, "the store's URL carries a password, now in "+line(t.settings)+" and on the hook's command line (visible to ps): prefer a password file (~/.pgpass or PGPASSFILE) and a URL without it")
+	}
 	if who == agent.AgentGemini {
 		notes = append(notes, geminiSwitch(settings)...)
 	}
