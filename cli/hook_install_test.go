@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -570,5 +571,121 @@ func TestHookInstallDoctorHelp(t *testing.T) {
 				t.Errorf("hook %s --help: a line of %d cells: %q", cmd, cells(l), l)
 			}
 		}
+	}
+}
+
+// geminiChunk is the bundled module of the installed Gemini CLI that
+// exports its folder-trust check and hook runner.
+func geminiChunk(t *testing.T) string {
+	t.Helper()
+	nm := os.Getenv("APPROVE_TUI_TEST_AGENTS")
+	if nm == "" {
+		t.Skip("APPROVE_TUI_TEST_AGENTS (a node_modules folder holding @google/gemini-cli) is not set: the real Gemini CLI is not asked")
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed: the real Gemini CLI cannot be asked")
+	}
+	chunks, _ := filepath.Glob(filepath.Join(nm, "@google", "gemini-cli", "bundle", "chunk-*.js"))
+	for _, c := range chunks {
+		b, err := os.ReadFile(c)
+		if err == nil && bytes.Contains(b, []byte("\n  checkPathTrust,\n")) && bytes.Contains(b, []byte("\n  HookRunner,\n")) {
+			return c
+		}
+	}
+	t.Skipf("no bundle chunk of %s exports checkPathTrust and HookRunner: another Gemini CLI version", nm)
+	return ""
+}
+
+const geminiProbe = `
+const m = await import(process.argv[1]);
+const cases = JSON.parse(process.argv[2]);
+const out = [];
+for (const c of cases) {
+  process.env.GEMINI_CLI_TRUSTED_FOLDERS_PATH = c.file;
+  m.resetTrustedFoldersForTesting();
+  const r = m.checkPathTrust({path: c.dir, isFolderTrustEnabled: true});
+  out.push(r.isTrusted === true);
+}
+const runner = new m.HookRunner({sanitizationConfig: {}, storage: {getPlansDir: () => "/tmp"}, isTrustedFolder: () => true});
+const res = await runner.executeHook({type: "command", command: process.argv[3], source: "user", timeout: 10000},
+  "BeforeTool", {cwd: "/", session_id: "s"});
+console.log(JSON.stringify({trusted: out, missing: res.output || null}));
+process.exit(0);
+`
+
+// The real Gemini CLI is the oracle for folder trust (doctor's folder
+// check decides as it does) and for a hook that cannot start (a deny).
+func TestHookDoctorGeminiRealOracle(t *testing.T) {
+	chunk := geminiChunk(t)
+	e := newHookEnv(t)
+	base := filepath.Join(e.home, "w")
+	dir := filepath.Join(base, "app")
+	link := filepath.Join(e.home, "link")
+	for _, d := range []string{dir, filepath.Join(base, "other")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(base, link); err != nil {
+		t.Fatal(err)
+	}
+	rules := []string{
+		``,
+		`{"` + dir + `": "TRUST_FOLDER"}`,
+		`{"` + filepath.Join(base, "other") + `": "TRUST_PARENT"}`,
+		`{"` + base + `": "TRUST_FOLDER", "` + dir + `": "DO_NOT_TRUST"}`,
+		`{"` + base + `": "DO_NOT_TRUST", "` + dir + `": "TRUST_FOLDER"}`,
+		`{"` + filepath.Join(dir, "sub") + `": "TRUST_FOLDER"}`,
+		`{"` + link + `": "TRUST_FOLDER"}`,
+		`{"` + base + `x": "TRUST_FOLDER"}`,
+	}
+	type probeCase struct {
+		File string `json:"file"`
+		Dir  string `json:"dir"`
+	}
+	var cases []probeCase
+	for i, r := range rules {
+		f := filepath.Join(e.home, "tf"+strconv.Itoa(i)+".json")
+		if r != "" {
+			e.write(f, r)
+		}
+		cases = append(cases, probeCase{f, dir})
+	}
+	cj, _ := json.Marshal(cases)
+	missing := filepath.Join(e.home, "nowhere", "approve-tui") + " hook gemini"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", "--input-type=module", "-e", geminiProbe, chunk, string(cj), missing)
+	cmd.Env = append(os.Environ(), "HOME="+e.home, "GEMINI_CLI_HOME="+e.home)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v\n%s\n%s", err, out, stderr.String())
+	}
+	var res struct {
+		Trusted []bool
+		Missing map[string]any
+	}
+	if err := json.Unmarshal(out[bytes.LastIndexByte(bytes.TrimSpace(out), '\n')+1:], &res); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if len(res.Trusted) != len(cases) {
+		t.Fatalf("answers: %s", out)
+	}
+	a := newApp(strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{})
+	for i, c := range cases {
+		a.getenv = func(k string) string {
+			if k == "GEMINI_CLI_TRUSTED_FOLDERS_PATH" {
+				return c.File
+			}
+			return e.env[k]
+		}
+		if got, why := a.geminiFolderTrusted(e.home, c.Dir); got != res.Trusted[i] {
+			t.Errorf("rules %s: doctor says trusted=%v (%s), Gemini CLI %v", rules[i], got, why, res.Trusted[i])
+		}
+	}
+	if res.Missing["decision"] != "deny" {
+		t.Errorf("a hook that cannot start: %v, want a deny", res.Missing)
 	}
 }
