@@ -220,12 +220,24 @@ type HookGroup struct {
 	Handlers []*JSONObject
 }
 
-// MergeHookGroups puts groups into settings' "hooks" object: under each
-// event, every handler of who's hook is removed (and a group left with no
-// handler by that removal dropped), and the group appended at the end. Other
-// events, groups, handlers and keys are kept in order. It returns, per
-// event, the index of the group it wrote.
-func MergeHookGroups(settings *JSONObject, who Agent, groups []HookGroup) (map[string]int, error) {
+// HookMove is another handler whose position an install changed: keys
+// that name positions (Codex's trust) must follow it.
+type HookMove struct {
+	Event                string
+	OldGroup, OldHandler int
+	NewGroup, NewHandler int
+	Matcher              string
+	Fields               *JSONObject
+}
+
+// MergeHookGroups puts groups into settings' "hooks" object. Under each
+// event, every handler of who's hook is removed (a group left with no
+// handler by that removal dropped), and the new group takes the place of
+// the first group that held one (right after it when that group holds
+// other handlers too), else goes at the end: re-installing moves nothing
+// else. Other events, groups, handlers and keys are kept in order. It
+// returns the other handlers whose position changed.
+func MergeHookGroups(settings *JSONObject, who Agent, groups []HookGroup) ([]HookMove, error) {
 	hv, has := settings.Get("hooks")
 	hooks, ok := hv.(*JSONObject)
 	if has && !ok {
@@ -235,19 +247,10 @@ func MergeHookGroups(settings *JSONObject, who Agent, groups []HookGroup) (map[s
 		hooks = NewJSONObject()
 		settings.Set("hooks", hooks)
 	}
-	// Remove ours from every event, including those not written now.
-	for _, ev := range hooks.Keys() {
-		arr, ok := hooks.vals[ev].([]any)
-		if !ok {
-			continue
-		}
-		hooks.vals[ev] = withoutOurs(arr, who)
-	}
-	at := map[string]int{}
+	mine := map[string]*JSONObject{}
 	for _, g := range groups {
 		ev, has := hooks.Get(g.Event)
-		arr, ok := ev.([]any)
-		if has && !ok {
+		if _, ok := ev.([]any); has && !ok {
 			return nil, fmt.Errorf("hooks.%s is not a list", g.Event)
 		}
 		grp := NewJSONObject()
@@ -257,45 +260,68 @@ func MergeHookGroups(settings *JSONObject, who Agent, groups []HookGroup) (map[s
 			hs[i] = h
 		}
 		grp.Set("hooks", hs)
-		at[g.Event] = len(arr)
-		hooks.Set(g.Event, append(arr, grp))
+		mine[g.Event] = grp
+		if !has {
+			hooks.Set(g.Event, []any{})
+		}
 	}
-	return at, nil
-}
-
-func withoutOurs(groups []any, who Agent) []any {
-	out := make([]any, 0, len(groups))
-	for _, g := range groups {
-		grp, ok := g.(*JSONObject)
+	var moves []HookMove
+	for _, ev := range hooks.Keys() {
+		arr, ok := hooks.vals[ev].([]any)
 		if !ok {
-			out = append(out, g)
 			continue
 		}
-		hs, ok := grp.vals["hooks"].([]any)
-		if !ok {
-			out = append(out, g)
-			continue
-		}
-		kept := make([]any, 0, len(hs))
-		for _, h := range hs {
-			if ho, ok := h.(*JSONObject); ok {
-				if c, _ := ho.vals["command"].(string); IsApproveTUIHook(c, who) {
-					continue
-				}
+		ours := mine[ev]
+		out := make([]any, 0, len(arr)+1)
+		placed := false
+		for gi, g := range arr {
+			grp, ok := g.(*JSONObject)
+			if !ok {
+				out = append(out, g)
+				continue
 			}
-			kept = append(kept, h)
+			hs, ok := grp.vals["hooks"].([]any)
+			if !ok {
+				out = append(out, g)
+				continue
+			}
+			kept := make([]any, 0, len(hs))
+			var oldIdx []int
+			for hi, h := range hs {
+				if ho, ok := h.(*JSONObject); ok {
+					if c, _ := ho.vals["command"].(string); IsApproveTUIHook(c, who) {
+						continue
+					}
+				}
+				kept = append(kept, h)
+				oldIdx = append(oldIdx, hi)
+			}
+			had := len(kept) < len(hs)
+			if len(kept) > 0 {
+				if had {
+					grp.vals["hooks"] = kept
+				}
+				ng := len(out)
+				m, _ := grp.vals["matcher"].(string)
+				for nh, oh := range oldIdx {
+					if ng != gi || nh != oh {
+						ho, _ := kept[nh].(*JSONObject)
+						moves = append(moves, HookMove{Event: ev, OldGroup: gi, OldHandler: oh, NewGroup: ng, NewHandler: nh, Matcher: m, Fields: ho})
+					}
+				}
+				out = append(out, g)
+			}
+			if had && ours != nil && !placed {
+				out = append(out, ours)
+				placed = true
+			}
 		}
-		if len(kept) == len(hs) {
-			out = append(out, g)
-			continue
+		if ours != nil && !placed {
+			out = append(out, ours)
 		}
-		if len(kept) == 0 {
-			continue
-		}
-		grp.vals["hooks"] = kept
-		out = append(out, g)
+		hooks.vals[ev] = out
 	}
-	return out
+	return moves, nil
 }
 
 // FoundHook is a handler of who's hook found in a settings file.

@@ -156,7 +156,7 @@ func TestMergeHookGroups(t *testing.T) {
 	src := `{"model":"x","hooks":{
   "PreToolUse":[
     {"matcher":"Bash","hooks":[{"type":"command","command":"/old/bin/approve-tui hook claude-code --timeout 60s"},{"type":"command","command":"my-linter"}]},
-    {"matcher":"Edit","hooks":[{"type":"command","command":"fmt"}]},
+    {"matcher":"Write","hooks":[{"type":"command","command":"fmt"}]},
     {"matcher":"Bash","hooks":[{"type":"command","command":"approve-tui hook claude-code"}]}],
   "Stop":[{"hooks":[{"type":"command","command":"notify-send done"}]}],
   "PostToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"'/a b/approve-tui' hook claude-code"}]}]}}`
@@ -167,12 +167,16 @@ func TestMergeHookGroups(t *testing.T) {
 	h := NewJSONObject()
 	h.Set("type", "command")
 	h.Set("command", "/new/approve-tui hook claude-code")
-	at, err := MergeHookGroups(o, AgentClaudeCode, []HookGroup{{Event: "PreToolUse", Matcher: "Bash|PowerShell", Handlers: []*JSONObject{h}}})
+	moves, err := MergeHookGroups(o, AgentClaudeCode, []HookGroup{{Event: "PreToolUse", Matcher: "Bash|PowerShell", Handlers: []*JSONObject{h}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if at["PreToolUse"] != 2 {
-		t.Errorf("at %v", at)
+	// The new group takes the place of the first that held ours (right
+	// after it, since my-linter stays there); the others that moved are
+	// said.
+	if len(moves) != 2 || moves[0] != (HookMove{Event: "PreToolUse", OldGroup: 0, OldHandler: 1, NewGroup: 0, NewHandler: 0, Matcher: "Bash", Fields: moves[0].Fields}) ||
+		moves[1].OldGroup != 1 || moves[1].NewGroup != 2 || moves[1].Matcher != "Write" {
+		t.Errorf("moves %+v", moves)
 	}
 	out, _ := FormatJSON(o)
 	var back struct {
@@ -187,12 +191,17 @@ func TestMergeHookGroups(t *testing.T) {
 	}
 	pre := back.Hooks["PreToolUse"]
 	if back.Model != "x" || len(pre) != 3 || len(pre[0].Hooks) != 1 || pre[0].Hooks[0].Command != "my-linter" ||
-		pre[1].Hooks[0].Command != "fmt" || pre[2].Hooks[0].Command != "/new/approve-tui hook claude-code" ||
+		pre[1].Hooks[0].Command != "/new/approve-tui hook claude-code" || pre[2].Hooks[0].Command != "fmt" ||
 		len(back.Hooks["Stop"]) != 1 || len(back.Hooks["PostToolUse"]) != 0 {
 		t.Fatalf("merged:\n%s", out)
 	}
-	if got := FindHooks(o, AgentClaudeCode); len(got) != 1 || got[0].Group != 2 || got[0].Matcher != "Bash|PowerShell" {
+	if got := FindHooks(o, AgentClaudeCode); len(got) != 1 || got[0].Group != 1 || got[0].Matcher != "Bash|PowerShell" {
 		t.Fatalf("found %+v", got)
+	}
+	// Again: in place, nothing else moves.
+	moves, _ = MergeHookGroups(o, AgentClaudeCode, []HookGroup{{Event: "PreToolUse", Matcher: "Bash|PowerShell", Handlers: []*JSONObject{h}}})
+	if out2, _ := FormatJSON(o); len(moves) != 0 || string(out2) != string(out) {
+		t.Fatalf("second merge: %+v\n%s", moves, out2)
 	}
 	if IsApproveTUIHook("approve-tui hook codex", AgentClaudeCode) || !IsApproveTUIHook("approve-tui hook codex --db x", AgentCodex) ||
 		IsApproveTUIHook("not-approve-tui hook codex", AgentCodex) {

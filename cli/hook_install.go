@@ -460,7 +460,8 @@ func (a *app) hookInstall(ctx context.Context, who agent.Agent, o hookInstallOpt
 	if err != nil {
 		return exitf(ExitError, "%s is %v; nothing written: fix it (the agent cannot read it either)", line(t.settings), err)
 	}
-	if _, err := agent.MergeHookGroups(settings, who, installGroups(who, bin, db, o.timeout)); err != nil {
+	moves, err := agent.MergeHookGroups(settings, who, installGroups(who, bin, db, o.timeout))
+	if err != nil {
 		return exitf(ExitError, "%s: %v; nothing written", line(t.settings), err)
 	}
 	var notes []string
@@ -495,6 +496,27 @@ func (a *app) hookInstall(ctx context.Context, who agent.Agent, o hookInstallOpt
 		cfg, err := agent.ParseCodexConfig(csrc)
 		if err != nil {
 			return exitf(ExitError, "%s is %v; nothing written: fix it (Codex cannot read it either)", line(cfgPath), err)
+		}
+		// Codex keys trust by position: another hook that moved keeps the
+		// trust it had, when it is the same hook it was trusted as.
+		var lost []string
+		for _, m := range moves {
+			oldKey := agent.CodexHookKey(abs, codexEvent(m.Event), m.OldGroup, m.OldHandler)
+			st, ok := cfg.HookState(oldKey)
+			if !ok || st.TrustedHash == "" {
+				continue
+			}
+			c, _ := m.Fields.Get("command")
+			cmdStr, _ := c.(string)
+			ch, err := codexHandlerOf(agent.FoundHook{Event: m.Event, Matcher: m.Matcher, Fields: m.Fields, Command: cmdStr})
+			if err == nil && agent.CodexHookHash(ch) == st.TrustedHash {
+				hashes[agent.CodexHookKey(abs, codexEvent(m.Event), m.NewGroup, m.NewHandler)] = st.TrustedHash
+			} else {
+				lost = append(lost, line(cmdStr))
+			}
+		}
+		if len(lost) > 0 {
+			notes = append(notes, "other hooks moved in "+line(t.settings)+", and Codex will ask to trust them again in /hooks: "+strings.Join(lost, "; "))
 		}
 		if cfgOut, err = cfg.SetHookTrust(hashes); err != nil {
 			return exitf(ExitError, "%s: %v; nothing written", line(cfgPath), err)

@@ -455,7 +455,21 @@ func TestHookInstallCodexRealOracle(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(proj, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	e.write(filepath.Join(real, "config.toml"), "# keep me\n[projects.\""+proj+"\"]\ntrust_level = \"trusted\"\n")
+	// The user's own hooks, trusted, around an older approve-tui entry:
+	// install moves them, and their trust must follow.
+	hooksPath := filepath.Join(real, "hooks.json")
+	e.write(hooksPath, `{"hooks": {"PreToolUse": [
+  {"matcher": "^Bash$", "hooks": [{"type": "command", "command": "/old/approve-tui hook codex"}, {"type": "command", "command": "echo a", "timeout": 5}]},
+  {"matcher": "apply_patch", "hooks": [{"type": "command", "command": "echo b", "statusMessage": "b"}]}]}}`)
+	trustA := agent.CodexHookHash(agent.CodexHandler{Event: "pre_tool_use", Matcher: "^Bash$", Command: "echo a", Timeout: 5})
+	trustB := agent.CodexHookHash(agent.CodexHandler{Event: "pre_tool_use", Matcher: "apply_patch", Command: "echo b", StatusMessage: "b"})
+	e.write(filepath.Join(real, "config.toml"), "# keep me\n[projects.\""+proj+"\"]\ntrust_level = \"trusted\"\n\n"+
+		"[hooks.state.\""+hooksPath+":pre_tool_use:0:1\"]\ntrusted_hash = \""+trustA+"\"\n\n"+
+		"[hooks.state.\""+hooksPath+":pre_tool_use:1:0\"]\ntrusted_hash = \""+trustB+"\"\n")
+	before := codexHooksList(t, codex, map[string]string{"HOME": e.home, "CODEX_HOME": link}, proj)
+	if len(before) != 3 || before[1].TrustStatus != "trusted" || before[2].TrustStatus != "trusted" {
+		t.Fatalf("before install: %+v", before)
+	}
 	for _, args := range [][]string{
 		{"hook", "install", "codex", "--binary", odd},
 		{"hook", "install", "codex", "--binary", odd, "--scope", "project", "--dir", proj, "--timeout", "120s"},
@@ -467,15 +481,14 @@ func TestHookInstallCodexRealOracle(t *testing.T) {
 	hooks := codexHooksList(t, codex, map[string]string{"HOME": e.home, "CODEX_HOME": link}, proj)
 	n := 0
 	for _, h := range hooks {
-		if !agent.IsApproveTUIHook(h.Command, agent.AgentCodex) {
-			continue
-		}
-		n++
 		if h.TrustStatus != "trusted" {
 			t.Errorf("%s: %s (hash %s)", h.Key, h.TrustStatus, h.CurrentHash)
 		}
+		if agent.IsApproveTUIHook(h.Command, agent.AgentCodex) {
+			n++
+		}
 	}
-	if n != 4 {
+	if n != 4 || len(hooks) != 6 {
 		t.Fatalf("%d approve-tui hooks listed: %+v", n, hooks)
 	}
 }
