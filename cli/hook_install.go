@@ -413,9 +413,10 @@ the agent's PATH nor its environment matters. The store must exist
 --timeout (900s); the agent's hook timeout is set 30s longer.
 
 Entries of approve-tui's hook for that agent (a command running
-"approve-tui hook AGENT", by any path) are replaced; everything else in the
-files is kept: other hooks, events and keys, in their order (config.toml
-byte for byte but for the [hooks.state] tables of these hooks). Running it
+"approve-tui hook AGENT", by any path) are replaced in place; everything
+else in the files is kept: other hooks, events and keys, in their order
+(config.toml byte for byte but for the [hooks.state] tables of these hooks,
+and of Codex hooks of yours that moved, which keep their trust). Running it
 again gives the same files. A file that does not parse is left untouched,
 and install fails. Then run "approve-tui hook doctor AGENT".
 ` + exitCodes(ExitOK, ExitError, ExitUsage, ExitUnavailable),
