@@ -126,7 +126,7 @@ func (a *app) hookDoctor(ctx context.Context, t *installTarget, o hookInstallOpt
 		add("settings", checkProblem, shown+": "+line(err.Error()))
 		return checks
 	case !exists:
-		add("settings", checkProblem, shown+" does not exist: "+install)
+		add("settings", checkProblem, shown+" does not exist: "+install+a.otherScopeHint(t, o))
 		return checks
 	}
 	settings, err := agent.ParseJSONObject(src)
@@ -147,7 +147,7 @@ func (a *app) hookDoctor(ctx context.Context, t *installTarget, o hookInstallOpt
 		}
 		switch {
 		case len(hs) == 0:
-			add(ev, checkProblem, "no approve-tui entry: "+install)
+			add(ev, checkProblem, "no approve-tui entry: "+install+a.otherScopeHint(t, o))
 		case len(hs) > 1:
 			add(ev, checkWarning, strconv.Itoa(len(hs))+" approve-tui entries: the hook runs more than once; "+install+" keeps one")
 		default:
@@ -195,6 +195,27 @@ func (a *app) hookDoctor(ctx context.Context, t *installTarget, o hookInstallOpt
 		}
 	}
 	return checks
+}
+
+// otherScopeHint points to approve-tui's entries in the other scope's
+// settings, when there are some: the doctor was perhaps asked about the
+// wrong one.
+func (a *app) otherScopeHint(t *installTarget, o hookInstallOpts) string {
+	other := o
+	other.scope = map[string]string{"user": "project", "project": "user"}[o.scope]
+	ot, err := a.installTarget(t.who, other)
+	if err != nil || ot.settings == t.settings {
+		return ""
+	}
+	src, ok, err := readSettings(ot.settings)
+	if err != nil || !ok {
+		return ""
+	}
+	s, err := agent.ParseJSONObject(src)
+	if err != nil || len(agent.FindHooks(s, t.who)) == 0 {
+		return ""
+	}
+	return " (" + line(ot.settings) + " has approve-tui's hook: check it with --scope " + other.scope + ")"
 }
 
 // checkHookBinary: the entry's approve-tui exists, is executable and is
@@ -341,14 +362,20 @@ func (a *app) codexTrustChecks(settings *agent.JSONObject, t *installTarget, ins
 // geminiSwitchCheck: the hooks system is on, and approve-tui not disabled.
 // Project settings override user ones, so both are read for a project.
 func (a *app) geminiSwitchCheck(settings *agent.JSONObject, t *installTarget) (string, string) {
-	files := []*agent.JSONObject{settings}
-	names := []string{t.settings}
-	if t.project != "" {
-		user := filepath.Join(a.geminiDir(t.home), "settings.json")
-		if src, ok, err := readSettings(user); err == nil && ok {
-			if u, err := agent.ParseJSONObject(src); err == nil {
-				files = append([]*agent.JSONObject{u}, files...)
-				names = append([]string{user}, names...)
+	// The user's settings, then the folder's, which override them.
+	var files []*agent.JSONObject
+	var names []string
+	for _, p := range []string{filepath.Join(a.geminiDir(t.home), "settings.json"), filepath.Join(t.dir, ".gemini", "settings.json")} {
+		if len(names) > 0 && names[0] == p {
+			continue
+		}
+		if p == t.settings {
+			files, names = append(files, settings), append(names, p)
+			continue
+		}
+		if src, ok, err := readSettings(p); err == nil && ok {
+			if f, err := agent.ParseJSONObject(src); err == nil {
+				files, names = append(files, f), append(names, p)
 			}
 		}
 	}

@@ -702,3 +702,29 @@ func TestHookDoctorGeminiRealOracle(t *testing.T) {
 		t.Errorf("a hook that cannot start: %v, want a deny", res.Missing)
 	}
 }
+
+// A project install: the files go into the project; doctor without
+// --scope points there.
+func TestHookInstallProjectScope(t *testing.T) {
+	e := newHookEnv(t)
+	proj := filepath.Join(e.home, "repo")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := e.install("claude-code", "--scope", "project", "--dir", proj); code != 0 {
+		t.Fatal(stderr)
+	}
+	if _, err := os.Stat(filepath.Join(proj, ".claude", "settings.json")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(e.home, ".claude")); err == nil {
+		t.Fatal("the user's settings written for a project install")
+	}
+	code, lines, all := e.doctor("claude-code", "--dir", proj)
+	if code != ExitError || !strings.Contains(lines["settings"], "check it with --scope project") {
+		t.Fatalf("doctor, user scope: %d\n%s", code, all)
+	}
+	if code, _, all := e.doctor("claude-code", "--scope", "project", "--dir", proj); code != 0 {
+		t.Fatalf("doctor, project scope: %d\n%s", code, all)
+	}
+}
