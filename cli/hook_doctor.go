@@ -191,7 +191,7 @@ func (a *app) hookDoctor(ctx context.Context, t *installTarget, o hookInstallOpt
 			add("folder", checkOK, why)
 		} else {
 			add("folder", checkProblem, "Gemini CLI runs no hook, user hooks included, in "+line(t.dir)+": "+why+
-				"; trust it (Gemini's own prompt, /permissions, or "+line(a.trustedFoldersPath(t.home))+`: {"`+line(t.dir)+`": "TRUST_FOLDER"})`)
+				"; trust it (Gemini's own prompt, /permissions trust, or "+line(a.trustedFoldersPath(t.home))+`: {"`+line(t.dir)+`": "TRUST_FOLDER"}), or run gemini --skip-trust there`)
 		}
 	}
 	return checks
@@ -412,6 +412,12 @@ func (a *app) trustedFoldersPath(home string) string {
 // whose folder holds dir (TRUST_PARENT: the rule's parent) decides, and no
 // rule is untrusted. It says why.
 func (a *app) geminiFolderTrusted(home, dir string) (bool, string) {
+	if a.getenv("GEMINI_RESTRICTED_MODE") == "true" || a.getenv("GEMINI_CLI_TRUST_WORKSPACE") == "false" {
+		return false, "this shell sets GEMINI_RESTRICTED_MODE=true or GEMINI_CLI_TRUST_WORKSPACE=false: no folder is trusted"
+	}
+	if a.getenv("GEMINI_CLI_TRUST_WORKSPACE") == "true" {
+		return true, "this shell sets GEMINI_CLI_TRUST_WORKSPACE=true: gemini started from it trusts every folder"
+	}
 	if src, ok, err := readSettings(filepath.Join(a.geminiDir(home), "settings.json")); err == nil && ok {
 		if s, err := agent.ParseJSONObject(src); err == nil {
 			if sec, ok := s.Object("security"); ok {

@@ -648,5 +648,5 @@ func (a *app) geminiTrustNote(t *installTarget) string {
 		return ""
 	}
 	return "Gemini CLI runs no hook (user hooks included) in a folder it does not trust, and " + why +
-		": trust each folder you run gemini in (its own prompt, or /permissions)"
+		": trust each folder you run gemini in (its own prompt, or /permissions trust), or run gemini --skip-trust (headless, gemini refuses to start in an untrusted folder)"
 }
