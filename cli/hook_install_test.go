@@ -728,3 +728,30 @@ func TestHookInstallProjectScope(t *testing.T) {
 		t.Fatalf("doctor, project scope: %d\n%s", code, all)
 	}
 }
+
+// The README's hook setup, as written, in a fresh HOME with the real
+// binary on PATH: init, install, and a doctor with nothing to report.
+func TestREADMEAgentHooks(t *testing.T) {
+	block := readmeBlocks(t)["agent-hooks"]
+	if block == "" {
+		t.Fatal("README.md has no block marked <!-- readme-test: agent-hooks -->")
+	}
+	dir := t.TempDir()
+	bin := buildBinary(t, dir)
+	home := filepath.Join(dir, "home")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", "-e", "-c", block)
+	cmd.Dir = home
+	cmd.Env = []string{"HOME=" + home, "PATH=" + filepath.Dir(bin) + ":/usr/bin:/bin", "TERM=dumb"}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"wrote " + filepath.Join(home, ".claude", "settings.json"), "no problems, no warnings"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+}
