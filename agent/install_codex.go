@@ -414,3 +414,15 @@ func (c *CodexConfig) InlineHooks(ours func(command string) bool) int {
 	}
 	return n
 }
+
+// HooksFeatureOff names the [features] switch that turns Codex's hooks off
+// ("hooks", or its older name "codex_hooks", set false), if one does.
+func (c *CodexConfig) HooksFeatureOff() (string, bool) {
+	f, _ := tomlTable(c.doc["features"])
+	for _, k := range []string{"hooks", "codex_hooks"} {
+		if v, ok := f[k].(bool); ok && !v {
+			return "features." + k, true
+		}
+	}
+	return "", false
+}

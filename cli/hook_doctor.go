@@ -38,7 +38,9 @@ that the agent will run approve-tui's hook before its shell commands:
             that cannot start lets the call run)
   trust     Codex: each entry's trusted_hash in ~/.codex/config.toml is
             the hash of the entry as it is now (Codex skips untrusted and
-            modified hooks); project scope: the project is trusted
+            modified hooks), not disabled there, hooks not turned off
+            ([features] hooks = false); project scope: the project is
+            trusted
   switch    Gemini CLI: hooksConfig.enabled is not false, and
             hooksConfig.disabled does not list approve-tui
   folder    Gemini CLI: the folder (--dir, default the current one) is
@@ -321,6 +323,9 @@ func (a *app) codexTrustChecks(settings *agent.JSONObject, t *installTarget, ins
 	if err != nil {
 		add("trust", checkProblem, line(cfgPath)+" is "+line(err.Error())+": Codex cannot read it either; fix it, then "+install)
 		return checks
+	}
+	if name, off := cfg.HooksFeatureOff(); off {
+		add("feature", checkProblem, name+" = false in "+line(cfgPath)+" turns every Codex hook off: remove it")
 	}
 	abs, _ := filepath.Abs(t.settings)
 	for _, h := range agent.FindHooks(settings, agent.AgentCodex) {

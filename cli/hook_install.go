@@ -532,6 +532,14 @@ func (a *app) hookInstall(ctx context.Context, who agent.Agent, o hookInstallOpt
 					line(filepath.Join(t.project, ".codex")), line(codexProjectRoots(t.project)[0]), what, line(cfgPath), line(strconv.Quote(codexProjectRoots(t.project)[0]))))
 			}
 		}
+		for k := range hashes {
+			if st, ok := cfg.HookState(k); ok && st.HasEnabled && !st.Enabled && agentKeyOurs(settings, abs, k) {
+				notes = append(notes, "[hooks.state."+line(strconv.Quote(k))+"] in "+line(cfgPath)+" says enabled = false: Codex skips that hook; enable it in /hooks (left as you set it)")
+			}
+		}
+		if name, off := cfg.HooksFeatureOff(); off {
+			notes = append(notes, name+" = false in "+line(cfgPath)+" turns every Codex hook off: remove it")
+		}
 		if n := codexInlineOurs(cfg); n > 0 {
 			notes = append(notes, fmt.Sprintf("%s also has %d approve-tui hook(s) inline under [hooks]: remove them, or the hook runs twice", line(cfgPath), n))
 		}
@@ -633,6 +641,17 @@ func codexProjectRoots(dir string) []string {
 		}
 		d = up
 	}
+}
+
+// agentKeyOurs reports whether key names one of approve-tui's handlers in
+// the hooks file at path.
+func agentKeyOurs(settings *agent.JSONObject, path, key string) bool {
+	for _, h := range agent.FindHooks(settings, agent.AgentCodex) {
+		if agent.CodexHookKey(path, codexEvent(h.Event), h.Group, h.Handler) == key {
+			return true
+		}
+	}
+	return false
 }
 
 // codexInlineOurs counts approve-tui codex hooks inline in config.toml.

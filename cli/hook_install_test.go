@@ -334,6 +334,19 @@ func TestHookInstallCodex(t *testing.T) {
 	if code, _, all := e.doctor("codex", "--scope", "project", "--dir", proj); code != 0 {
 		t.Fatalf("doctor trusted project: %d\n%s", code, all)
 	}
+
+	// Hooks turned off, for all or for this one: said by install, a
+	// problem for doctor.
+	key := filepath.Join(proj, ".codex", "hooks.json") + ":pre_tool_use:0:0"
+	e.write(cfg, strings.Replace(e.read(cfg), `[hooks.state."`+key+`"]`, `[hooks.state."`+key+`"]`+"\nenabled = false", 1)+"\n[features]\nhooks = false\n")
+	code, out, _ = e.install("codex", "--scope", "project", "--dir", proj)
+	if code != 0 || !strings.Contains(out, "enabled = false") || !strings.Contains(out, "features.hooks = false") {
+		t.Fatalf("install with hooks off: %d\n%s", code, out)
+	}
+	code, lines, all = e.doctor("codex", "--scope", "project", "--dir", proj)
+	if code != ExitError || status(lines["feature"]) != "problem" || !strings.Contains(lines["trust PreToolUse"], "disabled") {
+		t.Fatalf("doctor with hooks off: %d\n%s", code, all)
+	}
 }
 
 func TestHookInstallGemini(t *testing.T) {
