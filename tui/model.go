@@ -168,6 +168,9 @@ type Model struct {
 	// refusal: an approve was refused and its note not dismissed yet; keys
 	// other than esc and enter do nothing meanwhile.
 	refusal bool
+	// reply: a terminal's answer to a query (ESC ] …) is arriving as keys
+	// (replyKey).
+	reply   replyState
 	hcursor int
 	htop    int
 	// opening: the proposal to open at start (Options.Open), until it is
@@ -1121,6 +1124,14 @@ func (m *Model) ageNote() { m.note.text = model.Sanitize(m.note.words.String(m.n
 func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 	if k.Type == tea.KeyCtrlC {
 		return m.quit()
+	}
+	if m.replyKey(k) {
+		return nil
+	}
+	if key.Matches(k, m.keys.Redraw) {
+		// Anywhere, prompts included, and without taking over from the
+		// console followed: it changes nothing but the screen.
+		return m.redraw()
 	}
 	// Keys typed faster than the terminal is read (a fast typist, a slow SSH
 	// link, tmux send-keys) arrive as one message of several runes: outside
