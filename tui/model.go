@@ -16,6 +16,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/approve-tui/approve-tui/impact"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/policy"
 	"github.com/approve-tui/approve-tui/storage"
@@ -86,6 +87,8 @@ type row struct {
 	command string // sanitised, one line
 	session string // sanitised, one line
 	search  string // lower-case text the filter looks in
+	// marked: its impact raised its risk (flag I, impact.Marked).
+	marked bool
 }
 
 // note is the last outcome message: its words, and their text as shown
@@ -839,6 +842,7 @@ func makeRow(rec *storage.Record) row {
 		session: session,
 		search: strings.ToLower(rec.ApprovalID + "\x00" + session + "\x00" + command + "\x00" +
 			rowString(rec.Cwd) + "\x00" + rowString(rec.Requester)),
+		marked: impact.Marked(rec.Impact, rec.Command, rec.RiskLevel),
 	}
 }
 
