@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -84,15 +85,7 @@ func (a *app) runConsole(ctx context.Context, s *storage.Store) error {
 // the terminal is asked nothing (the background changes nothing then).
 func (a *app) consoleRenderer() *lipgloss.Renderer {
 	r := lipgloss.NewRenderer(a.rawOut, termenv.WithEnvironment(envOf(a.getenv)))
-	p := r.ColorProfile() // NO_COLOR and CLICOLOR_FORCE included
-	switch a.color {
-	case "never":
-		p = termenv.Ascii
-	case "always":
-		if p = r.Output().ColorProfile(); p == termenv.Ascii {
-			p = termenv.ANSI
-		}
-	}
+	p := a.colorProfile(a.rawOut)
 	r.SetColorProfile(p)
 	dark := termbg.Default
 	if p != termenv.Ascii {
@@ -102,6 +95,24 @@ func (a *app) consoleRenderer() *lipgloss.Renderer {
 	}
 	r.SetHasDarkBackground(dark)
 	return r
+}
+
+// colorProfile is the colour profile of w's terminal, as its environment
+// gives it (TERM, COLORTERM; NO_COLOR and CLICOLOR_FORCE included): none
+// with --color never or when w is no terminal, at least 16 colours with
+// --color always. It asks the terminal nothing.
+func (a *app) colorProfile(w io.Writer) termenv.Profile {
+	o := termenv.NewOutput(w, termenv.WithEnvironment(envOf(a.getenv)))
+	switch a.color {
+	case "never":
+		return termenv.Ascii
+	case "always":
+		if p := o.ColorProfile(); p != termenv.Ascii {
+			return p
+		}
+		return termenv.ANSI
+	}
+	return o.EnvColorProfile()
 }
 
 // envOf is getenv as termenv reads an environment.

@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"errors"
 	"io"
 	"os"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	gossh "golang.org/x/crypto/ssh"
 )
 
 // The queries a terminal answers with its background colour and the
@@ -87,7 +90,7 @@ func ptyEnv(home string, extra ...string) []string {
 
 // On a terminal that never answers, a command whose output does not
 // depend on the background asks the terminal nothing (it used to ask,
-// then wait 5 s for the answer); the console asks once, where its colours
+// then wait 5 s for the answer), serve's log included; the console asks once, where its colours
 // show, and starts all the same; with no colour, or with the background
 // given by COLORFGBG, it asks nothing.
 func TestTerminalAskedOnlyWhenTheAnswerMatters(t *testing.T) {
@@ -129,8 +132,32 @@ func TestTerminalAskedOnlyWhenTheAnswerMatters(t *testing.T) {
 		}
 	}
 
+	// serve logs in colour on its terminal, and asks it nothing.
+	pub, _, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sshPub, err := gossh.NewPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	approvers := filepath.Join(dir, "approvers")
+	if err := os.WriteFile(approvers, append(bytes.TrimSpace(gossh.MarshalAuthorizedKey(sshPub)), " alice\n"...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := silentPty(t, bin, env, "listening", "\x03", "--db", db, "serve", "--listen", "127.0.0.1:0",
+		"--host-key", filepath.Join(dir, "host_ed25519"), "--approvers", approvers)
+	for _, q := range terminalQueries {
+		if strings.Contains(out, q) {
+			t.Errorf("serve asked its terminal %q: %q", q, out)
+		}
+	}
+	if !strings.Contains(out, "\x1b[") {
+		t.Errorf("serve's log on a colour terminal has no colour: %q", out)
+	}
+
 	// The console: its colours depend on the background.
-	out := silentPty(t, bin, env, "rm -rf build", "q", "--db", db)
+	out = silentPty(t, bin, env, "rm -rf build", "q", "--db", db)
 	if n := strings.Count(out, "\x1b]11;?"); n != 1 {
 		t.Errorf("the console in colour asked for the background %d times, want once: %q", n, out)
 	}

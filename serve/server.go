@@ -95,7 +95,11 @@ func (c *Config) defaults() {
 	setD(&c.ReloadEvery, time.Second)
 	setD(&c.ShutdownGrace, 10*time.Second)
 	if c.Log == nil {
-		c.Log = log.NewWithOptions(os.Stderr, log.Options{ReportTimestamp: true, Prefix: "serve"})
+		// Stderr without its descriptor: charmbracelet/log would ask its
+		// terminal for its colours and wait for the answer (see the CLI's
+		// serveLog). The colours its environment gives.
+		c.Log = log.NewWithOptions(struct{ io.Writer }{os.Stderr}, log.Options{ReportTimestamp: true, Prefix: "serve"})
+		c.Log.SetColorProfile(termenv.NewOutput(os.Stderr).EnvColorProfile())
 	}
 }
 
