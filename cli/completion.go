@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -119,7 +122,7 @@ DIR, made from the same help text as --help. Install them where man looks
 			root.DisableAutoGenTag = true
 			header := &doc.GenManHeader{Title: "APPROVE-TUI", Section: "1", Source: "approve-tui " + Build.resolved().Version,
 				Manual: "approve-tui manual"}
-			if err := doc.GenManTree(root, header, dir); err != nil {
+			if err := writeManTree(root, header, dir); err != nil {
 				return exitf(ExitError, "man pages: %v", err)
 			}
 			n := 0
@@ -134,6 +137,100 @@ DIR, made from the same help text as --help. Install them where man looks
 			return nil
 		},
 	}
+}
+
+// writeManTree writes the man page of cmd and of each of its commands into
+// dir, as doc.GenManTree does (approve-tui-run.1, …), each with its
+// synopsis written here (manSynopsis), the lines of its --help's Usage:
+// doc renders the use line as Markdown, where "[--timeout D] (-- COMMAND
+// … | --shell 'LINE')" is a link with a title.
+func writeManTree(cmd *cobra.Command, header *doc.GenManHeader, dir string) error {
+	for _, c := range cmd.Commands() {
+		if !c.IsAvailableCommand() || c.IsAdditionalHelpTopicCommand() {
+			continue
+		}
+		if err := writeManTree(c, header, dir); err != nil {
+			return err
+		}
+	}
+	var b bytes.Buffer
+	h := *header
+	if err := doc.GenMan(cmd, &h, &b); err != nil {
+		return err
+	}
+	// The lines of --help's "Usage:", as cobra's usage template writes them.
+	var usage []string
+	if cmd.Runnable() {
+		usage = append(usage, cmd.UseLine())
+	}
+	if cmd.HasAvailableSubCommands() {
+		usage = append(usage, cmd.CommandPath()+" [command]")
+	}
+	page, err := manSynopsis(b.String(), usage)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cmd.CommandPath(), err)
+	}
+	name := strings.ReplaceAll(cmd.CommandPath(), " ", "-") + "." + header.Section
+	return os.WriteFile(filepath.Join(dir, name), []byte(page), 0o644)
+}
+
+// manSynopsis puts the lines of use, in bold, as the synopsis of the man
+// page page.
+func manSynopsis(page string, use []string) (string, error) {
+	const head = ".SH SYNOPSIS\n"
+	i := strings.Index(page, head)
+	if i < 0 {
+		return "", errors.New("the man page has no SYNOPSIS section")
+	}
+	i += len(head)
+	j := strings.Index(page[i:], "\n.SH ")
+	if j < 0 {
+		return "", errors.New("the man page ends in its SYNOPSIS section")
+	}
+	// Left-aligned: a synopsis wrapped at the terminal's width keeps its
+	// single spaces.
+	var syn strings.Builder
+	syn.WriteString(".ad l\n")
+	for k, u := range use {
+		if k > 0 {
+			syn.WriteString(".br\n")
+		}
+		syn.WriteString("\\fB" + roffText(u) + "\\fR\n")
+	}
+	syn.WriteString(".ad\n")
+	return page[:i] + syn.String() + "\n" + page[i+j:], nil
+}
+
+// roffText is s as roff text that prints s as it is: a backslash as \e,
+// hyphen-minus, quotes and the other ASCII characters a UTF-8 device draws
+// as typographic ones by their names, and \& first so that a leading . or
+// ' is no request.
+func roffText(s string) string {
+	var b strings.Builder
+	b.WriteString("\\&")
+	for _, r := range s {
+		switch r {
+		case '\\':
+			b.WriteString("\\e")
+		case '-':
+			b.WriteString("\\-")
+		case '\'':
+			b.WriteString("\\(aq")
+		case '`':
+			b.WriteString("\\(ga")
+		case '"':
+			b.WriteString("\\(dq")
+		case '^':
+			b.WriteString("\\(ha")
+		case '~':
+			b.WriteString("\\(ti")
+		case '\n':
+			b.WriteString(" ")
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // unknownCommand is the error for a word that is no command, with cobra's

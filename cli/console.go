@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/approve-tui/approve-tui/demo"
+	"github.com/approve-tui/approve-tui/internal/termbg"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 	"github.com/approve-tui/approve-tui/tui"
@@ -57,12 +60,10 @@ func bellLevel(v string) (model.RiskLevel, error) {
 }
 
 // runConsole runs the Bubble Tea console on s until the operator quits.
-// The renderer follows the output terminal: NO_COLOR and monochrome
-// terminals get plain text, light and dark backgrounds their own colours.
 func (a *app) runConsole(ctx context.Context, s *storage.Store) error {
 	actor := model.LocalActor(model.SurfaceTUI)
 	actor.ReadOnly = a.readOnly
-	r := lipgloss.NewRenderer(a.rawOut, termenv.WithColorCache(true))
+	r := a.consoleRenderer()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	bell, _ := bellLevel(a.bell)
@@ -75,6 +76,50 @@ func (a *app) runConsole(ctx context.Context, s *storage.Store) error {
 	}
 	return err
 }
+
+// consoleRenderer is the console's renderer on its terminal. The colour
+// profile is the terminal's (TERM, COLORTERM), none with --color never,
+// NO_COLOR (unless --color always) or a monochrome terminal. Where colour
+// shows, the background is what COLORFGBG says, else what the terminal
+// answers to one query within termbg.Timeout, else dark; without colour
+// the terminal is asked nothing (the background changes nothing then).
+func (a *app) consoleRenderer() *lipgloss.Renderer {
+	r := lipgloss.NewRenderer(a.rawOut, termenv.WithEnvironment(envOf(a.getenv)))
+	p := a.colorProfile(a.rawOut)
+	r.SetColorProfile(p)
+	dark := termbg.Default
+	if p != termenv.Ascii {
+		in, _ := a.in.(*os.File)
+		out, _ := a.rawOut.(*os.File)
+		dark, _ = termbg.Dark(in, out, a.getenv, termbg.Timeout)
+	}
+	r.SetHasDarkBackground(dark)
+	return r
+}
+
+// colorProfile is the colour profile of w's terminal, as its environment
+// gives it (TERM, COLORTERM; NO_COLOR and CLICOLOR_FORCE included): none
+// with --color never or when w is no terminal, at least 16 colours with
+// --color always. It asks the terminal nothing.
+func (a *app) colorProfile(w io.Writer) termenv.Profile {
+	o := termenv.NewOutput(w, termenv.WithEnvironment(envOf(a.getenv)))
+	switch a.color {
+	case "never":
+		return termenv.Ascii
+	case "always":
+		if p := o.ColorProfile(); p != termenv.Ascii {
+			return p
+		}
+		return termenv.ANSI
+	}
+	return o.EnvColorProfile()
+}
+
+// envOf is getenv as termenv reads an environment.
+type envOf func(string) string
+
+func (e envOf) Getenv(k string) string { return e(k) }
+func (e envOf) Environ() []string      { return nil }
 
 // checkOpen validates --open: an id, not empty, and not a flag the option
 // swallowed (--open --read-only would open "--read-only" and drop the

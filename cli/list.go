@@ -99,7 +99,7 @@ func (a *app) writeProposals(recs []*storage.Record, now time.Time) {
 		if r.Corrupt != "" {
 			flag = append(flag, "CORRUPT")
 		}
-		if r.Corrupt == "" && impact.Marked(r.Impact) {
+		if r.Corrupt == "" && impact.Marked(r.Impact, r.Command, r.RiskLevel) {
 			flag = append(flag, "I")
 		}
 		t.add(strings.Join(flag, " "), line(r.ApprovalID), r.EffectiveRisk.Short(),

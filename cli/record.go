@@ -97,7 +97,7 @@ func writeShow(w io.Writer, rec *storage.Record, waiter *storage.WaiterStatus, n
 		fmt.Fprintf(w, "*** SUSPICIOUS: hidden characters shown escaped ***\n")
 	}
 	if p.Impact != nil {
-		writeImpact(w, p.Impact)
+		writeImpact(w, p.Impact, impact.Marked(p.Impact, p.Command, p.RiskLevel))
 	}
 	field("id", line(p.ApprovalID))
 	if n := len([]rune(p.ApprovalID)); n < storage.MinApprovableID {
@@ -478,7 +478,7 @@ func sanitizedList(names []string) string {
 // summary, each target that exists, what reaches something live, why it
 // is incomplete (the counts are then at least) and what could not be
 // previewed. Paths are the agent host's: sanitised.
-func writeImpact(w io.Writer, m *model.Impact) {
+func writeImpact(w io.Writer, m *model.Impact, marked bool) {
 	fmt.Fprintf(w, "%-14s %s\n", "impact:", line(m.Summary))
 	for _, t := range m.Targets {
 		desc := impact.Describe(t, true)
@@ -497,6 +497,10 @@ func writeImpact(w io.Writer, m *model.Impact) {
 		fmt.Fprintf(w, "%-14s could not preview: %s\n", "", line(u))
 	}
 	if level, why := impact.Raise(m); level != "" {
-		fmt.Fprintf(w, "%-14s marked I, at least %s: %s\n", "", strings.ToUpper(string(level)), line(strings.TrimPrefix(why, "impact: ")))
+		mark := ""
+		if marked {
+			mark = "marked I, " // the impact raised the risk
+		}
+		fmt.Fprintf(w, "%-14s %sat least %s: %s\n", "", mark, strings.ToUpper(string(level)), line(strings.TrimPrefix(why, "impact: ")))
 	}
 }

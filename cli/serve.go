@@ -93,7 +93,7 @@ http://ADDR/metrics (and /healthz): sessions, decisions, open proposals.
 			cfg.Run = func(ctx context.Context, args []string, actor model.Actor, stdin io.Reader, stdout, stderr io.Writer) int {
 				return ExecuteAs(ctx, args, db, actor, stdin, stdout, stderr)
 			}
-			cfg.Log = log.NewWithOptions(a.rawErr, log.Options{ReportTimestamp: true, Prefix: "approve-tui serve"})
+			cfg.Log = a.serveLog()
 			mo := metrics.Options{Store: s, SSH: true}
 			if ns != nil {
 				mo.Channels = ns.channels()
@@ -170,4 +170,17 @@ http://ADDR/metrics (and /healthz): sessions, decisions, open proposals.
 	f.BoolVar(&withNotify, "notify", false, "run the notifier (approve-tui notify) in the server, on the configuration file's routes")
 	addMetricsFlag(cmd, &metricsAddr)
 	return cmd
+}
+
+// serveLog is serve's logger, on stderr. charmbracelet/log makes its
+// renderer with termenv's colour cache, which asks a terminal for its
+// colours and waits up to 5 s for each answer that a terminal held by a
+// script or a service manager never sends; the log's colours do not
+// depend on them. It gets stderr without its file descriptor, so that
+// nothing is asked, and the colour profile stderr's terminal has
+// (colorProfile).
+func (a *app) serveLog() *log.Logger {
+	l := log.NewWithOptions(struct{ io.Writer }{a.rawErr}, log.Options{ReportTimestamp: true, Prefix: "approve-tui serve"})
+	l.SetColorProfile(a.colorProfile(a.rawErr))
+	return l
 }

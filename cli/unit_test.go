@@ -337,7 +337,7 @@ func TestShowImpactIncomplete(t *testing.T) {
 		Summary:    "deletes at least 4 directories, 2 files, 2 B; incomplete: could not read 2 directories (/srv/data/a, /srv/data/\x1b[2Jb)",
 		Targets:    []model.ImpactTarget{{Path: "/srv/data", Op: "delete", Exists: true, Entries: 6, Dirs: 4, Files: 2, Bytes: 2}}}
 	var b bytes.Buffer
-	writeImpact(&b, m)
+	writeImpact(&b, m, true)
 	got := b.String()
 	for _, want := range []string{
 		"impact:        deletes at least 4 directories, 2 files, 2 B; incomplete: could not read 2 directories",
@@ -354,7 +354,7 @@ func TestShowImpactIncomplete(t *testing.T) {
 	}
 	// A stored preview cut short that kept no reason still says so.
 	b.Reset()
-	writeImpact(&b, &model.Impact{Summary: "deletes at least 3 files", Entries: 3})
+	writeImpact(&b, &model.Impact{Summary: "deletes at least 3 files", Entries: 3}, false)
 	if !strings.Contains(b.String(), "incomplete: a bound cut a walk: the counts are at least") {
 		t.Fatalf("%s", b.String())
 	}

@@ -7,8 +7,8 @@ import (
 )
 
 // BuildInfo is what a build says of itself: the release version, the
-// commit and the build date, stamped by the release build (see
-// .goreleaser.yaml). Fields left empty are taken from what the Go toolchain
+// commit and the commit's date (not the build's: a rebuild of one commit
+// says the same), stamped by the release build (see .goreleaser.yaml). Fields left empty are taken from what the Go toolchain
 // recorded in the binary (the module version of `go install …@v1.2.3`, the
 // VCS revision and commit time of a build in a checkout).
 type BuildInfo struct {
@@ -51,7 +51,9 @@ func (b BuildInfo) resolved() BuildInfo {
 	return b
 }
 
-// String is the one line `approve-tui --version` prints after the name.
+// String is the one line `approve-tui --version` prints after the name:
+// "v1.2.3 (commit 1a2b3c4d5e6f, committed 2026-12-04T10:00:00Z, go1.26.8,
+// linux/amd64)", each part in parentheses there only when known.
 func (b BuildInfo) String() string {
 	b = b.resolved()
 	v := b.Version
@@ -63,7 +65,7 @@ func (b BuildInfo) String() string {
 		parts = append(parts, "commit "+b.Commit)
 	}
 	if b.Date != "" {
-		parts = append(parts, "built "+b.Date)
+		parts = append(parts, "committed "+b.Date)
 	}
 	parts = append(parts, runtime.Version(), runtime.GOOS+"/"+runtime.GOARCH)
 	return v + " (" + strings.Join(parts, ", ") + ")"

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/risk"
 )
 
 // Thresholds at which an impact raises a proposal's risk (never lowers
@@ -102,10 +103,25 @@ func liveWhy(m *model.Impact) string {
 	return "it reaches something live"
 }
 
-// Marked reports whether the consoles mark m (flag I): an impact that
-// raises the risk (Raise), one worth reading before the command is.
-func Marked(m *model.Impact) bool {
-	level, _ := Raise(m)
+// Raised is the risk m raised a proposal's to, and why, or "" when it
+// raised nothing: Raise's level when it is strictly above the
+// classifier's for command (a force-push the classifier rates MEDIUM is
+// not raised by an impact of at least MEDIUM) and not below pinned, the
+// risk the proposal carries (a risk its submitter raised higher was not
+// the impact's doing).
+func Raised(m *model.Impact, command string, pinned model.RiskLevel) (model.RiskLevel, string) {
+	level, why := Raise(m)
+	if level == "" || level.Rank() <= risk.Classify(command).Level.Rank() || pinned.Valid() && level.Rank() < pinned.Rank() {
+		return "", ""
+	}
+	return level, why
+}
+
+// Marked reports whether the consoles and list mark a proposal (flag I):
+// its impact m raised its risk (Raised), so it is worth reading before
+// the command is.
+func Marked(m *model.Impact, command string, pinned model.RiskLevel) bool {
+	level, _ := Raised(m, command, pinned)
 	return level != ""
 }
 

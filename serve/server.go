@@ -26,6 +26,7 @@ import (
 	"github.com/muesli/termenv"
 	gossh "golang.org/x/crypto/ssh"
 
+	"github.com/approve-tui/approve-tui/internal/termbg"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/policy"
 	"github.com/approve-tui/approve-tui/storage"
@@ -94,7 +95,11 @@ func (c *Config) defaults() {
 	setD(&c.ReloadEvery, time.Second)
 	setD(&c.ShutdownGrace, 10*time.Second)
 	if c.Log == nil {
-		c.Log = log.NewWithOptions(os.Stderr, log.Options{ReportTimestamp: true, Prefix: "serve"})
+		// Stderr without its descriptor: charmbracelet/log would ask its
+		// terminal for its colours and wait for the answer (see the CLI's
+		// serveLog). The colours its environment gives.
+		c.Log = log.NewWithOptions(struct{ io.Writer }{os.Stderr}, log.Options{ReportTimestamp: true, Prefix: "serve"})
+		c.Log.SetColorProfile(termenv.NewOutput(os.Stderr).EnvColorProfile())
 	}
 }
 
@@ -619,16 +624,17 @@ func commandOf(sess ssh.Session) ([]string, error) {
 
 // sessionRenderer is the session's own renderer: the colour profile its
 // client's environment gives (TERM from the PTY request, COLORTERM and
-// NO_COLOR when the client sends them), a dark background. It asks the
-// terminal nothing: a client that does not answer a query (some terminals,
-// scripts) would otherwise leave the console waiting on the session's input
-// before its first frame.
+// NO_COLOR when the client sends them), the background COLORFGBG gives
+// when the client sends it, else dark. It asks the terminal nothing: a
+// client that does not answer a query (some terminals, scripts) would
+// otherwise leave the console waiting on the session's input before its
+// first frame, and a late answer would arrive as keys.
 func sessionRenderer(sess ssh.Session) *lipgloss.Renderer {
 	pty, _, _ := sess.Pty()
 	env := sessionEnv(append(sess.Environ(), "TERM="+pty.Term))
-	r := lipgloss.NewRenderer(sess, termenv.WithEnvironment(env), termenv.WithTTY(pty.Term != "" && pty.Term != "dumb"),
-		termenv.WithColorCache(true))
-	r.SetHasDarkBackground(true)
+	r := lipgloss.NewRenderer(sess, termenv.WithEnvironment(env), termenv.WithTTY(pty.Term != "" && pty.Term != "dumb"))
+	dark, ok := termbg.FromEnv(env.Getenv)
+	r.SetHasDarkBackground(dark || !ok)
 	return r
 }
 

@@ -20,6 +20,11 @@ type Presence struct {
 	Scroll    int     `json:"scroll"`  // the detail's first line on screen
 	StartedAt float64 `json:"started_at"`
 	Heartbeat float64 `json:"heartbeat_at"`
+
+	// DetailOpen: the operator opened the detail (enter; a prompt shows
+	// it too), where a follower opens it as well. Kept in the scroll
+	// column: -(Scroll+1) while it is closed.
+	DetailOpen bool `json:"detail_open"`
 }
 
 // PresenceEvery is how often a console refreshes its presence row when
@@ -48,7 +53,7 @@ func (st *Store) SetPresence(ctx context.Context, p Presence) error {
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT(console) DO UPDATE SET viewing = excluded.viewing, prompt = excluded.prompt,
 			scroll = excluded.scroll, heartbeat_at = excluded.heartbeat_at`,
-			p.Console, columnText(p.Actor), columnText(p.Name), p.Surface, p.Viewing, p.Prompt, p.Scroll, p.StartedAt, now)
+			p.Console, columnText(p.Actor), columnText(p.Name), p.Surface, p.Viewing, p.Prompt, scrollColumn(p), p.StartedAt, now)
 		return err
 	})
 }
@@ -86,7 +91,22 @@ func (st *Store) Presences(ctx context.Context) ([]Presence, error) {
 		if err := rows.Scan(&p.Console, &p.Actor, &p.Name, &p.Surface, &p.Viewing, &p.Prompt, &p.Scroll, &p.StartedAt, &p.Heartbeat); err != nil {
 			return nil, s.classify("presence", err)
 		}
+		p.DetailOpen = p.Scroll >= 0
+		if !p.DetailOpen {
+			p.Scroll = -p.Scroll - 1
+		}
 		out = append(out, p)
 	}
 	return out, s.classify("presence", rows.Err())
+}
+
+// scrollColumn is what the scroll column holds for p: its scroll while
+// the detail is open, -(scroll+1) while it is closed (a console that
+// predates DetailOpen writes the scroll alone, and is taken as open).
+func scrollColumn(p Presence) int {
+	sc := max(p.Scroll, 0)
+	if !p.DetailOpen {
+		return -sc - 1
+	}
+	return sc
 }

@@ -315,7 +315,7 @@ func (d *detail) buildFixed() []string {
 		out = append(out, wrapIndented(st.Suspicious.Render("! SUSPICIOUS"), " hidden content made visible: "+strings.Join(r.Findings, ", "), 12, d.width)...)
 	}
 	if r.Impact != nil {
-		out = append(out, d.impactLines(r.Impact)...)
+		out = append(out, d.impactLines(r.Impact, impact.Marked(r.Impact, r.Command, r.RiskLevel))...)
 	}
 	out = append(out, d.field("id", st.Bold.Render(d.agent(r.ApprovalID, model.Line)))...)
 	if why := model.UntypableID(r.ApprovalID); why != "" && !r.RequiresTextConfirm {
@@ -535,7 +535,7 @@ const impactAsSummary = "diff summary only: the impact line above (written for H
 // that exists, what reaches something live, why it is incomplete (the
 // counts are then at least), what could not be previewed.
 // Paths are the agent host's: foreign text.
-func (d *detail) impactLines(m *model.Impact) []string {
+func (d *detail) impactLines(m *model.Impact, marked bool) []string {
 	st := d.st
 	sum := d.agent(m.Summary, model.Line)
 	if m.Live() {
@@ -569,8 +569,13 @@ func (d *detail) impactLines(m *model.Impact) []string {
 		out = append(out, d.field("", st.Warning.Render("could not preview: ")+d.agent(u, model.Line))...)
 	}
 	if level, why := impact.Raise(m); level != "" {
-		// Why the list marks it I: in the preview's own words.
-		out = append(out, d.field("", st.Warning.Render("marked I, at least "+strings.ToUpper(string(level))+": ")+d.agent(strings.TrimPrefix(why, "impact: "), model.Line))...)
+		// What the preview asks for, in its own words; "marked I" when
+		// that raised the risk (the list marks it so).
+		head := "at least "
+		if marked {
+			head = "marked I, at least "
+		}
+		out = append(out, d.field("", st.Warning.Render(head+strings.ToUpper(string(level))+": ")+d.agent(strings.TrimPrefix(why, "impact: "), model.Line))...)
 	}
 	return out
 }

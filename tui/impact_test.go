@@ -55,12 +55,12 @@ func TestImpactBlock(t *testing.T) {
 	if row := rowOf(t, m, id); !strings.Contains(row, " ! ") {
 		t.Fatalf("hostile text in the preview: the row is not marked ! (which wins over I): %q", row)
 	}
-	clean := submitImpact(t, f, risk.Draft{ID: "impact-clean-0001", Command: "rm -rf /srv/web/current-release", SessionKey: "agent:prod:deploy",
+	clean := submitImpact(t, f, risk.Draft{ID: "impact-clean-0001", Command: "find current-release -delete", SessionKey: "agent:prod:deploy",
 		Requester: "claude-code", Cwd: "/srv/web", TTL: 20 * time.Minute, Impact: &model.Impact{Summary: "deletes 1 directory", Entries: 1, Complete: true,
 			Targets: []model.ImpactTarget{{Path: "/srv/web/current-release", Op: "delete", Exists: true, Entries: 1, Dirs: 1, Mounts: []string{"/srv/web/current-release"}}}}})
 	Settle(m, m.reload())
 	if row := rowOf(t, m, clean); !strings.Contains(row, " I ") {
-		t.Fatalf("a live impact: the row is not marked I: %q", row)
+		t.Fatalf("a live impact (HIGH) of a MEDIUM command: the row is not marked I: %q", row)
 	}
 	selectID(t, m, id)
 	press(m, "enter")
@@ -102,7 +102,7 @@ func TestImpactBlockIncomplete(t *testing.T) {
 		Incomplete: []string{"could not read 2 directories (/srv/data/a, /srv/data/b)"},
 		Summary:    "deletes at least 4 directories, 2 files, 2 B; incomplete: could not read 2 directories (/srv/data/a, /srv/data/b)",
 		Targets:    []model.ImpactTarget{{Path: "/srv/data", Op: "delete", Exists: true, Entries: 6, Dirs: 4, Files: 2, Bytes: 2, LiveLinks: []string{}}}}
-	id := submitImpact(t, f, risk.Draft{ID: "impact-unseen-001", Command: "sudo rm -rf data", SessionKey: "agent:prod:deploy",
+	id := submitImpact(t, f, risk.Draft{ID: "impact-unseen-001", Command: "rm data/*", SessionKey: "agent:prod:deploy",
 		Requester: "claude-code", Cwd: "/srv", TTL: 20 * time.Minute, Impact: m})
 	c := console(t, f, operator, 120, 40)
 	if row := rowOf(t, c, id); !strings.Contains(row, " I ") {
@@ -195,5 +195,55 @@ func TestGoldenImpactKinds(t *testing.T) {
 			press(m, "enter")
 			golden.Assert(t, name, m.View())
 		})
+	}
+}
+
+// The I mark says that the impact raised the risk: only when its level is
+// strictly above the classifier's (and not below the risk the proposal
+// carries). A force-push the classifier rates MEDIUM whose preview says
+// "at least MEDIUM" (it drops commits) is not marked; the detail still
+// says what the preview asks for, without "marked I". A plain push whose
+// preview drops commits is raised from LOW, and marked; one its submitter
+// already raised to HIGH is not.
+func TestImpactMarksOnlyARaise(t *testing.T) {
+	f := newFixture(t)
+	drops := func() *model.Impact {
+		return &model.Impact{Summary: "drops 3 commits of origin/main", Complete: true,
+			Targets: []model.ImpactTarget{{Path: "origin/main", Op: model.OpForcePush, Exists: true, Commits: 3}}}
+	}
+	draft := func(id, command string) risk.Draft {
+		return risk.Draft{ID: id, Command: command, SessionKey: "agent:repo", Requester: "claude-code", Cwd: "/srv/repo", TTL: 20 * time.Minute, Impact: drops()}
+	}
+	// As a hook pins an impact (agent.pinImpact): the risk raised to the
+	// impact's level when that is higher.
+	d := draft("impact-forced-001", "git push --force origin main")
+	d.Raise, d.RaiseWhy = model.RiskMedium, "impact: it drops 3 commits"
+	forced := submitImpact(t, f, d)
+	d = draft("impact-plain-0001", "git push origin +main")
+	d.Raise, d.RaiseWhy = model.RiskMedium, "impact: it drops 3 commits"
+	plain := submitImpact(t, f, d)
+	d = draft("impact-high-00001", "git push origin +release")
+	d.Raise = model.RiskHigh
+	high := submitImpact(t, f, d)
+	c := console(t, f, operator, 120, 40)
+	if row := rowOf(t, c, forced); strings.Contains(row, " I ") || !strings.Contains(row, "MED") {
+		t.Errorf("a MEDIUM force-push whose impact is at least MEDIUM is marked I: %q", row)
+	}
+	if row := rowOf(t, c, plain); !strings.Contains(row, " I ") {
+		t.Errorf("a push raised from LOW to MEDIUM by its impact is not marked I: %q", row)
+	}
+	if row := rowOf(t, c, high); strings.Contains(row, " I ") {
+		t.Errorf("a push its submitter raised to HIGH is marked I for an impact of MEDIUM: %q", row)
+	}
+	selectID(t, c, forced)
+	press(c, "enter")
+	if screen := c.View(); strings.Contains(screen, "marked I") || !strings.Contains(screen, "at least MEDIUM: it drops 3 commits") {
+		t.Errorf("the detail of the unmarked force-push:\n%s", screen)
+	}
+	press(c, "esc")
+	selectID(t, c, plain)
+	press(c, "enter")
+	if screen := c.View(); !strings.Contains(screen, "marked I, at least MEDIUM: it drops 3 commits") {
+		t.Errorf("the detail of the marked push:\n%s", screen)
 	}
 }

@@ -9,6 +9,7 @@ type KeyMap struct {
 	Open, Back, Focus                       key.Binding
 	Approve, Deny, Filter, History, Follow  key.Binding
 	Help, Quit, Submit, Cancel              key.Binding
+	Redraw                                  key.Binding
 }
 
 // DefaultKeyMap is the console's keymap.
@@ -32,6 +33,7 @@ func DefaultKeyMap() KeyMap {
 		Quit:     key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 		Submit:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "confirm")),
 		Cancel:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
+		Redraw:   key.NewBinding(key.WithKeys("ctrl+l"), key.WithHelp("ctrl+l", "redraw the screen")),
 	}
 }
 
@@ -54,7 +56,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Open, k.Focus, k.Back, k.History, k.Filter},
-		{k.Approve, k.Deny, k.Follow, k.Help, k.Quit},
+		{k.Approve, k.Deny, k.Follow, k.Redraw, k.Help, k.Quit},
 	}
 }
 
@@ -74,7 +76,7 @@ func (k KeyMap) HistoryFullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Open, k.Back, k.History, k.Filter},
-		{k.Help, k.Quit},
+		{k.Redraw, k.Help, k.Quit},
 	}
 }
 

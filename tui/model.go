@@ -16,6 +16,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/approve-tui/approve-tui/impact"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/policy"
 	"github.com/approve-tui/approve-tui/storage"
@@ -86,6 +87,8 @@ type row struct {
 	command string // sanitised, one line
 	session string // sanitised, one line
 	search  string // lower-case text the filter looks in
+	// marked: its impact raised its risk (flag I, impact.Marked).
+	marked bool
 }
 
 // note is the last outcome message: its words, and their text as shown
@@ -168,6 +171,9 @@ type Model struct {
 	// refusal: an approve was refused and its note not dismissed yet; keys
 	// other than esc and enter do nothing meanwhile.
 	refusal bool
+	// reply: a terminal's answer to a query (ESC ] …) is arriving as keys
+	// (replyKey).
+	reply   replyState
 	hcursor int
 	htop    int
 	// opening: the proposal to open at start (Options.Open), until it is
@@ -836,6 +842,7 @@ func makeRow(rec *storage.Record) row {
 		session: session,
 		search: strings.ToLower(rec.ApprovalID + "\x00" + session + "\x00" + command + "\x00" +
 			rowString(rec.Cwd) + "\x00" + rowString(rec.Requester)),
+		marked: impact.Marked(rec.Impact, rec.Command, rec.RiskLevel),
 	}
 }
 
@@ -1121,6 +1128,14 @@ func (m *Model) ageNote() { m.note.text = model.Sanitize(m.note.words.String(m.n
 func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 	if k.Type == tea.KeyCtrlC {
 		return m.quit()
+	}
+	if m.replyKey(k) {
+		return nil
+	}
+	if key.Matches(k, m.keys.Redraw) {
+		// Anywhere, prompts included, and without taking over from the
+		// console followed: it changes nothing but the screen.
+		return m.redraw()
 	}
 	// Keys typed faster than the terminal is read (a fast typist, a slow SSH
 	// link, tmux send-keys) arrive as one message of several runes: outside

@@ -34,6 +34,7 @@ func newConsoleID() string {
 type presenceState struct {
 	viewing, prompt string
 	scroll          int
+	detail          bool // the detail is open (detailOpen)
 }
 
 type (
@@ -49,9 +50,9 @@ type (
 )
 
 func (m *Model) presenceNow() presenceState {
-	p := presenceState{viewing: m.selID, scroll: m.detail.offset}
+	p := presenceState{viewing: m.selID, scroll: m.detail.offset, detail: m.detailOpen()}
 	if m.mode != viewPending {
-		p.viewing = ""
+		p.viewing, p.detail = "", false
 	}
 	if m.prompt != nil {
 		p.prompt = m.prompt.kind.String()
@@ -72,7 +73,7 @@ func (m *Model) presenceCmd() tea.Cmd {
 	}
 	m.presence, m.presenceAt = now, time.Now()
 	p := storage.Presence{Console: m.consoleID, Actor: m.opt.Actor.String(), Name: m.opt.name(), Surface: string(m.opt.Actor.Surface),
-		Viewing: now.viewing, Prompt: now.prompt, Scroll: now.scroll}
+		Viewing: now.viewing, Prompt: now.prompt, Scroll: now.scroll, DetailOpen: now.detail}
 	s, ctx := m.opt.Store, m.ctx
 	// Not a one-off the drivers wait for: it changes nothing on screen.
 	return func() tea.Msg {
@@ -130,7 +131,7 @@ func (m *Model) othersOn(id string) ([]string, bool) {
 }
 
 // follow moves this console to what the followed one shows: selection,
-// open detail, scroll. What arrives this way is not read (the operator did
+// whether the detail is open, scroll. What arrives this way is not read (the operator did
 // not scroll through it themselves).
 func (m *Model) follow() tea.Cmd {
 	if m.following == "" {
@@ -159,15 +160,24 @@ func (m *Model) follow() tea.Cmd {
 			}
 		}
 	}
+	// The detail open where theirs is (their prompt shows it too), closed
+	// where it is not: beside the list, the list has the keys again.
+	open := target.DetailOpen || target.Prompt != ""
 	if m.wide {
-		m.focusList = false
+		m.focusList = !open
 	} else {
-		m.pageOpen = true
+		m.pageOpen = open
 	}
 	m.syncDetailVisible()
 	m.detail.offset = target.Scroll
 	m.detail.clampOffset()
 	return cmd
+}
+
+// detailOpen reports whether the operator has the detail open: it has the
+// keys beside the list, or is shown as a page, or a prompt shows it.
+func (m *Model) detailOpen() bool {
+	return m.prompt != nil || (m.wide && !m.focusList) || (!m.wide && m.pageOpen)
 }
 
 // startFollowing follows the next other person (f), or stops when there

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -105,4 +106,59 @@ func TestOwnPresenceRefreshReadsNothing(t *testing.T) {
 	if len(m.ownWrites) != 0 {
 		t.Errorf("kept %v", m.ownWrites)
 	}
+}
+
+// A follower's detail is open while the leader's is and closed when the
+// leader closes it, beside the list (wide) and as a page (narrow), the
+// leader and followers each on their own connection to one store file.
+func TestFollowMirrorsTheDetailOpenOrClosed(t *testing.T) {
+	f := newFixture(t)
+	other, err := storage.Open(context.Background(), f.path, storage.Options{Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	alice := namedConsole(t, f, "alice", 120, 40)
+	on := &fixture{path: f.path, s: other, ids: f.ids}
+	bob := namedConsole(t, on, "bob", 120, 40)    // wide: the detail beside the list
+	carol := namedConsole(t, on, "carol", 80, 24) // narrow: the detail as a page
+
+	selectID(t, alice, f.ids["heredoc"])
+	press(alice, "enter", "pgdown")
+	for _, c := range []*Model{bob, carol} {
+		Settle(c, c.reload())
+		c.following = "alice"
+		Settle(c, c.reload())
+	}
+	check := func(when string, open bool) {
+		t.Helper()
+		for _, c := range []*Model{bob, carol} {
+			Settle(c, c.reload())
+			if c.following != "alice" || c.selID != f.ids["heredoc"] {
+				t.Fatalf("%s: %s follows %q on %s", when, c.opt.Name, c.following, c.selID)
+			}
+			if c.detailOpen() != open {
+				t.Errorf("%s: %s's detail open: %v, alice's: %v", when, c.opt.Name, c.detailOpen(), open)
+			}
+			if open && c.detail.offset != alice.detail.offset {
+				t.Errorf("%s: %s's detail at line %d, alice's at %d", when, c.opt.Name, c.detail.offset, alice.detail.offset)
+			}
+		}
+	}
+	check("alice opened the detail", true)
+	if alice.detail.offset == 0 {
+		t.Fatal("alice's detail did not scroll")
+	}
+	press(alice, "esc")
+	if alice.detailOpen() {
+		t.Fatal("esc did not close alice's detail")
+	}
+	check("alice closed the detail", false)
+	if !bob.focusList || carol.pageOpen {
+		t.Errorf("closed: bob's list has the keys: %v; carol's page open: %v", bob.focusList, carol.pageOpen)
+	}
+	press(alice, "enter")
+	check("alice opened it again", true)
+	press(alice, "esc", "d") // the deny prompt shows the detail
+	check("alice's deny prompt", true)
 }

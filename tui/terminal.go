@@ -13,6 +13,9 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"golang.org/x/term"
+
+	// Nothing asks the terminal for its background at start (see there).
+	_ "github.com/approve-tui/approve-tui/internal/termbg/quiet"
 )
 
 // RunTerminal runs the console in a terminal (in and out are its input and
@@ -298,4 +301,72 @@ func (s *screen) writeLocked() {
 		s.onScreen(shows)
 	}
 	s.lines, s.at, s.before = lines, time.Now(), s.at
+}
+
+// redraw paints the whole screen again (ctrl+l), over whatever another
+// process wrote to the terminal: the screen forgets what it wrote and
+// erases everything before the next frame. Without a screen of its own
+// (Bubble Tea's renderer draws), Bubble Tea clears and repaints.
+func (m *Model) redraw() tea.Cmd {
+	if m.screen != nil {
+		m.screen.repaint()
+		return nil
+	}
+	return tea.ClearScreen
+}
+
+// repaint makes the next frame erase the screen and write every line.
+func (s *screen) repaint() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lines, s.clear = nil, true
+}
+
+// replyState follows a terminal's answer to a query (the background
+// colour, OSC 11) that came after its asker stopped waiting (a slow link):
+// Bubble Tea reads it as alt+], the answer's text as typed runes, then
+// alt+\ or ctrl+g (its end, ST or BEL). Those keys are dropped: the
+// answer's letters (a, d, f, g are in "rgb:ffff/dddd/aaaa") are not the
+// operator's commands.
+type replyState struct {
+	on, esc bool
+}
+
+// replyKey reports whether k is part of a terminal's answer, and drops it.
+func (m *Model) replyKey(k tea.KeyMsg) bool {
+	r := &m.reply
+	if !r.on {
+		if k.Type == tea.KeyRunes && k.Alt && len(k.Runes) == 1 && k.Runes[0] == ']' {
+			r.on = true
+			return true
+		}
+		return false
+	}
+	switch {
+	case k.Type == tea.KeyCtrlG: // BEL: the end
+		*r = replyState{}
+		return true
+	case k.Type == tea.KeyEsc: // ST's first half, read alone
+		r.esc = true
+		return true
+	case k.Type == tea.KeyRunes && (k.Alt || r.esc) && len(k.Runes) == 1 && k.Runes[0] == '\\': // ST
+		*r = replyState{}
+		return true
+	case k.Type == tea.KeyRunes && !k.Alt && !k.Paste && !r.esc && replyText(k.Runes):
+		return true
+	}
+	// Not an answer after all: the key is the operator's.
+	*r = replyState{}
+	return false
+}
+
+// replyText reports whether rs can be part of an answer's text
+// ("11;rgb:1e1e/1e1e/1e1e").
+func replyText(rs []rune) bool {
+	for _, c := range rs {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == ';' || c == ':' || c == '/' || c == '?' || c == '#' || c == ',' || c == '.') {
+			return false
+		}
+	}
+	return true
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/approve-tui/approve-tui/impact"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 )
@@ -379,7 +378,7 @@ func (m *Model) rowKey(r row, selected bool, width, sessW, cmdW int, at *rowMemo
 		k.flag = "X"
 	case rec.Suspicious():
 		k.flag = "!"
-	case impact.Marked(rec.Impact):
+	case r.marked:
 		k.flag = "I"
 	}
 	// The cursor's column, then who else shows this proposal: @ another

@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+// Every man page's synopsis, rendered by groff as man renders it, reads
+// exactly as the usage lines of the command's --help: brackets, parentheses,
+// quotes and ASCII hyphens kept ("[--timeout D] (-- COMMAND [ARGS...] |
+// --shell 'LINE')" once rendered as ⟨-- COMMAND … | --shell⟩, the rest
+// taken for a Markdown link and its title).
+func TestManSynopsisIsTheUseLine(t *testing.T) {
+	groff, err := exec.LookPath("groff")
+	if err != nil {
+		t.Skip("groff is needed to render the man pages (apt-get install groff-base); roffText's rules are tested without it")
+	}
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	if code := Execute([]string{"man", dir}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("man: exit %d: %s", code, errb.String())
+	}
+	root := newApp(strings.NewReader(""), &out, &errb).root()
+	n := 0
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, s := range c.Commands() {
+			if s.IsAvailableCommand() && !s.IsAdditionalHelpTopicCommand() {
+				walk(s)
+			}
+		}
+		n++
+		page := filepath.Join(dir, strings.ReplaceAll(c.CommandPath(), " ", "-")+".1")
+		// As man -l renders it, on a line long enough for any synopsis,
+		// without bold or underlining.
+		cmd := exec.Command(groff, "-man", "-Tutf8", "-rLL=400n", "-P-cbou", page)
+		cmd.Env = append(os.Environ(), "LC_ALL=C.UTF-8")
+		text, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("groff %s: %v", page, err)
+		}
+		_, after, ok := strings.Cut(string(text), "\nSYNOPSIS\n")
+		syn, _, ok2 := strings.Cut(after, "\nDESCRIPTION\n")
+		if !ok || !ok2 {
+			t.Fatalf("%s: no SYNOPSIS then DESCRIPTION:\n%s", page, text)
+		}
+		// The use line --help prints: the first line under "Usage:".
+		var help, herr bytes.Buffer
+		args := append(strings.Fields(c.CommandPath())[1:], "--help")
+		if code := Execute(args, strings.NewReader(""), &help, &herr); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, herr.String())
+		}
+		_, usage, ok := strings.Cut(help.String(), "Usage:\n")
+		if !ok {
+			t.Fatalf("%v printed no usage:\n%s", args, help.String())
+		}
+		usage, _, _ = strings.Cut(usage, "\n\n")
+		if got, want := lines(syn), lines(usage); got != want {
+			t.Errorf("man %s: the synopsis reads\n  %q\nand --help\n  %q", filepath.Base(page), got, want)
+		}
+	}
+	walk(root)
+	entries, _ := os.ReadDir(dir)
+	if n < 30 || len(entries) != n {
+		t.Fatalf("%d commands, %d man pages", n, len(entries))
+	}
+}
+
+// lines is s line by line, blank lines left out, the spaces in each line
+// made one.
+func lines(s string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.Join(strings.Fields(l), " "); l != "" {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// roffText keeps every character as it is once rendered: a backslash is
+// no escape, a leading dot or quote no request, hyphens, quotes, ^ and ~
+// are named so that a UTF-8 device does not draw typographic ones.
+func TestRoffText(t *testing.T) {
+	for in, want := range map[string]string{
+		`run [flags] (-- CMD | --shell 'LINE')`: `\&run [flags] (\-\- CMD | \-\-shell \(aqLINE\(aq)`,
+		`.TH x`:                                 `\&.TH x`,
+		`a\fBb`:                                 `\&a\efBb`,
+		"`x` \"y\" ^z ~w":                       `\&\(gax\(ga \(dqy\(dq \(haz \(tiw`,
+	} {
+		if got := roffText(in); got != want {
+			t.Errorf("roffText(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
