@@ -110,7 +110,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *app {
 // width (see wrapProse), stdout and stderr each at its own. Not piped or
 // redirected output (one line per field, for grep and cut), not --json,
 // and not what is code or data for another program: a shell's completion
-// script, a configuration example, man pages, the console's and headless
+// script, a configuration example, the console's and headless
 // screens, the server's and notifier's logs, an agent hook's answer.
 func (a *app) wrapToTerminal(cmd *cobra.Command) {
 	if a.json || cmd == nil || hookOf(cmd) != "" {
@@ -119,7 +119,7 @@ func (a *app) wrapToTerminal(cmd *cobra.Command) {
 	for c := cmd; c != nil; c = c.Parent() {
 		switch c.CommandPath() {
 		case "approve-tui completion", "approve-tui config example", "approve-tui demo", "approve-tui headless",
-			"approve-tui man", "approve-tui notify", "approve-tui serve":
+			"approve-tui notify", "approve-tui serve":
 			return
 		}
 	}
