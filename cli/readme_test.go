@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -276,12 +277,7 @@ func (r *readmeRun) oneShell(t *testing.T) {
 	commands := 0
 	send := func(l string) string {
 		t.Helper()
-		before := len(sh.lines())
-		sh.send(l)
-		commands++
-		sh.waitPrompt(t, commands)
-		got := sh.lines()
-		return strings.Join(got[before-1:len(got)-1], "\n")
+		return typeLine(t, sh, &commands, l)
 	}
 	for _, l := range commandLines(r.blocks["completion"]) {
 		send(l)
@@ -328,6 +324,8 @@ func (r *readmeRun) oneShell(t *testing.T) {
 		t.Log("no PostgreSQL server: the PostgreSQL block is left out of the one shell")
 	}
 
+	r.serveIn(t, sh, &commands, home)
+
 	if err := os.WriteFile(filepath.Join(work, "policy.yaml"), []byte(r.blocks["policy-file"]), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -348,8 +346,9 @@ func (r *readmeRun) oneShell(t *testing.T) {
 	// the terminal wrapped comes back joined). The lines typed at the
 	// prompt, and bash's job notices, are the shell's.
 	for _, l := range sh.lines() {
-		if strings.HasPrefix(l, "$ ") || strings.HasPrefix(l, "[1]") {
-			continue
+		if strings.HasPrefix(l, "$ ") || strings.HasPrefix(l, "[1]") ||
+			strings.HasPrefix(l, "The authenticity of host") || strings.HasPrefix(l, "Warning: Permanently added") {
+			continue // the shell's and OpenSSH's own
 		}
 		if strings.Contains(l, "postgres://") && strings.Contains(l, "search_path=t_") {
 			continue // the test's schema URL, longer than the README's
@@ -358,6 +357,79 @@ func (r *readmeRun) oneShell(t *testing.T) {
 			t.Errorf("a line of %d cells on a terminal of 80: %q", n, l)
 		}
 	}
+}
+
+// serveIn runs the serve block in sh: a key made, the server started in
+// the background, the console over the real OpenSSH client (the host key
+// accepted at its question), a command without a terminal, the server
+// stopped; each session's start and end are audited. The OpenSSH client
+// reads ~ from the user database, not HOME: the lines typed name the
+// fresh HOME's key and known_hosts, and a free port.
+func (r *readmeRun) serveIn(t *testing.T, sh *shellInTmux, commands *int, home string) {
+	send := func(l string) string {
+		t.Helper()
+		return typeLine(t, sh, commands, l)
+	}
+	if _, err := exec.LookPath("ssh"); err != nil {
+		t.Fatal("the OpenSSH client is needed (apt-get install openssh-client)")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	lines := commandLines(r.blocks["serve"])
+	ssh := "ssh -i " + filepath.Join(home, ".ssh/id_ed25519") + " -o UserKnownHostsFile=" + filepath.Join(home, ".ssh/known_hosts") + " "
+	var sawConsole, sawList, sawKill bool
+	for _, l := range lines {
+		cmd, _, _ := strings.Cut(l, "  #")
+		cmd = strings.ReplaceAll(strings.TrimSpace(cmd), "2222", port)
+		if rest, ok := strings.CutPrefix(cmd, "ssh "); ok {
+			cmd = ssh + rest
+		}
+		switch {
+		case strings.HasPrefix(cmd, ssh) && strings.HasSuffix(cmd, " localhost"):
+			sawConsole = true
+			sh.send(cmd)
+			sh.waitScreen(t, 20*time.Second, "continue connecting")
+			sh.send("yes")
+			sh.waitScreen(t, 20*time.Second, "approve-tui  pending", "(approver)")
+			sh.key("q")
+			*commands++
+			sh.waitPrompt(t, *commands)
+			continue
+		case strings.HasPrefix(cmd, ssh) && strings.HasSuffix(cmd, " list"):
+			sawList = true
+			if out := send(cmd); !strings.Contains(out, "ID") && !strings.Contains(out, "no pending proposals") {
+				t.Errorf("list over ssh:\n%s", out)
+			}
+			continue
+		case cmd == "kill $!":
+			sawKill = true
+		}
+		send(cmd)
+	}
+	if !sawConsole || !sawList || !sawKill {
+		t.Fatalf("the serve block lost its console, its list or its kill:\n%s", r.blocks["serve"])
+	}
+	send("wait")
+	log, _ := os.ReadFile(filepath.Join(home, "serve.log"))
+	if !strings.Contains(string(log), "shutting down") || strings.Count(string(log), "session end") != 2 {
+		t.Errorf("the server's log:\n%s", log)
+	}
+}
+
+// typeLine types l at sh's prompt, the commands-th, waits for the next
+// prompt and returns what the terminal showed from the line typed on.
+func typeLine(t *testing.T, sh *shellInTmux, commands *int, l string) string {
+	t.Helper()
+	before := len(sh.lines())
+	sh.send(l)
+	*commands++
+	sh.waitPrompt(t, *commands)
+	got := sh.lines()
+	return strings.Join(got[before-1:len(got)-1], "\n")
 }
 
 // sameLengthDir makes a new directory whose path is as long as like's.
