@@ -106,6 +106,31 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *app {
 	return a
 }
 
+// wrapToTerminal makes the prose that cmd writes to a terminal wrap at its
+// width (see wrapProse), stdout and stderr each at its own. Not piped or
+// redirected output (one line per field, for grep and cut), not --json,
+// and not what is code or data for another program: a shell's completion
+// script, a configuration example, the console's and headless
+// screens, the server's and notifier's logs, an agent hook's answer.
+func (a *app) wrapToTerminal(cmd *cobra.Command) {
+	if a.json || cmd == nil || hookOf(cmd) != "" {
+		return
+	}
+	for c := cmd; c != nil; c = c.Parent() {
+		switch c.CommandPath() {
+		case "approve-tui completion", "approve-tui config example", "approve-tui demo", "approve-tui headless",
+			"approve-tui notify", "approve-tui serve":
+			return
+		}
+	}
+	a.guards[0].width = a.termW()
+	if f, ok := a.rawErr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil {
+			a.guards[1].width = w
+		}
+	}
+}
+
 func isTerminal(v any) bool {
 	f, ok := v.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
@@ -137,6 +162,7 @@ func (a *app) execute(ctx context.Context, args []string) int {
 		return hookFailCode(who)
 	}
 	if msg != "" {
+		a.wrapToTerminal(cmd)
 		// Messages may quote agent strings (actors, corrupt reasons): one
 		// line, sanitised.
 		fmt.Fprintln(a.err, "approve-tui: "+line(msg))
@@ -193,6 +219,7 @@ postgres://user@host/db?sslmode=... URL for PostgreSQL.
 			default:
 				return usageErrorf("--color %q: want auto, always or never", a.color)
 			}
+			a.wrapToTerminal(cmd)
 			return nil
 		},
 	}

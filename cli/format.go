@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"regexp"
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/approve-tui/approve-tui/model"
+	"github.com/charmbracelet/x/ansi"
 	"golang.org/x/text/width"
 )
 
@@ -91,4 +94,125 @@ func pad(s string, w int) string {
 // indent prefixes every line of s after the first with prefix.
 func indent(s, prefix string) string {
 	return strings.ReplaceAll(s, "\n", "\n"+prefix)
+}
+
+// wrapProse wraps each line of s that is wider than width cells at its
+// spaces, never inside a word: an id, a path or a hash stays whole (a word
+// too wide for its column goes on a line of its own, from the left edge).
+// A wrapped line's
+// continuation is indented to where its value starts, so that columns
+// ("risk reason:   …", "ok  plugin  …") stay columns. s is terminal-safe
+// text (sanitised; it may hold approve-tui's own styles, which take no
+// room). Lines holding a tab are left alone: their width is the terminal's.
+func wrapProse(s string, width int) string {
+	if width <= 0 {
+		return s
+	}
+	lines := strings.SplitAfter(s, "\n")
+	var b strings.Builder
+	for _, l := range lines {
+		body, nl := strings.CutSuffix(l, "\n")
+		if ansi.StringWidth(body) <= width || strings.ContainsRune(body, '\t') {
+			b.WriteString(l)
+			continue
+		}
+		b.WriteString(wrapLine(body, width))
+		if nl {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// wrapLine wraps one line wider than width (see wrapProse).
+func wrapLine(s string, width int) string {
+	at := hangingIndent(s, width)
+	// The prefix (up to the hanging indent) stays as it is; the rest is
+	// laid out word by word.
+	prefix, rest := splitAtCell(s, at)
+	pad := strings.Repeat(" ", at)
+	var b strings.Builder
+	b.WriteString(prefix)
+	col, first := at, true
+	for _, w := range strings.Split(rest, " ") {
+		ww := ansi.StringWidth(w)
+		switch {
+		case first && at+ww > width && at > 0:
+			first = false
+			b.WriteString("\n" + w)
+			col = width
+		case first:
+			b.WriteString(w)
+			col += ww
+			first = false
+		case col+1+ww <= width:
+			b.WriteString(" " + w)
+			col += 1 + ww
+		case w == "":
+			// A run of spaces at the break: dropped with the break.
+		case at+ww > width:
+			// Too wide for the column: on a line of its own, from the
+			// left edge, where the terminal cuts it least if at all.
+			b.WriteString("\n" + w)
+			col = width
+		default:
+			b.WriteString("\n" + pad + w)
+			col = at + ww
+		}
+	}
+	ls := strings.Split(b.String(), "\n")
+	for i, l := range ls {
+		ls[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(ls, "\n")
+}
+
+// hangingIndent is the column a wrapped line's continuation starts at:
+// after the last run of two or more spaces in the line's first half (not
+// its indent), else after a leading label ("note: ", "approve-tui: "),
+// else two columns in from the line's indent.
+func hangingIndent(s string, width int) int {
+	limit := width / 2
+	at, col, spaces := 0, 0, 0
+	leading := true
+	for _, r := range ansi.Strip(s) {
+		if col >= limit {
+			break
+		}
+		col += runeCells(r)
+		if r == ' ' {
+			spaces++
+			if spaces >= 2 && !leading {
+				at = col
+			}
+			continue
+		}
+		leading, spaces = false, 0
+	}
+	if at > 0 {
+		return at
+	}
+	plain := ansi.Strip(s)
+	if m := leadingLabel.FindString(plain); m != "" && cells(m) < limit {
+		return cells(m)
+	}
+	// Otherwise two columns in from the line's own indent, so that a
+	// continuation does not read as a line of its own.
+	return min(len(plain)-len(strings.TrimLeft(plain, " "))+2, limit)
+}
+
+// leadingLabel is a label that starts a line of prose: "note: ".
+var leadingLabel = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9 _-]{0,24}: `)
+
+// splitAtCell splits s after its first n cells (styles count none).
+func splitAtCell(s string, n int) (string, string) {
+	if n <= 0 {
+		return "", s
+	}
+	for i := 1; i <= len(s); i++ {
+		if ansi.StringWidth(s[:i]) >= n && (i == len(s) || utf8.RuneStart(s[i])) {
+			return s[:i], s[i:]
+		}
+	}
+	return s, ""
 }

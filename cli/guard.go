@@ -16,9 +16,28 @@ import (
 //
 // The console (its own terminal protocol), run (the command's own output)
 // and the agent hooks (their agent's protocol, exact bytes) write raw.
+//
+// With width set (the terminal's, when the stream is one), each line of
+// prose is wrapped to it at spaces (wrapProse); lines written while
+// verbatim is set (a command, a diff, a file) go out as they are.
 type guardWriter struct {
-	w   io.Writer
-	buf []byte
+	w        io.Writer
+	buf      []byte
+	width    int
+	verbatim bool
+}
+
+// setVerbatim turns wrapping off (on) for the lines completed next.
+func (g *guardWriter) setVerbatim(v bool) { g.verbatim = v }
+
+// verbatim writes what f writes to w unwrapped, when w wraps.
+func verbatim(w io.Writer, f func()) {
+	g, ok := w.(*guardWriter)
+	if ok {
+		g.setVerbatim(true)
+		defer g.setVerbatim(false)
+	}
+	f()
 }
 
 func (g *guardWriter) Write(p []byte) (int, error) {
@@ -28,6 +47,9 @@ func (g *guardWriter) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	out := model.TerminalSafe(string(g.buf[:i+1]))
+	if g.width > 0 && !g.verbatim {
+		out = wrapProse(out, g.width)
+	}
 	g.buf = append(g.buf[:0], g.buf[i+1:]...)
 	if _, err := io.WriteString(g.w, out); err != nil {
 		return 0, err

@@ -288,9 +288,11 @@ func (a *app) writePolicyVersion(v *storage.PolicyVersion, now time.Time) {
 	if src == "" {
 		a.printf("    (empty)\n")
 	} else {
-		for i, l := range strings.Split(src, "\n") {
-			a.printf("%6d  %s\n", i+1, line(strings.TrimSuffix(l, "\r")))
-		}
+		verbatim(a.out, func() {
+			for i, l := range strings.Split(src, "\n") {
+				a.printf("%6d  %s\n", i+1, line(strings.TrimSuffix(l, "\r")))
+			}
+		})
 	}
 	if v.Policy != nil {
 		writePolicySummary(a.out, v.Policy)

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -18,6 +20,7 @@ import (
 	"github.com/approve-tui/approve-tui/internal/pgtest"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // The README's command blocks, run as a new user would run them (the
@@ -34,8 +37,9 @@ func TestREADME(t *testing.T) {
 	r := &readmeRun{t: t, root: repoRoot(t), blocks: blocks}
 	r.install()
 	t.Run("two-commands", r.twoCommands)
+	t.Run("release", r.release)
 	t.Run("completion", r.completion)
-	t.Run("first-session", r.firstSession)
+	t.Run("one-shell", r.oneShell)
 	t.Run("postgres", r.postgres)
 	t.Run("hermes", r.hermes)
 	t.Run("policy", r.policy)
@@ -59,7 +63,7 @@ func readmeBlocks(t *testing.T) map[string]string {
 	for _, m := range re.FindAllStringSubmatch(string(b), -1) {
 		blocks[m[1]] = m[2]
 	}
-	for _, name := range []string{"two-commands", "install", "completion", "first-session", "postgres", "hermes", "hermes-config", "hermes-doctor"} {
+	for _, name := range []string{"two-commands", "install", "release", "completion", "manpath", "first-session", "default-store", "postgres", "hermes", "hermes-config", "hermes-doctor", "policy-file", "policy"} {
 		if blocks[name] == "" {
 			t.Fatalf("README.md has no block marked <!-- readme-test: %s -->", name)
 		}
@@ -134,6 +138,43 @@ func (r *readmeRun) install() {
 	}
 	if _, err := os.Stat(filepath.Join(r.gopath, "bin", "approve-tui")); err != nil {
 		t.Fatalf("go install did not put approve-tui into $(go env GOPATH)/bin: %v", err)
+	}
+}
+
+// release installs a release archive (made here as goreleaser lays it
+// out: the binary and build/man) as the README says, on an account that
+// has no ~/.local/bin yet; the binary is then on PATH and man finds the
+// pages.
+func (r *readmeRun) release(t *testing.T) {
+	home := homeDir(t)
+	dl := filepath.Join(home, "Downloads")
+	stage := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(stage, "build/man"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin, err := os.ReadFile(filepath.Join(r.gopath, "bin", "approve-tui"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(stage, "approve-tui"), bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	man := exec.Command(filepath.Join(stage, "approve-tui"), "man", filepath.Join(stage, "build/man"))
+	if out, err := man.CombinedOutput(); err != nil {
+		t.Fatalf("man: %v %s", err, out)
+	}
+	if err := os.MkdirAll(dl, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	archive := "approve-tui_0.0.0_linux_amd64.tar.gz"
+	r.sh(t, stage, []string{"PATH=/usr/bin:/bin"}, "tar czf "+filepath.Join(dl, archive)+" approve-tui build && cd "+dl+" && sha256sum "+archive+" > checksums.txt")
+	env := append(r.shellEnv(home), "PATH=/usr/bin:/bin")
+	out := r.sh(t, dl, env, r.blocks["release"]+"\napprove-tui --version\nman -w approve-tui-list 2>&1 || true\n")
+	if !strings.Contains(out, archive+": OK") || !regexp.MustCompile(`(?m)^approve-tui \S+`).MatchString(out) {
+		t.Errorf("the release block:\n%s", out)
+	}
+	if _, err := exec.LookPath("man"); err == nil && !strings.Contains(out, filepath.Join(home, ".local/share/man/man1/approve-tui-list.1")) {
+		t.Errorf("man does not find the release's pages:\n%s", out)
 	}
 }
 
@@ -219,19 +260,201 @@ func (r *readmeRun) completion(t *testing.T) {
 	}
 }
 
-// The first session: every command typed in a real terminal 100 columns
-// wide, every answer typed at its prompt, the whole screen compared with
-// the README's, line for line, with ids, times, durations, hashes and the
-// host name as they come (and "..." for lines the README leaves out).
-func (r *readmeRun) firstSession(t *testing.T) {
-	block := r.blocks["first-session"]
+// oneShell follows the README from the completion lines to the policy in
+// one shell, in a real terminal 80x24, as a new user would: state carried
+// from each section to the next (the exported variables, the default
+// store), every block as written. The first session's screen is compared
+// with the README's line for line; after the first session, the default
+// store is the one every later section uses (Hermes' install does not
+// write into the demo file); no output line is wider than the terminal.
+func (r *readmeRun) oneShell(t *testing.T) {
 	home := homeDir(t)
-	work := filepath.Join(home, "app")
-	dbDir := filepath.Join(t.TempDir(), "demo")
-	if err := os.MkdirAll(work, 0o755); err != nil {
+	// Directories named as long as the README's, so that what wraps at
+	// 80 columns wraps where the README shows it.
+	dbDir := sameLengthDir(t, "/tmp/demo")
+	work := sameLengthDir(t, "/root/app")
+	sh := startShell(t, work, r.shellEnv(home, "APPROVE_TUI_HOST=vm"), 80, 24)
+	commands := 0
+	send := func(l string) string {
+		t.Helper()
+		return typeLine(t, sh, &commands, l)
+	}
+	for _, l := range commandLines(r.blocks["completion"]) {
+		send(l)
+	}
+	for _, l := range commandLines(r.blocks["manpath"]) {
+		out := send(l)
+		if _, err := exec.LookPath("man"); err == nil && strings.HasPrefix(l, "man ") &&
+			!strings.Contains(out, filepath.Join(home, ".local/share/man/man1/approve-tui.1")) {
+			t.Errorf("man did not find the pages after the README's MANPATH line:\n%s", out)
+		}
+	}
+	r.firstSessionIn(t, sh, &commands, home, dbDir, work)
+
+	out := ""
+	for _, l := range commandLines(r.blocks["default-store"]) {
+		out += send(l)
+	}
+	if !strings.Contains(out, "created "+filepath.Join(home, ".hermes/state.db")) {
+		t.Errorf("the default-store block did not create ~/.hermes/state.db:\n%s", out)
+	}
+	out = ""
+	for _, l := range commandLines(r.blocks["hermes"]) {
+		out += send(l)
+	}
+	if strings.Contains(out, dbDir) || !strings.Contains(out, "opened existing "+filepath.Join(home, ".hermes/state.db")) {
+		t.Errorf("hermes install after the first session did not use the default store:\n%s", out)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".hermes", "config.yaml"), []byte(r.blocks["hermes-config"]), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sh := startShell(t, work, r.shellEnv(home, "APPROVE_TUI_HOST=vm"), 100, 50)
+	out = ""
+	for _, l := range commandLines(r.blocks["hermes-doctor"]) {
+		out += send(l)
+	}
+	if !strings.Contains(out, "no problems") {
+		t.Errorf("hermes doctor after the README's steps:\n%s", out)
+	}
+
+	if pgtest.Available() {
+		r.postgresIn(t, sh, &commands, t.TempDir())
+	} else if os.Getenv(pgtest.EnvRequired) == "1" {
+		t.Fatal(pgtest.Env + " is not set, and the PostgreSQL tests are required")
+	} else {
+		t.Log("no PostgreSQL server: the PostgreSQL block is left out of the one shell")
+	}
+
+	r.serveIn(t, sh, &commands, home)
+
+	if err := os.WriteFile(filepath.Join(work, "policy.yaml"), []byte(r.blocks["policy-file"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out = ""
+	for _, l := range commandLines(r.blocks["policy"]) {
+		out += send(l)
+	}
+	for _, want := range []string{"policy v1 in force", "needs 2 approvers, at least one from dba", "refused: you submitted it"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the policy block, after the sections before it, did not say %q:\n%s", want, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(home, ".hermes/state.db")); err != nil {
+		t.Error(err)
+	}
+
+	// What the terminal showed: no line of output wider than it (a line
+	// the terminal wrapped comes back joined). The lines typed at the
+	// prompt, and bash's job notices, are the shell's.
+	for _, l := range sh.lines() {
+		if strings.HasPrefix(l, "$ ") || strings.HasPrefix(l, "[1]") ||
+			strings.HasPrefix(l, "The authenticity of host") || strings.HasPrefix(l, "Warning: Permanently added") {
+			continue // the shell's and OpenSSH's own
+		}
+		if strings.Contains(l, "postgres://") && strings.Contains(l, "search_path=t_") {
+			continue // the test's schema URL, longer than the README's
+		}
+		if n := ansi.StringWidth(l); n > 80 {
+			t.Errorf("a line of %d cells on a terminal of 80: %q", n, l)
+		}
+	}
+}
+
+// serveIn runs the serve block in sh: a key made, the server started in
+// the background, the console over the real OpenSSH client (the host key
+// accepted at its question), a command without a terminal, the server
+// stopped; each session's start and end are audited. The OpenSSH client
+// reads ~ from the user database, not HOME: the lines typed name the
+// fresh HOME's key and known_hosts, and a free port.
+func (r *readmeRun) serveIn(t *testing.T, sh *shellInTmux, commands *int, home string) {
+	send := func(l string) string {
+		t.Helper()
+		return typeLine(t, sh, commands, l)
+	}
+	if _, err := exec.LookPath("ssh"); err != nil {
+		t.Fatal("the OpenSSH client is needed (apt-get install openssh-client)")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	lines := commandLines(r.blocks["serve"])
+	ssh := "ssh -i " + filepath.Join(home, ".ssh/id_ed25519") + " -o UserKnownHostsFile=" + filepath.Join(home, ".ssh/known_hosts") + " "
+	var sawConsole, sawList, sawKill bool
+	for _, l := range lines {
+		cmd, _, _ := strings.Cut(l, "  #")
+		cmd = strings.ReplaceAll(strings.TrimSpace(cmd), "2222", port)
+		if rest, ok := strings.CutPrefix(cmd, "ssh "); ok {
+			cmd = ssh + rest
+		}
+		switch {
+		case strings.HasPrefix(cmd, ssh) && strings.HasSuffix(cmd, " localhost"):
+			sawConsole = true
+			sh.send(cmd)
+			sh.waitScreen(t, 20*time.Second, "continue connecting")
+			sh.send("yes")
+			sh.waitScreen(t, 20*time.Second, "approve-tui  pending", "(approver)")
+			sh.key("q")
+			*commands++
+			sh.waitPrompt(t, *commands)
+			continue
+		case strings.HasPrefix(cmd, ssh) && strings.HasSuffix(cmd, " list"):
+			sawList = true
+			if out := send(cmd); !strings.Contains(out, "ID") && !strings.Contains(out, "no pending proposals") {
+				t.Errorf("list over ssh:\n%s", out)
+			}
+			continue
+		case cmd == "kill $!":
+			sawKill = true
+		}
+		send(cmd)
+	}
+	if !sawConsole || !sawList || !sawKill {
+		t.Fatalf("the serve block lost its console, its list or its kill:\n%s", r.blocks["serve"])
+	}
+	send("wait")
+	log, _ := os.ReadFile(filepath.Join(home, "serve.log"))
+	if !strings.Contains(string(log), "shutting down") || strings.Count(string(log), "session end") != 2 {
+		t.Errorf("the server's log:\n%s", log)
+	}
+}
+
+// typeLine types l at sh's prompt, the commands-th, waits for the next
+// prompt and returns what the terminal showed from the line typed on.
+func typeLine(t *testing.T, sh *shellInTmux, commands *int, l string) string {
+	t.Helper()
+	before := len(sh.lines())
+	sh.send(l)
+	*commands++
+	sh.waitPrompt(t, *commands)
+	got := sh.lines()
+	return strings.Join(got[before-1:len(got)-1], "\n")
+}
+
+// sameLengthDir makes a new directory whose path is as long as like's.
+func sameLengthDir(t *testing.T, like string) string {
+	t.Helper()
+	n := len(like) - len("/tmp/")
+	for range 100 {
+		name := fmt.Sprintf("%0*x", n, rand.Uint64())[:n]
+		dir := filepath.Join("/tmp", name)
+		if err := os.Mkdir(dir, 0o755); err == nil {
+			t.Cleanup(func() { os.RemoveAll(dir) })
+			return dir
+		}
+	}
+	t.Fatalf("no free directory name as long as %s", like)
+	return ""
+}
+
+// firstSessionIn types the first session in sh, every answer at its
+// prompt, and compares the whole screen with the README's, line for line,
+// with ids, times, durations, hashes and the host name as they come (and
+// "..." for lines the README leaves out).
+func (r *readmeRun) firstSessionIn(t *testing.T, sh *shellInTmux, commands *int, home, dbDir, work string) {
+	block := r.blocks["first-session"]
+	before := len(sh.lines()) - 1
 	want := strings.Split(strings.TrimRight(block, "\n"), "\n")
 	ids := map[string]string{} // the README's id -> this run's
 	toRun := func(s string) string {
@@ -243,13 +466,12 @@ func (r *readmeRun) firstSession(t *testing.T) {
 	}
 	answers := regexp.MustCompile(`^(Type the approval id to approve: |.*\? \[y/N\] )(.+)$`)
 	idLine := regexp.MustCompile(`^[A-Za-z0-9_-]{12}$`)
-	commands := 0
 	for i := 0; i < len(want); i++ {
 		l := want[i]
 		if !strings.HasPrefix(l, "$ ") {
 			continue
 		}
-		commands++
+		*commands++
 		sh.send(toRun(strings.TrimPrefix(l, "$ ")))
 		var out []string
 		for j := i + 1; j < len(want) && !strings.HasPrefix(want[j], "$ "); j++ {
@@ -259,14 +481,14 @@ func (r *readmeRun) firstSession(t *testing.T) {
 				sh.send(toRun(m[2]))
 			}
 		}
-		sh.waitPrompt(t, commands)
+		sh.waitPrompt(t, *commands)
 		if strings.Contains(l, "approve-tui submit ") && len(out) == 1 && idLine.MatchString(out[0]) {
 			got := sh.lines()
 			ids[out[0]] = got[len(got)-2]
 		}
 	}
 	got := sh.lines()
-	got = got[:len(got)-1] // the last prompt
+	got = got[before : len(got)-1] // from the first command to the last prompt
 	u, _ := user.Current()
 	real := func(s string) string {
 		for readme, id := range ids {
@@ -294,13 +516,17 @@ func (r *readmeRun) firstSession(t *testing.T) {
 // build-1, and approves it; the run then runs it.
 func (r *readmeRun) postgres(t *testing.T) {
 	pgtest.Require(t)
+	sh := startShell(t, r.root, r.shellEnv(homeDir(t)), 100, 30)
+	commands := 0
+	r.postgresIn(t, sh, &commands, t.TempDir())
+}
+
+// postgresIn runs the PostgreSQL block in sh, after commands commands.
+func (r *readmeRun) postgresIn(t *testing.T, sh *shellInTmux, commands *int, demoDir string) {
 	block := r.blocks["postgres"]
 	lines := commandLines(block)
 	url := pgtest.Schema(t)
-	demoDir := t.TempDir()
-	sh := startShell(t, r.root, r.shellEnv(homeDir(t)), 100, 30)
-	commands := 0
-	var sawInit, sawConsole bool
+	var sawInit, sawConsole, sawUnset bool
 	for _, l := range lines {
 		cmd, comment, _ := strings.Cut(l, "   #")
 		cmd = strings.TrimSpace(strings.ReplaceAll(cmd, "/tmp/approve-pg-demo", demoDir))
@@ -312,17 +538,19 @@ func (r *readmeRun) postgres(t *testing.T) {
 			cmd = "export APPROVE_TUI_DB='" + url + "'"
 		case strings.Contains(cmd, "postgres-local.sh stop"):
 			continue // the test server is not the block's to stop
+		case cmd == "unset APPROVE_TUI_DB":
+			sawUnset = true
 		case cmd == "approve-tui":
 			sawConsole = true
 			sh.send(cmd)
 			r.approveInConsole(t, sh, url, demoDir, comment)
-			commands++
-			sh.waitPrompt(t, commands)
+			*commands++
+			sh.waitPrompt(t, *commands)
 			continue
 		}
 		sh.send(cmd)
-		commands++
-		sh.waitPrompt(t, commands)
+		*commands++
+		sh.waitPrompt(t, *commands)
 		if cmd == "approve-tui init" {
 			sawInit = true
 			if got := sh.lines(); !strings.Contains(got[len(got)-2], "PostgreSQL, Hermes revision pr-41427") || !strings.Contains(comment, "PostgreSQL, Hermes revision pr-41427") {
@@ -330,13 +558,13 @@ func (r *readmeRun) postgres(t *testing.T) {
 			}
 		}
 	}
-	if !sawInit || !sawConsole {
-		t.Fatalf("the block lost its init or its console:\n%s", block)
+	if !sawInit || !sawConsole || !sawUnset {
+		t.Fatalf("the block lost its init, its console or its unset:\n%s", block)
 	}
 	// The run in the background ran its command once approved.
 	sh.send("wait; echo run exited $?")
-	commands++
-	sh.waitPrompt(t, commands)
+	*commands++
+	sh.waitPrompt(t, *commands)
 	if got := sh.lines(); got[len(got)-2] != "run exited 0" {
 		t.Errorf("the README's run: %q", got[len(got)-2])
 	}
@@ -378,6 +606,12 @@ func (r *readmeRun) approveInConsole(t *testing.T, sh *shellInTmux, url, demoDir
 	sh.waitScreen(t, 15*time.Second, "1 pending", "rm -rf "+demoDir)
 	sh.key("Enter")
 	sh.waitScreen(t, 10*time.Second, "build-1")
+	// On a small terminal the detail goes on below the screen: read it
+	// all, as approving needs.
+	for i := 0; i < 30 && strings.Contains(sh.screen(), "not yet on screen"); i++ {
+		sh.key("Down")
+		time.Sleep(100 * time.Millisecond)
+	}
 	sh.key("a")
 	sh.waitScreen(t, 10*time.Second, "Type the approval id")
 	sh.typeID(id)
@@ -398,11 +632,14 @@ func commandLines(block string) []string {
 }
 
 // shellInTmux is bash in a real terminal (tmux), with PS1 "$ ".
-type shellInTmux struct{ *demoInTmux }
+type shellInTmux struct {
+	*demoInTmux
+	width int
+}
 
 func startShell(t *testing.T, dir string, env []string, w, h int) *shellInTmux {
 	t.Helper()
-	sh := &shellInTmux{&demoInTmux{t: t, sock: fmt.Sprintf("approve-tui-readme-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-"))}}
+	sh := &shellInTmux{&demoInTmux{t: t, sock: fmt.Sprintf("approve-tui-readme-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-"))}, w}
 	args := []string{"new-session", "-d", "-s", "e2e", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), "-c", dir, "env", "-i"}
 	sh.tmux(append(append(args, env...), "bash", "--norc", "--noprofile")...)
 	sh.tmux("set-option", "-t", "e2e", "history-limit", "10000")
@@ -411,8 +648,13 @@ func startShell(t *testing.T, dir string, env []string, w, h int) *shellInTmux {
 	return sh
 }
 
-// send types a line and Enter.
+// send types a line and Enter. A line that ends exactly at the terminal's
+// last column gets a space more: readline leaves the terminal's cursor
+// pending there, and tmux then joins the next prompt to it.
 func (sh *shellInTmux) send(line string) {
+	if (len("$ ")+ansi.StringWidth(line))%sh.width == 0 {
+		line += " "
+	}
 	sh.tmux("send-keys", "-t", "e2e", "-l", line)
 	sh.key("Enter")
 }

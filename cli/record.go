@@ -216,18 +216,24 @@ func writeShow(w io.Writer, rec *storage.Record, waiter *storage.WaiterStatus, n
 		field("suspicious", strings.Join(rec.Findings, "; "))
 	}
 	field("payload", "sha256 "+rec.PayloadSHA256)
-	if p.DisplayText != "" {
-		fmt.Fprintf(w, "display text:\n    %s\n", indent(block(p.DisplayText), "    "))
+	// The command and the diff are shown exactly, each line whole: on a
+	// terminal, the terminal wraps them, so no space is lost at a break.
+	exact := func(label, text string) {
+		fmt.Fprintf(w, "%s:\n", label)
+		verbatim(w, func() { fmt.Fprintf(w, "    %s\n", indent(block(text), "    ")) })
 	}
-	fmt.Fprintf(w, "command:\n    %s\n", indent(block(p.Command), "    "))
+	if p.DisplayText != "" {
+		exact("display text", p.DisplayText)
+	}
+	exact("command", p.Command)
 	switch {
 	case p.Impact != nil && p.DiffSummary == model.ImpactDiffSummary(p.Impact):
 		fmt.Fprintln(w, "diff summary: the impact line above (written for Hermes' prompt)")
 	case p.DiffSummary != "":
-		fmt.Fprintf(w, "diff summary:\n    %s\n", indent(block(p.DiffSummary), "    "))
+		exact("diff summary", p.DiffSummary)
 	}
 	if p.DiffText != "" {
-		fmt.Fprintf(w, "diff:\n    %s\n", indent(block(p.DiffText), "    "))
+		exact("diff", p.DiffText)
 	}
 	if p.DiffText == "" && p.DiffSummary == "" {
 		fmt.Fprintln(w, "no diff available: approving means you have reviewed the change some other way")

@@ -32,9 +32,11 @@ if [ -z "$PGBIN" ] || [ ! -x "$PGBIN/pg_ctl" ]; then
 	exit 1
 fi
 
+# runuser is in sbin, which a root shell's PATH may lack.
+runuser=$(command -v runuser 2>/dev/null || ls /usr/sbin/runuser /sbin/runuser 2>/dev/null | head -n 1 || true)
 as_owner() {
 	if [ "$(id -u)" = 0 ]; then
-		runuser -u postgres -- "$@"
+		"${runuser:-runuser}" -u postgres -- "$@"
 	else
 		"$@"
 	fi
