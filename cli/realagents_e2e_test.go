@@ -43,3 +43,84 @@ func TestRealAgentApprove(t *testing.T) {
 		})
 	}
 }
+
+// Denied with a reason: the command does not run, and the model receives
+// the reason as the tool's result.
+func TestRealAgentDeny(t *testing.T) {
+	for _, a := range realAgents {
+		t.Run(a.name, func(t *testing.T) {
+			marker := "denied-marker"
+			r := newAgentRig(t, a, "sh -c 'touch "+marker+"'", "create the marker file")
+			r.installHooksByHand()
+			run := r.start("Create the marker file.")
+			id := r.pendingID(run)
+			reason := "not on a Friday"
+			if out, err := approveTUI(t, "--db", r.db, "deny", id, "--reason", reason).CombinedOutput(); err != nil {
+				t.Fatalf("deny: %v\n%s", err, out)
+			}
+			stdout, stderr := r.wait(run)
+			if _, err := os.Stat(filepath.Join(r.work, marker)); err == nil {
+				t.Fatal("denied, but the command ran")
+			}
+			results := r.stub.ToolResults()
+			if len(results) == 0 || !strings.Contains(strings.Join(results, "\n"), reason) {
+				t.Fatalf("the model was not told the reason: tool results %q\nstdout: %s\nstderr: %s\nmodel log:\n%s", results, stdout, stderr, r.stub.Log())
+			}
+			t.Logf("tool result: %q", results)
+			if rec := r.show(id); rec["status"] != "denied" || rec["execution_status"] != "not_started" {
+				t.Errorf("record: status %v, execution %v; want denied, not_started", rec["status"], rec["execution_status"])
+			}
+		})
+	}
+}
+
+// Escape sequences and other control bytes in the command and its
+// description reach the store as they are, and are inert where they are
+// shown: list and show print them visibly, never raw.
+func TestRealAgentHostileBytesInert(t *testing.T) {
+	for _, a := range realAgents {
+		t.Run(a.name, func(t *testing.T) {
+			marker := "hostile-marker"
+			command := "sh -c 'touch " + marker + "' # \x1b]0;pwned\x07\x1b[2J\u202e"
+			if a.name == "claude-code" {
+				// Claude Code refuses a Bash command with control
+				// characters itself (InputValidationError, before any
+				// hook); its description takes them.
+				command = "sh -c 'touch " + marker + "' # \u202eexe.live"
+			}
+			r := newAgentRig(t, a, command, "create \x1b[31mthe\x1b[0m marker\x1b]8;;http://x\x07")
+			r.installHooksByHand()
+			run := r.start("Create the marker file.")
+			id := r.pendingID(run)
+			for _, args := range [][]string{{"list"}, {"show", id}} {
+				out, err := approveTUI(t, append([]string{"--db", r.db}, args...)...).CombinedOutput()
+				if err != nil {
+					t.Fatalf("%s: %v\n%s", args[0], err, out)
+				}
+				if strings.ContainsAny(string(out), "\x1b\x07\u202e") {
+					t.Fatalf("%s printed raw control bytes: %q", args[0], out)
+				}
+				if args[0] == "show" && !strings.Contains(string(out), `\x1b`) && !strings.Contains(string(out), `<U+202E>`) {
+					t.Fatalf("show does not make the escape visible: %q", out)
+				}
+			}
+			rec := r.show(id)
+			if rec["command"] != command {
+				t.Errorf("the pinned command is not the agent's bytes: %q", rec["command"])
+			}
+			if s, _ := rec["suspicious"].(bool); !s {
+				t.Errorf("a proposal with escape sequences is not flagged suspicious")
+			}
+			if out, err := approveTUI(t, "--db", r.db, "deny", id, "--reason", "hostile bytes").CombinedOutput(); err != nil {
+				t.Fatalf("deny: %v\n%s", err, out)
+			}
+			stdout, stderr := r.wait(run)
+			if _, err := os.Stat(filepath.Join(r.work, marker)); err == nil {
+				t.Fatal("denied, but the command ran")
+			}
+			if strings.ContainsAny(stdout+stderr, "\x1b\x07") && a.name != "codex" {
+				t.Logf("note: the agent's own output holds control bytes (the agent's to render)")
+			}
+		})
+	}
+}

@@ -129,8 +129,9 @@ type agentRun struct {
 	cmd    *exec.Cmd
 	stdout bytes.Buffer
 	stderr bytes.Buffer
-	done   chan error
-	cancel context.CancelFunc
+	done    chan error
+	cancel  context.CancelFunc
+	started time.Time
 }
 
 // start runs the agent on prompt in the project directory.
@@ -143,14 +144,16 @@ func (r *agentRig) start(prompt string) *agentRun {
 	case "codex":
 		args = []string{"exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", prompt}
 	case "gemini":
-		args = []string{"-p", prompt, "--approval-mode", "yolo", "--output-format", "json"}
+		// A named model: with "auto" Gemini CLI first asks the model
+		// to route the prompt (JSON the stand-in does not play).
+		args = []string{"-p", prompt, "--approval-mode", "yolo", "--output-format", "json", "--model", "gemini-2.5-flash"}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	cmd := exec.CommandContext(ctx, filepath.Join(r.modules, ".bin", r.agent.bin), args...)
 	cmd.Dir = r.work
 	cmd.Env = r.env()
 	cmd.Stdin = strings.NewReader("")
-	run := &agentRun{cmd: cmd, done: make(chan error, 1), cancel: cancel}
+	run := &agentRun{cmd: cmd, done: make(chan error, 1), cancel: cancel, started: time.Now()}
 	cmd.Stdout, cmd.Stderr = &run.stdout, &run.stderr
 	if err := cmd.Start(); err != nil {
 		cancel()
@@ -170,6 +173,7 @@ func (r *agentRig) wait(run *agentRun) (stdout, stderr string) {
 	select {
 	case err := <-run.done:
 		run.done <- err
+		r.t.Logf("%s: ended after %s", r.agent.bin, time.Since(run.started).Round(time.Millisecond))
 		if err != nil {
 			r.t.Logf("%s ended: %v", r.agent.bin, err)
 		}
@@ -191,6 +195,7 @@ func (r *agentRig) pendingID(run *agentRun) string {
 			if json.Unmarshal(out, &rows) == nil {
 				for _, row := range rows {
 					if id, _ := row["approval_id"].(string); strings.HasPrefix(id, r.agent.idPrefix) {
+						r.t.Logf("%s: proposal %s after %s", r.agent.bin, id, time.Since(run.started).Round(time.Millisecond))
 						return id
 					}
 				}
@@ -199,7 +204,7 @@ func (r *agentRig) pendingID(run *agentRun) string {
 		select {
 		case err := <-run.done:
 			run.done <- err
-			r.t.Fatalf("%s ended (%v) with no proposal\nstdout: %s\nstderr: %s\nmodel log:\n%s", r.agent.bin, err,
+			r.t.Fatalf("%s ended (%v) with no proposal\ntool results: %q\nstdout: %s\nstderr: %s\nmodel log:\n%s", r.agent.bin, err, r.stub.ToolResults(),
 				run.stdout.String(), run.stderr.String(), r.stub.Log())
 		case <-time.After(200 * time.Millisecond):
 		}

@@ -63,6 +63,7 @@ func (r *agentRig) installHooksByHand() {
 			// The stand-in is reached through GOOGLE_GEMINI_BASE_URL with
 			// an API key (Gemini CLI would take the URL for a gateway).
 			"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
+			"privacy":  map[string]any{"usageStatisticsEnabled": false},
 			"hooks": map[string]any{"BeforeTool": []any{map[string]any{"matcher": "run_shell_command",
 				"hooks": []any{map[string]any{"type": "command", "name": "approve-tui", "command": pre,
 					"timeout": int(r.hookTimeout / time.Millisecond)}}}}},
