@@ -126,9 +126,9 @@ func (r *agentRig) hookCommand(pre bool) string {
 
 // agentRun is a running agent.
 type agentRun struct {
-	cmd    *exec.Cmd
-	stdout bytes.Buffer
-	stderr bytes.Buffer
+	cmd     *exec.Cmd
+	stdout  bytes.Buffer
+	stderr  bytes.Buffer
 	done    chan error
 	cancel  context.CancelFunc
 	started time.Time
