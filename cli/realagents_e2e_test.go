@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // With the hook set up, the real agent's shell call becomes a proposal
@@ -120,6 +121,50 @@ func TestRealAgentHostileBytesInert(t *testing.T) {
 			}
 			if strings.ContainsAny(stdout+stderr, "\x1b\x07") && a.name != "codex" {
 				t.Logf("note: the agent's own output holds control bytes (the agent's to render)")
+			}
+		})
+	}
+}
+
+// The agent's own hook timeout passes while the operator has not decided
+// (the hook's --timeout is longer, as when the settings disagree): each
+// agent stops waiting its own way (Claude Code and Gemini CLI send SIGTERM;
+// Codex sends no signal, leaves the hook running and runs the command),
+// and may then run the command under its own rules. The record never says
+// denied, nor stays plainly pending: the proposal is abandoned (expired,
+// with what is known), and approving it afterwards runs nothing.
+func TestRealAgentHookTimeoutIsRecordedTruthfully(t *testing.T) {
+	for _, a := range realAgents {
+		t.Run(a.name, func(t *testing.T) {
+			marker := "timeout-marker"
+			r := newAgentRig(t, a, "sh -c 'touch "+marker+"'", "create the marker file")
+			r.hookTimeout, r.waitFor = 4*time.Second, 40*time.Second
+			r.installHooksByHand()
+			run := r.start("Create the marker file.")
+			id := r.pendingID(run)
+			stdout, stderr := r.wait(run)
+			_, statErr := os.Stat(filepath.Join(r.work, marker))
+			ran := statErr == nil
+			t.Logf("%s ran the command after its hook timeout: %v; tool results %q", a.bin, ran, r.stub.ToolResults())
+			var rec map[string]any
+			eventually(t, 60*time.Second, "the proposal stayed pending after the agent stopped waiting", func() bool {
+				rec = r.show(id)
+				return rec["status"] != "pending"
+			})
+			t.Logf("record: status %v, consumed_by %v, terminal_reason %v", rec["status"], rec["consumed_by"], rec["terminal_reason"])
+			if rec["status"] != "expired" {
+				t.Fatalf("status %v, want expired (abandoned): nobody decided\nstdout: %s\nstderr: %s", rec["status"], stdout, stderr)
+			}
+			why, _ := rec["terminal_reason"].(string)
+			if !strings.HasPrefix(why, "abandoned: ") {
+				t.Fatalf("terminal_reason %q does not say it was abandoned", why)
+			}
+			if ran && !strings.Contains(why, "not known") && !strings.Contains(why, "ran the command") {
+				t.Fatalf("the agent ran the command, and the record says %q", why)
+			}
+			out, err := approveTUI(t, "--db", r.db, "approve", id, "--confirm", id).CombinedOutput()
+			if err == nil || !strings.Contains(string(out), "approving it would run nothing") {
+				t.Fatalf("approving an abandoned proposal: %v\n%s", err, out)
 			}
 		})
 	}
