@@ -36,6 +36,8 @@ require (
 	mvdan.cc/sh/v3 v3.14.1
 )
 
+require github.com/pelletier/go-toml/v2 v2.4.3
+
 require (
 	dario.cat/mergo v1.0.0 // indirect
 	github.com/Microsoft/go-winio v0.6.2 // indirect

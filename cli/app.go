@@ -225,6 +225,7 @@ postgres://user@host/db?sslmode=... URL for PostgreSQL.
 	root.SetOut(a.out)
 	root.SetErr(a.err)
 	a.addCompletions(root)
+	refuseUnknownSubcommands(root)
 	_ = root.RegisterFlagCompletionFunc("open", a.completeIDs(storage.ListAll))
 	root.SuggestionsMinimumDistance = 2
 	return root

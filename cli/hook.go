@@ -42,10 +42,12 @@ in approve-tui first: "approve-tui hook claude-code" is Claude Code's,
 Gemini CLI's, and "approve-tui hook hermes" is the adapter of Hermes'
 approval transport (its plugin runs it). Each speaks its agent's hook protocol and fails closed: any
 failure it can see is a deny in that protocol. Each --help shows its
-settings snippet.`,
+settings snippet. "approve-tui hook install AGENT" writes those settings,
+"approve-tui hook doctor AGENT" checks that the agent will run the hook.`,
 		Args: cobra.NoArgs,
 	}
-	hook.AddCommand(a.claudeCodeHookCmd(), a.codexHookCmd(), a.geminiHookCmd(), a.hermesHookCmd())
+	hook.AddCommand(a.claudeCodeHookCmd(), a.codexHookCmd(), a.geminiHookCmd(), a.hermesHookCmd(),
+		a.hookInstallCmd(), a.hookDoctorCmd())
 	return hook
 }
 
@@ -101,8 +103,10 @@ internal error are each a deny with the reason. It never rewrites the
 command (no updatedInput). The store's lock wait is --lock-timeout (2s by
 default, shorter than the other commands' wait).
 
-In .claude/settings.json (or ~/.claude/settings.json); "timeout" is in
-seconds: keep --timeout below it.
+"approve-tui hook install claude-code" writes this, with approve-tui's full
+path and --db, into ~/.claude/settings.json (or .claude/settings.json);
+"timeout" is in seconds: keep --timeout below it. "approve-tui hook doctor
+claude-code" checks it.
 
   {"hooks": {
     "PreToolUse": [{"matcher": "Bash|PowerShell", "hooks": [{"type": "command",

@@ -41,8 +41,12 @@ crashes or outlives its "timeout" lets the call run: Codex has no setting to
 block then, so give approve-tui's full path and keep --timeout below
 "timeout" (seconds, 600 by default).
 
-In ~/.codex/hooks.json (or <repo>/.codex/hooks.json, loaded only in a
-trusted project):
+Codex runs only the hooks the user trusted (its /hooks review stores a hash
+of each in ~/.codex/config.toml, and any edit voids it): "approve-tui hook
+install codex" writes this into ~/.codex/hooks.json (or
+<repo>/.codex/hooks.json, loaded only in a trusted project), with
+approve-tui's full path and --db, and the trust; "approve-tui hook doctor
+codex" checks it:
 
   {"hooks": {
     "PreToolUse": [{"matcher": "^Bash$", "hooks": [{"type": "command",
@@ -50,15 +54,6 @@ trusted project):
       "statusMessage": "Waiting for approval in approve-tui"}]}],
     "PostToolUse": [{"matcher": "^Bash$", "hooks": [{"type": "command",
       "command": "approve-tui hook codex"}]}]}}
-
-or the same in ~/.codex/config.toml:
-
-  [[hooks.PreToolUse]]
-  matcher = "^Bash$"
-  [[hooks.PreToolUse.hooks]]
-  type = "command"
-  command = "approve-tui hook codex --timeout 900s"
-  timeout = 930
 
 Hooks are on by default in current Codex; older builds need
 "[features] codex_hooks = true" in config.toml.`,

@@ -37,22 +37,26 @@ apply.
 For a shell call it exits 0 with a JSON answer on every failure it can
 see: malformed input, a missing or locked store, a timeout, an interrupt,
 an internal error. Bad flags (or a bad --lock-timeout) exit 2 with the
-reason on stderr, which Gemini CLI also reads as a block. A hook that cannot
-start, exits with another code or is killed at its "timeout" only warns:
-the command runs. So give approve-tui's full path and keep --timeout below
-"timeout", which is in milliseconds (60000 when not set: hence --timeout
-defaults to 50s).
+reason on stderr, which Gemini CLI also reads as a block. Gemini CLI 0.61
+reads a hook that cannot start (the shell's "not found", exit 127) as a
+deny too; one that exits 1 or is killed at its "timeout" only warns: the
+command runs. So keep --timeout below "timeout", which is in milliseconds
+(60000 when not set: hence --timeout defaults to 50s).
 
-In ~/.gemini/settings.json (project hooks in .gemini/settings.json run only
-in trusted folders):
+"approve-tui hook install gemini" writes this into ~/.gemini/settings.json
+(or .gemini/settings.json), with approve-tui's full path and --db: with
+GITHUB_SHA set (GitHub Actions) Gemini CLI strips variables such as
+APPROVE_TUI_DB from a hook's environment. Gemini CLI runs no hook, user hooks included, in a folder it
+does not trust:
 
   {"hooks": {
     "BeforeTool": [{"matcher": "run_shell_command", "hooks": [{"type": "command",
       "name": "approve-tui", "command": "approve-tui hook gemini --timeout 900s",
       "timeout": 930000}]}]}}
 
-Where hooks are still experimental, the hooks system must be on as well
-("tools": {"enableHooks": true}, or /settings, "Enable Hooks System").`,
+The hooks system is "hooksConfig": {"enabled": true} (on unless set false;
+before 0.61 "tools": {"enableHooks": true}). "approve-tui hook doctor gemini"
+checks all this.`,
 		Args:        cobra.NoArgs,
 		Annotations: map[string]string{failClosedHook: string(agent.AgentGemini)},
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -1,0 +1,477 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/approve-tui/approve-tui/agent"
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/spf13/cobra"
+)
+
+func (a *app) hookDoctorCmd() *cobra.Command {
+	var o hookInstallOpts
+	cmd := &cobra.Command{
+		Use:   "doctor claude-code|codex|gemini [--scope user|project] [--dir DIR]",
+		Short: "Check that an agent will really run approve-tui's hook, and say how to fix what is missing",
+		Long: `Check, one line each (ok, warning or problem, every problem with its fix),
+that the agent will run approve-tui's hook before its shell commands:
+
+  settings  the settings file (as "hook install" writes it, for --scope)
+            exists and parses
+  EVENT     each event the hook handles has an approve-tui entry
+  binary    the approve-tui the entry runs is an absolute path, exists, is
+            executable and prints approve-tui's version
+  store     the store named by its --db exists and has the approval table
+            ("approve-tui init"), and this user may write it
+  timeout   the hook's --timeout is below the agent's hook timeout
+  failure   Claude Code: "onFailure": "block" on PreToolUse (else a hook
+            that cannot start lets the call run)
+  trust     Codex: each entry's trusted_hash in ~/.codex/config.toml is
+            the hash of the entry as it is now (Codex skips untrusted and
+            modified hooks), not disabled there, hooks not turned off
+            ([features] hooks = false); project scope: the project is
+            trusted
+  switch    Gemini CLI: hooksConfig.enabled is not false, and
+            hooksConfig.disabled does not list approve-tui
+  folder    Gemini CLI: the folder (--dir, default the current one) is
+            trusted: Gemini CLI runs no hook at all, user hooks included,
+            in a folder it does not trust
+
+It changes nothing. The checks run as this user: run it as the user the
+agent runs as.
+` + exitCodesWhere(map[int]string{
+			ExitOK:    "no problems (warnings allowed)",
+			ExitError: "a check found a problem: the hook would not run, or not as installed",
+		}, ExitOK, ExitError, ExitUsage),
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			who, err := parseInstallAgent(args)
+			if err != nil {
+				return err
+			}
+			t, err := a.installTarget(who, o)
+			if err != nil {
+				return err
+			}
+			checks := a.hookDoctor(cmd.Context(), t, o)
+			problems, warnings := 0, 0
+			for _, c := range checks {
+				switch c.status {
+				case checkProblem:
+					problems++
+				case checkWarning:
+					warnings++
+				}
+			}
+			if a.json {
+				elems := make([]string, len(checks))
+				for i, c := range checks {
+					elems[i] = model.NewJSONObject().Str("name", c.name).Str("status", c.status).Str("message", c.message).String()
+				}
+				a.printf("%s\n", model.NewJSONObject().Str("agent", string(who)).Str("settings", t.settings).Bool("ok", problems == 0).
+					Int("problems", int64(problems)).Int("warnings", int64(warnings)).Raw("checks", jsonArray(elems)))
+			} else {
+				for _, c := range checks {
+					a.printf("%-8s %-10s %s\n", c.status, c.name, c.message)
+				}
+				a.printf("%s, %s\n", plural(problems, "problem"), plural(warnings, "warning"))
+			}
+			if problems > 0 {
+				return &exitError{code: ExitError}
+			}
+			return nil
+		},
+	}
+	o.flags(cmd, false)
+	return cmd
+}
+
+// expectedEvents are the events install registers for who.
+func expectedEvents(who agent.Agent) []string {
+	switch who {
+	case agent.AgentClaudeCode:
+		return []string{"PreToolUse", "PostToolUse", "PostToolUseFailure"}
+	case agent.AgentCodex:
+		return []string{"PreToolUse", "PostToolUse"}
+	}
+	return []string{"BeforeTool"}
+}
+
+// preEvent is the event whose hook decides.
+func preEvent(who agent.Agent) string {
+	if who == agent.AgentGemini {
+		return "BeforeTool"
+	}
+	return "PreToolUse"
+}
+
+func (a *app) hookDoctor(ctx context.Context, t *installTarget, o hookInstallOpts) []hermesCheck {
+	var checks []hermesCheck
+	add := func(name, status, msg string) { checks = append(checks, hermesCheck{name, status, msg}) }
+	install := "run " + doctorLine(t.who, o)
+	install = strings.Replace(install, " doctor ", " install ", 1)
+	shown := line(t.settings)
+
+	src, exists, err := readSettings(t.settings)
+	switch {
+	case err != nil:
+		add("settings", checkProblem, shown+": "+line(err.Error()))
+		return checks
+	case !exists:
+		add("settings", checkProblem, shown+" does not exist: "+install+a.otherScopeHint(t, o))
+		return checks
+	}
+	settings, err := agent.ParseJSONObject(src)
+	if err != nil {
+		add("settings", checkProblem, shown+" is "+line(err.Error())+": the agent cannot read it; fix it, then "+install)
+		return checks
+	}
+	add("settings", checkOK, shown+" parses")
+
+	found := agent.FindHooks(settings, t.who)
+	var pre *agent.FoundHook
+	for _, ev := range expectedEvents(t.who) {
+		var hs []agent.FoundHook
+		for _, h := range found {
+			if h.Event == ev {
+				hs = append(hs, h)
+			}
+		}
+		switch {
+		case len(hs) == 0:
+			add(ev, checkProblem, "no approve-tui entry: "+install+a.otherScopeHint(t, o))
+		case len(hs) > 1:
+			add(ev, checkWarning, strconv.Itoa(len(hs))+" approve-tui entries: the hook runs more than once; "+install+" keeps one")
+		default:
+			add(ev, checkOK, line(hs[0].Command)+" (matcher "+strconv.Quote(line(hs[0].Matcher))+")")
+		}
+		if ev == preEvent(t.who) && len(hs) > 0 {
+			h := hs[0]
+			pre = &h
+		}
+	}
+	if pre == nil {
+		return checks
+	}
+	words, err := agent.HookWords(pre.Command)
+	if err != nil {
+		add("binary", checkProblem, "the command does not parse: "+line(err.Error())+"; "+install)
+		return checks
+	}
+	st, msg := a.checkHookBinary(ctx, words[0], install)
+	add("binary", st, msg)
+	st, msg = a.checkHookStore(ctx, words, install)
+	add("store", st, msg)
+	st, msg = checkHookTimeout(t.who, words, pre.Fields, install)
+	add("timeout", st, msg)
+
+	switch t.who {
+	case agent.AgentClaudeCode:
+		if v, _ := pre.Fields.Get("onFailure"); v == "block" {
+			add("failure", checkOK, `"onFailure": "block": Claude Code (2.1.295 and later) blocks the call when the hook cannot start, times out or fails`)
+		} else {
+			add("failure", checkWarning, `no "onFailure": "block" on PreToolUse: a hook that cannot start or times out lets the call run; `+install)
+		}
+	case agent.AgentCodex:
+		for _, c := range a.codexTrustChecks(settings, t, install) {
+			checks = append(checks, c)
+		}
+	case agent.AgentGemini:
+		st, msg := a.geminiSwitchCheck(settings, t)
+		add("switch", st, msg)
+		if ok, why := a.geminiFolderTrusted(t.home, t.dir); ok {
+			add("folder", checkOK, why)
+		} else {
+			add("folder", checkProblem, "Gemini CLI runs no hook, user hooks included, in "+line(t.dir)+": "+why+
+				"; trust it (Gemini's own prompt, /permissions trust, or "+line(a.trustedFoldersPath(t.home))+`: {"`+line(t.dir)+`": "TRUST_FOLDER"}), or run gemini --skip-trust there`)
+		}
+	}
+	return checks
+}
+
+// otherScopeHint points to approve-tui's entries in the other scope's
+// settings, when there are some: the doctor was perhaps asked about the
+// wrong one.
+func (a *app) otherScopeHint(t *installTarget, o hookInstallOpts) string {
+	other := o
+	other.scope = map[string]string{"user": "project", "project": "user"}[o.scope]
+	ot, err := a.installTarget(t.who, other)
+	if err != nil || ot.settings == t.settings {
+		return ""
+	}
+	src, ok, err := readSettings(ot.settings)
+	if err != nil || !ok {
+		return ""
+	}
+	s, err := agent.ParseJSONObject(src)
+	if err != nil || len(agent.FindHooks(s, t.who)) == 0 {
+		return ""
+	}
+	return " (" + line(ot.settings) + " has approve-tui's hook: check it with --scope " + other.scope + ")"
+}
+
+// checkHookBinary: the entry's approve-tui exists, is executable and is
+// approve-tui.
+func (a *app) checkHookBinary(ctx context.Context, bin, install string) (string, string) {
+	path := bin
+	status := checkOK
+	note := ""
+	if !filepath.IsAbs(bin) {
+		p, ok := a.lookPath(bin)
+		if !ok {
+			return checkProblem, line(bin) + " is not an absolute path and not on this shell's PATH: " + install
+		}
+		path, status = p, checkWarning
+		note = "; found on this shell's PATH only: the agent's PATH may differ (" + install + " writes the absolute path)"
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return checkProblem, line(path) + " does not exist: the agent cannot start the hook; " + install
+	case err != nil:
+		return checkProblem, line(path) + ": " + line(err.Error())
+	case !fi.Mode().IsRegular():
+		return checkProblem, line(path) + " is not a regular file: " + install
+	}
+	if err := syscall.Access(path, 1 /* X_OK */); err != nil {
+		return checkProblem, line(path) + " is not executable by this user: chmod +x it, or " + install
+	}
+	ver, err := binaryVersion(ctx, path)
+	if err != nil {
+		return checkProblem, line(path) + " --version: " + line(err.Error()) + "; " + install
+	}
+	msg := line(path) + " is " + line(ver)
+	if mine := "approve-tui " + Build.String(); ver != mine && status == checkOK {
+		msg += " (this one is " + line(mine) + ")"
+	}
+	return status, msg + note
+}
+
+// checkHookStore: the store the entry names is ready.
+func (a *app) checkHookStore(ctx context.Context, words []string, install string) (string, string) {
+	db, ok := agent.FlagValue(words, "db")
+	if !ok {
+		db = a.defaultDB()
+		if p := storeProblem(ctx, db, a.lockTimeout); p != "" {
+			return checkProblem, "no --db: the hook uses the agent's $APPROVE_TUI_DB, else ~/.hermes/state.db; here " + p + "; " + install
+		}
+		return checkWarning, "no --db: the hook uses the agent's $APPROVE_TUI_DB (which an agent may strip), else ~/.hermes/state.db; " + install + " names the store"
+	}
+	if p := storeProblem(ctx, db, a.lockTimeout); p != "" {
+		return checkProblem, p
+	}
+	return checkOK, line(db) + " has the approval table and is writable by this user"
+}
+
+// checkHookTimeout: the hook answers before the agent kills it.
+func checkHookTimeout(who agent.Agent, words []string, fields *agent.JSONObject, install string) (string, string) {
+	hook := agent.DefaultHookTimeout
+	if who == agent.AgentGemini {
+		hook = agent.DefaultGeminiTimeout
+	}
+	if v, ok := agent.FlagValue(words, "timeout"); ok {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return checkProblem, "--timeout " + strconv.Quote(line(v)) + " is not a positive duration: the hook denies every call; " + install
+		}
+		hook = d
+	}
+	unit, def := time.Second, 600*time.Second
+	if who == agent.AgentGemini {
+		unit, def = time.Millisecond, 60*time.Second
+	}
+	ag := def
+	from := "the agent's default"
+	if v, ok := fields.Get("timeout"); ok {
+		n, isNum := v.(json.Number)
+		f, err := n.Float64()
+		if !isNum || err != nil || f <= 0 {
+			return checkProblem, fmt.Sprintf(`"timeout": %v is not a positive number; %s`, v, install)
+		}
+		ag = time.Duration(f * float64(unit))
+		from = `"timeout"`
+	}
+	msg := fmt.Sprintf("the hook waits %s, the agent %s (%s)", model.ShortDuration(hook), model.ShortDuration(ag), from)
+	if hook >= ag {
+		return checkProblem, msg + ": the agent kills the hook before it answers; " + install
+	}
+	return checkOK, msg
+}
+
+// codexTrustChecks: each approve-tui entry is trusted as it is now, and a
+// project's hooks load.
+func (a *app) codexTrustChecks(settings *agent.JSONObject, t *installTarget, install string) []hermesCheck {
+	var checks []hermesCheck
+	add := func(name, status, msg string) { checks = append(checks, hermesCheck{name, status, msg}) }
+	cfgPath := filepath.Join(t.codex, "config.toml")
+	src, _, err := readSettings(cfgPath)
+	if err != nil {
+		add("trust", checkProblem, line(cfgPath)+": "+line(err.Error()))
+		return checks
+	}
+	cfg, err := agent.ParseCodexConfig(src)
+	if err != nil {
+		add("trust", checkProblem, line(cfgPath)+" is "+line(err.Error())+": Codex cannot read it either; fix it, then "+install)
+		return checks
+	}
+	if name, off := cfg.HooksFeatureOff(); off {
+		add("feature", checkProblem, name+" = false in "+line(cfgPath)+" turns every Codex hook off: remove it")
+	}
+	abs, _ := filepath.Abs(t.settings)
+	for _, h := range agent.FindHooks(settings, agent.AgentCodex) {
+		ch, err := codexHandlerOf(h)
+		name := "trust " + h.Event
+		if err != nil {
+			add(name, checkProblem, line(err.Error())+"; "+install)
+			continue
+		}
+		key := agent.CodexHookKey(abs, codexEvent(h.Event), h.Group, h.Handler)
+		want := agent.CodexHookHash(ch)
+		st, ok := cfg.HookState(key)
+		switch {
+		case ok && st.HasEnabled && !st.Enabled:
+			add(name, checkProblem, "disabled in "+line(cfgPath)+" ([hooks.state."+strconv.Quote(line(key))+"] enabled = false): enable it in Codex's /hooks")
+		case !ok || st.TrustedHash == "":
+			add(name, checkProblem, "not trusted: Codex skips it; "+install+" (or trust it in Codex's /hooks)")
+		case st.TrustedHash != want:
+			add(name, checkProblem, "changed since it was trusted (the trusted hash is not the entry's): Codex skips it; "+install+" (or review it in Codex's /hooks)")
+		default:
+			add(name, checkOK, "trusted as it is ("+want[:19]+"…)")
+		}
+	}
+	if t.project != "" {
+		roots := codexProjectRoots(t.project)
+		if ok, _ := cfg.ProjectTrusted(roots...); ok {
+			add("project", checkOK, line(roots[0])+" is a trusted project: Codex loads its .codex/")
+		} else {
+			add("project", checkProblem, "Codex loads "+line(filepath.Join(t.project, ".codex"))+" only in a trusted project, and "+line(roots[0])+
+				" is not one: start codex there and trust it, or add [projects."+line(strconv.Quote(roots[0]))+`] trust_level = "trusted" to `+line(cfgPath))
+		}
+	}
+	if n := codexInlineOurs(cfg); n > 0 {
+		add("inline", checkWarning, fmt.Sprintf("%s has %d approve-tui hook(s) inline under [hooks] as well: the hook runs twice; remove them", line(cfgPath), n))
+	}
+	return checks
+}
+
+// geminiSwitchCheck: the hooks system is on, and approve-tui not disabled.
+// Project settings override user ones, so both are read for a project.
+func (a *app) geminiSwitchCheck(settings *agent.JSONObject, t *installTarget) (string, string) {
+	// The user's settings, then the folder's, which override them.
+	var files []*agent.JSONObject
+	var names []string
+	for _, p := range []string{filepath.Join(a.geminiDir(t.home), "settings.json"), filepath.Join(t.dir, ".gemini", "settings.json")} {
+		if len(names) > 0 && names[0] == p {
+			continue
+		}
+		if p == t.settings {
+			files, names = append(files, settings), append(names, p)
+			continue
+		}
+		if src, ok, err := readSettings(p); err == nil && ok {
+			if f, err := agent.ParseJSONObject(src); err == nil {
+				files, names = append(files, f), append(names, p)
+			}
+		}
+	}
+	enabled, where := true, "unset: on by default in Gemini CLI 0.61"
+	for i, f := range files {
+		hc, ok := f.Object("hooksConfig")
+		if !ok {
+			continue
+		}
+		if v, has := hc.Get("enabled"); has {
+			enabled = v == true
+			where = "hooksConfig.enabled in " + line(names[i])
+		}
+		if geminiDisabled(hc) {
+			return checkProblem, "hooksConfig.disabled in " + line(names[i]) + " lists approve-tui: remove it"
+		}
+	}
+	if !enabled {
+		return checkProblem, "the hooks system is off (" + where + " is false): set it to true"
+	}
+	return checkOK, "the hooks system is on (" + where + ")"
+}
+
+func (a *app) trustedFoldersPath(home string) string {
+	if p := a.getenv("GEMINI_CLI_TRUSTED_FOLDERS_PATH"); p != "" {
+		return p
+	}
+	return filepath.Join(a.geminiDir(home), "trustedFolders.json")
+}
+
+// geminiFolderTrusted decides, as Gemini CLI 0.61 does, whether it trusts
+// dir: folder trust off in the user's settings (security.folderTrust.enabled
+// false) trusts every folder; else the longest rule of trustedFolders.json
+// whose folder holds dir (TRUST_PARENT: the rule's parent) decides, and no
+// rule is untrusted. It says why.
+func (a *app) geminiFolderTrusted(home, dir string) (bool, string) {
+	if a.getenv("GEMINI_RESTRICTED_MODE") == "true" || a.getenv("GEMINI_CLI_TRUST_WORKSPACE") == "false" {
+		return false, "this shell sets GEMINI_RESTRICTED_MODE=true or GEMINI_CLI_TRUST_WORKSPACE=false: no folder is trusted"
+	}
+	if a.getenv("GEMINI_CLI_TRUST_WORKSPACE") == "true" {
+		return true, "this shell sets GEMINI_CLI_TRUST_WORKSPACE=true: gemini started from it trusts every folder"
+	}
+	if src, ok, err := readSettings(filepath.Join(a.geminiDir(home), "settings.json")); err == nil && ok {
+		if s, err := agent.ParseJSONObject(src); err == nil {
+			if sec, ok := s.Object("security"); ok {
+				if ft, ok := sec.Object("folderTrust"); ok {
+					if v, has := ft.Get("enabled"); has && v == false {
+						return true, "folder trust is off (security.folderTrust.enabled false): every folder is trusted"
+					}
+				}
+			}
+		}
+	}
+	path := a.trustedFoldersPath(home)
+	src, ok, err := readSettings(path)
+	if err != nil {
+		return false, line(path) + ": " + line(err.Error())
+	}
+	if !ok {
+		return false, "no folder is trusted yet (" + line(path) + " does not exist)"
+	}
+	rules, err := agent.ParseJSONObject(src)
+	if err != nil {
+		return false, line(path) + " is " + line(err.Error()) + " (Gemini CLI refuses to start on an invalid file)"
+	}
+	real := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return filepath.Clean(p)
+	}
+	best, level, rule := -1, "", ""
+	for _, k := range rules.Keys() {
+		v, _ := rules.Get(k)
+		l, _ := v.(string)
+		eff := k
+		if l == "TRUST_PARENT" {
+			eff = filepath.Dir(k)
+		}
+		eff = real(eff)
+		if (dir == eff || strings.HasPrefix(dir, strings.TrimSuffix(eff, string(filepath.Separator))+string(filepath.Separator))) && len(k) > best {
+			best, level, rule = len(k), l, k
+		}
+	}
+	switch level {
+	case "TRUST_FOLDER", "TRUST_PARENT":
+		return true, line(dir) + " is trusted (" + line(path) + ": " + strconv.Quote(line(rule)) + " " + level + ")"
+	case "DO_NOT_TRUST":
+		return false, line(dir) + " is marked DO_NOT_TRUST (" + strconv.Quote(line(rule)) + " in " + line(path) + ")"
+	case "":
+		return false, line(dir) + " is not trusted (no rule in " + line(path) + " covers it)"
+	}
+	return false, line(path) + ": " + strconv.Quote(line(rule)) + " has trust level " + strconv.Quote(line(level)) + ", which Gemini CLI refuses"
+}
