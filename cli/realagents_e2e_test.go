@@ -17,7 +17,7 @@ func TestRealAgentApprove(t *testing.T) {
 			marker := "approved-marker"
 			// sh -c: a rule matches (a shell command via -c), so it is asked.
 			r := newAgentRig(t, a, "sh -c 'touch "+marker+"'", "create the marker file")
-			r.installHooksByHand()
+			r.installHooks()
 			run := r.start("Create the marker file.")
 			id := r.pendingID(run)
 			if _, err := os.Stat(filepath.Join(r.work, marker)); err == nil {
@@ -52,7 +52,7 @@ func TestRealAgentDeny(t *testing.T) {
 		t.Run(a.name, func(t *testing.T) {
 			marker := "denied-marker"
 			r := newAgentRig(t, a, "sh -c 'touch "+marker+"'", "create the marker file")
-			r.installHooksByHand()
+			r.installHooks()
 			run := r.start("Create the marker file.")
 			id := r.pendingID(run)
 			reason := "not on a Friday"
@@ -90,7 +90,7 @@ func TestRealAgentHostileBytesInert(t *testing.T) {
 				command = "sh -c 'touch " + marker + "' # \u202eexe.live"
 			}
 			r := newAgentRig(t, a, command, "create \x1b[31mthe\x1b[0m marker\x1b]8;;http://x\x07")
-			r.installHooksByHand()
+			r.installHooks()
 			run := r.start("Create the marker file.")
 			id := r.pendingID(run)
 			for _, args := range [][]string{{"list"}, {"show", id}} {
@@ -139,6 +139,8 @@ func TestRealAgentHookTimeoutIsRecordedTruthfully(t *testing.T) {
 			marker := "timeout-marker"
 			r := newAgentRig(t, a, "sh -c 'touch "+marker+"'", "create the marker file")
 			r.hookTimeout, r.waitFor = 4*time.Second, 40*time.Second
+			// Settings that disagree (the agent gives up first): written by
+			// hand, since hook install never writes them.
 			r.installHooksByHand()
 			run := r.start("Create the marker file.")
 			id := r.pendingID(run)

@@ -12,13 +12,16 @@ import (
 	"time"
 )
 
-// installHooksByHand writes the agent's hook settings as the README's
-// snippets give them, and what else the agent needs to run them (Codex:
-// the trust its /hooks review would store, read from `codex app-server`'s
-// hooks/list; Gemini CLI: the hooks switch and a trusted folder). Every
-// setting the tests write by hand is here.
+// installHooksByHand writes the agent's hook settings by hand, with the
+// agent's hook timeout (hookTimeout) and the hook's wait (waitFor) as the
+// test sets them, even when they disagree, which `hook install` never
+// writes; and what else the agent needs to run them (Codex: the trust its
+// /hooks review would store, read from `codex app-server`'s hooks/list;
+// Gemini CLI: the hooks switch). Every hook setting the tests write by
+// hand is here.
 func (r *agentRig) installHooksByHand() {
 	r.t.Helper()
+	r.agentSettings()
 	pre, post := r.hookCommand(true), r.hookCommand(false)
 	hook := func(command string, timeout int) map[string]any {
 		h := map[string]any{"type": "command", "command": command}
@@ -57,18 +60,60 @@ func (r *agentRig) installHooksByHand() {
 		}
 		r.writeFile(filepath.Join(codexHome, "config.toml"), r.codexConfig(trust.String()))
 	case "gemini":
-		gemHome := filepath.Join(r.home, ".gemini")
-		r.writeJSON(filepath.Join(gemHome, "settings.json"), map[string]any{
-			"hooksConfig": map[string]any{"enabled": true},
-			// The stand-in is reached through GOOGLE_GEMINI_BASE_URL with
-			// an API key (Gemini CLI would take the URL for a gateway).
-			"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
-			"privacy":  map[string]any{"usageStatisticsEnabled": false},
-			"hooks": map[string]any{"BeforeTool": []any{map[string]any{"matcher": "run_shell_command",
-				"hooks": []any{map[string]any{"type": "command", "name": "approve-tui", "command": pre,
-					"timeout": int(r.hookTimeout / time.Millisecond)}}}}},
-		})
-		r.writeJSON(filepath.Join(gemHome, "trustedFolders.json"), map[string]any{r.work: "TRUST_FOLDER"})
+		settings := r.geminiSettings()
+		settings["hooksConfig"] = map[string]any{"enabled": true}
+		settings["hooks"] = map[string]any{"BeforeTool": []any{map[string]any{"matcher": "run_shell_command",
+			"hooks": []any{map[string]any{"type": "command", "name": "approve-tui", "command": pre,
+				"timeout": int(r.hookTimeout / time.Millisecond)}}}}}
+		r.writeJSON(filepath.Join(r.home, ".gemini", "settings.json"), settings)
+	}
+}
+
+// agentSettings writes what the agent needs besides the hook, as its user
+// would: the stand-in as its model (Codex: a model provider; Gemini CLI:
+// API-key auth, the URL coming from the environment), no usage
+// statistics, and (Gemini CLI) the project folder trusted, since Gemini
+// CLI runs no hook in a folder it does not trust.
+func (r *agentRig) agentSettings() {
+	r.t.Helper()
+	switch r.agent.name {
+	case "codex":
+		r.writeFile(filepath.Join(r.home, ".codex", "config.toml"), r.codexConfig(""))
+	case "gemini":
+		r.writeJSON(filepath.Join(r.home, ".gemini", "settings.json"), r.geminiSettings())
+		r.writeJSON(filepath.Join(r.home, ".gemini", "trustedFolders.json"), map[string]any{r.work: "TRUST_FOLDER"})
+	}
+}
+
+// geminiSettings is Gemini CLI's settings.json without hooks.
+func (r *agentRig) geminiSettings() map[string]any {
+	return map[string]any{
+		// The stand-in is reached through GOOGLE_GEMINI_BASE_URL with an
+		// API key (Gemini CLI would take the URL alone for a gateway).
+		"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
+		"privacy":  map[string]any{"usageStatisticsEnabled": false},
+	}
+}
+
+// installHooks sets the hook up as a user would: the agent's own settings,
+// then `approve-tui hook install AGENT --scope user` (with this test's
+// approve-tui as --binary), then `hook doctor AGENT`, which must find
+// nothing wrong.
+func (r *agentRig) installHooks() {
+	r.t.Helper()
+	r.agentSettings()
+	for _, args := range [][]string{
+		{"--db", r.db, "hook", "install", r.agent.name, "--scope", "user", "--timeout", r.waitFor.String(), "--binary", r.hookBin},
+		{"--db", r.db, "hook", "doctor", r.agent.name},
+	} {
+		cmd := exec.Command(r.hookBin, args...)
+		cmd.Env = r.env()
+		cmd.Dir = r.work
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			r.t.Fatalf("approve-tui %s: %v\n%s", strings.Join(args[2:4], " "), err, out)
+		}
+		r.t.Logf("approve-tui %s:\n%s", strings.Join(args[2:4], " "), out)
 	}
 }
 
