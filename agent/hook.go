@@ -721,8 +721,14 @@ func (h *hook) abandon(ctx context.Context, s *storage.Store, id, command string
 	if errors.As(err, &np) {
 		if rec, gerr := s.Get(wctx, id); gerr == nil {
 			if rec.EffectiveStatus == model.StatusConsumed {
-				h.block(wctx, s, id, "approved after "+who+" stopped waiting for the hook ("+why+"); its answer was not given")
-				return h.deny("%s stopped waiting (%s): %s was approved too late; not run", who, why, id)
+				// Approved as the agent gave up: the approval was not
+				// given to it, and what the agent did under its own rules
+				// is not known, so nothing is recorded as run or not run.
+				if rerr := s.RecordReport(wctx, id, h.p.requester, "approved after "+who+" stopped waiting for the hook ("+why+
+					"); the approval was not given to it, and whether it ran the command under its own rules is not known", nil, h.o.Actor); rerr != nil {
+					h.logf("warning: could not record that %s was approved too late: %v", id, rerr)
+				}
+				return h.deny("%s stopped waiting (%s): %s was approved too late; not given", who, why, id)
 			}
 			return h.decided(wctx, s, rec, command)
 		}
