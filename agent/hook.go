@@ -12,6 +12,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/approve-tui/approve-tui/model"
@@ -608,6 +609,14 @@ var hookPreviewTime = time.Second
 // ask submits (or rejoins) the proposal and waits for the decision.
 func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Verdict) HookAnswer {
 	h.request = c.key
+	if h.p.agent != AgentHermes {
+		// An agent that ends without signalling its hook (Codex at the
+		// end of `codex exec`) leaves it waiting for nobody: the wait ends
+		// when the process that started the hook is gone.
+		var stop func()
+		ctx, stop = whileParentLives(ctx, parentPoll)
+		defer stop()
+	}
 	s, err := h.o.Open(ctx)
 	if err != nil {
 		return h.deny("the approval store is unavailable (%v); denied to be safe", err)
@@ -712,6 +721,12 @@ func (h *hook) abandon(ctx context.Context, s *storage.Store, id, command string
 	who := agentNames[h.p.agent]
 	reason := fmt.Sprintf("%s stopped waiting for a decision (its hook got %s, as at its hook timeout); "+
 		"nobody decided, and %s may run the command under its own rules: whether it ran is not known", who, why, who)
+	var gone errParentGone
+	if errors.As(cause, &gone) {
+		why = gone.Error()
+		reason = fmt.Sprintf("%s stopped waiting for a decision (%s while its hook waited); nobody decided, "+
+			"and %s may have run the command under its own rules: whether it ran is not known", who, why, who)
+	}
 	_, err := s.Abandon(wctx, id, reason, model.Actor{Surface: model.SurfaceHook, Name: "requester", Detail: fmt.Sprintf("pid %d", os.Getpid())})
 	if err == nil {
 		h.logf("%s: %s", id, reason)
@@ -734,6 +749,50 @@ func (h *hook) abandon(ctx context.Context, s *storage.Store, id, command string
 		}
 	}
 	return h.deny("%s stopped waiting (%s): %s could not be marked abandoned (%v); not approved", who, why, id, err)
+}
+
+// parentPoll is how often a hook checks that the process that started it
+// is still there.
+var parentPoll = time.Second
+
+// errParentGone is the cause of a wait ended because the hook's parent
+// process is gone.
+type errParentGone struct{ pid int }
+
+func (e errParentGone) Error() string { return fmt.Sprintf("its agent (pid %d) ended", e.pid) }
+
+// whileParentLives is ctx, cancelled with an errParentGone cause once this
+// process's parent changes (the parent ended, and the process was
+// reparented). stop ends the watch.
+func whileParentLives(ctx context.Context, every time.Duration) (context.Context, func()) {
+	ppid := os.Getppid()
+	ctx, cancel := context.WithCancelCause(ctx)
+	if ppid <= 1 {
+		return ctx, func() { cancel(nil) }
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if os.Getppid() != ppid {
+					cancel(errParentGone{ppid})
+					return
+				}
+			}
+		}
+	}()
+	var once sync.Once
+	return ctx, func() {
+		once.Do(func() { close(done) })
+		cancel(nil)
+	}
 }
 
 // signalWords names the signal that ended a hook's wait, from its
