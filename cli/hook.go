@@ -65,7 +65,8 @@ const hookRulesHelp = `  - A hardline command (rm -rf /, mkfs, dd to a disk...):
     decided within --timeout (the proposal is then withdrawn: denied by actor
     "requester").
   - The agent stopped waiting (SIGTERM or SIGINT: what an agent sends at
-    its own hook timeout): nobody decided, and the agent may run the command
+    its own hook timeout; or the process that started the hook ended):
+    nobody decided, and the agent may run the command
     under its own rules, so the proposal is abandoned (expired, "ended:
     abandoned: ..." in show), not denied; the answer is still a deny.`
 
