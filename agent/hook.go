@@ -12,6 +12,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/approve-tui/approve-tui/model"
@@ -486,8 +487,15 @@ func (h *hook) after(ctx context.Context, c *hookCall) {
 	defer s.Close()
 	id := h.id(c)
 	rec, err := s.Get(ctx, id)
-	if err != nil || rec.Status != model.StatusConsumed || rec.ExecutionStatus != model.ExecNotStarted || rec.Command != *c.command {
-		return // not a call this hook let through (low risk, or another command)
+	if err != nil || rec.Command != *c.command || rec.SessionKey != h.session(c) {
+		return // not a call this hook asked about (low risk, or another command)
+	}
+	if rec.Status != model.StatusConsumed {
+		h.ranUnapproved(ctx, s, rec, c)
+		return
+	}
+	if rec.ExecutionStatus != model.ExecNotStarted {
+		return
 	}
 	if err := s.RecordExecution(ctx, id, c.outcome, c.outcomeReason, h.o.Actor); err != nil {
 		var it *storage.InvalidTransitionError
@@ -495,6 +503,36 @@ func (h *hook) after(ctx context.Context, c *hookCall) {
 			h.logf("warning: could not record that %s ran: %v", id, err)
 		}
 	}
+}
+
+// ranUnapproved records that the agent reports running a call whose
+// proposal was never approved: it stopped waiting for its hook (at its
+// hook timeout, with no signal the hook could answer) and ran it under its
+// own rules. A proposal still pending is ended as abandoned, saying so (the
+// hook process still waiting on it then answers and ends); one already
+// ended keeps its status, and the report is added to its audit trail.
+func (h *hook) ranUnapproved(ctx context.Context, s *storage.Store, rec *storage.Record, c *hookCall) {
+	who := agentNames[h.p.agent]
+	what := fmt.Sprintf("%s reported that it ran the command (%s: %s) although no approval was given: it stopped waiting for the hook and ran it under its own rules",
+		who, string(c.outcome), c.outcomeReason)
+	actor := h.o.Actor
+	if rec.EffectiveStatus.Open() {
+		if _, err := s.Abandon(ctx, rec.ApprovalID, what, actor); err == nil {
+			h.logf("warning: %s: %s", rec.ApprovalID, what)
+			return
+		}
+		if r, err := s.Get(ctx, rec.ApprovalID); err == nil {
+			rec = r
+		}
+	}
+	if rec.EffectiveStatus == model.StatusConsumed {
+		return
+	}
+	report := fmt.Sprintf("ran the command without an approval (%s); the proposal is %s", c.outcomeReason, rec.EffectiveStatus)
+	if err := s.RecordReport(ctx, rec.ApprovalID, h.p.requester, report, nil, actor); err != nil {
+		h.logf("warning: could not record that %s ran without an approval: %v", rec.ApprovalID, err)
+	}
+	h.logf("warning: %s: %s", rec.ApprovalID, what)
 }
 
 // hardline denies a hardline command without submitting it; the refusal is
@@ -571,6 +609,14 @@ var hookPreviewTime = time.Second
 // ask submits (or rejoins) the proposal and waits for the decision.
 func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Verdict) HookAnswer {
 	h.request = c.key
+	if h.p.agent != AgentHermes {
+		// An agent that ends without signalling its hook (Codex at the
+		// end of `codex exec`) leaves it waiting for nobody: the wait ends
+		// when the process that started the hook is gone.
+		var stop func()
+		ctx, stop = whileParentLives(ctx, parentPoll)
+		defer stop()
+	}
 	s, err := h.o.Open(ctx)
 	if err != nil {
 		return h.deny("the approval store is unavailable (%v); denied to be safe", err)
@@ -616,6 +662,11 @@ func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Verd
 		OnError:    func(err error) { h.logf("warning: %v", err) },
 		OnProgress: func(q *storage.Quorum) { h.logf("%s: %s", id, QuorumWords(q)) }})
 	if werr != nil {
+		if ctx.Err() != nil && !errors.Is(context.Cause(ctx), errHookTimeout) && h.p.agent != AgentHermes {
+			// The agent stopped waiting (it signals its hook at its own
+			// hook timeout) and decides alone what happens next.
+			return h.abandon(ctx, s, id, command, context.Cause(ctx))
+		}
 		reason := "requester interrupted"
 		switch {
 		case errors.Is(context.Cause(ctx), errHookTimeout) && c.timeoutWords != "":
@@ -651,6 +702,116 @@ func (h *hook) giveUp(ctx context.Context, s *storage.Store, id, command, reason
 		}
 	}
 	return h.deny("%s: not run; %s could not be withdrawn (%v)", reason, id, err)
+}
+
+// agentNames are the agents as a reason names them.
+var agentNames = map[Agent]string{AgentClaudeCode: "Claude Code", AgentCodex: "Codex", AgentGemini: "Gemini CLI"}
+
+// abandon ends id when the agent stopped waiting for the hook (it sent the
+// signal that cause describes, as agents do at their hook timeout): the
+// proposal is expired as abandoned (storage.Abandon), not denied, since
+// nobody decided and the agent may run the command under its own rules;
+// what became of it is not known here. A decision that raced it is
+// answered as giveUp answers it. Always deny: if the agent still reads the
+// answer, nothing was approved.
+func (h *hook) abandon(ctx context.Context, s *storage.Store, id, command string, cause error) HookAnswer {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), withdrawTimeout)
+	defer cancel()
+	why := signalWords(cause)
+	who := agentNames[h.p.agent]
+	reason := fmt.Sprintf("%s stopped waiting for a decision (its hook got %s, as at its hook timeout); "+
+		"nobody decided, and %s may run the command under its own rules: whether it ran is not known", who, why, who)
+	var gone errParentGone
+	if errors.As(cause, &gone) {
+		why = gone.Error()
+		reason = fmt.Sprintf("%s stopped waiting for a decision (%s while its hook waited); nobody decided, "+
+			"and %s may have run the command under its own rules: whether it ran is not known", who, why, who)
+	}
+	_, err := s.Abandon(wctx, id, reason, model.Actor{Surface: model.SurfaceHook, Name: "requester", Detail: fmt.Sprintf("pid %d", os.Getpid())})
+	if err == nil {
+		h.logf("%s: %s", id, reason)
+		return h.deny("%s stopped waiting (%s): %s was not decided; abandoned, not approved", who, why, id)
+	}
+	var np *storage.NotPendingError
+	if errors.As(err, &np) {
+		if rec, gerr := s.Get(wctx, id); gerr == nil {
+			if rec.EffectiveStatus == model.StatusConsumed {
+				// Approved as the agent gave up: the approval was not
+				// given to it, and what the agent did under its own rules
+				// is not known, so nothing is recorded as run or not run.
+				if rerr := s.RecordReport(wctx, id, h.p.requester, "approved after "+who+" stopped waiting for the hook ("+why+
+					"); the approval was not given to it, and whether it ran the command under its own rules is not known", nil, h.o.Actor); rerr != nil {
+					h.logf("warning: could not record that %s was approved too late: %v", id, rerr)
+				}
+				return h.deny("%s stopped waiting (%s): %s was approved too late; not given", who, why, id)
+			}
+			return h.decided(wctx, s, rec, command)
+		}
+	}
+	return h.deny("%s stopped waiting (%s): %s could not be marked abandoned (%v); not approved", who, why, id, err)
+}
+
+// parentPoll is how often a hook checks that the process that started it
+// is still there.
+var parentPoll = time.Second
+
+// errParentGone is the cause of a wait ended because the hook's parent
+// process is gone.
+type errParentGone struct{ pid int }
+
+func (e errParentGone) Error() string { return fmt.Sprintf("its agent (pid %d) ended", e.pid) }
+
+// whileParentLives is ctx, cancelled with an errParentGone cause once this
+// process's parent changes (the parent ended, and the process was
+// reparented). stop ends the watch.
+func whileParentLives(ctx context.Context, every time.Duration) (context.Context, func()) {
+	ppid := os.Getppid()
+	ctx, cancel := context.WithCancelCause(ctx)
+	if ppid <= 1 {
+		return ctx, func() { cancel(nil) }
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if os.Getppid() != ppid {
+					cancel(errParentGone{ppid})
+					return
+				}
+			}
+		}
+	}()
+	var once sync.Once
+	return ctx, func() {
+		once.Do(func() { close(done) })
+		cancel(nil)
+	}
+}
+
+// signalWords names the signal that ended a hook's wait, from its
+// context's cause (os/signal's "terminated signal received"): SIGTERM,
+// SIGINT, SIGHUP, or the cause's own words.
+func signalWords(cause error) string {
+	if cause == nil {
+		return "interrupted"
+	}
+	switch s := cause.Error(); s {
+	case "terminated signal received":
+		return "SIGTERM"
+	case "interrupt signal received":
+		return "SIGINT"
+	case "hangup signal received":
+		return "SIGHUP"
+	default:
+		return s
+	}
 }
 
 // decided answers for a proposal that left pending.

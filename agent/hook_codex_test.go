@@ -1,10 +1,12 @@
 package agent
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/storage"
 )
 
 // Codex's PostToolUse of a call the hook let through records executed.
@@ -61,5 +63,38 @@ func TestCodexAnswerJSON(t *testing.T) {
 	}
 	if b := (HookAnswer{Agent: AgentCodex, Decision: "allow", Reason: "ok"}).JSON(); b != nil {
 		t.Fatalf("allow printed %s", b)
+	}
+}
+
+// Codex stops waiting at its hook timeout without signalling the hook (it
+// keeps running) and runs the command; its PostToolUse then reports the
+// run of a call nobody approved. The proposal is abandoned saying so (not
+// left pending, not denied), and the hook still waiting on it ends.
+func TestCodexHookRunWithoutApprovalIsRecorded(t *testing.T) {
+	s, o := emptyStore(t)
+	ch := runAsync(CodexHook, sample(t, "codex.txtar", "pre-bash-rm.json"), hookOpts(s))
+	rec := awaitHookProposal(t, o)
+	if a := recvHook(t, runAsync(CodexHook, sample(t, "codex.txtar", "post-bash-rm.json"), hookOpts(s))); !a.Silent {
+		t.Fatalf("PostToolUse answered %+v", a)
+	}
+	r := get(t, o, rec.ApprovalID)
+	if r.EffectiveStatus != model.StatusExpired || r.ExecutionStatus != model.ExecNotStarted {
+		t.Fatalf("recorded %s, execution %s", r.EffectiveStatus, r.ExecutionStatus)
+	}
+	why, err := o.AbandonReason(context.Background(), rec.ApprovalID)
+	if err != nil || !strings.Contains(why, "Codex reported that it ran the command") || !strings.Contains(why, "no approval was given") {
+		t.Fatalf("abandon reason %q, %v", why, err)
+	}
+	// The hook that was still waiting answers (deny) and ends.
+	if d, _ := codexCheck(t, recvHook(t, ch)); d != "deny" {
+		t.Fatalf("the waiting hook answered %s", d)
+	}
+	// A second report of the same run adds to the audit trail only.
+	if a := recvHook(t, runAsync(CodexHook, sample(t, "codex.txtar", "post-bash-rm.json"), hookOpts(s))); !a.Silent {
+		t.Fatalf("PostToolUse answered %+v", a)
+	}
+	evs, err := o.Audit(context.Background(), storage.AuditQuery{ApprovalID: rec.ApprovalID})
+	if err != nil || evs[0].Event != storage.EventReport || !strings.Contains(evs[0].Reason, "ran the command without an approval") {
+		t.Fatalf("audit %+v, %v", evs, err)
 	}
 }

@@ -237,18 +237,30 @@ func TestHookWaitsForTheOperator(t *testing.T) {
 			t.Fatalf("expires_at %v", r.ExpiresAt)
 		}
 	})
-	t.Run("interrupted withdraws", func(t *testing.T) {
+	// Interrupted: the agent stopped waiting (it signals its hook at its
+	// own hook timeout) and may run the command under its own rules. Nobody
+	// denied it: the proposal is abandoned (expired, its reason audited),
+	// and the answer still denies, should the agent read it.
+	t.Run("interrupted abandons", func(t *testing.T) {
 		s, o := emptyStore(t)
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancelCause(context.Background())
 		ch := make(chan HookAnswer, 1)
 		go func() { ch <- ClaudeCodeHook(ctx, strings.NewReader(bashCall(cmd, "toolu_D")), hookOpts(s)) }()
 		rec := awaitHookProposal(t, o)
-		cancel()
-		if d, reason := checkJSON(t, recvHook(t, ch)); d != "deny" || !strings.Contains(reason, "requester interrupted") {
+		cancel(errors.New("terminated signal received"))
+		if d, reason := checkJSON(t, recvHook(t, ch)); d != "deny" || !strings.Contains(reason, "Claude Code stopped waiting (SIGTERM)") {
 			t.Fatalf("%s %q", d, reason)
 		}
-		if r := get(t, o, rec.ApprovalID); r.EffectiveStatus != model.StatusDenied {
-			t.Fatalf("not withdrawn: %s", r.EffectiveStatus)
+		r := get(t, o, rec.ApprovalID)
+		if r.EffectiveStatus != model.StatusExpired {
+			t.Fatalf("not abandoned: %s", r.EffectiveStatus)
+		}
+		why, err := o.AbandonReason(context.Background(), rec.ApprovalID)
+		if err != nil || !strings.Contains(why, "whether it ran is not known") {
+			t.Fatalf("abandon reason %q, %v", why, err)
+		}
+		if _, err := o.Consume(context.Background(), rec.ApprovalID, rec.ApprovalID, model.Actor{Surface: model.SurfaceCLI, Name: "op"}); err == nil {
+			t.Fatal("an abandoned proposal was approved")
 		}
 	})
 }

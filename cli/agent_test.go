@@ -102,6 +102,12 @@ func TestKilledRunnerReadsAsDeadWaiter(t *testing.T) {
 		t.Fatalf("show: %v\n%s", err, out)
 	}
 
+	// list marks it: pending, but its waiter is gone.
+	out, err = approveTUI(t, "--db", db, "list").Output()
+	if err != nil || !strings.Contains(string(out), "pending (waiter gone)") {
+		t.Fatalf("list: %v\n%s", err, out)
+	}
+
 	// Approving it is allowed, and the operator is told nothing will run.
 	var errb bytes.Buffer
 	approve := approveTUI(t, "--db", db, "approve", "--confirm", id, "--", id)
@@ -109,7 +115,8 @@ func TestKilledRunnerReadsAsDeadWaiter(t *testing.T) {
 	if err := approve.Run(); err != nil {
 		t.Fatalf("approve: %v %s", err, errb.String())
 	}
-	if !strings.Contains(errb.String(), "no live process is waiting on "+id) {
+	if !strings.Contains(errb.String(), "the process that waited on "+id) || !strings.Contains(errb.String(), "is gone") ||
+		!strings.Contains(errb.String(), "so it runs nothing") {
 		t.Fatalf("approve said %q", errb.String())
 	}
 	time.Sleep(200 * time.Millisecond)

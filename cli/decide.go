@@ -136,7 +136,7 @@ is not in (not_eligible).`,
 			case errors.As(err, &rf) && rf.Code == storage.RefusedPhraseMismatch:
 				return exitf(ExitMismatch, "not approved: %s", rf.Reason)
 			case err != nil:
-				return named(id, err)
+				return a.abandonedRefusal(ctx, s, id, err)
 			}
 			if a.json {
 				qv, err := quorumOf(ctx, s, rec)
@@ -147,7 +147,13 @@ is not in (not_eligible).`,
 			} else {
 				a.printf("approved %s\n", line(id))
 			}
-			if werr == nil && waiter.State != storage.WaiterLive {
+			switch {
+			case werr != nil || waiter.State == storage.WaiterLive:
+			case waiter.State == storage.WaiterDead && waiter.Waiter != nil:
+				w := waiter.Waiter
+				a.note("note: the process that waited on %s (pid %d on %s, %s) is gone: it stopped heartbeating %s; nothing waits to run this approval, so it runs nothing",
+					id, w.PID, line(w.Host), orDash(line(w.Surface)), relTime(w.HeartbeatAt, s.Now()))
+			default:
 				a.note("note: no live process is waiting on %s: the approval may run nothing until its agent checks the store", id)
 			}
 			return nil
@@ -307,4 +313,17 @@ func (a *app) oneID(flag, example string, always bool) cobra.PositionalArgs {
 		}
 		return usageErrorf("%s; a %s of several words needs quotes: %s", what, flag, example)
 	}
+}
+
+// abandonedRefusal is err, a refused approval of id, unless id was
+// abandoned (its agent stopped waiting, storage.Abandon): then it says so,
+// and that approving it would run nothing.
+func (a *app) abandonedRefusal(ctx context.Context, s *storage.Store, id string, err error) error {
+	var np *storage.NotPendingError
+	if errors.As(err, &np) && np.Status == model.StatusExpired {
+		if r, rerr := s.AbandonReason(ctx, id); rerr == nil && r != "" {
+			return exitf(ExitNotPending, "not approved: proposal %s was abandoned: %s; approving it would run nothing", line(id), line(r))
+		}
+	}
+	return named(id, err)
 }

@@ -63,7 +63,12 @@ const hookRulesHelp = `  - A hardline command (rm -rf /, mkfs, dd to a disk...):
     its pinned command is this call's command byte for byte, and its risk
     has not risen since; deny when denied (with the reason), expired, or not
     decided within --timeout (the proposal is then withdrawn: denied by actor
-    "requester").`
+    "requester").
+  - The agent stopped waiting (SIGTERM or SIGINT: what an agent sends at
+    its own hook timeout; or the process that started the hook ended):
+    nobody decided, and the agent may run the command
+    under its own rules, so the proposal is abandoned (expired, "ended:
+    abandoned: ..." in show), not denied; the answer is still a deny.`
 
 func (a *app) claudeCodeHookCmd() *cobra.Command {
 	var (

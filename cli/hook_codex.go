@@ -31,7 +31,10 @@ PermissionRequest events (Codex about to ask for approval) carry no call
 id, so an approval in approve-tui cannot be tied to one call there: the hook
 prints nothing for them and Codex asks as usual. Registered for PostToolUse,
 it records that an approved call ran (execution "executed"); it prints
-nothing then.
+nothing then. At its hook timeout Codex stops waiting without signalling
+the hook and runs the call: its PostToolUse then reports a run nobody
+approved, and the proposal is abandoned saying so (the hook still waiting
+on it ends).
 
 For a shell call it exits 0 with the deny JSON on every failure it can see:
 malformed input, a missing or locked store, a timeout, an interrupt, an

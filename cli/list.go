@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"strings"
 	"time"
 
@@ -28,7 +29,9 @@ its impact preview raised the risk: it reaches something live, deletes
 1,000 entries or 1 GiB, wipes a device, drops commits or changes terraform
 resources; show ID says what), ID,
 RISK (HIGH/MED/LOW, UNKN for unknown), STATUS, WHEN (time left, or when and
-by whom it was decided), SESSION, COMMAND.
+by whom it was decided), SESSION, COMMAND. STATUS says "pending (waiter gone)" when
+the process that waited on it (a hook, a runner) stopped heartbeating: approving it may
+run nothing (show ID says more).
 
 On a terminal the columns are aligned and every line fits its width: FLAG,
 ID, RISK and STATUS stay whole, WHEN, SESSION and COMMAND share the rest and
@@ -74,7 +77,7 @@ its quorum; votes are the ones that count.
 				a.note("no %s proposals", filter)
 				return nil
 			}
-			a.writeProposals(recs, s.Now())
+			a.writeProposals(recs, waitersGone(cmd.Context(), s, recs), s.Now())
 			return nil
 		},
 	}
@@ -85,7 +88,7 @@ its quorum; votes are the ones that count.
 }
 
 // writeProposals prints proposals as a table (see writeTable).
-func (a *app) writeProposals(recs []*storage.Record, now time.Time) {
+func (a *app) writeProposals(recs []*storage.Record, gone map[string]bool, now time.Time) {
 	t := &table{cols: []column{
 		{name: "FLAG", whole: true}, {name: "ID", whole: true}, {name: "RISK", whole: true},
 		{name: "STATUS", whole: true}, {name: "WHEN", min: 10}, {name: "SESSION", min: 8},
@@ -103,7 +106,7 @@ func (a *app) writeProposals(recs []*storage.Record, now time.Time) {
 			flag = append(flag, "I")
 		}
 		t.add(strings.Join(flag, " "), line(r.ApprovalID), r.EffectiveRisk.Short(),
-			line(string(r.EffectiveStatus)), whenCell(r, now), line(r.SessionKey), line(r.Command))
+			statusCell(r, gone[r.ApprovalID]), whenCell(r, now), line(r.SessionKey), line(r.Command))
 	}
 	t.paint = func(col int, cell, padded string) string {
 		switch col {
@@ -153,4 +156,30 @@ func whenCell(r *storage.Record, now time.Time) string {
 		return strings.TrimSpace(s)
 	}
 	return "-"
+}
+
+// waitersGone says which of the open proposals in recs had a waiter that is
+// gone (it heartbeated, then stopped: killed, or its agent stopped waiting
+// for it), as show's waiter line does. A failed read marks nothing.
+func waitersGone(ctx context.Context, s *storage.Store, recs []*storage.Record) map[string]bool {
+	gone := map[string]bool{}
+	for _, r := range recs {
+		if !r.EffectiveStatus.Open() {
+			continue
+		}
+		if ws, err := s.WaiterState(ctx, r.ApprovalID); err == nil && ws.State == storage.WaiterDead {
+			gone[r.ApprovalID] = true
+		}
+	}
+	return gone
+}
+
+// statusCell is a row's STATUS: its effective status, and for an open one
+// whose waiter is gone, that it is: approving it may run nothing.
+func statusCell(r *storage.Record, waiterGone bool) string {
+	st := line(string(r.EffectiveStatus))
+	if waiterGone {
+		st += " (waiter gone)"
+	}
+	return st
 }

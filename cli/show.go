@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/approve-tui/approve-tui/model"
+
 	"github.com/approve-tui/approve-tui/storage"
 	"github.com/spf13/cobra"
 )
@@ -74,6 +76,7 @@ func getWithWaiter(ctx context.Context, s *storage.Store, id string) (*storage.R
 	if err != nil {
 		return nil, ws, err
 	}
+	abandoned(ctx, s, rec)
 	return rec, ws, nil
 }
 
@@ -83,4 +86,16 @@ func named(id string, err error) error {
 		return exitf(ExitNotFound, "no proposal with id %s", id)
 	}
 	return err
+}
+
+// abandoned gives an expired proposal that was abandoned (its agent stopped
+// waiting, storage.Abandon) its reason as the terminal reason shown, from
+// its audited expire event, when the row has none of its own.
+func abandoned(ctx context.Context, s *storage.Store, rec *storage.Record) {
+	if rec.EffectiveStatus != model.StatusExpired || rec.TerminalReason != "" {
+		return
+	}
+	if r, err := s.AbandonReason(ctx, rec.ApprovalID); err == nil && r != "" {
+		rec.TerminalReason = "abandoned: " + r
+	}
 }
