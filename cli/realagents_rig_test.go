@@ -1,12 +1,10 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -216,14 +214,4 @@ func (r *agentRig) pendingID(run *agentRun) string {
 // show is `show --json ID` of the rig's store.
 func (r *agentRig) show(id string) map[string]any {
 	return showJSON(r.t, r.db, id)
-}
-
-// lines reads r line by line into a slice (for logs).
-func lines(rd io.Reader) []string {
-	var out []string
-	sc := bufio.NewScanner(rd)
-	for sc.Scan() {
-		out = append(out, sc.Text())
-	}
-	return out
 }
