@@ -81,8 +81,12 @@ agent runs as.
 				a.printf("%s\n", model.NewJSONObject().Str("agent", string(who)).Str("settings", t.settings).Bool("ok", problems == 0).
 					Int("problems", int64(problems)).Int("warnings", int64(warnings)).Raw("checks", jsonArray(elems)))
 			} else {
+				width := 10
 				for _, c := range checks {
-					a.printf("%-8s %-10s %s\n", c.status, c.name, c.message)
+					width = max(width, len(c.name))
+				}
+				for _, c := range checks {
+					a.printf("%-8s %-*s %s\n", c.status, width, c.name, c.message)
 				}
 				a.printf("%s, %s\n", plural(problems, "problem"), plural(warnings, "warning"))
 			}
