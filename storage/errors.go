@@ -50,7 +50,11 @@ func (e *DuplicateError) Error() string {
 }
 
 // ReadOnlyError: the store or the actor may not change anything.
-type ReadOnlyError struct{ Reason string }
+type ReadOnlyError struct {
+	Reason string
+	// Watcher: the actor is a watcher (the store itself could be written).
+	Watcher bool
+}
 
 func (e *ReadOnlyError) Error() string { return "read-only: " + e.Reason }
 

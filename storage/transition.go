@@ -157,7 +157,7 @@ func (s bound) runLocked(ctx context.Context, t transition) error {
 	err := s.inWriteTxLocked(ctx, t.event, func(ctx context.Context) error {
 		var entries []auditEntry
 		if t.actor.ReadOnly {
-			refusal = &ReadOnlyError{Reason: t.actor.String() + " is a watcher (read-only) and cannot " + t.event}
+			refusal = &ReadOnlyError{Reason: t.actor.String() + " is a watcher (read-only) and cannot " + t.event, Watcher: true}
 		} else {
 			var err error
 			entries, err = t.apply(ctx)
