@@ -174,6 +174,9 @@ const (
 	// RefusedTextConfirm: a tier-2 proposal approved by its id; only its
 	// typed phrase approves it.
 	RefusedTextConfirm = "text_confirm_required"
+	// RefusedPolicyAsks: a command was to be allowed unasked, and a rule
+	// of the policy in force names it (PolicyAsksError).
+	RefusedPolicyAsks = "policy_asks"
 )
 
 func refusalCode(err error) string {
@@ -188,10 +191,13 @@ func refusalCode(err error) string {
 		it *InvalidTransitionError
 		dm *DamagedError
 		aa *AlreadyAnsweredError
+		pa *PolicyAsksError
 	)
 	switch {
 	case errors.As(err, &rf):
 		return rf.Code
+	case errors.As(err, &pa):
+		return RefusedPolicyAsks
 	case errors.As(err, &aa):
 		return RefusedAlreadyAnswered
 	case errors.As(err, &dm):

@@ -116,8 +116,9 @@ func isRefusal(err error) bool {
 		dm *DamagedError
 		rf *RefusedError
 		aa *AlreadyAnsweredError
+		pa *PolicyAsksError
 	)
-	return errors.As(err, &aa) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrConfirmMismatch) ||
+	return errors.As(err, &aa) || errors.As(err, &pa) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrConfirmMismatch) ||
 		errors.As(err, &np) || errors.As(err, &ro) || errors.As(err, &co) ||
 		errors.As(err, &du) || errors.As(err, &va) || errors.As(err, &it) || errors.As(err, &dm) || errors.As(err, &rf)
 }
