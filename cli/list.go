@@ -96,7 +96,10 @@ func (a *app) writeProposals(recs []*storage.Record, now time.Time) {
 		if r.Suspicious() {
 			flag = append(flag, "!")
 		}
-		if r.Corrupt != "" {
+		switch {
+		case r.Tampered != "":
+			flag = append(flag, "TAMPERED")
+		case r.Corrupt != "":
 			flag = append(flag, "CORRUPT")
 		}
 		if r.Corrupt == "" && impact.Marked(r.Impact) {

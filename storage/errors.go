@@ -174,6 +174,9 @@ const (
 	// RefusedTextConfirm: a tier-2 proposal approved by its id; only its
 	// typed phrase approves it.
 	RefusedTextConfirm = "text_confirm_required"
+	// RefusedTampered: the payload differs from the one its submit audit
+	// event recorded (Record.Tampered).
+	RefusedTampered = "tampered"
 	// RefusedPolicyAsks: a command was to be allowed unasked, and a rule
 	// of the policy in force names it (PolicyAsksError).
 	RefusedPolicyAsks = "policy_asks"

@@ -69,6 +69,7 @@ type dbfile struct {
 	rank    rankState
 	fill    rankFill
 	decoded decodeCache
+	submits submitCache // tamper.go
 	hub     hub
 	health  health
 	beats   beater

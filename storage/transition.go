@@ -386,6 +386,7 @@ func (s bound) damageBeforeApprove(ctx context.Context) (refusal, fail error) {
 
 // approvable reads proposal id inside an approve transaction and refuses
 // what no typed text can approve: a damaged file, a row that is not open,
+// a payload other than the one its submit event recorded (tampered),
 // corrupt or of unknown risk, a hardline command, a payload other than the
 // one read (readSHA256, when not ""), and a proposal of the other gate: a
 // tier-2 proposal approved by its id, or an ordinary one by a phrase. The
@@ -404,6 +405,9 @@ func (s bound) approvable(ctx context.Context, damaged error, id, readSHA256 str
 		return nil, &RefusedError{ID: id, Code: code, Reason: reason}
 	}
 	switch {
+	case rec.Tampered != "":
+		return refuse(RefusedTampered, "tampered: its "+rec.Tampered+
+			": it was changed in the store after it was submitted, so it can be denied, never approved (see `approve-tui audit --verify`)")
 	case rec.Corrupt != "":
 		return nil, &CorruptError{ID: id, Reason: rec.Corrupt}
 	case !rec.EffectiveRisk.Valid():
@@ -443,6 +447,10 @@ func (s bound) pendingRow(ctx context.Context, id string) (*Record, error) {
 	}
 	if !rec.EffectiveStatus.Open() {
 		return nil, notPending(rec)
+	}
+	// Its payload against its submit record, read in this transaction.
+	if err := s.markTampered(ctx, s.w, []*Record{rec}, nil); err != nil {
+		return nil, err
 	}
 	return rec, nil
 }
