@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/approve-tui/approve-tui/model"
 )
@@ -139,5 +140,19 @@ func TestPolicyRuleRefusesAnUnaskedAllow(t *testing.T) {
 	}
 	if err := s.RecordPolicy(ctx, allow("terraform plan"), agent); err != nil {
 		t.Fatal(err)
+	}
+	// Submitted (submit, or run and a hook once asked), the low-risk
+	// command needs the rule's two approvers on every surface that
+	// approves: the one decision path counts the votes.
+	c := newClock()
+	mustSubmit(t, s, proposal("tf-apply-low", "terraform apply plan.out", model.RiskLow, c.Now(), time.Hour))
+	rec, err := s.Get(ctx, "tf-apply-low")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = approve(s, rec, who("alice"))
+	wantVote(t, err, 1, 1)
+	if done, err := approve(s, rec, who("bob")); err != nil || done.Status != model.StatusConsumed {
+		t.Fatalf("the second approver: %v", err)
 	}
 }

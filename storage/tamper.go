@@ -2,7 +2,9 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -61,6 +63,38 @@ func (c *submitCache) put(k submitKey, r submitRecord) {
 // and the same.
 const TamperedWords = "payload differs from its submit record"
 
+// selectSubmit is the latest ok submit event of one proposal (the audit
+// log's index by approval_id finds it).
+const selectSubmit = `SELECT seq, detail FROM approve_tui_audit
+	WHERE approval_id = ? AND event = '` + EventSubmit + `' AND outcome = 'ok' ORDER BY seq DESC LIMIT 1`
+
+// submitPayload is the payload SHA-256 a submit event's detail names ("":
+// none, or a detail that is not JSON).
+func submitPayload(detail string) string {
+	var d struct {
+		PayloadSHA256 string `json:"payload_sha256"`
+	}
+	_ = json.Unmarshal([]byte(detail), &d)
+	return d.PayloadSHA256
+}
+
+// markTamperedTx marks rec, read in the write transaction, when its
+// payload is not the one its submit event recorded: one keyed read through
+// the writer's prepared statements.
+func (s bound) markTamperedTx(ctx context.Context, rec *Record) error {
+	var seq int64
+	var detail string
+	err := s.w.QueryRowPrepared(ctx, selectSubmit, rec.ApprovalID).Scan(&seq, &detail)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	submitRecord{seq: seq, sha256: submitPayload(detail)}.mark(rec)
+	return nil
+}
+
 // readSubmits reads, through q, the latest ok submit event of each of ids.
 func readSubmits(ctx context.Context, q querier, ids []string) (map[string]submitRecord, error) {
 	out := make(map[string]submitRecord, len(ids))
@@ -85,11 +119,7 @@ func readSubmits(ctx context.Context, q querier, ids []string) (map[string]submi
 				rows.Close()
 				return nil, err
 			}
-			var d struct {
-				PayloadSHA256 string `json:"payload_sha256"`
-			}
-			_ = json.Unmarshal([]byte(detail), &d) // a detail that is not JSON names no payload
-			out[id] = submitRecord{seq: seq, sha256: d.PayloadSHA256}
+			out[id] = submitRecord{seq: seq, sha256: submitPayload(detail)}
 		}
 		if err := rows.Close(); err != nil {
 			return nil, err
@@ -114,10 +144,10 @@ func (sub submitRecord) mark(rec *Record) {
 	}
 }
 
-// markTampered marks the records whose payload differs from their submit
-// record, reading the log through q (cache: the file's, or nil to read
-// every one). A log that does not exist (a file viewed without migrating)
-// records nothing to check against.
+// markTampered marks the records read whose payload differs from their
+// submit record, reading the log through q (cache: the file's, or nil to
+// read every one). A log that does not exist (a file viewed without
+// migrating) records nothing to check against.
 func (s bound) markTampered(ctx context.Context, q querier, recs []*Record, cache *submitCache) error {
 	var need []*Record
 	var ids []string

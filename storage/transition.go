@@ -449,7 +449,7 @@ func (s bound) pendingRow(ctx context.Context, id string) (*Record, error) {
 		return nil, notPending(rec)
 	}
 	// Its payload against its submit record, read in this transaction.
-	if err := s.markTampered(ctx, s.w, []*Record{rec}, nil); err != nil {
+	if err := s.markTamperedTx(ctx, rec); err != nil {
 		return nil, err
 	}
 	return rec, nil
