@@ -24,11 +24,13 @@ type submitRecord struct {
 	sha256 string // "" when the row has no submit event naming one
 }
 
-// submitKey names one inserted row: its id and created_at column. A row
-// deleted and submitted again under the same id is another row.
+// submitKey names one inserted row as read: its id, created_at column
+// (a row deleted and submitted again under the same id is another row) and
+// payload (a rewritten one is looked up again).
 type submitKey struct {
 	id      string
 	created float64
+	payload string
 }
 
 // submitCache keeps what the submit events say of rows read already: an
@@ -156,7 +158,7 @@ func (s bound) markTampered(ctx context.Context, q querier, recs []*Record, cach
 			continue
 		}
 		if cache != nil {
-			if sub, ok := cache.get(submitKey{rec.ApprovalID, rec.CreatedAt}); ok {
+			if sub, ok := cache.get(submitKey{rec.ApprovalID, rec.CreatedAt, rec.PayloadSHA256}); ok {
 				sub.mark(rec)
 				continue
 			}
@@ -177,7 +179,7 @@ func (s bound) markTampered(ctx context.Context, q querier, recs []*Record, cach
 	for _, rec := range need {
 		sub := subs[rec.ApprovalID]
 		if cache != nil {
-			cache.put(submitKey{rec.ApprovalID, rec.CreatedAt}, sub)
+			cache.put(submitKey{rec.ApprovalID, rec.CreatedAt, rec.PayloadSHA256}, sub)
 		}
 		sub.mark(rec)
 	}

@@ -404,7 +404,12 @@ func (s bound) approvable(ctx context.Context, damaged error, id, readSHA256 str
 	refuse := func(code, reason string) (*Record, error) {
 		return nil, &RefusedError{ID: id, Code: code, Reason: reason}
 	}
+	changed := readSHA256 != "" && !strings.EqualFold(readSHA256, rec.PayloadSHA256)
 	switch {
+	case rec.Tampered != "" && changed:
+		// What the approver read is not there any more: said first, as for
+		// any change; read again, it shows tampered.
+		return refuse(RefusedContentChanged, contentChanged)
 	case rec.Tampered != "":
 		return refuse(RefusedTampered, "tampered: its "+rec.Tampered+
 			": it was changed in the store after it was submitted, so it can be denied, never approved (see `approve-tui audit --verify`)")
@@ -431,11 +436,14 @@ func (s bound) approvable(ctx context.Context, damaged error, id, readSHA256 str
 			return refuse(RefusedShortID, fmt.Sprintf("its id is shorter than %d characters, too easy to type by accident: it can only be denied", MinApprovableID))
 		}
 	}
-	if readSHA256 != "" && !strings.EqualFold(readSHA256, rec.PayloadSHA256) {
-		return refuse(RefusedContentChanged, "the proposal changed since it was read (its payload is not the one shown): read it again")
+	if changed {
+		return refuse(RefusedContentChanged, contentChanged)
 	}
 	return rec, nil
 }
+
+// contentChanged is the reason of RefusedContentChanged.
+const contentChanged = "the proposal changed since it was read (its payload is not the one shown): read it again"
 
 func (s bound) pendingRow(ctx context.Context, id string) (*Record, error) {
 	rec, err := s.scanRecord(s.ws.get.QueryRowContext(ctx, id), s.now())
