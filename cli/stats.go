@@ -21,10 +21,10 @@ func (a *app) statsCmd() *cobra.Command {
 by effective risk and the oldest one's wait; the decisions of the last
 --window (24h) as the audit log records them (approved, denied, expired,
 refused; a proposal past its expiry is expired whether or not "approve-tui
-expire" has marked it yet) and the median and 90th percentile of the time from submit to
-approval or denial; the deliveries of that window by channel (delivered,
-failed, cancelled, and retrying now, with the last error); and the
-notifiers running, with their trouble.
+expire" has marked it yet) and the median and 90th percentile of the time
+from submit to approval or denial; the deliveries of that window by channel
+(delivered, failed, cancelled, and retrying now, with the last error); and
+the notifiers running, with their trouble.
 
 --json prints one object: at, window_seconds, open {total, by_risk,
 oldest}, decisions {total, approved, denied, expired, expired_unswept,
