@@ -215,6 +215,9 @@ type hookCall struct {
 	// selfWhy, when set, says the command would decide approvals
 	// (selfDecides): it is always asked, at least high.
 	selfWhy string
+	// policyWhy, when set, says which rules of the policy in force name a
+	// command the classifier finds nothing in: it is asked all the same.
+	policyWhy string
 	// hermes is Hermes' request, kept in the payload.
 	hermes *model.HermesRequest
 	// reported is, for a reporting event, what the agent reported (Hermes'
@@ -277,7 +280,8 @@ var errHookTimeout = errors.New("hook timeout")
 //     never runs one, and an operator's approval must not make the agent
 //     run it);
 //   - a command no rule matches, in a shell the rules cover: the Low policy
-//     (Silent, or allow, audited);
+//     (Silent, or allow, audited), unless a rule of the policy in force
+//     names it: then it is asked, like the rest;
 //   - otherwise: submit a proposal (session REQUESTER:SESSION, the call's
 //     description as context, its id derived from the call), heartbeat as
 //     its waiter, wait for the decision, and allow only an approved proposal
@@ -370,9 +374,13 @@ func runHook(ctx context.Context, in io.Reader, o HookOptions, p *protocol) (ans
 		}
 		if unasked(v.Level, v, c.impact) {
 			if h.o.Low == LowPass {
-				return h.silent()
+				if ans, asked := h.passLow(ctx, &c, command); !asked {
+					return ans
+				}
+			} else if ans, asked := h.allowLow(ctx, &c, command); !asked {
+				return ans
 			}
-			return h.allowLow(ctx, &c, command)
+			// A rule of the policy in force names it: asked below.
 		}
 	}
 	return h.ask(ctx, &c, command, v)
@@ -551,18 +559,51 @@ func (h *hook) hardline(ctx context.Context, c *hookCall, command string, v risk
 }
 
 // allowLow allows a command no rule matches under the LowAllow policy: only
-// once the decision is audited.
-func (h *hook) allowLow(ctx context.Context, c *hookCall, command string) HookAnswer {
+// once the decision is audited. asked: a rule of the policy in force names
+// the command (the store refused the allow in the transaction that would
+// have recorded it), so it must be asked instead (c.policyWhy says why).
+func (h *hook) allowLow(ctx context.Context, c *hookCall, command string) (ans HookAnswer, asked bool) {
 	s, err := h.o.Open(ctx)
 	if err != nil {
-		return h.deny("low risk, but the approval store is unavailable to audit it (%v); denied to be safe", err)
+		return h.deny("low risk, but the approval store is unavailable to audit it (%v); denied to be safe", err), false
 	}
 	defer s.Close()
-	if err := s.RecordPolicy(ctx, h.policy(c, command, storage.PolicyAllow,
-		risk.NoMatchReason+": allowed by the hook's --low allow policy", model.RiskLow), h.o.Actor); err != nil {
-		return h.deny("low risk, but the decision could not be audited (%v); denied to be safe", err)
+	err = s.RecordPolicy(ctx, h.policy(c, command, storage.PolicyAllow,
+		risk.NoMatchReason+": allowed by the hook's --low allow policy", model.RiskLow), h.o.Actor)
+	var asks *storage.PolicyAsksError
+	switch {
+	case errors.As(err, &asks):
+		c.policyWhy = asks.Error()
+		return HookAnswer{}, true
+	case err != nil:
+		return h.deny("low risk, but the decision could not be audited (%v); denied to be safe", err), false
 	}
-	return h.allow("", "%s (low risk); allowed by policy", risk.NoMatchReason)
+	return h.allow("", "%s (low risk); allowed by policy", risk.NoMatchReason), false
+}
+
+// passLow passes a command no rule matches under the LowPass policy (the
+// agent's own rules apply), unless a rule of the policy in force names it:
+// then asked, and c.policyWhy says why. A store that does not exist holds
+// no policy; one that cannot be read denies (its policy is not known).
+func (h *hook) passLow(ctx context.Context, c *hookCall, command string) (ans HookAnswer, asked bool) {
+	s, err := h.o.Open(ctx)
+	if errors.Is(err, storage.ErrMissing) {
+		return h.silent(), false
+	}
+	if err != nil {
+		return h.deny("low risk, but the approval store is unavailable to read its policy (%v); denied to be safe", err), false
+	}
+	defer s.Close()
+	err = s.PolicyAsks(ctx, h.policy(c, command, storage.PolicyAllow, "", model.RiskLow))
+	var asks *storage.PolicyAsksError
+	switch {
+	case errors.As(err, &asks):
+		c.policyWhy = asks.Error()
+		return HookAnswer{}, true
+	case err != nil:
+		return h.deny("low risk, but the policy in the store could not be read (%v); denied to be safe", err), false
+	}
+	return h.silent(), false
 }
 
 // draft is the proposal for the call: the classifier's verdict and the
@@ -580,6 +621,9 @@ func (h *hook) draft(c *hookCall, command string, v risk.Verdict) risk.Draft {
 	}
 	if c.background {
 		notes = append(notes, "runs in the background")
+	}
+	if c.policyWhy != "" {
+		notes = append(notes, c.policyWhy)
 	}
 	lag := h.p.ttlLag
 	if lag <= 0 {

@@ -111,7 +111,13 @@ func TestHookInputsItDoesNotHandleOrCannotRead(t *testing.T) {
 		{"low risk, passed", bashCall("ls -la", "toolu_1"), ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			a := recvHook(t, hookAsync(c.input, noStore(t)))
+			o := noStore(t)
+			if c.name == "low risk, passed" {
+				// It reads the policy in force, which names nothing.
+				s, _ := emptyStore(t)
+				o = hookOpts(s)
+			}
+			a := recvHook(t, hookAsync(c.input, o))
 			if c.deny == "" {
 				if !a.Silent || a.JSON() != nil {
 					t.Fatalf("want no output, got %+v", a)
@@ -424,8 +430,9 @@ func TestHookPostToolUseRecordsExecuted(t *testing.T) {
 // unknown policy denies.
 func TestHookLowPolicies(t *testing.T) {
 	in := sample(t, "claude-code.txtar", "pre-bash-npm-test.json")
+	s, _ := emptyStore(t)
 	for _, low := range []string{"", LowPass, LowDefer} {
-		o := noStore(t)
+		o := hookOpts(s) // the policy in force is read: it names nothing
 		o.Low = low
 		if a := recvHook(t, hookAsync(in, o)); !a.Silent || a.JSON() != nil {
 			t.Fatalf("--low %q: %+v", low, a)

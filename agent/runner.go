@@ -105,7 +105,8 @@ var errTimedOut = errors.New("timed out")
 const recordTimeout = time.Minute
 
 // Run is `approve-tui run`: it classifies the command and
-//   - runs it at once when no rule matches (audited as allowed by policy);
+//   - runs it at once when no risk rule matches and no rule of the policy
+//     in force names it (audited as allowed by policy);
 //   - refuses it without submitting when a hardline rule matches (audited);
 //   - otherwise submits a proposal pinning the command and its risk,
 //     heartbeats as its waiter, and waits for the decision by watching the
@@ -148,7 +149,14 @@ func Run(ctx context.Context, s *storage.Store, req RunRequest) (RunResult, erro
 		return r.refuseHardline(ctx, p, v), nil
 	}
 	if unasked(p.RiskLevel, v, p.Impact) {
-		return r.runAllowed(ctx, p)
+		res, err := r.runAllowed(ctx, p)
+		var asks *storage.PolicyAsksError
+		if !errors.As(err, &asks) {
+			return res, err
+		}
+		// A rule of the policy in force names it: it is asked, whatever
+		// its risk, and the reason says which rule.
+		p.RiskReason += "; " + asks.Error()
 	}
 	return r.askAndRun(ctx, p)
 }

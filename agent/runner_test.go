@@ -2,7 +2,9 @@ package agent
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -334,8 +336,22 @@ func TestRunRefusesCommandBytesThatDiffer(t *testing.T) {
 	if _, err := db.Exec(`UPDATE gateway_approvals SET payload_json = replace(payload_json, 'echo good', 'echo evil') WHERE approval_id = ?`, rec.ApprovalID); err != nil {
 		t.Fatal(err)
 	}
+	// The row alone rewritten would be refused at approve (tampered:
+	// storage's tests); rewritten with its submit record too (the audit
+	// chain then breaks, which `audit --verify` reports), the approval
+	// goes through, and the runner still runs nothing but the bytes it
+	// submitted.
+	var payload string
+	if err := db.QueryRow(`SELECT payload_json FROM gateway_approvals WHERE approval_id = ?`, rec.ApprovalID).Scan(&payload); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(payload))
+	if _, err := db.Exec(`UPDATE approve_tui_audit SET detail = replace(detail, ?, ?) WHERE approval_id = ? AND event = 'submit'`,
+		rec.PayloadSHA256, hex.EncodeToString(sum[:]), rec.ApprovalID); err != nil {
+		t.Fatal(err)
+	}
 	if r := get(t, o, rec.ApprovalID); r.Command != "sh -c 'echo evil >> log.txt'" || r.Corrupt != "" {
-		t.Fatalf("tampered row: %q %q", r.Command, r.Corrupt)
+		t.Fatalf("row and submit record rewritten: %q %q", r.Command, r.Corrupt)
 	}
 	approve(t, o, rec.ApprovalID)
 	out := recvRun(t, ch)

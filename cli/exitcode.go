@@ -136,14 +136,25 @@ func exitCode(err error, now time.Time) (int, string) {
 		return ExitMismatch, "the typed confirmation does not match the approval id; nothing was approved"
 	case errors.As(err, &co):
 		return ExitError, fmt.Sprintf("proposal %s is corrupt, cannot be approved; deny it (%s)", co.ID, co.Reason)
-	case errors.As(err, &ro):
-		return ExitUnavailable, "refused, nothing changed: the store is " + err.Error()
 	case errors.As(err, &un), errors.As(err, &so):
+		// Before the read-only case: a store that could not even be opened
+		// says so, whatever it wraps.
 		return ExitUnavailable, err.Error()
+	case errors.As(err, &ro):
+		return ExitUnavailable, readOnlyMessage(ro)
 	case errors.As(err, &du):
 		return ExitError, err.Error()
 	}
 	return ExitError, err.Error()
+}
+
+// readOnlyMessage says in one sentence why nothing was written: the actor
+// is a watcher, or the store itself cannot be written.
+func readOnlyMessage(ro *storage.ReadOnlyError) string {
+	if ro.Watcher {
+		return "refused, nothing changed: " + ro.Reason
+	}
+	return "refused, nothing changed: the store is read-only (" + ro.Reason + ")"
 }
 
 // notPendingMessage says who decided and when, or when it expired.

@@ -53,7 +53,9 @@ settings snippet. "approve-tui hook install AGENT" writes those settings,
 
 // The proposal, wait and fail-closed rules every hook shares, for the
 // --help texts.
-const hookRulesHelp = `  - A hardline command (rm -rf /, mkfs, dd to a disk...): deny at once,
+const hookRulesHelp = `  - A command a rule of the store's policy names (approve-tui policy set):
+    asked as below whatever its risk and --low, the rule named in the reason.
+  - A hardline command (rm -rf /, mkfs, dd to a disk...): deny at once,
     audited, never submitted: Hermes never runs one, and an approval must not
     make the agent run it.
   - Otherwise: a proposal (session AGENT:SESSION_ID, requester AGENT, the

@@ -99,7 +99,10 @@ func (a *app) writeProposals(recs []*storage.Record, gone map[string]bool, now t
 		if r.Suspicious() {
 			flag = append(flag, "!")
 		}
-		if r.Corrupt != "" {
+		switch {
+		case r.Tampered != "":
+			flag = append(flag, "TAMPERED")
+		case r.Corrupt != "":
 			flag = append(flag, "CORRUPT")
 		}
 		if r.Corrupt == "" && impact.Marked(r.Impact, r.Command, r.RiskLevel) {

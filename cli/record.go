@@ -49,6 +49,9 @@ func recordJSON(rec *storage.Record, waiter *storage.WaiterStatus) *model.JSONOb
 		Bool("suspicious", rec.Suspicious()).
 		Strs("findings", rec.Findings).
 		Str("corrupt", rec.Corrupt)
+	if rec.Tampered != "" {
+		o.Str("tampered", rec.Tampered)
+	}
 	if p.Impact != nil {
 		o.Obj("impact", model.ImpactJSON(p.Impact))
 	}
@@ -90,7 +93,10 @@ func writeShow(w io.Writer, rec *storage.Record, waiter *storage.WaiterStatus, n
 	if b := riskBanner(rec); b != "" {
 		fmt.Fprintf(w, "*** %s ***\n", b)
 	}
-	if rec.Corrupt != "" {
+	switch {
+	case rec.Tampered != "":
+		fmt.Fprintf(w, "*** TAMPERED: the payload differs from its submit record; cannot be approved; deny it ***\n")
+	case rec.Corrupt != "":
 		fmt.Fprintf(w, "*** CORRUPT: cannot be approved; deny it ***\n")
 	}
 	if rec.Suspicious() {

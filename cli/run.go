@@ -28,8 +28,9 @@ func (a *app) runCmd() *cobra.Command {
 		Long: `Run a command only once an operator has approved it: the agent side of
 approve-tui. The command is classified as submit classifies it:
 
-  - no rule matches (and no --risk): it runs at once, audited as allowed by
-    policy ("policy" events in the audit log);
+  - no rule matches (and no --risk, and no rule of the store's policy names
+    it): it runs at once, audited as allowed by policy ("policy" events in
+    the audit log);
   - a hardline rule matches: refused without a proposal (audited), exit 13;
   - otherwise a proposal pins the exact command, directory and risk, and run
     waits for the decision, watching the store and heartbeating as the

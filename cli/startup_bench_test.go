@@ -30,8 +30,8 @@ import (
 // table, then one write transaction), and the Claude Code hook as the agent
 // runs it for every Bash call, a PreToolUse input on stdin (a file) for a
 // command no rule matches (`npm test`, the documented sample):
-// hook-pass (`hook claude-code --db FILE3`: classifies it and answers
-// nothing, never opening the store) and hook-allow (`hook claude-code
+// hook-pass (`hook claude-code --db FILE3`: classifies it, reads the
+// policy in force, none, and answers nothing) and hook-allow (`hook claude-code
 // --low allow --db FILE3`: classifies it, audits the allow in one write
 // transaction and prints it). Neither waits for an operator; each case's
 // answer is checked once before the timing.

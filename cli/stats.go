@@ -20,15 +20,16 @@ func (a *app) statsCmd() *cobra.Command {
 		Long: `A summary of the store, for a look without a dashboard: the open proposals
 by effective risk and the oldest one's wait; the decisions of the last
 --window (24h) as the audit log records them (approved, denied, expired,
-refused) and the median and 90th percentile of the time from submit to
-approval or denial; the deliveries of that window by channel (delivered,
-failed, cancelled, and retrying now, with the last error); and the
-notifiers running, with their trouble.
+refused; a proposal past its expiry is expired whether or not "approve-tui
+expire" has marked it yet) and the median and 90th percentile of the time
+from submit to approval or denial; the deliveries of that window by channel
+(delivered, failed, cancelled, and retrying now, with the last error); and
+the notifiers running, with their trouble.
 
 --json prints one object: at, window_seconds, open {total, by_risk,
-oldest}, decisions {total, approved, denied, expired, refused, by_event,
-decide_seconds {count, median, p90}}, deliveries {delivered, failed,
-cancelled, retrying, by_channel}, notifiers.
+oldest}, decisions {total, approved, denied, expired, expired_unswept,
+refused, by_event, decide_seconds {count, median, p90}}, deliveries
+{delivered, failed, cancelled, retrying, by_channel}, notifiers.
 
 Every read is bounded: the audit log is read from its end back to the
 start of the window only.
@@ -198,6 +199,9 @@ func (r *statsReport) text() string {
 	t := r.totals()
 	w("Decisions in the last %s: %d", win, t.total)
 	w("  approved %d, denied %d, expired %d, refused %d", t.approved, t.denied, t.expired, t.refused)
+	if n := r.decisions.Unswept; n > 0 {
+		w("  (%d of the expired still say pending in the table: `approve-tui expire` marks them)", n)
+	}
 	if n := len(r.decisions.Latencies); n > 0 {
 		more := ""
 		if r.decisions.Partial {
@@ -273,7 +277,8 @@ func (r *statsReport) json() string {
 	}
 	decide.Bool("partial", r.decisions.Partial)
 	decisions := model.NewJSONObject().Int("total", int64(t.total)).Int("approved", int64(t.approved)).Int("denied", int64(t.denied)).
-		Int("expired", int64(t.expired)).Int("refused", int64(t.refused)).Raw("by_event", jsonList(events)).Obj("decide_seconds", decide)
+		Int("expired", int64(t.expired)).Int("expired_unswept", int64(r.decisions.Unswept)).Int("refused", int64(t.refused)).
+		Raw("by_event", jsonList(events)).Obj("decide_seconds", decide)
 
 	d := r.deliveryTotals()
 	chans := make([]*model.JSONObject, 0, len(r.channels))

@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -767,4 +768,55 @@ func TestStatsAndMetricsHelp(t *testing.T) {
 	if !strings.Contains(helpOf(t, "serve"), "--notify") {
 		t.Error("serve --help does not offer --notify")
 	}
+}
+
+// A proposal past its expiry is expired at every read, whether or not
+// `expire` has swept it: stats counts it (saying how many the table still
+// calls pending), list, show and their JSON say expired. The sweep only
+// marks the row and audits the expiry: the counts stay the same.
+func TestStatsCountsAnExpiryBeforeTheSweep(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "state.db")
+	if code, _, errs := run(t, db, false, "", "init"); code != 0 {
+		t.Fatal(errs)
+	}
+	code, out, errs := run(t, db, false, "", "submit", "--ttl", "300ms", "--", "echo late")
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	id := strings.TrimSpace(out)
+	time.Sleep(400 * time.Millisecond)
+
+	stats := func(unswept int) {
+		t.Helper()
+		_, out, _ := run(t, db, false, "", "stats")
+		note := "still say pending in the table"
+		if !strings.Contains(out, "Decisions in the last 24h: 1\n") || !strings.Contains(out, "  approved 0, denied 0, expired 1, refused 0\n") ||
+			strings.Contains(out, note) != (unswept > 0) {
+			t.Fatalf("stats (unswept %d):\n%s", unswept, out)
+		}
+		_, out, _ = run(t, db, false, "", "--json", "stats")
+		var j struct {
+			Decisions struct {
+				Total, Expired int
+				Unswept        int `json:"expired_unswept"`
+			} `json:"decisions"`
+		}
+		if err := json.Unmarshal([]byte(out), &j); err != nil || j.Decisions.Total != 1 || j.Decisions.Expired != 1 || j.Decisions.Unswept != unswept {
+			t.Fatalf("stats --json (unswept %d): %+v %v\n%s", unswept, j.Decisions, err, out)
+		}
+		if _, out, _ = run(t, db, false, "", "list", "--status", "expired"); !strings.Contains(out, id) || !strings.Contains(out, "expired") {
+			t.Fatalf("list --status expired:\n%s", out)
+		}
+		if _, out, _ = run(t, db, false, "", "show", id); !regexp.MustCompile(`(?m)^status:\s+expired`).MatchString(out) {
+			t.Fatalf("show:\n%s", out)
+		}
+		if _, out, _ = run(t, db, false, "", "--json", "show", id); !strings.Contains(out, `"status":"expired"`) && !strings.Contains(out, `"status": "expired"`) {
+			t.Fatalf("show --json:\n%s", out)
+		}
+	}
+	stats(1)
+	if code, out, errs = run(t, db, false, "", "expire"); code != 0 || strings.TrimSpace(out) != id {
+		t.Fatalf("expire: %d %q %s", code, out, errs)
+	}
+	stats(0)
 }

@@ -136,10 +136,11 @@ func TestClassCacheConcurrentUse(t *testing.T) {
 
 // A payload rewritten in place after it was read and classified is
 // classified again inside the decision: the rewritten command is a
-// hardline one, and the approval is refused (no read hash named).
+// hardline one, and the approval is refused (no read hash named). The row
+// is one Hermes wrote: it has no submit record to be found tampered by.
 func TestRewrittenPayloadIsClassifiedAgain(t *testing.T) {
 	s, c := newStore(t)
-	mustSubmit(t, s, proposal("reclass01", "ls /srv", model.RiskLow, c.Now(), time.Hour))
+	insertRaw(t, rawDB(t, s.Path()), proposal("reclass01", "ls /srv", model.RiskLow, c.Now(), time.Hour))
 	r, err := s.Get(ctx, "reclass01")
 	if err != nil || r.Hardline || r.EffectiveRisk != model.RiskLow {
 		t.Fatalf("before: %+v %v", r, err)

@@ -136,7 +136,7 @@ func Copy(ctx context.Context, src, dst *Store, opt CopyOptions, actor model.Act
 		return nil, err
 	}
 	if actor.ReadOnly {
-		return nil, &ReadOnlyError{Reason: actor.String() + " is a watcher (read-only) and cannot copy into a store"}
+		return nil, &ReadOnlyError{Reason: actor.String() + " is a watcher (read-only) and cannot copy into a store", Watcher: true}
 	}
 	// Said before the transaction, so that nothing at all is written to a
 	// store that holds another's proposals; checked again inside it.

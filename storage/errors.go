@@ -50,7 +50,11 @@ func (e *DuplicateError) Error() string {
 }
 
 // ReadOnlyError: the store or the actor may not change anything.
-type ReadOnlyError struct{ Reason string }
+type ReadOnlyError struct {
+	Reason string
+	// Watcher: the actor is a watcher (the store itself could be written).
+	Watcher bool
+}
 
 func (e *ReadOnlyError) Error() string { return "read-only: " + e.Reason }
 
@@ -170,6 +174,12 @@ const (
 	// RefusedTextConfirm: a tier-2 proposal approved by its id; only its
 	// typed phrase approves it.
 	RefusedTextConfirm = "text_confirm_required"
+	// RefusedTampered: the payload differs from the one its submit audit
+	// event recorded (Record.Tampered).
+	RefusedTampered = "tampered"
+	// RefusedPolicyAsks: a command was to be allowed unasked, and a rule
+	// of the policy in force names it (PolicyAsksError).
+	RefusedPolicyAsks = "policy_asks"
 )
 
 func refusalCode(err error) string {
@@ -184,10 +194,13 @@ func refusalCode(err error) string {
 		it *InvalidTransitionError
 		dm *DamagedError
 		aa *AlreadyAnsweredError
+		pa *PolicyAsksError
 	)
 	switch {
 	case errors.As(err, &rf):
 		return rf.Code
+	case errors.As(err, &pa):
+		return RefusedPolicyAsks
 	case errors.As(err, &aa):
 		return RefusedAlreadyAnswered
 	case errors.As(err, &dm):

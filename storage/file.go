@@ -69,6 +69,7 @@ type dbfile struct {
 	rank    rankState
 	fill    rankFill
 	decoded decodeCache
+	submits submitCache // tamper.go
 	hub     hub
 	health  health
 	beats   beater
@@ -273,10 +274,14 @@ func (f *dbfile) openWriter(ctx context.Context) error {
 func (f *dbfile) explainOpen(err error) error {
 	dir := filepath.Dir(f.file)
 	code := errCode(err)
+	raw := err
 	err = classifyOn(sqliteDialect, "open", err)
 	if code == codeCantOpen || code == codeReadOnly {
 		if syscall.Access(dir, 2|1) != nil {
-			return &UnavailableError{Op: "open", Err: err, Reason: fmt.Sprintf(
+			// One class of error: the driver's error underneath, not the
+			// read-only one classify made of it, which would say another
+			// thing about the same failure.
+			return &UnavailableError{Op: "open", Err: raw, Reason: fmt.Sprintf(
 				"cannot open %s: its directory %s is not writable, and SQLite must create %s-shm (and %s-wal) beside a database in WAL mode even to read it; make the directory writable, or copy the file with its -wal to a writable directory",
 				f.file, dir, filepath.Base(f.file), filepath.Base(f.file))}
 		}

@@ -2,10 +2,12 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/policy"
 )
 
 // EventPolicy is the audit event of a command that an agent-side surface
@@ -60,7 +62,10 @@ type PolicyRecord struct {
 
 // RecordPolicy appends one policy event to the audit log, through the one
 // transition path (so a read-only actor or store is refused, and the event
-// joins the hash chain). It changes nothing else.
+// joins the hash chain). It changes nothing else. An allow is refused with
+// *PolicyAsksError, and nothing recorded, when a rule of the policy in
+// force (read in the same transaction) matches the command: it must be
+// asked.
 func (st *Store) RecordPolicy(ctx context.Context, r *PolicyRecord, actor model.Actor) error {
 	s := st.bind()
 	switch r.Decision {
@@ -98,6 +103,84 @@ func (st *Store) RecordPolicy(ctx context.Context, r *PolicyRecord, actor model.
 	}
 	ref := r.Ref
 	return s.run(ctx, transition{event: EventPolicy, id: ref, actor: actor, apply: func(ctx context.Context) ([]auditEntry, error) {
+		if r.Decision == PolicyAllow {
+			// A rule of the policy in force binds the command whatever its
+			// risk: it is not allowed unasked (nothing is recorded).
+			if err := policyAsks(ctx, s.w, r); err != nil {
+				return nil, err
+			}
+		}
 		return []auditEntry{{id: ref, event: EventPolicy, outcome: OutcomeOK, reason: r.Decision, detail: detail}}, nil
 	}})
+}
+
+// PolicyAsksError: the policy in force has rules that match a command a
+// surface would let go without a proposal (the classifier finds nothing
+// in it). A rule binds whatever the risk: the command must be asked.
+type PolicyAsksError struct {
+	// Version is the policy version in force.
+	Version int64
+	// Rules say which rules match and why: `rule 2 (line 5): the command
+	// matches "terraform apply*"`.
+	Rules []string
+	// Needs is what the rules ask, in words ("2 approvers").
+	Needs string
+}
+
+func (e *PolicyAsksError) Error() string {
+	return fmt.Sprintf("policy v%d asks for approval (%s): %s", e.Version, e.Needs, strings.Join(e.Rules, "; "))
+}
+
+// policySubject is what the policy's rules see of a command decided
+// without a proposal.
+func policySubject(r *PolicyRecord) policy.Subject {
+	return policy.Subject{Risk: r.Risk, Session: r.SessionKey, Requester: r.Requester,
+		Command: r.Command, Patterns: classifyCommand(r.Command).patterns}
+}
+
+// policyAsks reads the policy in force through q and says whether its
+// rules ask for r's command to be approved (*PolicyAsksError); a policy
+// that cannot be read refuses (RefusedPolicyUnreadable).
+func policyAsks(ctx context.Context, q policyQuerier, r *PolicyRecord) error {
+	pv, err := readPolicy(ctx, q)
+	if err != nil || pv == nil {
+		return err
+	}
+	subj := policySubject(r)
+	verdicts, req := pv.Policy.Explain(subj)
+	if !req.Ruled() {
+		return nil
+	}
+	e := &PolicyAsksError{Version: pv.Version, Needs: req.Describe()}
+	for _, v := range verdicts {
+		if !v.Matches {
+			continue
+		}
+		rule := pv.Policy.Rules[v.Rule]
+		name := fmt.Sprintf("rule %d", v.Rule+1)
+		if rule.Line > 0 {
+			name += fmt.Sprintf(" (line %d)", rule.Line)
+		}
+		e.Rules = append(e.Rules, name+": "+strings.Join(v.Why, ", "))
+	}
+	return e
+}
+
+// PolicyAsks says whether the policy in force asks for r's command to be
+// approved: a *PolicyAsksError naming the rules when it does, nil when no
+// rule matches (or no policy was ever set). A surface about to let a
+// command go without a proposal asks first; RecordPolicy asks again, in the
+// transaction that records an allow.
+func (st *Store) PolicyAsks(ctx context.Context, r *PolicyRecord) error {
+	s := st.bind()
+	err := policyAsks(ctx, s.rdb, r)
+	var asks *PolicyAsksError
+	var rf *RefusedError
+	switch {
+	case err == nil, errors.As(err, &asks), errors.As(err, &rf):
+		return err
+	case s.eng.noTable(err):
+		return nil // a file not migrated yet (opened read-only): no policy
+	}
+	return s.classify("policy", err)
 }

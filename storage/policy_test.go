@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/approve-tui/approve-tui/model"
 )
@@ -102,5 +103,56 @@ func TestRecordPolicyCapsLongCommands(t *testing.T) {
 	}
 	if got, _ := evs[0].Detail["command_sha256"].(string); got != sha256Hex([]byte(long)) {
 		t.Fatal("hash is not over the whole command")
+	}
+}
+
+// A rule of the policy in force that names a command refuses to record it
+// as allowed unasked, whatever its risk: decided in the transaction that
+// would record the allow (nothing is recorded), and said by PolicyAsks.
+func TestPolicyRuleRefusesAnUnaskedAllow(t *testing.T) {
+	s, _ := newStore(t)
+	allow := func(command string) *PolicyRecord {
+		return &PolicyRecord{Decision: PolicyAllow, Reason: "no dangerous pattern matched", Command: command,
+			SessionKey: "run:alice@host", Requester: "approve-tui-run", Risk: model.RiskLow}
+	}
+	if err := s.PolicyAsks(ctx, allow("terraform apply plan.out")); err != nil {
+		t.Fatalf("no policy: %v", err)
+	}
+	putPolicy(t, s, "policy:\n  - match: {risk: high}\n    approvals: 2\n  - match: {command: \"terraform apply*\"}\n    approvals: 2\n")
+	const why = `policy v1 asks for approval (2 approvers): rule 2 (line 4): the command matches "terraform apply*"`
+	for name, err := range map[string]error{
+		"PolicyAsks":   s.PolicyAsks(ctx, allow("terraform apply plan.out")),
+		"RecordPolicy": s.RecordPolicy(ctx, allow("terraform apply plan.out"), agent),
+	} {
+		var asks *PolicyAsksError
+		if !errors.As(err, &asks) || err.Error() != why {
+			t.Errorf("%s: %v, want %q", name, err, why)
+		}
+	}
+	// The refused allow is audited as refused, and nothing else changed.
+	if evs, _ := s.Audit(ctx, AuditQuery{}); len(evs) != 2 || evs[1].Event != EventPolicySet ||
+		evs[0].Event != EventPolicy || evs[0].Outcome != OutcomeRefused || evs[0].Reason != RefusedPolicyAsks {
+		t.Fatalf("recorded: %+v", evs)
+	}
+	// Rules that do not match (risk high, another command) leave it alone.
+	if err := s.PolicyAsks(ctx, allow("terraform plan")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RecordPolicy(ctx, allow("terraform plan"), agent); err != nil {
+		t.Fatal(err)
+	}
+	// Submitted (submit, or run and a hook once asked), the low-risk
+	// command needs the rule's two approvers on every surface that
+	// approves: the one decision path counts the votes.
+	c := newClock()
+	mustSubmit(t, s, proposal("tf-apply-low", "terraform apply plan.out", model.RiskLow, c.Now(), time.Hour))
+	rec, err := s.Get(ctx, "tf-apply-low")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = approve(s, rec, who("alice"))
+	wantVote(t, err, 1, 1)
+	if done, err := approve(s, rec, who("bob")); err != nil || done.Status != model.StatusConsumed {
+		t.Fatalf("the second approver: %v", err)
 	}
 }

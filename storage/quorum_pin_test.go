@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/approve-tui/approve-tui/model"
 )
@@ -134,23 +135,45 @@ func TestQuorumPinnedAtSubmitAndAtEachVote(t *testing.T) {
 }
 
 // A vote stays bound to the payload it read, whatever policy is set
-// after: rewritten content voids it, and a lowered policy does not bring
-// it back.
+// after: content rewritten behind the store's back is refused (tampered),
+// and a lowered policy does not change that; on a row Hermes wrote (no
+// submit record), rewritten content voids the vote, and a lowered policy
+// does not bring it back.
 func TestQuorumPinnedVoteStaysBoundToItsPayload(t *testing.T) {
+	t.Run("submitted", func(t *testing.T) { pinnedVoteBound(t, false) })
+	t.Run("hermes", func(t *testing.T) { pinnedVoteBound(t, true) })
+}
+
+func pinnedVoteBound(t *testing.T, hermes bool) {
 	s, c, db := newRawStore(t)
 	putPolicy(t, s, highNeeds(2))
-	rec := submitHigh(t, s, c, "pinned-payload")
+	var rec *Record
+	if hermes {
+		insertRaw(t, db, proposal("pinned-payload", "systemctl stop postgresql", model.RiskHigh, c.Now(), time.Hour))
+		r, err := s.Get(ctx, "pinned-payload")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec = r
+	} else {
+		rec = submitHigh(t, s, c, "pinned-payload")
+	}
 	_, err := approve(s, rec, who("alice"))
 	wantVote(t, err, 1, 1)
 	orig := payloadOf(t, db, rec.ApprovalID)
 	mustExec(t, db, `UPDATE gateway_approvals SET payload_json = ? WHERE approval_id = ?`,
 		strings.Replace(orig, `"cwd":`, `"approve_tui_context":"x","cwd":`, 1), rec.ApprovalID)
 	now, err := s.Get(ctx, rec.ApprovalID)
-	if err != nil || now.PayloadSHA256 == rec.PayloadSHA256 {
-		t.Fatalf("rewrite: %v", err)
+	if err != nil || now.PayloadSHA256 == rec.PayloadSHA256 || (now.Tampered != "") == hermes {
+		t.Fatalf("rewrite: tampered %q %v", now.Tampered, err)
 	}
 	putPolicy(t, s, "policy: []\n")
 	_, err = approve(s, now, who("bob"))
+	if !hermes {
+		wantRefused(t, err, RefusedTampered)
+		wantVotes(t, s, rec.ApprovalID, "")
+		return
+	}
 	vr := wantVote(t, err, 1, 1) // alice's vote read other content: bob's is the first
 	if vr.Quorum.Votes[0].Person != "bob" {
 		t.Fatalf("votes %+v", vr.Quorum.Votes)

@@ -610,13 +610,19 @@ func TestQuorumDenyVetoes(t *testing.T) {
 }
 
 // 6. A vote names the payload it read: rewritten behind the store's back,
-// the payload is another proposal and the vote no longer counts. Expiry
-// ends votes too.
+// the payload is another proposal and the vote no longer counts (a row
+// Hermes wrote, with no submit record: one approve-tui submitted is
+// refused as tampered, TestTamperedPayloadIsRefused). Expiry ends votes
+// too.
 func TestQuorumRewriteAndExpiryVoidVotes(t *testing.T) {
 	s, c, db := newRawStore(t)
 	putPolicy(t, s, highNeeds(2))
-	rec := submitHigh(t, s, c, "rewrite-stop-pg")
-	_, err := approve(s, rec, who("alice"))
+	insertRaw(t, db, proposal("rewrite-stop-pg", "systemctl stop postgresql", model.RiskHigh, c.Now(), time.Hour))
+	rec, err := s.Get(ctx, "rewrite-stop-pg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = approve(s, rec, who("alice"))
 	wantVote(t, err, 1, 1)
 
 	// A fork rewrites the payload (another cwd: the same command elsewhere).
@@ -658,12 +664,7 @@ func TestQuorumRewriteAndExpiryVoidVotes(t *testing.T) {
 		t.Fatalf("the completing vote: %v", err)
 	}
 	wantVotes(t, s, rec.ApprovalID, VoteContentChanged, VoteConsumed, VoteConsumed)
-	// The audit chain is intact; verify names the rewritten payload.
-	res, err := s.VerifyAudit(ctx)
-	if err != nil || res.BrokenSeq != 0 || len(res.Gaps) != 0 || !slices.Equal(res.PayloadProblems, []string{rec.ApprovalID}) {
-		t.Fatalf("verify %+v %v", res, err)
-	}
-	mustExec(t, db, `UPDATE gateway_approvals SET payload_json = ? WHERE approval_id = ?`, orig, rec.ApprovalID)
+	// The audit chain is intact (the row has no submit record to check).
 	verifyOK(t, s)
 
 	// Expiry: the votes end expired, and nothing consumes it.

@@ -110,7 +110,14 @@ func (st *Store) ListUrgent(ctx context.Context, o ListOptions) ([]*Record, Rank
 	}
 	o.Offset = max(o.Offset, 0)
 	s := st.bind()
-	return s.listPending(ctx, s.now(), o, true)
+	recs, p, err := s.listPending(ctx, s.now(), o, true)
+	if err == nil {
+		err = s.classify("list", s.markTampered(ctx, s.rdb, recs, &s.submits))
+	}
+	if err != nil {
+		return nil, p, err
+	}
+	return recs, p, nil
 }
 
 // RankProgress is the background fill's progress now (Filling false when

@@ -21,6 +21,9 @@ func (st *Store) Get(ctx context.Context, id string) (*Record, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
+	if err == nil {
+		err = s.markTampered(ctx, s.rdb, []*Record{rec}, &s.submits)
+	}
 	if err != nil {
 		return nil, s.classify("get", err)
 	}
@@ -77,6 +80,17 @@ type ListOptions struct {
 // first.
 func (st *Store) List(ctx context.Context, o ListOptions) ([]*Record, error) {
 	s := st.bind()
+	recs, err := s.list(ctx, o)
+	if err == nil {
+		err = s.classify("list", s.markTampered(ctx, s.rdb, recs, &s.submits))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return recs, nil
+}
+
+func (s bound) list(ctx context.Context, o ListOptions) ([]*Record, error) {
 	if o.Status == "" {
 		o.Status = ListPending
 	}

@@ -37,6 +37,11 @@ type Record struct {
 	// PayloadSHA256 is the hex SHA-256 of the row's payload_json bytes: an
 	// approval names the payload its approver read by it.
 	PayloadSHA256 string
+	// Tampered says why the payload is not the one submitted ("" when it
+	// is, or when the row has no submit record to compare with): it
+	// differs from the SHA-256 its submit audit event recorded. Corrupt
+	// says so too: such a row can be denied, never approved (tamper.go).
+	Tampered string
 }
 
 // MinApprovableID is the shortest id that can be approved: the typed id is

@@ -157,6 +157,11 @@ type DecisionStats struct {
 	Latencies []float64
 	// Partial: there were more decisions than maxLatencies.
 	Partial bool
+	// Unswept is how many of the expiries counted are of proposals still
+	// pending in the table: past their expiry within the window, and not
+	// marked expired yet (by `approve-tui expire`, or Hermes). They are
+	// counted as expired all the same: nothing can approve them.
+	Unswept int
 }
 
 // maxLatencies bounds DecisionStats.Latencies.
@@ -178,8 +183,10 @@ func (s bound) auditSince(ctx context.Context, sinceE float64) (int64, error) {
 }
 
 // DecisionsSince counts the approvals, denials and expiries the audit log
-// records since since (refusals too), and the time each approved or denied
-// proposal waited from its submit (its row's created_at) to the decision.
+// records since since (refusals too), with the proposals past their expiry
+// since then that no sweep has marked yet counted as expired (Unswept),
+// and the time each approved or denied proposal waited from its submit
+// (its row's created_at) to the decision.
 func (st *Store) DecisionsSince(ctx context.Context, since time.Time) (DecisionStats, error) {
 	s := st.bind()
 	var out DecisionStats
@@ -207,6 +214,28 @@ func (st *Store) DecisionsSince(ctx context.Context, since time.Time) (DecisionS
 	}
 	if err := rows.Close(); err != nil {
 		return out, s.classify("stats", err)
+	}
+	// Proposals whose expiry passed within the window and that no sweep
+	// has marked yet are expired all the same: counted by their expiry.
+	if err := s.rdb.QueryRowContext(ctx, `SELECT count(*) FROM gateway_approvals g
+		WHERE `+s.openWhere("g.status")+` AND g.expires_at >= ? AND g.expires_at <= ?`, sinceE, model.Epoch(s.now())).Scan(&out.Unswept); err != nil {
+		return out, s.classify("stats", err)
+	}
+	if out.Unswept > 0 {
+		merged := false
+		for i, c := range out.Counts {
+			if c.Event == EventExpire && c.Outcome == OutcomeOK {
+				out.Counts[i].N += out.Unswept
+				merged = true
+			}
+		}
+		if !merged {
+			out.Counts = append(out.Counts, DecisionCount{Event: EventExpire, Outcome: OutcomeOK, N: out.Unswept})
+			sort.Slice(out.Counts, func(i, j int) bool {
+				a, b := out.Counts[i], out.Counts[j]
+				return a.Event < b.Event || a.Event == b.Event && a.Outcome < b.Outcome
+			})
+		}
 	}
 	rows, err = s.rdb.QueryContext(ctx, `SELECT a.at, g.created_at FROM approve_tui_audit a
 		JOIN gateway_approvals g ON g.approval_id = a.approval_id

@@ -235,3 +235,40 @@ func TestStatsDeliveriesSince(t *testing.T) {
 		}
 	}
 }
+
+// A proposal past its expiry within the window counts as expired before
+// any sweep (Unswept), and once swept by its audit event alone: the same
+// count either way. One that expired before the window does not count.
+func TestStatsCountsExpiriesBeforeTheSweep(t *testing.T) {
+	s, c := newStore(t)
+	start := c.Now()
+	mustSubmit(t, s, proposal("unswept-old", "ls /a", model.RiskLow, c.Now(), time.Minute))
+	c.Advance(2 * time.Hour)
+	since := c.Now()
+	mustSubmit(t, s, proposal("unswept-new", "ls /b", model.RiskLow, c.Now(), time.Minute))
+	mustSubmit(t, s, proposal("unswept-open", "ls /c", model.RiskLow, c.Now(), time.Hour))
+	c.Advance(2 * time.Minute)
+	expired := func(d DecisionStats) int {
+		n := 0
+		for _, e := range d.Counts {
+			if e.Event == EventExpire && e.Outcome == OutcomeOK {
+				n += e.N
+			}
+		}
+		return n
+	}
+	d, err := s.DecisionsSince(ctx, since)
+	if err != nil || expired(d) != 1 || d.Unswept != 1 {
+		t.Fatalf("before the sweep: %+v %v", d, err)
+	}
+	if d, err = s.DecisionsSince(ctx, start); err != nil || expired(d) != 2 || d.Unswept != 2 {
+		t.Fatalf("since the start: %+v %v", d, err)
+	}
+	if ids, err := s.ExpireDue(ctx, alice); err != nil || len(ids) != 2 {
+		t.Fatalf("expire: %v %v", ids, err)
+	}
+	if d, err = s.DecisionsSince(ctx, since); err != nil || expired(d) != 2 || d.Unswept != 0 {
+		// The sweep's events are at its own time, inside the window: both.
+		t.Fatalf("after the sweep: %+v %v", d, err)
+	}
+}

@@ -465,14 +465,15 @@ func TestConsumeRefusesHardlineShortIDAndChangedContent(t *testing.T) {
 	_, err = s.Consume(ctx, "short7x", "short7x", alice)
 	refused("short7x", RefusedShortID, err)
 
-	mustSubmit(t, s, proposal("rewrite01", "ls /srv", model.RiskLow, c.Now(), time.Hour))
+	// A row Hermes wrote (no submit record).
+	db := rawDB(t, s.Path())
+	insertRaw(t, db, proposal("rewrite01", "ls /srv", model.RiskLow, c.Now(), time.Hour))
 	read, _ := s.Get(ctx, "rewrite01")
 	if len(read.PayloadSHA256) != 64 {
 		t.Fatalf("payload sha256 %q", read.PayloadSHA256)
 	}
 	// Another writer rewrites the payload after it was read.
 	p2 := proposal("rewrite01", "rm -rf /srv", model.RiskLow, c.Now(), time.Hour)
-	db := rawDB(t, s.Path())
 	mustExec(t, db, `UPDATE gateway_approvals SET payload_json = ? WHERE approval_id = 'rewrite01'`, string(model.EncodePayload(p2)))
 	_, err = s.ConsumeRead(ctx, "rewrite01", "rewrite01", read.PayloadSHA256, alice)
 	refused("rewrite01", RefusedContentChanged, err)

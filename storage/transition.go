@@ -116,8 +116,9 @@ func isRefusal(err error) bool {
 		dm *DamagedError
 		rf *RefusedError
 		aa *AlreadyAnsweredError
+		pa *PolicyAsksError
 	)
-	return errors.As(err, &aa) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrConfirmMismatch) ||
+	return errors.As(err, &aa) || errors.As(err, &pa) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrConfirmMismatch) ||
 		errors.As(err, &np) || errors.As(err, &ro) || errors.As(err, &co) ||
 		errors.As(err, &du) || errors.As(err, &va) || errors.As(err, &it) || errors.As(err, &dm) || errors.As(err, &rf)
 }
@@ -157,7 +158,7 @@ func (s bound) runLocked(ctx context.Context, t transition) error {
 	err := s.inWriteTxLocked(ctx, t.event, func(ctx context.Context) error {
 		var entries []auditEntry
 		if t.actor.ReadOnly {
-			refusal = &ReadOnlyError{Reason: t.actor.String() + " is a watcher (read-only) and cannot " + t.event}
+			refusal = &ReadOnlyError{Reason: t.actor.String() + " is a watcher (read-only) and cannot " + t.event, Watcher: true}
 		} else {
 			var err error
 			entries, err = t.apply(ctx)
@@ -385,6 +386,7 @@ func (s bound) damageBeforeApprove(ctx context.Context) (refusal, fail error) {
 
 // approvable reads proposal id inside an approve transaction and refuses
 // what no typed text can approve: a damaged file, a row that is not open,
+// a payload other than the one its submit event recorded (tampered),
 // corrupt or of unknown risk, a hardline command, a payload other than the
 // one read (readSHA256, when not ""), and a proposal of the other gate: a
 // tier-2 proposal approved by its id, or an ordinary one by a phrase. The
@@ -402,7 +404,15 @@ func (s bound) approvable(ctx context.Context, damaged error, id, readSHA256 str
 	refuse := func(code, reason string) (*Record, error) {
 		return nil, &RefusedError{ID: id, Code: code, Reason: reason}
 	}
+	changed := readSHA256 != "" && !strings.EqualFold(readSHA256, rec.PayloadSHA256)
 	switch {
+	case rec.Tampered != "" && changed:
+		// What the approver read is not there any more: said first, as for
+		// any change; read again, it shows tampered.
+		return refuse(RefusedContentChanged, contentChanged)
+	case rec.Tampered != "":
+		return refuse(RefusedTampered, "tampered: its "+rec.Tampered+
+			": it was changed in the store after it was submitted, so it can be denied, never approved (see `approve-tui audit --verify`)")
 	case rec.Corrupt != "":
 		return nil, &CorruptError{ID: id, Reason: rec.Corrupt}
 	case !rec.EffectiveRisk.Valid():
@@ -426,11 +436,14 @@ func (s bound) approvable(ctx context.Context, damaged error, id, readSHA256 str
 			return refuse(RefusedShortID, fmt.Sprintf("its id is shorter than %d characters, too easy to type by accident: it can only be denied", MinApprovableID))
 		}
 	}
-	if readSHA256 != "" && !strings.EqualFold(readSHA256, rec.PayloadSHA256) {
-		return refuse(RefusedContentChanged, "the proposal changed since it was read (its payload is not the one shown): read it again")
+	if changed {
+		return refuse(RefusedContentChanged, contentChanged)
 	}
 	return rec, nil
 }
+
+// contentChanged is the reason of RefusedContentChanged.
+const contentChanged = "the proposal changed since it was read (its payload is not the one shown): read it again"
 
 func (s bound) pendingRow(ctx context.Context, id string) (*Record, error) {
 	rec, err := s.scanRecord(s.ws.get.QueryRowContext(ctx, id), s.now())
@@ -442,6 +455,10 @@ func (s bound) pendingRow(ctx context.Context, id string) (*Record, error) {
 	}
 	if !rec.EffectiveStatus.Open() {
 		return nil, notPending(rec)
+	}
+	// Its payload against its submit record, read in this transaction.
+	if err := s.markTamperedTx(ctx, rec); err != nil {
+		return nil, err
 	}
 	return rec, nil
 }

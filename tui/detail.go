@@ -308,7 +308,9 @@ func (d *detail) buildFixed() []string {
 	if r.EffectiveRisk == model.RiskHigh || r.EffectiveRisk == model.RiskUnknown {
 		out = append(out, st.Banner.Render(fitWidth(" HIGH RISK — default: deny ", d.width)))
 	}
-	if r.Corrupt != "" {
+	if r.Tampered != "" {
+		out = append(out, wrapIndented(st.Corrupt.Render(" TAMPERED "), " "+model.Sanitize(r.Tampered, model.Line)+" — it can be denied, never approved", 10, d.width)...)
+	} else if r.Corrupt != "" {
 		out = append(out, wrapIndented(st.Corrupt.Render(" CORRUPT "), " "+model.Sanitize(r.Corrupt, model.Line)+" — it can be denied, never approved", 9, d.width)...)
 	}
 	if r.Suspicious() {

@@ -68,7 +68,9 @@ func TestShortIDIsDenyOnly(t *testing.T) {
 
 // Another process rewrites the payload while the approve prompt is open:
 // the prompt closes and says so, the detail shows the new command unread,
-// and an approval already on its way is refused by the store.
+// and an approval already on its way is refused by the store. Read, the
+// rewritten proposal is tampered (its payload is not its submit record's):
+// it can be denied, never approved.
 func TestRewriteDuringThePromptIsRefused(t *testing.T) {
 	f := newFixture(t)
 	id := f.ids["low"]
@@ -106,13 +108,15 @@ func TestRewriteDuringThePromptIsRefused(t *testing.T) {
 		t.Fatal("keys after a refused approve ran as commands")
 	}
 	press(m, "esc", "enter") // dismiss, then look at it: it fits on screen
+	screenHas(t, m, "TAMPERED", "payload differs from its submit record")
 	press(m, "a")
-	if m.prompt == nil || m.prompt.rec.PayloadSHA256 == read {
-		t.Fatalf("the prompt did not open on the new content: %v", m.prompt)
+	if m.prompt != nil {
+		t.Fatalf("the prompt opened on a tampered proposal: %v", m.prompt)
 	}
-	typeText(m, id)
-	press(m, "enter")
-	screenHas(t, m, "approved "+id)
+	screenHas(t, m, "never approved")
+	if r, _ := f.s.Get(context.Background(), id); r.Status != model.StatusPending {
+		t.Fatalf("status %s", r.Status)
+	}
 }
 
 // A corrupt row's id holding escape sequences reaches the screen escaped, in

@@ -1,0 +1,187 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// Payloads are written once. A proposal submitted through approve-tui has
+// its payload's SHA-256 in its submit audit event; a payload that differs
+// from it was rewritten behind the store's back (audit --verify says so).
+// Such a row is marked (Record.Tampered, and Corrupt, so that every path
+// that refuses a corrupt row refuses it too): it can be denied, never
+// approved, and the approval's transaction checks it again itself. A row
+// with no submit event (one Hermes wrote) has nothing to be checked against.
+
+// submitRecord is what the submit event of one row says of its payload.
+type submitRecord struct {
+	seq    int64
+	sha256 string // "" when the row has no submit event naming one
+}
+
+// submitKey names one inserted row as read: its id, created_at column
+// (a row deleted and submitted again under the same id is another row) and
+// payload (a rewritten one is looked up again).
+type submitKey struct {
+	id      string
+	created float64
+	payload string
+}
+
+// submitCache keeps what the submit events say of rows read already: an
+// event, once written, never changes, and a row approve-tui submits is
+// inserted in the same transaction as its event (so a row seen without one
+// never gets one). Only reads use it; the approval's transaction reads the
+// log itself.
+type submitCache struct {
+	mu sync.Mutex
+	m  map[submitKey]submitRecord
+}
+
+const submitCacheMax = 16384
+
+func (c *submitCache) get(k submitKey) (submitRecord, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.m[k]
+	return r, ok
+}
+
+func (c *submitCache) put(k submitKey, r submitRecord) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= submitCacheMax {
+		c.m = map[submitKey]submitRecord{}
+	}
+	c.m[k] = r
+}
+
+// TamperedWords starts Record.Tampered; Record.Corrupt says "tampered: "
+// and the same.
+const TamperedWords = "payload differs from its submit record"
+
+// selectSubmit is the latest ok submit event of one proposal (the audit
+// log's index by approval_id finds it).
+const selectSubmit = `SELECT seq, detail FROM approve_tui_audit
+	WHERE approval_id = ? AND event = '` + EventSubmit + `' AND outcome = 'ok' ORDER BY seq DESC LIMIT 1`
+
+// submitPayload is the payload SHA-256 a submit event's detail names ("":
+// none, or a detail that is not JSON).
+func submitPayload(detail string) string {
+	var d struct {
+		PayloadSHA256 string `json:"payload_sha256"`
+	}
+	_ = json.Unmarshal([]byte(detail), &d)
+	return d.PayloadSHA256
+}
+
+// markTamperedTx marks rec, read in the write transaction, when its
+// payload is not the one its submit event recorded: one keyed read through
+// the writer's prepared statements.
+func (s bound) markTamperedTx(ctx context.Context, rec *Record) error {
+	var seq int64
+	var detail string
+	err := s.w.QueryRowPrepared(ctx, selectSubmit, rec.ApprovalID).Scan(&seq, &detail)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	submitRecord{seq: seq, sha256: submitPayload(detail)}.mark(rec)
+	return nil
+}
+
+// readSubmits reads, through q, the latest ok submit event of each of ids.
+func readSubmits(ctx context.Context, q querier, ids []string) (map[string]submitRecord, error) {
+	out := make(map[string]submitRecord, len(ids))
+	const chunk = 200
+	for i := 0; i < len(ids); i += chunk {
+		part := ids[i:min(i+chunk, len(ids))]
+		args := make([]any, len(part))
+		marks := make([]string, len(part))
+		for j, id := range part {
+			args[j], marks[j] = id, "?"
+		}
+		rows, err := q.QueryContext(ctx, `SELECT approval_id, seq, detail FROM approve_tui_audit
+			WHERE approval_id IN (`+strings.Join(marks, ", ")+`) AND event = '`+EventSubmit+`' AND outcome = 'ok'
+			ORDER BY seq`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id, detail string
+			var seq int64
+			if err := rows.Scan(&id, &seq, &detail); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[id] = submitRecord{seq: seq, sha256: submitPayload(detail)}
+		}
+		if err := rows.Close(); err != nil {
+			return nil, err
+		}
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// mark marks rec tampered when its payload is not the one sub records.
+func (sub submitRecord) mark(rec *Record) {
+	if sub.sha256 == "" || strings.EqualFold(sub.sha256, rec.PayloadSHA256) {
+		return
+	}
+	rec.Tampered = fmt.Sprintf("%s (audit event %d)", TamperedWords, sub.seq)
+	if rec.Corrupt == "" {
+		rec.Corrupt = "tampered: " + rec.Tampered
+	} else {
+		rec.Corrupt = "tampered: " + rec.Tampered + "; " + rec.Corrupt
+	}
+}
+
+// markTampered marks the records read whose payload differs from their
+// submit record, reading the log through q (cache: the file's, or nil to
+// read every one). A log that does not exist (a file viewed without
+// migrating) records nothing to check against.
+func (s bound) markTampered(ctx context.Context, q querier, recs []*Record, cache *submitCache) error {
+	var need []*Record
+	var ids []string
+	for _, rec := range recs {
+		if rec == nil {
+			continue
+		}
+		if cache != nil {
+			if sub, ok := cache.get(submitKey{rec.ApprovalID, rec.CreatedAt, rec.PayloadSHA256}); ok {
+				sub.mark(rec)
+				continue
+			}
+		}
+		need = append(need, rec)
+		ids = append(ids, rec.ApprovalID)
+	}
+	if len(need) == 0 {
+		return nil
+	}
+	subs, err := readSubmits(ctx, q, ids)
+	if err != nil {
+		if s.eng.noTable(err) {
+			return nil
+		}
+		return err
+	}
+	for _, rec := range need {
+		sub := subs[rec.ApprovalID]
+		if cache != nil {
+			cache.put(submitKey{rec.ApprovalID, rec.CreatedAt, rec.PayloadSHA256}, sub)
+		}
+		sub.mark(rec)
+	}
+	return nil
+}
