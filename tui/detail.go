@@ -327,6 +327,8 @@ func (d *detail) buildFixed() []string {
 	}
 	riskText := st.Marker(r, 0)
 	switch {
+	case r.Tampered != "":
+		riskText += st.Subtle.Render(" unknown: the payload was changed after submit")
 	case r.Corrupt != "":
 		riskText += st.Subtle.Render(" unknown: the row is corrupt")
 	case r.EffectiveRisk != r.RiskLevel:

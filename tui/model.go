@@ -1305,6 +1305,8 @@ func (m *Model) startApprove() tea.Cmd {
 	case m.opt.Actor.ReadOnly || m.opt.Store.ReadOnlyReason() != "":
 		// The decision path refuses, and says why; the console only relays.
 		return m.decide(rec.ApprovalID, approve(m.ctx, m.opt.Store, rec.ApprovalID, "", rec.PayloadSHA256, m.opt.Actor))
+	case rec.Tampered != "":
+		return m.refuse("approve", rec.ApprovalID, rec.ApprovalID+" was changed after submit: it can be denied (d), never approved", m.st.Error)
 	case rec.Corrupt != "":
 		return m.refuse("approve", rec.ApprovalID, rec.ApprovalID+" is corrupt: it can be denied (d), never approved", m.st.Error)
 	case rec.Hardline:

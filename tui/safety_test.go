@@ -113,7 +113,7 @@ func TestRewriteDuringThePromptIsRefused(t *testing.T) {
 	if m.prompt != nil {
 		t.Fatalf("the prompt opened on a tampered proposal: %v", m.prompt)
 	}
-	screenHas(t, m, "never approved")
+	screenHas(t, m, "was changed after submit", "never approved")
 	if r, _ := f.s.Get(context.Background(), id); r.Status != model.StatusPending {
 		t.Fatalf("status %s", r.Status)
 	}
