@@ -139,6 +139,20 @@ func (c *stmtCache) get(ctx context.Context, q string, prepare func(context.Cont
 	return st, nil
 }
 
+// close closes every statement the cache holds (nil: none). A statement
+// left open on a SQLite connection keeps that connection from being the
+// one that checkpoints and deletes the WAL at the last close.
+func (c *stmtCache) close() {
+	if c == nil {
+		return
+	}
+	c.m.Range(func(k, v any) bool {
+		v.(*sql.Stmt).Close()
+		c.m.Delete(k)
+		return true
+	})
+}
+
 // queryRow runs q through the cache's statement for it (prepared the first
 // time), or, without a cache (nil), with direct.
 func (c *stmtCache) queryRow(ctx context.Context, prepare func(context.Context, string) (*sql.Stmt, error),

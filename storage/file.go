@@ -556,12 +556,14 @@ func (f *dbfile) close() error {
 	// deletes it, which only the read-write writer connection can do.
 	var errs []error
 	if f.rdb != nil {
+		f.rdb.stmts.close()
 		errs = append(errs, f.rdb.Close())
 	}
 	if f.ws != nil {
 		f.ws.close()
 	}
 	if f.w != nil {
+		f.w.stmts.close()
 		errs = append(errs, f.w.Close())
 	}
 	if f.wdb != nil {
