@@ -24,14 +24,15 @@ as expired). Pending ones come most urgent first: effective risk, then time
 left; others newest first.
 
 Columns: FLAG ("!" suspicious: hidden characters in an agent string, shown
-escaped; "CORRUPT": the row cannot be trusted and can only be denied; "I":
+escaped; "CORRUPT": the row cannot be trusted and can only be denied;
+"TAMPERED": its payload was changed after submit, deny only; "I":
 its impact preview raised the risk: it reaches something live, deletes
 1,000 entries or 1 GiB, wipes a device, drops commits or changes terraform
-resources; show ID says what), ID,
-RISK (HIGH/MED/LOW, UNKN for unknown), STATUS, WHEN (time left, or when and
-by whom it was decided), SESSION, COMMAND. STATUS says "pending (waiter gone)" when
-the process that waited on it (a hook, a runner) stopped heartbeating: approving it may
-run nothing (show ID says more).
+resources; show ID says what), ID, RISK (HIGH/MED/LOW, UNKN for unknown),
+STATUS, WHEN (time left, or when and by whom it was decided), SESSION,
+COMMAND. STATUS says "pending (waiter gone)" when the process that waited on
+it (a hook, a runner) stopped heartbeating: approving it may run nothing
+(show ID says more).
 
 On a terminal the columns are aligned and every line fits its width: FLAG,
 ID, RISK and STATUS stay whole, WHEN, SESSION and COMMAND share the rest and
