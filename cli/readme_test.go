@@ -540,6 +540,17 @@ func (r *readmeRun) postgresIn(t *testing.T, sh *shellInTmux, commands *int, dem
 			continue // the test server is not the block's to stop
 		case cmd == "unset APPROVE_TUI_DB":
 			sawUnset = true
+		case strings.HasSuffix(cmd, "&"):
+			// The run in the background says it waits whenever it gets
+			// there, before or after the next prompt: once it said so,
+			// an empty line gives a prompt of its own.
+			sh.send(cmd)
+			*commands++
+			sh.waitScreen(t, time.Minute, "needs approval")
+			sh.key("Enter")
+			*commands++
+			sh.waitPrompt(t, *commands)
+			continue
 		case cmd == "approve-tui":
 			sawConsole = true
 			sh.send(cmd)
