@@ -36,14 +36,15 @@ func (a *app) hookCmd() *cobra.Command {
 	hook := &cobra.Command{
 		Use:   "hook",
 		Short: "Agent hooks: an agent's tool calls wait for an operator's decision",
-		Long: `Hooks that agents call before they run a command, so that an operator decides
-in approve-tui first: "approve-tui hook claude-code" is Claude Code's,
-"approve-tui hook codex" the Codex CLI's, "approve-tui hook gemini" the
-Gemini CLI's, and "approve-tui hook hermes" is the adapter of Hermes'
-approval transport (its plugin runs it). Each speaks its agent's hook protocol and fails closed: any
-failure it can see is a deny in that protocol. Each --help shows its
-settings snippet. "approve-tui hook install AGENT" writes those settings,
-"approve-tui hook doctor AGENT" checks that the agent will run the hook.`,
+		Long: `Hooks that agents call before they run a command, so that an operator
+decides in approve-tui first: "approve-tui hook claude-code" is Claude
+Code's, "approve-tui hook codex" the Codex CLI's, "approve-tui hook gemini"
+the Gemini CLI's, and "approve-tui hook hermes" is the adapter of Hermes'
+approval transport (its plugin runs it). Each speaks its agent's hook
+protocol and fails closed: any failure it can see is a deny in that
+protocol. "approve-tui hook install AGENT" writes the agent's settings
+(each hook's --help shows what it writes); "approve-tui hook doctor AGENT"
+checks that the agent will run the hook.`,
 		Args: cobra.NoArgs,
 	}
 	hook.AddCommand(a.claudeCodeHookCmd(), a.codexHookCmd(), a.geminiHookCmd(), a.hermesHookCmd(),
