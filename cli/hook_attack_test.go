@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// A project's files are the agent's to write: a settings file there that
+// links to another file of the user's is never written through.
+func TestHookInstallProjectRefusesLinks(t *testing.T) {
+	e := newHookEnv(t)
+	victim := filepath.Join(e.home, "victim.json")
+	e.write(victim, "{\"victim\": 1}\n")
+	for _, c := range []struct{ who, dir, file string }{
+		{"claude-code", ".claude", "settings.json"},
+		{"codex", ".codex", "hooks.json"},
+		{"gemini", ".gemini", "settings.json"},
+	} {
+		// The file itself a link.
+		proj := filepath.Join(e.home, "p-file-"+c.who)
+		if err := os.MkdirAll(filepath.Join(proj, c.dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(victim, filepath.Join(proj, c.dir, c.file)); err != nil {
+			t.Fatal(err)
+		}
+		// The folder a link.
+		proj2 := filepath.Join(e.home, "p-dir-"+c.who)
+		if err := os.MkdirAll(proj2, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		other := filepath.Join(e.home, "other-"+c.who)
+		e.write(filepath.Join(other, c.file), "{}\n")
+		if err := os.Symlink(other, filepath.Join(proj2, c.dir)); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{proj, proj2} {
+			code, out, errb := e.install(c.who, "--scope", "project", "--dir", p)
+			if code != ExitError || !strings.Contains(errb, "symbolic link") || !strings.Contains(errb, "nothing written") {
+				t.Errorf("%s in %s: exit %d, want %d saying the link; out %q err %q", c.who, p, code, ExitError, out, errb)
+			}
+		}
+		if got := e.read(victim); got != "{\"victim\": 1}\n" {
+			t.Fatalf("%s: the linked file was written: %q", c.who, got)
+		}
+		if got := e.read(filepath.Join(other, c.file)); got != "{}\n" {
+			t.Fatalf("%s: the linked folder's file was written: %q", c.who, got)
+		}
+	}
+	// In the user's own settings a link is the user's (dotfiles): followed.
+	e.write(filepath.Join(e.home, "dotfiles", "claude.json"), "{\"model\": \"x\"}\n")
+	if err := os.MkdirAll(filepath.Join(e.home, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(e.home, "dotfiles", "claude.json"), filepath.Join(e.home, ".claude", "settings.json")); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errb := e.install("claude-code"); code != 0 {
+		t.Fatalf("user scope through the user's own link: %s", errb)
+	}
+	if got := e.read(filepath.Join(e.home, "dotfiles", "claude.json")); !strings.Contains(got, "approve-tui") || !strings.Contains(got, `"model": "x"`) {
+		t.Fatalf("the user's linked settings: %q", got)
+	}
+}
+
+// A settings file that is a FIFO, a device or huge neither hangs nor
+// exhausts install or doctor: refused, saying what it is.
+func TestHookSettingsNotRegularOrHuge(t *testing.T) {
+	e := newHookEnv(t)
+	fifoProj := filepath.Join(e.home, "fifo")
+	if err := os.MkdirAll(filepath.Join(fifoProj, ".gemini"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(fifoProj, ".gemini", "settings.json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errb := e.install("gemini", "--scope", "project", "--dir", fifoProj)
+	if code != ExitError || !strings.Contains(errb, "not a regular file") {
+		t.Errorf("FIFO: exit %d, out %q err %q", code, out, errb)
+	}
+	zeroProj := filepath.Join(e.home, "zero")
+	if err := os.MkdirAll(filepath.Join(zeroProj, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/zero", filepath.Join(zeroProj, ".claude", "settings.json")); err != nil {
+		t.Fatal(err)
+	}
+	code, _, all := e.doctor("claude-code", "--scope", "project", "--dir", zeroProj)
+	if code != ExitError || !strings.Contains(all, "not a regular file") {
+		t.Errorf("/dev/zero: doctor exit %d: %s", code, all)
+	}
+	// The user's doctor also reads the project's files (the other scope):
+	// it returns.
+	e.doctor("gemini", "--dir", fifoProj)
+	huge := filepath.Join(e.home, ".claude", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(huge), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(huge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(maxSettingsSize + 1); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	code, out, errb = e.install("claude-code")
+	if code != ExitError || !strings.Contains(errb, "over the") {
+		t.Errorf("huge: exit %d, out %q err %q", code, out, errb)
+	}
+	if fi, err := os.Stat(huge); err != nil || fi.Size() != maxSettingsSize+1 {
+		t.Fatalf("huge file changed: %v %v", fi, err)
+	}
+}
