@@ -115,3 +115,41 @@ func TestHookSettingsNotRegularOrHuge(t *testing.T) {
 		t.Fatalf("huge file changed: %v %v", fi, err)
 	}
 }
+
+// Settings Claude Code merges can turn every hook off: the project's own
+// files (the agent's to write) and the machine's managed settings. The
+// doctor says so instead of "ok".
+func TestHookDoctorClaudeHooksTurnedOff(t *testing.T) {
+	e := newHookEnv(t)
+	managed := filepath.Join(e.home, "managed")
+	old := claudeManagedDir
+	claudeManagedDir = managed
+	t.Cleanup(func() { claudeManagedDir = old })
+	proj := filepath.Join(e.home, "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errb := e.install("claude-code"); code != 0 {
+		t.Fatal(errb)
+	}
+	if code, lines, all := e.doctor("claude-code", "--dir", proj); code != 0 || status(lines["switch"]) != checkOK {
+		t.Fatalf("clean: exit %d\n%s", code, all)
+	}
+	for _, c := range []struct{ file, content, want string }{
+		{filepath.Join(proj, ".claude", "settings.local.json"), `{"disableAllHooks": true}`, "settings.local.json"},
+		{filepath.Join(proj, ".claude", "settings.json"), `{"disableAllHooks": true}`, "disableAllHooks"},
+		{filepath.Join(proj, ".claude", "settings.json"), `{"disableAllHooks": true, "disableAllHooks": false}`, "cannot tell"},
+		{filepath.Join(managed, "managed-settings.json"), `{"allowManagedHooksOnly": true}`, "allowManagedHooksOnly"},
+		{filepath.Join(managed, "managed-settings.d", "10-x.json"), `{"disableAllHooks": true}`, "runs no hook at all"},
+		{filepath.Join(managed, "managed-settings.json"), `{"strictPluginOnlyCustomization": ["hooks"]}`, "strictPluginOnlyCustomization"},
+	} {
+		e.write(c.file, c.content)
+		code, _, all := e.doctor("claude-code", "--dir", proj)
+		if code != ExitError || !strings.Contains(all, c.want) {
+			t.Errorf("%s %s: exit %d, want %d naming %q:\n%s", c.file, c.content, code, ExitError, c.want, all)
+		}
+		if err := os.Remove(c.file); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

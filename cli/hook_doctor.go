@@ -34,6 +34,9 @@ that the agent will run approve-tui's hook before its shell commands:
   store     the store named by its --db exists and has the approval table
             ("approve-tui init"), and this user may write it
   timeout   the hook's --timeout is below the agent's hook timeout
+  switch    Claude Code: no disableAllHooks in the user's, the project's
+            (.claude/settings.json, settings.local.json) or the managed
+            settings (/etc/claude-code), no allowManagedHooksOnly there
   failure   Claude Code: "onFailure": "block" on PreToolUse (else a hook
             that cannot start lets the call run)
   trust     Codex: each entry's trusted_hash in ~/.codex/config.toml is
@@ -177,6 +180,9 @@ func (a *app) hookDoctor(ctx context.Context, t *installTarget, o hookInstallOpt
 
 	switch t.who {
 	case agent.AgentClaudeCode:
+		for _, c := range a.claudeSwitchChecks(t) {
+			checks = append(checks, c)
+		}
 		if v, _ := pre.Fields.Get("onFailure"); v == "block" {
 			add("failure", checkOK, `"onFailure": "block": Claude Code (2.1.295 and later) blocks the call when the hook cannot start, times out or fails`)
 		} else {
@@ -195,6 +201,96 @@ func (a *app) hookDoctor(ctx context.Context, t *installTarget, o hookInstallOpt
 			add("folder", checkProblem, "Gemini CLI runs no hook, user hooks included, in "+line(t.dir)+": "+why+
 				"; trust it (Gemini's own prompt, /permissions trust, or "+line(a.trustedFoldersPath(t.home))+`: {"`+line(t.dir)+`": "TRUST_FOLDER"}), or run gemini --skip-trust there`)
 		}
+	}
+	return checks
+}
+
+// claudeManagedDir holds Claude Code's managed (policy) settings on Linux:
+// managed-settings.json and managed-settings.d/*.json.
+var claudeManagedDir = "/etc/claude-code"
+
+// claudeSwitchChecks: no settings file Claude Code reads turns hooks off.
+// Claude Code 2.1 runs no hook when its policy sets disableAllHooks, only
+// the policy's own hooks when the policy sets allowManagedHooksOnly or
+// strictPluginOnlyCustomization (true, or a list naming "hooks"), and only
+// the policy's hooks when disableAllHooks is true in any settings it
+// merges: the user's, the project's .claude/settings.json and
+// .claude/settings.local.json (both the agent's to write). A file that
+// cannot be read is a problem: what it says cannot be known.
+func (a *app) claudeSwitchChecks(t *installTarget) []hermesCheck {
+	var checks []hermesCheck
+	add := func(status, msg string) { checks = append(checks, hermesCheck{"switch", status, msg}) }
+	var managed []string
+	if _, err := os.Stat(filepath.Join(claudeManagedDir, "managed-settings.json")); err == nil {
+		managed = append(managed, filepath.Join(claudeManagedDir, "managed-settings.json"))
+	}
+	if ents, err := os.ReadDir(filepath.Join(claudeManagedDir, "managed-settings.d")); err == nil {
+		for _, e := range ents {
+			if strings.HasSuffix(e.Name(), ".json") && !strings.HasPrefix(e.Name(), ".") {
+				managed = append(managed, filepath.Join(claudeManagedDir, "managed-settings.d", e.Name()))
+			}
+		}
+	}
+	userBase := filepath.Join(t.home, ".claude")
+	if d := a.getenv("CLAUDE_CONFIG_DIR"); d != "" {
+		userBase = d
+	}
+	others := []string{filepath.Join(userBase, "settings.json"),
+		filepath.Join(t.dir, ".claude", "settings.json"), filepath.Join(t.dir, ".claude", "settings.local.json")}
+	read := func(p string) (*agent.JSONObject, bool) {
+		src, ok, err := readSettings(p)
+		if err != nil {
+			add(checkProblem, line(p)+": "+line(err.Error())+": cannot tell whether it turns hooks off")
+			return nil, false
+		}
+		if !ok {
+			return nil, false
+		}
+		o, err := agent.ParseJSONObject(src)
+		if err != nil {
+			add(checkProblem, line(p)+" is "+line(err.Error())+": cannot tell whether it turns hooks off; fix it")
+			return nil, false
+		}
+		return o, true
+	}
+	for _, p := range managed {
+		o, ok := read(p)
+		if !ok {
+			continue
+		}
+		if v, _ := o.Get("disableAllHooks"); v == true {
+			add(checkProblem, `"disableAllHooks": true in the managed settings `+line(p)+": Claude Code runs no hook at all; ask whoever manages this machine")
+		}
+		if v, _ := o.Get("allowManagedHooksOnly"); v == true {
+			add(checkProblem, `"allowManagedHooksOnly": true in the managed settings `+line(p)+": Claude Code runs only the managed settings' hooks; have approve-tui's hook added there")
+		}
+		v, _ := o.Get("strictPluginOnlyCustomization")
+		strict := v == true
+		if list, ok := v.([]any); ok {
+			for _, e := range list {
+				strict = strict || e == "hooks"
+			}
+		}
+		if strict {
+			add(checkProblem, `"strictPluginOnlyCustomization" in the managed settings `+line(p)+` covers hooks: Claude Code runs only the managed settings' hooks; have approve-tui's hook added there`)
+		}
+	}
+	seen := map[string]bool{}
+	for _, p := range others {
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		o, ok := read(p)
+		if !ok {
+			continue
+		}
+		if v, _ := o.Get("disableAllHooks"); v == true {
+			add(checkProblem, `"disableAllHooks": true in `+line(p)+": Claude Code runs no hook of the user's or the project's there; remove it")
+		}
+	}
+	if len(checks) == 0 {
+		add(checkOK, "no settings Claude Code reads here turn hooks off (disableAllHooks, allowManagedHooksOnly)")
 	}
 	return checks
 }
