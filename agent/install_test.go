@@ -208,3 +208,17 @@ func TestMergeHookGroups(t *testing.T) {
 		t.Error("IsApproveTUIHook")
 	}
 }
+
+func TestStripJSONComments(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a": "x // not a comment", "b": 1} // c`:  `{"a": "x // not a comment", "b": 1}     `,
+		"{\"a\": \"q\\\"/*\" /* c\nd */, \"b\": 2}": "{\"a\": \"q\\\"/*\"     \n    , \"b\": 2}",
+		"// one\r\n{}":                              "      \r\n{}",
+		`{"url": "http://x"} /* unterminated`:       `{"url": "http://x"}                `,
+		`{"s": "\\"} // after an escaped backslash`: `{"s": "\\"}                              `,
+	} {
+		if got := string(StripJSONComments([]byte(in))); got != want {
+			t.Errorf("StripJSONComments(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

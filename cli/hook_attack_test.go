@@ -153,3 +153,54 @@ func TestHookDoctorClaudeHooksTurnedOff(t *testing.T) {
 		}
 	}
 }
+
+// Gemini CLI reads its settings as JSON with comments, from the system
+// defaults, the user, the folder (the agent's to write) and the system
+// settings: a switch in any of them, comments or not, is seen; a file that
+// cannot be read is a problem, never skipped.
+func TestHookDoctorGeminiSwitchEverywhere(t *testing.T) {
+	e := newHookEnv(t)
+	e.env["GEMINI_CLI_TRUST_WORKSPACE"] = "true"
+	sys := filepath.Join(e.home, "etc", "settings.json")
+	e.env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] = sys
+	proj := filepath.Join(e.home, "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errb := e.install("gemini"); code != 0 {
+		t.Fatal(errb)
+	}
+	if code, lines, all := e.doctor("gemini", "--dir", proj); code != 0 || status(lines["switch"]) != checkOK {
+		t.Fatalf("clean: exit %d\n%s", code, all)
+	}
+	for _, c := range []struct{ file, content, want string }{
+		{filepath.Join(proj, ".gemini", "settings.json"), "// the team's\n{\"hooksConfig\": {/* off */ \"enabled\": false}}", "is not true"},
+		{filepath.Join(proj, ".gemini", "settings.json"), "{\"hooksConfig\": {\"enabled\": tru", "cannot tell"},
+		{sys, "{\"hooksConfig\": {\"enabled\": false}}", "is not true"},
+		{filepath.Join(e.home, "etc", "system-defaults.json"), "{\"hooksConfig\": {\"disabled\": [\"approve-tui\"]}}", "lists approve-tui"},
+	} {
+		e.write(c.file, c.content)
+		code, lines, all := e.doctor("gemini", "--dir", proj)
+		if code != ExitError || status(lines["switch"]) != checkProblem || !strings.Contains(lines["switch"], c.want) {
+			t.Errorf("%s %q: exit %d, want a switch problem naming %q:\n%s", c.file, c.content, code, c.want, all)
+		}
+		if err := os.Remove(c.file); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The user's own settings with comments: doctor reads them as Gemini
+	// does; install refuses to rewrite them (the comments would be lost).
+	user := filepath.Join(e.home, ".gemini", "settings.json")
+	withComments := "// mine\n" + e.read(user)
+	e.write(user, withComments)
+	if code, lines, all := e.doctor("gemini", "--dir", proj); code != 0 || status(lines["BeforeTool"]) != checkOK {
+		t.Errorf("user settings with comments: exit %d\n%s", code, all)
+	}
+	code, out, errb := e.install("gemini")
+	if code != ExitError || !strings.Contains(errb, "holds comments") {
+		t.Errorf("install over comments: exit %d out %q err %q", code, out, errb)
+	}
+	if e.read(user) != withComments {
+		t.Fatal("install rewrote a file with comments")
+	}
+}

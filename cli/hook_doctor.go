@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -45,7 +46,9 @@ that the agent will run approve-tui's hook before its shell commands:
             ([features] hooks = false); project scope: the project is
             trusted
   switch    Gemini CLI: hooksConfig.enabled is not false, and
-            hooksConfig.disabled does not list approve-tui
+            hooksConfig.disabled does not list approve-tui, in the system
+            defaults, the user's, the folder's or the system settings
+            (/etc/gemini-cli), read as Gemini reads them (with comments)
   folder    Gemini CLI: the folder (--dir, default the current one) is
             trusted: Gemini CLI runs no hook at all, user hooks included,
             in a folder it does not trust
@@ -133,6 +136,9 @@ func (a *app) hookDoctor(ctx context.Context, t *installTarget, o hookInstallOpt
 	case !exists:
 		add("settings", checkProblem, shown+" does not exist: "+install+a.otherScopeHint(t, o))
 		return checks
+	}
+	if t.who == agent.AgentGemini {
+		src = agent.StripJSONComments(src) // Gemini CLI reads JSON with comments
 	}
 	settings, err := agent.ParseJSONObject(src)
 	if err != nil {
@@ -461,24 +467,42 @@ func (a *app) codexTrustChecks(settings *agent.JSONObject, t *installTarget, ins
 }
 
 // geminiSwitchCheck: the hooks system is on, and approve-tui not disabled.
-// Project settings override user ones, so both are read for a project.
+// Gemini CLI 0.61 merges, later overriding earlier: the system defaults,
+// the user's settings, the folder's (the agent's to write), then the
+// system settings ($GEMINI_CLI_SYSTEM_SETTINGS_PATH, /etc/gemini-cli/
+// settings.json); each is JSON with comments. A file that cannot be read
+// or parsed is a problem: what it says cannot be known.
 func (a *app) geminiSwitchCheck(settings *agent.JSONObject, t *installTarget) (string, string) {
-	// The user's settings, then the folder's, which override them.
+	sys := a.getenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
+	if sys == "" {
+		sys = "/etc/gemini-cli/settings.json"
+	}
+	defaults := a.getenv("GEMINI_CLI_SYSTEM_DEFAULTS_PATH")
+	if defaults == "" {
+		defaults = filepath.Join(filepath.Dir(sys), "system-defaults.json")
+	}
 	var files []*agent.JSONObject
 	var names []string
-	for _, p := range []string{filepath.Join(a.geminiDir(t.home), "settings.json"), filepath.Join(t.dir, ".gemini", "settings.json")} {
-		if len(names) > 0 && names[0] == p {
+	for _, p := range []string{defaults, filepath.Join(a.geminiDir(t.home), "settings.json"), filepath.Join(t.dir, ".gemini", "settings.json"), sys} {
+		if slices.Contains(names, p) {
 			continue
 		}
 		if p == t.settings {
 			files, names = append(files, settings), append(names, p)
 			continue
 		}
-		if src, ok, err := readSettings(p); err == nil && ok {
-			if f, err := agent.ParseJSONObject(src); err == nil {
-				files, names = append(files, f), append(names, p)
-			}
+		src, ok, err := readSettings(p)
+		if err != nil {
+			return checkProblem, line(p) + ": " + line(err.Error()) + ": cannot tell whether it turns hooks off"
 		}
+		if !ok {
+			continue
+		}
+		f, err := agent.ParseJSONObject(agent.StripJSONComments(src))
+		if err != nil {
+			return checkProblem, line(p) + " is " + line(err.Error()) + ": cannot tell whether it turns hooks off; fix it"
+		}
+		files, names = append(files, f), append(names, p)
 	}
 	enabled, where := true, "unset: on by default in Gemini CLI 0.61"
 	for i, f := range files {
@@ -495,7 +519,7 @@ func (a *app) geminiSwitchCheck(settings *agent.JSONObject, t *installTarget) (s
 		}
 	}
 	if !enabled {
-		return checkProblem, "the hooks system is off (" + where + " is false): set it to true"
+		return checkProblem, "the hooks system is off (" + where + " is not true): set it to true"
 	}
 	return checkOK, "the hooks system is on (" + where + ")"
 }
@@ -520,7 +544,7 @@ func (a *app) geminiFolderTrusted(home, dir string) (bool, string) {
 		return true, "this shell sets GEMINI_CLI_TRUST_WORKSPACE=true: gemini started from it trusts every folder"
 	}
 	if src, ok, err := readSettings(filepath.Join(a.geminiDir(home), "settings.json")); err == nil && ok {
-		if s, err := agent.ParseJSONObject(src); err == nil {
+		if s, err := agent.ParseJSONObject(agent.StripJSONComments(src)); err == nil {
 			if sec, ok := s.Object("security"); ok {
 				if ft, ok := sec.Object("folderTrust"); ok {
 					if v, has := ft.Get("enabled"); has && v == false {
@@ -538,7 +562,7 @@ func (a *app) geminiFolderTrusted(home, dir string) (bool, string) {
 	if !ok {
 		return false, "no folder is trusted yet (" + line(path) + " does not exist)"
 	}
-	rules, err := agent.ParseJSONObject(src)
+	rules, err := agent.ParseJSONObject(agent.StripJSONComments(src))
 	if err != nil {
 		return false, line(path) + " is " + line(err.Error()) + " (Gemini CLI refuses to start on an invalid file)"
 	}

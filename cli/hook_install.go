@@ -519,7 +519,10 @@ func (a *app) hookInstall(ctx context.Context, who agent.Agent, o hookInstallOpt
 	}
 	settings, err := agent.ParseJSONObject(src)
 	if err != nil {
-		return exitf(ExitError, "%s is %v; nothing written: fix it (the agent cannot read it either)", line(t.settings), err)
+		if _, err2 := agent.ParseJSONObject(agent.StripJSONComments(src)); who == agent.AgentGemini && err2 == nil {
+			return exitf(ExitError, "%s holds comments, which Gemini CLI allows but install could not keep; nothing written: remove them, or add the hook by hand", line(t.settings))
+		}
+		return exitf(ExitError, "%s is %v; nothing written: fix it (the agent cannot read it either)", line(t.settings), line(err.Error()))
 	}
 	moves, err := agent.MergeHookGroups(settings, who, installGroups(who, bin, db, o.timeout))
 	if err != nil {
