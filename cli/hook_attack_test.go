@@ -2,6 +2,7 @@ package cli
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -203,4 +204,81 @@ func TestHookDoctorGeminiSwitchEverywhere(t *testing.T) {
 	if e.read(user) != withComments {
 		t.Fatal("install rewrote a file with comments")
 	}
+}
+
+// Codex reads [features] hooks from the machine's config.toml and
+// managed_config.toml and from a trusted project's .codex/config.toml (the
+// agent's to write): any of them set false turns every hook off, and the
+// doctor says so. With the real Codex, its own "features list" agrees.
+func TestHookDoctorCodexFeatureLayers(t *testing.T) {
+	e := newHookEnv(t)
+	sys := filepath.Join(e.home, "etc-codex")
+	old := codexSystemDir
+	codexSystemDir = sys
+	t.Cleanup(func() { codexSystemDir = old })
+	codexHome := filepath.Join(e.home, ".codex")
+	proj := filepath.Join(e.home, "proj")
+	if err := os.MkdirAll(filepath.Join(proj, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errb := e.install("codex"); code != 0 {
+		t.Fatal(errb)
+	}
+	cfg := filepath.Join(codexHome, "config.toml")
+	e.write(cfg, e.read(cfg)+"\n[projects.\""+proj+"\"]\ntrust_level = \"trusted\"\n")
+	if code, _, all := e.doctor("codex", "--dir", proj); code != 0 {
+		t.Fatalf("clean: exit %d\n%s", code, all)
+	}
+	off := "[features]\nhooks = false\n"
+	for _, file := range []string{filepath.Join(proj, ".codex", "config.toml"), filepath.Join(sys, "config.toml"), filepath.Join(sys, "managed_config.toml")} {
+		e.write(file, off)
+		code, lines, all := e.doctor("codex", "--dir", proj)
+		if code != ExitError || !strings.Contains(lines["feature"], file) {
+			t.Errorf("%s: exit %d, want a feature problem naming it:\n%s", file, code, all)
+		}
+		if file == filepath.Join(proj, ".codex", "config.toml") {
+			codexFeatureOracle(t, e, proj, false)
+		}
+		if err := os.Remove(file); err != nil {
+			t.Fatal(err)
+		}
+	}
+	codexFeatureOracle(t, e, proj, true)
+	// Not valid TOML: cannot know, a problem.
+	e.write(filepath.Join(proj, ".codex", "config.toml"), "[features\n")
+	if code, lines, all := e.doctor("codex", "--dir", proj); code != ExitError || !strings.Contains(lines["feature"], "cannot tell") {
+		t.Errorf("broken project config: exit %d\n%s", code, all)
+	}
+}
+
+// codexFeatureOracle asks the real Codex, when there is one, whether hooks
+// are on in dir.
+func codexFeatureOracle(t *testing.T, e *hookEnv, dir string, want bool) {
+	t.Helper()
+	nm := os.Getenv("APPROVE_TUI_TEST_AGENTS")
+	if nm == "" {
+		return
+	}
+	codex := filepath.Join(nm, ".bin", "codex")
+	if _, err := os.Stat(codex); err != nil {
+		return
+	}
+	cmd := exec.Command(codex, "features", "list")
+	cmd.Dir = dir
+	cmd.Env = []string{"HOME=" + e.home, "PATH=" + os.Getenv("PATH")}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("codex features list: %v\n%s", err, out)
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 3 && f[0] == "hooks" {
+			t.Logf("the real Codex in %s: hooks %s", dir, f[2])
+			if got := f[2] == "true"; got != want {
+				t.Errorf("the real Codex in %s says hooks %s, want %v", dir, f[2], want)
+			}
+			return
+		}
+	}
+	t.Errorf("codex features list has no hooks line:\n%s", out)
 }

@@ -43,8 +43,10 @@ that the agent will run approve-tui's hook before its shell commands:
   trust     Codex: each entry's trusted_hash in ~/.codex/config.toml is
             the hash of the entry as it is now (Codex skips untrusted and
             modified hooks), not disabled there, hooks not turned off
-            ([features] hooks = false); project scope: the project is
-            trusted
+            ([features] hooks = false, in ~/.codex/config.toml,
+            /etc/codex/config.toml, /etc/codex/managed_config.toml or a
+            trusted project's .codex/config.toml); project scope: the
+            project is trusted
   switch    Gemini CLI: hooksConfig.enabled is not false, and
             hooksConfig.disabled does not list approve-tui, in the system
             defaults, the user's, the folder's or the system settings
@@ -410,6 +412,15 @@ func checkHookTimeout(who agent.Agent, words []string, fields *agent.JSONObject,
 	return checkOK, msg
 }
 
+func trustedProject(cfg *agent.CodexConfig, roots []string) bool {
+	ok, _ := cfg.ProjectTrusted(roots...)
+	return ok
+}
+
+// codexSystemDir holds Codex's machine-wide config.toml and
+// managed_config.toml on Linux.
+var codexSystemDir = "/etc/codex"
+
 // codexTrustChecks: each approve-tui entry is trusted as it is now, and a
 // project's hooks load.
 func (a *app) codexTrustChecks(settings *agent.JSONObject, t *installTarget, install string) []hermesCheck {
@@ -428,6 +439,32 @@ func (a *app) codexTrustChecks(settings *agent.JSONObject, t *installTarget, ins
 	}
 	if name, off := cfg.HooksFeatureOff(); off {
 		add("feature", checkProblem, name+" = false in "+line(cfgPath)+" turns every Codex hook off: remove it")
+	}
+	// The other layers Codex 0.169 reads that can turn hooks off: the
+	// machine's, and a trusted project's own (the agent's to write).
+	layers := []string{filepath.Join(codexSystemDir, "config.toml"), filepath.Join(codexSystemDir, "managed_config.toml")}
+	if roots := codexProjectRoots(t.dir); trustedProject(cfg, roots) {
+		for _, r := range roots {
+			layers = append(layers, filepath.Join(r, ".codex", "config.toml"))
+		}
+	}
+	for _, p := range layers {
+		src, ok, err := readSettings(p)
+		if err != nil {
+			add("feature", checkProblem, line(p)+": "+line(err.Error())+": cannot tell whether it turns Codex's hooks off")
+			continue
+		}
+		if !ok {
+			continue
+		}
+		layer, err := agent.ParseCodexConfig(src)
+		if err != nil {
+			add("feature", checkProblem, line(p)+" is "+line(err.Error())+": cannot tell whether it turns Codex's hooks off; fix it")
+			continue
+		}
+		if name, off := layer.HooksFeatureOff(); off {
+			add("feature", checkProblem, name+" = false in "+line(p)+" turns every Codex hook off there: remove it")
+		}
 	}
 	abs, _ := filepath.Abs(t.settings)
 	for _, h := range agent.FindHooks(settings, agent.AgentCodex) {
