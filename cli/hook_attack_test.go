@@ -282,3 +282,45 @@ func codexFeatureOracle(t *testing.T, e *hookEnv, dir string, want bool) {
 	}
 	t.Errorf("codex features list has no hooks line:\n%s", out)
 }
+
+// A settings file made read-only, or another user's, is left as it is:
+// install says so and writes nothing (Codex: neither hooks.json nor
+// config.toml).
+func TestHookInstallReadOnlySettings(t *testing.T) {
+	e := newHookEnv(t)
+	claude := filepath.Join(e.home, ".claude", "settings.json")
+	e.write(claude, "{\"model\": \"x\"}\n")
+	if err := os.Chmod(claude, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errb := e.install("claude-code")
+	if code != ExitError || !strings.Contains(errb, "read-only") || !strings.Contains(errb, "nothing written") {
+		t.Errorf("read-only settings: exit %d out %q err %q", code, out, errb)
+	}
+	if got := e.read(claude); got != "{\"model\": \"x\"}\n" {
+		t.Errorf("read-only settings changed: %q", got)
+	}
+	cfg := filepath.Join(e.home, ".codex", "config.toml")
+	e.write(cfg, "# mine\n")
+	if err := os.Chmod(cfg, 0o400); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errb = e.install("codex")
+	if code != ExitError || !strings.Contains(errb, "read-only") {
+		t.Errorf("read-only config.toml: exit %d out %q err %q", code, out, errb)
+	}
+	if _, err := os.Stat(filepath.Join(e.home, ".codex", "hooks.json")); err == nil {
+		t.Error("hooks.json written although its trust could not be")
+	}
+	if os.Geteuid() == 0 {
+		other := filepath.Join(e.home, ".gemini", "settings.json")
+		e.write(other, "{}\n")
+		if err := os.Chown(other, 4242, 4242); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errb = e.install("gemini")
+		if code != ExitError || !strings.Contains(errb, "belongs to user id 4242") {
+			t.Errorf("another user's settings: exit %d out %q err %q", code, out, errb)
+		}
+	}
+}

@@ -335,6 +335,9 @@ func writeAtomic(path string, data []byte, follow bool) (bool, error) {
 	mode := fs.FileMode(0o600)
 	if fi, err := os.Stat(path); err == nil {
 		mode = fi.Mode().Perm()
+		if p := notOurs(fi); p != "" {
+			return false, errors.New(p)
+		}
 		if old, _, err := readSettings(path); err == nil && string(old) == string(data) {
 			return false, nil
 		}
@@ -365,6 +368,19 @@ func writeAtomic(path string, data []byte, follow bool) (bool, error) {
 		return false, err
 	}
 	return true, os.Rename(tmp, path)
+}
+
+// notOurs says why install must not replace an existing file ("" when it
+// may): a file made read-only, or another user's, was set so on purpose
+// (a rename would replace it all the same, and make it ours).
+func notOurs(fi fs.FileInfo) string {
+	if fi.Mode().Perm()&0o200 == 0 {
+		return "it is read-only (" + fi.Mode().Perm().String() + "): make it writable if it is to change"
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return "it belongs to user id " + strconv.Itoa(int(st.Uid)) + ", not to you: whoever owns it must change it"
+	}
+	return ""
 }
 
 // storeProblem says why the store at db is not ready for a hook ("" when
@@ -608,6 +624,16 @@ func (a *app) hookInstall(ctx context.Context, who agent.Agent, o hookInstallOpt
 		}
 	}
 
+	for _, p := range []string{t.settings, cfgPath} {
+		if p == "" {
+			continue
+		}
+		if fi, err := os.Stat(p); err == nil {
+			if why := notOurs(fi); why != "" {
+				return exitf(ExitError, "%s: %s; nothing written", line(p), why)
+			}
+		}
+	}
 	wrote, err := writeAtomic(t.settings, out, t.project == "")
 	if err != nil {
 		return exitf(ExitError, "writing %s: %v", line(t.settings), err)
