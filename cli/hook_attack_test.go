@@ -324,3 +324,36 @@ func TestHookInstallReadOnlySettings(t *testing.T) {
 		}
 	}
 }
+
+// An approve-tui entry whose matcher does not select the shell tool never
+// runs: the doctor says so, for each agent's reading of its matchers.
+func TestHookDoctorMatcherMissesShell(t *testing.T) {
+	e := newHookEnv(t)
+	e.env["GEMINI_CLI_TRUST_WORKSPACE"] = "true"
+	for _, c := range []struct{ who, path, from, to string }{
+		{"claude-code", filepath.Join(e.home, ".claude", "settings.json"), `"Bash|PowerShell"`, `"Edit|Write"`},
+		{"codex", filepath.Join(e.home, ".codex", "hooks.json"), `"^Bash$"`, `"^apply_patch$"`},
+		{"gemini", filepath.Join(e.home, ".gemini", "settings.json"), `"run_shell_command"`, `"read_file"`},
+	} {
+		if code, _, errb := e.install(c.who); code != 0 {
+			t.Fatal(errb)
+		}
+		if code, _, all := e.doctor(c.who); code != 0 {
+			t.Fatalf("%s as installed: exit %d\n%s", c.who, code, all)
+		}
+		src := e.read(c.path)
+		e.write(c.path, strings.Replace(src, c.from, c.to, 1))
+		code, _, all := e.doctor(c.who)
+		if code != ExitError || !strings.Contains(all, "does not match") {
+			t.Errorf("%s with matcher %s: exit %d\n%s", c.who, c.to, code, all)
+		}
+	}
+	for _, c := range []struct {
+		m    string
+		want bool
+	}{{"", true}, {"*", true}, {"Bash", true}, {"Read|Bash", true}, {"Bas.*", true}, {"Ba", false}, {"Edit", false}, {"(", false}} {
+		if got := matcherCovers("claude-code", c.m); got != c.want {
+			t.Errorf("claude-code matcher %q covers Bash: %v, want %v", c.m, got, c.want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -115,6 +116,38 @@ func expectedEvents(who agent.Agent) []string {
 	return []string{"BeforeTool"}
 }
 
+// shellTool is the name of the agent's shell tool, as its hooks' matchers
+// see it.
+func shellTool(who agent.Agent) string {
+	switch who {
+	case agent.AgentGemini:
+		return "run_shell_command"
+	}
+	return "Bash"
+}
+
+// matcherCovers reports whether a group's matcher selects the agent's
+// shell tool, under any of the readings the agents give it: empty or "*"
+// (every tool), a list of names separated by "|", or a regular expression
+// found in the name (Codex, Gemini CLI) or matching all of it (Claude
+// Code). A matcher none of them reads as the shell tool is a hook that
+// never runs for a shell command.
+func matcherCovers(who agent.Agent, m string) bool {
+	tool := shellTool(who)
+	if m == "" || m == "*" || slices.Contains(strings.Split(m, "|"), tool) {
+		return true
+	}
+	re, err := regexp.Compile(m)
+	if err != nil {
+		return false
+	}
+	if who == agent.AgentClaudeCode {
+		full, err := regexp.Compile("^(?:" + m + ")$")
+		return err == nil && full.MatchString(tool)
+	}
+	return re.MatchString(tool)
+}
+
 // preEvent is the event whose hook decides.
 func preEvent(who agent.Agent) string {
 	if who == agent.AgentGemini {
@@ -163,6 +196,9 @@ func (a *app) hookDoctor(ctx context.Context, t *installTarget, o hookInstallOpt
 			add(ev, checkProblem, "no approve-tui entry: "+install+a.otherScopeHint(t, o))
 		case len(hs) > 1:
 			add(ev, checkWarning, strconv.Itoa(len(hs))+" approve-tui entries: the hook runs more than once; "+install+" keeps one")
+		case !matcherCovers(t.who, hs[0].Matcher):
+			add(ev, checkProblem, line(hs[0].Command)+": its matcher "+strconv.Quote(line(hs[0].Matcher))+" does not match "+shellTool(t.who)+
+				", so the agent never runs it for a shell command; "+install)
 		default:
 			add(ev, checkOK, line(hs[0].Command)+" (matcher "+strconv.Quote(line(hs[0].Matcher))+")")
 		}
