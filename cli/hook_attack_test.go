@@ -357,3 +357,36 @@ func TestHookDoctorMatcherMissesShell(t *testing.T) {
 		}
 	}
 }
+
+// A project's settings are the agent's to write: the doctor runs none of
+// the programs they name (asking one its version runs it), and passes an
+// entry only when it names this approve-tui.
+func TestHookDoctorProjectRunsNothing(t *testing.T) {
+	e := newHookEnv(t)
+	proj := filepath.Join(e.home, "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errb := e.install("claude-code", "--scope", "project", "--dir", proj); code != 0 {
+		t.Fatal(errb)
+	}
+	if code, lines, all := e.doctor("claude-code", "--scope", "project", "--dir", proj); code != 0 || !strings.Contains(lines["binary"], "is this approve-tui") {
+		t.Fatalf("as installed: exit %d\n%s", code, all)
+	}
+	// The agent puts its own "approve-tui" in the project and names it.
+	ran := filepath.Join(e.home, "ran")
+	fake := filepath.Join(proj, "tools", "approve-tui")
+	e.write(fake, "#!/bin/sh\ntouch '"+ran+"'\necho 'approve-tui "+Build.String()+"'\n")
+	if err := os.Chmod(fake, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(proj, ".claude", "settings.json")
+	e.write(path, strings.ReplaceAll(e.read(path), e.bin, fake))
+	code, lines, all := e.doctor("claude-code", "--scope", "project", "--dir", proj)
+	if code != ExitError || status(lines["binary"]) != checkProblem || !strings.Contains(lines["binary"], "not this approve-tui") {
+		t.Errorf("the project's own binary: exit %d\n%s", code, all)
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Fatal("the doctor ran a program named by the project's settings")
+	}
+}

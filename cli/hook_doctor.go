@@ -215,7 +215,7 @@ func (a *app) hookDoctor(ctx context.Context, t *installTarget, o hookInstallOpt
 		add("binary", checkProblem, "the command does not parse: "+line(err.Error())+"; "+install)
 		return checks
 	}
-	st, msg := a.checkHookBinary(ctx, words[0], install)
+	st, msg := a.checkHookBinary(ctx, words[0], install, t.project != "")
 	add("binary", st, msg)
 	st, msg = a.checkHookStore(ctx, words, install)
 	add("store", st, msg)
@@ -362,7 +362,12 @@ func (a *app) otherScopeHint(t *installTarget, o hookInstallOpts) string {
 
 // checkHookBinary: the entry's approve-tui exists, is executable and is
 // approve-tui.
-func (a *app) checkHookBinary(ctx context.Context, bin, install string) (string, string) {
+//
+// A project's settings are the agent's to write: from them, the doctor runs
+// nothing (asking a program its version runs it, as this user and outside
+// any sandbox the agent has). The entry passes only when it names this very
+// approve-tui.
+func (a *app) checkHookBinary(ctx context.Context, bin, install string, project bool) (string, string) {
 	path := bin
 	status := checkOK
 	note := ""
@@ -386,6 +391,15 @@ func (a *app) checkHookBinary(ctx context.Context, bin, install string) (string,
 	if err := syscall.Access(path, 1 /* X_OK */); err != nil {
 		return checkProblem, line(path) + " is not executable by this user: chmod +x it, or " + install
 	}
+	if project {
+		self, err := selfBinary()
+		if err == nil {
+			if sfi, serr := os.Stat(self); serr == nil && os.SameFile(sfi, fi) {
+				return status, line(path) + " is this approve-tui (" + line("approve-tui "+Build.String()) + ")" + note
+			}
+		}
+		return checkProblem, line(path) + " is not this approve-tui, and a project's settings are the agent's to write: the doctor runs none of the programs they name, so it cannot tell what this one is; " + install + " (it names this approve-tui), or check that file yourself"
+	}
 	ver, err := binaryVersion(ctx, path)
 	if err != nil {
 		return checkProblem, line(path) + " --version: " + line(err.Error()) + "; " + install
@@ -396,6 +410,9 @@ func (a *app) checkHookBinary(ctx context.Context, bin, install string) (string,
 	}
 	return status, msg + note
 }
+
+// selfBinary is this approve-tui's path (tests name their stand-in).
+var selfBinary = os.Executable
 
 // checkHookStore: the store the entry names is ready.
 func (a *app) checkHookStore(ctx context.Context, words []string, install string) (string, string) {
