@@ -32,7 +32,9 @@ that the agent will run approve-tui's hook before its shell commands:
             exists and parses
   EVENT     each event the hook handles has an approve-tui entry
   binary    the approve-tui the entry runs is an absolute path, exists, is
-            executable and prints approve-tui's version
+            executable and prints approve-tui's version; with --scope
+            project (settings the agent may write) nothing is run: the entry
+            must name this approve-tui
   store     the store named by its --db exists and has the approval table
             ("approve-tui init"), and this user may write it
   timeout   the hook's --timeout is below the agent's hook timeout
