@@ -635,6 +635,7 @@ func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Verd
 		return h.deny("could not make a proposal (%v); denied to be safe", err)
 	}
 	id := p.ApprovalID
+	started := time.Now()
 	err = s.Submit(ctx, p, h.o.Actor)
 	var dup *storage.DuplicateError
 	switch {
@@ -665,7 +666,7 @@ func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Verd
 		if ctx.Err() != nil && !errors.Is(context.Cause(ctx), errHookTimeout) && h.p.agent != AgentHermes {
 			// The agent stopped waiting (it signals its hook at its own
 			// hook timeout) and decides alone what happens next.
-			return h.abandon(ctx, s, id, command, context.Cause(ctx))
+			return h.abandon(ctx, s, id, command, context.Cause(ctx), time.Since(started))
 		}
 		reason := "requester interrupted"
 		switch {
@@ -714,13 +715,19 @@ var agentNames = map[Agent]string{AgentClaudeCode: "Claude Code", AgentCodex: "C
 // what became of it is not known here. A decision that raced it is
 // answered as giveUp answers it. Always deny: if the agent still reads the
 // answer, nothing was approved.
-func (h *hook) abandon(ctx context.Context, s *storage.Store, id, command string, cause error) HookAnswer {
+//
+// The signal is what an agent sends at its hook timeout, but any process of
+// the user's may send it (the agent's own model, through a command it
+// runs): the reason says how long the hook had waited, not that the
+// agent's timeout was reached.
+func (h *hook) abandon(ctx context.Context, s *storage.Store, id, command string, cause error, waited time.Duration) HookAnswer {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), withdrawTimeout)
 	defer cancel()
 	why := signalWords(cause)
 	who := agentNames[h.p.agent]
-	reason := fmt.Sprintf("%s stopped waiting for a decision (its hook got %s, as at its hook timeout); "+
-		"nobody decided, and %s may run the command under its own rules: whether it ran is not known", who, why, who)
+	reason := fmt.Sprintf("%s stopped waiting for a decision (its hook got %s after %s of waiting: %s sends it at its hook timeout, "+
+		"but any process of this user can); nobody decided, and %s may run the command under its own rules: whether it ran is not known",
+		who, why, model.ShortDuration(waited.Round(time.Second)), who, who)
 	var gone errParentGone
 	if errors.As(cause, &gone) {
 		why = gone.Error()

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -388,5 +389,36 @@ func TestHookDoctorProjectRunsNothing(t *testing.T) {
 	}
 	if _, err := os.Stat(ran); err == nil {
 		t.Fatal("the doctor ran a program named by the project's settings")
+	}
+}
+
+// SIGTERM is what an agent sends its hook at its hook timeout, but any
+// process of the user's can send it (a command the agent's model runs):
+// the abandoned record says how long the hook had waited, not that the
+// agent's timeout came.
+func TestHookSIGTERMSaysHowLong(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "state.db")
+	if out, err := approveTUI(t, "--db", db, "init").CombinedOutput(); err != nil {
+		t.Fatalf("init: %v\n%s", err, out)
+	}
+	in := `{"session_id":"s1","transcript_path":"/dev/null","cwd":"` + dir + `","hook_event_name":"PreToolUse","tool_name":"Bash",` +
+		`"tool_use_id":"toolu_1","tool_input":{"command":"chmod -R 777 ` + dir + `"}}`
+	hook := approveTUI(t, "--db", db, "hook", "claude-code", "--timeout", "60s")
+	hook.Stdin = strings.NewReader(in)
+	if err := hook.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer hook.Process.Kill()
+	id := awaitListed(t, db, "cc-")
+	if err := hook.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	hook.Wait() //nolint:errcheck
+	rec := showJSON(t, db, id)
+	why, _ := rec["terminal_reason"].(string)
+	if rec["status"] != "expired" || !regexp.MustCompile(`its hook got SIGTERM after \d+s of waiting`).MatchString(why) ||
+		strings.Contains(why, "as at its hook timeout") || !strings.Contains(why, "any process of this user can") {
+		t.Fatalf("record: status %v, terminal_reason %q", rec["status"], why)
 	}
 }
