@@ -422,3 +422,25 @@ func TestHookSIGTERMSaysHowLong(t *testing.T) {
 		t.Fatalf("record: status %v, terminal_reason %q", rec["status"], why)
 	}
 }
+
+// Fields of a Claude Code handler that keep it from gating every call:
+// the doctor names them.
+func TestHookDoctorClaudeWeakenedEntry(t *testing.T) {
+	e := newHookEnv(t)
+	if code, _, errb := e.install("claude-code"); code != 0 {
+		t.Fatal(errb)
+	}
+	path := filepath.Join(e.home, ".claude", "settings.json")
+	src := e.read(path)
+	for _, f := range []string{`"async": true`, `"asyncRewake": true`, `"once": true`, `"if": "Bash(git *)"`, `"args": ["hook"]`} {
+		e.write(path, strings.Replace(src, `"onFailure": "block"`, `"onFailure": "block", `+f, 1))
+		code, lines, all := e.doctor("claude-code")
+		if code != ExitError || status(lines["gate"]) != checkProblem {
+			t.Errorf("%s: exit %d\n%s", f, code, all)
+		}
+	}
+	e.write(path, src)
+	if code, lines, all := e.doctor("claude-code"); code != 0 || lines["gate"] != "" {
+		t.Errorf("as installed: exit %d\n%s", code, all)
+	}
+}

@@ -41,6 +41,9 @@ that the agent will run approve-tui's hook before its shell commands:
   switch    Claude Code: no disableAllHooks in the user's, the project's
             (.claude/settings.json, settings.local.json) or the managed
             settings (/etc/claude-code), no allowManagedHooksOnly there
+  gate      Claude Code: the PreToolUse entry has no "async",
+            "asyncRewake", "once", "if" or "args" (each keeps it from
+            gating every call)
   failure   Claude Code: "onFailure": "block" on PreToolUse (else a hook
             that cannot start lets the call run)
   trust     Codex: each entry's trusted_hash in ~/.codex/config.toml is
@@ -226,6 +229,9 @@ func (a *app) hookDoctor(ctx context.Context, t *installTarget, o hookInstallOpt
 
 	switch t.who {
 	case agent.AgentClaudeCode:
+		if why := claudeWeakened(pre.Fields); why != "" {
+			add("gate", checkProblem, "the PreToolUse entry "+why+": "+install+" writes it without")
+		}
 		for _, c := range a.claudeSwitchChecks(t) {
 			checks = append(checks, c)
 		}
@@ -249,6 +255,29 @@ func (a *app) hookDoctor(ctx context.Context, t *installTarget, o hookInstallOpt
 		}
 	}
 	return checks
+}
+
+// claudeWeakened says which field of a Claude Code PreToolUse handler keeps
+// it from gating every shell command ("" for none): "async" and
+// "asyncRewake" run it in the background (the call does not wait), "once"
+// removes it after its first run, "if" runs it only for the calls its
+// permission rule matches, and "args" runs the command without the line
+// install wrote.
+func claudeWeakened(h *agent.JSONObject) string {
+	for _, k := range []string{"async", "asyncRewake", "once"} {
+		if v, ok := h.Get(k); ok && v != false {
+			return fmt.Sprintf("has %q: %v (%s)", k, v, map[string]string{
+				"async": "it runs in the background: the call does not wait for it", "asyncRewake": "it runs in the background: the call does not wait for it",
+				"once": "Claude Code removes it after its first run"}[k])
+		}
+	}
+	if v, ok := h.Get("if"); ok && v != nil {
+		return fmt.Sprintf("has \"if\" (%s): it runs only for the calls that rule matches", line(fmt.Sprint(v)))
+	}
+	if v, ok := h.Get("args"); ok && v != nil {
+		return `has "args": Claude Code runs its command with those arguments instead of the line written`
+	}
+	return ""
 }
 
 // claudeManagedDir holds Claude Code's managed (policy) settings on Linux:
