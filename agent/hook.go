@@ -487,8 +487,22 @@ func (h *hook) after(ctx context.Context, c *hookCall) {
 	defer s.Close()
 	id := h.id(c)
 	rec, err := s.Get(ctx, id)
-	if err != nil || rec.Command != *c.command || rec.SessionKey != h.session(c) {
-		return // not a call this hook asked about (low risk, or another command)
+	if err != nil || rec.SessionKey != h.session(c) {
+		return // not a call this hook asked about (low risk)
+	}
+	if rec.Command != *c.command {
+		// This very call ran another command than the one approved: its
+		// input was changed after the hook answered (another hook's
+		// updatedInput, say). Nothing is marked run; the report says it.
+		if rec.EffectiveStatus == model.StatusConsumed {
+			who := agentNames[h.p.agent]
+			if err := s.RecordReport(ctx, id, h.p.requester, who+" reported that this call ran another command than the one approved (its input was changed after the approval)",
+				map[string]any{"command_run": *c.command, "outcome": string(c.outcome)}, h.o.Actor); err != nil {
+				h.logf("warning: could not record that %s ran another command: %v", id, err)
+			}
+			h.logf("warning: %s: the call ran another command than the one approved", id)
+		}
+		return
 	}
 	if rec.Status != model.StatusConsumed {
 		h.ranUnapproved(ctx, s, rec, c)
