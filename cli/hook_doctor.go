@@ -61,6 +61,10 @@ that the agent will run approve-tui's hook before its shell commands:
             trusted: Gemini CLI runs no hook at all, user hooks included,
             in a folder it does not trust
 
+  others    a warning when the project's own settings (--dir), which
+            the agent can write, register other hooks: they run commands
+            nobody approves
+
 It changes nothing. The checks run as this user: run it as the user the
 agent runs as.
 ` + exitCodesWhere(map[int]string{
@@ -227,6 +231,9 @@ func (a *app) hookDoctor(ctx context.Context, t *installTarget, o hookInstallOpt
 	st, msg = checkHookTimeout(t.who, words, pre.Fields, install)
 	add("timeout", st, msg)
 
+	for _, c := range a.projectHookChecks(t) {
+		checks = append(checks, c)
+	}
 	switch t.who {
 	case agent.AgentClaudeCode:
 		if why := claudeWeakened(pre.Fields); why != "" {
@@ -255,6 +262,76 @@ func (a *app) hookDoctor(ctx context.Context, t *installTarget, o hookInstallOpt
 		}
 	}
 	return checks
+}
+
+// projectHookChecks warns of other hooks registered in the project's own
+// settings files, which the agent can write: they run commands that nobody
+// approves, and a hook before the call can change the command after
+// approve-tui approved it (the hook reports such a run, after the fact).
+func (a *app) projectHookChecks(t *installTarget) []hermesCheck {
+	var files []string
+	switch t.who {
+	case agent.AgentClaudeCode:
+		files = []string{filepath.Join(t.dir, ".claude", "settings.json"), filepath.Join(t.dir, ".claude", "settings.local.json")}
+	case agent.AgentCodex:
+		files = []string{filepath.Join(t.dir, ".codex", "hooks.json")}
+	case agent.AgentGemini:
+		files = []string{filepath.Join(t.dir, ".gemini", "settings.json")}
+	}
+	var checks []hermesCheck
+	for _, p := range files {
+		src, ok, err := readSettings(p)
+		if err != nil || !ok {
+			continue // unreadable files are reported by the other checks
+		}
+		if t.who == agent.AgentGemini {
+			src = agent.StripJSONComments(src)
+		}
+		o, err := agent.ParseJSONObject(src)
+		if err != nil {
+			continue
+		}
+		if n := foreignHooks(o, t.who); n > 0 {
+			checks = append(checks, hermesCheck{"others", checkWarning, fmt.Sprintf("%s, in the project (which the agent can write), registers %s besides approve-tui's: they run commands nobody approves, and one that runs before a call can change its command after the approval; review them",
+				line(p), plural(n, "other hook"))})
+		}
+	}
+	return checks
+}
+
+// foreignHooks counts the command handlers in settings that are not
+// approve-tui's hook for who.
+func foreignHooks(settings *agent.JSONObject, who agent.Agent) int {
+	hooks, ok := settings.Object("hooks")
+	if !ok {
+		return 0
+	}
+	n := 0
+	for _, ev := range hooks.Keys() {
+		v, _ := hooks.Get(ev)
+		groups, _ := v.([]any)
+		for _, g := range groups {
+			gm, ok := g.(*agent.JSONObject)
+			if !ok {
+				continue
+			}
+			hv, _ := gm.Get("hooks")
+			hs, _ := hv.([]any)
+			for _, h := range hs {
+				ho, ok := h.(*agent.JSONObject)
+				if !ok {
+					n++
+					continue
+				}
+				c, _ := ho.Get("command")
+				cs, _ := c.(string)
+				if !agent.IsApproveTUIHook(cs, who) {
+					n++
+				}
+			}
+		}
+	}
+	return n
 }
 
 // claudeWeakened says which field of a Claude Code PreToolUse handler keeps
