@@ -466,3 +466,13 @@ func TestHookDoctorWarnsOfProjectHooks(t *testing.T) {
 		}
 	}
 }
+
+// Install into Claude Code settings that turn every hook off says so.
+func TestHookInstallClaudeSaysHooksOff(t *testing.T) {
+	e := newHookEnv(t)
+	e.write(filepath.Join(e.home, ".claude", "settings.json"), `{"disableAllHooks": true}`)
+	code, out, errb := e.install("claude-code")
+	if code != 0 || !strings.Contains(out, `to do: "disableAllHooks": true`) {
+		t.Fatalf("exit %d out %q err %q", code, out, errb)
+	}
+}

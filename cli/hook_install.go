@@ -551,6 +551,9 @@ func (a *app) hookInstall(ctx context.Context, who agent.Agent, o hookInstallOpt
 	if who == agent.AgentGemini {
 		notes = append(notes, geminiSwitch(settings)...)
 	}
+	if v, _ := settings.Get("disableAllHooks"); who == agent.AgentClaudeCode && v == true {
+		notes = append(notes, `"disableAllHooks": true in `+line(t.settings)+` turns every hook off, this one too: remove it (left as you wrote it)`)
+	}
 	out, err := agent.FormatJSON(settings)
 	if err != nil {
 		return exitf(ExitError, "%s: %v", line(t.settings), err)
