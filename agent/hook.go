@@ -527,7 +527,8 @@ func (h *hook) after(ctx context.Context, c *hookCall) {
 // ended keeps its status, and the report is added to its audit trail.
 func (h *hook) ranUnapproved(ctx context.Context, s *storage.Store, rec *storage.Record, c *hookCall) {
 	who := agentNames[h.p.agent]
-	what := fmt.Sprintf("%s reported that it ran the command (%s: %s) although no approval was given: it stopped waiting for the hook and ran it under its own rules",
+	what := fmt.Sprintf("%s reported that it ran the command (%s: %s) although no approval was given: it stopped waiting for the hook and ran it under its own rules "+
+		"(so says the hook's input after the call, which any process of this user can also send)",
 		who, string(c.outcome), c.outcomeReason)
 	actor := h.o.Actor
 	if rec.EffectiveStatus.Open() {
