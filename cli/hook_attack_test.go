@@ -476,3 +476,29 @@ func TestHookInstallClaudeSaysHooksOff(t *testing.T) {
 		t.Fatalf("exit %d out %q err %q", code, out, errb)
 	}
 }
+
+// The real Claude Code runs no hook of the user's in a project whose
+// .claude/settings.local.json (the agent can write it) sets
+// disableAllHooks: its call makes no proposal. The doctor, asked in that
+// project, says so.
+func TestRealAgentClaudeHooksOffByProject(t *testing.T) {
+	r := newAgentRig(t, realAgents[0], "sh -c 'touch off-marker'", "create the marker file")
+	r.installHooks()
+	r.writeFile(filepath.Join(r.work, ".claude", "settings.local.json"), `{"disableAllHooks": true}`)
+	doctor := exec.Command(r.hookBin, "--db", r.db, "hook", "doctor", "claude-code")
+	doctor.Env, doctor.Dir = r.env(), r.work
+	out, err := doctor.CombinedOutput()
+	if code := doctor.ProcessState.ExitCode(); code != ExitError || !strings.Contains(string(out), `"disableAllHooks": true in `+filepath.Join(r.work, ".claude", "settings.local.json")) {
+		t.Fatalf("doctor: exit %d (%v)\n%s", code, err, out)
+	}
+	run := r.start("Create the marker file.")
+	stdout, stderr := r.wait(run)
+	if len(r.stub.ToolResults()) == 0 {
+		t.Fatalf("the model never got a tool result: the call was not made\nstdout: %s\nstderr: %s\nmodel log:\n%s", stdout, stderr, r.stub.Log())
+	}
+	list, err := approveTUI(t, "--db", r.db, "--json", "list", "--status", "all").Output()
+	if err != nil || strings.Contains(string(list), `"cc-`) {
+		t.Fatalf("a proposal was made although the project turned hooks off (%v):\n%s", err, list)
+	}
+	t.Logf("tool results with hooks off: %q", r.stub.ToolResults())
+}
