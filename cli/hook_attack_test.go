@@ -502,3 +502,27 @@ func TestRealAgentClaudeHooksOffByProject(t *testing.T) {
 	}
 	t.Logf("tool results with hooks off: %q", r.stub.ToolResults())
 }
+
+// The real Gemini CLI reads the folder's .gemini/settings.json with
+// comments: hooksConfig.enabled false there turns the user's hook off (the
+// call runs, no proposal). The doctor, asked in that folder, says so.
+func TestRealAgentGeminiHooksOffByFolder(t *testing.T) {
+	r := newAgentRig(t, realAgents[2], "sh -c 'touch off-marker'", "create the marker file")
+	r.installHooks()
+	r.writeFile(filepath.Join(r.work, ".gemini", "settings.json"), "// the team's settings\n{\"hooksConfig\": {/* off */ \"enabled\": false}}\n")
+	doctor := exec.Command(r.hookBin, "--db", r.db, "hook", "doctor", "gemini")
+	doctor.Env, doctor.Dir = r.env(), r.work
+	out, err := doctor.CombinedOutput()
+	if code := doctor.ProcessState.ExitCode(); code != ExitError || !strings.Contains(string(out), "hooksConfig.enabled in "+filepath.Join(r.work, ".gemini", "settings.json")+" is not true") {
+		t.Fatalf("doctor: exit %d (%v)\n%s", code, err, out)
+	}
+	run := r.start("Create the marker file.")
+	stdout, stderr := r.wait(run)
+	list, err := approveTUI(t, "--db", r.db, "--json", "list", "--status", "all").Output()
+	if err != nil || strings.Contains(string(list), `"gm-`) {
+		t.Fatalf("a proposal was made although the folder turned hooks off (%v):\n%s", err, list)
+	}
+	if _, err := os.Stat(filepath.Join(r.work, "off-marker")); err != nil {
+		t.Fatalf("the command did not run either (%v): the oracle proves nothing\nstdout: %s\nstderr: %s\nmodel log:\n%s", err, stdout, stderr, r.stub.Log())
+	}
+}
