@@ -495,8 +495,22 @@ func (h *hook) after(ctx context.Context, c *hookCall) {
 	defer s.Close()
 	id := h.id(c)
 	rec, err := s.Get(ctx, id)
-	if err != nil || rec.Command != *c.command || rec.SessionKey != h.session(c) {
-		return // not a call this hook asked about (low risk, or another command)
+	if err != nil || rec.SessionKey != h.session(c) {
+		return // not a call this hook asked about (low risk)
+	}
+	if rec.Command != *c.command {
+		// This very call ran another command than the one approved: its
+		// input was changed after the hook answered (another hook's
+		// updatedInput, say). Nothing is marked run; the report says it.
+		if rec.EffectiveStatus == model.StatusConsumed {
+			who := agentNames[h.p.agent]
+			if err := s.RecordReport(ctx, id, h.p.requester, who+" reported that this call ran another command than the one approved (its input was changed after the approval)",
+				map[string]any{"command_run": *c.command, "outcome": string(c.outcome)}, h.o.Actor); err != nil {
+				h.logf("warning: could not record that %s ran another command: %v", id, err)
+			}
+			h.logf("warning: %s: the call ran another command than the one approved", id)
+		}
+		return
 	}
 	if rec.Status != model.StatusConsumed {
 		h.ranUnapproved(ctx, s, rec, c)
@@ -521,7 +535,8 @@ func (h *hook) after(ctx context.Context, c *hookCall) {
 // ended keeps its status, and the report is added to its audit trail.
 func (h *hook) ranUnapproved(ctx context.Context, s *storage.Store, rec *storage.Record, c *hookCall) {
 	who := agentNames[h.p.agent]
-	what := fmt.Sprintf("%s reported that it ran the command (%s: %s) although no approval was given: it stopped waiting for the hook and ran it under its own rules",
+	what := fmt.Sprintf("%s reported that it ran the command (%s: %s) although no approval was given: it stopped waiting for the hook and ran it under its own rules "+
+		"(so says the hook's input after the call, which any process of this user can also send)",
 		who, string(c.outcome), c.outcomeReason)
 	actor := h.o.Actor
 	if rec.EffectiveStatus.Open() {
@@ -679,6 +694,7 @@ func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Verd
 		return h.deny("could not make a proposal (%v); denied to be safe", err)
 	}
 	id := p.ApprovalID
+	started := time.Now()
 	err = s.Submit(ctx, p, h.o.Actor)
 	var dup *storage.DuplicateError
 	switch {
@@ -709,7 +725,7 @@ func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Verd
 		if ctx.Err() != nil && !errors.Is(context.Cause(ctx), errHookTimeout) && h.p.agent != AgentHermes {
 			// The agent stopped waiting (it signals its hook at its own
 			// hook timeout) and decides alone what happens next.
-			return h.abandon(ctx, s, id, command, context.Cause(ctx))
+			return h.abandon(ctx, s, id, command, context.Cause(ctx), time.Since(started))
 		}
 		reason := "requester interrupted"
 		switch {
@@ -758,13 +774,19 @@ var agentNames = map[Agent]string{AgentClaudeCode: "Claude Code", AgentCodex: "C
 // what became of it is not known here. A decision that raced it is
 // answered as giveUp answers it. Always deny: if the agent still reads the
 // answer, nothing was approved.
-func (h *hook) abandon(ctx context.Context, s *storage.Store, id, command string, cause error) HookAnswer {
+//
+// The signal is what an agent sends at its hook timeout, but any process of
+// the user's may send it (the agent's own model, through a command it
+// runs): the reason says how long the hook had waited, not that the
+// agent's timeout was reached.
+func (h *hook) abandon(ctx context.Context, s *storage.Store, id, command string, cause error, waited time.Duration) HookAnswer {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), withdrawTimeout)
 	defer cancel()
 	why := signalWords(cause)
 	who := agentNames[h.p.agent]
-	reason := fmt.Sprintf("%s stopped waiting for a decision (its hook got %s, as at its hook timeout); "+
-		"nobody decided, and %s may run the command under its own rules: whether it ran is not known", who, why, who)
+	reason := fmt.Sprintf("%s stopped waiting for a decision (its hook got %s after %s of waiting: %s sends it at its hook timeout, "+
+		"but any process of this user can); nobody decided, and %s may run the command under its own rules: whether it ran is not known",
+		who, why, model.ShortDuration(waited.Round(time.Second)), who, who)
 	var gone errParentGone
 	if errors.As(cause, &gone) {
 		why = gone.Error()

@@ -82,7 +82,8 @@ func TestCodexHookRunWithoutApprovalIsRecorded(t *testing.T) {
 		t.Fatalf("recorded %s, execution %s", r.EffectiveStatus, r.ExecutionStatus)
 	}
 	why, err := o.AbandonReason(context.Background(), rec.ApprovalID)
-	if err != nil || !strings.Contains(why, "Codex reported that it ran the command") || !strings.Contains(why, "no approval was given") {
+	if err != nil || !strings.Contains(why, "Codex reported that it ran the command") || !strings.Contains(why, "no approval was given") ||
+		!strings.Contains(why, "any process of this user can also send") {
 		t.Fatalf("abandon reason %q, %v", why, err)
 	}
 	// The hook that was still waiting answers (deny) and ends.

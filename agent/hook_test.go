@@ -414,6 +414,21 @@ func TestHookPostToolUseRecordsExecuted(t *testing.T) {
 	if r := get(t, o, rec.ApprovalID); r.ExecutionStatus != model.ExecNotStarted {
 		t.Fatalf("marked by another call: %s", r.ExecutionStatus)
 	}
+	// The same call running another command than the one approved (its
+	// input changed after the approval): reported, with what ran.
+	evs, err := o.Audit(context.Background(), storage.AuditQuery{ApprovalID: rec.ApprovalID, Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reported := 0
+	for _, e := range evs {
+		if e.Event == storage.EventReport && strings.Contains(e.Reason, "ran another command than the one approved") && e.Detail["command_run"] == "rm -rf elsewhere/" {
+			reported++
+		}
+	}
+	if reported != 1 {
+		t.Fatalf("the changed command reported %d times: %+v", reported, evs)
+	}
 	post("PostToolUse", cmd, "toolu_P", `{"stdout":"","stderr":"","interrupted":false}`)
 	r := get(t, o, rec.ApprovalID)
 	if r.ExecutionStatus != model.ExecExecuted || r.ExecutionReason != "ran in Claude Code (PostToolUse)" {

@@ -131,13 +131,19 @@ type CodexHookState struct {
 // CodexConfig is a parsed config.toml, kept as its bytes so that an edit
 // changes only what it must.
 type CodexConfig struct {
-	src []byte
+	src []byte // without the byte order mark
+	bom bool   // the file starts with a UTF-8 byte order mark (Codex accepts one)
 	doc map[string]any
 }
+
+// utf8BOM is the UTF-8 byte order mark.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 // ParseCodexConfig parses config.toml (nil or empty: no file). A file that
 // is not valid TOML is an error: it is never rewritten.
 func ParseCodexConfig(src []byte) (*CodexConfig, error) {
+	bom := bytes.HasPrefix(src, utf8BOM)
+	src = bytes.TrimPrefix(src, utf8BOM)
 	doc := map[string]any{}
 	if err := toml.Unmarshal(src, &doc); err != nil {
 		var de *toml.DecodeError
@@ -147,11 +153,16 @@ func ParseCodexConfig(src []byte) (*CodexConfig, error) {
 		}
 		return nil, fmt.Errorf("not valid TOML: %v", err)
 	}
-	return &CodexConfig{src: src, doc: doc}, nil
+	return &CodexConfig{src: src, bom: bom, doc: doc}, nil
 }
 
 // Bytes is the file's content.
-func (c *CodexConfig) Bytes() []byte { return c.src }
+func (c *CodexConfig) Bytes() []byte {
+	if c.bom {
+		return append(append([]byte{}, utf8BOM...), c.src...)
+	}
+	return c.src
+}
 
 func tomlTable(v any) (map[string]any, bool) {
 	m, ok := v.(map[string]any)
@@ -340,6 +351,9 @@ func (c *CodexConfig) SetHookTrust(hashes map[string]string) ([]byte, error) {
 	}
 	if !reflect.DeepEqual(after.doc, want.doc) {
 		return nil, errors.New("the edit would change more than the hooks' trust; config.toml left unchanged: add the trust in Codex's /hooks")
+	}
+	if c.bom {
+		return append(append([]byte{}, utf8BOM...), out.Bytes()...), nil
 	}
 	return out.Bytes(), nil
 }

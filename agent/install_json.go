@@ -389,3 +389,48 @@ func FlagValue(words []string, name string) (string, bool) {
 	}
 	return "", false
 }
+
+// StripJSONComments blanks out // and /* */ comments outside strings, as
+// Gemini CLI does before parsing its settings (JSON with comments): every
+// byte of a comment but its newlines becomes a space, so that positions in
+// errors stay true. An unterminated block comment runs to the end.
+func StripJSONComments(src []byte) []byte {
+	out := make([]byte, len(src))
+	copy(out, src)
+	inStr := false
+	for i := 0; i < len(out); i++ {
+		c := out[i]
+		if inStr {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inStr = false
+			}
+			continue
+		}
+		switch {
+		case c == '"':
+			inStr = true
+		case c == '/' && i+1 < len(out) && out[i+1] == '/':
+			for ; i < len(out) && out[i] != '\n'; i++ {
+				if out[i] != '\r' {
+					out[i] = ' '
+				}
+			}
+		case c == '/' && i+1 < len(out) && out[i+1] == '*':
+			out[i], out[i+1] = ' ', ' '
+			for i += 2; i < len(out); i++ {
+				if out[i] == '*' && i+1 < len(out) && out[i+1] == '/' {
+					out[i], out[i+1] = ' ', ' '
+					i++
+					break
+				}
+				if out[i] != '\n' && out[i] != '\r' {
+					out[i] = ' '
+				}
+			}
+		}
+	}
+	return out
+}

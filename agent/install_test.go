@@ -208,3 +208,41 @@ func TestMergeHookGroups(t *testing.T) {
 		t.Error("IsApproveTUIHook")
 	}
 }
+
+func TestStripJSONComments(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a": "x // not a comment", "b": 1} // c`:  `{"a": "x // not a comment", "b": 1}     `,
+		"{\"a\": \"q\\\"/*\" /* c\nd */, \"b\": 2}": "{\"a\": \"q\\\"/*\"     \n    , \"b\": 2}",
+		"// one\r\n{}":                              "      \r\n{}",
+		`{"url": "http://x"} /* unterminated`:       `{"url": "http://x"}                `,
+		`{"s": "\\"} // after an escaped backslash`: `{"s": "\\"}                              `,
+	} {
+		if got := string(StripJSONComments([]byte(in))); got != want {
+			t.Errorf("StripJSONComments(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Codex reads a config.toml that starts with a byte order mark (checked
+// with the real Codex): so does the install, and the mark stays.
+func TestCodexConfigBOM(t *testing.T) {
+	src := "\xef\xbb\xbf# mine\n[features]\nhooks = false\n"
+	cfg, err := ParseCodexConfig([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name, off := cfg.HooksFeatureOff(); !off || name != "features.hooks" {
+		t.Fatalf("HooksFeatureOff = %q, %v", name, off)
+	}
+	out, err := cfg.SetHookTrust(map[string]string{"/h/hooks.json:pre_tool_use:0:0": "sha256:ab"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := src + "\n[hooks.state.\"/h/hooks.json:pre_tool_use:0:0\"]\ntrusted_hash = \"sha256:ab\"\n"
+	if string(out) != want {
+		t.Fatalf("SetHookTrust:\n%q\nwant\n%q", out, want)
+	}
+	if string(cfg.Bytes()) != src {
+		t.Fatalf("Bytes = %q", cfg.Bytes())
+	}
+}

@@ -170,6 +170,11 @@ func writeManTree(cmd *cobra.Command, header *doc.GenManHeader, dir string) erro
 	if err != nil {
 		return fmt.Errorf("%s: %w", cmd.CommandPath(), err)
 	}
+	if cmd.Long != "" {
+		if page, err = manDescription(page, cmd.Long); err != nil {
+			return fmt.Errorf("%s: %w", cmd.CommandPath(), err)
+		}
+	}
 	name := strings.ReplaceAll(cmd.CommandPath(), " ", "-") + "." + header.Section
 	return os.WriteFile(filepath.Join(dir, name), []byte(page), 0o644)
 }
@@ -199,6 +204,51 @@ func manSynopsis(page string, use []string) (string, error) {
 	}
 	syn.WriteString(".ad\n")
 	return page[:i] + syn.String() + "\n" + page[i+j:], nil
+}
+
+// manDescription writes long, the text of --help, as the DESCRIPTION of
+// page, instead of doc's reading of it as Markdown (which takes an indented
+// block's first line out of the block, and fills the rest past the page's
+// width). A paragraph with an indented line (a table, an example) goes out
+// line for line (no fill), one column in rather than the section's seven,
+// so that --help's 80-column lines fit an 80-column man page; the others
+// are filled.
+func manDescription(page, long string) (string, error) {
+	const head = ".SH DESCRIPTION\n"
+	i := strings.Index(page, head)
+	if i < 0 {
+		return "", errors.New("the man page has no DESCRIPTION section")
+	}
+	i += len(head)
+	j := strings.Index(page[i:], "\n.SH ")
+	if j < 0 {
+		j = len(page) - i
+	}
+	var d strings.Builder
+	for k, para := range strings.Split(strings.Trim(long, "\n"), "\n\n") {
+		para = strings.Trim(para, "\n")
+		if para == "" {
+			continue
+		}
+		if k > 0 {
+			d.WriteString(".PP\n")
+		}
+		lines := strings.Split(para, "\n")
+		block := false
+		for _, l := range lines {
+			block = block || strings.HasPrefix(l, " ")
+		}
+		if !block {
+			d.WriteString(roffText(strings.Join(lines, " ")) + "\n")
+			continue
+		}
+		d.WriteString(".nf\n.in -6n\n")
+		for _, l := range lines {
+			d.WriteString(roffText(l) + "\n")
+		}
+		d.WriteString(".in\n.fi\n")
+	}
+	return page[:i] + d.String() + page[i+j:], nil
 }
 
 // roffText is s as roff text that prints s as it is: a backslash as \e,

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -30,22 +32,38 @@ that the agent will run approve-tui's hook before its shell commands:
             exists and parses
   EVENT     each event the hook handles has an approve-tui entry
   binary    the approve-tui the entry runs is an absolute path, exists, is
-            executable and prints approve-tui's version
+            executable and prints approve-tui's version; with --scope
+            project (settings the agent may write) nothing is run: the entry
+            must name this approve-tui
   store     the store named by its --db exists and has the approval table
             ("approve-tui init"), and this user may write it
   timeout   the hook's --timeout is below the agent's hook timeout
+  switch    Claude Code: no disableAllHooks in the user's, the project's
+            (.claude/settings.json, settings.local.json) or the managed
+            settings (/etc/claude-code), no allowManagedHooksOnly there
+  gate      Claude Code: the PreToolUse entry has no "async",
+            "asyncRewake", "once", "if" or "args" (each keeps it from
+            gating every call)
   failure   Claude Code: "onFailure": "block" on PreToolUse (else a hook
             that cannot start lets the call run)
   trust     Codex: each entry's trusted_hash in ~/.codex/config.toml is
             the hash of the entry as it is now (Codex skips untrusted and
             modified hooks), not disabled there, hooks not turned off
-            ([features] hooks = false); project scope: the project is
-            trusted
+            ([features] hooks = false, in ~/.codex/config.toml,
+            /etc/codex/config.toml, /etc/codex/managed_config.toml or a
+            trusted project's .codex/config.toml); project scope: the
+            project is trusted
   switch    Gemini CLI: hooksConfig.enabled is not false, and
-            hooksConfig.disabled does not list approve-tui
+            hooksConfig.disabled does not list approve-tui, in the system
+            defaults, the user's, the folder's or the system settings
+            (/etc/gemini-cli), read as Gemini reads them (with comments)
   folder    Gemini CLI: the folder (--dir, default the current one) is
             trusted: Gemini CLI runs no hook at all, user hooks included,
             in a folder it does not trust
+
+  others    a warning when the project's own settings (--dir), which
+            the agent can write, register other hooks: they run commands
+            nobody approves
 
 It changes nothing. The checks run as this user: run it as the user the
 agent runs as.
@@ -111,6 +129,38 @@ func expectedEvents(who agent.Agent) []string {
 	return []string{"BeforeTool"}
 }
 
+// shellTool is the name of the agent's shell tool, as its hooks' matchers
+// see it.
+func shellTool(who agent.Agent) string {
+	switch who {
+	case agent.AgentGemini:
+		return "run_shell_command"
+	}
+	return "Bash"
+}
+
+// matcherCovers reports whether a group's matcher selects the agent's
+// shell tool, under any of the readings the agents give it: empty or "*"
+// (every tool), a list of names separated by "|", or a regular expression
+// found in the name (Codex, Gemini CLI) or matching all of it (Claude
+// Code). A matcher none of them reads as the shell tool is a hook that
+// never runs for a shell command.
+func matcherCovers(who agent.Agent, m string) bool {
+	tool := shellTool(who)
+	if m == "" || m == "*" || slices.Contains(strings.Split(m, "|"), tool) {
+		return true
+	}
+	re, err := regexp.Compile(m)
+	if err != nil {
+		return false
+	}
+	if who == agent.AgentClaudeCode {
+		full, err := regexp.Compile("^(?:" + m + ")$")
+		return err == nil && full.MatchString(tool)
+	}
+	return re.MatchString(tool)
+}
+
 // preEvent is the event whose hook decides.
 func preEvent(who agent.Agent) string {
 	if who == agent.AgentGemini {
@@ -135,6 +185,9 @@ func (a *app) hookDoctor(ctx context.Context, t *installTarget, o hookInstallOpt
 		add("settings", checkProblem, shown+" does not exist: "+install+a.otherScopeHint(t, o))
 		return checks
 	}
+	if t.who == agent.AgentGemini {
+		src = agent.StripJSONComments(src) // Gemini CLI reads JSON with comments
+	}
 	settings, err := agent.ParseJSONObject(src)
 	if err != nil {
 		add("settings", checkProblem, shown+" is "+line(err.Error())+": the agent cannot read it; fix it, then "+install)
@@ -156,6 +209,9 @@ func (a *app) hookDoctor(ctx context.Context, t *installTarget, o hookInstallOpt
 			add(ev, checkProblem, "no approve-tui entry: "+install+a.otherScopeHint(t, o))
 		case len(hs) > 1:
 			add(ev, checkWarning, strconv.Itoa(len(hs))+" approve-tui entries: the hook runs more than once; "+install+" keeps one")
+		case !matcherCovers(t.who, hs[0].Matcher):
+			add(ev, checkProblem, line(hs[0].Command)+": its matcher "+strconv.Quote(line(hs[0].Matcher))+" does not match "+shellTool(t.who)+
+				", so the agent never runs it for a shell command; "+install)
 		default:
 			add(ev, checkOK, line(hs[0].Command)+" (matcher "+strconv.Quote(line(hs[0].Matcher))+")")
 		}
@@ -172,15 +228,24 @@ func (a *app) hookDoctor(ctx context.Context, t *installTarget, o hookInstallOpt
 		add("binary", checkProblem, "the command does not parse: "+line(err.Error())+"; "+install)
 		return checks
 	}
-	st, msg := a.checkHookBinary(ctx, words[0], install)
+	st, msg := a.checkHookBinary(ctx, words[0], install, t.project != "")
 	add("binary", st, msg)
 	st, msg = a.checkHookStore(ctx, words, install)
 	add("store", st, msg)
 	st, msg = checkHookTimeout(t.who, words, pre.Fields, install)
 	add("timeout", st, msg)
 
+	for _, c := range a.projectHookChecks(t) {
+		checks = append(checks, c)
+	}
 	switch t.who {
 	case agent.AgentClaudeCode:
+		if why := claudeWeakened(pre.Fields); why != "" {
+			add("gate", checkProblem, "the PreToolUse entry "+why+": "+install+" writes it without")
+		}
+		for _, c := range a.claudeSwitchChecks(t) {
+			checks = append(checks, c)
+		}
 		if v, _ := pre.Fields.Get("onFailure"); v == "block" {
 			add("failure", checkOK, `"onFailure": "block": Claude Code (2.1.295 and later) blocks the call when the hook cannot start, times out or fails`)
 		} else {
@@ -199,6 +264,189 @@ func (a *app) hookDoctor(ctx context.Context, t *installTarget, o hookInstallOpt
 			add("folder", checkProblem, "Gemini CLI runs no hook, user hooks included, in "+line(t.dir)+": "+why+
 				"; trust it (Gemini's own prompt, /permissions trust, or "+line(a.trustedFoldersPath(t.home))+`: {"`+line(t.dir)+`": "TRUST_FOLDER"}), or run gemini --skip-trust there`)
 		}
+	}
+	return checks
+}
+
+// projectHookChecks warns of other hooks registered in the project's own
+// settings files, which the agent can write: they run commands that nobody
+// approves, and a hook before the call can change the command after
+// approve-tui approved it (the hook reports such a run, after the fact).
+func (a *app) projectHookChecks(t *installTarget) []hermesCheck {
+	var files []string
+	switch t.who {
+	case agent.AgentClaudeCode:
+		files = []string{filepath.Join(t.dir, ".claude", "settings.json"), filepath.Join(t.dir, ".claude", "settings.local.json")}
+	case agent.AgentCodex:
+		files = []string{filepath.Join(t.dir, ".codex", "hooks.json")}
+	case agent.AgentGemini:
+		files = []string{filepath.Join(t.dir, ".gemini", "settings.json")}
+	}
+	var checks []hermesCheck
+	for _, p := range files {
+		src, ok, err := readSettings(p)
+		if err != nil || !ok {
+			continue // unreadable files are reported by the other checks
+		}
+		if t.who == agent.AgentGemini {
+			src = agent.StripJSONComments(src)
+		}
+		o, err := agent.ParseJSONObject(src)
+		if err != nil {
+			continue
+		}
+		if n := foreignHooks(o, t.who); n > 0 {
+			checks = append(checks, hermesCheck{"others", checkWarning, fmt.Sprintf("%s, in the project (which the agent can write), registers %s besides approve-tui's: they run commands nobody approves, and one that runs before a call can change its command after the approval; review them",
+				line(p), plural(n, "other hook"))})
+		}
+	}
+	return checks
+}
+
+// foreignHooks counts the command handlers in settings that are not
+// approve-tui's hook for who.
+func foreignHooks(settings *agent.JSONObject, who agent.Agent) int {
+	hooks, ok := settings.Object("hooks")
+	if !ok {
+		return 0
+	}
+	n := 0
+	for _, ev := range hooks.Keys() {
+		v, _ := hooks.Get(ev)
+		groups, _ := v.([]any)
+		for _, g := range groups {
+			gm, ok := g.(*agent.JSONObject)
+			if !ok {
+				continue
+			}
+			hv, _ := gm.Get("hooks")
+			hs, _ := hv.([]any)
+			for _, h := range hs {
+				ho, ok := h.(*agent.JSONObject)
+				if !ok {
+					n++
+					continue
+				}
+				c, _ := ho.Get("command")
+				cs, _ := c.(string)
+				if !agent.IsApproveTUIHook(cs, who) {
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// claudeWeakened says which field of a Claude Code PreToolUse handler keeps
+// it from gating every shell command ("" for none): "async" and
+// "asyncRewake" run it in the background (the call does not wait), "once"
+// removes it after its first run, "if" runs it only for the calls its
+// permission rule matches, and "args" runs the command without the line
+// install wrote.
+func claudeWeakened(h *agent.JSONObject) string {
+	for _, k := range []string{"async", "asyncRewake", "once"} {
+		if v, ok := h.Get(k); ok && v != false {
+			return fmt.Sprintf("has %q: %v (%s)", k, v, map[string]string{
+				"async": "it runs in the background: the call does not wait for it", "asyncRewake": "it runs in the background: the call does not wait for it",
+				"once": "Claude Code removes it after its first run"}[k])
+		}
+	}
+	if v, ok := h.Get("if"); ok && v != nil {
+		return fmt.Sprintf("has \"if\" (%s): it runs only for the calls that rule matches", line(fmt.Sprint(v)))
+	}
+	if v, ok := h.Get("args"); ok && v != nil {
+		return `has "args": Claude Code runs its command with those arguments instead of the line written`
+	}
+	return ""
+}
+
+// claudeManagedDir holds Claude Code's managed (policy) settings on Linux:
+// managed-settings.json and managed-settings.d/*.json.
+var claudeManagedDir = "/etc/claude-code"
+
+// claudeSwitchChecks: no settings file Claude Code reads turns hooks off.
+// Claude Code 2.1 runs no hook when its policy sets disableAllHooks, only
+// the policy's own hooks when the policy sets allowManagedHooksOnly or
+// strictPluginOnlyCustomization (true, or a list naming "hooks"), and only
+// the policy's hooks when disableAllHooks is true in any settings it
+// merges: the user's, the project's .claude/settings.json and
+// .claude/settings.local.json (both the agent's to write). A file that
+// cannot be read is a problem: what it says cannot be known.
+func (a *app) claudeSwitchChecks(t *installTarget) []hermesCheck {
+	var checks []hermesCheck
+	add := func(status, msg string) { checks = append(checks, hermesCheck{"switch", status, msg}) }
+	var managed []string
+	if _, err := os.Stat(filepath.Join(claudeManagedDir, "managed-settings.json")); err == nil {
+		managed = append(managed, filepath.Join(claudeManagedDir, "managed-settings.json"))
+	}
+	if ents, err := os.ReadDir(filepath.Join(claudeManagedDir, "managed-settings.d")); err == nil {
+		for _, e := range ents {
+			if strings.HasSuffix(e.Name(), ".json") && !strings.HasPrefix(e.Name(), ".") {
+				managed = append(managed, filepath.Join(claudeManagedDir, "managed-settings.d", e.Name()))
+			}
+		}
+	}
+	userBase := filepath.Join(t.home, ".claude")
+	if d := a.getenv("CLAUDE_CONFIG_DIR"); d != "" {
+		userBase = d
+	}
+	others := []string{filepath.Join(userBase, "settings.json"),
+		filepath.Join(t.dir, ".claude", "settings.json"), filepath.Join(t.dir, ".claude", "settings.local.json")}
+	read := func(p string) (*agent.JSONObject, bool) {
+		src, ok, err := readSettings(p)
+		if err != nil {
+			add(checkProblem, line(p)+": "+line(err.Error())+": cannot tell whether it turns hooks off")
+			return nil, false
+		}
+		if !ok {
+			return nil, false
+		}
+		o, err := agent.ParseJSONObject(src)
+		if err != nil {
+			add(checkProblem, line(p)+" is "+line(err.Error())+": cannot tell whether it turns hooks off; fix it")
+			return nil, false
+		}
+		return o, true
+	}
+	for _, p := range managed {
+		o, ok := read(p)
+		if !ok {
+			continue
+		}
+		if v, _ := o.Get("disableAllHooks"); v == true {
+			add(checkProblem, `"disableAllHooks": true in the managed settings `+line(p)+": Claude Code runs no hook at all; ask whoever manages this machine")
+		}
+		if v, _ := o.Get("allowManagedHooksOnly"); v == true {
+			add(checkProblem, `"allowManagedHooksOnly": true in the managed settings `+line(p)+": Claude Code runs only the managed settings' hooks; have approve-tui's hook added there")
+		}
+		v, _ := o.Get("strictPluginOnlyCustomization")
+		strict := v == true
+		if list, ok := v.([]any); ok {
+			for _, e := range list {
+				strict = strict || e == "hooks"
+			}
+		}
+		if strict {
+			add(checkProblem, `"strictPluginOnlyCustomization" in the managed settings `+line(p)+` covers hooks: Claude Code runs only the managed settings' hooks; have approve-tui's hook added there`)
+		}
+	}
+	seen := map[string]bool{}
+	for _, p := range others {
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		o, ok := read(p)
+		if !ok {
+			continue
+		}
+		if v, _ := o.Get("disableAllHooks"); v == true {
+			add(checkProblem, `"disableAllHooks": true in `+line(p)+": Claude Code runs no hook of the user's or the project's there; remove it")
+		}
+	}
+	if len(checks) == 0 {
+		add(checkOK, "no settings Claude Code reads here turn hooks off (disableAllHooks, allowManagedHooksOnly)")
 	}
 	return checks
 }
@@ -226,7 +474,12 @@ func (a *app) otherScopeHint(t *installTarget, o hookInstallOpts) string {
 
 // checkHookBinary: the entry's approve-tui exists, is executable and is
 // approve-tui.
-func (a *app) checkHookBinary(ctx context.Context, bin, install string) (string, string) {
+//
+// A project's settings are the agent's to write: from them, the doctor runs
+// nothing (asking a program its version runs it, as this user and outside
+// any sandbox the agent has). The entry passes only when it names this very
+// approve-tui.
+func (a *app) checkHookBinary(ctx context.Context, bin, install string, project bool) (string, string) {
 	path := bin
 	status := checkOK
 	note := ""
@@ -250,6 +503,15 @@ func (a *app) checkHookBinary(ctx context.Context, bin, install string) (string,
 	if err := syscall.Access(path, 1 /* X_OK */); err != nil {
 		return checkProblem, line(path) + " is not executable by this user: chmod +x it, or " + install
 	}
+	if project {
+		self, err := selfBinary()
+		if err == nil {
+			if sfi, serr := os.Stat(self); serr == nil && os.SameFile(sfi, fi) {
+				return status, line(path) + " is this approve-tui (" + line("approve-tui "+Build.String()) + ")" + note
+			}
+		}
+		return checkProblem, line(path) + " is not this approve-tui, and a project's settings are the agent's to write: the doctor runs none of the programs they name, so it cannot tell what this one is; " + install + " (it names this approve-tui), or check that file yourself"
+	}
 	ver, err := binaryVersion(ctx, path)
 	if err != nil {
 		return checkProblem, line(path) + " --version: " + line(err.Error()) + "; " + install
@@ -260,6 +522,9 @@ func (a *app) checkHookBinary(ctx context.Context, bin, install string) (string,
 	}
 	return status, msg + note
 }
+
+// selfBinary is this approve-tui's path (tests name their stand-in).
+var selfBinary = os.Executable
 
 // checkHookStore: the store the entry names is ready.
 func (a *app) checkHookStore(ctx context.Context, words []string, install string) (string, string) {
@@ -312,6 +577,15 @@ func checkHookTimeout(who agent.Agent, words []string, fields *agent.JSONObject,
 	return checkOK, msg
 }
 
+func trustedProject(cfg *agent.CodexConfig, roots []string) bool {
+	ok, _ := cfg.ProjectTrusted(roots...)
+	return ok
+}
+
+// codexSystemDir holds Codex's machine-wide config.toml and
+// managed_config.toml on Linux.
+var codexSystemDir = "/etc/codex"
+
 // codexTrustChecks: each approve-tui entry is trusted as it is now, and a
 // project's hooks load.
 func (a *app) codexTrustChecks(settings *agent.JSONObject, t *installTarget, install string) []hermesCheck {
@@ -330,6 +604,32 @@ func (a *app) codexTrustChecks(settings *agent.JSONObject, t *installTarget, ins
 	}
 	if name, off := cfg.HooksFeatureOff(); off {
 		add("feature", checkProblem, name+" = false in "+line(cfgPath)+" turns every Codex hook off: remove it")
+	}
+	// The other layers Codex 0.169 reads that can turn hooks off: the
+	// machine's, and a trusted project's own (the agent's to write).
+	layers := []string{filepath.Join(codexSystemDir, "config.toml"), filepath.Join(codexSystemDir, "managed_config.toml")}
+	if roots := codexProjectRoots(t.dir); trustedProject(cfg, roots) {
+		for _, r := range roots {
+			layers = append(layers, filepath.Join(r, ".codex", "config.toml"))
+		}
+	}
+	for _, p := range layers {
+		src, ok, err := readSettings(p)
+		if err != nil {
+			add("feature", checkProblem, line(p)+": "+line(err.Error())+": cannot tell whether it turns Codex's hooks off")
+			continue
+		}
+		if !ok {
+			continue
+		}
+		layer, err := agent.ParseCodexConfig(src)
+		if err != nil {
+			add("feature", checkProblem, line(p)+" is "+line(err.Error())+": cannot tell whether it turns Codex's hooks off; fix it")
+			continue
+		}
+		if name, off := layer.HooksFeatureOff(); off {
+			add("feature", checkProblem, name+" = false in "+line(p)+" turns every Codex hook off there: remove it")
+		}
 	}
 	abs, _ := filepath.Abs(t.settings)
 	for _, h := range agent.FindHooks(settings, agent.AgentCodex) {
@@ -369,24 +669,42 @@ func (a *app) codexTrustChecks(settings *agent.JSONObject, t *installTarget, ins
 }
 
 // geminiSwitchCheck: the hooks system is on, and approve-tui not disabled.
-// Project settings override user ones, so both are read for a project.
+// Gemini CLI 0.61 merges, later overriding earlier: the system defaults,
+// the user's settings, the folder's (the agent's to write), then the
+// system settings ($GEMINI_CLI_SYSTEM_SETTINGS_PATH, /etc/gemini-cli/
+// settings.json); each is JSON with comments. A file that cannot be read
+// or parsed is a problem: what it says cannot be known.
 func (a *app) geminiSwitchCheck(settings *agent.JSONObject, t *installTarget) (string, string) {
-	// The user's settings, then the folder's, which override them.
+	sys := a.getenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
+	if sys == "" {
+		sys = "/etc/gemini-cli/settings.json"
+	}
+	defaults := a.getenv("GEMINI_CLI_SYSTEM_DEFAULTS_PATH")
+	if defaults == "" {
+		defaults = filepath.Join(filepath.Dir(sys), "system-defaults.json")
+	}
 	var files []*agent.JSONObject
 	var names []string
-	for _, p := range []string{filepath.Join(a.geminiDir(t.home), "settings.json"), filepath.Join(t.dir, ".gemini", "settings.json")} {
-		if len(names) > 0 && names[0] == p {
+	for _, p := range []string{defaults, filepath.Join(a.geminiDir(t.home), "settings.json"), filepath.Join(t.dir, ".gemini", "settings.json"), sys} {
+		if slices.Contains(names, p) {
 			continue
 		}
 		if p == t.settings {
 			files, names = append(files, settings), append(names, p)
 			continue
 		}
-		if src, ok, err := readSettings(p); err == nil && ok {
-			if f, err := agent.ParseJSONObject(src); err == nil {
-				files, names = append(files, f), append(names, p)
-			}
+		src, ok, err := readSettings(p)
+		if err != nil {
+			return checkProblem, line(p) + ": " + line(err.Error()) + ": cannot tell whether it turns hooks off"
 		}
+		if !ok {
+			continue
+		}
+		f, err := agent.ParseJSONObject(agent.StripJSONComments(src))
+		if err != nil {
+			return checkProblem, line(p) + " is " + line(err.Error()) + ": cannot tell whether it turns hooks off; fix it"
+		}
+		files, names = append(files, f), append(names, p)
 	}
 	enabled, where := true, "unset: on by default in Gemini CLI 0.61"
 	for i, f := range files {
@@ -403,7 +721,7 @@ func (a *app) geminiSwitchCheck(settings *agent.JSONObject, t *installTarget) (s
 		}
 	}
 	if !enabled {
-		return checkProblem, "the hooks system is off (" + where + " is false): set it to true"
+		return checkProblem, "the hooks system is off (" + where + " is not true): set it to true"
 	}
 	return checkOK, "the hooks system is on (" + where + ")"
 }
@@ -428,7 +746,7 @@ func (a *app) geminiFolderTrusted(home, dir string) (bool, string) {
 		return true, "this shell sets GEMINI_CLI_TRUST_WORKSPACE=true: gemini started from it trusts every folder"
 	}
 	if src, ok, err := readSettings(filepath.Join(a.geminiDir(home), "settings.json")); err == nil && ok {
-		if s, err := agent.ParseJSONObject(src); err == nil {
+		if s, err := agent.ParseJSONObject(agent.StripJSONComments(src)); err == nil {
 			if sec, ok := s.Object("security"); ok {
 				if ft, ok := sec.Object("folderTrust"); ok {
 					if v, has := ft.Get("enabled"); has && v == false {
@@ -446,7 +764,7 @@ func (a *app) geminiFolderTrusted(home, dir string) (bool, string) {
 	if !ok {
 		return false, "no folder is trusted yet (" + line(path) + " does not exist)"
 	}
-	rules, err := agent.ParseJSONObject(src)
+	rules, err := agent.ParseJSONObject(agent.StripJSONComments(src))
 	if err != nil {
 		return false, line(path) + " is " + line(err.Error()) + " (Gemini CLI refuses to start on an invalid file)"
 	}

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/approve-tui/approve-tui/agent"
@@ -256,31 +258,87 @@ func codexHandlerOf(h agent.FoundHook) (agent.CodexHandler, error) {
 	return ch, nil
 }
 
+// maxSettingsSize bounds a settings file install and doctor read: a
+// project's files are the agent's to write, and a link to /dev/zero or a
+// FIFO must not exhaust memory or hang the command.
+const maxSettingsSize = 8 << 20
+
 // readSettings reads a settings file: (nil, false, nil) when missing. A
-// file that cannot be read or parsed is an error, and is never written.
+// file that cannot be read or parsed is an error, and is never written;
+// so is anything but a regular file (a FIFO, a device), and a file over
+// maxSettingsSize. Opening does not block (a FIFO with no writer).
 func readSettings(path string) ([]byte, bool, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, err
 	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, false, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
+	}
+	if fi.Size() > maxSettingsSize {
+		return nil, false, fmt.Errorf("%d bytes, over the %d a settings file may have", fi.Size(), maxSettingsSize)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxSettingsSize+1))
+	if err != nil {
+		return nil, false, err
+	}
+	if len(b) > maxSettingsSize {
+		return nil, false, fmt.Errorf("over the %d bytes a settings file may have", maxSettingsSize)
+	}
 	return b, true, nil
 }
 
-// writeAtomic writes data to path (through a symlink to its target) by a
-// temporary file in the same folder and a rename, keeping the file's mode
-// (new files: 0600, the folder made 0700). Unchanged content is not
-// written; it reports whether it wrote.
-func writeAtomic(path string, data []byte) (bool, error) {
-	if r, err := filepath.EvalSymlinks(path); err == nil {
+// projectLinkProblem: a project's files are the agent's to write, so
+// install --scope project writes no file through a symbolic link under
+// the project (it could point at any file of the user's). It names the
+// first link on the way from root to path ("" when there is none).
+func projectLinkProblem(root, path string) string {
+	rel, err := filepath.Rel(root, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return line(path) + " is not under the project " + line(root)
+	}
+	cur := root
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		if err != nil {
+			return "" // missing from here on: created as plain folders and file
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			to, _ := os.Readlink(cur)
+			return line(cur) + " is a symbolic link (to " + line(to) + "): install --scope project writes nothing through a link in a project, which could point at any of your files; replace it by a plain folder or file"
+		}
+	}
+	return ""
+}
+
+// writeAtomic writes data to path (through a symlink to its target when
+// follow) by a temporary file in the same folder and a rename, keeping the
+// file's mode (new files: 0600, the folder made 0700). Unchanged content
+// is not written; it reports whether it wrote.
+func writeAtomic(path string, data []byte, follow bool) (bool, error) {
+	if !follow {
+		if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return false, errors.New("it became a symbolic link: nothing written through it")
+		}
+	} else if r, err := filepath.EvalSymlinks(path); err == nil {
 		path = r
 	}
 	mode := fs.FileMode(0o600)
 	if fi, err := os.Stat(path); err == nil {
 		mode = fi.Mode().Perm()
-		if old, err := os.ReadFile(path); err == nil && string(old) == string(data) {
+		if p := notOurs(fi); p != "" {
+			return false, errors.New(p)
+		}
+		if old, _, err := readSettings(path); err == nil && string(old) == string(data) {
 			return false, nil
 		}
 	}
@@ -310,6 +368,19 @@ func writeAtomic(path string, data []byte) (bool, error) {
 		return false, err
 	}
 	return true, os.Rename(tmp, path)
+}
+
+// notOurs says why install must not replace an existing file ("" when it
+// may): a file made read-only, or another user's, was set so on purpose
+// (a rename would replace it all the same, and make it ours).
+func notOurs(fi fs.FileInfo) string {
+	if fi.Mode().Perm()&0o200 == 0 {
+		return "it is read-only (" + fi.Mode().Perm().String() + "): make it writable if it is to change"
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return "it belongs to user id " + strconv.Itoa(int(st.Uid)) + ", not to you: whoever owns it must change it"
+	}
+	return ""
 }
 
 // storeProblem says why the store at db is not ready for a hook ("" when
@@ -453,13 +524,21 @@ func (a *app) hookInstall(ctx context.Context, who agent.Agent, o hookInstallOpt
 		return exitf(ExitUnavailable, "the store is not ready, nothing written: %s", p)
 	}
 
+	if t.project != "" {
+		if p := projectLinkProblem(t.project, t.settings); p != "" {
+			return exitf(ExitError, "%s; nothing written", p)
+		}
+	}
 	src, _, err := readSettings(t.settings)
 	if err != nil {
-		return exitf(ExitError, "%s: %v; nothing written", line(t.settings), err)
+		return exitf(ExitError, "%s: %v; nothing written", line(t.settings), line(err.Error()))
 	}
 	settings, err := agent.ParseJSONObject(src)
 	if err != nil {
-		return exitf(ExitError, "%s is %v; nothing written: fix it (the agent cannot read it either)", line(t.settings), err)
+		if _, err2 := agent.ParseJSONObject(agent.StripJSONComments(src)); who == agent.AgentGemini && err2 == nil {
+			return exitf(ExitError, "%s holds comments, which Gemini CLI allows but install could not keep; nothing written: remove them, or add the hook by hand", line(t.settings))
+		}
+		return exitf(ExitError, "%s is %v; nothing written: fix it (the agent cannot read it either)", line(t.settings), line(err.Error()))
 	}
 	moves, err := agent.MergeHookGroups(settings, who, installGroups(who, bin, db, o.timeout))
 	if err != nil {
@@ -471,6 +550,9 @@ func (a *app) hookInstall(ctx context.Context, who agent.Agent, o hookInstallOpt
 	}
 	if who == agent.AgentGemini {
 		notes = append(notes, geminiSwitch(settings)...)
+	}
+	if v, _ := settings.Get("disableAllHooks"); who == agent.AgentClaudeCode && v == true {
+		notes = append(notes, `"disableAllHooks": true in `+line(t.settings)+` turns every hook off, this one too: remove it (left as you wrote it)`)
 	}
 	out, err := agent.FormatJSON(settings)
 	if err != nil {
@@ -545,13 +627,23 @@ func (a *app) hookInstall(ctx context.Context, who agent.Agent, o hookInstallOpt
 		}
 	}
 
-	wrote, err := writeAtomic(t.settings, out)
+	for _, p := range []string{t.settings, cfgPath} {
+		if p == "" {
+			continue
+		}
+		if fi, err := os.Stat(p); err == nil {
+			if why := notOurs(fi); why != "" {
+				return exitf(ExitError, "%s: %s; nothing written", line(p), why)
+			}
+		}
+	}
+	wrote, err := writeAtomic(t.settings, out, t.project == "")
 	if err != nil {
 		return exitf(ExitError, "writing %s: %v", line(t.settings), err)
 	}
 	a.printf("%s %s\n", verb(wrote), line(t.settings))
 	if cfgPath != "" {
-		w, err := writeAtomic(cfgPath, cfgOut)
+		w, err := writeAtomic(cfgPath, cfgOut, true)
 		if err != nil {
 			return exitf(ExitError, "writing %s: %v (the hooks are written but not trusted: trust them in Codex's /hooks)", line(cfgPath), err)
 		}

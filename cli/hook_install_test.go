@@ -47,6 +47,10 @@ func newHookEnv(t *testing.T) *hookEnv {
 		t.Fatal(err)
 	}
 	e.env = map[string]string{"HOME": e.home, "APPROVE_TUI_DB": e.db, "PATH": "/usr/bin:/bin"}
+	// The doctor takes the stand-in for this approve-tui.
+	oldSelf := selfBinary
+	selfBinary = func() (string, error) { return e.bin, nil }
+	t.Cleanup(func() { selfBinary = oldSelf })
 	if code, _, stderr := e.run("init"); code != 0 {
 		t.Fatal(stderr)
 	}

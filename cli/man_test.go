@@ -99,3 +99,52 @@ func TestRoffText(t *testing.T) {
 		}
 	}
 }
+
+// The indented lines of --help (a table, an example, the exit codes) read
+// line for line in the man page as man renders it on an 80-column terminal:
+// not refilled, not broken mid-line, the block's first line kept in it.
+func TestManDescriptionKeepsBlocks(t *testing.T) {
+	groff, err := exec.LookPath("groff")
+	if err != nil {
+		t.Skip("groff is needed to render the man pages (apt-get install groff-base)")
+	}
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	if code := Execute([]string{"man", dir}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("man: exit %d: %s", code, errb.String())
+	}
+	root := newApp(strings.NewReader(""), &out, &errb).root()
+	checked := 0
+	for _, path := range [][]string{{"hook", "doctor"}, {"hook", "install"}, {"run"}, {"approve"}} {
+		c, _, err := root.Find(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page := filepath.Join(dir, strings.ReplaceAll(c.CommandPath(), " ", "-")+".1")
+		cmd := exec.Command(groff, "-man", "-Tutf8", "-rLL=78n", "-P-cbou", page)
+		cmd.Env = append(os.Environ(), "LC_ALL=C.UTF-8")
+		text, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("groff %s: %v", page, err)
+		}
+		rendered := map[string]bool{}
+		for _, l := range strings.Split(string(text), "\n") {
+			rendered[strings.Join(strings.Fields(l), " ")] = true
+			if w := len([]rune(l)); w > 80 {
+				t.Errorf("%s: a line of %d columns: %q", filepath.Base(page), w, l)
+			}
+		}
+		for _, l := range strings.Split(c.Long, "\n") {
+			if !strings.HasPrefix(l, "  ") || len(l) > 79 {
+				continue
+			}
+			checked++
+			if want := strings.Join(strings.Fields(l), " "); !rendered[want] {
+				t.Errorf("%s: the --help line %q is not a line of the page", filepath.Base(page), l)
+			}
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("only %d indented lines checked", checked)
+	}
+}
