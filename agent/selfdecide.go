@@ -331,10 +331,13 @@ func lookPath(name, path string) (string, error) {
 }
 
 // readOnlyCommands are the approve-tui subcommands that decide nothing and
-// write nothing an approval depends on (submit, run and hook make
-// proposals; they do not decide them).
+// write nothing an approval depends on (submit and run make proposals;
+// they do not decide them). hook is not among them: a hook ends the
+// proposal of a call its agent gave up on, or that its agent reports ran
+// unapproved, on the strength of its input alone, which a command of the
+// agent's own could forge; only "hook doctor" reads without writing.
 var readOnlyCommands = map[string]bool{"list": true, "show": true, "audit": true, "stats": true, "version": true,
-	"help": true, "completion": true, "man": true, "wait": true, "submit": true, "run": true, "hook": true,
+	"help": true, "completion": true, "man": true, "wait": true, "submit": true, "run": true,
 	"notify": true, "config": true, "policy": true, "lockouts": true, "hermes": true}
 
 // decidingWord are the words that make a subcommand decide, vote, set
@@ -379,6 +382,9 @@ func decides(args []string) bool {
 	}
 	if len(sub) == 0 {
 		return !help
+	}
+	if sub[0] == "hook" {
+		return !help && (len(sub) < 2 || sub[1] != "doctor")
 	}
 	return !readOnlyCommands[sub[0]]
 }

@@ -78,6 +78,11 @@ func TestSelfDecides(t *testing.T) {
 		"sqlite3 other.db 'UPDATE APPROVE_TUI_VOTES SET x=1'",
 		"psql -c 'update gateway_approvals set status=1'",
 		"sqlite3 x.db <<'EOF'\nupdate gateway_approvals set status='consumed';\nEOF",
+		// A hook ends proposals on its input alone (a forged report of a
+		// run, a signal): the agent's own command must not be one.
+		`echo '{"hook_event_name":"PostToolUse"}' | approve-tui hook codex`,
+		"approve-tui hook claude-code --low allow < forged.json",
+		"approve-tui hook",
 	}
 	for _, c := range asked {
 		if selfDecides(c, dir, store, env) == "" {
@@ -94,6 +99,8 @@ func TestSelfDecides(t *testing.T) {
 		"approve-tui version",
 		"approve-tui --help",
 		"approve-tui run -- make test",
+		"approve-tui hook doctor codex",
+		"approve-tui hook codex --help",
 		"ls -la",
 		"rm -rf build",
 		"git commit -m 'approve-tui: the console'",
