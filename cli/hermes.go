@@ -406,7 +406,42 @@ const (
 	checkProblem = "problem"
 )
 
-type hermesCheck struct {
+// reportChecks prints a doctor's checks: a line each (status, name in a
+// column as wide as the longest, message) and the count of problems and
+// warnings, or with --json one object, head's fields first, then "ok",
+// the counts and "checks". Any problem exits 1.
+func (a *app) reportChecks(checks []doctorCheck, head *model.JSONObject) error {
+	problems, warnings, width := 0, 0, 10
+	for _, c := range checks {
+		switch c.status {
+		case checkProblem:
+			problems++
+		case checkWarning:
+			warnings++
+		}
+		width = max(width, len(c.name))
+	}
+	if a.json {
+		elems := make([]string, len(checks))
+		for i, c := range checks {
+			elems[i] = model.NewJSONObject().Str("name", c.name).Str("status", c.status).Str("message", c.message).String()
+		}
+		a.printf("%s\n", head.Bool("ok", problems == 0).
+			Int("problems", int64(problems)).Int("warnings", int64(warnings)).Raw("checks", jsonArray(elems)))
+	} else {
+		for _, c := range checks {
+			a.printf("%-8s %-*s %s\n", c.status, width, c.name, c.message)
+		}
+		a.printf("%s, %s\n", plural(problems, "problem"), plural(warnings, "warning"))
+	}
+	if problems > 0 {
+		return &exitError{code: ExitError}
+	}
+	return nil
+}
+
+// doctorCheck is one line of a doctor's report.
+type doctorCheck struct {
 	name, status, message string
 }
 
@@ -455,32 +490,7 @@ not used.
 				return err
 			}
 			checks := a.hermesDoctor(cmd.Context(), home, homeFlag)
-			problems, warnings := 0, 0
-			for _, c := range checks {
-				switch c.status {
-				case checkProblem:
-					problems++
-				case checkWarning:
-					warnings++
-				}
-			}
-			if a.json {
-				elems := make([]string, len(checks))
-				for i, c := range checks {
-					elems[i] = model.NewJSONObject().Str("name", c.name).Str("status", c.status).Str("message", c.message).String()
-				}
-				a.printf("%s\n", model.NewJSONObject().Str("hermes_home", home).Bool("ok", problems == 0).
-					Int("problems", int64(problems)).Int("warnings", int64(warnings)).Raw("checks", jsonArray(elems)))
-			} else {
-				for _, c := range checks {
-					a.printf("%-8s %-10s %s\n", c.status, c.name, c.message)
-				}
-				a.printf("%s, %s\n", plural(problems, "problem"), plural(warnings, "warning"))
-			}
-			if problems > 0 {
-				return &exitError{code: ExitError}
-			}
-			return nil
+			return a.reportChecks(checks, model.NewJSONObject().Str("hermes_home", home))
 		},
 	}
 	hermesHomeFlag(cmd, &homeFlag)
@@ -498,9 +508,9 @@ func plural(n int, word string) string {
 }
 
 // hermesDoctor runs every check, in order.
-func (a *app) hermesDoctor(ctx context.Context, home, homeFlag string) []hermesCheck {
-	var checks []hermesCheck
-	add := func(name, status, msg string) { checks = append(checks, hermesCheck{name, status, msg}) }
+func (a *app) hermesDoctor(ctx context.Context, home, homeFlag string) []doctorCheck {
+	var checks []doctorCheck
+	add := func(name, status, msg string) { checks = append(checks, doctorCheck{name, status, msg}) }
 	install := "run " + hermesFix(homeFlag, home, "approve-tui", "hermes", "install")
 
 	// plugin

@@ -82,36 +82,7 @@ agent runs as.
 				return err
 			}
 			checks := a.hookDoctor(cmd.Context(), t, o)
-			problems, warnings := 0, 0
-			for _, c := range checks {
-				switch c.status {
-				case checkProblem:
-					problems++
-				case checkWarning:
-					warnings++
-				}
-			}
-			if a.json {
-				elems := make([]string, len(checks))
-				for i, c := range checks {
-					elems[i] = model.NewJSONObject().Str("name", c.name).Str("status", c.status).Str("message", c.message).String()
-				}
-				a.printf("%s\n", model.NewJSONObject().Str("agent", string(who)).Str("settings", t.settings).Bool("ok", problems == 0).
-					Int("problems", int64(problems)).Int("warnings", int64(warnings)).Raw("checks", jsonArray(elems)))
-			} else {
-				width := 10
-				for _, c := range checks {
-					width = max(width, len(c.name))
-				}
-				for _, c := range checks {
-					a.printf("%-8s %-*s %s\n", c.status, width, c.name, c.message)
-				}
-				a.printf("%s, %s\n", plural(problems, "problem"), plural(warnings, "warning"))
-			}
-			if problems > 0 {
-				return &exitError{code: ExitError}
-			}
-			return nil
+			return a.reportChecks(checks, model.NewJSONObject().Str("agent", string(who)).Str("settings", t.settings))
 		},
 	}
 	o.flags(cmd, false)
@@ -169,9 +140,9 @@ func preEvent(who agent.Agent) string {
 	return "PreToolUse"
 }
 
-func (a *app) hookDoctor(ctx context.Context, t *installTarget, o hookInstallOpts) []hermesCheck {
-	var checks []hermesCheck
-	add := func(name, status, msg string) { checks = append(checks, hermesCheck{name, status, msg}) }
+func (a *app) hookDoctor(ctx context.Context, t *installTarget, o hookInstallOpts) []doctorCheck {
+	var checks []doctorCheck
+	add := func(name, status, msg string) { checks = append(checks, doctorCheck{name, status, msg}) }
 	install := "run " + doctorLine(t.who, o)
 	install = strings.Replace(install, " doctor ", " install ", 1)
 	shown := line(t.settings)
@@ -272,7 +243,7 @@ func (a *app) hookDoctor(ctx context.Context, t *installTarget, o hookInstallOpt
 // settings files, which the agent can write: they run commands that nobody
 // approves, and a hook before the call can change the command after
 // approve-tui approved it (the hook reports such a run, after the fact).
-func (a *app) projectHookChecks(t *installTarget) []hermesCheck {
+func (a *app) projectHookChecks(t *installTarget) []doctorCheck {
 	var files []string
 	switch t.who {
 	case agent.AgentClaudeCode:
@@ -282,7 +253,7 @@ func (a *app) projectHookChecks(t *installTarget) []hermesCheck {
 	case agent.AgentGemini:
 		files = []string{filepath.Join(t.dir, ".gemini", "settings.json")}
 	}
-	var checks []hermesCheck
+	var checks []doctorCheck
 	for _, p := range files {
 		src, ok, err := readSettings(p)
 		if err != nil || !ok {
@@ -296,7 +267,7 @@ func (a *app) projectHookChecks(t *installTarget) []hermesCheck {
 			continue
 		}
 		if n := foreignHooks(o, t.who); n > 0 {
-			checks = append(checks, hermesCheck{"others", checkWarning, fmt.Sprintf("%s, in the project (which the agent can write), registers %s besides approve-tui's: they run commands nobody approves, and one that runs before a call can change its command after the approval; review them",
+			checks = append(checks, doctorCheck{"others", checkWarning, fmt.Sprintf("%s, in the project (which the agent can write), registers %s besides approve-tui's: they run commands nobody approves, and one that runs before a call can change its command after the approval; review them",
 				line(p), plural(n, "other hook"))})
 		}
 	}
@@ -373,9 +344,9 @@ var claudeManagedDir = "/etc/claude-code"
 // merges: the user's, the project's .claude/settings.json and
 // .claude/settings.local.json (both the agent's to write). A file that
 // cannot be read is a problem: what it says cannot be known.
-func (a *app) claudeSwitchChecks(t *installTarget) []hermesCheck {
-	var checks []hermesCheck
-	add := func(status, msg string) { checks = append(checks, hermesCheck{"switch", status, msg}) }
+func (a *app) claudeSwitchChecks(t *installTarget) []doctorCheck {
+	var checks []doctorCheck
+	add := func(status, msg string) { checks = append(checks, doctorCheck{"switch", status, msg}) }
 	var managed []string
 	if _, err := os.Stat(filepath.Join(claudeManagedDir, "managed-settings.json")); err == nil {
 		managed = append(managed, filepath.Join(claudeManagedDir, "managed-settings.json"))
@@ -588,9 +559,9 @@ var codexSystemDir = "/etc/codex"
 
 // codexTrustChecks: each approve-tui entry is trusted as it is now, and a
 // project's hooks load.
-func (a *app) codexTrustChecks(settings *agent.JSONObject, t *installTarget, install string) []hermesCheck {
-	var checks []hermesCheck
-	add := func(name, status, msg string) { checks = append(checks, hermesCheck{name, status, msg}) }
+func (a *app) codexTrustChecks(settings *agent.JSONObject, t *installTarget, install string) []doctorCheck {
+	var checks []doctorCheck
+	add := func(name, status, msg string) { checks = append(checks, doctorCheck{name, status, msg}) }
 	cfgPath := filepath.Join(t.codex, "config.toml")
 	src, _, err := readSettings(cfgPath)
 	if err != nil {
