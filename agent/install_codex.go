@@ -218,6 +218,16 @@ func (c *CodexConfig) ProjectTrusted(dirs ...string) (bool, string) {
 // rather than guessed at, and the result is parsed again and checked to
 // differ from the input only by those hashes.
 func (c *CodexConfig) SetHookTrust(hashes map[string]string) ([]byte, error) {
+	return c.EditHookTrust(hashes, nil)
+}
+
+// EditHookTrust is SetHookTrust(hashes) that also removes the
+// [hooks.state."KEY"] table of each key of drop that hashes does not set:
+// the table's header and keys, and the blank line before it, with the
+// comment and blank lines that end it kept for what follows. The result is
+// parsed again and checked to differ from the input only by those hashes
+// and tables.
+func (c *CodexConfig) EditHookTrust(hashes map[string]string, drop map[string]bool) ([]byte, error) {
 	keys := make([]string, 0, len(hashes))
 	for k := range hashes {
 		if !utf8.ValidString(k) {
@@ -226,6 +236,13 @@ func (c *CodexConfig) SetHookTrust(hashes map[string]string) ([]byte, error) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	var dropped []string
+	for k, d := range drop {
+		if _, set := hashes[k]; d && !set {
+			dropped = append(dropped, k)
+		}
+	}
+	sort.Strings(dropped)
 
 	type edit struct {
 		at      int // offset
@@ -235,6 +252,32 @@ func (c *CodexConfig) SetHookTrust(hashes map[string]string) ([]byte, error) {
 	var edits []edit
 	found := map[string]bool{}
 
+	lineStart := func(off int) int { return bytes.LastIndexByte(c.src[:off], '\n') + 1 }
+	dropFrom, dropHeaderEnd := -1, 0
+	// endDrop ends the table being removed before the line at end.
+	endDrop := func(end int) {
+		if dropFrom < 0 {
+			return
+		}
+		for end > dropHeaderEnd {
+			ls := lineStart(end - 1)
+			if ls < dropHeaderEnd {
+				break
+			}
+			l := strings.TrimSpace(string(c.src[ls:end]))
+			if l != "" && !strings.HasPrefix(l, "#") {
+				break
+			}
+			end = ls
+		}
+		from := dropFrom
+		if from >= 2 && c.src[from-1] == '\n' && c.src[from-2] == '\n' {
+			from--
+		}
+		edits = append(edits, edit{at: from, cut: end - from})
+		dropFrom = -1
+	}
+
 	p := unstable.Parser{}
 	p.Reset(c.src)
 	var cur string // the key of the owned table we are in ("" for none)
@@ -243,30 +286,40 @@ func (c *CodexConfig) SetHookTrust(hashes map[string]string) ([]byte, error) {
 		switch e.Kind {
 		case unstable.Table, unstable.ArrayTable:
 			cur = ""
+			first := e.Key()
+			first.Next()
+			hdr := lineStart(int(first.Node().Raw.Offset))
+			endDrop(hdr)
 			path := keyPath(e.Key())
-			if e.Kind == unstable.Table && len(path) == 3 && path[0] == "hooks" && path[1] == "state" {
-				if _, ours := hashes[path[2]]; ours {
-					if found[path[2]] {
-						return nil, fmt.Errorf("[hooks.state.%q] is defined twice", path[2])
-					}
-					cur = path[2]
-					found[cur] = true
-					// Insert trusted_hash after the header's line; replaced
-					// below if the table has one.
-					first := e.Key()
-					first.Next()
-					eol := bytes.IndexByte(c.src[first.Node().Raw.Offset:], '\n')
-					at := len(c.src)
-					if eol >= 0 {
-						at = int(first.Node().Raw.Offset) + eol + 1
-					}
-					nl := ""
-					if eol < 0 {
-						nl = "\n"
-					}
-					edits = append(edits, edit{at: at, content: nl + "trusted_hash = " + tomlString(hashes[cur]) + "\n"})
-				}
+			if e.Kind != unstable.Table || len(path) != 3 || path[0] != "hooks" || path[1] != "state" {
+				continue
 			}
+			k := path[2]
+			_, ours := hashes[k]
+			if !ours && !drop[k] {
+				continue
+			}
+			if found[k] {
+				return nil, fmt.Errorf("[hooks.state.%q] is defined twice", k)
+			}
+			found[k] = true
+			eol := bytes.IndexByte(c.src[first.Node().Raw.Offset:], '\n')
+			at := len(c.src)
+			if eol >= 0 {
+				at = int(first.Node().Raw.Offset) + eol + 1
+			}
+			if !ours {
+				dropFrom, dropHeaderEnd = hdr, at
+				continue
+			}
+			cur = k
+			// Insert trusted_hash after the header's line; replaced
+			// below if the table has one.
+			nl := ""
+			if eol < 0 {
+				nl = "\n"
+			}
+			edits = append(edits, edit{at: at, content: nl + "trusted_hash = " + tomlString(hashes[cur]) + "\n"})
 		case unstable.KeyValue:
 			if cur == "" {
 				continue
@@ -284,6 +337,7 @@ func (c *CodexConfig) SetHookTrust(hashes map[string]string) ([]byte, error) {
 	if err := p.Error(); err != nil {
 		return nil, fmt.Errorf("not valid TOML: %v", err)
 	}
+	endDrop(len(c.src))
 
 	var add strings.Builder
 	for _, k := range keys {
@@ -294,6 +348,11 @@ func (c *CodexConfig) SetHookTrust(hashes map[string]string) ([]byte, error) {
 			return nil, fmt.Errorf("hooks.state.%q is written as dotted keys or an inline table; approve-tui edits only a [hooks.state.%q] table: rewrite it so, or remove it", k, k)
 		}
 		fmt.Fprintf(&add, "\n[hooks.state.%s]\ntrusted_hash = %s\n", tomlString(k), tomlString(hashes[k]))
+	}
+	for _, k := range dropped {
+		if _, ok := c.stateValue(k); ok && !found[k] {
+			return nil, fmt.Errorf("hooks.state.%q is written as dotted keys or an inline table; approve-tui removes only a [hooks.state.%q] table: remove it yourself", k, k)
+		}
 	}
 
 	sort.SliceStable(edits, func(i, j int) bool { return edits[i].at < edits[j].at })
@@ -316,10 +375,11 @@ func (c *CodexConfig) SetHookTrust(hashes map[string]string) ([]byte, error) {
 		out.WriteString(s)
 	}
 
-	// The result must parse, and mean the input plus these hashes.
+	// The result must parse, and mean the input plus these hashes, less
+	// those tables.
 	after, err := ParseCodexConfig(out.Bytes())
 	if err != nil {
-		return nil, fmt.Errorf("the edit would not parse (%v); config.toml left unchanged: add the trust in Codex's /hooks", err)
+		return nil, fmt.Errorf("the edit would not parse (%v); config.toml left unchanged: change the trust in Codex's /hooks", err)
 	}
 	want, err := ParseCodexConfig(c.src)
 	if err != nil {
@@ -349,13 +409,32 @@ func (c *CodexConfig) SetHookTrust(hashes map[string]string) ([]byte, error) {
 		}
 		t["trusted_hash"] = hashes[k]
 	}
+	for _, k := range dropped {
+		delete(state, k)
+	}
+	pruneHookState(after.doc)
+	pruneHookState(want.doc)
 	if !reflect.DeepEqual(after.doc, want.doc) {
-		return nil, errors.New("the edit would change more than the hooks' trust; config.toml left unchanged: add the trust in Codex's /hooks")
+		return nil, errors.New("the edit would change more than the hooks' trust; config.toml left unchanged: change the trust in Codex's /hooks")
 	}
 	if c.bom {
 		return append(append([]byte{}, utf8BOM...), out.Bytes()...), nil
 	}
 	return out.Bytes(), nil
+}
+
+// pruneHookState drops an empty hooks.state table, then an empty hooks one.
+func pruneHookState(doc map[string]any) {
+	hooks, ok := tomlTable(doc["hooks"])
+	if !ok {
+		return
+	}
+	if st, ok := tomlTable(hooks["state"]); ok && len(st) == 0 {
+		delete(hooks, "state")
+	}
+	if len(hooks) == 0 {
+		delete(doc, "hooks")
+	}
 }
 
 func (c *CodexConfig) stateValue(key string) (any, bool) {

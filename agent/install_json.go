@@ -434,3 +434,34 @@ func StripJSONComments(src []byte) []byte {
 	}
 	return out
 }
+
+// RemoveHooks takes every handler of who's hook out of settings' "hooks"
+// object, as MergeHookGroups does when it has none to put back: a matcher
+// group left with no handler by the removal is dropped, and so is an event
+// list, and then "hooks" itself, left empty by it; everything else is kept
+// in order. It returns the handlers removed (none: settings is untouched)
+// and the other handlers whose position changed.
+func RemoveHooks(settings *JSONObject, who Agent) ([]FoundHook, []HookMove, error) {
+	found := FindHooks(settings, who)
+	if len(found) == 0 {
+		return nil, nil, nil
+	}
+	hooks, _ := settings.Object("hooks")
+	moves, err := MergeHookGroups(settings, who, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	emptied := map[string]bool{}
+	for _, f := range found {
+		emptied[f.Event] = true
+	}
+	for ev := range emptied {
+		if arr, ok := hooks.vals[ev].([]any); ok && len(arr) == 0 {
+			hooks.Delete(ev)
+		}
+	}
+	if len(hooks.Keys()) == 0 {
+		settings.Delete("hooks")
+	}
+	return found, moves, nil
+}

@@ -48,7 +48,7 @@ checks that the agent will run the hook.`,
 		Args: cobra.NoArgs,
 	}
 	hook.AddCommand(a.claudeCodeHookCmd(), a.codexHookCmd(), a.geminiHookCmd(), a.hermesHookCmd(),
-		a.hookInstallCmd(), a.hookDoctorCmd())
+		a.hookInstallCmd(), a.hookUninstallCmd(), a.hookDoctorCmd())
 	return hook
 }
 

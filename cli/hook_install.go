@@ -296,6 +296,55 @@ func readSettings(path string) ([]byte, bool, error) {
 	return b, true, nil
 }
 
+// readAgentSettings reads and parses t's settings file (an empty object
+// when it is missing), with the refusals install and uninstall share: a
+// link in a project, a file that is not a regular one or is too large, one
+// that does not parse (Gemini's comments included, which could not be
+// kept). It reports whether the file exists.
+func readAgentSettings(t *installTarget) (*agent.JSONObject, bool, error) {
+	if t.project != "" {
+		if p := projectLinkProblem(t.project, t.settings); p != "" {
+			return nil, false, exitf(ExitError, "%s; nothing written", p)
+		}
+	}
+	src, exists, err := readSettings(t.settings)
+	if err != nil {
+		return nil, false, exitf(ExitError, "%s: %v; nothing written", line(t.settings), line(err.Error()))
+	}
+	settings, err := agent.ParseJSONObject(src)
+	if err != nil {
+		if _, err2 := agent.ParseJSONObject(agent.StripJSONComments(src)); t.who == agent.AgentGemini && err2 == nil {
+			return nil, false, exitf(ExitError, "%s holds comments, which Gemini CLI allows but approve-tui could not keep; nothing written: remove them, or edit the hook by hand", line(t.settings))
+		}
+		return nil, false, exitf(ExitError, "%s is %v; nothing written: fix it (the agent cannot read it either)", line(t.settings), line(err.Error()))
+	}
+	return settings, exists, nil
+}
+
+// codexMovedTrust: Codex keys trust by position, so another hook that moved
+// in the hooks file at abs keeps the trust it had (added to hashes under its
+// new key) when it is the same hook it was trusted as. It returns the
+// commands of the moved hooks that were trusted and lose it.
+func codexMovedTrust(cfg *agent.CodexConfig, abs string, moves []agent.HookMove, hashes map[string]string) []string {
+	var lost []string
+	for _, m := range moves {
+		oldKey := agent.CodexHookKey(abs, codexEvent(m.Event), m.OldGroup, m.OldHandler)
+		st, ok := cfg.HookState(oldKey)
+		if !ok || st.TrustedHash == "" {
+			continue
+		}
+		c, _ := m.Fields.Get("command")
+		cmdStr, _ := c.(string)
+		ch, err := codexHandlerOf(agent.FoundHook{Event: m.Event, Matcher: m.Matcher, Fields: m.Fields, Command: cmdStr})
+		if err == nil && agent.CodexHookHash(ch) == st.TrustedHash {
+			hashes[agent.CodexHookKey(abs, codexEvent(m.Event), m.NewGroup, m.NewHandler)] = st.TrustedHash
+		} else {
+			lost = append(lost, line(cmdStr))
+		}
+	}
+	return lost
+}
+
 // projectLinkProblem: a project's files are the agent's to write, so
 // install --scope project writes no file through a symbolic link under
 // the project (it could point at any file of the user's). It names the
@@ -524,21 +573,9 @@ func (a *app) hookInstall(ctx context.Context, who agent.Agent, o hookInstallOpt
 		return exitf(ExitUnavailable, "the store is not ready, nothing written: %s", p)
 	}
 
-	if t.project != "" {
-		if p := projectLinkProblem(t.project, t.settings); p != "" {
-			return exitf(ExitError, "%s; nothing written", p)
-		}
-	}
-	src, _, err := readSettings(t.settings)
+	settings, _, err := readAgentSettings(t)
 	if err != nil {
-		return exitf(ExitError, "%s: %v; nothing written", line(t.settings), line(err.Error()))
-	}
-	settings, err := agent.ParseJSONObject(src)
-	if err != nil {
-		if _, err2 := agent.ParseJSONObject(agent.StripJSONComments(src)); who == agent.AgentGemini && err2 == nil {
-			return exitf(ExitError, "%s holds comments, which Gemini CLI allows but install could not keep; nothing written: remove them, or add the hook by hand", line(t.settings))
-		}
-		return exitf(ExitError, "%s is %v; nothing written: fix it (the agent cannot read it either)", line(t.settings), line(err.Error()))
+		return err
 	}
 	moves, err := agent.MergeHookGroups(settings, who, installGroups(who, bin, db, o.timeout))
 	if err != nil {
@@ -580,24 +617,7 @@ func (a *app) hookInstall(ctx context.Context, who agent.Agent, o hookInstallOpt
 		if err != nil {
 			return exitf(ExitError, "%s is %v; nothing written: fix it (Codex cannot read it either)", line(cfgPath), err)
 		}
-		// Codex keys trust by position: another hook that moved keeps the
-		// trust it had, when it is the same hook it was trusted as.
-		var lost []string
-		for _, m := range moves {
-			oldKey := agent.CodexHookKey(abs, codexEvent(m.Event), m.OldGroup, m.OldHandler)
-			st, ok := cfg.HookState(oldKey)
-			if !ok || st.TrustedHash == "" {
-				continue
-			}
-			c, _ := m.Fields.Get("command")
-			cmdStr, _ := c.(string)
-			ch, err := codexHandlerOf(agent.FoundHook{Event: m.Event, Matcher: m.Matcher, Fields: m.Fields, Command: cmdStr})
-			if err == nil && agent.CodexHookHash(ch) == st.TrustedHash {
-				hashes[agent.CodexHookKey(abs, codexEvent(m.Event), m.NewGroup, m.NewHandler)] = st.TrustedHash
-			} else {
-				lost = append(lost, line(cmdStr))
-			}
-		}
+		lost := codexMovedTrust(cfg, abs, moves, hashes)
 		if len(lost) > 0 {
 			notes = append(notes, "other hooks moved in "+line(t.settings)+", and Codex will ask to trust them again in /hooks: "+strings.Join(lost, "; "))
 		}
