@@ -46,19 +46,20 @@ func exitCodesIn(help string) []int {
 // those: no "5 confirmation did not match" for list or init.
 func TestEachCommandSaysItsExitCodes(t *testing.T) {
 	for cmd, want := range map[string][]int{
-		"":         {0, 1, 2, 6, 130},
-		"init":     {0, 1, 2, 6},
-		"submit":   {0, 1, 2, 6},
-		"list":     {0, 1, 2, 6},
-		"show":     {0, 1, 2, 3, 6},
-		"approve":  {0, 1, 2, 3, 4, 5, 6, 7, 130},
-		"deny":     {0, 1, 2, 3, 4, 6, 130},
-		"expire":   {0, 1, 2, 6},
-		"audit":    {0, 1, 2, 6, 7},
-		"demo":     {0, 1, 2, 6, 130},
-		"lockouts": {0, 1, 2, 3, 6},
-		"serve":    {0, 1, 2, 6, 130},
-		"copy":     {0, 1, 2, 6},
+		"":               {0, 1, 2, 6, 130},
+		"init":           {0, 1, 2, 6},
+		"submit":         {0, 1, 2, 6},
+		"list":           {0, 1, 2, 6},
+		"show":           {0, 1, 2, 3, 6},
+		"approve":        {0, 1, 2, 3, 4, 5, 6, 7, 130},
+		"deny":           {0, 1, 2, 3, 4, 6, 130},
+		"expire":         {0, 1, 2, 6},
+		"audit":          {0, 1, 2, 6, 7},
+		"demo":           {0, 1, 2, 6, 130},
+		"lockouts":       {0, 1, 2, 3, 6},
+		"serve":          {0, 1, 2, 6, 130},
+		"copy":           {0, 1, 2, 6},
+		"hook uninstall": {0, 1, 2},
 	} {
 		args := strings.Fields(cmd)
 		help := helpOf(t, args...)

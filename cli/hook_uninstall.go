@@ -65,6 +65,7 @@ func (a *app) hookUninstall(who agent.Agent, o hookInstallOpts) error {
 	var notes []string
 	var cfgPath string
 	var cfgOut []byte
+	cfgChanged := false
 	var dropped int
 	if who == agent.AgentCodex {
 		cfgPath = filepath.Join(t.codex, "config.toml")
@@ -108,9 +109,7 @@ func (a *app) hookUninstall(who agent.Agent, o hookInstallOpts) error {
 			if cfgOut, err = cfg.EditHookTrust(hashes, drop); err != nil {
 				return exitf(ExitError, "%s: %v; nothing written", line(cfgPath), err)
 			}
-			if bytes.Equal(cfgOut, cfg.Bytes()) {
-				cfgOut = nil
-			}
+			cfgChanged = !bytes.Equal(cfgOut, cfg.Bytes())
 			if len(hashes) > 0 {
 				a.printf("kept the trust of %d hook(s) of yours that moved\n", len(hashes))
 			}
@@ -128,7 +127,7 @@ func (a *app) hookUninstall(who agent.Agent, o hookInstallOpts) error {
 		return exitf(ExitError, "%s: %v", line(t.settings), err)
 	}
 	paths := []string{t.settings}
-	if cfgOut != nil {
+	if cfgChanged {
 		paths = append(paths, cfgPath)
 	}
 	for _, p := range paths {
@@ -145,7 +144,7 @@ func (a *app) hookUninstall(who agent.Agent, o hookInstallOpts) error {
 	for _, h := range removed {
 		a.printf("  %s (matcher %s): %s\n", line(h.Event), line(h.Matcher), line(h.Command))
 	}
-	if cfgOut != nil {
+	if cfgChanged {
 		if _, err := writeAtomic(cfgPath, cfgOut, true); err != nil {
 			return exitf(ExitError, "writing %s: %v (the hooks are removed, their trust is not: remove their [hooks.state] tables by hand)", line(cfgPath), err)
 		}
