@@ -44,7 +44,8 @@ approval transport (its plugin runs it). Each speaks its agent's hook
 protocol and fails closed: any failure it can see is a deny in that
 protocol. "approve-tui hook install AGENT" writes the agent's settings
 (each hook's --help shows what it writes); "approve-tui hook doctor AGENT"
-checks that the agent will run the hook.`,
+checks that the agent will run the hook; "approve-tui hook uninstall AGENT"
+takes it out again.`,
 		Args: cobra.NoArgs,
 	}
 	hook.AddCommand(a.claudeCodeHookCmd(), a.codexHookCmd(), a.geminiHookCmd(), a.hermesHookCmd(),
