@@ -222,11 +222,12 @@ func (c *CodexConfig) SetHookTrust(hashes map[string]string) ([]byte, error) {
 }
 
 // EditHookTrust is SetHookTrust(hashes) that also removes the
-// [hooks.state."KEY"] table of each key of drop that hashes does not set:
-// the table's header and keys, and the blank line before it, with the
-// comment and blank lines that end it kept for what follows. The result is
-// parsed again and checked to differ from the input only by those hashes
-// and tables.
+// [hooks.state."KEY"] table of each key of drop: the table's header and
+// keys, and the blank line before it, with the comment and blank lines that
+// end it kept for what follows. A key of drop that hashes sets gets a new
+// table holding only its trusted_hash (the old one's other keys, such as
+// enabled, were another hook's). The result is parsed again and checked to
+// differ from the input only by those hashes and tables.
 func (c *CodexConfig) EditHookTrust(hashes map[string]string, drop map[string]bool) ([]byte, error) {
 	keys := make([]string, 0, len(hashes))
 	for k := range hashes {
@@ -238,7 +239,7 @@ func (c *CodexConfig) EditHookTrust(hashes map[string]string, drop map[string]bo
 	sort.Strings(keys)
 	var dropped []string
 	for k, d := range drop {
-		if _, set := hashes[k]; d && !set {
+		if d {
 			dropped = append(dropped, k)
 		}
 	}
@@ -250,7 +251,8 @@ func (c *CodexConfig) EditHookTrust(hashes map[string]string, drop map[string]bo
 		content string
 	}
 	var edits []edit
-	found := map[string]bool{}
+	found := map[string]bool{}   // tables of hashes' keys kept and edited
+	removed := map[string]bool{} // tables of drop's keys removed
 
 	lineStart := func(off int) int { return bytes.LastIndexByte(c.src[:off], '\n') + 1 }
 	dropFrom, dropHeaderEnd := -1, 0
@@ -299,19 +301,20 @@ func (c *CodexConfig) EditHookTrust(hashes map[string]string, drop map[string]bo
 			if !ours && !drop[k] {
 				continue
 			}
-			if found[k] {
+			if found[k] || removed[k] {
 				return nil, fmt.Errorf("[hooks.state.%q] is defined twice", k)
 			}
-			found[k] = true
 			eol := bytes.IndexByte(c.src[first.Node().Raw.Offset:], '\n')
 			at := len(c.src)
 			if eol >= 0 {
 				at = int(first.Node().Raw.Offset) + eol + 1
 			}
-			if !ours {
+			if drop[k] {
+				removed[k] = true
 				dropFrom, dropHeaderEnd = hdr, at
 				continue
 			}
+			found[k] = true
 			cur = k
 			// Insert trusted_hash after the header's line; replaced
 			// below if the table has one.
@@ -344,13 +347,13 @@ func (c *CodexConfig) EditHookTrust(hashes map[string]string, drop map[string]bo
 		if found[k] {
 			continue
 		}
-		if _, ok := c.stateValue(k); ok {
+		if _, ok := c.stateValue(k); ok && !removed[k] {
 			return nil, fmt.Errorf("hooks.state.%q is written as dotted keys or an inline table; approve-tui edits only a [hooks.state.%q] table: rewrite it so, or remove it", k, k)
 		}
 		fmt.Fprintf(&add, "\n[hooks.state.%s]\ntrusted_hash = %s\n", tomlString(k), tomlString(hashes[k]))
 	}
 	for _, k := range dropped {
-		if _, ok := c.stateValue(k); ok && !found[k] {
+		if _, ok := c.stateValue(k); ok && !removed[k] {
 			return nil, fmt.Errorf("hooks.state.%q is written as dotted keys or an inline table; approve-tui removes only a [hooks.state.%q] table: remove it yourself", k, k)
 		}
 	}
@@ -401,6 +404,9 @@ func (c *CodexConfig) EditHookTrust(hashes map[string]string, drop map[string]bo
 		state = map[string]any{}
 		hooks["state"] = state
 	}
+	for _, k := range dropped {
+		delete(state, k)
+	}
 	for _, k := range keys {
 		t, ok := tomlTable(state[k])
 		if !ok {
@@ -408,9 +414,6 @@ func (c *CodexConfig) EditHookTrust(hashes map[string]string, drop map[string]bo
 			state[k] = t
 		}
 		t["trusted_hash"] = hashes[k]
-	}
-	for _, k := range dropped {
-		delete(state, k)
 	}
 	pruneHookState(after.doc)
 	pruneHookState(want.doc)

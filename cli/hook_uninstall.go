@@ -92,8 +92,18 @@ func (a *app) hookUninstall(who agent.Agent, o hookInstallOpts) error {
 			for _, h := range removed {
 				drop[agent.CodexHookKey(abs, codexEvent(h.Event), h.Group, h.Handler)] = true
 			}
+			var off []string
 			for _, m := range moves {
-				drop[agent.CodexHookKey(abs, codexEvent(m.Event), m.OldGroup, m.OldHandler)] = true
+				k := agent.CodexHookKey(abs, codexEvent(m.Event), m.OldGroup, m.OldHandler)
+				drop[k] = true
+				if st, ok := cfg.HookState(k); ok && st.HasEnabled && !st.Enabled {
+					c, _ := m.Fields.Get("command")
+					s, _ := c.(string)
+					off = append(off, line(s))
+				}
+			}
+			if len(off) > 0 {
+				notes = append(notes, "hooks of yours you had turned off in Codex's /hooks moved, and Codex runs them at their new place: turn them off again in /hooks: "+strings.Join(off, "; "))
 			}
 			hashes := map[string]string{}
 			if lost := codexMovedTrust(cfg, abs, moves, hashes); len(lost) > 0 {

@@ -179,19 +179,20 @@ func TestHookUninstallCodexMovedTrust(t *testing.T) {
 	}
 	trustA := agent.CodexHookHash(agent.CodexHandler{Event: "pre_tool_use", Matcher: "^Bash$", Command: "echo a", Timeout: 5})
 	ours := agent.CodexHookHash(agent.CodexHandler{Event: "pre_tool_use", Matcher: "^Bash$", Command: "/old/approve-tui hook codex"})
-	e.write(cfg, "# keep me\n[hooks.state.\""+key(0, 0)+"\"]\ntrusted_hash = \""+ours+"\"\n\n"+
+	e.write(cfg, "# keep me\n[hooks.state.\""+key(0, 0)+"\"]\ntrusted_hash = \""+ours+"\"\nenabled = false\n\n"+
 		"[hooks.state.\""+key(0, 1)+"\"]\ntrusted_hash = \""+trustA+"\"\n\n"+
 		"[hooks.state.\""+key(1, 0)+"\"]\ntrusted_hash = \"sha256:x\"\n\n"+
-		"[hooks.state.\""+key(2, 0)+"\"]\ntrusted_hash = \"sha256:stale\"\n\n# the end\n[features]\nhooks = true\n")
+		"[hooks.state.\""+key(2, 0)+"\"]\ntrusted_hash = \"sha256:stale\"\nenabled = false\n\n# the end\n[features]\nhooks = true\n")
 	code, out, stderr := e.uninstall("codex")
 	if code != 0 {
 		t.Fatalf("%d %s", code, stderr)
 	}
-	want := "# keep me\n[hooks.state.\"" + key(0, 0) + "\"]\ntrusted_hash = \"" + trustA + "\"\n\n# the end\n[features]\nhooks = true\n"
+	want := "# keep me\n\n# the end\n[features]\nhooks = true\n\n[hooks.state.\"" + key(0, 0) + "\"]\ntrusted_hash = \"" + trustA + "\"\n"
 	if got := e.read(cfg); got != want {
 		t.Fatalf("config.toml:\n%s\nwant:\n%s", got, want)
 	}
-	if !strings.Contains(out, "kept the trust of 1 hook(s)") || !strings.Contains(out, "/hooks: echo b") {
+	if !strings.Contains(out, "kept the trust of 1 hook(s)") || !strings.Contains(out, "/hooks: echo b") ||
+		!strings.Contains(out, "turn them off again in /hooks: echo b") {
 		t.Fatalf("output:\n%s", out)
 	}
 	if h := e.read(hooks); strings.Contains(h, "approve-tui") || !strings.Contains(h, `"echo a"`) || !strings.Contains(h, `"echo b"`) {
