@@ -363,7 +363,7 @@ func projectLinkProblem(root, path string) string {
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			to, _ := os.Readlink(cur)
-			return line(cur) + " is a symbolic link (to " + line(to) + "): install --scope project writes nothing through a link in a project, which could point at any of your files; replace it by a plain folder or file"
+			return line(cur) + " is a symbolic link (to " + line(to) + "): hook install and uninstall --scope project write nothing through a link in a project, which could point at any of your files; replace it by a plain folder or file"
 		}
 	}
 	return ""
