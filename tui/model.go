@@ -554,6 +554,16 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case openMsg:
 		return m, m.onOpen(msg)
 	case tea.KeyMsg:
+		if msg.Type == tea.KeyEsc && msg.Alt && !msg.Paste && !m.reply.on {
+			// Two escapes read at once (pressed quickly, or bunched by a
+			// slow link) come as one alt+esc: each is one step back.
+			esc := tea.KeyMsg{Type: tea.KeyEsc}
+			first := m.onKey(esc)
+			m.syncDetailVisible()
+			second := m.onKey(esc)
+			m.syncDetailVisible()
+			return m, tea.Batch(first, second)
+		}
 		cmd := m.onKey(msg)
 		m.syncDetailVisible()
 		return m, cmd

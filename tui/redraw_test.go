@@ -128,3 +128,26 @@ func TestLateTerminalAnswerIsNotKeys(t *testing.T) {
 		t.Fatal("the operator's d after the answer did not open the deny prompt")
 	}
 }
+
+// Two escapes the terminal delivers in one read come as alt+esc: the
+// console takes them as the two steps back they were.
+func TestTwoEscapesReadAtOnce(t *testing.T) {
+	f := newFixture(t)
+	twice := console(t, f, operator, 80, 24)
+	bunched := console(t, f, operator, 80, 24)
+	for _, m := range []*Model{twice, bunched} {
+		press(m, "tab", "enter") // the history, one event opened
+	}
+	if !strings.Contains(twice.View(), "audit event") {
+		t.Fatalf("no event page to step back from:\n%s", twice.View())
+	}
+	press(twice, "esc", "esc")
+	_, cmd := bunched.Update(tea.KeyMsg{Type: tea.KeyEsc, Alt: true})
+	Settle(bunched, cmd)
+	if bunched.mode != twice.mode || bunched.pageOpen != twice.pageOpen || bunched.showHelp != twice.showHelp {
+		t.Fatalf("alt+esc left:\n%s\ntwo escapes:\n%s", bunched.View(), twice.View())
+	}
+	if strings.Contains(bunched.View(), "audit event") {
+		t.Fatalf("still on the event:\n%s", bunched.View())
+	}
+}
