@@ -1,0 +1,334 @@
+package shell
+
+import (
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// varState is what the parser knows of a variable set earlier in the line.
+type varState struct {
+	val   string
+	known bool // false: set, but to something not certain (or maybe not set)
+}
+
+type parser struct {
+	o       Options
+	s       *Script
+	vars    map[string]varState
+	pipes   int
+	tooDeep bool
+}
+
+// frame is the context a statement is read in.
+type frame struct {
+	ctx    Context
+	depth  int // scripts deep
+	nest   int // syntax nesting
+	parent int
+	src    string
+	wraps  []Wrap // wrappers of the command that runs this script
+	remote bool   // a remote script: variables are the remote shell's
+	// uncertain: assignments here may or may not happen (a branch, a loop,
+	// a subshell): they make variables unknown rather than set.
+	uncertain bool
+	pipe      *Pipe
+}
+
+func (p *parser) file(f *syntax.File, src string, fr frame) {
+	fr.src = src
+	p.stmts(f.Stmts, fr)
+}
+
+func (p *parser) stmts(ss []*syntax.Stmt, fr frame) {
+	for i, s := range ss {
+		f := fr
+		if i > 0 {
+			f.ctx.Op = ";"
+		}
+		p.stmt(s, f)
+	}
+}
+
+func (p *parser) deeper(fr frame) (frame, bool) {
+	fr.nest++
+	if fr.nest > p.o.MaxNesting {
+		p.tooDeep = true
+		return fr, false
+	}
+	return fr, true
+}
+
+func (p *parser) stmt(s *syntax.Stmt, fr frame) {
+	fr, ok := p.deeper(fr)
+	if !ok {
+		return
+	}
+	if s.Negated {
+		fr.ctx.Negated = true
+	}
+	if s.Background || s.Coprocess {
+		fr.ctx.Background = true
+		fr.uncertain = true
+	}
+	first := len(p.s.Commands)
+	p.command(s.Cmd, s.Redirs, fr)
+	// Redirections of a compound command apply to every command in it.
+	if _, simple := s.Cmd.(*syntax.CallExpr); !simple && len(s.Redirs) > 0 {
+		rs := p.redirs(s.Redirs, fr)
+		if first == len(p.s.Commands) {
+			p.add(&Command{Redirs: rs, Ctx: fr.ctx, Depth: fr.depth, Parent: fr.parent, Text: p.text(fr, s)}, fr)
+		}
+		for _, c := range p.s.Commands[first:] {
+			if c.Depth == fr.depth {
+				c.Redirs = append(c.Redirs, rs...)
+			}
+		}
+	}
+}
+
+func (p *parser) text(fr frame, n syntax.Node) string {
+	a, b := int(n.Pos().Offset()), int(n.End().Offset())
+	if a < 0 || b > len(fr.src) || a > b {
+		return ""
+	}
+	return fr.src[a:b]
+}
+
+func (p *parser) add(c *Command, fr frame) int {
+	if fr.pipe != nil {
+		c.Pipe = *fr.pipe
+	}
+	if len(fr.wraps) > 0 {
+		c.Wrappers = append(append([]Wrap(nil), fr.wraps...), c.Wrappers...)
+	}
+	p.s.Commands = append(p.s.Commands, c)
+	return len(p.s.Commands) - 1
+}
+
+func (p *parser) command(cmd syntax.Command, redirs []*syntax.Redirect, fr frame) {
+	switch n := cmd.(type) {
+	case nil:
+		if len(redirs) > 0 {
+			p.call(&syntax.CallExpr{}, redirs, fr)
+		}
+	case *syntax.CallExpr:
+		p.call(n, redirs, fr)
+	case *syntax.BinaryCmd:
+		switch n.Op {
+		case syntax.Pipe, syntax.PipeAll:
+			p.pipeline(n, fr)
+		default:
+			p.stmt(n.X, fr)
+			g := fr
+			g.ctx.Op = n.Op.String()
+			g.ctx.Condition = true
+			g.uncertain = true
+			g.pipe = nil
+			p.stmt(n.Y, g)
+		}
+	case *syntax.Subshell:
+		g := fr
+		g.ctx.Subshell = true
+		saved := p.saveVars()
+		p.stmts(n.Stmts, g)
+		p.vars = saved
+	case *syntax.Block:
+		p.stmts(n.Stmts, fr)
+	case *syntax.IfClause:
+		g := fr
+		g.uncertain = true
+		for c := n; c != nil; c = c.Else {
+			h := g
+			h.ctx.Condition = true
+			p.stmts(c.Cond, h)
+			p.stmts(c.Then, g)
+		}
+	case *syntax.WhileClause:
+		g := fr
+		g.uncertain = true
+		g.ctx.Loop = true
+		h := g
+		h.ctx.Condition = true
+		p.stmts(n.Cond, h)
+		p.stmts(n.Do, g)
+	case *syntax.ForClause:
+		g := fr
+		g.uncertain = true
+		g.ctx.Loop = true
+		switch l := n.Loop.(type) {
+		case *syntax.WordIter:
+			for _, w := range l.Items {
+				p.word(w, g)
+			}
+			p.vars[l.Name.Value] = varState{}
+		case *syntax.CStyleLoop:
+			p.arith(g, l.Init, l.Cond, l.Post)
+		}
+		p.stmts(n.Do, g)
+	case *syntax.CaseClause:
+		p.word(n.Word, fr)
+		g := fr
+		g.uncertain = true
+		for _, it := range n.Items {
+			for _, w := range it.Patterns {
+				p.substs(w, g)
+			}
+			p.stmts(it.Stmts, g)
+		}
+	case *syntax.FuncDecl:
+		name := ""
+		if n.Name != nil {
+			name = n.Name.Value
+		}
+		p.s.Functions = append(p.s.Functions, name)
+		g := fr
+		g.uncertain = true
+		g.ctx.Function = name
+		p.stmt(n.Body, g)
+	case *syntax.DeclClause:
+		c := &Command{Ctx: fr.ctx, Depth: fr.depth, Parent: fr.parent, Text: p.text(fr, n)}
+		variant := n.Variant.Value
+		c.Words = append(c.Words, Word{Raw: variant, Value: variant, Known: true})
+		for _, a := range n.Args {
+			if a.Naked {
+				if a.Name != nil {
+					c.Words = append(c.Words, Word{Raw: a.Name.Value, Value: a.Name.Value, Known: true})
+				} else if a.Value != nil {
+					c.Words = append(c.Words, p.word(a.Value, fr))
+				}
+				continue
+			}
+			c.Assigns = append(c.Assigns, p.assign(a, fr, true))
+		}
+		c.Redirs = p.redirs(redirs, fr)
+		p.add(c, fr)
+	case *syntax.TimeClause:
+		g := fr
+		g.wraps = append(append([]Wrap(nil), fr.wraps...), Wrap{Name: "time"})
+		if n.Stmt != nil {
+			p.stmt(n.Stmt, g)
+		}
+	case *syntax.CoprocClause:
+		g := fr
+		g.ctx.Background = true
+		g.uncertain = true
+		p.stmt(n.Stmt, g)
+	case *syntax.LetClause:
+		c := &Command{Ctx: fr.ctx, Depth: fr.depth, Parent: fr.parent, Text: p.text(fr, n)}
+		c.Words = []Word{{Raw: "let", Value: "let", Known: true}}
+		for _, e := range n.Exprs {
+			t := p.text(fr, e)
+			c.Words = append(c.Words, Word{Raw: t, Value: t, Why: "arithmetic"})
+			p.arith(fr, e)
+		}
+		c.Redirs = p.redirs(redirs, fr)
+		p.add(c, fr)
+		p.forgetArith(n)
+	case *syntax.ArithmCmd:
+		p.arith(fr, n.X)
+		p.forgetArith(n)
+	case *syntax.TestClause:
+		syntax.Walk(n, func(m syntax.Node) bool {
+			if w, ok := m.(*syntax.Word); ok {
+				p.substs(w, fr)
+				return false
+			}
+			return true
+		})
+	case *syntax.TestDecl:
+		p.word(n.Description, fr)
+		p.stmt(n.Body, fr)
+	default:
+		p.s.Findings = append(p.s.Findings, Finding{Kind: ErrSyntax, Why: "a construct not read: " + p.text(fr, cmd), Command: -1})
+	}
+}
+
+// forgetArith: assignments in arithmetic ((x=1)), let x=1 make x unknown.
+func (p *parser) forgetArith(n syntax.Node) {
+	syntax.Walk(n, func(m syntax.Node) bool {
+		switch e := m.(type) {
+		case *syntax.BinaryArithm:
+			if x, ok := e.X.(*syntax.Word); ok && e.Op >= syntax.Assgn {
+				if l := x.Lit(); l != "" {
+					p.vars[l] = varState{}
+				}
+			}
+		case *syntax.UnaryArithm:
+			if x, ok := e.X.(*syntax.Word); ok && (e.Op == syntax.Inc || e.Op == syntax.Dec) {
+				if l := x.Lit(); l != "" {
+					p.vars[l] = varState{}
+				}
+			}
+		}
+		return true
+	})
+}
+
+// arith reads the command substitutions inside arithmetic expressions.
+func (p *parser) arith(fr frame, es ...syntax.ArithmExpr) {
+	for _, e := range es {
+		if e == nil {
+			continue
+		}
+		syntax.Walk(e, func(m syntax.Node) bool {
+			if w, ok := m.(*syntax.Word); ok {
+				p.substs(w, fr)
+				return false
+			}
+			return true
+		})
+	}
+}
+
+func (p *parser) saveVars() map[string]varState {
+	m := make(map[string]varState, len(p.vars))
+	for k, v := range p.vars {
+		m[k] = v
+	}
+	return m
+}
+
+// pipeline reads a | b | c: every stage but the last runs in a subshell
+// (bash without lastpipe: the last too, for what it sets).
+func (p *parser) pipeline(n *syntax.BinaryCmd, fr frame) {
+	var stages []*syntax.Stmt
+	var stderr []bool
+	var flatten func(s *syntax.Stmt, all bool)
+	flatten = func(s *syntax.Stmt, all bool) {
+		if b, ok := s.Cmd.(*syntax.BinaryCmd); ok && (b.Op == syntax.Pipe || b.Op == syntax.PipeAll) && !s.Negated && !s.Background && len(s.Redirs) == 0 {
+			flatten(b.X, false)
+			flatten(b.Y, b.Op == syntax.PipeAll)
+			return
+		}
+		stages = append(stages, s)
+		stderr = append(stderr, all)
+	}
+	flatten(n.X, false)
+	flatten(n.Y, n.Op == syntax.PipeAll)
+	p.pipes++
+	id := p.pipes
+	var from []int
+	saved := p.saveVars()
+	for i, s := range stages {
+		g := fr
+		g.ctx.Subshell = true
+		g.uncertain = true
+		if i > 0 {
+			g.ctx.Op = "|"
+		}
+		g.pipe = &Pipe{ID: id, Pos: i, Len: len(stages), From: from, Stderr: i > 0 && stderr[i]}
+		first := len(p.s.Commands)
+		p.stmt(s, g)
+		from = nil
+		for j := first; j < len(p.s.Commands); j++ {
+			if p.s.Commands[j].Pipe.ID == id && p.s.Commands[j].Pipe.Pos == i && !p.s.Commands[j].Ctx.Substitute {
+				from = append(from, j)
+			}
+		}
+	}
+	// What a pipeline's stages set is not seen after it.
+	for k := range p.vars {
+		if v, ok := saved[k]; !ok || v != p.vars[k] {
+			p.vars[k] = varState{}
+		}
+	}
+}
