@@ -9,8 +9,10 @@ import (
 
 // call reads one simple command and looks through its wrappers.
 func (p *parser) call(n *syntax.CallExpr, redirs []*syntax.Redirect, fr frame) {
-	c := &Command{Ctx: fr.ctx, Depth: fr.depth, Parent: fr.parent, Text: p.text(fr, n)}
-	if c.Text == "" && len(redirs) > 0 {
+	c := &Command{Ctx: fr.ctx, Depth: fr.depth, Parent: fr.parent}
+	if len(n.Args) > 0 || len(n.Assigns) > 0 {
+		c.Text = p.text(fr, n)
+	} else if len(redirs) > 0 {
 		c.Text = p.text(fr, redirs[0])
 	}
 	var words []Word
