@@ -15,7 +15,7 @@ func (p *parser) call(n *syntax.CallExpr, redirs []*syntax.Redirect, fr frame) {
 	} else if len(redirs) > 0 {
 		c.Text = p.text(fr, redirs[0])
 	}
-	var words []Word
+	words := make([]Word, 0, len(n.Args))
 	for _, w := range n.Args {
 		words = append(words, p.word(w, fr))
 	}
@@ -115,7 +115,7 @@ func (p *parser) nested(c *Command, script string, fr frame) {
 		p.s.Findings = append(p.s.Findings, Finding{Kind: ErrTooDeep, Why: "scripts nested more than " + itoa(p.o.MaxDepth) + " deep", Command: i})
 		return
 	}
-	f, err := parseSource(script, p.o)
+	f, err := p.parseSource(script)
 	if err != nil {
 		c.Opaque = &Opaque{Kind: "unknown", Code: script, Why: "a script that does not parse: " + err.Error()}
 		c.Words = []Word{{Raw: script, Value: script, Why: "a script that does not parse"}}

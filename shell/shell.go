@@ -297,11 +297,11 @@ func Parse(line string, opts Options) (*Script, error) {
 	if d := bracketDepth(line); d > o.MaxNesting {
 		return nil, &Error{Kind: ErrTooDeep, Detail: fmt.Sprintf("brackets nested %d deep, at most %d", d, o.MaxNesting)}
 	}
-	f, err := parseSource(line, o)
+	p := &parser{o: o, s: &Script{Source: line}, vars: map[string]varState{}}
+	f, err := p.parseSource(line)
 	if err != nil {
 		return nil, &Error{Kind: ErrSyntax, Detail: err.Error()}
 	}
-	p := &parser{o: o, s: &Script{Source: line}, vars: map[string]varState{}}
 	p.file(f, line, frame{parent: -1})
 	if p.tooDeep {
 		return p.s, &Error{Kind: ErrTooDeep, Detail: fmt.Sprintf("syntax nested more than %d deep", o.MaxNesting)}
@@ -309,12 +309,17 @@ func Parse(line string, opts Options) (*Script, error) {
 	return p.s, nil
 }
 
-func parseSource(src string, o Options) (*syntax.File, error) {
-	lang := syntax.LangBash
-	if o.Posix {
-		lang = syntax.LangPOSIX
+// parseSource parses src with the parser's one syntax.Parser (made once
+// per line: nested scripts reuse it).
+func (p *parser) parseSource(src string) (*syntax.File, error) {
+	if p.sp == nil {
+		lang := syntax.LangBash
+		if p.o.Posix {
+			lang = syntax.LangPOSIX
+		}
+		p.sp = syntax.NewParser(syntax.Variant(lang))
 	}
-	return syntax.NewParser(syntax.Variant(lang)).Parse(strings.NewReader(src), "")
+	return p.sp.Parse(strings.NewReader(src), "")
 }
 
 func firstInvalid(s string) int {

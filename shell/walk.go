@@ -16,6 +16,7 @@ type parser struct {
 	vars    map[string]varState
 	pipes   int
 	tooDeep bool
+	sp      *syntax.Parser
 }
 
 // frame is the context a statement is read in.

@@ -11,8 +11,20 @@ func (p *parser) word(w *syntax.Word, fr frame) Word {
 	if w == nil {
 		return Word{Known: true}
 	}
-	p.substs(w, fr)
 	raw := p.text(fr, w)
+	if len(w.Parts) == 1 {
+		switch q := w.Parts[0].(type) {
+		case *syntax.Lit:
+			if !strings.ContainsAny(q.Value, "*?[{~\\") {
+				return Word{Raw: raw, Value: q.Value, Known: true}
+			}
+		case *syntax.SglQuoted:
+			if !q.Dollar {
+				return Word{Raw: raw, Value: q.Value, Known: true}
+			}
+		}
+	}
+	p.substs(w, fr)
 	var b strings.Builder
 	why := ""
 	uncertain := func(s string) {
@@ -139,7 +151,7 @@ func unescapeQuoted(s string) string {
 
 // substs reads the commands of the substitutions in w.
 func (p *parser) substs(w *syntax.Word, fr frame) {
-	if w == nil {
+	if w == nil || plainWord(w) {
 		return
 	}
 	syntax.Walk(w, func(m syntax.Node) bool {
@@ -266,4 +278,24 @@ func (p *parser) redirs(rs []*syntax.Redirect, fr frame) []Redirect {
 		out = append(out, k)
 	}
 	return out
+}
+
+// plainWord: w has no part that can hold a command.
+func plainWord(w *syntax.Word) bool {
+	for _, part := range w.Parts {
+		switch q := part.(type) {
+		case *syntax.Lit, *syntax.SglQuoted:
+		case *syntax.DblQuoted:
+			for _, r := range q.Parts {
+				switch r.(type) {
+				case *syntax.Lit:
+				default:
+					return false
+				}
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
