@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // small is a command under 1 KB of the kind agents send.
@@ -41,3 +43,15 @@ func benchP99(b *testing.B, line string) {
 func BenchmarkParseSmall(b *testing.B) { benchP99(b, small) }
 
 func BenchmarkParse64K(b *testing.B) { benchP99(b, large()) }
+
+// BenchmarkSyntax64K is mvdan.cc/sh's parse alone of the same 64 KB, the
+// floor under BenchmarkParse64K.
+func BenchmarkSyntax64K(b *testing.B) {
+	line := large()
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		if _, err := syntax.NewParser().Parse(strings.NewReader(line), ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
