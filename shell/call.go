@@ -26,6 +26,38 @@ func (p *parser) call(n *syntax.CallExpr, redirs []*syntax.Redirect, fr frame) {
 	}
 	c.Redirs = p.redirs(redirs, fr)
 	p.unwrap(c, words, fr)
+	p.afterCall(words, fr)
+}
+
+// mutators are the builtins that change variables in ways the parser does
+// not follow (or run code that may): after one, no variable is known.
+var mutators = set("unset", "read", "mapfile", "readarray", "getopts", "printf", "eval", "source", ".", "trap",
+	"declare", "typeset", "local", "export", "readonly", "let", "set", "shift", "cd", "pushd", "popd")
+
+// afterCall forgets the variables a command may have changed, and notes
+// aliases and hashed names, after which command names are not what they
+// say.
+func (p *parser) afterCall(words []Word, fr frame) {
+	if len(words) == 0 {
+		return
+	}
+	name := words[0]
+	if name.Known && (name.Value == "builtin" || name.Value == "command") && len(words) > 1 {
+		name = words[1]
+	}
+	if !name.Known || mutators[name.Value] && name.Value != "cd" && name.Value != "pushd" && name.Value != "popd" {
+		p.vars = map[string]varState{}
+	}
+	for _, f := range p.s.Functions {
+		if name.Known && name.Value == f {
+			p.vars = map[string]varState{}
+		}
+	}
+	if name.Known && (name.Value == "alias" && len(words) > 1 || name.Value == "hash" && len(words) > 1 ||
+		name.Value == "shopt" && len(words) > 1 || name.Value == "enable" && len(words) > 1) {
+		p.s.Findings = append(p.s.Findings, Finding{Kind: ErrUncertain, Command: len(p.s.Commands) - 1,
+			Why: name.Value + " may change what the command names after it run"})
+	}
 }
 
 // step is what one wrapper does with the words after it.

@@ -249,3 +249,31 @@ func TestUnknown(t *testing.T) {
 
 // quote single-quotes s for a shell.
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func TestVariablesForgotten(t *testing.T) {
+	for _, line := range []string{
+		`X=/tmp; unset X; rm -rf /$X`,
+		`X=/tmp; eval X=/; rm -rf $X`,
+		`X=/tmp; read X; rm -rf $X`,
+		`X=/tmp; declare -n R=X; R=/; rm -rf $X`,
+		`X=/tmp; f() { X=/; }; f; rm -rf $X`,
+		`X=/tmp; printf -v X /; rm -rf $X`,
+		`X=/tmp; source f; rm -rf $X`,
+		`X=/tmp; $C; rm -rf $X`,
+		`X=/tmp; builtin unset X; rm -rf $X`,
+	} {
+		s := parse(t, line)
+		c := s.Commands[len(s.Commands)-1]
+		if w := c.Words[len(c.Words)-1]; w.Known {
+			t.Errorf("%s: %q known as %q", line, w.Raw, w.Value)
+		}
+	}
+	s := parse(t, `trap 'rm -rf /tmp/x' EXIT`)
+	if got := sum(s.Commands[0]); got != "trap| rm -rf /tmp/x" {
+		t.Errorf("trap: %s", got)
+	}
+	s = parse(t, "alias ls='rm -rf ~'\nls")
+	if len(s.Findings) != 1 || !errors.Is(s.Findings[0].Kind, ErrUncertain) {
+		t.Errorf("alias: %+v", s.Findings)
+	}
+}

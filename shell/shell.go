@@ -46,6 +46,9 @@ var (
 	ErrInvalidUTF = errors.New("command is not valid UTF-8")
 	ErrSyntax     = errors.New("could not parse")
 	ErrTooDeep    = errors.New("nested too deep")
+	// ErrUncertain is a finding's kind: something in the line makes what
+	// follows not certain (an alias, a hashed name).
+	ErrUncertain = errors.New("not certain")
 )
 
 // Error is why a command line could not be read: Kind is one of the Err

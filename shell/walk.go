@@ -1,6 +1,8 @@
 package shell
 
 import (
+	"strings"
+
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -186,6 +188,7 @@ func (p *parser) command(cmd syntax.Command, redirs []*syntax.Redirect, fr frame
 		g.ctx.Function = name
 		p.stmt(n.Body, g)
 	case *syntax.DeclClause:
+		defer func() { p.declared(n) }()
 		c := &Command{Ctx: fr.ctx, Depth: fr.depth, Parent: fr.parent, Text: p.text(fr, n)}
 		variant := n.Variant.Value
 		c.Words = append(c.Words, Word{Raw: variant, Value: variant, Known: true})
@@ -330,6 +333,19 @@ func (p *parser) pipeline(n *syntax.BinaryCmd, fr frame) {
 	for k := range p.vars {
 		if v, ok := saved[k]; !ok || v != p.vars[k] {
 			p.vars[k] = varState{}
+		}
+	}
+}
+
+// declared forgets the variables after declare -n (a nameref: assigning
+// one assigns another) or a declare whose options are not certain.
+func (p *parser) declared(n *syntax.DeclClause) {
+	for _, a := range n.Args {
+		if a.Naked && a.Value != nil {
+			l := a.Value.Lit()
+			if l == "" || strings.HasPrefix(l, "-") && strings.Contains(l, "n") || strings.HasPrefix(l, "+") {
+				p.vars = map[string]varState{}
+			}
 		}
 	}
 }

@@ -235,6 +235,7 @@ func init() {
 		"oc":      kubectlStep,
 		"eval":    evalStep,
 		"source":  sourceStep,
+		"trap":    trapStep,
 		".":       sourceStep,
 	}
 	for s := range shells {
@@ -675,4 +676,17 @@ func kubectlStep(name string, ws []Word) step {
 		return step{stop: true}
 	}
 	return step{wrap: w, inner: cmd}
+}
+
+// trapStep: trap ACTION SIGNAL... runs ACTION later, in this shell: it is
+// read as a script of its own.
+func trapStep(name string, ws []Word) step {
+	if len(ws) < 2 || !ws[0].Known || ws[0].Value == "-" || strings.HasPrefix(ws[0].Value, "-") {
+		if len(ws) >= 2 && !ws[0].Known {
+			return step{opaque: &Opaque{Kind: "unknown", Code: ws[0].Raw, Why: "trap runs an action that is not certain"}}
+		}
+		return step{stop: true}
+	}
+	s := ws[0].Value
+	return step{wrap: Wrap{Args: ws[1:]}, script: &s}
 }
