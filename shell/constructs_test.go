@@ -277,3 +277,13 @@ func TestVariablesForgotten(t *testing.T) {
 		t.Errorf("alias: %+v", s.Findings)
 	}
 }
+
+func TestLongLists(t *testing.T) {
+	for _, sep := range []string{" && ", " || ", " | ", "; ", "\n"} {
+		line := strings.Repeat("a"+sep, 5000) + "b"
+		s, err := Parse(line, Options{})
+		if err != nil || len(s.Commands) != 5001 {
+			t.Errorf("5000 x %q: %v", sep, err)
+		}
+	}
+}

@@ -120,13 +120,27 @@ func (p *parser) command(cmd syntax.Command, redirs []*syntax.Redirect, fr frame
 		case syntax.Pipe, syntax.PipeAll:
 			p.pipeline(n, fr)
 		default:
-			p.stmt(n.X, fr)
-			g := fr
-			g.ctx.Op = n.Op.String()
-			g.ctx.Condition = true
-			g.uncertain = true
-			g.pipe = nil
-			p.stmt(n.Y, g)
+			// A chain a && b || c ... (nested to the left) is a list, read
+			// in a loop: it does not count towards MaxNesting.
+			chain := []*syntax.BinaryCmd{n}
+			first := n.X
+			for {
+				b, ok := first.Cmd.(*syntax.BinaryCmd)
+				if !ok || b.Op == syntax.Pipe || b.Op == syntax.PipeAll || first.Negated || first.Background || first.Coprocess || len(first.Redirs) > 0 {
+					break
+				}
+				chain = append(chain, b)
+				first = b.X
+			}
+			fr.nest--
+			p.stmt(first, fr)
+			for i := len(chain) - 1; i >= 0; i-- {
+				g := fr
+				g.ctx.Op = chain[i].Op.String()
+				g.ctx.Condition = true
+				g.uncertain = true
+				p.stmt(chain[i].Y, g)
+			}
 		}
 	case *syntax.Subshell:
 		g := fr
