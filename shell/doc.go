@@ -23,13 +23,18 @@
 //     code read from its input, a command name not certain.
 //
 // Scripts run by a shell (sh|bash|dash|zsh|ksh -c, su -c, script -c,
-// flock -c, watch, ssh's command line, eval of certain words) are parsed
+// flock -c, watch, ssh's command line, eval of certain words, trap's
+// action) are parsed
 // in turn, to a depth limit; find -exec/-execdir/-ok/-okdir commands are
 // children of the find command (Parent) and get words not on the line.
 //
 // Variables are followed only within the line, only where the assignment
 // surely happens before the use (not in a branch, loop, subshell, pipeline
-// or background job); a nested shell starts knowing none. What the
+// or background job); a nested shell starts knowing none, and a builtin
+// that may change them (unset, read, eval, source, declare -n, a function
+// of the line, a command whose name is not certain ...) forgets them all.
+// alias, hash, shopt and enable with arguments are findings: command
+// names after them may not run what they say. What the
 // environment holds is never assumed: an analysis that knows more (the
 // impact preview reads HOME and CDPATH) keeps that knowledge itself.
 //

@@ -193,8 +193,10 @@ type Command struct {
 	// Depth is how many scripts deep it is (0: the line itself; 1: in a
 	// sh -c script of it ...).
 	Depth int
-	// Parent is the index of the command whose script or option held this
-	// one (sh -c, find -exec, eval), -1 for none.
+	// Parent is the index of the command that runs this one besides being
+	// a command itself (find for its -exec commands), -1 for none. A
+	// wrapper that is only a wrapper (sudo, sh -c, ssh) is in Wrappers
+	// instead.
 	Parent int
 	// Text is the simple command as written.
 	Text string
@@ -242,8 +244,8 @@ type Finding struct {
 // Script is a parsed command line.
 type Script struct {
 	Source string
-	// Commands are the simple commands in the order they appear, those of
-	// nested scripts after the command holding them.
+	// Commands are the simple commands in the order they appear (those of
+	// a nested script where the command running it is).
 	Commands []*Command
 	// Functions are the names of the functions the line defines.
 	Functions []string
