@@ -120,7 +120,9 @@ type Wrap struct {
 	// Args are its own words (options and operands before the command).
 	Args []Word
 	// User is the user it runs the command as, when it changes user
-	// ("root" for sudo without -u; "" when unknown or unchanged).
+	// ("root" for sudo without -u; "?" and the word as written when the
+	// user is given by a word not certain; "" when unchanged or not
+	// known). Values of options elsewhere follow the same "?" rule.
 	User string
 	// Remote is where the command runs when that is not this machine (the
 	// host of ssh, "container NAME", "pod NAME", "root DIR" for chroot).

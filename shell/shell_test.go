@@ -135,6 +135,8 @@ func TestWrappers(t *testing.T) {
 		{"C=rm; $C x", []string{"", "rm x"}},
 		{"sudo $(which rm) x", []string{"which rm", "sudo| ?$(which rm) x !unknown"}},
 		{"sudo $OPT rm x", []string{"sudo| ?$OPT rm x !unknown"}},
+		{"sudo -u $U rm x", []string{"sudo| rm x u=?$U"}},
+		{"docker run --entrypoint /bin/sh -u $U img -c 'rm x'", []string{"docker run>sh -c| rm x @image img u=?$U"}},
 		{"nohup sudo env A=1 timeout 3 bash -c 'shred -u k'", []string{"nohup>sudo>env>timeout>bash -c| shred -u k u=root"}},
 	} {
 		got := sums(t, tc.line)

@@ -56,11 +56,11 @@ func options(ws []Word, spec optSpec) (opts []opt, rest []Word, noRun, ok bool) 
 				return append(opts, o), ws[i+1:], true, true
 			}
 			if !eq && spec.values[k] {
-				if i+1 >= len(ws) || !ws[i+1].Known {
-					return opts, ws[min(i+1, len(ws)):], false, i+1 >= len(ws)
+				if i+1 >= len(ws) {
+					return opts, nil, false, true
 				}
 				i++
-				o.val, o.hasVal = ws[i].Value, true
+				o.val, o.hasVal = valueOf(ws[i]), true
 			}
 			opts = append(opts, o)
 			continue
@@ -75,11 +75,11 @@ func options(ws []Word, spec optSpec) (opts []opt, rest []Word, noRun, ok bool) 
 				if j+1 < len(a) {
 					o.val = a[j+1:]
 				} else {
-					if i+1 >= len(ws) || !ws[i+1].Known {
-						return opts, ws[min(i+1, len(ws)):], false, i+1 >= len(ws)
+					if i+1 >= len(ws) {
+						return opts, nil, false, true
 					}
 					i++
-					o.val = ws[i].Value
+					o.val = valueOf(ws[i])
 				}
 				opts = append(opts, o)
 				break
@@ -89,6 +89,15 @@ func options(ws []Word, spec optSpec) (opts []opt, rest []Word, noRun, ok bool) 
 	}
 	rest = ws[min(i, len(ws)):]
 	return opts, rest, false, true
+}
+
+// valueOf is an option's value: "?" and the word as written when it is
+// not certain (the value does not move where the command starts).
+func valueOf(w Word) string {
+	if w.Known {
+		return w.Value
+	}
+	return "?" + w.Raw
 }
 
 func has(opts []opt, names ...string) (string, bool) {
