@@ -100,6 +100,13 @@ type Option struct {
 	Line    int           `yaml:"-"`
 }
 
+// Verb is a word that says what a cloud CLI's operation does.
+type Verb struct {
+	Words    []string `yaml:"words"`
+	Effects  []Effect `yaml:"effects"`
+	ReadOnly bool     `yaml:"read_only"`
+}
+
 // Command is a program or one of its subcommands.
 type Command struct {
 	Name    string   `yaml:"name"`
@@ -116,6 +123,10 @@ type Command struct {
 	Args        []string   `yaml:"args"`
 	Options     []*Option  `yaml:"options"`
 	Subcommands []*Command `yaml:"subcommands"`
+	// Verbs describe a command by the first positional word that is one of
+	// them or starts with one and a hyphen (aws ec2 terminate-instances,
+	// gcloud compute instances delete), when no subcommand matches.
+	Verbs []*Verb `yaml:"verbs"`
 	// Uncovered says what of the program is not described here.
 	Uncovered string `yaml:"uncovered"`
 	Line      int    `yaml:"-"`
@@ -323,6 +334,17 @@ func (c *Command) check(file, where string, inherited map[string]*Option) error 
 			return at(c.Line, "read_only but argument %d is %s", i+1, it.kind)
 		}
 		c.args = append(c.args, it)
+	}
+	for _, v := range c.Verbs {
+		if v == nil || len(v.Words) == 0 {
+			return at(c.Line, "verb without words")
+		}
+		if err := checkEffects(v.Effects); err != nil {
+			return at(c.Line, "verb %s: %v", v.Words[0], err)
+		}
+		if v.ReadOnly && slices.ContainsFunc(v.Effects, func(e Effect) bool { return e != Read }) {
+			return at(c.Line, "verb %s: read_only with other effects", v.Words[0])
+		}
 	}
 	c.opts = map[string]*Option{}
 	maps := func(dst, src map[string]*Option) {

@@ -89,7 +89,7 @@ func (c *Catalogue) Lookup(words []string) Result {
 				r.Path = append(r.Path, sub.Name)
 				continue
 			}
-			if len(node.args) == 0 {
+			if len(node.args) == 0 && len(node.Verbs) == 0 {
 				r.Unknown = append(r.Unknown, fmt.Sprintf("subcommand %q of %s is not in the catalogue", w, strings.Join(append([]string{r.Program}, r.Path...), " ")))
 				readOnly = false
 			}
@@ -100,11 +100,29 @@ func (c *Catalogue) Lookup(words []string) Result {
 			break
 		}
 	}
-	for _, e := range node.Effects {
-		r.add(e, node.describe(r.Program, r.Path), append([]string{words[0]}, r.Path...)...)
+	var verb *Verb
+	if len(node.Verbs) > 0 {
+		var w string
+		verb, w = node.verb(positionals)
+		if verb == nil {
+			r.Unknown = append(r.Unknown, fmt.Sprintf("no operation of %s that the catalogue knows", r.Program))
+		} else {
+			for _, e := range verb.Effects {
+				r.add(e, fmt.Sprintf("%s operation %s", r.Program, w), w)
+			}
+			if !verb.ReadOnly {
+				readOnly = false
+			}
+		}
+		positionals = nil // service, resource and operation words
 	}
-	if !node.ReadOnly {
-		readOnly = false
+	if verb == nil {
+		for _, e := range node.Effects {
+			r.add(e, node.describe(r.Program, r.Path), append([]string{words[0]}, r.Path...)...)
+		}
+		if !node.ReadOnly {
+			readOnly = false
+		}
 	}
 	if node.ReadOnly && len(node.Effects) == 0 {
 		r.add(Read, node.describe(r.Program, r.Path), words[0])
@@ -308,4 +326,18 @@ func (c *Catalogue) assignArgs(node *Command, ws []string, r *Result) bool {
 		put(tail[len(tail)-nTail+j], w)
 	}
 	return ok
+}
+
+// verb finds the first positional word naming one of node's verbs.
+func (n *Command) verb(ws []string) (*Verb, string) {
+	for _, w := range ws {
+		for _, v := range n.Verbs {
+			for _, vw := range v.Words {
+				if w == vw || strings.HasPrefix(w, vw+"-") {
+					return v, w
+				}
+			}
+		}
+	}
+	return nil, ""
 }
