@@ -82,7 +82,7 @@ var kinds = map[Kind]bool{KindPath: true, KindRemote: true, KindHost: true, Kind
 // ValuePrefix gives a value starting with Prefix its own meaning, e.g.
 // curl -d @file sends the file, tar --checkpoint-action=exec=CMD runs CMD.
 type ValuePrefix struct {
-	Prefix  string   `yaml:"prefix"`
+	Prefix  string   `yaml:"prefix"` // matched without regard to case
 	Effects []Effect `yaml:"effects"`
 	Arg     Kind     `yaml:"arg"` // what the value after the prefix is
 	Why     string   `yaml:"why"`

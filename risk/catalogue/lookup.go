@@ -89,7 +89,7 @@ func (c *Catalogue) Lookup(words []string) Result {
 				r.Path = append(r.Path, sub.Name)
 				continue
 			}
-			if len(node.args) == 0 && len(node.Verbs) == 0 {
+			if len(node.Verbs) == 0 {
 				r.Unknown = append(r.Unknown, fmt.Sprintf("subcommand %q of %s is not in the catalogue", w, strings.Join(append([]string{r.Program}, r.Path...), " ")))
 				readOnly = false
 			}
@@ -243,7 +243,8 @@ func (c *Catalogue) apply(o *Option, name, val string, hasVal bool, words []stri
 	if hasVal {
 		matched := false
 		for _, vp := range o.Values {
-			if rest, ok := strings.CutPrefix(val, vp.Prefix); ok {
+			if len(val) >= len(vp.Prefix) && strings.EqualFold(val[:len(vp.Prefix)], vp.Prefix) {
+				rest := val[len(vp.Prefix):]
 				matched = true
 				vwhy := vp.Why
 				if vwhy == "" {
