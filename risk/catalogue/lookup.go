@@ -79,6 +79,10 @@ func (c *Catalogue) Lookup(words []string) Result {
 			optsDone = true
 			continue
 		}
+		if !optsDone && len(w) > 1 && w[0] == '+' && node.opts[w] == nil && node.opts["+"] != nil {
+			c.apply(node.opts["+"], "+", w[1:], true, words, i, &r) // less +CMD, vim +CMD
+			continue
+		}
 		if !optsDone && len(w) > 1 && (w[0] == '-' || w[0] == '+' && node.opts[w] != nil) {
 			i = c.option(node, words, i, &r)
 			continue
