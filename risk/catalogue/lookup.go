@@ -134,6 +134,11 @@ func (c *Catalogue) Lookup(words []string) Result {
 	if !c.assignArgs(node, positionals, &r) {
 		readOnly = false
 	}
+	for _, tg := range r.Targets {
+		if (tg.Kind == KindCommand || tg.Kind == KindShell || tg.Kind == KindCode) && !r.Has(ExecArg) && !r.Has(Shell) {
+			r.add(ExecArg, "runs a command given in its words", tg.Word)
+		}
+	}
 	for _, f := range r.Findings {
 		if f.Effect != Read {
 			readOnly = false
