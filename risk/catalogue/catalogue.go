@@ -115,7 +115,9 @@ type Command struct {
 	Effects []Effect `yaml:"effects"`
 	// ReadOnly asserts, from the program's documentation, that every form of
 	// this command reads only, except the forms that name one of its options
-	// listed with another effect (sort -o, find -delete).
+	// listed with another effect (sort -o, find -delete), give a positional
+	// item with its own effects (git branch NAME, uniq IN OUT) or a command
+	// to run (env CMD).
 	ReadOnly bool `yaml:"read_only"`
 	// Args says what the positional words are, in order: "path", "path..."
 	// (any number), "kind(effect+effect)" labels the targets' own effects.
@@ -330,7 +332,7 @@ func (c *Command) check(file, where string, inherited map[string]*Option) error 
 		if it.repeat && slices.ContainsFunc(c.args, func(x argItem) bool { return x.repeat }) {
 			return at(c.Line, "args: two repeated items")
 		}
-		if c.ReadOnly && (it.kind == KindCommand || it.kind == KindCode || it.kind == KindShell || it.kind == KindScript) {
+		if c.ReadOnly && it.kind == KindScript {
 			return at(c.Line, "read_only but argument %d is %s", i+1, it.kind)
 		}
 		c.args = append(c.args, it)

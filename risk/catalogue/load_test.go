@@ -27,7 +27,7 @@ func TestLoadRejects(t *testing.T) {
 		{"duplicate subcommand", map[string]string{"a.yaml": "programs:\n  - name: x\n    about: y\n    subcommands:\n      - {name: s, about: a}\n      - {name: t, aliases: [s], about: b}\n"}, `a.yaml:6: x: duplicate subcommand "s"`},
 		{"duplicate option", map[string]string{"a.yaml": "programs:\n  - name: x\n    about: y\n    options:\n      - {names: [-a]}\n      - {names: [--all, -a]}\n"}, `a.yaml:6: x: duplicate option "-a"`},
 		{"read_only with write", map[string]string{"a.yaml": "programs:\n  - name: x\n    about: y\n    read_only: true\n    effects: [read, write]\n"}, `a.yaml:2: x: read_only with effect "write"`},
-		{"read_only running a command", map[string]string{"a.yaml": "programs:\n  - name: x\n    about: y\n    read_only: true\n    args: [command...]\n"}, "read_only but argument 1 is command"},
+		{"read_only running a script", map[string]string{"a.yaml": "programs:\n  - name: x\n    about: y\n    read_only: true\n    args: [script, path...]\n"}, "read_only but argument 1 is script"},
 		{"bad value", map[string]string{"a.yaml": "programs:\n  - name: x\n    about: y\n    options:\n      - {names: [-a], value: maybe}\n"}, "a.yaml:5: x: option -a: value must be"},
 		{"option without dash", map[string]string{"a.yaml": "programs:\n  - name: x\n    about: y\n    options:\n      - {names: [a]}\n"}, `option name "a" must start`},
 		{"no about", map[string]string{"a.yaml": "programs:\n  - name: x\n"}, "a.yaml:2: x: program has no about"},

@@ -290,6 +290,11 @@ func (c *Catalogue) assignArgs(node *Command, ws []string, r *Result) bool {
 	rep := slices.IndexFunc(items, func(a argItem) bool { return a.repeat })
 	ok := true
 	put := func(it argItem, w string) {
+		for _, e := range it.effects {
+			if e != Read {
+				r.add(e, fmt.Sprintf("%s %s %s", node.Name, it.kind, e), w)
+			}
+		}
 		t := Target{Kind: it.kind, Word: w, Effects: it.effects, From: "arg"}
 		if len(t.Effects) == 0 {
 			t.Effects = slices.Clone(node.Effects)
