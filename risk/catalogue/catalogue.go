@@ -7,7 +7,9 @@
 package catalogue
 
 import (
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -213,18 +215,36 @@ func Default() (*Catalogue, error) {
 			loadErr = err
 			return
 		}
-		loaded, loadErr = LoadFS(sub)
+		files, err := readFiles(sub)
+		if err != nil {
+			loadErr = err
+			return
+		}
+		if digest(files) == generatedDigest {
+			// The data as go generate decoded it: parsing YAML costs tens
+			// of milliseconds, too much for a hook's start-up.
+			loaded, loadErr = build(generated())
+			return
+		}
+		loaded, loadErr = Load(files)
 	})
 	return loaded, loadErr
 }
 
 // LoadFS loads and validates every *.yaml file at the top of fsys.
 func LoadFS(fsys fs.FS) (*Catalogue, error) {
+	files, err := readFiles(fsys)
+	if err != nil {
+		return nil, err
+	}
+	return Load(files)
+}
+
+func readFiles(fsys fs.FS) (map[string][]byte, error) {
 	names, err := fs.Glob(fsys, "*.yaml")
 	if err != nil {
 		return nil, err
 	}
-	sort.Strings(names)
 	files := make(map[string][]byte, len(names))
 	for _, n := range names {
 		b, err := fs.ReadFile(fsys, n)
@@ -233,20 +253,44 @@ func LoadFS(fsys fs.FS) (*Catalogue, error) {
 		}
 		files[n] = b
 	}
-	return Load(files)
+	return files, nil
+}
+
+// digest identifies a set of files by their names and contents.
+func digest(files map[string][]byte) string {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, n := range names {
+		fmt.Fprintf(h, "%d:%s:%d:", len(n), n, len(files[n]))
+		h.Write(files[n])
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // Load validates the files (name → content) and builds a catalogue. Every
 // error names the file and line: a YAML error, an unknown key, an unknown
 // effect or kind, a duplicate program, alias, subcommand or option name.
 func Load(files map[string][]byte) (*Catalogue, error) {
-	c := &Catalogue{programs: map[string]*Command{}}
+	progs, err := parseFiles(files)
+	if err != nil {
+		return nil, err
+	}
+	return build(progs)
+}
+
+// parseFiles decodes the files strictly, in name order.
+func parseFiles(files map[string][]byte) ([]*Command, error) {
 	names := make([]string, 0, len(files))
 	for n := range files {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	var errs []error
+	var progs []*Command
 	for _, name := range names {
 		var f catalogueFile
 		if err := yaml.UnmarshalWithOptions(files[name], &f, yaml.Strict()); err != nil {
@@ -261,25 +305,44 @@ func Load(files map[string][]byte) (*Catalogue, error) {
 				errs = append(errs, fmt.Errorf("%s: empty program entry", name))
 				continue
 			}
-			p.File = name
-			if err := p.check(name, p.Name, nil); err != nil {
-				errs = append(errs, err)
+			p.setFile(name)
+			progs = append(progs, p)
+		}
+	}
+	return progs, errors.Join(errs...)
+}
+
+func (c *Command) setFile(name string) {
+	c.File = name
+	for _, s := range c.Subcommands {
+		if s != nil {
+			s.setFile(name)
+		}
+	}
+}
+
+// build validates and indexes decoded programs.
+func build(progs []*Command) (*Catalogue, error) {
+	c := &Catalogue{programs: map[string]*Command{}}
+	var errs []error
+	for _, p := range progs {
+		if err := p.check(p.File, p.Name, nil); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, n := range append([]string{p.Name}, p.Aliases...) {
+			if prev, ok := c.programs[n]; ok {
+				errs = append(errs, fmt.Errorf("%s:%d: program %q is already defined at %s:%d", p.File, p.Line, n, prev.File, prev.Line))
 				continue
 			}
-			for _, n := range append([]string{p.Name}, p.Aliases...) {
-				if prev, ok := c.programs[n]; ok {
-					errs = append(errs, fmt.Errorf("%s:%d: program %q is already defined at %s:%d", name, p.Line, n, prev.File, prev.Line))
-					continue
-				}
-				c.programs[n] = p
-			}
-			c.list = append(c.list, p)
+			c.programs[n] = p
 		}
+		c.list = append(c.list, p)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	sort.Slice(c.list, func(i, j int) bool { return c.list[i].Name < c.list[j].Name })
+	sort.SliceStable(c.list, func(i, j int) bool { return c.list[i].Name < c.list[j].Name })
 	return c, nil
 }
 
@@ -404,7 +467,6 @@ func (c *Command) check(file, where string, inherited map[string]*Option) error 
 		if s == nil {
 			return at(c.Line, "empty subcommand")
 		}
-		s.File = file
 		if err := s.check(file, where+" "+s.Name, c.opts); err != nil {
 			return err
 		}
