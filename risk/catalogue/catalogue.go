@@ -125,7 +125,10 @@ type Command struct {
 	// (any number), "kind(effect+effect)" labels the targets' own effects.
 	// Fixed items after a repeated one are taken from the end (cp src... dst).
 	Args        []string   `yaml:"args"`
-	Options     []*Option  `yaml:"options"`
+	// ArgPrefixes give a positional word starting with a prefix its own
+	// effects (git push origin +main forces, :main deletes).
+	ArgPrefixes []ValuePrefix `yaml:"arg_prefixes"`
+	Options     []*Option     `yaml:"options"`
 	Subcommands []*Command `yaml:"subcommands"`
 	// Verbs describe a command by the first positional word that is one of
 	// them or starts with one and a hyphen (aws ec2 terminate-instances,
@@ -409,6 +412,17 @@ func (c *Command) check(file, where string, inherited map[string]*Option) error 
 		}
 		if v.ReadOnly && slices.ContainsFunc(v.Effects, func(e Effect) bool { return e != Read }) {
 			return at(c.Line, "verb %s: read_only with other effects", v.Words[0])
+		}
+	}
+	for _, v := range c.ArgPrefixes {
+		if v.Prefix == "" {
+			return at(c.Line, "arg prefix is empty")
+		}
+		if err := checkEffects(v.Effects); err != nil {
+			return at(c.Line, "arg prefix %q: %v", v.Prefix, err)
+		}
+		if v.Arg != "" && !kinds[v.Arg] {
+			return at(c.Line, "arg prefix %q: unknown arg kind %q", v.Prefix, v.Arg)
 		}
 	}
 	c.opts = map[string]*Option{}

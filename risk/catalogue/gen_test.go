@@ -106,6 +106,15 @@ func renderCommand(b *strings.Builder, c *Command) {
 		b.WriteString("ReadOnly: true,\n")
 	}
 	renderStrings(b, "Args", c.Args)
+	if c.ArgPrefixes != nil {
+		b.WriteString("ArgPrefixes: []ValuePrefix{\n")
+		for _, v := range c.ArgPrefixes {
+			fmt.Fprintf(b, "{Prefix: %q, Arg: %q, Why: %q,\n", v.Prefix, v.Arg, v.Why)
+			renderEffects(b, "Effects", v.Effects)
+			b.WriteString("},\n")
+		}
+		b.WriteString("},\n")
+	}
 	if c.Options != nil {
 		b.WriteString("Options: []*Option{\n")
 		for _, o := range c.Options {

@@ -290,6 +290,18 @@ func (c *Catalogue) assignArgs(node *Command, ws []string, r *Result) bool {
 	rep := slices.IndexFunc(items, func(a argItem) bool { return a.repeat })
 	ok := true
 	put := func(it argItem, w string) {
+		for _, vp := range node.ArgPrefixes {
+			if strings.HasPrefix(w, vp.Prefix) {
+				why := vp.Why
+				if why == "" {
+					why = fmt.Sprintf("%s argument starting with %q", node.Name, vp.Prefix)
+				}
+				for _, e := range vp.Effects {
+					r.add(e, why, w)
+				}
+				break
+			}
+		}
 		for _, e := range it.effects {
 			if e != Read {
 				r.add(e, fmt.Sprintf("%s %s %s", node.Name, it.kind, e), w)

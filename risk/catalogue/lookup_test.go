@@ -39,6 +39,8 @@ func TestLookup(t *testing.T) {
 		{cmd: "git log --oneline -n 5", program: "git", path: "log", readOnly: true},
 		{cmd: "git log --output=/etc/passwd", program: "git", path: "log", effects: []Effect{Write}, targets: []string{"path=/etc/passwd"}},
 		{cmd: "git push --force origin main", program: "git", path: "push", effects: []Effect{HistoryRewrite, Publish, Egress}, targets: []string{"ref=origin", "ref=main"}},
+		{cmd: "git push origin +main", program: "git", path: "push", effects: []Effect{HistoryRewrite}},
+		{cmd: "git push origin :release", program: "git", path: "push", effects: []Effect{Delete}},
 		{cmd: "git push -f", program: "git", path: "push", effects: []Effect{HistoryRewrite}},
 		{cmd: "git push origin feature", program: "git", path: "push", effects: []Effect{Publish}},
 		{cmd: "git -c core.sshCommand=evil fetch", program: "git", path: "fetch", effects: []Effect{ExecArg, Download}},
