@@ -124,12 +124,12 @@ type Command struct {
 	// Args says what the positional words are, in order: "path", "path..."
 	// (any number), "kind(effect+effect)" labels the targets' own effects.
 	// Fixed items after a repeated one are taken from the end (cp src... dst).
-	Args        []string   `yaml:"args"`
+	Args []string `yaml:"args"`
 	// ArgPrefixes give a positional word starting with a prefix its own
 	// effects (git push origin +main forces, :main deletes).
 	ArgPrefixes []ValuePrefix `yaml:"arg_prefixes"`
 	Options     []*Option     `yaml:"options"`
-	Subcommands []*Command `yaml:"subcommands"`
+	Subcommands []*Command    `yaml:"subcommands"`
 	// Verbs describe a command by the first positional word that is one of
 	// them or starts with one and a hyphen (aws ec2 terminate-instances,
 	// gcloud compute instances delete), when no subcommand matches.
