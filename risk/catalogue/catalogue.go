@@ -125,6 +125,9 @@ type Command struct {
 	// (any number), "kind(effect+effect)" labels the targets' own effects.
 	// Fixed items after a repeated one are taken from the end (cp src... dst).
 	Args []string `yaml:"args"`
+	// Bundled says the first word after the program may be a cluster of
+	// short options without a dash (tar xzf, ps aux).
+	Bundled bool `yaml:"bundled"`
 	// ArgPrefixes give a positional word starting with a prefix its own
 	// effects (git push origin +main forces, :main deletes).
 	ArgPrefixes []ValuePrefix `yaml:"arg_prefixes"`

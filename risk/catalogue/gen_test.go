@@ -106,6 +106,9 @@ func renderCommand(b *strings.Builder, c *Command) {
 		b.WriteString("ReadOnly: true,\n")
 	}
 	renderStrings(b, "Args", c.Args)
+	if c.Bundled {
+		b.WriteString("Bundled: true,\n")
+	}
 	if c.ArgPrefixes != nil {
 		b.WriteString("ArgPrefixes: []ValuePrefix{\n")
 		for _, v := range c.ArgPrefixes {

@@ -79,6 +79,10 @@ func (c *Catalogue) Lookup(words []string) Result {
 			optsDone = true
 			continue
 		}
+		if i == 1 && node.Bundled && w != "" && w[0] != '-' {
+			i = c.option(node, append([]string{words[0], "-" + w}, words[2:]...), i, &r)
+			continue
+		}
 		if !optsDone && len(w) > 1 && w[0] == '+' && node.opts[w] == nil && node.opts["+"] != nil {
 			c.apply(node.opts["+"], "+", w[1:], true, words, i, &r) // less +CMD, vim +CMD
 			continue
