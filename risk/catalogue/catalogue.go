@@ -142,9 +142,10 @@ type Command struct {
 	Line      int    `yaml:"-"`
 	File      string `yaml:"-"`
 
-	args  []argItem
-	names map[string]*Command
-	opts  map[string]*Option
+	args   []argItem
+	names  map[string]*Command
+	opts   map[string]*Option // its own options; opt looks in the parents too
+	parent *Command
 }
 
 type argItem struct {
@@ -373,14 +374,14 @@ func checkEffects(es []Effect) error {
 }
 
 // check validates c (at where, inside parent's options) and indexes it.
-func (c *Command) check(file, where string, inherited map[string]*Option) error {
+func (c *Command) check(file, where string, parent *Command) error {
 	at := func(l int, format string, a ...any) error {
 		return fmt.Errorf("%s:%d: %s: %s", file, l, where, fmt.Sprintf(format, a...))
 	}
 	if c.Name == "" || strings.ContainsAny(c.Name, " \t/") {
 		return at(c.Line, "missing or bad name %q", c.Name)
 	}
-	if strings.TrimSpace(c.About) == "" && inherited == nil {
+	if strings.TrimSpace(c.About) == "" && parent == nil {
 		return at(c.Line, "program has no about")
 	}
 	if err := checkEffects(c.Effects); err != nil {
@@ -429,13 +430,6 @@ func (c *Command) check(file, where string, inherited map[string]*Option) error 
 		}
 	}
 	c.opts = map[string]*Option{}
-	maps := func(dst, src map[string]*Option) {
-		for k, v := range src {
-			dst[k] = v
-		}
-	}
-	maps(c.opts, inherited)
-	own := map[string]bool{}
 	for _, o := range c.Options {
 		if o == nil {
 			return at(c.Line, "empty option")
@@ -472,10 +466,9 @@ func (c *Command) check(file, where string, inherited map[string]*Option) error 
 			if !strings.HasPrefix(n, "-") && !strings.HasPrefix(n, "+") || n == "-" || n == "--" {
 				return at(o.Line, "option name %q must start with - or +", n)
 			}
-			if own[n] {
+			if c.opts[n] != nil {
 				return at(o.Line, "duplicate option %q", n)
 			}
-			own[n] = true
 			c.opts[n] = o
 		}
 	}
@@ -484,7 +477,8 @@ func (c *Command) check(file, where string, inherited map[string]*Option) error 
 		if s == nil {
 			return at(c.Line, "empty subcommand")
 		}
-		if err := s.check(file, where+" "+s.Name, c.opts); err != nil {
+		s.parent = c
+		if err := s.check(file, where+" "+s.Name, c); err != nil {
 			return err
 		}
 		for _, n := range append([]string{s.Name}, s.Aliases...) {
@@ -539,4 +533,14 @@ func (c *Catalogue) lookupProgram(w string) *Command {
 		w = path.Base(w)
 	}
 	return c.programs[w]
+}
+
+// opt finds an option of c or of the commands above it.
+func (c *Command) opt(name string) *Option {
+	for n := c; n != nil; n = n.parent {
+		if o := n.opts[name]; o != nil {
+			return o
+		}
+	}
+	return nil
 }

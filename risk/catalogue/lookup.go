@@ -83,11 +83,11 @@ func (c *Catalogue) Lookup(words []string) Result {
 			i = c.option(node, append([]string{words[0], "-" + w}, words[2:]...), i, &r)
 			continue
 		}
-		if !optsDone && len(w) > 1 && w[0] == '+' && node.opts[w] == nil && node.opts["+"] != nil {
-			c.apply(node.opts["+"], "+", w[1:], true, words, i, &r) // less +CMD, vim +CMD
+		if !optsDone && len(w) > 1 && w[0] == '+' && node.opt(w) == nil && node.opt("+") != nil {
+			c.apply(node.opt("+"), "+", w[1:], true, words, i, &r) // less +CMD, vim +CMD
 			continue
 		}
-		if !optsDone && len(w) > 1 && (w[0] == '-' || w[0] == '+' && node.opts[w] != nil) {
+		if !optsDone && len(w) > 1 && (w[0] == '-' || w[0] == '+' && node.opt(w) != nil) {
 			i = c.option(node, words, i, &r)
 			continue
 		}
@@ -176,12 +176,12 @@ func (c *Catalogue) takesRest(node *Command, k int) bool {
 // command's effects come from the command itself.
 func (c *Catalogue) option(node *Command, words []string, i int, r *Result) int {
 	w := words[i]
-	if o := node.opts[w]; o != nil {
+	if o := node.opt(w); o != nil {
 		return c.apply(o, w, "", false, words, i, r)
 	}
 	if strings.HasPrefix(w, "--") || strings.Contains(w, "=") {
 		name, val, hasVal := strings.Cut(w, "=")
-		if o := node.opts[name]; o != nil {
+		if o := node.opt(name); o != nil {
 			return c.apply(o, name, val, hasVal, words, i, r)
 		}
 		if strings.HasPrefix(w, "--") {
@@ -196,7 +196,7 @@ func (c *Catalogue) option(node *Command, words []string, i int, r *Result) int 
 	// A cluster of short options: -af, -n5, -ofile.
 	for j := 1; j < len(w); j++ {
 		short := "-" + w[j:j+1]
-		o := node.opts[short]
+		o := node.opt(short)
 		if o == nil {
 			r.Unlisted = append(r.Unlisted, short)
 			continue
