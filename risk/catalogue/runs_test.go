@@ -52,6 +52,12 @@ func TestLookupRunsThroughOptions(t *testing.T) {
 		{[]string{"psql", "-c", "\\! id"}, KindCode, "\\! id"},
 		{[]string{"go", "test", "-exec", "sh", "./..."}, KindCommand, "sh"},
 		{[]string{"npx", "cowsay"}, KindCommand, "cowsay"},
+		{[]string{"gdb", "-batch", "-ex", "shell id"}, KindShell, "shell id"},
+		{[]string{"tmux", "new-session", "-d", "id"}, KindShell, "id"},
+		{[]string{"time", "sh"}, KindCommand, "sh"},
+		{[]string{"unshare", "-r", "sh"}, KindCommand, "sh"},
+		{[]string{"aria2c", "--on-download-complete=./x.sh", "http://x"}, KindCommand, "./x.sh"},
+		{[]string{"ansible", "all", "-m", "shell", "-a", "id"}, KindShell, "id"},
 	}
 	for _, tt := range tests {
 		name := strings.Join(tt.words, " ")
@@ -100,6 +106,10 @@ func TestLookupDataFlow(t *testing.T) {
 		{[]string{"git", "reset", "--hard", "HEAD~3"}, HistoryRewrite, ""},
 		{[]string{"docker", "run", "--privileged", "-v", "/:/host", "alpine"}, Privilege, "path=/:/host"},
 		{[]string{"dropdb", "prod"}, InfraDestroy, "resource=prod"},
+		{[]string{"rclone", "purge", "remote:bucket"}, Delete, "remote=remote:bucket"},
+		{[]string{"zfs", "destroy", "-r", "tank/data"}, InfraDestroy, ""},
+		{[]string{"tmux", "send-keys", "-t", "0", "rm -rf ~", "Enter"}, ExecArg, ""},
+		{[]string{"vault", "delete", "secret/x"}, InfraDestroy, ""},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.words, " "), func(t *testing.T) {
