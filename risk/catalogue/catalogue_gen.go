@@ -2,7 +2,7 @@
 
 package catalogue
 
-const generatedDigest = "ed94c671078f59a466e5a8c55e59a962a8181251bd66e346fc660003b3125cf9"
+const generatedDigest = "06429cff00ae715f4088439ea989c31957780b24e680e83d52c13228991d5db0"
 
 func generated() []*Command {
 	return []*Command{
@@ -3736,7 +3736,7 @@ func generated() []*Command {
 							Effects:  []Effect{"read"},
 							ReadOnly: true,
 							Args:     []string{"url..."},
-							Line:     168, File: "infra.yaml",
+							Line:     169, File: "infra.yaml",
 						},
 						&Command{
 							Name:    "cp",
@@ -3748,16 +3748,16 @@ func generated() []*Command {
 								{Names: []string{"--delete"},
 									Effects: []Effect{"delete"},
 									Why:     "deletes files at the destination that the source lacks",
-									Line:    170},
+									Line:    171},
 							},
-							Line: 169, File: "infra.yaml",
+							Line: 170, File: "infra.yaml",
 						},
 						&Command{
 							Name:    "rm",
 							About:   "deletes objects",
 							Effects: []Effect{"infra-destroy", "delete"},
 							Args:    []string{"url"},
-							Line:    171, File: "infra.yaml",
+							Line:    172, File: "infra.yaml",
 						},
 						&Command{
 							Name:    "rb",
@@ -3768,33 +3768,33 @@ func generated() []*Command {
 								{Names: []string{"--force"},
 									Effects: []Effect{"delete"},
 									Why:     "deletes every object first",
-									Line:    172},
+									Line:    173},
 							},
-							Line: 172, File: "infra.yaml",
+							Line: 173, File: "infra.yaml",
 						},
 						&Command{
 							Name:    "mb",
 							About:   "makes a bucket",
 							Effects: []Effect{"infra-apply"},
 							Args:    []string{"url"},
-							Line:    173, File: "infra.yaml",
+							Line:    174, File: "infra.yaml",
 						},
 						&Command{
 							Name:    "presign",
 							About:   "makes a URL that grants access",
 							Effects: []Effect{"privilege"},
 							Args:    []string{"url"},
-							Line:    174, File: "infra.yaml",
+							Line:    175, File: "infra.yaml",
 						},
 						&Command{
 							Name:    "website",
 							About:   "configures a bucket as a website",
 							Effects: []Effect{"infra-apply", "publish"},
 							Args:    []string{"url"},
-							Line:    175, File: "infra.yaml",
+							Line:    176, File: "infra.yaml",
 						},
 					},
-					Line: 167, File: "infra.yaml",
+					Line: 168, File: "infra.yaml",
 				},
 				&Command{
 					Name:    "sts",
@@ -3806,26 +3806,29 @@ func generated() []*Command {
 							About:    "shows who you are",
 							Effects:  []Effect{"read"},
 							ReadOnly: true,
-							Line:     176, File: "infra.yaml",
+							Line:     177, File: "infra.yaml",
 						},
 						&Command{
 							Name:    "assume-role",
 							About:   "gets credentials for a role",
 							Effects: []Effect{"privilege"},
-							Line:    176, File: "infra.yaml",
+							Line:    177, File: "infra.yaml",
 						},
 					},
-					Line: 176, File: "infra.yaml",
+					Line: 177, File: "infra.yaml",
 				},
 				&Command{
 					Name:    "configure",
 					About:   "credentials and settings",
 					Effects: []Effect{"read", "write"},
 					Args:    []string{"word..."},
-					Line:    177, File: "infra.yaml",
+					Line:    178, File: "infra.yaml",
 				},
 			},
 			Verbs: []*Verb{
+				{Words: []string{"get-credentials", "update-kubeconfig"},
+					Effects:  []Effect{"write", "read"},
+					ReadOnly: false},
 				{Words: []string{"list", "describe", "get", "show", "ls", "lookup", "search", "head", "wait", "check", "validate", "estimate", "simulate", "test", "preview"},
 					Effects:  []Effect{"read"},
 					ReadOnly: true},
@@ -3855,9 +3858,12 @@ func generated() []*Command {
 			Options: []*Option{
 				{Names: []string{"--project", "--account", "--configuration", "--format", "--filter"},
 					Value: "required",
-					Line:  182},
+					Line:  183},
 			},
 			Verbs: []*Verb{
+				{Words: []string{"get-credentials", "update-kubeconfig"},
+					Effects:  []Effect{"write", "read"},
+					ReadOnly: false},
 				{Words: []string{"list", "describe", "get", "show", "ls", "lookup", "search", "head", "wait", "check", "validate", "estimate", "simulate", "test", "preview"},
 					Effects:  []Effect{"read"},
 					ReadOnly: true},
@@ -3878,7 +3884,7 @@ func generated() []*Command {
 					ReadOnly: false},
 			},
 			Uncovered: "resources are known by verb (list/describe/create/delete...) only, see NOTES.md",
-			Line:      178, File: "infra.yaml",
+			Line:      179, File: "infra.yaml",
 		},
 		&Command{
 			Name:    "az",
@@ -3887,9 +3893,12 @@ func generated() []*Command {
 			Options: []*Option{
 				{Names: []string{"--subscription", "-g", "--resource-group", "-o", "--output", "--query"},
 					Value: "required",
-					Line:  194},
+					Line:  196},
 			},
 			Verbs: []*Verb{
+				{Words: []string{"get-credentials", "update-kubeconfig"},
+					Effects:  []Effect{"write", "read"},
+					ReadOnly: false},
 				{Words: []string{"list", "describe", "get", "show", "ls", "lookup", "search", "head", "wait", "check", "validate", "estimate", "simulate", "test", "preview"},
 					Effects:  []Effect{"read"},
 					ReadOnly: true},
@@ -3910,7 +3919,7 @@ func generated() []*Command {
 					ReadOnly: false},
 			},
 			Uncovered: "resources are known by verb (list/show/create/delete...) only, see NOTES.md",
-			Line:      190, File: "infra.yaml",
+			Line:      192, File: "infra.yaml",
 		},
 		&Command{
 			Name:    "bash",

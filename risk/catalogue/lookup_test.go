@@ -73,6 +73,8 @@ func TestLookup(t *testing.T) {
 		{cmd: "aws ec2 describe-instances", program: "aws", readOnly: true},
 		{cmd: "gcloud compute instances delete vm1", program: "gcloud", effects: []Effect{InfraDestroy}},
 		{cmd: "az group list", program: "az", readOnly: true},
+		{cmd: "gcloud container clusters get-credentials c1", program: "gcloud", effects: []Effect{Write}},
+		{cmd: "aws s3api delete-bucket --bucket b", program: "aws", effects: []Effect{InfraDestroy}},
 		{cmd: "gh pr list", program: "gh", path: "pr list", readOnly: true},
 		{cmd: "gh repo delete me/x --yes", program: "gh", path: "repo delete", effects: []Effect{InfraDestroy}},
 		{cmd: "helm uninstall web", program: "helm", path: "uninstall", effects: []Effect{InfraDestroy}},
