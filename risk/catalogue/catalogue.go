@@ -85,6 +85,9 @@ var kinds = map[Kind]bool{KindPath: true, KindRemote: true, KindHost: true, Kind
 // curl -d @file sends the file, tar --checkpoint-action=exec=CMD runs CMD.
 type ValuePrefix struct {
 	Prefix  string   `yaml:"prefix"` // matched without regard to case
+	// Contains, instead of Prefix, matches a value holding it anywhere
+	// (tar -f host:archive reaches another host); the whole value is the target.
+	Contains string `yaml:"contains"`
 	Effects []Effect `yaml:"effects"`
 	Arg     Kind     `yaml:"arg"` // what the value after the prefix is
 	Why     string   `yaml:"why"`
@@ -452,8 +455,8 @@ func (c *Command) check(file, where string, parent *Command) error {
 			return at(o.Line, "option %s: until and value together", o.Names[0])
 		}
 		for _, v := range o.Values {
-			if v.Prefix == "" {
-				return at(o.Line, "option %s: value prefix is empty", o.Names[0])
+			if (v.Prefix == "") == (v.Contains == "") {
+				return at(o.Line, "option %s: a value needs one of prefix and contains", o.Names[0])
 			}
 			if err := checkEffects(v.Effects); err != nil {
 				return at(o.Line, "option %s: value %q: %v", o.Names[0], v.Prefix, err)

@@ -134,7 +134,7 @@ func renderCommand(b *strings.Builder, c *Command) {
 			if o.Values != nil {
 				b.WriteString("Values: []ValuePrefix{\n")
 				for _, v := range o.Values {
-					fmt.Fprintf(b, "{Prefix: %q, Arg: %q, Why: %q,\n", v.Prefix, v.Arg, v.Why)
+					fmt.Fprintf(b, "{Prefix: %q, Contains: %q, Arg: %q, Why: %q,\n", v.Prefix, v.Contains, v.Arg, v.Why)
 					renderEffects(b, "Effects", v.Effects)
 					b.WriteString("},\n")
 				}

@@ -30,6 +30,7 @@ func TestLoadRejects(t *testing.T) {
 		{"read_only running a script", map[string]string{"a.yaml": "programs:\n  - name: x\n    about: y\n    read_only: true\n    args: [script, path...]\n"}, "read_only but argument 1 is script"},
 		{"bad value", map[string]string{"a.yaml": "programs:\n  - name: x\n    about: y\n    options:\n      - {names: [-a], value: maybe}\n"}, "a.yaml:5: x: option -a: value must be"},
 		{"option without dash", map[string]string{"a.yaml": "programs:\n  - name: x\n    about: y\n    options:\n      - {names: [a]}\n"}, `option name "a" must start`},
+		{"value with prefix and contains", map[string]string{"a.yaml": "programs:\n  - name: x\n    about: y\n    options:\n      - names: [-f]\n        value: required\n        values: [{prefix: a, contains: b}]\n"}, "a.yaml:5: x: option -f: a value needs one of prefix and contains"},
 		{"no about", map[string]string{"a.yaml": "programs:\n  - name: x\n"}, "a.yaml:2: x: program has no about"},
 		{"empty file", map[string]string{"a.yaml": "programs: []\n"}, "a.yaml:1: no programs"},
 		{"wrong type", map[string]string{"a.yaml": "programs:\n  - name: x\n    about: y\n    read_only: sometimes\n"}, "a.yaml:4"},

@@ -256,8 +256,13 @@ func (c *Catalogue) apply(o *Option, name, val string, hasVal bool, words []stri
 	if hasVal {
 		matched := false
 		for _, vp := range o.Values {
-			if len(val) >= len(vp.Prefix) && strings.EqualFold(val[:len(vp.Prefix)], vp.Prefix) {
-				rest := val[len(vp.Prefix):]
+			rest, ok := val, false
+			if vp.Contains != "" {
+				ok = strings.Contains(val, vp.Contains)
+			} else if len(val) >= len(vp.Prefix) && strings.EqualFold(val[:len(vp.Prefix)], vp.Prefix) {
+				rest, ok = val[len(vp.Prefix):], true
+			}
+			if ok {
 				matched = true
 				vwhy := vp.Why
 				if vwhy == "" {
