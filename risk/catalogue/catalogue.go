@@ -84,13 +84,13 @@ var kinds = map[Kind]bool{KindPath: true, KindRemote: true, KindHost: true, Kind
 // ValuePrefix gives a value starting with Prefix its own meaning, e.g.
 // curl -d @file sends the file, tar --checkpoint-action=exec=CMD runs CMD.
 type ValuePrefix struct {
-	Prefix  string   `yaml:"prefix"` // matched without regard to case
+	Prefix string `yaml:"prefix"` // matched without regard to case
 	// Contains, instead of Prefix, matches a value holding it anywhere
 	// (tar -f host:archive reaches another host); the whole value is the target.
-	Contains string `yaml:"contains"`
-	Effects []Effect `yaml:"effects"`
-	Arg     Kind     `yaml:"arg"` // what the value after the prefix is
-	Why     string   `yaml:"why"`
+	Contains string   `yaml:"contains"`
+	Effects  []Effect `yaml:"effects"`
+	Arg      Kind     `yaml:"arg"` // what the value after the prefix is
+	Why      string   `yaml:"why"`
 }
 
 // Option is one option of a command, under all its names.
