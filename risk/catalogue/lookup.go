@@ -26,7 +26,7 @@ type Finding struct {
 type Result struct {
 	Program  string   // the program's name in the catalogue, "" when unknown
 	Path     []string // subcommands matched, e.g. ["system", "prune"]
-	Effects  []Effect // every effect, in catalogue order, without repeats
+	Effects  []Effect // every effect, in the order found, without repeats
 	Findings []Finding
 	Targets  []Target
 	// ReadOnly is true when the catalogue proves the words read only: the
