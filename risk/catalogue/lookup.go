@@ -1,0 +1,379 @@
+package catalogue
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Target is a word the command acts on, or runs.
+type Target struct {
+	Kind    Kind     // path, host, url, resource, command, code, ...
+	Word    string   // the word (for KindCommand, the first word of the command)
+	Words   []string // for KindCommand: every word of the command to run
+	Effects []Effect // what is done to it, when the catalogue says (cp's last path is written)
+	From    string   // "arg" or the option that gave it
+}
+
+// Finding is one reason the command has an effect.
+type Finding struct {
+	Effect Effect
+	Words  []string // the words that triggered it
+	Why    string
+}
+
+// Result is what the catalogue says a command does.
+type Result struct {
+	Program  string   // the program's name in the catalogue, "" when unknown
+	Path     []string // subcommands matched, e.g. ["system", "prune"]
+	Effects  []Effect // every effect, in the order found, without repeats
+	Findings []Finding
+	Targets  []Target
+	// ReadOnly is true when the catalogue proves the words read only: the
+	// program and subcommand are known and read_only, no option with another
+	// effect is named, and nothing is unknown.
+	ReadOnly bool
+	// Unknown names what the catalogue could not place: an unknown program
+	// or subcommand, an option it does not list, more words than it expects.
+	Unknown []string
+	// Unlisted names the options the catalogue does not list for the
+	// command. They do not stop a read-only proof (the catalogue asserts a
+	// read_only command's options all read only), but one that takes a value
+	// may have shifted which words are targets.
+	Unlisted []string
+}
+
+// Has reports whether the result holds effect e.
+func (r *Result) Has(e Effect) bool { return slices.Contains(r.Effects, e) }
+
+func (r *Result) add(e Effect, why string, words ...string) {
+	if !slices.Contains(r.Effects, e) {
+		r.Effects = append(r.Effects, e)
+	}
+	r.Findings = append(r.Findings, Finding{Effect: e, Words: words, Why: why})
+}
+
+// Lookup says what a simple command does, given its words as the shell
+// would pass them (words[0] is the program). It never reads the filesystem
+// or runs anything. Wrappers (sudo, env, xargs, find -exec) are described
+// as commands of their own: the command they run comes back as a Target of
+// KindCommand, for the caller to look up in turn.
+func (c *Catalogue) Lookup(words []string) Result {
+	var r Result
+	if len(words) == 0 {
+		r.Unknown = append(r.Unknown, "no command")
+		return r
+	}
+	node := c.lookupProgram(words[0])
+	if node == nil {
+		r.Unknown = append(r.Unknown, fmt.Sprintf("program %q is not in the catalogue", words[0]))
+		return r
+	}
+	r.Program = node.Name
+	readOnly := true
+	var positionals []string
+	optsDone := false
+	for i := 1; i < len(words); i++ {
+		w := words[i]
+		if !optsDone && w == "--" {
+			optsDone = true
+			continue
+		}
+		if i == 1 && node.Bundled && w != "" && w[0] != '-' {
+			i = c.option(node, append([]string{words[0], "-" + w}, words[2:]...), i, &r)
+			continue
+		}
+		if !optsDone && len(w) > 1 && w[0] == '+' && node.opt(w) == nil && node.opt("+") != nil {
+			c.apply(node.opt("+"), "+", w[1:], true, words, i, &r) // less +CMD, vim +CMD
+			continue
+		}
+		if !optsDone && len(w) > 1 && (w[0] == '-' || w[0] == '+' && node.opt(w) != nil) {
+			i = c.option(node, words, i, &r)
+			continue
+		}
+		if len(positionals) == 0 && len(node.Subcommands) > 0 {
+			if sub := node.names[w]; sub != nil {
+				node = sub
+				r.Path = append(r.Path, sub.Name)
+				continue
+			}
+			if len(node.Verbs) == 0 {
+				r.Unknown = append(r.Unknown, fmt.Sprintf("subcommand %q of %s is not in the catalogue", w, strings.Join(append([]string{r.Program}, r.Path...), " ")))
+				readOnly = false
+			}
+		}
+		positionals = append(positionals, w)
+		if c.takesRest(node, len(positionals)) {
+			positionals = append(positionals, words[i+1:]...)
+			break
+		}
+	}
+	var verb *Verb
+	if len(node.Verbs) > 0 {
+		var w string
+		verb, w = node.verb(positionals)
+		if verb == nil {
+			r.Unknown = append(r.Unknown, fmt.Sprintf("no operation of %s that the catalogue knows", r.Program))
+		} else {
+			for _, e := range verb.Effects {
+				r.add(e, fmt.Sprintf("%s operation %s", r.Program, w), w)
+			}
+			if !verb.ReadOnly {
+				readOnly = false
+			}
+		}
+		positionals = nil // service, resource and operation words
+	}
+	if verb == nil {
+		for _, e := range node.Effects {
+			r.add(e, node.describe(r.Program, r.Path), append([]string{words[0]}, r.Path...)...)
+		}
+		if !node.ReadOnly {
+			readOnly = false
+		}
+	}
+	if node.ReadOnly && len(node.Effects) == 0 {
+		r.add(Read, node.describe(r.Program, r.Path), words[0])
+	}
+	if !c.assignArgs(node, positionals, &r) {
+		readOnly = false
+	}
+	for _, tg := range r.Targets {
+		if (tg.Kind == KindCommand || tg.Kind == KindShell || tg.Kind == KindCode) && !r.Has(ExecArg) && !r.Has(Shell) {
+			r.add(ExecArg, "runs a command given in its words", tg.Word)
+		}
+	}
+	for _, f := range r.Findings {
+		if f.Effect != Read {
+			readOnly = false
+		}
+	}
+	r.ReadOnly = readOnly && len(r.Unknown) == 0
+	return r
+}
+
+func (n *Command) describe(prog string, p []string) string {
+	name := strings.Join(append([]string{prog}, p...), " ")
+	if n.About != "" {
+		return name + ": " + n.About
+	}
+	return name
+}
+
+// takesRest reports whether, with k positionals seen, the rest of the words
+// all belong to a repeated command item (xargs CMD ARGS..., ssh host CMD...).
+func (c *Catalogue) takesRest(node *Command, k int) bool {
+	if k > len(node.args) {
+		return false
+	}
+	it := node.args[k-1]
+	return it.kind == KindCommand
+}
+
+// option handles the option word at words[i]; it returns the index of the
+// last word it consumed. Options the catalogue does not list go to
+// r.Unlisted: a read-only command's options all read only, and another
+// command's effects come from the command itself.
+func (c *Catalogue) option(node *Command, words []string, i int, r *Result) int {
+	w := words[i]
+	if o := node.opt(w); o != nil {
+		return c.apply(o, w, "", false, words, i, r)
+	}
+	if strings.HasPrefix(w, "--") || strings.Contains(w, "=") {
+		name, val, hasVal := strings.Cut(w, "=")
+		if o := node.opt(name); o != nil {
+			return c.apply(o, name, val, hasVal, words, i, r)
+		}
+		if strings.HasPrefix(w, "--") {
+			r.Unlisted = append(r.Unlisted, name)
+			return i
+		}
+	}
+	if w[0] == '+' {
+		r.Unlisted = append(r.Unlisted, w)
+		return i
+	}
+	// A cluster of short options: -af, -n5, -ofile.
+	for j := 1; j < len(w); j++ {
+		short := "-" + w[j:j+1]
+		o := node.opt(short)
+		if o == nil {
+			r.Unlisted = append(r.Unlisted, short)
+			continue
+		}
+		if o.Value == "required" || o.Value == "optional" {
+			if j+1 < len(w) {
+				return c.apply(o, short, w[j+1:], true, words, i, r)
+			}
+			return c.apply(o, short, "", false, words, i, r)
+		}
+		c.apply(o, short, "", false, words, i, r)
+	}
+	return i
+}
+
+// apply records option o (spelled name) and its value; it returns the
+// index of the last word consumed.
+func (c *Catalogue) apply(o *Option, name, val string, hasVal bool, words []string, i int, r *Result) int {
+	why := o.Why
+	if why == "" {
+		why = "option " + name
+	}
+	if len(o.Until) > 0 {
+		j := i + 1
+		for j < len(words) && !slices.Contains(o.Until, words[j]) {
+			j++
+		}
+		cmd := words[i+1 : j]
+		for _, e := range o.Effects {
+			r.add(e, why, append([]string{name}, cmd...)...)
+		}
+		if len(cmd) > 0 {
+			r.Targets = append(r.Targets, Target{Kind: KindCommand, Word: cmd[0], Words: slices.Clone(cmd), From: name})
+		} else {
+			r.Unknown = append(r.Unknown, fmt.Sprintf("option %s names no command", name))
+		}
+		if j >= len(words) {
+			return len(words) - 1
+		}
+		return j
+	}
+	if o.Value == "required" && !hasVal {
+		if i+1 < len(words) {
+			val, hasVal = words[i+1], true
+			i++
+		} else {
+			r.Unknown = append(r.Unknown, fmt.Sprintf("option %s has no value", name))
+		}
+	}
+	words0 := []string{name}
+	if hasVal {
+		words0 = append(words0, val)
+	}
+	for _, e := range o.Effects {
+		r.add(e, why, words0...)
+	}
+	if hasVal {
+		matched := false
+		for _, vp := range o.Values {
+			rest, ok := val, false
+			if vp.Contains != "" {
+				ok = strings.Contains(val, vp.Contains)
+			} else if len(val) >= len(vp.Prefix) && strings.EqualFold(val[:len(vp.Prefix)], vp.Prefix) {
+				rest, ok = val[len(vp.Prefix):], true
+			}
+			if ok {
+				matched = true
+				vwhy := vp.Why
+				if vwhy == "" {
+					vwhy = why
+				}
+				for _, e := range vp.Effects {
+					r.add(e, vwhy, words0...)
+				}
+				if vp.Arg != "" {
+					r.Targets = append(r.Targets, target(vp.Arg, rest, vp.Effects, name))
+				}
+				break
+			}
+		}
+		if !matched && o.Arg != "" {
+			r.Targets = append(r.Targets, target(o.Arg, val, o.Effects, name))
+		}
+	}
+	return i
+}
+
+func target(k Kind, w string, effs []Effect, from string) Target {
+	t := Target{Kind: k, Word: w, Effects: slices.Clone(effs), From: from}
+	if k == KindCommand {
+		t.Words = []string{w}
+	}
+	return t
+}
+
+// assignArgs labels the positional words by the command's args; it
+// reports false when there are words the catalogue does not expect.
+func (c *Catalogue) assignArgs(node *Command, ws []string, r *Result) bool {
+	items := node.args
+	rep := slices.IndexFunc(items, func(a argItem) bool { return a.repeat })
+	ok := true
+	put := func(it argItem, w string) {
+		for _, vp := range node.ArgPrefixes {
+			if strings.HasPrefix(w, vp.Prefix) {
+				why := vp.Why
+				if why == "" {
+					why = fmt.Sprintf("%s argument starting with %q", node.Name, vp.Prefix)
+				}
+				for _, e := range vp.Effects {
+					r.add(e, why, w)
+				}
+				break
+			}
+		}
+		for _, e := range it.effects {
+			if e != Read {
+				r.add(e, fmt.Sprintf("%s %s %s", node.Name, it.kind, e), w)
+			}
+		}
+		t := Target{Kind: it.kind, Word: w, Effects: it.effects, From: "arg"}
+		if len(t.Effects) == 0 {
+			t.Effects = slices.Clone(node.Effects)
+		}
+		r.Targets = append(r.Targets, t)
+	}
+	if rep < 0 {
+		for k, w := range ws {
+			if k >= len(items) {
+				r.Unknown = append(r.Unknown, fmt.Sprintf("word %q is more than %s expects", w, node.Name))
+				ok = false
+				break
+			}
+			if items[k].kind == KindCommand {
+				t := Target{Kind: KindCommand, Word: w, Words: slices.Clone(ws[k:]), From: "arg"}
+				r.Targets = append(r.Targets, t)
+				break
+			}
+			put(items[k], w)
+		}
+		return ok
+	}
+	head, tail := items[:rep], items[rep+1:]
+	k := 0
+	for ; k < len(head) && k < len(ws); k++ {
+		if head[k].kind == KindCommand {
+			r.Targets = append(r.Targets, Target{Kind: KindCommand, Word: ws[k], Words: slices.Clone(ws[k:]), From: "arg"})
+			return ok
+		}
+		put(head[k], ws[k])
+	}
+	rest := ws[k:]
+	if items[rep].kind == KindCommand {
+		if len(rest) > 0 {
+			r.Targets = append(r.Targets, Target{Kind: KindCommand, Word: rest[0], Words: slices.Clone(rest), From: "arg"})
+		}
+		return ok
+	}
+	nTail := min(len(tail), len(rest))
+	for _, w := range rest[:len(rest)-nTail] {
+		put(items[rep], w)
+	}
+	for j, w := range rest[len(rest)-nTail:] {
+		put(tail[len(tail)-nTail+j], w)
+	}
+	return ok
+}
+
+// verb finds the first positional word naming one of node's verbs.
+func (n *Command) verb(ws []string) (*Verb, string) {
+	for _, w := range ws {
+		for _, v := range n.Verbs {
+			for _, vw := range v.Words {
+				if w == vw || strings.HasPrefix(w, vw+"-") {
+					return v, w
+				}
+			}
+		}
+	}
+	return nil, ""
+}
