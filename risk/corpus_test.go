@@ -32,15 +32,17 @@ const corpusDir = "testdata/corpora"
 
 // corpusFiles are the corpora, each with the least number of commands it
 // must hold (a file cut short is malformed, not a better score).
-var corpusFiles = []struct {
-	name string
-	min  int
-}{
+var corpusFiles = []corpusFile{
 	{"destroyers.txt", 100},
 	{"destroyers-worst.txt", 40},
 	{"techniques.txt", 150},
 	{"readonly.txt", 120},
 	{"workspace.txt", 80},
+}
+
+type corpusFile struct {
+	name string
+	min  int
 }
 
 // corpusCommand is one command of a corpus.
@@ -246,6 +248,20 @@ func corpusTable(rows []corpusRow, misses bool) string {
 // classifier on them; it reports the targets (see corpusReportEnv) and
 // fails on a malformed corpus only.
 func TestCorpora(t *testing.T) {
+	measured := map[string]bool{}
+	for _, tg := range corpusTargets {
+		for _, f := range tg.files {
+			if !slices.ContainsFunc(corpusFiles, func(c corpusFile) bool { return c.name == f }) {
+				t.Fatalf("target %q names %s, which is no corpus", tg.name, f)
+			}
+			measured[f] = true
+		}
+	}
+	for _, f := range corpusFiles {
+		if !measured[f.name] {
+			t.Fatalf("no target measures %s", f.name)
+		}
+	}
 	rows := measureCorpora(loadCorpora(t))
 	if mode := os.Getenv(corpusReportEnv); mode != "" {
 		t.Logf("classifier %s on the corpora:\n%s", RulesVersion, corpusTable(rows, mode == "misses"))
@@ -285,8 +301,9 @@ func TestLoadCorpusRefusesMalformed(t *testing.T) {
 //	go test -run '^$' -bench CorpusClassify ./risk/
 func BenchmarkCorpusClassify(b *testing.B) {
 	var cmds []string
+	corpora := loadCorpora(b)
 	for _, f := range corpusFiles {
-		for _, c := range loadCorpora(b)[f.name] {
+		for _, c := range corpora[f.name] {
 			cmds = append(cmds, c.command)
 		}
 	}
