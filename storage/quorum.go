@@ -270,25 +270,18 @@ type pinDetail struct {
 // absent). Events whose detail is not JSON pin nothing.
 func readPins(ctx context.Context, q querier, ids []string) (map[string]*pins, error) {
 	out := map[string]*pins{}
-	const chunk = 200
-	for i := 0; i < len(ids); i += chunk {
-		part := ids[i:min(i+chunk, len(ids))]
-		args := make([]any, len(part))
-		marks := make([]string, len(part))
-		for j, id := range part {
-			args[j], marks[j] = id, "?"
-		}
+	err := inLists(ids, func(in string, args []any) error {
 		rows, err := q.QueryContext(ctx, `SELECT approval_id, event, detail FROM approve_tui_audit
-			WHERE approval_id IN (`+strings.Join(marks, ", ")+`) AND outcome = 'ok' AND event IN ('`+EventSubmit+`', '`+EventVote+`')
+			WHERE approval_id IN (`+in+`) AND outcome = 'ok' AND event IN ('`+EventSubmit+`', '`+EventVote+`')
 			ORDER BY seq`, args...)
 		if err != nil {
-			return nil, err
+			return err
 		}
+		defer rows.Close()
 		for rows.Next() {
 			var id, event, detail string
 			if err := rows.Scan(&id, &event, &detail); err != nil {
-				rows.Close()
-				return nil, err
+				return err
 			}
 			var d pinDetail
 			if json.Unmarshal([]byte(detail), &d) != nil {
@@ -308,14 +301,29 @@ func readPins(ctx context.Context, q querier, ids []string) (map[string]*pins, e
 				pn.submitter = d.Submitter
 			}
 		}
-		if err := rows.Close(); err != nil {
-			return nil, err
-		}
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// inLists calls fn with each run of at most 200 of ids, as an IN list's
+// placeholders ("?, ?, ?") and its arguments, until fn fails.
+func inLists(ids []string, fn func(in string, args []any) error) error {
+	const chunk = 200
+	for i := 0; i < len(ids); i += chunk {
+		part := ids[i:min(i+chunk, len(ids))]
+		args := make([]any, len(part))
+		for j, id := range part {
+			args[j] = id
+		}
+		if err := fn(strings.TrimSuffix(strings.Repeat("?, ", len(part)), ", "), args); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // gate is what one policy version asks of a proposal.
@@ -567,29 +575,27 @@ func (st *Store) Quorums(ctx context.Context, recs []*Record) (map[string]*Quoru
 		return out, pv, nil
 	}
 	votes := map[string][]Vote{}
-	const chunk = 200
-	for i := 0; i < len(ruled); i += chunk {
-		part := ruled[i:min(i+chunk, len(ruled))]
-		args := make([]any, len(part))
-		marks := make([]string, len(part))
-		for j, r := range part {
-			args[j], marks[j] = r.ApprovalID, "?"
-		}
+	ids := make([]string, len(ruled))
+	for i, r := range ruled {
+		ids[i] = r.ApprovalID
+	}
+	err = inLists(ids, func(in string, args []any) error {
 		rows, err := s.rdb.QueryContext(ctx, `SELECT approval_id, actor, surface, person, key_fp, payload_sha256, at, ended, ended_at
-			FROM approve_tui_votes WHERE ended = '' AND approval_id IN (`+strings.Join(marks, ", ")+`) ORDER BY at, person`, args...)
+			FROM approve_tui_votes WHERE ended = '' AND approval_id IN (`+in+`) ORDER BY at, person`, args...)
 		if err != nil {
-			if s.eng.noTable(err) {
-				break
-			}
-			return nil, pv, s.classify("votes", err)
+			return err
 		}
 		vs, err := scanVotes(rows)
 		if err != nil {
-			return nil, pv, s.classify("votes", err)
+			return err
 		}
 		for _, v := range vs {
 			votes[v.ApprovalID] = append(votes[v.ApprovalID], v)
 		}
+		return nil
+	})
+	if err != nil && !s.eng.noTable(err) {
+		return nil, pv, s.classify("votes", err)
 	}
 	for _, rec := range ruled {
 		q := out[rec.ApprovalID]

@@ -100,37 +100,25 @@ func (s bound) markTamperedTx(ctx context.Context, rec *Record) error {
 // readSubmits reads, through q, the latest ok submit event of each of ids.
 func readSubmits(ctx context.Context, q querier, ids []string) (map[string]submitRecord, error) {
 	out := make(map[string]submitRecord, len(ids))
-	const chunk = 200
-	for i := 0; i < len(ids); i += chunk {
-		part := ids[i:min(i+chunk, len(ids))]
-		args := make([]any, len(part))
-		marks := make([]string, len(part))
-		for j, id := range part {
-			args[j], marks[j] = id, "?"
-		}
+	err := inLists(ids, func(in string, args []any) error {
 		rows, err := q.QueryContext(ctx, `SELECT approval_id, seq, detail FROM approve_tui_audit
-			WHERE approval_id IN (`+strings.Join(marks, ", ")+`) AND event = '`+EventSubmit+`' AND outcome = 'ok'
+			WHERE approval_id IN (`+in+`) AND event = '`+EventSubmit+`' AND outcome = 'ok'
 			ORDER BY seq`, args...)
 		if err != nil {
-			return nil, err
+			return err
 		}
+		defer rows.Close()
 		for rows.Next() {
 			var id, detail string
 			var seq int64
 			if err := rows.Scan(&id, &seq, &detail); err != nil {
-				rows.Close()
-				return nil, err
+				return err
 			}
 			out[id] = submitRecord{seq: seq, sha256: submitPayload(detail)}
 		}
-		if err := rows.Close(); err != nil {
-			return nil, err
-		}
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+		return rows.Err()
+	})
+	return out, err
 }
 
 // mark marks rec tampered when its payload is not the one sub records.
