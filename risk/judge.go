@@ -1,0 +1,156 @@
+package risk
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/risk/catalogue"
+	"github.com/approve-tui/approve-tui/shell"
+)
+
+// CatalogueVersion identifies the judgement's rules beside the pattern
+// table: the program catalogue and the analysis that reads it. Bump it when
+// either changes what a command is judged, so that anything caching a
+// judgement keyed by it recomputes.
+const CatalogueVersion = "judge.1"
+
+// Version names everything a judgement depends on besides its inputs.
+const Version = RulesVersion + "+" + CatalogueVersion
+
+// Context is what the judgement knows besides the command. The zero value
+// is usable: nothing is known of the working directory (an absolute path is
+// then outside the workspace) and nothing is added to the built-in sensitive
+// paths and programs.
+type Context struct {
+	// Cwd is the directory the command runs in: the workspace. Relative
+	// paths that stay below it are inside the workspace. "" when unknown.
+	Cwd string
+	// Home is the home directory of the user the command runs as, when it
+	// is known for sure ("" otherwise: a word starting with ~ is then in
+	// some home, and judged as one).
+	Home string
+	// Paths are sensitive paths the operator's configuration adds (an
+	// absolute path or one starting with ~/; a path ending in / is a
+	// directory and everything below it). Approve-tui's own database and
+	// configuration belong here too: the surface that judges knows them.
+	Paths []string
+	// Programs are programs the operator's configuration marks sensitive,
+	// with the least level any use of them gets.
+	Programs map[string]model.RiskLevel
+}
+
+// Finding is one reason for a judgement.
+type Finding struct {
+	// Rule names what found it: "hermes" for the pattern table (Why is the
+	// matched description), "effect", "target", "flow", "opaque", "parse",
+	// "unknown", "config".
+	Rule   string          `json:"rule"`
+	Level  model.RiskLevel `json:"level"`
+	Effect string          `json:"effect,omitempty"`
+	// Words are the words of the command that triggered it (as written).
+	Words []string `json:"words"`
+	Why   string   `json:"why"`
+}
+
+// Judgement is what approve-tui makes of a command: the pattern table's
+// verdict as the floor, and what the parsed command does.
+type Judgement struct {
+	// Level is the higher of Table's and the analysis'.
+	Level model.RiskLevel
+	// Hardline is Table.Hardline: hardline rules are Hermes' alone.
+	Hardline bool
+	// ReadOnly: every part of the command is known to read only, nothing
+	// is redirected into a file and nothing is unknown.
+	ReadOnly bool
+	// Effects are the effects found, each once, in the order found (what
+	// a policy rule's effect key matches).
+	Effects []string
+	// Findings, the table's first, then the analysis', most urgent first
+	// within it.
+	Findings []Finding
+	// Table is the pattern table's verdict (Classify).
+	Table Verdict
+}
+
+// Reason is the findings' words for a proposal's risk reason: the why of
+// every finding at the judgement's level, joined with "; " (the table's
+// descriptions when they decided it).
+func (j Judgement) Reason() string {
+	var out []string
+	for _, f := range j.Findings {
+		if f.Level == j.Level && !containsString(out, f.Why) {
+			out = append(out, f.Why)
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+var defaultCatalogue = sync.OnceValues(catalogue.Default)
+
+// Judge judges command in c. It never runs anything and never reads the
+// filesystem; it never returns a level below Classify's.
+func Judge(command string, c Context) Judgement {
+	t := Classify(command)
+	j := Judgement{Level: t.Level, Hardline: t.Hardline, Table: t}
+	for _, m := range t.Matches {
+		j.Findings = append(j.Findings, Finding{Rule: "hermes", Level: m.Level, Why: m.Description})
+	}
+	script, err := shell.Parse(command, shell.Options{})
+	if err != nil {
+		j.add(Finding{Rule: "parse", Level: model.RiskMedium, Why: "could not parse: " + err.Error()})
+		return j
+	}
+	cat, err := defaultCatalogue()
+	if err != nil {
+		j.add(Finding{Rule: "unknown", Level: model.RiskMedium, Why: "the program catalogue did not load: " + err.Error()})
+		return j
+	}
+	readOnly := len(script.Commands) > 0 && !script.Unknown()
+	for _, cmd := range script.Commands {
+		words := make([]string, 0, len(cmd.Words))
+		for _, w := range cmd.Words {
+			words = append(words, w.Value)
+			if !w.Known {
+				readOnly = false
+			}
+		}
+		if cmd.Opaque != nil || len(cmd.Wrappers) > 0 || cmd.MoreArgs {
+			readOnly = false
+		}
+		for _, r := range cmd.Redirs {
+			if r.Writes {
+				readOnly = false
+			}
+		}
+		if len(words) == 0 {
+			continue
+		}
+		res := cat.Lookup(words)
+		for _, e := range res.Effects {
+			if !containsString(j.Effects, string(e)) {
+				j.Effects = append(j.Effects, string(e))
+			}
+		}
+		if !res.ReadOnly {
+			readOnly = false
+		}
+	}
+	j.ReadOnly = readOnly && len(t.Matches) == 0
+	return j
+}
+
+// add appends f and raises the level to it.
+func (j *Judgement) add(f Finding) {
+	j.Findings = append(j.Findings, f)
+	j.Level = model.MaxRisk(j.Level, f.Level)
+}
