@@ -19,9 +19,9 @@ import (
 // The corpora (testdata/corpora, see NOTES.md there) are commands of known
 // kind, one per line, that measure the classifier: how many destroyers and
 // techniques it rates MEDIUM or above, how many read-only and workspace
-// commands it leaves LOW. TestCorpora fails only when a corpus file is
-// malformed; the targets are reported, not asserted, until the classifier
-// meets them. Print the table with
+// commands it leaves LOW, by Judge in corpusContext. TestCorpora fails
+// when a corpus file is malformed or a target is not met. Print the table
+// with
 //
 //	APPROVE_TUI_CORPUS_REPORT=1 go test -run '^TestCorpora$' -v ./risk/
 //
@@ -142,14 +142,20 @@ type corpusTarget struct {
 	target float64
 	// ok says whether the classifier judged c as the row wants; nil when
 	// the classifier cannot tell yet (the row is reported as not measured).
-	ok func(v Verdict) bool
+	ok func(j Judgement) bool
 }
 
-func atLeast(l model.RiskLevel) func(Verdict) bool {
-	return func(v Verdict) bool { return v.Level.Rank() >= l.Rank() }
+func atLeast(l model.RiskLevel) func(Judgement) bool {
+	return func(j Judgement) bool { return j.Level.Rank() >= l.Rank() }
 }
 
-func isLow(v Verdict) bool { return v.Level == model.RiskLow }
+func isLow(j Judgement) bool { return j.Level == model.RiskLow }
+
+func isReadOnly(j Judgement) bool { return j.ReadOnly }
+
+// corpusContext is where the corpora's commands run: a project in a
+// user's home.
+var corpusContext = Context{Cwd: "/home/dev/project", Home: "/home/dev"}
 
 // corpusTargets are the goals the classifier is measured against.
 var corpusTargets = []corpusTarget{
@@ -157,8 +163,7 @@ var corpusTargets = []corpusTarget{
 	{"the worst destroyers at HIGH", []string{"destroyers-worst.txt"}, 85, atLeast(model.RiskHigh)},
 	{"techniques at MEDIUM or above", []string{"techniques.txt"}, 90, atLeast(model.RiskMedium)},
 	{"read-only commands LOW", []string{"readonly.txt"}, 100, isLow},
-	// The classifier proves nothing read-only yet: this row is not measured.
-	{"read-only commands proven read-only", []string{"readonly.txt"}, 90, nil},
+	{"read-only commands proven read-only", []string{"readonly.txt"}, 90, isReadOnly},
 	{"workspace commands LOW", []string{"workspace.txt"}, 85, isLow},
 }
 
@@ -194,7 +199,7 @@ func measureCorpora(corpora map[string][]corpusCommand) []corpusRow {
 				}
 				s := r.sections[f+": "+c.section]
 				s[1]++
-				if tg.ok(Classify(c.command)) {
+				if tg.ok(Judge(c.command, corpusContext)) {
 					r.hit++
 					s[0]++
 				} else {
@@ -236,17 +241,17 @@ func corpusTable(rows []corpusRow, misses bool) string {
 		}
 		if misses {
 			for _, c := range r.misses {
-				v := Classify(c.command)
-				fmt.Fprintf(&b, "    miss %s:%d [%s] %s\n", c.file, c.line, v.Level, c.command)
+				j := Judge(c.command, corpusContext)
+				fmt.Fprintf(&b, "    miss %s:%d [%s ro=%v] %s  -- %s\n", c.file, c.line, j.Level, j.ReadOnly, c.command, j.Reason())
 			}
 		}
 	}
 	return b.String()
 }
 
-// TestCorpora checks that every corpus is well formed and measures the
-// classifier on them; it reports the targets (see corpusReportEnv) and
-// fails on a malformed corpus only.
+// TestCorpora checks that every corpus is well formed, measures the
+// judgement on them, reports the table (see corpusReportEnv) and fails
+// when a target is not met.
 func TestCorpora(t *testing.T) {
 	measured := map[string]bool{}
 	for _, tg := range corpusTargets {
@@ -264,7 +269,13 @@ func TestCorpora(t *testing.T) {
 	}
 	rows := measureCorpora(loadCorpora(t))
 	if mode := os.Getenv(corpusReportEnv); mode != "" {
-		t.Logf("classifier %s on the corpora:\n%s", RulesVersion, corpusTable(rows, mode == "misses"))
+		t.Logf("judgement %s on the corpora:\n%s", Version, corpusTable(rows, mode == "misses"))
+	}
+	for _, r := range rows {
+		if r.target.ok != nil && r.percent() < r.target.target {
+			t.Errorf("%s: %.1f %% (%d of %d), below the target %g %%; run with %s=misses to see them",
+				r.target.name, r.percent(), r.hit, r.all, r.target.target, corpusReportEnv)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package risk
 
 import (
+	"slices"
 	"strings"
 	"sync"
 
@@ -13,7 +14,7 @@ import (
 // table: the program catalogue and the analysis that reads it. Bump it when
 // either changes what a command is judged, so that anything caching a
 // judgement keyed by it recomputes.
-const CatalogueVersion = "judge.1"
+const CatalogueVersion = "judge.2"
 
 // Version names everything a judgement depends on besides its inputs.
 const Version = RulesVersion + "+" + CatalogueVersion
@@ -97,60 +98,73 @@ func containsString(list []string, s string) bool {
 
 var defaultCatalogue = sync.OnceValues(catalogue.Default)
 
-// Judge judges command in c. It never runs anything and never reads the
-// filesystem; it never returns a level below Classify's.
+// Judge judges command in c. It never runs anything, never reads the
+// filesystem or the environment (c carries what is known), and never
+// returns a level below Classify's; Hardline is the table's alone.
+//
+// Every simple command of the parsed line (wrappers unwrapped, nested
+// shells and find -exec commands included) is looked up in the program
+// catalogue; its effects and the place of its targets (inside the
+// workspace c.Cwd, outside it, a sensitive target) give findings, and so
+// does the data flow between commands (a download piped into a shell,
+// secrets read and sent). A line that cannot be read gets a "parse"
+// finding at MEDIUM; code that cannot be read an "opaque" one at MEDIUM.
+// See NOTES.md for the rules and their levels.
 func Judge(command string, c Context) Judgement {
 	t := Classify(command)
 	j := Judgement{Level: t.Level, Hardline: t.Hardline, Table: t}
 	for _, m := range t.Matches {
-		j.Findings = append(j.Findings, Finding{Rule: "hermes", Level: m.Level, Why: m.Description})
+		j.Findings = append(j.Findings, Finding{Rule: "hermes", Level: m.Level, Words: []string{}, Why: m.Description})
 	}
 	script, err := shell.Parse(command, shell.Options{})
 	if err != nil {
-		j.add(Finding{Rule: "parse", Level: model.RiskMedium, Why: "could not parse: " + err.Error()})
+		j.add(Finding{Rule: "parse", Level: model.RiskMedium, Words: []string{}, Why: parseWhy(err)})
+		if script == nil {
+			return j
+		}
+	}
+	cat, cerr := defaultCatalogue()
+	if cerr != nil {
+		j.add(Finding{Rule: "unknown", Level: model.RiskMedium, Words: []string{}, Why: "the program catalogue did not load: " + cerr.Error()})
 		return j
 	}
-	cat, err := defaultCatalogue()
-	if err != nil {
-		j.add(Finding{Rule: "unknown", Level: model.RiskMedium, Why: "the program catalogue did not load: " + err.Error()})
-		return j
-	}
-	readOnly := len(script.Commands) > 0 && !script.Unknown()
-	for _, cmd := range script.Commands {
-		words := make([]string, 0, len(cmd.Words))
-		for _, w := range cmd.Words {
-			words = append(words, w.Value)
-			if !w.Known {
-				readOnly = false
-			}
-		}
-		if cmd.Opaque != nil || len(cmd.Wrappers) > 0 || cmd.MoreArgs {
-			readOnly = false
-		}
-		for _, r := range cmd.Redirs {
-			if r.Writes {
-				readOnly = false
-			}
-		}
-		if len(words) == 0 {
+	a := &analysis{c: c, cat: cat, readOnly: err == nil && len(script.Commands) > 0}
+	a.script(script)
+	sortFindings(a.findings)
+	seen := map[string]bool{}
+	for _, f := range a.findings {
+		key := f.Rule + "\x00" + string(f.Level) + "\x00" + f.Why + "\x00" + strings.Join(f.Words, "\x00")
+		if seen[key] {
 			continue
 		}
-		res := cat.Lookup(words)
-		for _, e := range res.Effects {
-			if !containsString(j.Effects, string(e)) {
-				j.Effects = append(j.Effects, string(e))
-			}
-		}
-		if !res.ReadOnly {
-			readOnly = false
+		seen[key] = true
+		j.add(f)
+		if f.Level != model.RiskLow {
+			a.readOnly = false
 		}
 	}
-	j.ReadOnly = readOnly && len(t.Matches) == 0
+	j.Effects = a.effects
+	j.ReadOnly = a.readOnly && len(t.Matches) == 0
 	return j
+}
+
+// parseWhy words a line that could not be read.
+func parseWhy(err error) string {
+	msg := err.Error()
+	if strings.HasPrefix(msg, "could not parse") {
+		return msg
+	}
+	return "could not parse: " + msg
 }
 
 // add appends f and raises the level to it.
 func (j *Judgement) add(f Finding) {
 	j.Findings = append(j.Findings, f)
 	j.Level = model.MaxRisk(j.Level, f.Level)
+}
+
+// sortFindings orders findings most urgent first, keeping the order found
+// among equals.
+func sortFindings(fs []Finding) {
+	slices.SortStableFunc(fs, func(x, y Finding) int { return y.Level.Rank() - x.Level.Rank() })
 }

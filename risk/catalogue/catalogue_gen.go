@@ -2,7 +2,7 @@
 
 package catalogue
 
-const generatedDigest = "be6d46343db0a322d8ab29a90f9722fccdafd688cc43d07f5544347f5b05994e"
+const generatedDigest = "e2b3baf56da56ff9d6cdcf1227cb4ed8d1ac24ceb69a200c00e7b75bbfedd045"
 
 func generated() []*Command {
 	return []*Command{
@@ -5199,7 +5199,41 @@ func generated() []*Command {
 			About:   "shows or changes interfaces, addresses and routes",
 			Effects: []Effect{"read", "network-config"},
 			Args:    []string{"word..."},
-			Line:    64, File: "net.yaml",
+			Options: []*Option{
+				{Names: []string{"-4", "-6", "-c", "-color", "-j", "-json", "-p", "-pretty", "-s", "-stats", "-d", "-details", "-br", "-brief"},
+					Line: 68},
+			},
+			Subcommands: []*Command{
+				&Command{
+					Name:     "addr",
+					Aliases:  []string{"address", "a", "link", "l", "route", "r", "neigh", "neighbour", "n", "rule", "ru", "maddr", "netns", "tunnel"},
+					About:    "shows addresses, links, routes or neighbours (add, del, flush, set change them)",
+					Effects:  []Effect{"read"},
+					ReadOnly: true,
+					Args:     []string{"word..."},
+					Subcommands: []*Command{
+						&Command{
+							Name:     "show",
+							Aliases:  []string{"list", "ls", "lst", "s", "get"},
+							About:    "shows addresses, links, routes or neighbours",
+							Effects:  []Effect{"read"},
+							ReadOnly: true,
+							Args:     []string{"word..."},
+							Line:     77, File: "net.yaml",
+						},
+						&Command{
+							Name:    "add",
+							Aliases: []string{"del", "delete", "flush", "set", "change", "replace", "append"},
+							About:   "changes the network configuration",
+							Effects: []Effect{"network-config"},
+							Args:    []string{"word..."},
+							Line:    78, File: "net.yaml",
+						},
+					},
+					Line: 70, File: "net.yaml",
+				},
+			},
+			Line: 64, File: "net.yaml",
 		},
 		&Command{
 			Name:     "ss",
@@ -5207,7 +5241,7 @@ func generated() []*Command {
 			About:    "lists sockets",
 			Effects:  []Effect{"read"},
 			ReadOnly: true,
-			Line:     65, File: "net.yaml",
+			Line:     79, File: "net.yaml",
 		},
 		&Command{
 			Name:    "ssh-keygen",
@@ -5218,14 +5252,14 @@ func generated() []*Command {
 				{Names: []string{"-f"},
 					Value: "required",
 					Arg:   "path",
-					Line:  67},
+					Line:  81},
 				{Names: []string{"-R"},
 					Value:   "required",
 					Effects: []Effect{"write"},
 					Arg:     "host",
-					Line:    67},
+					Line:    81},
 			},
-			Line: 66, File: "net.yaml",
+			Line: 80, File: "net.yaml",
 		},
 		&Command{
 			Name:    "ssh-copy-id",
@@ -5236,9 +5270,9 @@ func generated() []*Command {
 				{Names: []string{"-i"},
 					Value: "required",
 					Arg:   "path",
-					Line:  69},
+					Line:  83},
 			},
-			Line: 68, File: "net.yaml",
+			Line: 82, File: "net.yaml",
 		},
 		&Command{
 			Name:    "apt",

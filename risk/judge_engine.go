@@ -1,0 +1,431 @@
+package risk
+
+import (
+	"errors"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/risk/catalogue"
+	"github.com/approve-tui/approve-tui/shell"
+)
+
+const (
+	low    = model.RiskLow
+	medium = model.RiskMedium
+	high   = model.RiskHigh
+)
+
+// maxInner bounds how deep commands given in options (tar --to-command,
+// git -c core.pager=, GIT_SSH_COMMAND) are parsed and judged in turn.
+const maxInner = 4
+
+// analysis is the judgement of one command line beyond the table.
+type analysis struct {
+	c        Context
+	cat      *catalogue.Catalogue
+	findings []Finding
+	effects  []string
+	readOnly bool
+	// What the line does as a whole, for the data-flow findings.
+	downloads  []string // words of commands that download
+	decodes    []string // words of commands that decode or unpack a payload
+	secretRead []string // words of reads of secrets
+	egressCmd  []string // words of commands that send data to another host
+	opaque     []string // words of code that cannot be read
+	inner      int      // depth of commands given in options
+}
+
+func (a *analysis) add(f Finding) {
+	if f.Words == nil {
+		f.Words = []string{}
+	}
+	a.findings = append(a.findings, f)
+}
+
+func (a *analysis) effect(e string) {
+	if e != "" && !slices.Contains(a.effects, e) {
+		a.effects = append(a.effects, e)
+	}
+}
+
+// script judges every command of a parsed line.
+func (a *analysis) script(s *shell.Script) {
+	for _, f := range s.Findings {
+		a.readOnly = false
+		switch {
+		case errors.Is(f.Kind, shell.ErrUncertain):
+			a.add(Finding{Rule: "unknown", Level: medium, Why: f.Why})
+		case errors.Is(f.Kind, shell.ErrTooDeep):
+			a.add(Finding{Rule: "parse", Level: medium, Why: "could not parse: " + f.Why})
+		default:
+			w := f.Why
+			if !strings.HasPrefix(w, "could not parse") {
+				w = "could not parse: " + w
+			}
+			a.add(Finding{Rule: "parse", Level: medium, Why: w})
+		}
+	}
+	for i, cmd := range s.Commands {
+		a.command(s, i, cmd)
+	}
+	a.flows(s)
+}
+
+// wordValues returns the words' best readings.
+func wordValues(ws []shell.Word) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = w.Value
+	}
+	return out
+}
+
+// command judges one simple command of the line.
+func (a *analysis) command(s *shell.Script, i int, cmd *shell.Command) {
+	words := wordValues(cmd.Words)
+	a.redirects(cmd, words)
+	for _, as := range cmd.Assigns {
+		if !as.Value.Known {
+			a.readOnly = false
+		}
+		if len(cmd.Words) > 0 {
+			a.envAssign(as, cmd)
+		}
+	}
+	for _, w := range cmd.Wrappers {
+		for _, as := range w.Env {
+			a.envAssign(as, cmd)
+		}
+		if w.User != "" || w.Remote != "" {
+			// Run as another user or elsewhere: what it reads there is not
+			// what this user could read here. Not proven read-only.
+			a.readOnly = false
+		}
+	}
+	if cmd.MoreArgs {
+		a.readOnly = false
+	}
+	if len(words) == 0 {
+		return
+	}
+	for k, w := range cmd.Words {
+		if !w.Known && unknownMatters(cmd.Words[0], k, w) {
+			a.readOnly = false
+		}
+	}
+	name := cmd.Words[0]
+	base := path.Base(name.Value)
+	if lvl, ok := a.c.Programs[base]; ok {
+		a.add(Finding{Rule: "config", Level: model.MaxRisk(lvl, low), Words: []string{name.Raw},
+			Why: base + " is a program the configuration marks sensitive"})
+		a.readOnly = false
+	}
+	if name.Known && name.Raw != name.Value && strings.ContainsAny(name.Raw, "$`") {
+		a.add(Finding{Rule: "opaque", Level: medium, Words: []string{name.Raw},
+			Why: "the command's name is hidden in a variable (" + name.Raw + " runs " + name.Value + ")"})
+		a.readOnly = false
+	}
+	if name.Known && name.Raw != name.Value && !strings.ContainsAny(name.Raw, "$`") {
+		a.add(Finding{Rule: "opaque", Level: medium, Words: []string{name.Raw},
+			Why: "the command's name is written in pieces or quoted (" + name.Raw + " runs " + name.Value + "), as if to hide it"})
+	}
+	if r := cmd.Remote(); r != "" && len(cmd.Pipe.From) > 0 {
+		a.effect(string(catalogue.Egress))
+		a.egressCmd = append(a.egressCmd, r)
+		a.add(Finding{Rule: "flow", Level: medium, Effect: string(catalogue.Egress), Words: []string{name.Raw},
+			Why: "sends the output of the command before it to " + r})
+	}
+	if cmd.Opaque != nil {
+		a.opaqueCommand(s, i, cmd, words)
+		if cmd.Opaque.Kind == "unknown" && cmd.NameUnknown() {
+			return
+		}
+	}
+	a.throughOptions(s, i, cmd)
+	a.lookup(cmd, words, 0)
+}
+
+// throughOptions rates a shell or interpreter started by another program
+// through its options or input (find -exec sh, xargs sh -c): a way to run
+// what a reader of the line does not see as a command.
+func (a *analysis) throughOptions(s *shell.Script, i int, cmd *shell.Command) {
+	via := ""
+	for _, w := range cmd.Wrappers {
+		switch w.Name {
+		case "find -exec", "xargs", "parallel", "watch", "flock", "script", "trap":
+			via = w.Name
+		}
+	}
+	if via == "" && cmd.Parent >= 0 && cmd.Parent < len(s.Commands) {
+		if ws := s.Commands[cmd.Parent].Words; len(ws) > 0 {
+			via = ws[0].Value
+		}
+	}
+	if via == "" {
+		return
+	}
+	spawnsShell := slices.ContainsFunc(cmd.Wrappers, func(w shell.Wrap) bool { return strings.HasSuffix(w.Name, " -c") })
+	if !spawnsShell && len(cmd.Words) > 0 {
+		res := a.cat.Lookup(wordValues(cmd.Words[:1]))
+		spawnsShell = res.Has(catalogue.Shell)
+	}
+	if spawnsShell {
+		a.add(Finding{Rule: "flow", Level: medium, Effect: string(catalogue.Shell), Words: rawWords(cmd.Words),
+			Why: "starts a shell or interpreter through " + via})
+	}
+}
+
+func rawWords(ws []shell.Word) []string {
+	out := make([]string, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, w.Raw)
+	}
+	if len(out) > 8 {
+		out = out[:8]
+	}
+	return out
+}
+
+// opaqueCommand rates code the analysis cannot read.
+func (a *analysis) opaqueCommand(s *shell.Script, i int, cmd *shell.Command, words []string) {
+	o := cmd.Opaque
+	a.readOnly = false
+	code := o.Code
+	if len(code) > 80 {
+		code = code[:80] + "…"
+	}
+	ws := []string{}
+	if len(cmd.Words) > 0 {
+		ws = append(ws, cmd.Words[0].Raw)
+	}
+	if code != "" {
+		ws = append(ws, code)
+	}
+	switch o.Kind {
+	case "script":
+		// A script of the workspace (node scripts/build.js, python
+		// manage.py) is the workspace's code, like make.
+		if o.Code != "" && !strings.HasPrefix(o.Code, "-") {
+			pl := a.locate(o.Code, unquote(o.Code), !strings.ContainsAny(o.Code, "$`*?[~"))
+			if pl.inside && pl.sens == nil {
+				a.effect(string(catalogue.RunWorkspace))
+				a.add(Finding{Rule: "effect", Level: low, Effect: string(catalogue.RunWorkspace), Words: ws,
+					Why: "runs " + o.Code + ", a script inside the workspace"})
+				return
+			}
+		}
+		if mod, rest, ok := moduleArgs(words); ok {
+			// python -m pip install …: the module is a program the
+			// catalogue may know.
+			if a.cat.Program(mod) != nil {
+				a.lookup(cmd, append([]string{mod}, rest...), 1)
+				return
+			}
+		}
+	case "input":
+		if cmd.Pipe.Len > 0 && len(cmd.Pipe.From) > 0 {
+			for _, from := range cmd.Pipe.From {
+				if from >= 0 && from < len(s.Commands) && len(s.Commands[from].Words) > 0 {
+					fw := wordValues(s.Commands[from].Words)
+					if why := a.feeds(fw); why != "" {
+						a.add(Finding{Rule: "flow", Level: high, Effect: string(catalogue.Shell), Words: append(rawWords(s.Commands[from].Words), "|", cmd.Words[0].Raw),
+							Why: why + " into " + cmd.Words[0].Value + ", which runs it"})
+					}
+				}
+			}
+		}
+	}
+	a.opaque = append(a.opaque, ws...)
+	a.add(Finding{Rule: "opaque", Level: medium, Effect: string(catalogue.ExecArg), Words: ws, Why: o.Why})
+}
+
+// moduleArgs finds "-m MODULE ARGS..." of an interpreter.
+func moduleArgs(words []string) (string, []string, bool) {
+	for k := 1; k+1 < len(words); k++ {
+		if words[k] == "-m" {
+			return words[k+1], words[k+2:], true
+		}
+	}
+	return "", nil, false
+}
+
+func unquote(s string) string { return strings.Trim(s, `'"`) }
+
+// feeds says what a command that feeds an interpreter's input is, when
+// what it gives is code from elsewhere: a download, a decoded payload.
+func (a *analysis) feeds(words []string) string {
+	res := a.cat.Lookup(words)
+	switch {
+	case res.Has(catalogue.Download):
+		return "pipes code downloaded from another host"
+	case decoder(words):
+		return "pipes a decoded payload"
+	}
+	return ""
+}
+
+// decoder reports whether words decode or unpack data (a payload hidden
+// from the reader of the line).
+func decoder(words []string) bool {
+	if len(words) == 0 {
+		return false
+	}
+	name := path.Base(words[0])
+	has := func(opts ...string) bool {
+		for _, w := range words[1:] {
+			if slices.Contains(opts, w) {
+				return true
+			}
+		}
+		return false
+	}
+	switch name {
+	case "base64", "base32", "basenc":
+		return has("-d", "--decode", "-D")
+	case "xxd":
+		return has("-r", "-revert", "-r -p")
+	case "openssl":
+		return has("-d", "base64", "enc")
+	case "gunzip", "zcat", "bunzip2", "bzcat", "xzcat", "unxz", "zstdcat", "uudecode", "rev":
+		return true
+	case "gzip", "bzip2", "xz", "zstd":
+		return has("-d", "--decompress", "-dc", "-cd")
+	case "printf", "echo":
+		for _, w := range words[1:] {
+			if strings.Contains(w, `\x`) || strings.Contains(w, `\0`) {
+				return true
+			}
+		}
+	case "tr":
+		return true
+	}
+	return false
+}
+
+// flows rates what the line does as a whole: code it downloads or
+// decodes and also runs unread, secrets it reads and also sends.
+func (a *analysis) flows(s *shell.Script) {
+	if len(a.opaque) > 0 && len(a.downloads) > 0 {
+		a.add(Finding{Rule: "flow", Level: high, Effect: string(catalogue.Download), Words: append(slices.Clone(a.downloads), a.opaque...),
+			Why: "downloads from another host and runs code the analysis cannot read"})
+	} else if len(a.opaque) > 0 && len(a.decodes) > 0 {
+		a.add(Finding{Rule: "flow", Level: high, Effect: string(catalogue.Shell), Words: append(slices.Clone(a.decodes), a.opaque...),
+			Why: "decodes a payload and runs code the analysis cannot read"})
+	}
+	if len(a.secretRead) > 0 && len(a.egressCmd) > 0 {
+		a.add(Finding{Rule: "flow", Level: high, Effect: string(catalogue.Egress), Words: append(slices.Clone(a.secretRead), a.egressCmd...),
+			Why: "reads secrets and sends data to another host"})
+	}
+}
+
+// envAssign rates an assignment to a variable that makes programs run
+// a command or load code (GIT_SSH_COMMAND, LD_PRELOAD, PAGER ...).
+func (a *analysis) envAssign(as shell.Assign, cmd *shell.Command) {
+	n := as.Name
+	cmdVar := false
+	switch n {
+	case "GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER", "PAGER", "MANPAGER", "GIT_EDITOR", "EDITOR", "VISUAL",
+		"GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "GIT_SEQUENCE_EDITOR",
+		"GIT_PROXY_COMMAND", "RSYNC_RSH", "PROMPT_COMMAND", "LESSOPEN", "LESSCLOSE", "SYSTEMD_PAGER", "BROWSER":
+		cmdVar = true
+	case "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "BASH_ENV", "ENV", "PYTHONSTARTUP",
+		"NODE_OPTIONS", "PERL5OPT", "RUBYOPT", "PYTHONPATH", "PERL5LIB", "RUBYLIB", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "PATH",
+		"GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_DIR", "GIT_WORK_TREE":
+		a.readOnly = false
+		a.add(Finding{Rule: "flow", Level: medium, Effect: string(catalogue.ExecArg), Words: []string{n + "=" + as.Value.Raw},
+			Why: n + " changes what code the command loads or runs"})
+		return
+	}
+	if !cmdVar && !strings.HasPrefix(n, "GIT_CONFIG_") {
+		return
+	}
+	a.readOnly = false
+	lvl := medium
+	why := n + " makes " + commandName(cmd) + " run a command given in the environment"
+	if as.Value.Known && cmdVar {
+		if inner := a.innerLine(as.Value.Value); inner.Rank() > lvl.Rank() {
+			lvl = inner
+			why += " that is itself " + string(inner)
+		}
+	}
+	a.add(Finding{Rule: "flow", Level: lvl, Effect: string(catalogue.ExecArg), Words: []string{n + "=" + as.Value.Raw}, Why: why})
+}
+
+func commandName(cmd *shell.Command) string {
+	if len(cmd.Words) == 0 {
+		return "the command"
+	}
+	return cmd.Words[0].Value
+}
+
+// innerLine judges a command line given in a word (an option's value, a
+// variable) and returns its level; its findings join this analysis with
+// the words that run it.
+func (a *analysis) innerLine(line string) model.RiskLevel {
+	if a.inner >= maxInner {
+		a.add(Finding{Rule: "opaque", Level: medium, Words: []string{line}, Why: "commands given in options nested too deep to read"})
+		return medium
+	}
+	s, err := shell.Parse(line, shell.Options{})
+	if err != nil || s == nil {
+		a.add(Finding{Rule: "parse", Level: medium, Words: []string{line}, Why: "could not parse the command given in an option: " + errText(err)})
+		return medium
+	}
+	sub := &analysis{c: a.c, cat: a.cat, readOnly: true, inner: a.inner + 1}
+	sub.script(s)
+	lvl := low
+	for _, f := range sub.findings {
+		lvl = model.MaxRisk(lvl, f.Level)
+		a.add(f)
+	}
+	for _, e := range sub.effects {
+		a.effect(e)
+	}
+	a.downloads = append(a.downloads, sub.downloads...)
+	a.decodes = append(a.decodes, sub.decodes...)
+	a.secretRead = append(a.secretRead, sub.secretRead...)
+	a.egressCmd = append(a.egressCmd, sub.egressCmd...)
+	a.opaque = append(a.opaque, sub.opaque...)
+	// A shell or interpreter run through an option: its code runs with
+	// nothing on the line looking like a command.
+	for _, c := range s.Commands {
+		if len(c.Words) == 0 {
+			continue
+		}
+		if r := a.cat.Lookup(wordValues(c.Words[:1])); r.Has(catalogue.Shell) {
+			lvl = model.MaxRisk(lvl, medium)
+		}
+	}
+	return lvl
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "no command"
+	}
+	return err.Error()
+}
+
+// printers only print their operands: what an operand holds does not
+// change what they do.
+var printers = map[string]bool{"echo": true, "basename": true, "dirname": true, "true": true, "false": true, ":": true}
+
+// unknownMatters says whether a word not certain keeps a command from
+// being proven read-only. It does not for the operands of a program that
+// only prints them, nor for the value of a --name=VALUE option (it stays
+// that option's value, whatever it expands to). Anything else might
+// expand to an option that writes (a file named "-o" matched by *).
+func unknownMatters(name shell.Word, k int, w shell.Word) bool {
+	if k == 0 || !name.Known {
+		return true
+	}
+	if printers[name.Value] {
+		return false
+	}
+	if i := strings.IndexByte(w.Raw, '='); strings.HasPrefix(w.Raw, "--") && i > 2 && !strings.ContainsAny(w.Raw[:i], "$`*?[{~'\"\\") {
+		return false
+	}
+	return true
+}

@@ -1,0 +1,415 @@
+package risk
+
+import (
+	"path"
+	"strings"
+)
+
+// sensitive is one kind of path whose change (or, when secret, whose
+// reading) matters more than its place says.
+type sensitive struct {
+	// match is one of:
+	//   "/abs/file"      that file exactly;
+	//   "/abs/dir/"      the directory and everything below it;
+	//   "~/rel" "~/dir/" the same below a home directory;
+	//   "*/name" "*/dir/" a file or directory of that name anywhere;
+	//   "*.ext"           a file name ending so;
+	//   "name*"           a file name starting so.
+	match string
+	why   string
+	// secret: reading it is already a risk (credentials, keys).
+	secret bool
+	// history: writing or emptying it erases a record of what was done.
+	history bool
+}
+
+// sensitiveTargets are built in. Each says, in the words a console shows,
+// what the path is. Reads matter only for the secret ones; any write,
+// truncation, deletion or change of owner or mode of any of them is HIGH.
+var sensitiveTargets = []sensitive{
+	{match: "/", why: "the root directory"},
+	{match: "/etc/sudoers", why: "the sudo rules"},
+	{match: "/etc/sudoers.d/", why: "the sudo rules"},
+	{match: "/etc/shadow", why: "the password hashes", secret: true},
+	{match: "/etc/gshadow", why: "the group password hashes", secret: true},
+	{match: "/etc/passwd", why: "a system account file"},
+	{match: "/etc/group", why: "a system account file"},
+	{match: "/etc/hosts", why: "the host name table"},
+	{match: "/etc/resolv.conf", why: "the resolver configuration"},
+	{match: "/etc/ssh/", why: "the SSH server configuration"},
+	{match: "/etc/ssl/private/", why: "TLS private keys", secret: true},
+	{match: "/etc/letsencrypt/", why: "TLS keys and certificates", secret: true},
+	{match: "/var/run/secrets/", why: "the secrets mounted for services", secret: true},
+	{match: "/run/secrets/", why: "the secrets mounted for services", secret: true},
+	{match: "/etc/pam.d/", why: "the login rules (PAM)"},
+	{match: "/etc/security/", why: "the login rules (PAM)"},
+	{match: "/etc/crontab", why: "the system crontab"},
+	{match: "/etc/cron.d/", why: "the system cron jobs"},
+	{match: "/etc/cron.hourly/", why: "the system cron jobs"},
+	{match: "/etc/cron.daily/", why: "the system cron jobs"},
+	{match: "/etc/cron.weekly/", why: "the system cron jobs"},
+	{match: "/etc/cron.monthly/", why: "the system cron jobs"},
+	{match: "/var/spool/cron/", why: "the users' crontabs"},
+	{match: "/etc/systemd/", why: "the systemd units"},
+	{match: "/lib/systemd/", why: "the systemd units"},
+	{match: "/usr/lib/systemd/", why: "the systemd units"},
+	{match: "/etc/init.d/", why: "the start-up services"},
+	{match: "/etc/rc.local", why: "the start-up script"},
+	{match: "/etc/profile", why: "the shells' start-up file"},
+	{match: "/etc/profile.d/", why: "the shells' start-up files"},
+	{match: "/etc/bash.bashrc", why: "the shells' start-up file"},
+	{match: "/etc/environment", why: "the system environment"},
+	{match: "/etc/ld.so.preload", why: "the libraries loaded into every program"},
+	{match: "/etc/ld.so.conf", why: "the library search path"},
+	{match: "/etc/ld.so.conf.d/", why: "the library search path"},
+	{match: "/etc/fstab", why: "the file systems mounted at boot"},
+	{match: "/etc/apt/", why: "the package sources"},
+	{match: "/etc/yum.repos.d/", why: "the package sources"},
+	{match: "/etc/", why: "system configuration"},
+	{match: "/boot/", why: "the boot loader and kernels"},
+	{match: "/usr/", why: "the system's programs and libraries"},
+	{match: "/bin/", why: "the system's programs"},
+	{match: "/sbin/", why: "the system's programs"},
+	{match: "/lib/", why: "the system's libraries"},
+	{match: "/lib64/", why: "the system's libraries"},
+	{match: "/var/lib/", why: "the system's data (databases, packages)"},
+	{match: "/var/log/", why: "the system logs", history: true},
+	{match: "/root/", why: "the root user's home"},
+	{match: "/proc/sysrq-trigger", why: "the kernel's emergency controls"},
+	{match: "/proc/sys/", why: "kernel settings"},
+	{match: "*/environ", why: "a process's environment (tokens and keys)", secret: true},
+	{match: "/sys/", why: "kernel and device settings"},
+	{match: "/dev/mem", why: "the physical memory"},
+	{match: "/dev/kmem", why: "the kernel memory"},
+	{match: "/dev/port", why: "the I/O ports"},
+
+	{match: "~/.ssh/", why: "SSH keys and settings", secret: true},
+	{match: "*/authorized_keys", why: "the keys allowed to log in by SSH"},
+	{match: "*/authorized_keys2", why: "the keys allowed to log in by SSH"},
+	{match: "id_rsa*", why: "an SSH private key", secret: true},
+	{match: "id_ed25519*", why: "an SSH private key", secret: true},
+	{match: "id_ecdsa*", why: "an SSH private key", secret: true},
+	{match: "id_dsa*", why: "an SSH private key", secret: true},
+	{match: "~/.aws/", why: "cloud credentials (AWS)", secret: true},
+	{match: "~/.config/gcloud/", why: "cloud credentials (Google Cloud)", secret: true},
+	{match: "~/.azure/", why: "cloud credentials (Azure)", secret: true},
+	{match: "~/.kube/", why: "Kubernetes credentials", secret: true},
+	{match: "~/.docker/config.json", why: "registry credentials (Docker)", secret: true},
+	{match: "~/.gnupg/", why: "GnuPG keys", secret: true},
+	{match: "~/.password-store/", why: "stored passwords", secret: true},
+	{match: "~/.vault-token", why: "a Vault token", secret: true},
+	{match: "~/.config/gh/", why: "GitHub credentials", secret: true},
+	{match: "~/.git-credentials", why: "git credentials", secret: true},
+	{match: "~/.terraform.d/credentials.tfrc.json", why: "Terraform credentials", secret: true},
+	{match: "~/.local/share/keyrings/", why: "the keyring", secret: true},
+	{match: "*/.netrc", why: "login credentials (.netrc)", secret: true},
+	{match: "*/.npmrc", why: "registry credentials (.npmrc)", secret: true},
+	{match: "*/.pypirc", why: "registry credentials (.pypirc)", secret: true},
+	{match: "*/.pgpass", why: "database passwords (.pgpass)", secret: true},
+	{match: "*/.my.cnf", why: "database passwords (.my.cnf)", secret: true},
+	{match: "*/.env", why: "an environment file (secrets)", secret: true},
+	{match: ".env.*", why: "an environment file (secrets)", secret: true},
+	{match: "*.pem", why: "a key or certificate file", secret: true},
+	{match: "*.key", why: "a key file", secret: true},
+	{match: "*.p12", why: "a key store", secret: true},
+	{match: "*.pfx", why: "a key store", secret: true},
+	{match: "*.jks", why: "a key store", secret: true},
+	{match: "*.kdbx", why: "a password database", secret: true},
+	{match: "*/credentials.json", why: "a credentials file", secret: true},
+	{match: "*/secrets.yaml", why: "a secrets file", secret: true},
+	{match: "*/secrets.yml", why: "a secrets file", secret: true},
+	{match: "*.tfstate", why: "Terraform state (holds secrets)", secret: true},
+
+	{match: "~/.bashrc", why: "a shell start-up file"},
+	{match: "~/.bash_profile", why: "a shell start-up file"},
+	{match: "~/.bash_login", why: "a shell start-up file"},
+	{match: "~/.bash_logout", why: "a shell start-up file"},
+	{match: "~/.profile", why: "a shell start-up file"},
+	{match: "~/.zshrc", why: "a shell start-up file"},
+	{match: "~/.zshenv", why: "a shell start-up file"},
+	{match: "~/.zprofile", why: "a shell start-up file"},
+	{match: "~/.zlogin", why: "a shell start-up file"},
+	{match: "~/.config/fish/", why: "a shell start-up file"},
+	{match: "~/.inputrc", why: "a shell start-up file"},
+	{match: "~/.bash_history", why: "the shell history", history: true},
+	{match: "~/.zsh_history", why: "the shell history", history: true},
+	{match: "~/.history", why: "the shell history", history: true},
+	{match: "~/.python_history", why: "the interpreter history", history: true},
+	{match: "~/.lesshst", why: "the pager history", history: true},
+	{match: "~/.config/systemd/", why: "the user's systemd units"},
+	{match: "~/.config/autostart/", why: "programs started at login"},
+	{match: "~/Library/LaunchAgents/", why: "programs started at login"},
+	{match: "/Library/LaunchDaemons/", why: "services started at boot"},
+
+	{match: "*/.git/hooks/", why: "git hooks (run by git)"},
+	{match: "*/.git/config", why: "the repository's git configuration"},
+	{match: "~/.gitconfig", why: "the user's git configuration"},
+	{match: "~/.config/git/", why: "the user's git configuration"},
+	{match: "*/.gitattributes", why: "git attributes (filters run by git)"},
+	{match: "*/.husky/", why: "git hooks (husky)"},
+	{match: "*/.pre-commit-config.yaml", why: "the pre-commit hooks"},
+
+	{match: "~/.config/approve-tui/", why: "approve-tui's configuration"},
+	{match: "*/approve-tui/config.yaml", why: "approve-tui's configuration"},
+	{match: "~/.hermes/", why: "approve-tui's and Hermes' database and settings"},
+	{match: "*/.hermes/", why: "approve-tui's and Hermes' database and settings"},
+	{match: "*/state.db", why: "approve-tui's database"},
+	{match: "*/state.db-wal", why: "approve-tui's database"},
+	{match: "*/state.db-journal", why: "approve-tui's database"},
+	{match: "approve-tui*.db", why: "approve-tui's database"},
+
+	{match: "*/.claude/settings.json", why: "the agent's hook settings (Claude Code)"},
+	{match: "*/.claude/settings.local.json", why: "the agent's hook settings (Claude Code)"},
+	{match: "~/.claude/", why: "the agent's settings (Claude Code)"},
+	{match: "*/.claude/hooks/", why: "the agent's hooks (Claude Code)"},
+	{match: "~/.claude.json", why: "the agent's settings (Claude Code)"},
+	{match: "~/.codex/", why: "the agent's settings and hooks (Codex)"},
+	{match: "*/.codex/", why: "the agent's settings and hooks (Codex)"},
+	{match: "~/.gemini/", why: "the agent's settings (Gemini)"},
+	{match: "*/.gemini/settings.json", why: "the agent's hook settings (Gemini)"},
+	{match: "*/.cursor/", why: "the agent's settings (Cursor)"},
+	{match: "*/.vscode/settings.json", why: "the editor's settings (runs tasks)"},
+	{match: "*/.vscode/tasks.json", why: "the editor's tasks"},
+}
+
+// blockDevice reports whether p names a disk or partition, or memory.
+func blockDevice(p string) bool {
+	if !strings.HasPrefix(p, "/dev/") {
+		return false
+	}
+	name := p[len("/dev/"):]
+	for _, pre := range []string{"sd", "hd", "vd", "xvd", "nvme", "mmcblk", "md", "dm-", "loop", "mapper/", "disk/", "sr", "nbd", "zd", "rbd"} {
+		if strings.HasPrefix(name, pre) {
+			return true
+		}
+	}
+	return false
+}
+
+// harmlessDevice: writing or reading these does nothing to the machine.
+func harmlessDevice(p string) bool {
+	switch p {
+	case "/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty",
+		"/dev/random", "/dev/urandom", "/dev/full":
+		return true
+	}
+	return strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/dev/pts/")
+}
+
+// place says where a path word points.
+type place struct {
+	word string // as written (Raw)
+	// p is the path cleaned: absolute ("/x"), in a home ("~/x"), or
+	// relative to the working directory ("x", "." for it).
+	p string
+	// inside: proven inside the workspace.
+	inside bool
+	// known: the word is certain (no variable, substitution, glob ...).
+	known bool
+	// tmp: below /tmp or /var/tmp (scratch space, outside but not a risk
+	// by itself).
+	tmp bool
+	// sens is the matched sensitive target, nil for none.
+	sens *sensitive
+	// device: a disk or partition; net: /dev/tcp or /dev/udp.
+	device, net, harmless bool
+	// extra names a path the operator's configuration marks sensitive.
+	extra string
+}
+
+// locate places a path word. value is its best reading (shell.Word.Value),
+// raw as written, known whether value is certain.
+func (a *analysis) locate(raw, value string, known bool) place {
+	pl := place{word: raw, known: known}
+	v := value
+	// $HOME and ${HOME} are a home directory like ~.
+	for _, h := range []string{"$HOME", "${HOME}"} {
+		if v == h || strings.HasPrefix(v, h+"/") {
+			v = "~" + v[len(h):]
+		}
+	}
+	if strings.HasPrefix(v, "~") {
+		// ~ or ~/x, or ~user/x: some home.
+		rest := v[1:]
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			rest = rest[i:]
+		} else {
+			rest = ""
+		}
+		v = "~" + path.Clean("/"+rest)
+		if v == "~/" {
+			v = "~"
+		}
+	} else if strings.HasPrefix(v, "/") {
+		v = path.Clean(v)
+		if h := a.c.Home; h != "" && h != "/" {
+			hc := path.Clean(h)
+			if v == hc {
+				v = "~"
+			} else if strings.HasPrefix(v, hc+"/") {
+				v = "~" + v[len(hc):]
+			}
+		}
+	} else if v != "" && !strings.HasPrefix(v, "$") {
+		c := path.Clean(v)
+		escapes := c == ".." || strings.HasPrefix(c, "../")
+		if !escapes && known {
+			pl.inside = true
+		}
+		if !escapes && !known && globStaysInside(raw) {
+			pl.inside = true
+		}
+		if a.c.Cwd != "" && strings.HasPrefix(a.c.Cwd, "/") {
+			// Sensitive targets are matched on the absolute path too
+			// (cd /etc && rm passwd is judged where it runs).
+			abs := path.Join(a.c.Cwd, c)
+			pl.p = abs
+			if h := a.c.Home; h != "" && strings.HasPrefix(abs, path.Clean(h)+"/") {
+				pl.p = "~" + abs[len(path.Clean(h)):]
+			}
+		} else {
+			pl.p = c
+		}
+	}
+	if pl.p == "" {
+		pl.p = v
+	}
+	if strings.HasPrefix(v, "/") && a.c.Cwd != "" {
+		cwd := path.Clean(a.c.Cwd)
+		if cwd != "/" && (v == cwd || strings.HasPrefix(v, cwd+"/")) && known {
+			pl.inside = true
+		}
+	}
+	if strings.HasPrefix(pl.p, "/tmp/") || strings.HasPrefix(pl.p, "/var/tmp/") || pl.p == "/tmp" {
+		pl.tmp = true
+	}
+	pl.device = blockDevice(pl.p)
+	pl.harmless = harmlessDevice(pl.p)
+	pl.net = strings.HasPrefix(pl.p, "/dev/tcp/") || strings.HasPrefix(pl.p, "/dev/udp/")
+	pl.sens = matchSensitive(pl.p, a.c.Cwd)
+	if pl.sens == nil && pl.p != v {
+		pl.sens = matchSensitive(v, "")
+	}
+	for _, x := range a.c.Paths {
+		if matchExtra(x, pl.p, a.c.Home) || matchExtra(x, v, a.c.Home) {
+			pl.extra = x
+			break
+		}
+	}
+	return pl
+}
+
+// globStaysInside reports whether a relative word with a glob can only
+// name paths below the working directory: no .. and no component that
+// may match .. (".*").
+func globStaysInside(raw string) bool {
+	if strings.ContainsAny(raw, "$`~") || strings.HasPrefix(raw, "/") || strings.Contains(raw, "..") {
+		return false
+	}
+	for _, comp := range strings.Split(raw, "/") {
+		if strings.HasPrefix(comp, ".") && len(comp) > 1 && strings.ContainsAny(comp[1:2], "*?[") {
+			return false
+		}
+	}
+	return true
+}
+
+// matchSensitive finds the first built-in sensitive target p is, or is
+// below. cwd, when known, lets "*/name" match a relative path.
+func matchSensitive(p, cwd string) *sensitive {
+	if p == "" {
+		return nil
+	}
+	base := path.Base(p)
+	for i := range sensitiveTargets {
+		s := &sensitiveTargets[i]
+		m := s.match
+		switch {
+		case strings.HasPrefix(m, "*/"):
+			name := m[2:]
+			if strings.HasSuffix(name, "/") {
+				dir := strings.TrimSuffix(name, "/")
+				if base == dir || strings.Contains("/"+p+"/", "/"+dir+"/") {
+					return s
+				}
+			} else if base == name || strings.HasSuffix("/"+p, "/"+name) {
+				return s
+			}
+		case strings.HasPrefix(m, "*."):
+			if strings.HasSuffix(base, m[1:]) {
+				return s
+			}
+		case strings.HasSuffix(m, "*"):
+			if strings.HasPrefix(base, strings.TrimSuffix(m, "*")) && !exampleFile(base) {
+				return s
+			}
+		case m == "/":
+			if p == "/" {
+				return s
+			}
+		case strings.HasSuffix(m, "/"):
+			dir := strings.TrimSuffix(m, "/")
+			if p == dir || strings.HasPrefix(p, m) {
+				return s
+			}
+		default:
+			if p == m {
+				return s
+			}
+		}
+	}
+	return nil
+}
+
+// matchExtra matches an operator's path (absolute, or ~/; a trailing /
+// for a directory) against p.
+func matchExtra(x, p, home string) bool {
+	if x == "" || p == "" {
+		return false
+	}
+	if home != "" && strings.HasPrefix(x, "~/") {
+		if strings.HasPrefix(p, "/") {
+			x = path.Join(home, x[2:]) + map[bool]string{true: "/"}[strings.HasSuffix(x, "/")]
+		}
+	}
+	if strings.HasSuffix(x, "/") {
+		d := strings.TrimSuffix(x, "/")
+		return p == d || strings.HasPrefix(p, x)
+	}
+	return p == path.Clean(x)
+}
+
+// describe says where a place is, for a finding's why.
+func (pl place) describe() string {
+	switch {
+	case pl.sens != nil:
+		s := pl.sens.why
+		if !pl.inside {
+			s += ", outside the workspace"
+		}
+		return s
+	case pl.extra != "":
+		return "a path the configuration marks sensitive (" + pl.extra + ")"
+	case pl.device:
+		return "a disk device"
+	case pl.inside:
+		return "inside the workspace"
+	case !pl.known:
+		return "a path not certain, not proven inside the workspace"
+	case pl.tmp:
+		return "in the temporary directory"
+	case strings.HasPrefix(pl.p, "~"):
+		return "in a home directory, outside the workspace"
+	}
+	return "outside the workspace"
+}
+
+// exampleFile: a public key or a template holds no secret.
+func exampleFile(base string) bool {
+	for _, suf := range []string{".pub", ".example", ".sample", ".template", ".dist", ".tmpl"} {
+		if strings.HasSuffix(base, suf) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,798 @@
+package risk
+
+import (
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/risk/catalogue"
+	"github.com/approve-tui/approve-tui/shell"
+)
+
+// baseLevel is an effect's level when no target says more. Effects on
+// paths (read, write, delete, privilege) are rated by their targets.
+func baseLevel(e catalogue.Effect) model.RiskLevel {
+	switch e {
+	case catalogue.Delete, catalogue.Privilege, catalogue.ServiceControl, catalogue.ProcessControl,
+		catalogue.InfraApply, catalogue.Publish, catalogue.HistoryRewrite, catalogue.NetworkListen,
+		catalogue.NetworkConfig:
+		return medium
+	case catalogue.InfraDestroy, catalogue.HistoryErase:
+		return high
+	}
+	return low
+}
+
+// pathEffects are rated by the place of their targets.
+var pathEffects = []catalogue.Effect{catalogue.Read, catalogue.Write, catalogue.Delete, catalogue.Privilege}
+
+var networkPrograms = []string{"nc", "ncat", "netcat", "socat", "telnet", "openssl", "cryptcat", "pwncat"}
+
+// lookup judges one command's words with the catalogue. depth counts the
+// commands given in the words of others (git push --exec).
+func (a *analysis) lookup(cmd *shell.Command, words []string, depth int) {
+	res := a.cat.Lookup(words)
+	if !res.ReadOnly && !a.provenAnyway(cmd, words, &res) {
+		a.readOnly = false
+	}
+	prog := res.Program
+	if prog == "" {
+		a.unknownProgram(cmd, words)
+		return
+	}
+	for _, e := range res.Effects {
+		a.effect(string(e))
+	}
+	if res.Has(catalogue.Download) {
+		a.downloads = append(a.downloads, words[0])
+	}
+	if decoder(words) {
+		a.decodes = append(a.decodes, words[0])
+	}
+	sub := strings.Join(res.Path, " ")
+	recursive := recursiveFlag(words)
+
+	// Targets on paths, each rated by effect and place.
+	rated := map[catalogue.Effect]bool{}
+	for _, t := range res.Targets {
+		if t.Kind != catalogue.KindPath && t.Kind != catalogue.KindRemote {
+			continue
+		}
+		if t.Kind == catalogue.KindRemote && remoteWord(t.Word) {
+			continue
+		}
+		effs := t.Effects
+		if len(effs) == 0 {
+			effs = res.Effects
+		}
+		pl := a.locate(t.Word, t.Word, wordKnown(cmd, t.Word))
+		for _, e := range effs {
+			if !slices.Contains(pathEffects, e) {
+				continue
+			}
+			rated[e] = true
+			a.rateTarget(e, pl, recursive, prog)
+		}
+	}
+	// An option that writes (sed -i, perl -i) writes the operands when no
+	// operand is labelled as the one written.
+	if res.Has(catalogue.Write) && !rated[catalogue.Write] && !slices.ContainsFunc(res.Targets, func(t catalogue.Target) bool {
+		return slices.Contains(t.Effects, catalogue.Write) || t.Kind != catalogue.KindPath && t.Kind != catalogue.KindScript && t.Kind != catalogue.KindPattern
+	}) {
+		for _, t := range res.Targets {
+			if t.Kind == catalogue.KindPath && t.From == "arg" {
+				rated[catalogue.Write] = true
+				a.rateTarget(catalogue.Write, a.locate(t.Word, t.Word, wordKnown(cmd, t.Word)), false, prog)
+			}
+		}
+	}
+	// Options and operands whose meaning the catalogue does not split.
+	a.special(cmd, words, &res, rated)
+
+	for _, f := range res.Findings {
+		lvl := baseLevel(f.Effect)
+		if slices.Contains(pathEffects, f.Effect) && rated[f.Effect] {
+			lvl = low
+		}
+		lvl, why := a.adjust(prog, sub, words, f, lvl)
+		if why == "" {
+			why = f.Why
+		}
+		a.add(Finding{Rule: "effect", Level: lvl, Effect: string(f.Effect), Words: f.Words, Why: why})
+	}
+	if res.Has(catalogue.Egress) {
+		a.egress(cmd, words, &res)
+	}
+	if slices.Contains(networkPrograms, path.Base(words[0])) || prog == "socat" {
+		a.networkShell(cmd, words, &res)
+	}
+	for _, t := range res.Targets {
+		switch t.Kind {
+		case catalogue.KindShell:
+			lvl := a.innerLine(t.Word)
+			a.add(Finding{Rule: "flow", Level: model.MaxRisk(lvl, medium), Effect: string(catalogue.ExecArg), Words: []string{t.From, t.Word},
+				Why: prog + " runs a command line given in " + describeFrom(t.From)})
+		case catalogue.KindCode:
+			a.opaque = append(a.opaque, t.Word)
+			lvl := medium
+			why := prog + " runs code given in " + describeFrom(t.From) + ", which the analysis cannot read"
+			if reverseShellCode(t.Word) {
+				lvl, why = high, prog+" runs code that connects a shell to the network"
+			}
+			a.add(Finding{Rule: "opaque", Level: lvl, Effect: string(catalogue.ExecArg), Words: []string{t.From, t.Word}, Why: why})
+		case catalogue.KindCommand:
+			if t.From == "arg" || isChildOf(cmd, t.Word) {
+				continue // shell/ unwrapped it: judged as its own command
+			}
+			if depth >= maxInner {
+				a.add(Finding{Rule: "opaque", Level: medium, Words: t.Words, Why: "commands given in options nested too deep to read"})
+				continue
+			}
+			a.add(Finding{Rule: "flow", Level: medium, Effect: string(catalogue.ExecArg), Words: append([]string{t.From}, t.Words...),
+				Why: prog + " runs a command given in " + describeFrom(t.From)})
+			if len(t.Words) > 0 && !strings.HasPrefix(t.From, "-exec") && !strings.HasPrefix(t.From, "-ok") {
+				a.lookup(cmd, t.Words, depth+1)
+			}
+		case catalogue.KindScript:
+			a.script1(prog, t.Word, wordKnown(cmd, t.Word))
+		}
+	}
+	if cmd != nil && cmd.Opaque != nil && cmd.Opaque.Kind == "inline" && reverseShellCode(cmd.Opaque.Code) {
+		a.add(Finding{Rule: "flow", Level: high, Effect: string(catalogue.NetworkListen), Words: []string{words[0], cmd.Opaque.Code},
+			Why: "runs code that connects a shell to the network (a reverse or bind shell)"})
+	}
+}
+
+func describeFrom(from string) string {
+	if from == "" || from == "arg" {
+		return "its words"
+	}
+	return from
+}
+
+// isChildOf: for find -exec, the shell parser made the command run a
+// command of its own (judged there).
+func isChildOf(cmd *shell.Command, _ string) bool {
+	return cmd != nil && len(cmd.Words) > 0 && (cmd.Words[0].Value == "find" || path.Base(cmd.Words[0].Value) == "find")
+}
+
+func wordKnown(cmd *shell.Command, value string) bool {
+	if cmd == nil {
+		return true
+	}
+	for _, w := range cmd.Words {
+		if w.Value == value {
+			return w.Known
+		}
+	}
+	return true
+}
+
+// remoteWord: host:path (scp, rsync), not a local path.
+func remoteWord(w string) bool {
+	i := strings.IndexByte(w, ':')
+	if i <= 0 {
+		return strings.HasPrefix(w, "rsync://")
+	}
+	return !strings.Contains(w[:i], "/")
+}
+
+func recursiveFlag(words []string) bool {
+	for _, w := range words[1:] {
+		if w == "--recursive" || w == "--no-preserve-root" {
+			return true
+		}
+		if len(w) > 1 && w[0] == '-' && w[1] != '-' && strings.ContainsAny(w[1:], "rR") {
+			return true
+		}
+	}
+	return false
+}
+
+// rateTarget adds the finding for effect e on a path at pl.
+func (a *analysis) rateTarget(e catalogue.Effect, pl place, recursive bool, prog string) {
+	words := []string{pl.word}
+	switch {
+	case pl.harmless:
+		return
+	case e == catalogue.Read:
+		if pl.sens != nil && pl.sens.secret || pl.extra != "" {
+			a.secretRead = append(a.secretRead, pl.word)
+			a.add(Finding{Rule: "target", Level: medium, Effect: string(e), Words: words, Why: "reads " + pl.word + ", " + pl.describe()})
+		}
+		return
+	}
+	verb := map[catalogue.Effect]string{catalogue.Write: "writes", catalogue.Delete: "deletes", catalogue.Privilege: "changes the owner or mode of"}[e]
+	why := verb + " " + pl.word + ", " + pl.describe()
+	lvl := low
+	switch {
+	case pl.net:
+		lvl, why = high, verb+" "+pl.word+", a network connection"
+	case pl.device:
+		lvl, why = high, verb+" "+pl.word+", a disk device (its data is lost)"
+	case pl.sens != nil || pl.extra != "":
+		lvl = high
+		if pl.sens != nil && pl.sens.history && e != catalogue.Privilege {
+			a.effect(string(catalogue.HistoryErase))
+			e = catalogue.HistoryErase
+			why = verb + " " + pl.word + ", " + pl.describe() + " (erases a record of what was done)"
+		}
+	case pl.inside:
+		lvl = low
+	case e == catalogue.Delete && pl.tmp:
+		lvl = medium
+	case e == catalogue.Delete && !pl.known:
+		lvl = medium
+		if recursive {
+			lvl = high
+		}
+	case e == catalogue.Delete:
+		lvl = high
+	case pl.tmp:
+		lvl = low
+	default: // write or privilege outside the workspace, or not certain where
+		lvl = medium
+		if recursive && e == catalogue.Privilege {
+			lvl = high
+		}
+	}
+	a.add(Finding{Rule: "target", Level: lvl, Effect: string(e), Words: words, Why: why})
+}
+
+// unknownProgram: a program the catalogue does not describe is never
+// proven read-only, and nothing says what it does to its operands; it is
+// LOW unless an operand is a sensitive target, which it may write.
+func (a *analysis) unknownProgram(cmd *shell.Command, words []string) {
+	a.readOnly = false
+	a.add(Finding{Rule: "unknown", Level: low, Words: []string{words[0]},
+		Why: words[0] + " is not in the catalogue: what it does is not known"})
+	for _, w := range words[1:] {
+		if w == "" || strings.HasPrefix(w, "-") && !strings.Contains(w, "=") {
+			continue
+		}
+		v := w
+		if i := strings.IndexByte(w, '='); i > 0 && strings.HasPrefix(w, "-") {
+			v = w[i+1:]
+		}
+		if !strings.ContainsAny(v, "/~.") && !strings.HasPrefix(v, "$") {
+			continue
+		}
+		pl := a.locate(w, v, wordKnown(cmd, w))
+		if pl.sens != nil || pl.extra != "" || pl.device {
+			a.add(Finding{Rule: "target", Level: high, Effect: string(catalogue.Write), Words: []string{w},
+				Why: words[0] + ", a program not in the catalogue, may change " + w + ", " + pl.describe()})
+		}
+	}
+}
+
+var protectedBranch = regexp.MustCompile(`^(?:refs/heads/)?(?:main|master|trunk|develop|release[-/].*|release|prod|production|stable|gh-pages)$`)
+
+// pushRefs returns the branch names a git push names (refspec
+// destinations), with "+" or ":" kept off.
+func pushRefs(words []string) []string {
+	var out []string
+	pos := 0
+	for i := 2; i < len(words); i++ {
+		w := words[i]
+		if strings.HasPrefix(w, "-") {
+			if w == "-o" || w == "--push-option" || w == "--repo" || w == "--receive-pack" || w == "--exec" {
+				i++
+			}
+			continue
+		}
+		pos++
+		if pos == 1 {
+			continue // the remote
+		}
+		w = strings.TrimPrefix(w, "+")
+		if j := strings.LastIndexByte(w, ':'); j >= 0 {
+			w = w[j+1:]
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// adjust refines an effect's level for the program where the catalogue's
+// effect alone says too much or too little.
+func (a *analysis) adjust(prog, sub string, words []string, f catalogue.Finding, lvl model.RiskLevel) (model.RiskLevel, string) {
+	if prog == "git" {
+		switch {
+		case f.Effect == catalogue.Delete && sub == "restore" && slices.Contains(words[2:], "."):
+			return medium, "discards every change in the working tree"
+		case sub == "push":
+			refs := pushRefs(words)
+			shared := slices.ContainsFunc(refs, protectedBranch.MatchString)
+			switch f.Effect {
+			case catalogue.Publish:
+				if shared {
+					return medium, "pushes to " + strings.Join(refs, ", ") + ", a shared branch"
+				}
+				return low, "pushes commits to a branch of the remote"
+			case catalogue.HistoryRewrite:
+				if shared {
+					return high, "force-pushes to " + strings.Join(refs, ", ") + ", a shared branch: overwrites its history for everyone"
+				}
+				if len(refs) == 0 {
+					return medium, "force-pushes the current branch (which may be shared)"
+				}
+				return medium, "force-pushes to " + strings.Join(refs, ", ") + ", overwriting the remote branch's history"
+			case catalogue.Delete:
+				if shared {
+					return high, "deletes " + strings.Join(refs, ", ") + ", a shared branch, on the remote"
+				}
+			}
+		case f.Effect == catalogue.HistoryRewrite && (sub == "rebase" || sub == "commit" || sub == "pull"):
+			return low, "rewrites local commits (nothing published changes without a force push)"
+		case f.Effect == catalogue.Delete && (sub == "checkout" || sub == "switch"):
+			if !slices.ContainsFunc(words[2:], func(w string) bool {
+				return w == "--" || w == "." || w == "-f" || w == "--force" || w == "--discard-changes"
+			}) {
+				return low, "switches branches"
+			}
+			return medium, "discards changes in the working tree"
+		}
+	}
+	if (prog == "docker" || prog == "podman") && (f.Effect == catalogue.Delete || f.Effect == catalogue.InfraDestroy) {
+		all := slices.ContainsFunc(words, func(w string) bool {
+			return w == "--volumes" || w == "--all" || strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--") && strings.Contains(w, "a")
+		})
+		switch {
+		case sub == "system prune" && all, sub == "volume prune", sub == "volume rm", sub == "system reset", strings.HasPrefix(sub, "volume") && f.Effect == catalogue.Delete:
+			return high, prog + " " + sub + ": deletes volumes or every unused image and container (their data is lost)"
+		}
+	}
+	if prog == "docker" && strings.Contains(strings.Join(words, " "), "system reset") {
+		return high, words[0] + " system reset: deletes every container, image and volume"
+	}
+	if f.Effect == catalogue.ProcessControl && (prog == "kill") {
+		for _, w := range words[1:] {
+			if w == "-1" || w == "1" {
+				return high, "signals every process (or init)"
+			}
+		}
+		return medium, ""
+	}
+	return lvl, ""
+}
+
+// special reads operands and option values the catalogue does not split:
+// dd's if=/of=, chmod modes, chown owners, SQL and database commands, git
+// -c keys.
+func (a *analysis) special(cmd *shell.Command, words []string, res *catalogue.Result, rated map[catalogue.Effect]bool) {
+	prog := res.Program
+	switch prog {
+	case "dd":
+		for _, w := range words[1:] {
+			if v, ok := strings.CutPrefix(w, "of="); ok {
+				rated[catalogue.Write] = true
+				a.rateTarget(catalogue.Write, a.locate(v, v, wordKnown(cmd, w)), false, prog)
+			}
+			if v, ok := strings.CutPrefix(w, "if="); ok {
+				a.rateTarget(catalogue.Read, a.locate(v, v, wordKnown(cmd, w)), false, prog)
+			}
+		}
+	case "truncate":
+		zero := false
+		for k, w := range words[1:] {
+			if w == "--size=0" || w == "-s0" || (w == "-s" || w == "--size") && k+2 < len(words) && words[k+2] == "0" {
+				zero = true
+			}
+		}
+		if zero {
+			for _, t := range res.Targets {
+				if t.Kind == catalogue.KindPath && t.Word != "0" {
+					a.emptied(a.locate(t.Word, t.Word, wordKnown(cmd, t.Word)), t.Word)
+				}
+			}
+		}
+	case "cp", "mv":
+		var ops []string
+		for _, w := range words[1:] {
+			if !strings.HasPrefix(w, "-") {
+				ops = append(ops, w)
+			}
+		}
+		if len(ops) >= 2 && prog == "cp" && ops[0] == "/dev/null" {
+			a.emptied(a.locate(ops[len(ops)-1], ops[len(ops)-1], wordKnown(cmd, ops[len(ops)-1])), ops[len(ops)-1])
+		}
+		if len(ops) >= 2 && prog == "mv" && ops[len(ops)-1] == "/dev/null" {
+			for _, o := range ops[:len(ops)-1] {
+				a.emptied(a.locate(o, o, wordKnown(cmd, o)), o)
+			}
+		}
+	case "chmod":
+		for _, w := range words[1:] {
+			if setuidMode(w) {
+				a.add(Finding{Rule: "effect", Level: high, Effect: string(catalogue.Privilege), Words: []string{w},
+					Why: "sets the setuid or setgid bit: the program runs as its owner"})
+			}
+			if w == "777" || w == "0777" || w == "a+rwx" || w == "ugo+rwx" || w == "o+w" || w == "a+w" {
+				for _, t := range res.Targets {
+					if t.Kind == catalogue.KindPath {
+						pl := a.locate(t.Word, t.Word, wordKnown(cmd, t.Word))
+						if !pl.inside || pl.sens != nil {
+							a.add(Finding{Rule: "target", Level: high, Effect: string(catalogue.Privilege), Words: []string{w, t.Word},
+								Why: "lets everyone write " + t.Word + ", " + pl.describe()})
+						}
+					}
+				}
+			}
+		}
+	case "chown", "chgrp":
+		for _, w := range words[1:] {
+			if strings.HasPrefix(w, "-") {
+				continue
+			}
+			owner, _, _ := strings.Cut(w, ":")
+			if owner == "root" || owner == "0" {
+				a.add(Finding{Rule: "effect", Level: high, Effect: string(catalogue.Privilege), Words: []string{w},
+					Why: "gives files to root"})
+			}
+			break
+		}
+	case "git":
+		for k := 1; k+1 < len(words); k++ {
+			if words[k] != "-c" && words[k] != "--config-env" {
+				if !strings.HasPrefix(words[k], "-") {
+					break
+				}
+				continue
+			}
+			a.gitConfig(words[k+1])
+			k++
+		}
+		if len(res.Path) > 0 && res.Path[0] == "config" {
+			for _, w := range words[2:] {
+				if gitCommandKey(strings.ToLower(w)) || strings.EqualFold(w, "core.hookspath") {
+					a.add(Finding{Rule: "target", Level: high, Effect: string(catalogue.Write), Words: []string{w},
+						Why: "sets " + w + " in git's configuration: git will run that command or hooks from there"})
+				}
+			}
+		}
+	}
+	if dbClient(prog) {
+		a.sql(words)
+	}
+}
+
+func setuidMode(w string) bool {
+	if strings.Contains(w, "+s") || strings.Contains(w, "u+s") || strings.Contains(w, "g+s") {
+		return true
+	}
+	if len(w) == 4 && strings.Trim(w, "01234567") == "" && (w[0] == '4' || w[0] == '2' || w[0] == '6') {
+		return true
+	}
+	return false
+}
+
+func gitCommandKey(k string) bool {
+	switch k {
+	case "core.pager", "core.sshcommand", "core.editor", "core.fsmonitor", "core.askpass", "diff.external",
+		"sequence.editor", "gpg.program", "gpg.ssh.program", "credential.helper", "uploadpack.packobjectshook",
+		"core.gitproxy", "web.browser", "merge.tool", "diff.tool", "protocol.ext.allow":
+		return true
+	}
+	for _, suf := range []string{".textconv", ".command", ".driver", ".clean", ".smudge", ".process", ".cmd", ".helper"} {
+		if strings.HasSuffix(k, suf) {
+			return true
+		}
+	}
+	return strings.HasPrefix(k, "alias.") || strings.HasPrefix(k, "pager.")
+}
+
+// gitConfig rates one git -c KEY=VALUE.
+func (a *analysis) gitConfig(kv string) {
+	k, v, _ := strings.Cut(kv, "=")
+	lk := strings.ToLower(k)
+	switch {
+	case lk == "core.hookspath":
+		a.add(Finding{Rule: "flow", Level: medium, Effect: string(catalogue.ExecArg), Words: []string{"-c", kv},
+			Why: "git -c core.hooksPath runs hooks from " + v})
+	case strings.HasPrefix(lk, "alias.") && !strings.HasPrefix(v, "!"):
+		// an alias to another git command: judged as that.
+	case gitCommandKey(lk):
+		line := strings.TrimPrefix(v, "!")
+		lvl := a.innerLine(line)
+		a.add(Finding{Rule: "flow", Level: model.MaxRisk(lvl, medium), Effect: string(catalogue.ExecArg), Words: []string{"-c", kv},
+			Why: "git -c " + k + " makes git run a command: " + line})
+	}
+}
+
+func dbClient(p string) bool {
+	switch p {
+	case "psql", "mysql", "mariadb", "sqlite3", "mongosh", "mongo", "redis-cli", "clickhouse-client", "cqlsh", "sqlcmd", "duckdb", "cockroach":
+		return true
+	}
+	return false
+}
+
+var (
+	sqlWorst = regexp.MustCompile(`(?i)\b(drop\s+(database|schema|table|keyspace|user|role)|truncate\b|flushall|flushdb|dropdatabase|\.drop\(\)|delete\s+from\s+[\w."]+\s*(;|$|'|")|deletemany\(\s*\{\s*\})`)
+	sqlWrite = regexp.MustCompile(`(?i)\b(delete|update|insert|alter|drop|create|grant|revoke|del|set|deleteone|deletemany|updatemany|remove)\b`)
+)
+
+// sql reads the statements given to a database client on its line.
+func (a *analysis) sql(words []string) {
+	text := strings.Join(words[1:], " ")
+	switch {
+	case sqlWorst.MatchString(text):
+		m := sqlWorst.FindString(text)
+		a.effect(string(catalogue.Delete))
+		a.add(Finding{Rule: "effect", Level: high, Effect: string(catalogue.Delete), Words: []string{m},
+			Why: "destroys database data (" + strings.TrimSpace(m) + ")"})
+	case sqlWrite.MatchString(text):
+		m := sqlWrite.FindString(text)
+		a.effect(string(catalogue.Write))
+		a.add(Finding{Rule: "effect", Level: medium, Effect: string(catalogue.Write), Words: []string{m},
+			Why: "changes database data (" + m + ")"})
+	}
+}
+
+// egress rates what a command sends to another host.
+func (a *analysis) egress(cmd *shell.Command, words []string, res *catalogue.Result) {
+	a.egressCmd = append(a.egressCmd, words[0])
+	var sent []place
+	for _, t := range res.Targets {
+		if (t.Kind == catalogue.KindPath || t.Kind == catalogue.KindRemote) && slices.Contains(t.Effects, catalogue.Egress) {
+			sent = append(sent, a.locate(t.Word, t.Word, wordKnown(cmd, t.Word)))
+		}
+	}
+	// scp and rsync: local sources to a remote destination.
+	var remoteArgs []string
+	var localArgs []catalogue.Target
+	for _, t := range res.Targets {
+		if t.Kind == catalogue.KindRemote && t.From == "arg" {
+			if remoteWord(t.Word) {
+				remoteArgs = append(remoteArgs, t.Word)
+			} else {
+				localArgs = append(localArgs, t)
+			}
+		}
+	}
+	if n := len(res.Targets); len(remoteArgs) > 0 && n > 0 && remoteWord(res.Targets[n-1].Word) {
+		for _, t := range localArgs {
+			sent = append(sent, a.locate(t.Word, t.Word, wordKnown(cmd, t.Word)))
+		}
+	}
+	// name=@FILE, @FILE: a file sent as a form field or body.
+	for _, w := range words[1:] {
+		if i := strings.IndexByte(w, '@'); i >= 0 && i+1 < len(w) && strings.IndexByte("/~.$", w[i+1]) >= 0 && (i == 0 || strings.HasSuffix(w[:i], "=")) {
+			f := w[i+1:]
+			if !slices.ContainsFunc(sent, func(p place) bool { return p.word == f }) {
+				sent = append(sent, a.locate(f, f, wordKnown(cmd, w)))
+			}
+		}
+	}
+	if cmd != nil {
+		for _, r := range cmd.Redirs {
+			if r.Reads && !r.Here {
+				sent = append(sent, a.locate(r.Target.Raw, r.Target.Value, r.Target.Known))
+			}
+		}
+	}
+	for _, pl := range sent {
+		lvl, why := medium, "sends "+pl.word+" to another host"
+		if pl.sens != nil && pl.sens.secret || pl.extra != "" {
+			lvl, why = high, "sends "+pl.word+", "+pl.describe()+", to another host"
+			a.secretRead = append(a.secretRead, pl.word)
+		}
+		a.add(Finding{Rule: "flow", Level: lvl, Effect: string(catalogue.Egress), Words: []string{words[0], pl.word}, Why: why})
+	}
+	if len(sent) == 0 && cmd != nil && len(cmd.Pipe.From) > 0 && res.Program != "git" {
+		a.add(Finding{Rule: "flow", Level: medium, Effect: string(catalogue.Egress), Words: []string{words[0]},
+			Why: words[0] + " sends what the command before it outputs to another host"})
+	}
+}
+
+// networkShell finds a shell joined to a network connection: nc -e,
+// ncat --exec, socat EXEC:.
+func (a *analysis) networkShell(cmd *shell.Command, words []string, res *catalogue.Result) {
+	for _, w := range words[1:] {
+		lw := strings.ToLower(w)
+		if w == "-e" || w == "-c" || strings.HasPrefix(lw, "--exec") || strings.HasPrefix(lw, "--sh-exec") || strings.HasPrefix(lw, "--lua-exec") ||
+			strings.HasPrefix(lw, "exec:") || strings.HasPrefix(lw, "system:") || strings.Contains(lw, ",exec:") || strings.Contains(lw, "pty") && strings.Contains(lw, "exec") {
+			a.add(Finding{Rule: "flow", Level: high, Effect: string(catalogue.Shell), Words: []string{words[0], w},
+				Why: words[0] + " joins a program or shell to a network connection (a reverse or bind shell)"})
+			return
+		}
+	}
+	for _, w := range words[1:] {
+		lw := strings.ToLower(w)
+		if strings.HasPrefix(lw, "tcp-listen:") || strings.HasPrefix(lw, "udp-listen:") || strings.HasPrefix(lw, "openssl-listen:") {
+			a.effect(string(catalogue.NetworkListen))
+			a.add(Finding{Rule: "effect", Level: medium, Effect: string(catalogue.NetworkListen), Words: []string{words[0], w},
+				Why: words[0] + " listens on a network port"})
+		}
+	}
+}
+
+var reverseShellRe = regexp.MustCompile(`(?i)(socket|tcpsocket|fsockopen|net\.connect|/dev/tcp|io\.popen|createconnection)`)
+var spawnRe = regexp.MustCompile(`(?i)(subprocess|pty\.spawn|os\.dup2|dup2|/bin/(ba)?sh|exec\s*\(|spawn|popen|system\s*\(|child_process|cmd\.exe|\bsh\b)`)
+
+// reverseShellCode: inline code that opens a socket and runs a shell or a
+// program on it.
+func reverseShellCode(code string) bool {
+	return reverseShellRe.MatchString(code) && spawnRe.MatchString(code)
+}
+
+// script1 reads a sed or awk program given on the line.
+func (a *analysis) script1(prog, script string, known bool) {
+	if !known {
+		a.readOnly = false
+		a.add(Finding{Rule: "opaque", Level: medium, Effect: string(catalogue.ExecArg), Words: []string{script},
+			Why: prog + " runs a program that is not certain"})
+		return
+	}
+	switch prog {
+	case "awk":
+		if awkRuns.MatchString(script) {
+			a.readOnly = false
+			a.add(Finding{Rule: "flow", Level: medium, Effect: string(catalogue.ExecArg), Words: []string{script},
+				Why: "the awk program runs commands (system, or a pipe to or from a command)"})
+		} else if awkWrites.MatchString(script) {
+			a.readOnly = false
+			a.add(Finding{Rule: "effect", Level: medium, Effect: string(catalogue.Write), Words: []string{script},
+				Why: "the awk program writes to files"})
+		}
+	case "sed":
+		if sedRuns(script) {
+			a.readOnly = false
+			a.add(Finding{Rule: "flow", Level: medium, Effect: string(catalogue.ExecArg), Words: []string{script},
+				Why: "the sed script runs commands or writes files (e, w)"})
+		}
+	}
+}
+
+var (
+	awkRuns   = regexp.MustCompile(`system\s*\(|\|\s*&?\s*(getline|")|"[^"]*"\s*\|\s*(getline|&)|\|&|\|\s*[A-Za-z_]\w*\s*(;|\}|$)`)
+	awkWrites = regexp.MustCompile(`print[f]?[^;}]*>\s*>?\s*("|\$|[A-Za-z_])`)
+	sedCmd    = regexp.MustCompile(`(^|[;\n}]|\d|/|\$)\s*[ewW](\s|$)`)
+)
+
+// redirects rates a command's redirections.
+func (a *analysis) redirects(cmd *shell.Command, words []string) {
+	for _, r := range cmd.Redirs {
+		if r.Here {
+			continue
+		}
+		pl := a.locate(r.Target.Raw, r.Target.Value, r.Target.Known)
+		if pl.net {
+			a.readOnly = false
+			a.effect(string(catalogue.Egress))
+			a.add(Finding{Rule: "flow", Level: high, Effect: string(catalogue.Egress), Words: []string{r.Op + r.Target.Raw},
+				Why: "opens a network connection through " + r.Target.Value + " (a reverse shell when a shell's input or output)"})
+			a.egressCmd = append(a.egressCmd, r.Target.Raw)
+			continue
+		}
+		if r.Dup {
+			continue
+		}
+		if r.Writes {
+			if pl.harmless {
+				continue
+			}
+			a.readOnly = false
+			a.effect(string(catalogue.Write))
+			a.rateTarget(catalogue.Write, pl, false, "")
+			if r.Truncates && emptiesFile(words) {
+				a.emptied(pl, r.Op+r.Target.Raw)
+			}
+		}
+		if r.Reads {
+			if !r.Target.Known {
+				a.readOnly = false
+			}
+			a.rateTarget(catalogue.Read, pl, false, "")
+		}
+	}
+}
+
+// sedRuns: a sed script that may run commands or write files: an e, w or
+// W command, or an s command with the e or w flag.
+func sedRuns(script string) bool {
+	if sedCmd.MatchString(script) {
+		return true
+	}
+	for i := 0; i+1 < len(script); i++ {
+		if script[i] != 's' || (i > 0 && script[i-1] != ';' && script[i-1] != ' ' && script[i-1] != '\n' && script[i-1] != '/' && script[i-1] != '}' && (script[i-1] < '0' || script[i-1] > '9')) {
+			continue
+		}
+		d := script[i+1]
+		if d == ' ' || d == '\\' || d == '\n' {
+			continue
+		}
+		// s d re d repl d flags
+		k, parts := i+2, 0
+		for k < len(script) && parts < 2 {
+			if script[k] == '\\' {
+				k += 2
+				continue
+			}
+			if script[k] == d {
+				parts++
+			}
+			k++
+		}
+		for k < len(script) && strings.IndexByte("gpiImM0123456789", script[k]) >= 0 {
+			k++
+		}
+		if parts == 2 && k < len(script) && (script[k] == 'e' || script[k] == 'w' || script[k] == 'W') {
+			return true
+		}
+	}
+	return false
+}
+
+// provenAnyway proves read-only what the catalogue leaves open: the
+// version or help of a known program, a sed or awk program read here and
+// found to neither write nor run anything.
+func (a *analysis) provenAnyway(cmd *shell.Command, words []string, res *catalogue.Result) bool {
+	if res.Program == "" || len(res.Unknown) > 0 {
+		return false
+	}
+	if len(words) == 2 && len(res.Path) == 0 {
+		switch words[1] {
+		case "--version", "-version", "-V", "--help", "-h", "version":
+			return cmd == nil || cmd.Opaque == nil || cmd.Opaque.Kind != "script"
+		}
+	}
+	if res.Program != "sed" && res.Program != "awk" {
+		return false
+	}
+	for _, e := range res.Effects {
+		if e != catalogue.Read && e != catalogue.ExecArg {
+			return false
+		}
+	}
+	var script string
+	for _, t := range res.Targets {
+		if t.Kind == catalogue.KindScript {
+			if script != "" || t.From != "arg" {
+				return false // -f FILE, -e twice: not read here
+			}
+			script = t.Word
+		}
+	}
+	if script == "" || !wordKnown(cmd, script) {
+		return false
+	}
+	if res.Program == "sed" {
+		return !sedRuns(script)
+	}
+	return !awkRuns.MatchString(script) && !awkWrites.MatchString(script)
+}
+
+// emptiesFile: the command writes nothing, so a truncating redirection of
+// its output empties the file (": > app.db", "echo > data.csv").
+func emptiesFile(words []string) bool {
+	if len(words) == 0 {
+		return true
+	}
+	switch words[0] {
+	case ":", "true", "false":
+		return true
+	case "echo":
+		return len(words) == 1 || len(words) == 2 && words[1] == "-n"
+	case "printf":
+		return len(words) == 2 && words[1] == ""
+	case "cat":
+		return len(words) == 2 && words[1] == "/dev/null"
+	}
+	return false
+}
+
+// emptied rates a file emptied or thrown away (": > f", "truncate -s 0
+// f", "cp /dev/null f", "mv f /dev/null"): its content is lost, even
+// inside the workspace.
+func (a *analysis) emptied(pl place, word string) {
+	a.effect(string(catalogue.Delete))
+	lvl := medium
+	if pl.sens != nil || pl.extra != "" || pl.device || !pl.inside && !pl.tmp {
+		lvl = high
+	}
+	a.add(Finding{Rule: "target", Level: lvl, Effect: string(catalogue.Delete), Words: []string{word},
+		Why: "empties " + pl.word + ", " + pl.describe() + " (its content is lost)"})
+}
