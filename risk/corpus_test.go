@@ -38,6 +38,11 @@ var corpusFiles = []corpusFile{
 	{"techniques.txt", 150},
 	{"readonly.txt", 120},
 	{"workspace.txt", 80},
+	{"destroyers-holdout.txt", 40},
+	{"destroyers-worst-holdout.txt", 40},
+	{"techniques-holdout.txt", 40},
+	{"readonly-holdout.txt", 40},
+	{"workspace-holdout.txt", 38},
 }
 
 type corpusFile struct {
@@ -165,6 +170,14 @@ var corpusTargets = []corpusTarget{
 	{"read-only commands LOW", []string{"readonly.txt"}, 100, isLow},
 	{"read-only commands proven read-only", []string{"readonly.txt"}, 90, isReadOnly},
 	{"workspace commands LOW", []string{"workspace.txt"}, 85, isLow},
+	// Held out: written after the analysis was tuned and measured once as
+	// written (see testdata/corpora/NOTES.md).
+	{"held out: destroyers at MEDIUM or above", []string{"destroyers-holdout.txt", "destroyers-worst-holdout.txt"}, 97, atLeast(model.RiskMedium)},
+	{"held out: the worst destroyers at HIGH", []string{"destroyers-worst-holdout.txt"}, 85, atLeast(model.RiskHigh)},
+	{"held out: techniques at MEDIUM or above", []string{"techniques-holdout.txt"}, 90, atLeast(model.RiskMedium)},
+	{"held out: read-only commands LOW", []string{"readonly-holdout.txt"}, 100, isLow},
+	{"held out: read-only commands proven read-only", []string{"readonly-holdout.txt"}, 90, isReadOnly},
+	{"held out: workspace commands LOW", []string{"workspace-holdout.txt"}, 85, isLow},
 }
 
 // corpusRow is a target's result.
