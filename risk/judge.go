@@ -111,7 +111,11 @@ var defaultCatalogue = sync.OnceValues(catalogue.Default)
 // finding at MEDIUM; code that cannot be read an "opaque" one at MEDIUM.
 // See NOTES.md for the rules and their levels.
 func Judge(command string, c Context) Judgement {
-	t := Classify(command)
+	return judgeWith(command, c, Classify(command))
+}
+
+// judgeWith is Judge with the table's verdict t already known.
+func judgeWith(command string, c Context, t Verdict) Judgement {
 	j := Judgement{Level: t.Level, Hardline: t.Hardline, Table: t}
 	for _, m := range t.Matches {
 		j.Findings = append(j.Findings, Finding{Rule: "hermes", Level: m.Level, Words: []string{}, Why: m.Description})
@@ -166,5 +170,17 @@ func (j *Judgement) add(f Finding) {
 // sortFindings orders findings most urgent first, keeping the order found
 // among equals.
 func sortFindings(fs []Finding) {
-	slices.SortStableFunc(fs, func(x, y Finding) int { return y.Level.Rank() - x.Level.Rank() })
+	sorted := slices.IsSortedFunc(fs, func(x, y Finding) int { return y.Level.Rank() - x.Level.Rank() })
+	if sorted {
+		return
+	}
+	out := make([]Finding, 0, len(fs))
+	for _, l := range []model.RiskLevel{model.RiskUnknown, model.RiskTier2, model.RiskHigh, model.RiskMedium, model.RiskLow} {
+		for _, f := range fs {
+			if f.Level.Rank() == l.Rank() {
+				out = append(out, f)
+			}
+		}
+	}
+	copy(fs, out)
 }

@@ -35,6 +35,9 @@ type analysis struct {
 	egressCmd  []string // words of commands that send data to another host
 	opaque     []string // words of code that cannot be read
 	inner      int      // depth of commands given in options
+	s          *shell.Script
+	roots      map[*shell.Command][]string // find's start paths
+	placed     map[locKey]place            // words already located
 }
 
 func (a *analysis) add(f Finding) {
@@ -52,6 +55,10 @@ func (a *analysis) effect(e string) {
 
 // script judges every command of a parsed line.
 func (a *analysis) script(s *shell.Script) {
+	a.s = s
+	if a.roots == nil {
+		a.roots = map[*shell.Command][]string{}
+	}
 	for _, f := range s.Findings {
 		a.readOnly = false
 		switch {
@@ -118,6 +125,9 @@ func (a *analysis) command(s *shell.Script, i int, cmd *shell.Command) {
 	name := cmd.Words[0]
 	base := path.Base(name.Value)
 	if lvl, ok := a.c.Programs[base]; ok {
+		if !lvl.Valid() || lvl.Rank() > high.Rank() {
+			lvl = high // a level the judgement does not give: the highest it does
+		}
 		a.add(Finding{Rule: "config", Level: model.MaxRisk(lvl, low), Words: []string{name.Raw},
 			Why: base + " is a program the configuration marks sensitive"})
 		a.readOnly = false
@@ -207,7 +217,7 @@ func (a *analysis) opaqueCommand(s *shell.Script, i int, cmd *shell.Command, wor
 	case "script":
 		// A script of the workspace (node scripts/build.js, python
 		// manage.py) is the workspace's code, like make.
-		if o.Code != "" && !strings.HasPrefix(o.Code, "-") {
+		if o.Code != "" && !strings.HasPrefix(o.Code, "-") && len(a.downloads) == 0 {
 			pl := a.locate(o.Code, unquote(o.Code), !strings.ContainsAny(o.Code, "$`*?[~"))
 			if pl.inside && pl.sens == nil {
 				a.effect(string(catalogue.RunWorkspace))

@@ -220,8 +220,32 @@ type place struct {
 // locate places a path word. value is its best reading (shell.Word.Value),
 // raw as written, known whether value is certain.
 func (a *analysis) locate(raw, value string, known bool) place {
+	key := locKey{raw, value, known}
+	if pl, ok := a.placed[key]; ok {
+		return pl
+	}
+	pl := a.locate1(raw, value, known)
+	if a.placed == nil {
+		a.placed = map[locKey]place{}
+	}
+	a.placed[key] = pl
+	return pl
+}
+
+type locKey struct {
+	raw, value string
+	known      bool
+}
+
+func (a *analysis) locate1(raw, value string, known bool) place {
 	pl := place{word: raw, known: known}
 	v := value
+	if strings.HasPrefix(v, "/") && known && a.c.Cwd != "" {
+		cwd := path.Clean(a.c.Cwd)
+		if c := path.Clean(v); cwd != "/" && (c == cwd || strings.HasPrefix(c, cwd+"/")) {
+			pl.inside = true
+		}
+	}
 	// $HOME and ${HOME} are a home directory like ~.
 	for _, h := range []string{"$HOME", "${HOME}"} {
 		if v == h || strings.HasPrefix(v, h+"/") {
@@ -229,7 +253,11 @@ func (a *analysis) locate(raw, value string, known bool) place {
 		}
 	}
 	if strings.HasPrefix(v, "~") {
-		// ~ or ~/x, or ~user/x: some home.
+		// ~ or ~/x, or ~user/x: some home, surely outside the workspace
+		// (the tilde is what made the word not certain, not where it is).
+		if !strings.ContainsAny(raw, "$`*?[{") {
+			pl.known = true
+		}
 		rest := v[1:]
 		if i := strings.IndexByte(rest, '/'); i >= 0 {
 			rest = rest[i:]
@@ -273,12 +301,6 @@ func (a *analysis) locate(raw, value string, known bool) place {
 	}
 	if pl.p == "" {
 		pl.p = v
-	}
-	if strings.HasPrefix(v, "/") && a.c.Cwd != "" {
-		cwd := path.Clean(a.c.Cwd)
-		if cwd != "/" && (v == cwd || strings.HasPrefix(v, cwd+"/")) && known {
-			pl.inside = true
-		}
 	}
 	if strings.HasPrefix(pl.p, "/tmp/") || strings.HasPrefix(pl.p, "/var/tmp/") || pl.p == "/tmp" {
 		pl.tmp = true
@@ -329,10 +351,10 @@ func matchSensitive(p, cwd string) *sensitive {
 			name := m[2:]
 			if strings.HasSuffix(name, "/") {
 				dir := strings.TrimSuffix(name, "/")
-				if base == dir || strings.Contains("/"+p+"/", "/"+dir+"/") {
+				if base == dir || hasComponent(p, dir) {
 					return s
 				}
-			} else if base == name || strings.HasSuffix("/"+p, "/"+name) {
+			} else if base == name || strings.HasSuffix(p, name) && (len(p) == len(name) || p[len(p)-len(name)-1] == '/') {
 				return s
 			}
 		case strings.HasPrefix(m, "*."):
@@ -412,4 +434,20 @@ func exampleFile(base string) bool {
 		}
 	}
 	return false
+}
+
+// hasComponent reports whether the directory dir is a component of p.
+func hasComponent(p, dir string) bool {
+	for i := 0; ; {
+		j := strings.Index(p[i:], dir)
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(dir)
+		if (j == 0 || p[j-1] == '/') && (end == len(p) || p[end] == '/') {
+			return true
+		}
+		i = j + 1
+	}
 }

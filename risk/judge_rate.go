@@ -67,13 +67,23 @@ func (a *analysis) lookup(cmd *shell.Command, words []string, depth int) {
 		if len(effs) == 0 {
 			effs = res.Effects
 		}
-		pl := a.locate(t.Word, t.Word, wordKnown(cmd, t.Word))
-		for _, e := range effs {
-			if !slices.Contains(pathEffects, e) {
-				continue
+		for _, pl := range a.places(cmd, t.Word) {
+			for _, e := range effs {
+				if !slices.Contains(pathEffects, e) {
+					continue
+				}
+				rated[e] = true
+				a.rateTarget(e, pl, recursive, prog)
 			}
-			rated[e] = true
-			a.rateTarget(e, pl, recursive, prog)
+		}
+	}
+	// xargs and the like add operands read from the input: not known.
+	if cmd != nil && cmd.MoreArgs && cmd.Parent < 0 {
+		for _, e := range []catalogue.Effect{catalogue.Delete, catalogue.Write, catalogue.Privilege} {
+			if res.Has(e) && !rated[e] {
+				rated[e] = true
+				a.rateTarget(e, place{word: "(words from its input)", p: "?"}, recursive, prog)
+			}
 		}
 	}
 	// An option that writes (sed -i, perl -i) writes the operands when no
@@ -305,6 +315,9 @@ func (a *analysis) adjust(prog, sub string, words []string, f catalogue.Finding,
 		case sub == "push":
 			refs := pushRefs(words)
 			shared := slices.ContainsFunc(refs, protectedBranch.MatchString)
+			if slices.Contains(words, "--all") || slices.Contains(words, "--mirror") || slices.Contains(words, "--branches") {
+				refs, shared = append(refs, "every branch"), true
+			}
 			switch f.Effect {
 			case catalogue.Publish:
 				if shared {
@@ -339,8 +352,9 @@ func (a *analysis) adjust(prog, sub string, words []string, f catalogue.Finding,
 		all := slices.ContainsFunc(words, func(w string) bool {
 			return w == "--volumes" || w == "--all" || strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--") && strings.Contains(w, "a")
 		})
+		volume := len(words) > 2 && words[1] == "volume" && (words[2] == "prune" || words[2] == "rm" || words[2] == "remove")
 		switch {
-		case sub == "system prune" && all, sub == "volume prune", sub == "volume rm", sub == "system reset", strings.HasPrefix(sub, "volume") && f.Effect == catalogue.Delete:
+		case volume, sub == "system prune" && all, sub == "volume prune", sub == "volume rm", sub == "system reset", strings.HasPrefix(sub, "volume") && f.Effect == catalogue.Delete:
 			return high, prog + " " + sub + ": deletes volumes or every unused image and container (their data is lost)"
 		}
 	}
@@ -372,6 +386,17 @@ func (a *analysis) special(cmd *shell.Command, words []string, res *catalogue.Re
 			}
 			if v, ok := strings.CutPrefix(w, "if="); ok {
 				a.rateTarget(catalogue.Read, a.locate(v, v, wordKnown(cmd, w)), false, prog)
+			}
+		}
+	case "find":
+		roots := findRoots(words)
+		if cmd != nil {
+			a.roots[cmd] = roots
+		}
+		if res.Has(catalogue.Delete) {
+			rated[catalogue.Delete] = true
+			for _, r := range roots {
+				a.rateTarget(catalogue.Delete, a.locate(r, r, wordKnown(cmd, r)), true, prog)
 			}
 		}
 	case "truncate":
@@ -795,4 +820,40 @@ func (a *analysis) emptied(pl place, word string) {
 	}
 	a.add(Finding{Rule: "target", Level: lvl, Effect: string(catalogue.Delete), Words: []string{word},
 		Why: "empties " + pl.word + ", " + pl.describe() + " (its content is lost)"})
+}
+
+// findRoots are the paths find starts from (the words before its
+// expression); "." when none is given.
+func findRoots(words []string) []string {
+	var roots []string
+	for _, w := range words[1:] {
+		if w == "-H" || w == "-L" || w == "-P" || strings.HasPrefix(w, "-O") || strings.HasPrefix(w, "-D") {
+			continue
+		}
+		if strings.HasPrefix(w, "-") || w == "(" || w == "!" || w == "\\(" {
+			break
+		}
+		roots = append(roots, w)
+	}
+	if len(roots) == 0 {
+		roots = []string{"."}
+	}
+	return roots
+}
+
+// places locates a target word; a word holding {} in a command find runs
+// is each path find starts from (and what is below it).
+func (a *analysis) places(cmd *shell.Command, w string) []place {
+	if cmd != nil && cmd.Parent >= 0 && strings.Contains(w, "{}") && a.s != nil && cmd.Parent < len(a.s.Commands) {
+		if roots, ok := a.roots[a.s.Commands[cmd.Parent]]; ok {
+			out := make([]place, 0, len(roots))
+			for _, r := range roots {
+				pl := a.locate(r, r, true)
+				pl.word = w + " (below " + r + ")"
+				out = append(out, pl)
+			}
+			return out
+		}
+	}
+	return []place{a.locate(w, w, wordKnown(cmd, w))}
 }

@@ -1,0 +1,84 @@
+package risk
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// BenchmarkJudge times Judge on every corpus command (all under 1 KB) and
+// on 64 KB commands built from them (lines joined by newlines; one rm with
+// 64 KB of operands), and the analysis alone with the table's verdict
+// given (-analysis). Metrics: p50-µs and p99-µs of one
+// judgement; ns/op is the mean.
+//
+//	go test -run '^$' -bench 'Judge$' -benchtime 3s ./risk/
+func BenchmarkJudge(b *testing.B) {
+	var cmds []string
+	corpora := loadCorpora(b)
+	for _, f := range corpusFiles {
+		for _, c := range corpora[f.name] {
+			cmds = append(cmds, c.command)
+		}
+	}
+	var big strings.Builder
+	for i := 0; big.Len() < 64*1024; i++ {
+		big.WriteString(cmds[i%len(cmds)])
+		big.WriteString("\n")
+	}
+	// One long simple command: 64 KB of words for rm.
+	words := "rm -f" + strings.Repeat(" build/x.o", 64*1024/10+1)
+	Judge("ls", corpusContext) // load the table and the catalogue outside the timings
+	for _, bc := range []struct {
+		name string
+		cmds []string
+	}{
+		{"under-1KB", cmds},
+		{"64KB-lines", []string{big.String()}},
+		{"64KB-words", []string{words[:64*1024]}},
+	} {
+		verdicts := make([]Verdict, len(bc.cmds))
+		for k, c := range bc.cmds {
+			verdicts[k] = Classify(c)
+		}
+		// The analysis alone, the table's verdict given: what Judge adds
+		// to Classify.
+		b.Run(bc.name+"-analysis", func(b *testing.B) {
+			ds := make([]time.Duration, 0, b.N)
+			i := 0
+			for b.Loop() {
+				k := i % len(bc.cmds)
+				i++
+				start := time.Now()
+				judgeSink = judgeWith(bc.cmds[k], corpusContext, verdicts[k])
+				ds = append(ds, time.Since(start))
+			}
+			reportPercentiles(b, ds)
+		})
+		b.Run(bc.name, func(b *testing.B) {
+			ds := make([]time.Duration, 0, b.N)
+			i := 0
+			for b.Loop() {
+				cmd := bc.cmds[i%len(bc.cmds)]
+				i++
+				start := time.Now()
+				judgeSink = Judge(cmd, corpusContext)
+				ds = append(ds, time.Since(start))
+			}
+			reportPercentiles(b, ds)
+		})
+	}
+}
+
+func reportPercentiles(b *testing.B, ds []time.Duration) {
+	slices.Sort(ds)
+	pct := func(q float64) float64 {
+		k := max(0, min(int(q*float64(len(ds))+0.5)-1, len(ds)-1))
+		return float64(ds[k].Nanoseconds()) / 1e3
+	}
+	b.ReportMetric(pct(0.50), "p50-µs")
+	b.ReportMetric(pct(0.99), "p99-µs")
+}
+
+var judgeSink Judgement
