@@ -57,4 +57,24 @@
 //   - Invalid UTF-8 becomes U+FFFD before normalisation (a Python str cannot
 //     hold it). Unicode tables (NFKC, letter classes, case) are Go's and
 //     golang.org/x/text's, not those of the Python running Hermes.
+//
+// # Judgement
+//
+// Judge goes further than the table: it parses the command (package shell:
+// simple commands, wrappers unwrapped, nested sh -c, find -exec children,
+// variables set earlier in the line), looks every simple command up in the
+// program catalogue (package risk/catalogue) and rates each effect by its
+// targets: inside the workspace (Context.Cwd) or outside it, sensitive
+// (system configuration, credentials and keys, shell start-up files, cron
+// and systemd units, git hooks and config, block devices, approve-tui's own
+// files, the agents' hook settings, and Context.Paths), and by the data flow
+// between commands (a download or decoded payload fed to a shell, secrets
+// read and sent to another host). Code it cannot read (interpreter -c,
+// eval, source, a command name it cannot know) and a line it cannot parse
+// are at least MEDIUM. The level is the higher of the table's and the
+// analysis'; Hardline is the table's. ReadOnly is a proof: every part known
+// and read-only per the catalogue, nothing written, nothing unknown that
+// matters, no table match. Judge runs nothing and reads neither the
+// filesystem nor the environment. NOTES.md gives the rules, their levels
+// and the decisions behind them.
 package risk
