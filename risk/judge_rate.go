@@ -210,7 +210,7 @@ func (a *analysis) rateTarget(e catalogue.Effect, pl place, recursive bool, prog
 	case e == catalogue.Read:
 		if pl.sens != nil && pl.sens.secret || pl.extra != "" {
 			a.secretRead = append(a.secretRead, pl.word)
-			a.add(Finding{Rule: "target", Level: medium, Effect: string(e), Words: words, Why: "reads " + pl.word + ", " + pl.describe()})
+			a.add(Finding{Rule: pl.rule(), Level: medium, Effect: string(e), Words: words, Why: "reads " + pl.word + ", " + pl.describe()})
 		}
 		return
 	}
@@ -248,7 +248,16 @@ func (a *analysis) rateTarget(e catalogue.Effect, pl place, recursive bool, prog
 			lvl = high
 		}
 	}
-	a.add(Finding{Rule: "target", Level: lvl, Effect: string(e), Words: words, Why: why})
+	a.add(Finding{Rule: pl.rule(), Level: lvl, Effect: string(e), Words: words, Why: why})
+}
+
+// rule names what made a place matter: the operator's configuration
+// ("config") or the built-in targets and the workspace ("target").
+func (pl place) rule() string {
+	if pl.extra != "" && pl.sens == nil && !pl.device && !pl.net {
+		return "config"
+	}
+	return "target"
 }
 
 // unknownProgram: a program the catalogue does not describe is never

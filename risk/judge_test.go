@@ -191,9 +191,9 @@ func TestJudgeContextAdds(t *testing.T) {
 	c.Paths = []string{"/srv/secrets/", "~/vault.txt"}
 	c.Programs = map[string]model.RiskLevel{"deploy-prod": model.RiskHigh}
 	checkJudge(t, c, []judgeCase{
-		{"cat /srv/secrets/a", model.RiskMedium, "target", false},
-		{"echo x > /srv/secrets/a", model.RiskHigh, "target", false},
-		{"rm /home/dev/vault.txt", model.RiskHigh, "target", false},
+		{"cat /srv/secrets/a", model.RiskMedium, "config", false},
+		{"echo x > /srv/secrets/a", model.RiskHigh, "config", false},
+		{"rm /home/dev/vault.txt", model.RiskHigh, "config", false},
 		{"deploy-prod --now", model.RiskHigh, "config", false},
 		{"sudo deploy-prod", model.RiskHigh, "config", false},
 	})
