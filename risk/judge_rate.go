@@ -133,8 +133,25 @@ func (a *analysis) lookup(cmd *shell.Command, words []string, depth int) {
 			}
 			a.add(Finding{Rule: "opaque", Level: lvl, Effect: string(catalogue.ExecArg), Words: []string{t.From, t.Word}, Why: why})
 		case catalogue.KindCommand:
-			if t.From == "arg" || isChildOf(cmd, t.Word) {
-				continue // shell/ unwrapped it: judged as its own command
+			if isChildOf(cmd, t.Word) {
+				continue // find's: shell/ made it a command of its own
+			}
+			if t.From == "arg" && prog == "command" && slices.ContainsFunc(words[1:], func(w string) bool { return w == "-v" || w == "-V" }) {
+				continue // command -v NAME only says what NAME is
+			}
+			if t.From == "arg" {
+				// A command the shell parser does not unwrap (strace,
+				// firejail, taskset ...): judged as one.
+				if depth >= maxInner || len(t.Words) == 0 {
+					a.add(Finding{Rule: "opaque", Level: medium, Words: t.Words, Why: "commands run by other commands nested too deep to read"})
+					continue
+				}
+				if r := a.cat.Lookup(t.Words[:1]); r.Has(catalogue.Shell) {
+					a.add(Finding{Rule: "flow", Level: medium, Effect: string(catalogue.Shell), Words: append([]string{words[0]}, t.Words...),
+						Why: "starts a shell or interpreter through " + prog})
+				}
+				a.lookup(nil, t.Words, depth+1)
+				continue
 			}
 			if depth >= maxInner {
 				a.add(Finding{Rule: "opaque", Level: medium, Words: t.Words, Why: "commands given in options nested too deep to read"})
@@ -147,6 +164,16 @@ func (a *analysis) lookup(cmd *shell.Command, words []string, depth int) {
 			}
 		case catalogue.KindScript:
 			a.script1(prog, t.Word, wordKnown(cmd, t.Word))
+		}
+	}
+	if cmd != nil && cmd.Opaque == nil && (res.Has(catalogue.Shell) || res.Has(catalogue.ExecArg)) {
+		for _, r := range cmd.Redirs {
+			if r.Here {
+				a.opaque = append(a.opaque, r.Target.Raw)
+				a.add(Finding{Rule: "opaque", Level: medium, Effect: string(catalogue.ExecArg), Words: []string{words[0], r.Op + " " + r.Target.Raw},
+					Why: prog + " reads commands it can run from a here-document, which the analysis does not read"})
+				break
+			}
 		}
 	}
 	if cmd != nil && cmd.Opaque != nil && cmd.Opaque.Kind == "inline" && reverseShellCode(cmd.Opaque.Code) {
@@ -406,6 +433,19 @@ func (a *analysis) special(cmd *shell.Command, words []string, res *catalogue.Re
 			rated[catalogue.Delete] = true
 			for _, r := range roots {
 				a.rateTarget(catalogue.Delete, a.locate(r, r, wordKnown(cmd, r)), true, prog)
+			}
+		}
+	case "ssh":
+		for k, w := range words[1:] {
+			if w == "-R" || w == "-L" || w == "-D" || strings.HasPrefix(w, "-R") || strings.HasPrefix(w, "-D") || strings.HasPrefix(w, "-L") && len(w) > 2 {
+				v := w
+				if len(w) == 2 && k+2 < len(words) {
+					v = w + " " + words[k+2]
+				}
+				a.effect(string(catalogue.NetworkListen))
+				a.add(Finding{Rule: "effect", Level: medium, Effect: string(catalogue.NetworkListen), Words: []string{v},
+					Why: "forwards a port through SSH (opens a listening port here or on the other host)"})
+				break
 			}
 		}
 	case "truncate":
