@@ -102,6 +102,9 @@ func (a *analysis) command(s *shell.Script, i int, cmd *shell.Command) {
 		}
 	}
 	for _, w := range cmd.Wrappers {
+		if w.Name == "ssh" {
+			a.sshForward(append(wordValues(w.Args), wordValues(cmd.Words)...))
+		}
 		for _, as := range w.Env {
 			a.envAssign(as, cmd)
 		}

@@ -436,18 +436,7 @@ func (a *analysis) special(cmd *shell.Command, words []string, res *catalogue.Re
 			}
 		}
 	case "ssh":
-		for k, w := range words[1:] {
-			if w == "-R" || w == "-L" || w == "-D" || strings.HasPrefix(w, "-R") || strings.HasPrefix(w, "-D") || strings.HasPrefix(w, "-L") && len(w) > 2 {
-				v := w
-				if len(w) == 2 && k+2 < len(words) {
-					v = w + " " + words[k+2]
-				}
-				a.effect(string(catalogue.NetworkListen))
-				a.add(Finding{Rule: "effect", Level: medium, Effect: string(catalogue.NetworkListen), Words: []string{v},
-					Why: "forwards a port through SSH (opens a listening port here or on the other host)"})
-				break
-			}
-		}
+		a.sshForward(words[1:])
 	case "truncate":
 		zero := false
 		for k, w := range words[1:] {
@@ -905,4 +894,21 @@ func (a *analysis) places(cmd *shell.Command, w string) []place {
 		}
 	}
 	return []place{a.locate(w, w, wordKnown(cmd, w))}
+}
+
+// sshForward finds SSH port forwarding (-R, -L, -D) among ssh's words.
+func (a *analysis) sshForward(ws []string) bool {
+	for k, w := range ws {
+		if w == "-R" || w == "-L" || w == "-D" || len(w) > 2 && (strings.HasPrefix(w, "-R") || strings.HasPrefix(w, "-D") || strings.HasPrefix(w, "-L")) {
+			v := w
+			if len(w) == 2 && k+1 < len(ws) {
+				v = w + " " + ws[k+1]
+			}
+			a.effect(string(catalogue.NetworkListen))
+			a.add(Finding{Rule: "effect", Level: medium, Effect: string(catalogue.NetworkListen), Words: []string{v},
+				Why: "forwards a port through SSH (opens a listening port here or on the other host)"})
+			return true
+		}
+	}
+	return false
 }
