@@ -45,6 +45,14 @@ func (a *analysis) lookup(cmd *shell.Command, words []string, depth int) {
 	for _, e := range res.Effects {
 		a.effect(string(e))
 	}
+	for _, u := range res.Unknown {
+		if strings.HasPrefix(u, "no operation of") {
+			// A cloud CLI's operation the catalogue does not know: it may
+			// destroy as well as look; not knowing is not harmless.
+			a.add(Finding{Rule: "unknown", Level: medium, Words: words[:min(len(words), 4)],
+				Why: u + ": what it does to the account's resources is not known"})
+		}
+	}
 	if res.Has(catalogue.Download) {
 		a.downloads = append(a.downloads, words[0])
 	}

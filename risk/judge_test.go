@@ -81,6 +81,8 @@ func TestJudgeInfraAndHistory(t *testing.T) {
 		{"docker volume rm pgdata", model.RiskHigh, "", false},
 		{"npm publish", model.RiskMedium, "effect", false},
 		{"doctl compute droplet delete web-1", model.RiskHigh, "effect", false},
+		{"aws kms schedule-key-deletion --key-id 1", model.RiskMedium, "unknown", false},
+		{"srm -r old/", model.RiskHigh, "", false},
 		{"mysqladmin -u root drop shop", model.RiskMedium, "effect", false},
 		{"psql -c 'DROP DATABASE app'", model.RiskHigh, "effect", false},
 		{"redis-cli FLUSHALL", model.RiskHigh, "", false},
