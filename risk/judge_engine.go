@@ -5,6 +5,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/risk/catalogue"
@@ -44,7 +45,28 @@ func (a *analysis) add(f Finding) {
 	if f.Words == nil {
 		f.Words = []string{}
 	}
+	for k, w := range f.Words {
+		if len(w) > maxWord {
+			f.Words = slices.Clone(f.Words)
+			f.Words[k] = clip(w, maxWord)
+		}
+	}
 	a.findings = append(a.findings, f)
+}
+
+// maxWord bounds a finding's word (a long -c script is shown cut).
+const maxWord = 256
+
+// clip cuts w to at most n bytes on a character boundary, marked with "…".
+func clip(w string, n int) string {
+	if len(w) <= n {
+		return w
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(w[cut]) {
+		cut--
+	}
+	return w[:cut] + "…"
 }
 
 func (a *analysis) effect(e string) {
@@ -205,10 +227,7 @@ func rawWords(ws []shell.Word) []string {
 func (a *analysis) opaqueCommand(s *shell.Script, i int, cmd *shell.Command, words []string) {
 	o := cmd.Opaque
 	a.readOnly = false
-	code := o.Code
-	if len(code) > 80 {
-		code = code[:80] + "…"
-	}
+	code := clip(o.Code, 80)
 	ws := []string{}
 	if len(cmd.Words) > 0 {
 		ws = append(ws, cmd.Words[0].Raw)

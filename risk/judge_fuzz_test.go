@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/shell"
@@ -47,8 +48,13 @@ func FuzzJudge(f *testing.F) {
 		top := model.RiskLow
 		for _, fd := range j.Findings {
 			top = model.MaxRisk(top, fd.Level)
-			if fd.Why == "" {
-				t.Fatalf("%q: finding without why: %+v", cmd, fd)
+			if fd.Why == "" || fd.Words == nil {
+				t.Fatalf("%q: finding without why or words: %+v", cmd, fd)
+			}
+			for _, w := range fd.Words {
+				if utf8.ValidString(cmd) && !utf8.ValidString(w) {
+					t.Fatalf("%q: a finding's word is not valid UTF-8: %q", cmd, w)
+				}
 			}
 		}
 		if top != j.Level {

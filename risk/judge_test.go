@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/approve-tui/approve-tui/model"
 )
@@ -288,5 +289,16 @@ func TestJudgeTableFloorAndOrder(t *testing.T) {
 	}
 	if !slices.Contains(j.Effects, "egress") || !slices.Contains(j.Effects, "read") {
 		t.Fatalf("effects: %v", j.Effects)
+	}
+}
+
+func TestJudgeWordsClipped(t *testing.T) {
+	j := Judge("python3 -c '"+strings.Repeat("é", 1000)+"'", ws)
+	for _, f := range j.Findings {
+		for _, w := range f.Words {
+			if len(w) > maxWord+len("…") || !utf8.ValidString(w) {
+				t.Fatalf("word of %d bytes (valid %v)", len(w), utf8.ValidString(w))
+			}
+		}
 	}
 }
