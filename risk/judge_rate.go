@@ -123,6 +123,19 @@ func (a *analysis) lookup(cmd *shell.Command, words []string, depth int) {
 	if res.Has(catalogue.Egress) {
 		a.egress(cmd, words, &res)
 	}
+	// A host name or URL built from a command's output sends that output
+	// to another host (a DNS query, a request's path).
+	for _, t := range res.Targets {
+		if t.Kind != catalogue.KindHost && t.Kind != catalogue.KindURL && !(t.Kind == catalogue.KindRemote && remoteWord(t.Word)) {
+			continue
+		}
+		if w, ok := shellWord(cmd, t.Word); ok && !w.Known && strings.Contains(w.Why, "substitution") {
+			a.effect(string(catalogue.Egress))
+			a.egressCmd = append(a.egressCmd, words[0])
+			a.add(Finding{Rule: "flow", Level: medium, Effect: string(catalogue.Egress), Words: []string{words[0], w.Raw},
+				Why: words[0] + " sends the output of a command to another host in " + w.Raw})
+		}
+	}
 	if slices.Contains(networkPrograms, path.Base(words[0])) || prog == "socat" {
 		a.networkShell(cmd, words, &res)
 	}
@@ -919,4 +932,17 @@ func (a *analysis) sshForward(ws []string) bool {
 		}
 	}
 	return false
+}
+
+// shellWord finds the parsed word whose best reading is value.
+func shellWord(cmd *shell.Command, value string) (shell.Word, bool) {
+	if cmd == nil {
+		return shell.Word{}, false
+	}
+	for _, w := range cmd.Words {
+		if w.Value == value {
+			return w, true
+		}
+	}
+	return shell.Word{}, false
 }

@@ -2,7 +2,7 @@
 
 package catalogue
 
-const generatedDigest = "8ed4d2a376b7016673c913e5920f7d76ee66b5c5fa73fb5d5163c9eed69e5dbb"
+const generatedDigest = "71e998380cdb06011446b009471a871b4e1448382023aa2c37f46a1f6fd1ee30"
 
 func generated() []*Command {
 	return []*Command{
@@ -5275,7 +5275,7 @@ func generated() []*Command {
 			About:    "looks up names",
 			Effects:  []Effect{"read"},
 			ReadOnly: true,
-			Args:     []string{"word..."},
+			Args:     []string{"host..."},
 			Line:     63, File: "net.yaml",
 		},
 		&Command{
