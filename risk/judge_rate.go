@@ -540,6 +540,10 @@ func (a *analysis) special(cmd *shell.Command, words []string, res *catalogue.Re
 	if dbClient(prog) {
 		a.sql(words)
 	}
+	if why := secretPrinter(prog, words); why != "" {
+		a.secretRead = append(a.secretRead, words[0])
+		a.add(Finding{Rule: "effect", Level: medium, Effect: string(catalogue.Read), Words: words[:min(len(words), 6)], Why: why})
+	}
 }
 
 func setuidMode(w string) bool {
@@ -945,4 +949,75 @@ func shellWord(cmd *shell.Command, value string) (shell.Word, bool) {
 		}
 	}
 	return shell.Word{}, false
+}
+
+// secretPrinter says why words print a secret a store keeps (a private
+// key, a password, a secret's value), "" when they do not: reading
+// credentials is at least MEDIUM wherever they are kept.
+func secretPrinter(prog string, words []string) string {
+	has := func(ws ...string) bool {
+		for _, w := range words[1:] {
+			for _, x := range ws {
+				if w == x || strings.HasPrefix(w, x+"=") {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	seq := func(a, b string) bool {
+		for k := 1; k+1 < len(words); k++ {
+			if words[k] == a && words[k+1] == b {
+				return true
+			}
+		}
+		return false
+	}
+	switch prog {
+	case "gpg":
+		if has("--export-secret-keys", "--export-secret-subkeys", "--export-ssh-key") {
+			return "prints private keys from the GnuPG keyring"
+		}
+	case "security":
+		if has("find-generic-password", "find-internet-password") && (has("-w", "-g") || slices.ContainsFunc(words, func(w string) bool {
+			return strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--") && strings.ContainsAny(w, "wg")
+		})) {
+			return "prints a password from the macOS keychain"
+		}
+		if has("dump-keychain") {
+			return "dumps the macOS keychain"
+		}
+	case "aws":
+		if seq("secretsmanager", "get-secret-value") || (seq("ssm", "get-parameter") || seq("ssm", "get-parameters") || seq("ssm", "get-parameters-by-path")) && has("--with-decryption") {
+			return "prints a secret's value from AWS"
+		}
+	case "gcloud":
+		if seq("versions", "access") && has("secrets") {
+			return "prints a secret's value from Google Cloud"
+		}
+	case "az":
+		if seq("secret", "show") && has("keyvault") {
+			return "prints a secret's value from Azure Key Vault"
+		}
+	case "vault":
+		if has("read") || seq("kv", "get") {
+			return "prints a secret from Vault"
+		}
+	case "op":
+		if has("read") || seq("item", "get") {
+			return "prints a secret from 1Password"
+		}
+	case "pass", "gopass":
+		if len(words) > 1 && (words[1] == "show" || !strings.HasPrefix(words[1], "-") && !slices.Contains([]string{"ls", "list", "find", "grep", "init", "git", "insert", "generate", "edit", "rm", "mv", "cp", "help", "version"}, words[1])) {
+			return "prints a stored password"
+		}
+	case "kubectl", "oc":
+		if (has("secret", "secrets") || slices.ContainsFunc(words, func(w string) bool { return strings.HasPrefix(w, "secret/") })) && has("get", "describe") &&
+			slices.ContainsFunc(words, func(w string) bool {
+				return w == "-o" || strings.HasPrefix(w, "-o") || strings.HasPrefix(w, "--output")
+			}) {
+			return "prints a Kubernetes secret's data"
+		}
+	}
+	return ""
 }
