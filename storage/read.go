@@ -533,7 +533,7 @@ func (s bound) listPendingIndexed(ctx context.Context, now time.Time, o ListOpti
 					skip--
 					continue
 				}
-				out = append(out, r.decode(now, &s.decoded))
+				out = append(out, r.decode(now, &s.decoded, s.judge))
 				need--
 			}
 			if err := rows.Close(); err != nil {
@@ -567,7 +567,7 @@ func (s bound) listPendingOneQuery(ctx context.Context, now time.Time, o ListOpt
 		if err := rows.Scan(r.dest()...); err != nil {
 			return nil, err
 		}
-		out = append(out, r.decode(now, &s.decoded))
+		out = append(out, r.decode(now, &s.decoded, s.judge))
 	}
 	return out, rows.Err()
 }
