@@ -281,7 +281,11 @@ func (a *app) open(ctx context.Context, create bool) (*storage.Store, error) {
 	// writing where it can be, so that the decision path itself refuses each
 	// attempt and records the refusal (SPEC §3.3, §3.9). A file that cannot
 	// be written opens read-only and refuses everything unrecorded.
-	s, err := storage.Open(ctx, a.db, storage.Options{Create: create, BusyTimeout: a.lockTimeout, Readers: a.readers})
+	rc, err := a.riskContext("")
+	if err != nil {
+		return nil, err
+	}
+	s, err := storage.Open(ctx, a.db, storage.Options{Create: create, BusyTimeout: a.lockTimeout, Readers: a.readers, Risk: rc})
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return nil, err
