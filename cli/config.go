@@ -456,6 +456,11 @@ func jsonList(objs []*model.JSONObject) string {
 // store in use (--db). Every surface that judges builds it here. A file
 // with problems is an error: what it adds cannot be known.
 func (a *app) riskContext(cwd string) (risk.Context, error) {
+	if a.judging != nil {
+		c := *a.judging
+		c.Cwd = cwd
+		return c, nil
+	}
 	f, err := a.loadConfig()
 	if err != nil {
 		return risk.Context{}, err

@@ -7,8 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/risk"
 )
 
 // The judgement wired into the gate, as a user tries it, with real
@@ -284,5 +288,27 @@ func TestHookInstallAndDoctorUnasked(t *testing.T) {
 	out, _ = r.cmd(t, "hook", "doctor", "claude-code").CombinedOutput()
 	if !strings.Contains(string(out), "nothing (") || !strings.Contains(string(out), "every command is asked") {
 		t.Fatalf("doctor: %s", out)
+	}
+}
+
+// A session of the SSH server judges with the server's context (its
+// configuration file's paths and programs), not with the defaults a
+// session would otherwise read; a local process judges with its file's.
+func TestSessionJudgesAsTheServer(t *testing.T) {
+	a := newApp(strings.NewReader(""), &strings.Builder{}, &strings.Builder{})
+	a.getenv = func(string) string { return "" }
+	a.db = "/srv/approve/state.db"
+	c, err := a.riskContext("/w")
+	if err != nil || c.Cwd != "/w" || !slices.Contains(c.Paths, "/srv/approve/state.db") || len(c.Programs) != 0 {
+		t.Fatalf("%+v %v", c, err)
+	}
+	server := risk.Context{Paths: []string{"/srv/prod/"}, Programs: map[string]model.RiskLevel{"psql": model.RiskHigh}}
+	a.judging = &server
+	c, err = a.riskContext("/w")
+	if err != nil || c.Cwd != "/w" || !slices.Equal(c.Paths, server.Paths) || c.Programs["psql"] != model.RiskHigh {
+		t.Fatalf("%+v %v", c, err)
+	}
+	if server.Cwd != "" {
+		t.Fatal("the server's context was changed")
 	}
 }
