@@ -56,8 +56,14 @@ takes it out again.`,
 
 // The proposal, wait and fail-closed rules every hook shares, for the
 // --help texts.
-const hookRulesHelp = `  - A command a rule of the store's policy names (approve-tui policy set):
-    asked as below whatever its risk and --low, the rule named in the reason.
+const hookRulesHelp = `  - What goes without asking is --unasked: low (the default, or the
+    configuration file's risk: unasked) lets through what approve-tui's
+    judgement finds low, read-only only what it proves read-only (git
+    status, ls, cat...), nothing nothing; --low says how such a command is
+    answered. Everything else is asked as below.
+  - A command a rule of the store's policy names (approve-tui policy set) by
+    command, pattern or effect: asked as below whatever its risk, --unasked
+    and --low, the rule named in the reason.
   - A hardline command (rm -rf /, mkfs, dd to a disk...): deny at once,
     audited, never submitted: Hermes never runs one, and an approval must not
     make the agent run it.
