@@ -242,7 +242,13 @@ func (a *app) classifyLine(n int, raw []byte, long bool, jc risk.Context) bool {
 
 // judgementJSON is classify's object for command: its judgement.
 func judgementJSON(command string, j risk.Judgement) *model.JSONObject {
-	return model.NewJSONObject().Str("command", command).Str("level", string(j.Level)).
+	return judgementFields(model.NewJSONObject().Str("command", command), j)
+}
+
+// judgementFields adds a judgement's keys to o: level, hardline,
+// read_only, effects, findings, table_level and version.
+func judgementFields(o *model.JSONObject, j risk.Judgement) *model.JSONObject {
+	return o.Str("level", string(j.Level)).
 		Bool("hardline", j.Hardline).Bool("read_only", j.ReadOnly).
 		Strs("effects", nonNil(j.Effects)).
 		Raw("findings", findingsJSON(j.Findings)).
