@@ -33,12 +33,12 @@ func (a *app) classifyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "classify [--json] [--cwd DIR] (-- COMMAND | --stdin)",
 		Short: "Say how urgent a command is and why, without running it",
-		Long: `Judge a shell command as run, submit and the hooks judge it, and say why: its
-level (low, medium or high: never below what Hermes' pattern table says),
-whether a hardline rule matches (Hermes never runs it), whether it is proven
-read-only (every part of it known to only read, nothing redirected into a
-file, nothing unknown), and each finding: the rule that found it, its level,
-the effect (delete, write, network, ...), the words of the command that
+		Long: `Judge a shell command, and say why it gets its level: the level (low,
+medium or high: never below what Hermes' pattern table says), whether a
+hardline rule matches (Hermes never runs it), whether it is proven read-only
+(every part of it known to only read, nothing redirected into a file,
+nothing unknown), and each finding: the rule that found it, its level, the
+effect (delete, write, network, ...), the words of the command that
 triggered it, and why. Nothing is run, and no proposal is made.
 
 COMMAND is one argument, the command line as written (quote it for your
@@ -52,9 +52,9 @@ configuration file.
 
 --json prints one object: command, level, hardline, read_only, effects,
 findings ([{rule, level, effect, words, why}]; effect "" when none),
-table_level (the pattern table's level alone) and version (of the rules
-that judged it). Strings keep their exact bytes (invalid UTF-8 as \udcXX
-escapes).
+table_level (the pattern table's level alone), version (of the rules that
+judged it) and cwd (the directory it was judged in). Strings keep their
+exact bytes (invalid UTF-8 as \udcXX escapes).
 
 --stdin reads commands from stdin, one JSON string per line ("rm -rf /"; a
 command holding invalid UTF-8 writes each invalid byte as \udcXX), and prints
@@ -92,7 +92,7 @@ memory: its error says so. The exit code then says that something was bad.
 			command := strings.Join(args, " ")
 			j := risk.Judge(command, jc)
 			if a.json {
-				a.printf("%s\n", judgementJSON(command, j))
+				a.printf("%s\n", judgementJSON(command, jc.Cwd, j))
 				return nil
 			}
 			writeClassify(a.out, command, j)
@@ -236,13 +236,13 @@ func (a *app) classifyLine(n int, raw []byte, long bool, jc risk.Context) bool {
 	if len(command) > classifyMaxCommand {
 		return fail(fmt.Sprintf("the command is %d bytes: at most %d (1 MiB) are judged", len(command), classifyMaxCommand))
 	}
-	a.printf("%s\n", judgementJSON(command, risk.Judge(command, jc)))
+	a.printf("%s\n", judgementJSON(command, jc.Cwd, risk.Judge(command, jc)))
 	return true
 }
 
-// judgementJSON is classify's object for command: its judgement.
-func judgementJSON(command string, j risk.Judgement) *model.JSONObject {
-	return judgementFields(model.NewJSONObject().Str("command", command), j)
+// judgementJSON is classify's object for command judged in cwd.
+func judgementJSON(command, cwd string, j risk.Judgement) *model.JSONObject {
+	return judgementFields(model.NewJSONObject().Str("command", command), j).Str("cwd", cwd)
 }
 
 // judgementFields adds a judgement's keys to o: level, hardline,
