@@ -141,9 +141,10 @@ type Model struct {
 	waiters map[string]storage.WaiterStatus
 	// judged: the judgements made (why.go), by command and directory;
 	// judging: those asked for and not back yet.
-	judged   map[judgeKey]*risk.Judgement
-	judging  map[judgeKey]bool
-	storeErr string
+	judged      map[judgeKey]*risk.Judgement
+	judgedBytes int
+	judging     map[judgeKey]bool
+	storeErr    string
 	// quorum: the policy in force and where each loaded proposal stands
 	// against it (quorum.go); me, how the quorum counts this console's
 	// actor; voteCol: the list has its VOTE column (a rule applies to a

@@ -22,9 +22,14 @@ import (
 // lists them all).
 const maxWhyFindings = 4
 
-// maxJudged bounds the judgements kept; past it they are all forgotten,
-// and those on screen asked again.
-const maxJudged = 512
+// maxJudged and maxJudgedBytes bound the judgements kept (their number,
+// and the bytes of their commands and directories: a command may be 1 MB);
+// past either they are all forgotten, and the one on screen asked again
+// when it is selected again.
+const (
+	maxJudged      = 512
+	maxJudgedBytes = 16 << 20
+)
 
 // judgeKey is what a judgement depends on besides the console's context.
 type judgeKey struct{ command, cwd string }
@@ -63,11 +68,14 @@ func (m *Model) judgementFor(rec *storage.Record) (*risk.Judgement, tea.Cmd) {
 // onJudged keeps a judgement, and shows it when its proposal is on screen.
 func (m *Model) onJudged(msg judgedMsg) tea.Cmd {
 	delete(m.judging, msg.key)
-	if len(m.judged) >= maxJudged {
+	size := len(msg.key.command) + len(msg.key.cwd)
+	if len(m.judged) >= maxJudged || m.judgedBytes+size > maxJudgedBytes {
 		clear(m.judged)
+		m.judgedBytes = 0
 	}
 	j := msg.j
 	m.judged[msg.key] = &j
+	m.judgedBytes += size
 	if r := m.detail.rec; r != nil && judgeKeyOf(r) == msg.key {
 		m.detail.judgement = &j
 		m.detail.Refresh(m.now)

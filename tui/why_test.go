@@ -117,3 +117,23 @@ func TestDetailWhyInert(t *testing.T) {
 		t.Fatalf("a raw escape on screen: %q", v)
 	}
 }
+
+// The judgements kept are bounded in number and in bytes.
+func TestJudgedBounded(t *testing.T) {
+	f := newFixture(t)
+	m := console(t, f, operator, 120, 40)
+	big := strings.Repeat("x", 1<<20)
+	for i := 0; i < 40; i++ {
+		key := judgeKey{command: big + strings.Repeat("y", i), cwd: "/w"}
+		m.Update(judgedMsg{key: key})
+		if m.judgedBytes > maxJudgedBytes || len(m.judged) > maxJudged {
+			t.Fatalf("kept %d judgements of %d bytes", len(m.judged), m.judgedBytes)
+		}
+	}
+	for i := 0; i < 2*maxJudged; i++ {
+		m.Update(judgedMsg{key: judgeKey{command: strings.Repeat("z", i%50) + string(rune('a'+i%26)) + strings.Repeat("q", i/26)}})
+		if len(m.judged) > maxJudged {
+			t.Fatalf("kept %d judgements", len(m.judged))
+		}
+	}
+}
