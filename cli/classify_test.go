@@ -220,7 +220,7 @@ func TestClassifyStdin(t *testing.T) {
 		`"cat \udcff"`,
 		`"unterminated`,
 		mustQuote(t, huge),
-		mustQuote(t, huge+"b"),                                // one byte too many
+		mustQuote(t, huge+"b"), // one byte too many
 		`"` + strings.Repeat(`\u0061`, classifyMaxLine/6+1) + `"`, // a line too long to hold
 		`"kubectl delete ns staging"`,
 		"\"echo done\"\r",
