@@ -134,7 +134,10 @@ func classifyDir(dir string) (string, error) {
 // judgeContext is what a judgement made here knows besides the command:
 // the working directory, and the sensitive paths this installation adds
 // (approve-tui's own database file and configuration file). The home
-// directory is left unknown: $HOME is the agent's to set.
+// directory is left unknown: $HOME is the agent's to set. classify, show,
+// approve's preview and the console all build theirs here: the sensitive
+// paths and programs of the configuration file belong here too, and an
+// error (a file that cannot be read) is returned as loadConfig's.
 func (a *app) judgeContext(cwd string) (risk.Context, error) {
 	c := risk.Context{Cwd: cwd}
 	if db := sqlitePath(a.db); db != "" {
