@@ -257,7 +257,7 @@ postgres://user@host/db?sslmode=... URL for PostgreSQL.
 	root.Flags().Lookup("bell").NoOptDefVal = string(model.RiskHigh)
 	root.AddCommand(a.initCmd(), a.submitCmd(), a.listCmd(), a.showCmd(), a.approveCmd(),
 		a.denyCmd(), a.expireCmd(), a.waitCmd(), a.auditCmd(), a.demoCmd(), a.runCmd(), a.hookCmd(), a.headlessCmd(), a.lockoutsCmd(), a.serveCmd(), a.copyCmd(),
-		a.hermesCmd(), a.notifyCmd(), a.statsCmd(), a.manCmd())
+		a.hermesCmd(), a.notifyCmd(), a.statsCmd(), a.manCmd(), a.classifyCmd())
 	root.AddCommand(a.configCmd(), a.policyCmd())
 	// The streams are set before the completion command is made: it keeps
 	// the writer it finds then.

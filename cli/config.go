@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -465,5 +467,15 @@ func (a *app) riskContext(cwd string) (risk.Context, error) {
 	if err != nil {
 		return risk.Context{}, err
 	}
-	return f.RiskContext(cwd, a.db), nil
+	c := f.RiskContext(cwd, a.db)
+	// The configuration file where it would be read, even when there is
+	// none yet: an agent that creates it changes what is sensitive.
+	if a.as == nil {
+		if p, _ := a.configPath(); p != "" {
+			if abs, err := filepath.Abs(p); err == nil && !slices.Contains(c.Paths, abs) {
+				c.Paths = append(c.Paths, abs)
+			}
+		}
+	}
+	return c, nil
 }
