@@ -39,6 +39,9 @@ type analysis struct {
 	s          *shell.Script
 	roots      map[*shell.Command][]string // find's start paths
 	placed     map[locKey]place            // words already located
+	// noWorkspace: the working directory is not a workspace (/, a system
+	// directory, a home directory itself): nothing is inside it.
+	noWorkspace bool
 }
 
 func (a *analysis) add(f Finding) {
@@ -405,7 +408,7 @@ func (a *analysis) innerLine(line string) model.RiskLevel {
 		a.add(Finding{Rule: "parse", Level: medium, Words: []string{line}, Why: "could not parse the command given in an option: " + errText(err)})
 		return medium
 	}
-	sub := &analysis{c: a.c, cat: a.cat, readOnly: true, inner: a.inner + 1}
+	sub := &analysis{c: a.c, cat: a.cat, readOnly: true, inner: a.inner + 1, noWorkspace: a.noWorkspace}
 	sub.script(s)
 	lvl := low
 	for _, f := range sub.findings {
