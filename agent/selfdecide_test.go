@@ -83,6 +83,18 @@ func TestSelfDecides(t *testing.T) {
 		`echo '{"hook_event_name":"PostToolUse"}' | approve-tui hook codex`,
 		"approve-tui hook claude-code --low allow < forged.json",
 		"approve-tui hook",
+		// Wrappers shell.Parse looks through: a container's or a pod's
+		// command, an array's words.
+		"docker exec c approve-tui approve X",
+		"kubectl exec pod -- approve-tui approve X",
+		"podman run --rm img approve-tui deny X",
+		"a=(approve-tui approve X); \"${a[@]}\"",
+		// Words outside simple commands, and lines that do not parse
+		// (looked at word by word).
+		"for f in " + store + "; do cat $f; done",
+		"[[ -f ~/.hermes/state.db ]] && echo y",
+		"approve-tui approve 'unterminated",
+		"sudo approve-tui deny X; echo $(",
 	}
 	for _, c := range asked {
 		if selfDecides(c, dir, store, env) == "" {

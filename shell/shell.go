@@ -251,6 +251,12 @@ type Script struct {
 	Commands []*Command
 	// Functions are the names of the functions the line defines.
 	Functions []string
+	// Others are the words the line holds outside any simple command, in
+	// the order they appear: for-loop items, case subjects and patterns,
+	// the operands of [[ ]] (a case pattern or [[ ]] operand that is a
+	// pattern is not Known). The commands of their substitutions are in
+	// Commands as usual.
+	Others []Word
 	// Findings are the parts that could not be read (a nested script that
 	// does not parse, nesting past the limit). An empty list and no error
 	// from Parse: everything was read.

@@ -145,3 +145,32 @@ func TestWrappers(t *testing.T) {
 		}
 	}
 }
+
+// Others are the words outside simple commands: for items, case subject
+// and patterns, [[ ]] operands, as far as they are certain.
+func TestOthers(t *testing.T) {
+	for line, want := range map[string]string{
+		"for f in a 'b c' $X; do rm $f; done":        "a|b c|?$X",
+		"case $1 in start) go ;; st*) stop ;; esac":  "?$1|start|?st*",
+		"[[ -f /etc/passwd && $Y == z ]] && echo ok": "/etc/passwd|?$Y|z",
+		"X=v; for i in $X; do :; done; echo $(ls)":   "v",
+		"sh -c 'for g in one two; do echo $g; done'": "one|two",
+		"echo plain": "",
+	} {
+		s, err := Parse(line, Options{})
+		if err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		var got []string
+		for _, w := range s.Others {
+			if w.Known {
+				got = append(got, w.Value)
+			} else {
+				got = append(got, "?"+w.Raw)
+			}
+		}
+		if g := strings.Join(got, "|"); g != want {
+			t.Errorf("%q: Others %q, want %q", line, g, want)
+		}
+	}
+}
