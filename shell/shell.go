@@ -134,6 +134,13 @@ type Wrap struct {
 	ClearsEnv bool
 	// Unset are the variables it removes (env -u).
 	Unset []string
+	// Dir is the directory it runs the command in, when it changes it
+	// (env -C DIR, sudo -D DIR), as given ("?" and the word as written
+	// when not certain); "" when unchanged.
+	Dir string
+	// Login: the command runs in User's login environment (sudo -i, su -,
+	// su -l): their home, their shell's start-up files.
+	Login bool
 }
 
 // Pipe is a command's place in a pipeline.
