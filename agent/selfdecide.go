@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/expand"
@@ -181,28 +182,21 @@ func (c *selfCheck) script(src string, depth int) bool {
 		return true
 	}
 	for _, cmd := range s.Commands {
-		if seen(cmd.Words...) {
-			return true
-		}
+		words := slices.Clone(cmd.Words)
 		for _, a := range cmd.Assigns {
-			if seen(a.Value) {
-				return true
-			}
+			words = append(words, a.Value)
 		}
 		for _, r := range cmd.Redirs {
-			if seen(r.Target) {
-				return true
-			}
+			words = append(words, r.Target)
 		}
 		for _, w := range cmd.Wrappers {
-			if seen(w.Args...) {
-				return true
-			}
+			words = append(words, w.Args...)
 			for _, a := range w.Env {
-				if seen(a.Value) {
-					return true
-				}
+				words = append(words, a.Value)
 			}
+		}
+		if seen(words...) {
+			return true
 		}
 		if cmd.Opaque != nil && cmd.Opaque.Code != "" && c.text(cmd.Opaque.Code) {
 			return true

@@ -138,3 +138,16 @@ func TestSelfDecides(t *testing.T) {
 		t.Error("psql on a PostgreSQL store not raised")
 	}
 }
+
+// BenchmarkSelfDecides: the check of four ordinary command lines (a
+// status, a wrapped nested script, find -exec piped to xargs, a store
+// name behind ~).
+func BenchmarkSelfDecides(b *testing.B) {
+	lines := []string{"git status", "sudo -u root bash -c 'cd /srv && make deploy'",
+		"find . -name '*.go' -exec gofmt -l {} + | xargs -r rm", "sqlite3 ~/.hermes/state.db .tables"}
+	for b.Loop() {
+		for _, l := range lines {
+			selfDecides(l, "/tmp", "/tmp/x.db", []string{"HOME=/root"})
+		}
+	}
+}

@@ -69,3 +69,19 @@ func TestWrappersThroughShell(t *testing.T) {
 		t.Errorf("env -S with quotes not named unknown: %+v", p)
 	}
 }
+
+// BenchmarkPreviewWrapped: the preview of a command behind six wrappers
+// (each read by shell.Through), on a small tree.
+func BenchmarkPreviewWrapped(b *testing.B) {
+	root := b.TempDir()
+	work := filepath.Join(root, "work")
+	if err := os.MkdirAll(filepath.Join(work, "data"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	command := "sudo -u root nice -n 5 env -C " + work + " timeout -s KILL 5 stdbuf -oL setsid rm -rf data"
+	for b.Loop() {
+		if p := Compute(context.Background(), command, Options{Cwd: work}); len(p.Targets) == 0 {
+			b.Fatalf("%+v", p)
+		}
+	}
+}
