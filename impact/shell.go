@@ -7,7 +7,11 @@
 // substitution, variables it does not set, arithmetic) is reported as
 // unknown, never guessed. Analysers, one per kind of destruction, then walk
 // what each simple command names, read-only and within bounds. Nothing is
-// written and nothing of the command runs.
+// written and nothing of the command runs. The commands that run another
+// (sudo, env, nice, timeout, flock, su, script, watch, find -exec, xargs
+// ...) are read by shell.Through, by the rules shell.Parse reads every
+// command line by; the preview keeps the shell's state it follows (the
+// directory, the environment, the options) itself.
 package impact
 
 import (
