@@ -273,11 +273,12 @@ func shellArgs(a *analysis, name string, args []string) {
 		shopt(sh, shoptOpts[j:j+2])
 	}
 	sh.syncShellopts()
-	cmds, err := parse(ops[0], sh, a.b)
+	f, err := a.tree(ops[0])
 	if err != nil {
 		a.unknown = append(a.unknown, name+" -c script that does not parse ("+err.Error()+")")
 		return
 	}
+	cmds := simples(f, sh, a.b)
 	a.depth++
 	for _, c := range cmds {
 		a.simple(c)

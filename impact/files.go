@@ -35,6 +35,9 @@ type analysis struct {
 	marksOnly  bool            // simple.MarksOnly: record what it changes, preview nothing
 	fds        map[int]string  // the simple command's own redirections (simple.Fds)
 	viaProc    map[string]bool // viaProcess of the directories looked at
+	// scripts are the lines shell.Parse read: the command's, then scripts
+	// of its shells it had not read with it (see tree).
+	scripts []*parsed.Script
 }
 
 // lookedThrough are the commands that run the command after their

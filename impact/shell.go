@@ -26,6 +26,7 @@ import (
 	"strings"
 	"syscall"
 
+	parsed "github.com/approve-tui/approve-tui/shell"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/pattern"
 	"mvdan.cc/sh/v3/syntax"
@@ -342,13 +343,48 @@ func (sh *shell) environ() expand.Environ {
 // Globs read directories within b: a glob cut by it, or over a directory
 // that cannot be read, is an unknown word.
 func parse(command string, sh *shell, b *budget) ([]simple, error) {
-	sh.b = b
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+	s, err := parsed.Parse(command, parsed.Options{})
 	if err != nil {
-		return nil, err
+		return nil, parseError(err)
 	}
+	return simples(s.File, sh, b), nil
+}
+
+// simples are the simple commands of f, a tree shell.Parse read, followed
+// from sh (see parse).
+func simples(f *syntax.File, sh *shell, b *budget) []simple {
+	sh.b = b
 	out, _ := follow(f, sh, nil, 0)
-	return out, nil
+	return out
+}
+
+// parseError is why shell.Parse refused a line, as the preview says it:
+// the parser's own words for a syntax error.
+func parseError(err error) error {
+	var e *parsed.Error
+	if errors.As(err, &e) && errors.Is(e, parsed.ErrSyntax) && e.Detail != "" {
+		return errors.New(e.Detail)
+	}
+	return err
+}
+
+// tree is the syntax tree of script, a script a shell of the line runs
+// (sh -c SCRIPT): the one shell.Parse read with the line (or with a script
+// read before) when it read that text, else script read by shell.Parse
+// now (a script the preview's own expansion gave: $SHELL -c, a word
+// shell/ did not know).
+func (a *analysis) tree(script string) (*syntax.File, error) {
+	for _, s := range a.scripts {
+		if f := s.Tree(script); f != nil {
+			return f, nil
+		}
+	}
+	s, err := parsed.Parse(script, parsed.Options{})
+	if err != nil {
+		return nil, parseError(err)
+	}
+	a.scripts = append(a.scripts, s)
+	return s.File, nil
 }
 
 // maxLoopDepth bounds the loops inside loops whose passes are walked to
