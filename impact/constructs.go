@@ -185,71 +185,46 @@ func constructAnalysers() map[string]func(a *analysis, name string, args []strin
 	}
 }
 
-// shellArgs previews the script of sh -c SCRIPT (also -lc, -ec, ...): its
-// words are parsed and analysed in turn, in a shell with the options its
-// command line sets (-P, -o physical, -O). A shell reading a file or its
-// input is not previewed; nor what its startup files do (a login or
-// interactive shell, --rcfile, $BASH_ENV).
+// shellArgs previews the script of sh -c SCRIPT (also -lc, -ec, ...): what
+// the shell runs is read by shell.Through (the rules shell.Parse reads a
+// line by), and the script is the tree shell.Parse read for it; it is
+// previewed in a shell with the options its command line sets (-P, -o
+// physical, -O), read here from the shell's own words. A shell reading a
+// file or its input is not previewed; nor what its startup files do (a
+// login or interactive shell, --rcfile, $BASH_ENV).
 func shellArgs(a *analysis, name string, args []string) {
 	bash := name == "bash"
 	text := name + " " + strings.Join(args, " ")
-	command, input, startup := false, false, false
-	var setOpts, shoptOpts []string
-	i := 0
-	for ; i < len(args); i++ {
-		arg := args[i]
-		if arg == "--" || arg == "-" {
-			i++
-			break
-		}
-		if strings.HasPrefix(arg, "--") {
-			switch arg {
-			case "--login", "--rcfile", "--init-file":
-				startup = true
-			case "--posix":
-				setOpts = append(setOpts, "-o", "posix")
-			}
-			if arg == "--rcfile" || arg == "--init-file" {
-				i++
-			}
-			continue
-		}
-		if len(arg) < 2 || arg[0] != '-' && arg[0] != '+' {
-			break
-		}
-		for _, c := range arg[1:] {
-			switch c {
-			case 'c':
-				command = command || arg[0] == '-'
-			case 's':
-				input = true
-			case 'i', 'l':
-				startup = true
-			case 'o', 'O':
-				if i+1 < len(args) {
-					i++
-					if c == 'o' {
-						setOpts = append(setOpts, string(arg[0])+"o", args[i])
-					} else {
-						shoptOpts = append(shoptOpts, map[byte]string{'-': "-s", '+': "-u"}[arg[0]], args[i])
-					}
-				}
-			default:
-				setOpts = append(setOpts, string(arg[0])+string(c))
-			}
+	words := certainWords(append([]string{name}, args...))
+	st, _ := parsed.Through(words)
+	startup := false
+	if st.Opaque != nil && st.Opaque.Kind == "script" {
+		// --rcfile FILE, --init-file FILE: a start-up file runs first,
+		// then what the rest of the words say.
+		if i := slices.IndexFunc(words, func(w parsed.Word) bool {
+			return w.Value == "--rcfile" || w.Value == "--init-file"
+		}); i > 0 && i+1 < len(words) && !slices.ContainsFunc(words[1:i], func(w parsed.Word) bool {
+			return w.Value == "--" || w.Value == "-" || !strings.HasPrefix(w.Value, "-") && !strings.HasPrefix(w.Value, "+")
+		}) {
+			startup = true
+			st, _ = parsed.Through(slices.Delete(slices.Clone(words), i, i+2))
 		}
 	}
-	ops := args[min(i, len(args)):]
 	switch {
-	case !command && !input && len(ops) > 0:
+	case st.Stop:
+		return // -c with no command (the shell fails), --version, --help
+	case st.Opaque != nil && st.Opaque.Kind == "script":
 		a.unknown = append(a.unknown, text+" (a script not on its command line)")
 		return
-	case !command:
+	case st.Opaque != nil && st.Opaque.Kind == "input":
 		a.unknown = append(a.unknown, text+" (reads its commands from its input)")
 		return
-	case len(ops) == 0:
-		return // -c with no command: the shell fails
+	case st.Opaque != nil || st.Script == nil:
+		a.unknown = append(a.unknown, text+" (runs what cannot be read)")
+		return
 	}
+	setOpts, shoptOpts, starts := shellOptions(values(st.Wrap.Args))
+	startup = startup || starts
 	if startup {
 		a.unknown = append(a.unknown, text+" (runs its startup files first)")
 	}
@@ -273,7 +248,7 @@ func shellArgs(a *analysis, name string, args []string) {
 		shopt(sh, shoptOpts[j:j+2])
 	}
 	sh.syncShellopts()
-	f, err := a.tree(ops[0])
+	f, err := a.tree(*st.Script)
 	if err != nil {
 		a.unknown = append(a.unknown, name+" -c script that does not parse ("+err.Error()+")")
 		return
@@ -284,4 +259,51 @@ func shellArgs(a *analysis, name string, args []string) {
 		a.simple(c)
 	}
 	a.depth--
+}
+
+// shellOptions are the options a shell's own words (before its script)
+// set: set's (-P, -o physical, --posix) and shopt's (-O NAME, +O NAME as
+// -s/-u pairs), and whether it runs start-up files (-i, -l, --login,
+// --rcfile, --init-file).
+func shellOptions(args []string) (setOpts, shoptOpts []string, startup bool) {
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if arg == "--" || arg == "-" {
+			break
+		}
+		if strings.HasPrefix(arg, "--") {
+			switch arg {
+			case "--login", "--rcfile", "--init-file":
+				startup = true
+			case "--posix":
+				setOpts = append(setOpts, "-o", "posix")
+			}
+			if arg == "--rcfile" || arg == "--init-file" {
+				i++
+			}
+			continue
+		}
+		if len(arg) < 2 || arg[0] != '-' && arg[0] != '+' {
+			break
+		}
+		for _, c := range arg[1:] {
+			switch c {
+			case 'c', 's':
+			case 'i', 'l':
+				startup = true
+			case 'o', 'O':
+				if i+1 < len(args) {
+					i++
+					if c == 'o' {
+						setOpts = append(setOpts, string(arg[0])+"o", args[i])
+					} else {
+						shoptOpts = append(shoptOpts, map[byte]string{'-': "-s", '+': "-u"}[arg[0]], args[i])
+					}
+				}
+			default:
+				setOpts = append(setOpts, string(arg[0])+string(c))
+			}
+		}
+	}
+	return setOpts, shoptOpts, startup
 }

@@ -63,3 +63,41 @@ func TestPreviewReadsShellParse(t *testing.T) {
 		t.Error("a script that does not parse gave a tree")
 	}
 }
+
+// What a shell runs is read by shell.Through: sh -c SCRIPT is previewed
+// (after a start-up file too, which makes it unknown, and the directory
+// with it), a shell that only
+// prints its version runs nothing, a script file or the input is unknown.
+func TestShellArgsThroughShell(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	for command, want := range map[string]struct {
+		deletes bool
+		unknown string
+	}{
+		`bash -c 'rm -rf data'`:                     {deletes: true},
+		`sh -ec 'rm -rf data'`:                      {deletes: true},
+		`bash -O dotglob -c 'rm -rf data'`:          {deletes: true},
+		`bash --rcfile rc -c 'rm -rf DATA'`:         {deletes: true, unknown: "runs its startup files first"},
+		`bash -lc 'rm -rf DATA'`:                    {deletes: true, unknown: "runs its startup files first"},
+		`bash --version -c 'rm -rf data'`:           {},
+		`bash -c`:                                   {},
+		`bash rc`:                                   {unknown: "a script not on its command line"},
+		`bash -s`:                                   {unknown: "reads its commands from its input"},
+		`bash -c 'bash -c "sh -c \"rm -rf data\""'`: {deletes: true},
+	} {
+		command = strings.ReplaceAll(command, "DATA", data)
+		p := Compute(context.Background(), command, Options{Cwd: dir})
+		deletes := false
+		for _, tg := range p.Targets {
+			deletes = deletes || tg.Op == "delete" && tg.Path == data
+		}
+		unknown := strings.Join(p.Unknown, "\n")
+		if deletes != want.deletes || want.unknown == "" && unknown != "" || !strings.Contains(unknown, want.unknown) {
+			t.Errorf("%s: deletes %v, unknown %q; want deletes %v, unknown %q", command, deletes, unknown, want.deletes, want.unknown)
+		}
+	}
+}
