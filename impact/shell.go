@@ -1,6 +1,8 @@
 // Package impact previews what a shell command would touch, before anyone
-// is asked to approve it: the command is parsed with a real shell parser
-// (mvdan.cc/sh), each simple command known as its words, and the words
+// is asked to approve it: the command is read once by shell.Parse (a real
+// shell parser, mvdan.cc/sh, the reading every analysis of the command
+// shares), its syntax tree followed here, each simple command known as its
+// words (a sh -c script is the tree Parse read for it), and the words
 // expanded only where the result is certain from the command itself and
 // the filesystem (literals, quotes, ~, globs relative to the command's
 // working directory). Whatever needs the command to run (command
@@ -333,8 +335,9 @@ func (sh *shell) environ() expand.Environ {
 }
 
 // parse splits command into its simple commands, in order, following sh
-// (changed as the command would change it). A command that does not parse
-// is an error: nothing of it can be previewed. A cd (or pushd, popd) that
+// (changed as the command would change it). A command shell.Parse refuses
+// (it does not parse, or is too large, nested too deep, holds NUL or
+// invalid UTF-8) is an error: nothing of it can be previewed. A cd (or pushd, popd) that
 // surely goes somewhere moves the directory for what follows, as the
 // shell would go (CDPATH, HOME, OLDPWD, -L/-P, symlinks); one that may
 // or may not happen (in a branch, a loop, after ||) or whose destination
