@@ -40,6 +40,11 @@ var readOnlyCorpus = []string{
 	"lscpu", "dmesg -T", "hostnamectl", "timedatectl status", "systemd-analyze blame",
 	"loginctl list-sessions", "resolvectl status", "kubectx", "stern web -n prod --since 10m",
 	"kustomize build overlays/prod", "eksctl get clusters",
+	"git show-branch", "git cherry -v", "git check-ignore -v build/x", "git symbolic-ref HEAD",
+	"git notes list", "git submodule status", "alias", "umask", "ulimit -a", "mount", "cal", "compgen -c",
+	"openssl x509 -in cert.pem -noout -text", "helm repo list", "helm plugin list", "docker manifest inspect node:20",
+	"crictl ps -a", "aws configure list", "npm pkg get name", "uv pip list", "rustup show", "rustup toolchain list",
+	"pyenv versions",
 }
 
 // Forms of the same programs that write or run something: never proven.
@@ -56,6 +61,12 @@ var notReadOnlyCorpus = []string{
 	"ping -p deadbeef example.com", "dmesg -C", "hostnamectl hostname web-2",
 	"timedatectl set-timezone UTC", "ss -K dst 10.0.0.1", "arp -d 10.0.0.1",
 	"kubectx prod", "kustomize build --enable-exec overlays/prod", "docker builder prune -af",
+	"git symbolic-ref HEAD refs/heads/x", "git notes add -m x", "git submodule foreach 'rm -rf .'",
+	"alias ls='rm -rf ~'", "umask 000", "ulimit -c unlimited", "mount -a", "mount /dev/sdb1 /mnt",
+	"openssl x509 -in c.pem -engine /tmp/e.so", "openssl x509 -in c.pem -out c.der", "helm plugin install https://x.example/p",
+	"aws configure get aws_secret_access_key", "aws configure set region x", "npm pkg set scripts.test=x",
+	"uv pip install requests", "rustup toolchain install nightly", "pyenv install 3.12", "ctr images ls",
+	"compgen -C 'rm -rf ~' x",
 }
 
 func TestNotReadOnlyCorpus(t *testing.T) {
