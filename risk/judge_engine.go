@@ -364,7 +364,7 @@ func (a *analysis) envAssign(as shell.Assign, cmd *shell.Command) {
 		cmdVar = true
 	case "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "BASH_ENV", "ENV", "PYTHONSTARTUP",
 		"NODE_OPTIONS", "PERL5OPT", "RUBYOPT", "PYTHONPATH", "PERL5LIB", "RUBYLIB", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "PATH",
-		"GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_DIR", "GIT_WORK_TREE":
+		"GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_DIR", "GIT_WORK_TREE", "LESS", "LESSKEYIN", "LESSKEY", "LESSKEY_CONTENT", "LESSEDIT", "SYSTEMD_LESS", "MORE":
 		a.readOnly = false
 		a.add(Finding{Rule: "flow", Level: medium, Effect: string(catalogue.ExecArg), Words: []string{n + "=" + as.Value.Raw},
 			Why: n + " changes what code the command loads or runs"})
