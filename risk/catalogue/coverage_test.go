@@ -44,7 +44,7 @@ var readOnlyCorpus = []string{
 	"git notes list", "git submodule status", "alias", "umask", "ulimit -a", "mount", "cal", "compgen -c",
 	"openssl x509 -in cert.pem -noout -text", "helm repo list", "helm plugin list", "docker manifest inspect node:20",
 	"crictl ps -a", "aws configure list", "npm pkg get name", "uv pip list", "rustup show", "rustup toolchain list",
-	"pyenv versions",
+	"pyenv versions", "systemd-analyze log-level", "kubectl auth can-i list pods", "docker compose config", "az tag list",
 }
 
 // Forms of the same programs that write or run something: never proven.
@@ -66,7 +66,11 @@ var notReadOnlyCorpus = []string{
 	"openssl x509 -in c.pem -engine /tmp/e.so", "openssl x509 -in c.pem -out c.der", "helm plugin install https://x.example/p",
 	"aws configure get aws_secret_access_key", "aws configure set region x", "npm pkg set scripts.test=x",
 	"uv pip install requests", "rustup toolchain install nightly", "pyenv install 3.12", "ctr images ls",
-	"compgen -C 'rm -rf ~' x",
+	"compgen -C 'rm -rf ~' x", "atop -w /tmp/raw", "lastlog -C -u dev", "systemd-analyze log-level debug",
+	"helm template web ./chart --output-dir out", "helm template web ./chart --dependency-update",
+	"kubectl auth reconcile -f rbac.yaml", "docker compose config -o merged.yaml",
+	"openssl x509 -req -in c.csr -CA ca.pem -CAcreateserial", "uv pip list --python /tmp/py", "pip --python /tmp/py list",
+	"kubectl cluster-info dump --output-directory=/tmp/d",
 }
 
 func TestNotReadOnlyCorpus(t *testing.T) {
