@@ -45,7 +45,7 @@ var readOnlyCorpus = []string{
 	"openssl x509 -in cert.pem -noout -text", "helm repo list", "helm plugin list", "docker manifest inspect node:20",
 	"crictl ps -a", "aws configure list", "npm pkg get name", "uv pip list", "rustup show", "rustup toolchain list",
 	"pyenv versions", "systemd-analyze log-level", "kubectl auth can-i list pods", "docker compose config", "az tag list",
-	"printf '%s\n' a b", "ack TODO", "rclone lsd r:",
+	"printf '%s\n' a b", "ack TODO", "rclone lsd r:", "poetry show", "poetry version", "poetry env info",
 }
 
 // Forms of the same programs that write or run something: never proven.
@@ -72,6 +72,7 @@ var notReadOnlyCorpus = []string{
 	"kubectl auth reconcile -f rbac.yaml", "docker compose config -o merged.yaml",
 	"openssl x509 -req -in c.csr -CA ca.pem -CAcreateserial", "uv pip list --python /tmp/py", "pip --python /tmp/py list",
 	"kubectl cluster-info dump --output-directory=/tmp/d",
+	"poetry version minor", "uv version --bump patch", "poetry env use python3.12", "poetry env remove --all",
 	"printf -v PATH /tmp/bin", "rg --hostname-bin=/tmp/x foo", "ag --pager /tmp/x foo", "ack --pager=/tmp/x foo",
 	"rclone ls r: --password-command /tmp/x", "rclone ls r: --sftp-ssh /tmp/x", "file -C -m magic", "git --exec-path=/tmp/x status",
 }
