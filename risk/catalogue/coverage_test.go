@@ -73,7 +73,7 @@ var notReadOnlyCorpus = []string{
 	"openssl x509 -req -in c.csr -CA ca.pem -CAcreateserial", "uv pip list --python /tmp/py", "pip --python /tmp/py list",
 	"kubectl cluster-info dump --output-directory=/tmp/d",
 	"poetry version minor", "uv version --bump patch", "poetry env use python3.12", "poetry env remove --all",
-	"printf -v PATH /tmp/bin", "rg --hostname-bin=/tmp/x foo", "ag --pager /tmp/x foo", "ack --pager=/tmp/x foo",
+	"docker -H ssh://prod ps", "printf -v PATH /tmp/bin", "rg --hostname-bin=/tmp/x foo", "ag --pager /tmp/x foo", "ack --pager=/tmp/x foo",
 	"rclone ls r: --password-command /tmp/x", "rclone ls r: --sftp-ssh /tmp/x", "file -C -m magic", "git --exec-path=/tmp/x status",
 }
 
