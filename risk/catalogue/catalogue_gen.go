@@ -2,7 +2,7 @@
 
 package catalogue
 
-const generatedDigest = "e11553da1ee28b0dd31783a055b3412e59c6bd88233717d868cdb02528ced485"
+const generatedDigest = "7ddf9e3377a77d000e0a6f2979358cd7074a3154c676bb7b61d50aaebbc8409d"
 
 func generated() []*Command {
 	return []*Command{
@@ -2677,7 +2677,12 @@ func generated() []*Command {
 							Effects:  []Effect{"read"},
 							ReadOnly: true,
 							Args:     []string{"resource"},
-							Line:     177, File: "git.yaml",
+							Options: []*Option{
+								{Names: []string{"--color"},
+									Value: "required",
+									Line:  177},
+							},
+							Line: 177, File: "git.yaml",
 						},
 						&Command{
 							Name:     "status",
@@ -2692,7 +2697,12 @@ func generated() []*Command {
 							Effects:  []Effect{"read"},
 							ReadOnly: true,
 							Args:     []string{"resource"},
-							Line:     179, File: "git.yaml",
+							Options: []*Option{
+								{Names: []string{"-i", "--interval"},
+									Value: "required",
+									Line:  179},
+							},
+							Line: 179, File: "git.yaml",
 						},
 						&Command{
 							Name:    "checkout",
@@ -2939,7 +2949,12 @@ func generated() []*Command {
 							Effects:  []Effect{"read"},
 							ReadOnly: true,
 							Args:     []string{"resource"},
-							Line:     215, File: "git.yaml",
+							Options: []*Option{
+								{Names: []string{"-j", "--job", "-a", "--attempt"},
+									Value: "required",
+									Line:  215},
+							},
+							Line: 215, File: "git.yaml",
 						},
 						&Command{
 							Name:     "watch",
@@ -2947,7 +2962,12 @@ func generated() []*Command {
 							Effects:  []Effect{"read"},
 							ReadOnly: true,
 							Args:     []string{"resource"},
-							Line:     216, File: "git.yaml",
+							Options: []*Option{
+								{Names: []string{"-i", "--interval"},
+									Value: "required",
+									Line:  216},
+							},
+							Line: 216, File: "git.yaml",
 						},
 						&Command{
 							Name:    "rerun",
@@ -3003,7 +3023,12 @@ func generated() []*Command {
 							Effects:  []Effect{"read"},
 							ReadOnly: true,
 							Args:     []string{"resource"},
-							Line:     220, File: "git.yaml",
+							Options: []*Option{
+								{Names: []string{"-r", "--ref"},
+									Value: "required",
+									Line:  220},
+							},
+							Line: 220, File: "git.yaml",
 						},
 						&Command{
 							Name:    "run",

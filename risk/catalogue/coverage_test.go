@@ -46,6 +46,7 @@ var readOnlyCorpus = []string{
 	"crictl ps -a", "aws configure list", "npm pkg get name", "uv pip list", "rustup show", "rustup toolchain list",
 	"pyenv versions", "systemd-analyze log-level", "kubectl auth can-i list pods", "docker compose config", "az tag list",
 	"printf '%s\n' a b", "ack TODO", "rclone lsd r:", "poetry show", "poetry version", "poetry env info",
+	"gh run view 123 --job 456 --log", "gh pr checks 7 --watch -i 10", "gh workflow view ci.yml -r main --yaml", "gh pr diff 7 --color never",
 }
 
 // Forms of the same programs that write or run something: never proven.
