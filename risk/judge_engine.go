@@ -359,6 +359,13 @@ func (a *analysis) flows(s *shell.Script) {
 // a command or load code (GIT_SSH_COMMAND, LD_PRELOAD, PAGER ...).
 func (a *analysis) envAssign(as shell.Assign, cmd *shell.Command) {
 	n := as.Name
+	if as.Value.Known && plainPaging(n, as.Value.Value) {
+		// GH_PAGER=cat, PAGER=, LESS=-R: what agents set so that nothing
+		// waits at a terminal; the pager only prints what it is given.
+		a.add(Finding{Rule: "flow", Level: low, Effect: string(catalogue.Read), Words: []string{n + "=" + as.Value.Raw},
+			Why: n + " only pages " + commandName(cmd) + "'s output"})
+		return
+	}
 	cmdVar := false
 	switch n {
 	case "GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER", "PAGER", "MANPAGER", "GIT_EDITOR", "EDITOR", "VISUAL",
@@ -461,6 +468,53 @@ func unknownMatters(name shell.Word, k int, w shell.Word) bool {
 	}
 	if i := strings.IndexByte(w.Raw, '='); strings.HasPrefix(w.Raw, "--") && i > 2 && !strings.ContainsAny(w.Raw[:i], "$`*?[{~'\"\\") {
 		return false
+	}
+	return true
+}
+
+// pagerVars hold the command a program pipes its output through.
+var pagerVars = map[string]bool{"PAGER": true, "GIT_PAGER": true, "GH_PAGER": true, "MANPAGER": true,
+	"SYSTEMD_PAGER": true, "AWS_PAGER": true, "BAT_PAGER": true}
+
+// plainPaging reports whether setting name to value only changes how
+// output is paged: a pager variable set to nothing, cat, or less or more
+// with display options only, or less's LESS/MORE options set to display
+// options only. Anything else (a command, an option that reads a file or
+// runs something: -k, +cmd, -o, -#) is judged as a command given in the
+// environment.
+func plainPaging(name, value string) bool {
+	f := strings.Fields(value)
+	switch {
+	case pagerVars[name]:
+		if len(f) == 0 {
+			return true
+		}
+		if f[0] != "cat" && f[0] != "less" && f[0] != "more" {
+			return false
+		}
+		return displayOptions(f[1:], f[0] != "cat")
+	case name == "LESS" || name == "MORE" || name == "SYSTEMD_LESS":
+		return displayOptions(f, true)
+	}
+	return false
+}
+
+// displayOptions: every word is a cluster of less's display-only flags
+// (-R -F -X -S -i ...), with or without its dash; none for cat.
+func displayOptions(words []string, less bool) bool {
+	for _, w := range words {
+		if !less {
+			return false
+		}
+		w = strings.TrimPrefix(w, "-")
+		if w == "" {
+			return false
+		}
+		for _, r := range w {
+			if !strings.ContainsRune("RFXSiIMmNnEeKQqsJcwWgGr", r) {
+				return false
+			}
+		}
 	}
 	return true
 }
