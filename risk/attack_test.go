@@ -2,6 +2,7 @@ package risk
 
 import (
 	"flag"
+	"fmt"
 	"sort"
 	"strings"
 	"testing"
@@ -216,5 +217,33 @@ func TestAttackControls(t *testing.T) {
 		if !j.ReadOnly || j.Level != model.RiskLow {
 			t.Errorf("%q: level %s read-only %v; findings %+v", cmd, j.Level, j.ReadOnly, j.Findings)
 		}
+	}
+}
+
+// attackFill repeats unit, joined by sep, to about 64 KiB.
+func attackFill(unit, sep string) string {
+	n := 64 * 1024 / (len(unit) + len(sep))
+	return strings.Repeat(unit+sep, n)[:n*(len(unit)+len(sep))-len(sep)]
+}
+
+// Crafted 64 KiB lines: the slowest shapes found for the judgement.
+func BenchmarkAttack64K(b *testing.B) {
+	var fns strings.Builder
+	for i := 0; fns.Len() < 64*1024; i++ {
+		fmt.Fprintf(&fns, "f%d(){ g%d; }; ", i, i)
+	}
+	for _, c := range []struct{ name, cmd string }{
+		{"ssh-nested", attackFill("ssh h ssh h ssh h ls", "; ")},
+		{"functions", fns.String()},
+		{"curl-pipe-sh", attackFill("curl x | sh", " | ")},
+		{"sh-c", attackFill(`sh -c 'sh -c "ls; ls"'`, "; ")},
+		{"git-c", "git " + attackFill("-c core.pager=less", " ") + " log"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			ctx := attackContext()
+			for b.Loop() {
+				Judge(c.cmd, ctx)
+			}
+		})
 	}
 }
