@@ -42,6 +42,15 @@ type analysis struct {
 	// noWorkspace: the working directory is not a workspace (/, a system
 	// directory, a home directory itself): nothing is inside it.
 	noWorkspace bool
+	// dir is where cd (or pushd) earlier in the line went: an absolute
+	// path, "~…" when the home is not known, a path relative to an
+	// unknown Cwd, "?" when not certain; "" when no cd came before.
+	dir string
+	// lookupVar names a variable that chooses where commands are found
+	// (PATH) set earlier in the line, with its value ("" for none).
+	lookupVar, lookupVal string
+	// cdpath: CDPATH was set earlier in the line.
+	cdpath bool
 }
 
 func (a *analysis) add(f Finding) {
@@ -118,6 +127,8 @@ func wordValues(ws []shell.Word) []string {
 func (a *analysis) command(s *shell.Script, i int, cmd *shell.Command) {
 	words := wordValues(cmd.Words)
 	a.redirects(cmd, words)
+	a.lookupChanged(cmd, words)
+	a.setsLookup(cmd, words)
 	for _, as := range cmd.Assigns {
 		if !as.Value.Known {
 			a.readOnly = false
@@ -183,6 +194,51 @@ func (a *analysis) command(s *shell.Script, i int, cmd *shell.Command) {
 	}
 	a.throughOptions(s, i, cmd)
 	a.lookup(cmd, words, 0)
+	if (words[0] == "cd" || words[0] == "pushd") && len(cmd.Wrappers) == 0 {
+		a.chdir(cmd)
+	}
+}
+
+// chdir follows cd and pushd: the relative words of the commands after
+// them are judged where they run (cd /etc && echo x >> sudoers writes
+// /etc/sudoers). A directory not certain (cd "$D", cd -, CDPATH) makes
+// every later relative word not certain.
+func (a *analysis) chdir(cmd *shell.Command) {
+	var ops []shell.Word
+	for _, w := range cmd.Words[1:] {
+		if w.Known && (w.Value == "-L" || w.Value == "-P" || w.Value == "-e" || w.Value == "-@" || w.Value == "--") {
+			continue
+		}
+		ops = append(ops, w)
+	}
+	if len(ops) == 0 {
+		a.dir = a.homeDir("~")
+		return
+	}
+	w := ops[0]
+	if len(ops) > 1 || w.Value == "-" || strings.HasPrefix(w.Value, "+") || strings.HasPrefix(w.Value, "-") {
+		a.dir = "?"
+		return
+	}
+	pl := a.locate(w.Raw, w.Value, w.Known)
+	if !pl.known || pl.p == "" || strings.HasPrefix(pl.p, "?") || strings.HasPrefix(pl.p, "$") {
+		a.dir = "?"
+		return
+	}
+	if a.cdpath && !strings.HasPrefix(w.Value, "/") && !strings.HasPrefix(w.Value, "~") && !strings.HasPrefix(w.Value, ".") {
+		// cd NAME looks NAME up in the CDPATH the line set.
+		a.dir = "?"
+		return
+	}
+	a.dir = a.homeDir(pl.p)
+}
+
+// homeDir turns ~ and ~/x into the home directory's path when it is known.
+func (a *analysis) homeDir(p string) string {
+	if h := a.c.Home; h != "" && strings.HasPrefix(h, "/") && (p == "~" || strings.HasPrefix(p, "~/")) {
+		return path.Join(path.Clean(h), p[1:])
+	}
+	return p
 }
 
 // throughOptions rates a shell or interpreter started by another program
@@ -517,4 +573,84 @@ func displayOptions(words []string, less bool) bool {
 		}
 	}
 	return true
+}
+
+// builtins are the shell's own commands: PATH does not choose them.
+var builtins = map[string]bool{"cd": true, "echo": true, "printf": true, "read": true, "export": true, "declare": true,
+	"typeset": true, "local": true, "readonly": true, "set": true, "unset": true, "shift": true, "test": true, "[": true,
+	"true": true, "false": true, ":": true, "eval": true, "exec": true, "source": true, ".": true, "alias": true,
+	"unalias": true, "hash": true, "type": true, "command": true, "builtin": true, "let": true, "return": true,
+	"exit": true, "trap": true, "wait": true, "pwd": true, "pushd": true, "popd": true, "dirs": true,
+	"umask": true, "ulimit": true, "getopts": true, "mapfile": true, "readarray": true, "shopt": true}
+
+// systemBin are the directories the system's programs are found in.
+var systemBin = map[string]bool{"/bin": true, "/sbin": true, "/usr/bin": true, "/usr/sbin": true,
+	"/usr/local/bin": true, "/usr/local/sbin": true, "$PATH": true, "${PATH}": true}
+
+// setsLookup notes a variable that chooses where commands (PATH) or
+// directories (CDPATH) are found, set for the rest of the line: by a bare
+// assignment, export and the like, printf -v, or read.
+func (a *analysis) setsLookup(cmd *shell.Command, words []string) {
+	note := func(name, raw string, known bool) {
+		switch name {
+		case "PATH":
+			if !known {
+				raw = "?"
+			}
+			a.lookupVar, a.lookupVal = name, raw
+		case "CDPATH":
+			a.cdpath = true
+		}
+	}
+	bare := len(words) == 0
+	if !bare {
+		switch words[0] {
+		case "export", "declare", "typeset", "local", "readonly":
+			bare = true
+		}
+	}
+	if bare {
+		for _, as := range cmd.Assigns {
+			note(as.Name, as.Value.Value, as.Value.Known)
+		}
+	}
+	if len(words) == 0 {
+		return
+	}
+	switch words[0] {
+	case "printf":
+		for k := 1; k+1 < len(words); k++ {
+			if words[k] == "-v" {
+				note(words[k+1], "?", false)
+			}
+		}
+	case "read", "mapfile", "readarray":
+		for k := 1; k < len(words); k++ {
+			w := words[k]
+			if strings.HasPrefix(w, "-") {
+				if strings.ContainsAny(w[len(w)-1:], "adpnNtuCcOs") && k+1 < len(words) {
+					k++ // an option with a value
+				}
+				continue
+			}
+			note(w, "?", false)
+		}
+	}
+}
+
+// lookupChanged rates a command whose name PATH, set earlier in the line,
+// finds: it may not be the program the catalogue knows.
+func (a *analysis) lookupChanged(cmd *shell.Command, words []string) {
+	if a.lookupVar == "" || len(words) == 0 || strings.Contains(words[0], "/") || builtins[words[0]] {
+		return
+	}
+	a.readOnly = false
+	lvl := low
+	for _, d := range strings.Split(a.lookupVal, ":") {
+		if !systemBin[strings.TrimSuffix(d, "/")] {
+			lvl = medium
+		}
+	}
+	a.add(Finding{Rule: "unknown", Level: lvl, Effect: string(catalogue.ExecArg), Words: []string{a.lookupVar + "=" + a.lookupVal, words[0]},
+		Why: a.lookupVar + " was changed earlier in the line: " + words[0] + " may be a program from " + a.lookupVal + ", not the one the catalogue knows"})
 }

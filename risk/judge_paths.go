@@ -146,7 +146,23 @@ var sensitiveTargets = []sensitive{
 	{match: "~/.gitconfig", why: "the user's git configuration"},
 	{match: "~/.config/git/", why: "the user's git configuration"},
 	{match: "*/.gitattributes", why: "git attributes (filters run by git)"},
+	{match: "*/.git/info/attributes", why: "git attributes (filters run by git)"},
+	{match: "*/.git/info/", why: "the repository's git settings"},
+	{match: "*/.git/modules/", why: "a submodule's repository (its hooks and configuration)"},
+	{match: "*/.git/HEAD", why: "the repository's current branch"},
+	{match: "*/.git/refs/", why: "the repository's branches and tags (history can be lost)"},
+	{match: "*/.git/packed-refs", why: "the repository's branches and tags (history can be lost)"},
+	{match: "*/.git/objects/", why: "the repository's history"},
+	{match: "*/.gitmodules", why: "the submodules (their URLs and update commands)"},
 	{match: "*/.husky/", why: "git hooks (husky)"},
+	{match: "*/.mcp.json", why: "the agent's MCP servers (commands it starts)"},
+	{match: "*/.envrc", why: "direnv's script (run on entering the directory)"},
+	{match: "*/.github/workflows/", why: "CI workflows (run with the repository's secrets)"},
+	{match: "*/.gitlab-ci.yml", why: "the CI pipeline (runs with the repository's secrets)"},
+	{match: "*/.cargo/config.toml", why: "cargo's configuration (runners and wrappers it runs)"},
+	{match: "*/.cargo/config", why: "cargo's configuration (runners and wrappers it runs)"},
+	{match: "*/.yarnrc.yml", why: "yarn's configuration (yarnPath names the code yarn runs)"},
+	{match: "*/.yarnrc", why: "yarn's configuration (the code yarn runs)"},
 	{match: "*/.pre-commit-config.yaml", why: "the pre-commit hooks"},
 
 	{match: "~/.config/approve-tui/", why: "approve-tui's configuration"},
@@ -220,7 +236,7 @@ type place struct {
 // locate places a path word. value is its best reading (shell.Word.Value),
 // raw as written, known whether value is certain.
 func (a *analysis) locate(raw, value string, known bool) place {
-	key := locKey{raw, value, known}
+	key := locKey{raw, value, a.dir, known}
 	if pl, ok := a.placed[key]; ok {
 		return pl
 	}
@@ -233,13 +249,26 @@ func (a *analysis) locate(raw, value string, known bool) place {
 }
 
 type locKey struct {
-	raw, value string
-	known      bool
+	raw, value, dir string
+	known           bool
 }
 
 func (a *analysis) locate1(raw, value string, known bool) place {
 	pl := place{word: raw, known: known}
 	v := value
+	if a.dir != "" && v != "" && !strings.HasPrefix(v, "/") && !strings.HasPrefix(v, "~") && !strings.HasPrefix(v, "$") {
+		// A relative word after cd: where cd went.
+		if a.dir == "?" {
+			pl.p = "?/" + path.Clean(v)
+			pl.known = false
+			pl.sens = matchSensitive(path.Clean(v), "")
+			if pl.sens == nil {
+				pl.sens = matchSensitiveFold(path.Clean(v))
+			}
+			return pl
+		}
+		v = path.Join(a.dir, v)
+	}
 	if strings.HasPrefix(v, "/") && known && a.c.Cwd != "" {
 		cwd := path.Clean(a.c.Cwd)
 		if c := path.Clean(v); cwd != "/" && (c == cwd || strings.HasPrefix(c, cwd+"/")) {
@@ -339,15 +368,44 @@ func globStaysInside(raw string) bool {
 	return true
 }
 
+// foldedTargets are sensitiveTargets with their match in lower case.
+var foldedTargets = func() []sensitive {
+	out := make([]sensitive, len(sensitiveTargets))
+	for i, s := range sensitiveTargets {
+		s.match = strings.ToLower(s.match)
+		out[i] = s
+	}
+	return out
+}()
+
+// matchSensitiveFold matches p against the targets ignoring case: on a
+// file system that ignores case (macOS, Windows) .GIT/hooks is
+// .git/hooks and .Claude/settings.json the agent's settings.
+func matchSensitiveFold(p string) *sensitive {
+	l := strings.ToLower(p)
+	if l == p {
+		return nil
+	}
+	return matchIn(foldedTargets, l)
+}
+
 // matchSensitive finds the first built-in sensitive target p is, or is
-// below. cwd, when known, lets "*/name" match a relative path.
+// below, exactly or ignoring case. cwd, when known, lets "*/name" match a
+// relative path.
 func matchSensitive(p, cwd string) *sensitive {
+	if s := matchIn(sensitiveTargets, p); s != nil {
+		return s
+	}
+	return matchSensitiveFold(p)
+}
+
+func matchIn(targets []sensitive, p string) *sensitive {
 	if p == "" {
 		return nil
 	}
 	base := path.Base(p)
-	for i := range sensitiveTargets {
-		s := &sensitiveTargets[i]
+	for i := range targets {
+		s := &targets[i]
 		m := s.match
 		switch {
 		case strings.HasPrefix(m, "*/"):

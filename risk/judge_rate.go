@@ -755,10 +755,20 @@ func (a *analysis) redirects(cmd *shell.Command, words []string) {
 			a.egressCmd = append(a.egressCmd, r.Target.Raw)
 			continue
 		}
+		writes := r.Writes
 		if r.Dup {
-			continue
+			// >&WORD and N>&WORD onto a word that is not certainly a
+			// descriptor number or "-" is bash's &>WORD: a file written
+			// (>& ~/.bashrc, >& "$F").
+			if r.Target.Known && strings.Trim(r.Target.Value, "0123456789-") == "" || !strings.Contains(r.Op, ">") {
+				if !r.Target.Known {
+					a.readOnly = false
+				}
+				continue
+			}
+			writes = true
 		}
-		if r.Writes {
+		if writes {
 			if pl.harmless {
 				continue
 			}
