@@ -2,6 +2,7 @@ package risk
 
 import (
 	"errors"
+	"fmt"
 	"path"
 	"slices"
 	"strings"
@@ -169,6 +170,11 @@ func (a *analysis) command(s *shell.Script, i int, cmd *shell.Command) {
 		}
 		a.add(Finding{Rule: "config", Level: model.MaxRisk(lvl, low), Words: []string{name.Raw},
 			Why: base + " is a program the configuration marks sensitive"})
+		a.readOnly = false
+	}
+	if why := oddName(name.Value); why != "" {
+		a.add(Finding{Rule: "opaque", Level: medium, Words: []string{name.Raw},
+			Why: "the command's name holds " + why + ": it is not the program it looks like"})
 		a.readOnly = false
 	}
 	if name.Known && name.Raw != name.Value && strings.ContainsAny(name.Raw, "$`") {
@@ -422,6 +428,35 @@ func (a *analysis) envAssign(as shell.Assign, cmd *shell.Command) {
 			Why: n + " only pages " + commandName(cmd) + "'s output"})
 		return
 	}
+	if strings.HasPrefix(n, "GIT_TRACE") && as.Value.Known {
+		// GIT_TRACE*=PATH: git appends its trace to that file (a number
+		// or a boolean is a descriptor or stderr).
+		if v := as.Value.Value; strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~") {
+			a.readOnly = false
+			a.effect(string(catalogue.Write))
+			pl := a.locate(as.Value.Raw, v, true)
+			pl.word = n + "=" + as.Value.Raw
+			a.rateTarget(catalogue.Write, pl, false, "")
+		}
+		return
+	}
+	if why, ok := configVars[n]; ok || strings.HasPrefix(n, "NPM_CONFIG_") || strings.HasPrefix(strings.ToUpper(n), "NPM_CONFIG_") {
+		if !ok {
+			why = "npm's configuration (script-shell, registry, hooks)"
+		}
+		a.readOnly = false
+		lvl := medium
+		if n == "GOFLAGS" && !strings.Contains(as.Value.Value, "exec") && !strings.Contains(as.Value.Value, "overlay") && as.Value.Known {
+			lvl = low
+		} else if as.Value.Known && n != "JAVA_TOOL_OPTIONS" && n != "_JAVA_OPTIONS" && n != "JDK_JAVA_OPTIONS" && n != "GOFLAGS" {
+			if pl := a.locate(as.Value.Raw, as.Value.Value, true); pl.inside && pl.sens == nil && pl.extra == "" {
+				lvl = low
+			}
+		}
+		a.add(Finding{Rule: "flow", Level: lvl, Effect: string(catalogue.ExecArg), Words: []string{n + "=" + as.Value.Raw},
+			Why: n + " makes " + commandName(cmd) + " load " + why + " from where the line says, which can run commands"})
+		return
+	}
 	cmdVar := false
 	switch n {
 	case "GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER", "PAGER", "MANPAGER", "GIT_EDITOR", "EDITOR", "VISUAL",
@@ -585,7 +620,7 @@ var builtins = map[string]bool{"cd": true, "echo": true, "printf": true, "read":
 
 // systemBin are the directories the system's programs are found in.
 var systemBin = map[string]bool{"/bin": true, "/sbin": true, "/usr/bin": true, "/usr/sbin": true,
-	"/usr/local/bin": true, "/usr/local/sbin": true, "$PATH": true, "${PATH}": true}
+	"/usr/local/bin": true, "/usr/local/sbin": true, "/opt/homebrew/bin": true, "/snap/bin": true, "$PATH": true, "${PATH}": true}
 
 // setsLookup notes a variable that chooses where commands (PATH) or
 // directories (CDPATH) are found, set for the rest of the line: by a bare
@@ -653,4 +688,53 @@ func (a *analysis) lookupChanged(cmd *shell.Command, words []string) {
 	}
 	a.add(Finding{Rule: "unknown", Level: lvl, Effect: string(catalogue.ExecArg), Words: []string{a.lookupVar + "=" + a.lookupVal, words[0]},
 		Why: a.lookupVar + " was changed earlier in the line: " + words[0] + " may be a program from " + a.lookupVal + ", not the one the catalogue knows"})
+}
+
+// configVars choose a configuration a program loads, which can name
+// commands to run (git's core.pager and core.fsmonitor, a kubeconfig's
+// exec plugin, aws' credential_process, a JVM agent).
+var configVars = map[string]string{
+	"XDG_CONFIG_HOME":             "its configuration (git's core.pager, core.fsmonitor)",
+	"XDG_CONFIG_DIRS":             "its configuration",
+	"HOME":                        "its configuration (~/.gitconfig and the like)",
+	"KUBECONFIG":                  "a kubeconfig (its exec credential plugin is a command)",
+	"AWS_CONFIG_FILE":             "an AWS configuration (credential_process is a command)",
+	"AWS_SHARED_CREDENTIALS_FILE": "AWS credentials (credential_process is a command)",
+	"AWS_PROFILE":                 "an AWS profile (its credential_process is a command)",
+	"JAVA_TOOL_OPTIONS":           "JVM options (-javaagent loads code)",
+	"_JAVA_OPTIONS":               "JVM options (-javaagent loads code)",
+	"JDK_JAVA_OPTIONS":            "JVM options (-javaagent loads code)",
+	"DOCKER_CONFIG":               "Docker's configuration (credential helpers are commands)",
+	"GNUPGHOME":                   "GnuPG's configuration",
+	"PIP_CONFIG_FILE":             "pip's configuration",
+	"CARGO_HOME":                  "cargo's configuration (runners and wrappers)",
+	"GOENV":                       "go's environment file (GOFLAGS -toolexec)",
+	"GOFLAGS":                     "go flags (-toolexec, -exec run commands)",
+	"GIT_CONFIG":                  "a git configuration (core.pager, core.fsmonitor)",
+}
+
+// oddName describes the characters of a program name that are invisible
+// or not ASCII (a zero-width space, a no-break space, NEL, a bidi control,
+// a Cyrillic look-alike), "" when there is none.
+func oddName(name string) string {
+	var odd []string
+	for _, r := range name {
+		if r > 0x20 && r < 0x7f {
+			continue
+		}
+		kind := "a character that is not ASCII"
+		switch {
+		case r == 0x200b || r == 0x200c || r == 0x200d || r == 0x2060 || r == 0xfeff || r == 0xad:
+			kind = "an invisible character"
+		case r == 0xa0 || r == 0x85 || r == 0x2007 || r == 0x202f || r < 0x20 || r == 0x7f || r >= 0x2000 && r <= 0x200a || r == 0x3000:
+			kind = "a space or control character"
+		case r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0x200e || r == 0x200f:
+			kind = "a bidirectional control"
+		}
+		odd = append(odd, fmt.Sprintf("%s (U+%04X)", kind, r))
+		if len(odd) == 3 {
+			break
+		}
+	}
+	return strings.Join(odd, ", ")
 }

@@ -71,3 +71,105 @@ func TestJudgeMoreSensitiveTargets(t *testing.T) {
 		{"echo x > docs/Notes.md", model.RiskLow, "", false},
 	})
 }
+
+// Options that write, run a file's program, or choose a configuration
+// that runs commands.
+func TestJudgeOptionsThatWriteOrRun(t *testing.T) {
+	checkJudge(t, ws, []judgeCase{
+		{"git shortlog -s --output=/home/dev/.bashrc", model.RiskHigh, "target", false},
+		{"aws s3api get-object --bucket b --key k /etc/cron.d/x", model.RiskHigh, "target", false},
+		{"aws s3api get-object --bucket b --key k ~/.bashrc", model.RiskHigh, "target", false},
+		{"aws s3api get-object --bucket b --key k out.json", model.RiskLow, "", false},
+		{"openssl enc -d -in x -out ~/.bashrc", model.RiskHigh, "target", false},
+		{"git apply --unsafe-paths x.patch", model.RiskMedium, "target", false},
+		{"git apply --directory=.. x.patch", model.RiskMedium, "target", false},
+		{"git apply x.patch", model.RiskLow, "", false},
+		{"cpio -idm < x.cpio", model.RiskMedium, "target", false},
+		{"awk -f /tmp/evil.awk README", model.RiskMedium, "effect", false},
+		{"awk -f x.awk y", model.RiskLow, "", false},
+		{"awk -i inplace 1 x", model.RiskLow, "", false},
+		{"sed -f /tmp/evil.sed README", model.RiskMedium, "effect", false},
+		{"sed -n -f script.sed x", model.RiskLow, "", false},
+		{"printf 'all:\\n\\trm -rf ~\\n' | make -f -", model.RiskMedium, "effect", false},
+		{"make -f /tmp/evil.mk", model.RiskMedium, "effect", false},
+		{"make -f build/ci.mk test", model.RiskLow, "", false},
+		{"make -e SHELL=/tmp/x", model.RiskMedium, "flow", false},
+		{"make SHELL=/bin/bash", model.RiskLow, "", false},
+		{"fc -s rm", model.RiskMedium, "opaque", false},
+		{"fc -l", model.RiskLow, "", false},
+		{"GIT_TRACE=/root/.bashrc git status", model.RiskHigh, "target", false},
+		{"GIT_TRACE=/tmp/x git status", model.RiskLow, "", false},
+		{"GIT_TRACE=1 git status", model.RiskLow, "", true},
+		{"go env -w GOFLAGS=-toolexec=/tmp/evil", model.RiskMedium, "effect", false},
+		{"go env GOPATH", model.RiskLow, "", true},
+		{"npm config set script-shell /tmp/evil", model.RiskMedium, "effect", false},
+		{"npm config get registry", model.RiskLow, "", true},
+		{"npm audit fix", model.RiskMedium, "effect", false},
+		{"npm audit", model.RiskLow, "", true},
+		{"git fsck --lost-found", model.RiskLow, "", false},
+		{"git help -w log", model.RiskMedium, "effect", false},
+		{"file -C -m x", model.RiskLow, "", false},
+		{"npm i -g evil", model.RiskMedium, "target", false},
+		{"pip install -e /tmp/evil", model.RiskMedium, "target", false},
+		{"pip install -e .", model.RiskLow, "", false},
+	})
+}
+
+// Configuration chosen on the line: a repository, kubeconfig, profile or
+// JVM options from elsewhere run commands.
+func TestJudgeConfigElsewhere(t *testing.T) {
+	checkJudge(t, ws, []judgeCase{
+		{"git --git-dir=/tmp/evil log", model.RiskMedium, "flow", false},
+		{"git -C /tmp/evil log", model.RiskMedium, "flow", false},
+		{"git --exec-path=/tmp/x log", model.RiskMedium, "effect", false},
+		{"git -C web status", model.RiskLow, "", false},
+		{"XDG_CONFIG_HOME=/tmp/evil git log", model.RiskMedium, "flow", false},
+		{"HOME=/tmp/evil git log", model.RiskMedium, "flow", false},
+		{"KUBECONFIG=/tmp/evil kubectl get pods", model.RiskMedium, "flow", false},
+		{"kubectl --kubeconfig=/tmp/evil get pods", model.RiskMedium, "flow", false},
+		{"AWS_CONFIG_FILE=/tmp/evil aws s3 ls", model.RiskMedium, "flow", false},
+		{"aws --profile evil s3 ls", model.RiskMedium, "flow", false},
+		{"JAVA_TOOL_OPTIONS=-javaagent:/tmp/x.jar java -version", model.RiskMedium, "flow", false},
+		{"_JAVA_OPTIONS=-javaagent:x java -version", model.RiskMedium, "flow", false},
+		{"kubectl get pods", model.RiskLow, "", true},
+		{"aws s3 ls", model.RiskLow, "", true},
+		{"git status", model.RiskLow, "", true},
+	})
+}
+
+// Secrets printed: by path inside a revision, through options that read a
+// file, and by commands that print tokens.
+func TestJudgeSecretsPrinted(t *testing.T) {
+	checkJudge(t, ws, []judgeCase{
+		{"git show HEAD:.env", model.RiskMedium, "target", false},
+		{"git show HEAD:README.md", model.RiskLow, "", true},
+		{"git blame --contents=/etc/shadow x", model.RiskMedium, "target", false},
+		{"wc --files0-from=/etc/shadow", model.RiskMedium, "target", false},
+		{"du --files0-from=/etc/shadow", model.RiskMedium, "target", false},
+		{"jq -n --rawfile x /etc/shadow '$x'", model.RiskMedium, "target", false},
+		{"gh auth token", model.RiskMedium, "effect", false},
+		{"az account get-access-token", model.RiskMedium, "effect", false},
+		{"kubectl config view --raw", model.RiskMedium, "effect", false},
+		{"kubectl config view", model.RiskLow, "", true},
+		{"terraform state pull", model.RiskMedium, "effect", false},
+		{"aws configure get aws_secret_access_key", model.RiskMedium, "effect", false},
+		{"aws configure get region", model.RiskLow, "", false},
+		{"git credential fill", model.RiskMedium, "effect", false},
+		{"pulumi stack output --show-secrets", model.RiskMedium, "effect", false},
+		{"kubectl get --raw /api/v1/namespaces/default/secrets", model.RiskMedium, "effect", false},
+	})
+}
+
+// Program names that are not what they look like.
+func TestJudgeOddProgramNames(t *testing.T) {
+	for _, cmd := range []string{"r\u200bm -rf ~", "l\u00a0s", "\u202els", "\u0441at x", "l\u0085s", "/tmp/ls", "~/.cache/x/tool"} {
+		j := Judge(cmd, ws)
+		if j.Level.Rank() < model.RiskMedium.Rank() || j.ReadOnly {
+			t.Errorf("%q: %s read-only %v: %+v", cmd, j.Level, j.ReadOnly, j.Findings)
+		}
+	}
+	checkJudge(t, ws, []judgeCase{
+		{"./scripts/build.sh", model.RiskLow, "", false},
+		{"/usr/bin/ls", model.RiskLow, "", true},
+	})
+}

@@ -114,6 +114,9 @@ func (a *analysis) lookup(cmd *shell.Command, words []string, depth int) {
 		if slices.Contains(pathEffects, f.Effect) && rated[f.Effect] {
 			lvl = low
 		}
+		if optionRuns(f) {
+			lvl = a.optionRunsLevel(cmd, f, &res)
+		}
 		lvl, why := a.adjust(prog, sub, words, f, lvl)
 		if why == "" {
 			why = f.Why
@@ -315,6 +318,15 @@ func (a *analysis) unknownProgram(cmd *shell.Command, words []string) {
 	a.readOnly = false
 	a.add(Finding{Rule: "unknown", Level: low, Words: []string{words[0]},
 		Why: words[0] + " is not in the catalogue: what it does is not known"})
+	if strings.Contains(words[0], "/") && !systemBin[path.Dir(words[0])] {
+		// A program at a path: outside the workspace and the system's
+		// directories (/tmp/ls, ~/.cache/x) it may be one the agent wrote.
+		if pl := a.locate(words[0], words[0], wordKnown(cmd, words[0])); !pl.inside {
+			a.opaque = append(a.opaque, words[0])
+			a.add(Finding{Rule: "opaque", Level: medium, Effect: string(catalogue.ExecArg), Words: []string{words[0]},
+				Why: "runs " + words[0] + ", a program " + pl.describe() + " (not the workspace's, not the system's)"})
+		}
+	}
 	for _, w := range words[1:] {
 		if w == "" || strings.HasPrefix(w, "-") && !strings.Contains(w, "=") {
 			continue
@@ -396,6 +408,7 @@ func (a *analysis) adjust(prog, sub string, words []string, f catalogue.Finding,
 			}
 		case f.Effect == catalogue.HistoryRewrite && (sub == "rebase" || sub == "commit" || sub == "pull"):
 			return low, "rewrites local commits (nothing published changes without a force push)"
+
 		case f.Effect == catalogue.Delete && (sub == "checkout" || sub == "switch"):
 			if !slices.ContainsFunc(words[2:], func(w string) bool {
 				return w == "--" || w == "." || w == "-f" || w == "--force" || w == "--discard-changes"
@@ -417,6 +430,12 @@ func (a *analysis) adjust(prog, sub string, words []string, f catalogue.Finding,
 	}
 	if prog == "docker" && strings.Contains(strings.Join(words, " "), "system reset") {
 		return high, words[0] + " system reset: deletes every container, image and volume"
+	}
+	if f.Effect == catalogue.Write && (prog == "go" && sub == "env" || prog == "npm" && strings.HasPrefix(sub, "config") || prog == "pip" && sub == "config") {
+		return medium, prog + " " + sub + ": changes the tool's configuration for every later command (a registry, shell or flags there choose what later builds and installs run)"
+	}
+	if prog == "npm" && (sub == "audit fix" || sub == "audit" && slices.Contains(words, "--fix")) && f.Effect == catalogue.Download {
+		return medium, "installs the versions the registry chooses and rewrites package.json and the lock file (install scripts run)"
 	}
 	if f.Effect == catalogue.ProcessControl && (prog == "kill") {
 		for _, w := range words[1:] {
@@ -537,6 +556,8 @@ func (a *analysis) special(cmd *shell.Command, words []string, res *catalogue.Re
 			}
 		}
 	}
+	a.configOptions(cmd, words, res)
+	a.optionReads(cmd, words, res)
 	if dbClient(prog) {
 		a.sql(words)
 	}
@@ -831,6 +852,9 @@ func (a *analysis) provenAnyway(cmd *shell.Command, words []string, res *catalog
 	if res.Program == "" || len(res.Unknown) > 0 {
 		return false
 	}
+	if slices.ContainsFunc(res.Findings, optionRuns) {
+		return false // sed -f FILE, awk -f FILE: a program not read here
+	}
 	if len(words) == 2 && len(res.Path) == 0 {
 		switch words[1] {
 		case "--version", "-version", "-V", "--help", "-h", "version":
@@ -984,6 +1008,22 @@ func secretPrinter(prog string, words []string) string {
 		return false
 	}
 	switch prog {
+	case "gh":
+		if seq("auth", "token") {
+			return "prints the GitHub token"
+		}
+	case "git":
+		if seq("credential", "fill") {
+			return "prints stored git credentials"
+		}
+	case "pulumi":
+		if has("--show-secrets") {
+			return "prints the stack's secrets"
+		}
+	case "terraform", "tofu":
+		if seq("state", "pull") {
+			return "prints the state, which holds the resources' secrets"
+		}
 	case "gpg":
 		if has("--export-secret-keys", "--export-secret-subkeys", "--export-ssh-key") {
 			return "prints private keys from the GnuPG keyring"
@@ -998,6 +1038,12 @@ func secretPrinter(prog string, words []string) string {
 			return "dumps the macOS keychain"
 		}
 	case "aws":
+		if seq("configure", "get") && slices.ContainsFunc(words, func(w string) bool {
+			l := strings.ToLower(w)
+			return strings.Contains(l, "secret") || strings.Contains(l, "token") || strings.Contains(l, "key_id")
+		}) || seq("configure", "export-credentials") || has("get-session-token", "get-login-password", "get-authorization-token") {
+			return "prints AWS credentials"
+		}
 		if seq("secretsmanager", "get-secret-value") || (seq("ssm", "get-parameter") || seq("ssm", "get-parameters") || seq("ssm", "get-parameters-by-path")) && has("--with-decryption") {
 			return "prints a secret's value from AWS"
 		}
@@ -1008,6 +1054,9 @@ func secretPrinter(prog string, words []string) string {
 	case "az":
 		if seq("secret", "show") && has("keyvault") {
 			return "prints a secret's value from Azure Key Vault"
+		}
+		if has("get-access-token") {
+			return "prints an Azure access token"
 		}
 	case "vault":
 		if has("read") || seq("kv", "get") {
@@ -1022,6 +1071,15 @@ func secretPrinter(prog string, words []string) string {
 			return "prints a stored password"
 		}
 	case "kubectl", "oc":
+		if seq("config", "view") && has("--raw", "--flatten") {
+			return "prints the kubeconfig with its credentials"
+		}
+		if has("--raw") && slices.ContainsFunc(words, func(w string) bool { return strings.Contains(w, "/secrets") }) {
+			return "prints the cluster's secrets"
+		}
+		if has("create") && has("token") {
+			return "prints a service account token"
+		}
 		if (has("secret", "secrets") || slices.ContainsFunc(words, func(w string) bool { return strings.HasPrefix(w, "secret/") })) && has("get", "describe") &&
 			slices.ContainsFunc(words, func(w string) bool {
 				return w == "-o" || strings.HasPrefix(w, "-o") || strings.HasPrefix(w, "--output")
@@ -1030,4 +1088,234 @@ func secretPrinter(prog string, words []string) string {
 		}
 	}
 	return ""
+}
+
+// optionRuns: f is an option that makes the program run code or a
+// command the option names (awk -f FILE, make -f FILE, git --ext-diff).
+func optionRuns(f catalogue.Finding) bool {
+	return f.Effect == catalogue.ExecArg && len(f.Words) > 0 && strings.HasPrefix(f.Words[0], "-")
+}
+
+// optionRunsLevel rates an option that runs code: code from a file of
+// the workspace is the workspace's (LOW), from its input or elsewhere
+// MEDIUM (the analysis cannot read it); an option that runs a configured
+// command (--ext-diff, help --web) MEDIUM. An option whose value is a
+// command, code or configuration is judged where that is read.
+func (a *analysis) optionRunsLevel(cmd *shell.Command, f catalogue.Finding, res *catalogue.Result) model.RiskLevel {
+	for _, t := range res.Targets {
+		if t.From != f.Words[0] {
+			continue
+		}
+		if t.Kind != catalogue.KindPath {
+			return low
+		}
+		a.readOnly = false
+		switch {
+		case t.Word == "-", t.Word == "/dev/stdin", strings.HasPrefix(t.Word, "/dev/fd/"), strings.HasPrefix(t.Word, "/proc/self/fd/"):
+			a.opaque = append(a.opaque, t.Word)
+			return medium
+		}
+		pl := a.locate(t.Word, t.Word, wordKnown(cmd, t.Word))
+		if pl.inside && pl.sens == nil && pl.extra == "" {
+			return low
+		}
+		a.opaque = append(a.opaque, t.Word)
+		return medium
+	}
+	if len(f.Words) == 1 && f.Words[0] == "--exec-path" {
+		return low // prints where git's programs are
+	}
+	if len(f.Words) == 1 {
+		a.readOnly = false
+		return medium
+	}
+	return low
+}
+
+// optValue finds option name's value among words ("--name=v", "--name v",
+// and for a one-letter name "-Cv"); ok false when it is not given.
+func optValue(words []string, name string) (string, bool) {
+	for k := 1; k < len(words); k++ {
+		w := words[k]
+		if w == "--" {
+			break
+		}
+		if w == name && k+1 < len(words) {
+			return words[k+1], true
+		}
+		if v, ok := strings.CutPrefix(w, name+"="); ok {
+			return v, true
+		}
+		if len(name) == 2 && !strings.HasPrefix(w, "--") && strings.HasPrefix(w, name) && len(w) > 2 {
+			return w[2:], true
+		}
+	}
+	return "", false
+}
+
+// configOptions rates options and operands that choose a configuration or
+// place the catalogue cannot weigh: a repository, kubeconfig or profile
+// elsewhere (their configuration runs commands), the output file of aws
+// s3api get-object, cpio extracting absolute paths, make's SHELL, fc
+// re-running history, global installs and installs from outside the
+// workspace.
+func (a *analysis) configOptions(cmd *shell.Command, words []string, res *catalogue.Result) {
+	prog := res.Program
+	elsewhere := func(opt, v, what string) {
+		a.readOnly = false
+		pl := a.locate(v, v, wordKnown(cmd, v))
+		if pl.inside && pl.sens == nil && pl.extra == "" {
+			return
+		}
+		a.add(Finding{Rule: "flow", Level: medium, Effect: string(catalogue.ExecArg), Words: []string{opt, v},
+			Why: prog + " " + what + " at " + v + ", " + pl.describe() + ", whose configuration can run commands"})
+	}
+	sub := strings.Join(res.Path, " ")
+	switch prog {
+	case "git":
+		for k := 1; k < len(words) && strings.HasPrefix(words[k], "-"); k++ {
+			w := words[k]
+			for _, o := range []string{"-C", "--git-dir", "--work-tree"} {
+				if w == o && k+1 < len(words) {
+					elsewhere(o, words[k+1], "uses the repository")
+				} else if v, ok := strings.CutPrefix(w, o+"="); ok && o != "-C" {
+					elsewhere(o, v, "uses the repository")
+				}
+			}
+			if w == "-C" || w == "-c" || w == "--git-dir" || w == "--work-tree" || w == "--namespace" || w == "--config-env" {
+				k++
+			}
+		}
+		if sub == "apply" && slices.Contains(words, "--unsafe-paths") {
+			a.add(Finding{Rule: "target", Level: medium, Effect: string(catalogue.Write), Words: []string{"--unsafe-paths"},
+				Why: "applies the patch to paths outside the working tree (wherever the patch says)"})
+		}
+		if sub == "credential" && len(words) > 2 && words[2] == "fill" {
+			a.secretRead = append(a.secretRead, words[0])
+			a.add(Finding{Rule: "effect", Level: medium, Effect: string(catalogue.Read), Words: []string{"git", "credential", "fill"},
+				Why: "prints stored git credentials"})
+		}
+	case "kubectl", "helm":
+		if v, ok := optValue(words, "--kubeconfig"); ok {
+			elsewhere("--kubeconfig", v, "loads the kubeconfig")
+		}
+	case "aws":
+		if v, ok := optValue(words, "--profile"); ok {
+			a.readOnly = false
+			a.add(Finding{Rule: "flow", Level: medium, Effect: string(catalogue.ExecArg), Words: []string{"--profile", v},
+				Why: "aws uses the profile " + v + ", whose credential_process is a command"})
+		}
+		a.awsOutfile(cmd, words)
+	case "cpio":
+		extract := slices.Contains(words, "--extract") || slices.ContainsFunc(words[1:], func(w string) bool {
+			return strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--") && strings.Contains(w, "i")
+		})
+		if extract && !slices.Contains(words, "--no-absolute-filenames") {
+			a.readOnly = false
+			a.add(Finding{Rule: "target", Level: medium, Effect: string(catalogue.Write), Words: words[:min(len(words), 3)],
+				Why: "cpio extracts the archive's paths as written, absolute ones too (anywhere on the machine)"})
+		}
+	case "make":
+		for _, w := range words[1:] {
+			if v, ok := strings.CutPrefix(w, "SHELL="); ok && !systemBin[path.Dir(v)] {
+				a.readOnly = false
+				a.add(Finding{Rule: "flow", Level: medium, Effect: string(catalogue.ExecArg), Words: []string{w},
+					Why: "make runs every recipe with " + v + " as its shell"})
+			}
+		}
+	case "fc":
+		if !slices.ContainsFunc(words[1:], func(w string) bool { return strings.HasPrefix(w, "-") && strings.Contains(w, "l") }) {
+			a.readOnly = false
+			a.opaque = append(a.opaque, words[0])
+			a.add(Finding{Rule: "opaque", Level: medium, Effect: string(catalogue.ExecArg), Words: words[:min(len(words), 4)],
+				Why: "fc re-runs or edits commands from the shell's history, which the analysis cannot see"})
+		}
+	case "npm":
+		if (sub == "install" || sub == "uninstall") && (slices.Contains(words, "-g") || slices.Contains(words, "--global") || slices.Contains(words, "--location=global")) {
+			a.add(Finding{Rule: "target", Level: medium, Effect: string(catalogue.Write), Words: words[:min(len(words), 4)],
+				Why: "changes the global installation (outside the workspace; install scripts run)"})
+		}
+	case "pip", "pip3", "uv", "pipx":
+		for k, w := range words {
+			v, ok := strings.CutPrefix(w, "--editable=")
+			if (w == "-e" || w == "--editable") && k+1 < len(words) {
+				v, ok = words[k+1], true
+			}
+			if ok && !strings.Contains(v, "://") && !strings.HasPrefix(v, "git+") {
+				pl := a.locate(v, v, wordKnown(cmd, v))
+				if !pl.inside {
+					a.add(Finding{Rule: "target", Level: medium, Effect: string(catalogue.RunWorkspace), Words: []string{w, v},
+						Why: "installs " + v + ", " + pl.describe() + ", running its setup code"})
+				}
+			}
+		}
+	}
+}
+
+// awsOutfile: aws s3api get-object and the like write the object to the
+// last word (their outfile).
+func (a *analysis) awsOutfile(cmd *shell.Command, words []string) {
+	at := slices.IndexFunc(words, func(w string) bool {
+		return w == "get-object" || w == "get-object-torrent" || w == "select-object-content" || w == "invoke" || w == "get-export"
+	})
+	if at < 0 {
+		return
+	}
+	var pos []string
+	for k := at + 1; k < len(words); k++ {
+		w := words[k]
+		if strings.HasPrefix(w, "--") {
+			if !strings.Contains(w, "=") && k+1 < len(words) && !awsFlag(w) {
+				k++
+			}
+			continue
+		}
+		pos = append(pos, w)
+	}
+	if len(pos) == 0 {
+		return
+	}
+	out := pos[len(pos)-1]
+	a.readOnly = false
+	a.effect(string(catalogue.Write))
+	a.rateTarget(catalogue.Write, a.locate(out, out, wordKnown(cmd, out)), false, "aws")
+}
+
+// awsFlag: an aws option that takes no value.
+func awsFlag(w string) bool {
+	switch w {
+	case "--debug", "--no-verify-ssl", "--no-paginate", "--no-sign-request", "--no-cli-pager", "--cli-auto-prompt", "--no-cli-auto-prompt", "--dry-run", "--no-dry-run":
+		return true
+	}
+	return false
+}
+
+// optionReads rates files read through option values the catalogue does
+// not place (--files0-from=F, --contents=F, jq --rawfile NAME F) and
+// files named by path inside a git revision (HEAD:.env).
+func (a *analysis) optionReads(cmd *shell.Command, words []string, res *catalogue.Result) {
+	read := func(v string) {
+		if v == "" || v == "-" {
+			return
+		}
+		a.rateTarget(catalogue.Read, a.locate(v, v, wordKnown(cmd, v)), false, res.Program)
+	}
+	for k := 1; k < len(words); k++ {
+		w := words[k]
+		for _, o := range []string{"--files0-from", "--contents", "--from-file", "--exclude-from", "--include-from", "--files-from", "--file", "--input"} {
+			if v, ok := strings.CutPrefix(w, o+"="); ok {
+				read(v)
+			} else if w == o && k+1 < len(words) {
+				read(words[k+1])
+			}
+		}
+		if (w == "--rawfile" || w == "--slurpfile") && k+2 < len(words) {
+			read(words[k+2])
+		}
+		if res.Program == "git" && !strings.HasPrefix(w, "-") && k >= 2 {
+			if i := strings.IndexByte(w, ':'); i >= 0 && i+1 < len(w) && !strings.Contains(w, "://") {
+				read(w[i+1:])
+			}
+		}
+	}
 }
