@@ -438,6 +438,7 @@ var attackTable = []attackCase{
 	{cmd: "git show HEAD:.env", want: "medium"},
 	{cmd: "git blame --contents=/etc/shadow x", want: "medium"},
 	{cmd: "wc --files0-from=/etc/shadow", want: "medium"},
+	{cmd: "sort --files0-from=/etc/shadow", want: "medium"},
 	{cmd: "az account get-access-token", want: "medium"},
 	{cmd: "gcloud auth print-access-token", want: "medium"},
 	{cmd: "gh auth token", want: "medium"},

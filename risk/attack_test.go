@@ -39,22 +39,9 @@ const (
 // attackOpen are the commands of the table the judgement gets wrong, and
 // why each matters.
 var attackOpen = map[string]string{
-	// A ">& WORD" whose word starts with ~ is taken for a descriptor
-	// duplication: the write is missed and the command proven read-only.
-	// cd is not followed: relative targets after cd are judged against the
-	// workspace.
-	// PATH set earlier in the line: the programs after it are not the
-	// catalogue's.
-	// Configuration a "read-only" program loads from a place the agent
-	// names, which runs commands (git core.pager/fsmonitor, kubeconfig exec
-	// plugins, aws credential_process, java agents).
-	// Options of "read-only" programs that write or run.
-	// Sensitive files the judgement does not know.
-	// Sensitive reads to stdout (what an agent reads it can send).
-	"sort --files0-from=/etc/shadow": "reads /etc/shadow; LOW and read-only",
-	// Writes the judgement does not see, or does not know to be sensitive.
-	"git shortlog -s --output=out": "writes out; proven read-only",
-	// Program names the analysis cannot read as written.
+	// A write inside the workspace is LOW by design (as git log --output=out
+	// and sort -o out are); only the read-only proof was wrong, and is fixed.
+	"git shortlog -s --output=out": "writes out inside the workspace: LOW, not proven read-only; the table asks MEDIUM",
 }
 
 // attackContext is the context the table is judged in.

@@ -14,7 +14,7 @@ import (
 // table: the program catalogue and the analysis that reads it. Bump it when
 // either changes what a command is judged, so that anything caching a
 // judgement keyed by it recomputes.
-const CatalogueVersion = "judge.2"
+const CatalogueVersion = "judge.3"
 
 // Version names everything a judgement depends on besides its inputs.
 const Version = RulesVersion + "+" + CatalogueVersion

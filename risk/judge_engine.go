@@ -128,6 +128,15 @@ func wordValues(ws []shell.Word) []string {
 func (a *analysis) command(s *shell.Script, i int, cmd *shell.Command) {
 	words := wordValues(cmd.Words)
 	a.redirects(cmd, words)
+	for _, w := range cmd.Wrappers {
+		if w.Dir != "" {
+			// env -C DIR, sudo -D DIR: this command's relative words are
+			// below DIR (its redirections are opened before, here).
+			old := a.dir
+			a.chdir([]shell.Word{{}, {Raw: w.Dir, Value: w.Dir, Known: !strings.HasPrefix(w.Dir, "?")}})
+			defer func() { a.dir = old }()
+		}
+	}
 	a.lookupChanged(cmd, words)
 	a.setsLookup(cmd, words)
 	for _, as := range cmd.Assigns {
@@ -200,8 +209,17 @@ func (a *analysis) command(s *shell.Script, i int, cmd *shell.Command) {
 	}
 	a.throughOptions(s, i, cmd)
 	a.lookup(cmd, words, 0)
-	if (words[0] == "cd" || words[0] == "pushd") && len(cmd.Wrappers) == 0 {
-		a.chdir(cmd)
+	if !slices.ContainsFunc(cmd.Wrappers, func(w shell.Wrap) bool { return w.Name != "builtin" && w.Name != "command" }) {
+		ws := cmd.Words
+		if (words[0] == "builtin" || words[0] == "command") && len(ws) > 1 {
+			ws = ws[1:]
+		}
+		switch ws[0].Value {
+		case "cd", "pushd":
+			a.chdir(ws)
+		case "popd":
+			a.dir = "?"
+		}
 	}
 }
 
@@ -209,9 +227,9 @@ func (a *analysis) command(s *shell.Script, i int, cmd *shell.Command) {
 // them are judged where they run (cd /etc && echo x >> sudoers writes
 // /etc/sudoers). A directory not certain (cd "$D", cd -, CDPATH) makes
 // every later relative word not certain.
-func (a *analysis) chdir(cmd *shell.Command) {
+func (a *analysis) chdir(words []shell.Word) {
 	var ops []shell.Word
-	for _, w := range cmd.Words[1:] {
+	for _, w := range words[1:] {
 		if w.Known && (w.Value == "-L" || w.Value == "-P" || w.Value == "-e" || w.Value == "-@" || w.Value == "--") {
 			continue
 		}

@@ -36,6 +36,14 @@ func TestJudgeAfterCd(t *testing.T) {
 		{"cd src && echo x > notes.txt", model.RiskLow, "", false},
 		{"cd src && ls", model.RiskLow, "", true},
 		{"cd /home/dev/project/web && cat package.json", model.RiskLow, "", true},
+		{"builtin cd /etc && echo x > sudoers", model.RiskHigh, "target", false},
+		{"command cd ~ && echo x > .bashrc", model.RiskHigh, "target", false},
+		{"cd /etc; popd; echo x > notes.txt", model.RiskMedium, "target", false},
+		{"env -C /etc cp x sudoers", model.RiskHigh, "target", false},
+		{"env -C /etc ls > out.txt", model.RiskLow, "", false},
+		{"make -C /tmp/evil", model.RiskMedium, "flow", false},
+		{"make -C build", model.RiskLow, "", false},
+		{"terraform -chdir=/tmp/x plan", model.RiskMedium, "flow", false},
 	})
 }
 

@@ -1195,6 +1195,10 @@ func (a *analysis) configOptions(cmd *shell.Command, words []string, res *catalo
 			a.add(Finding{Rule: "effect", Level: medium, Effect: string(catalogue.Read), Words: []string{"git", "credential", "fill"},
 				Why: "prints stored git credentials"})
 		}
+	case "terraform":
+		if v, ok := optValue(words, "-chdir"); ok {
+			elsewhere("-chdir", v, "runs the configuration")
+		}
 	case "kubectl", "helm":
 		if v, ok := optValue(words, "--kubeconfig"); ok {
 			elsewhere("--kubeconfig", v, "loads the kubeconfig")
@@ -1216,6 +1220,11 @@ func (a *analysis) configOptions(cmd *shell.Command, words []string, res *catalo
 				Why: "cpio extracts the archive's paths as written, absolute ones too (anywhere on the machine)"})
 		}
 	case "make":
+		for _, o := range []string{"-C", "--directory"} {
+			if v, ok := optValue(words, o); ok {
+				elsewhere(o, v, "runs the makefile")
+			}
+		}
 		for _, w := range words[1:] {
 			if v, ok := strings.CutPrefix(w, "SHELL="); ok && !systemBin[path.Dir(v)] {
 				a.readOnly = false
