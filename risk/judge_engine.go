@@ -244,6 +244,11 @@ func (a *analysis) chdir(words []shell.Word) {
 		a.dir = "?"
 		return
 	}
+	if h, ok := strings.CutPrefix(strings.Trim(w.Raw, `"`), "$HOME"); ok && (h == "" || h[0] == '/') {
+		w = shell.Word{Raw: "~" + h, Value: "~" + h, Known: !strings.ContainsAny(h, "$`*?[")}
+	} else if h, ok := strings.CutPrefix(strings.Trim(w.Raw, `"`), "${HOME}"); ok && (h == "" || h[0] == '/') {
+		w = shell.Word{Raw: "~" + h, Value: "~" + h, Known: !strings.ContainsAny(h, "$`*?[")}
+	}
 	pl := a.locate(w.Raw, w.Value, w.Known)
 	if !pl.known || pl.p == "" || strings.HasPrefix(pl.p, "?") || strings.HasPrefix(pl.p, "$") {
 		a.dir = "?"
@@ -446,10 +451,19 @@ func (a *analysis) envAssign(as shell.Assign, cmd *shell.Command) {
 			Why: n + " only pages " + commandName(cmd) + "'s output"})
 		return
 	}
-	if strings.HasPrefix(n, "GIT_TRACE") && as.Value.Known {
+	if strings.HasPrefix(n, "GIT_TRACE") || n == "SSLKEYLOGFILE" || n == "HISTFILE" {
 		// GIT_TRACE*=PATH: git appends its trace to that file (a number
-		// or a boolean is a descriptor or stderr).
-		if v := as.Value.Value; strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~") {
+		// or a boolean is a descriptor or stderr); SSLKEYLOGFILE gets the
+		// TLS keys, HISTFILE the shell's history.
+		v := as.Value.Value
+		if !as.Value.Known && strings.HasPrefix(as.Value.Raw, "~") && !strings.ContainsAny(as.Value.Raw, "$`") {
+			v = as.Value.Raw
+		}
+		if !as.Value.Known && v != as.Value.Raw {
+			a.readOnly = false
+			return
+		}
+		if strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~") || n != "GIT_TRACE" && !strings.HasPrefix(n, "GIT_TRACE") && v != "" {
 			a.readOnly = false
 			a.effect(string(catalogue.Write))
 			pl := a.locate(as.Value.Raw, v, true)

@@ -181,3 +181,27 @@ func TestJudgeOddProgramNames(t *testing.T) {
 		{"/usr/bin/ls", model.RiskLow, "", true},
 	})
 }
+
+// Variants of the rules above an agent would try next.
+func TestJudgeHardenVariants(t *testing.T) {
+	checkJudge(t, ws, []judgeCase{
+		{"GIT_TRACE=~/.bashrc git status", model.RiskHigh, "target", false},
+		{"SSLKEYLOGFILE=/home/dev/.bashrc curl https://example.com", model.RiskHigh, "target", false},
+		{"cd $HOME && echo x > .bashrc", model.RiskHigh, "target", false},
+		{"cd \"$HOME/.ssh\" && cat id_rsa", model.RiskMedium, "target", false},
+		{"git diff --no-index /dev/null ~/.ssh/id_rsa", model.RiskMedium, "target", false},
+		{"git log -p -- .env", model.RiskMedium, "target", false},
+		{"git show HEAD:src/a.go", model.RiskLow, "", true},
+		{"pip install /tmp/evil", model.RiskMedium, "target", false},
+		{"npm i ../evil.tgz", model.RiskMedium, "target", false},
+		{"npm --prefix /tmp/evil run build", model.RiskMedium, "flow", false},
+		{"gh auth status -t", model.RiskMedium, "effect", false},
+		{"npm install", model.RiskLow, "", false},
+		{"pip install -r requirements.txt", model.RiskLow, "", false},
+	})
+	for _, cmd := range []string{"gcloud auth print-access-token"} {
+		if j := Judge(cmd, ws); j.Level.Rank() < model.RiskMedium.Rank() || j.ReadOnly {
+			t.Errorf("%q: %s read-only %v", cmd, j.Level, j.ReadOnly)
+		}
+	}
+}

@@ -1008,9 +1008,20 @@ func secretPrinter(prog string, words []string) string {
 		return false
 	}
 	switch prog {
-	case "gh":
-		if seq("auth", "token") {
+	case "gh", "glab":
+		if seq("auth", "token") || seq("auth", "status") && has("-t", "--show-token") {
 			return "prints the GitHub token"
+		}
+	case "gcloud":
+		if has("print-access-token", "print-identity-token", "print-refresh-token") {
+			return "prints a Google Cloud token"
+		}
+		if seq("versions", "access") && has("secrets") {
+			return "prints a secret's value from Google Cloud"
+		}
+	case "heroku":
+		if has("auth:token") {
+			return "prints the Heroku token"
 		}
 	case "git":
 		if seq("credential", "fill") {
@@ -1046,10 +1057,6 @@ func secretPrinter(prog string, words []string) string {
 		}
 		if seq("secretsmanager", "get-secret-value") || (seq("ssm", "get-parameter") || seq("ssm", "get-parameters") || seq("ssm", "get-parameters-by-path")) && has("--with-decryption") {
 			return "prints a secret's value from AWS"
-		}
-	case "gcloud":
-		if seq("versions", "access") && has("secrets") {
-			return "prints a secret's value from Google Cloud"
 		}
 	case "az":
 		if seq("secret", "show") && has("keyvault") {
@@ -1244,6 +1251,12 @@ func (a *analysis) configOptions(cmd *shell.Command, words []string, res *catalo
 			a.add(Finding{Rule: "target", Level: medium, Effect: string(catalogue.Write), Words: words[:min(len(words), 4)],
 				Why: "changes the global installation (outside the workspace; install scripts run)"})
 		}
+		if v, ok := optValue(words, "--prefix"); ok {
+			elsewhere("--prefix", v, "uses the package")
+		}
+		if sub == "install" {
+			a.localPackages(cmd, words[2:])
+		}
 	case "pip", "pip3", "uv", "pipx":
 		for k, w := range words {
 			v, ok := strings.CutPrefix(w, "--editable=")
@@ -1257,6 +1270,9 @@ func (a *analysis) configOptions(cmd *shell.Command, words []string, res *catalo
 						Why: "installs " + v + ", " + pl.describe() + ", running its setup code"})
 				}
 			}
+		}
+		if slices.Contains(words, "install") {
+			a.localPackages(cmd, words[1:])
 		}
 	}
 }
@@ -1322,9 +1338,29 @@ func (a *analysis) optionReads(cmd *shell.Command, words []string, res *catalogu
 			read(words[k+2])
 		}
 		if res.Program == "git" && !strings.HasPrefix(w, "-") && k >= 2 {
+			// A path in a revision (HEAD:.env, :.env) or a path operand
+			// (git diff --no-index a ~/.ssh/id_rsa, git log -p -- .env).
 			if i := strings.IndexByte(w, ':'); i >= 0 && i+1 < len(w) && !strings.Contains(w, "://") {
 				read(w[i+1:])
+			} else if strings.ContainsAny(w, "./~") {
+				read(w)
 			}
+		}
+	}
+}
+
+// localPackages rates install operands that are local paths outside the
+// workspace (pip install /tmp/x, npm i ../x.tgz): their setup or install
+// scripts run.
+func (a *analysis) localPackages(cmd *shell.Command, ops []string) {
+	for _, v := range ops {
+		if strings.HasPrefix(v, "-") || !(strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~") || strings.HasPrefix(v, "..") || strings.HasPrefix(v, "$")) {
+			continue
+		}
+		pl := a.locate(v, v, wordKnown(cmd, v))
+		if !pl.inside {
+			a.add(Finding{Rule: "target", Level: medium, Effect: string(catalogue.RunWorkspace), Words: []string{v},
+				Why: "installs " + v + ", " + pl.describe() + ", running its setup or install scripts"})
 		}
 	}
 }
