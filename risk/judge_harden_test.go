@@ -205,3 +205,11 @@ func TestJudgeHardenVariants(t *testing.T) {
 		}
 	}
 }
+
+func TestJudgeGitInfoExclude(t *testing.T) {
+	checkJudge(t, ws, []judgeCase{
+		{"echo dist >> .git/info/exclude", model.RiskLow, "", false},
+		{"echo x > .pnpmfile.cjs", model.RiskHigh, "target", false},
+		{"echo x > .devcontainer/devcontainer.json", model.RiskHigh, "target", false},
+	})
+}

@@ -147,7 +147,6 @@ var sensitiveTargets = []sensitive{
 	{match: "~/.config/git/", why: "the user's git configuration"},
 	{match: "*/.gitattributes", why: "git attributes (filters run by git)"},
 	{match: "*/.git/info/attributes", why: "git attributes (filters run by git)"},
-	{match: "*/.git/info/", why: "the repository's git settings"},
 	{match: "*/.git/modules/", why: "a submodule's repository (its hooks and configuration)"},
 	{match: "*/.git/HEAD", why: "the repository's current branch"},
 	{match: "*/.git/refs/", why: "the repository's branches and tags (history can be lost)"},
@@ -163,6 +162,10 @@ var sensitiveTargets = []sensitive{
 	{match: "*/.cargo/config", why: "cargo's configuration (runners and wrappers it runs)"},
 	{match: "*/.yarnrc.yml", why: "yarn's configuration (yarnPath names the code yarn runs)"},
 	{match: "*/.yarnrc", why: "yarn's configuration (the code yarn runs)"},
+	{match: "*/.pnpmfile.cjs", why: "pnpm's hooks (run on every install)"},
+	{match: "*/.devcontainer/", why: "the dev container's definition (its commands run when it starts)"},
+	{match: "*/lefthook.yml", why: "git hooks (lefthook)"},
+	{match: "*/.lefthook.yml", why: "git hooks (lefthook)"},
 	{match: "*/.pre-commit-config.yaml", why: "the pre-commit hooks"},
 
 	{match: "~/.config/approve-tui/", why: "approve-tui's configuration"},
