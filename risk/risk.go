@@ -87,9 +87,10 @@ func (r *rule) matches(text string) bool {
 		}
 	}
 	if r.notBefore == "" {
-		return r.re.get().MatchString(text)
+		return r.re.matchString(text)
 	}
-	return r.matchesNotBefore(text)
+	// Every match of re(?!…) is a match of re.
+	return r.re.matchString(text) && r.matchesNotBefore(text)
 }
 
 // matchesNotBefore gives re(?![^\n]*\bWORD\b) Python's meaning: some match of
