@@ -18,7 +18,7 @@ const dfaMinLen = 4 << 10
 
 // dfaMaxStates bounds the states one DFA cache may build; past it the cache
 // is dropped and the text is matched by regexp instead (exact either way).
-const dfaMaxStates = 2000
+const dfaMaxStates = 1000
 
 // Context classes of the rune before a position: all Go's empty-width
 // assertions need to know of it (syntax.EmptyOpContext).
@@ -181,7 +181,7 @@ func (c *dfaCache) intern(pcs []uint32, prev uint8) *dfaState {
 
 // step returns the state after reading r from s, and whether a match ends
 // before r (at the position between s's rune and r); r < 0 is the end of
-// the text, after which only the match result counts.
+// the text, after which there is no state.
 func (c *dfaCache) step(s *dfaState, r rune) (*dfaState, bool) {
 	flag := syntax.EmptyOpContext(prevRune[s.prev], r)
 	c.gen++
@@ -220,18 +220,26 @@ func (c *dfaCache) step(s *dfaState, r rune) (*dfaState, bool) {
 			}
 		}
 	}
-	if matched || r < 0 {
+	if r < 0 {
 		return nil, matched
 	}
 	slices.Sort(c.set)
 	c.set = slices.Compact(c.set)
-	return c.intern(c.set, prevClass(r)), false
+	return c.intern(c.set, prevClass(r)), matched
 }
 
 // matches reports whether the program matches anywhere in text, as
 // regexp.MatchString does, and false with ok unset when the cache grew past
 // dfaMaxStates (it is then dropped).
 func (c *dfaCache) matches(text string) (matched, ok bool) {
+	return c.ends(text, func(int) bool { return true })
+}
+
+// ends calls end with every position of text at which a match of the
+// program ends, in increasing order, until end returns true; it returns
+// whether one did. ok is false when the cache grew past dfaMaxStates (it
+// is then dropped, and end may have been called for a prefix of text).
+func (c *dfaCache) ends(text string, end func(e int) bool) (matched, ok bool) {
 	s := c.idle[prevText]
 	p := c.p
 	for i := 0; i < len(text); {
@@ -242,16 +250,12 @@ func (c *dfaCache) matches(text string) (matched, ok bool) {
 			for j < len(text) && !p.first[text[j]] {
 				j++
 			}
-			if j == len(text) {
-				i = j
-				if j > 0 {
-					s = c.idle[byteClass(text[j-1])]
-				}
-				break
-			}
 			if j > i {
 				s = c.idle[byteClass(text[j-1])]
 				i = j
+			}
+			if j == len(text) {
+				break
 			}
 		}
 		b := text[i]
@@ -264,7 +268,7 @@ func (c *dfaCache) matches(text string) (matched, ok bool) {
 					return false, false
 				}
 			}
-			if s.match[b] {
+			if s.match[b] && end(i) {
 				return true, true
 			}
 			s = s.ascii[b]
@@ -273,18 +277,20 @@ func (c *dfaCache) matches(text string) (matched, ok bool) {
 		}
 		r, w := utf8.DecodeRuneInString(text[i:])
 		next, m := c.step(s, r)
-		if m {
-			return true, true
-		}
 		if len(c.states) > dfaMaxStates {
 			c.reset()
 			return false, false
 		}
+		if m && end(i) {
+			return true, true
+		}
 		s = next
 		i += w
 	}
-	_, m := c.step(s, -1)
-	return m, true
+	if _, m := c.step(s, -1); m && end(len(text)) {
+		return true, true
+	}
+	return false, true
 }
 
 // byteClass is prevClass of the rune that ends with byte b: a byte of a
@@ -297,17 +303,28 @@ func byteClass(b byte) uint8 {
 	return prevClass(rune(b))
 }
 
-// lazyDFA is a rule's DFA: its program compiled on first use and a pool of
-// caches, so that concurrent classifications do not share states.
+// lazyDFA is a rule's DFA: its program compiled on first use, a cache of
+// states kept for the process (the states a table needs are few, under a
+// hundred a rule on the corpora), and a pool of others for classifications
+// running at the same time (a pool is emptied by every garbage collection,
+// so it would not keep the states of one).
 type lazyDFA struct {
 	once sync.Once
 	p    *dfaProg
+	mu   sync.Mutex
+	main *dfaCache // guarded by mu
 	pool sync.Pool
 }
 
-// matchString reports whether the rule's regexp matches text; ok is false
-// when the DFA could not decide (the caller then runs the regexp).
+// matchString reports whether src, the rule's regexp, matches text; ok is
+// false when the DFA could not decide (the caller then runs the regexp).
 func (d *lazyDFA) matchString(src, text string) (matched, ok bool) {
+	return d.ends(src, text, func(int) bool { return true })
+}
+
+// ends is dfaCache.ends with the DFA of src, ok false when the DFA could not
+// decide.
+func (d *lazyDFA) ends(src, text string, end func(e int) bool) (matched, ok bool) {
 	d.once.Do(func() {
 		p, err := newDFAProg(src)
 		if err == nil {
@@ -317,11 +334,18 @@ func (d *lazyDFA) matchString(src, text string) (matched, ok bool) {
 	if d.p == nil {
 		return false, false
 	}
+	if d.mu.TryLock() {
+		defer d.mu.Unlock()
+		if d.main == nil {
+			d.main = newDFACache(d.p)
+		}
+		return d.main.ends(text, end)
+	}
 	c, _ := d.pool.Get().(*dfaCache)
 	if c == nil {
 		c = newDFACache(d.p)
 	}
-	matched, ok = c.matches(text)
+	matched, ok = c.ends(text, end)
 	d.pool.Put(c)
 	return matched, ok
 }

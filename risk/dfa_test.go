@@ -110,7 +110,7 @@ func classifyRegexp(rs []rule, command string) Verdict {
 		if r.notBefore == "" {
 			ok = r.re.get().MatchString(text)
 		} else {
-			ok = r.matchesNotBefore(text)
+			ok = notBeforeRegexp(r, text)
 		}
 		if !ok {
 			continue
@@ -122,6 +122,52 @@ func classifyRegexp(rs []rule, command string) Verdict {
 		v.Hardline = v.Hardline || r.kind == KindHardline
 	}
 	return v
+}
+
+// notBeforeRegexp is matchesNotBefore with the match ends found by
+// regexp's FindAllStringIndex, whatever the text's length.
+func notBeforeRegexp(r *rule, text string) bool {
+	free := r.notFollowed(text)
+	for _, loc := range r.re.get().FindAllStringIndex(text, -1) {
+		if free(loc[1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestNotBeforeLongEqualsRegexp: the lookahead rule (DELETE FROM without a
+// WHERE on its line) decides long texts from the DFA's match ends as from
+// regexp's matches.
+func TestNotBeforeLongEqualsRegexp(t *testing.T) {
+	rs := rules()
+	var inputs []string
+	for _, text := range dfaInputs(t) {
+		if len(text) >= dfaMinLen {
+			inputs = append(inputs, text)
+		}
+	}
+	for _, unit := range []string{"delete from t where x;\n", "delete from t\n where x ", "delete\nfrom t where x\n",
+		"x delete  from where ", "delete from t; where\n", "delete from tá where ", "delete fromwhere\n", "delete from_ where "} {
+		long := strings.Repeat(unit, (5<<10)/len(unit)+1)
+		inputs = append(inputs, long, long+"delete from t", long+"delete from t\nwhere", "delete from t\n"+long)
+	}
+	n := 0
+	for i := range rs {
+		r := &rs[i]
+		if r.notBefore == "" {
+			continue
+		}
+		n++
+		for _, text := range inputs {
+			if got, want := r.matchesNotBefore(text), notBeforeRegexp(r, text); got != want {
+				t.Errorf("line %d: %v on %.100q… (%d bytes), regexp %v", r.line, got, text, len(text), want)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no rule has a trailing lookahead")
+	}
 }
 
 func rankOf(l interface{ Rank() int }) int { return l.Rank() }

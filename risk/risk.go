@@ -89,8 +89,7 @@ func (r *rule) matches(text string) bool {
 	if r.notBefore == "" {
 		return r.re.matchString(text)
 	}
-	// Every match of re(?!…) is a match of re.
-	return r.re.matchString(text) && r.matchesNotBefore(text)
+	return r.matchesNotBefore(text)
 }
 
 // matchesNotBefore gives re(?![^\n]*\bWORD\b) Python's meaning: some match of
@@ -99,12 +98,30 @@ func (r *rule) matches(text string) bool {
 // (\bdelete\s+from\b) and each start has one end, so the leftmost
 // non-overlapping matches are all the candidates. Linear in len(text): the
 // next WORD and the next newline are found once and reused while they stay
-// ahead of the match end.
+// ahead of the match end. On a long text the match ends come from the DFA,
+// which gives every end of every match (the same ends, the matches being
+// those), without regexp's slow NFA.
 func (r *rule) matchesNotBefore(text string) bool {
-	locs := r.re.get().FindAllStringIndex(text, -1)
+	free := r.notFollowed(text)
+	if len(text) >= dfaMinLen {
+		if m, ok := r.re.dfa.ends(r.re.src, text, free); ok {
+			return m
+		}
+		free = r.notFollowed(text) // start again: the DFA gave up part way
+	}
+	for _, loc := range r.re.get().FindAllStringIndex(text, -1) {
+		if free(loc[1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// notFollowed returns a test of match ends, given in increasing order:
+// whether WORD (r.notBefore) does not follow the end e on its line.
+func (r *rule) notFollowed(text string) func(e int) bool {
 	word, nl := -2, -2 // next whole WORD / newline at or after the match end; -1 = none
-	for _, loc := range locs {
-		e := loc[1]
+	return func(e int) bool {
 		if word != -1 && word < e {
 			word = nextWord(text, r.notBefore, e)
 		}
@@ -113,11 +130,8 @@ func (r *rule) matchesNotBefore(text string) bool {
 				nl += e
 			}
 		}
-		if word == -1 || (nl != -1 && nl < word) {
-			return true
-		}
+		return word == -1 || (nl != -1 && nl < word)
 	}
-	return false
 }
 
 // nextWord returns the index of the first occurrence of w at or after from
