@@ -4,7 +4,9 @@ import (
 	"regexp/syntax"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -52,6 +54,11 @@ type dfaProg struct {
 	// under way.
 	first [256]bool
 	skip  bool
+	// lead is the lowercase ASCII literal every match begins with (after
+	// empty-width assertions), or "". On a folded text (isFolded) a match
+	// can only begin where lead occurs, so while no match is under way the
+	// DFA jumps to its next occurrence.
+	lead string
 }
 
 // newDFAProg compiles src exactly as regexp.Compile does.
@@ -66,7 +73,90 @@ func newDFAProg(src string) (*dfaProg, error) {
 	}
 	p := &dfaProg{prog: prog}
 	p.skip = p.firstBytes()
+	if p.skip {
+		p.lead = p.leadLiteral()
+	}
 	return p, nil
+}
+
+// leadLiteral returns the literal that every match begins with, lowercase
+// ASCII, as it appears in a folded text: the program's first instructions
+// after the empty-width ones, while each is one rune, or one ASCII letter
+// with its case folds (its capital and, for k and s, the Kelvin sign and
+// the long s, which a folded text never holds). It stops at the first
+// branch.
+func (p *dfaProg) leadLiteral() string {
+	var lead []byte
+	pc := uint32(p.prog.Start)
+	for steps := 0; steps < len(p.prog.Inst); steps++ {
+		in := &p.prog.Inst[pc]
+		switch in.Op {
+		case syntax.InstNop, syntax.InstCapture, syntax.InstEmptyWidth:
+			pc = in.Out
+			continue
+		case syntax.InstRune1:
+			if in.Rune[0] >= utf8.RuneSelf || 'A' <= in.Rune[0] && in.Rune[0] <= 'Z' {
+				return string(lead)
+			}
+			lead = append(lead, byte(in.Rune[0]))
+			pc = in.Out
+			continue
+		case syntax.InstRune:
+			b, ok := foldedByte(in)
+			if !ok {
+				return string(lead)
+			}
+			lead = append(lead, b)
+			pc = in.Out
+			continue
+		}
+		return string(lead)
+	}
+	return string(lead)
+}
+
+// foldedByte returns the one byte of a folded text that the single-rune
+// instruction in matches, when it matches an ASCII letter and its case
+// folds only (or one rune that is neither a letter nor folded).
+func foldedByte(in *syntax.Inst) (byte, bool) {
+	if len(in.Rune) != 1 {
+		return 0, false
+	}
+	r0 := in.Rune[0]
+	orbit := []rune{r0}
+	if syntax.Flags(in.Arg)&syntax.FoldCase != 0 {
+		for r := unicode.SimpleFold(r0); r != r0; r = unicode.SimpleFold(r) {
+			orbit = append(orbit, r)
+		}
+	}
+	var lower rune = -1
+	for _, r := range orbit {
+		switch {
+		case 'A' <= r && r <= 'Z', r == '\u017f', r == '\u212a':
+			// never in a folded text
+		case r < utf8.RuneSelf && lower < 0:
+			lower = r
+		default:
+			return 0, false
+		}
+	}
+	if lower < 0 {
+		return 0, false
+	}
+	return byte(lower), true
+}
+
+// isFolded reports whether text holds no ASCII capital, no long s (U+017F)
+// and no Kelvin sign (U+212A): a normalised, IGNORECASE-folded text (see
+// foldIgnoreCase) never does. There a case-folded ASCII letter of a pattern
+// can only match its lowercase self.
+func isFolded(text string) bool {
+	for i := 0; i < len(text); i++ {
+		if 'A' <= text[i] && text[i] <= 'Z' {
+			return false
+		}
+	}
+	return !strings.Contains(text, "\u017f") && !strings.Contains(text, "\u212a")
 }
 
 // firstBytes fills first with every byte that can begin a match, following
@@ -231,24 +321,37 @@ func (c *dfaCache) step(s *dfaState, r rune) (*dfaState, bool) {
 // matches reports whether the program matches anywhere in text, as
 // regexp.MatchString does, and false with ok unset when the cache grew past
 // dfaMaxStates (it is then dropped).
-func (c *dfaCache) matches(text string) (matched, ok bool) {
-	return c.ends(text, func(int) bool { return true })
+func (c *dfaCache) matches(text string, folded bool) (matched, ok bool) {
+	return c.ends(text, folded, func(int) bool { return true })
 }
 
 // ends calls end with every position of text at which a match of the
 // program ends, in increasing order, until end returns true; it returns
 // whether one did. ok is false when the cache grew past dfaMaxStates (it
 // is then dropped, and end may have been called for a prefix of text).
-func (c *dfaCache) ends(text string, end func(e int) bool) (matched, ok bool) {
+func (c *dfaCache) ends(text string, folded bool, end func(e int) bool) (matched, ok bool) {
 	s := c.idle[prevText]
 	p := c.p
+	lead := ""
+	if folded {
+		lead = p.lead
+	}
 	for i := 0; i < len(text); {
 		if p.skip && len(s.pcs) == 0 {
 			// Nothing under way: no match can start before a byte of
-			// first.
+			// first, nor, in a folded text, before an occurrence of
+			// lead.
 			j := i
-			for j < len(text) && !p.first[text[j]] {
-				j++
+			if lead != "" {
+				if k := strings.Index(text[i:], lead); k < 0 {
+					j = len(text)
+				} else {
+					j = i + k
+				}
+			} else {
+				for j < len(text) && !p.first[text[j]] {
+					j++
+				}
 			}
 			if j > i {
 				s = c.idle[byteClass(text[j-1])]
@@ -318,13 +421,13 @@ type lazyDFA struct {
 
 // matchString reports whether src, the rule's regexp, matches text; ok is
 // false when the DFA could not decide (the caller then runs the regexp).
-func (d *lazyDFA) matchString(src, text string) (matched, ok bool) {
-	return d.ends(src, text, func(int) bool { return true })
+func (d *lazyDFA) matchString(src, text string, folded bool) (matched, ok bool) {
+	return d.ends(src, text, folded, func(int) bool { return true })
 }
 
 // ends is dfaCache.ends with the DFA of src, ok false when the DFA could not
 // decide.
-func (d *lazyDFA) ends(src, text string, end func(e int) bool) (matched, ok bool) {
+func (d *lazyDFA) ends(src, text string, folded bool, end func(e int) bool) (matched, ok bool) {
 	d.once.Do(func() {
 		p, err := newDFAProg(src)
 		if err == nil {
@@ -339,13 +442,13 @@ func (d *lazyDFA) ends(src, text string, end func(e int) bool) (matched, ok bool
 		if d.main == nil {
 			d.main = newDFACache(d.p)
 		}
-		return d.main.ends(text, end)
+		return d.main.ends(text, folded, end)
 	}
 	c, _ := d.pool.Get().(*dfaCache)
 	if c == nil {
 		c = newDFACache(d.p)
 	}
-	matched, ok = c.ends(text, end)
+	matched, ok = c.ends(text, folded, end)
 	d.pool.Put(c)
 	return matched, ok
 }

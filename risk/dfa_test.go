@@ -65,10 +65,42 @@ func dfaInputs(t testing.TB) []string {
 }
 
 // dfaMatch runs the rule's DFA on text whatever its length; ok is false
-// when the DFA gave up (it grew past dfaMaxStates).
+// when the DFA gave up (it grew past dfaMaxStates). On a folded text it
+// runs it twice, jumping to the lead literal and not, and fails when the
+// two disagree.
 func dfaMatch(t testing.TB, r *rule, text string) (bool, bool) {
 	t.Helper()
-	return r.re.dfa.matchString(r.re.src, text)
+	m, ok := r.re.dfa.matchString(r.re.src, text, false)
+	if isFolded(text) {
+		mf, okf := r.re.dfa.matchString(r.re.src, text, true)
+		if ok && okf && m != mf {
+			t.Fatalf("line %d: the DFA says %v, %v jumping to %q, on %.200q", r.line, m, mf, r.re.dfa.p.lead, text)
+		}
+	}
+	return m, ok
+}
+
+// TestDFALead: the rules that begin with a literal jump to it (most of the
+// table does), and the lead literals are what the patterns begin with.
+func TestDFALead(t *testing.T) {
+	rs := rules()
+	n := 0
+	for i := range rs {
+		r := &rs[i]
+		r.re.dfa.matchString(r.re.src, strings.Repeat("x", dfaMinLen), true)
+		lead := r.re.dfa.p.lead
+		if lead == "" {
+			continue
+		}
+		n++
+		plain := strings.ReplaceAll(strings.TrimPrefix(strings.ToLower(r.src), `\b`), `\`, "")
+		if !strings.HasPrefix(plain, lead) {
+			t.Errorf("line %d: lead %q, pattern %s", r.line, lead, r.src)
+		}
+	}
+	if n < len(rs)/2 {
+		t.Errorf("only %d of %d rules have a lead literal", n, len(rs))
+	}
 }
 
 // TestDFAEqualsRegexp: for every rule, the DFA says a text matches exactly
@@ -160,7 +192,7 @@ func TestNotBeforeLongEqualsRegexp(t *testing.T) {
 		}
 		n++
 		for _, text := range inputs {
-			if got, want := r.matchesNotBefore(text), notBeforeRegexp(r, text); got != want {
+			if got, want := r.matchesNotBefore(text, isFolded(text)), notBeforeRegexp(r, text); got != want {
 				t.Errorf("line %d: %v on %.100q… (%d bytes), regexp %v", r.line, got, text, len(text), want)
 			}
 		}

@@ -123,10 +123,11 @@ func (l *lazyRE) get() *regexp.Regexp {
 }
 
 // matchString reports whether the regexp matches text, as
-// regexp.MatchString does; long texts are matched by the DFA.
-func (l *lazyRE) matchString(text string) bool {
+// regexp.MatchString does; long texts are matched by the DFA (folded as
+// for rule.matchesFolded).
+func (l *lazyRE) matchString(text string, folded bool) bool {
 	if len(text) >= dfaMinLen {
-		if m, ok := l.dfa.matchString(l.src, text); ok {
+		if m, ok := l.dfa.matchString(l.src, text, folded); ok {
 			return m
 		}
 	}
