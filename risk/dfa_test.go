@@ -1,6 +1,7 @@
 package risk
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -245,4 +246,36 @@ func FuzzDFA(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDFAConcurrent: classifications of long texts at the same time share
+// a rule's kept states or take pooled ones, and agree (run with -race).
+func TestDFAConcurrent(t *testing.T) {
+	texts := []string{
+		strings.Repeat("git status; ls -la\n", 400) + "git push --force origin main",
+		strings.Repeat("echo ok && make test\n", 400) + "rm -rf /",
+		strings.Repeat("cat README.md | grep x\n", 400),
+	}
+	want := make([]Verdict, len(texts))
+	for k, text := range texts {
+		want[k] = classifyRegexp(rules(), text)
+	}
+	done := make(chan error)
+	for g := range 4 {
+		go func() {
+			var err error
+			for n := range 20 {
+				k := (g + n) % len(texts)
+				if got := Classify(texts[k]); got.Reason() != want[k].Reason() || got.Level != want[k].Level {
+					err = fmt.Errorf("text %d: %+v, want %+v", k, got, want[k])
+				}
+			}
+			done <- err
+		}()
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
 }
