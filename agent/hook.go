@@ -79,9 +79,16 @@ type HookOptions struct {
 	// (DefaultHookTimeout when not positive). When it passes, the proposal
 	// is withdrawn and the answer is deny.
 	Timeout time.Duration
-	// Low is the policy for commands no rule matches: LowPass (the
+	// Low is how a command that goes unasked is answered: LowPass (the
 	// default), LowAllow, or the deprecated LowDefer (LowPass).
 	Low string
+	// Unasked is what goes without a proposal (--unasked): UnaskedNothing,
+	// UnaskedReadOnly or UnaskedLow ("": UnaskedLow).
+	Unasked string
+	// Risk is what commands are judged with besides their cwd: the
+	// configured sensitive paths and programs and the surface's own files
+	// (config.RiskContext; its Cwd is ignored: each call's is used).
+	Risk risk.Context
 	// Open opens the store; it is called only when the store is needed.
 	Open func(ctx context.Context) (*storage.Store, error)
 	// Actor submits and audits (its surface should be hook).
@@ -314,6 +321,11 @@ func runHook(ctx context.Context, in io.Reader, o HookOptions, p *protocol) (ans
 	default:
 		return h.deny("bad --low policy %q (want pass or allow); denied to be safe", h.o.Low)
 	}
+	mode, err := checkUnasked(h.o.Unasked)
+	if err != nil {
+		return h.deny("%v; denied to be safe", err)
+	}
+	h.o.Unasked = mode
 	ctx, cancel := context.WithTimeoutCause(ctx, h.o.Timeout, errHookTimeout)
 	defer cancel()
 
@@ -361,18 +373,20 @@ func runHook(ctx context.Context, in io.Reader, o HookOptions, p *protocol) (ans
 		return h.deny("the command holds characters that cannot be pinned exactly (U+FFFD); denied to be safe")
 	}
 
-	v := risk.Classify(command)
+	v := risk.Judge(command, h.judging(c.cwd))
 	if v.Hardline {
-		return h.hardline(ctx, &c, command, v)
+		return h.hardline(ctx, &c, command, v.Table)
 	}
 	c.selfWhy = selfDecides(command, c.cwd, h.o.Store, os.Environ())
-	if len(v.Matches) == 0 && !c.unknownRisk && !c.alwaysAsk && c.selfWhy == "" {
-		// No rule matches: the preview decides whether it is asked (it is
-		// kept for the proposal).
+	mayGo := h.o.Unasked == UnaskedLow || h.o.Unasked == UnaskedReadOnly && v.ReadOnly
+	if mayGo && v.Level == model.RiskLow && len(v.Table.Matches) == 0 && !c.unknownRisk && !c.alwaysAsk && c.selfWhy == "" {
+		// Judged low (read-only, where only that goes unasked): the
+		// preview decides whether it is asked (it is kept for the
+		// proposal).
 		if !h.p.noPreview {
 			c.impact = preview(ctx, command, c.cwd, hookShell, hookPreviewTime)
 		}
-		if unasked(v.Level, v, c.impact) {
+		if unasked(h.o.Unasked, v.Level, v, c.impact) {
 			if h.o.Low == LowPass {
 				if ans, asked := h.passLow(ctx, &c, command); !asked {
 					return ans
@@ -391,6 +405,13 @@ type hook struct {
 	p *protocol
 	// request is the call's key: the agent's request id (answerSource).
 	request string
+}
+
+// judging is the judgement's context for a command run in cwd.
+func (h *hook) judging(cwd string) risk.Context {
+	c := h.o.Risk
+	c.Cwd = cwd
+	return c
 }
 
 func (h *hook) logf(format string, args ...any) {
@@ -626,10 +647,10 @@ func (h *hook) passLow(ctx context.Context, c *hookCall, command string) (ans Ho
 // words) apart, as the requester's context; a command in a shell the rules
 // do not cover that no rule matches is raised to medium (its risk is not
 // known, so it is not shown as low).
-func (h *hook) draft(c *hookCall, command string, v risk.Verdict) risk.Draft {
+func (h *hook) draft(c *hookCall, command string, v risk.Judgement) risk.Draft {
 	var notes []string
 	switch {
-	case c.unknownRisk && len(v.Matches) == 0:
+	case c.unknownRisk && len(v.Table.Matches) == 0:
 		notes = append(notes, c.tool+" command: the rules are written for POSIX shells, so its risk is unknown")
 	case c.unknownRisk:
 		notes = append(notes, c.tool+" command: the rules are written for POSIX shells, and may miss more of its risk")
@@ -646,8 +667,8 @@ func (h *hook) draft(c *hookCall, command string, v risk.Verdict) risk.Draft {
 	}
 	d := risk.Draft{Command: command, SessionKey: h.session(c), Requester: h.p.requester, Cwd: c.cwd,
 		Backend: "local", Notes: strings.Join(notes, "; "), Context: c.description, TTL: h.o.Timeout + lag, ID: h.id(c),
-		Hermes: c.hermes, Origin: model.LocalOrigin()}
-	if c.unknownRisk && len(v.Matches) == 0 {
+		Hermes: c.hermes, Origin: model.LocalOrigin(), Judging: h.o.Risk}
+	if c.unknownRisk && len(v.Table.Matches) == 0 {
 		d.Raise = model.RiskMedium
 	}
 	pinned := v.Level
@@ -666,7 +687,7 @@ func (h *hook) draft(c *hookCall, command string, v risk.Verdict) risk.Draft {
 var hookPreviewTime = time.Second
 
 // ask submits (or rejoins) the proposal and waits for the decision.
-func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Verdict) HookAnswer {
+func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Judgement) HookAnswer {
 	h.request = c.key
 	if h.p.agent != AgentHermes {
 		// An agent that ends without signalling its hook (Codex at the
@@ -912,7 +933,7 @@ func (h *hook) decided(ctx context.Context, s *storage.Store, rec *storage.Recor
 	case rec.Command != command:
 		why = "command bytes differ from the pinned ones"
 	default:
-		if err := risk.Guard(rec.RiskLevel, rec.Command); err != nil {
+		if err := risk.Guard(rec.RiskLevel, rec.Command, h.judging(rec.Cwd)); err != nil {
 			why = err.Error()
 		}
 	}

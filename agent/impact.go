@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -76,16 +77,50 @@ func pinImpact(d *risk.Draft, m *model.Impact) {
 	}
 }
 
+// The --unasked modes of run and every hook: what goes without a
+// proposal.
+const (
+	// UnaskedNothing: every command is a proposal.
+	UnaskedNothing = "nothing"
+	// UnaskedReadOnly: only what the judgement proves read-only goes
+	// unasked.
+	UnaskedReadOnly = "read-only"
+	// UnaskedLow: everything judged low goes unasked (the default).
+	UnaskedLow = "low"
+)
+
+// checkUnasked says what is wrong with mode ("" is UnaskedLow).
+func checkUnasked(mode string) (string, error) {
+	switch mode {
+	case "":
+		return UnaskedLow, nil
+	case UnaskedNothing, UnaskedReadOnly, UnaskedLow:
+		return mode, nil
+	}
+	return "", fmt.Errorf("bad --unasked %q (want nothing, read-only or low)", mode)
+}
+
 // unasked is the one rule for letting a command go without a proposal
-// (run runs it; a hook passes it, or allows it under --low allow): its
-// level is low, no rule matches it, and its impact was previewed (m not
-// nil) and asks for nothing (impact.Raise: not large, nothing live,
-// nothing the preview could not see). A command whose preview could not be
-// made, was cut short or left parts unknown is always asked, and so is one
-// that would decide approvals (selfDecides: raised to high before this
-// rule is asked).
-func unasked(level model.RiskLevel, v risk.Verdict, m *model.Impact) bool {
-	if level != model.RiskLow || v.Hardline || len(v.Matches) > 0 || m == nil {
+// (run runs it; a hook passes it, or allows it under --low allow), under
+// mode (--unasked): never under nothing; otherwise its level (pinned: the
+// judgement's, or higher) is low, no rule of the pattern table matches it,
+// under read-only the judgement proves it read-only, and its impact was
+// previewed (m not nil) and asks for nothing (impact.Raise: not large,
+// nothing live, nothing the preview could not see). A command whose preview
+// could not be made, was cut short or left parts unknown is always asked,
+// and so is one that would decide approvals (selfDecides: raised to high
+// before this rule is asked). An unknown mode asks.
+func unasked(mode string, level model.RiskLevel, j risk.Judgement, m *model.Impact) bool {
+	switch mode {
+	case "", UnaskedLow:
+	case UnaskedReadOnly:
+		if !j.ReadOnly {
+			return false
+		}
+	default:
+		return false
+	}
+	if level != model.RiskLow || j.Level != model.RiskLow || j.Hardline || len(j.Table.Matches) > 0 || m == nil {
 		return false
 	}
 	raised, _ := impact.Raise(m)

@@ -388,14 +388,14 @@ func TestRunAsksWhatThePreviewCouldNotSee(t *testing.T) {
 // No preview (a surface that makes none) is never a reason to let a
 // command through.
 func TestNoPreviewIsAsked(t *testing.T) {
-	v := risk.Classify("ls -la")
-	if unasked(model.RiskLow, v, nil) {
+	v := risk.Judge("ls -la", risk.Context{Cwd: "/work"})
+	if unasked(UnaskedLow, model.RiskLow, v, nil) {
 		t.Fatal("let through without a preview")
 	}
-	if !unasked(model.RiskLow, v, &model.Impact{Complete: true}) {
+	if !unasked(UnaskedLow, model.RiskLow, v, &model.Impact{Complete: true}) {
 		t.Fatal("a whole preview of nothing asks")
 	}
-	if unasked(model.RiskLow, v, &model.Impact{Complete: true, Unknown: []string{"$X"}}) {
+	if unasked(UnaskedLow, model.RiskLow, v, &model.Impact{Complete: true, Unknown: []string{"$X"}}) {
 		t.Fatal("let through with a part not previewed")
 	}
 }
@@ -463,5 +463,50 @@ func TestHookAsksForManyFiles(t *testing.T) {
 	}
 	if d, _ := checkJSON(t, recvHook(t, ch)); d != "deny" {
 		t.Fatal(d)
+	}
+}
+
+// --unasked: nothing asks everything; read-only lets through only what the
+// judgement proves read-only; low everything judged low; a mode not known
+// asks. The --low answer is another matter (how an unasked command is
+// answered).
+func TestUnaskedModes(t *testing.T) {
+	whole := &model.Impact{Complete: true}
+	status := risk.Judge("git status", risk.Context{Cwd: "/work"})
+	if !status.ReadOnly || status.Level != model.RiskLow {
+		t.Fatalf("git status: %+v", status)
+	}
+	touch := risk.Judge("touch build/x", risk.Context{Cwd: "/work"})
+	if touch.ReadOnly {
+		t.Fatalf("touch: %+v", touch)
+	}
+	for _, tc := range []struct {
+		mode string
+		j    risk.Judgement
+		want bool
+	}{
+		{UnaskedNothing, status, false},
+		{UnaskedReadOnly, status, true},
+		{UnaskedLow, status, true},
+		{"", status, true},
+		{UnaskedReadOnly, touch, false},
+		{UnaskedLow, touch, touch.Level == model.RiskLow},
+		{"everything", status, false},
+	} {
+		if got := unasked(tc.mode, model.RiskLow, tc.j, whole); got != tc.want {
+			t.Errorf("unasked(%q, %v): %v, want %v", tc.mode, tc.j.Effects, got, tc.want)
+		}
+	}
+	// A level pinned above the judgement's (raised) is asked whatever the mode.
+	if unasked(UnaskedLow, model.RiskMedium, status, whole) {
+		t.Error("a raised level went unasked")
+	}
+	for _, m := range []string{"", UnaskedNothing, UnaskedReadOnly, UnaskedLow} {
+		if _, err := checkUnasked(m); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := checkUnasked("all"); err == nil {
+		t.Error("--unasked all taken")
 	}
 }

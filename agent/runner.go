@@ -75,6 +75,10 @@ type RunRequest struct {
 	Actor model.Actor
 	// HeartbeatEvery is the waiter's heartbeat interval (0: the default).
 	HeartbeatEvery time.Duration
+	// Unasked is what runs without a proposal (--unasked): UnaskedNothing,
+	// UnaskedReadOnly or UnaskedLow ("": UnaskedLow). The draft's Judging
+	// is what commands are judged with besides their cwd.
+	Unasked string
 }
 
 // RunResult says what Run did.
@@ -127,6 +131,9 @@ func Run(ctx context.Context, s *storage.Store, req RunRequest) (RunResult, erro
 	if err != nil {
 		return RunResult{}, err
 	}
+	if req.Unasked, err = checkUnasked(req.Unasked); err != nil {
+		return RunResult{}, err
+	}
 	d := req.Draft
 	d.Command = command
 	if d.Cwd == "" {
@@ -146,9 +153,9 @@ func Run(ctx context.Context, s *storage.Store, req RunRequest) (RunResult, erro
 	}
 	r := &runner{s: s, req: req, shell: shell}
 	if v.Hardline {
-		return r.refuseHardline(ctx, p, v), nil
+		return r.refuseHardline(ctx, p, v.Table), nil
 	}
-	if unasked(p.RiskLevel, v, p.Impact) {
+	if unasked(req.Unasked, p.RiskLevel, v, p.Impact) {
 		res, err := r.runAllowed(ctx, p)
 		var asks *storage.PolicyAsksError
 		if !errors.As(err, &asks) {
@@ -381,7 +388,9 @@ func (r *runner) runApproved(ctx context.Context, p *model.Proposal, rec *storag
 	if rec.Corrupt != "" {
 		return r.block(ctx, id, "the proposal is corrupt: "+rec.Corrupt)
 	}
-	if err := risk.Guard(rec.RiskLevel, rec.Command); err != nil {
+	judging := r.req.Draft.Judging
+	judging.Cwd = rec.Cwd
+	if err := risk.Guard(rec.RiskLevel, rec.Command, judging); err != nil {
 		return r.block(ctx, id, err.Error())
 	}
 	if why := pinnedDiffers(p, rec); why != "" {

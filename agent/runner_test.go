@@ -287,7 +287,7 @@ func checkWithdrawn(t *testing.T, o *storage.Store, id, reason string) {
 // Invariant 6: a proposal pinned low whose command now classifies high is
 // consumed but not run, recorded blocked_after_consume.
 func TestRunRuntimeGuardBlocksARiskThatRose(t *testing.T) {
-	propose = func(d risk.Draft, now time.Time) (*model.Proposal, risk.Verdict, error) {
+	propose = func(d risk.Draft, now time.Time) (*model.Proposal, risk.Judgement, error) {
 		p, v, err := risk.Propose(d, now)
 		if err == nil {
 			// As if the rules had changed since the proposal was pinned.

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/expand"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/risk"
+	"github.com/approve-tui/approve-tui/shell"
 )
 
 // An agent often runs as the operator's own user: a command it asks to run
@@ -146,71 +148,126 @@ func newSelfCheck(cwd, store string, env []string) *selfCheck {
 // maxSelfDepth bounds scripts within scripts.
 const maxSelfDepth = 8
 
-// script reports whether the shell script src would decide approvals; a
-// script that does not parse is looked at word by word.
+// script reports whether the shell script src would decide approvals. It
+// is read by shell.Parse: every simple command (in substitutions, in
+// scripts run by shells, su -c, ssh, eval, watch, find -exec ...), with the
+// wrappers it runs through (sudo, env, xargs, timeout, nice, docker exec
+// ...) looked through, and every word the line holds. A script that
+// cannot be read is looked at word by word.
 func (c *selfCheck) script(src string, depth int) bool {
 	if depth > maxSelfDepth {
 		return c.text(src) // too deep to parse: its text alone
 	}
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
-	if err != nil {
-		return c.text(src) || c.words(strings.Fields(src), depth)
-	}
-	found := false
-	syntax.Walk(f, func(n syntax.Node) bool {
-		if found {
-			return false
-		}
-		switch n := n.(type) {
-		case *syntax.Word:
-			for _, v := range c.values(n) {
-				if c.text(v) || c.namesStore(v) {
-					found = true
-				}
-			}
-		case *syntax.CallExpr:
-			var args []string
-			for _, w := range n.Args {
-				v := c.values(w)
-				if len(v) == 1 {
-					args = append(args, v[0])
-				} else {
-					args = append(args, "\x00"+printedWord(w)) // not known for sure
-				}
-			}
-			if c.words(args, depth) {
-				found = true
-			}
-		}
+	s, err := shell.Parse(src, shell.Options{})
+	if err != nil && c.text(src) {
 		return true
-	})
-	return found
+	}
+	if s == nil {
+		return c.words(strings.Fields(src), depth)
+	}
+	if err != nil && c.words(strings.Fields(src), depth) {
+		return true // read in part (nested too deep): the words too
+	}
+	seen := func(ws ...shell.Word) bool {
+		for _, w := range ws {
+			for _, v := range c.values(w) {
+				if c.text(v) || c.namesStore(v) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if seen(s.Others...) {
+		return true
+	}
+	for _, cmd := range s.Commands {
+		words := slices.Clone(cmd.Words)
+		for _, a := range cmd.Assigns {
+			words = append(words, a.Value)
+		}
+		for _, r := range cmd.Redirs {
+			words = append(words, r.Target)
+		}
+		for _, w := range cmd.Wrappers {
+			words = append(words, w.Args...)
+			for _, a := range w.Env {
+				words = append(words, a.Value)
+			}
+		}
+		if seen(words...) {
+			return true
+		}
+		if cmd.Opaque != nil && cmd.Opaque.Code != "" && c.text(cmd.Opaque.Code) {
+			return true
+		}
+		args := make([]string, 0, len(cmd.Words))
+		for _, w := range cmd.Words {
+			if w.Known {
+				args = append(args, w.Value)
+			} else {
+				args = append(args, "\x00"+unquoted(w.Raw)) // not known for sure
+			}
+		}
+		if c.words(args, depth) {
+			return true
+		}
+	}
+	return false
 }
 
-// values are word w as written and, when it expands for sure, as
-// expanded (tilde and variables of the environment).
-func (c *selfCheck) values(w *syntax.Word) []string {
-	raw := printedWord(w)
-	if fields, err := expand.Fields(c.cfg, w); err == nil && len(fields) == 1 {
-		if fields[0] == raw {
+// values are word w's readings to look at: its certain value and the word
+// as written; a word not certain to shell.Parse (which assumes nothing of
+// the environment) is expanded with the command's environment too (~,
+// $HOME, $DB), when that is certain.
+func (c *selfCheck) values(w shell.Word) []string {
+	raw := unquoted(w.Raw)
+	if w.Known {
+		if w.Value == raw {
 			return []string{raw}
 		}
-		return []string{fields[0], raw}
+		return []string{w.Value, raw}
+	}
+	if v, ok := c.expand(w.Raw); ok && v != raw {
+		return []string{v, raw}
 	}
 	return []string{"\x00" + raw, raw}
 }
 
-func printedWord(w *syntax.Word) string {
-	var b strings.Builder
-	_ = syntax.NewPrinter().Print(&b, w)
-	s := b.String()
-	if lit := w.Lit(); lit != "" {
-		return lit
+// expand is word raw (as written) expanded with the command's environment,
+// when it is one word for sure.
+func (c *selfCheck) expand(raw string) (string, bool) {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(raw), "")
+	if err != nil || len(f.Stmts) != 1 {
+		return "", false
 	}
-	if u, ok := unquote(s); ok {
-		return u
+	call, ok := f.Stmts[0].Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Args) != 1 || len(call.Assigns) > 0 || len(f.Stmts[0].Redirs) > 0 {
+		return "", false
 	}
-	return s
+	w := call.Args[0]
+	safe := true
+	syntax.Walk(w, func(n syntax.Node) bool {
+		switch n.(type) {
+		case *syntax.CmdSubst, *syntax.ProcSubst:
+			safe = false // expand would not run it, but says nothing sure
+		}
+		return safe
+	})
+	if !safe {
+		return "", false
+	}
+	fields, err := expand.Fields(c.cfg, w)
+	if err != nil || len(fields) != 1 {
+		return "", false
+	}
+	return fields[0], true
+}
+
+// unquoted is s with one level of plain quotes around it stripped.
+func unquoted(s string) string {
+	u, _ := unquote(s)
+	return u
 }
 
 // unquote strips one level of plain quotes around s.

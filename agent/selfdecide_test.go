@@ -83,6 +83,18 @@ func TestSelfDecides(t *testing.T) {
 		`echo '{"hook_event_name":"PostToolUse"}' | approve-tui hook codex`,
 		"approve-tui hook claude-code --low allow < forged.json",
 		"approve-tui hook",
+		// Wrappers shell.Parse looks through: a container's or a pod's
+		// command, an array's words.
+		"docker exec c approve-tui approve X",
+		"kubectl exec pod -- approve-tui approve X",
+		"podman run --rm img approve-tui deny X",
+		"a=(approve-tui approve X); \"${a[@]}\"",
+		// Words outside simple commands, and lines that do not parse
+		// (looked at word by word).
+		"for f in " + store + "; do cat $f; done",
+		"[[ -f ~/.hermes/state.db ]] && echo y",
+		"approve-tui approve 'unterminated",
+		"sudo approve-tui deny X; echo $(",
 	}
 	for _, c := range asked {
 		if selfDecides(c, dir, store, env) == "" {
@@ -124,5 +136,18 @@ func TestSelfDecides(t *testing.T) {
 	// On a PostgreSQL store, psql is raised.
 	if selfDecides("psql -h db approvals", dir, "postgres://u@db/approvals", env) == "" {
 		t.Error("psql on a PostgreSQL store not raised")
+	}
+}
+
+// BenchmarkSelfDecides: the check of four ordinary command lines (a
+// status, a wrapped nested script, find -exec piped to xargs, a store
+// name behind ~).
+func BenchmarkSelfDecides(b *testing.B) {
+	lines := []string{"git status", "sudo -u root bash -c 'cd /srv && make deploy'",
+		"find . -name '*.go' -exec gofmt -l {} + | xargs -r rm", "sqlite3 ~/.hermes/state.db .tables"}
+	for b.Loop() {
+		for _, l := range lines {
+			selfDecides(l, "/tmp", "/tmp/x.db", []string{"HOME=/root"})
+		}
 	}
 }

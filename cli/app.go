@@ -18,6 +18,7 @@ import (
 
 	"github.com/approve-tui/approve-tui/agent"
 	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/risk"
 	"github.com/approve-tui/approve-tui/storage"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -40,6 +41,10 @@ type app struct {
 	// command line as given, tells --open ID from --open=ID.
 	openID string
 	args   []string
+
+	// judging, when set, is the judgement's context in place of the
+	// configuration file's (an SSH session judges as the server does).
+	judging *risk.Context
 
 	getenv func(string) string
 	isTTY  func() bool // is stdin a terminal (prompts allowed)
@@ -78,7 +83,15 @@ func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // db, with none of this process's environment, and without a terminal.
 // The caller chooses which subcommands it offers.
 func ExecuteAs(ctx context.Context, args []string, db string, actor model.Actor, stdin io.Reader, stdout, stderr io.Writer) int {
+	return executeAs(ctx, args, db, actor, nil, stdin, stdout, stderr)
+}
+
+// executeAs is ExecuteAs judging with judging (the serving process's
+// context, from its configuration file; nil: the defaults'), since a
+// session reads no file of this host's.
+func executeAs(ctx context.Context, args []string, db string, actor model.Actor, judging *risk.Context, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := newApp(stdin, stdout, stderr)
+	a.judging = judging
 	a.getenv = func(string) string { return "" }
 	a.isTTY = func() bool { return false }
 	a.termW = func() int { return 0 }
@@ -244,7 +257,7 @@ postgres://user@host/db?sslmode=... URL for PostgreSQL.
 	root.Flags().Lookup("bell").NoOptDefVal = string(model.RiskHigh)
 	root.AddCommand(a.initCmd(), a.submitCmd(), a.listCmd(), a.showCmd(), a.approveCmd(),
 		a.denyCmd(), a.expireCmd(), a.waitCmd(), a.auditCmd(), a.demoCmd(), a.runCmd(), a.hookCmd(), a.headlessCmd(), a.lockoutsCmd(), a.serveCmd(), a.copyCmd(),
-		a.hermesCmd(), a.notifyCmd(), a.statsCmd(), a.manCmd())
+		a.hermesCmd(), a.notifyCmd(), a.statsCmd(), a.manCmd(), a.classifyCmd())
 	root.AddCommand(a.configCmd(), a.policyCmd())
 	// The streams are set before the completion command is made: it keeps
 	// the writer it finds then.
@@ -281,7 +294,11 @@ func (a *app) open(ctx context.Context, create bool) (*storage.Store, error) {
 	// writing where it can be, so that the decision path itself refuses each
 	// attempt and records the refusal (SPEC §3.3, §3.9). A file that cannot
 	// be written opens read-only and refuses everything unrecorded.
-	s, err := storage.Open(ctx, a.db, storage.Options{Create: create, BusyTimeout: a.lockTimeout, Readers: a.readers})
+	rc, err := a.riskContext("")
+	if err != nil {
+		return nil, err
+	}
+	s, err := storage.Open(ctx, a.db, storage.Options{Create: create, BusyTimeout: a.lockTimeout, Readers: a.readers, Risk: rc})
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return nil, err

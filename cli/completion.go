@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/approve-tui/approve-tui/config"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 	"github.com/spf13/cobra"
@@ -95,10 +96,16 @@ func (a *app) addCompletions(root *cobra.Command) {
 			_ = c.RegisterFlagCompletionFunc("id", a.completeIDs(storage.ListAll))
 		case "submit", "run":
 			_ = c.RegisterFlagCompletionFunc("risk", fixed("low", "medium", "high"))
+			if c.Flags().Lookup("unasked") != nil {
+				_ = c.RegisterFlagCompletionFunc("unasked", fixed(config.UnaskedModes...))
+			}
 		case "hook":
 			for _, h := range c.Commands() {
 				if h.Flags().Lookup("low") != nil {
 					_ = h.RegisterFlagCompletionFunc("low", fixed("pass", "allow"))
+				}
+				if h.Flags().Lookup("unasked") != nil {
+					_ = h.RegisterFlagCompletionFunc("unasked", fixed(config.UnaskedModes...))
 				}
 			}
 		}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -12,6 +14,7 @@ import (
 	"github.com/approve-tui/approve-tui/config"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/notify"
+	"github.com/approve-tui/approve-tui/risk"
 )
 
 func (a *app) configCmd() *cobra.Command {
@@ -147,6 +150,11 @@ func (a *app) configFlags(cmd *cobra.Command, sections ...string) error {
 	if err != nil {
 		return err
 	}
+	return applyConfigFlags(cmd, f, sections...)
+}
+
+// applyConfigFlags is configFlags with the file f, loaded already.
+func applyConfigFlags(cmd *cobra.Command, f *config.File, sections ...string) error {
 	for _, sec := range sections {
 		for _, s := range f.Settings(sec) {
 			fl := cmd.Flags().Lookup(s.Flag)
@@ -443,4 +451,31 @@ func jsonList(objs []*model.JSONObject) string {
 		parts[i] = o.String()
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// riskContext is the judgement's context on this surface for a command run
+// in cwd: config.(*File).RiskContext of the configuration file with the
+// store in use (--db). Every surface that judges builds it here. A file
+// with problems is an error: what it adds cannot be known.
+func (a *app) riskContext(cwd string) (risk.Context, error) {
+	if a.judging != nil {
+		c := *a.judging
+		c.Cwd = cwd
+		return c, nil
+	}
+	f, err := a.loadConfig()
+	if err != nil {
+		return risk.Context{}, err
+	}
+	c := f.RiskContext(cwd, a.db)
+	// The configuration file where it would be read, even when there is
+	// none yet: an agent that creates it changes what is sensitive.
+	if a.as == nil {
+		if p, _ := a.configPath(); p != "" {
+			if abs, err := filepath.Abs(p); err == nil && !slices.Contains(c.Paths, abs) {
+				c.Paths = append(c.Paths, abs)
+			}
+		}
+	}
+	return c, nil
 }

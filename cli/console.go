@@ -67,7 +67,11 @@ func (a *app) runConsole(ctx context.Context, s *storage.Store) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	bell, _ := bellLevel(a.bell)
-	m := tui.New(tui.Options{Store: s, Actor: actor, Renderer: r, Context: ctx, Follow: a.follow, Open: a.openID, Bell: bell})
+	jc, jerr := a.riskContext("") // each proposal's cwd is its own
+	if jerr != nil {
+		return jerr
+	}
+	m := tui.New(tui.Options{Store: s, Actor: actor, Renderer: r, Context: ctx, Follow: a.follow, Open: a.openID, Bell: bell, Judge: jc})
 	err := tui.RunTerminal(ctx, m, a.in, a.rawOut)
 	cancel() // stop the console's background work before releasing it
 	m.Close()

@@ -89,7 +89,11 @@ is not in (not_eligible).`,
 				if err != nil {
 					return err
 				}
-				writeShow(a.err, rec, &ws, s.Now())
+				j, err := a.judgeRecord(rec)
+				if err != nil {
+					return err
+				}
+				writeShow(a.err, rec, &ws, s.Now(), &j)
 				if rec.EffectiveStatus.Open() {
 					a.voteNote(ctx, s, rec)
 				}

@@ -261,7 +261,12 @@ func (a *app) freshStore(ctx context.Context, dbGiven bool, who string, now func
 			return nil, nil, usageErrorf("--db %s exists: %s needs a fresh file (it writes demo data)", path, who)
 		}
 	}
-	s, err := storage.Open(ctx, path, storage.Options{Create: true, BusyTimeout: a.lockTimeout, Now: now})
+	rc, err := a.riskContext("")
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	s, err := storage.Open(ctx, path, storage.Options{Create: true, BusyTimeout: a.lockTimeout, Now: now, Risk: rc})
 	if err != nil {
 		cleanup()
 		return nil, nil, &storeOpenError{err: err}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/approve-tui/approve-tui/agent"
+	"github.com/approve-tui/approve-tui/config"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 	"github.com/spf13/cobra"
@@ -55,8 +56,14 @@ takes it out again.`,
 
 // The proposal, wait and fail-closed rules every hook shares, for the
 // --help texts.
-const hookRulesHelp = `  - A command a rule of the store's policy names (approve-tui policy set):
-    asked as below whatever its risk and --low, the rule named in the reason.
+const hookRulesHelp = `  - What goes without asking is --unasked: low (the default, or the
+    configuration file's risk: unasked) lets through what approve-tui's
+    judgement finds low, read-only only what it proves read-only (git
+    status, ls, cat...), nothing nothing; --low says how such a command is
+    answered. Everything else is asked as below.
+  - A command a rule of the store's policy names (approve-tui policy set) by
+    command, pattern or effect: asked as below whatever its risk, --unasked
+    and --low, the rule named in the reason.
   - A hardline command (rm -rf /, mkfs, dd to a disk...): deny at once,
     audited, never submitted: Hermes never runs one, and an approval must not
     make the agent run it.
@@ -139,7 +146,8 @@ the hook's own deny answers, given before --timeout, are the only guard.`,
 		},
 	}
 	cc.Flags().DurationVar(&timeout, "timeout", agent.DefaultHookTimeout, "deny (and withdraw) when no decision came within this long")
-	cc.Flags().StringVar(&low, "low", agent.LowPass, "commands no rule matches: pass (print nothing) or allow")
+	cc.Flags().StringVar(&low, "low", agent.LowPass, "how a command that goes unasked is answered: pass (print nothing) or allow")
+	unaskedFlag(cc)
 	hookLockFlag(cc, &lock)
 	return cc
 }
@@ -187,16 +195,37 @@ func (a *app) agentHook(cmd *cobra.Command, who agent.Agent, run func(context.Co
 	if low == agent.LowDefer {
 		fmt.Fprintln(a.err, `approve-tui: --low defer is deprecated: use --low pass (Claude Code's own "defer" decision is something else)`)
 	}
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return agent.Denied(who, fmt.Sprintf("approve-tui: %v; denied to be safe", err))
+	}
+	// The file's risk: unasked, when --unasked is not given.
+	if err := applyConfigFlags(cmd, cfg, "risk"); err != nil {
+		return agent.Denied(who, fmt.Sprintf("approve-tui: %v; denied to be safe", err))
+	}
+	unasked := ""
+	if fl := cmd.Flags().Lookup("unasked"); fl != nil {
+		unasked = fl.Value.String()
+	}
+	rc := cfg.RiskContext("", a.db)
 	actor := model.LocalActor(model.SurfaceHook)
 	actor.ReadOnly = a.readOnly
 	return run(cmd.Context(), a.in, agent.HookOptions{
 		Timeout: timeout,
 		Low:     low,
+		Unasked: unasked,
+		Risk:    rc,
 		Actor:   actor,
 		Log:     a.err,
 		Store:   a.db,
 		Open: func(ctx context.Context) (*storage.Store, error) {
-			return storage.Open(ctx, a.db, storage.Options{ReadOnly: a.readOnly, BusyTimeout: lockTimeout})
+			return storage.Open(ctx, a.db, storage.Options{ReadOnly: a.readOnly, BusyTimeout: lockTimeout, Risk: rc})
 		},
 	})
+}
+
+// unaskedFlag gives cmd (run, or a hook) its --unasked.
+func unaskedFlag(cmd *cobra.Command) {
+	cmd.Flags().String("unasked", config.DefaultUnasked,
+		"what goes without asking: nothing, read-only (only what is proven read-only) or low (everything judged low); default: the configuration file's risk: unasked, else "+config.DefaultUnasked)
 }

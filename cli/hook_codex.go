@@ -68,6 +68,7 @@ Hooks are on by default in current Codex; older builds need
 		},
 	}
 	cx.Flags().DurationVar(&timeout, "timeout", agent.DefaultHookTimeout, "deny (and withdraw) when no decision came within this long")
+	unaskedFlag(cx)
 	hookLockFlag(cx, &lock)
 	return cx
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/approve-tui/approve-tui/agent"
+	"github.com/approve-tui/approve-tui/config"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/spf13/cobra"
 )
@@ -38,6 +39,9 @@ that the agent will run approve-tui's hook before its shell commands:
   store     the store named by its --db exists and has the approval table
             ("approve-tui init"), and this user may write it
   timeout   the hook's --timeout is below the agent's hook timeout
+  unasked   what the hook lets through without asking (--unasked, else
+            the configuration file's risk: unasked, else low), and a value
+            it would refuse
   switch    Claude Code: no disableAllHooks in the user's, the project's
             (.claude/settings.json, settings.local.json) or the managed
             settings (/etc/claude-code), no allowManagedHooksOnly there
@@ -205,6 +209,8 @@ func (a *app) hookDoctor(ctx context.Context, t *installTarget, o hookInstallOpt
 	add("store", st, msg)
 	st, msg = checkHookTimeout(t.who, words, pre.Fields, install)
 	add("timeout", st, msg)
+	st, msg = a.checkHookUnasked(words, install)
+	add("unasked", st, msg)
 
 	for _, c := range a.projectHookChecks(t) {
 		checks = append(checks, c)
@@ -767,4 +773,31 @@ func (a *app) geminiFolderTrusted(home, dir string) (bool, string) {
 		return false, line(dir) + " is not trusted (no rule in " + line(path) + " covers it)"
 	}
 	return false, line(path) + ": " + strconv.Quote(line(rule)) + " has trust level " + strconv.Quote(line(level)) + ", which Gemini CLI refuses"
+}
+
+// checkHookUnasked says what the hook lets through without asking: its
+// --unasked, else this user's configuration file's risk: unasked, else
+// the default.
+func (a *app) checkHookUnasked(words []string, install string) (string, string) {
+	what := map[string]string{
+		config.UnaskedNothing:  "every command is asked",
+		config.UnaskedReadOnly: "only what is proven read-only goes without asking",
+		config.UnaskedLow:      "everything judged low goes without asking",
+	}
+	if v, ok := agent.FlagValue(words, "unasked"); ok {
+		if _, known := what[v]; !known {
+			return checkProblem, "--unasked " + strconv.Quote(line(v)) + " is not one of " + strings.Join(config.UnaskedModes, ", ") + ": the hook denies every call; " + install
+		}
+		return checkOK, v + " (--unasked): " + what[v]
+	}
+	f, err := a.loadConfig()
+	if err != nil {
+		return checkProblem, "the configuration file has problems: the hook denies every call (" + line(err.Error()) + ")"
+	}
+	for _, s := range f.Settings("risk") {
+		if s.Key == "unasked" {
+			return checkOK, fmt.Sprintf("%s (%s:%d, risk: unasked; the agent's $APPROVE_TUI_CONFIG or $XDG_CONFIG_HOME may name another file): %s", s.Value, line(f.Path), s.Line, what[s.Value])
+		}
+	}
+	return checkOK, config.DefaultUnasked + " (the default): " + what[config.DefaultUnasked]
 }

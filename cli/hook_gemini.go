@@ -65,7 +65,8 @@ checks all this.`,
 		},
 	}
 	gm.Flags().DurationVar(&timeout, "timeout", agent.DefaultGeminiTimeout, "deny (and withdraw) when no decision came within this long")
-	gm.Flags().StringVar(&low, "low", agent.LowPass, "commands no rule matches: pass (print nothing) or allow")
+	gm.Flags().StringVar(&low, "low", agent.LowPass, "how a command that goes unasked is answered: pass (print nothing) or allow")
+	unaskedFlag(gm)
 	hookLockFlag(gm, &lock)
 	return gm
 }

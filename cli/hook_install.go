@@ -9,12 +9,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/approve-tui/approve-tui/agent"
+	"github.com/approve-tui/approve-tui/config"
 	"github.com/approve-tui/approve-tui/storage"
 	"github.com/spf13/cobra"
 )
@@ -47,6 +49,7 @@ type hookInstallOpts struct {
 	dir     string
 	binary  string
 	timeout time.Duration
+	unasked string // install's --unasked ("": not written)
 }
 
 func (o *hookInstallOpts) flags(cmd *cobra.Command, install bool) {
@@ -55,6 +58,7 @@ func (o *hookInstallOpts) flags(cmd *cobra.Command, install bool) {
 	if install {
 		cmd.Flags().StringVar(&o.binary, "binary", "", "the approve-tui the agent runs, an absolute path (default: this one)")
 		cmd.Flags().DurationVar(&o.timeout, "timeout", installHookTimeout, "how long the hook waits for a decision; the agent's hook timeout is set 30s longer")
+		cmd.Flags().StringVar(&o.unasked, "unasked", "", "write the hook's --unasked: nothing, read-only or low (default: none written; the hook then takes the configuration file's risk: unasked, else "+config.DefaultUnasked+")")
 	}
 }
 
@@ -159,10 +163,13 @@ func (a *app) geminiDir(home string) string {
 // hookCommandLine is the command an agent runs: this binary by absolute
 // path, the store on the command line (an agent may strip the environment:
 // Gemini CLI does in CI), and the wait when given.
-func hookCommandLine(bin string, who agent.Agent, db string, timeout time.Duration) string {
+func hookCommandLine(bin string, who agent.Agent, db string, timeout time.Duration, unasked string) string {
 	argv := []string{bin, "hook", string(who), "--db", db}
 	if timeout > 0 {
 		argv = append(argv, "--timeout", strconv.FormatInt(int64(timeout/time.Second), 10)+"s")
+	}
+	if unasked != "" {
+		argv = append(argv, "--unasked", unasked)
 	}
 	return agent.QuoteArgs(argv)
 }
@@ -176,9 +183,9 @@ func handler(kv ...any) *agent.JSONObject {
 }
 
 // installGroups are the groups install writes for who.
-func installGroups(who agent.Agent, bin, db string, timeout time.Duration) []agent.HookGroup {
-	pre := hookCommandLine(bin, who, db, timeout)
-	post := hookCommandLine(bin, who, db, 0)
+func installGroups(who agent.Agent, bin, db string, timeout time.Duration, unasked string) []agent.HookGroup {
+	pre := hookCommandLine(bin, who, db, timeout, unasked)
+	post := hookCommandLine(bin, who, db, 0, "")
 	agentSecs := json.Number(strconv.FormatInt(int64((timeout+installAgentMargin)/time.Second), 10))
 	switch who {
 	case agent.AgentClaudeCode:
@@ -503,7 +510,7 @@ func (a *app) installDB() (string, error) {
 func (a *app) hookInstallCmd() *cobra.Command {
 	var o hookInstallOpts
 	cmd := &cobra.Command{
-		Use:   "install claude-code|codex|gemini [--scope user|project] [--db PATH] [--timeout D]",
+		Use:   "install claude-code|codex|gemini [--scope user|project] [--db PATH] [--timeout D] [--unasked MODE]",
 		Short: "Write an agent's settings so that its shell commands wait for approval in approve-tui",
 		Long: `Register approve-tui's hook in an agent's settings, for every event the hook
 handles, as that agent needs it:
@@ -530,7 +537,10 @@ directory). The command written runs this approve-tui by its absolute path
 (--db, $APPROVE_TUI_DB, ~/.hermes/state.db) made absolute, so that neither
 the agent's PATH nor its environment matters. The store must exist
 ("approve-tui init" first): install refuses otherwise. The hook waits
---timeout (900s); the agent's hook timeout is set 30s longer.
+--timeout (900s); the agent's hook timeout is set 30s longer. --unasked
+nothing|read-only|low is written on the hook's command line when given
+(what goes without asking; without it the hook takes the configuration
+file's risk: unasked, else low).
 
 Entries of approve-tui's hook for that agent (a command running
 "approve-tui hook AGENT", by any path) are replaced in place; everything
@@ -548,6 +558,9 @@ and install fails. Then run "approve-tui hook doctor AGENT".
 			}
 			if o.timeout < time.Second || o.timeout%time.Second != 0 {
 				return usageErrorf("--timeout %v: want a whole number of seconds, at least 1s", o.timeout)
+			}
+			if o.unasked != "" && !slices.Contains(config.UnaskedModes, o.unasked) {
+				return usageErrorf("--unasked %q: want one of %s", o.unasked, strings.Join(config.UnaskedModes, ", "))
 			}
 			return a.hookInstall(cmd.Context(), who, o)
 		},
@@ -577,7 +590,7 @@ func (a *app) hookInstall(ctx context.Context, who agent.Agent, o hookInstallOpt
 	if err != nil {
 		return err
 	}
-	moves, err := agent.MergeHookGroups(settings, who, installGroups(who, bin, db, o.timeout))
+	moves, err := agent.MergeHookGroups(settings, who, installGroups(who, bin, db, o.timeout, o.unasked))
 	if err != nil {
 		return exitf(ExitError, "%s: %v; nothing written", line(t.settings), err)
 	}
@@ -669,7 +682,7 @@ func (a *app) hookInstall(ctx context.Context, who agent.Agent, o hookInstallOpt
 		}
 		a.printf("%s %s (the hooks' trust)\n", verb(w), line(cfgPath))
 	}
-	a.printf("  hook: %s\n", line(hookCommandLine(bin, who, db, o.timeout)))
+	a.printf("  hook: %s\n", line(hookCommandLine(bin, who, db, o.timeout, o.unasked)))
 	if who == agent.AgentGemini {
 		notes = append(notes, a.geminiTrustNote(t))
 	}

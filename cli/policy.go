@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -56,9 +57,13 @@ Group members are OS user names or SSH key comments: alice is alice@laptop
 and "alice@laptop (SHA256:...)" alike. A rule's match takes risk (the
 proposal's risk at or above low, medium or high), session and requester
 (globs in which * does not cross /), command (a glob on the whole command,
-* any run of characters) and pattern (a glob on the descriptions of the
-risk rules the command matches); every key given must hold, match: {}
-takes every proposal. approvals is how many distinct people must approve,
+* any run of characters), pattern (a glob on the descriptions of the
+risk rules the command matches) and effect (an effect the judgement finds
+in the command, or a list of them: effect: delete, effect: [delete,
+infra-destroy]; one of ` + strings.Join(policy.EffectNames(), ", ") + `);
+every key given must hold, match: {} takes every proposal. A rule binds
+whatever the command's level: run and the hooks ask for a command a rule
+names even when it would have gone without asking. approvals is how many distinct people must approve,
 from how many of them must be members of each group. Every rule that
 matches applies: the proposal needs the most approvals any of them asks,
 and from each group the most any asks.`,
@@ -345,6 +350,9 @@ func matchWords(m policy.Match) string {
 			parts = append(parts, f.name+` "`+line(f.glob)+`"`)
 		}
 	}
+	if len(m.Effect) > 0 {
+		parts = append(parts, "effect "+line(strings.Join(m.Effect, " or ")))
+	}
 	if len(parts) == 0 {
 		return "every proposal"
 	}
@@ -387,8 +395,12 @@ func fromJSON(from map[string]int) *model.JSONObject {
 }
 
 func matchJSON(m policy.Match) *model.JSONObject {
-	return model.NewJSONObject().OptStr("risk", string(m.Risk)).OptStr("session", m.Session).
+	o := model.NewJSONObject().OptStr("risk", string(m.Risk)).OptStr("session", m.Session).
 		OptStr("requester", m.Requester).OptStr("command", m.Command).OptStr("pattern", m.Pattern)
+	if len(m.Effect) > 0 {
+		o.Strs("effect", m.Effect)
+	}
+	return o
 }
 
 func rulesJSON(p *policy.Policy) string {
@@ -416,15 +428,16 @@ approvals it needs, and from which groups. For a proposal, also where it
 stands: the votes that count so far and who cast them, what is still
 needed, and who may not approve it (whoever asked for it).
 
---command is judged at --risk, by default what the classifier says of the
-command, with --session and --requester as given (by default empty, which
+--command is judged at --risk, by default what the judgement says of the
+command in the current directory (its effects are what effect rules
+match), with --session and --requester as given (by default empty, which
 no session or requester glob other than * matches).
 
 --file FILE explains against a policy file instead of the version in force,
 to try a change before setting it (nothing is set).
 
 With --json, one object: policy (version, sha256, file), subject (risk,
-session, requester, command, patterns), rules (each with rule, line,
+session, requester, command, patterns, effects), rules (each with rule, line,
 matches, why and needs), ruled, approvals_required, from, needs; for a
 proposal also approval_id, status, votes, progress, approvals_needed,
 needed and may_not_approve.
@@ -500,10 +513,17 @@ func (a *app) policyExplain(ctx context.Context, id string, f explainFlags) erro
 		e.p, e.file, e.fileSum = p, f.file, sha256Text(src)
 	}
 	var level model.RiskLevel
+	var judged risk.Judgement
 	if id == "" {
+		cwd, _ := os.Getwd()
+		rc, err := a.riskContext(cwd)
+		if err != nil {
+			return err
+		}
+		judged = risk.Judge(f.command, rc)
 		switch v := model.RiskLevel(strings.ToLower(strings.TrimSpace(f.risk))); v {
 		case "":
-			level = risk.Classify(f.command).Level
+			level = judged.Level
 		case model.RiskLow, model.RiskMedium, model.RiskHigh, model.RiskTier2, model.RiskUnknown:
 			level = v
 		default:
@@ -551,12 +571,12 @@ func (a *app) policyExplain(ctx context.Context, id string, f explainFlags) erro
 		}
 	}
 	if id == "" {
-		v := risk.Classify(f.command)
-		ps := make([]string, len(v.Matches))
-		for i, m := range v.Matches {
+		ps := make([]string, len(judged.Table.Matches))
+		for i, m := range judged.Table.Matches {
 			ps[i] = m.Description
 		}
-		e.subject = policy.Subject{Risk: level, Session: f.session, Requester: f.requester, Command: f.command, Patterns: ps}
+		e.subject = policy.Subject{Risk: level, Session: f.session, Requester: f.requester, Command: f.command, Patterns: ps,
+			Effects: judged.Effects}
 	}
 	e.verdicts, e.req = e.p.Explain(e.subject)
 	if e.rec != nil {
@@ -599,6 +619,9 @@ func (a *app) writeExplained(e *explained) {
 	a.printf("command: %s\n", line(sub.Command))
 	if len(sub.Patterns) > 0 {
 		a.printf("risk rules it matches: %s\n", sanitizedList(sub.Patterns))
+	}
+	if len(sub.Effects) > 0 {
+		a.printf("effects: %s\n", sanitizedList(sub.Effects))
 	}
 	if e.p == nil {
 		a.printf("no policy: one approver for everything\n")
@@ -694,7 +717,7 @@ func (e *explained) toJSON() *model.JSONObject {
 	}
 	sub := e.subject
 	o.Obj("subject", model.NewJSONObject().Str("risk", string(sub.Risk)).Str("session", sub.Session).
-		Str("requester", sub.Requester).Str("command", sub.Command).Strs("patterns", sub.Patterns))
+		Str("requester", sub.Requester).Str("command", sub.Command).Strs("patterns", sub.Patterns).Strs("effects", sub.Effects))
 	rs := make([]*model.JSONObject, len(e.verdicts))
 	for i, v := range e.verdicts {
 		r := e.p.Rules[v.Rule]

@@ -83,8 +83,9 @@ func riskBanner(rec *storage.Record) string {
 }
 
 // writeShow prints every field of a proposal for a human; every agent
-// string is sanitised.
-func writeShow(w io.Writer, rec *storage.Record, waiter *storage.WaiterStatus, now time.Time) {
+// string is sanitised. j, when not nil, is the command's judgement: why it
+// got its level (writeWhy).
+func writeShow(w io.Writer, rec *storage.Record, waiter *storage.WaiterStatus, now time.Time, j *risk.Judgement) {
 	p := &rec.Proposal
 	field := func(name, value string) { fmt.Fprintf(w, "%-14s %s\n", name+":", value) }
 	if rec.Hardline {
@@ -169,6 +170,9 @@ func writeShow(w io.Writer, rec *storage.Record, waiter *storage.WaiterStatus, n
 			name = "classifier:"
 		}
 		fmt.Fprintf(w, "%-14s %s %s: %s\n", name, m.Level.Short(), m.Kind, m.Description)
+	}
+	if j != nil {
+		writeWhy(w, *j)
 	}
 	field("policy", fmt.Sprintf("%s (version %s), default %s, explicit approval %v",
 		line(p.PolicyDecision), orDash(line(p.PolicyVersion)), line(p.DefaultDecision), p.RequiresExplicitApproval))

@@ -26,11 +26,14 @@ func (a *app) runCmd() *cobra.Command {
 		Use:   "run [flags] [--timeout D] (-- COMMAND [ARGS...] | --shell 'LINE')",
 		Short: "Run a command once an operator approves it (agent side)",
 		Long: `Run a command only once an operator has approved it: the agent side of
-approve-tui. The command is classified as submit classifies it:
+approve-tui. The command is judged as submit judges it:
 
-  - no rule matches (and no --risk, and no rule of the store's policy names
-    it): it runs at once, audited as allowed by policy ("policy" events in
-    the audit log);
+  - judged low (and no --risk, and no rule of the store's policy names it,
+    by command, pattern or effect) and let through by --unasked: it runs at
+    once, audited as allowed by policy ("policy" events in the audit log).
+    --unasked nothing asks for every command; read-only runs at once only
+    what is proven read-only (git status, ls, cat...); low (the default,
+    or the configuration file's risk: unasked) everything judged low;
   - a hardline rule matches: refused without a proposal (audited), exit 13;
   - otherwise a proposal pins the exact command, directory and risk, and run
     waits for the decision, watching the store and heartbeating as the
@@ -87,10 +90,14 @@ stderr and the audit log tell them apart.`,
 	addSubmitFlags(cmd, &f, "run", "approve-tui-run", "attach the diff in `file`, byte for byte (not -: stdin goes to the command)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "stop waiting after this long: withdraw, exit 12 (0: until decided or expired)")
 	cmd.Flags().StringVar(&shell, "shell", "", "run this shell `line` with /bin/sh -c instead of COMMAND ARGS...")
+	unaskedFlag(cmd)
 	return cmd
 }
 
 func (a *app) run(cmd *cobra.Command, f submitFlags, timeout time.Duration, shell string, args []string) error {
+	if err := a.configFlags(cmd, "risk"); err != nil { // the file's risk: unasked, when --unasked is not given
+		return err
+	}
 	shellMode := cmd.Flags().Changed("shell")
 	switch {
 	case shellMode && len(args) > 0:
@@ -120,6 +127,9 @@ func (a *app) run(cmd *cobra.Command, f submitFlags, timeout time.Duration, shel
 			return usageErrorf("--cwd %s is not a directory", d.Cwd)
 		}
 	}
+	if d.Judging, err = a.riskContext(d.Cwd); err != nil {
+		return err
+	}
 	s, err := a.open(cmd.Context(), false)
 	if err != nil {
 		return err
@@ -133,7 +143,7 @@ func (a *app) run(cmd *cobra.Command, f submitFlags, timeout time.Duration, shel
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	req := agent.RunRequest{Draft: d, Timeout: timeout, Stdin: a.in, Stdout: a.rawOut, Stderr: a.rawErr,
-		Log: a.err, Signals: sigs, Actor: actor}
+		Log: a.err, Signals: sigs, Actor: actor, Unasked: cmd.Flags().Lookup("unasked").Value.String()}
 	if shellMode {
 		req.Shell = shell
 	} else {

@@ -90,8 +90,14 @@ http://ADDR/metrics (and /healthz): sessions, decisions, open proposals.
 			defer s.Close()
 			cfg.Store = s
 			db := a.db
+			// Sessions judge as this process does (its configuration's
+			// sensitive paths and programs), not with the defaults.
+			judging, err := a.riskContext("")
+			if err != nil {
+				return err
+			}
 			cfg.Run = func(ctx context.Context, args []string, actor model.Actor, stdin io.Reader, stdout, stderr io.Writer) int {
-				return ExecuteAs(ctx, args, db, actor, stdin, stdout, stderr)
+				return executeAs(ctx, args, db, actor, &judging, stdin, stdout, stderr)
 			}
 			cfg.Log = a.serveLog()
 			mo := metrics.Options{Store: s, SSH: true}

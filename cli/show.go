@@ -3,8 +3,12 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"strings"
 
 	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/risk"
 
 	"github.com/approve-tui/approve-tui/storage"
 	"github.com/spf13/cobra"
@@ -38,6 +42,13 @@ counts), approvals_needed (approvals still needed: 0 when none is, the
 proposal is decided, or no rule applies), approvals_required (the quorum),
 needed (what is still needed, in words) and approval_policy_version
 (the version of the approval policy in force; null: none).
+
+Why the command got its level: the text's "why LEVEL" lines give each
+finding of its judgement now (as classify judges it, in the proposal's
+cwd): its level, the rule that found it, the effect, why, and the words
+that triggered it; then whether it is proven read-only. --json adds
+judgement: {level, hardline, read_only, effects, findings: [{rule, level,
+effect, words, why}], table_level, version}.
 ` + exitCodes(ExitOK, ExitError, ExitUsage, ExitNotFound, ExitUnavailable) + dashIDHelp,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -54,11 +65,16 @@ needed (what is still needed, in words) and approval_policy_version
 			if err != nil {
 				return err
 			}
+			j, err := a.judgeRecord(rec)
+			if err != nil {
+				return err
+			}
 			if a.json {
-				a.printf("%s\n", withQuorum(recordJSON(rec, &ws), rec, qv))
+				o := withQuorum(recordJSON(rec, &ws), rec, qv)
+				a.printf("%s\n", o.Obj("judgement", judgementFields(model.NewJSONObject(), j)))
 				return nil
 			}
-			writeShow(a.out, rec, &ws, s.Now())
+			writeShow(a.out, rec, &ws, s.Now(), &j)
 			writeQuorum(a.out, rec, qv, s.Now())
 			a.printf("%-14s %s\n", "file:", "Hermes revision "+s.HermesRevision())
 			return nil
@@ -98,4 +114,51 @@ func abandoned(ctx context.Context, s *storage.Store, rec *storage.Record) {
 	if r, err := s.AbandonReason(ctx, rec.ApprovalID); err == nil && r != "" {
 		rec.TerminalReason = "abandoned: " + r
 	}
+}
+
+// judgeRecord judges a proposal's command in its directory (its cwd as the
+// proposal says it: "" when it says none), as classify would.
+func (a *app) judgeRecord(rec *storage.Record) (risk.Judgement, error) {
+	jc, err := a.riskContext(rec.Cwd)
+	if err != nil {
+		return risk.Judgement{}, err
+	}
+	return risk.Judge(rec.Command, jc), nil
+}
+
+// writeWhy says why a command got its level: each finding on a line of
+// its own (its level, rule and effect, why, the words that triggered it),
+// then whether it is proven read-only. Everything from the command is
+// sanitised.
+func writeWhy(w io.Writer, j risk.Judgement) {
+	label := "why " + levelWord(j.Level) + ":"
+	if len(j.Findings) == 0 {
+		fmt.Fprintf(w, "%-14s %s\n", label, "no pattern matched and the analysis found nothing")
+	}
+	for i, f := range j.Findings {
+		if i > 0 {
+			label = ""
+		}
+		fmt.Fprintf(w, "%-14s %s\n", label, findingText(f))
+	}
+	ro := "no: not proven to only read"
+	if j.ReadOnly {
+		ro = "yes: proven to only read"
+	}
+	fmt.Fprintf(w, "%-14s %s\n", "read-only:", ro)
+}
+
+// findingText is one finding on one line: "HIGH hermes: why" or "MED
+// effect delete: why — rm -rf /tmp/x".
+func findingText(f risk.Finding) string {
+	var b strings.Builder
+	b.WriteString(f.Level.Short() + " " + line(f.Rule))
+	if f.Effect != "" {
+		b.WriteString(" " + line(f.Effect))
+	}
+	b.WriteString(": " + line(f.Why))
+	if len(f.Words) > 0 {
+		b.WriteString(" — " + wordsText(f.Words))
+	}
+	return b.String()
 }

@@ -72,10 +72,15 @@ func (a *app) submit(cmd *cobra.Command, f submitFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	if d.Judging, err = a.riskContext(d.Cwd); err != nil {
+		return err
+	}
 	p, v, err := risk.Propose(d, time.Now())
 	var lower *risk.LowerRiskError
 	if errors.As(err, &lower) {
 		return usageErrorf("--risk %s would lower the classifier's risk %s: --risk may only raise it", lower.Asked, lower.Classified)
+	} else if err != nil {
+		return err
 	}
 	s, err := a.open(cmd.Context(), false)
 	if err != nil {

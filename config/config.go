@@ -34,6 +34,10 @@ type File struct {
 	// none. A flag given on the command line wins: see Settings.
 	Serve ServeSettings
 	Tier2 Tier2Settings
+	// Risk is the file's risk: section: what the judgement of a command
+	// adds to its built-in sensitive paths and programs, and what run and
+	// the hooks let through without asking (see RiskContext).
+	Risk RiskSettings
 
 	// settings: what the file gave of Serve and Tier2, as flag values.
 	settings []Setting

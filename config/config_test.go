@@ -169,8 +169,8 @@ func TestProblems(t *testing.T) {
 	for _, tc := range []struct{ name, src, want string }{
 		{"not YAML", "channels: [\n", `1:11: not valid YAML: sequence end token ']' not found`},
 		{"duplicate key", "open_hint: a{id}\nopen_hint: b{id}\n", `2:1: not valid YAML: mapping key "open_hint" already defined at [1:1]`},
-		{"not a mapping", "- a\n", `1:1: the file: want a mapping of keys (channels, routes, open_hint, include_command, serve, tier2), got a list`},
-		{"unknown top key", "open_hint: x{id}\nchanels: {}\n", `2:1: the file: unknown key "chanels"; allowed: channels, routes, open_hint, include_command, serve, tier2`},
+		{"not a mapping", "- a\n", `1:1: the file: want a mapping of keys (channels, routes, open_hint, include_command, serve, tier2, risk), got a list`},
+		{"unknown top key", "open_hint: x{id}\nchanels: {}\n", `2:1: the file: unknown key "chanels"; allowed: channels, routes, open_hint, include_command, serve, tier2, risk`},
 		{"two documents", "open_hint: x{id}\n---\nroutes: []\n", `3:1: a second YAML document (after ---): the file is one document`},
 		{"channels not a mapping", "channels: [a]\n", `1:11: channels: want a mapping of channel names to channels, got a list`},
 		{"channel name", "channels:\n  \"a b\": {type: exec, command: [x]}\n", `2:3: channel name "a b": want letters, digits, '_', '.' and '-', starting with a letter or digit`},
@@ -248,6 +248,17 @@ func TestProblems(t *testing.T) {
 			`1:23: serve: idle_timeout: "forever" is not a duration; want a duration above zero, such as 30s, 5m or 1h (units ns, us, ms, s, m, h)`},
 		{"tier2 type", "tier2:\n  phrase_limit: \"3\"\n", `2:17: tier2: phrase_limit: want a whole number of at least 1, got a string`},
 		{"tier2 unknown key", "tier2: {limit: 3}\n", `1:9: tier2: unknown key "limit"; allowed: phrase_limit, lockout`},
+		{"risk unknown key", "risk: {sensitive: [/x]}\n", `1:8: risk: unknown key "sensitive"; allowed: sensitive_paths, sensitive_programs, unasked`},
+		{"risk relative path", "risk:\n  sensitive_paths: [/srv/, prod/db]\n",
+			`2:28: risk: sensitive_paths, item 2: "prod/db" is neither absolute nor under ~/; want a path such as /srv/prod/ or ~/.kube/config`},
+		{"risk paths not a list", "risk: {sensitive_paths: /srv}\n",
+			`1:25: risk: sensitive_paths: want a list of absolute paths or paths starting with ~/ (a directory ends in /), got a string`},
+		{"risk program level", "risk:\n  sensitive_programs: {psql: low}\n",
+			`2:30: risk: sensitive_programs: psql: "low" is not a level; want medium or high (the least level any use of it gets)`},
+		{"risk program name", "risk:\n  sensitive_programs: {/usr/bin/psql: high}\n",
+			`2:24: risk: sensitive_programs: "/usr/bin/psql" is not a program name; want a name as it is run, such as psql`},
+		{"risk unasked", "risk: {unasked: all}\n",
+			`1:17: risk: unasked: "all" is not one of nothing, read-only, low; want what run and the hooks let through without asking`},
 		{"tag", "open_hint: !!str x{id}\n", `1:12: tags (!!str) are not taken here: write the value plainly`},
 		{"merge key", "channels:\n  a: {<<: {type: exec}, command: [x]}\n", `2:7: channel a: merge keys (<<) are not taken here: write each key`},
 	} {
@@ -311,7 +322,7 @@ func TestExampleLoads(t *testing.T) {
 	in := false
 	for _, l := range strings.Split(Example, "\n") {
 		switch {
-		case l == "# serve:" || l == "# tier2:":
+		case l == "# serve:" || l == "# tier2:" || l == "# risk:":
 			in = true
 			l = strings.TrimPrefix(l, "# ")
 		case in && strings.HasPrefix(l, "#   "):
@@ -328,8 +339,12 @@ func TestExampleLoads(t *testing.T) {
 	if f.Tier2.PhraseLimit != 3 || f.Tier2.Lockout != 15*time.Minute {
 		t.Errorf("the example's tier2: %+v", f.Tier2)
 	}
+	if !reflect.DeepEqual(f.Risk.SensitivePaths, []string{"/srv/prod/", "~/.kube/config"}) || f.Risk.SensitivePrograms["kubectl"] != model.RiskHigh ||
+		len(f.Settings("risk")) != 1 || f.Settings("risk")[0].Value != UnaskedReadOnly {
+		t.Errorf("the example's risk: %+v %+v", f.Risk, f.Settings("risk"))
+	}
 	// Every key of every part of the file is in the example.
-	for _, k := range append(append(append(append(append([]string{}, topKeys...), routeKeys...), matchKeys...), stepKeys...), commonChannelKeys...) {
+	for _, k := range append(append(append(append(append(append([]string{}, topKeys...), routeKeys...), matchKeys...), stepKeys...), commonChannelKeys...), riskKeys...) {
 		if !regexp.MustCompile(`(?m)\b` + k + `:`).MatchString(Example) {
 			t.Errorf("the example does not show %s", k)
 		}

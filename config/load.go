@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -204,7 +205,7 @@ func Parse(path string, data []byte) (*File, error) {
 
 // The keys of each part of the file.
 var (
-	topKeys   = []string{"channels", "routes", "open_hint", "include_command", "serve", "tier2"}
+	topKeys   = []string{"channels", "routes", "open_hint", "include_command", "serve", "tier2", "risk"}
 	routeKeys = []string{"match", "steps", "remind_before_expiry"}
 	matchKeys = []string{"risk", "session", "requester"}
 	stepKeys  = []string{"after", "notify"}
@@ -426,6 +427,9 @@ func (l *loader) parse(data []byte) *File {
 	}
 	if e, ok := get("tier2"); ok {
 		l.settings(f, e, "tier2", tier2SettingKeys)
+	}
+	if e, ok := get("risk"); ok {
+		l.risk(f, e)
 	}
 	return f
 }
@@ -941,6 +945,10 @@ func (l *loader) matchKeys(m *Match, e entry, what string, allowed []string) boo
 	good := true
 	for _, me := range es {
 		k := what + ": " + me.name
+		if me.name == "effect" {
+			good = l.effects(m, me, k) && good
+			continue
+		}
 		s, ok := l.str(me, k)
 		if !ok {
 			good = false
@@ -969,6 +977,40 @@ func (l *loader) matchKeys(m *Match, e entry, what string, allowed []string) boo
 				continue
 			}
 			*map[string]*string{"session": &m.Session, "requester": &m.Requester, "command": &m.Command, "pattern": &m.Pattern}[me.name] = s
+		}
+	}
+	return good
+}
+
+// effects reads a policy rule's effect: one effect's name or a list of
+// them (the rule takes a command with any of them).
+func (l *loader) effects(m *Match, e entry, what string) bool {
+	want := "an effect, such as delete, or a list of them, such as [delete, infra-destroy]; effects: " + strings.Join(policy.EffectNames(), ", ")
+	var names []string
+	var nodes []ast.Node
+	if _, ok := e.val.(*ast.SequenceNode); ok {
+		ns, items, ok := l.strList(e, what, want)
+		if !ok {
+			return false
+		}
+		names, nodes = ns, items
+	} else {
+		s, ok := l.str(e, what)
+		if !ok {
+			return false
+		}
+		names, nodes = []string{s}, []ast.Node{e.at()}
+	}
+	good := true
+	for i, n := range names {
+		if !policy.ValidEffect(n) {
+			l.add(nodes[i], "%s: %q is not an effect; want one of %s", what, n, strings.Join(policy.EffectNames(), ", "))
+			good = false
+		} else if slices.Contains(m.Effect, n) {
+			l.add(nodes[i], "%s: %s is named twice", what, n)
+			good = false
+		} else {
+			m.Effect = append(m.Effect, n)
 		}
 	}
 	return good

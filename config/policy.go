@@ -13,7 +13,7 @@ import (
 var (
 	policyTopKeys   = []string{"groups", "policy"}
 	policyRuleKeys  = []string{"match", "approvals", "from"}
-	policyMatchKeys = []string{"risk", "session", "requester", "command", "pattern"}
+	policyMatchKeys = []string{"risk", "session", "requester", "command", "pattern", "effect"}
 )
 
 // LoadPolicy reads and validates the policy file at path (see
@@ -132,7 +132,7 @@ func (l *loader) policyRule(p *policy.Policy, bad map[string]bool, n ast.Node, n
 	if ok {
 		good = l.matchKeys(&r.Match, me, what+": match", policyMatchKeys) && good
 	} else {
-		l.add(n, "%s has no match; want match: {risk, session, requester, command, pattern} (match: {} takes every proposal)", what)
+		l.add(n, "%s has no match; want match: {risk, session, requester, command, pattern, effect} (match: {} takes every proposal)", what)
 		good = false
 	}
 	ae, ok := find(es, "approvals")

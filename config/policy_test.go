@@ -32,6 +32,11 @@ policy:
       sre: 2
   - match: {}
     approvals: 1
+  - match: {effect: delete}
+    approvals: 1
+  - match:
+      effect: [delete, infra-destroy]
+    approvals: 2
 `
 
 func TestParsePolicyGood(t *testing.T) {
@@ -46,6 +51,8 @@ func TestParsePolicyGood(t *testing.T) {
 			{Match: policy.Match{Command: "terraform apply*", Requester: "ci-*", Pattern: "SQL *"}, Approvals: 3,
 				From: map[string]int{"dba": 1, "sre": 2}, Line: 11},
 			{Match: policy.Match{}, Approvals: 1, Line: 19},
+			{Match: policy.Match{Effect: []string{"delete"}}, Approvals: 1, Line: 21},
+			{Match: policy.Match{Effect: []string{"delete", "infra-destroy"}}, Approvals: 2, Line: 23},
 		},
 	}
 	if !reflect.DeepEqual(p, want) {
@@ -80,7 +87,7 @@ func TestLoadPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, data, err := LoadPolicy(path)
-	if err != nil || len(p.Rules) != 3 || string(data) != goodPolicy {
+	if err != nil || len(p.Rules) != 5 || string(data) != goodPolicy {
 		t.Fatalf("load: %+v %v", p, err)
 	}
 	if _, _, err := LoadPolicy(filepath.Join(dir, "missing.yaml")); err == nil || !strings.Contains(err.Error(), "cannot be read") {
@@ -99,7 +106,15 @@ func TestParsePolicyErrors(t *testing.T) {
 		{"unknown rule key", "policy:\n  - match: {}\n    approvals: 2\n    quorum: 2\n",
 			[]string{`p.yaml:4:5: rule 1: unknown key "quorum"; allowed: match, approvals, from`}},
 		{"unknown match key", "policy:\n  - match: {host: x}\n    approvals: 2\n",
-			[]string{`p.yaml:2:13: rule 1: match: unknown key "host"; allowed: risk, session, requester, command, pattern`}},
+			[]string{`p.yaml:2:13: rule 1: match: unknown key "host"; allowed: risk, session, requester, command, pattern, effect`}},
+		{"unknown effect", "policy:\n  - match: {effect: erase}\n    approvals: 1\n",
+			[]string{`p.yaml:2:21: rule 1: match: effect: "erase" is not an effect; want one of read, write, delete,`}},
+		{"unknown effect in a list", "policy:\n  - match:\n      effect: [delete, cloud-nuke]\n    approvals: 1\n",
+			[]string{`p.yaml:3:24: rule 1: match: effect: "cloud-nuke" is not an effect; want one of`}},
+		{"effect twice", "policy:\n  - match: {effect: [delete, delete]}\n    approvals: 1\n",
+			[]string{`p.yaml:2:30: rule 1: match: effect: delete is named twice`}},
+		{"effect not a string", "policy:\n  - match: {effect: 3}\n    approvals: 1\n",
+			[]string{`p.yaml:2:21: rule 1: match: effect: want a string, got a number`}},
 		{"approvals 0", "policy:\n  - match: {}\n    approvals: 0\n",
 			[]string{`p.yaml:3:16: rule 1: approvals: 0 is less than 1`}},
 		{"approvals too many", "policy:\n  - match: {}\n    approvals: 10\n",

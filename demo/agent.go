@@ -306,7 +306,7 @@ func (a *sim) execute(ctx context.Context, rec *storage.Record, exit int) {
 		return // someone else already recorded it
 	}
 	outcome, reason := model.ExecExecuted, fmt.Sprintf("exit code %d", exit)
-	if err := risk.Guard(rec.RiskLevel, rec.Command); err != nil {
+	if err := risk.Guard(rec.RiskLevel, rec.Command, risk.Context{Cwd: rec.Cwd}); err != nil {
 		outcome, reason = model.ExecBlockedAfterConsume, err.Error()
 	}
 	if err := a.s.RecordExecution(ctx, rec.ApprovalID, outcome, reason, Actor()); err != nil && ctx.Err() == nil {

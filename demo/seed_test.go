@@ -223,7 +223,7 @@ func TestSeedContent(t *testing.T) {
 	if dg.RiskLevel != model.RiskLow || dg.EffectiveRisk != model.RiskHigh || dg.Corrupt != "" {
 		t.Errorf("downgraded row: pinned %s effective %s corrupt %q", dg.RiskLevel, dg.EffectiveRisk, dg.Corrupt)
 	}
-	if risk.Guard(dg.RiskLevel, dg.Command) == nil {
+	if risk.Guard(dg.RiskLevel, dg.Command, risk.Context{Cwd: dg.Cwd}) == nil {
 		t.Error("the guard would run the downgraded row")
 	}
 
@@ -294,7 +294,7 @@ func TestAgentCatalogue(t *testing.T) {
 			continue
 		}
 		levels[p.RiskLevel]++
-		if risk.Guard(p.RiskLevel, p.Command) != nil {
+		if risk.Guard(p.RiskLevel, p.Command, e.draft.JudgeContext()) != nil {
 			t.Errorf("%q: the guard refuses a fresh proposal", p.Command)
 		}
 	}

@@ -4,29 +4,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	parsed "github.com/approve-tui/approve-tui/shell"
 )
 
 // Commands that run other commands. Those whose command is on their
 // command line for sure are looked through (their options skipped); the
 // others, and those that run code from elsewhere (a file, the input, an
 // alias), are named unknown: what they do cannot be seen here.
-
-// wrappers run the command that follows their options (and a fixed
-// number of operands of their own): the option values are named, with
-// the options that end the wrapper's command line (none runs).
-type wrapper struct {
-	values   map[string]bool // options followed by a value of their own
-	operands int             // operands of its own before the command (flock's file, taskset's mask)
-	noRun    map[string]bool // options with which it runs no command (-p PID)
-}
-
-var wrappers = map[string]wrapper{
-	"setsid":  {},
-	"flock":   {values: set("-w", "--timeout", "--wait", "-E", "--conflict-exit-code"), operands: 1},
-	"chrt":    {values: set("-T", "--sched-runtime", "-P", "--sched-period", "-D", "--sched-deadline"), noRun: set("-p", "--pid", "-m", "--max")},
-	"taskset": {operands: 1, noRun: set("-p", "--pid")},
-	"busybox": {noRun: set("--list", "--list-full", "--help", "--install")},
-}
 
 // opaque run a command this preview does not follow: in another root or
 // namespace, as a service, from their input.
@@ -40,67 +25,59 @@ var opaque = map[string]string{
 
 // unwrap looks through one command that runs another: the command it
 // runs (handled false: args[0] is not such a command; nil: nothing left
-// to look at, unknown named where it runs something).
+// to look at, unknown named where it runs something). su, runuser, script
+// and watch are read by shell.Through; what each runs is previewed as it
+// would run (as another user, by $SHELL, by sh).
 func (a *analysis) unwrap(args []string, text string) (inner []string, handled bool) {
 	name := filepath.Base(args[0])
-	rest := args[1:]
 	if why, ok := opaque[name]; ok {
 		a.unknown = append(a.unknown, text+" (runs a command "+why+")")
 		return nil, true
 	}
 	switch name {
-	case "su", "runuser":
-		return nil, a.suArgs(name, rest, text)
-	case "script":
-		return nil, a.scriptArgs(rest, text)
-	case "watch":
-		return a.watchArgs(rest, text)
-	}
-	w, ok := wrappers[name]
-	if !ok {
+	case "su", "runuser", "script", "watch":
+	default:
 		return nil, false
 	}
-	i := 0
-	for ; i < len(rest); i++ {
-		arg := rest[i]
-		if arg == "--" {
-			i++
-			break
+	st, _ := parsed.Through(certainWords(args))
+	switch name {
+	case "su", "runuser":
+		switch {
+		case st.Script != nil:
+			a.asUser([]string{"bash", "-c", *st.Script}, text, st.Wrap.Login)
+		case len(st.Inner) > 0:
+			// runuser -u USER COMMAND...: run directly.
+			a.asUser(values(st.Inner), text, st.Wrap.Login)
+		case st.Opaque != nil:
+			a.unknown = append(a.unknown, text+" (a shell reading its input, as another user)")
 		}
-		if !strings.HasPrefix(arg, "-") || arg == "-" {
-			break
+	case "script":
+		switch {
+		case st.Script != nil:
+			a.byShell(text, *st.Script)
+		case st.Opaque != nil:
+			a.unknown = append(a.unknown, text+" (an interactive shell on its input)")
 		}
-		k, _, _ := strings.Cut(arg, "=")
-		if w.noRun[k] || !strings.HasPrefix(arg, "--") && slices.ContainsFunc([]rune(arg[1:]), func(c rune) bool { return w.noRun["-"+string(c)] }) {
-			return nil, true
-		}
-		if name == "flock" && (arg == "-c" || arg == "--command") {
-			break // before the file is an error; after it, below
-		}
-		if w.values[arg] {
-			i++
+	case "watch":
+		// watch COMMAND... runs sh -c "COMMAND..." (the words joined by
+		// spaces), or the words themselves with -x.
+		switch {
+		case st.Script != nil:
+			return []string{"sh", "-c", *st.Script}, true
+		case len(st.Inner) > 0:
+			return values(st.Inner), true
 		}
 	}
-	rest = rest[min(i, len(rest)):]
-	if name == "chrt" && len(rest) > 0 && strings.Trim(rest[0], "0123456789") == "" {
-		rest = rest[1:] // the priority
-	} else if len(rest) >= w.operands {
-		rest = rest[w.operands:]
-	} else {
-		return nil, true
+	return nil, true
+}
+
+// values are words' values (words the preview expanded itself).
+func values(ws []parsed.Word) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = w.Value
 	}
-	if name == "flock" && len(rest) > 0 && (rest[0] == "-c" || rest[0] == "--command") {
-		if len(rest) < 2 {
-			return nil, true
-		}
-		// flock FILE -c COMMAND: $SHELL -c COMMAND.
-		a.byShell(text, rest[1])
-		return nil, true
-	}
-	if len(rest) == 0 {
-		return nil, true
-	}
-	return rest, true
+	return out
 }
 
 // byShell previews script as $SHELL -c script runs it (flock -c, script
@@ -120,86 +97,6 @@ func (a *analysis) byShell(text, script string) {
 
 var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true}
 
-// suArgs: su [-] [-c COMMAND] [USER [ARG...]], runuser likewise, or
-// runuser -u USER COMMAND (run directly). The user's shell runs COMMAND,
-// with their HOME (and, for a login, in their home): previewed with what
-// it reads unknown.
-func (a *analysis) suArgs(name string, args []string, text string) bool {
-	values := set("-g", "--group", "-G", "--supp-group", "-s", "--shell", "-w", "--whitelist-environment", "-u", "--user")
-	var command *string
-	var ops []string
-	login, user := false, false
-	i := 0
-	for ; i < len(args); i++ {
-		arg := args[i]
-		if arg == "--" {
-			i++
-			break
-		}
-		if arg == "-" || arg == "-l" || arg == "--login" {
-			login = true
-			continue
-		}
-		if !strings.HasPrefix(arg, "-") {
-			if user {
-				break // runuser -u USER COMMAND: the command
-			}
-			ops = append(ops, arg) // su reads its options anywhere
-			continue
-		}
-		if v, ok := strings.CutPrefix(arg, "--command="); ok {
-			command = &v
-			continue
-		}
-		if arg == "--command" || arg == "-c" {
-			if i+1 < len(args) {
-				i++
-				command = &args[i]
-			}
-			continue
-		}
-		if name == "runuser" && (arg == "-u" || arg == "--user") {
-			user = true
-		}
-		if values[arg] {
-			i++
-			continue
-		}
-		if !strings.HasPrefix(arg, "--") {
-			for j, c := range arg[1:] {
-				switch c {
-				case 'l':
-					login = true
-				case 'c':
-					v := arg[2+j:]
-					if v == "" && i+1 < len(args) {
-						i++
-						v = args[i]
-					}
-					command = &v
-				}
-				if c == 'c' {
-					break
-				}
-			}
-		}
-	}
-	ops = append(ops, args[min(i, len(args)):]...)
-	if user && command == nil {
-		// runuser -u USER COMMAND...: run directly, in the same directory.
-		if len(ops) > 0 {
-			a.asUser(ops, text, login)
-		}
-		return true
-	}
-	if command == nil {
-		a.unknown = append(a.unknown, text+" (a shell reading its input, as another user)")
-		return true
-	}
-	a.asUser([]string{"bash", "-c", *command}, text, login)
-	return true
-}
-
 // asUser analyses args run as another user: its environment not known
 // (HOME is theirs, their shell's startup is not seen), in their home for
 // a login.
@@ -213,63 +110,6 @@ func (a *analysis) asUser(args []string, text string, login bool) {
 		a.cwd = ""
 	}
 	a.run(args)
-}
-
-// scriptArgs: script -c COMMAND runs it by $SHELL; script alone runs an
-// interactive shell on its input.
-func (a *analysis) scriptArgs(args []string, text string) bool {
-	values := set("-E", "--echo", "-I", "--log-in", "-O", "--log-out", "-B", "--log-io", "-T", "--log-timing",
-		"-m", "--logging-format", "-o", "--output-limit", "-t", "--timing")
-	for i := 0; i < len(args); i++ {
-		arg := args[i]
-		if v, ok := strings.CutPrefix(arg, "--command="); ok {
-			a.byShell(text, v)
-			return true
-		}
-		if (arg == "-c" || arg == "--command") && i+1 < len(args) {
-			a.byShell(text, args[i+1])
-			return true
-		}
-		if values[arg] {
-			i++
-		}
-	}
-	a.unknown = append(a.unknown, text+" (an interactive shell on its input)")
-	return true
-}
-
-// watchArgs: watch [options] COMMAND... runs sh -c "COMMAND..." (the
-// words joined by spaces), or the words themselves with -x.
-func (a *analysis) watchArgs(args []string, text string) ([]string, bool) {
-	opts, ops := leadingOptions(args, set("-n", "--interval", "-q", "--equexit"))
-	exec := slices.Contains(opts, "-x") || slices.Contains(opts, "--exec")
-	if len(ops) == 0 {
-		return nil, true
-	}
-	if exec {
-		return ops, true
-	}
-	return []string{"sh", "-c", strings.Join(ops, " ")}, true
-}
-
-// leadingOptions splits a wrapper's arguments into the options before
-// its command (values: those that take the next word) and the command
-// with its words ("--" ends the options).
-func leadingOptions(args []string, values map[string]bool) (opts, rest []string) {
-	for i := 0; i < len(args); i++ {
-		arg := args[i]
-		switch {
-		case arg == "--":
-			return opts, args[i+1:]
-		case !strings.HasPrefix(arg, "-"):
-			return opts, args[i:]
-		}
-		opts = append(opts, arg)
-		if values[arg] {
-			i++
-		}
-	}
-	return opts, nil
 }
 
 // run analyses args as a command line of its own (the command a wrapper
@@ -303,33 +143,29 @@ func unseenProgram(name string) bool {
 // is not known.
 func runsOthers(name string) bool {
 	base := filepath.Base(name)
-	_, isWrapper := wrappers[base]
 	_, isOpaque := opaque[base]
 	_, isElsewhere := elsewhere[base]
-	return analysers[base] != nil || prefixes[base] || isWrapper || isOpaque || isElsewhere || unseenProgram(name) ||
+	return analysers[base] != nil || lookedThrough[base] || isOpaque || isElsewhere || unseenProgram(name) ||
 		strings.HasPrefix(base, "mkfs.") || base == "su" || base == "runuser" || base == "script" || base == "watch"
 }
 
 // xargsArgs: xargs [options] [COMMAND [ARG...]] runs COMMAND on the words
-// of its input.
+// of its input (read by shell.Through).
 func xargsArgs(a *analysis, _ string, args []string) {
-	_, cmd := leadingOptions(args, set("-a", "--arg-file", "-d", "--delimiter", "-E", "-I", "-L", "-n", "--max-args", "-P",
-		"--max-procs", "-s", "--max-chars", "--process-slot-var", "--max-lines"))
-	if len(cmd) > 0 && runsOthers(cmd[0]) {
+	st, _ := parsed.Through(certainWords(append([]string{"xargs"}, args...)))
+	if len(st.Inner) > 0 && runsOthers(st.Inner[0].Value) {
 		a.unknown = append(a.unknown, "xargs "+strings.Join(args, " ")+" (its operands come from its input)")
 	}
 }
 
 // findExec: find ... -exec COMMAND {} ... (-execdir, -ok, -okdir) runs
-// COMMAND on what find finds.
+// COMMAND on what find finds (read by shell.Through).
 func findExec(a *analysis, args []string) {
-	for i, arg := range args {
-		switch arg {
-		case "-exec", "-execdir", "-ok", "-okdir":
-			if i+1 < len(args) && runsOthers(args[i+1]) {
-				a.unknown = append(a.unknown, "find "+strings.Join(args, " ")+" ("+arg+" "+args[i+1]+" on what find finds)")
-				return
-			}
+	st, _ := parsed.Through(certainWords(append([]string{"find"}, args...)))
+	for _, ch := range st.Children {
+		if runsOthers(ch[0].Value) {
+			a.unknown = append(a.unknown, "find "+strings.Join(args, " ")+" (runs "+ch[0].Value+" on what find finds)")
+			return
 		}
 	}
 }
@@ -349,80 +185,46 @@ func constructAnalysers() map[string]func(a *analysis, name string, args []strin
 	}
 }
 
-// splitString is env -S STRING's words when they are plain (no quotes,
-// escapes, variables or comments, which env reads its own way).
-func splitString(s string) ([]string, bool) {
-	if strings.ContainsAny(s, `'"\$#`) {
-		return nil, false
-	}
-	return strings.Fields(s), true
-}
-
-// shellArgs previews the script of sh -c SCRIPT (also -lc, -ec, ...): its
-// words are parsed and analysed in turn, in a shell with the options its
-// command line sets (-P, -o physical, -O). A shell reading a file or its
-// input is not previewed; nor what its startup files do (a login or
-// interactive shell, --rcfile, $BASH_ENV).
+// shellArgs previews the script of sh -c SCRIPT (also -lc, -ec, ...): what
+// the shell runs is read by shell.Through (the rules shell.Parse reads a
+// line by), and the script is the tree shell.Parse read for it; it is
+// previewed in a shell with the options its command line sets (-P, -o
+// physical, -O), read here from the shell's own words. A shell reading a
+// file or its input is not previewed; nor what its startup files do (a
+// login or interactive shell, --rcfile, $BASH_ENV).
 func shellArgs(a *analysis, name string, args []string) {
 	bash := name == "bash"
 	text := name + " " + strings.Join(args, " ")
-	command, input, startup := false, false, false
-	var setOpts, shoptOpts []string
-	i := 0
-	for ; i < len(args); i++ {
-		arg := args[i]
-		if arg == "--" || arg == "-" {
-			i++
-			break
-		}
-		if strings.HasPrefix(arg, "--") {
-			switch arg {
-			case "--login", "--rcfile", "--init-file":
-				startup = true
-			case "--posix":
-				setOpts = append(setOpts, "-o", "posix")
-			}
-			if arg == "--rcfile" || arg == "--init-file" {
-				i++
-			}
-			continue
-		}
-		if len(arg) < 2 || arg[0] != '-' && arg[0] != '+' {
-			break
-		}
-		for _, c := range arg[1:] {
-			switch c {
-			case 'c':
-				command = command || arg[0] == '-'
-			case 's':
-				input = true
-			case 'i', 'l':
-				startup = true
-			case 'o', 'O':
-				if i+1 < len(args) {
-					i++
-					if c == 'o' {
-						setOpts = append(setOpts, string(arg[0])+"o", args[i])
-					} else {
-						shoptOpts = append(shoptOpts, map[byte]string{'-': "-s", '+': "-u"}[arg[0]], args[i])
-					}
-				}
-			default:
-				setOpts = append(setOpts, string(arg[0])+string(c))
-			}
+	words := certainWords(append([]string{name}, args...))
+	st, _ := parsed.Through(words)
+	startup := false
+	if st.Opaque != nil && st.Opaque.Kind == "script" {
+		// --rcfile FILE, --init-file FILE: a start-up file runs first,
+		// then what the rest of the words say.
+		if i := slices.IndexFunc(words, func(w parsed.Word) bool {
+			return w.Value == "--rcfile" || w.Value == "--init-file"
+		}); i > 0 && i+1 < len(words) && !slices.ContainsFunc(words[1:i], func(w parsed.Word) bool {
+			return w.Value == "--" || w.Value == "-" || !strings.HasPrefix(w.Value, "-") && !strings.HasPrefix(w.Value, "+")
+		}) {
+			startup = true
+			st, _ = parsed.Through(slices.Delete(slices.Clone(words), i, i+2))
 		}
 	}
-	ops := args[min(i, len(args)):]
 	switch {
-	case !command && !input && len(ops) > 0:
+	case st.Stop:
+		return // -c with no command (the shell fails), --version, --help
+	case st.Opaque != nil && st.Opaque.Kind == "script":
 		a.unknown = append(a.unknown, text+" (a script not on its command line)")
 		return
-	case !command:
+	case st.Opaque != nil && st.Opaque.Kind == "input":
 		a.unknown = append(a.unknown, text+" (reads its commands from its input)")
 		return
-	case len(ops) == 0:
-		return // -c with no command: the shell fails
+	case st.Opaque != nil || st.Script == nil:
+		a.unknown = append(a.unknown, text+" (runs what cannot be read)")
+		return
 	}
+	setOpts, shoptOpts, starts := shellOptions(values(st.Wrap.Args))
+	startup = startup || starts
 	if startup {
 		a.unknown = append(a.unknown, text+" (runs its startup files first)")
 	}
@@ -446,14 +248,62 @@ func shellArgs(a *analysis, name string, args []string) {
 		shopt(sh, shoptOpts[j:j+2])
 	}
 	sh.syncShellopts()
-	cmds, err := parse(ops[0], sh, a.b)
+	f, err := a.tree(*st.Script)
 	if err != nil {
 		a.unknown = append(a.unknown, name+" -c script that does not parse ("+err.Error()+")")
 		return
 	}
+	cmds := simples(f, sh, a.b)
 	a.depth++
 	for _, c := range cmds {
 		a.simple(c)
 	}
 	a.depth--
+}
+
+// shellOptions are the options a shell's own words (before its script)
+// set: set's (-P, -o physical, --posix) and shopt's (-O NAME, +O NAME as
+// -s/-u pairs), and whether it runs start-up files (-i, -l, --login,
+// --rcfile, --init-file).
+func shellOptions(args []string) (setOpts, shoptOpts []string, startup bool) {
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if arg == "--" || arg == "-" {
+			break
+		}
+		if strings.HasPrefix(arg, "--") {
+			switch arg {
+			case "--login", "--rcfile", "--init-file":
+				startup = true
+			case "--posix":
+				setOpts = append(setOpts, "-o", "posix")
+			}
+			if arg == "--rcfile" || arg == "--init-file" {
+				i++
+			}
+			continue
+		}
+		if len(arg) < 2 || arg[0] != '-' && arg[0] != '+' {
+			break
+		}
+		for _, c := range arg[1:] {
+			switch c {
+			case 'c', 's':
+			case 'i', 'l':
+				startup = true
+			case 'o', 'O':
+				if i+1 < len(args) {
+					i++
+					if c == 'o' {
+						setOpts = append(setOpts, string(arg[0])+"o", args[i])
+					} else {
+						shoptOpts = append(shoptOpts, map[byte]string{'-': "-s", '+': "-u"}[arg[0]], args[i])
+					}
+				}
+			default:
+				setOpts = append(setOpts, string(arg[0])+string(c))
+			}
+		}
+	}
+	return setOpts, shoptOpts, startup
 }

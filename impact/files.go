@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/approve-tui/approve-tui/model"
+	parsed "github.com/approve-tui/approve-tui/shell"
 )
 
 // analysis gathers the targets of one preview.
@@ -34,24 +35,22 @@ type analysis struct {
 	marksOnly  bool            // simple.MarksOnly: record what it changes, preview nothing
 	fds        map[int]string  // the simple command's own redirections (simple.Fds)
 	viaProc    map[string]bool // viaProcess of the directories looked at
+	// scripts are the lines shell.Parse read: the command's, then scripts
+	// of its shells it had not read with it (see tree).
+	scripts []*parsed.Script
 }
 
-// prefixes run the command that follows them: the analysers look past
-// them (and their options) at what they run.
-var prefixes = map[string]bool{"sudo": true, "doas": true, "env": true, "command": true, "builtin": true,
-	"exec": true, "nohup": true, "nice": true, "time": true, "ionice": true, "timeout": true, "stdbuf": true}
-
-// prefixArgs are the options of a prefix that take a value of their own.
-var prefixArgs = map[string]map[string]bool{
-	"sudo":    {"-u": true, "-g": true, "-C": true, "-D": true, "-h": true, "-p": true, "-r": true, "-t": true, "-U": true},
-	"doas":    {"-u": true, "-C": true},
-	"env":     {"-u": true, "-C": true, "-S": true},
-	"exec":    {"-a": true},
-	"nice":    {"-n": true},
-	"ionice":  {"-c": true, "-n": true, "-p": true},
-	"timeout": {"-k": true, "-s": true},
-	"stdbuf":  {"-i": true, "-o": true, "-e": true},
-}
+// lookedThrough are the commands that run the command after their
+// options, looked through by shell.Through (the rules shell.Parse reads a
+// line by): the analysers look at what they run, in the environment and
+// directory each gives it. unseenAlone are those of them that, running
+// nothing of their words, may still change anything (a process's
+// scheduling, a lock held).
+var (
+	lookedThrough = set("sudo", "doas", "env", "command", "builtin", "exec", "nohup", "nice", "time", "ionice", "timeout",
+		"stdbuf", "setsid", "flock", "chrt", "taskset", "busybox")
+	unseenAlone = set("setsid", "flock", "chrt", "taskset", "busybox")
+)
 
 // simple analyses one simple command.
 func (a *analysis) simple(c simple) {
@@ -89,79 +88,39 @@ func (a *analysis) command(c simple) {
 	args := c.Args
 	wrapped := false
 again:
-	for len(args) > 0 && prefixes[filepath.Base(args[0])] {
-		wrapped = true
+	for len(args) > 0 && lookedThrough[filepath.Base(args[0])] {
 		name := filepath.Base(args[0])
-		args = args[1:]
-		if name == "sudo" || name == "doas" {
-			// It sets the environment as its policy says: HOME and
-			// the rest are not known.
-			a.env = map[string]shvar{}
-			for _, k := range imported {
-				a.env[k] = shvar{}
+		st, _ := parsed.Through(certainWords(args))
+		switch {
+		case st.Opaque != nil:
+			a.unknown = append(a.unknown, c.Text+" ("+st.Opaque.Why+")")
+			a.markAll(c.Text)
+			return
+		case st.Stop || st.Script == nil && len(st.Inner) == 0:
+			if unseenAlone[name] {
+				a.markAll(c.Text) // what it does is not seen: it may change anything
+				return
 			}
+			a.record(c, "", nil)
+			return
 		}
-		for len(args) > 0 {
-			arg := args[0]
-			switch {
-			case name == "env" && (arg == "-S" || arg == "--split-string" || strings.HasPrefix(arg, "--split-string=") || strings.HasPrefix(arg, "-S")):
-				v, rest := strings.TrimPrefix(strings.TrimPrefix(arg, "--split-string="), "-S"), args[1:]
-				if arg == "-S" || arg == "--split-string" {
-					if len(rest) == 0 {
-						return
-					}
-					v, rest = rest[0], rest[1:]
-				}
-				words, ok := splitString(v)
-				if !ok {
-					a.unknown = append(a.unknown, c.Text+" (env -S splits its string its own way)")
-					return
-				}
-				args = append(words, rest...)
-			case name == "env" && (arg == "-i" || arg == "-" || arg == "--ignore-environment"):
-				a.env = map[string]shvar{}
-				args = args[1:]
-			case name == "env" && (arg == "-u" || arg == "--unset") && len(args) > 1:
-				delete(a.env, args[1])
-				args = args[2:]
-			case name == "env" && strings.Contains(arg, "=") && !strings.HasPrefix(arg, "-"):
-				k, v, _ := strings.Cut(arg, "=")
-				a.env[k] = known(v, true)
-				args = args[1:]
-			case (name == "env" || name == "sudo") && (arg == "-C" || arg == "--chdir" || name == "sudo" && arg == "-D") && len(args) > 1:
-				a.cwd = a.chdir(args[1]) // what it runs runs there
-				args = args[2:]
-			case (name == "env" || name == "sudo") && strings.HasPrefix(arg, "--chdir="):
-				a.cwd = a.chdir(strings.TrimPrefix(arg, "--chdir="))
-				args = args[1:]
-			case name == "env" && strings.HasPrefix(arg, "-C") || name == "sudo" && strings.HasPrefix(arg, "-D"):
-				a.cwd = a.chdir(arg[2:])
-				args = args[1:]
-			case name == "sudo" && (arg == "--login" || !strings.HasPrefix(arg, "--") && strings.HasPrefix(arg, "-") && strings.ContainsRune(arg, 'i') && !prefixArgs[name][arg]):
-				a.cwd = "" // a login shell, in the target user's home
-				args = args[1:]
-			case name == "exec" && len(arg) > 2 && arg[0] == '-' && arg[1] != '-' && strings.ContainsRune(arg, 'a'):
-				// -ca NAME: a's value is the rest of the word, or the next.
-				args = args[1:]
-				if strings.HasSuffix(arg, "a") && len(args) > 0 {
-					args = args[1:]
-				}
-			case name == "timeout" && !strings.HasPrefix(arg, "-"):
-				args = args[1:] // the duration
-				goto next
-			case strings.HasPrefix(arg, "-") && arg != "-" && arg != "--":
-				args = args[1:]
-				if prefixArgs[name][arg] && len(args) > 0 {
-					args = args[1:]
-				}
-			case arg == "--":
-				args = args[1:]
-				goto next
-			default:
-				goto next
-			}
+		a.through(st.Wrap)
+		if st.Wrap.Remote != "" {
+			a.unknown = append(a.unknown, c.Text+" (runs a command in another root)")
+			a.markAll(c.Text)
+			return
 		}
-	next:
+		if st.Script != nil {
+			// flock FILE -c COMMAND: $SHELL -c COMMAND.
+			a.byShell(c.Text, *st.Script)
+			a.markAll(c.Text)
+			return
+		}
+		wrapped = true
+		args = args[:0:0]
+		for _, w := range st.Inner {
+			args = append(args, w.Value)
+		}
 	}
 	if len(args) == 0 {
 		a.record(c, "", nil)
@@ -210,6 +169,47 @@ again:
 		a.globOverChanged(c) // (a shell's script: its own commands are looked at)
 	}
 	run(a, name, args[1:])
+}
+
+// through gives the command a wrapper runs the environment and directory
+// the wrapper gives it: another user's environment (sudo, doas) is not
+// known, HOME and the rest with it; env's changes; the directory of env
+// -C and sudo -D, or the target user's home for a login (sudo -i).
+func (a *analysis) through(w parsed.Wrap) {
+	if w.User != "" {
+		// It sets the environment as its policy says: HOME and the rest
+		// are not known.
+		a.env = map[string]shvar{}
+		for _, k := range imported {
+			a.env[k] = shvar{}
+		}
+	}
+	if w.ClearsEnv {
+		a.env = map[string]shvar{}
+	}
+	for _, k := range w.Unset {
+		delete(a.env, k)
+	}
+	for _, e := range w.Env {
+		a.env[e.Name] = known(e.Value.Value, true)
+	}
+	switch {
+	case w.Login:
+		a.cwd = "" // a login shell, in the target user's home
+	case strings.HasPrefix(w.Dir, "?"):
+		a.cwd = ""
+	case w.Dir != "":
+		a.cwd = a.chdir(w.Dir) // what it runs runs there
+	}
+}
+
+// certainWords are words the preview expanded, as shell.Words.
+func certainWords(args []string) []parsed.Word {
+	ws := make([]parsed.Word, len(args))
+	for i, a := range args {
+		ws[i] = parsed.Word{Raw: a, Value: a, Known: true}
+	}
+	return ws
 }
 
 // globOverChanged names unknown a glob of c's that may have matched what an

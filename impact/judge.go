@@ -108,7 +108,11 @@ func liveWhy(m *model.Impact) string {
 // classifier's for command (a force-push the classifier rates MEDIUM is
 // not raised by an impact of at least MEDIUM) and not below pinned, the
 // risk the proposal carries (a risk its submitter raised higher was not
-// the impact's doing).
+// the impact's doing). It compares with the pattern table, not with the
+// judgement: it marks what the preview found on disk beyond the table's
+// words, needs no working directory or configuration to say so (the
+// consoles mark rows without them), and enforces nothing (the pinned and
+// effective levels do).
 func Raised(m *model.Impact, command string, pinned model.RiskLevel) (model.RiskLevel, string) {
 	level, why := Raise(m)
 	if level == "" || level.Rank() <= risk.Classify(command).Level.Rank() || pinned.Valid() && level.Rank() < pinned.Rank() {

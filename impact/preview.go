@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/approve-tui/approve-tui/model"
+	parsed "github.com/approve-tui/approve-tui/shell"
 )
 
 // Key is the payload key the preview is kept under.
@@ -94,13 +95,17 @@ func Compute(ctx context.Context, command string, o Options) (p *Preview) {
 	if o.Home != "" {
 		env["HOME"] = known(o.Home, true)
 	}
-	cmds, err := parse(command, newShell(cwd, env, o.Shell == "" || filepath.Base(o.Shell) == "bash", o.PWDUnsure), b)
+	// One parse of the line (shell.Parse, the reading every analysis of
+	// the command shares): its tree is followed here, and the scripts its
+	// shells run (sh -c) are the trees Parse read for them.
+	script, err := parsed.Parse(command, parsed.Options{})
 	if err != nil {
-		p.Unknown = append(p.Unknown, "the command does not parse as a shell command ("+err.Error()+")")
+		p.Unknown = append(p.Unknown, "the command does not parse as a shell command ("+parseError(err).Error()+")")
 		p.Summary = summary(p, start)
 		return p
 	}
-	a := &analysis{ctx: ctx, o: o, b: b}
+	cmds := simples(script.File, newShell(cwd, env, o.Shell == "" || filepath.Base(o.Shell) == "bash", o.PWDUnsure), b)
+	a := &analysis{ctx: ctx, o: o, b: b, scripts: []*parsed.Script{script}}
 	for _, c := range cmds {
 		a.simple(c)
 	}

@@ -1,13 +1,19 @@
 // Package impact previews what a shell command would touch, before anyone
-// is asked to approve it: the command is parsed with a real shell parser
-// (mvdan.cc/sh), each simple command known as its words, and the words
+// is asked to approve it: the command is read once by shell.Parse (a real
+// shell parser, mvdan.cc/sh, the reading every analysis of the command
+// shares), its syntax tree followed here, each simple command known as its
+// words (a sh -c script is the tree Parse read for it), and the words
 // expanded only where the result is certain from the command itself and
 // the filesystem (literals, quotes, ~, globs relative to the command's
 // working directory). Whatever needs the command to run (command
 // substitution, variables it does not set, arithmetic) is reported as
 // unknown, never guessed. Analysers, one per kind of destruction, then walk
 // what each simple command names, read-only and within bounds. Nothing is
-// written and nothing of the command runs.
+// written and nothing of the command runs. The commands that run another
+// (sudo, env, nice, timeout, flock, su, script, watch, find -exec, xargs
+// ...) are read by shell.Through, by the rules shell.Parse reads every
+// command line by; the preview keeps the shell's state it follows (the
+// directory, the environment, the options) itself.
 package impact
 
 import (
@@ -22,6 +28,7 @@ import (
 	"strings"
 	"syscall"
 
+	parsed "github.com/approve-tui/approve-tui/shell"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/pattern"
 	"mvdan.cc/sh/v3/syntax"
@@ -328,8 +335,9 @@ func (sh *shell) environ() expand.Environ {
 }
 
 // parse splits command into its simple commands, in order, following sh
-// (changed as the command would change it). A command that does not parse
-// is an error: nothing of it can be previewed. A cd (or pushd, popd) that
+// (changed as the command would change it). A command shell.Parse refuses
+// (it does not parse, or is too large, nested too deep, holds NUL or
+// invalid UTF-8) is an error: nothing of it can be previewed. A cd (or pushd, popd) that
 // surely goes somewhere moves the directory for what follows, as the
 // shell would go (CDPATH, HOME, OLDPWD, -L/-P, symlinks); one that may
 // or may not happen (in a branch, a loop, after ||) or whose destination
@@ -338,13 +346,48 @@ func (sh *shell) environ() expand.Environ {
 // Globs read directories within b: a glob cut by it, or over a directory
 // that cannot be read, is an unknown word.
 func parse(command string, sh *shell, b *budget) ([]simple, error) {
-	sh.b = b
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+	s, err := parsed.Parse(command, parsed.Options{})
 	if err != nil {
-		return nil, err
+		return nil, parseError(err)
 	}
+	return simples(s.File, sh, b), nil
+}
+
+// simples are the simple commands of f, a tree shell.Parse read, followed
+// from sh (see parse).
+func simples(f *syntax.File, sh *shell, b *budget) []simple {
+	sh.b = b
 	out, _ := follow(f, sh, nil, 0)
-	return out, nil
+	return out
+}
+
+// parseError is why shell.Parse refused a line, as the preview says it:
+// the parser's own words for a syntax error.
+func parseError(err error) error {
+	var e *parsed.Error
+	if errors.As(err, &e) && errors.Is(e, parsed.ErrSyntax) && e.Detail != "" {
+		return errors.New(e.Detail)
+	}
+	return err
+}
+
+// tree is the syntax tree of script, a script a shell of the line runs
+// (sh -c SCRIPT): the one shell.Parse read with the line (or with a script
+// read before) when it read that text, else script read by shell.Parse
+// now (a script the preview's own expansion gave: $SHELL -c, a word
+// shell/ did not know).
+func (a *analysis) tree(script string) (*syntax.File, error) {
+	for _, s := range a.scripts {
+		if f := s.Tree(script); f != nil {
+			return f, nil
+		}
+	}
+	s, err := parsed.Parse(script, parsed.Options{})
+	if err != nil {
+		return nil, parseError(err)
+	}
+	a.scripts = append(a.scripts, s)
+	return s.File, nil
 }
 
 // maxLoopDepth bounds the loops inside loops whose passes are walked to

@@ -185,3 +185,8 @@ func hex4At(in []byte, i int) (uint16, bool) {
 	}
 	return hex4(in, i+2)
 }
+
+// UnquoteJSON decodes one JSON string literal (with its quotes) by the
+// exact-bytes codec: \udc80-\udcff escapes back to raw bytes, raw invalid
+// bytes kept.
+func UnquoteJSON(lit []byte) (string, error) { return unquoteJSON(lit) }

@@ -13,10 +13,12 @@ import (
 	"io"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/risk/catalogue"
 )
 
 // MaxApprovals bounds a rule's approvals: a quorum larger than this is a
@@ -60,6 +62,10 @@ type Match struct {
 	// Pattern: a glob (as Command's) on the descriptions of the risk rules
 	// the command matches ("SQL DROP", "delete in root path", ...).
 	Pattern string `json:"pattern,omitempty"`
+	// Effect: the command has at least one of these effects, as the
+	// judgement finds them (names of risk/catalogue's effects: "delete",
+	// "infra-destroy", ...).
+	Effect []string `json:"effect,omitempty"`
 }
 
 // Subject is what a rule is matched against: one proposal.
@@ -69,6 +75,7 @@ type Subject struct {
 	Requester string
 	Command   string
 	Patterns  []string // descriptions of the risk rules the command matches
+	Effects   []string // the command's effects, as the judgement finds them
 }
 
 // Check reports why m matches s or does not: ok, and one reason per field
@@ -116,10 +123,37 @@ func (m Match) Check(s Subject) (ok bool, why []string) {
 			fmt.Sprintf("risk rule %q matches %q", hit, m.Pattern),
 			fmt.Sprintf("no risk rule the command matches is %q", m.Pattern))
 	}
+	if len(m.Effect) > 0 {
+		hit := ""
+		for _, e := range m.Effect {
+			if slices.Contains(s.Effects, e) {
+				hit = e
+				break
+			}
+		}
+		want := strings.Join(m.Effect, ", ")
+		say(hit != "",
+			fmt.Sprintf("the command has the effect %s", hit),
+			fmt.Sprintf("the command has no effect %s", want))
+	}
 	if len(why) == 0 {
 		why = append(why, "the rule matches every proposal")
 	}
 	return ok, why
+}
+
+// EffectNames are the effects a rule's effect may name: the catalogue's.
+func EffectNames() []string {
+	out := make([]string, len(catalogue.Effects))
+	for i, e := range catalogue.Effects {
+		out[i] = string(e)
+	}
+	return out
+}
+
+// ValidEffect reports whether e names one of the catalogue's effects.
+func ValidEffect(e string) bool {
+	return slices.Contains(catalogue.Effects, catalogue.Effect(e))
 }
 
 // Glob is path.Match, false for a malformed pattern; "" matches anything.
@@ -603,6 +637,11 @@ func (r Rule) Problems(p *Policy, num int) []string {
 			if err := ValidGlob(g); err != nil {
 				probs = append(probs, fmt.Sprintf("%s: %q is not a glob: %v", what, g, err))
 			}
+		}
+	}
+	for _, e := range r.Match.Effect {
+		if !ValidEffect(e) {
+			probs = append(probs, fmt.Sprintf("%s: effect %q; want one of %s", what, e, strings.Join(EffectNames(), ", ")))
 		}
 	}
 	for g, n := range r.From {

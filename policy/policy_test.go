@@ -47,6 +47,10 @@ func TestCheckSaysWhyForEachField(t *testing.T) {
 			[]string{`risk extreme is at or above high`}},
 		{"tier-2 is above high", Match{Risk: model.RiskHigh}, Subject{Risk: model.RiskTier2}, true,
 			[]string{`risk tier2_critical is at or above high`}},
+		{"an effect the command has", Match{Effect: []string{"delete", "infra-destroy"}}, Subject{Effects: []string{"read", "infra-destroy"}}, true,
+			[]string{`the command has the effect infra-destroy`}},
+		{"no effect the rule names", Match{Effect: []string{"delete", "egress"}}, Subject{Effects: []string{"read"}}, false,
+			[]string{`the command has no effect delete, egress`}},
 		{"session glob stops at /", Match{Session: "agent:*"}, Subject{Session: "agent:a/b"}, false,
 			[]string{`session "agent:a/b" does not match "agent:*"`}},
 	} {
@@ -249,6 +253,7 @@ func TestEncodeDecode(t *testing.T) {
 	p := &Policy{Groups: map[string][]string{"dba": {"alice", "bob"}}, Rules: []Rule{
 		{Match: Match{Risk: model.RiskHigh, Session: "agent:prod:*", Command: "psql *"}, Approvals: 2, From: map[string]int{"dba": 1}, Line: 4},
 		{Match: Match{}, Approvals: 1},
+		{Match: Match{Effect: []string{"delete", "infra-destroy"}}, Approvals: 1},
 	}}
 	got, err := Decode(p.Encode())
 	if err != nil || !reflect.DeepEqual(got, p) {
@@ -268,6 +273,7 @@ func TestEncodeDecode(t *testing.T) {
 		"approvals 10":      `{"policy": [{"match": {}, "approvals": 10}]}`,
 		"bad risk":          `{"policy": [{"match": {"risk": "extreme"}, "approvals": 2}]}`,
 		"bad glob":          `{"policy": [{"match": {"command": "["}, "approvals": 2}]}`,
+		"unknown effect":    `{"policy": [{"match": {"effect": ["erase"]}, "approvals": 2}]}`,
 		"undefined group":   `{"policy": [{"match": {}, "approvals": 2, "from": {"dba": 1}}]}`,
 		"from > approvals":  `{"groups": {"dba": ["a", "b", "c"]}, "policy": [{"match": {}, "approvals": 2, "from": {"dba": 3}}]}`,
 		"from > members":    `{"groups": {"dba": ["a"]}, "policy": [{"match": {}, "approvals": 2, "from": {"dba": 2}}]}`,

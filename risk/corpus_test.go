@@ -48,6 +48,11 @@ var corpusFiles = []corpusFile{
 	{"techniques-holdout2.txt", 40},
 	{"readonly-holdout2.txt", 38},
 	{"workspace-holdout2.txt", 40},
+	{"destroyers-holdout3.txt", 36},
+	{"destroyers-worst-holdout3.txt", 35},
+	{"techniques-holdout3.txt", 37},
+	{"readonly-holdout3.txt", 40},
+	{"workspace-holdout3.txt", 36},
 }
 
 type corpusFile struct {
@@ -196,6 +201,16 @@ var corpusTargets = []corpusTarget{
 	{name: "held out 2: read-only commands LOW", files: []string{"readonly-holdout2.txt"}, target: 100, ok: isLow, floor: 100},
 	{name: "held out 2: read-only commands proven read-only", files: []string{"readonly-holdout2.txt"}, target: 90, ok: isReadOnly, floor: 82},
 	{name: "held out 2: workspace commands LOW", files: []string{"workspace-holdout2.txt"}, target: 85, ok: isLow, floor: 85},
+	// A third held-out round, written after the catalogue's read-only
+	// forms were added; measured once as written. Each floor is the lower
+	// of the target and that first measurement.
+	// First measurement (2026-12-05): 98.7, 97.3, 94.9, 97.7, 93.0, 100.
+	{name: "held out 3: destroyers at MEDIUM or above", files: []string{"destroyers-holdout3.txt", "destroyers-worst-holdout3.txt"}, target: 97, ok: atLeast(model.RiskMedium), floor: 97},
+	{name: "held out 3: the worst destroyers at HIGH", files: []string{"destroyers-worst-holdout3.txt"}, target: 85, ok: atLeast(model.RiskHigh), floor: 85},
+	{name: "held out 3: techniques at MEDIUM or above", files: []string{"techniques-holdout3.txt"}, target: 90, ok: atLeast(model.RiskMedium), floor: 90},
+	{name: "held out 3: read-only commands LOW", files: []string{"readonly-holdout3.txt"}, target: 100, ok: isLow, floor: 97},
+	{name: "held out 3: read-only commands proven read-only", files: []string{"readonly-holdout3.txt"}, target: 90, ok: isReadOnly, floor: 90},
+	{name: "held out 3: workspace commands LOW", files: []string{"workspace-holdout3.txt"}, target: 85, ok: isLow, floor: 85},
 }
 
 // corpusRow is a target's result.

@@ -40,12 +40,12 @@ func FuzzClassify(f *testing.F) {
 		if max != v.Level || (v.Hardline && v.Level != model.RiskHigh) || (len(v.Matches) == 0) != (v.Reason() == "") {
 			t.Fatalf("inconsistent verdict for %q: %+v", cmd, v)
 		}
-		eff := Effective(pinned, cmd)
+		eff := Effective(pinned, cmd, Context{Cwd: "/work"})
 		if Rank(eff) < Rank(pinned) || Rank(eff) < Rank(v.Level) {
 			t.Fatalf("Effective(%q, %q) = %s lowered the risk", pinned, cmd, eff)
 		}
-		err := Guard(pinned, cmd)
-		if wantErr := !pinned.Valid() || Rank(v.Level) > Rank(pinned); (err != nil) != wantErr {
+		err := Guard(pinned, cmd, Context{Cwd: "/work"})
+		if wantErr := !pinned.Valid() || Rank(Judge(cmd, Context{Cwd: "/work"}).Level) > Rank(pinned); (err != nil) != wantErr {
 			t.Fatalf("Guard(%q, %q) = %v", pinned, cmd, err)
 		}
 		if n := Normalize(cmd); strings.ContainsRune(n, 0) || strings.ContainsRune(n, 0x1b) && !strings.Contains(cmd, "\x1b") {

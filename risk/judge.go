@@ -132,7 +132,7 @@ func judgeWith(command string, c Context, t Verdict) Judgement {
 		j.add(Finding{Rule: "unknown", Level: model.RiskMedium, Words: []string{}, Why: "the program catalogue did not load: " + cerr.Error()})
 		return j
 	}
-	a := &analysis{c: c, cat: cat, readOnly: err == nil && len(script.Commands) > 0}
+	a := &analysis{c: c, cat: cat, readOnly: err == nil && len(script.Commands) > 0, noWorkspace: !isWorkspace(c)}
 	a.script(script)
 	sortFindings(a.findings)
 	seen := map[string]bool{}

@@ -39,6 +39,9 @@ type analysis struct {
 	s          *shell.Script
 	roots      map[*shell.Command][]string // find's start paths
 	placed     map[locKey]place            // words already located
+	// noWorkspace: the working directory is not a workspace (/, a system
+	// directory, a home directory itself): nothing is inside it.
+	noWorkspace bool
 }
 
 func (a *analysis) add(f Finding) {
@@ -380,15 +383,22 @@ func (a *analysis) flows(s *shell.Script) {
 // a command or load code (GIT_SSH_COMMAND, LD_PRELOAD, PAGER ...).
 func (a *analysis) envAssign(as shell.Assign, cmd *shell.Command) {
 	n := as.Name
+	if as.Value.Known && plainPaging(n, as.Value.Value) {
+		// GH_PAGER=cat, PAGER=, LESS=-R: what agents set so that nothing
+		// waits at a terminal; the pager only prints what it is given.
+		a.add(Finding{Rule: "flow", Level: low, Effect: string(catalogue.Read), Words: []string{n + "=" + as.Value.Raw},
+			Why: n + " only pages " + commandName(cmd) + "'s output"})
+		return
+	}
 	cmdVar := false
 	switch n {
 	case "GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER", "PAGER", "MANPAGER", "GIT_EDITOR", "EDITOR", "VISUAL",
 		"GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "GIT_SEQUENCE_EDITOR",
-		"GIT_PROXY_COMMAND", "RSYNC_RSH", "PROMPT_COMMAND", "LESSOPEN", "LESSCLOSE", "SYSTEMD_PAGER", "BROWSER":
+		"GIT_PROXY_COMMAND", "RSYNC_RSH", "PROMPT_COMMAND", "LESSOPEN", "LESSCLOSE", "SYSTEMD_PAGER", "BROWSER", "GH_PAGER", "GH_EDITOR", "GH_BROWSER", "AWS_PAGER", "BAT_PAGER", "KUBECTL_EXTERNAL_DIFF", "KUBE_EDITOR":
 		cmdVar = true
 	case "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "BASH_ENV", "ENV", "PYTHONSTARTUP",
 		"NODE_OPTIONS", "PERL5OPT", "RUBYOPT", "PYTHONPATH", "PERL5LIB", "RUBYLIB", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "PATH",
-		"GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_DIR", "GIT_WORK_TREE":
+		"GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_DIR", "GIT_WORK_TREE", "LESS", "LESSKEYIN", "LESSKEY", "LESSKEY_CONTENT", "LESSEDIT", "SYSTEMD_LESS", "MORE":
 		a.readOnly = false
 		a.add(Finding{Rule: "flow", Level: medium, Effect: string(catalogue.ExecArg), Words: []string{n + "=" + as.Value.Raw},
 			Why: n + " changes what code the command loads or runs"})
@@ -429,7 +439,7 @@ func (a *analysis) innerLine(line string) model.RiskLevel {
 		a.add(Finding{Rule: "parse", Level: medium, Words: []string{line}, Why: "could not parse the command given in an option: " + errText(err)})
 		return medium
 	}
-	sub := &analysis{c: a.c, cat: a.cat, readOnly: true, inner: a.inner + 1}
+	sub := &analysis{c: a.c, cat: a.cat, readOnly: true, inner: a.inner + 1, noWorkspace: a.noWorkspace}
 	sub.script(s)
 	lvl := low
 	for _, f := range sub.findings {
@@ -482,6 +492,53 @@ func unknownMatters(name shell.Word, k int, w shell.Word) bool {
 	}
 	if i := strings.IndexByte(w.Raw, '='); strings.HasPrefix(w.Raw, "--") && i > 2 && !strings.ContainsAny(w.Raw[:i], "$`*?[{~'\"\\") {
 		return false
+	}
+	return true
+}
+
+// pagerVars hold the command a program pipes its output through.
+var pagerVars = map[string]bool{"PAGER": true, "GIT_PAGER": true, "GH_PAGER": true, "MANPAGER": true,
+	"SYSTEMD_PAGER": true, "AWS_PAGER": true, "BAT_PAGER": true}
+
+// plainPaging reports whether setting name to value only changes how
+// output is paged: a pager variable set to nothing, cat, or less or more
+// with display options only, or less's LESS/MORE options set to display
+// options only. Anything else (a command, an option that reads a file or
+// runs something: -k, +cmd, -o, -#) is judged as a command given in the
+// environment.
+func plainPaging(name, value string) bool {
+	f := strings.Fields(value)
+	switch {
+	case pagerVars[name]:
+		if len(f) == 0 {
+			return true
+		}
+		if f[0] != "cat" && f[0] != "less" && f[0] != "more" {
+			return false
+		}
+		return displayOptions(f[1:], f[0] != "cat")
+	case name == "LESS" || name == "MORE" || name == "SYSTEMD_LESS":
+		return displayOptions(f, true)
+	}
+	return false
+}
+
+// displayOptions: every word is a cluster of less's display-only flags
+// (-R -F -X -S -i ...), with or without its dash; none for cat.
+func displayOptions(words []string, less bool) bool {
+	for _, w := range words {
+		if !less {
+			return false
+		}
+		w = strings.TrimPrefix(w, "-")
+		if w == "" {
+			return false
+		}
+		for _, r := range w {
+			if !strings.ContainsRune("RFXSiIMmNnEeKQqsJcwWgGr", r) {
+				return false
+			}
+		}
 	}
 	return true
 }

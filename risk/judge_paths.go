@@ -302,6 +302,9 @@ func (a *analysis) locate1(raw, value string, known bool) place {
 	if pl.p == "" {
 		pl.p = v
 	}
+	if a.noWorkspace {
+		pl.inside = false
+	}
 	if strings.HasPrefix(pl.p, "/tmp/") || strings.HasPrefix(pl.p, "/var/tmp/") || pl.p == "/tmp" {
 		pl.tmp = true
 	}
@@ -450,4 +453,38 @@ func hasComponent(p, dir string) bool {
 		}
 		i = j + 1
 	}
+}
+
+// systemDirs are directories no project lives in: a command that runs in
+// one of them, or below, has no workspace.
+var systemDirs = []string{"/etc", "/usr", "/boot", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/sys", "/dev", "/run", "/var/lib", "/var/log", "/var/spool"}
+
+// isWorkspace reports whether c's working directory can be a workspace.
+// The directory is the requester's claim: one that says it works in /, in
+// a system directory or in a home directory itself would otherwise make
+// every relative path "inside the workspace", so none of those is one.
+// An unknown directory ("") is the command's own, whatever it is.
+func isWorkspace(c Context) bool {
+	if c.Cwd == "" {
+		return true
+	}
+	if !strings.HasPrefix(c.Cwd, "/") {
+		return false
+	}
+	cwd := path.Clean(c.Cwd)
+	if cwd == "/" || strings.Count(cwd, "/") == 1 {
+		return false // / and /srv, /home, /root, /opt, /tmp ...
+	}
+	if strings.HasPrefix(cwd, "/home/") && strings.Count(cwd, "/") == 2 {
+		return false // /home/USER
+	}
+	if c.Home != "" && cwd == path.Clean(c.Home) {
+		return false
+	}
+	for _, d := range systemDirs {
+		if cwd == d || strings.HasPrefix(cwd, d+"/") {
+			return false
+		}
+	}
+	return true
 }

@@ -52,20 +52,34 @@ type Draft struct {
 	TTL time.Duration
 	// ID is the approval id ("" draws a new one).
 	ID string
+	// Judging is what the judgement knows besides the command: the
+	// operator's sensitive paths and programs and the surface's own files
+	// (config.RiskContext). Its Cwd is ignored: Cwd above is the
+	// workspace.
+	Judging Context
 }
 
-// LowerRiskError: a draft asked to lower the classifier's risk.
+// JudgeContext is d's context for Judge: d.Judging in d.Cwd.
+func (d Draft) JudgeContext() Context {
+	c := d.Judging
+	c.Cwd = d.Cwd
+	return c
+}
+
+// LowerRiskError: a draft asked to lower the pattern table's risk.
 type LowerRiskError struct{ Asked, Classified model.RiskLevel }
 
 func (e *LowerRiskError) Error() string {
 	return fmt.Sprintf("risk %s would lower the classifier's %s: risk may only be raised", e.Asked, e.Classified)
 }
 
-// Propose classifies d.Command and pins the verdict into a new, valid,
-// pending proposal created at now. Risk and reason come from the
-// classifier; Raise may only raise them; high risk always defaults to deny.
-func Propose(d Draft, now time.Time) (*model.Proposal, Verdict, error) {
-	v := Classify(d.Command)
+// Propose judges d.Command in d's context (Judge) and pins the judgement
+// into a new, valid, pending proposal created at now. Risk and reason come
+// from the judgement; Raise may only raise them: a Raise below the pattern
+// table's level is refused (*LowerRiskError), one at or below the
+// judgement's level changes nothing. High risk always defaults to deny.
+func Propose(d Draft, now time.Time) (*model.Proposal, Judgement, error) {
+	v := Judge(d.Command, d.JudgeContext())
 	level := v.Level
 	var reason []string
 	if r := v.Reason(); r != "" {
@@ -80,8 +94,8 @@ func Propose(d Draft, now time.Time) (*model.Proposal, Verdict, error) {
 		if !d.Raise.Valid() {
 			return nil, v, fmt.Errorf("risk %q is not one of low, medium, high", d.Raise)
 		}
-		if d.Raise.Rank() < level.Rank() {
-			return nil, v, &LowerRiskError{Asked: d.Raise, Classified: level}
+		if d.Raise.Rank() < v.Table.Level.Rank() {
+			return nil, v, &LowerRiskError{Asked: d.Raise, Classified: v.Table.Level}
 		}
 		if d.Raise.Rank() > level.Rank() {
 			why := "by the submitter"

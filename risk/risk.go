@@ -192,16 +192,18 @@ func Rank(l model.RiskLevel) int { return l.Rank() }
 
 // Effective is the risk to show and enforce (SPEC §3 invariant 6): the
 // higher of the pinned level (unknown when it is not a valid level) and what
-// the classifier says about command now. It is never lower than pinned.
-func Effective(pinned model.RiskLevel, command string) model.RiskLevel {
-	return model.MaxRisk(pinned.Normalized(), Classify(command).Level)
+// the judgement says about command in c now (c: the proposal's cwd and the
+// process's configured extras, as Propose judged it). It is never lower
+// than pinned, nor than the pattern table's level.
+func Effective(pinned model.RiskLevel, command string, c Context) model.RiskLevel {
+	return model.MaxRisk(pinned.Normalized(), Judge(command, c).Level)
 }
 
 // GuardError is the runtime guard's refusal to run a consumed command.
 type GuardError struct {
 	Pinned  model.RiskLevel // as pinned in the proposal (possibly invalid)
-	Current model.RiskLevel // the classifier's level now
-	Reason  string          // the classifier's reason now (may be empty)
+	Current model.RiskLevel // the judgement's level now
+	Reason  string          // the judgement's reason now (may be empty)
 }
 
 func (e *GuardError) Error() string {
@@ -216,13 +218,14 @@ func (e *GuardError) Error() string {
 }
 
 // Guard is the agent-side runtime check before running a consumed command:
-// it returns a *GuardError when the command's current classification ranks
-// above the pinned level, or when the pinned level is not valid (fail
-// closed), and nil otherwise.
-func Guard(pinned model.RiskLevel, command string) error {
-	v := Classify(command)
-	if !pinned.Valid() || Rank(v.Level) > Rank(pinned) {
-		return &GuardError{Pinned: pinned, Current: v.Level, Reason: v.Reason()}
+// it returns a *GuardError when the command's judgement in c now (the
+// record's cwd and the process's configured extras: what Propose judged it
+// in) ranks above the pinned level, or when the pinned level is not valid
+// (fail closed), and nil otherwise.
+func Guard(pinned model.RiskLevel, command string, c Context) error {
+	j := Judge(command, c)
+	if !pinned.Valid() || Rank(j.Level) > Rank(pinned) {
+		return &GuardError{Pinned: pinned, Current: j.Level, Reason: j.Reason()}
 	}
 	return nil
 }

@@ -142,7 +142,7 @@ func TestEffective(t *testing.T) {
 		{"bogus", "rm -rf /", model.RiskUnknown},
 		{model.RiskUnknown, "ls", model.RiskUnknown},
 	} {
-		got := Effective(tc.pinned, tc.cmd)
+		got := Effective(tc.pinned, tc.cmd, Context{})
 		if got != tc.want {
 			t.Errorf("Effective(%q, %q) = %s, want %s", tc.pinned, tc.cmd, got, tc.want)
 		}
@@ -163,13 +163,13 @@ func TestGuard(t *testing.T) {
 		{model.RiskHigh, "rm -rf /", false, ""},
 		{model.RiskHigh, "ls", false, ""},
 		{model.RiskMedium, "git push --force", false, ""},
-		{model.RiskLow, "git push --force", true, "command now classifies as medium, above its pinned risk low; refusing to run (git force push (rewrites remote history))"},
+		{model.RiskLow, "git push --force", true, "above its pinned risk low; refusing to run (git force push (rewrites remote history)"},
 		{model.RiskMedium, "rm -rf build", true, "classifies as high, above its pinned risk medium"},
 		{"", "ls", true, `pinned risk level "" is not one of low, medium, high`},
 		{model.RiskUnknown, "ls", true, "fail closed"},
 		{"HIGH", "rm -rf /", true, `pinned risk level "HIGH"`},
 	} {
-		err := Guard(tc.pinned, tc.cmd)
+		err := Guard(tc.pinned, tc.cmd, Context{})
 		if !tc.refuse {
 			if err != nil {
 				t.Errorf("Guard(%q, %q) = %v, want nil", tc.pinned, tc.cmd, err)
@@ -181,7 +181,7 @@ func TestGuard(t *testing.T) {
 			t.Errorf("Guard(%q, %q) = %v, want a *GuardError", tc.pinned, tc.cmd, err)
 			continue
 		}
-		if ge.Pinned != tc.pinned || ge.Current != Classify(tc.cmd).Level || ge.Reason != Classify(tc.cmd).Reason() {
+		if j := Judge(tc.cmd, Context{}); ge.Pinned != tc.pinned || ge.Current != j.Level || ge.Reason != j.Reason() {
 			t.Errorf("Guard(%q, %q) = %+v", tc.pinned, tc.cmd, ge)
 		}
 		if !strings.Contains(err.Error(), tc.msg) || !strings.HasPrefix(err.Error(), "risk guard: ") {

@@ -155,6 +155,10 @@ func (p *parser) nested(c *Command, script string, fr frame) {
 		p.s.Findings = append(p.s.Findings, Finding{Kind: ErrSyntax, Why: "could not parse: " + err.Error(), Command: i})
 		return
 	}
+	if p.s.nested == nil {
+		p.s.nested = map[string]*syntax.File{}
+	}
+	p.s.nested[script] = f
 	g := fr
 	g.depth++
 	g.wraps = append(append([]Wrap(nil), fr.wraps...), c.Wrappers...)

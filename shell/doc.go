@@ -15,9 +15,10 @@
 //     background, subshell, function, loop, condition, substitution;
 //   - the wrappers it was run through (sudo, doas, env, nice, ionice,
 //     timeout, xargs, stdbuf, setsid, nohup, chroot, watch, flock, script
-//     -c, time, command, builtin, exec, su -c, runuser, ssh HOST CMD,
-//     docker/podman exec and run, kubectl exec --), outermost first, with
-//     the user, remote place and environment changes each makes;
+//     -c, time, command, builtin, exec, chrt, taskset, busybox, su -c,
+//     runuser, ssh HOST CMD, docker/podman exec and run, kubectl exec --),
+//     outermost first, with the user, remote place, directory and
+//     environment changes each makes;
 //   - the code it runs that cannot be read (Opaque): eval of words not
 //     certain, source and ., an interpreter's -c/-e code, a script file,
 //     code read from its input, a command name not certain.
@@ -37,6 +38,10 @@
 // names after them may not run what they say. What the
 // environment holds is never assumed: an analysis that knows more (the
 // impact preview reads HOME and CDPATH) keeps that knowledge itself.
+//
+// Through unwraps one wrapper of a word list by the same rules, for an
+// analysis that expands words itself (the impact preview). Script.Others
+// are the words outside simple commands (for items, case words, [[ ]]).
 //
 // Bad input is an *Error, never a panic: a line longer than
 // Options.MaxBytes, one holding NUL or invalid UTF-8, one that does not

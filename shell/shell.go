@@ -134,6 +134,13 @@ type Wrap struct {
 	ClearsEnv bool
 	// Unset are the variables it removes (env -u).
 	Unset []string
+	// Dir is the directory it runs the command in, when it changes it
+	// (env -C DIR, sudo -D DIR), as given ("?" and the word as written
+	// when not certain); "" when unchanged.
+	Dir string
+	// Login: the command runs in User's login environment (sudo -i, su -,
+	// su -l): their home, their shell's start-up files.
+	Login bool
 }
 
 // Pipe is a command's place in a pipeline.
@@ -251,10 +258,38 @@ type Script struct {
 	Commands []*Command
 	// Functions are the names of the functions the line defines.
 	Functions []string
+	// Others are the words the line holds outside any simple command, in
+	// the order they appear: for-loop items, case subjects and patterns,
+	// the operands of [[ ]] (a case pattern or [[ ]] operand that is a
+	// pattern is not Known). The commands of their substitutions are in
+	// Commands as usual.
+	Others []Word
 	// Findings are the parts that could not be read (a nested script that
 	// does not parse, nesting past the limit). An empty list and no error
 	// from Parse: everything was read.
 	Findings []Finding
+	// File is the line's syntax tree as Parse read it (mvdan.cc/sh), for an
+	// analysis that follows the shell's state through the tree's structure
+	// itself. It is shared: not to be changed.
+	File *syntax.File
+	// nested are the trees of the scripts run by a shell that Parse read,
+	// by their text (see Tree).
+	nested map[string]*syntax.File
+}
+
+// Tree is the syntax tree Parse read for src: the line's own (src is
+// Source) or that of a script the line runs by a shell (sh -c SRC, su -c,
+// ssh, watch, eval ...) that Parse read in turn; nil when Parse read no
+// script of that text (one past MaxDepth, one that does not parse, one
+// given by a word not certain). The tree is shared: not to be changed.
+func (s *Script) Tree(src string) *syntax.File {
+	if s == nil {
+		return nil
+	}
+	if src == s.Source && s.File != nil {
+		return s.File
+	}
+	return s.nested[src]
 }
 
 // Unknown says whether anything in the script is not certain: a word,
@@ -309,6 +344,7 @@ func Parse(line string, opts Options) (*Script, error) {
 	if err != nil {
 		return nil, &Error{Kind: ErrSyntax, Detail: err.Error()}
 	}
+	p.s.File = f
 	p.file(f, line, frame{parent: -1})
 	if p.tooDeep {
 		return p.s, &Error{Kind: ErrTooDeep, Detail: fmt.Sprintf("syntax nested more than %d deep", o.MaxNesting)}

@@ -45,6 +45,19 @@ func sum(c *Command) string {
 	return b.String()
 }
 
+// wordSums are words' certain values, ?RAW for one not certain.
+func wordSums(ws []Word) []string {
+	out := make([]string, 0, len(ws))
+	for _, w := range ws {
+		if w.Known {
+			out = append(out, w.Value)
+		} else {
+			out = append(out, "?"+w.Raw)
+		}
+	}
+	return out
+}
+
 func sums(t *testing.T, line string) []string {
 	t.Helper()
 	s, err := Parse(line, Options{})
@@ -143,5 +156,113 @@ func TestWrappers(t *testing.T) {
 		if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
 			t.Errorf("%s\n got %q\nwant %q", tc.line, got, tc.want)
 		}
+	}
+}
+
+// Others are the words outside simple commands: for items, case subject
+// and patterns, [[ ]] operands, as far as they are certain.
+func TestOthers(t *testing.T) {
+	for line, want := range map[string]string{
+		"for f in a 'b c' $X; do rm $f; done":        "a|b c|?$X",
+		"case $1 in start) go ;; st*) stop ;; esac":  "?$1|start|?st*",
+		"[[ -f /etc/passwd && $Y == z ]] && echo ok": "/etc/passwd|?$Y|z",
+		"X=v; for i in $X; do :; done; echo $(ls)":   "v",
+		"sh -c 'for g in one two; do echo $g; done'": "one|two",
+		"echo plain": "",
+	} {
+		s, err := Parse(line, Options{})
+		if err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		if g := strings.Join(wordSums(s.Others), "|"); g != want {
+			t.Errorf("%q: Others %q, want %q", line, g, want)
+		}
+	}
+}
+
+// Wrap.Dir and Wrap.Login: where the wrapper runs the command, and in a
+// login environment; chrt, taskset and busybox are looked through.
+func TestWrapDirLoginAndMore(t *testing.T) {
+	for line, want := range map[string]string{
+		"env -C /srv rm x":             "env| rm x dir=/srv",
+		"env --chdir=/srv rm x":        "env| rm x dir=/srv",
+		"sudo -D /srv rm x":            "sudo| rm x u=root dir=/srv",
+		"sudo --chdir $D rm x":         "sudo| rm x u=root dir=?$D",
+		"sudo -i rm x":                 "sudo| rm x u=root login",
+		"su - bob -c 'rm x'":           "su -c| rm x u=bob login",
+		"su -l -c 'rm x'":              "su -c| rm x u=root login",
+		"su -c 'rm x'":                 "su -c| rm x u=root",
+		"chrt 10 rm x":                 "chrt| rm x",
+		"chrt -f 10 rm x":              "chrt| rm x",
+		"chrt -b rm x":                 "chrt| rm x",
+		"chrt -p 10 123":               "chrt -p 10 123",
+		"taskset 3 rm x":               "taskset| rm x",
+		"taskset -c 0,1 rm x":          "taskset| rm x",
+		"taskset -p 3 123":             "taskset -p 3 123",
+		"busybox rm x":                 "busybox| rm x",
+		"busybox sh -c 'rm x'":         "busybox>sh -c| rm x",
+		"nice env -C /a sudo -D /b ls": "nice>env>sudo| ls u=root dir=/a dir=/b",
+		// script reads its options anywhere, the last -c winning.
+		"script -q /dev/null -c 'rm x'": "script| rm x",
+		"script -qc 'rm x' /dev/null":   "script| rm x",
+		"script log -c 'rm x'":          "script| rm x",
+		"script -qc ls -c 'rm x'":       "script| rm x",
+		"script --command='rm x' log":   "script| rm x",
+		"script log":                    "script log !input",
+		"script -- -c 'rm x'":           "script -- -c rm x !input",
+		"script -V -c 'rm x'":           "script -V -c rm x",
+	} {
+		c := parse(t, line).Commands[0]
+		got := sum(c)
+		for _, w := range c.Wrappers {
+			if w.Dir != "" {
+				got += " dir=" + w.Dir
+			}
+			if w.Login {
+				got += " login"
+			}
+		}
+		if got != want {
+			t.Errorf("%q: %q, want %q", line, got, want)
+		}
+	}
+}
+
+// Through unwraps one wrapper of words already expanded, by the rules
+// Parse uses.
+func TestThrough(t *testing.T) {
+	ws := func(s ...string) []Word {
+		var out []Word
+		for _, x := range s {
+			out = append(out, known(x))
+		}
+		return out
+	}
+	st, ok := Through(ws("sudo", "-u", "bob", "X=1", "rm", "-rf", "d"))
+	if !ok || st.Wrap.Name != "sudo" || st.Wrap.User != "bob" || len(st.Wrap.Env) != 1 || joinRaw(st.Inner) != "rm -rf d" {
+		t.Errorf("sudo: %+v %v", st, ok)
+	}
+	st, ok = Through(ws("/usr/bin/flock", "/tmp/l", "-c", "rm d"))
+	if !ok || st.Script == nil || *st.Script != "rm d" || st.Wrap.Name != "flock" {
+		t.Errorf("flock -c: %+v %v", st, ok)
+	}
+	st, ok = Through(ws("command", "-v", "rm"))
+	if !ok || !st.Stop {
+		t.Errorf("command -v: %+v %v", st, ok)
+	}
+	st, ok = Through(ws("xargs", "-0", "rm"))
+	if !ok || !st.MoreArgs || joinRaw(st.Inner) != "rm" {
+		t.Errorf("xargs: %+v %v", st, ok)
+	}
+	st, ok = Through(ws("find", ".", "-exec", "rm", "{}", ";"))
+	if !ok || len(st.Children) != 1 || joinRaw(st.Children[0]) != "rm {}" {
+		t.Errorf("find: %+v %v", st, ok)
+	}
+	st, ok = Through(ws("python3", "-c", "x"))
+	if ok {
+		t.Errorf("python3 is not a wrapper: %+v", st)
+	}
+	if _, ok := Through([]Word{{Raw: "$X", Value: "$X"}}); ok {
+		t.Error("a name not certain is not a wrapper")
 	}
 }

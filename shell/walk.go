@@ -174,7 +174,7 @@ func (p *parser) command(cmd syntax.Command, redirs []*syntax.Redirect, fr frame
 		switch l := n.Loop.(type) {
 		case *syntax.WordIter:
 			for _, w := range l.Items {
-				p.word(w, g)
+				p.s.Others = append(p.s.Others, p.word(w, g))
 			}
 			p.vars[l.Name.Value] = varState{}
 		case *syntax.CStyleLoop:
@@ -182,12 +182,12 @@ func (p *parser) command(cmd syntax.Command, redirs []*syntax.Redirect, fr frame
 		}
 		p.stmts(n.Do, g)
 	case *syntax.CaseClause:
-		p.word(n.Word, fr)
+		p.s.Others = append(p.s.Others, p.word(n.Word, fr))
 		g := fr
 		g.uncertain = true
 		for _, it := range n.Items {
 			for _, w := range it.Patterns {
-				p.substs(w, g)
+				p.s.Others = append(p.s.Others, p.word(w, g))
 			}
 			p.stmts(it.Stmts, g)
 		}
@@ -247,13 +247,13 @@ func (p *parser) command(cmd syntax.Command, redirs []*syntax.Redirect, fr frame
 	case *syntax.TestClause:
 		syntax.Walk(n, func(m syntax.Node) bool {
 			if w, ok := m.(*syntax.Word); ok {
-				p.substs(w, fr)
+				p.s.Others = append(p.s.Others, p.word(w, fr))
 				return false
 			}
 			return true
 		})
 	case *syntax.TestDecl:
-		p.word(n.Description, fr)
+		p.s.Others = append(p.s.Others, p.word(n.Description, fr))
 		p.stmt(n.Body, fr)
 	default:
 		p.s.Findings = append(p.s.Findings, Finding{Kind: ErrSyntax, Why: "a construct not read: " + p.text(fr, cmd), Command: -1})

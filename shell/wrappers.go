@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"path"
 	"strings"
 )
 
@@ -195,6 +196,12 @@ func init() {
 			if d, ok := has(opts, "-R", "--chroot"); ok {
 				w.Remote = "root " + d
 			}
+			if d, ok := has(opts, "-D", "--chdir"); ok {
+				w.Dir = d
+			}
+			if _, ok := has(opts, "-i", "--login"); ok {
+				w.Login = true
+			}
 			if _, ok := has(opts, "-s", "--shell", "-i", "--login"); ok && len(rest) == 0 {
 				return []Word{known("sh")} // an interactive shell
 			}
@@ -227,6 +234,9 @@ func init() {
 			return rest
 		}),
 		"time":    simpleWrapper(optSpec{values: set("-o", "--output", "-f", "--format")}, nil),
+		"chrt":    chrtStep,
+		"taskset": simpleWrapper(optSpec{noRun: set("-p", "--pid", "-h", "--help", "-V", "--version"), operands: 1}, nil),
+		"busybox": simpleWrapper(optSpec{noRun: set("--list", "--list-full", "--help", "--install")}, nil),
 		"command": simpleWrapper(optSpec{noRun: set("-v", "-V")}, nil),
 		"builtin": simpleWrapper(optSpec{}, nil),
 		"exec":    simpleWrapper(optSpec{values: set("-a")}, nil),
@@ -269,6 +279,8 @@ func envStep(name string, ws []Word) step {
 			w.ClearsEnv = true
 		case "-u", "--unset":
 			w.Unset = append(w.Unset, o.val)
+		case "-C", "--chdir":
+			w.Dir = o.val
 		}
 	}
 	if len(rest) > 0 && rest[0].Known && rest[0].Value == "-" {
@@ -407,21 +419,62 @@ func flockStep(name string, ws []Word) step {
 	return step{wrap: w, inner: rest}
 }
 
+// anywhere reads the words of a program that takes its options anywhere
+// among its operands (GNU getopt: su, script): its options, and its
+// operands in order. "--" ends the options; so does rest(opts), when it
+// says the words left are all operands (runuser -u USER COMMAND...). A
+// lone "-" is the option "-" (su's login).
+func anywhere(ws []Word, spec optSpec, rest func([]opt) bool) (opts []opt, ops []Word, noRun, ok bool) {
+	for len(ws) > 0 {
+		o, r, stop, good := options(ws, spec)
+		if !good {
+			return opts, ops, false, false
+		}
+		opts = append(opts, o...)
+		if stop {
+			return opts, ops, true, true
+		}
+		if len(r) < len(ws) && ws[len(ws)-len(r)-1].Value == "--" || rest != nil && rest(opts) {
+			return opts, append(ops, r...), false, true
+		}
+		if len(r) == 0 {
+			break
+		}
+		if r[0].Known && r[0].Value == "-" {
+			opts = append(opts, opt{name: "-"})
+		} else {
+			ops = append(ops, r[0])
+		}
+		ws = r[1:]
+	}
+	return opts, ops, false, true
+}
+
 // scriptStep: script -c COMMAND runs it by $SHELL; script alone runs an
-// interactive shell on its input.
+// interactive shell on its input. script reads its options anywhere among
+// its words (script -q /dev/null -c CMD), the last -c winning.
 func scriptStep(name string, ws []Word) step {
-	opts, rest, noRun, ok := options(ws, optSpec{values: set("-c", "--command", "-E", "--echo", "-I", "--log-in", "-O", "--log-out",
-		"-B", "--log-io", "-T", "--log-timing", "-m", "--logging-format", "-o", "--output-limit", "-t", "--timing"),
-		noRun: set("-h", "--help", "-V", "--version")})
+	values := set("-c", "--command", "-E", "--echo", "-I", "--log-in", "-O", "--log-out",
+		"-B", "--log-io", "-T", "--log-timing", "-m", "--logging-format", "-o", "--output-limit", "-t", "--timing")
+	opts, _, noRun, ok := anywhere(ws, optSpec{values: values, noRun: set("-h", "--help", "-V", "--version")}, nil)
 	if !ok {
 		return notCertain(name)
 	}
 	if noRun {
 		return step{stop: true}
 	}
-	w := Wrap{Args: ws[:len(ws)-len(rest)]}
-	if c, ok := has(opts, "-c", "--command"); ok {
-		return step{wrap: w, script: &c}
+	w := Wrap{Args: ws}
+	command, found := "", false
+	for _, o := range opts {
+		if o.name == "-c" || o.name == "--command" {
+			command, found = o.val, true
+		}
+	}
+	if found {
+		if strings.HasPrefix(command, "?") {
+			return notCertain(name)
+		}
+		return step{wrap: w, script: &command}
 	}
 	return step{opaque: &Opaque{Kind: "input", Why: "script runs an interactive shell on its input"}}
 }
@@ -434,37 +487,20 @@ func suStep(name string, ws []Word) step {
 	if name == "runuser" {
 		values["-u"], values["--user"] = true, true
 	}
-	var opts []opt
-	var ops []Word
-	rest := ws
-	for len(rest) > 0 {
-		o, r, noRun, ok := options(rest, optSpec{values: values, noRun: set("-h", "--help", "-V", "--version")})
-		if !ok {
-			return notCertain(name)
-		}
-		if noRun {
-			return step{stop: true}
-		}
-		opts = append(opts, o...)
-		if len(r) < len(rest) && len(rest)-len(r) > 0 && rest[len(rest)-len(r)-1].Value == "--" {
-			ops = append(ops, r...)
-			break
-		}
-		if _, user := has(opts, "-u", "--user"); user && name == "runuser" {
-			ops = append(ops, r...)
-			break
-		}
-		if len(r) == 0 {
-			break
-		}
-		if r[0].Known && r[0].Value == "-" {
-			opts = append(opts, opt{name: "-l"})
-		} else {
-			ops = append(ops, r[0])
-		}
-		rest = r[1:]
+	opts, ops, noRun, ok := anywhere(ws, optSpec{values: values, noRun: set("-h", "--help", "-V", "--version")}, func(opts []opt) bool {
+		_, user := has(opts, "-u", "--user")
+		return user && name == "runuser" // runuser -u USER COMMAND...
+	})
+	if !ok {
+		return notCertain(name)
+	}
+	if noRun {
+		return step{stop: true}
 	}
 	w := Wrap{Args: ws[:len(ws)-len(ops)], User: "root"}
+	if _, ok := has(opts, "-", "-l", "--login"); ok {
+		w.Login = true
+	}
 	if u, ok := has(opts, "-u", "--user"); ok && name == "runuser" {
 		w.User = u
 		if len(ops) == 0 {
@@ -698,4 +734,72 @@ func trapStep(name string, ws []Word) step {
 	}
 	s := ws[0].Value
 	return step{wrap: Wrap{Args: ws[1:]}, script: &s}
+}
+
+// chrtStep: chrt [options] [PRIORITY] COMMAND... (the priority is
+// optional with a policy that has none, -b, -i, -o).
+func chrtStep(name string, ws []Word) step {
+	opts, rest, noRun, ok := options(ws, optSpec{values: set("-T", "--sched-runtime", "-P", "--sched-period", "-D", "--sched-deadline"),
+		noRun: set("-p", "--pid", "-m", "--max", "-h", "--help", "-V", "--version")})
+	_ = opts
+	if !ok {
+		if len(rest) > 0 {
+			return step{wrap: Wrap{Args: ws[:len(ws)-len(rest)]}, inner: rest}
+		}
+		return notCertain(name)
+	}
+	if noRun || len(rest) == 0 {
+		return step{stop: true}
+	}
+	if rest[0].Known && rest[0].Value != "" && strings.Trim(rest[0].Value, "0123456789") == "" {
+		rest = rest[1:] // the priority
+	}
+	if len(rest) == 0 {
+		return step{stop: true}
+	}
+	return step{wrap: Wrap{Args: ws[:len(ws)-len(rest)]}, inner: rest}
+}
+
+// Step is what one wrapper at the start of a command's words does (see
+// Through).
+type Step struct {
+	// Wrap is the wrapper, as in Command.Wrappers (Name: its program and
+	// the form, "sudo", "flock -c", "su -c").
+	Wrap Wrap
+	// Inner are the words of the command it runs (nil: none, or one of
+	// Script, Opaque, Stop, Children).
+	Inner []Word
+	// Script is a command line it runs by a shell (sh -c, su -c, flock
+	// -c, script -c, watch, ssh, eval, trap).
+	Script *string
+	// Opaque is code it runs that cannot be read.
+	Opaque *Opaque
+	// Stop: it runs nothing of its words (sudo -l, command -v, timeout 5):
+	// it is the command itself.
+	Stop bool
+	// MoreArgs: the command it runs gets words not on the line (xargs).
+	MoreArgs bool
+	// Children are the commands it runs besides being a command itself
+	// (find -exec); it stays the command.
+	Children [][]Word
+}
+
+// Through reads words (one simple command's, name first) as a wrapper that
+// Parse looks through, by the same rules: ok is false when words[0] is not
+// certain or not such a wrapper. An analysis that expands words itself
+// (the impact preview: ~ with a known HOME, globs against the filesystem)
+// unwraps its own words with it, one wrapper at a time.
+func Through(words []Word) (st Step, ok bool) {
+	if len(words) == 0 || !words[0].Known {
+		return Step{}, false
+	}
+	name := path.Base(words[0].Value)
+	h, ok := handlers[name]
+	if !ok {
+		return Step{}, false
+	}
+	s := h(name, words[1:])
+	s.wrap.Name = strings.TrimSpace(name + " " + s.wrap.Name)
+	return Step{Wrap: s.wrap, Inner: s.inner, Script: s.script, Opaque: s.opaque, Stop: s.stop,
+		MoreArgs: s.moreArgs, Children: s.children}, true
 }

@@ -3,6 +3,7 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,9 +17,9 @@ import (
 // countingCache is a classCache whose classifier counts its calls.
 func countingCache() (*classCache, *atomic.Int64) {
 	var n atomic.Int64
-	return &classCache{classify: func(cmd string) risk.Verdict {
+	return &classCache{classify: func(cmd string, c risk.Context) risk.Judgement {
 		n.Add(1)
-		return risk.Classify(cmd)
+		return risk.Judge(cmd, c)
 	}}, &n
 }
 
@@ -26,64 +27,64 @@ func TestClassCacheIsKeyedByRulesVersionAndExactCommand(t *testing.T) {
 	c, calls := countingCache()
 	want := func(cmd string, v classVerdict) {
 		t.Helper()
-		r := risk.Classify(cmd)
-		if v.level != r.Level || v.hardline != r.Hardline || v.reason != r.Reason() {
+		r := risk.Judge(cmd, risk.Context{})
+		if v.level != r.Level || v.hardline != r.Hardline || v.reason != r.Table.Reason() {
 			t.Fatalf("%q: cached %+v, the classifier says %+v", cmd, v, r)
 		}
 	}
 	for i := 0; i < 3; i++ {
-		want("rm -rf /srv", c.get("v1", "rm -rf /srv"))
+		want("rm -rf /srv", c.get("v1", noExtras, "", "rm -rf /srv"))
 	}
 	if calls.Load() != 1 {
 		t.Fatalf("one command classified %d times", calls.Load())
 	}
 	// Another text, however close, is classified on its own.
 	for _, cmd := range []string{"rm -rf /srv ", "rm -rf /srv\x00", "RM -rf /srv", "ls /srv"} {
-		want(cmd, c.get("v1", cmd))
+		want(cmd, c.get("v1", noExtras, "", cmd))
 	}
 	if calls.Load() != 5 {
 		t.Fatalf("%d classifications for 5 texts", calls.Load())
 	}
 	// Another rule set never sees this one's verdicts.
-	want("rm -rf /srv", c.get("v2", "rm -rf /srv"))
+	want("rm -rf /srv", c.get("v2", noExtras, "", "rm -rf /srv"))
 	if calls.Load() != 6 {
 		t.Fatal("a verdict of rules v1 was served for rules v2")
 	}
-	want("rm -rf /srv", c.get("v1", "rm -rf /srv"))
+	want("rm -rf /srv", c.get("v1", noExtras, "", "rm -rf /srv"))
 	if calls.Load() != 6 {
 		t.Fatal("rules v1's verdict was lost")
 	}
 	// Commands too long to keep are classified every time.
 	long := "echo " + strings.Repeat("a", classCacheMaxCommand)
-	c.get("v1", long)
-	c.get("v1", long)
+	c.get("v1", noExtras, "", long)
+	c.get("v1", noExtras, "", long)
 	if calls.Load() != 8 {
 		t.Fatalf("a long command was cached (%d calls)", calls.Load())
 	}
 	// The process's cache is keyed by the classifier's own version.
-	if v := classifyCommand("mkfs.ext4 /dev/sdb"); !v.hardline {
+	if v := classifyCommand(nil, "/w", "mkfs.ext4 /dev/sdb"); !v.hardline {
 		t.Fatalf("classifyCommand: %+v", v)
 	}
-	if _, ok := classes.cur[classKey{risk.RulesVersion, "mkfs.ext4 /dev/sdb"}]; !ok {
-		t.Fatal("the process's cache is not keyed by risk.RulesVersion")
+	if _, ok := classes.cur[classKey{risk.Version, noExtras.key, "/w", "mkfs.ext4 /dev/sdb"}]; !ok {
+		t.Fatal("the process's cache is not keyed by risk.Version")
 	}
 }
 
 func TestClassCacheIsBounded(t *testing.T) {
 	c, calls := countingCache()
 	for i := 0; i < 3*classCacheMax; i++ {
-		c.get("v1", fmt.Sprintf("ls /srv/%d", i))
+		c.get("v1", noExtras, "", fmt.Sprintf("ls /srv/%d", i))
 	}
 	if n := len(c.cur) + len(c.old); n > 2*classCacheMax {
 		t.Fatalf("%d entries kept", n)
 	}
 	// What was used last stays; the oldest went.
 	before := calls.Load()
-	c.get("v1", fmt.Sprintf("ls /srv/%d", 3*classCacheMax-1))
+	c.get("v1", noExtras, "", fmt.Sprintf("ls /srv/%d", 3*classCacheMax-1))
 	if calls.Load() != before {
 		t.Fatal("the latest verdict was dropped")
 	}
-	c.get("v1", "ls /srv/0")
+	c.get("v1", noExtras, "", "ls /srv/0")
 	if calls.Load() != before+1 {
 		t.Fatal("the cache kept everything")
 	}
@@ -91,7 +92,7 @@ func TestClassCacheIsBounded(t *testing.T) {
 	c.reset()
 	big := strings.Repeat("x", classCacheMaxCommand-16)
 	for i := 0; i < 4*classCacheBytes/len(big); i++ {
-		c.get("v1", fmt.Sprintf("echo %d %s", i, big))
+		c.get("v1", noExtras, "", fmt.Sprintf("echo %d %s", i, big))
 	}
 	if c.curBytes > classCacheBytes {
 		t.Fatalf("current generation holds %d bytes", c.curBytes)
@@ -104,9 +105,9 @@ func TestClassCacheIsBounded(t *testing.T) {
 func TestClassCacheConcurrentUse(t *testing.T) {
 	c, _ := countingCache()
 	cmds := []string{"ls", "rm -rf /", "git push --force", "sudo reboot", "mkfs.ext4 /dev/sdb", "echo hi", "chmod -R 777 /"}
-	want := make([]risk.Verdict, len(cmds))
+	want := make([]risk.Judgement, len(cmds))
 	for i, cmd := range cmds {
-		want[i] = risk.Classify(cmd)
+		want[i] = risk.Judge(cmd, risk.Context{})
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
@@ -116,11 +117,11 @@ func TestClassCacheConcurrentUse(t *testing.T) {
 			defer wg.Done()
 			for i := 0; i < 2000; i++ {
 				k := (i + g) % len(cmds)
-				v := c.get("v1", cmds[k])
+				v := c.get("v1", noExtras, "", cmds[k])
 				if i%97 == 0 {
-					c.get("v1", fmt.Sprintf("echo %d %d", g, i)) // churn
+					c.get("v1", noExtras, "", fmt.Sprintf("echo %d %d", g, i)) // churn
 				}
-				if v.level != want[k].Level || v.hardline != want[k].Hardline || v.reason != want[k].Reason() {
+				if v.level != want[k].Level || v.hardline != want[k].Hardline || v.reason != want[k].Table.Reason() {
 					errs <- fmt.Errorf("%q: %+v, want %+v", cmds[k], v, want[k])
 					return
 				}
@@ -163,10 +164,45 @@ func TestEffectiveRiskIsRiskEffective(t *testing.T) {
 	for _, pinned := range []model.RiskLevel{model.RiskLow, model.RiskMedium, model.RiskHigh, "", "bogus", "HIGH"} {
 		for _, cmd := range []string{"ls", "rm -rf /", "git push --force origin main", "sudo rm -rf /var", "mkfs.ext4 /dev/sdb", "echo"} {
 			for i := 0; i < 2; i++ { // classified, then cached
-				if got, want := effectiveRisk(pinned, cmd), risk.Effective(pinned, cmd); got != want {
+				if got, want := effectiveRisk(nil, pinned, "/w", cmd), risk.Effective(pinned, cmd, risk.Context{Cwd: "/w"}); got != want {
 					t.Fatalf("pinned %q, %q: %s, risk.Effective says %s", pinned, cmd, got, want)
 				}
 			}
 		}
+	}
+}
+
+// The cache keeps the judgement apart by cwd and by the configured extras:
+// the same command in another directory, or judged by a process with other
+// sensitive paths, is judged again, never served another's judgement.
+func TestClassCacheIsKeyedByCwdAndExtras(t *testing.T) {
+	c, calls := countingCache()
+	a := newJudging(risk.Context{Paths: []string{"/srv/prod/"}, Programs: map[string]model.RiskLevel{"psql": model.RiskHigh}})
+	b := newJudging(risk.Context{Paths: []string{"/srv/prod/"}, Programs: map[string]model.RiskLevel{"psql": model.RiskHigh}})
+	other := newJudging(risk.Context{Paths: []string{"/srv/other/"}})
+	if a.key != b.key || a.key == other.key || a.key == noExtras.key {
+		t.Fatalf("fingerprints: %q %q %q", a.key, b.key, other.key)
+	}
+	c.get("v1", a, "/w", "rm x")
+	c.get("v1", b, "/w", "rm x") // the same extras
+	if calls.Load() != 1 {
+		t.Fatalf("%d judgements of one key", calls.Load())
+	}
+	c.get("v1", a, "/elsewhere", "rm x")
+	c.get("v1", other, "/w", "rm x")
+	c.get("v1", noExtras, "/w", "rm x")
+	if calls.Load() != 4 {
+		t.Fatalf("%d judgements for 4 keys", calls.Load())
+	}
+	// The judgement gets the cwd and the extras.
+	var got risk.Context
+	cc := &classCache{classify: func(cmd string, ctx risk.Context) risk.Judgement { got = ctx; return risk.Judge(cmd, ctx) }}
+	cc.get("v1", a, "/w", "ls")
+	if got.Cwd != "/w" || got.Programs["psql"] != model.RiskHigh || len(got.Paths) != 1 {
+		t.Fatalf("judged in %+v", got)
+	}
+	// The effects a policy rule matches come from the judgement.
+	if v := c.get("v1", noExtras, "/w", "rm build/x"); !slices.Contains(v.effects, "delete") {
+		t.Fatalf("rm build/x: effects %q", v.effects)
 	}
 }

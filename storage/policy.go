@@ -106,7 +106,7 @@ func (st *Store) RecordPolicy(ctx context.Context, r *PolicyRecord, actor model.
 		if r.Decision == PolicyAllow {
 			// A rule of the policy in force binds the command whatever its
 			// risk: it is not allowed unasked (nothing is recorded).
-			if err := policyAsks(ctx, s.w, r); err != nil {
+			if err := policyAsks(ctx, s.w, s.judge, r); err != nil {
 				return nil, err
 			}
 		}
@@ -133,20 +133,21 @@ func (e *PolicyAsksError) Error() string {
 
 // policySubject is what the policy's rules see of a command decided
 // without a proposal.
-func policySubject(r *PolicyRecord) policy.Subject {
-	return policy.Subject{Risk: r.Risk, Session: r.SessionKey, Requester: r.Requester,
-		Command: r.Command, Patterns: classifyCommand(r.Command).patterns}
+func policySubject(j *judging, r *PolicyRecord) policy.Subject {
+	v := classifyCommand(j, r.Cwd, r.Command)
+	return policy.Subject{Risk: model.MaxRisk(r.Risk.Normalized(), v.level), Session: r.SessionKey, Requester: r.Requester,
+		Command: r.Command, Patterns: v.patterns, Effects: v.effects}
 }
 
 // policyAsks reads the policy in force through q and says whether its
 // rules ask for r's command to be approved (*PolicyAsksError); a policy
 // that cannot be read refuses (RefusedPolicyUnreadable).
-func policyAsks(ctx context.Context, q policyQuerier, r *PolicyRecord) error {
+func policyAsks(ctx context.Context, q policyQuerier, j *judging, r *PolicyRecord) error {
 	pv, err := readPolicy(ctx, q)
 	if err != nil || pv == nil {
 		return err
 	}
-	subj := policySubject(r)
+	subj := policySubject(j, r)
 	verdicts, req := pv.Policy.Explain(subj)
 	if !req.Ruled() {
 		return nil
@@ -173,7 +174,7 @@ func policyAsks(ctx context.Context, q policyQuerier, r *PolicyRecord) error {
 // transaction that records an allow.
 func (st *Store) PolicyAsks(ctx context.Context, r *PolicyRecord) error {
 	s := st.bind()
-	err := policyAsks(ctx, s.rdb, r)
+	err := policyAsks(ctx, s.rdb, s.judge, r)
 	var asks *PolicyAsksError
 	var rf *RefusedError
 	switch {

@@ -2,11 +2,13 @@ package storage
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/risk"
 )
 
 func TestRecordPolicyAppendsChainedEventsAndChangesNothingElse(t *testing.T) {
@@ -154,5 +156,73 @@ func TestPolicyRuleRefusesAnUnaskedAllow(t *testing.T) {
 	wantVote(t, err, 1, 1)
 	if done, err := approve(s, rec, who("bob")); err != nil || done.Status != model.StatusConsumed {
 		t.Fatalf("the second approver: %v", err)
+	}
+}
+
+// A rule on the judgement's effects binds like a command rule: a LOW
+// in-workspace `rm build/x` is not allowed unasked where `effect: delete`
+// names deletes, and once submitted it needs the rule's approvers; a
+// command without the effect is left alone.
+func TestEffectRuleBindsInTheTransaction(t *testing.T) {
+	s, _ := newStore(t)
+	allow := func(command string) *PolicyRecord {
+		return &PolicyRecord{Decision: PolicyAllow, Reason: "no dangerous pattern matched", Command: command, Cwd: "/work/repo",
+			SessionKey: "run:alice@host", Requester: "approve-tui-run", Risk: model.RiskLow}
+	}
+	putPolicy(t, s, "policy:\n  - match: {effect: delete}\n    approvals: 2\n")
+	const why = `policy v1 asks for approval (2 approvers): rule 1 (line 2): the command has the effect delete`
+	for name, err := range map[string]error{
+		"PolicyAsks":   s.PolicyAsks(ctx, allow("rm build/x")),
+		"RecordPolicy": s.RecordPolicy(ctx, allow("rm build/x"), agent),
+	} {
+		var asks *PolicyAsksError
+		if !errors.As(err, &asks) || err.Error() != why {
+			t.Errorf("%s: %v, want %q", name, err, why)
+		}
+	}
+	if err := s.RecordPolicy(ctx, allow("git status"), agent); err != nil {
+		t.Fatalf("a command without the effect: %v", err)
+	}
+	c := newClock()
+	p := proposal("rm-build-x", "rm build/x", model.RiskLow, c.Now(), time.Hour)
+	p.Cwd = "/work/repo"
+	mustSubmit(t, s, p)
+	rec, err := s.Get(ctx, "rm-build-x")
+	if err != nil || !slices.Contains(rec.Effects, "delete") || SubjectOf(rec).Effects == nil {
+		t.Fatalf("%+v %v", rec, err)
+	}
+	_, err = approve(s, rec, who("alice"))
+	wantVote(t, err, 1, 1)
+	if done, err := approve(s, rec, who("bob")); err != nil || done.Status != model.StatusConsumed {
+		t.Fatalf("the second approver: %v", err)
+	}
+}
+
+// The store judges with the extras it was opened with: two Stores of one
+// process on one file with other extras never share a decoded judgement.
+func TestStoreJudgesWithItsOwnExtras(t *testing.T) {
+	s, _ := newStore(t)
+	other, err := Open(ctx, s.Path(), Options{Risk: risk.Context{Paths: []string{"/srv/prod/"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if s.judge.key == other.judge.key {
+		t.Fatal("two extras, one fingerprint")
+	}
+	c := newClock()
+	mustSubmit(t, s, proposal("extras01", "ls /srv/prod", model.RiskLow, c.Now(), time.Hour))
+	if _, err := s.Get(ctx, "extras01"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Get(ctx, "extras01"); err != nil {
+		t.Fatal(err)
+	}
+	f := other.bind().dbfile
+	f.decoded.mu.Lock()
+	pv := f.decoded.cur["extras01"]
+	f.decoded.mu.Unlock()
+	if pv == nil || pv.judgeKey != other.judge.key {
+		t.Fatalf("the view kept was judged with %+v", pv)
 	}
 }

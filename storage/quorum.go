@@ -196,7 +196,7 @@ func requesters(p *model.Proposal, pn *pins) []string {
 // subjectOf is what the policy's rules are matched against.
 func subjectOf(rec *Record) policy.Subject {
 	return policy.Subject{Risk: rec.EffectiveRisk, Session: rec.SessionKey, Requester: rec.Requester,
-		Command: rec.Command, Patterns: classifyCommand(rec.Command).patterns}
+		Command: rec.Command, Patterns: rec.patterns, Effects: rec.Effects}
 }
 
 // SubjectOf is what the policy's rules see of rec (for explain).

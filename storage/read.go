@@ -240,9 +240,10 @@ func indexUnusable(err error) bool {
 	return err != nil && (strings.Contains(err.Error(), "no such index") || strings.Contains(err.Error(), "no query solution"))
 }
 
-// rankVersion names the rules and the rank scale the index was built with:
-// a change of either rebuilds it (ranks 1-5 since tier2_critical).
-const rankVersion = risk.RulesVersion + "/ranks5"
+// rankVersion names the rules (the judgement's: the pattern table and the
+// catalogue) and the rank scale the index was built with: a change of
+// either rebuilds it (ranks 1-5 since tier2_critical).
+const rankVersion = risk.Version + "/ranks5"
 
 // upkeepLockWait bounds how long upkeep that can wait waits for another
 // process's write lock: the rank index's catch-up (past it, List ranks by
@@ -533,7 +534,7 @@ func (s bound) listPendingIndexed(ctx context.Context, now time.Time, o ListOpti
 					skip--
 					continue
 				}
-				out = append(out, r.decode(now, &s.decoded))
+				out = append(out, r.decode(now, &s.decoded, s.judge))
 				need--
 			}
 			if err := rows.Close(); err != nil {
@@ -567,7 +568,7 @@ func (s bound) listPendingOneQuery(ctx context.Context, now time.Time, o ListOpt
 		if err := rows.Scan(r.dest()...); err != nil {
 			return nil, err
 		}
-		out = append(out, r.decode(now, &s.decoded))
+		out = append(out, r.decode(now, &s.decoded, s.judge))
 	}
 	return out, rows.Err()
 }

@@ -34,6 +34,12 @@ type Record struct {
 	// Hardline: a hardline rule matches the command. Hermes never runs
 	// such a command, so it can be denied, never approved.
 	Hardline bool
+	// Effects are the judgement's effects of the command in its cwd (what
+	// a policy rule's effect matches).
+	Effects []string
+	// patterns are the pattern table's descriptions the command matches
+	// (what a policy rule's pattern matches).
+	patterns []string
 	// PayloadSHA256 is the hex SHA-256 of the row's payload_json bytes: an
 	// approval names the payload its approver read by it.
 	PayloadSHA256 string
@@ -98,7 +104,7 @@ func (s bound) scanRecord(sc rowScanner, now time.Time) (*Record, error) {
 	if err := sc.Scan(r.dest()...); err != nil {
 		return nil, err
 	}
-	return r.decode(now, &s.decoded), nil
+	return r.decode(now, &s.decoded, s.judge), nil
 }
 
 // payloadView is everything a record derives from its id and payload_json
@@ -110,9 +116,12 @@ type payloadView struct {
 	proposal   model.Proposal
 	problems   []string
 	findings   []string
-	classified model.RiskLevel
-	hardline   bool   // a hardline rule matches the command
-	sha256     string // hex SHA-256 of the payload_json bytes
+	classified model.RiskLevel // the judgement's level
+	hardline   bool            // a hardline rule matches the command
+	effects    []string        // the judgement's effects
+	patterns   []string        // the pattern table's descriptions it matches
+	judgeKey   string          // the extras it was judged with (judging.key)
+	sha256     string          // hex SHA-256 of the payload_json bytes
 }
 
 // decodeCache keeps recent payloadViews; listing a page of already-seen
@@ -129,21 +138,24 @@ type decodeCache struct {
 
 const decodeCacheMax = 8192
 
-func (c *decodeCache) view(id, payload string, ok bool) *payloadView {
+func (c *decodeCache) view(id, payload string, ok bool, j *judging) *payloadView {
+	if j == nil {
+		j = noExtras
+	}
 	if c != nil && ok {
 		c.mu.Lock()
 		v := c.cur[id]
 		if v == nil {
-			if v = c.old[id]; v != nil && v.payload == payload {
+			if v = c.old[id]; v != nil && v.payload == payload && v.judgeKey == j.key {
 				c.putLocked(id, v)
 			}
 		}
 		c.mu.Unlock()
-		if v != nil && v.payload == payload {
+		if v != nil && v.payload == payload && v.judgeKey == j.key {
 			return v
 		}
 	}
-	v := decodePayloadView(id, payload, ok)
+	v := decodePayloadView(id, payload, ok, j)
 	if c != nil && ok {
 		c.mu.Lock()
 		c.putLocked(id, v)
@@ -159,7 +171,7 @@ func (c *decodeCache) putLocked(id string, v *payloadView) {
 	c.cur[id] = v
 }
 
-func decodePayloadView(idStr, raw string, ok bool) *payloadView {
+func decodePayloadView(idStr, raw string, ok bool, j *judging) *payloadView {
 	v := &payloadView{payload: raw}
 	bad := func(format string, args ...any) { v.problems = append(v.problems, fmt.Sprintf(format, args...)) }
 	var p *model.Proposal
@@ -184,25 +196,26 @@ func decodePayloadView(idStr, raw string, ok bool) *payloadView {
 	}
 	v.proposal = *p
 	v.findings = agentFindings(p)
-	verdict := classifyCommand(p.Command)
+	verdict := classifyCommand(j, p.Cwd, p.Command)
 	v.classified, v.hardline = verdict.level, verdict.hardline
+	v.effects, v.patterns, v.judgeKey = verdict.effects, verdict.patterns, j.key
 	v.sha256 = sha256Hex([]byte(raw))
 	return v
 }
 
 // decode builds the Record: the payload's view (cached) with the row's
 // columns laid over its lifecycle keys.
-func (r *rawRow) decode(now time.Time, cache *decodeCache) *Record {
+func (r *rawRow) decode(now time.Time, cache *decodeCache, j *judging) *Record {
 	idStr, idOK := asText(r.id)
 	raw, ok := asText(r.payload)
-	v := cache.view(idStr, raw, ok)
+	v := cache.view(idStr, raw, ok, j)
 	problems := append([]string(nil), v.problems...)
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	if !idOK || idStr == "" {
 		bad("approval_id column is empty or not text")
 	}
 	rec := &Record{RowID: r.rowid, Proposal: v.proposal, Findings: v.findings, ClassifierRisk: v.classified,
-		Hardline: v.hardline, PayloadSHA256: v.sha256}
+		Hardline: v.hardline, Effects: v.effects, patterns: v.patterns, PayloadSHA256: v.sha256}
 	p := &rec.Proposal
 
 	// The row's columns override the payload's lifecycle keys; expires_at is

@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/approve-tui/approve-tui/risk"
 	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
 )
 
@@ -51,6 +52,12 @@ type Options struct {
 	// Readers is the size of the reader pool on PostgreSQL (4 when zero):
 	// a server with many sessions wants more.
 	Readers int
+	// Risk is what this process judges commands with besides each
+	// command's own cwd: the configured sensitive paths and programs, and
+	// its own files (config.RiskContext; Cwd is ignored). The effective
+	// risk a decision enforces, the urgency order and the effects a policy
+	// rule matches come from that judgement. Fixed for the Store's life.
+	Risk risk.Context
 }
 
 // Store is one user's view of an approval database: its own clock, lock
@@ -64,6 +71,7 @@ type Store struct {
 	opt    Options
 	now    func() time.Time
 	viewRO string // why this view may not write ("" when it may)
+	judge  *judging
 
 	mu     sync.Mutex
 	f      *dbfile // the handles of the file at the path
@@ -100,7 +108,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		return nil, fmt.Errorf("unknown synchronous mode %q (want NORMAL or FULL)", opt.Synchronous)
 	}
 	if IsPostgresURL(path) {
-		s := &Store{path: RedactURL(path), dsn: path, opt: opt, now: opt.Now}
+		s := &Store{path: RedactURL(path), dsn: path, opt: opt, now: opt.Now, judge: newJudging(opt.Risk)}
 		if opt.ReadOnly {
 			s.viewRO = "opened read-only"
 		}
@@ -116,7 +124,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("database path %q: %w", path, err)
 	}
-	s := &Store{path: abs, dsn: abs, opt: opt, now: opt.Now}
+	s := &Store{path: abs, dsn: abs, opt: opt, now: opt.Now, judge: newJudging(opt.Risk)}
 	if opt.ReadOnly {
 		s.viewRO = "opened read-only"
 	}

@@ -418,18 +418,18 @@ func TestDecodeCacheKeepsTheWorkingSet(t *testing.T) {
 	first := make([]*payloadView, n)
 	for i := range payloads {
 		payloads[i] = payload(i)
-		first[i] = c.view(fmt.Sprintf("dc%05d", i), payloads[i], true)
+		first[i] = c.view(fmt.Sprintf("dc%05d", i), payloads[i], true, nil)
 	}
 	for pass := 0; pass < 3; pass++ {
 		for i := range payloads {
-			if v := c.view(fmt.Sprintf("dc%05d", i), payloads[i], true); v != first[i] {
+			if v := c.view(fmt.Sprintf("dc%05d", i), payloads[i], true, nil); v != first[i] {
 				t.Fatalf("pass %d: row %d decoded again", pass, i)
 			}
 		}
 	}
 	// A changed payload is never served from the cache.
 	other := payload(n + 1)
-	if v := c.view("dc00000", other, true); v == first[0] || v.payload != other {
+	if v := c.view("dc00000", other, true, nil); v == first[0] || v.payload != other {
 		t.Fatal("a changed payload was served from the cache")
 	}
 }

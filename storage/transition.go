@@ -12,6 +12,7 @@ import (
 
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/policy"
+	"github.com/approve-tui/approve-tui/risk"
 )
 
 // Audit event names.
@@ -240,7 +241,7 @@ func (st *Store) Submit(ctx context.Context, p *model.Proposal, actor model.Acto
 			// does not serialise the whole database).
 			return nil, &DuplicateError{ID: p.ApprovalID}
 		}
-		eff := effectiveRisk(p.RiskLevel, p.Command)
+		eff := effectiveRisk(s.judge, p.RiskLevel, p.Cwd, p.Command)
 		if _, err := s.ws.rankPut.ExecContext(ctx, p.ApprovalID, eff.Rank(), nullFloat(p.ExpiresAt)); err != nil {
 			return nil, err
 		}
@@ -425,7 +426,7 @@ func (s bound) approvable(ctx context.Context, damaged error, id, readSHA256 str
 	case byPhrase && !s.tier2.Load():
 		return refuse(RefusedNotTier2File, "it asks for a text confirm, but the file lacks Hermes' tier-2 columns to record one: deny it")
 	case rec.Hardline:
-		return refuse(RefusedHardline, "the command matches a hardline rule ("+classifyCommand(rec.Command).reason+
+		return refuse(RefusedHardline, "the command matches a hardline rule ("+risk.Classify(rec.Command).Reason()+
 			"): Hermes never runs it, whoever approves; deny it")
 	}
 	if !byPhrase {

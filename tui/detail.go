@@ -10,6 +10,7 @@ import (
 	"github.com/approve-tui/approve-tui/diffview"
 	"github.com/approve-tui/approve-tui/impact"
 	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/risk"
 	"github.com/approve-tui/approve-tui/storage"
 )
 
@@ -32,6 +33,9 @@ type detail struct {
 	votesText  string
 	votesWidth int
 	votesLines []string
+	// judgement: the command's (nil while it is being judged): the "why"
+	// lines after the reason (why.go).
+	judgement *risk.Judgement
 
 	head, body []string // head: the fields; body: command and diff
 	bodyKey    string   // id, payload and width the body was built for
@@ -40,6 +44,7 @@ type detail struct {
 	fixed      []string
 	fixedRec   *storage.Record
 	fixedWidth int
+	fixedJudge *risk.Judgement
 	timed      map[string]timedLines // by label
 	lines      []string
 	offset     int
@@ -99,8 +104,8 @@ func (d *detail) rebuild(now time.Time) {
 		d.lines, d.head, d.body = nil, nil, nil
 		return
 	}
-	if d.fixedRec != d.rec || d.fixedWidth != d.width {
-		d.fixed, d.fixedRec, d.fixedWidth = d.buildFixed(), d.rec, d.width
+	if d.fixedRec != d.rec || d.fixedWidth != d.width || d.fixedJudge != d.judgement {
+		d.fixed, d.fixedRec, d.fixedWidth, d.fixedJudge = d.buildFixed(), d.rec, d.width, d.judgement
 	}
 	votes := d.buildVotes(now)
 	d.head = make([]string, 0, len(d.fixed)+len(votes)+8)
@@ -339,6 +344,10 @@ func (d *detail) buildFixed() []string {
 	out = append(out, d.field("risk", riskText)...)
 	d.votesAt = len(out) // the votes block goes here (buildVotes)
 	out = append(out, d.field("reason", d.agent(r.RiskReason, model.Line))...)
+	if r.Tampered == "" && r.Corrupt == "" {
+		// (Not for a row whose risk is unknown: it can only be denied.)
+		out = append(out, d.whyLines()...)
+	}
 	if r.RequesterContext != "" {
 		// The agent's words about its command: quoted, labelled as its
 		// own, apart from the verdict above.

@@ -19,6 +19,7 @@ import (
 	"github.com/approve-tui/approve-tui/impact"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/policy"
+	"github.com/approve-tui/approve-tui/risk"
 	"github.com/approve-tui/approve-tui/storage"
 )
 
@@ -65,6 +66,10 @@ type Options struct {
 	// (DefaultOpenWait when 0).
 	Open     string
 	OpenWait time.Duration
+	// Judge is what the judgement of a command (the detail's "why" lines)
+	// knows besides the command and its directory: the sensitive paths
+	// and programs of this installation. The zero value knows none.
+	Judge risk.Context
 }
 
 func (o Options) name() string {
@@ -127,14 +132,19 @@ type Model struct {
 	// rowsOwn: rows is not full's array (rowsBuffer may reuse it).
 	rowsOwn bool
 	// full is the last load that read the list whole (not a first page).
-	full     fullLoad
-	visible  []int // indexes into rows that pass the filter
-	total    int
-	cursor   int
-	top      int
-	selID    string
-	waiters  map[string]storage.WaiterStatus
-	storeErr string
+	full    fullLoad
+	visible []int // indexes into rows that pass the filter
+	total   int
+	cursor  int
+	top     int
+	selID   string
+	waiters map[string]storage.WaiterStatus
+	// judged: the judgements made (why.go), by command and directory;
+	// judging: those asked for and not back yet.
+	judged      map[judgeKey]*risk.Judgement
+	judgedBytes int
+	judging     map[judgeKey]bool
+	storeErr    string
 	// quorum: the policy in force and where each loaded proposal stands
 	// against it (quorum.go); me, how the quorum counts this console's
 	// actor; voteCol: the list has its VOTE column (a rule applies to a
@@ -299,7 +309,7 @@ func New(opt Options) *Model {
 	}
 	st := NewStyles(opt.Renderer)
 	m := &Model{opt: opt, ctx: opt.Context, st: st, keys: DefaultKeyMap(), focusList: true,
-		waiters: map[string]storage.WaiterStatus{}, detail: newDetail(st), explained: map[string]bool{}, deciding: map[string]int{},
+		waiters: map[string]storage.WaiterStatus{}, judged: map[judgeKey]*risk.Judgement{}, judging: map[judgeKey]bool{}, detail: newDetail(st), explained: map[string]bool{}, deciding: map[string]int{},
 		consoleID: newConsoleID(), following: opt.Follow, me: policy.VoterOf(opt.Actor)}
 	m.help = help.New()
 	m.help.Styles = st.Help
@@ -430,10 +440,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg.(type) {
-	case pendingMsg, restDueMsg, reloadDueMsg, historyMsg, runsMsg, waiterMsg, watchReadyMsg, decidedMsg, goneMsg, openMsg:
+	case pendingMsg, restDueMsg, reloadDueMsg, historyMsg, runsMsg, waiterMsg, watchReadyMsg, decidedMsg, goneMsg, openMsg, judgedMsg:
 		m.inflight = max(m.inflight-1, 0)
 	}
 	switch msg := msg.(type) {
+	case judgedMsg:
+		return m, m.onJudged(msg)
 	case tea.WindowSizeMsg:
 		m.setSize(msg.Width, msg.Height)
 		return m, nil
@@ -952,11 +964,13 @@ func (m *Model) selectionChanged(byOperator bool) tea.Cmd {
 		ws = &w
 	}
 	m.detail.votes = m.votesFor(rec.ApprovalID)
+	j, judging := m.judgementFor(rec)
+	m.detail.judgement = j
 	m.detail.Show(rec, ws, m.now, byOperator)
 	if changed || ws == nil {
-		return m.oneOff(loadWaiter(m.ctx, m.opt.Store, rec.ApprovalID))
+		return tea.Batch(judging, m.oneOff(loadWaiter(m.ctx, m.opt.Store, rec.ApprovalID)))
 	}
-	return nil
+	return judging
 }
 
 // onlyOwnPresence says whether everything committed since the last wake-up

@@ -297,9 +297,14 @@ func (s *screen) writeLocked() {
 		b.WriteString(ansi.EraseScreenBelow)
 	}
 	b.WriteString(ansi.CursorPosition(0, len(lines)))
-	if _, err := s.out.Write(b.Bytes()); err == nil {
-		s.onScreen(shows)
+	if _, err := s.out.Write(b.Bytes()); err != nil {
+		// Not on screen, or only part of it: the next frame is written
+		// whole, and this one counts as nothing read.
+		s.lines, s.clear = nil, true
+		s.at, s.before = time.Now(), s.at
+		return
 	}
+	s.onScreen(shows)
 	s.lines, s.at, s.before = lines, time.Now(), s.at
 }
 

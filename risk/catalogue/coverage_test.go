@@ -23,6 +23,68 @@ var readOnlyCorpus = []string{
 	"systemctl status nginx", "journalctl -u nginx -n 50", "ps aux", "ss -tlnp", "uname -a", "id",
 	"env", "printenv PATH", "date", "whoami", "basename a/b", "realpath .", "zcat a.gz", "test -f x",
 	"bat README.md", "apt list --installed", "brew list", "dig example.com",
+	// Read-only forms documented by each program.
+	"git tag", "git tag --list", "git branch -r --merged origin/main", "git worktree list",
+	"git lfs ls-files", "git config --get user.email",
+	"gh pr list --state open --limit 20", "gh issue list --label bug -L 5", "gh run list --workflow ci.yml",
+	"gh release list", "gh repo list acme --limit 50", "gh api repos/o/r/pulls --paginate --jq .[].title",
+	"terraform show", "terraform show -json plan.out", "terraform output -json", "terraform validate",
+	"terraform version", "terraform providers", "terraform graph",
+	"kubectl top nodes", "kubectl auth can-i create pods", "kubectl config get-contexts",
+	"helm status web -n prod", "helm template ./chart", "docker stats --no-stream", "docker builder du",
+	"aws logs tail /aws/lambda/f --since 1h", "aws dynamodb query --table-name t", "gcloud logging read severity>=ERROR",
+	"gcloud run services list", "aws deploy list-applications",
+	"npm config get registry", "npm audit", "npm version", "pip config list", "pip list --outdated",
+	"go vet ./...", "go mod graph", "go mod why golang.org/x/text", "go env",
+	"less -N main.go", "more README.md", "top -b -n 1", "ping -c 3 example.com",
+	"lscpu", "dmesg -T", "hostnamectl", "timedatectl status", "systemd-analyze blame",
+	"loginctl list-sessions", "resolvectl status", "kubectx", "stern web -n prod --since 10m",
+	"kustomize build overlays/prod", "eksctl get clusters",
+	"git show-branch", "git cherry -v", "git check-ignore -v build/x", "git symbolic-ref HEAD",
+	"git notes list", "git submodule status", "alias", "umask", "ulimit -a", "mount", "cal", "compgen -c",
+	"openssl x509 -in cert.pem -noout -text", "helm repo list", "helm plugin list", "docker manifest inspect node:20",
+	"crictl ps -a", "aws configure list", "npm pkg get name", "uv pip list", "rustup show", "rustup toolchain list",
+	"pyenv versions", "systemd-analyze log-level", "kubectl auth can-i list pods", "docker compose config", "az tag list",
+	"printf '%s\n' a b", "ack TODO", "rclone lsd r:", "poetry show", "poetry version", "poetry env info",
+	"gh run view 123 --job 456 --log", "gh pr checks 7 --watch -i 10", "gh workflow view ci.yml -r main --yaml", "gh pr diff 7 --color never",
+}
+
+// Forms of the same programs that write or run something: never proven.
+var notReadOnlyCorpus = []string{
+	"git tag v1.0", "git tag -a v1 -m release", "git tag -d v1", "git branch feature",
+	"git worktree add ../wt", "git worktree remove ../wt", "git lfs prune",
+	"gh api -X DELETE repos/o/r", "gh api repos/o/r/issues -f title=x", "gh api graphql --input q.json",
+	"gh api -H 'X-HTTP-Method-Override: DELETE' repos/o/r",
+	"terraform plan", "terraform fmt", "terraform providers lock", "terraform test",
+	"npm config set registry https://registry.example", "npm version patch", "npm audit fix", "npm audit --fix",
+	"pip config set global.index-url https://pypi.example", "go env -w GOFLAGS=-mod=mod",
+	"go vet -vettool=/tmp/x ./...", "go list -toolexec=/tmp/x ./...", "go mod tidy",
+	"less +!id README.md", "less -k keys README.md", "less -o copy.txt README.md",
+	"ping -p deadbeef example.com", "dmesg -C", "hostnamectl hostname web-2",
+	"timedatectl set-timezone UTC", "ss -K dst 10.0.0.1", "arp -d 10.0.0.1",
+	"kubectx prod", "kustomize build --enable-exec overlays/prod", "docker builder prune -af",
+	"git symbolic-ref HEAD refs/heads/x", "git notes add -m x", "git submodule foreach 'rm -rf .'",
+	"alias ls='rm -rf ~'", "umask 000", "ulimit -c unlimited", "mount -a", "mount /dev/sdb1 /mnt",
+	"openssl x509 -in c.pem -engine /tmp/e.so", "openssl x509 -in c.pem -out c.der", "helm plugin install https://x.example/p",
+	"aws configure get aws_secret_access_key", "aws configure set region x", "npm pkg set scripts.test=x",
+	"uv pip install requests", "rustup toolchain install nightly", "pyenv install 3.12", "ctr images ls",
+	"compgen -C 'rm -rf ~' x", "atop -w /tmp/raw", "lastlog -C -u dev", "systemd-analyze log-level debug",
+	"helm template web ./chart --output-dir out", "helm template web ./chart --dependency-update",
+	"kubectl auth reconcile -f rbac.yaml", "docker compose config -o merged.yaml",
+	"openssl x509 -req -in c.csr -CA ca.pem -CAcreateserial", "uv pip list --python /tmp/py", "pip --python /tmp/py list",
+	"kubectl cluster-info dump --output-directory=/tmp/d",
+	"poetry version minor", "uv version --bump patch", "poetry env use python3.12", "poetry env remove --all",
+	"docker -H ssh://prod ps", "printf -v PATH /tmp/bin", "rg --hostname-bin=/tmp/x foo", "ag --pager /tmp/x foo", "ack --pager=/tmp/x foo",
+	"rclone ls r: --password-command /tmp/x", "rclone ls r: --sftp-ssh /tmp/x", "file -C -m magic", "git --exec-path=/tmp/x status",
+}
+
+func TestNotReadOnlyCorpus(t *testing.T) {
+	c := mustDefault(t)
+	for _, cmd := range notReadOnlyCorpus {
+		if r := c.Lookup(splitTest(cmd)); r.ReadOnly {
+			t.Errorf("%q proven read-only; it writes or runs something", cmd)
+		}
+	}
 }
 
 func TestReadOnlyCorpus(t *testing.T) {
