@@ -15,7 +15,14 @@
 // must contain), so a process that classifies one command (an agent hook)
 // compiles a few regexps at most, and one that classifies nothing none.
 // A command is normalised as Hermes does it (see Normalize) and every rule is
-// matched against it with Python's IGNORECASE|DOTALL. A description's risk
+// matched against it with Python's IGNORECASE|DOTALL. On a text of 4 KB or
+// more, a rule is matched by a lazily built DFA over its compiled program
+// (dfa.go) instead of by regexp, whose NFA is slow on long texts: the DFA
+// answers exactly regexp's MatchString (the same program, the same
+// empty-width assertions; tested against regexp on the corpora, long
+// synthetic lines and fuzzed texts), jumps over the text where no match
+// can begin (to the literal a rule begins with, on a normalised text), and
+// gives way to regexp when its states would grow past a bound. A description's risk
 // is Hermes' _classify_pattern_risk (see DescriptionRisk); hardline matches
 // are high, a command that matches nothing is low and several matches give
 // the highest of their levels. Effective and Guard implement invariant 6.

@@ -136,12 +136,13 @@ func judgeWith(command string, c Context, t Verdict) Judgement {
 	a.script(script)
 	sortFindings(a.findings)
 	seen := map[string]bool{}
+	var key []byte
 	for _, f := range a.findings {
-		key := f.Rule + "\x00" + string(f.Level) + "\x00" + f.Why + "\x00" + strings.Join(f.Words, "\x00")
-		if seen[key] {
+		key = findingKey(key[:0], f)
+		if seen[string(key)] {
 			continue
 		}
-		seen[key] = true
+		seen[string(key)] = true
 		j.add(f)
 		if f.Level != model.RiskLow {
 			a.readOnly = false

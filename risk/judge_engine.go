@@ -67,6 +67,25 @@ func (a *analysis) add(f Finding) {
 	a.findings = append(a.findings, f)
 }
 
+// findingKey appends to b what tells findings apart (rule, level, why and
+// words, joined by NULs): a byte slice reused for every finding, so that
+// only the distinct ones cost a string.
+func findingKey(b []byte, f Finding) []byte {
+	b = append(b, f.Rule...)
+	b = append(b, 0)
+	b = append(b, f.Level...)
+	b = append(b, 0)
+	b = append(b, f.Why...)
+	b = append(b, 0)
+	for k, w := range f.Words {
+		if k > 0 {
+			b = append(b, 0)
+		}
+		b = append(b, w...)
+	}
+	return b
+}
+
 // maxWord bounds a finding's word (a long -c script is shown cut).
 const maxWord = 256
 
@@ -93,6 +112,11 @@ func (a *analysis) script(s *shell.Script) {
 	a.s = s
 	if a.roots == nil {
 		a.roots = map[*shell.Command][]string{}
+	}
+	if a.findings == nil {
+		// About two findings a command on the corpora: grown once, not
+		// doubled a dozen times on a long line.
+		a.findings = make([]Finding, 0, len(s.Findings)+2*len(s.Commands))
 	}
 	for _, f := range s.Findings {
 		a.readOnly = false

@@ -51,10 +51,11 @@ func Classify(command string) Verdict {
 // classify is Classify with the table rs.
 func classify(rs []rule, command string) Verdict {
 	text := foldIgnoreCase(Normalize(command))
+	folded := len(text) >= dfaMinLen && isFolded(text)
 	v := Verdict{Level: model.RiskLow}
 	for i := range rs {
 		r := &rs[i]
-		if slices.ContainsFunc(v.Matches, func(m Match) bool { return m.Description == r.desc }) || !r.matches(text) {
+		if slices.ContainsFunc(v.Matches, func(m Match) bool { return m.Description == r.desc }) || !r.matchesFolded(text, folded) {
 			continue
 		}
 		v.Matches = append(v.Matches, Match{Kind: r.kind, Description: r.desc, Level: r.level})
@@ -77,7 +78,13 @@ func foldIgnoreCase(s string) string { return ignoreCase.Replace(s) }
 // matches reports whether the rule matches the normalised text: only a
 // text that holds the literals every match holds (lit, need) compiles and
 // runs the regexp.
-func (r *rule) matches(text string) bool {
+func (r *rule) matches(text string) bool { return r.matchesFolded(text, false) }
+
+// matchesFolded is matches; folded says that text holds no ASCII capital
+// and neither of the two non-ASCII letters that IGNORECASE matches with an
+// ASCII one (ſ, K), as a normalised text (see isFolded), so that on a long
+// text a rule's DFA may jump to the literal every match begins with.
+func (r *rule) matchesFolded(text string, folded bool) bool {
 	if r.lit != "" && !strings.Contains(text, r.lit) {
 		return false
 	}
@@ -87,9 +94,9 @@ func (r *rule) matches(text string) bool {
 		}
 	}
 	if r.notBefore == "" {
-		return r.re.get().MatchString(text)
+		return r.re.matchString(text, folded)
 	}
-	return r.matchesNotBefore(text)
+	return r.matchesNotBefore(text, folded)
 }
 
 // matchesNotBefore gives re(?![^\n]*\bWORD\b) Python's meaning: some match of
@@ -98,12 +105,30 @@ func (r *rule) matches(text string) bool {
 // (\bdelete\s+from\b) and each start has one end, so the leftmost
 // non-overlapping matches are all the candidates. Linear in len(text): the
 // next WORD and the next newline are found once and reused while they stay
-// ahead of the match end.
-func (r *rule) matchesNotBefore(text string) bool {
-	locs := r.re.get().FindAllStringIndex(text, -1)
+// ahead of the match end. On a long text the match ends come from the DFA,
+// which gives every end of every match (the same ends, the matches being
+// those), without regexp's slow NFA.
+func (r *rule) matchesNotBefore(text string, folded bool) bool {
+	free := r.notFollowed(text)
+	if len(text) >= dfaMinLen {
+		if m, ok := r.re.dfa.ends(r.re.src, text, folded, free); ok {
+			return m
+		}
+		free = r.notFollowed(text) // start again: the DFA gave up part way
+	}
+	for _, loc := range r.re.get().FindAllStringIndex(text, -1) {
+		if free(loc[1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// notFollowed returns a test of match ends, given in increasing order:
+// whether WORD (r.notBefore) does not follow the end e on its line.
+func (r *rule) notFollowed(text string) func(e int) bool {
 	word, nl := -2, -2 // next whole WORD / newline at or after the match end; -1 = none
-	for _, loc := range locs {
-		e := loc[1]
+	return func(e int) bool {
 		if word != -1 && word < e {
 			word = nextWord(text, r.notBefore, e)
 		}
@@ -112,11 +137,8 @@ func (r *rule) matchesNotBefore(text string) bool {
 				nl += e
 			}
 		}
-		if word == -1 || (nl != -1 && nl < word) {
-			return true
-		}
+		return word == -1 || (nl != -1 && nl < word)
 	}
-	return false
 }
 
 // nextWord returns the index of the first occurrence of w at or after from

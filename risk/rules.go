@@ -100,6 +100,7 @@ type lazyRE struct {
 	once sync.Once
 	re   *regexp.Regexp
 	err  error
+	dfa  lazyDFA // for long texts (see dfaMinLen)
 }
 
 // compiledRE is re as a lazyRE, already compiled.
@@ -119,6 +120,18 @@ func (l *lazyRE) get() *regexp.Regexp {
 		panic(fmt.Sprintf("risk: rule regexp %q does not compile under RE2: %v", l.src, l.err))
 	}
 	return l.re
+}
+
+// matchString reports whether the regexp matches text, as
+// regexp.MatchString does; long texts are matched by the DFA (folded as
+// for rule.matchesFolded).
+func (l *lazyRE) matchString(text string, folded bool) bool {
+	if len(text) >= dfaMinLen {
+		if m, ok := l.dfa.matchString(l.src, text, folded); ok {
+			return m
+		}
+	}
+	return l.get().MatchString(text)
 }
 
 func mustParse(data string) []rule {

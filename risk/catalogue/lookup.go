@@ -47,6 +47,10 @@ type Result struct {
 func (r *Result) Has(e Effect) bool { return slices.Contains(r.Effects, e) }
 
 func (r *Result) add(e Effect, why string, words ...string) {
+	if r.Findings == nil {
+		// Most commands get a few: one allocation, not one per append.
+		r.Effects, r.Findings = make([]Effect, 0, 4), make([]Finding, 0, 4)
+	}
 	if !slices.Contains(r.Effects, e) {
 		r.Effects = append(r.Effects, e)
 	}
@@ -124,10 +128,15 @@ func (c *Catalogue) Lookup(words []string) Result {
 		}
 		positionals = nil // service, resource and operation words
 	}
-	if verb == nil {
+	if verb == nil && len(node.Effects) > 0 {
+		// One description and one list of words for all the node's
+		// effects (the words are never changed in place).
+		why, ws := node.describe(r.Program, r.Path), slices.Clip(append([]string{words[0]}, r.Path...))
 		for _, e := range node.Effects {
-			r.add(e, node.describe(r.Program, r.Path), append([]string{words[0]}, r.Path...)...)
+			r.add(e, why, ws...)
 		}
+	}
+	if verb == nil {
 		if !node.ReadOnly {
 			readOnly = false
 		}
@@ -153,7 +162,10 @@ func (c *Catalogue) Lookup(words []string) Result {
 }
 
 func (n *Command) describe(prog string, p []string) string {
-	name := strings.Join(append([]string{prog}, p...), " ")
+	name := prog
+	if len(p) > 0 {
+		name = strings.Join(append([]string{prog}, p...), " ")
+	}
 	if n.About != "" {
 		return name + ": " + n.About
 	}
