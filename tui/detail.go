@@ -253,12 +253,14 @@ func (d *detail) ViewLines() []string {
 
 func (d *detail) field(label, value string) []string { return fieldLines(d.st, label, value, d.width) }
 
+// fieldLabelWidth is the width of a field's label column.
+const fieldLabelWidth = 11
+
 // fieldLines is a labelled field of a page that shows one thing whole (a
 // proposal, an audit event): the label in its column, the value after it,
 // wrapped under itself to the width.
 func fieldLines(st Styles, label, value string, width int) []string {
-	const lw = 11
-	return wrapIndented(st.Label.Render(padRight(label, lw)), value, lw, width)
+	return wrapIndented(st.Label.Render(padRight(label, fieldLabelWidth)), value, fieldLabelWidth, width)
 }
 
 // timedField is field for the fields that change with the clock: laid out
@@ -343,7 +345,9 @@ func (d *detail) buildFixed() []string {
 	}
 	out = append(out, d.field("risk", riskText)...)
 	d.votesAt = len(out) // the votes block goes here (buildVotes)
-	out = append(out, d.field("reason", d.agent(r.RiskReason, model.Line))...)
+	if d.reasonShown() {
+		out = append(out, d.field("reason", d.agent(r.RiskReason, model.Line))...)
+	}
 	if r.Tampered == "" && r.Corrupt == "" {
 		// (Not for a row whose risk is unknown: it can only be denied.)
 		out = append(out, d.whyLines()...)
