@@ -248,8 +248,10 @@ func TestFlowLiveRowsAppearAndVanish(t *testing.T) {
 // so approve first opens the whole proposal, even a short one.
 func TestApproveNeedsTheProposalShownFirst(t *testing.T) {
 	f := newFixture(t)
-	id := f.ids["low"] // short enough to fit the page at 80x24
-	m := console(t, f, operator, 80, 24)
+	// Short enough to fit the page of an 80-column screen 30 rows high
+	// (with its explanation it no longer fits 24 rows).
+	id := f.ids["low"]
+	m := console(t, f, operator, 80, 30)
 	selectID(t, m, id)
 	press(m, "a")
 	if m.prompt != nil {
@@ -270,8 +272,10 @@ func TestApproveNeedsTheProposalShownFirst(t *testing.T) {
 	if m.prompt == nil {
 		t.Fatalf("prompt did not open after the proposal was shown:\n%s", m.View())
 	}
-	// A long one must be scrolled through: End reads nothing it skips.
+	// A long one must be scrolled through: End reads nothing it skips (at
+	// 80x24, where its body is more than two pages).
 	press(m, "esc", "esc")
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	selectID(t, m, f.ids["heredoc"])
 	press(m, "a", "esc", "a", "esc")
 	if m.prompt != nil {
