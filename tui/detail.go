@@ -154,11 +154,11 @@ func (d *detail) SetVisible(v bool) { d.visible = v }
 type shown struct{ gen, from, to int }
 
 // onScreen is the body lines the pane shows as laid out now, when what it
-// shows counts as read (on screen, looked at: not held, its explanation
-// there). The last row of the pane shows the "more lines" marker instead
+// shows counts as read (on screen, looked at: not held, its head
+// settled). The last row of the pane shows the "more lines" marker instead
 // of a line when there are more.
 func (d *detail) onScreen() (shown, bool) {
-	if !d.visible || d.rec == nil || d.held || d.drawn == nil || d.judging() {
+	if !d.visible || d.rec == nil || d.held || d.drawn == nil || d.settling() {
 		return shown{}, false
 	}
 	end := min(d.offset+d.height, len(d.lines))
@@ -173,13 +173,13 @@ func (d *detail) onScreen() (shown, bool) {
 	return shown{gen: d.gen, from: from, to: to}, true
 }
 
-// judging reports whether the proposal's "why" is still being worked out:
-// until it is there the proposal is not all on screen, and what the pane
-// draws meanwhile (a layout the explanation's lines will push down) counts
-// as read by none, so that what counts does not hang on how fast the
-// judgement came.
-func (d *detail) judging() bool {
-	return d.judgement == nil && d.rec.Tampered == "" && d.rec.Corrupt == ""
+// settling reports whether the proposal's head is still being worked out
+// (its "why", or its waiter's state, has not arrived): until both are
+// there the proposal is not all on screen, and what the pane draws
+// meanwhile (a layout their lines will push down) counts as read by none,
+// so that what counts does not hang on how fast they came.
+func (d *detail) settling() bool {
+	return d.waiter == nil || d.judgement == nil && d.rec.Tampered == "" && d.rec.Corrupt == ""
 }
 
 // markDrawn marks as read the body lines of a frame that has been written,

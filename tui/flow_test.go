@@ -52,10 +52,15 @@ func send(tm *teatest.TestModel, keys ...string) {
 
 // openByFilter narrows the list to one id (the filter matches ids), reads
 // the proposal to the end and opens the approve prompt.
-func openApprove(tm *teatest.TestModel, id string) {
+func openApprove(t *testing.T, tm *teatest.TestModel, id string) {
+	t.Helper()
 	send(tm, "/")
 	tm.Type(id)
-	send(tm, "enter", "enter", "end", "a")
+	send(tm, "enter", "enter")
+	// As an operator does, read once the proposal stands whole: its why
+	// and its waiter's state have arrived (before, nothing drawn counts).
+	waitScreen(t, tm, "why HIGH", "approving will not run anything")
+	send(tm, "end", "a")
 }
 
 func status(t *testing.T, f *fixture, id string) *storage.Record { return golden.Record(t, f.s, id) }
@@ -69,7 +74,7 @@ func TestFlowApproveAfterTypingTheID(t *testing.T) {
 	id := f.ids["drop"]
 	tm := liveConsole(t, f, operator)
 	waitScreen(t, tm, "15 pending")
-	openApprove(tm, id)
+	openApprove(t, tm, id)
 	waitScreen(t, tm, "Type the approval id")
 	tm.Type(id)
 	waitScreen(t, tm, "approve: press enter")
@@ -86,7 +91,7 @@ func TestFlowWrongIDKeepsApproveDisabled(t *testing.T) {
 	id := f.ids["drop"]
 	tm := liveConsole(t, f, operator)
 	waitScreen(t, tm, "15 pending")
-	openApprove(tm, id)
+	openApprove(t, tm, id)
 	waitScreen(t, tm, "Type the approval id")
 	tm.Type(strings.ToLower(id))
 	send(tm, "enter")
@@ -111,7 +116,7 @@ func TestFlowPasteIsRefused(t *testing.T) {
 	id := f.ids["drop"]
 	tm := liveConsole(t, f, operator)
 	waitScreen(t, tm, "15 pending")
-	openApprove(tm, id)
+	openApprove(t, tm, id)
 	waitScreen(t, tm, "Type the approval id")
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(id), Paste: true})
 	waitScreen(t, tm, "pasted text refused")
@@ -134,7 +139,7 @@ func TestFlowAnotherProcessConsumesFirst(t *testing.T) {
 	id := f.ids["drop"]
 	tm := liveConsole(t, f, operator)
 	waitScreen(t, tm, "15 pending")
-	openApprove(tm, id)
+	openApprove(t, tm, id)
 	waitScreen(t, tm, "Type the approval id")
 	tm.Type(id)
 	waitScreen(t, tm, "approve: press enter")

@@ -82,6 +82,10 @@ func (m *Model) onJudged(msg judgedMsg) tea.Cmd {
 	if r := m.detail.rec; r != nil && judgeKeyOf(r) == msg.key {
 		m.detail.judgement = &j
 		m.detail.Refresh(m.now)
+		if m.following != "" {
+			// The detail's length changed: take the followed scroll again.
+			return m.follow()
+		}
 	}
 	return nil
 }
