@@ -354,8 +354,8 @@ func (d *detail) buildFixed() []string {
 	}
 	out = append(out, d.field("risk", riskText)...)
 	d.votesAt = len(out) // the votes block goes here (buildVotes)
-	if d.reasonShown() {
-		out = append(out, d.field("reason", d.agent(r.RiskReason, model.Line))...)
+	if reason := d.reasonLeft(); reason != "" {
+		out = append(out, d.field("reason", d.agent(reason, model.Line))...)
 	}
 	if r.Tampered == "" && r.Corrupt == "" {
 		// (Not for a row whose risk is unknown: it can only be denied.)

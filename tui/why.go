@@ -142,32 +142,28 @@ func decidingFindings(j *risk.Judgement) []risk.Finding {
 	return out
 }
 
-// reasonShown reports whether the pinned reason says something the why
-// lines do not: always while the judgement is not known, never when it is
-// the judgement's own Reason() or each of its parts is the why of a
-// finding listed (a Hermes reason, an older row's, a raise by impact or by
-// the submitter say more).
-func (d *detail) reasonShown() bool {
+// reasonLeft is what the pinned reason says that the why lines do not
+// ("" nothing): all of it while the judgement is not known (or for a row
+// the detail does not judge); otherwise its parts ("; " apart) but those
+// that are the why of a finding at the judgement's level (listed, or
+// among the "+N more" show lists). A Hermes reason, an older row's, a
+// raise by impact or by the submitter are what is left.
+func (d *detail) reasonLeft() string {
 	r, j := d.rec, d.judgement
-	if r.RiskReason == "" {
-		return false
-	}
 	if j == nil || r.Tampered != "" || r.Corrupt != "" {
-		return true
+		return r.RiskReason
 	}
 	if r.RiskReason == j.Reason() {
-		return false
+		return ""
 	}
-	listed := decidingFindings(j)
-	if len(listed) > maxWhyFindings {
-		listed = listed[:maxWhyFindings]
-	}
+	deciding := decidingFindings(j)
+	var left []string
 	for _, part := range strings.Split(r.RiskReason, "; ") {
-		if !slices.ContainsFunc(listed, func(f risk.Finding) bool { return f.Why == part }) {
-			return true
+		if part != "" && !slices.ContainsFunc(deciding, func(f risk.Finding) bool { return f.Why == part }) {
+			left = append(left, part)
 		}
 	}
-	return false
+	return strings.Join(left, "; ")
 }
 
 // findingText is one finding on one line where it fits: "hermes: why",
