@@ -20,6 +20,11 @@ import (
 
 var noDelay = time.Duration(0)
 
+// tallH is a terminal tall enough to show the drop row's whole detail (its
+// why section included), for tapes about approving it rather than about
+// reading it all before approving.
+const tallH = 40
+
 // headless runs src (a tape) on f as the golden screens' console does:
 // same actor, renderer, clock and label.
 func headless(t *testing.T, f *fixture, src string, w, h int, configure ...func(*Options)) (*Result, []EventLine, error) {
@@ -144,7 +149,7 @@ func TestHeadlessSharesTheConsoleModel(t *testing.T) {
 func TestHeadlessApproveByTypingTheID(t *testing.T) {
 	f := newFixture(t)
 	id := f.ids["drop"]
-	res, evs, err := headless(t, f, "Type \"/"+id+"\"\nEnter\nEnter\nType \"a"+id+"\"\nEnter\nWait+Screen /approved "+id+"/\n", 100, 30)
+	res, evs, err := headless(t, f, "Type \"/"+id+"\"\nEnter\nEnter\nType \"a"+id+"\"\nEnter\nWait+Screen /approved "+id+"/\n", 100, tallH)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, res.Text)
 	}
@@ -171,7 +176,7 @@ func TestHeadlessPasteIsRefused(t *testing.T) {
 	f := newFixture(t)
 	id := f.ids["drop"]
 	res, evs, err := headless(t, f, "Type \"/"+id+"\"\nEnter\nEnter\nType \"a\"\nCopy \""+id+"\"\nPaste\nEnter\n"+
-		"Wait+Screen /not approved: the id was pasted/\n", 100, 30)
+		"Wait+Screen /not approved: the id was pasted/\n", 100, tallH)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, res.Text)
 	}
@@ -204,7 +209,7 @@ func TestHeadlessLostRace(t *testing.T) {
 			tape := "Type \"/" + id + "\"\nEnter\nEnter\nType \"a" + id + "\"\nWait+Screen /approve: press enter/\n" +
 				"Sleep 1s\nEnter\nWait+Screen /lost: " + id + " was already approved by alice|" + id + " was approved elsewhere by alice/\n"
 			var raced error
-			res, evs, err := headless(t, f, tape, 100, 30, func(o *Options) {
+			res, evs, err := headless(t, f, tape, 100, tallH, func(o *Options) {
 				o.Console.NoWatch = !live
 				o.Events.(*eventSink).onLine = func(e EventLine) {
 					if e.Kind == "Sleep" && e.Outcome == "started" {
