@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -120,11 +121,14 @@ func sameAsGolden(t *testing.T, name, text string) {
 // golden screens that the terminal's model renders when driven key by key.
 // There is no second implementation of the screens to drift.
 func TestHeadlessSharesTheConsoleModel(t *testing.T) {
+	// The tapes go down the list to the drop row, as a user would; where it
+	// sits depends on the seeded rows' levels.
+	down := "Down " + strconv.Itoa(dropRowBelow(t)) + "\n"
 	cases := []struct{ golden, tape string }{
 		{"list-80x24", "Wait+Screen /15 pending/\n"},
-		{"approve-prompt-partly-typed-80x24", "Down 4\nEnter\nType \"G\"\nType \"a\"\nType \"u7LxL\"\n"},
-		{"approve-paste-refused-80x24", "Down 4\nEnter\nType \"G\"\nType \"a\"\nCopy \"u7LxLGT73E5T\"\nPaste\n"},
-		{"deny-prompt-120x40", "Down 4\nType \"d\"\nType \"not during business hours\"\n"},
+		{"approve-prompt-partly-typed-80x24", down + "Enter\nType \"G\"\nType \"a\"\nType \"u7LxL\"\n"},
+		{"approve-paste-refused-80x24", down + "Enter\nType \"G\"\nType \"a\"\nCopy \"u7LxLGT73E5T\"\nPaste\n"},
+		{"deny-prompt-120x40", down + "Type \"d\"\nType \"not during business hours\"\n"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.golden, func(t *testing.T) {
@@ -144,6 +148,30 @@ func TestHeadlessSharesTheConsoleModel(t *testing.T) {
 			}
 		})
 	}
+}
+
+// dropRowBelow is how many rows below the selected one, on the list as it
+// opens, the drop row sits.
+func dropRowBelow(t *testing.T) int {
+	t.Helper()
+	f := newFixture(t)
+	res, _, err := headless(t, f, "Wait+Screen /15 pending/\n", 80, 24)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel, drop := -1, -1
+	for i, l := range strings.Split(res.Text, "\n") {
+		if strings.HasPrefix(l, "▶") {
+			sel = i
+		}
+		if strings.Contains(l, "DROP TABL") {
+			drop = i
+		}
+	}
+	if sel < 0 || drop < sel {
+		t.Fatalf("no drop row below the selected one:\n%s", res.Text)
+	}
+	return drop - sel
 }
 
 func TestHeadlessApproveByTypingTheID(t *testing.T) {
