@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/approve-tui/approve-tui/model"
-	"github.com/approve-tui/approve-tui/risk"
 	"github.com/approve-tui/approve-tui/storage"
 )
 
@@ -489,12 +488,14 @@ func TestHookGuardsPowerShell(t *testing.T) {
 			t.Fatalf("%s: %s %q", in, d, reason)
 		}
 	}
-	// A PowerShell command a rule matches keeps the rule's risk.
+	// A PowerShell command the judgement finds a risk in keeps its level and
+	// words, above the medium pinned for an unknown one: a force push to
+	// main is HIGH.
 	s2, o2 := emptyStore(t)
 	in := strings.Replace(sample(t, "claude-code.txtar", "pre-powershell.json"), `Remove-Item -Recurse -Force .\\build`, "git push --force origin main", 1)
 	ch = hookAsync(in, hookOpts(s2))
-	if rec := awaitHookProposal(t, o2); rec.RiskLevel != risk.Classify("git push --force origin main").Level ||
-		!strings.HasPrefix(rec.RiskReason, "git force push") || !strings.Contains(rec.RiskReason, "may miss more of its risk") {
+	if rec := awaitHookProposal(t, o2); rec.RiskLevel != model.RiskHigh ||
+		!strings.HasPrefix(rec.RiskReason, "force-pushes to main, a shared branch") || !strings.Contains(rec.RiskReason, "may miss more of its risk") {
 		t.Fatalf("risk %s: %q", rec.RiskLevel, rec.RiskReason)
 	}
 	if _, err := o2.Deny(context.Background(), HookID("abc123", "toolu_01PS"), operator, "no"); err != nil {

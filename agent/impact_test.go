@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/approve-tui/approve-tui/impact"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/risk"
 	"github.com/approve-tui/approve-tui/storage"
@@ -400,9 +401,10 @@ func TestNoPreviewIsAsked(t *testing.T) {
 	}
 }
 
-// terraform apply PLAN, which no rule matches, where the plan cannot be
-// read (terraform is not on the hook's PATH, and the file is no plan): a
-// part not previewed, so a proposal, never allowed by --low allow.
+// terraform apply PLAN where the plan cannot be read (terraform is not on
+// the hook's PATH, and the file is no plan): a part not previewed, so a
+// proposal, never allowed by --low allow. The judgement finds terraform
+// apply MEDIUM already; the preview pinned with it asks on its own too.
 func TestHookAsksForAPlanItCannotRead(t *testing.T) {
 	s, o := emptyStore(t)
 	dir := t.TempDir()
@@ -416,8 +418,17 @@ func TestHookAsksForAPlanItCannotRead(t *testing.T) {
 	opts.Low = LowAllow
 	ch := hookAsync(string(call), opts)
 	rec := awaitHookProposal(t, o)
-	if rec.RiskLevel != model.RiskMedium || !strings.Contains(rec.RiskReason, "could not preview terraform apply destroy.plan") {
-		t.Fatalf("proposal %s %q", rec.RiskLevel, rec.RiskReason)
+	if rec.RiskLevel != model.RiskMedium || !strings.Contains(rec.DiffSummary, "could not preview: terraform apply destroy.plan") ||
+		rec.Impact == nil || len(rec.Impact.Unknown) == 0 {
+		t.Fatalf("proposal %s %q, diff summary %q", rec.RiskLevel, rec.RiskReason, rec.DiffSummary)
+	}
+	// The pinned preview asks by itself: were the judgement to find nothing
+	// in the command, the plan it could not read would still hold it.
+	if level, why := impact.Raise(rec.Impact); level != model.RiskMedium || !strings.Contains(why, "could not preview terraform apply destroy.plan") {
+		t.Fatalf("the preview raises to %q: %q", level, why)
+	}
+	if unasked(UnaskedLow, model.RiskLow, risk.Judgement{Level: model.RiskLow}, rec.Impact) {
+		t.Fatal("a preview that could not read the plan lets a low command through")
 	}
 	if _, err := o.Deny(context.Background(), rec.ApprovalID, operator, "no"); err != nil {
 		t.Fatal(err)

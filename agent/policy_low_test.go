@@ -12,6 +12,7 @@ import (
 
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/policy"
+	"github.com/approve-tui/approve-tui/risk"
 	"github.com/approve-tui/approve-tui/storage"
 )
 
@@ -19,56 +20,53 @@ import (
 // the classifier says of it: run and every hook ask, with the rule named
 // in the reason, where without the rule the command would go unasked.
 
-// readmeRule puts the README's two-person rule on terraform apply in force.
-func readmeRule(t *testing.T, o *storage.Store) {
+// deployRule puts a two-person rule on make deploy in force.
+func deployRule(t *testing.T, o *storage.Store) {
 	t.Helper()
-	p := &policy.Policy{Rules: []policy.Rule{{Match: policy.Match{Command: "terraform apply*"}, Approvals: 2, Line: 5}}}
-	if _, _, err := o.SetPolicy(context.Background(), []byte("terraform"), p, model.Actor{Surface: model.SurfaceCLI, Name: "root@test", Person: "root"}); err != nil {
+	p := &policy.Policy{Rules: []policy.Rule{{Match: policy.Match{Command: "make deploy*"}, Approvals: 2, Line: 5}}}
+	if _, _, err := o.SetPolicy(context.Background(), []byte("deploys"), p, model.Actor{Surface: model.SurfaceCLI, Name: "root@test", Person: "root"}); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// savedPlan is a directory holding a terraform plan, plan.out, with no
-// provider to download: `terraform apply plan.out` there is low risk and
-// previews completely (nothing to raise it).
-func savedPlan(t *testing.T) string {
+// deployDir is a workspace whose Makefile has a deploy target: `make
+// deploy` there is a build recipe of the workspace, judged low, and
+// previews completely (nothing to raise it), so it goes unasked unless a
+// rule names it.
+func deployDir(t *testing.T) string {
 	t.Helper()
-	if _, err := exec.LookPath("terraform"); err != nil {
-		t.Skip("terraform is not installed: skipped (a saved plan is what makes terraform apply low risk)")
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make is not installed: skipped (run runs make deploy)")
 	}
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte("output \"x\" {\n  value = 1\n}\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "Makefile"), []byte("deploy:\n\ttrue\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{{"init", "-input=false"}, {"plan", "-input=false", "-out=plan.out"}} {
-		cmd := exec.Command("terraform", append([]string{"-chdir=" + dir}, args...)...)
-		cmd.Env = append(os.Environ(), "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("terraform %v: %v\n%s", args, err, out)
-		}
+	if j := risk.Judge(makeDeploy, risk.Context{Cwd: dir}); j.Level != model.RiskLow {
+		t.Fatalf("%s is judged %s (%s): these tests need a low command", makeDeploy, j.Level, j.Reason())
 	}
 	return dir
 }
 
-const planApply = "terraform apply plan.out"
+const makeDeploy = "make deploy"
 
-const readmeRuleWhy = `policy v1 asks for approval (2 approvers): rule 1 (line 5): the command matches "terraform apply*"`
+const deployRuleWhy = `policy v1 asks for approval (2 approvers): rule 1 (line 5): the command matches "make deploy*"`
 
 func TestRunAsksWhatAPolicyRuleNames(t *testing.T) {
-	dir := savedPlan(t)
+	dir := deployDir(t)
 	s, o := emptyStore(t)
 
 	// Without the rule, it runs at once (allowed by policy, audited).
-	out := recvRun(t, startRun(s, runReq(dir, "terraform", "apply", "plan.out")))
+	out := recvRun(t, startRun(s, runReq(dir, "make", "deploy")))
 	if out.err != nil || out.res.Outcome != RunRan || out.res.ApprovalID != "" {
 		t.Fatalf("without a rule: %+v %v", out.res, out.err)
 	}
 
-	readmeRule(t, o)
-	req := runReq(dir, "terraform", "apply", "plan.out")
+	deployRule(t, o)
+	req := runReq(dir, "make", "deploy")
 	ch := startRun(s, req)
 	rec := awaitWaiting(t, o)
-	if rec.Command != planApply || rec.RiskLevel != model.RiskLow || !strings.Contains(rec.RiskReason, readmeRuleWhy) {
+	if rec.Command != makeDeploy || rec.RiskLevel != model.RiskLow || !strings.Contains(rec.RiskReason, deployRuleWhy) {
 		t.Fatalf("proposal %q %s %q", rec.Command, rec.RiskLevel, rec.RiskReason)
 	}
 	if _, err := o.Deny(context.Background(), rec.ApprovalID, operator, "not today"); err != nil {
@@ -106,7 +104,7 @@ func hookInput(t *testing.T, archive, name, command, cwd string) string {
 }
 
 func TestHooksAskWhatAPolicyRuleNames(t *testing.T) {
-	dir := savedPlan(t)
+	dir := deployDir(t)
 	for _, ac := range agentCases {
 		lows := []string{LowPass}
 		if ac.name != "codex" {
@@ -117,7 +115,7 @@ func TestHooksAskWhatAPolicyRuleNames(t *testing.T) {
 				s, o := emptyStore(t)
 				opts := hookOpts(s)
 				opts.Low = low
-				in := hookInput(t, ac.archive, ac.risky, planApply, dir)
+				in := hookInput(t, ac.archive, ac.risky, makeDeploy, dir)
 
 				// Without the rule: not asked (passed, or allowed).
 				want := ""
@@ -128,10 +126,10 @@ func TestHooksAskWhatAPolicyRuleNames(t *testing.T) {
 					t.Fatalf("without a rule: %q %q", d, reason)
 				}
 
-				readmeRule(t, o)
+				deployRule(t, o)
 				ch := runAsync(ac.fn, in, opts)
 				rec := awaitHookProposal(t, o)
-				if rec.Command != planApply || rec.RiskLevel != model.RiskLow || !strings.Contains(rec.RiskReason, readmeRuleWhy) {
+				if rec.Command != makeDeploy || rec.RiskLevel != model.RiskLow || !strings.Contains(rec.RiskReason, deployRuleWhy) {
 					t.Fatalf("proposal %q %s %q", rec.Command, rec.RiskLevel, rec.RiskReason)
 				}
 				if _, err := o.Deny(context.Background(), rec.ApprovalID, operator, "two people, please"); err != nil {

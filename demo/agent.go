@@ -109,6 +109,15 @@ func agentCatalogue() []agentEntry {
 			"/home/ci/infra/envs/prod", "docker", "destroys a production instance; bastion replaced by SSM", 8*time.Minute), model.RiskMedium)},
 		{draft: d("rsync -a --delete /srv/www/ backup@nas-2:/volume1/www/", sessBackup, "backup-cron",
 			"/srv/www", "local", "mirror the web root", 6*time.Minute)},
+		// Everyday workspace and read-only commands, judged low.
+		{draft: d("npm run build", sessClaude, "claude-code",
+			"/home/dev/src/storefront", "local", "check the bundle after the refactor", 3*time.Minute)},
+		{draft: d("go test -race ./...", sessClaude2, "claude-code",
+			"/home/dev/src/ops-scripts", "local", "run the tests before committing", 4*time.Minute), exit: 1},
+		{draft: d("git push origin feature/checkout-retry", sessClaude, "claude-code",
+			"/home/dev/src/storefront", "local", "open a pull request for the retry fix", 4*time.Minute)},
+		{draft: d("kubectl logs deployment/worker -n payments --since=30m", sessSlack, "ops-agent",
+			"/home/ops", "ssh", "why the workers wedged", 3*time.Minute)},
 	}
 }
 

@@ -93,13 +93,13 @@ func seedCatalogue() []seedEntry {
 			}},
 		{name: "low-k8s", shows: "low risk on a remote backend, with env overrides",
 			age: 3 * time.Minute, waiter: agentWaiter, draft: risk.Draft{
-				Command:    "kubectl rollout restart deployment/checkout -n payments",
+				Command:    "kubectl logs deployment/checkout -n payments --since=1h",
 				SessionKey: sessSlack, Requester: "ops-agent", Cwd: "/home/ops", Backend: "ssh",
 				Env:     map[string]string{"KUBECONFIG": "/home/ops/.kube/prod-eu-west-1"},
 				Context: "checkout pods stuck after config map change",
 				TTL:     45 * time.Minute,
 			}},
-		{name: "diff", shows: "medium risk with a real multi-hunk unified diff (word-level changes)",
+		{name: "diff", shows: "high risk: overwrites system configuration, with a real multi-hunk unified diff (word-level changes)",
 			age: 4 * time.Minute, waiter: agentWaiter, draft: risk.Draft{
 				Command:    "sudo install -m 644 /tmp/agent/nginx.conf /etc/nginx/nginx.conf && sudo nginx -t && sudo systemctl restart nginx",
 				SessionKey: sessSlack, Requester: "ops-agent", Cwd: "/home/ops/infra", Backend: "ssh",

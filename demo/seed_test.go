@@ -155,6 +155,14 @@ func TestSeedContent(t *testing.T) {
 			t.Errorf("no seeded row pinned %s", lvl)
 		}
 	}
+	// A row that says its level has it: what the demo shows is true.
+	for _, c := range Catalogue(1) {
+		for _, lvl := range []model.RiskLevel{model.RiskLow, model.RiskMedium, model.RiskHigh} {
+			if strings.HasPrefix(c.Shows, string(lvl)+" risk") && recs[c.Name].RiskLevel != lvl {
+				t.Errorf("%s shows %q, pinned %s", c.Name, c.Shows, recs[c.Name].RiskLevel)
+			}
+		}
+	}
 
 	// Hostile content sits in the command, the cwd and the agent's words.
 	wantFindings := map[string][]string{
@@ -229,7 +237,7 @@ func TestSeedContent(t *testing.T) {
 
 	// Diffs and command shapes.
 	d := recs["diff"]
-	if !strings.HasPrefix(d.DiffText, "--- a/") || strings.Count(d.DiffText, "\n@@ ") < 2 || d.RiskLevel != model.RiskMedium {
+	if !strings.HasPrefix(d.DiffText, "--- a/") || strings.Count(d.DiffText, "\n@@ ") < 2 || d.RiskLevel != model.RiskHigh {
 		t.Errorf("diff row: risk %s, diff %q", d.RiskLevel, d.DiffText)
 	}
 	if sm := recs["summary"]; sm.DiffText != "" || sm.DiffSummary == "" || sm.RiskLevel != model.RiskHigh {

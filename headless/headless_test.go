@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +20,11 @@ import (
 )
 
 var noDelay = time.Duration(0)
+
+// tallH is a terminal tall enough to show the drop row's whole detail (its
+// why section included), for tapes about approving it rather than about
+// reading it all before approving.
+const tallH = 40
 
 // headless runs src (a tape) on f as the golden screens' console does:
 // same actor, renderer, clock and label.
@@ -115,11 +121,14 @@ func sameAsGolden(t *testing.T, name, text string) {
 // golden screens that the terminal's model renders when driven key by key.
 // There is no second implementation of the screens to drift.
 func TestHeadlessSharesTheConsoleModel(t *testing.T) {
+	// The tapes go down the list to the drop row, as a user would; where it
+	// sits depends on the seeded rows' levels.
+	down := "Down " + strconv.Itoa(dropRowBelow(t)) + "\n"
 	cases := []struct{ golden, tape string }{
 		{"list-80x24", "Wait+Screen /15 pending/\n"},
-		{"approve-prompt-partly-typed-80x24", "Down 4\nEnter\nType \"G\"\nType \"a\"\nType \"u7LxL\"\n"},
-		{"approve-paste-refused-80x24", "Down 4\nEnter\nType \"G\"\nType \"a\"\nCopy \"u7LxLGT73E5T\"\nPaste\n"},
-		{"deny-prompt-120x40", "Down 4\nType \"d\"\nType \"not during business hours\"\n"},
+		{"approve-prompt-partly-typed-80x24", down + "Enter\nType \"G\"\nType \"a\"\nType \"u7LxL\"\n"},
+		{"approve-paste-refused-80x24", down + "Enter\nType \"G\"\nType \"a\"\nCopy \"u7LxLGT73E5T\"\nPaste\n"},
+		{"deny-prompt-120x40", down + "Type \"d\"\nType \"not during business hours\"\n"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.golden, func(t *testing.T) {
@@ -141,10 +150,34 @@ func TestHeadlessSharesTheConsoleModel(t *testing.T) {
 	}
 }
 
+// dropRowBelow is how many rows below the selected one, on the list as it
+// opens, the drop row sits.
+func dropRowBelow(t *testing.T) int {
+	t.Helper()
+	f := newFixture(t)
+	res, _, err := headless(t, f, "Wait+Screen /15 pending/\n", 80, 24)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel, drop := -1, -1
+	for i, l := range strings.Split(res.Text, "\n") {
+		if strings.HasPrefix(l, "▶") {
+			sel = i
+		}
+		if strings.Contains(l, "DROP TABL") {
+			drop = i
+		}
+	}
+	if sel < 0 || drop < sel {
+		t.Fatalf("no drop row below the selected one:\n%s", res.Text)
+	}
+	return drop - sel
+}
+
 func TestHeadlessApproveByTypingTheID(t *testing.T) {
 	f := newFixture(t)
 	id := f.ids["drop"]
-	res, evs, err := headless(t, f, "Type \"/"+id+"\"\nEnter\nEnter\nType \"a"+id+"\"\nEnter\nWait+Screen /approved "+id+"/\n", 100, 30)
+	res, evs, err := headless(t, f, "Type \"/"+id+"\"\nEnter\nEnter\nType \"a"+id+"\"\nEnter\nWait+Screen /approved "+id+"/\n", 100, tallH)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, res.Text)
 	}
@@ -171,7 +204,7 @@ func TestHeadlessPasteIsRefused(t *testing.T) {
 	f := newFixture(t)
 	id := f.ids["drop"]
 	res, evs, err := headless(t, f, "Type \"/"+id+"\"\nEnter\nEnter\nType \"a\"\nCopy \""+id+"\"\nPaste\nEnter\n"+
-		"Wait+Screen /not approved: the id was pasted/\n", 100, 30)
+		"Wait+Screen /not approved: the id was pasted/\n", 100, tallH)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, res.Text)
 	}
@@ -204,7 +237,7 @@ func TestHeadlessLostRace(t *testing.T) {
 			tape := "Type \"/" + id + "\"\nEnter\nEnter\nType \"a" + id + "\"\nWait+Screen /approve: press enter/\n" +
 				"Sleep 1s\nEnter\nWait+Screen /lost: " + id + " was already approved by alice|" + id + " was approved elsewhere by alice/\n"
 			var raced error
-			res, evs, err := headless(t, f, tape, 100, 30, func(o *Options) {
+			res, evs, err := headless(t, f, tape, 100, tallH, func(o *Options) {
 				o.Console.NoWatch = !live
 				o.Events.(*eventSink).onLine = func(e EventLine) {
 					if e.Kind == "Sleep" && e.Outcome == "started" {

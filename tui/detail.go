@@ -154,11 +154,11 @@ func (d *detail) SetVisible(v bool) { d.visible = v }
 type shown struct{ gen, from, to int }
 
 // onScreen is the body lines the pane shows as laid out now, when what it
-// shows counts as read (on screen, looked at: not held). The last row of
-// the pane shows the "more lines" marker instead of a line when there are
-// more.
+// shows counts as read (on screen, looked at: not held, its head
+// settled). The last row of the pane shows the "more lines" marker instead
+// of a line when there are more.
 func (d *detail) onScreen() (shown, bool) {
-	if !d.visible || d.rec == nil || d.held || d.drawn == nil {
+	if !d.visible || d.rec == nil || d.held || d.drawn == nil || d.settling() {
 		return shown{}, false
 	}
 	end := min(d.offset+d.height, len(d.lines))
@@ -171,6 +171,15 @@ func (d *detail) onScreen() (shown, bool) {
 		return shown{}, false
 	}
 	return shown{gen: d.gen, from: from, to: to}, true
+}
+
+// settling reports whether the proposal's head is still being worked out
+// (its "why", or its waiter's state, has not arrived): until both are
+// there the proposal is not all on screen, and what the pane draws
+// meanwhile (a layout their lines will push down) counts as read by none,
+// so that what counts does not hang on how fast they came.
+func (d *detail) settling() bool {
+	return d.waiter == nil || d.judgement == nil && d.rec.Tampered == "" && d.rec.Corrupt == ""
 }
 
 // markDrawn marks as read the body lines of a frame that has been written,
@@ -253,12 +262,14 @@ func (d *detail) ViewLines() []string {
 
 func (d *detail) field(label, value string) []string { return fieldLines(d.st, label, value, d.width) }
 
+// fieldLabelWidth is the width of a field's label column.
+const fieldLabelWidth = 11
+
 // fieldLines is a labelled field of a page that shows one thing whole (a
 // proposal, an audit event): the label in its column, the value after it,
 // wrapped under itself to the width.
 func fieldLines(st Styles, label, value string, width int) []string {
-	const lw = 11
-	return wrapIndented(st.Label.Render(padRight(label, lw)), value, lw, width)
+	return wrapIndented(st.Label.Render(padRight(label, fieldLabelWidth)), value, fieldLabelWidth, width)
 }
 
 // timedField is field for the fields that change with the clock: laid out
@@ -343,7 +354,9 @@ func (d *detail) buildFixed() []string {
 	}
 	out = append(out, d.field("risk", riskText)...)
 	d.votesAt = len(out) // the votes block goes here (buildVotes)
-	out = append(out, d.field("reason", d.agent(r.RiskReason, model.Line))...)
+	if reason := d.reasonLeft(); reason != "" {
+		out = append(out, d.field("reason", d.agent(reason, model.Line))...)
+	}
 	if r.Tampered == "" && r.Corrupt == "" {
 		// (Not for a row whose risk is unknown: it can only be denied.)
 		out = append(out, d.whyLines()...)

@@ -52,10 +52,15 @@ func send(tm *teatest.TestModel, keys ...string) {
 
 // openByFilter narrows the list to one id (the filter matches ids), reads
 // the proposal to the end and opens the approve prompt.
-func openApprove(tm *teatest.TestModel, id string) {
+func openApprove(t *testing.T, tm *teatest.TestModel, id string) {
+	t.Helper()
 	send(tm, "/")
 	tm.Type(id)
-	send(tm, "enter", "enter", "end", "a")
+	send(tm, "enter", "enter")
+	// As an operator does, read once the proposal stands whole: its why
+	// and its waiter's state have arrived (before, nothing drawn counts).
+	waitScreen(t, tm, "why HIGH", "approving will not run anything")
+	send(tm, "end", "a")
 }
 
 func status(t *testing.T, f *fixture, id string) *storage.Record { return golden.Record(t, f.s, id) }
@@ -69,7 +74,7 @@ func TestFlowApproveAfterTypingTheID(t *testing.T) {
 	id := f.ids["drop"]
 	tm := liveConsole(t, f, operator)
 	waitScreen(t, tm, "15 pending")
-	openApprove(tm, id)
+	openApprove(t, tm, id)
 	waitScreen(t, tm, "Type the approval id")
 	tm.Type(id)
 	waitScreen(t, tm, "approve: press enter")
@@ -86,7 +91,7 @@ func TestFlowWrongIDKeepsApproveDisabled(t *testing.T) {
 	id := f.ids["drop"]
 	tm := liveConsole(t, f, operator)
 	waitScreen(t, tm, "15 pending")
-	openApprove(tm, id)
+	openApprove(t, tm, id)
 	waitScreen(t, tm, "Type the approval id")
 	tm.Type(strings.ToLower(id))
 	send(tm, "enter")
@@ -111,7 +116,7 @@ func TestFlowPasteIsRefused(t *testing.T) {
 	id := f.ids["drop"]
 	tm := liveConsole(t, f, operator)
 	waitScreen(t, tm, "15 pending")
-	openApprove(tm, id)
+	openApprove(t, tm, id)
 	waitScreen(t, tm, "Type the approval id")
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(id), Paste: true})
 	waitScreen(t, tm, "pasted text refused")
@@ -134,7 +139,7 @@ func TestFlowAnotherProcessConsumesFirst(t *testing.T) {
 	id := f.ids["drop"]
 	tm := liveConsole(t, f, operator)
 	waitScreen(t, tm, "15 pending")
-	openApprove(tm, id)
+	openApprove(t, tm, id)
 	waitScreen(t, tm, "Type the approval id")
 	tm.Type(id)
 	waitScreen(t, tm, "approve: press enter")
@@ -248,8 +253,10 @@ func TestFlowLiveRowsAppearAndVanish(t *testing.T) {
 // so approve first opens the whole proposal, even a short one.
 func TestApproveNeedsTheProposalShownFirst(t *testing.T) {
 	f := newFixture(t)
-	id := f.ids["low"] // short enough to fit the page at 80x24
-	m := console(t, f, operator, 80, 24)
+	// Short enough to fit the page of an 80-column screen 30 rows high
+	// (with its explanation it no longer fits 24 rows).
+	id := f.ids["low"]
+	m := console(t, f, operator, 80, 30)
 	selectID(t, m, id)
 	press(m, "a")
 	if m.prompt != nil {
@@ -270,8 +277,10 @@ func TestApproveNeedsTheProposalShownFirst(t *testing.T) {
 	if m.prompt == nil {
 		t.Fatalf("prompt did not open after the proposal was shown:\n%s", m.View())
 	}
-	// A long one must be scrolled through: End reads nothing it skips.
+	// A long one must be scrolled through: End reads nothing it skips (at
+	// 80x24, where its body is more than two pages).
 	press(m, "esc", "esc")
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	selectID(t, m, f.ids["heredoc"])
 	press(m, "a", "esc", "a", "esc")
 	if m.prompt != nil {

@@ -200,29 +200,31 @@ func TestGoldenImpactKinds(t *testing.T) {
 
 // The I mark says that the impact raised the risk: only when its level is
 // strictly above the classifier's (and not below the risk the proposal
-// carries). A force-push the classifier rates MEDIUM whose preview says
-// "at least MEDIUM" (it drops commits) is not marked; the detail still
-// says what the preview asks for, without "marked I". A plain push whose
-// preview drops commits is raised from LOW, and marked; one its submitter
-// already raised to HIGH is not.
+// carries). A force-push to a feature branch the classifier rates MEDIUM
+// whose preview says "at least MEDIUM" (it drops commits) is not marked;
+// the detail still says what the preview asks for, without "marked I". A
+// push of a +refspec (the pattern table's LOW) whose preview drops commits
+// is raised from LOW, and marked; one its submitter already raised to HIGH
+// is not. (A force-push to main is judged HIGH: not the level these are
+// about.)
 func TestImpactMarksOnlyARaise(t *testing.T) {
 	f := newFixture(t)
-	drops := func() *model.Impact {
-		return &model.Impact{Summary: "drops 3 commits of origin/main", Complete: true,
-			Targets: []model.ImpactTarget{{Path: "origin/main", Op: model.OpForcePush, Exists: true, Commits: 3}}}
+	drops := func(branch string) *model.Impact {
+		return &model.Impact{Summary: "drops 3 commits of origin/" + branch, Complete: true,
+			Targets: []model.ImpactTarget{{Path: "origin/" + branch, Op: model.OpForcePush, Exists: true, Commits: 3}}}
 	}
-	draft := func(id, command string) risk.Draft {
-		return risk.Draft{ID: id, Command: command, SessionKey: "agent:repo", Requester: "claude-code", Cwd: "/srv/repo", TTL: 20 * time.Minute, Impact: drops()}
+	draft := func(id, command, branch string) risk.Draft {
+		return risk.Draft{ID: id, Command: command, SessionKey: "agent:repo", Requester: "claude-code", Cwd: "/srv/repo", TTL: 20 * time.Minute, Impact: drops(branch)}
 	}
 	// As a hook pins an impact (agent.pinImpact): the risk raised to the
 	// impact's level when that is higher.
-	d := draft("impact-forced-001", "git push --force origin main")
+	d := draft("impact-forced-001", "git push --force origin feature/login", "feature/login")
 	d.Raise, d.RaiseWhy = model.RiskMedium, "impact: it drops 3 commits"
 	forced := submitImpact(t, f, d)
-	d = draft("impact-plain-0001", "git push origin +main")
+	d = draft("impact-plain-0001", "git push origin +feature/login", "feature/login")
 	d.Raise, d.RaiseWhy = model.RiskMedium, "impact: it drops 3 commits"
 	plain := submitImpact(t, f, d)
-	d = draft("impact-high-00001", "git push origin +release")
+	d = draft("impact-high-00001", "git push origin +release", "release")
 	d.Raise = model.RiskHigh
 	high := submitImpact(t, f, d)
 	c := console(t, f, operator, 120, 40)

@@ -286,7 +286,8 @@ func TestFlowOpenArrivesLate(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	waitScreen(t, tm, "/srv/paged-live", "end of proposal")
+	// Read once it stands whole: its why and waiter arrived, all on screen.
+	waitScreen(t, tm, "/srv/paged-live", "why ", "approving will not run anything", "end of proposal")
 	send(tm, "a")
 	waitScreen(t, tm, "Type the approval id")
 	tm.Type(id)

@@ -2,7 +2,10 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/charmbracelet/x/ansi"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -18,9 +21,9 @@ import (
 // so that a result that comes late is still right for its key: a
 // proposal rewritten in place has another key, and asks again.
 
-// maxWhyFindings bounds the findings the detail lists one by one (show
-// lists them all).
-const maxWhyFindings = 4
+// maxWhyFindings bounds the deciding findings the detail lists one by one
+// (show lists them all).
+const maxWhyFindings = 3
 
 // maxJudged and maxJudgedBytes bound the judgements kept (their number,
 // and the bytes of their commands and directories: a command may be 1 MB);
@@ -79,14 +82,21 @@ func (m *Model) onJudged(msg judgedMsg) tea.Cmd {
 	if r := m.detail.rec; r != nil && judgeKeyOf(r) == msg.key {
 		m.detail.judgement = &j
 		m.detail.Refresh(m.now)
+		if m.following != "" {
+			// The detail's length changed: take the followed scroll again.
+			return m.follow()
+		}
 	}
 	return nil
 }
 
-// whyLines are the detail's "why LEVEL" lines: each finding (its level,
-// rule and effect, why, the words that triggered it), at most
-// maxWhyFindings of them, and whether the command is proven read-only.
-// Every string from the command is rendered inert.
+// whyLines are the detail's "why LEVEL" lines: the findings that decided
+// the level (those at the judgement's level; the LOW ones only when the
+// judgement is LOW, where they say what the command does), at most
+// maxWhyFindings of them, one line each where it fits, then how many more
+// `show` lists; a warning when the judgement is above the risk shown; and
+// whether the command is proven read-only. Every string from the command
+// is rendered inert.
 func (d *detail) whyLines() []string {
 	st := d.st
 	j := d.judgement
@@ -95,13 +105,14 @@ func (d *detail) whyLines() []string {
 	}
 	label := "why " + levelWord(j.Level)
 	var out []string
-	for i, f := range j.Findings {
+	decisive := decidingFindings(j)
+	for i, f := range decisive {
 		if i == maxWhyFindings {
-			out = append(out, d.field("", st.Subtle.Render(fmt.Sprintf("and %d more: approve-tui show %s", len(j.Findings)-i,
+			out = append(out, d.field("", st.Subtle.Render(fmt.Sprintf("+%d more: approve-tui show %s", len(decisive)-i,
 				d.agent(d.rec.ApprovalID, model.Line))))...)
 			break
 		}
-		out = append(out, d.field(label, d.findingText(f, j.Level))...)
+		out = append(out, d.field(label, d.findingText(f))...)
 		label = ""
 	}
 	if r := d.rec; j.Level.Rank() > r.EffectiveRisk.Rank() {
@@ -119,29 +130,84 @@ func (d *detail) whyLines() []string {
 	return out
 }
 
-// findingText is one finding: "hermes: why", or "MED effect delete: why —
-// rm -rf /tmp/x" for one below the judgement's level.
-func (d *detail) findingText(f risk.Finding, level model.RiskLevel) string {
+// decidingFindings are j's findings at its level: the ones that decided
+// it (below it they are show's to list).
+func decidingFindings(j *risk.Judgement) []risk.Finding {
+	var out []risk.Finding
+	for _, f := range j.Findings {
+		if f.Level.Rank() == j.Level.Rank() {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// reasonLeft is what the pinned reason says that the why lines do not
+// ("" nothing): all of it while the judgement is not known (or for a row
+// the detail does not judge); otherwise its parts ("; " apart) but those
+// that are the why of a finding at the judgement's level (listed, or
+// among the "+N more" show lists). A Hermes reason, an older row's, a
+// raise by impact or by the submitter are what is left.
+func (d *detail) reasonLeft() string {
+	r, j := d.rec, d.judgement
+	if j == nil || r.Tampered != "" || r.Corrupt != "" {
+		return r.RiskReason
+	}
+	if r.RiskReason == j.Reason() {
+		return ""
+	}
+	deciding := decidingFindings(j)
+	var left []string
+	for _, part := range strings.Split(r.RiskReason, "; ") {
+		if part != "" && !slices.ContainsFunc(deciding, func(f risk.Finding) bool { return f.Why == part }) {
+			left = append(left, part)
+		}
+	}
+	return strings.Join(left, "; ")
+}
+
+// findingText is one finding on one line where it fits: "hermes: why",
+// "effect delete: why", and after it the words that triggered it when
+// they add something to the why (a word the why does not already quote).
+func (d *detail) findingText(f risk.Finding) string {
 	st := d.st
 	head := d.agent(f.Rule, model.Line)
-	if f.Level != level {
-		head = st.Subtle.Render(f.Level.Short()) + " " + head
-	}
 	if f.Effect != "" {
 		head += " " + d.agent(f.Effect, model.Line)
 	}
 	s := head + ": " + d.agent(f.Why, model.Line)
-	if len(f.Words) > 0 {
-		words := make([]string, len(f.Words))
-		for i, w := range f.Words {
-			words[i] = d.agent(w, model.Line)
-			if w == "" || strings.ContainsAny(w, " \t\"") {
-				words[i] = `"` + words[i] + `"`
-			}
-		}
-		s += st.Subtle.Render(" — " + strings.Join(words, " "))
+	if !wordsAddToWhy(f) {
+		return s
 	}
-	return s
+	words := make([]string, len(f.Words))
+	for i, w := range f.Words {
+		words[i] = d.agent(w, model.Line)
+		if w == "" || strings.ContainsAny(w, " \t\"") {
+			words[i] = `"` + words[i] + `"`
+		}
+	}
+	room := d.width - fieldLabelWidth
+	tail := " — " + strings.Join(words, " ")
+	switch sw := ansi.StringWidth(s); {
+	case sw+ansi.StringWidth(tail) <= room:
+	case sw+len(" — ")+8 <= room:
+		// The words cut to the line: the command below has them whole.
+		tail = ansi.Truncate(tail, room-sw, "…")
+	default:
+		return s // the why alone wraps; the words would only lengthen it
+	}
+	return s + st.Subtle.Render(tail)
+}
+
+// wordsAddToWhy reports whether f's words say something its why does not:
+// some word is not already in it.
+func wordsAddToWhy(f risk.Finding) bool {
+	for _, w := range f.Words {
+		if w == "" || !strings.Contains(f.Why, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // levelWord is a level in capitals (HIGH, MEDIUM, LOW; CRIT, to fit the

@@ -137,3 +137,48 @@ func TestJudgedBounded(t *testing.T) {
 		}
 	}
 }
+
+// The explanation is said once: the findings that decided the level (at
+// most maxWhyFindings, then how many more show lists), none below it at a
+// HIGH, words only when they add to the why, and no reason line that
+// repeats them.
+func TestDetailWhyIsCompact(t *testing.T) {
+	f := newFixture(t)
+	m := console(t, f, operator, 80, 40)
+	for _, cmd := range []string{"rm -rf /srv/app/releases/2024", "dd if=/dev/zero of=/dev/sdb bs=4M && mkfs.ext4 /dev/sdb"} {
+		id := submitCommand(t, f, m, cmd, "/home/dev")
+		selectID(t, m, id)
+		press(m, "enter")
+		view := m.View()
+		j := risk.Judge(cmd, risk.Context{Cwd: "/home/dev"})
+		var deciding, below int
+		for _, fd := range j.Findings {
+			if fd.Level == j.Level {
+				deciding++
+			} else {
+				below++
+			}
+		}
+		if below == 0 {
+			t.Fatalf("%s: no finding below %s to leave out: %+v", cmd, j.Level, j.Findings)
+		}
+		for _, fd := range j.Findings {
+			if fd.Level != j.Level && strings.Contains(view, fd.Why) {
+				t.Errorf("%s: a %s finding at a %s is listed: %q\n%s", cmd, fd.Level, j.Level, fd.Why, view)
+			}
+		}
+		for _, l := range strings.Split(view, "\n") {
+			if strings.HasPrefix(l, "reason ") {
+				t.Errorf("%s: the reason repeats the why: %q\n%s", cmd, l, view)
+			}
+			if strings.Contains(l, " — ") && strings.Contains(l, "deletes /srv/app/releases/2024") {
+				t.Errorf("%s: words the why already says: %q", cmd, l)
+			}
+		}
+		more := strings.Contains(view, "more: approve-tui show "+id)
+		if more != (deciding > maxWhyFindings) {
+			t.Errorf("%s: %d deciding findings, \"more\" shown %v:\n%s", cmd, deciding, more, view)
+		}
+		press(m, "esc")
+	}
+}
