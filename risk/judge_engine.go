@@ -233,7 +233,11 @@ func (a *analysis) command(s *shell.Script, i int, cmd *shell.Command) {
 	}
 	a.throughOptions(s, i, cmd)
 	a.lookup(cmd, words, 0)
-	if !slices.ContainsFunc(cmd.Wrappers, func(w shell.Wrap) bool { return w.Name != "builtin" && w.Name != "command" }) {
+	if !slices.ContainsFunc(cmd.Wrappers, func(w shell.Wrap) bool {
+		// cd in a nested shell (sh -c 'cd /etc && …') moves the commands
+		// after it there; run by any other wrapper it moves nothing here.
+		return w.Name != "builtin" && w.Name != "command" && !strings.HasSuffix(w.Name, " -c")
+	}) {
 		ws := cmd.Words
 		if (words[0] == "builtin" || words[0] == "command") && len(ws) > 1 {
 			ws = ws[1:]

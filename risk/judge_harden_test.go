@@ -37,6 +37,8 @@ func TestJudgeAfterCd(t *testing.T) {
 		{"cd src && ls", model.RiskLow, "", true},
 		{"cd /home/dev/project/web && cat package.json", model.RiskLow, "", true},
 		{"builtin cd /etc && echo x > sudoers", model.RiskHigh, "target", false},
+		{"sh -c 'cd /etc && echo x > sudoers'", model.RiskHigh, "target", false},
+		{"bash -c \"cd ~/.ssh && cat id_rsa\"", model.RiskMedium, "target", false},
 		{"command cd ~ && echo x > .bashrc", model.RiskHigh, "target", false},
 		{"cd /etc; popd; echo x > notes.txt", model.RiskMedium, "target", false},
 		{"env -C /etc cp x sudoers", model.RiskHigh, "target", false},
