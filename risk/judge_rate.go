@@ -1315,6 +1315,10 @@ func awsFlag(w string) bool {
 	return false
 }
 
+// readOptions name a file the program reads.
+var readOptions = map[string]bool{"--files0-from": true, "--contents": true, "--from-file": true, "--exclude-from": true,
+	"--include-from": true, "--files-from": true, "--file": true, "--input": true}
+
 // optionReads rates files read through option values the catalogue does
 // not place (--files0-from=F, --contents=F, jq --rawfile NAME F) and
 // files named by path inside a git revision (HEAD:.env).
@@ -1327,15 +1331,19 @@ func (a *analysis) optionReads(cmd *shell.Command, words []string, res *catalogu
 	}
 	for k := 1; k < len(words); k++ {
 		w := words[k]
-		for _, o := range []string{"--files0-from", "--contents", "--from-file", "--exclude-from", "--include-from", "--files-from", "--file", "--input"} {
-			if v, ok := strings.CutPrefix(w, o+"="); ok {
-				read(v)
-			} else if w == o && k+1 < len(words) {
-				read(words[k+1])
+		if strings.HasPrefix(w, "--") {
+			name, v, eq := strings.Cut(w, "=")
+			if readOptions[name] {
+				if eq {
+					read(v)
+				} else if k+1 < len(words) {
+					read(words[k+1])
+				}
 			}
-		}
-		if (w == "--rawfile" || w == "--slurpfile") && k+2 < len(words) {
-			read(words[k+2])
+			if (w == "--rawfile" || w == "--slurpfile") && k+2 < len(words) {
+				read(words[k+2])
+			}
+			continue
 		}
 		if res.Program == "git" && !strings.HasPrefix(w, "-") && k >= 2 {
 			// A path in a revision (HEAD:.env, :.env) or a path operand
