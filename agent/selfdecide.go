@@ -67,18 +67,26 @@ func selfDecides(command, cwd, store string, env []string) string {
 const SelfDecideReason = "it would decide an approval itself (approve-tui's deciding commands or the approval store); only an operator may"
 
 // raiseSelf raises d to high when why (selfDecides' answer for its
-// command) says it would decide approvals, and says so.
+// command) says it would decide approvals, and says so: in the raise, or,
+// when the judgement is high already (a write to the store is), in the
+// reason's notes, so that the operator always reads that the agent would
+// decide an approval itself.
 func raiseSelf(d *risk.Draft, why string) {
 	if why == "" {
 		return
 	}
-	pinned := risk.Classify(d.Command).Level
+	pinned := risk.Judge(d.Command, d.JudgeContext()).Level
 	if d.Raise.Valid() && d.Raise.Rank() > pinned.Rank() {
 		pinned = d.Raise
 	}
 	if pinned.Rank() < model.RiskHigh.Rank() {
 		d.Raise, d.RaiseWhy = model.RiskHigh, why
+		return
 	}
+	if d.Notes != "" {
+		d.Notes += "; "
+	}
+	d.Notes += why
 }
 
 type selfCheck struct {

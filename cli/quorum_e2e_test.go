@@ -32,10 +32,12 @@ func TestTwoPersonRuleOverOpenSSHInTmux(t *testing.T) {
 		tm.waitFor("pending")
 		return tm
 	}
+	// Approving needs the whole detail read: G goes to its end (the
+	// votes and the explanation of the HIGH make it longer than 30 rows).
 	approve := func(tm *demoInTmux) {
 		tm.key("/")
 		tm.typeID(id)
-		tm.key("Enter", "Enter", "a")
+		tm.key("Enter", "Enter", "G", "a")
 		tm.waitFor("Type the approval id")
 		tm.typeID(id)
 		tm.waitFor("press enter")

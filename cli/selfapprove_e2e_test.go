@@ -183,6 +183,11 @@ func TestAgentCannotApproveItsOwnCall(t *testing.T) {
 			if through {
 				t.Errorf("the approving call was let through: %s", out)
 			}
+			// The approving call is over: had it (or the command it ran)
+			// decided the waiting proposal, the store says so now and the
+			// operator's deny below is refused. The deny only ends the
+			// wait early instead of at its timeout.
+			_ = r.cmd(t, "deny", "--reason", "the operator ends the wait", "--", id).Run()
 			if through, out := waited(); through {
 				t.Fatalf("the waiting call was let through (approved by the agent itself): %s", out)
 			}

@@ -567,7 +567,10 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 	// times a second in every session for as long as it is open. The
 	// session's size comes from the middleware (tea.WindowSizeMsg).
 	m.UseScreen(sess)
-	return tea.NewProgram(m, append(bm.MakeOptions(sess), tea.WithoutRenderer())...)
+	// A signal to the server is the server's to handle (Serve ends every
+	// session, saying why): a program of its own per session would quit
+	// on SIGTERM first, and its session's end would read as the person's.
+	return tea.NewProgram(m, append(bm.MakeOptions(sess), tea.WithoutRenderer(), tea.WithoutSignalHandler())...)
 }
 
 // exitUsage is the CLI's usage exit code.
