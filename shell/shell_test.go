@@ -266,3 +266,18 @@ func TestThrough(t *testing.T) {
 		t.Error("a name not certain is not a wrapper")
 	}
 }
+
+// The test command's [ and ] are words, not globs; [ab] is a glob.
+func TestBracketWords(t *testing.T) {
+	s, err := Parse("[ -f x ] && ls [ab]", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, second := s.Commands[0], s.Commands[1]
+	if !first.Words[0].Known || !first.Words[3].Known || first.Words[3].Value != "]" {
+		t.Errorf("[ -f x ]: %+v", first.Words)
+	}
+	if second.Words[1].Known {
+		t.Errorf("[ab] taken as certain: %+v", second.Words[1])
+	}
+}

@@ -15,7 +15,8 @@ func (p *parser) word(w *syntax.Word, fr frame) Word {
 	if len(w.Parts) == 1 {
 		switch q := w.Parts[0].(type) {
 		case *syntax.Lit:
-			if !strings.ContainsAny(q.Value, "*?[{~\\") {
+			if !strings.ContainsAny(q.Value, "*?{~\\") && !bracketGlob(q.Value) {
+				// A [ with no ] after it matches only itself: `[ -f x ]`.
 				return Word{Raw: raw, Value: q.Value, Known: true}
 			}
 		case *syntax.SglQuoted:
@@ -298,4 +299,11 @@ func plainWord(w *syntax.Word) bool {
 		}
 	}
 	return true
+}
+
+// bracketGlob reports whether v holds a bracket expression: a [ with a ]
+// after it. A lone [ or ] (the test command and its last word) is literal.
+func bracketGlob(v string) bool {
+	i := strings.IndexByte(v, '[')
+	return i >= 0 && strings.IndexByte(v[i+1:], ']') >= 0
 }
