@@ -3,10 +3,6 @@ package risk
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"slices"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 )
@@ -35,37 +31,9 @@ func TestFirstClassifyChild(t *testing.T) {
 //
 //	go test -run '^$' -bench FirstClassify -benchtime 200x ./risk/
 func BenchmarkFirstClassify(b *testing.B) {
-	for _, bc := range []struct{ name, cmd string }{
+	benchFirstCall(b, "TestFirstClassifyChild", firstClassifyEnv, "first-classify-ns ", []firstCase{
 		{"benign", "npm test"},
 		{"typical", "git push --force origin main"},
 		{"hardline", "rm -rf /"},
-	} {
-		b.Run(bc.name, func(b *testing.B) {
-			ds := make([]time.Duration, 0, b.N)
-			for b.Loop() {
-				cmd := exec.Command(os.Args[0], "-test.run=^TestFirstClassifyChild$", "-test.bench=^$")
-				cmd.Env = append(os.Environ(), firstClassifyEnv+"="+bc.cmd)
-				out, err := cmd.CombinedOutput()
-				if err != nil {
-					b.Fatalf("%v\n%s", err, out)
-				}
-				_, rest, ok := strings.Cut(string(out), "first-classify-ns ")
-				if !ok {
-					b.Fatalf("no timing in:\n%s", out)
-				}
-				ns, err := strconv.ParseInt(strings.Fields(rest)[0], 10, 64)
-				if err != nil {
-					b.Fatal(err)
-				}
-				ds = append(ds, time.Duration(ns))
-			}
-			slices.Sort(ds)
-			pct := func(q float64) float64 {
-				i := max(0, min(int(q*float64(len(ds))+0.5)-1, len(ds)-1))
-				return float64(ds[i].Nanoseconds()) / 1e3
-			}
-			b.ReportMetric(pct(0.50), "p50-µs")
-			b.ReportMetric(pct(0.99), "p99-µs")
-		})
-	}
+	})
 }
