@@ -73,7 +73,13 @@ func TestKilledRunnerReadsAsDeadWaiter(t *testing.T) {
 	}
 	id := m[1]
 
+	// The runner says it waits, then registers as the waiter: give it a
+	// moment, as an operator's console would.
 	w := showJSON(t, db, id)["waiter"].(map[string]any)
+	for end := time.Now().Add(5 * time.Second); w["state"] != "live" && time.Now().Before(end); {
+		time.Sleep(50 * time.Millisecond)
+		w = showJSON(t, db, id)["waiter"].(map[string]any)
+	}
 	if w["state"] != "live" || int(w["pid"].(float64)) != runner.Process.Pid || w["surface"] != "runner" {
 		t.Fatalf("waiter before the kill: %v", w)
 	}

@@ -29,6 +29,8 @@ func TestOpenWithOpenSSHInTmux(t *testing.T) {
 	if s := tm.screen(); !strings.Contains(s, "id         "+id) {
 		t.Fatalf("the detail is not the paged proposal's:\n%s", s)
 	}
+	tm.waitFor("why HIGH") // what is drawn counts as read once it has arrived
+	tm.waitFor("no live waiter")
 	tm.key("a")
 	tm.waitFor("Type the approval id")
 	tm.typeID(id)

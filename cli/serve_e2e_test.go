@@ -23,7 +23,9 @@ func TestServeWithOpenSSHInTmux(t *testing.T) {
 
 	tm.key("/")
 	tm.typeID(approveID)
-	tm.key("Enter", "Enter", "a")
+	tm.key("Enter", "Enter")
+	tm.waitFor("why ") // what is drawn counts as read once it has arrived
+	tm.key("a")
 	tm.waitFor("Type the approval id")
 	tm.typeID(approveID)
 	tm.waitFor("approve: press enter")

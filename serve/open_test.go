@@ -51,6 +51,10 @@ func TestOpenOverSSH(t *testing.T) {
 	alice := r.consoleWith("alice", "open "+id)
 	alice.waitFor("end of proposal")
 	alice.waitFor("/srv/paged-over-ssh")
+	// As a person would: once the explanation and the waiter have arrived
+	// (until then the lines do not count as read).
+	alice.waitFor("why HIGH")
+	alice.waitFor("no live waiter")
 	alice.typeKeys("a")
 	alice.waitFor("Type the approval id")
 	alice.typeText(id)

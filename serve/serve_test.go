@@ -261,7 +261,10 @@ func approveOverSSH(t *testing.T, r *rig) {
 	alice := r.console("alice")
 	alice.typeKeys("/")
 	alice.typeText(id)
-	alice.typeKeys(enter, enter, "a")
+	alice.typeKeys(enter, enter)
+	alice.waitFor("why HIGH") // what is drawn counts as read once it has arrived
+	alice.waitFor("no live waiter")
+	alice.typeKeys("a")
 	alice.waitFor("Type the approval id")
 	alice.typeText(id)
 	alice.typeKeys(enter)
