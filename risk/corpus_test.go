@@ -361,25 +361,15 @@ func TestLoadCorpusRefusesMalformed(t *testing.T) {
 //
 //	go test -run '^$' -bench CorpusClassify ./risk/
 func BenchmarkCorpusClassify(b *testing.B) {
-	var cmds []string
-	corpora := loadCorpora(b)
-	for _, f := range corpusFiles {
-		for _, c := range corpora[f.name] {
-			cmds = append(cmds, c.command)
-		}
-	}
-	var big strings.Builder
-	for i := 0; big.Len() < 64*1024; i++ {
-		big.WriteString(cmds[i%len(cmds)])
-		big.WriteString("; ")
-	}
+	cmds := corpusCommands(b)
+	big := joinUpTo(cmds, "; ", 64*1024)
 	Classify("ls") // load the table outside the timings
 	for _, bc := range []struct {
 		name string
 		cmds []string
 	}{
 		{"under-1KB", cmds},
-		{"64KB", []string{big.String()[:64*1024]}},
+		{"64KB", []string{big[:64*1024]}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			ds := make([]time.Duration, 0, b.N)
@@ -391,13 +381,7 @@ func BenchmarkCorpusClassify(b *testing.B) {
 				sink = Classify(cmd)
 				ds = append(ds, time.Since(start))
 			}
-			slices.Sort(ds)
-			pct := func(q float64) float64 {
-				k := max(0, min(int(q*float64(len(ds))+0.5)-1, len(ds)-1))
-				return float64(ds[k].Nanoseconds()) / 1e3
-			}
-			b.ReportMetric(pct(0.50), "p50-µs")
-			b.ReportMetric(pct(0.99), "p99-µs")
+			reportPercentiles(b, ds)
 		})
 	}
 }

@@ -15,18 +15,8 @@ import (
 //
 //	go test -run '^$' -bench 'Judge$' -benchtime 3s ./risk/
 func BenchmarkJudge(b *testing.B) {
-	var cmds []string
-	corpora := loadCorpora(b)
-	for _, f := range corpusFiles {
-		for _, c := range corpora[f.name] {
-			cmds = append(cmds, c.command)
-		}
-	}
-	var big strings.Builder
-	for i := 0; big.Len() < 64*1024; i++ {
-		big.WriteString(cmds[i%len(cmds)])
-		big.WriteString("\n")
-	}
+	cmds := corpusCommands(b)
+	big := joinUpTo(cmds, "\n", 64*1024)
 	// One long simple command: 64 KB of words for rm.
 	words := "rm -f" + strings.Repeat(" build/x.o", 64*1024/10+1)
 	Judge("ls", corpusContext) // load the table and the catalogue outside the timings
@@ -35,7 +25,7 @@ func BenchmarkJudge(b *testing.B) {
 		cmds []string
 	}{
 		{"under-1KB", cmds},
-		{"64KB-lines", []string{big.String()}},
+		{"64KB-lines", []string{big}},
 		{"64KB-words", []string{words[:64*1024]}},
 	} {
 		verdicts := make([]Verdict, len(bc.cmds))
@@ -82,3 +72,26 @@ func reportPercentiles(b *testing.B, ds []time.Duration) {
 }
 
 var judgeSink Judgement
+
+// corpusCommands is every corpus command, in the corpora's order.
+func corpusCommands(b *testing.B) []string {
+	var cmds []string
+	corpora := loadCorpora(b)
+	for _, f := range corpusFiles {
+		for _, c := range corpora[f.name] {
+			cmds = append(cmds, c.command)
+		}
+	}
+	return cmds
+}
+
+// joinUpTo joins cmds (over again) with sep until the text holds at
+// least n bytes.
+func joinUpTo(cmds []string, sep string, n int) string {
+	var big strings.Builder
+	for i := 0; big.Len() < n; i++ {
+		big.WriteString(cmds[i%len(cmds)])
+		big.WriteString(sep)
+	}
+	return big.String()
+}
