@@ -126,7 +126,7 @@ func (m Match) Check(s Subject) (ok bool, why []string) {
 	if len(m.Effect) > 0 {
 		hit := ""
 		for _, e := range m.Effect {
-			if slices.Contains(s.Effects, e) {
+			if slices.Contains(s.Effects, CanonicalEffect(e)) {
 				hit = e
 				break
 			}
@@ -151,9 +151,26 @@ func EffectNames() []string {
 	return out
 }
 
-// ValidEffect reports whether e names one of the catalogue's effects.
+// effectAliases are other names a rule may give an effect: cloud
+// resources are infrastructure (effect: cloud-destroy is infra-destroy).
+var effectAliases = map[string]catalogue.Effect{
+	"cloud-destroy": catalogue.InfraDestroy,
+	"cloud-apply":   catalogue.InfraApply,
+}
+
+// CanonicalEffect is the catalogue's name of effect e (e itself unless it
+// is an alias).
+func CanonicalEffect(e string) string {
+	if c, ok := effectAliases[e]; ok {
+		return string(c)
+	}
+	return e
+}
+
+// ValidEffect reports whether e names one of the catalogue's effects, or
+// an alias of one (cloud-destroy, cloud-apply).
 func ValidEffect(e string) bool {
-	return slices.Contains(catalogue.Effects, catalogue.Effect(e))
+	return slices.Contains(catalogue.Effects, catalogue.Effect(CanonicalEffect(e)))
 }
 
 // Glob is path.Match, false for a malformed pattern; "" matches anything.

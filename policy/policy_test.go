@@ -49,6 +49,8 @@ func TestCheckSaysWhyForEachField(t *testing.T) {
 			[]string{`risk tier2_critical is at or above high`}},
 		{"an effect the command has", Match{Effect: []string{"delete", "infra-destroy"}}, Subject{Effects: []string{"read", "infra-destroy"}}, true,
 			[]string{`the command has the effect infra-destroy`}},
+		{"an effect named by its alias", Match{Effect: []string{"cloud-destroy"}}, Subject{Effects: []string{"infra-destroy"}}, true,
+			[]string{`the command has the effect cloud-destroy`}},
 		{"no effect the rule names", Match{Effect: []string{"delete", "egress"}}, Subject{Effects: []string{"read"}}, false,
 			[]string{`the command has no effect delete, egress`}},
 		{"session glob stops at /", Match{Session: "agent:*"}, Subject{Session: "agent:a/b"}, false,
