@@ -253,7 +253,7 @@ func shellArgs(a *analysis, name string, args []string) {
 		a.unknown = append(a.unknown, name+" -c script that does not parse ("+err.Error()+")")
 		return
 	}
-	cmds := simples(f, sh, a.b)
+	cmds := simples(a.statements(f), sh, a.b)
 	a.depth++
 	for _, c := range cmds {
 		a.simple(c)

@@ -104,7 +104,7 @@ func Compute(ctx context.Context, command string, o Options) (p *Preview) {
 		p.Summary = summary(p, start)
 		return p
 	}
-	cmds := simples(script.File, newShell(cwd, env, o.Shell == "" || filepath.Base(o.Shell) == "bash", o.PWDUnsure), b)
+	cmds := simples(script.Statements(script.File), newShell(cwd, env, o.Shell == "" || filepath.Base(o.Shell) == "bash", o.PWDUnsure), b)
 	a := &analysis{ctx: ctx, o: o, b: b, scripts: []*parsed.Script{script}}
 	for _, c := range cmds {
 		a.simple(c)

@@ -350,14 +350,15 @@ func parse(command string, sh *shell, b *budget) ([]simple, error) {
 	if err != nil {
 		return nil, parseError(err)
 	}
-	return simples(s.File, sh, b), nil
+	return simples(s.Statements(s.File), sh, b), nil
 }
 
-// simples are the simple commands of f, a tree shell.Parse read, followed
-// from sh (see parse).
-func simples(f *syntax.File, sh *shell, b *budget) []simple {
+// simples are the simple commands of sts, the statements shell.Parse
+// lists for a tree it read (the line's, or a script's it runs by a
+// shell), followed from sh (see parse).
+func simples(sts []parsed.Statement, sh *shell, b *budget) []simple {
 	sh.b = b
-	out, _ := follow(f, sh, nil, 0)
+	out, _ := follow(sts, 0, sh, nil, 0)
 	return out
 }
 
@@ -390,42 +391,79 @@ func (a *analysis) tree(script string) (*syntax.File, error) {
 	return s.File, nil
 }
 
+// statements are the statements shell.Parse lists for f, a tree it read
+// (see tree).
+func (a *analysis) statements(f *syntax.File) []parsed.Statement {
+	for _, s := range a.scripts {
+		if sts := s.Statements(f); sts != nil {
+			return sts
+		}
+	}
+	return nil
+}
+
 // maxLoopDepth bounds the loops inside loops whose passes are walked to
 // find where a pass starts; deeper, a loop's start is not known at all.
 const maxLoopDepth = 3
 
-// follow walks root from sh: the simple commands in it, and the shell
-// after it. once is a loop walked as one pass (depth: loops within loops
-// so walked).
-func follow(root syntax.Node, sh *shell, once syntax.Node, depth int) ([]simple, *shell) {
+// follow follows sh through sts, statements shell.Parse listed for one
+// tree (Script.Statements), each at the nodes of its Path from index
+// from on: the simple commands in them, and the shell after them. once
+// is a loop walked as one pass (depth: loops within loops so walked);
+// sts are then the statements in it, and from the index of the loop in
+// their Path.
+func follow(sts []parsed.Statement, from int, sh *shell, once syntax.Node, depth int) ([]simple, *shell) {
 	var stack []cdFrame
 	var out []simple
-	var visit func(n syntax.Node) bool
-	// substitutions walks the command and process substitutions of n
-	// (they run first, each in a subshell of its own).
-	substitutions := func(n syntax.Node) {
-		syntax.Walk(n, func(m syntax.Node) bool {
-			switch m.(type) {
-			case *syntax.CmdSubst, *syntax.ProcSubst:
-				syntax.Walk(m, visit)
-				return false
-			}
-			return true
-		})
+	// leave ends the node on top of the stack: what its end does to the
+	// changes made in it.
+	leave := func() {
+		fr := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		switch {
+		case fr.restore:
+			sh = fr.saved // a subshell's changes stay in it
+		case fr.maybe:
+			sh.merge(fr.saved) // it may or may not have run
+		case fr.afterX != nil && !leftOfAnd(stack):
+			sh.merge(fr.afterX) // Y's changes, which did not happen when X failed
+		}
 	}
-	visit = func(n syntax.Node) bool {
-		if n == nil {
-			fr := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			switch {
-			case fr.restore:
-				sh = fr.saved // a subshell's changes stay in it
-			case fr.maybe:
-				sh.merge(fr.saved) // it may or may not have run
-			case fr.afterX != nil && !leftOfAnd(stack):
-				sh.merge(fr.afterX) // Y's changes, which did not happen when X failed
+	// stmtFrame is the frame of a statement: what its place (in a
+	// pipeline, after || or &&, in the background) does to its changes.
+	stmtFrame := func(x *syntax.Stmt) cdFrame {
+		fr := cdFrame{node: x, saved: sh.clone()}
+		fr.restore = x.Background || x.Coprocess
+		if len(stack) > 0 {
+			if b, ok := stack[len(stack)-1].node.(*syntax.BinaryCmd); ok {
+				switch {
+				case (b.Op == syntax.Pipe || b.Op == syntax.PipeAll) && b.Y == x && sh.bash && sh.lastpipe != off:
+					// lastpipe: the last part runs in the shell itself
+					fr.maybe = sh.lastpipe == unknownTri
+				case b.Op == syntax.Pipe || b.Op == syntax.PipeAll:
+					fr.restore = true // each part a subshell
+				case b.Y == x && b.Op == syntax.OrStmt:
+					fr.maybe = true // runs only when X failed
+				case b.Y == x && b.Op == syntax.AndStmt:
+					stack[len(stack)-1].afterX = sh.clone()
+				}
 			}
-			return true
+		}
+		return fr
+	}
+	// enter starts node n (the next of rest's Path, at index at).
+	enter := func(n syntax.Node, rest []parsed.Statement, at int) {
+		if st, ok := n.(*syntax.Stmt); ok {
+			// A compound command (subshell, if, loop, function): its
+			// statements follow. Its redirections count.
+			fr := stmtFrame(st)
+			if len(st.Redirs) > 0 {
+				s := simple{Text: printed(st), Cwd: sh.cwd}
+				addRedirs(&s, st.Redirs, sh)
+				out = append(out, s)
+			}
+			stack = append(stack, fr)
+			return
 		}
 		fr := cdFrame{node: n, saved: sh.clone()}
 		switch x := n.(type) {
@@ -445,8 +483,12 @@ func follow(root syntax.Node, sh *shell, once syntax.Node, depth int) ([]simple,
 				// The pass before: what it changes is changed before
 				// the pass walked next (its commands mark, and count
 				// nothing themselves).
+				in := 0
+				for in < len(rest) && len(rest[in].Path) > at && rest[in].Path[at] == n {
+					in++
+				}
 				var before []simple
-				before, sh = follow(n, sh.clone(), n, depth+1)
+				before, sh = follow(rest[:in], at, sh.clone(), n, depth+1)
 				for _, c := range before {
 					c.MarksOnly = true
 					out = append(out, c)
@@ -467,126 +509,115 @@ func follow(root syntax.Node, sh *shell, once syntax.Node, depth int) ([]simple,
 				fr.saved.funcs[x.Name.Value] = true
 			}
 			sh.forget()
-		case *syntax.Stmt:
-			fr.restore = x.Background || x.Coprocess
-			if len(stack) > 0 {
-				if b, ok := stack[len(stack)-1].node.(*syntax.BinaryCmd); ok {
-					switch {
-					case (b.Op == syntax.Pipe || b.Op == syntax.PipeAll) && b.Y == x && sh.bash && sh.lastpipe != off:
-						// lastpipe: the last part runs in the shell itself
-						fr.maybe = sh.lastpipe == unknownTri
-					case b.Op == syntax.Pipe || b.Op == syntax.PipeAll:
-						fr.restore = true // each part a subshell
-					case b.Y == x && b.Op == syntax.OrStmt:
-						fr.maybe = true // runs only when X failed
-					case b.Y == x && b.Op == syntax.AndStmt:
-						stack[len(stack)-1].afterX = sh.clone()
-					}
-				}
-			}
 		}
-		push := func() bool {
-			stack = append(stack, fr)
-			return true
-		}
-		st, ok := n.(*syntax.Stmt)
-		if !ok {
-			switch n.(type) {
-			case *syntax.Word, *syntax.CStyleLoop:
-				sideAssigns(n, sh) // a loop's words, a case's subject
-			}
-			return push()
-		}
-		// What this statement does to the shell is done on next; then kept,
-		// made uncertain or dropped as its place says.
-		next := sh.clone()
-		done := func() bool {
-			throughRefs(sh, next)
-			switch {
-			case fr.restore:
-			case fr.maybe:
-				next.merge(sh)
-				sh = next
-			default:
-				sh = next
-			}
-			return false
-		}
-		switch x := st.Cmd.(type) {
-		case *syntax.DeclClause:
-			substitutions(st)
-			s := simple{Text: printed(st), Cwd: sh.cwd}
-			addRedirs(&s, st.Redirs, sh)
-			if len(s.Redirs) > 0 {
-				out = append(out, s)
-			}
-			declare(x, sh, next)
-			return done()
-		case *syntax.CallExpr:
-		default:
-			// Compound commands (subshells, if, loops, functions): their
-			// statements are walked in turn. Their redirections count.
-			if len(st.Redirs) > 0 {
-				s := simple{Text: printed(st), Cwd: sh.cwd}
-				addRedirs(&s, st.Redirs, sh)
-				out = append(out, s)
-			}
-			switch st.Cmd.(type) {
-			case *syntax.ArithmCmd, *syntax.LetClause, *syntax.TestClause:
-				substitutions(st)
-				sideAssigns(st, next)
-				return done()
-			}
-			return push()
-		}
-		call := st.Cmd.(*syntax.CallExpr)
-		substitutions(st)
-		sideAssigns(st, next)
-		if len(call.Args) == 0 {
-			// X=value: known for the rest of the command when certain.
-			for _, a := range call.Assigns {
-				if a.Name != nil {
-					next.set(a.Name.Value, assigned(a, next)) // in order: X=1 Y=$X
-				}
-			}
-			if len(st.Redirs) > 0 {
-				s := simple{Text: printed(st), Cwd: sh.cwd}
-				addRedirs(&s, st.Redirs, sh)
-				out = append(out, s)
-			}
-			return done()
-		}
-		s := simple{Text: printed(st), Cwd: sh.cwd, CwdUnsure: sh.pwdUnsure}
-		argWords, keywords := keywordAssigns(call.Args, sh)
-		s.Args, s.Unknown, s.NameUnknown = words(argWords, sh)
-		if len(s.Args) > 0 && !s.NameUnknown && (sh.renamed[s.Args[0]] || sh.renamed["*"]) {
-			s.NameUnknown = true // an alias, or a name hash -p points elsewhere
-		}
-		addRedirs(&s, st.Redirs, sh)
-		// Assignments before a command apply to it alone: they do not
-		// change what later words mean.
-		prefix := map[string]shvar{}
-		if assigns := append(slices.Clone(call.Assigns), keywords...); len(assigns) > 0 {
-			tmp := sh.clone() // each seen by those after it: X=1 Y=$X cmd
-			for _, a := range assigns {
-				if a.Name != nil {
-					v := assigned(a, tmp)
-					if sh.bash && (a.Name.Value == "SHELLOPTS" || a.Name.Value == "BASHOPTS") {
-						v = shvar{} // read-only in bash: the assignment fails
-					}
-					v.exported = true
-					prefix[a.Name.Value] = v
-					tmp.vars[a.Name.Value] = v
-				}
-			}
-		}
-		s.Env = sh.exported(prefix)
-		out = append(out, s)
-		builtin(s, prefix, next)
-		return done()
+		stack = append(stack, fr)
 	}
-	syntax.Walk(root, visit)
+	for i, st := range sts {
+		path := st.Path[from:]
+		k := 0
+		for k < len(stack) && k < len(path) && stack[k].node == path[k] {
+			k++
+		}
+		for len(stack) > k {
+			leave()
+		}
+		for j := k; j < len(path); j++ {
+			enter(path[j], sts[i:], from+j)
+		}
+		if st.Expr != nil {
+			sideAssigns(st.Expr, sh) // a loop's words, a case's subject
+			continue
+		}
+		out = statement(st.Node, stmtFrame(st.Node), &sh, out)
+	}
+	for len(stack) > 0 {
+		leave()
+	}
 	return out, sh
+}
+
+// statement follows *shp through x, a statement that is not a compound
+// command (its substitutions already followed), in its frame fr: its
+// simple command, if it has one, is added to out. What it does to the
+// shell is done on a copy; then kept, made uncertain or dropped as its
+// place says.
+func statement(x *syntax.Stmt, fr cdFrame, shp **shell, out []simple) []simple {
+	sh := *shp
+	next := sh.clone()
+	defer func() {
+		throughRefs(sh, next)
+		switch {
+		case fr.restore:
+		case fr.maybe:
+			next.merge(sh)
+			*shp = next
+		default:
+			*shp = next
+		}
+	}()
+	switch d := x.Cmd.(type) {
+	case *syntax.DeclClause:
+		s := simple{Text: printed(x), Cwd: sh.cwd}
+		addRedirs(&s, x.Redirs, sh)
+		if len(s.Redirs) > 0 {
+			out = append(out, s)
+		}
+		declare(d, sh, next)
+		return out
+	case *syntax.CallExpr:
+	default: // (( )), let, [[ ]], redirections alone
+		if len(x.Redirs) > 0 {
+			s := simple{Text: printed(x), Cwd: sh.cwd}
+			addRedirs(&s, x.Redirs, sh)
+			out = append(out, s)
+		}
+		sideAssigns(x, next)
+		return out
+	}
+	call := x.Cmd.(*syntax.CallExpr)
+	sideAssigns(x, next)
+	if len(call.Args) == 0 {
+		// X=value: known for the rest of the command when certain.
+		for _, a := range call.Assigns {
+			if a.Name != nil {
+				next.set(a.Name.Value, assigned(a, next)) // in order: X=1 Y=$X
+			}
+		}
+		if len(x.Redirs) > 0 {
+			s := simple{Text: printed(x), Cwd: sh.cwd}
+			addRedirs(&s, x.Redirs, sh)
+			out = append(out, s)
+		}
+		return out
+	}
+	s := simple{Text: printed(x), Cwd: sh.cwd, CwdUnsure: sh.pwdUnsure}
+	argWords, keywords := keywordAssigns(call.Args, sh)
+	s.Args, s.Unknown, s.NameUnknown = words(argWords, sh)
+	if len(s.Args) > 0 && !s.NameUnknown && (sh.renamed[s.Args[0]] || sh.renamed["*"]) {
+		s.NameUnknown = true // an alias, or a name hash -p points elsewhere
+	}
+	addRedirs(&s, x.Redirs, sh)
+	// Assignments before a command apply to it alone: they do not
+	// change what later words mean.
+	prefix := map[string]shvar{}
+	if assigns := append(slices.Clone(call.Assigns), keywords...); len(assigns) > 0 {
+		tmp := sh.clone() // each seen by those after it: X=1 Y=$X cmd
+		for _, a := range assigns {
+			if a.Name != nil {
+				v := assigned(a, tmp)
+				if sh.bash && (a.Name.Value == "SHELLOPTS" || a.Name.Value == "BASHOPTS") {
+					v = shvar{} // read-only in bash: the assignment fails
+				}
+				v.exported = true
+				prefix[a.Name.Value] = v
+				tmp.vars[a.Name.Value] = v
+			}
+		}
+	}
+	s.Env = sh.exported(prefix)
+	out = append(out, s)
+	builtin(s, prefix, next)
+	return out
 }
 
 // words expands a simple command's words: each one certain, or named in

@@ -209,6 +209,8 @@ type Command struct {
 	Parent int
 	// Text is the simple command as written.
 	Text string
+	// stmt is the statement it was read from (see Statement).
+	stmt *syntax.Stmt
 }
 
 // Name is the command's name ("" when it has none).

@@ -34,6 +34,7 @@ type frame struct {
 	// a subshell): they make variables unknown rather than set.
 	uncertain bool
 	pipe      *Pipe
+	stmt      *syntax.Stmt // the statement being read
 }
 
 func (p *parser) file(f *syntax.File, src string, fr frame) {
@@ -65,6 +66,7 @@ func (p *parser) stmt(s *syntax.Stmt, fr frame) {
 	if !ok {
 		return
 	}
+	fr.stmt = s
 	if s.Negated {
 		fr.ctx.Negated = true
 	}
@@ -97,6 +99,7 @@ func (p *parser) text(fr frame, n syntax.Node) string {
 }
 
 func (p *parser) add(c *Command, fr frame) int {
+	c.stmt = fr.stmt
 	if fr.pipe != nil {
 		c.Pipe = *fr.pipe
 	}
