@@ -16,7 +16,9 @@ import (
 // and redirections), a declaration (export, declare, local ...), let,
 // (( )), [[ ]], or nothing but redirections. The command and process
 // substitutions of a statement come before it, each a statement of its
-// own.
+// own; a compound command's redirection targets come before its body
+// (the shell expands them first: n=1; { rm "d$n"; } > "f$((n=2))"
+// removes d2).
 type Statement struct {
 	// Node is the statement (nil for an Expr).
 	Node *syntax.Stmt
@@ -91,6 +93,17 @@ func (w *stmtWalker) node(n syntax.Node) {
 				w.leaf(x)
 				return false
 			}
+			// A compound command's redirections are opened (their words
+			// expanded) before its body runs.
+			w.path = append(w.path, x)
+			for _, r := range x.Redirs {
+				w.node(r)
+			}
+			if x.Cmd != nil {
+				w.node(x.Cmd)
+			}
+			w.path = w.path[:len(w.path)-1]
+			return false
 		case *syntax.Word, *syntax.CStyleLoop:
 			w.out = append(w.out, Statement{Expr: m, Path: slices.Clone(w.path)})
 		}

@@ -1,0 +1,46 @@
+package impact
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The preview follows the statements in the order shell.Parse lists them,
+// the order the shell meets them: a compound command's redirection
+// targets are expanded before its body, so what they assign holds in the
+// body. The preview's own walk of the tree read them after the body, and
+// named the wrong directory (d1) for n=1; { rm -rf "d$n"; } >
+// "f$((n=2))", which removes d2 (bash is the oracle): now n is not known
+// in the body, and its word is unknown.
+func TestCompoundRedirectionsBeforeTheBody(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Fatal("bash is the oracle of this test")
+	}
+	const line = `n=1; { rm -rf "d$n"; } > "f$((n=2))"`
+	oracle := t.TempDir()
+	tree(t, oracle, map[string]string{"d1/x": "1", "d2/x": "2"}, nil)
+	cmd := exec.Command("bash", "-c", line)
+	cmd.Dir = oracle
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("bash: %v %s", err, out)
+	}
+	if _, err := os.Lstat(filepath.Join(oracle, "d2")); !os.IsNotExist(err) {
+		t.Fatal("bash did not remove d2: the oracle says otherwise")
+	}
+
+	dir := t.TempDir()
+	tree(t, dir, map[string]string{"d1/x": "1", "d2/x": "2"}, nil)
+	p := Compute(context.Background(), line, Options{Cwd: dir})
+	for _, tg := range p.Targets {
+		if tg.Op == "delete" && filepath.Base(tg.Path) == "d1" {
+			t.Errorf("d1 named as removed: %+v", tg)
+		}
+	}
+	if !strings.Contains(strings.Join(p.Unknown, "\n"), `"d$n"`) {
+		t.Errorf("the body's word is not unknown: %q", p.Unknown)
+	}
+}
