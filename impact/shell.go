@@ -358,7 +358,7 @@ func parse(command string, sh *shell, b *budget) ([]simple, error) {
 // shell), followed from sh (see parse).
 func simples(sts []parsed.Statement, sh *shell, b *budget) []simple {
 	sh.b = b
-	out, _ := follow(sts, 0, sh, nil, 0)
+	out, _ := follow(sts, 0, len(sts), nil, sh, 0)
 	return out
 }
 
@@ -406,16 +406,18 @@ func (a *analysis) statements(f *syntax.File) []parsed.Statement {
 // find where a pass starts; deeper, a loop's start is not known at all.
 const maxLoopDepth = 3
 
-// follow follows sh through sts, statements shell.Parse listed for one
-// tree (Script.Statements), each at the nodes of its Path from index
-// from on: the simple commands in them, and the shell after them. once
-// is a loop walked as one pass (depth: loops within loops so walked);
-// sts are then the statements in it, and from the index of the loop in
-// their Path.
-func follow(sts []parsed.Statement, from int, sh *shell, once syntax.Node, depth int) ([]simple, *shell) {
-	var stack []cdFrame
+// follow follows sh through sts[lo:hi], statements shell.Parse listed for
+// one tree (Script.Statements): the simple commands in them, and the
+// shell after them. once is a loop walked as one pass (nil: none; depth:
+// loops within loops so walked); sts[lo:hi] are then the statements in it.
+func follow(sts []parsed.Statement, lo, hi int, once *parsed.Place, sh *shell, depth int) ([]simple, *shell) {
+	var stack []cdFrame // the places entered, by depth from base
 	var out []simple
-	// leave ends the node on top of the stack: what its end does to the
+	base := 0
+	if once != nil {
+		base = once.Depth
+	}
+	// leave ends the place on top of the stack: what its end does to the
 	// changes made in it.
 	leave := func() {
 		fr := stack[len(stack)-1]
@@ -451,12 +453,14 @@ func follow(sts []parsed.Statement, from int, sh *shell, once syntax.Node, depth
 		}
 		return fr
 	}
-	// enter starts node n (the next of rest's Path, at index at).
-	enter := func(n syntax.Node, rest []parsed.Statement, at int) {
+	// enter starts place p, whose first statement is sts[i].
+	enter := func(p *parsed.Place, i int) {
+		n := p.Node
 		if st, ok := n.(*syntax.Stmt); ok {
 			// A compound command (subshell, if, loop, function): its
 			// statements follow. Its redirections count.
 			fr := stmtFrame(st)
+			fr.place = p
 			if len(st.Redirs) > 0 {
 				s := simple{Text: printed(st), Cwd: sh.cwd}
 				addRedirs(&s, st.Redirs, sh)
@@ -465,7 +469,7 @@ func follow(sts []parsed.Statement, from int, sh *shell, once syntax.Node, depth
 			stack = append(stack, fr)
 			return
 		}
-		fr := cdFrame{node: n, saved: sh.clone()}
+		fr := cdFrame{node: n, place: p, saved: sh.clone()}
 		switch x := n.(type) {
 		case *syntax.Subshell, *syntax.CmdSubst, *syntax.ProcSubst:
 			fr.restore = true
@@ -476,19 +480,15 @@ func follow(sts []parsed.Statement, from int, sh *shell, once syntax.Node, depth
 			// A pass starts where the one before left: what the body
 			// changes is not known at its start.
 			switch {
-			case n == once:
+			case p == once:
 			case depth >= maxLoopDepth:
 				sh.forget()
 			default:
 				// The pass before: what it changes is changed before
 				// the pass walked next (its commands mark, and count
 				// nothing themselves).
-				in := 0
-				for in < len(rest) && len(rest[in].Path) > at && rest[in].Path[at] == n {
-					in++
-				}
 				var before []simple
-				before, sh = follow(rest[:in], at, sh.clone(), n, depth+1)
+				before, sh = follow(sts, i, p.End, p, sh.clone(), depth+1)
 				for _, c := range before {
 					c.MarksOnly = true
 					out = append(out, c)
@@ -512,17 +512,26 @@ func follow(sts []parsed.Statement, from int, sh *shell, once syntax.Node, depth
 		}
 		stack = append(stack, fr)
 	}
-	for i, st := range sts {
-		path := st.Path[from:]
+	var fresh []*parsed.Place
+	for i := lo; i < hi; i++ {
+		st := sts[i]
+		// The places st is in that are not entered yet, from its parent
+		// up to the one entered (or the walk's root): the others end.
+		fresh = fresh[:0]
+		q := st.In
+		for q != nil && q.Depth >= base && (q.Depth-base >= len(stack) || stack[q.Depth-base].place != q) {
+			fresh = append(fresh, q)
+			q = q.Up
+		}
 		k := 0
-		for k < len(stack) && k < len(path) && stack[k].node == path[k] {
-			k++
+		if q != nil && q.Depth >= base {
+			k = q.Depth - base + 1
 		}
 		for len(stack) > k {
 			leave()
 		}
-		for j := k; j < len(path); j++ {
-			enter(path[j], sts[i:], from+j)
+		for j := len(fresh) - 1; j >= 0; j-- {
+			enter(fresh[j], i)
 		}
 		if st.Expr != nil {
 			sideAssigns(st.Expr, sh) // a loop's words, a case's subject
@@ -1067,6 +1076,7 @@ func shopt(sh *shell, args []string) {
 // its end does to changes made inside it.
 type cdFrame struct {
 	node  syntax.Node
+	place *parsed.Place // where it is among the statements' places
 	saved *shell
 	// restore: a subshell, whose changes stay in it; maybe: it may or may
 	// not run (a branch, a loop, the Y of X || Y).

@@ -44,3 +44,26 @@ func TestCompoundRedirectionsBeforeTheBody(t *testing.T) {
 		t.Errorf("the body's word is not unknown: %q", p.Unknown)
 	}
 }
+
+// A line whose tree is as deep as it is long (a && chain, a pipeline,
+// subshells in a chain, loops of cd in a chain) is previewed, or said to
+// be incomplete: the statements share the places they are in, and the
+// preview enters and leaves each place once (no work per statement that
+// grows with the depth, which at this size would take minutes).
+func TestDeepLinesArePreviewed(t *testing.T) {
+	dir := t.TempDir()
+	tree(t, dir, map[string]string{"d/x": "1"}, nil)
+	for name, unit := range map[string]string{
+		"and chain":          "cd d&&",
+		"pipeline":           "cd d|",
+		"subshells in chain": "(cd d)&&",
+		"or chain of blocks": "{ cd d;}||",
+		"loops in chain":     "for i in 1;do cd d;done&&",
+	} {
+		line := strings.Repeat(unit, (128<<10)/len(unit)) + "rm -rf d"
+		p := Compute(context.Background(), line, Options{Cwd: dir})
+		if len(p.Targets) == 0 && len(p.Unknown) == 0 && p.Complete {
+			t.Errorf("%s: nothing previewed, and complete: %q", name, p.Summary)
+		}
+	}
+}

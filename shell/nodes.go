@@ -28,22 +28,46 @@ type Statement struct {
 	// (nil for a Node). What it assigns (${X:=v}, arithmetic) happens
 	// there.
 	Expr syntax.Node
-	// Path are the nodes the statement (or Expr) is in, outermost first:
-	// the tree's File, then each node down to its parent (a loop's
-	// ForClause or WhileClause, an if's IfClause, the BinaryCmd of a && b,
-	// a | b and their Stmt, a Subshell, a FuncDecl ...). For a statement in
-	// a command or process substitution of another statement, the nodes of
-	// that statement down to the substitution are left out: Path goes
-	// from the nodes the other statement is in to the CmdSubst or
-	// ProcSubst, then on. The loops a statement is in are the ForClause
-	// and WhileClause nodes of its Path.
-	Path []syntax.Node
+	// In is the node the statement (or Expr) is in, its parent: its Up
+	// the nodes that one is in, to the tree's File (see Path).
+	In *Place
 	// Commands are the indexes in Script.Commands of the commands read
 	// from the statement (wrappers looked through, find -exec's commands,
 	// a command running a script that was not read). Those of its
 	// substitutions are theirs; those of a script it runs by a shell are
 	// in that script's tree (Tree).
 	Commands []int
+}
+
+// Place is a node of the tree that statements are in: a loop's ForClause
+// or WhileClause, an if's IfClause, the BinaryCmd of a && b, a | b and
+// their Stmt, a Subshell, a FuncDecl, a CmdSubst .... For a statement in
+// a command or process substitution of another statement, the nodes of
+// that statement down to the substitution are left out: from the node the
+// other statement is in, the next is the CmdSubst or ProcSubst. Places
+// are shared by the statements in them.
+type Place struct {
+	Node syntax.Node
+	// Up is the place Node is in (nil for the tree's File).
+	Up *Place
+	// Depth is how many places are above it (0: the File).
+	Depth int
+	// End is the index, in the list Statements gave, past the last
+	// statement in Node: the statements in it are those from its first
+	// to End.
+	End int
+}
+
+// Path are the nodes of st's places, outermost first (the File first, its
+// parent last). The loops a statement is in are the ForClause and
+// WhileClause nodes of its Path.
+func (st Statement) Path() []syntax.Node {
+	var out []syntax.Node
+	for p := st.In; p != nil; p = p.Up {
+		out = append(out, p.Node)
+	}
+	slices.Reverse(out)
+	return out
 }
 
 // Statements are the statements of f, a tree Parse read (File, or one
@@ -76,17 +100,30 @@ func (s *Script) holds(f *syntax.File) bool {
 }
 
 type stmtWalker struct {
-	path []syntax.Node
+	cur  *Place
 	out  []Statement
 	cmds map[*syntax.Stmt][]int
 }
 
-// node walks n and what is in it, n on the path.
+func (w *stmtWalker) push(n syntax.Node) {
+	d := 0
+	if w.cur != nil {
+		d = w.cur.Depth + 1
+	}
+	w.cur = &Place{Node: n, Up: w.cur, Depth: d}
+}
+
+func (w *stmtWalker) pop() {
+	w.cur.End = len(w.out)
+	w.cur = w.cur.Up
+}
+
+// node walks n and what is in it, n a place.
 func (w *stmtWalker) node(n syntax.Node) {
 	syntax.Walk(n, func(m syntax.Node) bool {
 		switch x := m.(type) {
 		case nil:
-			w.path = w.path[:len(w.path)-1]
+			w.pop()
 			return true
 		case *syntax.Stmt:
 			if leafStmt(x) {
@@ -95,19 +132,19 @@ func (w *stmtWalker) node(n syntax.Node) {
 			}
 			// A compound command's redirections are opened (their words
 			// expanded) before its body runs.
-			w.path = append(w.path, x)
+			w.push(x)
 			for _, r := range x.Redirs {
 				w.node(r)
 			}
 			if x.Cmd != nil {
 				w.node(x.Cmd)
 			}
-			w.path = w.path[:len(w.path)-1]
+			w.pop()
 			return false
 		case *syntax.Word, *syntax.CStyleLoop:
-			w.out = append(w.out, Statement{Expr: m, Path: slices.Clone(w.path)})
+			w.out = append(w.out, Statement{Expr: m, In: w.cur})
 		}
-		w.path = append(w.path, m)
+		w.push(m)
 		return true
 	})
 }
@@ -122,7 +159,7 @@ func (w *stmtWalker) leaf(st *syntax.Stmt) {
 		}
 		return true
 	})
-	w.out = append(w.out, Statement{Node: st, Path: slices.Clone(w.path), Commands: w.cmds[st]})
+	w.out = append(w.out, Statement{Node: st, In: w.cur, Commands: w.cmds[st]})
 }
 
 // leafStmt: st is not a compound command.

@@ -31,7 +31,7 @@ func show(s *Script, st Statement) string {
 	for _, i := range st.Commands {
 		names = append(names, s.Commands[i].Name().Value)
 	}
-	return text + " | " + kinds(st.Path) + " | " + strings.Join(names, ",")
+	return text + " | " + kinds(st.Path()) + " | " + strings.Join(names, ",")
 }
 
 // The statements of a line come in the order a shell meets them: a
