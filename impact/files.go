@@ -287,14 +287,14 @@ func analyserTable() map[string]func(a *analysis, name string, args []string) {
 
 // trapArgs: trap ACTION SIGNAL... runs ACTION later, on a signal or at
 // exit, wherever the shell is then: not previewed, so unknown.
+// Its action is read by shell.Through (none: listing, or resetting to the
+// default; "": the signals ignored).
 func trapArgs(a *analysis, _ string, args []string) {
-	if len(args) > 0 && args[0] == "--" {
-		args = args[1:]
+	st, _ := parsed.Through(certainWords(append([]string{"trap"}, args...)))
+	if st.Script == nil || *st.Script == "" {
+		return
 	}
-	if len(args) < 2 || args[0] == "" || args[0] == "-" || strings.HasPrefix(args[0], "-") {
-		return // listing, or resetting to the default
-	}
-	a.unknown = append(a.unknown, "trap "+args[0]+" (runs later, on a signal or at exit)")
+	a.unknown = append(a.unknown, "trap "+*st.Script+" (runs later, on a signal or at exit)")
 }
 
 // maxNesting bounds shells inside shells (sh -c "bash -c '…'").

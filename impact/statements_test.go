@@ -67,3 +67,23 @@ func TestDeepLinesArePreviewed(t *testing.T) {
 		}
 	}
 }
+
+// trap's action is read by shell.Through: after "--" too, it is unknown
+// (it runs later, wherever the shell is then); an empty action ignores
+// the signals and runs nothing.
+func TestTrapActionReadByThrough(t *testing.T) {
+	dir := t.TempDir()
+	for line, want := range map[string]bool{
+		`trap -- 'rm -rf data' EXIT`: true,
+		`trap 'rm -rf data' EXIT`:    true,
+		`trap '' INT`:                false,
+		`trap - EXIT`:                false,
+		`trap -p`:                    false,
+	} {
+		p := Compute(context.Background(), line, Options{Cwd: dir})
+		got := strings.Contains(strings.Join(p.Unknown, "\n"), "trap rm -rf data (runs later")
+		if got != want {
+			t.Errorf("%s: unknown %q, want the action named %v", line, p.Unknown, want)
+		}
+	}
+}

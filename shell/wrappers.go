@@ -726,6 +726,9 @@ func kubectlStep(name string, ws []Word) step {
 // trapStep: trap ACTION SIGNAL... runs ACTION later, in this shell: it is
 // read as a script of its own.
 func trapStep(name string, ws []Word) step {
+	if len(ws) > 0 && ws[0].Known && ws[0].Value == "--" {
+		ws = ws[1:] // trap -- ACTION SIGNAL...
+	}
 	if len(ws) < 2 || !ws[0].Known || ws[0].Value == "-" || strings.HasPrefix(ws[0].Value, "-") {
 		if len(ws) >= 2 && !ws[0].Known {
 			return step{opaque: &Opaque{Kind: "unknown", Code: ws[0].Raw, Why: "trap runs an action that is not certain"}}
