@@ -196,19 +196,13 @@ func shellArgs(a *analysis, name string, args []string) {
 	bash := name == "bash"
 	text := name + " " + strings.Join(args, " ")
 	words := certainWords(append([]string{name}, args...))
+	// Its own options, read by the rule shell/ reads sh -c by.
+	opts := parsed.ReadShellArgs(words[1:])
 	st, _ := parsed.Through(words)
-	startup := false
-	if st.Opaque != nil && st.Opaque.Kind == "script" {
+	if i := opts.RCFile + 1; opts.RCFile >= 0 && i+1 < len(words) {
 		// --rcfile FILE, --init-file FILE: a start-up file runs first,
 		// then what the rest of the words say.
-		if i := slices.IndexFunc(words, func(w parsed.Word) bool {
-			return w.Value == "--rcfile" || w.Value == "--init-file"
-		}); i > 0 && i+1 < len(words) && !slices.ContainsFunc(words[1:i], func(w parsed.Word) bool {
-			return w.Value == "--" || w.Value == "-" || !strings.HasPrefix(w.Value, "-") && !strings.HasPrefix(w.Value, "+")
-		}) {
-			startup = true
-			st, _ = parsed.Through(slices.Delete(slices.Clone(words), i, i+2))
-		}
+		st, _ = parsed.Through(slices.Delete(slices.Clone(words), i, i+2))
 	}
 	switch {
 	case st.Stop:
@@ -223,8 +217,7 @@ func shellArgs(a *analysis, name string, args []string) {
 		a.unknown = append(a.unknown, text+" (runs what cannot be read)")
 		return
 	}
-	setOpts, shoptOpts, starts := shellOptions(values(st.Wrap.Args))
-	startup = startup || starts
+	setOpts, shoptOpts, startup := opts.Set, opts.Shopt, opts.Startup
 	if startup {
 		a.unknown = append(a.unknown, text+" (runs its startup files first)")
 	}
@@ -259,51 +252,4 @@ func shellArgs(a *analysis, name string, args []string) {
 		a.simple(c)
 	}
 	a.depth--
-}
-
-// shellOptions are the options a shell's own words (before its script)
-// set: set's (-P, -o physical, --posix) and shopt's (-O NAME, +O NAME as
-// -s/-u pairs), and whether it runs start-up files (-i, -l, --login,
-// --rcfile, --init-file).
-func shellOptions(args []string) (setOpts, shoptOpts []string, startup bool) {
-	for i := 0; i < len(args); i++ {
-		arg := args[i]
-		if arg == "--" || arg == "-" {
-			break
-		}
-		if strings.HasPrefix(arg, "--") {
-			switch arg {
-			case "--login", "--rcfile", "--init-file":
-				startup = true
-			case "--posix":
-				setOpts = append(setOpts, "-o", "posix")
-			}
-			if arg == "--rcfile" || arg == "--init-file" {
-				i++
-			}
-			continue
-		}
-		if len(arg) < 2 || arg[0] != '-' && arg[0] != '+' {
-			break
-		}
-		for _, c := range arg[1:] {
-			switch c {
-			case 'c', 's':
-			case 'i', 'l':
-				startup = true
-			case 'o', 'O':
-				if i+1 < len(args) {
-					i++
-					if c == 'o' {
-						setOpts = append(setOpts, string(arg[0])+"o", args[i])
-					} else {
-						shoptOpts = append(shoptOpts, map[byte]string{'-': "-s", '+': "-u"}[arg[0]], args[i])
-					}
-				}
-			default:
-				setOpts = append(setOpts, string(arg[0])+string(c))
-			}
-		}
-	}
-	return setOpts, shoptOpts, startup
 }

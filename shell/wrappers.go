@@ -527,41 +527,16 @@ func suStep(name string, ws []Word) step {
 // shellStep: sh -c SCRIPT (also -lc, -ec ...) is read as a script of its
 // own; a shell reading a file or its input runs code not on the line.
 func shellStep(name string, ws []Word) step {
-	command, input := false, false
-	i := 0
-	for ; i < len(ws); i++ {
-		w := ws[i]
-		if !w.Known {
-			return notCertain(name)
-		}
-		a := w.Value
-		if a == "--" || a == "-" {
-			i++
-			break
-		}
-		if strings.HasPrefix(a, "--") {
-			switch a {
-			case "--version", "--help":
-				return step{stop: true}
-			case "--rcfile", "--init-file":
-				return step{opaque: &Opaque{Kind: "script", Why: name + " runs a start-up file not on the line"}}
-			}
-			continue
-		}
-		if len(a) < 2 || a[0] != '-' && a[0] != '+' {
-			break
-		}
-		for _, c := range a[1:] {
-			switch c {
-			case 'c':
-				command = command || a[0] == '-'
-			case 's':
-				input = true
-			case 'o', 'O':
-				i++
-			}
-		}
+	r := ReadShellArgs(ws)
+	switch {
+	case r.RCFile >= 0:
+		return step{opaque: &Opaque{Kind: "script", Why: name + " runs a start-up file not on the line"}}
+	case r.Unknown >= 0:
+		return notCertain(name)
+	case r.Info >= 0:
+		return step{stop: true}
 	}
+	command, input, i := r.Command, r.Input, r.End
 	ops := ws[min(i, len(ws)):]
 	switch {
 	case command && len(ops) == 0:
