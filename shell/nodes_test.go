@@ -137,3 +137,42 @@ func TestStatementsCoverCommands(t *testing.T) {
 		}
 	}
 }
+
+// A place's End is past the last statement in it: the statements of a
+// loop are those from the first in it to its End; places are shared.
+func TestPlacesEnd(t *testing.T) {
+	s := parse(t, `a; for i in x; do b; while c; do d; done; e; done; f`)
+	sts := s.Statements(s.File)
+	var loops []*Place
+	for _, st := range sts {
+		for p := st.In; p != nil; p = p.Up {
+			switch p.Node.(type) {
+			case *syntax.ForClause, *syntax.WhileClause:
+				if !slices.Contains(loops, p) {
+					loops = append(loops, p)
+				}
+			}
+		}
+	}
+	if len(loops) != 2 {
+		t.Fatalf("%d loops", len(loops))
+	}
+	for _, l := range loops {
+		var in []string
+		for i, st := range sts {
+			for p := st.In; p != nil; p = p.Up {
+				if p == l {
+					if i >= l.End {
+						t.Errorf("statement %d past its loop's End %d", i, l.End)
+					}
+					in = append(in, show(s, st))
+					break
+				}
+			}
+		}
+		t.Logf("%T: %d statements, End %d", l.Node, len(in), l.End)
+	}
+	if forLoop, while := loops[0], loops[1]; forLoop.End != len(sts)-1 || while.End != forLoop.End-1 || while.Depth <= forLoop.Depth {
+		t.Errorf("for End %d depth %d, while End %d depth %d, %d statements", forLoop.End, forLoop.Depth, while.End, while.Depth, len(sts))
+	}
+}
