@@ -159,6 +159,7 @@ func (p *parser) nested(c *Command, script string, fr frame) {
 		p.s.nested = map[string]*syntax.File{}
 	}
 	p.s.nested[script] = f
+	p.s.trees = append(p.s.trees, f)
 	g := fr
 	g.depth++
 	g.wraps = append(append([]Wrap(nil), fr.wraps...), c.Wrappers...)

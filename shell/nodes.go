@@ -35,7 +35,7 @@ type Statement struct {
 	// from the statement (wrappers looked through, find -exec's commands,
 	// a command running a script that was not read). Those of its
 	// substitutions are theirs; those of a script it runs by a shell are
-	// in that script's tree (Tree).
+	// in that script's tree (Trees).
 	Commands []int
 }
 
@@ -88,15 +88,23 @@ func (s *Script) Statements(f *syntax.File) []Statement {
 	return w.out
 }
 
+// Trees are the syntax trees Parse read: the line's (File), then those of
+// the scripts the line runs by a shell, in the order read, one for each
+// reading (a script's text read twice, sh -c X; sh -c X, has two trees
+// here, and Tree gives the last). Every command of Commands is in the
+// Statements of one of them, but the redirections of a compound command
+// that holds no command (the compound statement's own).
+func (s *Script) Trees() []*syntax.File {
+	if s == nil || s.File == nil {
+		return nil
+	}
+	return append([]*syntax.File{s.File}, s.trees...)
+}
+
 // holds reports whether f is the tree of a script the line runs that
 // Parse read.
 func (s *Script) holds(f *syntax.File) bool {
-	for _, t := range s.nested {
-		if t == f {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(s.trees, f)
 }
 
 type stmtWalker struct {

@@ -117,10 +117,7 @@ func TestStatementsCoverCommands(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", line, err)
 		}
-		trees := []*syntax.File{s.File}
-		for _, f := range s.nested {
-			trees = append(trees, f)
-		}
+		trees := s.Trees()
 		seen := map[int]int{}
 		for _, f := range trees {
 			for _, st := range s.Statements(f) {
@@ -175,4 +172,50 @@ func TestPlacesEnd(t *testing.T) {
 	if forLoop, while := loops[0], loops[1]; forLoop.End != len(sts)-1 || while.End != forLoop.End-1 || while.Depth <= forLoop.Depth {
 		t.Errorf("for End %d depth %d, while End %d depth %d, %d statements", forLoop.End, forLoop.Depth, while.End, while.Depth, len(sts))
 	}
+}
+
+// FuzzStatements: for any line Parse reads, the statements of each tree
+// it read list each command at most once (once, but for the redirections
+// of a compound command holding none), their places chain up to the File
+// with depths one apart, and every statement in a place is before its End.
+func FuzzStatements(f *testing.F) {
+	for _, s := range []string{
+		"a && b || c &", "f() { g; }; while x; do y; done", "for i in $(a); do ((n++)); done > $(b)",
+		"case $x in a) rm y;; esac", "sh -c 'a | b; bash -c \"c\"'", "find . -exec rm {} + ; [[ $(a) ]]",
+		"{ a; } > ${X:=f}; ( b ) & c <(d)", "eval 'e; f'; trap -- 'g' EXIT", "x=$(a) y=`b` c",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		s, err := Parse(line, Options{})
+		if err != nil {
+			return
+		}
+		trees := s.Trees()
+		seen := map[int]int{}
+		for _, tr := range trees {
+			sts := s.Statements(tr)
+			for i, st := range sts {
+				if (st.Node == nil) == (st.Expr == nil) {
+					t.Fatalf("statement %d: node %v, expr %v", i, st.Node, st.Expr)
+				}
+				for p := st.In; p != nil; p = p.Up {
+					if i >= p.End {
+						t.Fatalf("statement %d past its place's End %d", i, p.End)
+					}
+					if p.Up == nil && (p.Node != tr || p.Depth != 0) || p.Up != nil && p.Depth != p.Up.Depth+1 {
+						t.Fatalf("statement %d: place %T at depth %d", i, p.Node, p.Depth)
+					}
+				}
+				for _, j := range st.Commands {
+					seen[j]++
+				}
+			}
+		}
+		for i, c := range s.Commands {
+			if seen[i] > 1 || seen[i] == 0 && (c.stmt == nil || leafStmt(c.stmt)) {
+				t.Fatalf("command %d (%q) in %d statements", i, c.Text, seen[i])
+			}
+		}
+	})
 }

@@ -277,6 +277,9 @@ type Script struct {
 	// nested are the trees of the scripts run by a shell that Parse read,
 	// by their text (see Tree).
 	nested map[string]*syntax.File
+	// trees are those trees in the order read, each reading its own (see
+	// Trees).
+	trees []*syntax.File
 }
 
 // Tree is the syntax tree Parse read for src: the line's own (src is
