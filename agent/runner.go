@@ -147,6 +147,11 @@ func Run(ctx context.Context, s *storage.Store, req RunRequest) (RunResult, erro
 	}
 	// A command that would decide approvals is always asked, at least high.
 	raiseSelf(&d, selfDecides(command, d.Cwd, s.DSN(), os.Environ()))
+	if req.Unasked != UnaskedNothing {
+		// git may run what the repository's configuration names, which
+		// the agent wrote: such a git command is asked, at least medium.
+		raiseGit(&d, gitRunsCode(command, d.Cwd, os.Environ()))
+	}
 	p, v, err := propose(d, s.Now())
 	if err != nil {
 		return RunResult{}, err
