@@ -725,6 +725,7 @@ func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Judg
 	}
 	id := p.ApprovalID
 	started := time.Now()
+	var waiting func()
 	err = s.Submit(ctx, p, h.o.Actor)
 	var dup *storage.DuplicateError
 	switch {
@@ -745,12 +746,16 @@ func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Judg
 		}
 		return h.deny("could not submit the proposal (%v); denied to be safe", err)
 	default:
-		h.logf("%s needs approval (%s risk: %s); waiting up to %s", id, p.RiskLevel, model.Sanitize(p.RiskReason, model.Line), h.o.Timeout.Round(100*time.Millisecond))
+		// Said once the hook is the proposal's registered waiter (a
+		// console that sees the proposal sees a live waiter).
+		waiting = func() {
+			h.logf("%s needs approval (%s risk: %s); waiting up to %s", id, p.RiskLevel, model.Sanitize(p.RiskReason, model.Line), h.o.Timeout.Round(100*time.Millisecond))
+		}
 	}
 
 	rec, werr := WaitDecision(ctx, s, id, WaitOptions{Surface: model.SurfaceHook, Every: h.o.HeartbeatEvery,
 		OnError:    func(err error) { h.logf("warning: %v", err) },
-		OnProgress: func(q *storage.Quorum) { h.logf("%s: %s", id, QuorumWords(q)) }})
+		OnProgress: func(q *storage.Quorum) { h.logf("%s: %s", id, QuorumWords(q)) }, Waiting: waiting})
 	if werr != nil {
 		if ctx.Err() != nil && !errors.Is(context.Cause(ctx), errHookTimeout) && h.p.agent != AgentHermes {
 			// The agent stopped waiting (it signals its hook at its own
