@@ -101,3 +101,31 @@ func TestGitRunsCode(t *testing.T) {
 		t.Errorf("HOME with a pager: %q", why)
 	}
 }
+
+// BenchmarkGitRunsCode is the check a hook makes before letting `git
+// status` through unasked, in a repository with a global config: parse,
+// find the repository, read its config and the global one.
+func BenchmarkGitRunsCode(b *testing.B) {
+	home := b.TempDir()
+	dir := filepath.Join(home, "repo")
+	if _, err := exec.LookPath("git"); err != nil {
+		b.Skip("git is not installed")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	c := exec.Command("git", "init", "-q")
+	c.Dir, c.Env = dir, []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
+	if out, err := c.CombinedOutput(); err != nil {
+		b.Fatalf("git init: %v: %s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[user]\n\tname = a\n\temail = a@example.com\n[credential]\n\thelper = store\n"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	env := []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
+	for b.Loop() {
+		if why := gitRunsCode("git status --short", filepath.Join(dir), env); why != "" {
+			b.Fatal(why)
+		}
+	}
+}
