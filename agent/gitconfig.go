@@ -117,11 +117,12 @@ func (g *gitLine) cd(c *shell.Command) {
 		fallthrough
 	default:
 		w := args[0]
-		if !w.Known || len(args) > 1 || w.Value == "-" || strings.HasPrefix(w.Value, "-") {
+		v, ok := g.dirWord(w)
+		if !ok || len(args) > 1 || v == "-" || strings.HasPrefix(v, "-") {
 			g.unsureDir = fmt.Sprintf("cd to %s, not known here", model.Sanitize(w.Raw, model.Line))
 			return
 		}
-		target = w.Value
+		target = v
 	}
 	if !filepath.IsAbs(target) && g.vars["CDPATH"] != "" && !strings.HasPrefix(target, "./") && !strings.HasPrefix(target, "../") {
 		g.unsureDir = "cd " + model.Sanitize(target, model.Line) + " with CDPATH set"
@@ -130,6 +131,28 @@ func (g *gitLine) cd(c *shell.Command) {
 	for _, d := range g.dirs {
 		g.addDir(absPath(target, d))
 	}
+}
+
+// dirWord is a directory word's value: its certain value, or ~ and ~/PATH
+// with the HOME the command gets (PATH plain: letters, digits, . _ - /).
+func (g *gitLine) dirWord(w shell.Word) (string, bool) {
+	if w.Known {
+		return w.Value, true
+	}
+	home := g.vars["HOME"]
+	if home == "" || !filepath.IsAbs(home) || !strings.HasPrefix(w.Why, "tilde") {
+		return "", false
+	}
+	if w.Raw == "~" {
+		return home, true
+	}
+	rest, ok := strings.CutPrefix(w.Raw, "~/")
+	if !ok || strings.IndexFunc(rest, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-/", r))
+	}) >= 0 {
+		return "", false
+	}
+	return filepath.Join(home, rest), true
 }
 
 func (g *gitLine) addDir(d string) {
@@ -175,20 +198,26 @@ func (g *gitLine) git(c *shell.Command, base string) string {
 				break
 			}
 			switch {
-			case v == "-C" || v == "-c":
-				if i+1 >= len(args) || !args[i+1].Known {
-					return "git " + v + " with a value not known"
+			case v == "-C":
+				if i+1 >= len(args) {
+					return "git -C with no directory"
 				}
 				i++
-				if v == "-C" {
-					if args[i].Value == "" {
-						continue
-					}
-					for j := range dirs {
-						dirs[j] = absPath(args[i].Value, dirs[j])
-					}
+				d, ok := g.dirWord(args[i])
+				if !ok {
+					return "git -C with a directory not known: " + model.Sanitize(args[i].Raw, model.Line)
+				}
+				if d == "" {
 					continue
 				}
+				for j := range dirs {
+					dirs[j] = absPath(d, dirs[j])
+				}
+			case v == "-c":
+				if i+1 >= len(args) || !args[i+1].Known {
+					return "git -c with a value not known"
+				}
+				i++
 				key, val, _ := strings.Cut(args[i].Value, "=")
 				if why := gitCommandLineKey(key, val); why != "" {
 					return why

@@ -57,6 +57,12 @@ func TestGitRunsCode(t *testing.T) {
 		{clean, "env -C ../hostile git status", "core.fsmonitor"},
 		{clean, "sh -c 'cd ../hostile && git status'", "core.fsmonitor"},
 		{clean, "cd \"$X\" && git status", "not known"},
+		{clean, "cd ~/clean && git status", ""},
+		{hostile, "cd ~/clean; git status", "core.fsmonitor"}, // the directories a cd may leave: every one
+		{clean, "cd ~/hostile && git status", "core.fsmonitor"},
+		{clean, "git -C ~/hostile status", "core.fsmonitor"},
+		{clean, "cd ~root/x && git status", "not known"},
+		{clean, "cd ~/*/ && git status", "not known"},
 		{clean, "cd - && git status", "not known"},
 		{clean, "git $SUB", "not known"},
 		{clean, "git -c core.pager=./evil log", "git -c core.pager"},

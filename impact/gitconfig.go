@@ -325,14 +325,17 @@ func splitSection(name, sub string) (string, string) {
 // of their own.
 var localPagers = []string{"less", "more", "cat"}
 
-// plainPager: v names a pager that is one of localPagers with options only
-// (or is a boolean, for pager.<cmd>).
-func plainPager(v string) bool {
+// plainPager: v names a pager that is one of localPagers with options only.
+func plainPager(v string) bool { return plainWords(v, localPagers...) }
+
+// plainWords: v is a program among names, with options only (words that
+// start with -), no shell syntax.
+func plainWords(v string, names ...string) bool {
 	f := strings.Fields(v)
 	if len(f) == 0 {
 		return true
 	}
-	if !slices.Contains(localPagers, f[0]) || strings.ContainsAny(v, "|;&$`<>()\\\"'\n") {
+	if !slices.Contains(names, f[0]) || strings.ContainsAny(v, "|;&$`<>()\\\"'\n") {
 		return false
 	}
 	for _, w := range f[1:] {
@@ -341,6 +344,18 @@ func plainPager(v string) bool {
 		}
 	}
 	return true
+}
+
+// commonEditors are editors named by a bare word: programs the user
+// installed, not code of the repository.
+var commonEditors = []string{"vi", "vim", "nvim", "nano", "emacs", "emacsclient", "code", "subl", "hx", "micro", "ed", "mg", "true", ":"}
+
+// lfsFilter are the values `git lfs install` writes: git-lfs, found as
+// git itself is, on PATH.
+var lfsFilter = map[string]string{
+	"clean":   "git-lfs clean -- %f",
+	"smudge":  "git-lfs smudge -- %f",
+	"process": "git-lfs filter-process",
 }
 
 // isGitBool: v is a git boolean (a key with no value is true).
@@ -354,21 +369,7 @@ func isGitBool(v string) bool {
 
 // builtinCredential: a credential helper that is git's own (store,
 // cache), with options only.
-func builtinCredential(v string) bool {
-	f := strings.Fields(v)
-	if len(f) == 0 {
-		return true
-	}
-	if f[0] != "store" && f[0] != "cache" || strings.ContainsAny(v, "|;&$`<>()\\\"'\n") {
-		return false
-	}
-	for _, w := range f[1:] {
-		if !strings.HasPrefix(w, "-") {
-			return false
-		}
-	}
-	return true
-}
+func builtinCredential(v string) bool { return plainWords(v, "store", "cache") }
 
 // program says why key (section lower case, subsection as written, key
 // lower case) set to value makes git run a program, "" when it does not.
@@ -393,7 +394,7 @@ func (r *gitReader) program(section, sub, key, value string) string {
 				return says("a pager")
 			}
 		case "editor":
-			if writes {
+			if writes && !plainWords(value, commonEditors...) {
 				return says("an editor")
 			}
 		case "sshcommand", "gitproxy", "askpass":
@@ -410,7 +411,7 @@ func (r *gitReader) program(section, sub, key, value string) string {
 			}
 		}
 	case "sequence":
-		if key == "editor" && writes {
+		if key == "editor" && writes && !plainWords(value, commonEditors...) {
 			return says("an editor")
 		}
 	case "pager":
@@ -430,6 +431,9 @@ func (r *gitReader) program(section, sub, key, value string) string {
 		}
 	case "filter":
 		if sub != "" && (key == "clean" || key == "smudge" || key == "process") {
+			if sub == "lfs" && strings.Join(strings.Fields(value), " ") == lfsFilter[key] {
+				return "" // git lfs install's own
+			}
 			return says("a filter")
 		}
 	case "merge":

@@ -238,3 +238,30 @@ func TestGitProgramsFailsClosed(t *testing.T) {
 		}
 	})
 }
+
+// What the user's own setup commonly holds is not asked: git lfs
+// install's filters, an editor named by a bare word.
+func TestGitProgramsCommonSetups(t *testing.T) {
+	home, dir := newConfigRepo(t)
+	gitIn(t, home, dir, "config", "--global", "filter.lfs.clean", "git-lfs clean -- %f")
+	gitIn(t, home, dir, "config", "--global", "filter.lfs.smudge", "git-lfs smudge -- %f")
+	gitIn(t, home, dir, "config", "--global", "filter.lfs.process", "git-lfs filter-process")
+	gitIn(t, home, dir, "config", "--global", "filter.lfs.required", "true")
+	gitIn(t, home, dir, "config", "--global", "core.editor", "vim")
+	gitIn(t, home, dir, "config", "--global", "credential.helper", "store")
+	for _, local := range []bool{true, false} {
+		if why, err := programs(t, home, dir, local); why != "" || err != nil {
+			t.Errorf("git lfs, vim and store (local %v): %q, %v", local, why, err)
+		}
+	}
+	// The same names with more are not.
+	gitIn(t, home, dir, "config", "--global", "filter.lfs.process", "git-lfs filter-process; ./evil")
+	if why, _ := programs(t, home, dir, true); !strings.Contains(why, "filter.lfs.process") {
+		t.Errorf("a changed lfs filter: %q", why)
+	}
+	gitIn(t, home, dir, "config", "--global", "filter.lfs.process", "git-lfs filter-process")
+	gitIn(t, home, dir, "config", "--global", "core.editor", "vim -c '!./evil'")
+	if why, _ := programs(t, home, dir, false); !strings.Contains(why, "core.editor") {
+		t.Errorf("an editor given a command: %q", why)
+	}
+}
