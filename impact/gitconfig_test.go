@@ -180,6 +180,23 @@ func TestGitProgramsFollowsWhatGitReads(t *testing.T) {
 			t.Errorf("linked work tree (a .git file): %q, %v", why, err)
 		}
 	})
+	t.Run("gitdir file", func(t *testing.T) {
+		home, hostile := newConfigRepo(t)
+		gitIn(t, home, hostile, "config", "core.fsmonitor", "./evil")
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, ".git"), []byte("gitdir: "+filepath.Join(hostile, ".git")+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if why, err := programs(t, home, filepath.Join(dir), true); err != nil || !strings.Contains(why, "core.fsmonitor") {
+			t.Errorf("a .git file naming another git directory: %q, %v", why, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, ".git"), []byte("not a gitdir line\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := programs(t, home, dir, true); err == nil {
+			t.Error("a .git file that names no git directory was read as nothing")
+		}
+	})
 	t.Run("submodule", func(t *testing.T) {
 		home, dir := newConfigRepo(t)
 		_, lib := newConfigRepo(t)
