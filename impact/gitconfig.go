@@ -367,6 +367,12 @@ func isGitBool(v string) bool {
 	return ok
 }
 
+// gitTrue: v is a git boolean that says true.
+func gitTrue(v string) bool {
+	b, ok := gitBool(strings.ToLower(strings.TrimSpace(v)))
+	return ok && b == "true"
+}
+
 // builtinCredential: a credential helper that is git's own (store,
 // cache), with options only.
 func builtinCredential(v string) bool { return plainWords(v, "store", "cache") }
@@ -448,7 +454,16 @@ func (r *gitReader) program(section, sub, key, value string) string {
 		if key == "helper" && writes && !builtinCredential(value) {
 			return says("a credential helper")
 		}
+	case "extensions":
+		if key == "partialclone" && value != "" {
+			// Even a read fetches the objects a partial clone lacks, by
+			// the remote's transport, ssh command and credential helper.
+			return says("a partial clone: reading fetches")
+		}
 	case "remote":
+		if key == "promisor" && (value == "" || gitTrue(value)) {
+			return says("a partial clone: reading fetches")
+		}
 		if writes && (key == "uploadpack" || key == "receivepack" || key == "vcs" || key == "proxy" ||
 			(key == "url" || key == "pushurl") && strings.Contains(value, "::")) {
 			return says("a program for remotes")

@@ -76,6 +76,8 @@ func TestGitProgramsNamesTheKey(t *testing.T) {
 		{"filter.f.process", "./evil", "filter.f.process"},
 		{"alias.status", "!./evil", "alias.status"},
 		{"gpg.program", "./evil", "gpg.program"},
+		{"extensions.partialClone", "origin", "extensions.partialclone"},
+		{"remote.origin.promisor", "true", "remote.origin.promisor"},
 	} {
 		t.Run(c.key, func(t *testing.T) {
 			home, dir := newConfigRepo(t)
