@@ -26,12 +26,39 @@ import (
 // asked too.
 
 // gitLocalSubs are the git subcommands that only read what is here: they
-// run no hook, no editor, no credential helper and no transport.
+// run no hook, no editor, no credential helper and no transport (branch
+// and tag: unless their words say otherwise, see gitLocal).
 var gitLocalSubs = []string{
 	"status", "diff", "log", "show", "ls-files", "ls-tree", "rev-parse", "rev-list", "branch", "tag",
 	"describe", "blame", "annotate", "grep", "shortlog", "reflog", "cat-file", "show-ref", "for-each-ref",
 	"whatchanged", "version", "diff-files", "diff-index", "diff-tree", "var", "count-objects",
-	"check-ignore", "check-attr", "name-rev", "merge-base", "config", "stash", "worktree", "range-diff",
+	"check-ignore", "check-attr", "name-rev", "merge-base", "range-diff",
+}
+
+// gitLocal says whether git sub with its words (after the subcommand)
+// runs as gitLocalSubs say: git branch --edit-description and an
+// annotated, signed or edited tag open an editor or run a signing
+// program.
+func gitLocal(sub string, rest []shell.Word) bool {
+	if !slices.Contains(gitLocalSubs, sub) {
+		return false
+	}
+	for _, w := range rest {
+		v := w.Value
+		switch {
+		case !w.Known:
+			if sub == "branch" || sub == "tag" {
+				return false
+			}
+		case sub == "branch" && v == "--edit-description":
+			return false
+		case sub == "tag" && (v == "--annotate" || v == "--sign" || v == "--edit" || strings.HasPrefix(v, "--local-user")):
+			return false
+		case sub == "tag" && len(v) > 1 && v[0] == '-' && v[1] != '-' && strings.ContainsAny(v, "aseu"):
+			return false
+		}
+	}
+	return true
 }
 
 // gitSafeEnv are the GIT_* variables that neither move the repository nor
@@ -184,6 +211,7 @@ func (g *gitLine) git(c *shell.Command, base string) string {
 	}
 	dirs := slices.Clone(g.dirs)
 	sub := strings.TrimPrefix(base, "git-")
+	rest := c.Args()
 	if base == "git" {
 		sub = ""
 		args := c.Args()
@@ -194,7 +222,7 @@ func (g *gitLine) git(c *shell.Command, base string) string {
 			}
 			v := w.Value
 			if !strings.HasPrefix(v, "-") {
-				sub = v
+				sub, rest = v, args[i+1:]
 				break
 			}
 			switch {
@@ -232,7 +260,14 @@ func (g *gitLine) git(c *shell.Command, base string) string {
 			}
 		}
 	}
-	local := slices.Contains(gitLocalSubs, sub)
+	if sub == "grep" {
+		for _, w := range rest {
+			if strings.HasPrefix(w.Value, "-O") || strings.HasPrefix(w.Value, "--open-files-in-pager") || !w.Known {
+				return "git grep -O runs the program it names, or the pager"
+			}
+		}
+	}
+	local := gitLocal(sub, rest)
 	home, xdg := g.vars["HOME"], g.vars["XDG_CONFIG_HOME"]
 	for _, k := range slices.Sorted(maps.Keys(g.vars)) {
 		if why := gitEnvRisk(k, g.vars[k], local); why != "" {

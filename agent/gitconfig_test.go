@@ -39,6 +39,8 @@ func TestGitRunsCode(t *testing.T) {
 	hostile := filepath.Join(home, "hostile")
 	gitRepo(t, home, clean)
 	gitRepo(t, home, hostile, "core.fsmonitor", "./m.sh")
+	editor := filepath.Join(home, "editor")
+	gitRepo(t, home, editor, "core.editor", "./e.sh")
 	env := []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
 	for _, c := range []struct {
 		cwd, command, want string // want "": let through; else a word of the reason
@@ -80,6 +82,15 @@ func TestGitRunsCode(t *testing.T) {
 		{clean, "sudo git status", "another user"},
 		{clean, "ssh host git status", ""},
 		{clean, "find . -name x -execdir git status \\;", "git gets words"},
+		{clean, "git grep -O./evil main", "git grep -O"},
+		{clean, "git grep -n main", ""},
+		{clean, "git branch -a", ""},
+		{clean, "git tag -l", ""},
+		{editor, "git status && git log && git branch -v && git tag -l", ""},
+		{editor, "git tag -a v1", "core.editor"},
+		{editor, "git tag -am x v1", "core.editor"},
+		{editor, "git branch --edit-description", "core.editor"},
+		{editor, "git commit", "core.editor"},
 	} {
 		why := gitRunsCode(c.command, c.cwd, env)
 		switch {
