@@ -222,6 +222,9 @@ type hookCall struct {
 	// selfWhy, when set, says the command would decide approvals
 	// (selfDecides): it is always asked, at least high.
 	selfWhy string
+	// gitWhy, when set, says a git command of it may run a program its
+	// configuration names (gitRunsCode): it is asked, at least medium.
+	gitWhy string
 	// policyWhy, when set, says which rules of the policy in force name a
 	// command the classifier finds nothing in: it is asked all the same.
 	policyWhy string
@@ -379,7 +382,12 @@ func runHook(ctx context.Context, in io.Reader, o HookOptions, p *protocol) (ans
 	}
 	c.selfWhy = selfDecides(command, c.cwd, h.o.Store, os.Environ())
 	mayGo := h.o.Unasked == UnaskedLow || h.o.Unasked == UnaskedReadOnly && v.ReadOnly
-	if mayGo && v.Level == model.RiskLow && len(v.Table.Matches) == 0 && !c.unknownRisk && !c.alwaysAsk && c.selfWhy == "" {
+	if mayGo && v.Level == model.RiskLow {
+		// git may run what the repository's configuration names, which
+		// the agent wrote: such a git command is asked, at least medium.
+		c.gitWhy = gitRunsCode(command, c.cwd, os.Environ())
+	}
+	if mayGo && v.Level == model.RiskLow && len(v.Table.Matches) == 0 && !c.unknownRisk && !c.alwaysAsk && c.selfWhy == "" && c.gitWhy == "" {
 		// Judged low (read-only, where only that goes unasked): the
 		// preview decides whether it is asked (it is kept for the
 		// proposal).
@@ -678,6 +686,7 @@ func (h *hook) draft(c *hookCall, command string, v risk.Judgement) risk.Draft {
 	if c.raise.Valid() && c.raise.Rank() > pinned.Rank() {
 		d.Raise, d.RaiseWhy = c.raise, c.raiseWhy
 	}
+	raiseGit(&d, c.gitWhy)
 	raiseSelf(&d, c.selfWhy)
 	return d
 }
@@ -716,6 +725,7 @@ func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Judg
 	}
 	id := p.ApprovalID
 	started := time.Now()
+	var waiting func()
 	err = s.Submit(ctx, p, h.o.Actor)
 	var dup *storage.DuplicateError
 	switch {
@@ -736,12 +746,16 @@ func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Judg
 		}
 		return h.deny("could not submit the proposal (%v); denied to be safe", err)
 	default:
-		h.logf("%s needs approval (%s risk: %s); waiting up to %s", id, p.RiskLevel, model.Sanitize(p.RiskReason, model.Line), h.o.Timeout.Round(100*time.Millisecond))
+		// Said once the hook is the proposal's registered waiter (a
+		// console that sees the proposal sees a live waiter).
+		waiting = func() {
+			h.logf("%s needs approval (%s risk: %s); waiting up to %s", id, p.RiskLevel, model.Sanitize(p.RiskReason, model.Line), h.o.Timeout.Round(100*time.Millisecond))
+		}
 	}
 
 	rec, werr := WaitDecision(ctx, s, id, WaitOptions{Surface: model.SurfaceHook, Every: h.o.HeartbeatEvery,
 		OnError:    func(err error) { h.logf("warning: %v", err) },
-		OnProgress: func(q *storage.Quorum) { h.logf("%s: %s", id, QuorumWords(q)) }})
+		OnProgress: func(q *storage.Quorum) { h.logf("%s: %s", id, QuorumWords(q)) }, Waiting: waiting})
 	if werr != nil {
 		if ctx.Err() != nil && !errors.Is(context.Cause(ctx), errHookTimeout) && h.p.agent != AgentHermes {
 			// The agent stopped waiting (it signals its hook at its own

@@ -147,6 +147,11 @@ func Run(ctx context.Context, s *storage.Store, req RunRequest) (RunResult, erro
 	}
 	// A command that would decide approvals is always asked, at least high.
 	raiseSelf(&d, selfDecides(command, d.Cwd, s.DSN(), os.Environ()))
+	if req.Unasked != UnaskedNothing {
+		// git may run what the repository's configuration names, which
+		// the agent wrote: such a git command is asked, at least medium.
+		raiseGit(&d, gitRunsCode(command, d.Cwd, os.Environ()))
+	}
 	p, v, err := propose(d, s.Now())
 	if err != nil {
 		return RunResult{}, err
@@ -257,10 +262,19 @@ func (r *runner) askAndRun(ctx context.Context, p *model.Proposal) (RunResult, e
 	if r.req.Timeout > 0 {
 		limit = " (giving up after " + r.req.Timeout.String() + ")"
 	}
-	r.logf("%s needs approval (%s risk: %s); waiting for a decision%s. Approve it in the console, or: approve-tui approve %s",
-		id, p.RiskLevel, model.Sanitize(p.RiskReason, model.Line), limit, id)
-
-	rec, werr, sig := r.await(ctx, id)
+	// Said once this process is the proposal's registered waiter: a
+	// console that sees the proposal sees a live waiter. A proposal
+	// decided before that is still named, after the wait.
+	said := false
+	say := func() {
+		said = true
+		r.logf("%s needs approval (%s risk: %s); waiting for a decision%s. Approve it in the console, or: approve-tui approve %s",
+			id, p.RiskLevel, model.Sanitize(p.RiskReason, model.Line), limit, id)
+	}
+	rec, werr, sig := r.await(ctx, id, say)
+	if !said {
+		r.logf("%s: submitted (%s risk: %s)", id, p.RiskLevel, model.Sanitize(p.RiskReason, model.Line))
+	}
 	switch {
 	case sig != nil:
 		return r.giveUp(ctx, id, RunInterrupted, ExitInterrupted, "requester interrupted ("+signalName(sig)+")"), nil
@@ -279,7 +293,7 @@ func (r *runner) askAndRun(ctx context.Context, p *model.Proposal) (RunResult, e
 }
 
 // await waits for the decision on id; the first signal ends the wait.
-func (r *runner) await(ctx context.Context, id string) (*storage.Record, error, os.Signal) {
+func (r *runner) await(ctx context.Context, id string, waiting func()) (*storage.Record, error, os.Signal) {
 	wctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if r.req.Timeout > 0 {
@@ -308,7 +322,7 @@ func (r *runner) await(ctx context.Context, id string) (*storage.Record, error, 
 		}
 	}()
 	rec, err := WaitDecision(wctx, r.s, id, WaitOptions{Surface: model.SurfaceRunner, Every: r.req.HeartbeatEvery, OnError: r.heartbeatError,
-		OnProgress: func(q *storage.Quorum) { r.logf("%s: %s", id, QuorumWords(q)) }})
+		OnProgress: func(q *storage.Quorum) { r.logf("%s: %s", id, QuorumWords(q)) }, Waiting: waiting})
 	close(done)
 	<-stopped
 	return rec, err, got

@@ -23,6 +23,12 @@ type WaitOptions struct {
 	// voided, the policy changed): "1 of 2 approvals". Never told when no
 	// rule applies. It is a report, never a gate.
 	OnProgress func(*storage.Quorum)
+	// Waiting, when set, is called once, as soon as this process is the
+	// proposal's registered waiter (its first heartbeat written) and the
+	// proposal still open: what it prints about the proposal (its id, how
+	// to approve it) is read by an operator whose console then sees a live
+	// waiter. Never called when the proposal was decided before.
+	Waiting func()
 }
 
 // QuorumWords is how the agent side says where a proposal stands: "1 of 2
@@ -104,6 +110,12 @@ func WaitDecision(ctx context.Context, s *storage.Store, id string, o WaitOption
 		if !rec.EffectiveStatus.Open() {
 			return rec, nil
 		}
+		if stop == nil {
+			stop = KeepAlive(ctx, s, LocalWaiter(id, o.Surface), o.Every, o.OnError)
+			if o.Waiting != nil {
+				o.Waiting()
+			}
+		}
 		if o.OnProgress != nil {
 			// A report only: a failure to read it changes nothing.
 			if q, qerr := s.Quorum(ctx, rec); qerr == nil && q != nil {
@@ -112,9 +124,6 @@ func WaitDecision(ctx context.Context, s *storage.Store, id string, o WaitOption
 					o.OnProgress(q)
 				}
 			}
-		}
-		if stop == nil {
-			stop = KeepAlive(ctx, s, LocalWaiter(id, o.Surface), o.Every, o.OnError)
 		}
 		wctx, cancel := ctx, context.CancelFunc(func() {})
 		if rec.ExpiresAt != nil {

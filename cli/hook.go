@@ -60,7 +60,10 @@ const hookRulesHelp = `  - What goes without asking is --unasked: low (the defau
     configuration file's risk: unasked) lets through what approve-tui's
     judgement finds low, read-only only what it proves read-only (git
     status, ls, cat...), nothing nothing; --low says how such a command is
-    answered. Everything else is asked as below.
+    answered. A git command whose configuration (the repository's, its
+    includes, ~/.gitconfig) names a program git would run (core.fsmonitor,
+    a pager, a textconv, a filter...) is asked, at least medium. Everything
+    else is asked as below.
   - A command a rule of the store's policy names (approve-tui policy set) by
     command, pattern or effect: asked as below whatever its risk, --unasked
     and --low, the rule named in the reason.

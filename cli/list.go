@@ -7,6 +7,7 @@ import (
 
 	"github.com/approve-tui/approve-tui/impact"
 	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/risk"
 	"github.com/approve-tui/approve-tui/storage"
 	"github.com/spf13/cobra"
 )
@@ -42,7 +43,8 @@ Piped or redirected, each row is one line of tab-separated fields, every
 field whole (cut -f, awk -F'\t'); --json gives everything.
 
 With --json: an array of proposal objects (see show --help), each with
-its quorum; votes are the ones that count.
+its quorum (votes are the ones that count) and its judgement, as show
+--json gives them.
 ` + exitCodes(ExitOK, ExitError, ExitUsage, ExitUnavailable),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -67,9 +69,16 @@ its quorum; votes are the ones that count.
 				if err != nil {
 					return err
 				}
+				// One context for every row: only the cwd differs.
+				jc, err := a.riskContext("")
+				if err != nil {
+					return err
+				}
 				elems := make([]string, len(recs))
 				for i, r := range recs {
-					elems[i] = withQuorum(recordJSON(r, nil), r, qvs[r.ApprovalID]).String()
+					c := jc
+					c.Cwd = r.Cwd
+					elems[i] = withJudgement(withQuorum(recordJSON(r, nil), r, qvs[r.ApprovalID]), risk.Judge(r.Command, c)).String()
 				}
 				a.printf("%s\n", jsonArray(elems))
 				return nil
@@ -89,6 +98,13 @@ its quorum; votes are the ones that count.
 }
 
 // writeProposals prints proposals as a table (see writeTable).
+// withJudgement adds j to a proposal's object as show --json and list
+// --json give it: judgement: {level, hardline, read_only, effects,
+// findings: [{rule, level, effect, words, why}], table_level, version}.
+func withJudgement(o *model.JSONObject, j risk.Judgement) *model.JSONObject {
+	return o.Obj("judgement", judgementFields(model.NewJSONObject(), j))
+}
+
 func (a *app) writeProposals(recs []*storage.Record, gone map[string]bool, now time.Time) {
 	t := &table{cols: []column{
 		{name: "FLAG", whole: true}, {name: "ID", whole: true}, {name: "RISK", whole: true},

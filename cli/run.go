@@ -33,7 +33,9 @@ approve-tui. The command is judged as submit judges it:
     once, audited as allowed by policy ("policy" events in the audit log).
     --unasked nothing asks for every command; read-only runs at once only
     what is proven read-only (git status, ls, cat...); low (the default,
-    or the configuration file's risk: unasked) everything judged low;
+    or the configuration file's risk: unasked) everything judged low. A
+    git command whose configuration names a program git would run
+    (core.fsmonitor, a pager, a textconv, a filter...) is asked;
   - a hardline rule matches: refused without a proposal (audited), exit 13;
   - otherwise a proposal pins the exact command, directory and risk, and run
     waits for the decision, watching the store and heartbeating as the

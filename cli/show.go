@@ -70,8 +70,7 @@ effect, words, why}], table_level, version}.
 				return err
 			}
 			if a.json {
-				o := withQuorum(recordJSON(rec, &ws), rec, qv)
-				a.printf("%s\n", o.Obj("judgement", judgementFields(model.NewJSONObject(), j)))
+				a.printf("%s\n", withJudgement(withQuorum(recordJSON(rec, &ws), rec, qv), j))
 				return nil
 			}
 			writeShow(a.out, rec, &ws, s.Now(), &j)

@@ -61,40 +61,11 @@ func openRepo(ctx context.Context, dir string) (*repo, error) {
 	if d, ok := ctx.Deadline(); ok && d.Before(g.deadline) {
 		g.deadline = d
 	}
-	for p := dir; ; p = filepath.Dir(p) {
-		dot := filepath.Join(p, ".git")
-		if fi, err := os.Stat(dot); err == nil {
-			g.root = p
-			if fi.IsDir() {
-				g.gitDir = dot
-			} else if fi.Mode().IsRegular() {
-				b, err := readSmall(dot, 4096)
-				if err != nil {
-					return nil, err
-				}
-				gd, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
-				if !ok {
-					return nil, errors.New(dot + " names no git directory")
-				}
-				g.gitDir = absolute(strings.TrimSpace(gd), p)
-			}
-			if g.gitDir != "" {
-				break
-			}
-		}
-		if isGitDir(p) {
-			g.gitDir = p
-			break
-		}
-		if filepath.Dir(p) == p {
-			return nil, errNoRepo
-		}
+	root, gitDir, commonDir, err := findRepo(dir)
+	if err != nil {
+		return nil, err
 	}
-	g.commonDir = g.gitDir
-	if b, err := readSmall(filepath.Join(g.gitDir, "commondir"), 4096); err == nil {
-		g.commonDir = absolute(strings.TrimSpace(string(b)), g.gitDir)
-	}
-	g.gitDir = filepath.Clean(g.gitDir)
+	g.root, g.gitDir, g.commonDir = root, gitDir, commonDir
 	var dot billy.Filesystem = osfs.New(g.gitDir)
 	if g.commonDir != g.gitDir {
 		dot = dotgit.NewRepositoryFilesystem(dot, osfs.New(g.commonDir))
@@ -123,6 +94,50 @@ func openRepo(ctx context.Context, dir string) (*repo, error) {
 		return nil, err
 	}
 	return g, nil
+}
+
+// findRepo finds the repository dir is in as git's discovery does: a .git
+// directory in dir or a parent, or a .git file there naming the git
+// directory (gitdir: PATH), else dir or a parent itself a bare repository.
+// root is the work tree ("" for a bare repository), gitDir holds HEAD and
+// the index, commonDir the objects, refs and config (named by gitDir's
+// commondir file in a linked work tree). No environment variable is read.
+func findRepo(dir string) (root, gitDir, commonDir string, err error) {
+	dir = filepath.Clean(dir)
+	for p := dir; ; p = filepath.Dir(p) {
+		dot := filepath.Join(p, ".git")
+		if fi, err := os.Stat(dot); err == nil {
+			root = p
+			if fi.IsDir() {
+				gitDir = dot
+			} else if fi.Mode().IsRegular() {
+				b, err := readSmall(dot, 4096)
+				if err != nil {
+					return "", "", "", err
+				}
+				gd, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+				if !ok {
+					return "", "", "", errors.New(dot + " names no git directory")
+				}
+				gitDir = absolute(strings.TrimSpace(gd), p)
+			}
+			if gitDir != "" {
+				break
+			}
+		}
+		if isGitDir(p) {
+			gitDir = p
+			break
+		}
+		if filepath.Dir(p) == p {
+			return "", "", "", errNoRepo
+		}
+	}
+	commonDir = gitDir
+	if b, err := readSmall(filepath.Join(gitDir, "commondir"), 4096); err == nil {
+		commonDir = absolute(strings.TrimSpace(string(b)), gitDir)
+	}
+	return root, filepath.Clean(gitDir), commonDir, nil
 }
 
 // isGitDir: p holds HEAD, objects and refs (a bare repository).

@@ -182,6 +182,23 @@ func (d *detail) settling() bool {
 	return d.waiter == nil || d.judgement == nil && d.rec.Tampered == "" && d.rec.Corrupt == ""
 }
 
+// stillLoading names, for an operator, the parts of the proposal's head
+// that have not arrived yet (the explanation, "why"; the waiter's state),
+// "" when none is loading: settling's parts, in words.
+func (d *detail) stillLoading() string {
+	if d.rec == nil || !d.settling() {
+		return ""
+	}
+	var parts []string
+	if d.judgement == nil && d.rec.Tampered == "" && d.rec.Corrupt == "" {
+		parts = append(parts, "the explanation of its risk (why)")
+	}
+	if d.waiter == nil {
+		parts = append(parts, "whether anything waits on it (waiter)")
+	}
+	return strings.Join(parts, " and ")
+}
+
 // markDrawn marks as read the body lines of a frame that has been written,
 // if they are still of the content on screen.
 func (d *detail) markDrawn(s shown) {

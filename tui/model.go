@@ -1350,6 +1350,16 @@ func (m *Model) startApprove() tea.Cmd {
 		if m.detail.Held() {
 			return m.refuse("approve", rec.ApprovalID, rec.ApprovalID+" came on screen by itself (the list changed under you): read it first (enter, then scroll)", m.st.Warning)
 		}
+		if what := m.detail.stillLoading(); what != "" {
+			// Nothing on screen counts as read until it has arrived: say
+			// what is missing, not lines that are there to read.
+			verb := "is"
+			if strings.Contains(what, " and ") {
+				verb = "are"
+			}
+			return m.refuse("approve", rec.ApprovalID, "not yet: "+what+" "+verb+" still loading for "+rec.ApprovalID+
+				"; read it once it is on screen, then approve again (a)", m.st.Warning)
+		}
 		// What the frame this key brings shows counts once it is drawn:
 		// the note speaks of the screen the operator is about to see.
 		n := m.detail.unreadAfterThisFrame()
