@@ -514,6 +514,9 @@ func follow(sts []parsed.Statement, lo, hi int, once *parsed.Place, sh *shell, d
 	}
 	var fresh []*parsed.Place
 	for i := lo; i < hi; i++ {
+		if sh.b != nil && sh.b.out() {
+			break // the preview's time is up: what follows is not seen (it says so)
+		}
 		st := sts[i]
 		// The places st is in that are not entered yet, from its parent
 		// up to the one entered (or the walk's root): the others end.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The preview follows the statements in the order shell.Parse lists them,
@@ -84,6 +85,22 @@ func TestTrapActionReadByThrough(t *testing.T) {
 		got := strings.Contains(strings.Join(p.Unknown, "\n"), "trap rm -rf data (runs later")
 		if got != want {
 			t.Errorf("%s: unknown %q, want the action named %v", line, p.Unknown, want)
+		}
+	}
+}
+
+// Following the shell through a line is bounded by the preview's time:
+// a line near 1 MiB whose tree is as deep as it is long, previewed with
+// no time to spend, ends at once and says it is incomplete (unbounded,
+// it takes many seconds here).
+func TestFollowingStopsAtTheBound(t *testing.T) {
+	dir := t.TempDir()
+	tree(t, dir, map[string]string{"d/x": "1"}, nil)
+	for _, unit := range []string{"cd d&&", "cd d|", "(cd d)&&"} {
+		line := strings.Repeat(unit, (1000<<10)/len(unit)) + "rm -rf d"
+		p := Compute(context.Background(), line, Options{Cwd: dir, MaxTime: time.Nanosecond})
+		if p.Complete {
+			t.Errorf("%q…: complete with no time to spend: %q", unit, p.Summary)
 		}
 	}
 }
