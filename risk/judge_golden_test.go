@@ -1,0 +1,220 @@
+package risk
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/approve-tui/approve-tui/model"
+)
+
+// The golden judgements (testdata/judge-golden.jsonl.gz) pin the whole
+// Judgement — level, hardline, read-only, effects, findings in order, the
+// table's verdict — of every corpus command, every attack case, every
+// string literal of the risk/ and shell/ tests, and 64 KB texts built from
+// the corpora, in four contexts. The analysis is rewritten for speed from
+// time to time; this test says it still judges byte for byte the same.
+// A change meant to alter judgements regenerates the file with
+//
+//	APPROVE_TUI_JUDGE_GOLDEN=write go test -run '^TestJudgeGolden$' ./risk/
+//
+// and the diff of its decompressed lines is reviewed like code.
+const judgeGoldenEnv = "APPROVE_TUI_JUDGE_GOLDEN"
+
+const judgeGoldenFile = "testdata/judge-golden.jsonl.gz"
+
+// goldenContexts are the contexts every golden command is judged in.
+var goldenContexts = []Context{
+	corpusContext,
+	{},
+	{Cwd: "/", Home: "/root"},
+	{
+		Cwd:      "/home/dev/project",
+		Home:     "/home/dev",
+		Paths:    []string{"/srv/secrets/", "~/vault.txt", "/etc/approve-tui/", "~/.config/approve-tui/config.toml"},
+		Programs: map[string]model.RiskLevel{"deploy-prod": model.RiskHigh, "git": model.RiskMedium},
+	},
+}
+
+// goldenEntry is one line of the golden file. A command that is not valid
+// UTF-8 is kept as bytes (base64) instead.
+type goldenEntry struct {
+	Context      int             `json:"context"`
+	Command      string          `json:"command,omitempty"`
+	CommandBytes []byte          `json:"command_bytes,omitempty"`
+	Judgment     json.RawMessage `json:"judgement"`
+}
+
+func (e goldenEntry) command() string {
+	if e.CommandBytes != nil {
+		return string(e.CommandBytes)
+	}
+	return e.Command
+}
+
+// goldenCommands are the commands the golden file is generated from.
+func goldenCommands(t *testing.T) []string {
+	var cmds []string
+	seen := map[string]bool{}
+	add := func(c string) {
+		if !seen[c] {
+			seen[c] = true
+			cmds = append(cmds, c)
+		}
+	}
+	var corpus []string
+	corpora := loadCorpora(t)
+	for _, f := range corpusFiles {
+		for _, c := range corpora[f.name] {
+			corpus = append(corpus, c.command)
+			add(c.command)
+		}
+	}
+	for _, c := range attackTable {
+		add(c.cmd)
+	}
+	for _, c := range readOnlyControls {
+		add(c)
+	}
+	for _, dir := range []string{".", "../shell", "../impact"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range files {
+			f, err := parser.ParseFile(token.NewFileSet(), name, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+					if s, err := strconv.Unquote(lit.Value); err == nil && s != "" && len(s) < 4096 {
+						add(s)
+					}
+				}
+				return true
+			})
+		}
+	}
+	for _, sep := range []string{"\n", " ; ", " && ", " | "} {
+		add(joinUpTo(corpus, sep, 64*1024))
+	}
+	add(("rm -f" + strings.Repeat(" build/x.o", 64*1024/10+1))[:64*1024])
+	add("cd /tmp && " + joinUpTo(corpus[len(corpus)/2:], "\n", 64*1024))
+	return cmds
+}
+
+func TestJudgeGolden(t *testing.T) {
+	if os.Getenv(judgeGoldenEnv) == "write" {
+		writeJudgeGolden(t)
+		return
+	}
+	f, err := os.Open(judgeGoldenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(nil, 64<<20)
+	n, bad := 0, 0
+	for sc.Scan() {
+		var e goldenEntry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("line %d: %v", n+1, err)
+		}
+		n++
+		got, err := goldenJSON(Judge(e.command(), goldenContexts[e.Context]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := e.Judgment; !bytes.Equal(got, want) {
+			bad++
+			if bad <= 5 {
+				t.Errorf("context %d, %.200q:\n got %.2000s\nwant %.2000s", e.Context, e.Command, got, want)
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n < 1000 {
+		t.Fatalf("only %d golden judgements", n)
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d judgements differ from the golden file", bad, n)
+	}
+}
+
+// goldenJSON is j as the golden file holds it: JSON, with every string
+// that is not valid UTF-8 quoted by Go first, so that no byte is lost.
+func goldenJSON(j Judgement) (json.RawMessage, error) {
+	q := func(s string) string {
+		if utf8.ValidString(s) {
+			return s
+		}
+		return "invalid UTF-8: " + strconv.Quote(s)
+	}
+	j.Findings = slices.Clone(j.Findings)
+	for i, f := range j.Findings {
+		f.Why = q(f.Why)
+		f.Words = slices.Clone(f.Words)
+		for k, w := range f.Words {
+			f.Words[k] = q(w)
+		}
+		j.Findings[i] = f
+	}
+	j.Effects = slices.Clone(j.Effects)
+	for i, e := range j.Effects {
+		j.Effects[i] = q(e)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(j); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+func writeJudgeGolden(t *testing.T) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	enc := json.NewEncoder(zw)
+	enc.SetEscapeHTML(false)
+	for _, cmd := range goldenCommands(t) {
+		for i, c := range goldenContexts {
+			j, err := goldenJSON(Judge(cmd, c))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := goldenEntry{Context: i, Command: cmd, Judgment: j}
+			if !utf8.ValidString(cmd) {
+				e.Command, e.CommandBytes = "", []byte(cmd)
+			}
+			if err := enc.Encode(e); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(judgeGoldenFile, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
