@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Target is a word the command acts on, or runs.
@@ -48,13 +49,21 @@ func (r *Result) Has(e Effect) bool { return slices.Contains(r.Effects, e) }
 
 func (r *Result) add(e Effect, why string, words ...string) {
 	if r.Findings == nil {
-		// Most commands get a few: one allocation, not one per append.
-		r.Effects, r.Findings = make([]Effect, 0, 4), make([]Finding, 0, 4)
+		// Most commands get a few: one allocation for both, not one per
+		// append.
+		b := new(resultBuf)
+		r.Effects, r.Findings = b.effects[:0], b.findings[:0]
 	}
 	if !slices.Contains(r.Effects, e) {
 		r.Effects = append(r.Effects, e)
 	}
 	r.Findings = append(r.Findings, Finding{Effect: e, Words: words, Why: why})
+}
+
+// resultBuf holds a Result's first effects and findings.
+type resultBuf struct {
+	effects  [4]Effect
+	findings [4]Finding
 }
 
 // Lookup says what a simple command does, given its words as the shell
@@ -106,6 +115,9 @@ func (c *Catalogue) Lookup(words []string) Result {
 				readOnly = false
 			}
 		}
+		if positionals == nil {
+			positionals = make([]string, 0, len(words)-i)
+		}
 		positionals = append(positionals, w)
 		if c.takesRest(node, len(positionals)) {
 			positionals = append(positionals, words[i+1:]...)
@@ -131,7 +143,11 @@ func (c *Catalogue) Lookup(words []string) Result {
 	if verb == nil && len(node.Effects) > 0 {
 		// One description and one list of words for all the node's
 		// effects (the words are never changed in place).
-		why, ws := node.describe(r.Program, r.Path), slices.Clip(append([]string{words[0]}, r.Path...))
+		why := node.describe(r.Program, r.Path)
+		ws := words[:1:1]
+		if len(r.Path) > 0 {
+			ws = slices.Clip(append([]string{words[0]}, r.Path...))
+		}
 		for _, e := range node.Effects {
 			r.add(e, why, ws...)
 		}
@@ -161,7 +177,30 @@ func (c *Catalogue) Lookup(words []string) Result {
 	return r
 }
 
+// describe is the node's description for a finding: the program, the
+// subcommands that led to it and what the catalogue says it does. It is
+// built once for a node reached by the same path and kept (describeMemo).
 func (n *Command) describe(prog string, p []string) string {
+	if m, ok := describeMemo.Load(n); ok {
+		if d := m.(*described); d.prog == prog && slices.Equal(d.path, p) {
+			return d.text
+		}
+	}
+	text := n.describe1(prog, p)
+	describeMemo.Store(n, &described{prog: prog, path: slices.Clone(p), text: text})
+	return text
+}
+
+// describeMemo holds, by *Command, the description last built for it.
+var describeMemo sync.Map
+
+type described struct {
+	prog string
+	path []string
+	text string
+}
+
+func (n *Command) describe1(prog string, p []string) string {
 	name := prog
 	if len(p) > 0 {
 		name = strings.Join(append([]string{prog}, p...), " ")
@@ -207,7 +246,7 @@ func (c *Catalogue) option(node *Command, words []string, i int, r *Result) int 
 	}
 	// A cluster of short options: -af, -n5, -ofile.
 	for j := 1; j < len(w); j++ {
-		short := "-" + w[j:j+1]
+		short := shortOption(w[j])
 		o := node.opt(short)
 		if o == nil {
 			r.Unlisted = append(r.Unlisted, short)
@@ -296,8 +335,21 @@ func (c *Catalogue) apply(o *Option, name, val string, hasVal bool, words []stri
 	return i
 }
 
+// shortOptions are "-" and each byte: the spelling of a short option in a
+// cluster, without building it for every letter of every cluster.
+var shortOptions = func() (out [256]string) {
+	for b := range out {
+		out[b] = "-" + string([]byte{byte(b)})
+	}
+	return out
+}()
+
+func shortOption(b byte) string { return shortOptions[b] }
+
 func target(k Kind, w string, effs []Effect, from string) Target {
-	t := Target{Kind: k, Word: w, Effects: slices.Clone(effs), From: from}
+	// The effects are the catalogue's own, shared: nothing changes a
+	// Target's effects in place.
+	t := Target{Kind: k, Word: w, Effects: slices.Clip(effs), From: from}
 	if k == KindCommand {
 		t.Words = []string{w}
 	}
@@ -310,7 +362,17 @@ func (c *Catalogue) assignArgs(node *Command, ws []string, r *Result) bool {
 	items := node.args
 	rep := slices.IndexFunc(items, func(a argItem) bool { return a.repeat })
 	ok := true
-	put := func(it argItem, w string) {
+	r.Targets = slices.Grow(r.Targets, len(ws))
+	// The why of an item's effect, built once for all the words of a
+	// repeated item (rm's thousands of operands).
+	var whyItem *argItem
+	var whyEff Effect
+	var whyText string
+	put := func(it *argItem, k int) {
+		w := ws[k]
+		// A finding's words: the word itself, shared with ws (capacity
+		// one: an append copies it).
+		fw := ws[k : k+1 : k+1]
 		for _, vp := range node.ArgPrefixes {
 			if strings.HasPrefix(w, vp.Prefix) {
 				why := vp.Why
@@ -318,19 +380,22 @@ func (c *Catalogue) assignArgs(node *Command, ws []string, r *Result) bool {
 					why = fmt.Sprintf("%s argument starting with %q", node.Name, vp.Prefix)
 				}
 				for _, e := range vp.Effects {
-					r.add(e, why, w)
+					r.add(e, why, fw...)
 				}
 				break
 			}
 		}
 		for _, e := range it.effects {
 			if e != Read {
-				r.add(e, fmt.Sprintf("%s %s %s", node.Name, it.kind, e), w)
+				if whyItem != it || whyEff != e {
+					whyItem, whyEff, whyText = it, e, fmt.Sprintf("%s %s %s", node.Name, it.kind, e)
+				}
+				r.add(e, whyText, fw...)
 			}
 		}
 		t := Target{Kind: it.kind, Word: w, Effects: it.effects, From: "arg"}
 		if len(t.Effects) == 0 {
-			t.Effects = slices.Clone(node.Effects)
+			t.Effects = slices.Clip(node.Effects)
 		}
 		r.Targets = append(r.Targets, t)
 	}
@@ -346,7 +411,7 @@ func (c *Catalogue) assignArgs(node *Command, ws []string, r *Result) bool {
 				r.Targets = append(r.Targets, t)
 				break
 			}
-			put(items[k], w)
+			put(&items[k], k)
 		}
 		return ok
 	}
@@ -357,7 +422,7 @@ func (c *Catalogue) assignArgs(node *Command, ws []string, r *Result) bool {
 			r.Targets = append(r.Targets, Target{Kind: KindCommand, Word: ws[k], Words: slices.Clone(ws[k:]), From: "arg"})
 			return ok
 		}
-		put(head[k], ws[k])
+		put(&head[k], k)
 	}
 	rest := ws[k:]
 	if items[rep].kind == KindCommand {
@@ -367,11 +432,11 @@ func (c *Catalogue) assignArgs(node *Command, ws []string, r *Result) bool {
 		return ok
 	}
 	nTail := min(len(tail), len(rest))
-	for _, w := range rest[:len(rest)-nTail] {
-		put(items[rep], w)
+	for j := range len(rest) - nTail {
+		put(&items[rep], k+j)
 	}
-	for j, w := range rest[len(rest)-nTail:] {
-		put(tail[len(tail)-nTail+j], w)
+	for j := range nTail {
+		put(&tail[len(tail)-nTail+j], k+len(rest)-nTail+j)
 	}
 	return ok
 }
