@@ -21,8 +21,9 @@ type parser struct {
 	sp      *syntax.Parser
 	// cmds and words are slabs the line's Commands and their words are
 	// cut from: one allocation for many commands, not one each.
-	cmds  []Command
-	words []Word
+	cmds     []Command
+	words    []Word
+	wordSlab int // the size of the last slab of words
 }
 
 // newCommand returns a zeroed Command cut from the parser's slab. The
@@ -43,13 +44,14 @@ func (p *parser) newCommand() *Command {
 
 // newWords returns an empty slice of capacity n cut from the parser's
 // slab of words: appending past n copies it elsewhere, never onto the
-// next command's words.
+// next command's words. Slabs grow with the line like newCommand's.
 func (p *parser) newWords(n int) []Word {
 	if n > len(p.words) {
 		if n > 64 {
 			return make([]Word, 0, n)
 		}
-		p.words = make([]Word, max(256, n))
+		p.wordSlab = min(max(2*p.wordSlab, 16), 512)
+		p.words = make([]Word, max(p.wordSlab, n))
 	}
 	w := p.words[:0:n]
 	p.words = p.words[n:]
