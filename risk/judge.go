@@ -134,20 +134,22 @@ func judgeWith(command string, c Context, t Verdict) Judgement {
 	}
 	a := &analysis{c: c, cat: cat, readOnly: err == nil && len(script.Commands) > 0, noWorkspace: !isWorkspace(c)}
 	a.script(script)
-	sortFindings(a.findings)
+	// The findings, most urgent first and in the order found among
+	// equals, each once (rule, level, why and words tell them apart).
 	seen := map[string]bool{}
 	var key []byte
-	for _, f := range a.findings {
+	j.Findings = slices.Grow(j.Findings, len(a.findings))
+	byRank(a.findings, func(f Finding) {
 		key = findingKey(key[:0], f)
 		if seen[string(key)] {
-			continue
+			return
 		}
 		seen[string(key)] = true
 		j.add(f)
 		if f.Level != model.RiskLow {
 			a.readOnly = false
 		}
-	}
+	})
 	j.Effects = a.effects
 	j.ReadOnly = a.readOnly && len(t.Matches) == 0
 	return j
@@ -168,20 +170,26 @@ func (j *Judgement) add(f Finding) {
 	j.Level = model.MaxRisk(j.Level, f.Level)
 }
 
-// sortFindings orders findings most urgent first, keeping the order found
-// among equals.
-func sortFindings(fs []Finding) {
-	sorted := slices.IsSortedFunc(fs, func(x, y Finding) int { return y.Level.Rank() - x.Level.Rank() })
-	if sorted {
-		return
+// byRank calls f with each finding, highest rank first, keeping the order
+// found among equals: a pass over the findings for each rank they hold,
+// without moving them.
+func byRank(fs []Finding, f func(Finding)) {
+	// Rank is 1 (low) to 5 (unknown).
+	ranks := make([]uint8, len(fs))
+	var count [6]int
+	for i, x := range fs {
+		r := min(max(x.Level.Rank(), 0), len(count)-1)
+		ranks[i] = uint8(r)
+		count[r]++
 	}
-	out := make([]Finding, 0, len(fs))
-	for _, l := range []model.RiskLevel{model.RiskUnknown, model.RiskTier2, model.RiskHigh, model.RiskMedium, model.RiskLow} {
-		for _, f := range fs {
-			if f.Level.Rank() == l.Rank() {
-				out = append(out, f)
+	for r := len(count) - 1; r >= 0; r-- {
+		if count[r] == 0 {
+			continue
+		}
+		for i, x := range fs {
+			if int(ranks[i]) == r {
+				f(x)
 			}
 		}
 	}
-	copy(fs, out)
 }

@@ -51,7 +51,8 @@ type analysis struct {
 	// (PATH) set earlier in the line, with its value ("" for none).
 	lookupVar, lookupVal string
 	// cdpath: CDPATH was set earlier in the line.
-	cdpath bool
+	cdpath     bool
+	lookupMemo lookupMemo
 }
 
 func (a *analysis) add(f Finding) {
@@ -740,14 +741,26 @@ func (a *analysis) lookupChanged(cmd *shell.Command, words []string) {
 		return
 	}
 	a.readOnly = false
-	lvl := low
-	for _, d := range strings.Split(a.lookupVal, ":") {
-		if !systemBin[strings.TrimSuffix(d, "/")] {
-			lvl = medium
+	if a.lookupMemo.v != a.lookupVar || a.lookupMemo.val != a.lookupVal || a.lookupMemo.set == "" {
+		// Read once for every command the changed PATH finds, not once
+		// each.
+		lvl := low
+		for d := range strings.SplitSeq(a.lookupVal, ":") {
+			if !systemBin[strings.TrimSuffix(d, "/")] {
+				lvl = medium
+			}
 		}
+		a.lookupMemo = lookupMemo{v: a.lookupVar, val: a.lookupVal, set: a.lookupVar + "=" + a.lookupVal, lvl: lvl}
 	}
-	a.add(Finding{Rule: "unknown", Level: lvl, Effect: string(catalogue.ExecArg), Words: []string{a.lookupVar + "=" + a.lookupVal, words[0]},
+	m := &a.lookupMemo
+	a.add(Finding{Rule: "unknown", Level: m.lvl, Effect: string(catalogue.ExecArg), Words: []string{m.set, words[0]},
 		Why: a.lookupVar + " was changed earlier in the line: " + words[0] + " may be a program from " + a.lookupVal + ", not the one the catalogue knows"})
+}
+
+// lookupMemo is what lookupChanged read of the variable set last.
+type lookupMemo struct {
+	v, val, set string
+	lvl         model.RiskLevel
 }
 
 // configVars choose a configuration a program loads, which can name
