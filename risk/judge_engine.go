@@ -53,6 +53,9 @@ type analysis struct {
 	// cdpath: CDPATH was set earlier in the line.
 	cdpath     bool
 	lookupMemo lookupMemo
+	slab       []string // see values
+	slabSize   int
+	placeBuf   [1]place // see places
 }
 
 func (a *analysis) add(f Finding) {
@@ -149,9 +152,28 @@ func wordValues(ws []shell.Word) []string {
 	return out
 }
 
+// values is wordValues cut from the analysis' slab of strings (capacity
+// exactly len(ws): an append copies it elsewhere).
+func (a *analysis) values(ws []shell.Word) []string {
+	n := len(ws)
+	if n > len(a.slab) {
+		if n > 64 {
+			return wordValues(ws)
+		}
+		a.slabSize = min(max(2*a.slabSize, 16), 512) // grows with the line
+		a.slab = make([]string, max(a.slabSize, n))
+	}
+	out := a.slab[:n:n]
+	a.slab = a.slab[n:]
+	for i, w := range ws {
+		out[i] = w.Value
+	}
+	return out
+}
+
 // command judges one simple command of the line.
 func (a *analysis) command(s *shell.Script, i int, cmd *shell.Command) {
-	words := wordValues(cmd.Words)
+	words := a.values(cmd.Words)
 	a.redirects(cmd, words)
 	for _, w := range cmd.Wrappers {
 		if w.Dir != "" {
@@ -750,9 +772,15 @@ func (a *analysis) lookupChanged(cmd *shell.Command, words []string) {
 				lvl = medium
 			}
 		}
-		a.lookupMemo = lookupMemo{v: a.lookupVar, val: a.lookupVal, set: a.lookupVar + "=" + a.lookupVal, lvl: lvl}
+		a.lookupMemo = lookupMemo{v: a.lookupVar, val: a.lookupVal, set: a.lookupVar + "=" + a.lookupVal, lvl: lvl, names: map[string]bool{}}
 	}
 	m := &a.lookupMemo
+	if m.names[words[0]] {
+		// The same finding as for this name before: only the first of
+		// equal findings is kept, so it is not built again.
+		return
+	}
+	m.names[words[0]] = true
 	a.add(Finding{Rule: "unknown", Level: m.lvl, Effect: string(catalogue.ExecArg), Words: []string{m.set, words[0]},
 		Why: a.lookupVar + " was changed earlier in the line: " + words[0] + " may be a program from " + a.lookupVal + ", not the one the catalogue knows"})
 }
@@ -761,6 +789,7 @@ func (a *analysis) lookupChanged(cmd *shell.Command, words []string) {
 type lookupMemo struct {
 	v, val, set string
 	lvl         model.RiskLevel
+	names       map[string]bool // the names already found with this value
 }
 
 // configVars choose a configuration a program loads, which can name

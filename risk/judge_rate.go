@@ -952,7 +952,10 @@ func (a *analysis) places(cmd *shell.Command, w string) []place {
 			return out
 		}
 	}
-	return []place{a.locate(w, w, wordKnown(cmd, w))}
+	// One place, in a buffer of the analysis: the caller ranges over it
+	// before asking again.
+	a.placeBuf[0] = a.locate(w, w, wordKnown(cmd, w))
+	return a.placeBuf[:]
 }
 
 // sshForward finds SSH port forwarding (-R, -L, -D) among ssh's words.

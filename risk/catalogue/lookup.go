@@ -107,6 +107,9 @@ func (c *Catalogue) Lookup(words []string) Result {
 		if len(positionals) == 0 && len(node.Subcommands) > 0 {
 			if sub := node.names[w]; sub != nil {
 				node = sub
+				if r.Path == nil {
+					r.Path = make([]string, 0, 2)
+				}
 				r.Path = append(r.Path, sub.Name)
 				continue
 			}
@@ -143,11 +146,7 @@ func (c *Catalogue) Lookup(words []string) Result {
 	if verb == nil && len(node.Effects) > 0 {
 		// One description and one list of words for all the node's
 		// effects (the words are never changed in place).
-		why := node.describe(r.Program, r.Path)
-		ws := words[:1:1]
-		if len(r.Path) > 0 {
-			ws = slices.Clip(append([]string{words[0]}, r.Path...))
-		}
+		why, ws := node.describeWords(r.Program, r.Path, words[0])
 		for _, e := range node.Effects {
 			r.add(e, why, ws...)
 		}
@@ -191,13 +190,29 @@ func (n *Command) describe(prog string, p []string) string {
 	return text
 }
 
+// describeWords is describe and the words of its findings: the name as
+// written and the subcommands. Both are kept for the next command reached
+// the same way (the words are shared: nothing changes them in place).
+func (n *Command) describeWords(prog string, p []string, name string) (string, []string) {
+	if m, ok := describeMemo.Load(n); ok {
+		if d := m.(*described); d.prog == prog && slices.Equal(d.path, p) && d.words != nil && d.words[0] == name {
+			return d.text, d.words
+		}
+	}
+	text := n.describe1(prog, p)
+	ws := slices.Clip(append([]string{name}, p...))
+	describeMemo.Store(n, &described{prog: prog, path: slices.Clone(p), text: text, words: ws})
+	return text, ws
+}
+
 // describeMemo holds, by *Command, the description last built for it.
 var describeMemo sync.Map
 
 type described struct {
-	prog string
-	path []string
-	text string
+	prog  string
+	path  []string
+	text  string
+	words []string // describeWords' words, nil when describe made it
 }
 
 func (n *Command) describe1(prog string, p []string) string {
@@ -249,6 +264,9 @@ func (c *Catalogue) option(node *Command, words []string, i int, r *Result) int 
 		short := shortOption(w[j])
 		o := node.opt(short)
 		if o == nil {
+			if r.Unlisted == nil {
+				r.Unlisted = make([]string, 0, len(w)-j)
+			}
 			r.Unlisted = append(r.Unlisted, short)
 			continue
 		}
@@ -297,7 +315,8 @@ func (c *Catalogue) apply(o *Option, name, val string, hasVal bool, words []stri
 			r.Unknown = append(r.Unknown, fmt.Sprintf("option %s has no value", name))
 		}
 	}
-	words0 := []string{name}
+	words0 := make([]string, 1, 2)
+	words0[0] = name
 	if hasVal {
 		words0 = append(words0, val)
 	}
