@@ -1,6 +1,8 @@
 package risk
 
 import (
+	"bytes"
+	"hash/maphash"
 	"slices"
 	"strings"
 	"sync"
@@ -98,6 +100,9 @@ func containsString(list []string, s string) bool {
 
 var defaultCatalogue = sync.OnceValues(catalogue.Default)
 
+// findingSeed hashes the findings' keys for their deduplication.
+var findingSeed = maphash.MakeSeed()
+
 // Judge judges command in c. It never runs anything, never reads the
 // filesystem or the environment (c carries what is known), and never
 // returns a level below Classify's; Hardline is the table's alone.
@@ -135,21 +140,14 @@ func judgeWith(command string, c Context, t Verdict) Judgement {
 	a := &analysis{c: c, cat: cat, readOnly: err == nil && len(script.Commands) > 0, noWorkspace: !isWorkspace(c)}
 	a.script(script)
 	// The findings, most urgent first and in the order found among
-	// equals, each once (rule, level, why and words tell them apart).
-	seen := map[string]bool{}
-	var key []byte
+	// equals, each once.
 	j.Findings = slices.Grow(j.Findings, len(a.findings))
-	byRank(a.findings, func(f Finding) {
-		key = findingKey(key[:0], f)
-		if seen[string(key)] {
-			return
-		}
-		seen[string(key)] = true
+	byRank(a.findings, distinct(findingHash, func(f Finding) {
 		j.add(f)
 		if f.Level != model.RiskLow {
 			a.readOnly = false
 		}
-	})
+	}))
 	j.Effects = a.effects
 	j.ReadOnly = a.readOnly && len(t.Matches) == 0
 	return j
@@ -169,6 +167,35 @@ func (j *Judgement) add(f Finding) {
 	j.Findings = append(j.Findings, f)
 	j.Level = model.MaxRisk(j.Level, f.Level)
 }
+
+// distinct returns a function that calls keep with each finding it is
+// given unless an equal one came before: rule, level, why and words tell
+// them apart (findingKey), compared through hash and in full when two
+// hashes meet.
+func distinct(hash func([]byte) uint64, keep func(Finding)) func(Finding) {
+	seen := map[uint64]Finding{}
+	var collided map[string]bool
+	var key, other []byte
+	return func(f Finding) {
+		key = findingKey(key[:0], f)
+		h := hash(key)
+		if first, ok := seen[h]; ok {
+			other = findingKey(other[:0], first)
+			if bytes.Equal(other, key) || collided[string(key)] {
+				return
+			}
+			if collided == nil {
+				collided = map[string]bool{}
+			}
+			collided[string(key)] = true
+		} else {
+			seen[h] = f
+		}
+		keep(f)
+	}
+}
+
+func findingHash(key []byte) uint64 { return maphash.Bytes(findingSeed, key) }
 
 // byRank calls f with each finding, highest rank first, keeping the order
 // found among equals: a pass over the findings for each rank they hold,

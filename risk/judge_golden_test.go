@@ -218,3 +218,35 @@ func writeJudgeGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDistinctFindings: equal findings are kept once, the first, and
+// different findings whose hashes meet are all kept.
+func TestDistinctFindings(t *testing.T) {
+	fs := []Finding{
+		{Rule: "effect", Level: low, Words: []string{"a"}, Why: "x"},
+		{Rule: "effect", Level: low, Words: []string{"b"}, Why: "x"},
+		{Rule: "effect", Level: low, Effect: "read", Words: []string{"a"}, Why: "x"},
+		{Rule: "effect", Level: medium, Words: []string{"a"}, Why: "x"},
+		{Rule: "effect", Level: low, Words: []string{"b"}, Why: "x"},
+		{Rule: "target", Level: low, Words: []string{"c"}, Why: "y"},
+	}
+	want := []int{0, 1, 3, 5}
+	for name, hash := range map[string]func([]byte) uint64{
+		"hash":      findingHash,
+		"collision": func([]byte) uint64 { return 7 },
+	} {
+		var got []Finding
+		keep := distinct(hash, func(f Finding) { got = append(got, f) })
+		for _, f := range fs {
+			keep(f)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%s: kept %d findings, want %d: %+v", name, len(got), len(want), got)
+		}
+		for k, i := range want {
+			if !slices.Equal(got[k].Words, fs[i].Words) || got[k].Level != fs[i].Level || got[k].Effect != fs[i].Effect {
+				t.Errorf("%s: finding %d is %+v, want %+v", name, k, got[k], fs[i])
+			}
+		}
+	}
+}
