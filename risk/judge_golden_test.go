@@ -236,9 +236,9 @@ func TestDistinctFindings(t *testing.T) {
 		"collision": func([]byte) uint64 { return 7 },
 	} {
 		var got []Finding
-		keep := distinct(hash, func(f Finding) { got = append(got, f) })
-		for _, f := range fs {
-			keep(f)
+		keep := distinct(fs, hash, func(f Finding) { got = append(got, f) })
+		for i := range fs {
+			keep(i)
 		}
 		if len(got) != len(want) {
 			t.Fatalf("%s: kept %d findings, want %d: %+v", name, len(got), len(want), got)
