@@ -56,6 +56,10 @@ type analysis struct {
 	slab       []string // see values
 	slabSize   int
 	placeBuf   [1]place // see places
+	// results are the catalogue's results of the lookups under way, the
+	// first lookups of them (see lookup).
+	results []*catalogue.Result
+	lookups int
 }
 
 func (a *analysis) add(f Finding) {

@@ -33,8 +33,16 @@ var networkPrograms = []string{"nc", "ncat", "netcat", "socat", "telnet", "opens
 // lookup judges one command's words with the catalogue. depth counts the
 // commands given in the words of others (git push --exec).
 func (a *analysis) lookup(cmd *shell.Command, words []string, depth int) {
-	res := a.cat.Lookup(words)
-	if !res.ReadOnly && !a.provenAnyway(cmd, words, &res) {
+	// The catalogue's result in a buffer of the analysis, one for each
+	// lookup under way (this one looks up the commands it runs in turn).
+	if a.lookups == len(a.results) {
+		a.results = append(a.results, new(catalogue.Result))
+	}
+	res := a.results[a.lookups]
+	a.lookups++
+	defer func() { a.lookups-- }()
+	a.cat.LookupInto(words, res)
+	if !res.ReadOnly && !a.provenAnyway(cmd, words, res) {
 		a.readOnly = false
 	}
 	prog := res.Program
@@ -107,7 +115,7 @@ func (a *analysis) lookup(cmd *shell.Command, words []string, depth int) {
 		}
 	}
 	// Options and operands whose meaning the catalogue does not split.
-	a.special(cmd, words, &res, rated)
+	a.special(cmd, words, res, rated)
 
 	for _, f := range res.Findings {
 		lvl := baseLevel(f.Effect)
@@ -115,7 +123,7 @@ func (a *analysis) lookup(cmd *shell.Command, words []string, depth int) {
 			lvl = low
 		}
 		if optionRuns(f) {
-			lvl = a.optionRunsLevel(cmd, f, &res)
+			lvl = a.optionRunsLevel(cmd, f, res)
 		}
 		lvl, why := a.adjust(prog, sub, words, f, lvl)
 		if why == "" {
@@ -124,7 +132,7 @@ func (a *analysis) lookup(cmd *shell.Command, words []string, depth int) {
 		a.add(Finding{Rule: "effect", Level: lvl, Effect: string(f.Effect), Words: f.Words, Why: why})
 	}
 	if res.Has(catalogue.Egress) {
-		a.egress(cmd, words, &res)
+		a.egress(cmd, words, res)
 	}
 	// A host name or URL built from a command's output sends that output
 	// to another host (a DNS query, a request's path).
@@ -140,7 +148,7 @@ func (a *analysis) lookup(cmd *shell.Command, words []string, depth int) {
 		}
 	}
 	if slices.Contains(networkPrograms, path.Base(words[0])) || prog == "socat" {
-		a.networkShell(cmd, words, &res)
+		a.networkShell(cmd, words, res)
 	}
 	for _, t := range res.Targets {
 		switch t.Kind {

@@ -73,14 +73,30 @@ type resultBuf struct {
 // KindCommand, for the caller to look up in turn.
 func (c *Catalogue) Lookup(words []string) Result {
 	var r Result
+	c.lookup(words, &r)
+	return r
+}
+
+// LookupInto is Lookup writing into r, whose slices it reuses: what r
+// held before is overwritten, so nothing of it may be kept by then (the
+// words of its findings and targets are never in those slices and stay).
+func (c *Catalogue) LookupInto(words []string, r *Result) {
+	clear(r.Findings)
+	clear(r.Targets)
+	*r = Result{Path: r.Path[:0], Effects: r.Effects[:0], Findings: r.Findings[:0], Targets: r.Targets[:0],
+		Unknown: r.Unknown[:0], Unlisted: r.Unlisted[:0]}
+	c.lookup(words, r)
+}
+
+func (c *Catalogue) lookup(words []string, r *Result) {
 	if len(words) == 0 {
 		r.Unknown = append(r.Unknown, "no command")
-		return r
+		return
 	}
 	node := c.lookupProgram(words[0])
 	if node == nil {
 		r.Unknown = append(r.Unknown, fmt.Sprintf("program %q is not in the catalogue", words[0]))
-		return r
+		return
 	}
 	r.Program = node.Name
 	readOnly := true
@@ -93,15 +109,15 @@ func (c *Catalogue) Lookup(words []string) Result {
 			continue
 		}
 		if i == 1 && node.Bundled && w != "" && w[0] != '-' {
-			i = c.option(node, append([]string{words[0], "-" + w}, words[2:]...), i, &r)
+			i = c.option(node, append([]string{words[0], "-" + w}, words[2:]...), i, r)
 			continue
 		}
 		if !optsDone && len(w) > 1 && w[0] == '+' && node.opt(w) == nil && node.opt("+") != nil {
-			c.apply(node.opt("+"), "+", w[1:], true, words, i, &r) // less +CMD, vim +CMD
+			c.apply(node.opt("+"), "+", w[1:], true, words, i, r) // less +CMD, vim +CMD
 			continue
 		}
 		if !optsDone && len(w) > 1 && (w[0] == '-' || w[0] == '+' && node.opt(w) != nil) {
-			i = c.option(node, words, i, &r)
+			i = c.option(node, words, i, r)
 			continue
 		}
 		if len(positionals) == 0 && len(node.Subcommands) > 0 {
@@ -159,7 +175,7 @@ func (c *Catalogue) Lookup(words []string) Result {
 	if node.ReadOnly && len(node.Effects) == 0 {
 		r.add(Read, node.describe(r.Program, r.Path), words[0])
 	}
-	if !c.assignArgs(node, positionals, &r) {
+	if !c.assignArgs(node, positionals, r) {
 		readOnly = false
 	}
 	for _, tg := range r.Targets {
@@ -173,7 +189,6 @@ func (c *Catalogue) Lookup(words []string) Result {
 		}
 	}
 	r.ReadOnly = readOnly && len(r.Unknown) == 0
-	return r
 }
 
 // describe is the node's description for a finding: the program, the
