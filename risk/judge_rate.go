@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/risk/catalogue"
@@ -732,7 +733,54 @@ var spawnRe = regexp.MustCompile(`(?i)(subprocess|pty\.spawn|os\.dup2|dup2|/bin/
 // reverseShellCode: inline code that opens a socket and runs a shell or a
 // program on it.
 func reverseShellCode(code string) bool {
-	return reverseShellRe.MatchString(code) && spawnRe.MatchString(code)
+	if !opensSocket(code) {
+		return false
+	}
+	return spawnRe.MatchString(code)
+}
+
+// socketWords are reverseShellRe's words, in lower case ("tcpsocket"
+// holds "socket").
+var socketWords = []string{"socket", "fsockopen", "net.connect", "/dev/tcp", "io.popen", "createconnection"}
+
+// opensSocket is reverseShellRe.MatchString(code). The expression is
+// words alone, so on ASCII text (where ignoring case is ASCII's) it is
+// a search for each word ignoring ASCII case, with no copy of the code;
+// other text goes to the expression.
+func opensSocket(code string) bool {
+	for i := 0; i < len(code); i++ {
+		if code[i] >= utf8.RuneSelf {
+			return reverseShellRe.MatchString(code)
+		}
+	}
+	for _, w := range socketWords {
+		if containsFoldASCII(code, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFoldASCII reports whether s holds lower (ASCII, lower case)
+// ignoring ASCII case.
+func containsFoldASCII(s, lower string) bool {
+	for i := 0; i+len(lower) <= len(s); i++ {
+		k := 0
+		for k < len(lower) {
+			c := s[i+k]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != lower[k] {
+				break
+			}
+			k++
+		}
+		if k == len(lower) {
+			return true
+		}
+	}
+	return false
 }
 
 // script1 reads a sed or awk program given on the line.
