@@ -9,6 +9,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -275,4 +276,76 @@ func loadCorporaCommands(t *testing.T) []string {
 		}
 	}
 	return out
+}
+
+// matchInByText is matchIn as it read each target's match text for every
+// path, before the matches were read once (matchers): the reference
+// TestMatchersAsText compares them with.
+func matchInByText(targets []sensitive, p string) *sensitive {
+	if p == "" {
+		return nil
+	}
+	base := path.Base(p)
+	for i := range targets {
+		s := &targets[i]
+		m := s.match
+		switch {
+		case strings.HasPrefix(m, "*/"):
+			name := m[2:]
+			if strings.HasSuffix(name, "/") {
+				dir := strings.TrimSuffix(name, "/")
+				if base == dir || hasComponent(p, dir) {
+					return s
+				}
+			} else if base == name || strings.HasSuffix(p, name) && (len(p) == len(name) || p[len(p)-len(name)-1] == '/') {
+				return s
+			}
+		case strings.HasPrefix(m, "*."):
+			if strings.HasSuffix(base, m[1:]) {
+				return s
+			}
+		case strings.HasSuffix(m, "*"):
+			if strings.HasPrefix(base, strings.TrimSuffix(m, "*")) && !exampleFile(base) {
+				return s
+			}
+		case m == "/":
+			if p == "/" {
+				return s
+			}
+		case strings.HasSuffix(m, "/"):
+			dir := strings.TrimSuffix(m, "/")
+			if p == dir || strings.HasPrefix(p, m) {
+				return s
+			}
+		default:
+			if p == m {
+				return s
+			}
+		}
+	}
+	return nil
+}
+
+// TestMatchersAsText: the sensitive targets match the same paths as when
+// their text was read for every path.
+func TestMatchersAsText(t *testing.T) {
+	paths := []string{"/", "/etc", "/etc/", "/etc/sudoers", "/etc/sudoers.d", "/etc/sudoers.d/x", "/etc/sudoersX",
+		"~/.ssh", "~/.ssh/id_rsa", "~/.ssh/id_rsa.pub", ".git/hooks/pre-commit", "a/.git/config", ".env", ".env.example",
+		"x.pem", "X.PEM", "~/.bashrc", "~/.claude/settings.json", ".claude/settings.json", "/dev/sda", "?/x"}
+	for _, target := range sensitiveTargets {
+		m := strings.Trim(target.match, "*")
+		paths = append(paths, m, "/x"+m, m+"x", m+"/y", "a/"+m, strings.TrimSuffix(m, "/"), strings.ToUpper(m))
+	}
+	for _, c := range loadCorporaCommands(t) {
+		for _, w := range strings.Fields(c) {
+			paths = append(paths, w, path.Clean(w), "~/"+w, "/home/dev/project/"+w)
+		}
+	}
+	for _, p := range paths {
+		for _, targets := range [][]sensitive{sensitiveTargets, foldedTargets, sensitiveTargets[3:9]} {
+			if got, want := matchIn(targets, p), matchInByText(targets, p); got != want {
+				t.Errorf("matchIn(%q) = %+v, by the text %+v", p, got, want)
+			}
+		}
+	}
 }

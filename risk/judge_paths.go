@@ -406,45 +406,96 @@ func matchIn(targets []sensitive, p string) *sensitive {
 	if p == "" {
 		return nil
 	}
+	ms := sensitiveMatchers
+	if len(targets) > 0 && &targets[0] == &foldedTargets[0] {
+		ms = foldedMatchers
+	} else if len(targets) == 0 || &targets[0] != &sensitiveTargets[0] {
+		ms = compileMatchers(targets)
+	}
 	base := path.Base(p)
-	for i := range targets {
-		s := &targets[i]
-		m := s.match
-		switch {
-		case strings.HasPrefix(m, "*/"):
-			name := m[2:]
-			if strings.HasSuffix(name, "/") {
-				dir := strings.TrimSuffix(name, "/")
-				if base == dir || hasComponent(p, dir) {
-					return s
-				}
-			} else if base == name || strings.HasSuffix(p, name) && (len(p) == len(name) || p[len(p)-len(name)-1] == '/') {
-				return s
+	for i := range ms {
+		m := &ms[i]
+		switch m.kind {
+		case matchNameDir:
+			if base == m.s || hasComponent(p, m.s) {
+				return &targets[i]
 			}
-		case strings.HasPrefix(m, "*."):
-			if strings.HasSuffix(base, m[1:]) {
-				return s
+		case matchName:
+			if base == m.s || strings.HasSuffix(p, m.s) && (len(p) == len(m.s) || p[len(p)-len(m.s)-1] == '/') {
+				return &targets[i]
 			}
-		case strings.HasSuffix(m, "*"):
-			if strings.HasPrefix(base, strings.TrimSuffix(m, "*")) && !exampleFile(base) {
-				return s
+		case matchExt:
+			if strings.HasSuffix(base, m.s) {
+				return &targets[i]
 			}
-		case m == "/":
+		case matchStem:
+			if strings.HasPrefix(base, m.s) && !exampleFile(base) {
+				return &targets[i]
+			}
+		case matchRoot:
 			if p == "/" {
-				return s
+				return &targets[i]
 			}
-		case strings.HasSuffix(m, "/"):
-			dir := strings.TrimSuffix(m, "/")
-			if p == dir || strings.HasPrefix(p, m) {
-				return s
+		case matchDir:
+			if p == m.s || strings.HasPrefix(p, m.s) && len(p) > len(m.s) && p[len(m.s)] == '/' {
+				return &targets[i]
 			}
 		default:
-			if p == m {
-				return s
+			if p == m.s {
+				return &targets[i]
 			}
 		}
 	}
 	return nil
+}
+
+// A matcher is a sensitive target's match read once: its kind and the
+// string the kind compares (see sensitive.match).
+type matcher struct {
+	kind uint8
+	s    string
+}
+
+const (
+	matchExact   = iota // "/abs/file": p is s
+	matchNameDir        // "*/dir/": s is base or a component of p
+	matchName           // "*/name": s is base or ends p after a slash
+	matchExt            // "*.ext": base ends with s (".ext")
+	matchStem           // "name*": base starts with s
+	matchRoot           // "/"
+	matchDir            // "/abs/dir/": p is s (no slash) or below it
+)
+
+var (
+	sensitiveMatchers = compileMatchers(sensitiveTargets)
+	foldedMatchers    = compileMatchers(foldedTargets)
+)
+
+func compileMatchers(targets []sensitive) []matcher {
+	out := make([]matcher, len(targets))
+	for i, t := range targets {
+		m := t.match
+		switch {
+		case strings.HasPrefix(m, "*/"):
+			name := m[2:]
+			if strings.HasSuffix(name, "/") {
+				out[i] = matcher{matchNameDir, strings.TrimSuffix(name, "/")}
+			} else {
+				out[i] = matcher{matchName, name}
+			}
+		case strings.HasPrefix(m, "*."):
+			out[i] = matcher{matchExt, m[1:]}
+		case strings.HasSuffix(m, "*"):
+			out[i] = matcher{matchStem, strings.TrimSuffix(m, "*")}
+		case m == "/":
+			out[i] = matcher{matchRoot, m}
+		case strings.HasSuffix(m, "/"):
+			out[i] = matcher{matchDir, strings.TrimSuffix(m, "/")}
+		default:
+			out[i] = matcher{matchExact, m}
+		}
+	}
+	return out
 }
 
 // matchExtra matches an operator's path (absolute, or ~/; a trailing /
