@@ -1,6 +1,7 @@
 package risk
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"syscall"
@@ -20,8 +21,17 @@ import (
 func BenchmarkJudge(b *testing.B) {
 	cmds := corpusCommands(b)
 	big := joinUpTo(cmds, "\n", 64*1024)
-	// One long simple command: 64 KB of words for rm.
+	// One long simple command: 64 KB of words for rm, one path over
+	// again and every one different.
 	words := "rm -f" + strings.Repeat(" build/x.o", 64*1024/10+1)
+	var distinct strings.Builder
+	distinct.WriteString("rm -f")
+	for k := 0; distinct.Len() < 64*1024; k++ {
+		fmt.Fprintf(&distinct, " build/x%05d.o", k)
+	}
+	// The corpus commands joined once each, none repeated (under 64 KB:
+	// the corpora hold about 50 KB).
+	once := strings.Join(cmds, "\n")
 	Judge("ls", corpusContext) // load the table and the catalogue outside the timings
 	for _, bc := range []struct {
 		name string
@@ -30,6 +40,8 @@ func BenchmarkJudge(b *testing.B) {
 		{"under-1KB", cmds},
 		{"64KB-lines", []string{big}},
 		{"64KB-words", []string{words[:64*1024]}},
+		{"64KB-words-distinct", []string{distinct.String()[:64*1024]}},
+		{"corpus-once-lines", []string{once}},
 	} {
 		verdicts := make([]Verdict, len(bc.cmds))
 		for k, c := range bc.cmds {

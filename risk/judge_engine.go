@@ -60,6 +60,12 @@ type analysis struct {
 	// first lookups of them (see lookup).
 	results []*catalogue.Result
 	lookups int
+	// rated are the effects on places rated so far (see rateTarget).
+	rated map[ratedPlace]bool
+	// indexed is the long command whose words wordIndex indexes (see
+	// shellWord).
+	indexed   *shell.Command
+	wordIndex map[string]int
 }
 
 func (a *analysis) add(f Finding) {
