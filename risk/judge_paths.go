@@ -406,47 +406,79 @@ func matchIn(targets []sensitive, p string) *sensitive {
 	if p == "" {
 		return nil
 	}
-	ms := sensitiveMatchers
+	ix := sensitiveIndex
 	if len(targets) > 0 && &targets[0] == &foldedTargets[0] {
-		ms = foldedMatchers
+		ix = foldedIndex
 	} else if len(targets) == 0 || &targets[0] != &sensitiveTargets[0] {
-		ms = compileMatchers(targets)
+		ix = indexMatchers(compileMatchers(targets))
 	}
-	base := path.Base(p)
-	for i := range ms {
-		m := &ms[i]
-		switch m.kind {
-		case matchNameDir:
-			if base == m.s || hasComponent(p, m.s) {
-				return &targets[i]
-			}
-		case matchName:
-			if base == m.s || strings.HasSuffix(p, m.s) && (len(p) == len(m.s) || p[len(p)-len(m.s)-1] == '/') {
-				return &targets[i]
-			}
-		case matchExt:
-			if strings.HasSuffix(base, m.s) {
-				return &targets[i]
-			}
-		case matchStem:
-			if strings.HasPrefix(base, m.s) && !exampleFile(base) {
-				return &targets[i]
-			}
-		case matchRoot:
-			if p == "/" {
-				return &targets[i]
-			}
-		case matchDir:
-			if p == m.s || strings.HasPrefix(p, m.s) && len(p) > len(m.s) && p[len(m.s)] == '/' {
-				return &targets[i]
-			}
-		default:
-			if p == m.s {
-				return &targets[i]
+	// The first target that matches: of those matched by the whole path
+	// or a directory of it (looked up), and of the others (in order).
+	best := -1
+	if i, ok := ix.whole[p]; ok {
+		best = i
+	}
+	for k := 0; k <= len(p); k++ {
+		if k == len(p) || p[k] == '/' {
+			if i, ok := ix.dirs[p[:k]]; ok && (best < 0 || i < best) {
+				best = i
 			}
 		}
 	}
-	return nil
+	base := path.Base(p)
+	for _, i := range ix.rest {
+		if best >= 0 && i > best {
+			break
+		}
+		m := &ix.ms[i]
+		ok := false
+		switch m.kind {
+		case matchNameDir:
+			ok = base == m.s || hasComponent(p, m.s)
+		case matchName:
+			ok = base == m.s || strings.HasSuffix(p, m.s) && (len(p) == len(m.s) || p[len(p)-len(m.s)-1] == '/')
+		case matchExt:
+			ok = strings.HasSuffix(base, m.s)
+		case matchStem:
+			ok = strings.HasPrefix(base, m.s) && !exampleFile(base)
+		}
+		if ok {
+			best = i
+			break
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	return &targets[best]
+}
+
+// A matchIndex finds the targets whose match is a whole path (exact, the
+// root) or a directory by map, by the first index of each; rest are the
+// indexes of the others, in order.
+type matchIndex struct {
+	ms          []matcher
+	whole, dirs map[string]int
+	rest        []int
+}
+
+func indexMatchers(ms []matcher) matchIndex {
+	ix := matchIndex{ms: ms, whole: map[string]int{}, dirs: map[string]int{}}
+	for i, m := range ms {
+		switch m.kind {
+		case matchExact, matchRoot:
+			if _, ok := ix.whole[m.s]; !ok {
+				ix.whole[m.s] = i
+			}
+		case matchDir:
+			if _, ok := ix.dirs[m.s]; !ok {
+				ix.dirs[m.s] = i
+			}
+		default:
+			ix.rest = append(ix.rest, i)
+		}
+	}
+	return ix
 }
 
 // A matcher is a sensitive target's match read once: its kind and the
@@ -467,8 +499,8 @@ const (
 )
 
 var (
-	sensitiveMatchers = compileMatchers(sensitiveTargets)
-	foldedMatchers    = compileMatchers(foldedTargets)
+	sensitiveIndex = indexMatchers(compileMatchers(sensitiveTargets))
+	foldedIndex    = indexMatchers(compileMatchers(foldedTargets))
 )
 
 func compileMatchers(targets []sensitive) []matcher {

@@ -1,6 +1,7 @@
 package risk
 
 import (
+	"maps"
 	"path"
 	"regexp"
 	"slices"
@@ -73,6 +74,15 @@ func (a *analysis) lookup(cmd *shell.Command, words []string, depth int) {
 
 	// Targets on paths, each rated by effect and place.
 	rated := map[catalogue.Effect]bool{}
+	if n := len(res.Targets); n > 64 && len(a.placed) < n {
+		// Thousands of operands: the maps of places grown once.
+		grown := make(map[locKey]place, len(a.placed)+n)
+		maps.Copy(grown, a.placed)
+		a.placed = grown
+		if a.rated == nil {
+			a.rated = make(map[ratedPlace]bool, n)
+		}
+	}
 	for _, t := range res.Targets {
 		if t.Kind != catalogue.KindPath && t.Kind != catalogue.KindRemote {
 			continue
