@@ -1,7 +1,8 @@
 package risk
 
 import (
-	"slices"
+	"bytes"
+	"hash/maphash"
 	"strings"
 	"sync"
 
@@ -98,6 +99,9 @@ func containsString(list []string, s string) bool {
 
 var defaultCatalogue = sync.OnceValues(catalogue.Default)
 
+// findingSeed hashes the findings' keys for their deduplication.
+var findingSeed = maphash.MakeSeed()
+
 // Judge judges command in c. It never runs anything, never reads the
 // filesystem or the environment (c carries what is known), and never
 // returns a level below Classify's; Hardline is the table's alone.
@@ -111,43 +115,93 @@ var defaultCatalogue = sync.OnceValues(catalogue.Default)
 // finding at MEDIUM; code that cannot be read an "opaque" one at MEDIUM.
 // See NOTES.md for the rules and their levels.
 func Judge(command string, c Context) Judgement {
-	return judgeWith(command, c, Classify(command))
+	if len(command) < tableBesideFrom {
+		return judgeWith(command, c, Classify(command))
+	}
+	// A long line: the table's match and the parse and analysis are
+	// each milliseconds of work that share nothing, so the table runs on
+	// another goroutine meanwhile (a panic there is raised here, where
+	// the caller would have seen it).
+	done := make(chan tableResult, 1)
+	go func() {
+		var r tableResult
+		defer func() {
+			if v := recover(); v != nil {
+				r.panicked, r.value = true, v
+			}
+			done <- r
+		}()
+		r.v = Classify(command)
+	}()
+	return judgeLater(command, c, func() Verdict {
+		r := <-done
+		if r.panicked {
+			panic(r.value)
+		}
+		return r.v
+	})
+}
+
+// tableBesideFrom is the length from which Judge matches the table on
+// another goroutine: where the table's DFAs take over (a few KB), its
+// work is worth more than starting one.
+const tableBesideFrom = 4096
+
+type tableResult struct {
+	v        Verdict
+	panicked bool
+	value    any
 }
 
 // judgeWith is Judge with the table's verdict t already known.
 func judgeWith(command string, c Context, t Verdict) Judgement {
+	return judgeLater(command, c, func() Verdict { return t })
+}
+
+// judgeLater is Judge with the table's verdict given by table, which it
+// calls once, after the analysis.
+func judgeLater(command string, c Context, table func() Verdict) Judgement {
+	// The analysis' first findings, before the catalogue's.
+	var pre []Finding
+	var a *analysis
+	script, err := shell.Parse(command, shell.Options{})
+	if err != nil {
+		pre = append(pre, Finding{Rule: "parse", Level: model.RiskMedium, Words: []string{}, Why: parseWhy(err)})
+	}
+	if script != nil {
+		if cat, cerr := defaultCatalogue(); cerr != nil {
+			pre = append(pre, Finding{Rule: "unknown", Level: model.RiskMedium, Words: []string{}, Why: "the program catalogue did not load: " + cerr.Error()})
+		} else {
+			a = &analysis{c: c, cat: cat, readOnly: err == nil && len(script.Commands) > 0, noWorkspace: !isWorkspace(c)}
+			a.script(script)
+		}
+	}
+	t := table()
 	j := Judgement{Level: t.Level, Hardline: t.Hardline, Table: t}
+	n := len(t.Matches) + len(pre)
+	if a != nil {
+		n += len(a.findings)
+	}
+	if n > 0 {
+		j.Findings = make([]Finding, 0, n)
+	}
 	for _, m := range t.Matches {
 		j.Findings = append(j.Findings, Finding{Rule: "hermes", Level: m.Level, Words: []string{}, Why: m.Description})
 	}
-	script, err := shell.Parse(command, shell.Options{})
-	if err != nil {
-		j.add(Finding{Rule: "parse", Level: model.RiskMedium, Words: []string{}, Why: parseWhy(err)})
-		if script == nil {
-			return j
-		}
+	for _, f := range pre {
+		j.add(f)
 	}
-	cat, cerr := defaultCatalogue()
-	if cerr != nil {
-		j.add(Finding{Rule: "unknown", Level: model.RiskMedium, Words: []string{}, Why: "the program catalogue did not load: " + cerr.Error()})
+	if a == nil {
 		return j
 	}
-	a := &analysis{c: c, cat: cat, readOnly: err == nil && len(script.Commands) > 0, noWorkspace: !isWorkspace(c)}
-	a.script(script)
-	sortFindings(a.findings)
-	seen := map[string]bool{}
-	var key []byte
-	for _, f := range a.findings {
-		key = findingKey(key[:0], f)
-		if seen[string(key)] {
-			continue
-		}
-		seen[string(key)] = true
+	// The findings, most urgent first and in the order found among
+	// equals, each once.
+	byRank(a.findings, distinct(a.findings, findingHash, func(f Finding) {
 		j.add(f)
 		if f.Level != model.RiskLow {
 			a.readOnly = false
 		}
-	}
+	}))
 	j.Effects = a.effects
 	j.ReadOnly = a.readOnly && len(t.Matches) == 0
 	return j
@@ -168,20 +222,56 @@ func (j *Judgement) add(f Finding) {
 	j.Level = model.MaxRisk(j.Level, f.Level)
 }
 
-// sortFindings orders findings most urgent first, keeping the order found
-// among equals.
-func sortFindings(fs []Finding) {
-	sorted := slices.IsSortedFunc(fs, func(x, y Finding) int { return y.Level.Rank() - x.Level.Rank() })
-	if sorted {
-		return
+// distinct returns a function that calls keep with each finding of fs it
+// is given (by index) unless an equal one came before: rule, level, why
+// and words tell them apart (findingKey), compared through hash and in
+// full when two hashes meet.
+func distinct(fs []Finding, hash func([]byte) uint64, keep func(Finding)) func(int) {
+	seen := make(map[uint64]int, len(fs)/2)
+	var collided map[string]bool
+	var key, other []byte
+	return func(i int) {
+		f := fs[i]
+		key = findingKey(key[:0], f)
+		h := hash(key)
+		if first, ok := seen[h]; ok {
+			other = findingKey(other[:0], fs[first])
+			if bytes.Equal(other, key) || collided[string(key)] {
+				return
+			}
+			if collided == nil {
+				collided = map[string]bool{}
+			}
+			collided[string(key)] = true
+		} else {
+			seen[h] = i
+		}
+		keep(f)
 	}
-	out := make([]Finding, 0, len(fs))
-	for _, l := range []model.RiskLevel{model.RiskUnknown, model.RiskTier2, model.RiskHigh, model.RiskMedium, model.RiskLow} {
-		for _, f := range fs {
-			if f.Level.Rank() == l.Rank() {
-				out = append(out, f)
+}
+
+func findingHash(key []byte) uint64 { return maphash.Bytes(findingSeed, key) }
+
+// byRank calls f with the index of each finding, highest rank first,
+// keeping the order found among equals: a pass over the findings for
+// each rank they hold, without moving them.
+func byRank(fs []Finding, f func(int)) {
+	// Rank is 1 (low) to 5 (unknown).
+	ranks := make([]uint8, len(fs))
+	var count [6]int
+	for i, x := range fs {
+		r := min(max(x.Level.Rank(), 0), len(count)-1)
+		ranks[i] = uint8(r)
+		count[r]++
+	}
+	for r := len(count) - 1; r >= 0; r-- {
+		if count[r] == 0 {
+			continue
+		}
+		for i := range fs {
+			if int(ranks[i]) == r {
+				f(i)
 			}
 		}
 	}
-	copy(fs, out)
 }

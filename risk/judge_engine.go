@@ -51,7 +51,21 @@ type analysis struct {
 	// (PATH) set earlier in the line, with its value ("" for none).
 	lookupVar, lookupVal string
 	// cdpath: CDPATH was set earlier in the line.
-	cdpath bool
+	cdpath     bool
+	lookupMemo lookupMemo
+	slab       []string // see values
+	slabSize   int
+	placeBuf   [1]place // see places
+	// results are the catalogue's results of the lookups under way, the
+	// first lookups of them (see lookup).
+	results []*catalogue.Result
+	lookups int
+	// rated are the effects on places rated so far (see rateTarget).
+	rated map[ratedPlace]bool
+	// indexed is the long command whose words wordIndex indexes (see
+	// shellWord).
+	indexed   *shell.Command
+	wordIndex map[string]int
 }
 
 func (a *analysis) add(f Finding) {
@@ -148,9 +162,28 @@ func wordValues(ws []shell.Word) []string {
 	return out
 }
 
+// values is wordValues cut from the analysis' slab of strings (capacity
+// exactly len(ws): an append copies it elsewhere).
+func (a *analysis) values(ws []shell.Word) []string {
+	n := len(ws)
+	if n > len(a.slab) {
+		if n > 64 {
+			return wordValues(ws)
+		}
+		a.slabSize = min(max(2*a.slabSize, 16), 512) // grows with the line
+		a.slab = make([]string, max(a.slabSize, n))
+	}
+	out := a.slab[:n:n]
+	a.slab = a.slab[n:]
+	for i, w := range ws {
+		out[i] = w.Value
+	}
+	return out
+}
+
 // command judges one simple command of the line.
 func (a *analysis) command(s *shell.Script, i int, cmd *shell.Command) {
-	words := wordValues(cmd.Words)
+	words := a.values(cmd.Words)
 	a.redirects(cmd, words)
 	for _, w := range cmd.Wrappers {
 		if w.Dir != "" {
@@ -740,14 +773,33 @@ func (a *analysis) lookupChanged(cmd *shell.Command, words []string) {
 		return
 	}
 	a.readOnly = false
-	lvl := low
-	for _, d := range strings.Split(a.lookupVal, ":") {
-		if !systemBin[strings.TrimSuffix(d, "/")] {
-			lvl = medium
+	if a.lookupMemo.v != a.lookupVar || a.lookupMemo.val != a.lookupVal || a.lookupMemo.set == "" {
+		// Read once for every command the changed PATH finds, not once
+		// each.
+		lvl := low
+		for d := range strings.SplitSeq(a.lookupVal, ":") {
+			if !systemBin[strings.TrimSuffix(d, "/")] {
+				lvl = medium
+			}
 		}
+		a.lookupMemo = lookupMemo{v: a.lookupVar, val: a.lookupVal, set: a.lookupVar + "=" + a.lookupVal, lvl: lvl, names: map[string]bool{}}
 	}
-	a.add(Finding{Rule: "unknown", Level: lvl, Effect: string(catalogue.ExecArg), Words: []string{a.lookupVar + "=" + a.lookupVal, words[0]},
+	m := &a.lookupMemo
+	if m.names[words[0]] {
+		// The same finding as for this name before: only the first of
+		// equal findings is kept, so it is not built again.
+		return
+	}
+	m.names[words[0]] = true
+	a.add(Finding{Rule: "unknown", Level: m.lvl, Effect: string(catalogue.ExecArg), Words: []string{m.set, words[0]},
 		Why: a.lookupVar + " was changed earlier in the line: " + words[0] + " may be a program from " + a.lookupVal + ", not the one the catalogue knows"})
+}
+
+// lookupMemo is what lookupChanged read of the variable set last.
+type lookupMemo struct {
+	v, val, set string
+	lvl         model.RiskLevel
+	names       map[string]bool // the names already found with this value
 }
 
 // configVars choose a configuration a program loads, which can name

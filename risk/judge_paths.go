@@ -406,45 +406,128 @@ func matchIn(targets []sensitive, p string) *sensitive {
 	if p == "" {
 		return nil
 	}
+	ix := sensitiveIndex
+	if len(targets) > 0 && &targets[0] == &foldedTargets[0] {
+		ix = foldedIndex
+	} else if len(targets) == 0 || &targets[0] != &sensitiveTargets[0] {
+		ix = indexMatchers(compileMatchers(targets))
+	}
+	// The first target that matches: of those matched by the whole path
+	// or a directory of it (looked up), and of the others (in order).
+	best := -1
+	if i, ok := ix.whole[p]; ok {
+		best = i
+	}
+	for k := 0; k <= len(p); k++ {
+		if k == len(p) || p[k] == '/' {
+			if i, ok := ix.dirs[p[:k]]; ok && (best < 0 || i < best) {
+				best = i
+			}
+		}
+	}
 	base := path.Base(p)
-	for i := range targets {
-		s := &targets[i]
-		m := s.match
+	for _, i := range ix.rest {
+		if best >= 0 && i > best {
+			break
+		}
+		m := &ix.ms[i]
+		ok := false
+		switch m.kind {
+		case matchNameDir:
+			ok = base == m.s || hasComponent(p, m.s)
+		case matchName:
+			ok = base == m.s || strings.HasSuffix(p, m.s) && (len(p) == len(m.s) || p[len(p)-len(m.s)-1] == '/')
+		case matchExt:
+			ok = strings.HasSuffix(base, m.s)
+		case matchStem:
+			ok = strings.HasPrefix(base, m.s) && !exampleFile(base)
+		}
+		if ok {
+			best = i
+			break
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	return &targets[best]
+}
+
+// A matchIndex finds the targets whose match is a whole path (exact, the
+// root) or a directory by map, by the first index of each; rest are the
+// indexes of the others, in order.
+type matchIndex struct {
+	ms          []matcher
+	whole, dirs map[string]int
+	rest        []int
+}
+
+func indexMatchers(ms []matcher) matchIndex {
+	ix := matchIndex{ms: ms, whole: map[string]int{}, dirs: map[string]int{}}
+	for i, m := range ms {
+		switch m.kind {
+		case matchExact, matchRoot:
+			if _, ok := ix.whole[m.s]; !ok {
+				ix.whole[m.s] = i
+			}
+		case matchDir:
+			if _, ok := ix.dirs[m.s]; !ok {
+				ix.dirs[m.s] = i
+			}
+		default:
+			ix.rest = append(ix.rest, i)
+		}
+	}
+	return ix
+}
+
+// A matcher is a sensitive target's match read once: its kind and the
+// string the kind compares (see sensitive.match).
+type matcher struct {
+	kind uint8
+	s    string
+}
+
+const (
+	matchExact   = iota // "/abs/file": p is s
+	matchNameDir        // "*/dir/": s is base or a component of p
+	matchName           // "*/name": s is base or ends p after a slash
+	matchExt            // "*.ext": base ends with s (".ext")
+	matchStem           // "name*": base starts with s
+	matchRoot           // "/"
+	matchDir            // "/abs/dir/": p is s (no slash) or below it
+)
+
+var (
+	sensitiveIndex = indexMatchers(compileMatchers(sensitiveTargets))
+	foldedIndex    = indexMatchers(compileMatchers(foldedTargets))
+)
+
+func compileMatchers(targets []sensitive) []matcher {
+	out := make([]matcher, len(targets))
+	for i, t := range targets {
+		m := t.match
 		switch {
 		case strings.HasPrefix(m, "*/"):
 			name := m[2:]
 			if strings.HasSuffix(name, "/") {
-				dir := strings.TrimSuffix(name, "/")
-				if base == dir || hasComponent(p, dir) {
-					return s
-				}
-			} else if base == name || strings.HasSuffix(p, name) && (len(p) == len(name) || p[len(p)-len(name)-1] == '/') {
-				return s
+				out[i] = matcher{matchNameDir, strings.TrimSuffix(name, "/")}
+			} else {
+				out[i] = matcher{matchName, name}
 			}
 		case strings.HasPrefix(m, "*."):
-			if strings.HasSuffix(base, m[1:]) {
-				return s
-			}
+			out[i] = matcher{matchExt, m[1:]}
 		case strings.HasSuffix(m, "*"):
-			if strings.HasPrefix(base, strings.TrimSuffix(m, "*")) && !exampleFile(base) {
-				return s
-			}
+			out[i] = matcher{matchStem, strings.TrimSuffix(m, "*")}
 		case m == "/":
-			if p == "/" {
-				return s
-			}
+			out[i] = matcher{matchRoot, m}
 		case strings.HasSuffix(m, "/"):
-			dir := strings.TrimSuffix(m, "/")
-			if p == dir || strings.HasPrefix(p, m) {
-				return s
-			}
+			out[i] = matcher{matchDir, strings.TrimSuffix(m, "/")}
 		default:
-			if p == m {
-				return s
-			}
+			out[i] = matcher{matchExact, m}
 		}
 	}
-	return nil
+	return out
 }
 
 // matchExtra matches an operator's path (absolute, or ~/; a trailing /

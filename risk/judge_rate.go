@@ -1,10 +1,12 @@
 package risk
 
 import (
+	"maps"
 	"path"
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/risk/catalogue"
@@ -33,8 +35,16 @@ var networkPrograms = []string{"nc", "ncat", "netcat", "socat", "telnet", "opens
 // lookup judges one command's words with the catalogue. depth counts the
 // commands given in the words of others (git push --exec).
 func (a *analysis) lookup(cmd *shell.Command, words []string, depth int) {
-	res := a.cat.Lookup(words)
-	if !res.ReadOnly && !a.provenAnyway(cmd, words, &res) {
+	// The catalogue's result in a buffer of the analysis, one for each
+	// lookup under way (this one looks up the commands it runs in turn).
+	if a.lookups == len(a.results) {
+		a.results = append(a.results, new(catalogue.Result))
+	}
+	res := a.results[a.lookups]
+	a.lookups++
+	defer func() { a.lookups-- }()
+	a.cat.LookupInto(words, res)
+	if !res.ReadOnly && !a.provenAnyway(cmd, words, res) {
 		a.readOnly = false
 	}
 	prog := res.Program
@@ -64,6 +74,15 @@ func (a *analysis) lookup(cmd *shell.Command, words []string, depth int) {
 
 	// Targets on paths, each rated by effect and place.
 	rated := map[catalogue.Effect]bool{}
+	if n := len(res.Targets); n > 64 && len(a.placed) < n {
+		// Thousands of operands: the maps of places grown once.
+		grown := make(map[locKey]place, len(a.placed)+n)
+		maps.Copy(grown, a.placed)
+		a.placed = grown
+		if a.rated == nil {
+			a.rated = make(map[ratedPlace]bool, n)
+		}
+	}
 	for _, t := range res.Targets {
 		if t.Kind != catalogue.KindPath && t.Kind != catalogue.KindRemote {
 			continue
@@ -102,12 +121,12 @@ func (a *analysis) lookup(cmd *shell.Command, words []string, depth int) {
 		for _, t := range res.Targets {
 			if t.Kind == catalogue.KindPath && t.From == "arg" {
 				rated[catalogue.Write] = true
-				a.rateTarget(catalogue.Write, a.locate(t.Word, t.Word, wordKnown(cmd, t.Word)), false, prog)
+				a.rateTarget(catalogue.Write, a.locate(t.Word, t.Word, a.wordKnown(cmd, t.Word)), false, prog)
 			}
 		}
 	}
 	// Options and operands whose meaning the catalogue does not split.
-	a.special(cmd, words, &res, rated)
+	a.special(cmd, words, res, rated)
 
 	for _, f := range res.Findings {
 		lvl := baseLevel(f.Effect)
@@ -115,7 +134,7 @@ func (a *analysis) lookup(cmd *shell.Command, words []string, depth int) {
 			lvl = low
 		}
 		if optionRuns(f) {
-			lvl = a.optionRunsLevel(cmd, f, &res)
+			lvl = a.optionRunsLevel(cmd, f, res)
 		}
 		lvl, why := a.adjust(prog, sub, words, f, lvl)
 		if why == "" {
@@ -124,7 +143,7 @@ func (a *analysis) lookup(cmd *shell.Command, words []string, depth int) {
 		a.add(Finding{Rule: "effect", Level: lvl, Effect: string(f.Effect), Words: f.Words, Why: why})
 	}
 	if res.Has(catalogue.Egress) {
-		a.egress(cmd, words, &res)
+		a.egress(cmd, words, res)
 	}
 	// A host name or URL built from a command's output sends that output
 	// to another host (a DNS query, a request's path).
@@ -132,7 +151,7 @@ func (a *analysis) lookup(cmd *shell.Command, words []string, depth int) {
 		if t.Kind != catalogue.KindHost && t.Kind != catalogue.KindURL && !(t.Kind == catalogue.KindRemote && remoteWord(t.Word)) {
 			continue
 		}
-		if w, ok := shellWord(cmd, t.Word); ok && !w.Known && strings.Contains(w.Why, "substitution") {
+		if w, ok := a.shellWord(cmd, t.Word); ok && !w.Known && strings.Contains(w.Why, "substitution") {
 			a.effect(string(catalogue.Egress))
 			a.egressCmd = append(a.egressCmd, words[0])
 			a.add(Finding{Rule: "flow", Level: medium, Effect: string(catalogue.Egress), Words: []string{words[0], w.Raw},
@@ -140,7 +159,7 @@ func (a *analysis) lookup(cmd *shell.Command, words []string, depth int) {
 		}
 	}
 	if slices.Contains(networkPrograms, path.Base(words[0])) || prog == "socat" {
-		a.networkShell(cmd, words, &res)
+		a.networkShell(cmd, words, res)
 	}
 	for _, t := range res.Targets {
 		switch t.Kind {
@@ -187,7 +206,7 @@ func (a *analysis) lookup(cmd *shell.Command, words []string, depth int) {
 				a.lookup(cmd, t.Words, depth+1)
 			}
 		case catalogue.KindScript:
-			a.script1(prog, t.Word, wordKnown(cmd, t.Word))
+			a.script1(prog, t.Word, a.wordKnown(cmd, t.Word))
 		}
 	}
 	if cmd != nil && cmd.Opaque == nil && (res.Has(catalogue.Shell) || res.Has(catalogue.ExecArg)) {
@@ -219,16 +238,42 @@ func isChildOf(cmd *shell.Command, _ string) bool {
 	return cmd != nil && len(cmd.Words) > 0 && (cmd.Words[0].Value == "find" || path.Base(cmd.Words[0].Value) == "find")
 }
 
-func wordKnown(cmd *shell.Command, value string) bool {
-	if cmd == nil {
-		return true
-	}
-	for _, w := range cmd.Words {
-		if w.Value == value {
-			return w.Known
-		}
+// wordKnown says whether the first of cmd's words whose value is value
+// is certain (true when none is).
+func (a *analysis) wordKnown(cmd *shell.Command, value string) bool {
+	if w, ok := a.shellWord(cmd, value); ok {
+		return w.Known
 	}
 	return true
+}
+
+// shellWord finds the first of cmd's words whose value is value. A long
+// command's words are indexed once (rm with thousands of operands asks
+// for each).
+func (a *analysis) shellWord(cmd *shell.Command, value string) (shell.Word, bool) {
+	if cmd == nil {
+		return shell.Word{}, false
+	}
+	if len(cmd.Words) <= 16 {
+		for _, w := range cmd.Words {
+			if w.Value == value {
+				return w, true
+			}
+		}
+		return shell.Word{}, false
+	}
+	if a.indexed != cmd {
+		a.indexed, a.wordIndex = cmd, make(map[string]int, len(cmd.Words))
+		for i, w := range cmd.Words {
+			if _, ok := a.wordIndex[w.Value]; !ok {
+				a.wordIndex[w.Value] = i
+			}
+		}
+	}
+	if i, ok := a.wordIndex[value]; ok {
+		return cmd.Words[i], true
+	}
+	return shell.Word{}, false
 }
 
 // remoteWord: host:path (scp, rsync), not a local path.
@@ -254,19 +299,37 @@ func recursiveFlag(words []string) bool {
 
 // rateTarget adds the finding for effect e on a path at pl.
 func (a *analysis) rateTarget(e catalogue.Effect, pl place, recursive bool, prog string) {
-	words := []string{pl.word}
 	switch {
 	case pl.harmless:
 		return
 	case e == catalogue.Read:
 		if pl.sens != nil && pl.sens.secret || pl.extra != "" {
 			a.secretRead = append(a.secretRead, pl.word)
-			a.add(Finding{Rule: pl.rule(), Level: medium, Effect: string(e), Words: words, Why: "reads " + pl.word + ", " + pl.describe()})
+			a.add(Finding{Rule: pl.rule(), Level: medium, Effect: string(e), Words: []string{pl.word}, Why: "reads " + pl.word + ", " + pl.describe()})
 		}
 		return
 	}
-	verb := map[catalogue.Effect]string{catalogue.Write: "writes", catalogue.Delete: "deletes", catalogue.Privilege: "changes the owner or mode of"}[e]
-	why := verb + " " + pl.word + ", " + pl.describe()
+	// The same effect on the same place gives the same finding, of which
+	// only the first is kept: it is not built again (rm's thousand
+	// operands that are one path).
+	key := ratedPlace{e, recursive, pl}
+	if a.rated[key] {
+		return
+	}
+	if a.rated == nil {
+		a.rated = map[ratedPlace]bool{}
+	}
+	a.rated[key] = true
+	var verb string
+	switch e {
+	case catalogue.Write:
+		verb = "writes"
+	case catalogue.Delete:
+		verb = "deletes"
+	case catalogue.Privilege:
+		verb = "changes the owner or mode of"
+	}
+	var why string
 	lvl := low
 	switch {
 	case pl.net:
@@ -299,7 +362,17 @@ func (a *analysis) rateTarget(e catalogue.Effect, pl place, recursive bool, prog
 			lvl = high
 		}
 	}
-	a.add(Finding{Rule: pl.rule(), Level: lvl, Effect: string(e), Words: words, Why: why})
+	if why == "" {
+		why = verb + " " + pl.word + ", " + pl.describe()
+	}
+	a.add(Finding{Rule: pl.rule(), Level: lvl, Effect: string(e), Words: []string{pl.word}, Why: why})
+}
+
+// ratedPlace is an effect on a place rateTarget has rated.
+type ratedPlace struct {
+	e         catalogue.Effect
+	recursive bool
+	pl        place
 }
 
 // rule names what made a place matter: the operator's configuration
@@ -321,7 +394,7 @@ func (a *analysis) unknownProgram(cmd *shell.Command, words []string) {
 	if strings.Contains(words[0], "/") && !systemBin[path.Dir(words[0])] {
 		// A program at a path: outside the workspace and the system's
 		// directories (/tmp/ls, ~/.cache/x) it may be one the agent wrote.
-		if pl := a.locate(words[0], words[0], wordKnown(cmd, words[0])); !pl.inside {
+		if pl := a.locate(words[0], words[0], a.wordKnown(cmd, words[0])); !pl.inside {
 			a.opaque = append(a.opaque, words[0])
 			a.add(Finding{Rule: "opaque", Level: medium, Effect: string(catalogue.ExecArg), Words: []string{words[0]},
 				Why: "runs " + words[0] + ", a program " + pl.describe() + " (not the workspace's, not the system's)"})
@@ -338,7 +411,7 @@ func (a *analysis) unknownProgram(cmd *shell.Command, words []string) {
 		if !strings.ContainsAny(v, "/~.") && !strings.HasPrefix(v, "$") {
 			continue
 		}
-		pl := a.locate(w, v, wordKnown(cmd, w))
+		pl := a.locate(w, v, a.wordKnown(cmd, w))
 		if pl.sens != nil || pl.extra != "" || pl.device {
 			a.add(Finding{Rule: "target", Level: high, Effect: string(catalogue.Write), Words: []string{w},
 				Why: words[0] + ", a program not in the catalogue, may change " + w + ", " + pl.describe()})
@@ -458,10 +531,10 @@ func (a *analysis) special(cmd *shell.Command, words []string, res *catalogue.Re
 		for _, w := range words[1:] {
 			if v, ok := strings.CutPrefix(w, "of="); ok {
 				rated[catalogue.Write] = true
-				a.rateTarget(catalogue.Write, a.locate(v, v, wordKnown(cmd, w)), false, prog)
+				a.rateTarget(catalogue.Write, a.locate(v, v, a.wordKnown(cmd, w)), false, prog)
 			}
 			if v, ok := strings.CutPrefix(w, "if="); ok {
-				a.rateTarget(catalogue.Read, a.locate(v, v, wordKnown(cmd, w)), false, prog)
+				a.rateTarget(catalogue.Read, a.locate(v, v, a.wordKnown(cmd, w)), false, prog)
 			}
 		}
 	case "find":
@@ -472,7 +545,7 @@ func (a *analysis) special(cmd *shell.Command, words []string, res *catalogue.Re
 		if res.Has(catalogue.Delete) {
 			rated[catalogue.Delete] = true
 			for _, r := range roots {
-				a.rateTarget(catalogue.Delete, a.locate(r, r, wordKnown(cmd, r)), true, prog)
+				a.rateTarget(catalogue.Delete, a.locate(r, r, a.wordKnown(cmd, r)), true, prog)
 			}
 		}
 	case "ssh":
@@ -487,7 +560,7 @@ func (a *analysis) special(cmd *shell.Command, words []string, res *catalogue.Re
 		if zero {
 			for _, t := range res.Targets {
 				if t.Kind == catalogue.KindPath && t.Word != "0" {
-					a.emptied(a.locate(t.Word, t.Word, wordKnown(cmd, t.Word)), t.Word)
+					a.emptied(a.locate(t.Word, t.Word, a.wordKnown(cmd, t.Word)), t.Word)
 				}
 			}
 		}
@@ -499,11 +572,11 @@ func (a *analysis) special(cmd *shell.Command, words []string, res *catalogue.Re
 			}
 		}
 		if len(ops) >= 2 && prog == "cp" && ops[0] == "/dev/null" {
-			a.emptied(a.locate(ops[len(ops)-1], ops[len(ops)-1], wordKnown(cmd, ops[len(ops)-1])), ops[len(ops)-1])
+			a.emptied(a.locate(ops[len(ops)-1], ops[len(ops)-1], a.wordKnown(cmd, ops[len(ops)-1])), ops[len(ops)-1])
 		}
 		if len(ops) >= 2 && prog == "mv" && ops[len(ops)-1] == "/dev/null" {
 			for _, o := range ops[:len(ops)-1] {
-				a.emptied(a.locate(o, o, wordKnown(cmd, o)), o)
+				a.emptied(a.locate(o, o, a.wordKnown(cmd, o)), o)
 			}
 		}
 	case "chmod":
@@ -515,7 +588,7 @@ func (a *analysis) special(cmd *shell.Command, words []string, res *catalogue.Re
 			if w == "777" || w == "0777" || w == "a+rwx" || w == "ugo+rwx" || w == "o+w" || w == "a+w" {
 				for _, t := range res.Targets {
 					if t.Kind == catalogue.KindPath {
-						pl := a.locate(t.Word, t.Word, wordKnown(cmd, t.Word))
+						pl := a.locate(t.Word, t.Word, a.wordKnown(cmd, t.Word))
 						if !pl.inside || pl.sens != nil {
 							a.add(Finding{Rule: "target", Level: high, Effect: string(catalogue.Privilege), Words: []string{w, t.Word},
 								Why: "lets everyone write " + t.Word + ", " + pl.describe()})
@@ -646,7 +719,7 @@ func (a *analysis) egress(cmd *shell.Command, words []string, res *catalogue.Res
 	var sent []place
 	for _, t := range res.Targets {
 		if (t.Kind == catalogue.KindPath || t.Kind == catalogue.KindRemote) && slices.Contains(t.Effects, catalogue.Egress) {
-			sent = append(sent, a.locate(t.Word, t.Word, wordKnown(cmd, t.Word)))
+			sent = append(sent, a.locate(t.Word, t.Word, a.wordKnown(cmd, t.Word)))
 		}
 	}
 	// scp and rsync: local sources to a remote destination.
@@ -663,7 +736,7 @@ func (a *analysis) egress(cmd *shell.Command, words []string, res *catalogue.Res
 	}
 	if n := len(res.Targets); len(remoteArgs) > 0 && n > 0 && remoteWord(res.Targets[n-1].Word) {
 		for _, t := range localArgs {
-			sent = append(sent, a.locate(t.Word, t.Word, wordKnown(cmd, t.Word)))
+			sent = append(sent, a.locate(t.Word, t.Word, a.wordKnown(cmd, t.Word)))
 		}
 	}
 	// name=@FILE, @FILE: a file sent as a form field or body.
@@ -671,7 +744,7 @@ func (a *analysis) egress(cmd *shell.Command, words []string, res *catalogue.Res
 		if i := strings.IndexByte(w, '@'); i >= 0 && i+1 < len(w) && strings.IndexByte("/~.$", w[i+1]) >= 0 && (i == 0 || strings.HasSuffix(w[:i], "=")) {
 			f := w[i+1:]
 			if !slices.ContainsFunc(sent, func(p place) bool { return p.word == f }) {
-				sent = append(sent, a.locate(f, f, wordKnown(cmd, w)))
+				sent = append(sent, a.locate(f, f, a.wordKnown(cmd, w)))
 			}
 		}
 	}
@@ -724,7 +797,54 @@ var spawnRe = regexp.MustCompile(`(?i)(subprocess|pty\.spawn|os\.dup2|dup2|/bin/
 // reverseShellCode: inline code that opens a socket and runs a shell or a
 // program on it.
 func reverseShellCode(code string) bool {
-	return reverseShellRe.MatchString(code) && spawnRe.MatchString(code)
+	if !opensSocket(code) {
+		return false
+	}
+	return spawnRe.MatchString(code)
+}
+
+// socketWords are reverseShellRe's words, in lower case ("tcpsocket"
+// holds "socket").
+var socketWords = []string{"socket", "fsockopen", "net.connect", "/dev/tcp", "io.popen", "createconnection"}
+
+// opensSocket is reverseShellRe.MatchString(code). The expression is
+// words alone, so on ASCII text (where ignoring case is ASCII's) it is
+// a search for each word ignoring ASCII case, with no copy of the code;
+// other text goes to the expression.
+func opensSocket(code string) bool {
+	for i := 0; i < len(code); i++ {
+		if code[i] >= utf8.RuneSelf {
+			return reverseShellRe.MatchString(code)
+		}
+	}
+	for _, w := range socketWords {
+		if containsFoldASCII(code, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFoldASCII reports whether s holds lower (ASCII, lower case)
+// ignoring ASCII case.
+func containsFoldASCII(s, lower string) bool {
+	for i := 0; i+len(lower) <= len(s); i++ {
+		k := 0
+		for k < len(lower) {
+			c := s[i+k]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != lower[k] {
+				break
+			}
+			k++
+		}
+		if k == len(lower) {
+			return true
+		}
+	}
+	return false
 }
 
 // script1 reads a sed or awk program given on the line.
@@ -878,7 +998,7 @@ func (a *analysis) provenAnyway(cmd *shell.Command, words []string, res *catalog
 			script = t.Word
 		}
 	}
-	if script == "" || !wordKnown(cmd, script) {
+	if script == "" || !a.wordKnown(cmd, script) {
 		return false
 	}
 	if res.Program == "sed" {
@@ -952,7 +1072,10 @@ func (a *analysis) places(cmd *shell.Command, w string) []place {
 			return out
 		}
 	}
-	return []place{a.locate(w, w, wordKnown(cmd, w))}
+	// One place, in a buffer of the analysis: the caller ranges over it
+	// before asking again.
+	a.placeBuf[0] = a.locate(w, w, a.wordKnown(cmd, w))
+	return a.placeBuf[:]
 }
 
 // sshForward finds SSH port forwarding (-R, -L, -D) among ssh's words.
@@ -973,18 +1096,6 @@ func (a *analysis) sshForward(ws []string) bool {
 }
 
 // shellWord finds the parsed word whose best reading is value.
-func shellWord(cmd *shell.Command, value string) (shell.Word, bool) {
-	if cmd == nil {
-		return shell.Word{}, false
-	}
-	for _, w := range cmd.Words {
-		if w.Value == value {
-			return w, true
-		}
-	}
-	return shell.Word{}, false
-}
-
 // secretPrinter says why words print a secret a store keeps (a private
 // key, a password, a secret's value), "" when they do not: reading
 // credentials is at least MEDIUM wherever they are kept.
@@ -1122,7 +1233,7 @@ func (a *analysis) optionRunsLevel(cmd *shell.Command, f catalogue.Finding, res 
 			a.opaque = append(a.opaque, t.Word)
 			return medium
 		}
-		pl := a.locate(t.Word, t.Word, wordKnown(cmd, t.Word))
+		pl := a.locate(t.Word, t.Word, a.wordKnown(cmd, t.Word))
 		if pl.inside && pl.sens == nil && pl.extra == "" {
 			return low
 		}
@@ -1170,7 +1281,7 @@ func (a *analysis) configOptions(cmd *shell.Command, words []string, res *catalo
 	prog := res.Program
 	elsewhere := func(opt, v, what string) {
 		a.readOnly = false
-		pl := a.locate(v, v, wordKnown(cmd, v))
+		pl := a.locate(v, v, a.wordKnown(cmd, v))
 		if pl.inside && pl.sens == nil && pl.extra == "" {
 			return
 		}
@@ -1264,7 +1375,7 @@ func (a *analysis) configOptions(cmd *shell.Command, words []string, res *catalo
 				v, ok = words[k+1], true
 			}
 			if ok && !strings.Contains(v, "://") && !strings.HasPrefix(v, "git+") {
-				pl := a.locate(v, v, wordKnown(cmd, v))
+				pl := a.locate(v, v, a.wordKnown(cmd, v))
 				if !pl.inside {
 					a.add(Finding{Rule: "target", Level: medium, Effect: string(catalogue.RunWorkspace), Words: []string{w, v},
 						Why: "installs " + v + ", " + pl.describe() + ", running its setup code"})
@@ -1303,7 +1414,7 @@ func (a *analysis) awsOutfile(cmd *shell.Command, words []string) {
 	out := pos[len(pos)-1]
 	a.readOnly = false
 	a.effect(string(catalogue.Write))
-	a.rateTarget(catalogue.Write, a.locate(out, out, wordKnown(cmd, out)), false, "aws")
+	a.rateTarget(catalogue.Write, a.locate(out, out, a.wordKnown(cmd, out)), false, "aws")
 }
 
 // awsFlag: an aws option that takes no value.
@@ -1327,7 +1438,7 @@ func (a *analysis) optionReads(cmd *shell.Command, words []string, res *catalogu
 		if v == "" || v == "-" {
 			return
 		}
-		a.rateTarget(catalogue.Read, a.locate(v, v, wordKnown(cmd, v)), false, res.Program)
+		a.rateTarget(catalogue.Read, a.locate(v, v, a.wordKnown(cmd, v)), false, res.Program)
 	}
 	for k := 1; k < len(words); k++ {
 		w := words[k]
@@ -1365,7 +1476,7 @@ func (a *analysis) localPackages(cmd *shell.Command, ops []string) {
 		if strings.HasPrefix(v, "-") || !(strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~") || strings.HasPrefix(v, "..") || strings.HasPrefix(v, "$")) {
 			continue
 		}
-		pl := a.locate(v, v, wordKnown(cmd, v))
+		pl := a.locate(v, v, a.wordKnown(cmd, v))
 		if !pl.inside {
 			a.add(Finding{Rule: "target", Level: medium, Effect: string(catalogue.RunWorkspace), Words: []string{v},
 				Why: "installs " + v + ", " + pl.describe() + ", running its setup or install scripts"})

@@ -9,13 +9,14 @@ import (
 
 // call reads one simple command and looks through its wrappers.
 func (p *parser) call(n *syntax.CallExpr, redirs []*syntax.Redirect, fr frame) {
-	c := &Command{Ctx: fr.ctx, Depth: fr.depth, Parent: fr.parent}
+	c := p.newCommand()
+	*c = Command{Ctx: fr.ctx, Depth: fr.depth, Parent: fr.parent}
 	if len(n.Args) > 0 || len(n.Assigns) > 0 {
 		c.Text = p.text(fr, n)
 	} else if len(redirs) > 0 {
 		c.Text = p.text(fr, redirs[0])
 	}
-	words := make([]Word, 0, len(n.Args))
+	words := p.newWords(len(n.Args))
 	for _, w := range n.Args {
 		words = append(words, p.word(w, fr))
 	}
@@ -109,7 +110,8 @@ func (p *parser) unwrap(c *Command, words []Word, fr frame) {
 				g.parent = idx
 				g.wraps = append(append(append([]Wrap(nil), fr.wraps...), c.Wrappers...), st.wrap)
 				g.pipe = nil
-				k := &Command{Ctx: fr.ctx, Depth: fr.depth, Parent: idx, Text: joinRaw(ch), MoreArgs: true}
+				k := p.newCommand()
+				*k = Command{Ctx: fr.ctx, Depth: fr.depth, Parent: idx, Text: joinRaw(ch), MoreArgs: true}
 				p.unwrap(k, ch, g)
 			}
 			return

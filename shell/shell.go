@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -345,6 +346,7 @@ func Parse(line string, opts Options) (*Script, error) {
 		return nil, &Error{Kind: ErrTooDeep, Detail: fmt.Sprintf("brackets nested %d deep, at most %d", d, o.MaxNesting)}
 	}
 	p := &parser{o: o, s: &Script{Source: line}, vars: map[string]varState{}}
+	defer p.release()
 	f, err := p.parseSource(line)
 	if err != nil {
 		return nil, &Error{Kind: ErrSyntax, Detail: err.Error()}
@@ -365,9 +367,29 @@ func (p *parser) parseSource(src string) (*syntax.File, error) {
 		if p.o.Posix {
 			lang = syntax.LangPOSIX
 		}
-		p.sp = syntax.NewParser(syntax.Variant(lang))
+		p.sp = syntaxParsers[lang].Get().(*syntax.Parser)
 	}
 	return p.sp.Parse(strings.NewReader(src), "")
+}
+
+// syntaxParsers keep syntax.Parsers between lines: Parse resets one
+// before reading, and making one costs more than reading a short line.
+var syntaxParsers = map[syntax.LangVariant]*sync.Pool{
+	syntax.LangBash:  {New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }},
+	syntax.LangPOSIX: {New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangPOSIX)) }},
+}
+
+// release gives the line's syntax.Parser back for another line.
+func (p *parser) release() {
+	if p.sp == nil {
+		return
+	}
+	lang := syntax.LangBash
+	if p.o.Posix {
+		lang = syntax.LangPOSIX
+	}
+	syntaxParsers[lang].Put(p.sp)
+	p.sp = nil
 }
 
 func firstInvalid(s string) int {

@@ -19,6 +19,43 @@ type parser struct {
 	pipes   int
 	tooDeep bool
 	sp      *syntax.Parser
+	// cmds and words are slabs the line's Commands and their words are
+	// cut from: one allocation for many commands, not one each.
+	cmds     []Command
+	words    []Word
+	wordSlab int // the size of the last slab of words
+}
+
+// newCommand returns a zeroed Command cut from the parser's slab. The
+// slab grows with the line (4, 8, ... up to 256 commands a slab), so a
+// short line wastes little and a long one allocates rarely.
+func (p *parser) newCommand() *Command {
+	if len(p.cmds) == 0 {
+		n := 4
+		if c := cap(p.cmds); c > 0 {
+			n = min(2*c, 256)
+		}
+		p.cmds = make([]Command, n)
+	}
+	c := &p.cmds[0]
+	p.cmds = p.cmds[1:]
+	return c
+}
+
+// newWords returns an empty slice of capacity n cut from the parser's
+// slab of words: appending past n copies it elsewhere, never onto the
+// next command's words. Slabs grow with the line like newCommand's.
+func (p *parser) newWords(n int) []Word {
+	if n > len(p.words) {
+		if n > 64 {
+			return make([]Word, 0, n)
+		}
+		p.wordSlab = min(max(2*p.wordSlab, 16), 512)
+		p.words = make([]Word, max(p.wordSlab, n))
+	}
+	w := p.words[:0:n]
+	p.words = p.words[n:]
+	return w
 }
 
 // frame is the context a statement is read in.
@@ -80,7 +117,9 @@ func (p *parser) stmt(s *syntax.Stmt, fr frame) {
 	if _, simple := s.Cmd.(*syntax.CallExpr); !simple && len(s.Redirs) > 0 {
 		rs := p.redirs(s.Redirs, fr)
 		if first == len(p.s.Commands) {
-			p.add(&Command{Redirs: rs, Ctx: fr.ctx, Depth: fr.depth, Parent: fr.parent, Text: p.text(fr, s)}, fr)
+			c := p.newCommand()
+			*c = Command{Redirs: rs, Ctx: fr.ctx, Depth: fr.depth, Parent: fr.parent, Text: p.text(fr, s)}
+			p.add(c, fr)
 		}
 		for _, c := range p.s.Commands[first:] {
 			if c.Depth == fr.depth {
@@ -206,7 +245,8 @@ func (p *parser) command(cmd syntax.Command, redirs []*syntax.Redirect, fr frame
 		p.stmt(n.Body, g)
 	case *syntax.DeclClause:
 		defer func() { p.declared(n) }()
-		c := &Command{Ctx: fr.ctx, Depth: fr.depth, Parent: fr.parent, Text: p.text(fr, n)}
+		c := p.newCommand()
+		*c = Command{Ctx: fr.ctx, Depth: fr.depth, Parent: fr.parent, Text: p.text(fr, n)}
 		variant := n.Variant.Value
 		c.Words = append(c.Words, Word{Raw: variant, Value: variant, Known: true})
 		for _, a := range n.Args {
@@ -234,7 +274,8 @@ func (p *parser) command(cmd syntax.Command, redirs []*syntax.Redirect, fr frame
 		g.uncertain = true
 		p.stmt(n.Stmt, g)
 	case *syntax.LetClause:
-		c := &Command{Ctx: fr.ctx, Depth: fr.depth, Parent: fr.parent, Text: p.text(fr, n)}
+		c := p.newCommand()
+		*c = Command{Ctx: fr.ctx, Depth: fr.depth, Parent: fr.parent, Text: p.text(fr, n)}
 		c.Words = []Word{{Raw: "let", Value: "let", Known: true}}
 		for _, e := range n.Exprs {
 			t := p.text(fr, e)

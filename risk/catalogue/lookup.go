@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Target is a word the command acts on, or runs.
@@ -48,13 +49,21 @@ func (r *Result) Has(e Effect) bool { return slices.Contains(r.Effects, e) }
 
 func (r *Result) add(e Effect, why string, words ...string) {
 	if r.Findings == nil {
-		// Most commands get a few: one allocation, not one per append.
-		r.Effects, r.Findings = make([]Effect, 0, 4), make([]Finding, 0, 4)
+		// Most commands get a few: one allocation for both, not one per
+		// append.
+		b := new(resultBuf)
+		r.Effects, r.Findings = b.effects[:0], b.findings[:0]
 	}
 	if !slices.Contains(r.Effects, e) {
 		r.Effects = append(r.Effects, e)
 	}
 	r.Findings = append(r.Findings, Finding{Effect: e, Words: words, Why: why})
+}
+
+// resultBuf holds a Result's first effects and findings.
+type resultBuf struct {
+	effects  [4]Effect
+	findings [4]Finding
 }
 
 // Lookup says what a simple command does, given its words as the shell
@@ -64,14 +73,30 @@ func (r *Result) add(e Effect, why string, words ...string) {
 // KindCommand, for the caller to look up in turn.
 func (c *Catalogue) Lookup(words []string) Result {
 	var r Result
+	c.lookup(words, &r)
+	return r
+}
+
+// LookupInto is Lookup writing into r, whose slices it reuses: what r
+// held before is overwritten, so nothing of it may be kept by then (the
+// words of its findings and targets are never in those slices and stay).
+func (c *Catalogue) LookupInto(words []string, r *Result) {
+	clear(r.Findings)
+	clear(r.Targets)
+	*r = Result{Path: r.Path[:0], Effects: r.Effects[:0], Findings: r.Findings[:0], Targets: r.Targets[:0],
+		Unknown: r.Unknown[:0], Unlisted: r.Unlisted[:0]}
+	c.lookup(words, r)
+}
+
+func (c *Catalogue) lookup(words []string, r *Result) {
 	if len(words) == 0 {
 		r.Unknown = append(r.Unknown, "no command")
-		return r
+		return
 	}
 	node := c.lookupProgram(words[0])
 	if node == nil {
 		r.Unknown = append(r.Unknown, fmt.Sprintf("program %q is not in the catalogue", words[0]))
-		return r
+		return
 	}
 	r.Program = node.Name
 	readOnly := true
@@ -84,20 +109,23 @@ func (c *Catalogue) Lookup(words []string) Result {
 			continue
 		}
 		if i == 1 && node.Bundled && w != "" && w[0] != '-' {
-			i = c.option(node, append([]string{words[0], "-" + w}, words[2:]...), i, &r)
+			i = c.option(node, append([]string{words[0], "-" + w}, words[2:]...), i, r)
 			continue
 		}
 		if !optsDone && len(w) > 1 && w[0] == '+' && node.opt(w) == nil && node.opt("+") != nil {
-			c.apply(node.opt("+"), "+", w[1:], true, words, i, &r) // less +CMD, vim +CMD
+			c.apply(node.opt("+"), "+", w[1:], true, words, i, r) // less +CMD, vim +CMD
 			continue
 		}
 		if !optsDone && len(w) > 1 && (w[0] == '-' || w[0] == '+' && node.opt(w) != nil) {
-			i = c.option(node, words, i, &r)
+			i = c.option(node, words, i, r)
 			continue
 		}
 		if len(positionals) == 0 && len(node.Subcommands) > 0 {
 			if sub := node.names[w]; sub != nil {
 				node = sub
+				if r.Path == nil {
+					r.Path = make([]string, 0, 2)
+				}
 				r.Path = append(r.Path, sub.Name)
 				continue
 			}
@@ -105,6 +133,9 @@ func (c *Catalogue) Lookup(words []string) Result {
 				r.Unknown = append(r.Unknown, fmt.Sprintf("subcommand %q of %s is not in the catalogue", w, strings.Join(append([]string{r.Program}, r.Path...), " ")))
 				readOnly = false
 			}
+		}
+		if positionals == nil {
+			positionals = make([]string, 0, len(words)-i)
 		}
 		positionals = append(positionals, w)
 		if c.takesRest(node, len(positionals)) {
@@ -131,7 +162,7 @@ func (c *Catalogue) Lookup(words []string) Result {
 	if verb == nil && len(node.Effects) > 0 {
 		// One description and one list of words for all the node's
 		// effects (the words are never changed in place).
-		why, ws := node.describe(r.Program, r.Path), slices.Clip(append([]string{words[0]}, r.Path...))
+		why, ws := node.describeWords(r.Program, r.Path, words[0])
 		for _, e := range node.Effects {
 			r.add(e, why, ws...)
 		}
@@ -144,7 +175,7 @@ func (c *Catalogue) Lookup(words []string) Result {
 	if node.ReadOnly && len(node.Effects) == 0 {
 		r.add(Read, node.describe(r.Program, r.Path), words[0])
 	}
-	if !c.assignArgs(node, positionals, &r) {
+	if !c.assignArgs(node, positionals, r) {
 		readOnly = false
 	}
 	for _, tg := range r.Targets {
@@ -158,10 +189,48 @@ func (c *Catalogue) Lookup(words []string) Result {
 		}
 	}
 	r.ReadOnly = readOnly && len(r.Unknown) == 0
-	return r
 }
 
+// describe is the node's description for a finding: the program, the
+// subcommands that led to it and what the catalogue says it does. It is
+// built once for a node reached by the same path and kept (describeMemo).
 func (n *Command) describe(prog string, p []string) string {
+	if m, ok := describeMemo.Load(n); ok {
+		if d := m.(*described); d.prog == prog && slices.Equal(d.path, p) {
+			return d.text
+		}
+	}
+	text := n.describe1(prog, p)
+	describeMemo.Store(n, &described{prog: prog, path: slices.Clone(p), text: text})
+	return text
+}
+
+// describeWords is describe and the words of its findings: the name as
+// written and the subcommands. Both are kept for the next command reached
+// the same way (the words are shared: nothing changes them in place).
+func (n *Command) describeWords(prog string, p []string, name string) (string, []string) {
+	if m, ok := describeMemo.Load(n); ok {
+		if d := m.(*described); d.prog == prog && slices.Equal(d.path, p) && d.words != nil && d.words[0] == name {
+			return d.text, d.words
+		}
+	}
+	text := n.describe1(prog, p)
+	ws := slices.Clip(append([]string{name}, p...))
+	describeMemo.Store(n, &described{prog: prog, path: slices.Clone(p), text: text, words: ws})
+	return text, ws
+}
+
+// describeMemo holds, by *Command, the description last built for it.
+var describeMemo sync.Map
+
+type described struct {
+	prog  string
+	path  []string
+	text  string
+	words []string // describeWords' words, nil when describe made it
+}
+
+func (n *Command) describe1(prog string, p []string) string {
 	name := prog
 	if len(p) > 0 {
 		name = strings.Join(append([]string{prog}, p...), " ")
@@ -207,9 +276,12 @@ func (c *Catalogue) option(node *Command, words []string, i int, r *Result) int 
 	}
 	// A cluster of short options: -af, -n5, -ofile.
 	for j := 1; j < len(w); j++ {
-		short := "-" + w[j:j+1]
+		short := shortOption(w[j])
 		o := node.opt(short)
 		if o == nil {
+			if r.Unlisted == nil {
+				r.Unlisted = make([]string, 0, len(w)-j)
+			}
 			r.Unlisted = append(r.Unlisted, short)
 			continue
 		}
@@ -258,7 +330,8 @@ func (c *Catalogue) apply(o *Option, name, val string, hasVal bool, words []stri
 			r.Unknown = append(r.Unknown, fmt.Sprintf("option %s has no value", name))
 		}
 	}
-	words0 := []string{name}
+	words0 := make([]string, 1, 2)
+	words0[0] = name
 	if hasVal {
 		words0 = append(words0, val)
 	}
@@ -296,8 +369,21 @@ func (c *Catalogue) apply(o *Option, name, val string, hasVal bool, words []stri
 	return i
 }
 
+// shortOptions are "-" and each byte: the spelling of a short option in a
+// cluster, without building it for every letter of every cluster.
+var shortOptions = func() (out [256]string) {
+	for b := range out {
+		out[b] = "-" + string([]byte{byte(b)})
+	}
+	return out
+}()
+
+func shortOption(b byte) string { return shortOptions[b] }
+
 func target(k Kind, w string, effs []Effect, from string) Target {
-	t := Target{Kind: k, Word: w, Effects: slices.Clone(effs), From: from}
+	// The effects are the catalogue's own, shared: nothing changes a
+	// Target's effects in place.
+	t := Target{Kind: k, Word: w, Effects: slices.Clip(effs), From: from}
 	if k == KindCommand {
 		t.Words = []string{w}
 	}
@@ -310,7 +396,17 @@ func (c *Catalogue) assignArgs(node *Command, ws []string, r *Result) bool {
 	items := node.args
 	rep := slices.IndexFunc(items, func(a argItem) bool { return a.repeat })
 	ok := true
-	put := func(it argItem, w string) {
+	r.Targets = slices.Grow(r.Targets, len(ws))
+	// The why of an item's effect, built once for all the words of a
+	// repeated item (rm's thousands of operands).
+	var whyItem *argItem
+	var whyEff Effect
+	var whyText string
+	put := func(it *argItem, k int) {
+		w := ws[k]
+		// A finding's words: the word itself, shared with ws (capacity
+		// one: an append copies it).
+		fw := ws[k : k+1 : k+1]
 		for _, vp := range node.ArgPrefixes {
 			if strings.HasPrefix(w, vp.Prefix) {
 				why := vp.Why
@@ -318,19 +414,22 @@ func (c *Catalogue) assignArgs(node *Command, ws []string, r *Result) bool {
 					why = fmt.Sprintf("%s argument starting with %q", node.Name, vp.Prefix)
 				}
 				for _, e := range vp.Effects {
-					r.add(e, why, w)
+					r.add(e, why, fw...)
 				}
 				break
 			}
 		}
 		for _, e := range it.effects {
 			if e != Read {
-				r.add(e, fmt.Sprintf("%s %s %s", node.Name, it.kind, e), w)
+				if whyItem != it || whyEff != e {
+					whyItem, whyEff, whyText = it, e, fmt.Sprintf("%s %s %s", node.Name, it.kind, e)
+				}
+				r.add(e, whyText, fw...)
 			}
 		}
 		t := Target{Kind: it.kind, Word: w, Effects: it.effects, From: "arg"}
 		if len(t.Effects) == 0 {
-			t.Effects = slices.Clone(node.Effects)
+			t.Effects = slices.Clip(node.Effects)
 		}
 		r.Targets = append(r.Targets, t)
 	}
@@ -346,7 +445,7 @@ func (c *Catalogue) assignArgs(node *Command, ws []string, r *Result) bool {
 				r.Targets = append(r.Targets, t)
 				break
 			}
-			put(items[k], w)
+			put(&items[k], k)
 		}
 		return ok
 	}
@@ -357,7 +456,7 @@ func (c *Catalogue) assignArgs(node *Command, ws []string, r *Result) bool {
 			r.Targets = append(r.Targets, Target{Kind: KindCommand, Word: ws[k], Words: slices.Clone(ws[k:]), From: "arg"})
 			return ok
 		}
-		put(head[k], ws[k])
+		put(&head[k], k)
 	}
 	rest := ws[k:]
 	if items[rep].kind == KindCommand {
@@ -367,11 +466,11 @@ func (c *Catalogue) assignArgs(node *Command, ws []string, r *Result) bool {
 		return ok
 	}
 	nTail := min(len(tail), len(rest))
-	for _, w := range rest[:len(rest)-nTail] {
-		put(items[rep], w)
+	for j := range len(rest) - nTail {
+		put(&items[rep], k+j)
 	}
-	for j, w := range rest[len(rest)-nTail:] {
-		put(tail[len(tail)-nTail+j], w)
+	for j := range nTail {
+		put(&tail[len(tail)-nTail+j], k+len(rest)-nTail+j)
 	}
 	return ok
 }
