@@ -110,6 +110,9 @@ func Compute(ctx context.Context, command string, o Options) (p *Preview) {
 		a.simple(c)
 	}
 	p.Targets, p.Unknown = folded(a.targets), append(p.Unknown, a.unknown...)
+	if b.unfollowed > 0 {
+		p.Unknown = append(p.Unknown, "what "+Plural(int64(b.unfollowed), "statement", "statements")+" of the line would do: the time bound ran out before they were followed")
+	}
 	for _, t := range p.Targets {
 		p.Entries += t.Entries
 		p.Bytes += t.Bytes

@@ -515,7 +515,8 @@ func follow(sts []parsed.Statement, lo, hi int, once *parsed.Place, sh *shell, d
 	var fresh []*parsed.Place
 	for i := lo; i < hi; i++ {
 		if sh.b != nil && sh.b.out() {
-			break // the preview's time is up: what follows is not seen (it says so)
+			sh.b.unfollowed += hi - i // the preview's time is up: what follows is not seen
+			break
 		}
 		st := sts[i]
 		// The places st is in that are not entered yet, from its parent

@@ -38,6 +38,9 @@ type budget struct {
 	// unseen counts the paths named that were not looked at: the time ran
 	// out first.
 	unseen int64
+	// unfollowed counts the statements of the line the shell was not
+	// followed through: the time ran out first.
+	unfollowed int
 	// links caches, per directory, its symlinks (liveLinks reads each
 	// directory once per preview).
 	links map[string][]dirLink
