@@ -96,6 +96,20 @@ func TestDefaultLazy(t *testing.T) {
 	if c.Program("gh") == nil || c.Program("gh").names == nil {
 		t.Fatal("gh is not indexed after its lookup")
 	}
+	// Concurrent first lookups of the same programs index each once (go
+	// test -race).
+	c = &Catalogue{list: generatedList, names: generatedNames, lazy: make([]sync.Once, len(generatedList))}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			for _, p := range []string{"kubectl", "git", "docker", "sudo"}[i%2:] {
+				if r := c.Lookup([]string{p, "--help"}); r.Program != p {
+					t.Errorf("%s: %+v", p, r)
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // digest identifies a set of files by their names and contents.
