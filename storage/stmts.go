@@ -86,11 +86,9 @@ func (w *wstmt) Close() error {
 // preparer makes the writer connection's statements, keeping every one
 // made (to close them).
 type preparer struct {
-	ctx context.Context
-	e   engine
-	c   *conn
-	ws  *writerStmts
-	err error // never set: statements are prepared where they run
+	e  engine
+	c  *conn
+	ws *writerStmts
 }
 
 func (p *preparer) prep(q string) *wstmt {
@@ -104,7 +102,7 @@ func (p *preparer) prep(q string) *wstmt {
 // Hermes' tier-2 columns.
 func prepareWriter(ctx context.Context, e engine, c *conn, cols string, tier2 bool) (*writerStmts, error) {
 	ws := &writerStmts{}
-	p := &preparer{ctx: ctx, e: e, c: c, ws: ws}
+	p := &preparer{e: e, c: c, ws: ws}
 	prep := p.prep
 	p.revision(cols, tier2)
 	ws.exists = prep(`SELECT 1 FROM gateway_approvals WHERE approval_id = ?`)
@@ -153,10 +151,6 @@ func prepareWriter(ctx context.Context, e engine, c *conn, cols string, tier2 bo
 		VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT(approval_id, host, pid) DO UPDATE SET heartbeat_at = excluded.heartbeat_at`)
 	ws.waiterDel = prep(`DELETE FROM approve_tui_waiters WHERE approval_id = ? AND host = ? AND pid = ?`)
-	if p.err != nil {
-		ws.close()
-		return nil, p.err
-	}
 	return ws, nil
 }
 
