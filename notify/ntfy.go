@@ -38,6 +38,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/approve-tui/approve-tui/model"
 )
@@ -63,7 +64,7 @@ type ntfyAction struct {
 // maxNtfyMessageBytes keeps the message under ntfy's 4,096-byte limit.
 const maxNtfyMessageBytes = 3500
 
-var ntfyTopicRE = regexp.MustCompile(`^[-_A-Za-z0-9]{1,64}$`)
+var ntfyTopicRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[-_A-Za-z0-9]{1,64}$`) })
 
 type ntfySender struct {
 	*base
@@ -91,7 +92,7 @@ func splitNtfyURL(raw string) (root, topic string, err error) {
 	p := strings.TrimSuffix(u.Path, "/")
 	i := strings.LastIndex(p, "/")
 	topic = p[i+1:]
-	if !ntfyTopicRE.MatchString(topic) {
+	if !ntfyTopicRE().MatchString(topic) {
 		return "", "", fmt.Errorf("the URL's last path segment must be a topic name ([-_A-Za-z0-9], at most 64)")
 	}
 	u.Path = p[:i+1]

@@ -201,25 +201,29 @@ func execEnviron(sec *Secrets, vars ...string) []string {
 // configuration says (a row another notifier wrote, a secret since
 // rotated): Slack incoming-webhook paths, credentials in a query string,
 // authorization headers, a URL's password, a PagerDuty routing key named
-// as such.
-var knownSecretShapes = []struct {
+// as such. Compiled at first use: most processes never redact.
+var knownSecretShapes = sync.OnceValue(func() []secretShape {
+	return []secretShape{
+		{regexp.MustCompile(`(hooks\.slack\.com/(?:services|workflows|triggers)/)[^\s"'<>,;]+`), "${1}[redacted]"},
+		{regexp.MustCompile(`(?i)([?&](?:auth|token|access_token|api_key|apikey|key|secret|sig|signature|password|routing_key)=)[^&\s"'<>,;]+`), "${1}[redacted]"},
+		{regexp.MustCompile(`(?i)\b((?:authorization|proxy-authorization)\s*[:=]\s*)(?:(?:bearer|basic|token)\s+)?[^\s"']+`), "${1}[redacted]"},
+		{regexp.MustCompile(`(?i)\b((?:bearer|basic)\s+)[A-Za-z0-9._~+/=-]{8,}`), "${1}[redacted]"},
+		{regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@"']*:)[^@\s/"']+@`), "${1}[redacted]@"},
+		{regexp.MustCompile(`(?i)("?(?:routing_key|integration_key)"?\s*[:=]\s*"?)[A-Za-z0-9]{16,}`), "${1}[redacted]"},
+		{regexp.MustCompile(`(?i)(X-Approve-TUI-Signature\s*[:=]\s*)[^\s"']+`), "${1}[redacted]"},
+	}
+})
+
+type secretShape struct {
 	re   *regexp.Regexp
 	with string
-}{
-	{regexp.MustCompile(`(hooks\.slack\.com/(?:services|workflows|triggers)/)[^\s"'<>,;]+`), "${1}[redacted]"},
-	{regexp.MustCompile(`(?i)([?&](?:auth|token|access_token|api_key|apikey|key|secret|sig|signature|password|routing_key)=)[^&\s"'<>,;]+`), "${1}[redacted]"},
-	{regexp.MustCompile(`(?i)\b((?:authorization|proxy-authorization)\s*[:=]\s*)(?:(?:bearer|basic|token)\s+)?[^\s"']+`), "${1}[redacted]"},
-	{regexp.MustCompile(`(?i)\b((?:bearer|basic)\s+)[A-Za-z0-9._~+/=-]{8,}`), "${1}[redacted]"},
-	{regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@"']*:)[^@\s/"']+@`), "${1}[redacted]@"},
-	{regexp.MustCompile(`(?i)("?(?:routing_key|integration_key)"?\s*[:=]\s*"?)[A-Za-z0-9]{16,}`), "${1}[redacted]"},
-	{regexp.MustCompile(`(?i)(X-Approve-TUI-Signature\s*[:=]\s*)[^\s"']+`), "${1}[redacted]"},
 }
 
 // RedactKnown replaces the secrets text holds by their shape
 // (knownSecretShapes): for text from elsewhere, such as the errors stored
 // by a notifier whose configuration this process has not read.
 func RedactKnown(text string) string {
-	for _, k := range knownSecretShapes {
+	for _, k := range knownSecretShapes() {
 		text = k.re.ReplaceAllString(text, k.with)
 	}
 	return text

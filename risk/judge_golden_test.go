@@ -262,7 +262,7 @@ func TestOpensSocket(t *testing.T) {
 		cases = append(cases, c)
 	}
 	for _, c := range cases {
-		if got, want := opensSocket(c), reverseShellRe.MatchString(c); got != want {
+		if got, want := opensSocket(c), reverseShellRe().MatchString(c); got != want {
 			t.Errorf("opensSocket(%q) = %v, the expression says %v", c, got, want)
 		}
 	}

@@ -3,7 +3,6 @@ package risk
 import (
 	"maps"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -419,7 +418,9 @@ func (a *analysis) unknownProgram(cmd *shell.Command, words []string) {
 	}
 }
 
-var protectedBranch = regexp.MustCompile(`^(?:refs/heads/)?(?:main|master|trunk|develop|release[-/].*|release|prod|production|stable|gh-pages)$`)
+// The analysis' regexps are compiled at their first use (lazyRegexp), not
+// when a process starts.
+var protectedBranch = lazyRegexp(`^(?:refs/heads/)?(?:main|master|trunk|develop|release[-/].*|release|prod|production|stable|gh-pages)$`)
 
 // pushRefs returns the branch names a git push names (refspec
 // destinations), with "+" or ":" kept off.
@@ -456,7 +457,7 @@ func (a *analysis) adjust(prog, sub string, words []string, f catalogue.Finding,
 			return medium, "discards every change in the working tree"
 		case sub == "push":
 			refs := pushRefs(words)
-			shared := slices.ContainsFunc(refs, protectedBranch.MatchString)
+			shared := slices.ContainsFunc(refs, protectedBranch().MatchString)
 			if slices.Contains(words, "--all") || slices.Contains(words, "--mirror") || slices.Contains(words, "--branches") {
 				refs, shared = append(refs, "every branch"), true
 			}
@@ -692,21 +693,21 @@ func dbClient(p string) bool {
 }
 
 var (
-	sqlWorst = regexp.MustCompile(`(?i)\b(drop\s+(database|schema|table|keyspace|user|role)|truncate\b|flushall|flushdb|dropdatabase|\.drop\(\)|delete\s+from\s+[\w."]+\s*(;|$|'|")|deletemany\(\s*\{\s*\})`)
-	sqlWrite = regexp.MustCompile(`(?i)\b(delete|update|insert|alter|drop|create|grant|revoke|del|set|deleteone|deletemany|updatemany|remove)\b`)
+	sqlWorst = lazyRegexp(`(?i)\b(drop\s+(database|schema|table|keyspace|user|role)|truncate\b|flushall|flushdb|dropdatabase|\.drop\(\)|delete\s+from\s+[\w."]+\s*(;|$|'|")|deletemany\(\s*\{\s*\})`)
+	sqlWrite = lazyRegexp(`(?i)\b(delete|update|insert|alter|drop|create|grant|revoke|del|set|deleteone|deletemany|updatemany|remove)\b`)
 )
 
 // sql reads the statements given to a database client on its line.
 func (a *analysis) sql(words []string) {
 	text := strings.Join(words[1:], " ")
 	switch {
-	case sqlWorst.MatchString(text):
-		m := sqlWorst.FindString(text)
+	case sqlWorst().MatchString(text):
+		m := sqlWorst().FindString(text)
 		a.effect(string(catalogue.Delete))
 		a.add(Finding{Rule: "effect", Level: high, Effect: string(catalogue.Delete), Words: []string{m},
 			Why: "destroys database data (" + strings.TrimSpace(m) + ")"})
-	case sqlWrite.MatchString(text):
-		m := sqlWrite.FindString(text)
+	case sqlWrite().MatchString(text):
+		m := sqlWrite().FindString(text)
 		a.effect(string(catalogue.Write))
 		a.add(Finding{Rule: "effect", Level: medium, Effect: string(catalogue.Write), Words: []string{m},
 			Why: "changes database data (" + m + ")"})
@@ -791,8 +792,8 @@ func (a *analysis) networkShell(cmd *shell.Command, words []string, res *catalog
 	}
 }
 
-var reverseShellRe = regexp.MustCompile(`(?i)(socket|tcpsocket|fsockopen|net\.connect|/dev/tcp|io\.popen|createconnection)`)
-var spawnRe = regexp.MustCompile(`(?i)(subprocess|pty\.spawn|os\.dup2|dup2|/bin/(ba)?sh|exec\s*\(|spawn|popen|system\s*\(|child_process|cmd\.exe|\bsh\b)`)
+var reverseShellRe = lazyRegexp(`(?i)(socket|tcpsocket|fsockopen|net\.connect|/dev/tcp|io\.popen|createconnection)`)
+var spawnRe = lazyRegexp(`(?i)(subprocess|pty\.spawn|os\.dup2|dup2|/bin/(ba)?sh|exec\s*\(|spawn|popen|system\s*\(|child_process|cmd\.exe|\bsh\b)`)
 
 // reverseShellCode: inline code that opens a socket and runs a shell or a
 // program on it.
@@ -800,7 +801,7 @@ func reverseShellCode(code string) bool {
 	if !opensSocket(code) {
 		return false
 	}
-	return spawnRe.MatchString(code)
+	return spawnRe().MatchString(code)
 }
 
 // socketWords are reverseShellRe's words, in lower case ("tcpsocket"
@@ -814,7 +815,7 @@ var socketWords = []string{"socket", "fsockopen", "net.connect", "/dev/tcp", "io
 func opensSocket(code string) bool {
 	for i := 0; i < len(code); i++ {
 		if code[i] >= utf8.RuneSelf {
-			return reverseShellRe.MatchString(code)
+			return reverseShellRe().MatchString(code)
 		}
 	}
 	for _, w := range socketWords {
@@ -857,11 +858,11 @@ func (a *analysis) script1(prog, script string, known bool) {
 	}
 	switch prog {
 	case "awk":
-		if awkRuns.MatchString(script) {
+		if awkRuns().MatchString(script) {
 			a.readOnly = false
 			a.add(Finding{Rule: "flow", Level: medium, Effect: string(catalogue.ExecArg), Words: []string{script},
 				Why: "the awk program runs commands (system, or a pipe to or from a command)"})
-		} else if awkWrites.MatchString(script) {
+		} else if awkWrites().MatchString(script) {
 			a.readOnly = false
 			a.add(Finding{Rule: "effect", Level: medium, Effect: string(catalogue.Write), Words: []string{script},
 				Why: "the awk program writes to files"})
@@ -876,9 +877,9 @@ func (a *analysis) script1(prog, script string, known bool) {
 }
 
 var (
-	awkRuns   = regexp.MustCompile(`system\s*\(|\|\s*&?\s*(getline|")|"[^"]*"\s*\|\s*(getline|&)|\|&|\|\s*[A-Za-z_]\w*\s*(;|\}|$)`)
-	awkWrites = regexp.MustCompile(`print[f]?[^;}]*>\s*>?\s*("|\$|[A-Za-z_])`)
-	sedCmd    = regexp.MustCompile(`(^|[;\n}]|\d|/|\$)\s*[ewW](\s|$)`)
+	awkRuns   = lazyRegexp(`system\s*\(|\|\s*&?\s*(getline|")|"[^"]*"\s*\|\s*(getline|&)|\|&|\|\s*[A-Za-z_]\w*\s*(;|\}|$)`)
+	awkWrites = lazyRegexp(`print[f]?[^;}]*>\s*>?\s*("|\$|[A-Za-z_])`)
+	sedCmd    = lazyRegexp(`(^|[;\n}]|\d|/|\$)\s*[ewW](\s|$)`)
 )
 
 // redirects rates a command's redirections.
@@ -932,7 +933,7 @@ func (a *analysis) redirects(cmd *shell.Command, words []string) {
 // sedRuns: a sed script that may run commands or write files: an e, w or
 // W command, or an s command with the e or w flag.
 func sedRuns(script string) bool {
-	if sedCmd.MatchString(script) {
+	if sedCmd().MatchString(script) {
 		return true
 	}
 	for i := 0; i+1 < len(script); i++ {
@@ -1004,7 +1005,7 @@ func (a *analysis) provenAnyway(cmd *shell.Command, words []string, res *catalog
 	if res.Program == "sed" {
 		return !sedRuns(script)
 	}
-	return !awkRuns.MatchString(script) && !awkWrites.MatchString(script)
+	return !awkRuns().MatchString(script) && !awkWrites().MatchString(script)
 }
 
 // emptiesFile: the command writes nothing, so a truncating redirection of

@@ -118,8 +118,8 @@ type pool struct {
 // commit to frame at 10,000 pending, in one process). SQLite only: it
 // prepares a statement again by itself when the schema changed, where a
 // PostgreSQL server can refuse a cached plan after a column was added.
-// The decision path's statements are prepared up front instead
-// (writerStmts); this cache is for reads whose text the file decides (its
+// The decision path's statements are the writer's own (writerStmts,
+// prepared at their first use); this cache is for reads whose text the file decides (its
 // revision, whether Hermes' partial index can be named). Only fixed query
 // texts belong here: the cache is emptied only by Close.
 type stmtCache struct{ m sync.Map }

@@ -4,48 +4,105 @@ import (
 	"context"
 	"database/sql"
 	"strings"
+	"sync"
 )
 
-// writerStmts are prepared once on the writer connection.
+// writerStmts are the writer connection's statements, each prepared once,
+// the first time it is used (wstmt).
 type writerStmts struct {
-	get, exists, insert, decide, expireDue, execution *sql.Stmt
-	deny, expireArmed                                 *sql.Stmt // open statuses of the file's revision
-	rankPut, rankDelDue, rankIndexed, rankName        *sql.Stmt
-	rankDelClosed, rankNamed                          *sql.Stmt
-	auditHead, auditInsert, metaPut, headPut          *sql.Stmt
-	auditInsertBatch                                  *sql.Stmt // auditBatch events
-	heartbeat, waiterDel                              *sql.Stmt
-	all                                               []*sql.Stmt
+	get, exists, insert, decide, expireDue, execution *wstmt
+	deny, expireArmed                                 *wstmt // open statuses of the file's revision
+	rankPut, rankDelDue, rankIndexed, rankName        *wstmt
+	rankDelClosed, rankNamed                          *wstmt
+	auditHead, auditInsert, metaPut, headPut          *wstmt
+	auditInsertBatch                                  *wstmt // auditBatch events
+	heartbeat, waiterDel                              *wstmt
+	all                                               []*wstmt
 }
 
-// preparer prepares statements on the writer connection, keeping the
-// first error and every statement made (to close them).
-type preparer struct {
-	ctx context.Context
-	e   engine
-	c   *conn
-	ws  *writerStmts
-	err error
+// wstmt is one statement of the writer connection, prepared there the
+// first time it runs and kept until the file is closed. A process that only
+// reads (a hook letting a low command pass reads the policy, and nothing
+// else) prepares none: preparing them all when the file was opened was a
+// millisecond of every such process. A statement that cannot be prepared
+// fails where it runs, with the driver's error, and is prepared again at its
+// next use.
+type wstmt struct {
+	c  *conn
+	q  string
+	mu sync.Mutex
+	st *sql.Stmt
 }
 
-func (p *preparer) prep(q string) *sql.Stmt {
-	if p.err != nil {
-		return nil
+func (w *wstmt) stmt(ctx context.Context) (*sql.Stmt, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.st == nil {
+		st, err := w.c.PrepareContext(ctx, w.q)
+		if err != nil {
+			return nil, err
+		}
+		w.st = st
 	}
-	st, err := p.c.PrepareContext(p.ctx, q)
+	return w.st, nil
+}
+
+func (w *wstmt) QueryRowContext(ctx context.Context, args ...any) rowScanner {
+	st, err := w.stmt(ctx)
 	if err != nil {
-		p.err = err
+		return errRow{err}
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+func (w *wstmt) QueryContext(ctx context.Context, args ...any) (*sql.Rows, error) {
+	st, err := w.stmt(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+func (w *wstmt) ExecContext(ctx context.Context, args ...any) (sql.Result, error) {
+	st, err := w.stmt(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+// Close closes the prepared statement, if it was prepared.
+func (w *wstmt) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.st == nil {
 		return nil
 	}
+	err := w.st.Close()
+	w.st = nil
+	return err
+}
+
+// preparer makes the writer connection's statements, keeping every one
+// made (to close them).
+type preparer struct {
+	e  engine
+	c  *conn
+	ws *writerStmts
+}
+
+func (p *preparer) prep(q string) *wstmt {
+	st := &wstmt{c: p.c, q: q}
 	p.ws.all = append(p.ws.all, st)
 	return st
 }
 
-// prepareWriter prepares the writer's statements for a file whose row
-// SELECT list is cols; tier2: the file has Hermes' tier-2 columns.
+// prepareWriter makes the writer's statements (each prepared at its first
+// use) for a file whose row SELECT list is cols; tier2: the file has
+// Hermes' tier-2 columns.
 func prepareWriter(ctx context.Context, e engine, c *conn, cols string, tier2 bool) (*writerStmts, error) {
 	ws := &writerStmts{}
-	p := &preparer{ctx: ctx, e: e, c: c, ws: ws}
+	p := &preparer{e: e, c: c, ws: ws}
 	prep := p.prep
 	p.revision(cols, tier2)
 	ws.exists = prep(`SELECT 1 FROM gateway_approvals WHERE approval_id = ?`)
@@ -94,10 +151,6 @@ func prepareWriter(ctx context.Context, e engine, c *conn, cols string, tier2 bo
 		VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT(approval_id, host, pid) DO UPDATE SET heartbeat_at = excluded.heartbeat_at`)
 	ws.waiterDel = prep(`DELETE FROM approve_tui_waiters WHERE approval_id = ? AND host = ? AND pid = ?`)
-	if p.err != nil {
-		ws.close()
-		return nil, p.err
-	}
 	return ws, nil
 }
 

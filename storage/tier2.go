@@ -270,9 +270,9 @@ func (st *Store) ClearLockout(ctx context.Context, verb, target string, actor mo
 // Called with the writer mutex held after another process's commit, it
 // looks at the table's columns and, when they are there now, reads and
 // writes the file as tier-2 from then on: the writer statements that differ
-// are prepared again. On SQLite the columns are read only when the schema
-// changed since the last look (its schema_version, a read of the header):
-// most commits change none.
+// are made again (each prepared at its first use). On SQLite the columns
+// are read only when the schema changed since the last look (its
+// schema_version, a read of the header): most commits change none.
 func (s bound) noticeTier2Locked(ctx context.Context) {
 	var schema int64
 	known := false
@@ -295,12 +295,8 @@ func (s bound) noticeTier2Locked(ctx context.Context) {
 		}
 	}
 	fresh := &writerStmts{}
-	p := &preparer{ctx: ctx, e: s.eng, c: s.w, ws: fresh}
+	p := &preparer{e: s.eng, c: s.w, ws: fresh}
 	p.revision(selectColumns(false, true), true)
-	if p.err != nil {
-		fresh.close()
-		return
-	}
 	s.ws.get.Close()
 	s.ws.get, s.ws.deny, s.ws.expireArmed = fresh.get, fresh.deny, fresh.expireArmed
 	s.ws.all = append(s.ws.all, fresh.all...)

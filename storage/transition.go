@@ -522,7 +522,7 @@ func (st *Store) ExpireDue(ctx context.Context, actor model.Actor) ([]string, er
 	err := s.run(ctx, transition{event: EventExpire, actor: actor, apply: func(ctx context.Context) ([]auditEntry, error) {
 		ids = ids[:0]
 		var entries []auditEntry
-		expire := func(st *sql.Stmt, reason string) error {
+		expire := func(st *wstmt, reason string) error {
 			rows, err := st.QueryContext(ctx, model.Epoch(s.now()))
 			if err != nil {
 				return err

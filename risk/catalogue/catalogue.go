@@ -1,15 +1,13 @@
 // Package catalogue holds what programs do: per program, subcommand and
 // option, its effects (reads, writes, deletes, runs a command given in its
 // words, egress, ...) and which of its words are targets. The data lives in
-// data/*.yaml, embedded and reviewed like code; Load validates it strictly.
+// data/*.yaml, reviewed like code; Load validates it strictly, and go
+// generate turns it into catalogue_gen.go, the static data Default serves.
 // Lookup takes a command's already-split words and says what they do.
 // See NOTES.md for the schema, the coverage and what is next.
 package catalogue
 
 import (
-	"crypto/sha256"
-	"embed"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -197,48 +195,62 @@ func line(n ast.Node) int {
 
 // Catalogue is a loaded, validated set of programs.
 type Catalogue struct {
-	programs map[string]*Command // by name and alias
-	list     []*Command
+	list  []*Command // sorted by name
+	names []nameRef  // every program name and alias, sorted
+	// lazy, for the generated catalogue, indexes each program of list (its
+	// subcommand and option tables, its parsed args) the first time it is
+	// looked up; nil when every program was indexed while loading.
+	lazy []sync.Once
+}
+
+// nameRef is a program name or alias and the program's place in list.
+type nameRef struct {
+	name string
+	prog int
 }
 
 // Programs returns every program, sorted by name.
-func (c *Catalogue) Programs() []*Command { return c.list }
+func (c *Catalogue) Programs() []*Command {
+	for i := range c.lazy {
+		c.ready(i)
+	}
+	return c.list
+}
 
 // Program returns the program named name (or aliased so).
-func (c *Catalogue) Program(name string) *Command { return c.programs[name] }
+func (c *Catalogue) Program(name string) *Command {
+	i, ok := slices.BinarySearchFunc(c.names, name, func(r nameRef, n string) int { return strings.Compare(r.name, n) })
+	if !ok {
+		return nil
+	}
+	return c.ready(c.names[i].prog)
+}
 
-//go:embed data/*.yaml
-var data embed.FS
+// ready returns program i of the list, indexed.
+func (c *Catalogue) ready(i int) *Command {
+	p := c.list[i]
+	if c.lazy != nil {
+		c.lazy[i].Do(func() { p.index(nil) })
+	}
+	return p
+}
 
 var (
-	loadOnce sync.Once
-	loaded   *Catalogue
-	loadErr  error
+	defaultOnce sync.Once
+	defaultCat  *Catalogue
 )
 
-// Default returns the embedded catalogue, loaded once. An error means the
-// embedded data is broken (a test catches it); callers must fail closed.
+// Default returns the built-in catalogue: the data of data/*.yaml as go
+// generate decoded and validated it into catalogue_gen.go (TestCatalogueGen
+// fails when that file is not what the YAML gives now). Nothing is parsed,
+// hashed or built when a process starts: the programs are static data, and
+// each one's lookup tables are made the first time it is looked up. The
+// error is always nil; it stays for callers that fail closed on one.
 func Default() (*Catalogue, error) {
-	loadOnce.Do(func() {
-		sub, err := fs.Sub(data, "data")
-		if err != nil {
-			loadErr = err
-			return
-		}
-		files, err := readFiles(sub)
-		if err != nil {
-			loadErr = err
-			return
-		}
-		if digest(files) == generatedDigest {
-			// The data as go generate decoded it: parsing YAML costs tens
-			// of milliseconds, too much for a hook's start-up.
-			loaded, loadErr = build(generated())
-			return
-		}
-		loaded, loadErr = Load(files)
+	defaultOnce.Do(func() {
+		defaultCat = &Catalogue{list: generatedList, names: generatedNames, lazy: make([]sync.Once, len(generatedList))}
 	})
-	return loaded, loadErr
+	return defaultCat, nil
 }
 
 // LoadFS loads and validates every *.yaml file at the top of fsys.
@@ -264,21 +276,6 @@ func readFiles(fsys fs.FS) (map[string][]byte, error) {
 		files[n] = b
 	}
 	return files, nil
-}
-
-// digest identifies a set of files by their names and contents.
-func digest(files map[string][]byte) string {
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	h := sha256.New()
-	for _, n := range names {
-		fmt.Fprintf(h, "%d:%s:%d:", len(n), n, len(files[n]))
-		h.Write(files[n])
-	}
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 // Load validates the files (name → content) and builds a catalogue. Every
@@ -333,7 +330,8 @@ func (c *Command) setFile(name string) {
 
 // build validates and indexes decoded programs.
 func build(progs []*Command) (*Catalogue, error) {
-	c := &Catalogue{programs: map[string]*Command{}}
+	c := &Catalogue{}
+	seen := map[string]*Command{}
 	var errs []error
 	for _, p := range progs {
 		if err := p.check(p.File, p.Name, nil); err != nil {
@@ -341,11 +339,11 @@ func build(progs []*Command) (*Catalogue, error) {
 			continue
 		}
 		for _, n := range append([]string{p.Name}, p.Aliases...) {
-			if prev, ok := c.programs[n]; ok {
+			if prev, ok := seen[n]; ok {
 				errs = append(errs, fmt.Errorf("%s:%d: program %q is already defined at %s:%d", p.File, p.Line, n, prev.File, prev.Line))
 				continue
 			}
-			c.programs[n] = p
+			seen[n] = p
 		}
 		c.list = append(c.list, p)
 	}
@@ -353,7 +351,22 @@ func build(progs []*Command) (*Catalogue, error) {
 		return nil, errors.Join(errs...)
 	}
 	sort.SliceStable(c.list, func(i, j int) bool { return c.list[i].Name < c.list[j].Name })
+	c.names = nameIndex(c.list)
 	return c, nil
+}
+
+// nameIndex lists every name and alias of list (sorted by name) with its
+// program's place, sorted.
+func nameIndex(list []*Command) []nameRef {
+	var refs []nameRef
+	for i, p := range list {
+		refs = append(refs, nameRef{p.Name, i})
+		for _, a := range p.Aliases {
+			refs = append(refs, nameRef{a, i})
+		}
+	}
+	slices.SortFunc(refs, func(a, b nameRef) int { return strings.Compare(a.name, b.name) })
+	return refs
 }
 
 func yamlError(file string, err error) error {
@@ -523,6 +536,34 @@ func parseArg(s string) (argItem, error) {
 	return it, nil
 }
 
+// index makes c's lookup tables, and its subcommands', as check does, for
+// data that check has already validated (the generated catalogue).
+func (c *Command) index(parent *Command) {
+	c.parent = parent
+	c.args = make([]argItem, 0, len(c.Args))
+	for _, a := range c.Args {
+		it, _ := parseArg(a) // validated when generated
+		c.args = append(c.args, it)
+	}
+	if len(c.Args) == 0 {
+		c.args = nil
+	}
+	c.opts = map[string]*Option{}
+	for _, o := range c.Options {
+		for _, n := range o.Names {
+			c.opts[n] = o
+		}
+	}
+	c.names = map[string]*Command{}
+	for _, s := range c.Subcommands {
+		s.index(c)
+		c.names[s.Name] = s
+		for _, a := range s.Aliases {
+			c.names[a] = s
+		}
+	}
+}
+
 // systemDirs are directories whose programs are taken to be the programs of
 // that name; a program word holding another directory is unknown.
 var systemDirs = []string{"/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin"}
@@ -535,7 +576,7 @@ func (c *Catalogue) lookupProgram(w string) *Command {
 		}
 		w = path.Base(w)
 	}
-	return c.programs[w]
+	return c.Program(w)
 }
 
 // opt finds an option of c or of the commands above it.

@@ -158,7 +158,7 @@ func TestCoverage(t *testing.T) {
 		walk([]string{p.Name}, p)
 	}
 	t.Logf("%d programs (%d names with aliases), %d commands with subcommands, %d read-only, %d option entries",
-		programs, len(c.programs), nodes, readOnly, options)
+		programs, len(c.names), nodes, readOnly, options)
 }
 
 func FuzzLookup(f *testing.F) {
