@@ -2,6 +2,7 @@ package catalogue
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 )
@@ -76,6 +77,7 @@ func (c *Catalogue) Lookup(words []string) Result {
 	r.Program = node.Name
 	readOnly := true
 	var positionals []string
+	var typed []string // the subcommand words as written (an alias, not its node's name)
 	optsDone := false
 	for i := 1; i < len(words); i++ {
 		w := words[i]
@@ -99,6 +101,7 @@ func (c *Catalogue) Lookup(words []string) Result {
 			if sub := node.names[w]; sub != nil {
 				node = sub
 				r.Path = append(r.Path, sub.Name)
+				typed = append(typed, w)
 				continue
 			}
 			if len(node.Verbs) == 0 {
@@ -130,8 +133,10 @@ func (c *Catalogue) Lookup(words []string) Result {
 	}
 	if verb == nil && len(node.Effects) > 0 {
 		// One description and one list of words for all the node's
-		// effects (the words are never changed in place).
-		why, ws := node.describe(r.Program, r.Path), slices.Clip(append([]string{words[0]}, r.Path...))
+		// effects (the words are never changed in place): the words as
+		// written (kubectl rollout restart, go test), not the name of the
+		// node an alias leads to.
+		why, ws := node.describe(path.Base(words[0]), typed), slices.Clip(append([]string{words[0]}, typed...))
 		for _, e := range node.Effects {
 			r.add(e, why, ws...)
 		}
@@ -142,7 +147,7 @@ func (c *Catalogue) Lookup(words []string) Result {
 		}
 	}
 	if node.ReadOnly && len(node.Effects) == 0 {
-		r.add(Read, node.describe(r.Program, r.Path), words[0])
+		r.add(Read, node.describe(path.Base(words[0]), typed), words[0])
 	}
 	if !c.assignArgs(node, positionals, &r) {
 		readOnly = false
@@ -197,6 +202,20 @@ func (c *Catalogue) option(node *Command, words []string, i int, r *Result) int 
 			return c.apply(o, name, val, hasVal, words, i, r)
 		}
 		if strings.HasPrefix(w, "--") {
+			// Go's flag package takes --name for -name (go env --w).
+			if o := node.opt(name[1:]); o != nil {
+				return c.apply(o, name, val, hasVal, words, i, r)
+			}
+			// getopt_long and git's parse-options take any unique prefix
+			// of a long option: --out is --output.
+			o, ambiguous := node.abbrev(name)
+			if o != nil {
+				return c.apply(o, name, val, hasVal, words, i, r)
+			}
+			if ambiguous {
+				r.Unknown = append(r.Unknown, fmt.Sprintf("option %s may be short for more than one option of %s", name, node.Name))
+				return i
+			}
 			r.Unlisted = append(r.Unlisted, name)
 			return i
 		}
@@ -388,4 +407,33 @@ func (n *Command) verb(ws []string) (*Verb, string) {
 		}
 	}
 	return nil, ""
+}
+
+// abbrev finds the listed long option that name ("--out") is a unique
+// prefix of, as getopt_long would take it. ambiguous is true when name is
+// the prefix of more than one listed option and one of them does more
+// than read: the program may take it for that one.
+func (n *Command) abbrev(name string) (o *Option, ambiguous bool) {
+	if len(name) < 3 {
+		return nil, false
+	}
+	var found []*Option
+	for c := n; c != nil; c = c.parent {
+		for full, opt := range c.opts {
+			if strings.HasPrefix(full, "--") && strings.HasPrefix(full, name) && !slices.Contains(found, opt) {
+				found = append(found, opt)
+			}
+		}
+	}
+	switch {
+	case len(found) == 1:
+		return found[0], false
+	case len(found) > 1:
+		for _, opt := range found {
+			if len(opt.Until) > 0 || slices.ContainsFunc(opt.Effects, func(e Effect) bool { return e != Read }) || len(opt.Values) > 0 {
+				return nil, true
+			}
+		}
+	}
+	return nil, false
 }
