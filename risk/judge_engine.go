@@ -170,6 +170,7 @@ func (a *analysis) command(s *shell.Script, i int, cmd *shell.Command) {
 		if len(cmd.Words) > 0 {
 			a.envAssign(as, cmd)
 		}
+		a.proofEnvAssign(as, cmd)
 	}
 	for _, w := range cmd.Wrappers {
 		if w.Name == "ssh" {
@@ -177,6 +178,7 @@ func (a *analysis) command(s *shell.Script, i int, cmd *shell.Command) {
 		}
 		for _, as := range w.Env {
 			a.envAssign(as, cmd)
+			a.proofEnvAssign(as, cmd)
 		}
 		if w.User != "" || w.Remote != "" {
 			// Run as another user or elsewhere: what it reads there is not

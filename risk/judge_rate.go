@@ -108,6 +108,7 @@ func (a *analysis) lookup(cmd *shell.Command, words []string, depth int) {
 	}
 	// Options and operands whose meaning the catalogue does not split.
 	a.special(cmd, words, &res, rated)
+	a.proofSecrets(cmd, words, &res)
 
 	for _, f := range res.Findings {
 		lvl := baseLevel(f.Effect)
@@ -121,7 +122,7 @@ func (a *analysis) lookup(cmd *shell.Command, words []string, depth int) {
 		if why == "" {
 			why = f.Why
 		}
-		a.add(Finding{Rule: "effect", Level: lvl, Effect: string(f.Effect), Words: f.Words, Why: why})
+		a.add(Finding{Rule: "effect", Level: lvl, Effect: string(f.Effect), Words: asWritten(cmd, f.Words), Why: why})
 	}
 	if res.Has(catalogue.Egress) {
 		a.egress(cmd, words, &res)
@@ -146,7 +147,7 @@ func (a *analysis) lookup(cmd *shell.Command, words []string, depth int) {
 		switch t.Kind {
 		case catalogue.KindShell:
 			lvl := a.innerLine(t.Word)
-			a.add(Finding{Rule: "flow", Level: model.MaxRisk(lvl, medium), Effect: string(catalogue.ExecArg), Words: []string{t.From, t.Word},
+			a.add(Finding{Rule: "flow", Level: model.MaxRisk(lvl, medium), Effect: string(catalogue.ExecArg), Words: asWritten(cmd, []string{fromWord(t.From, words), t.Word}),
 				Why: prog + " runs a command line given in " + describeFrom(t.From)})
 		case catalogue.KindCode:
 			a.opaque = append(a.opaque, t.Word)
@@ -155,7 +156,7 @@ func (a *analysis) lookup(cmd *shell.Command, words []string, depth int) {
 			if reverseShellCode(t.Word) {
 				lvl, why = high, prog+" runs code that connects a shell to the network"
 			}
-			a.add(Finding{Rule: "opaque", Level: lvl, Effect: string(catalogue.ExecArg), Words: []string{t.From, t.Word}, Why: why})
+			a.add(Finding{Rule: "opaque", Level: lvl, Effect: string(catalogue.ExecArg), Words: asWritten(cmd, []string{fromWord(t.From, words), t.Word}), Why: why})
 		case catalogue.KindCommand:
 			if isChildOf(cmd, t.Word) {
 				continue // find's: shell/ made it a command of its own
@@ -952,7 +953,11 @@ func (a *analysis) places(cmd *shell.Command, w string) []place {
 			return out
 		}
 	}
-	return []place{a.locate(w, w, wordKnown(cmd, w))}
+	raw := w
+	if sw, ok := shellWord(cmd, w); ok && !sw.Known {
+		raw = sw.Raw // $(cat list), "$D": what is written, not a guess at it
+	}
+	return []place{a.locate(raw, w, wordKnown(cmd, w))}
 }
 
 // sshForward finds SSH port forwarding (-R, -L, -D) among ssh's words.

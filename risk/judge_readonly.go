@@ -1,0 +1,234 @@
+package risk
+
+import (
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/approve-tui/approve-tui/risk/catalogue"
+	"github.com/approve-tui/approve-tui/shell"
+)
+
+// What keeps a command from being proven read-only beyond its words: the
+// environment it is given, secrets it names outside its targets, and the
+// environment it prints. A command proven read-only runs with no person
+// asked (--unasked read-only), so each of these fails closed.
+
+// proofEnv is the environment a command may be given, set on the line, and
+// stay proven read-only: locale, terminal and colour settings, and
+// switches that only quiet a program. Any other variable may change what
+// the program loads or runs (TAR_OPTIONS, RIPGREP_CONFIG_PATH,
+// TF_CLI_CONFIG_FILE, GIT_INDEX_FILE, a variable a program reads that the
+// analysis has not heard of): the command is not proven.
+var proofEnv = map[string]bool{
+	"LANG": true, "LANGUAGE": true, "TZ": true, "TERM": true, "COLUMNS": true, "LINES": true,
+	"NO_COLOR": true, "FORCE_COLOR": true, "CLICOLOR": true, "CLICOLOR_FORCE": true, "COLORTERM": true,
+	"CI": true, "GIT_OPTIONAL_LOCKS": true, "GIT_TERMINAL_PROMPT": true, "GIT_FLUSH": true,
+	"POSIXLY_CORRECT": true, "TIME_STYLE": true, "QUOTING_STYLE": true, "BLOCK_SIZE": true, "LS_COLORS": true,
+	"MANWIDTH": true, "SYSTEMD_COLORS": true, "SYSTEMD_URLIFY": true, "GH_NO_UPDATE_NOTIFIER": true,
+	"NO_UPDATE_NOTIFIER": true, "PYTHONDONTWRITEBYTECODE": true, "PYTHONUNBUFFERED": true,
+	"RUST_BACKTRACE": true, "PIP_DISABLE_PIP_VERSION_CHECK": true, "DEBIAN_FRONTEND": true,
+}
+
+// envKeepsProof says whether setting as for a command leaves its proof.
+func envKeepsProof(as shell.Assign) bool {
+	n := as.Name
+	if proofEnv[n] || strings.HasPrefix(n, "LC_") {
+		return true
+	}
+	switch {
+	case n == "PATH" || n == "CDPATH":
+		return true // the commands it changes are rated where they are found (lookupChanged, chdir)
+	case strings.HasPrefix(n, "GIT_TRACE") || n == "SSLKEYLOGFILE" || n == "HISTFILE":
+		return true // envAssign rates the file they name
+	}
+	// PAGER=cat, GIT_PAGER=, LESS=-R: the pager only prints.
+	return as.Value.Known && plainPaging(n, as.Value.Value)
+}
+
+// proofEnvAssign takes the proof away for a variable the line sets that
+// is not known to leave what programs do unchanged. A bare assignment
+// (PAGER=x; git log) counts as well: the variable may already be
+// exported, and the commands after it then get the new value.
+func (a *analysis) proofEnvAssign(as shell.Assign, cmd *shell.Command) {
+	if envKeepsProof(as) {
+		return
+	}
+	a.readOnly = false
+	w := as.Name + "=" + as.Value.Raw
+	if strings.HasPrefix(as.Value.Raw, as.Name+"=") {
+		w = as.Value.Raw // env NAME=VALUE: the whole word
+	}
+	for _, f := range a.findings {
+		if len(f.Words) > 0 && f.Words[0] == w {
+			return // rated already (GIT_PAGER=sh, LD_PRELOAD=...)
+		}
+	}
+	why := as.Name + " may change what the commands after it load, run or write: not proven read-only"
+	if len(cmd.Words) > 0 && !envPrinters[cmd.Words[0].Value] {
+		why = as.Name + " may change what " + commandName(cmd) + " loads, runs or writes: not proven read-only"
+	}
+	a.add(Finding{Rule: "flow", Level: low, Words: []string{w}, Why: why})
+}
+
+// searchers print the lines of files that match; recursive, they read
+// every file below a directory.
+var searchers = map[string]bool{"grep": true, "egrep": true, "fgrep": true, "zgrep": true, "rg": true, "ag": true, "ack": true}
+
+// secretHolders are directories with keys and credentials somewhere below
+// them: a search through all of them is a hunt for secrets (grep -r
+// password /etc).
+var secretHolders = map[string]bool{"/": true, "/etc": true, "/root": true, "/home": true, "/var": true, "/run": true,
+	"/proc": true, "/opt": true, "/srv": true, "~": true, "~/.config": true, "~/.local": true, "~/.local/share": true}
+
+// secretName: a variable whose name says it holds a credential.
+var secretName = regexp.MustCompile(`(?i)(token|secret|passw|api_?key|private_?key|access_?key|credential|auth)`)
+
+// envPrinters print the environment, or one variable of it.
+var envPrinters = map[string]bool{"env": true, "printenv": true, "export": true, "set": true, "declare": true, "typeset": true}
+
+// proofSecrets rates what a command the catalogue proves read-only names
+// besides its targets: a path of a secret in any word or option value
+// (last -f /etc/shadow, du --files0-from=~/.ssh/id_rsa), a variable whose
+// name says it holds a credential printed (echo $GITHUB_TOKEN, printenv
+// AWS_SECRET_ACCESS_KEY), the whole environment printed (env, printenv:
+// tokens and keys are in it), and getent's password databases. A read of
+// a secret is MEDIUM, as cat ~/.ssh/id_rsa is; printing the whole
+// environment is LOW but not proven read-only.
+func (a *analysis) proofSecrets(cmd *shell.Command, words []string, res *catalogue.Result) {
+	if !res.ReadOnly || len(words) == 0 {
+		return
+	}
+	for k, w := range words[1:] {
+		v := w
+		if i := strings.IndexByte(v, '='); strings.HasPrefix(v, "-") && i > 0 {
+			v = v[i+1:]
+		} else if len(v) > 2 && v[0] == '-' && v[1] != '-' && strings.ContainsAny(v[2:3], "/~.") {
+			v = v[2:] // -f/etc/shadow
+		}
+		if v == "" || !strings.ContainsAny(v[:1], "/~.$") {
+			continue
+		}
+		raw, known := v, wordKnown(cmd, w)
+		if cmd != nil && k+1 < len(cmd.Words) && cmd.Words[k+1].Value == w {
+			raw = cmd.Words[k+1].Raw
+		}
+		pl := a.locate(raw, v, known)
+		switch {
+		case pl.sens != nil && pl.sens.secret || pl.extra != "":
+			a.rateTarget(catalogue.Read, pl, false, res.Program)
+		case pl.device:
+			a.secretRead = append(a.secretRead, pl.word)
+			a.add(Finding{Rule: "target", Level: medium, Effect: string(catalogue.Read), Words: []string{pl.word},
+				Why: "reads " + pl.word + ", a disk device (every file on it, secrets too)"})
+		}
+	}
+	prog := path.Base(words[0])
+	if searchers[prog] && (prog == "rg" || prog == "ag" || prog == "ack" || recursiveFlag(words)) {
+		for _, t := range res.Targets {
+			if t.Kind != catalogue.KindPath || t.From != "arg" {
+				continue
+			}
+			raw := t.Word
+			if sw, ok := shellWord(cmd, t.Word); ok {
+				raw = sw.Raw
+			}
+			if pl := a.locate(raw, t.Word, wordKnown(cmd, t.Word)); secretHolders[pl.p] {
+				a.secretRead = append(a.secretRead, pl.word)
+				a.add(Finding{Rule: "target", Level: medium, Effect: string(catalogue.Read), Words: []string{words[0], pl.word},
+					Why: "searches every file below " + pl.word + ", which holds keys and credentials"})
+			}
+		}
+	}
+	switch {
+	case prog == "getent" && len(words) > 1 && (words[1] == "shadow" || words[1] == "gshadow"):
+		a.secretRead = append(a.secretRead, words[0])
+		a.add(Finding{Rule: "target", Level: medium, Effect: string(catalogue.Read), Words: words[:2],
+			Why: "prints the password hashes"})
+	case envPrinters[prog]:
+		names := 0
+		for _, w := range words[1:] {
+			if strings.HasPrefix(w, "-") {
+				continue
+			}
+			names++
+			if n, _, _ := strings.Cut(w, "="); prog == "printenv" && secretName.MatchString(n) {
+				a.secretRead = append(a.secretRead, w)
+				a.add(Finding{Rule: "target", Level: medium, Effect: string(catalogue.Read), Words: []string{words[0], w},
+					Why: "prints " + w + ", a variable that holds a credential"})
+			}
+		}
+		if names == 0 && (prog == "env" || prog == "printenv") {
+			a.readOnly = false
+			a.add(Finding{Rule: "target", Level: low, Effect: string(catalogue.Read), Words: []string{words[0]},
+				Why: "prints the whole environment (tokens and keys in it too): not proven read-only"})
+		}
+	}
+	if cmd == nil || !printers[prog] && prog != "printf" {
+		return
+	}
+	for _, w := range cmd.Words[1:] {
+		for _, n := range varNames(w.Raw) {
+			if secretName.MatchString(n) {
+				a.secretRead = append(a.secretRead, w.Raw)
+				a.add(Finding{Rule: "target", Level: medium, Effect: string(catalogue.Read), Words: []string{words[0], w.Raw},
+					Why: "prints $" + n + ", a variable that holds a credential"})
+			}
+		}
+	}
+}
+
+// varNames lists the variables a word expands ($NAME, ${NAME...}).
+func varNames(raw string) []string {
+	var out []string
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '$' || i+1 >= len(raw) {
+			continue
+		}
+		j := i + 1
+		if raw[j] == '{' {
+			j++
+		}
+		k := j
+		for k < len(raw) && (raw[k] == '_' || raw[k] >= 'A' && raw[k] <= 'Z' || raw[k] >= 'a' && raw[k] <= 'z' || k > j && raw[k] >= '0' && raw[k] <= '9') {
+			k++
+		}
+		if k > j {
+			out = append(out, raw[j:k])
+		}
+		i = k - 1
+	}
+	return out
+}
+
+// fromWord is the word that gave a target: the option, or for an operand
+// the program.
+func fromWord(from string, words []string) string {
+	if from == "arg" || from == "" {
+		return words[0]
+	}
+	return from
+}
+
+// asWritten puts each word that is not certain ($(cat list), "$D"/x, a
+// process substitution) back as the line writes it: its best reading may
+// be empty or a guess. ws is not changed.
+func asWritten(cmd *shell.Command, ws []string) []string {
+	if cmd == nil {
+		return ws
+	}
+	var out []string
+	for k, w := range ws {
+		if sw, ok := shellWord(cmd, w); ok && !sw.Known && sw.Raw != w {
+			if out == nil {
+				out = slices.Clone(ws)
+			}
+			out[k] = sw.Raw
+		}
+	}
+	if out == nil {
+		return ws
+	}
+	return out
+}
