@@ -47,6 +47,17 @@ var sensitiveTargets = []sensitive{
 	{match: "~/.claude/.credentials.json", why: "the agent's credentials (Claude Code)", secret: true},
 	{match: "~/.config/rclone/", why: "rclone's remotes and their credentials", secret: true},
 	{match: "*/.envrc", why: "direnv's script (run on entering the directory; it often exports secrets)", secret: true},
+	// The same credentials named from the home directory as the workspace
+	// (cat .aws/credentials with the working directory at ~).
+	{match: "*/.ssh/", why: "SSH keys and settings", secret: true},
+	{match: "*/.aws/", why: "cloud credentials (AWS)", secret: true},
+	{match: "*/.azure/", why: "cloud credentials (Azure)", secret: true},
+	{match: "*/.kube/", why: "Kubernetes credentials", secret: true},
+	{match: "*/.gnupg/", why: "GnuPG keys", secret: true},
+	{match: "*/.password-store/", why: "stored passwords", secret: true},
+	{match: "*/.docker/config.json", why: "registry credentials (Docker)", secret: true},
+	{match: "*/.vault-token", why: "a Vault token", secret: true},
+	{match: "*/.git-credentials", why: "git credentials", secret: true},
 	{match: "/etc/group", why: "a system account file"},
 	{match: "/etc/hosts", why: "the host name table"},
 	{match: "/etc/resolv.conf", why: "the resolver configuration"},

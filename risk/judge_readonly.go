@@ -85,6 +85,22 @@ var secretHolders = map[string]bool{"/": true, "/etc": true, "/root": true, "/ho
 // secretName: a variable whose name says it holds a credential.
 var secretName = regexp.MustCompile(`(?i)(token|secret|passw|api_?key|private_?key|access_?key|credential|auth)`)
 
+// envFilter: a jq filter that reads the environment (env, env.NAME).
+var envFilter = regexp.MustCompile(`(^|[^A-Za-z0-9_$.])env($|[^A-Za-z0-9_])`)
+
+// cloudCLIs name an operation in a word; credentialOp is one that hands
+// out credentials (aws sso get-role-credentials, ... get-login-password).
+var cloudCLIs = map[string]bool{"aws": true, "gcloud": true, "az": true, "doctl": true, "hcloud": true, "linode-cli": true,
+	"scw": true, "oci": true, "ibmcloud": true, "vultr-cli": true, "exo": true, "civo": true, "upcloud": true, "eksctl": true}
+var credentialOp = regexp.MustCompile(`(?i)(credential|token|password|secret-value)`)
+
+// contentReaders print what they read: of a disk device, every file on it.
+var contentReaders = map[string]bool{"cat": true, "tac": true, "head": true, "tail": true, "strings": true, "od": true,
+	"xxd": true, "hexdump": true, "base64": true, "less": true, "more": true, "grep": true, "egrep": true, "fgrep": true,
+	"rg": true, "nl": true, "cut": true, "sort": true, "uniq": true, "fold": true, "column": true, "bat": true, "diff": true, "cmp": true}
+
+func prog0(words []string) string { return path.Base(words[0]) }
+
 // envPrinters print the environment, or one variable of it.
 var envPrinters = map[string]bool{"env": true, "printenv": true, "export": true, "set": true, "declare": true, "typeset": true}
 
@@ -101,6 +117,11 @@ func (a *analysis) proofSecrets(cmd *shell.Command, words []string, res *catalog
 		return
 	}
 	for k, w := range words[1:] {
+		if slices.ContainsFunc(res.Targets, func(t catalogue.Target) bool {
+			return t.Word == w && (t.Kind == catalogue.KindPattern || t.Kind == catalogue.KindScript || t.Kind == catalogue.KindCode)
+		}) {
+			continue // jq .env, grep ~/.ssh: a filter or a pattern, not a path
+		}
 		v := w
 		if i := strings.IndexByte(v, '='); strings.HasPrefix(v, "-") && i > 0 {
 			v = v[i+1:]
@@ -118,7 +139,7 @@ func (a *analysis) proofSecrets(cmd *shell.Command, words []string, res *catalog
 		switch {
 		case pl.sens != nil && pl.sens.secret || pl.extra != "":
 			a.rateTarget(catalogue.Read, pl, false, res.Program)
-		case pl.device:
+		case pl.device && contentReaders[prog0(words)]:
 			a.secretRead = append(a.secretRead, pl.word)
 			a.add(Finding{Rule: "target", Level: medium, Effect: string(catalogue.Read), Words: []string{pl.word},
 				Why: "reads " + pl.word + ", a disk device (every file on it, secrets too)"})
@@ -142,6 +163,81 @@ func (a *analysis) proofSecrets(cmd *shell.Command, words []string, res *catalog
 		}
 	}
 	switch {
+	case prog == "jq" || prog == "yq" || prog == "gojq":
+		for _, w := range words[1:] {
+			if strings.Contains(w, "$ENV") || envFilter.MatchString(w) {
+				lvl, why := low, "prints the environment (tokens and keys in it too): not proven read-only"
+				if secretName.MatchString(w) {
+					lvl, why = medium, "prints a variable of the environment that holds a credential"
+					a.secretRead = append(a.secretRead, w)
+				}
+				a.readOnly = false
+				a.add(Finding{Rule: "target", Level: lvl, Effect: string(catalogue.Read), Words: []string{words[0], w}, Why: why})
+				break
+			}
+		}
+	case prog == "ps":
+		for _, w := range words[1:] {
+			if !strings.HasPrefix(w, "-") && strings.ContainsRune(w, 'e') || w == "-E" {
+				a.secretRead = append(a.secretRead, w)
+				a.add(Finding{Rule: "target", Level: medium, Effect: string(catalogue.Read), Words: []string{words[0], w},
+					Why: "prints the environment of every process shown (tokens and keys in it too)"})
+				break
+			}
+		}
+	case prog == "terraform" || prog == "tofu":
+		// -json prints every value, the sensitive ones in clear; -raw
+		// NAME one value, in clear even when it is sensitive (which the
+		// line does not tell): not proven read-only.
+		for _, sub := range []string{"output", "show"} {
+			switch {
+			case !slices.Contains(words[1:], sub):
+			case slices.Contains(words, "-json"):
+				a.secretRead = append(a.secretRead, words[0])
+				a.add(Finding{Rule: "target", Level: medium, Effect: string(catalogue.Read), Words: []string{words[0], sub, "-json"},
+					Why: "terraform " + sub + " -json prints the sensitive values in clear too"})
+			case sub == "output" && slices.Contains(words, "-raw"):
+				a.readOnly = false
+				a.add(Finding{Rule: "target", Level: low, Effect: string(catalogue.Read), Words: []string{words[0], sub, "-raw"},
+					Why: "terraform output -raw prints the value in clear even when it is sensitive: not proven read-only"})
+			}
+		}
+	case prog == "helm":
+		if len(words) > 2 && words[1] == "get" && (words[2] == "manifest" || words[2] == "all") {
+			a.secretRead = append(a.secretRead, words[0])
+			a.add(Finding{Rule: "target", Level: medium, Effect: string(catalogue.Read), Words: words[:3],
+				Why: "prints the release's manifests, its Secrets' data too"})
+		}
+	case prog == "kubectl" || prog == "oc":
+		// kubectl get Secret, secrets.v1, secret,configmap -o yaml: the
+		// lower-case plain forms are rated where secrets are printed.
+		out := slices.ContainsFunc(words, func(w string) bool {
+			return w == "-o" || strings.HasPrefix(w, "-o") || strings.HasPrefix(w, "--output")
+		})
+		for _, w := range words[1:] {
+			if !out || strings.HasPrefix(w, "-") || w == "secret" || w == "secrets" || strings.HasPrefix(w, "secret/") {
+				continue
+			}
+			for _, part := range strings.Split(strings.ToLower(w), ",") {
+				part, _, _ = strings.Cut(part, "/")
+				part, _, _ = strings.Cut(part, ".")
+				if part == "secret" || part == "secrets" {
+					a.secretRead = append(a.secretRead, w)
+					a.add(Finding{Rule: "target", Level: medium, Effect: string(catalogue.Read), Words: []string{words[0], w},
+						Why: "prints Kubernetes secrets' data (" + w + ")"})
+					break
+				}
+			}
+		}
+	case cloudCLIs[prog]:
+		for _, w := range words[1:] {
+			if !strings.HasPrefix(w, "-") && credentialOp.MatchString(w) {
+				a.secretRead = append(a.secretRead, w)
+				a.add(Finding{Rule: "target", Level: medium, Effect: string(catalogue.Read), Words: []string{words[0], w},
+					Why: w + " prints credentials"})
+				break
+			}
+		}
 	case prog == "getent" && len(words) > 1 && (words[1] == "shadow" || words[1] == "gshadow"):
 		a.secretRead = append(a.secretRead, words[0])
 		a.add(Finding{Rule: "target", Level: medium, Effect: string(catalogue.Read), Words: words[:2],

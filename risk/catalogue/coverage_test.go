@@ -85,6 +85,8 @@ var notReadOnlyCorpus = []string{
 	"docker --host=tcp://x.example:2375 ps", "docker -H x.example:2375 ps", "docker --config /tmp/d ps",
 	"git ls-remote https://x.example/r", "git ls-remote ext::sh", "dig example.com", "ping -c 3 example.com",
 	"cargo --config x tree", "pip list --log /tmp/x",
+	"gh api --hostname x.example /user", "gh api https://x.example/c", "go doc -http", "systemctl -H x.example status web",
+	"yq -s .a x.yaml", "yq --split-exp .a x.yaml",
 }
 
 func TestNotReadOnlyCorpus(t *testing.T) {
