@@ -197,6 +197,7 @@ func (a *analysis) command(s *shell.Script, i int, cmd *shell.Command) {
 			a.readOnly = false
 		}
 	}
+	a.proofWords(cmd)
 	name := cmd.Words[0]
 	base := path.Base(name.Value)
 	if lvl, ok := a.c.Programs[base]; ok {

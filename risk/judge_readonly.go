@@ -328,3 +328,38 @@ func asWritten(cmd *shell.Command, ws []string) []string {
 	}
 	return out
 }
+
+// arithVar: an arithmetic expansion that names a variable.
+var arithVar = regexp.MustCompile(`\$(\(\(|\[)[^)\]]*[A-Za-z_]`)
+
+// proofWords rates what the shell itself runs while it expands a read-only
+// command's words: ${X@P} expands X as a prompt, running the command
+// substitutions in its value; test -v 'a[$(cmd)]' evaluates the array
+// subscript, running cmd (bash does both, quoted or not).
+func (a *analysis) proofWords(cmd *shell.Command) {
+	for k, w := range cmd.Words {
+		if arithVar.MatchString(w.Raw) {
+			// $((x)): x's value is evaluated as an expression, and an
+			// array subscript in it runs its command substitutions.
+			a.readOnly = false
+			a.add(Finding{Rule: "opaque", Level: low, Words: []string{w.Raw},
+				Why: "arithmetic on a variable evaluates the variable's value, which can run commands: not proven read-only"})
+		}
+		if strings.Contains(w.Raw, "@P}") {
+			a.readOnly = false
+			a.add(Finding{Rule: "opaque", Level: medium, Effect: string(catalogue.ExecArg), Words: []string{w.Raw},
+				Why: "expands a variable as a prompt, which runs the command substitutions its value holds"})
+		}
+		if k == 0 || k+1 >= len(cmd.Words) || w.Value != "-v" {
+			continue
+		}
+		if name := cmd.Words[0].Value; name != "test" && name != "[" && (name != "builtin" || len(cmd.Words) < 2 || cmd.Words[1].Value != "test") {
+			continue
+		}
+		if next := cmd.Words[k+1]; strings.Contains(next.Value, "[") {
+			a.readOnly = false
+			a.add(Finding{Rule: "opaque", Level: medium, Effect: string(catalogue.ExecArg), Words: []string{w.Raw, next.Raw},
+				Why: "test -v evaluates the array subscript in " + next.Raw + ", which runs the command substitutions in it"})
+		}
+	}
+}

@@ -2,7 +2,7 @@
 
 package catalogue
 
-const generatedDigest = "f5cf09dab10e9e3e9e8cc65b6257de070dc611aaa79425cd92f05d6c19d5b17e"
+const generatedDigest = "119fa41d696016b2ca15cf9fd21a6ac09b615d20ba921f83423c1ff7e5fa7ccb"
 
 func generated() []*Command {
 	return []*Command{
@@ -680,7 +680,7 @@ func generated() []*Command {
 			ReadOnly: true,
 			Args:     []string{"path..."},
 			Options: []*Option{
-				{Names: []string{"-o"},
+				{Names: []string{"-o", "--output"},
 					Value:   "required",
 					Effects: []Effect{"write"},
 					Arg:     "path",
