@@ -329,8 +329,9 @@ func asWritten(cmd *shell.Command, ws []string) []string {
 	return out
 }
 
-// arithVar: an arithmetic expansion that names a variable.
-var arithVar = regexp.MustCompile(`\$(\(\(|\[)[^)\]]*[A-Za-z_]`)
+// arithVar: an arithmetic context that names a variable: $((x)), $[x],
+// an array index ${a[x]}, a substring offset ${s:x}.
+var arithVar = regexp.MustCompile(`\$(\(\(|\[)[^)\]]*[A-Za-z_]|\$\{[#!]?[A-Za-z_][A-Za-z0-9_]*(\[[^]]*[A-Za-z_]|:([A-Za-z_]|[^-=?+}][^}]*[A-Za-z_]))`)
 
 // proofWords rates what the shell itself runs while it expands a read-only
 // command's words: ${X@P} expands X as a prompt, running the command
