@@ -346,6 +346,11 @@ func (a *analysis) proofWords(cmd *shell.Command) {
 			a.add(Finding{Rule: "opaque", Level: low, Words: []string{w.Raw},
 				Why: "arithmetic on a variable evaluates the variable's value, which can run commands: not proven read-only"})
 		}
+		if k > 0 && strings.Contains(w.Raw, "#(") && path.Base(cmd.Words[0].Value) == "tmux" {
+			a.readOnly = false
+			a.add(Finding{Rule: "opaque", Level: medium, Effect: string(catalogue.ExecArg), Words: []string{w.Raw},
+				Why: "tmux runs the shell command in a #(...) of a format"})
+		}
 		if strings.Contains(w.Raw, "@P}") {
 			a.readOnly = false
 			a.add(Finding{Rule: "opaque", Level: medium, Effect: string(catalogue.ExecArg), Words: []string{w.Raw},

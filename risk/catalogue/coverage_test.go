@@ -87,6 +87,7 @@ var notReadOnlyCorpus = []string{
 	"cargo --config x tree", "pip list --log /tmp/x",
 	"gh api --hostname x.example /user", "gh api https://x.example/c", "go doc -http", "systemctl -H x.example status web",
 	"yq -s .a x.yaml", "yq --split-exp .a x.yaml",
+	"tmux -f /tmp/x ls", "rclone ls r: --config /tmp/rc", "vagrant status", "composer show", "tree --output=x",
 }
 
 func TestNotReadOnlyCorpus(t *testing.T) {
