@@ -16,6 +16,8 @@ func TestFindingWordsOnTheLine(t *testing.T) {
 		"sort --out=/tmp/x y",
 		"TAR_OPTIONS=x tar -tf x.tar",
 		"env TAR_OPTIONS=x tar -tf x.tar",
+		"env GIT_PAGER=sh git log",
+		"env LD_PRELOAD=/tmp/x.so ls",
 		"echo $GITHUB_TOKEN",
 		"grep -r password /etc/",
 	}
@@ -31,6 +33,9 @@ func TestFindingWordsOnTheLine(t *testing.T) {
 				if w == "" {
 					t.Errorf("%q: finding %s %q names an empty word", line, f.Rule, f.Why)
 					continue
+				}
+				if n, v, ok := strings.Cut(w, "="); ok && strings.HasPrefix(v, n+"=") {
+					t.Errorf("%q: finding %s %q names %q, the assignment twice", line, f.Rule, f.Why, w)
 				}
 				if !onTheLine(flat, unquoteAll(strings.TrimSuffix(w, "…"))) {
 					t.Errorf("%q: finding %s %q names %q, not on the line", line, f.Rule, f.Why, w)

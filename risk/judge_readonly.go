@@ -56,10 +56,7 @@ func (a *analysis) proofEnvAssign(as shell.Assign, cmd *shell.Command) {
 		return
 	}
 	a.readOnly = false
-	w := as.Name + "=" + as.Value.Raw
-	if strings.HasPrefix(as.Value.Raw, as.Name+"=") {
-		w = as.Value.Raw // env NAME=VALUE: the whole word
-	}
+	w := assignWord(as)
 	for _, f := range a.findings {
 		if len(f.Words) > 0 && f.Words[0] == w {
 			return // rated already (GIT_PAGER=sh, LD_PRELOAD=...)
@@ -368,4 +365,13 @@ func (a *analysis) proofWords(cmd *shell.Command) {
 				Why: "test -v evaluates the array subscript in " + next.Raw + ", which runs the command substitutions in it"})
 		}
 	}
+}
+
+// assignWord is an assignment as the line writes it: NAME=VALUE (env's
+// NAME=VALUE operand is the whole word already).
+func assignWord(as shell.Assign) string {
+	if strings.HasPrefix(as.Value.Raw, as.Name+"=") {
+		return as.Value.Raw
+	}
+	return as.Name + "=" + as.Value.Raw
 }
