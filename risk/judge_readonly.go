@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/approve-tui/approve-tui/risk/catalogue"
 	"github.com/approve-tui/approve-tui/shell"
@@ -79,17 +80,20 @@ var searchers = map[string]bool{"grep": true, "egrep": true, "fgrep": true, "zgr
 var secretHolders = map[string]bool{"/": true, "/etc": true, "/root": true, "/home": true, "/var": true, "/run": true,
 	"/proc": true, "/opt": true, "/srv": true, "~": true, "~/.config": true, "~/.local": true, "~/.local/share": true}
 
-// secretName: a variable whose name says it holds a credential.
-var secretName = regexp.MustCompile(`(?i)(token|secret|passw|api_?key|private_?key|access_?key|credential|auth)`)
+// secretName (compiled on first use, not in every process's start-up):
+// a variable whose name says it holds a credential.
+var secretName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(token|secret|passw|api_?key|private_?key|access_?key|credential|auth)`)
+})
 
 // envFilter: a jq filter that reads the environment (env, env.NAME).
-var envFilter = regexp.MustCompile(`(^|[^A-Za-z0-9_$.])env($|[^A-Za-z0-9_])`)
+var envFilter = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|[^A-Za-z0-9_$.])env($|[^A-Za-z0-9_])`) })
 
 // cloudCLIs name an operation in a word; credentialOp is one that hands
 // out credentials (aws sso get-role-credentials, ... get-login-password).
 var cloudCLIs = map[string]bool{"aws": true, "gcloud": true, "az": true, "doctl": true, "hcloud": true, "linode-cli": true,
 	"scw": true, "oci": true, "ibmcloud": true, "vultr-cli": true, "exo": true, "civo": true, "upcloud": true, "eksctl": true}
-var credentialOp = regexp.MustCompile(`(?i)(credential|token|password|secret-value)`)
+var credentialOp = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)(credential|token|password|secret-value)`) })
 
 // contentReaders print what they read: of a disk device, every file on it.
 var contentReaders = map[string]bool{"cat": true, "tac": true, "head": true, "tail": true, "strings": true, "od": true,
@@ -162,9 +166,9 @@ func (a *analysis) proofSecrets(cmd *shell.Command, words []string, res *catalog
 	switch {
 	case prog == "jq" || prog == "yq" || prog == "gojq":
 		for _, w := range words[1:] {
-			if strings.Contains(w, "$ENV") || envFilter.MatchString(w) {
+			if strings.Contains(w, "$ENV") || envFilter().MatchString(w) {
 				lvl, why := low, "prints the environment (tokens and keys in it too): not proven read-only"
-				if secretName.MatchString(w) {
+				if secretName().MatchString(w) {
 					lvl, why = medium, "prints a variable of the environment that holds a credential"
 					a.secretRead = append(a.secretRead, w)
 				}
@@ -228,7 +232,7 @@ func (a *analysis) proofSecrets(cmd *shell.Command, words []string, res *catalog
 		}
 	case cloudCLIs[prog]:
 		for _, w := range words[1:] {
-			if !strings.HasPrefix(w, "-") && credentialOp.MatchString(w) {
+			if !strings.HasPrefix(w, "-") && credentialOp().MatchString(w) {
 				a.secretRead = append(a.secretRead, w)
 				a.add(Finding{Rule: "target", Level: medium, Effect: string(catalogue.Read), Words: []string{words[0], w},
 					Why: w + " prints credentials"})
@@ -246,7 +250,7 @@ func (a *analysis) proofSecrets(cmd *shell.Command, words []string, res *catalog
 				continue
 			}
 			names++
-			if n, _, _ := strings.Cut(w, "="); prog == "printenv" && secretName.MatchString(n) {
+			if n, _, _ := strings.Cut(w, "="); prog == "printenv" && secretName().MatchString(n) {
 				a.secretRead = append(a.secretRead, w)
 				a.add(Finding{Rule: "target", Level: medium, Effect: string(catalogue.Read), Words: []string{words[0], w},
 					Why: "prints " + w + ", a variable that holds a credential"})
@@ -263,7 +267,7 @@ func (a *analysis) proofSecrets(cmd *shell.Command, words []string, res *catalog
 	}
 	for _, w := range cmd.Words[1:] {
 		for _, n := range varNames(w.Raw) {
-			if secretName.MatchString(n) {
+			if secretName().MatchString(n) {
 				a.secretRead = append(a.secretRead, w.Raw)
 				a.add(Finding{Rule: "target", Level: medium, Effect: string(catalogue.Read), Words: []string{words[0], w.Raw},
 					Why: "prints $" + n + ", a variable that holds a credential"})
@@ -328,7 +332,9 @@ func asWritten(cmd *shell.Command, ws []string) []string {
 
 // arithVar: an arithmetic context that names a variable: $((x)), $[x],
 // an array index ${a[x]}, a substring offset ${s:x}.
-var arithVar = regexp.MustCompile(`\$(\(\(|\[)[^)\]]*[A-Za-z_]|\$\{[#!]?[A-Za-z_][A-Za-z0-9_]*(\[[^]]*[A-Za-z_]|:([A-Za-z_]|[^-=?+}][^}]*[A-Za-z_]))`)
+var arithVar = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\$(\(\(|\[)[^)\]]*[A-Za-z_]|\$\{[#!]?[A-Za-z_][A-Za-z0-9_]*(\[[^]]*[A-Za-z_]|:([A-Za-z_]|[^-=?+}][^}]*[A-Za-z_]))`)
+})
 
 // proofWords rates what the shell itself runs while it expands a read-only
 // command's words: ${X@P} expands X as a prompt, running the command
@@ -336,7 +342,7 @@ var arithVar = regexp.MustCompile(`\$(\(\(|\[)[^)\]]*[A-Za-z_]|\$\{[#!]?[A-Za-z_
 // subscript, running cmd (bash does both, quoted or not).
 func (a *analysis) proofWords(cmd *shell.Command) {
 	for k, w := range cmd.Words {
-		if arithVar.MatchString(w.Raw) {
+		if (strings.Contains(w.Raw, "$((") || strings.Contains(w.Raw, "$[") || strings.Contains(w.Raw, "${")) && arithVar().MatchString(w.Raw) {
 			// $((x)): x's value is evaluated as an expression, and an
 			// array subscript in it runs its command substitutions.
 			a.readOnly = false
