@@ -203,6 +203,7 @@ func (a *analysis) command(s *shell.Script, i int, cmd *shell.Command) {
 		if len(cmd.Words) > 0 {
 			a.envAssign(as, cmd)
 		}
+		a.proofEnvAssign(as, cmd)
 	}
 	for _, w := range cmd.Wrappers {
 		if w.Name == "ssh" {
@@ -210,6 +211,7 @@ func (a *analysis) command(s *shell.Script, i int, cmd *shell.Command) {
 		}
 		for _, as := range w.Env {
 			a.envAssign(as, cmd)
+			a.proofEnvAssign(as, cmd)
 		}
 		if w.User != "" || w.Remote != "" {
 			// Run as another user or elsewhere: what it reads there is not
@@ -228,6 +230,7 @@ func (a *analysis) command(s *shell.Script, i int, cmd *shell.Command) {
 			a.readOnly = false
 		}
 	}
+	a.proofWords(cmd)
 	name := cmd.Words[0]
 	base := path.Base(name.Value)
 	if lvl, ok := a.c.Programs[base]; ok {
@@ -508,7 +511,7 @@ func (a *analysis) envAssign(as shell.Assign, cmd *shell.Command) {
 	if as.Value.Known && plainPaging(n, as.Value.Value) {
 		// GH_PAGER=cat, PAGER=, LESS=-R: what agents set so that nothing
 		// waits at a terminal; the pager only prints what it is given.
-		a.add(Finding{Rule: "flow", Level: low, Effect: string(catalogue.Read), Words: []string{n + "=" + as.Value.Raw},
+		a.add(Finding{Rule: "flow", Level: low, Effect: string(catalogue.Read), Words: []string{assignWord(as)},
 			Why: n + " only pages " + commandName(cmd) + "'s output"})
 		return
 	}
@@ -528,7 +531,7 @@ func (a *analysis) envAssign(as shell.Assign, cmd *shell.Command) {
 			a.readOnly = false
 			a.effect(string(catalogue.Write))
 			pl := a.locate(as.Value.Raw, v, true)
-			pl.word = n + "=" + as.Value.Raw
+			pl.word = assignWord(as)
 			a.rateTarget(catalogue.Write, pl, false, "")
 		}
 		return
@@ -546,7 +549,7 @@ func (a *analysis) envAssign(as shell.Assign, cmd *shell.Command) {
 				lvl = low
 			}
 		}
-		a.add(Finding{Rule: "flow", Level: lvl, Effect: string(catalogue.ExecArg), Words: []string{n + "=" + as.Value.Raw},
+		a.add(Finding{Rule: "flow", Level: lvl, Effect: string(catalogue.ExecArg), Words: []string{assignWord(as)},
 			Why: n + " makes " + commandName(cmd) + " load " + why + " from where the line says, which can run commands"})
 		return
 	}
@@ -560,7 +563,7 @@ func (a *analysis) envAssign(as shell.Assign, cmd *shell.Command) {
 		"NODE_OPTIONS", "PERL5OPT", "RUBYOPT", "PYTHONPATH", "PERL5LIB", "RUBYLIB", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "PATH",
 		"GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_DIR", "GIT_WORK_TREE", "LESS", "LESSKEYIN", "LESSKEY", "LESSKEY_CONTENT", "LESSEDIT", "SYSTEMD_LESS", "MORE":
 		a.readOnly = false
-		a.add(Finding{Rule: "flow", Level: medium, Effect: string(catalogue.ExecArg), Words: []string{n + "=" + as.Value.Raw},
+		a.add(Finding{Rule: "flow", Level: medium, Effect: string(catalogue.ExecArg), Words: []string{assignWord(as)},
 			Why: n + " changes what code the command loads or runs"})
 		return
 	}
@@ -576,7 +579,7 @@ func (a *analysis) envAssign(as shell.Assign, cmd *shell.Command) {
 			why += " that is itself " + string(inner)
 		}
 	}
-	a.add(Finding{Rule: "flow", Level: lvl, Effect: string(catalogue.ExecArg), Words: []string{n + "=" + as.Value.Raw}, Why: why})
+	a.add(Finding{Rule: "flow", Level: lvl, Effect: string(catalogue.ExecArg), Words: []string{assignWord(as)}, Why: why})
 }
 
 func commandName(cmd *shell.Command) string {

@@ -126,6 +126,7 @@ func (a *analysis) lookup(cmd *shell.Command, words []string, depth int) {
 	}
 	// Options and operands whose meaning the catalogue does not split.
 	a.special(cmd, words, res, rated)
+	a.proofSecrets(cmd, words, res)
 
 	for _, f := range res.Findings {
 		lvl := baseLevel(f.Effect)
@@ -139,7 +140,7 @@ func (a *analysis) lookup(cmd *shell.Command, words []string, depth int) {
 		if why == "" {
 			why = f.Why
 		}
-		a.add(Finding{Rule: "effect", Level: lvl, Effect: string(f.Effect), Words: f.Words, Why: why})
+		a.add(Finding{Rule: "effect", Level: lvl, Effect: string(f.Effect), Words: a.asWritten(cmd, f.Words), Why: why})
 	}
 	if res.Has(catalogue.Egress) {
 		a.egress(cmd, words, res)
@@ -164,7 +165,7 @@ func (a *analysis) lookup(cmd *shell.Command, words []string, depth int) {
 		switch t.Kind {
 		case catalogue.KindShell:
 			lvl := a.innerLine(t.Word)
-			a.add(Finding{Rule: "flow", Level: model.MaxRisk(lvl, medium), Effect: string(catalogue.ExecArg), Words: []string{t.From, t.Word},
+			a.add(Finding{Rule: "flow", Level: model.MaxRisk(lvl, medium), Effect: string(catalogue.ExecArg), Words: a.asWritten(cmd, []string{fromWord(t.From, words), t.Word}),
 				Why: prog + " runs a command line given in " + describeFrom(t.From)})
 		case catalogue.KindCode:
 			a.opaque = append(a.opaque, t.Word)
@@ -173,7 +174,7 @@ func (a *analysis) lookup(cmd *shell.Command, words []string, depth int) {
 			if reverseShellCode(t.Word) {
 				lvl, why = high, prog+" runs code that connects a shell to the network"
 			}
-			a.add(Finding{Rule: "opaque", Level: lvl, Effect: string(catalogue.ExecArg), Words: []string{t.From, t.Word}, Why: why})
+			a.add(Finding{Rule: "opaque", Level: lvl, Effect: string(catalogue.ExecArg), Words: a.asWritten(cmd, []string{fromWord(t.From, words), t.Word}), Why: why})
 		case catalogue.KindCommand:
 			if isChildOf(cmd, t.Word) {
 				continue // find's: shell/ made it a command of its own
@@ -1075,7 +1076,13 @@ func (a *analysis) places(cmd *shell.Command, w string) []place {
 	}
 	// One place, in a buffer of the analysis: the caller ranges over it
 	// before asking again.
-	a.placeBuf[0] = a.locate(w, w, a.wordKnown(cmd, w))
+	raw := w
+	sw, ok := a.shellWord(cmd, w)
+	known := !ok || sw.Known
+	if !known {
+		raw = sw.Raw // $(cat list), "$D": what is written, not a guess at it
+	}
+	a.placeBuf[0] = a.locate(raw, w, known)
 	return a.placeBuf[:]
 }
 

@@ -22,7 +22,7 @@ var readOnlyCorpus = []string{
 	"aws sts get-caller-identity", "aws s3 ls s3://b", "gcloud projects list", "az vm show -n x -g y",
 	"systemctl status nginx", "journalctl -u nginx -n 50", "ps aux", "ss -tlnp", "uname -a", "id",
 	"env", "printenv PATH", "date", "whoami", "basename a/b", "realpath .", "zcat a.gz", "test -f x",
-	"bat README.md", "apt list --installed", "brew list", "dig example.com",
+	"bat README.md", "apt list --installed", "brew list",
 	// Read-only forms documented by each program.
 	"git tag", "git tag --list", "git branch -r --merged origin/main", "git worktree list",
 	"git lfs ls-files", "git config --get user.email",
@@ -36,7 +36,7 @@ var readOnlyCorpus = []string{
 	"gcloud run services list", "aws deploy list-applications",
 	"npm config get registry", "npm audit", "npm version", "pip config list", "pip list --outdated",
 	"go vet ./...", "go mod graph", "go mod why golang.org/x/text", "go env",
-	"less -N main.go", "more README.md", "top -b -n 1", "ping -c 3 example.com",
+	"less -N main.go", "more README.md", "top -b -n 1",
 	"lscpu", "dmesg -T", "hostnamectl", "timedatectl status", "systemd-analyze blame",
 	"loginctl list-sessions", "resolvectl status", "kubectx", "stern web -n prod --since 10m",
 	"kustomize build overlays/prod", "eksctl get clusters",
@@ -76,6 +76,18 @@ var notReadOnlyCorpus = []string{
 	"poetry version minor", "uv version --bump patch", "poetry env use python3.12", "poetry env remove --all",
 	"docker -H ssh://prod ps", "printf -v PATH /tmp/bin", "rg --hostname-bin=/tmp/x foo", "ag --pager /tmp/x foo", "ack --pager=/tmp/x foo",
 	"rclone ls r: --password-command /tmp/x", "rclone ls r: --sftp-ssh /tmp/x", "file -C -m magic", "git --exec-path=/tmp/x status",
+	// Long options by a unique prefix (getopt_long), and Go's --name for -name.
+	"sort --out=x y", "sort --compress=sh y", "rg --pr sh foo", "tar -tf x.tar --to-com=sh", "tar -tf x.tar --use-compress=sh",
+	"less --log-f=x y", "date --se=2020-01-01", "journalctl --vacuum-s=1", "docker compose config --out x",
+	"helm template web ./chart --post-r /tmp/x", "go env --w GOFLAGS=x", "go vet --vettool=/tmp/x ./...",
+	// Another host, or configuration that names commands.
+	"kubectl get pods --server=https://x.example", "kubectl get pods -s https://x.example", "kubectl get pods --kubeconfig=/tmp/k",
+	"docker --host=tcp://x.example:2375 ps", "docker -H x.example:2375 ps", "docker --config /tmp/d ps",
+	"git ls-remote https://x.example/r", "git ls-remote ext::sh", "dig example.com", "ping -c 3 example.com",
+	"cargo --config x tree", "pip list --log /tmp/x",
+	"gh api --hostname x.example /user", "gh api https://x.example/c", "go doc -http", "systemctl -H x.example status web",
+	"yq -s .a x.yaml", "yq --split-exp .a x.yaml",
+	"tmux -f /tmp/x ls", "rclone ls r: --config /tmp/rc", "vagrant status", "composer show", "tree --output=x",
 }
 
 func TestNotReadOnlyCorpus(t *testing.T) {

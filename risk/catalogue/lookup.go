@@ -2,6 +2,7 @@ package catalogue
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -101,6 +102,7 @@ func (c *Catalogue) lookup(words []string, r *Result) {
 	r.Program = node.Name
 	readOnly := true
 	var positionals []string
+	var typed []string // the subcommand words as written (an alias, not its node's name)
 	optsDone := false
 	for i := 1; i < len(words); i++ {
 		w := words[i]
@@ -127,6 +129,7 @@ func (c *Catalogue) lookup(words []string, r *Result) {
 					r.Path = make([]string, 0, 2)
 				}
 				r.Path = append(r.Path, sub.Name)
+				typed = append(typed, w)
 				continue
 			}
 			if len(node.Verbs) == 0 {
@@ -161,8 +164,10 @@ func (c *Catalogue) lookup(words []string, r *Result) {
 	}
 	if verb == nil && len(node.Effects) > 0 {
 		// One description and one list of words for all the node's
-		// effects (the words are never changed in place).
-		why, ws := node.describeWords(r.Program, r.Path, words[0])
+		// effects (the words are never changed in place): the words as
+		// written (kubectl rollout restart, go test), not the name of the
+		// node an alias leads to.
+		why, ws := node.describeWords(path.Base(words[0]), typed, words[0])
 		for _, e := range node.Effects {
 			r.add(e, why, ws...)
 		}
@@ -173,7 +178,7 @@ func (c *Catalogue) lookup(words []string, r *Result) {
 		}
 	}
 	if node.ReadOnly && len(node.Effects) == 0 {
-		r.add(Read, node.describe(r.Program, r.Path), words[0])
+		r.add(Read, node.describe(path.Base(words[0]), typed), words[0])
 	}
 	if !c.assignArgs(node, positionals, r) {
 		readOnly = false
@@ -266,6 +271,20 @@ func (c *Catalogue) option(node *Command, words []string, i int, r *Result) int 
 			return c.apply(o, name, val, hasVal, words, i, r)
 		}
 		if strings.HasPrefix(w, "--") {
+			// Go's flag package takes --name for -name (go env --w).
+			if o := node.opt(name[1:]); o != nil {
+				return c.apply(o, name, val, hasVal, words, i, r)
+			}
+			// getopt_long and git's parse-options take any unique prefix
+			// of a long option: --out is --output.
+			o, ambiguous := node.abbrev(name)
+			if o != nil {
+				return c.apply(o, name, val, hasVal, words, i, r)
+			}
+			if ambiguous {
+				r.Unknown = append(r.Unknown, fmt.Sprintf("option %s may be short for more than one option of %s", name, node.Name))
+				return i
+			}
 			r.Unlisted = append(r.Unlisted, name)
 			return i
 		}
@@ -487,4 +506,33 @@ func (n *Command) verb(ws []string) (*Verb, string) {
 		}
 	}
 	return nil, ""
+}
+
+// abbrev finds the listed long option that name ("--out") is a unique
+// prefix of, as getopt_long would take it. ambiguous is true when name is
+// the prefix of more than one listed option and one of them does more
+// than read: the program may take it for that one.
+func (n *Command) abbrev(name string) (o *Option, ambiguous bool) {
+	if len(name) < 3 {
+		return nil, false
+	}
+	var found []*Option
+	for c := n; c != nil; c = c.parent {
+		for full, opt := range c.opts {
+			if strings.HasPrefix(full, "--") && strings.HasPrefix(full, name) && !slices.Contains(found, opt) {
+				found = append(found, opt)
+			}
+		}
+	}
+	switch {
+	case len(found) == 1:
+		return found[0], false
+	case len(found) > 1:
+		for _, opt := range found {
+			if len(opt.Until) > 0 || slices.ContainsFunc(opt.Effects, func(e Effect) bool { return e != Read }) || len(opt.Values) > 0 {
+				return nil, true
+			}
+		}
+	}
+	return nil, false
 }
