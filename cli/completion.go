@@ -1,12 +1,12 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,7 +14,7 @@ import (
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 	"github.com/spf13/cobra"
-	"github.com/spf13/cobra/doc"
+	"github.com/spf13/pflag"
 )
 
 // Shell completion (cobra's `completion bash|zsh|fish|powershell`): command
@@ -125,11 +125,13 @@ DIR, made from the same help text as --help. Install them where man looks
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return exitf(ExitError, "man pages: %v", err)
 			}
-			root := cmd.Root()
-			root.DisableAutoGenTag = true
-			header := &doc.GenManHeader{Title: "APPROVE-TUI", Section: "1", Source: "approve-tui " + Build.resolved().Version,
-				Manual: "approve-tui manual"}
-			if err := writeManTree(root, header, dir); err != nil {
+			date, err := manDate()
+			if err != nil {
+				return exitf(ExitError, "man pages: %v", err)
+			}
+			h := manHeader{title: "APPROVE-TUI", section: "1", date: date,
+				source: "approve-tui " + Build.resolved().Version, manual: "approve-tui manual"}
+			if err := writeManTree(cmd.Root(), h, dir); err != nil {
 				return exitf(ExitError, "man pages: %v", err)
 			}
 			n := 0
@@ -146,92 +148,146 @@ DIR, made from the same help text as --help. Install them where man looks
 	}
 }
 
+// manHeader is what the .TH line of every page says.
+type manHeader struct {
+	title, section, date, source, manual string
+}
+
+// manDate is the month the pages are dated: now, or SOURCE_DATE_EPOCH's
+// (seconds since 1970) for a reproducible build.
+func manDate() (string, error) {
+	now := time.Now()
+	if epoch := os.Getenv("SOURCE_DATE_EPOCH"); epoch != "" {
+		sec, err := strconv.ParseInt(epoch, 10, 64)
+		if err != nil {
+			return "", fmt.Errorf("SOURCE_DATE_EPOCH %q is not a number of seconds", epoch)
+		}
+		now = time.Unix(sec, 0).UTC()
+	}
+	return now.Format("Jan 2006"), nil
+}
+
 // writeManTree writes the man page of cmd and of each of its commands into
-// dir, as doc.GenManTree does (approve-tui-run.1, …), each with its
-// synopsis written here (manSynopsis), the lines of its --help's Usage:
-// doc renders the use line as Markdown, where "[--timeout D] (-- COMMAND
-// … | --shell 'LINE')" is a link with a title.
-func writeManTree(cmd *cobra.Command, header *doc.GenManHeader, dir string) error {
+// dir (approve-tui.1, approve-tui-run.1, …): name and short text, synopsis
+// (the lines of --help's Usage:), description (--help's text), options and
+// the options inherited, and the pages of the parent and the commands.
+func writeManTree(cmd *cobra.Command, h manHeader, dir string) error {
 	for _, c := range cmd.Commands() {
 		if !c.IsAvailableCommand() || c.IsAdditionalHelpTopicCommand() {
 			continue
 		}
-		if err := writeManTree(c, header, dir); err != nil {
+		if err := writeManTree(c, h, dir); err != nil {
 			return err
 		}
 	}
-	var b bytes.Buffer
-	h := *header
-	if err := doc.GenMan(cmd, &h, &b); err != nil {
-		return err
-	}
-	// The lines of --help's "Usage:", as cobra's usage template writes them.
-	var usage []string
+	name := strings.ReplaceAll(cmd.CommandPath(), " ", "-")
+	path := filepath.Join(dir, name+"."+h.section)
+	return os.WriteFile(path, []byte(manPage(cmd, h)), 0o644)
+}
+
+// manPage is the man page of cmd, in roff (the man macros).
+func manPage(cmd *cobra.Command, h manHeader) string {
+	cmd.InitDefaultHelpFlag()
+	var b strings.Builder
+	b.WriteString(".nh\n")
+	fmt.Fprintf(&b, ".TH %q %q %q %s %s\n", h.title, h.section, h.date, roffArg(h.source), roffArg(h.manual))
+	name := strings.ReplaceAll(cmd.CommandPath(), " ", "-")
+	b.WriteString(".SH NAME\n")
+	b.WriteString(roffText(name+" - "+cmd.Short) + "\n")
+
+	// The lines of --help's "Usage:", as cobra's usage template writes
+	// them, left-aligned: a synopsis wrapped at the terminal's width keeps
+	// its single spaces.
+	var use []string
 	if cmd.Runnable() {
-		usage = append(usage, cmd.UseLine())
+		use = append(use, cmd.UseLine())
 	}
 	if cmd.HasAvailableSubCommands() {
-		usage = append(usage, cmd.CommandPath()+" [command]")
+		use = append(use, cmd.CommandPath()+" [command]")
 	}
-	page, err := manSynopsis(b.String(), usage)
-	if err != nil {
-		return fmt.Errorf("%s: %w", cmd.CommandPath(), err)
-	}
-	if cmd.Long != "" {
-		if page, err = manDescription(page, cmd.Long); err != nil {
-			return fmt.Errorf("%s: %w", cmd.CommandPath(), err)
-		}
-	}
-	name := strings.ReplaceAll(cmd.CommandPath(), " ", "-") + "." + header.Section
-	return os.WriteFile(filepath.Join(dir, name), []byte(page), 0o644)
-}
-
-// manSynopsis puts the lines of use, in bold, as the synopsis of the man
-// page page.
-func manSynopsis(page string, use []string) (string, error) {
-	const head = ".SH SYNOPSIS\n"
-	i := strings.Index(page, head)
-	if i < 0 {
-		return "", errors.New("the man page has no SYNOPSIS section")
-	}
-	i += len(head)
-	j := strings.Index(page[i:], "\n.SH ")
-	if j < 0 {
-		return "", errors.New("the man page ends in its SYNOPSIS section")
-	}
-	// Left-aligned: a synopsis wrapped at the terminal's width keeps its
-	// single spaces.
-	var syn strings.Builder
-	syn.WriteString(".ad l\n")
+	b.WriteString(".SH SYNOPSIS\n.ad l\n")
 	for k, u := range use {
 		if k > 0 {
-			syn.WriteString(".br\n")
+			b.WriteString(".br\n")
 		}
-		syn.WriteString("\\fB" + roffText(u) + "\\fR\n")
+		b.WriteString("\\fB" + roffText(u) + "\\fR\n")
 	}
-	syn.WriteString(".ad\n")
-	return page[:i] + syn.String() + "\n" + page[i+j:], nil
+	b.WriteString(".ad\n")
+
+	long := cmd.Long
+	if long == "" {
+		long = cmd.Short
+	}
+	b.WriteString(".SH DESCRIPTION\n")
+	manDescription(&b, long)
+
+	if fs := cmd.NonInheritedFlags(); fs.HasAvailableFlags() {
+		b.WriteString(".SH OPTIONS\n")
+		manFlags(&b, fs)
+	}
+	if fs := cmd.InheritedFlags(); fs.HasAvailableFlags() {
+		b.WriteString(".SH OPTIONS INHERITED FROM PARENT COMMANDS\n")
+		manFlags(&b, fs)
+	}
+
+	var see []string
+	if cmd.HasParent() {
+		see = append(see, strings.ReplaceAll(cmd.Parent().CommandPath(), " ", "-"))
+	}
+	children := slices.Clone(cmd.Commands())
+	slices.SortFunc(children, func(x, y *cobra.Command) int { return strings.Compare(x.Name(), y.Name()) })
+	for _, c := range children {
+		if c.IsAvailableCommand() && !c.IsAdditionalHelpTopicCommand() {
+			see = append(see, name+"-"+c.Name())
+		}
+	}
+	if len(see) > 0 {
+		b.WriteString(".SH SEE ALSO\n")
+		for k, s := range see {
+			sep := ","
+			if k == len(see)-1 {
+				sep = ""
+			}
+			b.WriteString(".BR " + roffArg(s) + " " + roffArg("("+h.section+")"+sep) + "\n")
+		}
+	}
+	return b.String()
 }
 
-// manDescription writes long, the text of --help, as the DESCRIPTION of
-// page, instead of doc's reading of it as Markdown (which takes an indented
-// block's first line out of the block, and fills the rest past the page's
-// width). A paragraph with an indented line (a table, an example) goes out
-// line for line (no fill), one column in rather than the section's seven,
-// so that --help's 80-column lines fit an 80-column man page; the others
-// are filled.
-func manDescription(page, long string) (string, error) {
-	const head = ".SH DESCRIPTION\n"
-	i := strings.Index(page, head)
-	if i < 0 {
-		return "", errors.New("the man page has no DESCRIPTION section")
-	}
-	i += len(head)
-	j := strings.Index(page[i:], "\n.SH ")
-	if j < 0 {
-		j = len(page) - i
-	}
-	var d strings.Builder
+// manFlags writes the flags of fs as a tagged list: the flag, its value's
+// name as --help gives it, then its usage and default.
+func manFlags(b *strings.Builder, fs *pflag.FlagSet) {
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Hidden || f.Deprecated != "" {
+			return
+		}
+		varname, usage := pflag.UnquoteUsage(f)
+		b.WriteString(".TP\n")
+		if f.Shorthand != "" && f.ShorthandDeprecated == "" {
+			b.WriteString("\\fB" + roffText("-"+f.Shorthand) + "\\fR, ")
+		}
+		b.WriteString("\\fB" + roffText("--"+f.Name) + "\\fR")
+		if varname != "" {
+			b.WriteString(" \\fI" + roffText(varname) + "\\fR")
+		}
+		b.WriteString("\n")
+		switch def := f.DefValue; {
+		case def == "" || def == "false" || def == "0" || def == "[]" || def == "0s":
+		case f.Value.Type() == "string":
+			usage += fmt.Sprintf(" (default %q)", def)
+		default:
+			usage += " (default " + def + ")"
+		}
+		b.WriteString(roffText(usage) + "\n")
+	})
+}
+
+// manDescription writes long, the text of --help, as the DESCRIPTION: a
+// paragraph with an indented line (a table, an example) goes out line for
+// line (no fill), one column in rather than the section's seven, so that
+// --help's 80-column lines fit an 80-column man page; the others are
+// filled.
+func manDescription(d *strings.Builder, long string) {
 	for k, para := range strings.Split(strings.Trim(long, "\n"), "\n\n") {
 		para = strings.Trim(para, "\n")
 		if para == "" {
@@ -255,7 +311,12 @@ func manDescription(page, long string) (string, error) {
 		}
 		d.WriteString(".in\n.fi\n")
 	}
-	return page[:i] + d.String() + page[i+j:], nil
+}
+
+// roffArg is s as one quoted argument of a request, its text as roffText
+// writes it (a double quote is \(dq, no end of the argument).
+func roffArg(s string) string {
+	return `"` + roffText(s) + `"`
 }
 
 // roffText is s as roff text that prints s as it is: a backslash as \e,

@@ -3,6 +3,7 @@ package cli
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -193,7 +194,7 @@ func hangingIndent(s string, width int) int {
 		return at
 	}
 	plain := ansi.Strip(s)
-	if m := leadingLabel.FindString(plain); m != "" && cells(m) < limit {
+	if m := leadingLabel().FindString(plain); m != "" && cells(m) < limit {
 		return cells(m)
 	}
 	// Otherwise two columns in from the line's own indent, so that a
@@ -202,7 +203,7 @@ func hangingIndent(s string, width int) int {
 }
 
 // leadingLabel is a label that starts a line of prose: "note: ".
-var leadingLabel = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9 _-]{0,24}: `)
+var leadingLabel = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9 _-]{0,24}: `) })
 
 // splitAtCell splits s after its first n cells (styles count none).
 func splitAtCell(s string, n int) (string, string) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Every man page's synopsis, rendered by groff as man renders it, reads
@@ -146,5 +147,71 @@ func TestManDescriptionKeepsBlocks(t *testing.T) {
 	}
 	if checked < 20 {
 		t.Fatalf("only %d indented lines checked", checked)
+	}
+}
+
+// Every flag --help lists is in the man page's OPTIONS (or the options
+// inherited), as man renders it: its name, its value's name and its text;
+// the page names its parent's page and its commands' pages under SEE
+// ALSO, and SOURCE_DATE_EPOCH dates the pages.
+func TestManOptionsAndSeeAlso(t *testing.T) {
+	groff, err := exec.LookPath("groff")
+	if err != nil {
+		t.Skip("groff is needed to render the man pages (apt-get install groff-base)")
+	}
+	t.Setenv("SOURCE_DATE_EPOCH", "1780000000") // 2026-05-28
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	if code := Execute([]string{"man", dir}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("man: exit %d: %s", code, errb.String())
+	}
+	root := newApp(strings.NewReader(""), &out, &errb).root()
+	for _, path := range [][]string{{}, {"hook"}, {"hook", "claude-code"}, {"run"}, {"policy", "set"}} {
+		c, _, err := root.Find(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.InitDefaultHelpFlag()
+		page := filepath.Join(dir, strings.ReplaceAll(c.CommandPath(), " ", "-")+".1")
+		cmd := exec.Command(groff, "-man", "-Tutf8", "-rLL=4000n", "-P-cbou", page)
+		cmd.Env = append(os.Environ(), "LC_ALL=C.UTF-8")
+		b, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("groff %s: %v", page, err)
+		}
+		text := lines(string(b))
+		if !strings.Contains(text, "May 2026") {
+			t.Errorf("%s is not dated by SOURCE_DATE_EPOCH:\n%s", filepath.Base(page), text)
+		}
+		_, opts, ok := strings.Cut(text, "\nOPTIONS\n")
+		if !ok {
+			t.Fatalf("%s: no OPTIONS:\n%s", filepath.Base(page), text)
+		}
+		for _, fs := range []*pflag.FlagSet{c.NonInheritedFlags(), c.InheritedFlags()} {
+			fs.VisitAll(func(f *pflag.Flag) {
+				if f.Hidden {
+					return
+				}
+				varname, usage := pflag.UnquoteUsage(f)
+				want := strings.TrimSpace("--" + f.Name + " " + varname)
+				if f.Shorthand != "" {
+					want = "-" + f.Shorthand + ", " + want
+				}
+				if !strings.Contains(opts, want) || !strings.Contains(opts, strings.Join(strings.Fields(usage), " ")) {
+					t.Errorf("%s: the flag %q (%q) is not in its OPTIONS:\n%s", filepath.Base(page), want, usage, opts)
+				}
+			})
+		}
+		_, see, ok := strings.Cut(text, "\nSEE ALSO\n")
+		if c.HasParent() {
+			if parent := strings.ReplaceAll(c.Parent().CommandPath(), " ", "-") + "(1)"; !ok || !strings.Contains(see, parent) {
+				t.Errorf("%s: SEE ALSO does not name %s:\n%s", filepath.Base(page), parent, see)
+			}
+		}
+		for _, s := range c.Commands() {
+			if sub := strings.ReplaceAll(s.CommandPath(), " ", "-") + "(1)"; s.IsAvailableCommand() && !strings.Contains(see, sub) {
+				t.Errorf("%s: SEE ALSO does not name %s", filepath.Base(page), sub)
+			}
+		}
 	}
 }

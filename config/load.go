@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/approve-tui/approve-tui/model"
@@ -259,8 +260,8 @@ var tier2SettingKeys = []settingKey{
 }
 
 var (
-	envName     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	channelName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+	envName     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+	channelName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`) })
 )
 
 // loader collects the problems of one file as it reads it.
@@ -684,7 +685,7 @@ func (l *loader) channels(f *File, e entry) {
 		return
 	}
 	for _, ce := range es {
-		if !channelName.MatchString(ce.name) {
+		if !channelName().MatchString(ce.name) {
 			l.add(ce.key, "channel name %q: want letters, digits, '_', '.' and '-', starting with a letter or digit", ce.name)
 			continue
 		}
@@ -873,7 +874,7 @@ func (l *loader) secretKey(s *Secret, e entry, what string) bool {
 	line, col := pos(e.key)
 	s.Key, s.Line, s.Column = e.name, line, col
 	if strings.HasSuffix(e.name, "_env") {
-		if !envName.MatchString(v) {
+		if !envName().MatchString(v) {
 			l.add(e.at(), "%s: %q is not an environment variable's name; want letters, digits and '_', such as NTFY_TOKEN", what, v)
 			return false
 		}

@@ -74,7 +74,7 @@ func (l *loader) policy(p *policy.Policy, body ast.Node) {
 			for _, ge := range es {
 				what := "group " + ge.name
 				bad[ge.name] = true
-				if !channelName.MatchString(ge.name) {
+				if !channelName().MatchString(ge.name) {
 					l.add(ge.key, "%s: the name may hold letters, digits, _ . - and must start with a letter or digit", what)
 					continue
 				}

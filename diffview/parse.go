@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Kind says what part of a unified diff a line is.
@@ -101,7 +102,9 @@ func Stats(d *Diff) (files, added, removed int) {
 }
 
 // hunkRE matches a hunk header; counts default to 1 when absent.
-var hunkRE = regexp.MustCompile(`^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@`)
+var hunkRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@`)
+})
 
 // Parse reads a unified diff (git or plain "diff -u" style, any number of
 // files). It never fails on bad input and never drops text: what it cannot
@@ -318,7 +321,7 @@ func (p *parser) fileNames(old, new string) {
 // the header is malformed. The body is read strictly by the header's
 // counts, as git does; a body that ends early is reported.
 func (p *parser) hunk() bool {
-	m := hunkRE.FindStringSubmatch(p.lines[p.i])
+	m := hunkRE().FindStringSubmatch(p.lines[p.i])
 	if m == nil {
 		return false
 	}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -631,7 +632,7 @@ func (p *tapeParser) duration(pos Pos, what string, rest []token) (time.Duration
 	}
 	s := rest[0].text
 	rest = rest[1:]
-	m := numberRE.FindStringSubmatch(s)
+	m := numberRE().FindStringSubmatch(s)
 	if m == nil {
 		p.errorf(pos, "%s expects a time such as 500ms, 2s or 0.5, got %q", what, s)
 		return 0, rest, false
@@ -661,10 +662,10 @@ func (p *tapeParser) duration(pos Pos, what string, rest []token) (time.Duration
 }
 
 // numberRE is a VHS time: a number (digits, at most one dot) and a unit.
-var numberRE = regexp.MustCompile(`^([0-9]+\.?[0-9]*|\.[0-9]+)([A-Za-z]*)$`)
+var numberRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]+\.?[0-9]*|\.[0-9]+)([A-Za-z]*)$`) })
 
 // decimalRE is a VHS number: digits with at most one dot.
-var decimalRE = regexp.MustCompile(`^([0-9]+\.?[0-9]*|\.[0-9]+)$`)
+var decimalRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]+\.?[0-9]*|\.[0-9]+)$`) })
 
 // maxTapeDuration bounds every time in a tape.
 const maxTapeDuration = 24 * time.Hour
@@ -787,7 +788,7 @@ func (p *tapeParser) set(c TapeCommand, rest []token) (TapeCommand, bool) {
 		// passes Set FontSize 14.5); its recorder, though, reads a whole
 		// number and fails on a fraction. Headless takes the number.
 		f, err := strconv.ParseFloat(c.Text, 64)
-		if len(vals) != 1 || !decimalRE.MatchString(c.Text) || err != nil || f <= 0 {
+		if len(vals) != 1 || !decimalRE().MatchString(c.Text) || err != nil || f <= 0 {
 			p.errorf(c.Pos, "Set FontSize expects a number more than 0 (14, 14.5), got %q", c.Text)
 			return c, false
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // longOptions are the long options of the programs whose options the
@@ -513,7 +514,7 @@ func (a *analysis) markTerraform(args []string) {
 }
 
 // procPid is /proc/PID (or /proc/self, /proc/thread-self) and what follows.
-var procPid = regexp.MustCompile(`^/proc/(self|thread-self|[0-9]+)(/.*)?$`)
+var procPid = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^/proc/(self|thread-self|[0-9]+)(/.*)?$`) })
 
 // fdOf is the descriptor p names (/dev/stdin, /dev/fd/N,
 // /proc/self/fd/N), ok false when it names none.
@@ -609,7 +610,7 @@ func (a *analysis) viaProcess(p string) bool {
 // it would be the preview's, not the shell's.
 func processPath(p string) bool {
 	c := filepath.Clean(p)
-	return procPid.MatchString(c) || c == "/dev/fd" || strings.HasPrefix(c, "/dev/fd/") ||
+	return procPid().MatchString(c) || c == "/dev/fd" || strings.HasPrefix(c, "/dev/fd/") ||
 		c == "/dev/stdin" || c == "/dev/stdout" || c == "/dev/stderr"
 }
 
@@ -620,7 +621,7 @@ func shellState(p, cwd string) string {
 	if !filepath.IsAbs(p) {
 		return p
 	}
-	m := procPid.FindStringSubmatch(filepath.Clean(p))
+	m := procPid().FindStringSubmatch(filepath.Clean(p))
 	if m == nil || m[1] != "self" && m[1] != "thread-self" {
 		return p
 	}
@@ -658,7 +659,7 @@ func shellUnknown(p, cwd string) string {
 	case c == "/dev/stdin" || c == "/dev/stdout" || c == "/dev/stderr" || c == "/dev/fd" || strings.HasPrefix(c, "/dev/fd/"):
 		return "it names one of the shell's open files"
 	}
-	m := procPid.FindStringSubmatch(c)
+	m := procPid().FindStringSubmatch(c)
 	if m == nil {
 		return ""
 	}

@@ -147,6 +147,12 @@ func policyAsks(ctx context.Context, q policyQuerier, j *judging, r *PolicyRecor
 	if err != nil || pv == nil {
 		return err
 	}
+	return policyVerdict(pv, j, r)
+}
+
+// policyVerdict says whether the rules of pv ask for r's command to be
+// approved (*PolicyAsksError), nil when none matches.
+func policyVerdict(pv *PolicyVersion, j *judging, r *PolicyRecord) error {
 	subj := policySubject(j, r)
 	verdicts, req := pv.Policy.Explain(subj)
 	if !req.Ruled() {
@@ -174,7 +180,10 @@ func policyAsks(ctx context.Context, q policyQuerier, j *judging, r *PolicyRecor
 // transaction that records an allow.
 func (st *Store) PolicyAsks(ctx context.Context, r *PolicyRecord) error {
 	s := st.bind()
-	err := policyAsks(ctx, s.rdb, s.judge, r)
+	pv, err := s.readPolicyOnce(ctx)
+	if err == nil && pv != nil {
+		err = policyVerdict(pv, s.judge, r)
+	}
 	var asks *PolicyAsksError
 	var rf *RefusedError
 	switch {
@@ -184,4 +193,21 @@ func (st *Store) PolicyAsks(ctx context.Context, r *PolicyRecord) error {
 		return nil // a file not migrated yet (opened read-only): no policy
 	}
 	return s.classify("policy", err)
+}
+
+// readPolicyOnce reads the policy in force for a single check. On SQLite, a
+// process that has no reader connection open yet (a hook: it opens the
+// store, reads the policy once and exits) reads it on the writer
+// connection it has open already, under the writer mutex and outside any
+// transaction: the same committed state a reader would see, without a
+// second connection that would open the file and parse its schema again.
+// A process that reads through the pool already (the console, serve)
+// keeps reading there, and the writer stays free for its writes.
+func (s bound) readPolicyOnce(ctx context.Context) (*PolicyVersion, error) {
+	if s.pg != nil || s.w == nil || s.rdb.Stats().OpenConnections > 0 {
+		return readPolicy(ctx, s.rdb)
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	return readPolicy(ctx, s.w)
 }

@@ -226,3 +226,60 @@ func TestStoreJudgesWithItsOwnExtras(t *testing.T) {
 		t.Fatalf("the view kept was judged with %+v", pv)
 	}
 }
+
+// A process that only checks the policy (a hook) reads it on the writer
+// connection it opened, with no second connection, and sees what other
+// programs committed last, as a reader would: a rule set before, a
+// policy made unreadable by another program (refused, never taken for no
+// rule), all while another program holds the write lock (a read waits for
+// no writer). Once the store reads through its pool, PolicyAsks does too.
+func TestPolicyAsksOnTheWriterConnection(t *testing.T) {
+	sqliteOnly(t, "SQLite's reader connections")
+	path := tempDB(t)
+	s := openAt(t, path, nil)
+	putPolicy(t, s, "policy:\n  - match: {command: \"terraform apply*\"}\n    approvals: 2\n")
+	allow := &PolicyRecord{Decision: PolicyAllow, Reason: "no dangerous pattern matched", Command: "terraform apply plan.out",
+		SessionKey: "run:alice@host", Requester: "approve-tui-run", Risk: model.RiskLow}
+	readers := func() int { return s.bind().rdb.Stats().OpenConnections }
+	if n := readers(); n != 0 {
+		t.Fatalf("%d reader connections open before any read", n)
+	}
+
+	raw := rawDB(t, path)
+	c, err := raw.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
+		t.Fatal(err)
+	}
+	var asks *PolicyAsksError
+	if err := s.PolicyAsks(ctx, allow); !errors.As(err, &asks) {
+		t.Fatalf("the rule, while another program holds the write lock: %v", err)
+	}
+	if _, err := c.ExecContext(ctx, `UPDATE approve_tui_policy SET rules = 'not a policy'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ExecContext(ctx, `COMMIT`); err != nil {
+		t.Fatal(err)
+	}
+	var rf *RefusedError
+	if err := s.PolicyAsks(ctx, allow); !errors.As(err, &rf) || rf.Code != RefusedPolicyUnreadable {
+		t.Fatalf("a policy another program made unreadable: %v, want refused (%s)", err, RefusedPolicyUnreadable)
+	}
+	if n := readers(); n != 0 {
+		t.Fatalf("PolicyAsks opened %d reader connections", n)
+	}
+
+	// A store that reads through its pool keeps reading the policy there.
+	if _, err := s.Policy(ctx); !errors.As(err, &rf) {
+		t.Fatalf("Policy: %v", err)
+	}
+	if n := readers(); n == 0 {
+		t.Fatal("Policy read on no reader connection")
+	}
+	if err := s.PolicyAsks(ctx, allow); !errors.As(err, &rf) || rf.Code != RefusedPolicyUnreadable {
+		t.Fatalf("through the pool: %v", err)
+	}
+}
