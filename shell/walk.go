@@ -289,19 +289,26 @@ func (p *parser) command(cmd syntax.Command, redirs []*syntax.Redirect, fr frame
 		p.arith(fr, n.X)
 		p.forgetArith(n)
 	case *syntax.TestClause:
-		syntax.Walk(n, func(m syntax.Node) bool {
-			if w, ok := m.(*syntax.Word); ok {
-				p.s.Others = append(p.s.Others, p.word(w, fr))
-				return false
-			}
-			return true
-		})
+		p.testWords(n, fr)
 	case *syntax.TestDecl:
 		p.s.Others = append(p.s.Others, p.word(n.Description, fr))
 		p.stmt(n.Body, fr)
 	default:
 		p.s.Findings = append(p.s.Findings, Finding{Kind: ErrSyntax, Why: "a construct not read: " + p.text(fr, cmd), Command: -1})
 	}
+}
+
+// testWords reads the words of [[ ... ]] (apart from command, whose frame
+// would otherwise be captured by the walk's function and so allocated for
+// every command).
+func (p *parser) testWords(n *syntax.TestClause, fr frame) {
+	syntax.Walk(n, func(m syntax.Node) bool {
+		if w, ok := m.(*syntax.Word); ok {
+			p.s.Others = append(p.s.Others, p.word(w, fr))
+			return false
+		}
+		return true
+	})
 }
 
 // forgetArith: assignments in arithmetic ((x=1)), let x=1 make x unknown.
