@@ -166,6 +166,9 @@ func judgeLater(command string, c Context, table func() Verdict) Judgement {
 	var pre []Finding
 	var a *analysis
 	script, err := shell.Parse(command, shell.Options{})
+	// Nothing the judgement returns points into the parsed commands (the
+	// findings' words are strings): their memory goes to the next parse.
+	defer script.Release()
 	if err != nil {
 		pre = append(pre, Finding{Rule: "parse", Level: model.RiskMedium, Words: []string{}, Why: parseWhy(err)})
 	}

@@ -607,6 +607,7 @@ func (a *analysis) innerLine(line string) model.RiskLevel {
 		a.add(Finding{Rule: "parse", Level: medium, Words: []string{line}, Why: "could not parse the command given in an option: " + errText(err)})
 		return medium
 	}
+	defer s.Release()
 	sub := newAnalysis()
 	defer release(sub)
 	sub.c, sub.cat, sub.readOnly, sub.inner, sub.noWorkspace = a.c, a.cat, true, a.inner+1, a.noWorkspace
