@@ -176,7 +176,7 @@ func judgeLater(command string, c Context, table func() Verdict) Judgement {
 		if cat, cerr := defaultCatalogue(); cerr != nil {
 			pre = append(pre, Finding{Rule: "unknown", Level: model.RiskMedium, Words: []string{}, Why: "the program catalogue did not load: " + cerr.Error()})
 		} else {
-			a = newAnalysis()
+			a = newAnalysis(len(command) >= longLine)
 			defer release(a)
 			a.c, a.cat, a.readOnly, a.noWorkspace = c, cat, err == nil && len(script.Commands) > 0, !isWorkspace(c)
 			a.script(script)

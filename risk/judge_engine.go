@@ -71,6 +71,8 @@ type analysis struct {
 	seen  map[uint64]int
 	ranks []uint8
 	kept  []int
+	// long: the analysis is kept with those of long lines (see analyses).
+	long bool
 }
 
 func (a *analysis) add(f Finding) {
@@ -608,7 +610,7 @@ func (a *analysis) innerLine(line string) model.RiskLevel {
 		return medium
 	}
 	defer s.Release()
-	sub := newAnalysis()
+	sub := newAnalysis(false)
 	defer release(sub)
 	sub.c, sub.cat, sub.readOnly, sub.inner, sub.noWorkspace = a.c, a.cat, true, a.inner+1, a.noWorkspace
 	sub.script(s)
