@@ -73,7 +73,9 @@ type resultBuf struct {
 // would pass them (words[0] is the program). It never reads the filesystem
 // or runs anything. Wrappers (sudo, env, xargs, find -exec) are described
 // as commands of their own: the command they run comes back as a Target of
-// KindCommand, for the caller to look up in turn.
+// KindCommand, for the caller to look up in turn. The words of the
+// result's findings may be slices of words itself: words must not be
+// changed while the result is used.
 func (c *Catalogue) Lookup(words []string) Result {
 	var r Result
 	c.lookup(words, &r)
