@@ -3,6 +3,7 @@ package risk
 import (
 	"bytes"
 	"hash/maphash"
+	"slices"
 	"strings"
 	"sync"
 
@@ -165,6 +166,9 @@ func judgeLater(command string, c Context, table func() Verdict) Judgement {
 	var pre []Finding
 	var a *analysis
 	script, err := shell.Parse(command, shell.Options{})
+	// Nothing the judgement returns points into the parsed commands (the
+	// findings' words are strings): their memory goes to the next parse.
+	defer script.Release()
 	if err != nil {
 		pre = append(pre, Finding{Rule: "parse", Level: model.RiskMedium, Words: []string{}, Why: parseWhy(err)})
 	}
@@ -172,7 +176,9 @@ func judgeLater(command string, c Context, table func() Verdict) Judgement {
 		if cat, cerr := defaultCatalogue(); cerr != nil {
 			pre = append(pre, Finding{Rule: "unknown", Level: model.RiskMedium, Words: []string{}, Why: "the program catalogue did not load: " + cerr.Error()})
 		} else {
-			a = &analysis{c: c, cat: cat, readOnly: err == nil && len(script.Commands) > 0, noWorkspace: !isWorkspace(c)}
+			a = newAnalysis(len(command) >= longLine)
+			defer release(a)
+			a.c, a.cat, a.readOnly, a.noWorkspace = c, cat, err == nil && len(script.Commands) > 0, !isWorkspace(c)
 			a.script(script)
 		}
 	}
@@ -180,7 +186,16 @@ func judgeLater(command string, c Context, table func() Verdict) Judgement {
 	j := Judgement{Level: t.Level, Hardline: t.Hardline, Table: t}
 	n := len(t.Matches) + len(pre)
 	if a != nil {
-		n += len(a.findings)
+		// The findings, most urgent first and in the order found among
+		// equals, each once: their indexes first, so that the judgement's
+		// findings are allocated once at their size.
+		if a.seen == nil {
+			a.seen = make(map[uint64]int, len(a.findings)/2)
+		}
+		a.ranks = byRankInto(a.ranks, a.findings, distinctIn(a.findings, a.seen, findingHash, func(i int) {
+			a.kept = append(a.kept, i)
+		}))
+		n += len(a.kept)
 	}
 	if n > 0 {
 		j.Findings = make([]Finding, 0, n)
@@ -194,14 +209,13 @@ func judgeLater(command string, c Context, table func() Verdict) Judgement {
 	if a == nil {
 		return j
 	}
-	// The findings, most urgent first and in the order found among
-	// equals, each once.
-	byRank(a.findings, distinct(a.findings, findingHash, func(f Finding) {
+	for _, i := range a.kept {
+		f := a.findings[i]
 		j.add(f)
 		if f.Level != model.RiskLow {
 			a.readOnly = false
 		}
-	}))
+	}
 	j.Effects = a.effects
 	j.ReadOnly = a.readOnly && len(t.Matches) == 0
 	return j
@@ -227,7 +241,12 @@ func (j *Judgement) add(f Finding) {
 // and words tell them apart (findingKey), compared through hash and in
 // full when two hashes meet.
 func distinct(fs []Finding, hash func([]byte) uint64, keep func(Finding)) func(int) {
-	seen := make(map[uint64]int, len(fs)/2)
+	return distinctIn(fs, make(map[uint64]int, len(fs)/2), hash, func(i int) { keep(fs[i]) })
+}
+
+// distinctIn is distinct with the map of hashes seen given (empty) and
+// keep given the finding's index.
+func distinctIn(fs []Finding, seen map[uint64]int, hash func([]byte) uint64, keep func(int)) func(int) {
 	var collided map[string]bool
 	var key, other []byte
 	return func(i int) {
@@ -246,18 +265,19 @@ func distinct(fs []Finding, hash func([]byte) uint64, keep func(Finding)) func(i
 		} else {
 			seen[h] = i
 		}
-		keep(f)
+		keep(i)
 	}
 }
 
 func findingHash(key []byte) uint64 { return maphash.Bytes(findingSeed, key) }
 
-// byRank calls f with the index of each finding, highest rank first,
+// byRankInto calls f with the index of each finding, highest rank first,
 // keeping the order found among equals: a pass over the findings for
-// each rank they hold, without moving them.
-func byRank(fs []Finding, f func(int)) {
+// each rank they hold, without moving them. ranks is a buffer for the
+// findings' ranks, returned for reuse.
+func byRankInto(ranks []uint8, fs []Finding, f func(int)) []uint8 {
 	// Rank is 1 (low) to 5 (unknown).
-	ranks := make([]uint8, len(fs))
+	ranks = slices.Grow(ranks[:0], len(fs))[:len(fs)]
 	var count [6]int
 	for i, x := range fs {
 		r := min(max(x.Level.Rank(), 0), len(count)-1)
@@ -274,4 +294,5 @@ func byRank(fs []Finding, f func(int)) {
 			}
 		}
 	}
+	return ranks
 }

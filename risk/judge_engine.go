@@ -66,6 +66,13 @@ type analysis struct {
 	// shellWord).
 	indexed   *shell.Command
 	wordIndex map[string]int
+	// seen, ranks and kept are the deduplication's and the ordering's
+	// buffers (see judgeLater).
+	seen  map[uint64]int
+	ranks []uint8
+	kept  []int
+	// long: the analysis is kept with those of long lines (see analyses).
+	long bool
 }
 
 func (a *analysis) add(f Finding) {
@@ -127,10 +134,10 @@ func (a *analysis) script(s *shell.Script) {
 	if a.roots == nil {
 		a.roots = map[*shell.Command][]string{}
 	}
-	if a.findings == nil {
+	if n := len(s.Findings) + 2*len(s.Commands); cap(a.findings)-len(a.findings) < n {
 		// About two findings a command on the corpora: grown once, not
 		// doubled a dozen times on a long line.
-		a.findings = make([]Finding, 0, len(s.Findings)+2*len(s.Commands))
+		a.findings = slices.Grow(a.findings, n)
 	}
 	for _, f := range s.Findings {
 		a.readOnly = false
@@ -602,7 +609,10 @@ func (a *analysis) innerLine(line string) model.RiskLevel {
 		a.add(Finding{Rule: "parse", Level: medium, Words: []string{line}, Why: "could not parse the command given in an option: " + errText(err)})
 		return medium
 	}
-	sub := &analysis{c: a.c, cat: a.cat, readOnly: true, inner: a.inner + 1, noWorkspace: a.noWorkspace}
+	defer s.Release()
+	sub := newAnalysis(false)
+	defer release(sub)
+	sub.c, sub.cat, sub.readOnly, sub.inner, sub.noWorkspace = a.c, a.cat, true, a.inner+1, a.noWorkspace
 	sub.script(s)
 	lvl := low
 	for _, f := range sub.findings {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/approve-tui/approve-tui/risk/catalogue"
 	"github.com/approve-tui/approve-tui/shell"
@@ -85,6 +86,55 @@ var secretHolders = map[string]bool{"/": true, "/etc": true, "/root": true, "/ho
 var secretName = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)(token|secret|passw|api_?key|private_?key|access_?key|credential|auth)`)
 })
+
+// secretNames and credentialOps are secretName's and credentialOp's
+// alternatives, lower case, for secretNamed and credentialOpNamed.
+var (
+	secretNames   = []string{"token", "secret", "passw", "apikey", "api_key", "privatekey", "private_key", "accesskey", "access_key", "credential", "auth"}
+	credentialOps = []string{"credential", "token", "password", "secret-value"}
+)
+
+// secretNamed is secretName().MatchString(s) without the expression for
+// ASCII s: a search for its words, ASCII letters of either case alike. (A
+// word with other characters goes to the expression, whose case folding
+// also takes the Kelvin sign for k and the long s for s.)
+func secretNamed(s string) bool {
+	if !isASCII(s) {
+		return secretName().MatchString(s)
+	}
+	return containsFoldAny(s, secretNames)
+}
+
+// credentialOpNamed is credentialOp().MatchString(s), as secretNamed is
+// secretName's.
+func credentialOpNamed(s string) bool {
+	if !isASCII(s) {
+		return credentialOp().MatchString(s)
+	}
+	return containsFoldAny(s, credentialOps)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// containsFoldAny reports whether ASCII s holds one of the lower-case
+// words, ASCII letters of either case alike.
+func containsFoldAny(s string, words []string) bool {
+	for i := 0; i < len(s); i++ {
+		for _, w := range words {
+			if len(s)-i >= len(w) && strings.EqualFold(s[i:i+len(w)], w) {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // envFilter: a jq filter that reads the environment (env, env.NAME).
 var envFilter = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|[^A-Za-z0-9_$.])env($|[^A-Za-z0-9_])`) })
@@ -166,9 +216,9 @@ func (a *analysis) proofSecrets(cmd *shell.Command, words []string, res *catalog
 	switch {
 	case prog == "jq" || prog == "yq" || prog == "gojq":
 		for _, w := range words[1:] {
-			if strings.Contains(w, "$ENV") || envFilter().MatchString(w) {
+			if strings.Contains(w, "$ENV") || strings.Contains(w, "env") && envFilter().MatchString(w) {
 				lvl, why := low, "prints the environment (tokens and keys in it too): not proven read-only"
-				if secretName().MatchString(w) {
+				if secretNamed(w) {
 					lvl, why = medium, "prints a variable of the environment that holds a credential"
 					a.secretRead = append(a.secretRead, w)
 				}
@@ -232,7 +282,7 @@ func (a *analysis) proofSecrets(cmd *shell.Command, words []string, res *catalog
 		}
 	case cloudCLIs[prog]:
 		for _, w := range words[1:] {
-			if !strings.HasPrefix(w, "-") && credentialOp().MatchString(w) {
+			if !strings.HasPrefix(w, "-") && credentialOpNamed(w) {
 				a.secretRead = append(a.secretRead, w)
 				a.add(Finding{Rule: "target", Level: medium, Effect: string(catalogue.Read), Words: []string{words[0], w},
 					Why: w + " prints credentials"})
@@ -250,7 +300,7 @@ func (a *analysis) proofSecrets(cmd *shell.Command, words []string, res *catalog
 				continue
 			}
 			names++
-			if n, _, _ := strings.Cut(w, "="); prog == "printenv" && secretName().MatchString(n) {
+			if n, _, _ := strings.Cut(w, "="); prog == "printenv" && secretNamed(n) {
 				a.secretRead = append(a.secretRead, w)
 				a.add(Finding{Rule: "target", Level: medium, Effect: string(catalogue.Read), Words: []string{words[0], w},
 					Why: "prints " + w + ", a variable that holds a credential"})
@@ -267,7 +317,7 @@ func (a *analysis) proofSecrets(cmd *shell.Command, words []string, res *catalog
 	}
 	for _, w := range cmd.Words[1:] {
 		for _, n := range varNames(w.Raw) {
-			if secretName().MatchString(n) {
+			if secretNamed(n) {
 				a.secretRead = append(a.secretRead, w.Raw)
 				a.add(Finding{Rule: "target", Level: medium, Effect: string(catalogue.Read), Words: []string{words[0], w.Raw},
 					Why: "prints $" + n + ", a variable that holds a credential"})

@@ -281,6 +281,25 @@ type Script struct {
 	// trees are those trees in the order read, each reading its own (see
 	// Trees).
 	trees []*syntax.File
+	// slabs hold the Commands and their words (see Release).
+	slabs *slabs
+}
+
+// Release gives the memory of the script's Commands and their words back
+// for the next Parse to reuse: the script, its Commands and their Words
+// must not be used after (its Commands are emptied). Strings taken from
+// them stay valid. Calling it is optional; a script not released is
+// collected as usual.
+func (s *Script) Release() {
+	if s == nil || s.slabs == nil {
+		return
+	}
+	sl := s.slabs
+	s.slabs = nil
+	clear(s.Commands)
+	s.Commands = nil
+	sl.free()
+	slabPool.Put(sl)
 }
 
 // Tree is the syntax tree Parse read for src: the line's own (src is

@@ -1,7 +1,9 @@
 package shell
 
 import (
+	"slices"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -24,18 +26,17 @@ type parser struct {
 	cmds     []Command
 	words    []Word
 	wordSlab int // the size of the last slab of words
+	cmdSlab  int // the size of the last slab of commands
 }
 
 // newCommand returns a zeroed Command cut from the parser's slab. The
 // slab grows with the line (4, 8, ... up to 256 commands a slab), so a
-// short line wastes little and a long one allocates rarely.
+// short line wastes little and a long one allocates rarely; slabs a
+// released Script gave back are used first (see Script.Release).
 func (p *parser) newCommand() *Command {
 	if len(p.cmds) == 0 {
-		n := 4
-		if c := cap(p.cmds); c > 0 {
-			n = min(2*c, 256)
-		}
-		p.cmds = make([]Command, n)
+		p.cmdSlab = min(max(2*p.cmdSlab, 4), 256)
+		p.cmds = p.slabs().commands(p.cmdSlab)
 	}
 	c := &p.cmds[0]
 	p.cmds = p.cmds[1:]
@@ -51,11 +52,80 @@ func (p *parser) newWords(n int) []Word {
 			return make([]Word, 0, n)
 		}
 		p.wordSlab = min(max(2*p.wordSlab, 16), 512)
-		p.words = make([]Word, max(p.wordSlab, n))
+		p.words = p.slabs().words(max(p.wordSlab, n))
 	}
 	w := p.words[:0:n]
 	p.words = p.words[n:]
 	return w
+}
+
+// slabs returns the slabs the parser's Script holds, taken from the pool
+// (or new) the first time.
+func (p *parser) slabs() *slabs {
+	if p.s.slabs == nil {
+		p.s.slabs = slabPool.Get().(*slabs)
+	}
+	return p.s.slabs
+}
+
+// slabs are the slabs a Script's Commands and words were cut from: those
+// in use (cmds, words) and those free, given back by a Script released
+// before, zeroed.
+type slabs struct {
+	usedCmds, freeCmds   [][]Command
+	usedWords, freeWords [][]Word
+}
+
+var slabPool = sync.Pool{New: func() any { return new(slabs) }}
+
+// maxFreeSlabs bounds the slabs of each kind kept for the next Script.
+const maxFreeSlabs = 64
+
+// commands returns a slab of at least n commands, zeroed.
+func (s *slabs) commands(n int) []Command {
+	var c []Command
+	if k := len(s.freeCmds); k > 0 && len(s.freeCmds[k-1]) >= n {
+		c, s.freeCmds = s.freeCmds[k-1], s.freeCmds[:k-1]
+	} else {
+		c = make([]Command, n)
+	}
+	s.usedCmds = append(s.usedCmds, c)
+	return c
+}
+
+// words returns a slab of at least n words.
+func (s *slabs) words(n int) []Word {
+	var w []Word
+	if k := len(s.freeWords); k > 0 && len(s.freeWords[k-1]) >= n {
+		w, s.freeWords = s.freeWords[k-1], s.freeWords[:k-1]
+	} else {
+		w = make([]Word, n)
+	}
+	s.usedWords = append(s.usedWords, w)
+	return w
+}
+
+// free zeroes the slabs in use and keeps them (up to maxFreeSlabs of each
+// kind) for the next Script.
+func (s *slabs) free() {
+	for _, c := range s.usedCmds {
+		clear(c)
+		if len(s.freeCmds) < maxFreeSlabs {
+			s.freeCmds = append(s.freeCmds, c)
+		}
+	}
+	for _, w := range s.usedWords {
+		clear(w)
+		if len(s.freeWords) < maxFreeSlabs {
+			s.freeWords = append(s.freeWords, w)
+		}
+	}
+	clear(s.usedCmds)
+	clear(s.usedWords)
+	s.usedCmds, s.usedWords = s.usedCmds[:0], s.usedWords[:0]
+	// The largest last: a slab is taken from the end.
+	slices.SortFunc(s.freeCmds, func(a, b []Command) int { return len(a) - len(b) })
+	slices.SortFunc(s.freeWords, func(a, b []Word) int { return len(a) - len(b) })
 }
 
 // frame is the context a statement is read in.
@@ -289,19 +359,26 @@ func (p *parser) command(cmd syntax.Command, redirs []*syntax.Redirect, fr frame
 		p.arith(fr, n.X)
 		p.forgetArith(n)
 	case *syntax.TestClause:
-		syntax.Walk(n, func(m syntax.Node) bool {
-			if w, ok := m.(*syntax.Word); ok {
-				p.s.Others = append(p.s.Others, p.word(w, fr))
-				return false
-			}
-			return true
-		})
+		p.testWords(n, fr)
 	case *syntax.TestDecl:
 		p.s.Others = append(p.s.Others, p.word(n.Description, fr))
 		p.stmt(n.Body, fr)
 	default:
 		p.s.Findings = append(p.s.Findings, Finding{Kind: ErrSyntax, Why: "a construct not read: " + p.text(fr, cmd), Command: -1})
 	}
+}
+
+// testWords reads the words of [[ ... ]] (apart from command, whose frame
+// would otherwise be captured by the walk's function and so allocated for
+// every command).
+func (p *parser) testWords(n *syntax.TestClause, fr frame) {
+	syntax.Walk(n, func(m syntax.Node) bool {
+		if w, ok := m.(*syntax.Word); ok {
+			p.s.Others = append(p.s.Others, p.word(w, fr))
+			return false
+		}
+		return true
+	})
 }
 
 // forgetArith: assignments in arithmetic ((x=1)), let x=1 make x unknown.

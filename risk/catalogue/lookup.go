@@ -43,6 +43,8 @@ type Result struct {
 	// read_only command's options all read only), but one that takes a value
 	// may have shifted which words are targets.
 	Unlisted []string
+	// typed is lookup's buffer of subcommand words.
+	typed []string
 }
 
 // Has reports whether the result holds effect e.
@@ -71,7 +73,9 @@ type resultBuf struct {
 // would pass them (words[0] is the program). It never reads the filesystem
 // or runs anything. Wrappers (sudo, env, xargs, find -exec) are described
 // as commands of their own: the command they run comes back as a Target of
-// KindCommand, for the caller to look up in turn.
+// KindCommand, for the caller to look up in turn. The words of the
+// result's findings may be slices of words itself: words must not be
+// changed while the result is used.
 func (c *Catalogue) Lookup(words []string) Result {
 	var r Result
 	c.lookup(words, &r)
@@ -85,7 +89,7 @@ func (c *Catalogue) LookupInto(words []string, r *Result) {
 	clear(r.Findings)
 	clear(r.Targets)
 	*r = Result{Path: r.Path[:0], Effects: r.Effects[:0], Findings: r.Findings[:0], Targets: r.Targets[:0],
-		Unknown: r.Unknown[:0], Unlisted: r.Unlisted[:0]}
+		Unknown: r.Unknown[:0], Unlisted: r.Unlisted[:0], typed: r.typed[:0]}
 	c.lookup(words, r)
 }
 
@@ -101,8 +105,15 @@ func (c *Catalogue) lookup(words []string, r *Result) {
 	}
 	r.Program = node.Name
 	readOnly := true
+	// The positional words: a slice of words while they follow each other
+	// (rm -f a b c), a copy once an option comes between them; capacity
+	// its length, so that nothing appends onto words.
 	var positionals []string
-	var typed []string // the subcommand words as written (an alias, not its node's name)
+	posFrom, posNext, copied := 0, 0, false
+	// The subcommand words as written (an alias, not its node's name), in
+	// a buffer of the result: nothing keeps them.
+	typed := r.typed[:0]
+	defer func() { r.typed = typed[:0] }()
 	optsDone := false
 	for i := 1; i < len(words); i++ {
 		w := words[i]
@@ -137,12 +148,26 @@ func (c *Catalogue) lookup(words []string, r *Result) {
 				readOnly = false
 			}
 		}
-		if positionals == nil {
-			positionals = make([]string, 0, len(words)-i)
+		switch {
+		case copied:
+			positionals = append(positionals, w)
+		case len(positionals) == 0:
+			posFrom, posNext = i, i+1
+			positionals = words[i:posNext:posNext]
+		case posNext == i:
+			posNext = i + 1
+			positionals = words[posFrom:posNext:posNext]
+		default:
+			positionals = append(make([]string, 0, len(positionals)+len(words)-i), positionals...)
+			positionals = append(positionals, w)
+			copied = true
 		}
-		positionals = append(positionals, w)
 		if c.takesRest(node, len(positionals)) {
-			positionals = append(positionals, words[i+1:]...)
+			if copied {
+				positionals = append(positionals, words[i+1:]...)
+			} else {
+				positionals = words[posFrom:len(words):len(words)]
+			}
 			break
 		}
 	}
@@ -200,13 +225,11 @@ func (c *Catalogue) lookup(words []string, r *Result) {
 // subcommands that led to it and what the catalogue says it does. It is
 // built once for a node reached by the same path and kept (describeMemo).
 func (n *Command) describe(prog string, p []string) string {
-	if m, ok := describeMemo.Load(n); ok {
-		if d := m.(*described); d.prog == prog && slices.Equal(d.path, p) {
-			return d.text
-		}
+	if d := n.described(func(d *described) bool { return d.prog == prog && slices.Equal(d.path, p) }); d != nil {
+		return d.text
 	}
 	text := n.describe1(prog, p)
-	describeMemo.Store(n, &described{prog: prog, path: slices.Clone(p), text: text})
+	n.remember(&described{prog: prog, path: slices.Clone(p), text: text})
 	return text
 }
 
@@ -214,19 +237,50 @@ func (n *Command) describe(prog string, p []string) string {
 // written and the subcommands. Both are kept for the next command reached
 // the same way (the words are shared: nothing changes them in place).
 func (n *Command) describeWords(prog string, p []string, name string) (string, []string) {
-	if m, ok := describeMemo.Load(n); ok {
-		if d := m.(*described); d.prog == prog && slices.Equal(d.path, p) && d.words != nil && d.words[0] == name {
-			return d.text, d.words
-		}
+	if d := n.described(func(d *described) bool {
+		return d.prog == prog && d.words != nil && d.words[0] == name && slices.Equal(d.path, p)
+	}); d != nil {
+		return d.text, d.words
 	}
 	text := n.describe1(prog, p)
 	ws := slices.Clip(append([]string{name}, p...))
-	describeMemo.Store(n, &described{prog: prog, path: slices.Clone(p), text: text, words: ws})
+	n.remember(&described{prog: prog, path: slices.Clone(p), text: text, words: ws})
 	return text, ws
 }
 
-// describeMemo holds, by *Command, the description last built for it.
+// describeMemo holds, by *Command, the descriptions last built for it
+// (a []*described never changed once stored: a new one replaces it), the
+// latest first: a node is reached under a few names (rm, /bin/rm) and
+// paths (an alias), not one only.
 var describeMemo sync.Map
+
+// describedKept bounds the descriptions kept for one node.
+const describedKept = 4
+
+// described returns the kept description of n that match accepts, nil
+// when none does.
+func (n *Command) described(match func(*described) bool) *described {
+	m, ok := describeMemo.Load(n)
+	if !ok {
+		return nil
+	}
+	for _, d := range m.([]*described) {
+		if match(d) {
+			return d
+		}
+	}
+	return nil
+}
+
+// remember keeps d first among n's descriptions.
+func (n *Command) remember(d *described) {
+	kept := []*described{d}
+	if m, ok := describeMemo.Load(n); ok {
+		old := m.([]*described)
+		kept = append(kept, old[:min(len(old), describedKept-1)]...)
+	}
+	describeMemo.Store(n, kept)
+}
 
 type described struct {
 	prog  string
