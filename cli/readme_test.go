@@ -220,7 +220,7 @@ func (r *readmeRun) completion(t *testing.T) {
 	for file, has := range map[string]string{
 		".local/share/bash-completion/completions/approve-tui": "__start_approve-tui",
 		".config/fish/completions/approve-tui.fish":            "complete -c approve-tui",
-		".local/share/man/man1/approve-tui.1":                  "approve-tui",
+		".local/share/man/man1/approve-tui.1":                  `approve\-tui`,
 		".local/share/man/man1/approve-tui-list.1":             "list",
 	} {
 		b, err := os.ReadFile(filepath.Join(home, file))
