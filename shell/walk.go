@@ -82,27 +82,22 @@ var slabPool = sync.Pool{New: func() any { return new(slabs) }}
 const maxFreeSlabs = 64
 
 // commands returns a slab of at least n commands, zeroed.
-func (s *slabs) commands(n int) []Command {
-	var c []Command
-	if k := len(s.freeCmds); k > 0 && len(s.freeCmds[k-1]) >= n {
-		c, s.freeCmds = s.freeCmds[k-1], s.freeCmds[:k-1]
-	} else {
-		c = make([]Command, n)
-	}
-	s.usedCmds = append(s.usedCmds, c)
-	return c
-}
+func (s *slabs) commands(n int) []Command { return takeSlab(&s.freeCmds, &s.usedCmds, n) }
 
 // words returns a slab of at least n words.
-func (s *slabs) words(n int) []Word {
-	var w []Word
-	if k := len(s.freeWords); k > 0 && len(s.freeWords[k-1]) >= n {
-		w, s.freeWords = s.freeWords[k-1], s.freeWords[:k-1]
+func (s *slabs) words(n int) []Word { return takeSlab(&s.freeWords, &s.usedWords, n) }
+
+// takeSlab returns the last free slab when it holds n, else a new one of
+// n, and counts it as used.
+func takeSlab[T any](free, used *[][]T, n int) []T {
+	var c []T
+	if k := len(*free); k > 0 && len((*free)[k-1]) >= n {
+		c, *free = (*free)[k-1], (*free)[:k-1]
 	} else {
-		w = make([]Word, n)
+		c = make([]T, n)
 	}
-	s.usedWords = append(s.usedWords, w)
-	return w
+	*used = append(*used, c)
+	return c
 }
 
 // free zeroes the slabs in use and keeps them (up to maxFreeSlabs of each
