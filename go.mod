@@ -39,6 +39,8 @@ require (
 
 require github.com/pelletier/go-toml/v2 v2.4.3
 
+require github.com/hiddeco/sshsig v0.2.0 // indirect
+
 require (
 	dario.cat/mergo v1.0.0 // indirect
 	github.com/Microsoft/go-winio v0.6.2 // indirect

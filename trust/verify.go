@@ -1,0 +1,279 @@
+package trust
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hiddeco/sshsig"
+	"golang.org/x/crypto/ssh"
+)
+
+// Reason says why a signature was refused.
+type Reason string
+
+// The reasons Verify gives.
+const (
+	ReasonMalformed         Reason = "malformed"          // signature or statement unreadable, or not canonical
+	ReasonBadSignature      Reason = "bad_signature"      // the signature does not hold over these bytes
+	ReasonNamespace         Reason = "namespace"          // signed for another namespace, or the trust line forbids approve-tui
+	ReasonHashAlgorithm     Reason = "hash_algorithm"     // a hash other than sha512 or sha256
+	ReasonUnknownKey        Reason = "unknown_key"        // the key is not in the trust file
+	ReasonPrincipalMismatch Reason = "principal_mismatch" // the statement's principal is not one of the key's
+	ReasonExpired           Reason = "expired"            // after valid-before (at signing or now)
+	ReasonNotYetValid       Reason = "not_yet_valid"      // before valid-after (at signing or now)
+	ReasonNoTouch           Reason = "no_touch"           // a security key signed without user presence
+	ReasonMismatch          Reason = "statement_mismatch" // valid, but over another store, id, payload, risk or policy
+)
+
+// VerifyError is a refused signature.
+type VerifyError struct {
+	Reason Reason
+	Detail string
+}
+
+func (e *VerifyError) Error() string {
+	return fmt.Sprintf("signature refused (%s): %s", e.Reason, e.Detail)
+}
+
+func refuse(r Reason, format string, a ...any) error {
+	return &VerifyError{Reason: r, Detail: fmt.Sprintf(format, a...)}
+}
+
+// ReasonOf returns the Reason of a *VerifyError, or "" for nil or another error.
+func ReasonOf(err error) Reason {
+	var ve *VerifyError
+	if errors.As(err, &ve) {
+		return ve.Reason
+	}
+	return ""
+}
+
+// Expect is what the verifier knows independently of the signature: the
+// store it serves and the proposal (or policy) it is about to act on.
+// Every field that applies to the statement's decision must be set, and
+// must equal the statement's, or the signature is refused as a mismatch
+// (a copy or replay from another store, approval or payload).
+type Expect struct {
+	Store         string
+	ApprovalID    string // approve, vote, deny
+	PayloadSHA256 string // approve, vote, deny
+	Risk          string // approve, vote, deny
+	PolicySHA256  string // policy
+}
+
+// Verified is a signature that held.
+type Verified struct {
+	Principal   string // the statement's principal, matched against the key's trust line
+	Fingerprint string // SHA256:... of the signing key
+	Key         ssh.PublicKey
+	Line        int       // the trust file line that admitted the key
+	Statement   Statement // what was signed
+}
+
+// Verify checks an armored SSH signature over statement bytes against a
+// trust file, at time now, and against what the verifier expects. It
+// refuses with a *VerifyError: the signature must be in namespace
+// approve-tui with sha512 or sha256; its key must be on a trust file line
+// whose principal patterns match the statement's principal, whose
+// namespaces option (if any) allows approve-tui, and whose validity
+// window holds both at the statement's time and at now; a security key
+// must have signed with user presence; and the statement must be
+// canonical and say what want says.
+func Verify(armored, statement []byte, signers *AllowedSigners, want Expect, now time.Time) (Verified, error) {
+	var v Verified
+	if signers == nil {
+		return v, refuse(ReasonMalformed, "no trust file")
+	}
+	st, err := ParseStatement(statement)
+	if err != nil {
+		return v, refuse(ReasonMalformed, "%v", err)
+	}
+	if !bytes.HasPrefix(bytes.TrimLeft(armored, " \t\r\n"), []byte("-----BEGIN SSH SIGNATURE-----")) {
+		return v, refuse(ReasonMalformed, "not an armored SSH signature")
+	}
+	sig, err := sshsig.Unarmor(armored)
+	if err != nil {
+		return v, refuse(ReasonMalformed, "signature: %v", err)
+	}
+	if sig.Namespace != Namespace {
+		return v, refuse(ReasonNamespace, "signed for namespace %q, not %q", clip(sig.Namespace), Namespace)
+	}
+	if sig.HashAlgorithm != sshsig.HashSHA512 && sig.HashAlgorithm != sshsig.HashSHA256 {
+		return v, refuse(ReasonHashAlgorithm, "hash %q is not sha512 or sha256", clip(string(sig.HashAlgorithm)))
+	}
+	fp := ssh.FingerprintSHA256(sig.PublicKey)
+	if err := sshsig.Verify(bytes.NewReader(statement), sig, sig.PublicKey, sig.HashAlgorithm, Namespace); err != nil {
+		return v, refuse(ReasonBadSignature, "key %s: %v", fp, err)
+	}
+	if err := checkTouch(sig); err != nil {
+		return v, err
+	}
+	// The key must be in the trust file; its lines are tried in order and
+	// the first that admits the principal wins. The most specific refusal
+	// is reported when none does.
+	keyBytes := sig.PublicKey.Marshal()
+	var firstRefusal error
+	for i := range signers.Signers {
+		line := &signers.Signers[i]
+		if !bytes.Equal(line.Key.Marshal(), keyBytes) {
+			continue
+		}
+		err := line.admits(st, now)
+		if err == nil {
+			v = Verified{Principal: st.Principal, Fingerprint: fp, Key: sig.PublicKey, Line: line.Line, Statement: st}
+			if err := want.check(st); err != nil {
+				return Verified{}, err
+			}
+			return v, nil
+		}
+		if firstRefusal == nil {
+			firstRefusal = err
+		}
+	}
+	if firstRefusal != nil {
+		return v, firstRefusal
+	}
+	return v, refuse(ReasonUnknownKey, "key %s (%s) is not in %s", fp, sig.PublicKey.Type(), signers.Path)
+}
+
+func (s *Signer) admits(st Statement, now time.Time) error {
+	if !MatchPatternList(st.Principal, s.Principals) {
+		return refuse(ReasonPrincipalMismatch, "line %d does not name principal %q (it names %q)", s.Line, st.Principal, s.Principals)
+	}
+	if s.Namespaces != nil && !MatchPatternList(Namespace, strings.Join(s.Namespaces, ",")) {
+		return refuse(ReasonNamespace, "line %d allows namespaces %q, not %q", s.Line, strings.Join(s.Namespaces, ","), Namespace)
+	}
+	for _, at := range []struct {
+		what string
+		t    time.Time
+	}{{"at signing", st.Time}, {"now", now}} {
+		if !s.ValidAfter.IsZero() && at.t.Before(s.ValidAfter) {
+			return refuse(ReasonNotYetValid, "line %d is valid after %s, %s is %s", s.Line, s.ValidAfter.UTC().Format(time.RFC3339), at.what, at.t.UTC().Format(time.RFC3339))
+		}
+		if !s.ValidBefore.IsZero() && at.t.After(s.ValidBefore) {
+			return refuse(ReasonExpired, "line %d is valid before %s, %s is %s", s.Line, s.ValidBefore.UTC().Format(time.RFC3339), at.what, at.t.UTC().Format(time.RFC3339))
+		}
+	}
+	return nil
+}
+
+func (e Expect) check(st Statement) error {
+	if e.Store == "" {
+		return refuse(ReasonMismatch, "the verifier was given no store identity")
+	}
+	if st.Store != e.Store {
+		return refuse(ReasonMismatch, "signed for store %q, this is %q", st.Store, e.Store)
+	}
+	same := func(name, got, want string) error {
+		if want == "" {
+			return refuse(ReasonMismatch, "the verifier was given no %s", name)
+		}
+		if got != want {
+			return refuse(ReasonMismatch, "signed for %s %q, expected %q", name, got, want)
+		}
+		return nil
+	}
+	if st.Decision == DecisionPolicy {
+		return same("policy_sha256", st.PolicySHA256, e.PolicySHA256)
+	}
+	if err := same("id", st.ApprovalID, e.ApprovalID); err != nil {
+		return err
+	}
+	if err := same("payload_sha256", st.PayloadSHA256, e.PayloadSHA256); err != nil {
+		return err
+	}
+	return same("risk", st.Risk, e.Risk)
+}
+
+// checkTouch refuses a security-key signature made without user presence
+// (flag 0x01 in the signature's trailing flags and counter), as
+// ssh-keygen -Y verify does.
+func checkTouch(sig *sshsig.Signature) error {
+	switch sig.PublicKey.Type() {
+	case ssh.KeyAlgoSKED25519, ssh.KeyAlgoSKECDSA256:
+	default:
+		return nil
+	}
+	rest := sig.Signature.Rest
+	if len(rest) < 5 {
+		return refuse(ReasonMalformed, "security-key signature without flags and counter")
+	}
+	if rest[0]&0x01 == 0 {
+		return refuse(ReasonNoTouch, "security key %s signed without user presence (counter %d)", ssh.FingerprintSHA256(sig.PublicKey), binary.BigEndian.Uint32(rest[1:5]))
+	}
+	return nil
+}
+
+// MatchPatternList reports whether name matches an OpenSSH pattern list
+// (ssh_config(5), PATTERNS): comma-separated patterns with '*' and '?',
+// a leading '!' negating one. A name that matches a negated pattern is
+// refused whatever else matches; otherwise it needs one positive match.
+// Matching is exact in case, as for allowed_signers principals.
+func MatchPatternList(name, list string) bool {
+	matched := false
+	for _, p := range strings.Split(list, ",") {
+		neg := strings.HasPrefix(p, "!")
+		if neg {
+			p = p[1:]
+		}
+		if matchPattern(name, p) {
+			if neg {
+				return false
+			}
+			matched = true
+		}
+	}
+	return matched
+}
+
+// matchPattern matches '*' (any run) and '?' (any one byte).
+func matchPattern(s, p string) bool {
+	// Iterative wildcard match with single backtrack point.
+	si, pi, star, mark := 0, 0, -1, 0
+	for si < len(s) {
+		switch {
+		case pi < len(p) && (p[pi] == '?' || p[pi] == s[si]):
+			si++
+			pi++
+		case pi < len(p) && p[pi] == '*':
+			star, mark = pi, si
+			pi++
+		case star >= 0:
+			pi = star + 1
+			mark++
+			si = mark
+		default:
+			return false
+		}
+	}
+	for pi < len(p) && p[pi] == '*' {
+		pi++
+	}
+	return pi == len(p)
+}
+
+// Quorum counts the distinct principals among verified approve and vote
+// signatures, leaving out the requester's principal (a requester never
+// counts towards its own proposal) and denials, and reports whether they
+// reach need. need below 1 is treated as 1.
+func Quorum(verified []Verified, need int, requester string) (int, bool) {
+	if need < 1 {
+		need = 1
+	}
+	seen := map[string]bool{}
+	for _, v := range verified {
+		d := v.Statement.Decision
+		if d != DecisionApprove && d != DecisionVote {
+			continue
+		}
+		if v.Principal == "" || v.Principal == requester {
+			continue
+		}
+		seen[v.Principal] = true
+	}
+	return len(seen), len(seen) >= need
+}
