@@ -1,7 +1,6 @@
 package trust
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"os"
@@ -59,12 +58,12 @@ func ParseAllowedSigners(path string, data []byte) (*AllowedSigners, error) {
 	if len(data) > maxTrustFile {
 		return nil, &ParseError{path, 0, fmt.Sprintf("larger than %d bytes", maxTrustFile)}
 	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64*1024), maxTrustFile)
-	n := 0
-	for sc.Scan() {
-		n++
-		raw := sc.Text()
+	text := strings.TrimSuffix(string(data), "\n")
+	if text == "" {
+		return as, nil
+	}
+	for i, raw := range strings.Split(text, "\n") {
+		n := i + 1
 		fail := func(format string, a ...any) error {
 			return &ParseError{path, n, fmt.Sprintf(format, a...)}
 		}
@@ -94,27 +93,22 @@ func ParseAllowedSigners(path string, data []byte) (*AllowedSigners, error) {
 		}
 		s := Signer{Line: n, Principals: principals}
 		// The key comes next, or options and then the key.
-		keyText := rest
-		if _, _, _, _, err := ssh.ParseAuthorizedKey([]byte(rest)); err != nil {
-			opts, after, err := cutOptions(rest)
-			if err != nil {
-				return nil, fail("%v", err)
-			}
-			if err := s.applyOptions(opts); err != nil {
-				return nil, fail("%v", err)
-			}
-			keyText = after
-		}
-		key, comment, err := parseKey(keyText)
+		key, comment, err := parseKey(rest)
 		if err != nil {
-			return nil, fail("%v", err)
+			opts, after, oerr := cutOptions(rest)
+			if oerr != nil {
+				return nil, fail("%v", oerr)
+			}
+			if oerr := s.applyOptions(opts); oerr != nil {
+				return nil, fail("%v", oerr)
+			}
+			if key, comment, err = parseKey(after); err != nil {
+				return nil, fail("%v", err)
+			}
 		}
 		s.Key = key
 		s.Comment = comment
 		as.Signers = append(as.Signers, s)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, &ParseError{path, n + 1, err.Error()}
 	}
 	return as, nil
 }
