@@ -1,0 +1,72 @@
+// Package trust signs and verifies approve-tui's decisions with SSH keys,
+// in the SSH signature format of OpenSSH (PROTOCOL.sshsig), so anyone can
+// check them offline with ssh-keygen -Y verify.
+//
+// # The statement
+//
+// A decision signs a statement: exact bytes, one meaning. It is the line
+// "approve-tui-statement-v1", then key=value lines in this fixed order,
+// each ended by a newline and nothing else:
+//
+//	approve-tui-statement-v1
+//	store=<the store's identity>
+//	decision=approve|vote|deny|policy
+//	id=<approval id>                     (approve, vote, deny)
+//	payload_sha256=<64 lower-case hex>   (approve, vote, deny)
+//	risk=low|medium|high                 (approve, vote, deny)
+//	policy_sha256=<64 lower-case hex>    (policy only, instead of the three above)
+//	principal=<the signer's principal>
+//	time=<UTC, RFC 3339 to the second, e.g. 2026-12-05T05:07:08Z>
+//
+// payload_sha256 is the SHA-256 of the payload the operator read (the
+// command and its impact, as the store defines it); risk is the risk
+// pinned on the proposal. Store, id and principal are 1 to 256 bytes of
+// visible ASCII (no space, control byte, newline or non-ASCII byte); a
+// principal is also never a pattern (no , * ? ! quotes or backslash).
+// Hostile values are refused, never escaped, so no field can spill into
+// another. ParseStatement accepts only bytes equal to the re-encoding of
+// what they say: any other spacing, order, key, time form or line end is
+// malformed.
+//
+// # Signatures
+//
+// Signatures use namespace "approve-tui" and SHA-512 (ssh-keygen's
+// default); verification also takes SHA-256. A StatementSigner holds one
+// key: from an ssh-agent (DialAgent with a socket path the caller takes
+// from SSH_AUTH_SOCK, or AgentSigner with an agent already connected, such
+// as a client's forwarded agent over SSH), chosen by fingerprint or public
+// key, or the agent's only key; or from an unencrypted key file
+// (KeyFileSigner; an encrypted one is refused with the advice to load it
+// into ssh-agent). Security keys (sk-ssh-ed25519@openssh.com) sign through
+// the agent, which asks for the touch; a security-key signature without
+// the user-presence flag is refused on verification, as OpenSSH does.
+//
+// # The trust model
+//
+// Who someone is comes from the trust file alone: an OpenSSH
+// allowed_signers file (ssh-keygen(1), ALLOWED SIGNERS). A signature
+// counts for the principal written in its statement only if the signing
+// key is on a line whose principal patterns match that principal, whose
+// namespaces option (if present) allows approve-tui, and whose
+// valid-after/valid-before window holds both at the statement's time and
+// at verification. Key comments are never identity. cert-authority lines
+// are refused (the whole file fails to load): a certificate authority
+// would let whoever holds its key mint new signers, and approve-tui trusts
+// listed keys only.
+//
+// A trust file is used whole or not at all: any malformed line fails the
+// load with FILE:LINE. LoadTrustFile refuses a file, a symbolic link on
+// the way to it, or any directory above either that a user other than
+// root or the current user owns or that group or others can write (a
+// root-owned sticky directory such as /tmp excepted), naming which.
+//
+// A valid signature is still refused unless its statement says what the
+// verifier knows independently (Expect: this store, this approval id,
+// this payload hash, this risk, or this policy hash), so a signature
+// copied to another approval, replayed over another payload or carried to
+// another store does not count. Quorum counts distinct principals of
+// verified approve and vote signatures, never the requester's.
+//
+// The package is pure: it reads no environment and no configuration, and
+// the store's deciding transaction and the execution checks call it.
+package trust
