@@ -39,7 +39,8 @@
 // (KeyFileSigner; an encrypted one is refused with the advice to load it
 // into ssh-agent). Security keys (sk-ssh-ed25519@openssh.com) sign through
 // the agent, which asks for the touch; a security-key signature without
-// the user-presence flag is refused on verification, as OpenSSH does.
+// the user-presence flag is refused on verification (stricter than
+// ssh-keygen -Y verify, which accepts it: a decision is a person's act).
 //
 // # The trust model
 //

@@ -106,10 +106,15 @@ func Verify(armored, statement []byte, signers *AllowedSigners, want Expect, now
 		return v, refuse(ReasonHashAlgorithm, "hash %q is not sha512 or sha256", clip(string(sig.HashAlgorithm)))
 	}
 	fp := ssh.FingerprintSHA256(sig.PublicKey)
+	// Checked before the signature itself (x/crypto would refuse it as a
+	// bad signature) so that the reason is the missing touch.
+	if err := checkTouch(sig); err != nil {
+		return v, err
+	}
 	if err := sshsig.Verify(bytes.NewReader(statement), sig, sig.PublicKey, sig.HashAlgorithm, Namespace); err != nil {
 		return v, refuse(ReasonBadSignature, "key %s: %v", fp, err)
 	}
-	if err := checkTouch(sig); err != nil {
+	if err := checkAlgorithm(sig); err != nil {
 		return v, err
 	}
 	// The key must be in the trust file; its lines are tried in order and
@@ -189,9 +194,25 @@ func (e Expect) check(st Statement) error {
 	return same("risk", st.Risk, e.Risk)
 }
 
+// checkAlgorithm refuses DSA keys and RSA signatures made with SHA-1
+// (format "ssh-rsa"): the SSH signature format asks for rsa-sha2-512 or
+// rsa-sha2-256.
+func checkAlgorithm(sig *sshsig.Signature) error {
+	switch sig.PublicKey.Type() {
+	case ssh.KeyAlgoDSA:
+		return refuse(ReasonHashAlgorithm, "DSA keys are not accepted")
+	case ssh.KeyAlgoRSA:
+		if f := sig.Signature.Format; f != ssh.KeyAlgoRSASHA512 && f != ssh.KeyAlgoRSASHA256 {
+			return refuse(ReasonHashAlgorithm, "RSA signature algorithm %q is not rsa-sha2-512 or rsa-sha2-256", clip(f))
+		}
+	}
+	return nil
+}
+
 // checkTouch refuses a security-key signature made without user presence
-// (flag 0x01 in the signature's trailing flags and counter), as
-// ssh-keygen -Y verify does.
+// (flag 0x01 in the signature's trailing flags and counter). ssh-keygen
+// -Y verify accepts such a signature; approve-tui does not, since a
+// decision is a person's act.
 func checkTouch(sig *sshsig.Signature) error {
 	switch sig.PublicKey.Type() {
 	case ssh.KeyAlgoSKED25519, ssh.KeyAlgoSKECDSA256:
