@@ -162,3 +162,9 @@ func startAgent(t testing.TB, keys ...string) string {
 func execCombined(name string, args ...string) ([]byte, error) {
 	return exec.Command(name, args...).CombinedOutput()
 }
+
+func execEnv(env []string, name string, args ...string) ([]byte, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	return cmd.CombinedOutput()
+}

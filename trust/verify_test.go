@@ -464,3 +464,29 @@ func TestQuorum(t *testing.T) {
 		t.Fatalf("empty: %d %v", n, ok)
 	}
 }
+
+// TestAgentRefuses: a key added with ssh-add -c needs a confirmation the
+// agent cannot get here (its askpass says no), so signing fails with an
+// error naming the key, and nothing is signed.
+func TestAgentRefuses(t *testing.T) {
+	needSSHKeygen(t)
+	dir := t.TempDir()
+	alice := genKey(t, dir, "ed25519", "alice")
+	t.Setenv("SSH_ASKPASS", "/bin/false")
+	t.Setenv("SSH_ASKPASS_REQUIRE", "force")
+	t.Setenv("DISPLAY", ":0")
+	sock := startAgent(t)
+	if out, err := execEnv([]string{"SSH_AUTH_SOCK=" + sock}, "ssh-add", "-c", alice); err != nil {
+		t.Fatalf("ssh-add -c: %v\n%s", err, out)
+	}
+	s, err := DialAgent(sock, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sig, err := s.Sign(mustEncode(t, sampleStatement("alice")))
+	if err == nil || sig != nil || !strings.Contains(err.Error(), s.Fingerprint()) {
+		t.Fatalf("a refusing agent: %q %v", sig, err)
+	}
+	t.Logf("refused: %v", err)
+}
