@@ -19,6 +19,7 @@ require (
 	github.com/go-git/go-billy/v5 v5.9.2
 	github.com/go-git/go-git/v5 v5.19.3
 	github.com/goccy/go-yaml v1.19.2
+	github.com/hiddeco/sshsig v0.2.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/lucasb-eyer/go-colorful v1.3.0
 	github.com/mattn/go-runewidth v0.0.19
@@ -38,8 +39,6 @@ require (
 )
 
 require github.com/pelletier/go-toml/v2 v2.4.3
-
-require github.com/hiddeco/sshsig v0.2.0 // indirect
 
 require (
 	dario.cat/mergo v1.0.0 // indirect

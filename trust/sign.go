@@ -22,6 +22,7 @@ const HashAlgorithm = sshsig.HashSHA512
 type StatementSigner struct {
 	signer ssh.Signer
 	closer func() error
+	agent  bool
 }
 
 // ErrAgent is wrapped by errors about reaching or choosing from an agent.
@@ -76,7 +77,7 @@ func AgentSigner(ag agent.Agent, choose string) (*StatementSigner, error) {
 	for _, s := range signers {
 		fp := ssh.FingerprintSHA256(s.PublicKey())
 		if want != "" && fp == want {
-			return &StatementSigner{signer: s}, nil
+			return &StatementSigner{signer: s, agent: true}, nil
 		}
 		fps = append(fps, s.PublicKey().Type()+" "+fp)
 	}
@@ -86,7 +87,7 @@ func AgentSigner(ag agent.Agent, choose string) (*StatementSigner, error) {
 	if len(signers) > 1 {
 		return nil, fmt.Errorf("%w: the agent holds %d keys, choose one by fingerprint: %s", ErrAgent, len(signers), strings.Join(fps, ", "))
 	}
-	return &StatementSigner{signer: signers[0]}, nil
+	return &StatementSigner{signer: signers[0], agent: true}, nil
 }
 
 // KeyFileSigner reads an unencrypted OpenSSH (or PEM) private key file.
@@ -127,6 +128,9 @@ func (s *StatementSigner) Sign(statement []byte) ([]byte, error) {
 	}
 	sig, err := sshsig.Sign(bytes.NewReader(statement), s.signer, HashAlgorithm, Namespace)
 	if err != nil {
+		if s.agent {
+			return nil, fmt.Errorf("%w refused to sign with %s (not confirmed, not touched, or locked): %v", ErrAgent, s.Fingerprint(), err)
+		}
 		return nil, fmt.Errorf("signing with %s: %w", s.Fingerprint(), err)
 	}
 	return sshsig.Armor(sig), nil

@@ -485,7 +485,7 @@ func TestAgentRefuses(t *testing.T) {
 	}
 	defer s.Close()
 	sig, err := s.Sign(mustEncode(t, sampleStatement("alice")))
-	if err == nil || sig != nil || !strings.Contains(err.Error(), s.Fingerprint()) {
+	if !errors.Is(err, ErrAgent) || sig != nil || !strings.Contains(err.Error(), s.Fingerprint()) {
 		t.Fatalf("a refusing agent: %q %v", sig, err)
 	}
 	t.Logf("refused: %v", err)
