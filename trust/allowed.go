@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -283,13 +284,26 @@ func (e *TrustFileError) Error() string {
 //     could swap the link is held to the same rule). The file is then
 //     opened without following links and checked again through its open
 //     descriptor.
+//
+// Where the verifier runs as the agent's own user (a hook, run), a file
+// that user owns is a file the agent can rewrite: use LoadTrustFileOwnedBy
+// with the owners that are not the agent (root, the operators' uid).
 func LoadTrustFile(path string) (*AllowedSigners, error) {
+	return LoadTrustFileOwnedBy(path, uint32(os.Geteuid()))
+}
+
+// LoadTrustFileOwnedBy is LoadTrustFile with the owners allowed for the
+// file, the links to it and every directory above them given explicitly:
+// root and the uids listed (none: root alone). Group- and world-writable
+// entries are refused as there.
+func LoadTrustFileOwnedBy(path string, owners ...uint32) (*AllowedSigners, error) {
+	c := checker{owners: append([]uint32{0}, owners...)}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, &TrustFileError{path, err.Error()}
 	}
 	// Check the directories of the path as given (the link's home).
-	if err := checkAncestors(filepath.Dir(abs)); err != nil {
+	if err := c.checkAncestors(filepath.Dir(abs)); err != nil {
 		return nil, err
 	}
 	real, err := filepath.EvalSymlinks(abs)
@@ -304,7 +318,7 @@ func LoadTrustFile(path string) (*AllowedSigners, error) {
 			if err != nil || fi.Mode()&os.ModeSymlink == 0 {
 				break
 			}
-			if err := checkOwnerMode(cur, fi, false); err != nil {
+			if err := c.checkOwnerMode(cur, fi, false); err != nil {
 				return nil, err
 			}
 			target, err := os.Readlink(cur)
@@ -314,12 +328,12 @@ func LoadTrustFile(path string) (*AllowedSigners, error) {
 			if !filepath.IsAbs(target) {
 				target = filepath.Join(filepath.Dir(cur), target)
 			}
-			if err := checkAncestors(filepath.Dir(target)); err != nil {
+			if err := c.checkAncestors(filepath.Dir(target)); err != nil {
 				return nil, err
 			}
 			cur = target
 		}
-		if err := checkAncestors(filepath.Dir(real)); err != nil {
+		if err := c.checkAncestors(filepath.Dir(real)); err != nil {
 			return nil, err
 		}
 	}
@@ -335,7 +349,7 @@ func LoadTrustFile(path string) (*AllowedSigners, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, &TrustFileError{real, "not a regular file"}
 	}
-	if err := checkOwnerMode(real, fi, false); err != nil {
+	if err := c.checkOwnerMode(real, fi, false); err != nil {
 		return nil, err
 	}
 	data := make([]byte, 0, fi.Size())
@@ -363,13 +377,13 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func checkAncestors(dir string) error {
+func (c checker) checkAncestors(dir string) error {
 	for {
 		fi, err := os.Stat(dir)
 		if err != nil {
 			return &TrustFileError{dir, err.Error()}
 		}
-		if err := checkOwnerMode(dir, fi, true); err != nil {
+		if err := c.checkOwnerMode(dir, fi, true); err != nil {
 			return err
 		}
 		parent := filepath.Dir(dir)
@@ -380,14 +394,15 @@ func checkAncestors(dir string) error {
 	}
 }
 
-func checkOwnerMode(path string, fi os.FileInfo, isDir bool) error {
+type checker struct{ owners []uint32 }
+
+func (c checker) checkOwnerMode(path string, fi os.FileInfo, isDir bool) error {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return &TrustFileError{path, "cannot read its owner"}
 	}
-	me := uint32(os.Geteuid())
-	if st.Uid != 0 && st.Uid != me {
-		return &TrustFileError{path, fmt.Sprintf("owned by uid %d, not by root or the current user (uid %d)", st.Uid, me)}
+	if !slices.Contains(c.owners, st.Uid) {
+		return &TrustFileError{path, fmt.Sprintf("owned by uid %d, not by root or another allowed owner (uids %v)", st.Uid, c.owners)}
 	}
 	if fi.Mode()&os.ModeSymlink != 0 {
 		return nil // a link's own mode means nothing; its directory is checked

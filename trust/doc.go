@@ -60,6 +60,9 @@
 // the way to it, or any directory above either that a user other than
 // root or the current user owns or that group or others can write (a
 // root-owned sticky directory such as /tmp excepted), naming which.
+// Where the verifier runs as the agent's own user (hooks, run), that user
+// must not be an allowed owner: LoadTrustFileOwnedBy takes the owners
+// explicitly (root always, plus the uids given, e.g. the operators').
 //
 // A valid signature is still refused unless its statement says what the
 // verifier knows independently (Expect: this store, this approval id,

@@ -490,3 +490,25 @@ func TestAgentRefuses(t *testing.T) {
 	}
 	t.Logf("refused: %v", err)
 }
+
+// TestTrustFileOwners: a verifier running as the agent's user leaves that
+// user out of the allowed owners, so a file it owns is refused.
+func TestTrustFileOwners(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give the file to other uids")
+	}
+	dir := t.TempDir()
+	p := writeTrust(t, dir, "")
+	os.Chown(dir, 1500, 1500)
+	os.Chown(p, 1500, 1500)
+	var tfe *TrustFileError
+	if _, err := LoadTrustFileOwnedBy(p); !errors.As(err, &tfe) || !strings.Contains(err.Error(), "owned by uid 1500") {
+		t.Fatalf("root alone: %v", err)
+	}
+	if _, err := LoadTrustFileOwnedBy(p, 1500); err != nil {
+		t.Fatalf("operator uid 1500 allowed: %v", err)
+	}
+	if _, err := LoadTrustFileOwnedBy(p, 1600); !errors.As(err, &tfe) {
+		t.Fatalf("another uid: %v", err)
+	}
+}
