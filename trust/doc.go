@@ -69,7 +69,9 @@
 // this payload hash, this risk, or this policy hash), so a signature
 // copied to another approval, replayed over another payload or carried to
 // another store does not count. Quorum counts distinct principals of
-// verified approve and vote signatures, never the requester's.
+// verified approve and vote signatures, never the requester's, and each
+// key once (a key on a pattern line could otherwise sign as several
+// people).
 //
 // The package is pure: it reads no environment and no configuration, and
 // the store's deciding transaction and the execution checks call it.

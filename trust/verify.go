@@ -280,21 +280,28 @@ func matchPattern(s, p string) bool {
 // Quorum counts the distinct principals among verified approve and vote
 // signatures, leaving out the requester's principal (a requester never
 // counts towards its own proposal) and denials, and reports whether they
-// reach need. need below 1 is treated as 1.
+// reach need. Each key counts once too: a key on a line with a pattern
+// (*@example.com) could sign under several names, and one key is one
+// person. need below 1 is treated as 1.
 func Quorum(verified []Verified, need int, requester string) (int, bool) {
 	if need < 1 {
 		need = 1
 	}
-	seen := map[string]bool{}
+	principals := map[string]bool{}
+	keys := map[string]bool{}
 	for _, v := range verified {
 		d := v.Statement.Decision
 		if d != DecisionApprove && d != DecisionVote {
 			continue
 		}
-		if v.Principal == "" || v.Principal == requester {
+		if v.Principal == "" || v.Principal == requester || v.Fingerprint == "" {
 			continue
 		}
-		seen[v.Principal] = true
+		if principals[v.Principal] || keys[v.Fingerprint] {
+			continue
+		}
+		principals[v.Principal] = true
+		keys[v.Fingerprint] = true
 	}
-	return len(seen), len(seen) >= need
+	return len(principals), len(principals) >= need
 }

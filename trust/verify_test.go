@@ -445,7 +445,7 @@ func TestMatchPatternList(t *testing.T) {
 
 func TestQuorum(t *testing.T) {
 	v := func(p string, d Decision) Verified {
-		return Verified{Principal: p, Statement: Statement{Decision: d}}
+		return Verified{Principal: p, Fingerprint: "SHA256:" + p, Statement: Statement{Decision: d}}
 	}
 	list := []Verified{
 		v("alice", DecisionVote), v("alice", DecisionApprove), v("agent", DecisionVote),
@@ -459,6 +459,14 @@ func TestQuorum(t *testing.T) {
 	}
 	if n, ok := Quorum(list, 2, "alice"); n != 2 || !ok { // agent and carol
 		t.Fatalf("got %d %v", n, ok)
+	}
+	// One key signing under two names (a pattern line) counts once.
+	same := []Verified{
+		{Principal: "bob@ops", Fingerprint: "SHA256:k1", Statement: Statement{Decision: DecisionVote}},
+		{Principal: "dan@ops", Fingerprint: "SHA256:k1", Statement: Statement{Decision: DecisionVote}},
+	}
+	if n, ok := Quorum(same, 2, "agent"); n != 1 || ok {
+		t.Fatalf("one key, two names: %d %v", n, ok)
 	}
 	if n, ok := Quorum(nil, 0, "x"); n != 0 || ok {
 		t.Fatalf("empty: %d %v", n, ok)
