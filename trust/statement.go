@@ -2,6 +2,8 @@ package trust
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -221,4 +223,11 @@ func ParseStatement(b []byte) (Statement, error) {
 		return Statement{}, statementErr("not in canonical form (order, keys, spacing or time format differ)")
 	}
 	return s, nil
+}
+
+// SHA256Hex is the lower-case hex SHA-256 of b, the form payload_sha256
+// and policy_sha256 take.
+func SHA256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }

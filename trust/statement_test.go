@@ -90,3 +90,12 @@ func TestParseStatementRejectsNonCanonical(t *testing.T) {
 		}
 	}
 }
+
+func TestSHA256Hex(t *testing.T) {
+	if got := SHA256Hex([]byte("abc")); got != "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" {
+		t.Fatal(got)
+	}
+	if err := checkHex("x", SHA256Hex(nil)); err != nil {
+		t.Fatal(err)
+	}
+}
