@@ -49,8 +49,9 @@ const maxTrustFile = 1 << 20
 //	PRINCIPALS [OPTIONS] KEYTYPE BASE64 [COMMENT]
 //
 // with options namespaces="a,b", valid-after="T", valid-before="T" (T is
-// YYYYMMDD[Z] or YYYYMMDDHHMM[SS][Z]; without Z, local time, as OpenSSH
-// reads it). cert-authority is refused: a certificate authority would let
+// YYYYMMDDZ or YYYYMMDDHHMM[SS]Z: a time without Z, which OpenSSH reads
+// in the local time zone, is refused, since the environment that sets the
+// zone is the agent's). cert-authority is refused: a certificate authority would let
 // whoever holds its key mint signers, and approve-tui verifies plain keys
 // only. Any error fails the whole file: a trust file is used whole or not
 // at all. path only names the file in errors.
@@ -230,13 +231,16 @@ func (s *Signer) applyOptions(opts []option) error {
 	return nil
 }
 
-// parseValidity reads YYYYMMDD[Z] or YYYYMMDDHHMM[SS][Z].
+// parseValidity reads YYYYMMDDZ or YYYYMMDDHHMM[SS]Z. OpenSSH reads a
+// time without its Z in the local time zone; the verifier runs with the
+// agent's environment, whose TZ would then move a key's expiry, so a time
+// without Z is refused.
 func parseValidity(v string) (time.Time, error) {
-	loc := time.Local
-	if strings.HasSuffix(v, "Z") || strings.HasSuffix(v, "z") {
-		loc = time.UTC
-		v = v[:len(v)-1]
+	if !strings.HasSuffix(v, "Z") && !strings.HasSuffix(v, "z") {
+		return time.Time{}, fmt.Errorf("%q has no trailing Z: write validity times in UTC, ending in Z (a local time would be read in the zone the environment sets)", clip(v))
 	}
+	loc := time.UTC
+	v = v[:len(v)-1]
 	var layout string
 	switch len(v) {
 	case 8:
@@ -246,7 +250,7 @@ func parseValidity(v string) (time.Time, error) {
 	case 14:
 		layout = "20060102150405"
 	default:
-		return time.Time{}, fmt.Errorf("%q is not YYYYMMDD[Z] or YYYYMMDDHHMM[SS][Z]", clip(v))
+		return time.Time{}, fmt.Errorf("%q is not YYYYMMDDZ or YYYYMMDDHHMM[SS]Z", clip(v+"Z"))
 	}
 	for i := 0; i < len(v); i++ {
 		if v[i] < '0' || v[i] > '9' {

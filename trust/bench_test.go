@@ -74,7 +74,7 @@ func benchVerifyTwo(b *testing.B, load bool) {
 			}
 			got = append(got, v)
 		}
-		if _, ok := Quorum(got, 2, "agent"); !ok {
+		if _, ok := Quorum(got, 2, "agent", as); !ok {
 			b.Fatal("no quorum")
 		}
 		times = append(times, time.Since(t0))

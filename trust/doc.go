@@ -69,10 +69,12 @@
 // this payload hash, this risk, or this policy hash), so a signature
 // copied to another approval, replayed over another payload or carried to
 // another store does not count. Quorum counts distinct principals of
-// verified approve and vote signatures, never the requester's, and each
-// key once (a key on a pattern line could otherwise sign as several
-// people).
+// verified approve and vote signatures, never the requester's (neither
+// its name, in any case, nor any key a trust line admits for it; an
+// unknown requester counts nothing), and each key once (a key on a
+// pattern line could otherwise sign as several people).
 //
-// The package is pure: it reads no environment and no configuration, and
+// The package reads no configuration and depends on no environment
+// variable (validity times must be UTC, so TZ cannot move them), and
 // the store's deciding transaction and the execution checks call it.
 package trust

@@ -278,14 +278,26 @@ func matchPattern(s, p string) bool {
 }
 
 // Quorum counts the distinct principals among verified approve and vote
-// signatures, leaving out the requester's principal (a requester never
-// counts towards its own proposal) and denials, and reports whether they
-// reach need. Each key counts once too: a key on a line with a pattern
-// (*@example.com) could sign under several names, and one key is one
-// person. need below 1 is treated as 1.
-func Quorum(verified []Verified, need int, requester string) (int, bool) {
+// signatures and reports whether they reach need. Denials do not count.
+// The requester never counts towards its own proposal: every signature
+// signed as the requester (compared ignoring case) and every signature by
+// a key that any line of signers admits for the requester (a second name
+// on its line, another line with its key) is left out; an empty requester
+// (not known) counts nothing at all. Each key counts once too: a key on a
+// line with a pattern (*@example.com) could sign under several names, and
+// one key is one person. need below 1 is treated as 1.
+func Quorum(verified []Verified, need int, requester string, signers *AllowedSigners) (int, bool) {
 	if need < 1 {
 		need = 1
+	}
+	if requester == "" || signers == nil {
+		return 0, false
+	}
+	theirs := map[string]bool{}
+	for _, sg := range signers.Signers {
+		if sg.Key != nil && MatchPatternList(requester, sg.Principals) {
+			theirs[ssh.FingerprintSHA256(sg.Key)] = true
+		}
 	}
 	principals := map[string]bool{}
 	keys := map[string]bool{}
@@ -294,7 +306,7 @@ func Quorum(verified []Verified, need int, requester string) (int, bool) {
 		if d != DecisionApprove && d != DecisionVote {
 			continue
 		}
-		if v.Principal == "" || v.Principal == requester || v.Fingerprint == "" {
+		if v.Principal == "" || strings.EqualFold(v.Principal, requester) || v.Fingerprint == "" || theirs[v.Fingerprint] {
 			continue
 		}
 		if principals[v.Principal] || keys[v.Fingerprint] {

@@ -1,12 +1,16 @@
 package trust
 
 import (
+	"crypto/ed25519"
+	"crypto/rand"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/crypto/ssh"
 )
 
 // TestOracleBothWays signs with this package and verifies with
@@ -366,7 +370,7 @@ func TestAllowedSignersParse(t *testing.T) {
 		"# comment",
 		"",
 		"   alice@example.com " + pub + " a comment with spaces",
-		`bob,carol namespaces="approve-tui,git",valid-after="20240101",valid-before="203001021530Z" ` + pub,
+		`bob,carol namespaces="approve-tui,git",valid-after="20240101Z",valid-before="203001021530Z" ` + pub,
 		"\tdave VALID-AFTER=\"20240101123045Z\" " + pub,
 	}, "\n") + "\n"
 	as, err := ParseAllowedSigners("f", []byte(okText))
@@ -391,7 +395,8 @@ func TestAllowedSignersParse(t *testing.T) {
 		"unterminated quote":     `alice namespaces="git ` + pub,
 		"bad time":               `alice valid-before="2024-01-01" ` + pub,
 		"short time":             `alice valid-before="2024010" ` + pub,
-		"reversed window":        `alice valid-after="20300101",valid-before="20200101" ` + pub,
+		"reversed window":        `alice valid-after="20300101Z",valid-before="20200101Z" ` + pub,
+		"local time (no Z)":      `alice valid-before="20300101" ` + pub,
 		"no key":                 "alice",
 		"bad base64":             "alice ssh-ed25519 AAAA!!!",
 		"type mismatch":          "alice ssh-rsa " + strings.Fields(pub)[1],
@@ -444,6 +449,7 @@ func TestMatchPatternList(t *testing.T) {
 }
 
 func TestQuorum(t *testing.T) {
+	none := &AllowedSigners{}
 	v := func(p string, d Decision) Verified {
 		return Verified{Principal: p, Fingerprint: "SHA256:" + p, Statement: Statement{Decision: d}}
 	}
@@ -451,13 +457,13 @@ func TestQuorum(t *testing.T) {
 		v("alice", DecisionVote), v("alice", DecisionApprove), v("agent", DecisionVote),
 		v("bob", DecisionDeny), v("carol", DecisionApprove),
 	}
-	if n, ok := Quorum(list, 2, "agent"); n != 2 || !ok {
+	if n, ok := Quorum(list, 2, "agent", none); n != 2 || !ok {
 		t.Fatalf("got %d %v", n, ok)
 	}
-	if n, ok := Quorum(list, 3, "agent"); n != 2 || ok {
+	if n, ok := Quorum(list, 3, "agent", none); n != 2 || ok {
 		t.Fatalf("got %d %v", n, ok)
 	}
-	if n, ok := Quorum(list, 2, "alice"); n != 2 || !ok { // agent and carol
+	if n, ok := Quorum(list, 2, "alice", none); n != 2 || !ok { // agent and carol
 		t.Fatalf("got %d %v", n, ok)
 	}
 	// One key signing under two names (a pattern line) counts once.
@@ -465,11 +471,42 @@ func TestQuorum(t *testing.T) {
 		{Principal: "bob@ops", Fingerprint: "SHA256:k1", Statement: Statement{Decision: DecisionVote}},
 		{Principal: "dan@ops", Fingerprint: "SHA256:k1", Statement: Statement{Decision: DecisionVote}},
 	}
-	if n, ok := Quorum(same, 2, "agent"); n != 1 || ok {
+	if n, ok := Quorum(same, 2, "agent", none); n != 1 || ok {
 		t.Fatalf("one key, two names: %d %v", n, ok)
 	}
-	if n, ok := Quorum(nil, 0, "x"); n != 0 || ok {
+	if n, ok := Quorum(nil, 0, "x", none); n != 0 || ok {
 		t.Fatalf("empty: %d %v", n, ok)
+	}
+	// The requester's own key under another name, or its name in another
+	// case, never counts; an unknown requester counts nothing.
+	newKey := func() ssh.Signer {
+		_, priv, err := ed25519.GenerateKey(rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := ssh.NewSignerFromKey(priv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	bob, alice := newKey(), newKey()
+	signers := &AllowedSigners{Signers: []Signer{
+		{Line: 1, Principals: "bob", Key: bob.PublicKey()},
+		{Line: 2, Principals: "bob@corp", Key: bob.PublicKey()},
+		{Line: 3, Principals: "alice", Key: alice.PublicKey()},
+	}}
+	fp := func(k ssh.Signer) string { return ssh.FingerprintSHA256(k.PublicKey()) }
+	own := []Verified{
+		{Principal: "bob@corp", Fingerprint: fp(bob), Statement: Statement{Decision: DecisionVote}},
+		{Principal: "Bob", Fingerprint: "SHA256:other", Statement: Statement{Decision: DecisionVote}},
+		{Principal: "alice", Fingerprint: fp(alice), Statement: Statement{Decision: DecisionVote}},
+	}
+	if n, ok := Quorum(own, 2, "bob", signers); n != 1 || ok {
+		t.Fatalf("requester's own key under another name counted: %d %v", n, ok)
+	}
+	if n, ok := Quorum(own, 1, "", signers); n != 0 || ok {
+		t.Fatalf("unknown requester: %d %v", n, ok)
 	}
 }
 
