@@ -396,19 +396,7 @@ func plainPagerWord(v string) bool {
 // its command) says git would run configured code, and says so: in the
 // raise, or in the notes when it is at least medium already.
 func raiseGit(d *risk.Draft, why string) {
-	if why == "" {
-		return
+	if why != "" {
+		raiseAtLeast(d, model.RiskMedium, "because "+why, why)
 	}
-	pinned := risk.Judge(d.Command, d.JudgeContext()).Level
-	if d.Raise.Valid() && d.Raise.Rank() > pinned.Rank() {
-		pinned = d.Raise
-	}
-	if pinned.Rank() < model.RiskMedium.Rank() {
-		d.Raise, d.RaiseWhy = model.RiskMedium, "because "+why
-		return
-	}
-	if d.Notes != "" {
-		d.Notes += "; "
-	}
-	d.Notes += why
 }

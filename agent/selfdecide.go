@@ -72,21 +72,28 @@ const SelfDecideReason = "it would decide an approval itself (approve-tui's deci
 // reason's notes, so that the operator always reads that the agent would
 // decide an approval itself.
 func raiseSelf(d *risk.Draft, why string) {
-	if why == "" {
-		return
+	if why != "" {
+		raiseAtLeast(d, model.RiskHigh, why, why)
 	}
+}
+
+// raiseAtLeast raises d to level with raiseWhy when its judgement (or a
+// raise already made) is below level; when it is at level or above
+// already, note is added to its notes instead, so the operator reads it
+// either way.
+func raiseAtLeast(d *risk.Draft, level model.RiskLevel, raiseWhy, note string) {
 	pinned := risk.Judge(d.Command, d.JudgeContext()).Level
 	if d.Raise.Valid() && d.Raise.Rank() > pinned.Rank() {
 		pinned = d.Raise
 	}
-	if pinned.Rank() < model.RiskHigh.Rank() {
-		d.Raise, d.RaiseWhy = model.RiskHigh, why
+	if pinned.Rank() < level.Rank() {
+		d.Raise, d.RaiseWhy = level, raiseWhy
 		return
 	}
 	if d.Notes != "" {
 		d.Notes += "; "
 	}
-	d.Notes += why
+	d.Notes += note
 }
 
 type selfCheck struct {
