@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
@@ -382,7 +383,15 @@ func builtinCredential(v string) bool { return plainWords(v, "store", "cache") }
 func (r *gitReader) program(section, sub, key, value string) string {
 	name := section + "." + key
 	if sub != "" {
-		name = section + "." + sub + "." + key
+		// The subsection is the repository's text: quoted and bounded
+		// unless it is a plain name.
+		shown := sub
+		if len(sub) > 80 || strings.IndexFunc(sub, func(r rune) bool {
+			return !(r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+		}) >= 0 {
+			shown = strconv.Quote(truncate(sub, 80))
+		}
+		name = section + "." + shown + "." + key
 	}
 	says := func(what string) string {
 		return fmt.Sprintf("%s (%s) = %q", name, what, truncate(value, 80))

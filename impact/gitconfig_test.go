@@ -284,3 +284,16 @@ func TestGitProgramsCommonSetups(t *testing.T) {
 		t.Errorf("an editor given a command: %q", why)
 	}
 }
+
+// A subsection is the repository's text: a plain name is shown as is,
+// anything else quoted and bounded.
+func TestGitProgramSubsectionShown(t *testing.T) {
+	r := &gitReader{}
+	if got := r.program("diff", "t", "textconv", "./evil"); !strings.HasPrefix(got, "diff.t.textconv ") {
+		t.Errorf("plain: %q", got)
+	}
+	got := r.program("diff", "a\x1b[31mb"+strings.Repeat("x", 200), "textconv", "./evil")
+	if strings.ContainsRune(got, 0x1b) || len(got) > 250 || !strings.Contains(got, `"a\x1b[31mb`) {
+		t.Errorf("hostile: %q", got)
+	}
+}
