@@ -39,7 +39,9 @@ hardline rule matches (Hermes never runs it), whether it is proven read-only
 (every part of it known to only read, nothing redirected into a file,
 nothing unknown), and each finding: the rule that found it, its level, the
 effect (delete, write, network, ...), the words of the command that
-triggered it, and why. Nothing is run, and no proposal is made.
+triggered it, and why. Nothing is run, and no proposal is made. The line is
+judged alone: the hooks and run also read a git command's configuration
+(a program it names makes the command at least medium); classify does not.
 
 COMMAND is one argument, the command line as written (quote it for your
 shell: approve-tui classify -- 'rm -rf "$DIR"'). Several arguments are joined

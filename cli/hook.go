@@ -59,7 +59,7 @@ takes it out again.`,
 const hookRulesHelp = `  - What goes without asking is --unasked: low (the default, or the
     configuration file's risk: unasked) lets through what approve-tui's
     judgement finds low, read-only only what it proves read-only (git
-    status, ls, cat...), nothing nothing; --low says how such a command is
+    status, ls, cat...), nothing lets nothing through; --low says how such a command is
     answered. A git command whose configuration (the repository's, its
     includes, ~/.gitconfig) names a program git would run (core.fsmonitor,
     a pager, a textconv, a filter...) is asked, at least medium. Everything

@@ -229,6 +229,8 @@ func (r corpusRow) status() string {
 		return "not measured"
 	case r.percent() >= r.target.target:
 		return "pass"
+	case r.target.floor > 0 && r.percent() >= r.target.floor:
+		return "below target, above its floor"
 	}
 	return "FAIL"
 }
