@@ -87,11 +87,17 @@ func GitPrograms(dir string, c GitCheck) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("its repository could not be found: %w", err)
 	}
+	if !validGitDir(gitDir) {
+		// git would pass over it and use a repository further up, whose
+		// configuration is not read here.
+		return "", fmt.Errorf("%s is not a git directory git would use", gitDir)
+	}
 	return r.repo(root, gitDir, commonDir, 0)
 }
 
 type gitReader struct {
 	c     GitCheck
+	root  string // the work tree whose configuration is being read
 	seen  map[string]bool
 	files int
 }
@@ -99,6 +105,7 @@ type gitReader struct {
 // repo checks one repository's own config files, its hooks and its
 // submodules'.
 func (r *gitReader) repo(root, gitDir, commonDir string, depth int) (string, error) {
+	r.root = root
 	for _, p := range []string{filepath.Join(commonDir, "config"), filepath.Join(commonDir, "config.worktree"), filepath.Join(gitDir, "config.worktree")} {
 		if why, err := r.file(p, 0); why != "" || err != nil {
 			return why, err
@@ -108,6 +115,10 @@ func (r *gitReader) repo(root, gitDir, commonDir string, depth int) (string, err
 		if why, err := gitHooks(filepath.Join(commonDir, "hooks")); why != "" || err != nil {
 			return why, err
 		}
+	} else if p := filepath.Join(commonDir, "hooks", "post-index-change"); exists(p) {
+		// A read refreshes the index and writes it back when it can: every
+		// index write runs post-index-change.
+		return "a hook run when a read refreshes the index, " + p, nil
 	}
 	if depth > 0 {
 		return "", nil
@@ -417,7 +428,8 @@ func (r *gitReader) program(section, sub, key, value string) string {
 				return says("a program for remotes")
 			}
 		case "hookspath":
-			if writes {
+			// post-index-change there runs on a read's index refresh too.
+			if writes || r.hookThere(value) {
 				return says("hooks")
 			}
 		case "alternaterefscommand":
@@ -581,4 +593,40 @@ func headerEnd(s string) int {
 		}
 	}
 	return -1
+}
+
+// exists reports whether p is there (any kind of file).
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+// validGitDir reports whether dir is a git directory as git checks one:
+// HEAD, and objects and refs (or a commondir file naming where they are).
+func validGitDir(dir string) bool {
+	if !exists(filepath.Join(dir, "HEAD")) {
+		return false
+	}
+	return exists(filepath.Join(dir, "commondir")) || exists(filepath.Join(dir, "objects")) && exists(filepath.Join(dir, "refs"))
+}
+
+// hookThere reports whether a core.hooksPath of value may hold a
+// post-index-change hook (a path it cannot resolve may).
+func (r *gitReader) hookThere(value string) bool {
+	dir := value
+	switch {
+	case strings.HasPrefix(value, "~/"):
+		if r.c.Home == "" {
+			return true
+		}
+		dir = filepath.Join(r.c.Home, value[2:])
+	case strings.HasPrefix(value, "~"):
+		return true
+	case !filepath.IsAbs(value):
+		if r.root == "" {
+			return true
+		}
+		dir = filepath.Join(r.root, value)
+	}
+	return exists(filepath.Join(dir, "post-index-change"))
 }

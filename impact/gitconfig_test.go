@@ -297,3 +297,40 @@ func TestGitProgramSubsectionShown(t *testing.T) {
 		t.Errorf("hostile: %q", got)
 	}
 }
+
+// git status refreshes the index and writes it back: post-index-change
+// runs on a read, from hooks/ or from core.hooksPath.
+func TestGitProgramsIndexRefreshHook(t *testing.T) {
+	home, dir := newConfigRepo(t)
+	hook := filepath.Join(dir, ".git", "hooks", "post-index-change")
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if why, err := programs(t, home, dir, true); !strings.Contains(why, "post-index-change") || err != nil {
+		t.Errorf("hooks/post-index-change for status: %q, %v", why, err)
+	}
+	home, dir = newConfigRepo(t)
+	if err := os.MkdirAll(filepath.Join(dir, "hk"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "hk", "post-index-change"), []byte("#!/bin/sh\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, home, dir, "config", "core.hooksPath", "hk")
+	if why, err := programs(t, home, dir, true); !strings.Contains(why, "hookspath") || err != nil {
+		t.Errorf("core.hooksPath holding post-index-change for status: %q, %v", why, err)
+	}
+}
+
+// A .git directory git would not use (no HEAD, objects, refs) hides the
+// repository git does use further up: the check fails closed.
+func TestGitProgramsInvalidDotGit(t *testing.T) {
+	home, dir := newConfigRepo(t)
+	sub := filepath.Join(dir, "sub")
+	if err := os.MkdirAll(filepath.Join(sub, ".git"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := programs(t, home, sub, true); err == nil {
+		t.Error("an empty .git was taken as the repository")
+	}
+}
