@@ -51,6 +51,10 @@ type Actor struct {
 	// Key is the fingerprint (SHA256:…) of the SSH key the server verified
 	// for this actor; "" for a local actor.
 	Key string
+	// Signature, when set, is the actor's signature over the decision it
+	// asks for: written with the decision in its transaction, and, where
+	// the store requires signatures, verified there first.
+	Signature *Signature
 }
 
 // String is the form stored in consumed_by: "alice@host via cli".

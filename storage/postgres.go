@@ -730,6 +730,11 @@ var pgSchema = schemaDDL{
 		{
 			`CREATE TABLE IF NOT EXISTS approve_tui_answers (` + answersColumns("DOUBLE PRECISION") + `)`,
 		},
+		{
+			`CREATE TABLE IF NOT EXISTS approve_tui_signatures (` + signaturesColumns("BIGSERIAL PRIMARY KEY", "DOUBLE PRECISION") + `)`,
+			signaturesIndex,
+			pgTrigger("approve_tui_signatures"),
+		},
 	},
 	lockoutsTable: pgLockoutsTable,
 	tier2Columns: []string{

@@ -454,6 +454,9 @@ func (st *Store) SetPolicy(ctx context.Context, source []byte, p *policy.Policy,
 			VALUES (?, ?, ?, ?, ?, ?)`, next, sum, string(source), string(p.Encode()), now, by); err != nil {
 			return nil, err
 		}
+		if err := s.insertSignature(ctx, PolicyRef, EventPolicySet, actor.Signature); err != nil {
+			return nil, err
+		}
 		v = &PolicyVersion{Version: next, SHA256: sum, Source: string(source), SetAt: now, SetBy: by, Policy: p}
 		changed = true
 		return []auditEntry{{id: PolicyRef, event: EventPolicySet, outcome: OutcomeOK, detail: map[string]any{

@@ -7,7 +7,7 @@ import (
 )
 
 // SchemaVersion is the newest approve-tui migration this build knows.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // schemaState is what a read of the file found.
 type schemaState struct {

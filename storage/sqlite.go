@@ -178,6 +178,9 @@ var migrations = []string{
 	` + votesIndexes[1] + `;`,
 	// 5: the answers given to requesters, one per request id (answer.go).
 	`CREATE TABLE IF NOT EXISTS approve_tui_answers (` + answersColumns("REAL") + `);`,
+	// 6: the signatures over decisions (signature.go).
+	`CREATE TABLE IF NOT EXISTS approve_tui_signatures (` + signaturesColumns("INTEGER PRIMARY KEY", "REAL") + `);
+	` + signaturesIndex + `;`,
 }
 
 // auditTable is the audit log's column definitions on SQLite. seq is the

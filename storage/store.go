@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/approve-tui/approve-tui/risk"
+	"github.com/approve-tui/approve-tui/trust"
 	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
 )
 
@@ -58,6 +59,11 @@ type Options struct {
 	// risk a decision enforces, the urgency order and the effects a policy
 	// rule matches come from that judgement. Fixed for the Store's life.
 	Risk risk.Context
+	// Trust is the trust configuration (nil: off). Where it requires
+	// signatures, every approve, vote, deny and policy set must carry its
+	// actor's Signature, verified against it inside the deciding
+	// transaction; its Store names this store in every statement.
+	Trust *trust.Settings
 }
 
 // Store is one user's view of an approval database: its own clock, lock

@@ -308,8 +308,14 @@ func (st *Store) ConsumeRead(ctx context.Context, id, typed, readSHA256 string, 
 			return nil, err
 		}
 		if !b.met {
+			if err := s.insertSignature(ctx, id, EventVote, actor.Signature); err != nil {
+				return nil, err
+			}
 			voted = &VoteRecorded{ID: id, Quorum: b.q}
 			return b.entries, nil
+		}
+		if err := s.insertSignature(ctx, id, EventApprove, actor.Signature); err != nil {
+			return nil, err
 		}
 		if err := s.decideBy(ctx, rec, model.StatusConsumed, actor, b.by); err != nil {
 			return nil, err
@@ -348,6 +354,9 @@ func (st *Store) Deny(ctx context.Context, id string, actor model.Actor, reason 
 			return nil, err
 		}
 		if err := s.decide(ctx, rec, model.StatusDenied, actor); err != nil {
+			return nil, err
+		}
+		if err := s.insertSignature(ctx, id, EventDeny, actor.Signature); err != nil {
 			return nil, err
 		}
 		out = rec

@@ -1,0 +1,88 @@
+package trust
+
+import (
+	"fmt"
+	"strings"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// Mode is how strictly approve-tui asks for signatures.
+type Mode string
+
+// The modes of the trust configuration.
+const (
+	// ModeRequired: every approve, vote, deny and policy set must be
+	// signed by a key of the trust file, and nothing runs without enough
+	// valid signatures. The default where a trust file is configured.
+	ModeRequired Mode = "required"
+	// ModeOff: no signature is asked for or checked (one person on a
+	// laptop). The default where no trust file is configured.
+	ModeOff Mode = "off"
+)
+
+// Settings is the trust configuration in force for one process, loaded
+// and checked: what every surface signs with and every verifier checks
+// against. A nil *Settings is mode off.
+type Settings struct {
+	Mode Mode
+	// Path is the trust file (allowed_signers format) Signers was read
+	// from.
+	Path string
+	// Signers is the trust file, parsed.
+	Signers *AllowedSigners
+	// PolicySigners are the principals whose signature puts a policy in
+	// force.
+	PolicySigners []string
+	// Store is the store identity every statement names: the operator's
+	// configured name, or the store's own default (its absolute path, or
+	// its PostgreSQL database and schema). Never read from a row.
+	Store string
+}
+
+// Required reports whether s asks for signatures.
+func (s *Settings) Required() bool { return s != nil && s.Mode == ModeRequired }
+
+// PolicySigner reports whether principal may sign a policy.
+func (s *Settings) PolicySigner(principal string) bool {
+	if s == nil || principal == "" {
+		return false
+	}
+	for _, p := range s.PolicySigners {
+		if p == principal {
+			return true
+		}
+	}
+	return false
+}
+
+// PrincipalOf is the one principal the trust file names for key: the
+// name a signature by key is made and counted under. A key on no line, or
+// on lines naming several principals or patterns, has none, and the error
+// says why.
+func (s *Settings) PrincipalOf(key ssh.PublicKey) (string, error) {
+	if s == nil || s.Signers == nil {
+		return "", fmt.Errorf("no trust file is configured")
+	}
+	fp := ssh.FingerprintSHA256(key)
+	var names []string
+	for _, sg := range s.Signers.Signers {
+		if sg.Key == nil || ssh.FingerprintSHA256(sg.Key) != fp {
+			continue
+		}
+		p := sg.Principals
+		if strings.ContainsAny(p, ",*?!") {
+			return "", fmt.Errorf("key %s is on line %d of %s with the principal list %q: a signing key must name exactly one plain principal", fp, sg.Line, s.Path, p)
+		}
+		if len(names) == 0 || names[0] != p {
+			names = append(names, p)
+		}
+	}
+	switch len(names) {
+	case 0:
+		return "", fmt.Errorf("key %s is not in the trust file %s: ask whoever keeps it to add a line \"PRINCIPAL %s\"", fp, s.Path, strings.TrimSpace(string(ssh.MarshalAuthorizedKey(key))))
+	case 1:
+		return names[0], nil
+	}
+	return "", fmt.Errorf("key %s is in %s under %d principals (%s): one key is one person", fp, s.Path, len(names), strings.Join(names, ", "))
+}
