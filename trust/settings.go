@@ -3,7 +3,9 @@ package trust
 import (
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/approve-tui/approve-tui/model"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -85,4 +87,37 @@ func (s *Settings) PrincipalOf(key ssh.PublicKey) (string, error) {
 		return names[0], nil
 	}
 	return "", fmt.Errorf("key %s is in %s under %d principals (%s): one key is one person", fp, s.Path, len(names), strings.Join(names, ", "))
+}
+
+// SignDecision completes st for signer under s (the store identity, the
+// principal the trust file names for the signer's key, the time when
+// unset), signs it, and returns it as the decision path carries it.
+func (s *Settings) SignDecision(signer *StatementSigner, st Statement, now time.Time) (*model.Signature, error) {
+	if s == nil {
+		return nil, fmt.Errorf("no trust configuration: nothing to sign for")
+	}
+	principal, err := s.PrincipalOf(signer.PublicKey())
+	if err != nil {
+		return nil, err
+	}
+	st.Store, st.Principal = s.Store, principal
+	if st.Time.IsZero() {
+		st.Time = now
+	}
+	b, err := st.Encode()
+	if err != nil {
+		return nil, err
+	}
+	armored, err := signer.Sign(b)
+	if err != nil {
+		return nil, err
+	}
+	return &model.Signature{Principal: principal, Key: signer.Fingerprint(), Statement: b, Armored: string(armored)}, nil
+}
+
+// NeedsTouch reports whether key is a security key (sk-...@openssh.com),
+// which signs only after the user touches it: a surface says so before it
+// waits for the signature.
+func NeedsTouch(key ssh.PublicKey) bool {
+	return key != nil && strings.HasPrefix(key.Type(), "sk-")
 }
