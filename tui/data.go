@@ -80,6 +80,11 @@ type (
 		ws         storage.WaiterStatus
 		deliveries []storage.Delivery
 		err        error
+		// sigs: its signatures (sigsRead: they were read, or sigErr says
+		// why they could not be).
+		sigs     []sigInfo
+		sigErr   error
+		sigsRead bool
 	}
 	// watchReadyMsg hands over the store watcher.
 	watchReadyMsg struct {
@@ -100,6 +105,10 @@ type (
 		// pasted: what the approve prompt held was refused as a paste
 		// (outcomeText says so, not that it was mistyped).
 		pasted bool
+		// sig: the signature the decision carried; unsigned: why a deny
+		// where signatures are required went without one.
+		sig      *model.Signature
+		unsigned string
 	}
 	// restDueMsg: restDelay has passed since a load that left the rest
 	// of a long list owed; time to read it (Model.loadDone).
@@ -137,7 +146,7 @@ func loadPending(ctx context.Context, s *storage.Store, gen, limit int, prev *st
 		notifiers, _ := s.Notifiers(ctx)
 		var waiter *waiterMsg
 		if watch.id != "" {
-			w := readWaiter(ctx, s, watch.id)
+			w := readShown(ctx, s, watch)
 			waiter = &w
 		}
 		sig, live, serr := s.PendingSummary(ctx)
@@ -174,7 +183,15 @@ func loadPending(ctx context.Context, s *storage.Store, gen, limit int, prev *st
 
 // shownPayload is the proposal on screen and the SHA-256 of its payload as
 // shown.
-type shownPayload struct{ id, sha256 string }
+type shownPayload struct {
+	id, sha256 string
+	risk       model.RiskLevel // its pinned risk, as shown
+}
+
+// shownOf is what the console shows of rec.
+func shownOf(rec *storage.Record) shownPayload {
+	return shownPayload{rec.ApprovalID, rec.PayloadSHA256, rec.RiskLevel}
+}
 
 // reloadDueMsg: the pause between two loads of the pending list is over.
 type reloadDueMsg struct{}
@@ -253,8 +270,17 @@ func loadRuns(ctx context.Context, s *storage.Store, gen int, ids []string) tea.
 	return func() tea.Msg { return runsMsg{gen: gen, runs: readRuns(ctx, s, ids)} }
 }
 
-func loadWaiter(ctx context.Context, s *storage.Store, id string) tea.Cmd {
-	return func() tea.Msg { return readWaiter(ctx, s, id) }
+func loadWaiter(ctx context.Context, s *storage.Store, shown shownPayload) tea.Cmd {
+	return func() tea.Msg { return readShown(ctx, s, shown) }
+}
+
+// readShown reads the waiter state of the proposal shown, and its
+// signatures, each checked against the trust file for what is shown.
+func readShown(ctx context.Context, s *storage.Store, shown shownPayload) waiterMsg {
+	w := readWaiter(ctx, s, shown.id)
+	w.sigs, w.sigErr = readSignatures(ctx, s, shown.id, shown.sha256, shown.risk)
+	w.sigsRead = true
+	return w
 }
 
 // readWaiter reads proposal id's waiter state and its deliveries.

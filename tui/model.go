@@ -70,6 +70,10 @@ type Options struct {
 	// knows besides the command and its directory: the sensitive paths
 	// and programs of this installation. The zero value knows none.
 	Judge risk.Context
+	// Signing is where approvals and denials get their signatures when
+	// the store requires them (Store.Trust().Required()): the operator's
+	// ssh-agent or a key file, decided by the caller at start.
+	Signing Signing
 }
 
 func (o Options) name() string {
@@ -194,6 +198,14 @@ type Model struct {
 
 	detail detail
 	prompt *prompt
+	// signGen numbers the signature asked for the open prompt: a key or
+	// signature that comes back for an older one (the prompt was cancelled
+	// or replaced meanwhile) is dropped.
+	signGen int
+	// sigs are the signatures of the proposal sigsID, read with its
+	// waiter state (readSignatures).
+	sigs   []sigInfo
+	sigsID string
 	note   note
 	// explained: proposals whose leaving the list the console already
 	// reported (decided here, or a lost race), so it is not reported twice.
@@ -394,9 +406,9 @@ func (m *Model) reload() tea.Cmd {
 	m.loadForeign = m.foreign
 	var watch shownPayload
 	if m.prompt != nil {
-		watch = shownPayload{m.prompt.id, m.prompt.rec.PayloadSHA256}
+		watch = shownOf(m.prompt.rec)
 	} else if r := m.detail.rec; r != nil {
-		watch = shownPayload{r.ApprovalID, r.PayloadSHA256}
+		watch = shownOf(r)
 	}
 	cmds := []tea.Cmd{m.oneOff(loadPending(m.ctx, m.opt.Store, m.gen, limit, prev, watch, m.ranking.Provisional))}
 	if m.mode == viewHistory {
@@ -440,7 +452,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg.(type) {
-	case pendingMsg, restDueMsg, reloadDueMsg, historyMsg, runsMsg, waiterMsg, watchReadyMsg, decidedMsg, goneMsg, openMsg, judgedMsg:
+	case pendingMsg, restDueMsg, reloadDueMsg, historyMsg, runsMsg, waiterMsg, watchReadyMsg, decidedMsg, goneMsg, openMsg, judgedMsg, signerMsg, signedMsg:
 		m.inflight = max(m.inflight-1, 0)
 	}
 	switch msg := msg.(type) {
@@ -560,6 +572,10 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, cmd
 	case decidedMsg:
 		return m, m.onDecided(msg)
+	case signerMsg:
+		return m, m.onSigner(msg)
+	case signedMsg:
+		return m, m.onSigned(msg)
 	case goneMsg:
 		m.onGone(msg)
 		return m, nil
@@ -968,7 +984,7 @@ func (m *Model) selectionChanged(byOperator bool) tea.Cmd {
 	m.detail.judgement = j
 	m.detail.Show(rec, ws, m.now, byOperator)
 	if changed || ws == nil {
-		return tea.Batch(judging, m.oneOff(loadWaiter(m.ctx, m.opt.Store, rec.ApprovalID)))
+		return tea.Batch(judging, m.oneOff(loadWaiter(m.ctx, m.opt.Store, shownOf(rec))))
 	}
 	return judging
 }
@@ -1010,6 +1026,10 @@ func (m *Model) applyWaiter(msg waiterMsg) tea.Cmd {
 	}
 	m.waiters[msg.id] = msg.ws
 	if msg.id == m.selID {
+		if msg.sigsRead && msg.sigErr == nil {
+			m.sigs, m.sigsID = msg.sigs, msg.id
+			m.detail.votes = m.votesFor(msg.id)
+		}
 		ws := msg.ws
 		m.detail.waiter = &ws
 		m.detail.deliveries = msg.deliveries
@@ -1399,6 +1419,7 @@ func (m *Model) refuse(action, id, text string, st lipgloss.Style) tea.Cmd {
 }
 
 func (m *Model) openPrompt(kind promptKind, rec *storage.Record) tea.Cmd {
+	m.signGen++
 	m.prompt = newPrompt(kind, rec, m.st, m.width)
 	m.prompt.setVotes(m.votesFor(rec.ApprovalID))
 	if !m.note.sticky {
@@ -1422,29 +1443,20 @@ func (m *Model) promptKey(k tea.KeyMsg) tea.Cmd {
 	switch {
 	case k.Type == tea.KeyEsc:
 		m.prompt = nil
+		m.signGen++ // a signature on its way is not used
 		m.setNote("cancelled", m.st.Subtle)
 		m.emit("prompt", p.id, "closed", "cancelled")
 		return nil
+	case p.signing:
+		// The typed text is what is being signed for: it stays as it is
+		// until the signature comes (or esc).
+		return nil
 	case k.Type == tea.KeyEnter:
-		if p.kind == promptApprove && p.phrase != "" {
-			// Hermes counts every wrong phrase: so does the store.
-			return m.decide(p.id, approvePhrase(m.ctx, m.opt.Store, p.id, p.input.Value(), p.rec.PayloadSHA256, m.opt.Actor))
+		p.typed = p.input.Value()
+		if m.mustSign(p) {
+			return m.startSigning(p)
 		}
-		if p.kind == promptApprove {
-			if !p.matches() && !p.pasted {
-				// The button stays disabled; the attempt still goes to the
-				// decision path, which refuses it and records the refusal.
-				// (After a refused paste the prompt keeps saying so.)
-				p.message = "approve stays disabled until the typed text is exactly " + p.id
-			}
-			cmd, pasted := approve(m.ctx, m.opt.Store, p.id, p.input.Value(), p.rec.PayloadSHA256, m.opt.Actor), p.pasted
-			return m.decide(p.id, func() tea.Msg {
-				msg := cmd().(decidedMsg)
-				msg.pasted = pasted
-				return msg
-			})
-		}
-		return m.decide(p.id, deny(m.ctx, m.opt.Store, p.id, p.input.Value(), m.opt.Actor))
+		return m.submit(p, nil, "")
 	}
 	if p.refuses(k) {
 		m.emit("paste", p.id, OutcomeRefused, pasteRefused)

@@ -35,8 +35,23 @@ func (w words) String(now time.Time) string {
 	return w.text + " " + ago(model.FromEpoch(*w.at), now) + w.tail
 }
 
-// outcomeText says what an approve or deny did, in the operator's words.
+// outcomeText says what an approve or deny did, in the operator's words,
+// and, where it carried a signature, whose key signed it.
 func outcomeText(msg decidedMsg) words {
+	w := decisionText(msg)
+	var vr *storage.VoteRecorded
+	if msg.err == nil || errors.As(msg.err, &vr) {
+		switch {
+		case msg.sig != nil:
+			w.tail += "; signed by " + signedBy(msg.sig)
+		case msg.unsigned != "":
+			w.tail += "; UNSIGNED (" + msg.unsigned + ")"
+		}
+	}
+	return w
+}
+
+func decisionText(msg decidedMsg) words {
 	if msg.err == nil {
 		if msg.action == "deny" {
 			return said("denied " + msg.id)

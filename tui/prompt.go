@@ -45,6 +45,12 @@ type prompt struct {
 	// votes: what the approve prompt says of the policy (which vote this
 	// approval is, or why the store will refuse it), from the last load.
 	votes []promptLine
+	// signing: the decision is being signed (the store requires it); typed
+	// is the text entered, as it was at enter; info says what the signing
+	// waits for ("touch your security key").
+	signing bool
+	typed   string
+	info    string
 }
 
 // setVotes takes where the proposal stands against the policy.
@@ -173,6 +179,9 @@ func (p *prompt) view(width int) string {
 			"",
 			st.Button.Render("deny: press enter")+"  "+st.Subtle.Render("esc cancel"),
 		)
+	}
+	if p.info != "" {
+		b = append(b, st.Warning.Render(fitWidth(p.info, inner)))
 	}
 	if p.message != "" {
 		b = append(b, st.Error.Render(fitWidth(p.message, inner)))

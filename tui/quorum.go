@@ -127,11 +127,20 @@ type votesView struct {
 	// and q is what the last read said).
 	unreadable bool
 	me         policy.Voter
+	// signed: the store requires signatures (each vote says signed or
+	// unsigned); sigs, the proposal's signatures as read and checked.
+	signed bool
+	sigs   []sigInfo
 }
 
 // votesFor is what the console knows of proposal id's standing.
 func (m *Model) votesFor(id string) votesView {
-	return votesView{q: m.quorum.of(id), policy: m.quorum.policy, problem: m.quorum.problem, unreadable: m.quorum.unreadable, me: m.me}
+	v := votesView{q: m.quorum.of(id), policy: m.quorum.policy, problem: m.quorum.problem, unreadable: m.quorum.unreadable, me: m.me,
+		signed: m.opt.Store.Trust().Required()}
+	if m.sigsID == id {
+		v.sigs = m.sigs
+	}
+	return v
 }
 
 // empty: nothing to say (no policy in force, or not read yet).
@@ -193,7 +202,13 @@ func (v votesView) lines(now time.Time) (out []voteLine) {
 		if (v.me.Person != "" && vt.Person == v.me.Person) || (v.me.Key != "" && vt.Key == v.me.Key) {
 			s += " (you)"
 		}
-		out = append(out, voteLine{"", s, linePlain})
+		kind := linePlain
+		if v.signed || len(v.sigs) > 0 {
+			var words string
+			words, kind = voteSignature(vt, v.sigs)
+			s += " — " + words
+		}
+		out = append(out, voteLine{"", s, kind})
 	}
 	if q.Met() {
 		out = append(out, voteLine{"", q.Progress() + ": the next approval consumes it", lineOK})
@@ -326,4 +341,28 @@ func fieldStyled(st Styles, label, value string, style lipgloss.Style, width int
 		out = append(out, prefix+style.Render(l))
 	}
 	return out
+}
+
+// voteSignature says whether vote vt is signed: by a signature stored for
+// an approval of the proposal whose key is the vote's (a signed vote counts
+// for its key), checked against the trust file.
+func voteSignature(vt storage.Vote, sigs []sigInfo) (string, lineKind) {
+	for _, sg := range sigs {
+		r := sg.rec
+		if r.Event != storage.EventVote && r.Event != storage.EventApprove {
+			continue
+		}
+		if vt.Key == "" || r.Key != vt.Key {
+			continue
+		}
+		who := model.Sanitize(r.Principal, model.Line) + " " + shortKey(r.Key)
+		switch {
+		case sg.verified:
+			return "signed: " + who, linePlain
+		case sg.checked:
+			return "signature does NOT verify (" + model.Sanitize(sg.why, model.Line) + "), claimed by " + who, lineBad
+		}
+		return "signed (not checked here): " + who, lineSubtle
+	}
+	return "unsigned", lineWarn
 }

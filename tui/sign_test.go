@@ -1,0 +1,410 @@
+package tui
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/approve-tui/approve-tui/demo"
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/storage"
+	"github.com/approve-tui/approve-tui/trust"
+)
+
+// Signed decisions in the console, with the real OpenSSH tools: keys made
+// by ssh-keygen, held by a real ssh-agent, signatures checked by
+// ssh-keygen -Y verify.
+
+func needOpenSSH(t testing.TB) {
+	t.Helper()
+	for _, tool := range []string{"ssh-keygen", "ssh-agent", "ssh-add"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed (package openssh-client): the real OpenSSH tools are needed for these tests", tool)
+		}
+	}
+}
+
+// sshKey makes an ed25519 key pair with ssh-keygen and returns its path.
+func sshKey(t testing.TB, dir, name string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name+"@test", "-f", path).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v\n%s", err, out)
+	}
+	return path
+}
+
+func pubKey(t testing.TB, key string) string {
+	t.Helper()
+	b, err := os.ReadFile(key + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b))
+	return f[0] + " " + f[1]
+}
+
+// sshAgent runs a real ssh-agent on a socket of its own and adds keys to
+// it with ssh-add (extra: ssh-add's options, such as -c).
+func sshAgent(t testing.TB, extra []string, keys ...string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "sock")
+	cmd := exec.Command("ssh-agent", "-D", "-a", sock)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		os.RemoveAll(dir)
+	})
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("ssh-agent did not create its socket")
+		}
+	}
+	for _, k := range keys {
+		add := exec.Command("ssh-add", append(extra, k)...)
+		add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock, "SSH_ASKPASS=", "DISPLAY=")
+		if out, err := add.CombinedOutput(); err != nil {
+			t.Fatalf("ssh-add %s: %v\n%s", k, err, out)
+		}
+	}
+	return sock
+}
+
+// trustRig is the demo set in a store that requires signatures, with a
+// trust file naming alice's and bob's keys (carol's is in no file).
+type trustRig struct {
+	*fixture
+	dir, trustPath   string
+	alice, bob, carol string
+	settings         *trust.Settings
+}
+
+func newTrustRig(t testing.TB) *trustRig {
+	t.Helper()
+	needOpenSSH(t)
+	dir := t.TempDir()
+	r := &trustRig{dir: dir}
+	r.alice, r.bob, r.carol = sshKey(t, dir, "alice"), sshKey(t, dir, "bob"), sshKey(t, dir, "carol")
+	text := "alice " + pubKey(t, r.alice) + "\nbob " + pubKey(t, r.bob) + "\n"
+	r.trustPath = filepath.Join(dir, "allowed_signers")
+	if err := os.WriteFile(r.trustPath, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	signers, err := trust.LoadTrustFile(r.trustPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.settings = &trust.Settings{Mode: trust.ModeRequired, Path: r.trustPath, Signers: signers}
+	path := filepath.Join(dir, "state.db")
+	s, err := storage.Open(context.Background(), path, storage.Options{Create: true, Now: fixedNow, Trust: r.settings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, err := demo.Seed(context.Background(), s, 1, t0); err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]string{}
+	for _, e := range demo.Catalogue(1) {
+		ids[e.Name] = e.ID
+	}
+	r.fixture = &fixture{path: path, s: s, ids: ids}
+	return r
+}
+
+// signingConsole is a console on the rig signing with sg.
+func signingConsole(t testing.TB, r *trustRig, sg Signing, events *[]Event) *Model {
+	t.Helper()
+	m := New(Options{Store: r.s, Actor: operator, Renderer: asciiRenderer(), Now: fixedNow, NoWatch: true, NoPresence: true, Label: "signed",
+		Signing: sg, OnEvent: func(e Event) {
+			if events != nil {
+				*events = append(*events, e)
+			}
+		}})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	Settle(m, m.Init())
+	return m
+}
+
+// openPrompt reads proposal id whole and opens its approve (a) or deny (d)
+// prompt.
+func openPromptOn(t testing.TB, m *Model, id, k string) {
+	t.Helper()
+	selectID(t, m, id)
+	press(m, "enter")
+	for i := 0; i < 300 && !m.detail.SeenAll(); i++ {
+		press(m, "down")
+	}
+	press(m, k)
+	if m.prompt == nil {
+		press(m, "esc", k)
+	}
+	if m.prompt == nil {
+		t.Fatalf("no prompt for %s:\n%s\nnote: %s", id, m.View(), m.note.text)
+	}
+}
+
+// sshVerify runs the real ssh-keygen -Y verify over a stored signature.
+func sshVerify(t testing.TB, trustPath string, sg storage.SignatureRecord) {
+	t.Helper()
+	sp := filepath.Join(t.TempDir(), "sig")
+	if err := os.WriteFile(sp, []byte(sg.Armored), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("ssh-keygen", "-Y", "verify", "-f", trustPath, "-I", sg.Principal, "-n", trust.Namespace, "-s", sp)
+	cmd.Stdin = bytes.NewReader(sg.Statement)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen -Y verify refuses the stored signature: %v\n%s", err, out)
+	}
+}
+
+func signaturesOf(t testing.TB, s *storage.Store, id string) []storage.SignatureRecord {
+	t.Helper()
+	sigs, err := s.Signatures(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sigs
+}
+
+func TestSignedApproveThroughTheAgent(t *testing.T) {
+	r := newTrustRig(t)
+	sock := sshAgent(t, nil, r.alice)
+	var events []Event
+	m := signingConsole(t, r, AgentSocket(sock), &events)
+	id := r.ids["low"]
+	rec := status(t, r.fixture, id)
+	openPromptOn(t, m, id, "a")
+	typeText(m, id)
+	press(m, "enter")
+	got := status(t, r.fixture, id)
+	if got.Status != model.StatusConsumed {
+		t.Fatalf("after a signed approve: %s; note %q; prompt %+v", got.Status, m.note.text, m.prompt)
+	}
+	if !strings.Contains(m.note.text, "approved "+id) || !strings.Contains(m.note.text, "signed by alice SHA256:") {
+		t.Fatalf("the outcome does not say whose key signed: %q", m.note.text)
+	}
+	sigs := signaturesOf(t, r.s, id)
+	if len(sigs) != 1 || sigs[0].Event != storage.EventApprove || sigs[0].Principal != "alice" {
+		t.Fatalf("stored signatures: %+v", sigs)
+	}
+	st, err := trust.ParseStatement(sigs[0].Statement)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Decision != trust.DecisionApprove || st.ApprovalID != id || st.PayloadSHA256 != rec.PayloadSHA256 ||
+		st.Risk != string(rec.RiskLevel) || st.Store != r.s.Identity() || !st.Time.Equal(t0.Truncate(time.Second)) {
+		t.Fatalf("statement signed: %+v (record %s %s, store %s)", st, rec.PayloadSHA256, rec.RiskLevel, r.s.Identity())
+	}
+	sshVerify(t, r.trustPath, sigs[0])
+	var signed bool
+	for _, e := range events {
+		signed = signed || e.Kind == "sign" && e.Outcome == "signed" && strings.HasPrefix(e.Detail, "alice SHA256:")
+	}
+	if !signed {
+		t.Fatalf("no sign event: %+v", events)
+	}
+}
+
+// Where nothing can sign, an approve decides nothing and the prompt says
+// why: no agent, a key the trust file does not know, an agent that
+// refuses (a key added with ssh-add -c and no askpass to confirm it).
+func TestUnsignableApproveDecidesNothing(t *testing.T) {
+	r := newTrustRig(t)
+	cases := []struct {
+		name string
+		sg   func() Signing
+		want string
+	}{
+		{"no agent", func() Signing { return AgentSocket("") }, "SSH_AUTH_SOCK is not set"},
+		{"dead socket", func() Signing { return AgentSocket(filepath.Join(r.dir, "nothing-here")) }, "cannot reach the ssh-agent"},
+		{"unknown key", func() Signing { return AgentSocket(sshAgent(t, nil, r.carol)) }, "is not in the trust file"},
+		{"two known keys", func() Signing { return AgentSocket(sshAgent(t, nil, r.alice, r.bob)) }, "holds 2 keys the trust file knows"},
+		{"agent refuses", func() Signing { return AgentSocket(sshAgent(t, []string{"-c"}, r.alice)) }, "refused to sign"},
+		{"key file not in the trust file", func() Signing { return Signing{KeyFile: r.carol} }, "is not in the trust file"},
+	}
+	id := r.ids["low"]
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := signingConsole(t, r, c.sg(), nil)
+			openPromptOn(t, m, id, "a")
+			typeText(m, id)
+			press(m, "enter")
+			if m.prompt == nil || !strings.Contains(m.prompt.message, "not signed, nothing decided") || !strings.Contains(m.prompt.message, c.want) {
+				t.Fatalf("prompt after an unsignable approve: %+v\nnote %q", m.prompt, m.note.text)
+			}
+			screenHas(t, m, "not signed, nothing decided")
+			if got := status(t, r.fixture, id); got.Status != model.StatusPending {
+				t.Fatalf("an unsigned approve changed the proposal: %s", got.Status)
+			}
+			if sigs := signaturesOf(t, r.s, id); len(sigs) != 0 {
+				t.Fatalf("signatures stored: %+v", sigs)
+			}
+			press(m, "esc")
+		})
+	}
+}
+
+func TestSignedApproveWithAKeyFile(t *testing.T) {
+	r := newTrustRig(t)
+	m := signingConsole(t, r, Signing{KeyFile: r.bob}, nil)
+	id := r.ids["low"]
+	openPromptOn(t, m, id, "a")
+	typeText(m, id)
+	press(m, "enter")
+	if got := status(t, r.fixture, id); got.Status != model.StatusConsumed || !strings.Contains(m.note.text, "signed by bob SHA256:") {
+		t.Fatalf("%s, note %q", got.Status, m.note.text)
+	}
+	sshVerify(t, r.trustPath, signaturesOf(t, r.s, id)[0])
+}
+
+func TestDenySignedOrSaysUnsigned(t *testing.T) {
+	r := newTrustRig(t)
+	signed := signingConsole(t, r, AgentSocket(sshAgent(t, nil, r.bob)), nil)
+	id := r.ids["low"]
+	openPromptOn(t, signed, id, "d")
+	typeText(signed, "no")
+	press(signed, "enter")
+	if got := status(t, r.fixture, id); got.Status != model.StatusDenied || !strings.Contains(signed.note.text, "denied "+id+"; signed by bob SHA256:") {
+		t.Fatalf("signed deny: %s, note %q", got.Status, signed.note.text)
+	}
+	sigs := signaturesOf(t, r.s, id)
+	if len(sigs) != 1 || sigs[0].Event != storage.EventDeny {
+		t.Fatalf("deny signatures: %+v", sigs)
+	}
+	if st, _ := trust.ParseStatement(sigs[0].Statement); st.Decision != trust.DecisionDeny {
+		t.Fatalf("deny signed as %q", st.Decision)
+	}
+	sshVerify(t, r.trustPath, sigs[0])
+
+	// With nothing to sign with, a deny still goes through, and says it
+	// is unsigned.
+	unsigned := signingConsole(t, r, AgentSocket(""), nil)
+	id = r.ids["drop"]
+	openPromptOn(t, unsigned, id, "d")
+	press(unsigned, "enter")
+	if got := status(t, r.fixture, id); got.Status != model.StatusDenied || !strings.Contains(unsigned.note.text, "denied "+id+"; UNSIGNED (no ssh-agent") {
+		t.Fatalf("unsigned deny: %s, note %q", got.Status, unsigned.note.text)
+	}
+	if sigs := signaturesOf(t, r.s, id); len(sigs) != 0 {
+		t.Fatalf("an unsigned deny stored signatures: %+v", sigs)
+	}
+}
+
+// A signature that comes back after its prompt was cancelled is not used.
+func TestCancelledSigningDecidesNothing(t *testing.T) {
+	r := newTrustRig(t)
+	m := signingConsole(t, r, AgentSocket(sshAgent(t, nil, r.alice)), nil)
+	id := r.ids["low"]
+	openPromptOn(t, m, id, "a")
+	typeText(m, id)
+	_, cmd := m.Update(keyMsg("enter")) // asks for the key; not run yet
+	if m.prompt == nil || !m.prompt.signing {
+		t.Fatal("enter did not start signing")
+	}
+	typeText(m, "x") // typing while it signs changes nothing
+	if m.prompt.input.Value() != id {
+		t.Fatalf("the typed id changed while signing: %q", m.prompt.input.Value())
+	}
+	key := cmd().(signerMsg)
+	m.Update(keyMsg("esc"))
+	_, cmd = m.Update(key)
+	if cmd != nil {
+		cmd() // closes the key
+	}
+	if m.prompt != nil || status(t, r.fixture, id).Status != model.StatusPending || len(signaturesOf(t, r.s, id)) != 0 {
+		t.Fatal("a signing cancelled with esc went on")
+	}
+}
+
+// The votes block says of each vote whether it is signed, by whom, and
+// whether the signature holds against the trust file.
+func TestVotesShowSignedOrUnsigned(t *testing.T) {
+	r := newTrustRig(t)
+	setPolicy(t, r.s, "policy:\n  - match: {risk: high}\n    approvals: 3\n")
+	id := r.ids["drop"]
+	// An unsigned vote by another hand (the store of this branch keeps
+	// it; a verifying store refuses it).
+	other, err := storage.Open(context.Background(), r.path, storage.Options{Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	voteAs(t, other, id, bob)
+
+	m := signingConsole(t, r, AgentSocket(sshAgent(t, nil, r.alice)), nil)
+	openPromptOn(t, m, id, "a")
+	typeText(m, id)
+	press(m, "enter")
+	if !strings.Contains(m.note.text, "vote recorded on "+id) || !strings.Contains(m.note.text, "signed by alice SHA256:") {
+		t.Fatalf("vote outcome: %q", m.note.text)
+	}
+	selectID(t, m, id)
+	press(m, "enter")
+	var block []string
+	for _, l := range m.votesFor(id).lines(t0) {
+		block = append(block, l.text)
+	}
+	v := strings.Join(block, "\n")
+	if !strings.Contains(v, "oncall@ops-1 via tui, just now — signed: alice SHA256:") || !strings.Contains(v, "bob@desk (SHA256:bobkey) via ssh, just now — unsigned") {
+		t.Fatalf("the votes block does not say signed/unsigned:\n%s", v)
+	}
+	screenHas(t, m, "— signed:", "— unsigned")
+
+	// A signature row for bob's vote written by hand, signed with carol's
+	// key (in no trust file): shown as a signature that does not verify.
+	carol, err := trust.KeyFileSigner(r.carol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := status(t, r.fixture, id)
+	stmt, err := trust.Statement{Store: r.s.Identity(), Decision: trust.DecisionApprove, ApprovalID: id, PayloadSHA256: rec.PayloadSHA256,
+		Risk: string(rec.RiskLevel), Principal: "bob", Time: t0}.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	armored, err := carol.Sign(stmt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", "file:"+r.path+"?_busy_timeout=5000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`INSERT INTO approve_tui_signatures (approval_id, event, principal, key_fp, statement, signature, at) VALUES (?, 'vote', 'bob', ?, ?, ?, 0)`,
+		id, bob.Key, string(stmt), string(armored)); err != nil {
+		t.Fatal(err)
+	}
+	m.Update(readShown(context.Background(), r.s, shownOf(rec)))
+	block = block[:0]
+	for _, l := range m.votesFor(id).lines(t0) {
+		block = append(block, l.text)
+	}
+	if v := strings.Join(block, "\n"); !strings.Contains(v, "bob@desk (SHA256:bobkey) via ssh, just now — signature does NOT verify (unknown_key), claimed by bob SHA256:bobkey") {
+		t.Fatalf("a forged signature row is not shown as such:\n%s", v)
+	}
+	if sigs := signaturesOf(t, r.s, id); len(sigs) != 2 || sigs[0].Principal != "alice" || sigs[0].Event != storage.EventVote {
+		t.Fatalf("signatures: %+v", sigs)
+	} else {
+		sshVerify(t, r.trustPath, sigs[0])
+	}
+}
