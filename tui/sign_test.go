@@ -92,9 +92,9 @@ func sshAgent(t testing.TB, extra []string, keys ...string) string {
 // trust file naming alice's and bob's keys (carol's is in no file).
 type trustRig struct {
 	*fixture
-	dir, trustPath   string
+	dir, trustPath    string
 	alice, bob, carol string
-	settings         *trust.Settings
+	settings          *trust.Settings
 }
 
 func newTrustRig(t testing.TB) *trustRig {
