@@ -184,7 +184,10 @@ func (p *prompt) view(width int) string {
 		b = append(b, st.Warning.Render(fitWidth(p.info, inner)))
 	}
 	if p.message != "" {
-		b = append(b, st.Error.Render(fitWidth(p.message, inner)))
+		// Wrapped, never cut: it says why nothing was decided.
+		for _, w := range strings.Split(ansi.Wrap(p.message, inner, ""), "\n") {
+			b = append(b, st.Error.Render(w))
+		}
 	}
 	for i := range b {
 		b[i] = fitWidth(b[i], inner)

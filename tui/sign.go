@@ -39,7 +39,7 @@ type Signing struct {
 // socket (the caller's $SSH_AUTH_SOCK, read once), or none when it is "".
 func AgentSocket(socket string) Signing {
 	if socket == "" {
-		return Signing{Missing: "no ssh-agent: SSH_AUTH_SOCK is not set. Start one (eval $(ssh-agent)), ssh-add the key the trust file names for you, and open the console again"}
+		return Signing{Missing: "no ssh-agent (SSH_AUTH_SOCK is not set): start one, ssh-add your key, and open the console again"}
 	}
 	return Signing{Agent: func() (agent.Agent, io.Closer, error) {
 		conn, err := net.DialTimeout("unix", socket, 5*time.Second)

@@ -3,7 +3,9 @@ package tui
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"database/sql"
+	"encoding/pem"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"golang.org/x/crypto/ssh"
 
 	"github.com/approve-tui/approve-tui/demo"
 	"github.com/approve-tui/approve-tui/model"
@@ -100,9 +103,39 @@ type trustRig struct {
 func newTrustRig(t testing.TB) *trustRig {
 	t.Helper()
 	needOpenSSH(t)
+	return trustRigWith(t, sshKey)
+}
+
+// fixedKey writes an ed25519 key pair made from a seed of name's bytes:
+// the same fingerprint on every run (golden screens show it).
+func fixedKey(t testing.TB, dir, name string) string {
+	t.Helper()
+	seed := make([]byte, ed25519.SeedSize)
+	copy(seed, name)
+	priv := ed25519.NewKeyFromSeed(seed)
+	block, err := ssh.MarshalPrivateKey(priv, name+"@test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pub, err := ssh.NewPublicKey(priv.Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path+".pub", ssh.MarshalAuthorizedKey(pub), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func trustRigWith(t testing.TB, key func(testing.TB, string, string) string) *trustRig {
+	t.Helper()
 	dir := t.TempDir()
 	r := &trustRig{dir: dir}
-	r.alice, r.bob, r.carol = sshKey(t, dir, "alice"), sshKey(t, dir, "bob"), sshKey(t, dir, "carol")
+	r.alice, r.bob, r.carol = key(t, dir, "alice"), key(t, dir, "bob"), key(t, dir, "carol")
 	text := "alice " + pubKey(t, r.alice) + "\nbob " + pubKey(t, r.bob) + "\n"
 	r.trustPath = filepath.Join(dir, "allowed_signers")
 	if err := os.WriteFile(r.trustPath, []byte(text), 0o600); err != nil {
