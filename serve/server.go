@@ -25,6 +25,7 @@ import (
 	bm "github.com/charmbracelet/wish/bubbletea"
 	"github.com/muesli/termenv"
 	gossh "golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/agent"
 
 	"github.com/approve-tui/approve-tui/internal/termbg"
 	"github.com/approve-tui/approve-tui/model"
@@ -557,7 +558,7 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 	label := fmt.Sprintf("ssh: %s (%s)", p.Name, p.Role)
 	m := tui.New(tui.Options{
 		Store: s.cfg.Store, Actor: actor, Name: p.Name, Renderer: sessionRenderer(sess), Context: s.deciding(sess.Context(), p), Label: label,
-		Follow: followOf(sess), Open: openID(sess), Bell: s.cfg.Bell,
+		Follow: followOf(sess), Open: openID(sess), Bell: s.cfg.Bell, Signing: sessionSigning(sess),
 	})
 	// Closed by gate once the program has ended (not while it runs); that
 	// also restores the client's terminal.
@@ -572,6 +573,35 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 	// on SIGTERM first, and its session's end would read as the person's.
 	return tea.NewProgram(m, append(bm.MakeOptions(sess), tea.WithoutRenderer(), tea.WithoutSignalHandler())...)
 }
+
+// noAgent is what a session that forwarded no agent is told when the
+// store requires signatures.
+const noAgent = "connect with ssh -A so your key can sign: this session forwarded no ssh-agent, and every approval here is signed with the approver's own key"
+
+// sessionSigning is where a session's decisions get their signatures: the
+// client's forwarded agent (ssh -A), reached over the session's own
+// connection, one channel per signature. The private key stays on the
+// client's machine; the server's own agent and environment play no part.
+func sessionSigning(sess ssh.Session) tui.Signing {
+	return tui.Signing{Missing: noAgent, Agent: func() (agent.Agent, io.Closer, error) {
+		if !ssh.AgentRequested(sess) {
+			return nil, nil, errors.New(noAgent)
+		}
+		conn, ok := sess.Context().Value(ssh.ContextKeyConn).(gossh.Conn)
+		if !ok {
+			return nil, nil, errors.New("the session's connection is gone")
+		}
+		ch, reqs, err := conn.OpenChannel(agentChannel, nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("the forwarded ssh-agent cannot be reached (connect with ssh -A): %v", err)
+		}
+		go gossh.DiscardRequests(reqs)
+		return agent.NewClient(ch), ch, nil
+	}}
+}
+
+// agentChannel is the channel type OpenSSH forwards its agent on.
+const agentChannel = "auth-agent@openssh.com"
 
 // exitUsage is the CLI's usage exit code.
 const exitUsage = 2

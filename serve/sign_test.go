@@ -1,0 +1,273 @@
+package serve_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/serve"
+	"github.com/approve-tui/approve-tui/storage"
+	"github.com/approve-tui/approve-tui/trust"
+)
+
+// Signed approvals over SSH, with the real OpenSSH client in a real
+// terminal (tmux) and a real ssh-agent on the client's side: the session
+// signs with the agent the client forwards (ssh -A), and without one it
+// decides nothing.
+
+func needTools(t testing.TB, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed (packages openssh-client, tmux): the real client is needed for this test", tool)
+		}
+	}
+}
+
+// keygen makes an ed25519 key pair with ssh-keygen.
+func keygen(t testing.TB, dir, name string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", path).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v\n%s", err, out)
+	}
+	return path
+}
+
+func publicLine(t testing.TB, key string) string {
+	t.Helper()
+	b, err := os.ReadFile(key + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b))
+	return f[0] + " " + f[1]
+}
+
+// clientAgent runs a real ssh-agent holding keys, on a socket of its own.
+func clientAgent(t testing.TB, keys ...string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "sock")
+	cmd := exec.Command("ssh-agent", "-D", "-a", sock)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		os.RemoveAll(dir)
+	})
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("ssh-agent did not create its socket")
+		}
+	}
+	for _, k := range keys {
+		add := exec.Command("ssh-add", k)
+		add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
+		if out, err := add.CombinedOutput(); err != nil {
+			t.Fatalf("ssh-add: %v\n%s", err, out)
+		}
+	}
+	return sock
+}
+
+// terminal is the real ssh client in a tmux session of its own.
+type terminal struct {
+	t    testing.TB
+	sock string
+}
+
+var terminals int
+
+func (r *rig) openSSH(t testing.TB, dir, login, agentSock string, forward bool) *terminal {
+	t.Helper()
+	terminals++
+	tm := &terminal{t: t, sock: fmt.Sprintf("approve-tui-serve-sign-%d-%d", os.Getpid(), terminals)}
+	_, port, _ := strings.Cut(r.addr, ":")
+	args := []string{"-L", tm.sock, "new-session", "-d", "-s", "ssh", "-x", "120", "-y", "40",
+		"env", "TERM=xterm-256color", "SSH_AUTH_SOCK=" + agentSock, "ssh", "-tt", "-p", port, "-i", login,
+		"-o", "UserKnownHostsFile=" + filepath.Join(dir, "known_hosts"), "-o", "StrictHostKeyChecking=accept-new",
+		"-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes"}
+	if forward {
+		args = append(args, "-A")
+	} else {
+		args = append(args, "-a")
+	}
+	args = append(args, "dave@127.0.0.1")
+	if out, err := exec.Command("tmux", args...).CombinedOutput(); err != nil {
+		t.Fatalf("tmux: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", tm.sock, "kill-server").Run() })
+	tm.waitFor("pending")
+	return tm
+}
+
+func (tm *terminal) screen() string {
+	out, _ := exec.Command("tmux", "-L", tm.sock, "capture-pane", "-p", "-J", "-t", "ssh").Output()
+	return string(out)
+}
+
+func (tm *terminal) waitFor(s string) {
+	tm.t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(30 * time.Millisecond) {
+		if strings.Contains(tm.screen(), s) {
+			return
+		}
+	}
+	tm.t.Fatalf("the terminal never showed %q:\n%s", s, tm.screen())
+}
+
+// keys sends tmux key names (Enter, Escape) or, with literal, text.
+func (tm *terminal) keys(literal bool, keys ...string) {
+	tm.t.Helper()
+	for _, k := range keys {
+		args := []string{"-L", tm.sock, "send-keys", "-t", "ssh"}
+		if literal {
+			args = append(args, "-l")
+		}
+		if out, err := exec.Command("tmux", append(args, k)...).CombinedOutput(); err != nil {
+			tm.t.Fatalf("tmux send-keys: %v\n%s", err, out)
+		}
+		time.Sleep(40 * time.Millisecond)
+	}
+}
+
+func (tm *terminal) typeText(s string) {
+	for _, r := range s {
+		tm.keys(true, string(r))
+	}
+}
+
+// openApprove finds id, reads it whole and opens its approve prompt.
+func (tm *terminal) openApprove(id string) {
+	tm.t.Helper()
+	tm.keys(true, "/")
+	tm.typeText(id)
+	tm.keys(false, "Enter", "Enter")
+	tm.waitFor("why HIGH")
+	tm.waitFor("no live waiter")
+	tm.keys(true, "a")
+	tm.waitFor("Type the approval id")
+	tm.typeText(id)
+	tm.keys(false, "Enter")
+}
+
+// signedRig serves a store that requires signatures, with a trust file
+// naming dave's signing key; dave logs in with another key.
+func signedRig(t *testing.T) (r *rig, dir, login, signing, trustPath string) {
+	needTools(t, "ssh", "ssh-agent", "ssh-add", "ssh-keygen", "tmux")
+	dir = t.TempDir()
+	login, signing = keygen(t, dir, "dave-login"), keygen(t, dir, "dave-sign")
+	trustPath = filepath.Join(dir, "allowed_signers")
+	if err := os.WriteFile(trustPath, []byte("dave "+publicLine(t, signing)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	signers, err := trust.LoadTrustFile(trustPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := &trust.Settings{Mode: trust.ModeRequired, Path: trustPath, Signers: signers}
+	r = startRigWith(t, dir, func(cfg *serve.Config) {
+		s, err := storage.Open(context.Background(), filepath.Join(dir, "state.db"), storage.Options{Trust: settings})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		cfg.Store = s
+	})
+	pem, err := os.ReadFile(login)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.keys["dave"], err = gossh.ParsePrivateKey(pem); err != nil {
+		t.Fatal(err)
+	}
+	r.writeAccess(map[string]string{"alice": "approver", "dave": "approver"})
+	return r, dir, login, signing, trustPath
+}
+
+func TestApproveOverSSHSignsWithTheForwardedAgent(t *testing.T) {
+	r, dir, login, signing, trustPath := signedRig(t)
+	id := submit(t, r.s, "rm -rf /srv/signed-over-ssh")
+	// The login key is not in the agent: what signs is the key the
+	// client's agent holds, and the trust file names.
+	tm := r.openSSH(t, dir, login, clientAgent(t, signing), true)
+	tm.openApprove(id)
+	tm.waitFor("approved " + id)
+	tm.waitFor("signed by")
+	tm.waitFor("dave SHA256:")
+	rec, err := r.s.Get(context.Background(), id)
+	if err != nil || rec.Status != model.StatusConsumed {
+		t.Fatalf("after a signed approve over ssh: %v %v", rec, err)
+	}
+	sigs, err := r.s.Signatures(context.Background(), id)
+	if err != nil || len(sigs) != 1 {
+		t.Fatalf("signatures: %+v %v", sigs, err)
+	}
+	sg := sigs[0]
+	pub, _, _, _, _ := gossh.ParseAuthorizedKey([]byte(publicLine(t, signing)))
+	if sg.Principal != "dave" || sg.Key != gossh.FingerprintSHA256(pub) || sg.Event != storage.EventApprove {
+		t.Fatalf("stored signature: %+v", sg)
+	}
+	// The oracle: OpenSSH's own verifier accepts it.
+	sigPath := filepath.Join(dir, "approve.sig")
+	if err := os.WriteFile(sigPath, []byte(sg.Armored), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("ssh-keygen", "-Y", "verify", "-f", trustPath, "-I", "dave", "-n", trust.Namespace, "-s", sigPath)
+	cmd.Stdin = bytes.NewReader(sg.Statement)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen -Y verify refuses the session's signature: %v\n%s", err, out)
+	}
+	st, err := trust.ParseStatement(sg.Statement)
+	if err != nil || st.ApprovalID != id || st.PayloadSHA256 != rec.PayloadSHA256 || st.Store != r.s.Identity() {
+		t.Fatalf("statement %+v (%v)", st, err)
+	}
+}
+
+// Without a forwarded agent, or with one whose keys the trust file does
+// not know, approving says what to do and decides nothing.
+func TestApproveOverSSHWithoutAgentDecidesNothing(t *testing.T) {
+	r, dir, login, _, _ := signedRig(t)
+	stranger := keygen(t, dir, "stranger")
+	for _, c := range []struct {
+		name    string
+		agent   string
+		forward bool
+		want    string
+	}{
+		{"no ssh -A", clientAgent(t), false, "connect with ssh -A so your key can sign"},
+		{"unknown key", clientAgent(t, stranger), true, "is not in the trust file"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			id := submit(t, r.s, "rm -rf /srv/unsigned-"+strings.ReplaceAll(c.name, " ", "-"))
+			tm := r.openSSH(t, dir, login, c.agent, c.forward)
+			tm.openApprove(id)
+			tm.waitFor("not signed, nothing decided")
+			tm.waitFor(c.want)
+			if rec, err := r.s.Get(context.Background(), id); err != nil || rec.Status != model.StatusPending {
+				t.Fatalf("an unsigned approve over ssh: %v %v", rec, err)
+			}
+			if sigs, _ := r.s.Signatures(context.Background(), id); len(sigs) != 0 {
+				t.Fatalf("signatures stored: %+v", sigs)
+			}
+		})
+	}
+}
