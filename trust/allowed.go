@@ -20,7 +20,7 @@ import (
 // Signer is one line of an allowed_signers file.
 type Signer struct {
 	Line        int           // 1-based line number in its file
-	Principals  string        // the comma-separated pattern list, as written
+	Principals  string        // the line's one plain principal (the name is OpenSSH's field)
 	Namespaces  []string      // the namespaces="..." patterns; nil when the option is absent
 	ValidAfter  time.Time     // zero when absent
 	ValidBefore time.Time     // zero when absent
