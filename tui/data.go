@@ -186,11 +186,12 @@ func loadPending(ctx context.Context, s *storage.Store, gen, limit int, prev *st
 type shownPayload struct {
 	id, sha256 string
 	risk       model.RiskLevel // its pinned risk, as shown
+	created    float64         // when it was made (epoch)
 }
 
 // shownOf is what the console shows of rec.
 func shownOf(rec *storage.Record) shownPayload {
-	return shownPayload{rec.ApprovalID, rec.PayloadSHA256, rec.RiskLevel}
+	return shownPayload{rec.ApprovalID, rec.PayloadSHA256, rec.RiskLevel, rec.CreatedAt}
 }
 
 // reloadDueMsg: the pause between two loads of the pending list is over.
@@ -278,7 +279,7 @@ func loadWaiter(ctx context.Context, s *storage.Store, shown shownPayload) tea.C
 // signatures, each checked against the trust file for what is shown.
 func readShown(ctx context.Context, s *storage.Store, shown shownPayload) waiterMsg {
 	w := readWaiter(ctx, s, shown.id)
-	w.sigs, w.sigErr = readSignatures(ctx, s, shown.id, shown.sha256, shown.risk)
+	w.sigs, w.sigErr = readSignatures(ctx, s, shown)
 	w.sigsRead = true
 	return w
 }

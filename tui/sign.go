@@ -221,9 +221,14 @@ type sigInfo struct {
 	checked  bool
 }
 
-// readSignatures reads proposal id's signatures and checks each against
-// the trust file for the payload and risk shown.
-func readSignatures(ctx context.Context, s *storage.Store, id, payload string, risk model.RiskLevel) ([]sigInfo, error) {
+// signatureSkew is how far a statement may be dated after the clock that
+// checks it, or before the proposal it decides was made.
+const signatureSkew = time.Minute
+
+// readSignatures reads the signatures of the proposal shown and checks each
+// against the trust file for its payload and risk as shown.
+func readSignatures(ctx context.Context, s *storage.Store, shown shownPayload) ([]sigInfo, error) {
+	id := shown.id
 	recs, err := s.Signatures(ctx, id)
 	if err != nil || len(recs) == 0 {
 		return nil, err
@@ -236,8 +241,15 @@ func readSignatures(ctx context.Context, s *storage.Store, id, payload string, r
 			continue
 		}
 		out[i].checked = true
-		v, err := trust.Verify([]byte(r.Armored), r.Statement, ts.Signers,
-			trust.Expect{Store: s.Identity(), ApprovalID: id, PayloadSHA256: payload, Risk: string(risk)}, s.Now())
+		want := trust.Expect{Store: s.Identity(), ApprovalID: id, PayloadSHA256: shown.sha256, Risk: string(shown.risk),
+			Decisions: trust.CountingDecisions, Skew: signatureSkew}
+		if r.Event == storage.EventDeny {
+			want.Decisions = []trust.Decision{trust.DecisionDeny}
+		}
+		if shown.created != 0 {
+			want.NotBefore = model.FromEpoch(shown.created).Add(-signatureSkew)
+		}
+		v, err := trust.Verify([]byte(r.Armored), r.Statement, ts.Signers, want, s.Now())
 		if err == nil && !decisionFits(r.Event, v.Statement.Decision) {
 			out[i].why = "signs " + string(v.Statement.Decision) + ", stored as " + model.Sanitize(r.Event, model.Line)
 			continue
