@@ -37,6 +37,9 @@ type app struct {
 	as *model.Actor
 	// follow: the console starts following this operator's console.
 	follow string
+	// consoleKey: the console signs with this key file (--key), not the
+	// ssh-agent at $SSH_AUTH_SOCK.
+	consoleKey string
 	// openID: the console starts on this proposal (--open ID); args, the
 	// command line as given, tells --open ID from --open=ID.
 	openID string
@@ -253,6 +256,7 @@ postgres://user@host/db?sslmode=... URL for PostgreSQL.
 
 	root.Flags().StringVar(&a.follow, "follow", "", "start following the console of this `name` (pairing; f in the console)")
 	root.Flags().StringVar(&a.openID, "open", "", "start on the proposal of this `id`, shown whole")
+	root.Flags().StringVar(&a.consoleKey, "key", "", "where signatures are required, sign with this unencrypted private key `file` instead of the ssh-agent at $SSH_AUTH_SOCK")
 	root.Flags().StringVar(&a.bell, "bell", "", "ring the terminal (BEL and a desktop notification) when a proposal at or above this `risk` arrives (--bell alone: high)")
 	root.Flags().Lookup("bell").NoOptDefVal = string(model.RiskHigh)
 	root.AddCommand(a.initCmd(), a.submitCmd(), a.listCmd(), a.showCmd(), a.approveCmd(),

@@ -71,7 +71,8 @@ func (a *app) runConsole(ctx context.Context, s *storage.Store) error {
 	if jerr != nil {
 		return jerr
 	}
-	m := tui.New(tui.Options{Store: s, Actor: actor, Renderer: r, Context: ctx, Follow: a.follow, Open: a.openID, Bell: bell, Judge: jc})
+	m := tui.New(tui.Options{Store: s, Actor: actor, Renderer: r, Context: ctx, Follow: a.follow, Open: a.openID, Bell: bell, Judge: jc,
+		Signing: a.consoleSigning()})
 	err := tui.RunTerminal(ctx, m, a.in, a.rawOut)
 	cancel() // stop the console's background work before releasing it
 	m.Close()
@@ -79,6 +80,16 @@ func (a *app) runConsole(ctx context.Context, s *storage.Store) error {
 		return ctx.Err()
 	}
 	return err
+}
+
+// consoleSigning is where the console's decisions get their signatures
+// when the store requires them: the key file of --key, else the ssh-agent
+// at $SSH_AUTH_SOCK, read here once (the console reads no environment).
+func (a *app) consoleSigning() tui.Signing {
+	if a.consoleKey != "" {
+		return tui.Signing{KeyFile: a.consoleKey}
+	}
+	return tui.AgentSocket(a.getenv("SSH_AUTH_SOCK"))
 }
 
 // consoleRenderer is the console's renderer on its terminal. The colour

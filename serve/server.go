@@ -583,21 +583,7 @@ const noAgent = "connect with ssh -A so your key can sign: this session forwarde
 // connection, one channel per signature. The private key stays on the
 // client's machine; the server's own agent and environment play no part.
 func sessionSigning(sess ssh.Session) tui.Signing {
-	return tui.Signing{Missing: noAgent, Agent: func() (agent.Agent, io.Closer, error) {
-		if !ssh.AgentRequested(sess) {
-			return nil, nil, errors.New(noAgent)
-		}
-		conn, ok := sess.Context().Value(ssh.ContextKeyConn).(gossh.Conn)
-		if !ok {
-			return nil, nil, errors.New("the session's connection is gone")
-		}
-		ch, reqs, err := conn.OpenChannel(agentChannel, nil)
-		if err != nil {
-			return nil, nil, fmt.Errorf("the forwarded ssh-agent cannot be reached (connect with ssh -A): %v", err)
-		}
-		go gossh.DiscardRequests(reqs)
-		return agent.NewClient(ch), ch, nil
-	}}
+	return tui.Signing{Missing: noAgent, Agent: func() (agent.Agent, io.Closer, error) { return forwardedAgent(sess) }}
 }
 
 // agentChannel is the channel type OpenSSH forwards its agent on.
@@ -780,5 +766,42 @@ func (s *Server) command(sess ssh.Session, p Person, actor model.Actor) int {
 		fmt.Fprintln(errw, "approve-tui: over ssh, policy offers show and explain; the policy is set on the host, by whoever may write the store: approve-tui policy set FILE")
 		return exitUsage
 	}
-	return s.cfg.Run(s.deciding(sess.Context(), p), args, actor, sess, out, errw)
+	ctx := s.deciding(sess.Context(), p)
+	if name == "deny" && ssh.AgentRequested(sess) {
+		// deny signs where the store requires signatures: with the
+		// client's forwarded agent, never the server's.
+		if ag, closer, err := forwardedAgent(sess); err == nil {
+			defer closer.Close()
+			ctx = context.WithValue(ctx, agentKey{}, ag)
+		}
+	}
+	return s.cfg.Run(ctx, args, actor, sess, out, errw)
+}
+
+// agentKey keys the forwarded agent in a command's context.
+type agentKey struct{}
+
+// ForwardedAgent is the agent the client of the session running a command
+// forwarded (ssh -A), for the command's decisions to sign with; nil when
+// it forwarded none. Config.Run passes it on.
+func ForwardedAgent(ctx context.Context) agent.Agent {
+	ag, _ := ctx.Value(agentKey{}).(agent.Agent)
+	return ag
+}
+
+// forwardedAgent opens a channel to the session's forwarded agent.
+func forwardedAgent(sess ssh.Session) (agent.Agent, io.Closer, error) {
+	if !ssh.AgentRequested(sess) {
+		return nil, nil, errors.New(noAgent)
+	}
+	conn, ok := sess.Context().Value(ssh.ContextKeyConn).(gossh.Conn)
+	if !ok {
+		return nil, nil, errors.New("the session's connection is gone")
+	}
+	ch, reqs, err := conn.OpenChannel(agentChannel, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the forwarded ssh-agent cannot be reached (connect with ssh -A): %v", err)
+	}
+	go gossh.DiscardRequests(reqs)
+	return agent.NewClient(ch), ch, nil
 }

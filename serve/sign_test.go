@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -200,6 +201,14 @@ func signedRig(t *testing.T) (r *rig, dir, login, signing, trustPath string) {
 		t.Fatal(err)
 	}
 	r.writeAccess(map[string]string{"alice": "approver", "dave": "approver"})
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if c, err := r.dial("dave"); err == nil {
+			c.Close()
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("dave's key is not taken: %v", err)
+		}
+	}
 	return r, dir, login, signing, trustPath
 }
 
@@ -269,5 +278,66 @@ func TestApproveOverSSHWithoutAgentDecidesNothing(t *testing.T) {
 				t.Fatalf("signatures stored: %+v", sigs)
 			}
 		})
+	}
+}
+
+// A command without a terminal (ssh -A HOST deny ID) is given the client's
+// forwarded agent, and only then: never the server's own.
+func TestDenyOverSSHGetsTheForwardedAgent(t *testing.T) {
+	needTools(t, "ssh", "ssh-agent", "ssh-add", "ssh-keygen")
+	dir := t.TempDir()
+	login, signing := keygen(t, dir, "dave-login"), keygen(t, dir, "dave-sign")
+	seen := make(chan []string, 4)
+	r := startRigWith(t, dir, func(cfg *serve.Config) {
+		run := cfg.Run
+		cfg.Run = func(ctx context.Context, args []string, actor model.Actor, stdin io.Reader, stdout, stderr io.Writer) int {
+			var keys []string
+			if ag := serve.ForwardedAgent(ctx); ag != nil {
+				list, err := ag.List()
+				if err != nil {
+					t.Errorf("the forwarded agent does not list its keys: %v", err)
+				}
+				for _, k := range list {
+					keys = append(keys, k.Comment)
+				}
+			}
+			seen <- keys
+			return run(ctx, args, actor, stdin, stdout, stderr)
+		}
+	})
+	pem, err := os.ReadFile(login)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.keys["dave"], err = gossh.ParsePrivateKey(pem); err != nil {
+		t.Fatal(err)
+	}
+	r.writeAccess(map[string]string{"dave": "approver"})
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		// The server reads the access files again within ReloadEvery.
+		if c, err := r.dial("dave"); err == nil {
+			c.Close()
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("dave's key is not taken: %v", err)
+		}
+	}
+	sock := clientAgent(t, signing)
+	_, port, _ := strings.Cut(r.addr, ":")
+	for _, forward := range []string{"-A", "-a"} {
+		id := submit(t, r.s, "rm -rf /srv/deny-"+forward)
+		cmd := exec.Command("ssh", forward, "-p", port, "-i", login, "-o", "UserKnownHostsFile="+filepath.Join(dir, "known_hosts"),
+			"-o", "StrictHostKeyChecking=accept-new", "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes", "dave@127.0.0.1", "deny", id)
+		cmd.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("ssh %s deny: %v\n%s", forward, err, out)
+		}
+		keys := <-seen
+		switch {
+		case forward == "-A" && (len(keys) != 1 || keys[0] != "dave-sign"):
+			t.Fatalf("with ssh -A the command saw the agent keys %q", keys)
+		case forward == "-a" && keys != nil:
+			t.Fatalf("without ssh -A the command saw an agent: %q", keys)
+		}
 	}
 }
