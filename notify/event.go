@@ -46,6 +46,12 @@ type Event struct {
 	// and who decided ("" for an expiry).
 	Outcome string
 	Actor   string
+	// Signers, for an approved or denied resolution, are the principals
+	// whose signatures over that decision verified against the trust file
+	// (never a signature or a statement); Unsigned: signatures are
+	// required and none verified.
+	Signers  []string
+	Unsigned bool
 	// Approvals, Voters and Needed say where a proposal stands against the
 	// policy ("1 of 2 approvals", who voted, "one more approver from
 	// dba"): empty when no rule asks for more than one approver.

@@ -540,6 +540,8 @@ func (n *Notifier) deliver(ctx context.Context, d storage.Delivery) error {
 		if q, qerr := n.Store.Quorum(ctx, rec); qerr == nil && q != nil {
 			WithQuorum(&ev, q)
 		}
+	} else if sg, serr := Signers(ctx, n.Store, rec); serr == nil {
+		WithSigners(&ev, sg, n.Store.Trust().Required())
 	}
 	err = sender.Send(ctx, ev, Delivery{ID: d.ID(), Attempt: d.Attempts})
 	if err == nil {
@@ -688,6 +690,21 @@ func MakeEvent(cfg *config.File, ch *config.Channel, rec *storage.Record, kind s
 		}
 	}
 	return ev
+}
+
+// WithSigners names, in a resolution, the principals whose signatures
+// over its decision verified (required: signatures are required, and a
+// decision none verifies is said to be unsigned).
+func WithSigners(ev *Event, signers []Signer, required bool) {
+	switch ev.Outcome {
+	case "approved":
+		ev.Signers = VerifiedPrincipals(signers, storage.EventApprove, storage.EventVote)
+	case "denied":
+		ev.Signers = VerifiedPrincipals(signers, storage.EventDeny)
+	default:
+		return
+	}
+	ev.Unsigned = required && len(ev.Signers) == 0
 }
 
 // WithQuorum adds where a proposal stands against the policy to ev.

@@ -65,6 +65,14 @@ func cleanEvent(ev Event) Event {
 		voters[i] = line(v)
 	}
 	ev.Voters = voters
+	if len(ev.Signers) > maxVoters {
+		ev.Signers = ev.Signers[:maxVoters]
+	}
+	signers := make([]string, len(ev.Signers))
+	for i, v := range ev.Signers {
+		signers[i] = line(v)
+	}
+	ev.Signers = signers
 	if ev.CommandOmitted {
 		ev.Command = ""
 	} else {
@@ -275,6 +283,12 @@ func renderText(ev Event, now func() time.Time) pageText {
 			outcome += " by " + ev.Actor
 		}
 		p.Fields = append(p.Fields, textField{"Outcome", outcome})
+		switch {
+		case len(ev.Signers) > 0:
+			p.Fields = append(p.Fields, textField{"Signed by", strings.Join(ev.Signers, ", ")})
+		case ev.Unsigned:
+			p.Fields = append(p.Fields, textField{"Signed by", "nobody: no signature verifies"})
+		}
 	} else {
 		p.Fields = append(p.Fields, textField{"Time left", timeLeftText(ev, eventNow(ev, now))})
 		if ev.Kind == KindEscalation {

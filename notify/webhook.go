@@ -71,6 +71,9 @@ type WebhookPayload struct {
 	// are present only in resolutions.
 	Outcome *string `json:"outcome,omitempty"`
 	Actor   *string `json:"actor,omitempty"`
+	// Signers are the principals whose signatures over an approved or
+	// denied resolution verified (absent when none did).
+	Signers []string `json:"signers,omitempty"`
 	// Approvals ("1 of 2 approvals"), Voters and Needed ("one more
 	// approver from dba") are present when the policy asks for more than
 	// one approver.
@@ -162,6 +165,7 @@ func webhookBody(ev Event, d Delivery) ([]byte, error) {
 	if ev.Kind == KindResolved {
 		o, a := ev.Outcome, ev.Actor
 		w.Outcome, w.Actor = &o, &a
+		w.Signers = ev.Signers
 	}
 	return json.Marshal(w)
 }
