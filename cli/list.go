@@ -7,6 +7,7 @@ import (
 
 	"github.com/approve-tui/approve-tui/impact"
 	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/notify"
 	"github.com/approve-tui/approve-tui/risk"
 	"github.com/approve-tui/approve-tui/storage"
 	"github.com/spf13/cobra"
@@ -30,7 +31,9 @@ escaped; "CORRUPT": the row cannot be trusted and can only be denied;
 its impact preview raised the risk: it reaches something live, deletes
 1,000 entries or 1 GiB, wipes a device, drops commits or changes terraform
 resources; show ID says what), ID, RISK (HIGH/MED/LOW, UNKN for unknown),
-STATUS, WHEN (time left, or when and by whom it was decided), SESSION,
+STATUS, WHEN (time left, or when and by whom it was decided, and whose
+signatures over that decision verify against the trust file: "signed:
+alice, bob", or "unsigned" where signatures are required), SESSION,
 COMMAND. STATUS says "pending (waiter gone)" when the process that waited on
 it (a hook, a runner) stopped heartbeating: approving it may run nothing
 (show ID says more).
@@ -44,7 +47,9 @@ field whole (cut -f, awk -F'\t'); --json gives everything.
 
 With --json: an array of proposal objects (see show --help), each with
 its quorum (votes are the ones that count) and its judgement, as show
---json gives them.
+--json gives them, and its signers: each signature kept for its decisions,
+{principal, key, event, verified, reason}, checked against the trust file
+(reason says why one does not verify).
 ` + exitCodes(ExitOK, ExitError, ExitUsage, ExitUnavailable),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -78,7 +83,11 @@ its quorum (votes are the ones that count) and its judgement, as show
 				for i, r := range recs {
 					c := jc
 					c.Cwd = r.Cwd
-					elems[i] = withJudgement(withQuorum(recordJSON(r, nil), r, qvs[r.ApprovalID]), risk.Judge(r.Command, c)).String()
+					sg, err := notify.Signers(cmd.Context(), s, r)
+					if err != nil {
+						return err
+					}
+					elems[i] = withSigners(withJudgement(withQuorum(recordJSON(r, nil), r, qvs[r.ApprovalID]), risk.Judge(r.Command, c)), sg).String()
 				}
 				a.printf("%s\n", jsonArray(elems))
 				return nil
@@ -87,7 +96,11 @@ its quorum (votes are the ones that count) and its judgement, as show
 				a.note("no %s proposals", filter)
 				return nil
 			}
-			a.writeProposals(recs, waitersGone(cmd.Context(), s, recs), s.Now())
+			signed, err := decidedSigners(cmd.Context(), s, recs)
+			if err != nil {
+				return err
+			}
+			a.writeProposals(recs, waitersGone(cmd.Context(), s, recs), signed, s.Now())
 			return nil
 		},
 	}
@@ -105,7 +118,7 @@ func withJudgement(o *model.JSONObject, j risk.Judgement) *model.JSONObject {
 	return o.Obj("judgement", judgementFields(model.NewJSONObject(), j))
 }
 
-func (a *app) writeProposals(recs []*storage.Record, gone map[string]bool, now time.Time) {
+func (a *app) writeProposals(recs []*storage.Record, gone map[string]bool, signed map[string]string, now time.Time) {
 	t := &table{cols: []column{
 		{name: "FLAG", whole: true}, {name: "ID", whole: true}, {name: "RISK", whole: true},
 		{name: "STATUS", whole: true}, {name: "WHEN", min: 10}, {name: "SESSION", min: 8},
@@ -126,7 +139,7 @@ func (a *app) writeProposals(recs []*storage.Record, gone map[string]bool, now t
 			flag = append(flag, "I")
 		}
 		t.add(strings.Join(flag, " "), line(r.ApprovalID), r.EffectiveRisk.Short(),
-			statusCell(r, gone[r.ApprovalID]), whenCell(r, now), line(r.SessionKey), line(r.Command))
+			statusCell(r, gone[r.ApprovalID]), whenCell(r, now)+signed[r.ApprovalID], line(r.SessionKey), line(r.Command))
 	}
 	t.paint = func(col int, cell, padded string) string {
 		switch col {
@@ -176,6 +189,49 @@ func whenCell(r *storage.Record, now time.Time) string {
 		return strings.TrimSpace(s)
 	}
 	return "-"
+}
+
+// withSigners adds the signatures kept for a proposal's decisions, as
+// checked against the trust file: signers: [{principal, key, event,
+// verified, reason}] (reason: why one does not verify; "" when it does).
+func withSigners(o *model.JSONObject, signers []notify.Signer) *model.JSONObject {
+	objs := make([]*model.JSONObject, len(signers))
+	for i, sg := range signers {
+		objs[i] = model.NewJSONObject().Str("principal", sg.Principal).Str("key", sg.Key).Str("event", sg.Event).
+			Bool("verified", sg.Verified).Str("reason", sg.Reason)
+	}
+	return o.Raw("signers", jsonList(objs))
+}
+
+// decidedSigners says, for each approved or denied proposal of recs, whose
+// verified signatures decided it ("; signed: alice, bob"), or, where
+// signatures are required, that none verifies ("; unsigned"): the words
+// the WHEN column adds after who decided.
+func decidedSigners(ctx context.Context, s *storage.Store, recs []*storage.Record) (map[string]string, error) {
+	out := map[string]string{}
+	required := s.Trust().Required()
+	for _, r := range recs {
+		var events []string
+		switch r.EffectiveStatus {
+		case model.StatusConsumed:
+			events = []string{storage.EventApprove, storage.EventVote}
+		case model.StatusDenied:
+			events = []string{storage.EventDeny}
+		default:
+			continue
+		}
+		sg, err := notify.Signers(ctx, s, r)
+		if err != nil {
+			return nil, err
+		}
+		switch who := notify.VerifiedPrincipals(sg, events...); {
+		case len(who) > 0:
+			out[r.ApprovalID] = "; signed: " + strings.Join(who, ", ")
+		case required:
+			out[r.ApprovalID] = "; unsigned"
+		}
+	}
+	return out, nil
 }
 
 // waitersGone says which of the open proposals in recs had a waiter that is
