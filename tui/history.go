@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -233,16 +234,83 @@ type eventPage struct {
 	// timeAt is the line of the event's time, which tells its age: the
 	// clock writes that line again (ageEventPage), not the whole page.
 	timeAt int
+	// sigs: the signatures kept for the decisions on the event's proposal,
+	// as checked (sigsRead: they were read, or sigErr says why not); read
+	// for an approve, vote or deny.
+	sigs     []sigInfo
+	sigsRead bool
+	sigErr   error
 }
 
-// openEvent shows the selected audit event whole.
-func (m *Model) openEvent() {
+// openEvent shows the selected audit event whole, and reads the
+// signatures of its proposal's decisions when it is one.
+func (m *Model) openEvent() tea.Cmd {
 	e, ok := m.selectedAudit()
 	if !ok {
-		return
+		return nil
 	}
 	m.event = &eventPage{ev: e}
 	m.buildEventPage()
+	switch e.Event {
+	case storage.EventApprove, storage.EventVote, storage.EventDeny:
+		if e.ApprovalID != "" && !e.Outside {
+			m.egen++
+			return m.oneOff(loadEventSigs(m.ctx, m.opt.Store, m.egen, e.ApprovalID))
+		}
+	}
+	return nil
+}
+
+// eventSigsMsg carries the signatures an event page shows.
+type eventSigsMsg struct {
+	gen  int
+	sigs []sigInfo
+	err  error
+}
+
+// loadEventSigs reads proposal id's signatures, checked against the trust
+// file for the proposal as it is stored.
+func loadEventSigs(ctx context.Context, s *storage.Store, gen int, id string) tea.Cmd {
+	return func() tea.Msg {
+		rec, err := s.Get(ctx, id)
+		if err != nil {
+			return eventSigsMsg{gen: gen, err: err}
+		}
+		sigs, err := readSignatures(ctx, s, shownOf(rec))
+		return eventSigsMsg{gen: gen, sigs: sigs, err: err}
+	}
+}
+
+// signatureLines are the event page's signatures field: each signature
+// kept for the proposal's decisions, whose key signed it and whether it
+// verifies; nothing where none is kept and none is required.
+func (m *Model) signatureLines(p *eventPage) []string {
+	st := m.st
+	switch {
+	case !p.sigsRead:
+		if p.sigErr == nil && (m.opt.Store.Trust().Required()) {
+			return []string{st.Subtle.Render("reading…")}
+		}
+		return nil
+	case p.sigErr != nil:
+		return []string{st.Error.Render("could not be read: " + storeReason(p.sigErr))}
+	case len(p.sigs) == 0 && m.opt.Store.Trust().Required():
+		return []string{st.Warning.Render("none: unsigned")}
+	}
+	var out []string
+	for _, sg := range p.sigs {
+		r := sg.rec
+		who := model.Sanitize(r.Event, model.Line) + " signed by " + model.Sanitize(r.Principal, model.Line) + " " + shortKey(r.Key)
+		switch {
+		case sg.verified:
+			out = append(out, who+", verified")
+		case sg.checked:
+			out = append(out, st.Error.Render(who+": does NOT verify ("+model.Sanitize(sg.why, model.Line)+")"))
+		default:
+			out = append(out, st.Subtle.Render(who+" (not checked: no trust file here)"))
+		}
+	}
+	return out
 }
 
 // buildEventPage lays out the event page for the width, the clock (the
@@ -279,6 +347,13 @@ func (m *Model) buildEventPage() {
 	field("id", st.Bold.Render(text(e.ApprovalID)))
 	field("actor", text(e.Actor))
 	field("surface", text(e.Surface))
+	for i, l := range m.signatureLines(p) {
+		label := ""
+		if i == 0 {
+			label = "signatures"
+		}
+		field(label, l)
+	}
 	if r := m.runOf(&e); r != nil {
 		words, detail := runWords(*r, m.now, "")
 		field("run", words+": "+strings.TrimSuffix(detail, "; "))

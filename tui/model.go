@@ -202,6 +202,8 @@ type Model struct {
 	// signature that comes back for an older one (the prompt was cancelled
 	// or replaced meanwhile) is dropped.
 	signGen int
+	// egen numbers the reads of the signatures an event page shows.
+	egen int
 	// sigs are the signatures of the proposal sigsID, read with its
 	// waiter state (readSignatures).
 	sigs   []sigInfo
@@ -452,7 +454,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg.(type) {
-	case pendingMsg, restDueMsg, reloadDueMsg, historyMsg, runsMsg, waiterMsg, watchReadyMsg, decidedMsg, goneMsg, openMsg, judgedMsg, signerMsg, signedMsg:
+	case pendingMsg, restDueMsg, reloadDueMsg, historyMsg, runsMsg, waiterMsg, watchReadyMsg, decidedMsg, goneMsg, openMsg, judgedMsg, signerMsg, signedMsg, eventSigsMsg:
 		m.inflight = max(m.inflight-1, 0)
 	}
 	switch msg := msg.(type) {
@@ -576,6 +578,12 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onSigner(msg)
 	case signedMsg:
 		return m, m.onSigned(msg)
+	case eventSigsMsg:
+		if p := m.event; p != nil && msg.gen == m.egen {
+			p.sigs, p.sigsRead, p.sigErr = msg.sigs, true, msg.err
+			m.buildEventPage()
+		}
+		return m, nil
 	case goneMsg:
 		m.onGone(msg)
 		return m, nil
@@ -1242,8 +1250,7 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 		return m.filter.Focus()
 	}
 	if m.mode == viewHistory {
-		m.historyKey(k)
-		return nil
+		return m.historyKey(k)
 	}
 	return m.pendingKey(k)
 }
@@ -1464,20 +1471,20 @@ func (m *Model) promptKey(k tea.KeyMsg) tea.Cmd {
 	return p.key(k)
 }
 
-func (m *Model) historyKey(k tea.KeyMsg) {
+func (m *Model) historyKey(k tea.KeyMsg) tea.Cmd {
 	switch {
 	case m.event != nil:
 		m.eventKey(k)
-		return
+		return nil
 	case key.Matches(k, m.keys.Back):
 		m.mode = viewPending
-		return
+		return nil
 	case key.Matches(k, m.keys.Open):
-		m.openEvent()
-		return
+		return m.openEvent()
 	}
 	m.hcursor = m.moveCursor(k, m.hcursor, len(m.hvisible))
 	m.scrollHistory()
+	return nil
 }
 
 // moveCursor applies a navigation key to a cursor over n rows.

@@ -441,3 +441,41 @@ func TestVotesShowSignedOrUnsigned(t *testing.T) {
 		sshVerify(t, r.trustPath, sigs[0])
 	}
 }
+
+// The history's page of an approve names the signatures kept for the
+// proposal, checked against the trust file.
+func TestHistoryEventNamesTheSignatures(t *testing.T) {
+	r := newTrustRig(t)
+	m := signingConsole(t, r, AgentSocket(sshAgent(t, nil, r.alice)), nil)
+	id := r.ids["low"]
+	openPromptOn(t, m, id, "a")
+	typeText(m, id)
+	press(m, "enter")
+	press(m, "tab")
+	for i := 0; i < 50; i++ {
+		if e, ok := m.selectedAudit(); ok && e.ApprovalID == id && e.Event == storage.EventApprove {
+			break
+		}
+		press(m, "down")
+	}
+	if e, _ := m.selectedAudit(); e.ApprovalID != id || e.Event != storage.EventApprove {
+		t.Fatalf("no approve event of %s in the history", id)
+	}
+	press(m, "enter")
+	screenHas(t, m, "signatures", "approve signed by alice SHA256:", ", verified")
+
+	// A denial without a signature, where signatures are required, says so.
+	unsigned := signingConsole(t, r, AgentSocket(""), nil)
+	deny := r.ids["drop"]
+	openPromptOn(t, unsigned, deny, "d")
+	press(unsigned, "enter")
+	press(unsigned, "tab")
+	for i := 0; i < 50; i++ {
+		if e, ok := unsigned.selectedAudit(); ok && e.ApprovalID == deny && e.Event == storage.EventDeny {
+			break
+		}
+		press(unsigned, "down")
+	}
+	press(unsigned, "enter")
+	screenHas(t, unsigned, "signatures", "none: unsigned")
+}
