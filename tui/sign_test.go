@@ -159,6 +159,7 @@ func trustRigWith(t testing.TB, key func(testing.TB, string, string) string) *tr
 	for _, e := range demo.Catalogue(1) {
 		ids[e.Name] = e.ID
 	}
+	r.settings.Store = s.Identity()
 	r.fixture = &fixture{path: path, s: s, ids: ids}
 	return r
 }
