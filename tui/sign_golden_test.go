@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"context"
 	"crypto/ed25519"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/approve-tui/approve-tui/golden"
-	"github.com/approve-tui/approve-tui/storage"
 	"github.com/approve-tui/approve-tui/trust"
 )
 
@@ -81,13 +79,8 @@ func TestGoldenSigned(t *testing.T) {
 			name := fmt.Sprintf("%s-%dx%d", sc.name, size[0], size[1])
 			t.Run(name, func(t *testing.T) {
 				r := trustRigWith(t, fixedKey)
-				setPolicy(t, r.s, "policy:\n  - match: {risk: high}\n    approvals: 3\n")
-				other, err := storage.Open(context.Background(), r.path, storage.Options{Now: fixedNow})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer other.Close()
-				voteAs(t, other, r.ids["drop"], bob)
+				setSignedPolicy(t, r, "policy:\n  - match: {risk: high}\n    approvals: 3\n")
+				signedVote(t, r, r.ids["drop"], r.bob, bob)
 				m := signingConsole(t, r, sc.signing(r), nil)
 				m.Update(windowSize(size[0], size[1]))
 				m.View()

@@ -16,7 +16,9 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/approve-tui/approve-tui/config"
 	"github.com/approve-tui/approve-tui/demo"
+	"github.com/approve-tui/approve-tui/golden"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 	"github.com/approve-tui/approve-tui/trust"
@@ -369,20 +371,66 @@ func TestCancelledSigningDecidesNothing(t *testing.T) {
 	}
 }
 
+// setSignedPolicy puts src in force, signed by alice (a policy signer).
+func setSignedPolicy(t testing.TB, r *trustRig, src string) {
+	t.Helper()
+	p, err := config.ParsePolicy("policy.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.settings.PolicySigners = []string{"alice"}
+	alice, err := trust.KeyFileSigner(r.alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, err := r.settings.SignDecision(alice, trust.Statement{Decision: trust.DecisionPolicy, PolicySHA256: trust.SHA256Hex([]byte(src))}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	actor := admin
+	actor.Signature = sig
+	if _, _, err := r.s.SetPolicy(context.Background(), []byte(src), p, actor); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// signedVote casts a vote on id as actor, signed with key.
+func signedVote(t testing.TB, r *trustRig, id, key string, actor model.Actor) {
+	t.Helper()
+	s, err := trust.KeyFileSigner(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := golden.Record(t, r.s, id)
+	sig, err := r.settings.SignDecision(s, trust.Statement{Decision: trust.DecisionApprove, ApprovalID: id, PayloadSHA256: rec.PayloadSHA256, Risk: string(rec.RiskLevel)}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	actor.Person, actor.Key, actor.Signature = sig.Principal, sig.Key, sig
+	if _, err := r.s.ConsumeRead(context.Background(), id, id, rec.PayloadSHA256, actor); err == nil {
+		t.Fatal("a vote consumed the proposal")
+	}
+}
+
+// fourApprovers asks four approvers for every proposal at high risk.
+const fourApprovers = "policy:\n  - match: {risk: high}\n    approvals: 4\n"
+
 // The votes block says of each vote whether it is signed, by whom, and
 // whether the signature holds against the trust file.
 func TestVotesShowSignedOrUnsigned(t *testing.T) {
 	r := newTrustRig(t)
-	setPolicy(t, r.s, "policy:\n  - match: {risk: high}\n    approvals: 3\n")
+	setSignedPolicy(t, r, fourApprovers)
 	id := r.ids["drop"]
-	// An unsigned vote by another hand (the store of this branch keeps
-	// it; a verifying store refuses it).
+	signedVote(t, r, id, r.bob, bob)
+	// An unsigned vote by another hand: a store that verifies leaves it
+	// out of the quorum; one that does not shows it as unsigned.
 	other, err := storage.Open(context.Background(), r.path, storage.Options{Now: fixedNow})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	voteAs(t, other, id, bob)
+	carol := model.Actor{Surface: model.SurfaceCLI, Name: "carol@desk", Person: "carol"}
+	_, _ = other.ConsumeRead(context.Background(), id, id, "", carol)
 
 	m := signingConsole(t, r, AgentSocket(sshAgent(t, nil, r.alice)), nil)
 	openPromptOn(t, m, id, "a")
@@ -398,24 +446,36 @@ func TestVotesShowSignedOrUnsigned(t *testing.T) {
 		block = append(block, l.text)
 	}
 	v := strings.Join(block, "\n")
-	if !strings.Contains(v, "oncall@ops-1 via tui, just now — signed: alice SHA256:") || !strings.Contains(v, "bob@desk (SHA256:bobkey) via ssh, just now — unsigned") {
-		t.Fatalf("the votes block does not say signed/unsigned:\n%s", v)
+	if !strings.Contains(v, "— signed: alice SHA256:") || !strings.Contains(v, "— signed: bob SHA256:") {
+		t.Fatalf("the votes block does not say who signed:\n%s", v)
 	}
-	screenHas(t, m, "— signed:", "— unsigned")
+	for _, l := range block {
+		if strings.Contains(l, "carol") && !strings.HasSuffix(l, "— unsigned") {
+			t.Fatalf("carol's unsigned vote: %q", l)
+		}
+	}
+	screenHas(t, m, "— signed:")
+	sigs := signaturesOf(t, r.s, id)
+	if len(sigs) != 2 {
+		t.Fatalf("signatures: %+v", sigs)
+	}
+	for _, sg := range sigs {
+		sshVerify(t, r.trustPath, sg)
+	}
 
-	// A signature row for bob's vote written by hand, signed with carol's
+	// A signature row written by hand for carol's vote, signed with her
 	// key (in no trust file): shown as a signature that does not verify.
-	carol, err := trust.KeyFileSigner(r.carol)
+	ck, err := trust.KeyFileSigner(r.carol)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec := status(t, r.fixture, id)
 	stmt, err := trust.Statement{Store: r.s.Identity(), Decision: trust.DecisionApprove, ApprovalID: id, PayloadSHA256: rec.PayloadSHA256,
-		Risk: string(rec.RiskLevel), Principal: "bob", Time: t0}.Encode()
+		Risk: string(rec.RiskLevel), Principal: "carol", Time: t0}.Encode()
 	if err != nil {
 		t.Fatal(err)
 	}
-	armored, err := carol.Sign(stmt)
+	armored, err := ck.Sign(stmt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,22 +484,20 @@ func TestVotesShowSignedOrUnsigned(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := db.Exec(`INSERT INTO approve_tui_signatures (approval_id, event, principal, key_fp, statement, signature, at) VALUES (?, 'vote', 'bob', ?, ?, ?, 0)`,
-		id, bob.Key, string(stmt), string(armored)); err != nil {
+	if _, err := db.Exec(`INSERT INTO approve_tui_signatures (approval_id, event, principal, key_fp, statement, signature, at) VALUES (?, 'vote', 'carol', ?, ?, ?, 0)`,
+		id, ck.Fingerprint(), string(stmt), string(armored)); err != nil {
 		t.Fatal(err)
 	}
-	m.Update(readShown(context.Background(), r.s, shownOf(rec)))
-	block = block[:0]
-	for _, l := range m.votesFor(id).lines(t0) {
-		block = append(block, l.text)
+	read, err := readSignatures(context.Background(), r.s, shownOf(rec))
+	if err != nil || len(read) != 3 {
+		t.Fatalf("signatures read: %+v %v", read, err)
 	}
-	if v := strings.Join(block, "\n"); !strings.Contains(v, "bob@desk (SHA256:bobkey) via ssh, just now — signature does NOT verify (unknown_key), claimed by bob SHA256:bobkey") {
-		t.Fatalf("a forged signature row is not shown as such:\n%s", v)
+	words, kind := voteSignature(storage.Vote{Key: ck.Fingerprint(), Person: "carol"}, read)
+	if kind != lineBad || !strings.Contains(words, "signature does NOT verify (unknown_key), claimed by carol SHA256:") {
+		t.Fatalf("a forged signature row is shown as %q", words)
 	}
-	if sigs := signaturesOf(t, r.s, id); len(sigs) != 2 || sigs[0].Principal != "alice" || sigs[0].Event != storage.EventVote {
-		t.Fatalf("signatures: %+v", sigs)
-	} else {
-		sshVerify(t, r.trustPath, sigs[0])
+	if words, _ := voteSignature(storage.Vote{Person: "carol"}, read); words != "unsigned" {
+		t.Fatalf("a vote without a key is shown as %q", words)
 	}
 }
 
