@@ -454,7 +454,7 @@ func TestVotesShowSignedOrUnsigned(t *testing.T) {
 			t.Fatalf("carol's unsigned vote: %q", l)
 		}
 	}
-	screenHas(t, m, "— signed:")
+	screenHas(t, m, "signed:")
 	sigs := signaturesOf(t, r.s, id)
 	if len(sigs) != 2 {
 		t.Fatalf("signatures: %+v", sigs)
