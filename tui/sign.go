@@ -14,6 +14,7 @@ import (
 	"golang.org/x/crypto/ssh/agent"
 
 	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/policy"
 	"github.com/approve-tui/approve-tui/storage"
 	"github.com/approve-tui/approve-tui/trust"
 )
@@ -340,6 +341,10 @@ func (m *Model) onSigned(msg signedMsg) tea.Cmd {
 		return m.notSigned(p, msg.err)
 	}
 	m.emit("sign", p.id, "signed", signedBy(msg.sig))
+	// Where signatures are required, the person a vote counts for is the
+	// key's principal: the votes block's "(you)" and the prompt's words
+	// follow it from now on.
+	m.me = policy.Voter{Person: strings.ToLower(msg.sig.Principal), Key: msg.sig.Key}
 	return m.submit(p, msg.sig, "")
 }
 
