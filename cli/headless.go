@@ -168,6 +168,9 @@ func (a *app) headlessCmd() *cobra.Command {
 					Renderer: headlessRenderer(plain || !a.colorful()),
 					Now:      a.now,
 					Label:    label,
+					// Where signatures are required, a tape's approvals
+					// sign with the operator's agent, as the console's do.
+					Signing: tui.AgentSocket(a.getenv("SSH_AUTH_SOCK")),
 				},
 				Width: width, Height: height,
 				ScreenshotDir: shots,

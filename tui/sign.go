@@ -87,7 +87,7 @@ func openSigner(sg Signing, ts *trust.Settings) (*keySigner, error) {
 	if sg.Agent == nil {
 		msg := sg.Missing
 		if msg == "" {
-			msg = "no ssh-agent to sign with"
+			msg = "no key to sign with: this console was started without an ssh-agent or a key file"
 		}
 		return nil, errors.New(msg)
 	}
