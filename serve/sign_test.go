@@ -14,6 +14,7 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 
+	"github.com/approve-tui/approve-tui/config"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/serve"
 	"github.com/approve-tui/approve-tui/storage"
@@ -97,7 +98,7 @@ type terminal struct {
 
 var terminals int
 
-func (r *rig) openSSH(t testing.TB, dir, login, agentSock string, forward bool) *terminal {
+func (r *rig) openSSH(t testing.TB, dir, user, login, agentSock string, forward bool) *terminal {
 	t.Helper()
 	terminals++
 	tm := &terminal{t: t, sock: fmt.Sprintf("approve-tui-serve-sign-%d-%d", os.Getpid(), terminals)}
@@ -111,7 +112,7 @@ func (r *rig) openSSH(t testing.TB, dir, login, agentSock string, forward bool) 
 	} else {
 		args = append(args, "-a")
 	}
-	args = append(args, "dave@127.0.0.1")
+	args = append(args, user+"@127.0.0.1")
 	if out, err := exec.Command("tmux", args...).CombinedOutput(); err != nil {
 		t.Fatalf("tmux: %v\n%s", err, out)
 	}
@@ -217,7 +218,7 @@ func TestApproveOverSSHSignsWithTheForwardedAgent(t *testing.T) {
 	id := submit(t, r.s, "rm -rf /srv/signed-over-ssh")
 	// The login key is not in the agent: what signs is the key the
 	// client's agent holds, and the trust file names.
-	tm := r.openSSH(t, dir, login, clientAgent(t, signing), true)
+	tm := r.openSSH(t, dir, "dave", login, clientAgent(t, signing), true)
 	tm.openApprove(id)
 	tm.waitFor("approved " + id)
 	tm.waitFor("signed by")
@@ -267,7 +268,7 @@ func TestApproveOverSSHWithoutAgentDecidesNothing(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			id := submit(t, r.s, "rm -rf /srv/unsigned-"+strings.ReplaceAll(c.name, " ", "-"))
-			tm := r.openSSH(t, dir, login, c.agent, c.forward)
+			tm := r.openSSH(t, dir, "dave", login, c.agent, c.forward)
 			tm.openApprove(id)
 			tm.waitFor("not signed, nothing decided")
 			tm.waitFor(c.want)
@@ -338,6 +339,107 @@ func TestDenyOverSSHGetsTheForwardedAgent(t *testing.T) {
 			t.Fatalf("with ssh -A the command saw the agent keys %q", keys)
 		case forward == "-a" && keys != nil:
 			t.Fatalf("without ssh -A the command saw an agent: %q", keys)
+		}
+	}
+}
+
+// Two operators, each with an ssh-agent of their own holding the key the
+// trust file names for them, approve one proposal under a two-person
+// policy over ssh -A: the first approval is a vote, the second consumes
+// it, and both signatures are kept, each accepted by ssh-keygen -Y verify.
+func TestTwoOperatorsSignOverSSH(t *testing.T) {
+	needTools(t, "ssh", "ssh-agent", "ssh-add", "ssh-keygen", "tmux")
+	dir := t.TempDir()
+	logins, signing := map[string]string{}, map[string]string{}
+	var trustText string
+	for _, p := range []string{"dave", "erin"} {
+		logins[p], signing[p] = keygen(t, dir, p+"-login"), keygen(t, dir, p+"-sign")
+		trustText += p + " " + publicLine(t, signing[p]) + "\n"
+	}
+	trustPath := filepath.Join(dir, "allowed_signers")
+	if err := os.WriteFile(trustPath, []byte(trustText), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	signers, err := trust.LoadTrustFile(trustPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := &trust.Settings{Mode: trust.ModeRequired, Path: trustPath, Signers: signers, PolicySigners: []string{"dave"}}
+	var ts *storage.Store
+	r := startRigWith(t, dir, func(cfg *serve.Config) {
+		s, err := storage.Open(context.Background(), filepath.Join(dir, "state.db"), storage.Options{Trust: settings})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		cfg.Store, ts = s, s
+	})
+	settings.Store = ts.Identity()
+	for _, p := range []string{"dave", "erin"} {
+		pem, err := os.ReadFile(logins[p])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.keys[p], err = gossh.ParsePrivateKey(pem); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.writeAccess(map[string]string{"dave": "approver", "erin": "approver"})
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if c, err := r.dial("erin"); err == nil {
+			c.Close()
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("erin's key is not taken: %v", err)
+		}
+	}
+	// The two-person policy, signed by dave (a policy signer).
+	src := "policy:\n  - match: {risk: high}\n    approvals: 2\n"
+	pol, err := config.ParsePolicy("policy.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	daveKey, err := trust.KeyFileSigner(signing["dave"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	psig, err := settings.SignDecision(daveKey, trust.Statement{Decision: trust.DecisionPolicy, PolicySHA256: trust.SHA256Hex([]byte(src))}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ts.SetPolicy(context.Background(), []byte(src), pol, model.Actor{Surface: model.SurfaceCLI, Name: "dave@laptop", Person: "dave", Signature: psig}); err != nil {
+		t.Fatal(err)
+	}
+
+	id := submit(t, r.s, "rm -rf /srv/two-person")
+	dave := r.openSSH(t, dir, "dave", logins["dave"], clientAgent(t, signing["dave"]), true)
+	dave.openApprove(id)
+	dave.waitFor("vote recorded on " + id)
+	dave.waitFor("dave SHA256:")
+	if rec, _ := r.s.Get(context.Background(), id); rec == nil || rec.Status != model.StatusPending {
+		t.Fatalf("after one of two: %+v", rec)
+	}
+	erin := r.openSSH(t, dir, "erin", logins["erin"], clientAgent(t, signing["erin"]), true)
+	erin.openApprove(id)
+	erin.waitFor("approved " + id)
+	erin.waitFor("erin SHA256:")
+	rec, err := r.s.Get(context.Background(), id)
+	if err != nil || rec.Status != model.StatusConsumed {
+		t.Fatalf("after two of two: %+v %v", rec, err)
+	}
+	sigs, err := r.s.Signatures(context.Background(), id)
+	if err != nil || len(sigs) != 2 || sigs[0].Principal != "dave" || sigs[0].Event != storage.EventVote || sigs[1].Principal != "erin" || sigs[1].Event != storage.EventApprove {
+		t.Fatalf("signatures: %+v %v", sigs, err)
+	}
+	for i, sg := range sigs {
+		sigPath := filepath.Join(dir, fmt.Sprintf("sig-%d", i))
+		if err := os.WriteFile(sigPath, []byte(sg.Armored), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("ssh-keygen", "-Y", "verify", "-f", trustPath, "-I", sg.Principal, "-n", trust.Namespace, "-s", sigPath)
+		cmd.Stdin = bytes.NewReader(sg.Statement)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("ssh-keygen -Y verify refuses %s's signature: %v\n%s", sg.Principal, err, out)
 		}
 	}
 }
