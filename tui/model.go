@@ -387,7 +387,7 @@ func (m *Model) Close() error {
 
 // Init starts loading, watching and ticking.
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.reload(), m.startOpen()}
+	cmds := []tea.Cmd{m.reload(), m.startOpen(), m.identify()}
 	if !m.opt.NoWatch {
 		m.clockOn = true
 		cmds = append(cmds, m.oneOff(startWatch(m.ctx, m.opt.Store)), m.scheduleTick(), checkHealth(m.ctx, m.opt.Store, 0))
@@ -454,7 +454,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg.(type) {
-	case pendingMsg, restDueMsg, reloadDueMsg, historyMsg, runsMsg, waiterMsg, watchReadyMsg, decidedMsg, goneMsg, openMsg, judgedMsg, signerMsg, signedMsg, eventSigsMsg:
+	case pendingMsg, restDueMsg, reloadDueMsg, historyMsg, runsMsg, waiterMsg, watchReadyMsg, decidedMsg, goneMsg, openMsg, judgedMsg, signerMsg, signedMsg, eventSigsMsg, identityMsg:
 		m.inflight = max(m.inflight-1, 0)
 	}
 	switch msg := msg.(type) {
@@ -578,6 +578,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onSigner(msg)
 	case signedMsg:
 		return m, m.onSigned(msg)
+	case identityMsg:
+		m.onIdentity(msg)
+		return m, nil
 	case eventSigsMsg:
 		if p := m.event; p != nil && msg.gen == m.egen {
 			p.sigs, p.sigsRead, p.sigErr = msg.sigs, true, msg.err

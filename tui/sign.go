@@ -397,3 +397,46 @@ func (m *Model) submit(p *prompt, sig *model.Signature, unsigned string) tea.Cmd
 		return msg
 	})
 }
+
+// identityMsg: whose key would sign this console's decisions (or why
+// none would), found at start.
+type identityMsg struct {
+	principal, key string
+	err            error
+}
+
+// identify finds, at start and where the store requires signatures, the
+// key the console will sign with: the operator learns at once that
+// approvals cannot be signed here, and the votes block knows which votes
+// are theirs. Nothing is signed.
+func (m *Model) identify() tea.Cmd {
+	ts := m.opt.Store.Trust()
+	if !ts.Required() || m.opt.Actor.ReadOnly {
+		return nil
+	}
+	sg := m.opt.Signing
+	return m.oneOff(func() tea.Msg {
+		k, err := openSigner(sg, ts)
+		if err != nil {
+			return identityMsg{err: err}
+		}
+		defer k.close()
+		p, err := ts.PrincipalOf(k.signer.PublicKey())
+		return identityMsg{principal: p, key: k.signer.Fingerprint(), err: err}
+	})
+}
+
+func (m *Model) onIdentity(msg identityMsg) {
+	if msg.err != nil {
+		why := model.Sanitize(msg.err.Error(), model.Line)
+		m.emit("sign", "", "unavailable", why)
+		if m.note.text == "" {
+			m.setNote("approvals here must be signed, and cannot be: "+why, m.st.Warning)
+		}
+		return
+	}
+	m.me = policy.Voter{Person: strings.ToLower(msg.principal), Key: msg.key}
+	m.votesChanged()
+	m.detail.Refresh(m.now)
+	m.emit("sign", "", "identity", model.Sanitize(msg.principal, model.Line)+" "+shortKey(msg.key))
+}

@@ -538,3 +538,26 @@ func TestHistoryEventNamesTheSignatures(t *testing.T) {
 	press(unsigned, "enter")
 	screenHas(t, unsigned, "signatures", "none: unsigned")
 }
+
+// At start the console finds the key it will sign with, or says at once
+// that approvals cannot be signed here.
+func TestConsoleSaysAtStartWhetherItCanSign(t *testing.T) {
+	r := newTrustRig(t)
+	var events []Event
+	m := signingConsole(t, r, AgentSocket(sshAgent(t, nil, r.carol, r.bob)), &events)
+	if m.me.Person != "bob" || !strings.HasPrefix(m.me.Key, "SHA256:") {
+		t.Fatalf("the console counts as %+v, not as bob's key", m.me)
+	}
+	found := false
+	for _, e := range events {
+		found = found || e.Kind == "sign" && e.Outcome == "identity" && strings.HasPrefix(e.Detail, "bob SHA256:")
+	}
+	if !found {
+		t.Fatalf("events: %+v", events)
+	}
+	none := signingConsole(t, r, AgentSocket(""), nil)
+	if !strings.Contains(none.note.text, "approvals here must be signed, and cannot be: no ssh-agent") {
+		t.Fatalf("note at start without an agent: %q", none.note.text)
+	}
+	screenHas(t, none, "approvals here must be signed")
+}
