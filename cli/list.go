@@ -209,6 +209,9 @@ func withSigners(o *model.JSONObject, signers []notify.Signer) *model.JSONObject
 // the WHEN column adds after who decided.
 func decidedSigners(ctx context.Context, s *storage.Store, recs []*storage.Record) (map[string]string, error) {
 	out := map[string]string{}
+	if s.Trust() == nil {
+		return out, nil // nothing can be verified here: nothing to name
+	}
 	required := s.Trust().Required()
 	for _, r := range recs {
 		var events []string
