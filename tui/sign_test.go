@@ -561,3 +561,36 @@ func TestConsoleSaysAtStartWhetherItCanSign(t *testing.T) {
 	}
 	screenHas(t, none, "approvals here must be signed")
 }
+
+// A signature row is hostile until checked: what it claims is shown
+// sanitised, as not verifying.
+func TestHostileSignatureRowIsInert(t *testing.T) {
+	r := newTrustRig(t)
+	id := r.ids["drop"]
+	rec := status(t, r.fixture, id)
+	db, err := sql.Open("sqlite", "file:"+r.path+"?_busy_timeout=5000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	evil := "\x1b[31mroot\x1b]0;pwned\x07\u202e"
+	if _, err := db.Exec(`INSERT INTO approve_tui_signatures (approval_id, event, principal, key_fp, statement, signature, at) VALUES (?, ?, ?, ?, ?, ?, 0)`,
+		id, "vote", evil, "SHA256:"+evil, "approve-tui-statement-v1\n"+evil, "-----BEGIN SSH SIGNATURE-----\n"+evil); err != nil {
+		t.Fatal(err)
+	}
+	sigs, err := readSignatures(context.Background(), r.s, shownOf(rec))
+	if err != nil || len(sigs) != 1 || sigs[0].verified || !sigs[0].checked || sigs[0].why != string(trust.ReasonMalformed) {
+		t.Fatalf("%+v %v", sigs, err)
+	}
+	words, kind := voteSignature(storage.Vote{Key: "SHA256:" + evil}, sigs)
+	m := signingConsole(t, r, AgentSocket(""), nil)
+	page := &eventPage{sigs: sigs, sigsRead: true}
+	for _, s := range append([]string{words}, m.signatureLines(page)...) {
+		if strings.ContainsAny(s, "\x1b\x07\u202e") {
+			t.Fatalf("a hostile signature row reaches the screen raw: %q", s)
+		}
+	}
+	if kind != lineBad || !strings.Contains(words, "does NOT verify (malformed)") {
+		t.Fatalf("shown as %q", words)
+	}
+}
