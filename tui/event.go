@@ -27,6 +27,12 @@ import (
 //	         proposal stays pending)
 //	deny     denied   | refused | lost | expired | not_found | unavailable | error
 //	paste    refused  pasted text in the approve prompt
+//	sign     asked | touch | signed | identity | unavailable: where the
+//	         store requires signatures, a decision's signature asked for,
+//	         a security key waiting for its touch, the signature made
+//	         (Detail: "alice SHA256:ab12…"); at start, the key the console
+//	         signs with, or why it cannot sign (Detail: the reason). An
+//	         approve that cannot be signed is "approve refused".
 //	gone     approved | denied | expired | unknown: the selected proposal
 //	         left the list by another hand (no prompt of ours was open on it)
 //	open     opened | approved | denied | expired | blocked | unknown |
