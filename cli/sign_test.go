@@ -1,0 +1,316 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/approve-tui/approve-tui/storage"
+)
+
+// trustRig is a store under trust: mode required, with a trust file that
+// names alice and bob (real ed25519 keys made by ssh-keygen), alice the
+// one policy signer, and a key of carol's the trust file does not know.
+type trustRig struct {
+	dir, db, config, signers string
+	// keys: private key files by name (alice, bob, carol, alice2).
+	keys map[string]string
+	pubs map[string]string
+}
+
+func needSSHTools(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"ssh-keygen", "ssh-agent", "ssh-add"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed (package openssh-client): signed approvals need the real OpenSSH tools", tool)
+		}
+	}
+}
+
+func newTrustRig(t *testing.T) *trustRig {
+	t.Helper()
+	needSSHTools(t)
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := &trustRig{dir: dir, db: filepath.Join(dir, "state.db"), config: filepath.Join(dir, "config.yaml"),
+		signers: filepath.Join(dir, "allowed_signers"), keys: map[string]string{}, pubs: map[string]string{}}
+	var trusted strings.Builder
+	for _, name := range []string{"alice", "bob", "carol", "alice2"} {
+		key := filepath.Join(dir, "id_"+name)
+		if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name+"@laptop", "-f", key).CombinedOutput(); err != nil {
+			t.Fatalf("ssh-keygen: %v %s", err, out)
+		}
+		pub, err := os.ReadFile(key + ".pub")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.keys[name], r.pubs[name] = key, strings.TrimSpace(string(pub))
+		switch name {
+		case "alice", "bob":
+			trusted.WriteString(name + " " + r.pubs[name] + "\n")
+		case "alice2": // a second key of alice's
+			trusted.WriteString("alice " + r.pubs[name] + "\n")
+		}
+	}
+	if err := os.WriteFile(r.signers, []byte(trusted.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.writeConfig(t, "trust:\n  allowed_signers: allowed_signers\n  policy_signers: [alice]\n  store: test-store\n")
+	if code, _, stderr := r.run(t, nil, "", "init"); code != 0 {
+		t.Fatal(stderr)
+	}
+	return r
+}
+
+func (r *trustRig) writeConfig(t *testing.T, src string) {
+	t.Helper()
+	if err := os.WriteFile(r.config, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// run executes the CLI in-process with environment env (nothing else of
+// this process's), no terminal, and the rig's configuration file.
+func (r *trustRig) run(t *testing.T, env map[string]string, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	a := newApp(strings.NewReader(stdin), &out, &errb)
+	a.isTTY = func() bool { return false }
+	a.getenv = func(k string) string { return env[k] }
+	code := a.execute(context.Background(), append([]string{"--db", r.db, "--config", r.config}, args...))
+	return code, out.String(), errb.String()
+}
+
+// submit proposes a command and returns its id.
+func (r *trustRig) submit(t *testing.T, command ...string) string {
+	t.Helper()
+	code, out, stderr := r.run(t, nil, "", append([]string{"submit", "--requester", "ci-bot", "--"}, command...)...)
+	if code != 0 {
+		t.Fatalf("submit: %d %s", code, stderr)
+	}
+	return strings.TrimSpace(out)
+}
+
+// agent starts a real ssh-agent holding the named keys and returns the
+// environment that reaches it.
+func (r *trustRig) agent(t *testing.T, names ...string) map[string]string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "sock")
+	cmd := exec.Command("ssh-agent", "-D", "-a", sock)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		os.RemoveAll(dir)
+	})
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("ssh-agent did not create its socket")
+		}
+	}
+	for _, n := range names {
+		add := exec.Command("ssh-add", r.keys[n])
+		add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
+		if out, err := add.CombinedOutput(); err != nil {
+			t.Fatalf("ssh-add %s: %v\n%s", n, err, out)
+		}
+	}
+	return map[string]string{"SSH_AUTH_SOCK": sock}
+}
+
+// signatures are the store's signature rows of id.
+func (r *trustRig) signatures(t *testing.T, id string) []storage.SignatureRecord {
+	t.Helper()
+	s, err := storage.Open(context.Background(), r.db, storage.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sigs, err := s.Signatures(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sigs
+}
+
+// status is id's effective status.
+func (r *trustRig) status(t *testing.T, id string) string {
+	t.Helper()
+	code, out, stderr := r.run(t, nil, "", "show", "--json", "--", id)
+	if code != 0 {
+		t.Fatalf("show: %d %s", code, stderr)
+	}
+	i := strings.Index(out, `"status": "`)
+	if i < 0 {
+		t.Fatalf("no status in %s", out)
+	}
+	rest := out[i+len(`"status": "`):]
+	return rest[:strings.IndexByte(rest, '"')]
+}
+
+// approve under trust required signs with the one key of the agent the
+// trust file knows; the signature is stored with the approval and names
+// alice, the store, the id and the payload read.
+func TestApproveSigned(t *testing.T) {
+	r := newTrustRig(t)
+	id := r.submit(t, "rm", "-rf", "/srv/data")
+	// The agent holds carol's key too, which the trust file does not know.
+	env := r.agent(t, "carol", "alice")
+	code, out, stderr := r.run(t, env, "", "approve", "--confirm", id, "--", id)
+	if code != 0 || out != "approved "+id+"\n" || !strings.Contains(stderr, "signed by alice (SHA256:") {
+		t.Fatalf("approve: %d %q %q", code, out, stderr)
+	}
+	sigs := r.signatures(t, id)
+	if len(sigs) != 1 || sigs[0].Principal != "alice" || sigs[0].Event != storage.EventApprove {
+		t.Fatalf("signatures: %+v", sigs)
+	}
+	st := string(sigs[0].Statement)
+	for _, want := range []string{"store=test-store\n", "decision=approve\n", "id=" + id + "\n", "principal=alice\n", "payload_sha256="} {
+		if !strings.Contains(st, want) {
+			t.Errorf("statement %q has no %q", st, want)
+		}
+	}
+	if !strings.HasPrefix(sigs[0].Armored, "-----BEGIN SSH SIGNATURE-----") {
+		t.Errorf("armored: %q", sigs[0].Armored)
+	}
+}
+
+// Without a key to sign with, nothing is approved, and the message says
+// what to do: no agent, an agent of unknown keys only, an agent with two
+// keys the trust file knows, a key file the trust file does not know.
+func TestApproveUnsignedRefused(t *testing.T) {
+	r := newTrustRig(t)
+	id := r.submit(t, "rm", "-rf", "/srv/data")
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"no agent", nil, nil, "no ssh-agent: SSH_AUTH_SOCK is not set"},
+		{"agent gone", map[string]string{"SSH_AUTH_SOCK": filepath.Join(r.dir, "nosock")}, nil, "cannot reach the ssh-agent"},
+		{"empty agent", r.agent(t), nil, "the ssh-agent holds no keys"},
+		{"unknown key", r.agent(t, "carol"), nil, "none of the ssh-agent's keys (SHA256:"},
+		{"two known keys", r.agent(t, "alice", "bob"), nil, "the ssh-agent holds 2 keys the trust file knows"},
+		{"unknown key file", nil, []string{"--key", r.keys["carol"]}, "is not in the trust file"},
+		{"missing key file", nil, []string{"--key", filepath.Join(r.dir, "nokey")}, "key file"},
+	} {
+		code, out, stderr := r.run(t, c.env, "", append(append([]string{"approve", "--confirm", id}, c.args...), "--", id)...)
+		if code != ExitError || out != "" || !strings.Contains(stderr, "not approved: cannot sign: ") || !strings.Contains(stderr, c.want) ||
+			!strings.Contains(stderr, "ssh-add") || !strings.Contains(stderr, id+" is still pending") {
+			t.Errorf("%s: %d %q %q", c.name, code, out, stderr)
+		}
+	}
+	if got := r.status(t, id); got != "pending" {
+		t.Fatalf("after the refusals: %s", got)
+	}
+	if sigs := r.signatures(t, id); len(sigs) != 0 {
+		t.Fatalf("signatures: %+v", sigs)
+	}
+	// A key file the trust file knows signs.
+	code, _, stderr := r.run(t, nil, "", "approve", "--confirm", id, "--key", r.keys["bob"], "--", id)
+	if code != 0 || !strings.Contains(stderr, "signed by bob") {
+		t.Fatalf("--key: %d %q", code, stderr)
+	}
+}
+
+// deny signs where it can; with no key it denies unsigned, saying so.
+func TestDenySignedOrUnsigned(t *testing.T) {
+	r := newTrustRig(t)
+	a, b := r.submit(t, "rm", "-rf", "/a"), r.submit(t, "rm", "-rf", "/b")
+	code, out, stderr := r.run(t, r.agent(t, "bob"), "", "deny", "--", a)
+	if code != 0 || out != "denied "+a+"\n" || !strings.Contains(stderr, "signed by bob") {
+		t.Fatalf("deny signed: %d %q %q", code, out, stderr)
+	}
+	if sigs := r.signatures(t, a); len(sigs) != 1 || sigs[0].Principal != "bob" || !strings.Contains(string(sigs[0].Statement), "decision=deny\n") {
+		t.Fatalf("deny's signature: %+v", sigs)
+	}
+	code, out, stderr = r.run(t, nil, "", "deny", "--", b)
+	if code != 0 || out != "denied "+b+"\n" || !strings.Contains(stderr, "warning: this deny is unsigned (no ssh-agent") {
+		t.Fatalf("deny unsigned: %d %q %q", code, out, stderr)
+	}
+	if sigs := r.signatures(t, b); len(sigs) != 0 {
+		t.Fatalf("unsigned deny's signatures: %+v", sigs)
+	}
+	// A key named with --key must sign: its failure denies nothing.
+	c := r.submit(t, "rm", "-rf", "/c")
+	code, _, stderr = r.run(t, nil, "", "deny", "--key", r.keys["carol"], "--", c)
+	if code != ExitError || !strings.Contains(stderr, "not denied: cannot sign with --key") || r.status(t, c) != "pending" {
+		t.Fatalf("deny --key unknown: %d %q", code, stderr)
+	}
+}
+
+// policy set signs by a policy signer; another principal's key is
+// refused before it signs, and nothing is set.
+func TestPolicySetSigned(t *testing.T) {
+	r := newTrustRig(t)
+	file := filepath.Join(r.dir, "policy.yaml")
+	if err := os.WriteFile(file, []byte(twoPersonPolicy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := r.run(t, r.agent(t, "bob"), "", "policy", "set", file)
+	if code != ExitError || out != "" || !strings.Contains(stderr, "policy not set: bob (SHA256:") ||
+		!strings.Contains(stderr, "trust: policy_signers is [alice]") {
+		t.Fatalf("bob: %d %q %q", code, out, stderr)
+	}
+	code, out, stderr = r.run(t, nil, "", "policy", "set", file)
+	if code != ExitError || !strings.Contains(stderr, "policy not set: cannot sign: no ssh-agent") {
+		t.Fatalf("no agent: %d %q %q", code, out, stderr)
+	}
+	code, out, stderr = r.run(t, r.agent(t, "alice"), "", "policy", "set", file)
+	if code != 0 || !strings.HasPrefix(out, "policy v1 in force") || !strings.Contains(stderr, "signed by alice") {
+		t.Fatalf("alice: %d %q %q", code, out, stderr)
+	}
+	sigs := r.signatures(t, storage.PolicyRef)
+	if len(sigs) != 1 || sigs[0].Event != storage.EventPolicySet || !strings.Contains(string(sigs[0].Statement), "decision=policy\npolicy_sha256="+sha256Text([]byte(twoPersonPolicy))+"\n") {
+		t.Fatalf("policy signatures: %+v", sigs)
+	}
+}
+
+// A trust file others may write, or none at all, stops every command that
+// opens the store, saying which file and where it is configured.
+func TestTrustFileRefused(t *testing.T) {
+	r := newTrustRig(t)
+	id := r.submit(t, "true")
+	if err := os.Chmod(r.signers, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"approve", "--confirm", id, "--", id}, {"list"}, {"submit", "--", "ls"}} {
+		code, _, stderr := r.run(t, r.agent(t, "alice"), "", args...)
+		if code != ExitError || !strings.Contains(stderr, r.config+":1: trust: allowed_signers") || !strings.Contains(stderr, r.signers) {
+			t.Errorf("%v: %d %q", args, code, stderr)
+		}
+	}
+	if err := os.Remove(r.signers); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := r.run(t, r.agent(t, "alice"), "", "approve", "--confirm", id, "--", id)
+	if code != ExitError || !strings.Contains(stderr, "allowed_signers") {
+		t.Errorf("missing trust file: %d %q", code, stderr)
+	}
+	// Mode off: no trust file needed, nothing signed.
+	r.writeConfig(t, "trust: {mode: off, allowed_signers: allowed_signers}\n")
+	code, _, stderr = r.run(t, nil, "", "approve", "--confirm", id, "--", id)
+	if code != 0 || strings.Contains(stderr, "signed") {
+		t.Fatalf("mode off: %d %q", code, stderr)
+	}
+	if sigs := r.signatures(t, id); len(sigs) != 0 {
+		t.Fatalf("mode off signatures: %+v", sigs)
+	}
+}
