@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
+	"database/sql"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -313,4 +315,103 @@ func TestTrustFileRefused(t *testing.T) {
 	if sigs := r.signatures(t, id); len(sigs) != 0 {
 		t.Fatalf("mode off signatures: %+v", sigs)
 	}
+}
+
+// show --signatures prints each signature with the lines that check it:
+// run as printed, in a shell, the real ssh-keygen -Y verify accepts it; a
+// forged row is shown as not verifying, and ssh-keygen refuses it too.
+func TestShowSignaturesVerifyWithSSHKeygen(t *testing.T) {
+	r := newTrustRig(t)
+	id := r.submit(t, "rm", "-rf", "/srv/data")
+	if code, _, stderr := r.run(t, r.agent(t, "alice"), "", "approve", "--confirm", id, "--", id); code != 0 {
+		t.Fatalf("approve: %d %s", code, stderr)
+	}
+	code, out, stderr := r.run(t, nil, "", "show", "--signatures", "--json", "--", id)
+	if code != 0 {
+		t.Fatalf("show --signatures --json: %d %s", code, stderr)
+	}
+	var got struct {
+		ID, Store  string
+		TrustFile  string `json:"trust_file"`
+		Signatures []struct {
+			Principal, Decision, Key, Statement, Signature, Event string
+			Verified                                              bool
+			Problem                                               *string
+			WriteStatement                                        string `json:"write_statement"`
+			WriteSignature                                        string `json:"write_signature"`
+			VerifyCommand                                         string `json:"verify_command"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if got.ID != id || got.Store != "test-store" || got.TrustFile != r.signers || len(got.Signatures) != 1 {
+		t.Fatalf("%s", out)
+	}
+	sg := got.Signatures[0]
+	if sg.Principal != "alice" || sg.Decision != "approve" || sg.Event != "approve" || !sg.Verified || sg.Problem != nil ||
+		!strings.HasPrefix(sg.Key, "SHA256:") || !strings.HasPrefix(sg.Signature, "-----BEGIN SSH SIGNATURE-----") {
+		t.Fatalf("signature: %+v", sg)
+	}
+	want := "ssh-keygen -Y verify -f " + r.signers + " -I alice -n approve-tui -s sig-1.sig < sig-1.statement"
+	if sg.VerifyCommand != want {
+		t.Fatalf("verify command %q, want %q", sg.VerifyCommand, want)
+	}
+	sh := func(script string) (string, error) {
+		cmd := exec.Command("sh", "-c", script)
+		cmd.Dir = t.TempDir()
+		b, err := cmd.CombinedOutput()
+		return string(b), err
+	}
+	if out, err := sh(sg.WriteStatement + "\n" + sg.WriteSignature + "\n" + sg.VerifyCommand); err != nil || !strings.Contains(out, `Good "approve-tui" signature for alice`) {
+		t.Fatalf("ssh-keygen -Y verify: %v %s", err, out)
+	}
+	// The text says the same, and its lines run as they are.
+	code, text, _ := r.run(t, nil, "", "show", "--signatures", "--", id)
+	if code != 0 || !strings.Contains(text, "signature 1 of 1 on "+id+": approve, signed ") ||
+		!strings.Contains(text, "verifies against "+r.signers+": yes (line 1)") {
+		t.Fatalf("text: %d %s", code, text)
+	}
+	var lines []string
+	for _, l := range strings.Split(text, "\n") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "echo ") || strings.HasPrefix(l, "ssh-keygen ") {
+			lines = append(lines, l)
+		}
+	}
+	if out, err := sh(strings.Join(lines, "\n")); len(lines) != 3 || err != nil || !strings.Contains(out, "Good") {
+		t.Fatalf("the text's lines %q: %v %s", lines, err, out)
+	}
+
+	// A row rewritten to name bob: not verified, and ssh-keygen, asked
+	// for bob as the printed line does, refuses it.
+	db, err := sql.Open("sqlite", r.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	stmt := strings.Replace(string(mustStatement(t, r, id)), "principal=alice", "principal=bob", 1)
+	if _, err := db.Exec(`UPDATE approve_tui_signatures SET principal = 'bob', statement = ? WHERE approval_id = ?`, stmt, id); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = r.run(t, nil, "", "show", "--signatures", "--json", "--", id)
+	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil {
+		t.Fatalf("%d %v %s", code, err, out)
+	}
+	sg = got.Signatures[0]
+	if sg.Verified || sg.Problem == nil || !strings.Contains(*sg.Problem, "bad_signature") || sg.Principal != "bob" {
+		t.Fatalf("forged row: %+v", sg)
+	}
+	if out, err := sh(sg.WriteStatement + "\n" + sg.WriteSignature + "\n" + sg.VerifyCommand); err == nil {
+		t.Fatalf("ssh-keygen accepted the forged row: %s", out)
+	}
+}
+
+// mustStatement is the statement stored with id's one signature.
+func mustStatement(t *testing.T, r *trustRig, id string) []byte {
+	t.Helper()
+	sigs := r.signatures(t, id)
+	if len(sigs) != 1 {
+		t.Fatalf("signatures of %s: %+v", id, sigs)
+	}
+	return sigs[0].Statement
 }
