@@ -3,11 +3,16 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -414,4 +419,146 @@ func mustStatement(t *testing.T, r *trustRig, id string) []byte {
 		t.Fatalf("signatures of %s: %+v", id, sigs)
 	}
 	return sigs[0].Statement
+}
+
+// rechain recomputes the audit log's keyless hash chain and head, as
+// anyone who may write the file can.
+func rechain(t *testing.T, db *sql.DB) {
+	t.Helper()
+	rows, err := db.Query(`SELECT seq, at, approval_id, event, outcome, reason, actor, surface, detail FROM approve_tui_audit ORDER BY seq`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type ev struct {
+		seq                                                    int64
+		at                                                     float64
+		id, event, outcome, reason, actor, surface, detail, hh string
+	}
+	var evs []ev
+	for rows.Next() {
+		var e ev
+		if err := rows.Scan(&e.seq, &e.at, &e.id, &e.event, &e.outcome, &e.reason, &e.actor, &e.surface, &e.detail); err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, e)
+	}
+	rows.Close()
+	prev := strings.Repeat("0", 64)
+	for _, e := range evs {
+		var b []byte
+		for _, f := range []string{strconv.FormatInt(e.seq, 10), strconv.FormatFloat(e.at, 'g', -1, 64), e.id, e.event, e.outcome, e.reason, e.actor, e.surface, e.detail, prev} {
+			b = binary.BigEndian.AppendUint64(b, uint64(len(f)))
+			b = append(b, f...)
+		}
+		sum := sha256.Sum256(b)
+		h := hex.EncodeToString(sum[:])
+		if _, err := db.Exec(`UPDATE approve_tui_audit SET prev_hash = ?, hash = ? WHERE seq = ?`, prev, h, e.seq); err != nil {
+			t.Fatal(err)
+		}
+		prev = h
+	}
+	if _, err := db.Exec(`UPDATE approve_tui_meta SET value = ? WHERE key = 'audit_head'`, fmt.Sprintf("%d:%s", evs[len(evs)-1].seq, prev)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// audit --verify --signers checks every signature against the log: a
+// rewritten signer with the chain recomputed (the keyless chain says
+// intact), a signature copied onto another proposal with a forged approve
+// event, a signature row with no decision, and a forged approve event with
+// no signature are each reported, and audit exits 7.
+func TestAuditVerifySigners(t *testing.T) {
+	r := newTrustRig(t)
+	file := filepath.Join(r.dir, "policy.yaml")
+	if err := os.WriteFile(file, []byte(twoPersonPolicy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	alice, bob := r.agent(t, "alice"), r.agent(t, "bob")
+	if code, _, stderr := r.run(t, alice, "", "policy", "set", file); code != 0 {
+		t.Fatal(stderr)
+	}
+	a, b, c := r.submit(t, "rm", "-rf", "/a"), r.submit(t, "rm", "-rf", "/b"), r.submit(t, "rm", "-rf", "/c")
+	if code, _, stderr := r.run(t, alice, "", "approve", "--confirm", a, "--", a); code != 0 {
+		t.Fatal(stderr)
+	}
+	if code, _, stderr := r.run(t, bob, "", "deny", "--", b); code != 0 {
+		t.Fatal(stderr)
+	}
+	code, out, stderr := r.run(t, nil, "", "audit", "--verify", "--signers", r.signers)
+	if code != 0 || !strings.Contains(out, "signatures valid: 3 of 3 against "+r.signers) {
+		t.Fatalf("clean: %d %q %q", code, out, stderr)
+	}
+	if code, _, stderr := r.run(t, nil, "", "audit", "--signers", r.signers); code != ExitUsage || !strings.Contains(stderr, "--signers goes with --verify") {
+		t.Fatalf("--signers alone: %d %q", code, stderr)
+	}
+
+	db, err := sql.Open("sqlite", r.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := db.Exec(q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	// The approval of a rewritten as bob's: the event's actor and detail
+	// and the signature row; the chain recomputed.
+	exec(`UPDATE approve_tui_audit SET actor = 'bob (SHA256:forged)', detail = json_set(detail, '$.signed_by', 'bob') WHERE approval_id = ? AND event = 'approve'`, a)
+	exec(`UPDATE approve_tui_signatures SET principal = 'bob' WHERE approval_id = ?`, a)
+	rechain(t, db)
+	if code, out, _ := r.run(t, nil, "", "audit", "--verify"); code != 0 || !strings.HasPrefix(out, "audit log intact") {
+		t.Fatalf("the recomputed chain: %d %q", code, out)
+	}
+	code, out, _ = r.run(t, nil, "", "audit", "--verify", "--signers", r.signers)
+	if code != ExitTampered || !strings.Contains(out, "on "+a+" (approve, by bob)") || !strings.Contains(out, "the row says principal bob, the signature alice") {
+		t.Fatalf("rewritten signer: %d %q", code, out)
+	}
+	// The row put back, the event still says bob.
+	exec(`UPDATE approve_tui_signatures SET principal = 'alice' WHERE approval_id = ?`, a)
+	code, out, _ = r.run(t, nil, "", "audit", "--verify", "--signers", r.signers)
+	if code != ExitTampered || !strings.Contains(out, "says it was signed by bob") {
+		t.Fatalf("rewritten event: %d %q", code, out)
+	}
+	exec(`UPDATE approve_tui_audit SET detail = json_remove(detail, '$.signed_by') WHERE approval_id = ? AND event = 'approve'`, a)
+	rechain(t, db)
+	if code, out, _ := r.run(t, nil, "", "audit", "--verify", "--signers", r.signers); code != 0 {
+		t.Fatalf("put back: %d %q", code, out)
+	}
+
+	// c approved by the agent: a's signature copied onto it, an approve
+	// event forged, the chain recomputed.
+	exec(`UPDATE gateway_approvals SET status = 'consumed' WHERE approval_id = ?`, c)
+	exec(`INSERT INTO approve_tui_signatures (approval_id, event, principal, key_fp, statement, signature, at)
+		SELECT ?, event, principal, key_fp, statement, signature, at FROM approve_tui_signatures WHERE approval_id = ?`, c, a)
+	exec(`INSERT INTO approve_tui_audit (at, approval_id, event, outcome, reason, actor, surface, detail, prev_hash, hash)
+		SELECT at + 1, ?, event, outcome, reason, actor, surface, detail, '', '' FROM approve_tui_audit WHERE approval_id = ? AND event = 'approve'`, c, a)
+	// A signature row that no decision stands for, and a forged approve
+	// event with none.
+	exec(`INSERT INTO approve_tui_signatures (approval_id, event, principal, key_fp, statement, signature, at) VALUES (?, 'vote', 'alice', 'SHA256:x', 'x', 'x', 0)`, b)
+	exec(`INSERT INTO approve_tui_audit (at, approval_id, event, outcome, reason, actor, surface, detail, prev_hash, hash)
+		VALUES (?, ?, 'approve', 'ok', '', 'alice', 'cli', '{}', '', '')`, float64(time.Now().Unix()), b)
+	rechain(t, db)
+	code, out, _ = r.run(t, nil, "", "audit", "--verify", "--signers", r.signers)
+	for _, want := range []string{
+		"on " + c + " (approve, by alice), audit event ", "statement_mismatch", // a's statement names a
+		"on " + b + " (vote, by alice): the audit log records no such decision for it",
+		"(approve of " + b + " by alice) carries no signature",
+	} {
+		if code != ExitTampered || !strings.Contains(out, want) {
+			t.Errorf("forgeries: %d, no %q in\n%s", code, want, out)
+		}
+	}
+	code, out, _ = r.run(t, nil, "", "audit", "--verify", "--json", "--signers", r.signers)
+	var res struct {
+		OK         bool
+		Signatures struct {
+			Checked, Valid int
+			Problems       []string
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != ExitTampered || res.OK || res.Signatures.Checked != 5 || res.Signatures.Valid != 3 || len(res.Signatures.Problems) != 3 {
+		t.Fatalf("--json: %d %v %s", code, err, out)
+	}
 }

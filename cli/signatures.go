@@ -243,3 +243,149 @@ func parseArmoredKey(armored string) (string, error) {
 	}
 	return ssh.FingerprintSHA256(sig.PublicKey), nil
 }
+
+// signatureAudit is what audit --verify --signers found.
+type signatureAudit struct {
+	checked, valid int
+	// problems: a signature that does not hold or does not match the
+	// decision it is kept with, one kept with no such decision in the
+	// log, a decision of the signed era kept with none.
+	problems []string
+	// unsigned: decisions kept without a signature that are not problems
+	// (denies, which may go unsigned; and decisions from before the first
+	// signed one).
+	unsigned int
+}
+
+// auditSignatures checks every signature the store keeps against the
+// trust file at path and against the audit log: each must verify over
+// this store's identity, the id and the payload and risk the log
+// recorded for the decision it is kept with (the policy's SHA-256 for a
+// policy), by the principal the trust file names for its key, and agree
+// with its row and with the signer the decision's event records. Every
+// approve, vote and policy set the log records from the first signed
+// decision on must carry one.
+func (a *app) auditSignatures(ctx context.Context, s *storage.Store, path string) (*signatureAudit, error) {
+	signers, err := trust.LoadTrustFile(path)
+	if err != nil {
+		return nil, exitf(ExitError, "--signers: %s", line(err.Error()))
+	}
+	ts := &trust.Settings{Mode: trust.ModeRequired, Path: path, Signers: signers, Store: s.Identity()}
+	var events []storage.AuditEvent
+	for before := int64(0); ; {
+		page, err := s.Audit(ctx, storage.AuditQuery{Limit: 1000, BeforeSeq: before})
+		if err != nil {
+			return nil, err
+		}
+		events = append(events, page...)
+		if len(page) < 1000 {
+			break
+		}
+		before = page[len(page)-1].Seq
+	}
+	type key struct{ id, event string }
+	submits := map[string]*storage.AuditEvent{}
+	decisions := map[key][]*storage.AuditEvent{}
+	for i := len(events) - 1; i >= 0; i-- { // oldest first
+		e := &events[i]
+		if e.Outcome != storage.OutcomeOK {
+			continue
+		}
+		switch e.Event {
+		case storage.EventSubmit:
+			submits[e.ApprovalID] = e
+		case storage.EventApprove, storage.EventVote, storage.EventDeny, storage.EventPolicySet:
+			k := key{e.ApprovalID, e.Event}
+			decisions[k] = append(decisions[k], e)
+		}
+	}
+	sigs, err := s.AllSignatures(ctx)
+	if err != nil {
+		return nil, err
+	}
+	detail := func(e *storage.AuditEvent, k string) string {
+		if e == nil {
+			return ""
+		}
+		v, _ := e.Detail[k].(string)
+		return v
+	}
+	res := &signatureAudit{}
+	used := map[*storage.AuditEvent]bool{}
+	firstSigned := int64(0)
+	next := map[key]int{}
+	for _, r := range sigs {
+		res.checked++
+		k := key{r.ApprovalID, r.Event}
+		where := fmt.Sprintf("signature %d on %s (%s, by %s)", r.Seq, line(r.ApprovalID), line(r.Event), line(r.Principal))
+		evs := decisions[k]
+		if next[k] >= len(evs) {
+			res.problems = append(res.problems, where+": the audit log records no such decision for it")
+			continue
+		}
+		e := evs[next[k]]
+		next[k]++
+		used[e] = true
+		want := trust.Expect{Store: ts.Store}
+		if r.Event == storage.EventPolicySet {
+			want.PolicySHA256 = detail(e, "new_sha256")
+		} else {
+			sub := submits[r.ApprovalID]
+			want.ApprovalID = r.ApprovalID
+			want.PayloadSHA256, want.Risk = detail(e, "payload_sha256"), detail(e, "pinned_risk")
+			if want.PayloadSHA256 == "" {
+				want.PayloadSHA256 = detail(sub, "payload_sha256")
+			}
+			if want.Risk == "" {
+				want.Risk = detail(sub, "risk")
+			}
+			if want.PayloadSHA256 == "" || want.Risk == "" {
+				// Not submitted through approve-tui: the row as it is.
+				if rec, err := s.Get(ctx, r.ApprovalID); err == nil {
+					want.PayloadSHA256 = orStr(want.PayloadSHA256, rec.PayloadSHA256)
+					want.Risk = orStr(want.Risk, string(rec.RiskLevel))
+				}
+			}
+		}
+		c := checkSignature(r, ts, want)
+		switch {
+		case c.verified == nil:
+			res.problems = append(res.problems, fmt.Sprintf("%s, audit event %d: %s", where, e.Seq, line(c.problem)))
+			continue
+		case detail(e, "signed_by") != "" && detail(e, "signed_by") != c.verified.Principal:
+			res.problems = append(res.problems, fmt.Sprintf("%s: audit event %d says it was signed by %s", where, e.Seq, line(detail(e, "signed_by"))))
+			continue
+		case detail(e, "signed_key") != "" && detail(e, "signed_key") != c.verified.Fingerprint:
+			res.problems = append(res.problems, fmt.Sprintf("%s: audit event %d says it was signed with key %s", where, e.Seq, line(detail(e, "signed_key"))))
+			continue
+		}
+		res.valid++
+		if firstSigned == 0 || e.Seq < firstSigned {
+			firstSigned = e.Seq
+		}
+	}
+	for i := len(events) - 1; i >= 0; i-- {
+		e := &events[i]
+		if e.Outcome != storage.OutcomeOK || used[e] {
+			continue
+		}
+		switch e.Event {
+		case storage.EventApprove, storage.EventVote, storage.EventPolicySet:
+			if firstSigned != 0 && e.Seq > firstSigned {
+				res.problems = append(res.problems, fmt.Sprintf("audit event %d (%s of %s by %s) carries no signature", e.Seq, e.Event, line(e.ApprovalID), line(e.Actor)))
+				continue
+			}
+			res.unsigned++
+		case storage.EventDeny:
+			res.unsigned++
+		}
+	}
+	return res, nil
+}
+
+func orStr(s, alt string) string {
+	if s != "" {
+		return s
+	}
+	return alt
+}
