@@ -562,3 +562,65 @@ func TestAuditVerifySigners(t *testing.T) {
 		t.Fatalf("--json: %d %v %s", code, err, out)
 	}
 }
+
+// config check says which trust mode is in force and why, whether the
+// agent reached holds a key the trust file knows, and which policy
+// signers the trust file does not name; a trust file others may write is
+// a problem.
+func TestConfigCheckTrust(t *testing.T) {
+	r := newTrustRig(t)
+	code, out, stderr := r.run(t, r.agent(t, "alice", "carol"), "", "config", "check")
+	for _, want := range []string{
+		"trust: required: trust: allowed_signers is set (line 1)",
+		"trust file " + r.signers + ": 3 keys, principals alice, bob",
+		"store identity in statements: test-store",
+		"policy signers: alice",
+		": alice in the trust file",
+		": not usable: key SHA256:",
+	} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("no %q in (%d)\n%s%s", want, code, out, stderr)
+		}
+	}
+	if strings.Contains(out, "warning:") {
+		t.Errorf("warnings where none is due:\n%s", out)
+	}
+	r.writeConfig(t, "trust:\n  allowed_signers: allowed_signers\n  policy_signers: [alice, dave]\n")
+	code, out, _ = r.run(t, nil, "", "config", "check")
+	for _, want := range []string{
+		"warning: trust: policy_signers names dave, whom the trust file does not",
+		"warning: no ssh-agent (SSH_AUTH_SOCK is not set)",
+		"store identity in statements: sqlite:" + r.db,
+	} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("no %q in (%d)\n%s", want, code, out)
+		}
+	}
+	code, out, _ = r.run(t, r.agent(t, "carol"), "", "--json", "config", "check")
+	var res struct {
+		OK       bool
+		Warnings []string
+		Trust    struct {
+			Mode      string
+			AgentKeys []struct {
+				Principal *string
+				Problem   *string
+			} `json:"agent_keys"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 || !res.OK || res.Trust.Mode != "required" ||
+		len(res.Trust.AgentKeys) != 1 || res.Trust.AgentKeys[0].Principal != nil || !strings.Contains(strings.Join(res.Warnings, "\n"), "none of the ssh-agent's keys is in the trust file") {
+		t.Fatalf("--json: %d %v %s", code, err, out)
+	}
+	if err := os.Chmod(r.signers, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = r.run(t, nil, "", "config", "check")
+	if code != ExitError || !strings.Contains(stderr, r.config+":1:1: trust: ") || !strings.Contains(stderr, r.signers) {
+		t.Fatalf("writable trust file: %d %q", code, stderr)
+	}
+	r.writeConfig(t, "trust: {mode: off, allowed_signers: allowed_signers}\n")
+	if code, out, _ := r.run(t, nil, "", "config", "check"); code != 0 || !strings.Contains(out, "trust: off: trust: mode: off (line 1)") {
+		t.Fatalf("mode off: %d %s", code, out)
+	}
+}
