@@ -30,7 +30,7 @@ type trustRig struct {
 	pubs map[string]string
 }
 
-func needSSHTools(t *testing.T) {
+func needSSHTools(t testing.TB) {
 	t.Helper()
 	for _, tool := range []string{"ssh-keygen", "ssh-agent", "ssh-add"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -39,7 +39,7 @@ func needSSHTools(t *testing.T) {
 	}
 }
 
-func newTrustRig(t *testing.T) *trustRig {
+func newTrustRig(t testing.TB) *trustRig {
 	t.Helper()
 	needSSHTools(t)
 	dir := t.TempDir()
@@ -76,7 +76,7 @@ func newTrustRig(t *testing.T) *trustRig {
 	return r
 }
 
-func (r *trustRig) writeConfig(t *testing.T, src string) {
+func (r *trustRig) writeConfig(t testing.TB, src string) {
 	t.Helper()
 	if err := os.WriteFile(r.config, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
@@ -85,7 +85,7 @@ func (r *trustRig) writeConfig(t *testing.T, src string) {
 
 // run executes the CLI in-process with environment env (nothing else of
 // this process's), no terminal, and the rig's configuration file.
-func (r *trustRig) run(t *testing.T, env map[string]string, stdin string, args ...string) (int, string, string) {
+func (r *trustRig) run(t testing.TB, env map[string]string, stdin string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	a := newApp(strings.NewReader(stdin), &out, &errb)
@@ -96,7 +96,7 @@ func (r *trustRig) run(t *testing.T, env map[string]string, stdin string, args .
 }
 
 // submit proposes a command and returns its id.
-func (r *trustRig) submit(t *testing.T, command ...string) string {
+func (r *trustRig) submit(t testing.TB, command ...string) string {
 	t.Helper()
 	code, out, stderr := r.run(t, nil, "", append([]string{"submit", "--requester", "ci-bot", "--"}, command...)...)
 	if code != 0 {
@@ -107,7 +107,7 @@ func (r *trustRig) submit(t *testing.T, command ...string) string {
 
 // agent starts a real ssh-agent holding the named keys and returns the
 // environment that reaches it.
-func (r *trustRig) agent(t *testing.T, names ...string) map[string]string {
+func (r *trustRig) agent(t testing.TB, names ...string) map[string]string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "agent")
 	if err != nil {
@@ -142,7 +142,7 @@ func (r *trustRig) agent(t *testing.T, names ...string) map[string]string {
 }
 
 // signatures are the store's signature rows of id.
-func (r *trustRig) signatures(t *testing.T, id string) []storage.SignatureRecord {
+func (r *trustRig) signatures(t testing.TB, id string) []storage.SignatureRecord {
 	t.Helper()
 	s, err := storage.Open(context.Background(), r.db, storage.Options{ReadOnly: true})
 	if err != nil {
@@ -157,7 +157,7 @@ func (r *trustRig) signatures(t *testing.T, id string) []storage.SignatureRecord
 }
 
 // status is id's effective status.
-func (r *trustRig) status(t *testing.T, id string) string {
+func (r *trustRig) status(t testing.TB, id string) string {
 	t.Helper()
 	code, out, stderr := r.run(t, nil, "", "show", "--json", "--", id)
 	if code != 0 {
