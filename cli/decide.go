@@ -129,9 +129,9 @@ is not in (not_eligible).`,
 			}
 			// Under trust required the approval is signed: over the payload
 			// read (shown, or named by --payload-sha256), which the store
-			// then pins.
+			// then pins. A watcher's attempt is the store's to refuse.
 			actor := a.actor()
-			if ts := s.Trust(); ts.Required() {
+			if ts := s.Trust(); ts.Required() && s.ReadOnlyReason() == "" && !actor.ReadOnly {
 				if shown == nil {
 					if shown, err = recordFor(ctx, s, id); err != nil {
 						return err
@@ -315,7 +315,7 @@ Prints "denied ID" (with --json, the proposal).
 				}
 			}
 			actor := a.actor()
-			if ts := s.Trust(); ts.Required() {
+			if ts := s.Trust(); ts.Required() && s.ReadOnlyReason() == "" && !actor.ReadOnly {
 				sig, err := a.signDeny(ctx, s, ts, keyFile, id)
 				if err != nil {
 					return err

@@ -219,7 +219,7 @@ func (a *app) policySet(ctx context.Context, path string, dryRun bool, keyFile s
 		return nil
 	}
 	actor := a.actor()
-	if ts := s.Trust(); ts.Required() {
+	if ts := s.Trust(); ts.Required() && s.ReadOnlyReason() == "" && !actor.ReadOnly {
 		sig, err := a.signPolicy(ts, keyFile, sum)
 		if err != nil {
 			return exitf(ExitError, "policy not set: %v", err)

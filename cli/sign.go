@@ -127,7 +127,11 @@ func (a *app) signer(ts *trust.Settings, keyFile string) (*keySigner, error) {
 		fp := ssh.FingerprintSHA256(pk)
 		p, err := ts.PrincipalOf(pk)
 		if err != nil {
-			unknown = append(unknown, fp)
+			if strings.Contains(err.Error(), "is not in the trust file") {
+				unknown = append(unknown, fp)
+			} else {
+				unknown = append(unknown, line(err.Error()))
+			}
 			continue
 		}
 		known = append(known, fp+" ("+line(p)+")")

@@ -624,3 +624,18 @@ func TestConfigCheckTrust(t *testing.T) {
 		t.Fatalf("mode off: %d %s", code, out)
 	}
 }
+
+// A watcher (--read-only) is refused by the store, as ever: it is not
+// asked for a signature first.
+func TestWatcherNotAskedToSign(t *testing.T) {
+	r := newTrustRig(t)
+	id := r.submit(t, "rm", "-rf", "/srv/data")
+	code, _, stderr := r.run(t, nil, "", "--read-only", "approve", "--confirm", id, "--", id)
+	if code != ExitUnavailable || strings.Contains(stderr, "sign") {
+		t.Fatalf("watcher approve: %d %q", code, stderr)
+	}
+	code, _, stderr = r.run(t, nil, "", "--read-only", "deny", "--", id)
+	if code != ExitUnavailable || strings.Contains(stderr, "sign") {
+		t.Fatalf("watcher deny: %d %q", code, stderr)
+	}
+}
