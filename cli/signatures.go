@@ -65,6 +65,7 @@ func checkSignature(r storage.SignatureRecord, ts *trust.Settings, want trust.Ex
 	if r.At > 0 {
 		at = model.FromEpoch(r.At) // valid when it was stored
 	}
+	want.Decisions = decisionsOf(r.Event)
 	v, err := trust.Verify([]byte(r.Armored), r.Statement, ts.Signers, want, at)
 	if err != nil {
 		c.problem = err.Error()
