@@ -61,8 +61,16 @@ secrets: a query's values, and the path of a URL that is itself the
 secret, as …redacted…
 (https://hooks.slack.com/services/…redacted…).
 
+The trust: section (signed approvals) is checked too: which mode is in
+force and why, the trust file as approve, deny and policy set load it (a
+problem when another user may change it) and as run and the hooks would
+load it run as you, the ssh-agent at $SSH_AUTH_SOCK and whether the trust
+file knows its keys, and policy signers the trust file does not name
+(warnings).
+
 With --json, one object: path, found, ok, problems, warnings, channels,
-routes, open_hint and settings.
+routes, open_hint, settings and trust (mode, why, allowed_signers, checks,
+problems, warnings, agent_keys).
 ` + exitCodesWhere(map[int]string{ExitError: "problems: the file is missing (when named), unreadable or invalid, or a secret does not resolve"},
 			ExitOK, ExitError, ExitUsage),
 		Args: cobra.NoArgs,
