@@ -93,6 +93,21 @@ is not in (not_eligible).`,
 			if byPhrase {
 				typed = phrase
 			}
+			// Under trust required the approval is signed: the key is found
+			// first, so that the terminal's note says who the approver is
+			// (the key's principal), and the signing is after the prompt.
+			actor := a.actor()
+			ts := s.Trust()
+			signing := ts.Required() && s.ReadOnlyReason() == "" && !actor.ReadOnly
+			var (
+				key    *keySigner
+				keyErr error
+			)
+			if signing {
+				if key, keyErr = a.signer(ts, keyFile); key != nil {
+					defer key.Close()
+				}
+			}
 			var shown *storage.Record // the proposal as shown
 			if tty {
 				rec, ws, err := getWithWaiter(ctx, s, id)
@@ -106,7 +121,7 @@ is not in (not_eligible).`,
 				}
 				writeShow(a.err, rec, &ws, s.Now(), &j)
 				if rec.EffectiveStatus.Open() {
-					a.voteNote(ctx, s, rec)
+					a.voteNote(ctx, s, rec, signerActor(actor, ts, key))
 				}
 				if readSHA == "" {
 					readSHA = rec.PayloadSHA256 // what was shown is what is approved
@@ -116,6 +131,10 @@ is not in (not_eligible).`,
 				// typed; ask only when typing can matter.
 				askable := rec.EffectiveStatus.Open() && rec.Corrupt == "" && s.ReadOnlyReason() == "" &&
 					!rec.Hardline && (rec.RequiresTextConfirm || (len([]rune(rec.ApprovalID)) >= storage.MinApprovableID && model.UntypableID(rec.ApprovalID) == ""))
+				if signing && keyErr != nil && askable {
+					// Nothing typed could be signed: say so before asking.
+					return exitf(ExitError, "not approved: cannot sign: %v; %s; %s is still pending", keyErr, signingHelp(ts), line(id))
+				}
 				if !confirmed && askable {
 					question := "\nType the approval id to approve: "
 					if rec.RequiresTextConfirm {
@@ -127,11 +146,10 @@ is not in (not_eligible).`,
 					}
 				}
 			}
-			// Under trust required the approval is signed: over the payload
-			// read (shown, or named by --payload-sha256), which the store
-			// then pins. A watcher's attempt is the store's to refuse.
-			actor := a.actor()
-			if ts := s.Trust(); ts.Required() && s.ReadOnlyReason() == "" && !actor.ReadOnly {
+			// The signature is over the payload read (shown, or named by
+			// --payload-sha256), which the store then pins. A watcher's
+			// attempt is the store's to refuse.
+			if signing {
 				if shown == nil {
 					if shown, err = recordFor(ctx, s, id); err != nil {
 						return err
@@ -140,12 +158,16 @@ is not in (not_eligible).`,
 				if readSHA == "" {
 					readSHA = shown.PayloadSHA256
 				}
-				sig, err := a.signDecision(ts, keyFile, trust.DecisionApprove, shown, readSHA)
+				err := keyErr
+				var signed *model.Signature
+				if err == nil {
+					signed, err = a.sign(ts, key, decisionStatement(trust.DecisionApprove, shown, readSHA))
+				}
 				if err != nil {
 					return exitf(ExitError, "not approved: cannot sign: %v; %s; %s is still pending", err, signingHelp(ts), line(id))
 				}
-				actor.Signature = sig
-				a.note("signed by %s (%s)", line(sig.Principal), line(sig.Key))
+				actor.Signature = signed
+				a.note("signed by %s (%s)", line(signed.Principal), line(signed.Key))
 			}
 			// Whether anyone waits is judged before the decision: a waiter
 			// that wakes on it stops heartbeating at once.
@@ -230,7 +252,7 @@ func (a *app) votedOn(ctx context.Context, s *storage.Store, id string, voted *s
 // needed, and whether the store will refuse them (their own agent's
 // proposal, or a second vote). Said on stderr; nothing when no rule
 // applies.
-func (a *app) voteNote(ctx context.Context, s *storage.Store, rec *storage.Record) {
+func (a *app) voteNote(ctx context.Context, s *storage.Store, rec *storage.Record, actor model.Actor) {
 	q, err := s.Quorum(ctx, rec)
 	var rf *storage.RefusedError
 	switch {
@@ -246,7 +268,7 @@ func (a *app) voteNote(ctx context.Context, s *storage.Store, rec *storage.Recor
 	} else {
 		fmt.Fprintf(a.err, "So far %s (%s); still needed: %s.\n", q.Progress(), votersOf(q.Votes), line(q.Needed()))
 	}
-	me := policy.VoterOf(a.actor())
+	me := policy.VoterOf(actor)
 	if me.Person == "" {
 		fmt.Fprintf(a.err, "You are no person approve-tui could establish: the store refuses your vote (not_eligible).\n")
 		return

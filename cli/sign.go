@@ -197,3 +197,18 @@ func recordFor(ctx context.Context, s *storage.Store, id string) (*storage.Recor
 	}
 	return rec, nil
 }
+
+// signerActor is actor as the store will count it once key signs: the
+// principal the trust file names for the key, and the key (actor itself
+// when there is no key to sign with, or trust is off).
+func signerActor(actor model.Actor, ts *trust.Settings, key *keySigner) model.Actor {
+	if key == nil || !ts.Required() {
+		return actor
+	}
+	p, err := ts.PrincipalOf(key.PublicKey())
+	if err != nil {
+		return actor
+	}
+	actor.Person, actor.Key, actor.Name = strings.ToLower(p), key.Fingerprint(), p
+	return actor
+}

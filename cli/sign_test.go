@@ -639,3 +639,47 @@ func TestWatcherNotAskedToSign(t *testing.T) {
 		t.Fatalf("watcher deny: %d %q", code, stderr)
 	}
 }
+
+// On a terminal the approver is who their key says: the vote note speaks
+// of alice, not of the OS user who submitted it; with no key to sign
+// with, approve says so before asking for the id.
+func TestApproveOnTerminalSigned(t *testing.T) {
+	r := newTrustRig(t)
+	file := filepath.Join(r.dir, "policy.yaml")
+	if err := os.WriteFile(file, []byte(twoPersonPolicy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	alice := r.agent(t, "alice")
+	if code, _, stderr := r.run(t, alice, "", "policy", "set", file); code != 0 {
+		t.Fatal(stderr)
+	}
+	code, out, stderr := r.run(t, nil, "", "submit", "--session", "agent:prod:db", "--requester", "ci-bot", "--", "rm", "-rf", "/srv/data")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	id := strings.TrimSpace(out)
+	tty := func(env map[string]string, stdin string, args ...string) (int, string, string) {
+		var o, e bytes.Buffer
+		a := newApp(strings.NewReader(stdin), &o, &e)
+		a.isTTY = func() bool { return true }
+		a.getenv = func(k string) string { return env[k] }
+		code := a.execute(context.Background(), append([]string{"--db", r.db, "--config", r.config}, args...))
+		return code, o.String(), e.String()
+	}
+	code, _, stderr = tty(nil, id+"\n", "approve", "--", id)
+	if code != ExitError || !strings.Contains(stderr, "not approved: cannot sign: no ssh-agent") || strings.Contains(stderr, "Type the approval id") {
+		t.Fatalf("no agent: %d %q", code, stderr)
+	}
+	// What the store then decides of the vote is the store's (it counts
+	// it for the key's principal where it verifies signatures).
+	_, _, stderr = tty(alice, id+"\n", "approve", "--", id)
+	i := strings.Index(stderr, "Type the approval id")
+	if i < 0 {
+		t.Fatalf("alice was not asked for the id: %q", stderr)
+	}
+	note := stderr[:i]
+	if !strings.Contains(note, "This approval is a vote") || strings.Contains(note, "You (root)") || strings.Contains(note, "asked for it:") ||
+		!strings.Contains(stderr, "signed by alice") {
+		t.Fatalf("alice: %q", stderr)
+	}
+}
