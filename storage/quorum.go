@@ -71,6 +71,10 @@ const (
 	VoteExpired        = "expired"
 	VoteBlocked        = "blocked"
 	VoteContentChanged = "content_changed"
+	// VoteUnsigned: under trust required, a vote row no verified signature
+	// of its voter stands behind (written outside approve-tui, or before
+	// trust was required): it never counted.
+	VoteUnsigned = "unsigned"
 )
 
 // PolicyVersion is one version of the policy, as the store keeps it.
@@ -655,10 +659,22 @@ func (st *Store) Quorums(ctx context.Context, recs []*Record) (map[string]*Quoru
 	if err != nil && !s.eng.noTable(err) {
 		return nil, pv, s.classify("votes", err)
 	}
+	var signed map[string]map[signedVoter]bool
+	if s.trusted() != nil {
+		byID := map[string]*Record{}
+		for _, rec := range ruled {
+			if len(votes[rec.ApprovalID]) > 0 {
+				byID[rec.ApprovalID] = rec
+			}
+		}
+		if signed, err = s.signedVotes(ctx, s.rdb, byID); err != nil {
+			return nil, pv, s.classify("signatures", err)
+		}
+	}
 	for _, rec := range ruled {
 		q := out[rec.ApprovalID]
 		for _, v := range votes[rec.ApprovalID] {
-			if v.PayloadSHA256 == rec.PayloadSHA256 {
+			if v.PayloadSHA256 == rec.PayloadSHA256 && (signed == nil || signed[rec.ApprovalID][signedVoter{v.Person, v.Key}]) {
 				q.Votes = append(q.Votes, v)
 			}
 		}
@@ -776,9 +792,22 @@ func (s bound) vote(ctx context.Context, rec *Record, actor model.Actor) (*ballo
 	}
 	now := model.Epoch(s.now())
 	var stale []Vote
+	var signed map[string]map[signedVoter]bool
+	if s.trusted() != nil {
+		// Under trust required a vote counts only with its signature.
+		if signed, err = s.signedVotes(ctx, s.w, map[string]*Record{rec.ApprovalID: rec}); err != nil {
+			return nil, err
+		}
+	}
 	for _, v := range cast {
 		if v.PayloadSHA256 != rec.PayloadSHA256 {
+			v.Ended = VoteContentChanged
 			stale = append(stale, v) // cast on other content: it no longer counts
+			continue
+		}
+		if signed != nil && !signed[rec.ApprovalID][signedVoter{v.Person, v.Key}] {
+			v.Ended = VoteUnsigned
+			stale = append(stale, v) // no signature of its voter holds: never counted
 			continue
 		}
 		b.q.Votes = append(b.q.Votes, v)
@@ -809,11 +838,11 @@ func (s bound) vote(ctx context.Context, rec *Record, actor model.Actor) (*ballo
 	// refusal above leaves them as they were: they count for nothing).
 	for _, v := range stale {
 		if _, err := s.w.ExecContext(ctx, `UPDATE approve_tui_votes SET ended = ?, ended_at = ?
-			WHERE approval_id = ? AND person = ? AND ended = ''`, VoteContentChanged, now, v.ApprovalID, v.Person); err != nil {
+			WHERE approval_id = ? AND person = ? AND ended = ''`, v.Ended, now, v.ApprovalID, v.Person); err != nil {
 			return nil, err
 		}
 		b.entries = append(b.entries, auditEntry{id: rec.ApprovalID, event: EventVoteVoid, outcome: OutcomeOK,
-			reason: VoteContentChanged, detail: map[string]any{"voter": v.Actor, "payload_sha256": v.PayloadSHA256, "now_sha256": rec.PayloadSHA256}})
+			reason: v.Ended, detail: map[string]any{"voter": v.Actor, "payload_sha256": v.PayloadSHA256, "now_sha256": rec.PayloadSHA256}})
 	}
 	mine := Vote{ApprovalID: rec.ApprovalID, Actor: columnText(actor.String()), Surface: string(actor.Surface),
 		Person: me.Person, Key: me.Key, PayloadSHA256: rec.PayloadSHA256, At: now}

@@ -468,3 +468,60 @@ func sameRules(source string, p *policy.Policy) error {
 	}
 	return nil
 }
+
+// signedVoter is a vote's person and key as the store keeps them.
+type signedVoter struct{ person, key string }
+
+// signedVotes reads, under trust required, the signatures kept for recs
+// (by approval id) and returns, by id, the voters (lower-case principal
+// and key fingerprint) whose approve or vote signature verifies now over
+// the proposal as it is: this store, its id, its payload and pinned risk.
+// A vote row without one (written outside approve-tui) does not count.
+// Freshness is not asked again: it was checked when the vote was cast.
+func (s bound) signedVotes(ctx context.Context, q querier, recs map[string]*Record) (map[string]map[signedVoter]bool, error) {
+	ts := s.trusted()
+	out := map[string]map[signedVoter]bool{}
+	if ts == nil || len(recs) == 0 {
+		return out, nil
+	}
+	ids := make([]string, 0, len(recs))
+	for id := range recs {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	now, store := s.now(), s.Identity()
+	err := inLists(ids, func(in string, args []any) error {
+		rows, err := q.QueryContext(ctx, `SELECT seq, approval_id, event, principal, key_fp, statement, signature, at
+			FROM approve_tui_signatures WHERE approval_id IN (`+in+`) ORDER BY seq`, args...)
+		if err != nil {
+			return err
+		}
+		sigs, err := scanSignatures(rows)
+		if err != nil {
+			return err
+		}
+		for _, sg := range sigs {
+			rec := recs[sg.ApprovalID]
+			if rec == nil {
+				continue
+			}
+			v, err := trust.Verify([]byte(sg.Armored), sg.Statement, ts.Signers, trust.Expect{Store: store, ApprovalID: rec.ApprovalID,
+				PayloadSHA256: rec.PayloadSHA256, Risk: string(rec.RiskLevel)}, now)
+			if err != nil || v.Statement.Decision != trust.DecisionApprove && v.Statement.Decision != trust.DecisionVote {
+				continue
+			}
+			if p, err := ts.PrincipalOf(v.Key); err != nil || p != v.Principal {
+				continue
+			}
+			if out[rec.ApprovalID] == nil {
+				out[rec.ApprovalID] = map[signedVoter]bool{}
+			}
+			out[rec.ApprovalID][signedVoter{strings.ToLower(v.Principal), v.Fingerprint}] = true
+		}
+		return nil
+	})
+	if err != nil && s.eng.noTable(err) {
+		return out, nil
+	}
+	return out, err
+}

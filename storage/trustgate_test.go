@@ -601,4 +601,80 @@ func TestTrustCopyCarriesSignatures(t *testing.T) {
 	}
 }
 
-func alice0() model.Actor { return model.Actor{Surface: model.SurfaceCLI, Name: "root@ops-1", Person: "root"} }
+func alice0() model.Actor {
+	return model.Actor{Surface: model.SurfaceCLI, Name: "root@ops-1", Person: "root"}
+}
+
+// A vote row written by hand (as the agent can, with sqlite3 or psql)
+// counts for nothing under trust required: not in the quorum the console
+// shows, not toward the consume, and it is voided when a real vote comes.
+func TestTrustForgedVoteRowIgnored(t *testing.T) {
+	carol, alice, bob := newKey(t, "carol"), newKey(t, "alice"), newKey(t, "bob")
+	ts := trustOf(t, []string{"carol"}, carol.line(), alice.line(), bob.line())
+	c := newClock()
+	s := openTrusted(t, tempDB(t), c, ts)
+	setSigned(t, s, carol, highNeeds(2), c.Now())
+	rec := submitHigh(t, s, c, "trust-forgedvote1")
+	db := rawDB(t, s.DSN())
+	mustExec(t, db, `INSERT INTO approve_tui_votes (approval_id, actor, surface, person, key_fp, payload_sha256, at, ended)
+		VALUES (?, 'bob (SHA256:x) via cli', 'cli', 'bob', ?, ?, ?, '')`, rec.ApprovalID, bob.signer.Fingerprint(), rec.PayloadSHA256, model.Epoch(c.Now()))
+	if q, err := s.Quorum(ctx, rec); err != nil || q == nil || len(q.Votes) != 0 || q.Short != 2 {
+		t.Fatalf("the console's quorum counts a forged vote: %+v %v", q, err)
+	}
+	// A signature row copied from another proposal does not make it count.
+	other := submitHigh(t, s, c, "trust-forgedvote2")
+	_, err := approve(s, other, osActor(bob.signed(t, approval(other, c.Now()))))
+	wantVote(t, err, 1, 1)
+	mustExec(t, db, `INSERT INTO approve_tui_signatures (approval_id, event, principal, key_fp, statement, signature, at)
+		SELECT ?, event, principal, key_fp, statement, signature, at FROM approve_tui_signatures WHERE approval_id = ?`, rec.ApprovalID, other.ApprovalID)
+	if q, err := s.Quorum(ctx, rec); err != nil || len(q.Votes) != 0 {
+		t.Fatalf("a copied signature counts: %+v %v", q, err)
+	}
+	_, err = approve(s, rec, osActor(alice.signed(t, approval(rec, c.Now()))))
+	wantVote(t, err, 1, 1)
+	if n := countAudit(t, db, `approval_id = ? AND event = ? AND reason = ?`, rec.ApprovalID, EventVoteVoid, VoteUnsigned); n != 1 {
+		t.Fatalf("%d forged votes voided", n)
+	}
+	// The real bob still votes, and completes the quorum.
+	if _, err := approve(s, rec, osActor(bob.signed(t, approval(rec, c.Now())))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The phrase gate verifies the signature before it arms or counts: an
+// unsigned phrase approval is refused and leaves the row as it was; a
+// signed one consumes, for the signer, and its signature is kept.
+func TestTrustPhraseGate(t *testing.T) {
+	alice := newKey(t, "alice")
+	ts := trustOf(t, nil, alice.line())
+	path := tempDB(t)
+	openAt(t, path, newClock()).Close()
+	py := newTier2Py(t, path)
+	py.run("upgrade")
+	c := newClock()
+	s := openTrusted(t, path, c, ts)
+	p := proposal("trust-phrase-001", "systemctl restart vaultwarden", model.RiskHigh, c.Now(), time.Hour)
+	p.RequiresTextConfirm, p.Verb, p.Target, p.Nonce = true, "restart", "vaultwarden", "0427"
+	mustSubmit(t, s, p)
+	rec, err := s.Get(ctx, p.ApprovalID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	phrase := "RESTART VAULTWARDEN 0427"
+	_, err = s.ConsumePhrase(ctx, rec.ApprovalID, phrase, rec.PayloadSHA256, PhraseOptions{}, osActor(nil))
+	wantRefusal(t, err, RefusedSignatureRequired)
+	if m := py.get(rec.ApprovalID); m["status"] != "pending" || m["invalid_attempts"].(float64) != 0 {
+		t.Fatalf("an unsigned attempt armed or counted: %v", m)
+	}
+	st := approval(rec, c.Now())
+	st.Risk = trust.RiskLow
+	_, err = s.ConsumePhrase(ctx, rec.ApprovalID, phrase, rec.PayloadSHA256, PhraseOptions{}, osActor(alice.signed(t, st)))
+	wantRefusal(t, err, RefusedSignatureInvalid, "risk")
+	got, err := s.ConsumePhrase(ctx, rec.ApprovalID, phrase, rec.PayloadSHA256, PhraseOptions{}, osActor(alice.signed(t, approval(rec, c.Now()))))
+	if err != nil || !strings.HasPrefix(got.ConsumedBy, "alice (SHA256:") {
+		t.Fatalf("signed phrase approval: %+v %v", got, err)
+	}
+	if kept, _ := s.Signatures(ctx, rec.ApprovalID); len(kept) != 1 || kept[0].Event != EventApprove || kept[0].Principal != "alice" {
+		t.Fatalf("kept %+v", kept)
+	}
+}
