@@ -17,7 +17,8 @@ import (
 // signed by an ed25519 key (statement verified against the trust file,
 // principal and requester checked); then under a signed two-person policy,
 // where the policy's own signature is verified in the transaction too: the
-// first vote, and the vote that completes the quorum. Signing happens
+// first vote, and the vote that completes the quorum. A control keeps the
+// signature with trust off (written, not verified). Signing happens
 // before the timer: it is the operator's side.
 func BenchmarkConsumeSigned(b *testing.B) {
 	carol, alice, bob := newKey(b, "carol"), newKey(b, "alice"), newKey(b, "bob")
@@ -26,11 +27,13 @@ func BenchmarkConsumeSigned(b *testing.B) {
 		trust  bool
 		policy bool
 		first  bool
+		sign   bool // trust off, the signature carried and kept unverified
 	}{
-		{"trust-off-unsigned", false, false, false},
-		{"trust-required-signed", true, false, false},
-		{"trust-required-signed-policy-first-vote", true, true, false},
-		{"trust-required-signed-policy-final-vote", true, true, true},
+		{"trust-off-unsigned", false, false, false, false},
+		{"trust-off-signed-unverified", false, false, false, true},
+		{"trust-required-signed", true, false, false, true},
+		{"trust-required-signed-policy-first-vote", true, true, false, true},
+		{"trust-required-signed-policy-final-vote", true, true, true, true},
 	} {
 		b.Run(testBackend+"/"+c.name, func(b *testing.B) {
 			var ts *trust.Settings
@@ -64,7 +67,7 @@ func BenchmarkConsumeSigned(b *testing.B) {
 				}
 				recs[i] = rec
 				actors[i] = model.Actor{Surface: model.SurfaceCLI, Name: "bob@desk", Person: "bob"}
-				if c.trust {
+				if c.sign {
 					actors[i] = osActor(bob.signed(b, approval(rec, time.Now())))
 				}
 				if c.first {
