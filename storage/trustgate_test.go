@@ -678,3 +678,33 @@ func TestTrustPhraseGate(t *testing.T) {
 		t.Fatalf("kept %+v", kept)
 	}
 }
+
+// A proposal is pinned to the signed policy in force at its submit: a
+// lower one signed later does not ask less of it, and a version inserted
+// by hand after the signed one is not what it is pinned to.
+func TestTrustPinnedToSignedPolicy(t *testing.T) {
+	carol, alice, bob := newKey(t, "carol"), newKey(t, "alice"), newKey(t, "bob")
+	ts := trustOf(t, []string{"carol"}, carol.line(), alice.line(), bob.line())
+	c := newClock()
+	s := openTrusted(t, tempDB(t), c, ts)
+	setSigned(t, s, carol, highNeeds(2), c.Now())
+	db := rawDB(t, s.DSN())
+	empty := "# nothing\n"
+	mustExec(t, db, `INSERT INTO approve_tui_policy (version, sha256, source, rules, set_at, set_by) VALUES (2, ?, ?, '{"rules":[]}', 1, 'x')`,
+		sha256Hex([]byte(empty)), empty)
+	rec := submitHigh(t, s, c, "trust-pinned-0001")
+	if n := countAudit(t, db, `approval_id = ? AND event = 'submit' AND detail LIKE '%"policy_version":1%'`, rec.ApprovalID); n != 1 {
+		t.Fatal("the submit is not pinned to the signed version")
+	}
+	c.Advance(time.Minute)
+	setSigned(t, s, carol, highNeeds(1), c.Now())
+	q, err := s.Quorum(ctx, rec)
+	if err != nil || q == nil || q.Approvals != 2 || !slices.Contains(q.Versions, 1) || q.Policy.SignedBy != "carol" {
+		t.Fatalf("quorum %+v %v", q, err)
+	}
+	_, err = approve(s, rec, osActor(alice.signed(t, approval(rec, c.Now()))))
+	wantVote(t, err, 1, 1)
+	if _, err := approve(s, rec, osActor(bob.signed(t, approval(rec, c.Now())))); err != nil {
+		t.Fatal(err)
+	}
+}
