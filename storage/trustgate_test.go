@@ -708,3 +708,25 @@ func TestTrustPinnedToSignedPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A key whose trust line has expired (valid-before) decides nothing, and
+// a required trust configuration without a trust file approves nothing.
+func TestTrustExpiredKeyAndNoTrustFile(t *testing.T) {
+	alice, bob := newKey(t, "alice"), newKey(t, "bob")
+	c := newClock() // 2026-05-28
+	ts := trustOf(t, nil, `alice valid-before="20260501Z" `+strings.TrimPrefix(alice.line(), "alice "), bob.line())
+	s := openTrusted(t, tempDB(t), c, ts)
+	rec := submitHigh(t, s, c, "trust-expired-001")
+	_, err := approve(s, rec, osActor(alice.signed(t, approval(rec, c.Now()))))
+	wantRefusal(t, err, RefusedSignatureInvalid, "expired")
+	if _, err := approve(s, rec, osActor(bob.signed(t, approval(rec, c.Now())))); err != nil {
+		t.Fatal(err)
+	}
+
+	none := &trust.Settings{Mode: trust.ModeRequired, Store: testStore}
+	s2 := openTrusted(t, tempDB(t), c, none)
+	r2 := submitHigh(t, s2, c, "trust-nofile-0001")
+	_, err = approve(s2, r2, osActor(bob.signed(t, approval(r2, c.Now()))))
+	wantRefusal(t, err, RefusedSignatureInvalid, "no trust file")
+	wantPending(t, s2, r2.ApprovalID)
+}
