@@ -138,7 +138,8 @@ type Quorum struct {
 	// one is in force, whatever version is newer in the store.
 	Versions []int64
 	// Unsigned, under trust required, are the versions newer than the one
-	// in force that no policy signer signed: they change nothing.
+	// in force (or all, with none in force): no policy signer's newest
+	// signature is over them, so they change nothing.
 	Unsigned []int64
 }
 

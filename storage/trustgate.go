@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -266,17 +267,37 @@ func signerList(ts *trust.Settings) string {
 }
 
 // policies is the policy as one decision or view reads it: the version in
-// force and, under trust required, every version a policy signer signed.
+// force and, under trust required, what it takes to tell which versions a
+// policy signer signed (verified when asked: a signature is checked at
+// most once per read, and most reads check one).
 type policies struct {
 	now *PolicyVersion
-	// trusted: only signed versions count; signed holds them by version.
+	// trusted: only signed versions count.
 	trusted bool
-	signed  map[int64]*PolicyVersion
-	// unsigned are the versions newer than the one in force that no policy
-	// signer signed (under trust required): they change nothing.
+	// rows are every version as stored (hash computed from its file);
+	// byHash finds them by the hash a statement names.
+	rows   map[int64]*PolicyVersion
+	byHash map[string][]int64
+	// sigs are the policy statements kept, newest statement first.
+	sigs []*policySig
+	// resolved caches version(): a signed version, or nil.
+	resolved map[int64]*PolicyVersion
+	bad      map[int64]error
+	// unsigned are the versions newer than the one in force (under trust
+	// required): they change nothing.
 	unsigned []int64
-	// bad holds, by version, a signed version whose file no longer parses.
-	bad map[int64]error
+	ts       *trust.Settings
+	store    string
+	at       time.Time
+}
+
+// policySig is one kept policy signature, its statement parsed.
+type policySig struct {
+	rec     SignatureRecord
+	st      trust.Statement
+	checked bool
+	ok      bool
+	v       trust.Verified
 }
 
 // readPolicies reads the policy through q: the newest version (trust off),
@@ -304,31 +325,82 @@ func (ps *policies) version(ctx context.Context, q querier, v int64) (*PolicyVer
 	if !ps.trusted {
 		return readPolicyVersion(ctx, q, v)
 	}
-	if err := ps.bad[v]; err != nil {
-		return nil, err
-	}
-	return ps.signed[v], nil
+	return ps.signedVersion(v)
 }
 
 // several reports whether more than one version can apply to a proposal.
 func (ps *policies) several() bool {
 	if ps.trusted {
-		return len(ps.signed) > 1
+		return len(ps.rows) > 1
 	}
 	return ps.now != nil && ps.now.Version > 1
 }
 
+// valid verifies sg once: a policy statement for this store by a policy
+// signer under the one principal the trust file names for its key, dated
+// no later than now.
+func (ps *policies) valid(sg *policySig) bool {
+	if sg.checked {
+		return sg.ok
+	}
+	sg.checked = true
+	v, err := trust.Verify([]byte(sg.rec.Armored), sg.rec.Statement, ps.ts.Signers, trust.Expect{Store: ps.store, PolicySHA256: sg.st.PolicySHA256}, ps.at)
+	if err != nil || !ps.ts.PolicySigner(v.Principal) || v.Statement.Time.After(ps.at.Add(StatementSkew)) {
+		return false
+	}
+	if p, err := ps.ts.PrincipalOf(v.Key); err != nil || p != v.Principal {
+		return false
+	}
+	sg.ok, sg.v = true, v
+	return true
+}
+
+// signedVersion is version v if a policy signer signed its file (the
+// latest such signature named), else nil; its rules read from the file.
+func (ps *policies) signedVersion(v int64) (*PolicyVersion, error) {
+	if pv, ok := ps.resolved[v]; ok {
+		return pv, ps.bad[v]
+	}
+	ps.resolved[v] = nil
+	row := ps.rows[v]
+	if row == nil {
+		return nil, nil
+	}
+	for _, sg := range ps.sigs {
+		if sg.st.PolicySHA256 != row.SHA256 || !ps.valid(sg) {
+			continue
+		}
+		pv := *row
+		pv.SignedBy, pv.SignedKey, pv.SignedAt = sg.v.Principal, sg.v.Fingerprint, sg.v.Statement.Time
+		p, err := parseSigned(pv.Source, pv.SHA256)
+		if err != nil {
+			ps.bad[v] = &RefusedError{ID: PolicyRef, Code: RefusedPolicyUnreadable, Reason: fmt.Sprintf(
+				"policy v%d, signed by %s, cannot be read (%v): nothing is approved until `approve-tui policy set` puts a good one in force",
+				v, model.Sanitize(pv.SignedBy, model.Line), err)}
+			return nil, ps.bad[v]
+		}
+		pv.Policy = p
+		ps.resolved[v] = &pv
+		return &pv, nil
+	}
+	return nil, nil
+}
+
 // signedPolicies reads, under trust required, every policy version and
-// every policy signature, and keeps the versions whose file a policy
-// signer signed for this store (verified now; the version's hash computed
-// from its file, not read from its row). The one in force is the one
-// signed last (by the statement's time; the higher version among equals),
-// so that re-inserting an older signed file as a new version does not
-// bring it back. Its rules are read from its signed file, never from the
-// rules column. With none signed, nothing is in force: one approver.
+// every policy signature. The version in force is the one whose file the
+// newest valid policy signature (by the statement's time) is over: a
+// policy statement for this store by a policy signer, verified now, the
+// version's hash computed from its file, not read from its row (the
+// highest version among those with that file). So re-inserting an older
+// signed file as a new version does not bring it back, and a version
+// inserted or changed by hand is in force for nobody. Its rules are read
+// from its signed file, never from the rules column. With none signed,
+// nothing is in force: one approver. When the newest valid signature is
+// over a file no version holds any more, the signed policy was removed or
+// changed: refused, not taken for an older one or for none.
 func (s bound) signedPolicies(ctx context.Context, q querier) (*policies, error) {
-	ts := s.trusted()
-	ps := &policies{trusted: true, signed: map[int64]*PolicyVersion{}, bad: map[int64]error{}}
+	ps := &policies{trusted: true, rows: map[int64]*PolicyVersion{}, byHash: map[string][]int64{},
+		resolved: map[int64]*PolicyVersion{}, bad: map[int64]error{}, ts: s.trusted(), store: s.Identity(), at: s.now()}
 	rows, err := q.QueryContext(ctx, `SELECT version, source, set_at, set_by FROM approve_tui_policy ORDER BY version`)
 	if err != nil {
 		if s.eng.noTable(err) {
@@ -336,22 +408,17 @@ func (s bound) signedPolicies(ctx context.Context, q querier) (*policies, error)
 		}
 		return nil, err
 	}
-	type row struct {
-		v       PolicyVersion
-		when    time.Time
-		by, key string
-	}
-	var all []*row
-	byHash := map[string][]*row{}
+	var versions []int64
 	for rows.Next() {
-		r := &row{}
-		if err := rows.Scan(&r.v.Version, &r.v.Source, &r.v.SetAt, &r.v.SetBy); err != nil {
+		var pv PolicyVersion
+		if err := rows.Scan(&pv.Version, &pv.Source, &pv.SetAt, &pv.SetBy); err != nil {
 			rows.Close()
 			return nil, err
 		}
-		r.v.SHA256 = sha256Hex([]byte(r.v.Source))
-		all = append(all, r)
-		byHash[r.v.SHA256] = append(byHash[r.v.SHA256], r)
+		pv.SHA256 = sha256Hex([]byte(pv.Source))
+		ps.rows[pv.Version] = &pv
+		ps.byHash[pv.SHA256] = append(ps.byHash[pv.SHA256], pv.Version)
+		versions = append(versions, pv.Version)
 	}
 	if err := rows.Close(); err != nil {
 		return nil, err
@@ -359,84 +426,58 @@ func (s bound) signedPolicies(ctx context.Context, q querier) (*policies, error)
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	var orphan *trust.Verified // the newest signed policy not in the store
 	srows, err := q.QueryContext(ctx, selectSignatures, PolicyRef)
-	if err != nil {
-		if !s.eng.noTable(err) {
-			return nil, err
-		}
-	} else {
-		sigs, err := scanSignatures(srows)
+	if err != nil && !s.eng.noTable(err) {
+		return nil, err
+	}
+	if err == nil {
+		kept, err := scanSignatures(srows)
 		if err != nil {
 			return nil, err
 		}
-		now, store := s.now(), s.Identity()
-		for _, sg := range sigs {
-			st, err := trust.ParseStatement(sg.Statement)
+		for _, r := range kept {
+			st, err := trust.ParseStatement(r.Statement)
 			if err != nil || st.Decision != trust.DecisionPolicy {
 				continue
 			}
-			v, err := trust.Verify([]byte(sg.Armored), sg.Statement, ts.Signers, trust.Expect{Store: store, PolicySHA256: st.PolicySHA256}, now)
-			if err != nil || !ts.PolicySigner(v.Principal) || v.Statement.Time.After(now.Add(StatementSkew)) {
-				continue
-			}
-			if p, err := ts.PrincipalOf(v.Key); err != nil || p != v.Principal {
-				continue
-			}
-			if len(byHash[st.PolicySHA256]) == 0 {
-				if orphan == nil || v.Statement.Time.After(orphan.Statement.Time) {
-					orphan = &v
-				}
-				continue
-			}
-			for _, r := range byHash[st.PolicySHA256] {
-				if r.when.IsZero() || v.Statement.Time.After(r.when) {
-					r.when, r.by, r.key = v.Statement.Time, v.Principal, v.Fingerprint
-				}
-			}
+			ps.sigs = append(ps.sigs, &policySig{rec: r, st: st})
 		}
+		// Newest statement first; among equals, the one kept last.
+		slices.SortStableFunc(ps.sigs, func(a, b *policySig) int {
+			if c := b.st.Time.Compare(a.st.Time); c != 0 {
+				return c
+			}
+			return cmp.Compare(b.rec.Seq, a.rec.Seq)
+		})
 	}
-	var force *row
-	for _, r := range all {
-		if r.when.IsZero() {
+	force, found := int64(0), false
+	for _, sg := range ps.sigs {
+		if !ps.valid(sg) {
 			continue
 		}
-		if force == nil || r.when.After(force.when) || r.when.Equal(force.when) && r.v.Version > force.v.Version {
-			force = r
+		vs := ps.byHash[sg.st.PolicySHA256]
+		if len(vs) == 0 {
+			return ps, &RefusedError{ID: PolicyRef, Code: RefusedPolicyUnreadable, Reason: fmt.Sprintf(
+				"the policy %s signed at %s (sha256 %s) is not in the store any more: it was removed or changed outside approve-tui; "+
+					"nothing is approved until a policy signer sets the policy again (`approve-tui policy set`)",
+				model.Sanitize(sg.v.Principal, model.Line), stamp(sg.v.Statement.Time), sg.st.PolicySHA256[:12])}
 		}
-		pv := r.v
-		pv.SignedBy, pv.SignedKey, pv.SignedAt = r.by, r.key, r.when
-		p, err := parseSigned(pv.Source, pv.SHA256)
-		if err != nil {
-			ps.bad[pv.Version] = &RefusedError{ID: PolicyRef, Code: RefusedPolicyUnreadable, Reason: fmt.Sprintf(
-				"policy v%d, signed by %s, cannot be read (%v): nothing is approved until `approve-tui policy set` puts a good one in force",
-				pv.Version, model.Sanitize(pv.SignedBy, model.Line), err)}
-			continue
-		}
-		pv.Policy = p
-		ps.signed[pv.Version] = &pv
+		force, found = slices.Max(vs), true
+		break
 	}
-	for _, r := range all {
-		if r.when.IsZero() && (force == nil || r.v.Version > force.v.Version) {
-			ps.unsigned = append(ps.unsigned, r.v.Version)
+	for _, v := range versions {
+		if !found || v > force {
+			ps.unsigned = append(ps.unsigned, v)
 		}
 	}
-	if orphan != nil && (force == nil || orphan.Statement.Time.After(force.when)) {
-		// The policy a policy signer set last is gone from the store, or
-		// its file was changed: not taken for an older one, or for no
-		// policy at all.
-		return ps, &RefusedError{ID: PolicyRef, Code: RefusedPolicyUnreadable, Reason: fmt.Sprintf(
-			"the policy %s signed at %s (sha256 %s) is not in the store any more: it was removed or changed outside approve-tui; "+
-				"nothing is approved until a policy signer sets the policy again (`approve-tui policy set`)",
-			model.Sanitize(orphan.Principal, model.Line), stamp(orphan.Statement.Time), orphan.Statement.PolicySHA256[:12])}
-	}
-	if force == nil {
+	if !found {
 		return ps, nil
 	}
-	if err := ps.bad[force.v.Version]; err != nil {
+	pv, err := ps.signedVersion(force)
+	if err != nil {
 		return ps, err
 	}
-	ps.now = ps.signed[force.v.Version]
+	ps.now = pv
 	return ps, nil
 }
 
