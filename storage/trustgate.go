@@ -115,7 +115,7 @@ func (s bound) checkSigned(ctx context.Context, rec *Record, actor model.Actor, 
 			return nil, nil
 		}
 		return refuse(RefusedSignatureRequired, "under trust required every approval is signed with the approver's SSH key: "+
-			"approve with a key the trust file names (from ssh-agent, or --key FILE); an unsigned approval (Hermes' own /approve among them) is not taken")
+			"approve with a key the trust file names (from ssh-agent, or --key FILE); an unsigned approval is not taken")
 	}
 	now := s.now()
 	want := trust.Expect{Store: s.Identity(), ApprovalID: id, PayloadSHA256: rec.PayloadSHA256, Risk: string(rec.RiskLevel)}
