@@ -730,3 +730,97 @@ func TestTrustExpiredKeyAndNoTrustFile(t *testing.T) {
 	wantRefusal(t, err, RefusedSignatureInvalid, "no trust file")
 	wantPending(t, s2, r2.ApprovalID)
 }
+
+// Two operators, each with a real ssh-agent of their own, approve under a
+// two-person policy that a third set with a key file: the second signature
+// consumes, and the real ssh-keygen -Y verify accepts all three kept
+// signatures against the trust file.
+func TestTrustTwoAgentsTwoPersonRule(t *testing.T) {
+	for _, tool := range []string{"ssh-agent", "ssh-add", "ssh-keygen"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed (package openssh-client): real agents and the OpenSSH oracle are needed", tool)
+		}
+	}
+	dir := t.TempDir()
+	keygen := func(name string) (path, line string) {
+		path = filepath.Join(dir, name)
+		if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name+"@desk", "-f", path).CombinedOutput(); err != nil {
+			t.Fatalf("ssh-keygen: %v\n%s", err, out)
+		}
+		pub, err := os.ReadFile(path + ".pub")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := strings.Fields(string(pub))
+		return path, name + " " + f[0] + " " + f[1]
+	}
+	agentFor := func(name, key string) *trust.StatementSigner {
+		home := filepath.Join(dir, name+"-agent")
+		if err := os.Mkdir(home, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		sock := startAgent(t, home)
+		add := exec.Command("ssh-add", key)
+		add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
+		if out, err := add.CombinedOutput(); err != nil {
+			t.Fatalf("ssh-add: %v\n%s", err, out)
+		}
+		sg, err := trust.DialAgent(sock, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { sg.Close() })
+		return sg
+	}
+	carolKey, carolLine := keygen("carol")
+	aliceKey, aliceLine := keygen("alice")
+	bobKey, bobLine := keygen("bob")
+	ts := trustOf(t, []string{"carol"}, carolLine, aliceLine, bobLine)
+	c := newClock()
+	s := openTrusted(t, tempDB(t), c, ts)
+
+	carol, err := trust.KeyFileSigner(carolKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := highNeeds(2)
+	psig, err := ts.SignDecision(carol, policyStatement(src, time.Time{}), c.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := trySetSigned(s, psig, src); err != nil {
+		t.Fatal(err)
+	}
+	rec := submitHigh(t, s, c, "trust-two-agents-1")
+	for i, op := range []*trust.StatementSigner{agentFor("alice", aliceKey), agentFor("bob", bobKey)} {
+		sig, err := ts.SignDecision(op, approval(rec, time.Time{}), c.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := approve(s, rec, osActor(sig))
+		if i == 0 {
+			wantVote(t, err, 1, 1)
+			continue
+		}
+		if err != nil || got.Status != model.StatusConsumed {
+			t.Fatalf("second operator: %+v %v", got, err)
+		}
+	}
+	kept, _ := s.Signatures(ctx, rec.ApprovalID)
+	pol, _ := s.Signatures(ctx, PolicyRef)
+	all := append(kept, pol...)
+	if len(all) != 3 {
+		t.Fatalf("kept %+v", all)
+	}
+	for i, k := range all {
+		sigPath := filepath.Join(dir, "kept.sig")
+		if err := os.WriteFile(sigPath, []byte(k.Armored), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		verify := exec.Command("ssh-keygen", "-Y", "verify", "-f", ts.Path, "-I", k.Principal, "-n", trust.Namespace, "-s", sigPath)
+		verify.Stdin = bytes.NewReader(k.Statement)
+		if out, err := verify.CombinedOutput(); err != nil {
+			t.Fatalf("ssh-keygen -Y verify refused kept signature %d (%s): %v\n%s", i, k.Principal, err, out)
+		}
+	}
+}
