@@ -118,7 +118,11 @@ func (s bound) checkSigned(ctx context.Context, rec *Record, actor model.Actor, 
 			"approve with a key the trust file names (from ssh-agent, or --key FILE); an unsigned approval is not taken")
 	}
 	now := s.now()
-	want := trust.Expect{Store: s.Identity(), ApprovalID: id, PayloadSHA256: rec.PayloadSHA256, Risk: string(rec.RiskLevel)}
+	want := trust.Expect{Store: s.Identity(), ApprovalID: id, PayloadSHA256: rec.PayloadSHA256, Risk: string(rec.RiskLevel),
+		Decisions: trust.CountingDecisions}
+	if deny {
+		want.Decisions = []trust.Decision{trust.DecisionDeny}
+	}
 	v, err := trust.Verify([]byte(sig.Armored), sig.Statement, ts.Signers, want, now)
 	if err != nil {
 		return refuse(RefusedSignatureInvalid, "the "+what+"'s signature does not hold: "+model.Sanitize(err.Error(), model.Line))
@@ -233,7 +237,8 @@ func (s bound) checkPolicySigned(actor model.Actor, sum string) (*signedDecision
 			signerList(ts)+"): set it with a key the trust file names (from ssh-agent, or --key FILE)")
 	}
 	now := s.now()
-	v, err := trust.Verify([]byte(sig.Armored), sig.Statement, ts.Signers, trust.Expect{Store: s.Identity(), PolicySHA256: sum}, now)
+	v, err := trust.Verify([]byte(sig.Armored), sig.Statement, ts.Signers, trust.Expect{Store: s.Identity(), PolicySHA256: sum,
+		Decisions: []trust.Decision{trust.DecisionPolicy}}, now)
 	if err != nil {
 		return refuse(RefusedSignatureInvalid, "the policy's signature does not hold: "+model.Sanitize(err.Error(), model.Line))
 	}
@@ -344,7 +349,8 @@ func (ps *policies) valid(sg *policySig) bool {
 		return sg.ok
 	}
 	sg.checked = true
-	v, err := trust.Verify([]byte(sg.rec.Armored), sg.rec.Statement, ps.ts.Signers, trust.Expect{Store: ps.store, PolicySHA256: sg.st.PolicySHA256}, ps.at)
+	v, err := trust.Verify([]byte(sg.rec.Armored), sg.rec.Statement, ps.ts.Signers, trust.Expect{Store: ps.store, PolicySHA256: sg.st.PolicySHA256,
+		Decisions: []trust.Decision{trust.DecisionPolicy}}, ps.at)
 	if err != nil || !ps.ts.PolicySigner(v.Principal) || v.Statement.Time.After(ps.at.Add(StatementSkew)) {
 		return false
 	}
@@ -547,7 +553,7 @@ func (s bound) signedVotes(ctx context.Context, q querier, recs map[string]*Reco
 				continue
 			}
 			v, err := trust.Verify([]byte(sg.Armored), sg.Statement, ts.Signers, trust.Expect{Store: store, ApprovalID: rec.ApprovalID,
-				PayloadSHA256: rec.PayloadSHA256, Risk: string(rec.RiskLevel)}, now)
+				PayloadSHA256: rec.PayloadSHA256, Risk: string(rec.RiskLevel), Decisions: trust.CountingDecisions}, now)
 			if err != nil || v.Statement.Decision != trust.DecisionApprove && v.Statement.Decision != trust.DecisionVote {
 				continue
 			}

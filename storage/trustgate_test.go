@@ -238,7 +238,7 @@ func TestTrustForgeriesRefused(t *testing.T) {
 			st := approval(rec, now)
 			st.Decision = trust.DecisionDeny
 			return alice.signed(t, st)
-		}, RefusedSignatureInvalid, "not this approval"},
+		}, RefusedSignatureInvalid, "signed as deny, and here only approve or vote counts"},
 		{"not a signature at all", func() *model.Signature {
 			return &model.Signature{Principal: "alice", Statement: []byte("approve"), Armored: "trust me"}
 		}, RefusedSignatureInvalid, "malformed"},
@@ -456,7 +456,7 @@ func TestTrustDeny(t *testing.T) {
 	s := openTrusted(t, tempDB(t), c, ts)
 	rec := submitHigh(t, s, c, "trust-deny-00001")
 	_, err := s.Deny(ctx, rec.ApprovalID, osActor(alice.signed(t, approval(rec, c.Now()))), "")
-	wantRefusal(t, err, RefusedSignatureInvalid, "not this denial", "cannot be denied")
+	wantRefusal(t, err, RefusedSignatureInvalid, "signed as approve, and here only deny counts", "cannot be denied")
 	st := approval(rec, c.Now())
 	st.Decision = trust.DecisionDeny
 	got, err := s.Deny(ctx, rec.ApprovalID, osActor(alice.signed(t, st)), "no")
