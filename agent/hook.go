@@ -18,6 +18,7 @@ import (
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/risk"
 	"github.com/approve-tui/approve-tui/storage"
+	"github.com/approve-tui/approve-tui/trust"
 )
 
 // Agent hooks (`approve-tui hook claude-code|codex|gemini`, SPEC §6). An
@@ -101,6 +102,10 @@ type HookOptions struct {
 	// postgres URL): a command naming it is never let through unseen
 	// (selfDecides).
 	Store string
+	// Trust is the trust configuration (nil or mode off: no check). Where
+	// it is required, an approved proposal is allowed only with valid
+	// signatures from enough principals (VerifySignatures).
+	Trust *trust.Settings
 }
 
 // HookAnswer is a hook's answer, in the protocol of Agent.
@@ -939,6 +944,18 @@ func (h *hook) decided(ctx context.Context, s *storage.Store, rec *storage.Recor
 		// Answered before (a repeated request): an approval is one run.
 		return h.deny("%s was approved once and already answered (execution %s); not again", id, string(rec.ExecutionStatus))
 	}
+	signed := ""
+	if h.o.Trust.Required() {
+		// Signed by enough people, over exactly this: checked from the
+		// rows and the trust file, before anything else is believed.
+		chk, err := VerifySignatures(ctx, h.o.Trust, s, rec, Self{Requesters: RequesterNames()})
+		if err != nil {
+			words := refuseSignatures(ctx, s, id, err, h.o.Actor, h.logf)
+			h.block(ctx, s, id, ReasonSignatureInvalid)
+			return h.deny("%s was approved but is refused: its signatures do not hold: %s", id, words)
+		}
+		signed = ", " + chk.Words()
+	}
 	// Approved: exactly this command, and no riskier than when pinned.
 	var why string
 	switch {
@@ -976,7 +993,7 @@ func (h *hook) decided(ctx context.Context, s *storage.Store, rec *storage.Recor
 			return h.deny("%s was approved, but its answer could not be recorded before giving it (%v); denied to be safe", id, err)
 		}
 	}
-	return h.allow(id, "approved%s (%s): this command, once", by, id)
+	return h.allow(id, "approved%s (%s%s): this command, once", by, id, signed)
 }
 
 // block records that approved proposal id is not run (best effort: a
