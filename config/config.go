@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/trust"
 )
 
 // File is a loaded, validated configuration file.
@@ -38,6 +39,9 @@ type File struct {
 	// adds to its built-in sensitive paths and programs, and what run and
 	// the hooks let through without asking (see RiskContext).
 	Risk RiskSettings
+	// Trust is the file's trust: section (signed approvals); mode off when
+	// there is none. See TrustSettings.
+	Trust TrustConfig
 
 	// settings: what the file gave of Serve and Tier2, as flag values.
 	settings []Setting
@@ -93,7 +97,7 @@ func (f *File) Settings(section string) []Setting {
 // Defaults is the configuration when there is no file: no channels, no
 // routes, commands included.
 func Defaults() *File {
-	return &File{Channels: map[string]*Channel{}, IncludeCommand: true}
+	return &File{Channels: map[string]*Channel{}, IncludeCommand: true, Trust: TrustConfig{Mode: trust.ModeOff}}
 }
 
 // ChannelNames are the channels' names, sorted.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/trust"
 )
 
 // secretValue is a recognisable secret: no output may ever contain it.
@@ -122,6 +123,7 @@ tier2: {phrase_limit: 5, lockout: 1h}
 			Watchers: filepath.Join(dir, "watchers"), MaxSessions: 10, MaxSessionsPerKey: 2, IdleTimeout: 10 * time.Minute,
 			LoginGrace: 20 * time.Second, AuthFailures: 5, AuthBackoff: 2 * time.Minute, ShutdownGrace: 3 * time.Second},
 		Tier2: Tier2Settings{PhraseLimit: 5, Lockout: time.Hour},
+		Trust: TrustConfig{Mode: trust.ModeOff},
 	}
 	got := *f
 	got.settings = nil
@@ -169,8 +171,8 @@ func TestProblems(t *testing.T) {
 	for _, tc := range []struct{ name, src, want string }{
 		{"not YAML", "channels: [\n", `1:11: not valid YAML: sequence end token ']' not found`},
 		{"duplicate key", "open_hint: a{id}\nopen_hint: b{id}\n", `2:1: not valid YAML: mapping key "open_hint" already defined at [1:1]`},
-		{"not a mapping", "- a\n", `1:1: the file: want a mapping of keys (channels, routes, open_hint, include_command, serve, tier2, risk), got a list`},
-		{"unknown top key", "open_hint: x{id}\nchanels: {}\n", `2:1: the file: unknown key "chanels"; allowed: channels, routes, open_hint, include_command, serve, tier2, risk`},
+		{"not a mapping", "- a\n", `1:1: the file: want a mapping of keys (channels, routes, open_hint, include_command, serve, tier2, risk, trust), got a list`},
+		{"unknown top key", "open_hint: x{id}\nchanels: {}\n", `2:1: the file: unknown key "chanels"; allowed: channels, routes, open_hint, include_command, serve, tier2, risk, trust`},
 		{"two documents", "open_hint: x{id}\n---\nroutes: []\n", `3:1: a second YAML document (after ---): the file is one document`},
 		{"channels not a mapping", "channels: [a]\n", `1:11: channels: want a mapping of channel names to channels, got a list`},
 		{"channel name", "channels:\n  \"a b\": {type: exec, command: [x]}\n", `2:3: channel name "a b": want letters, digits, '_', '.' and '-', starting with a letter or digit`},
@@ -322,7 +324,7 @@ func TestExampleLoads(t *testing.T) {
 	in := false
 	for _, l := range strings.Split(Example, "\n") {
 		switch {
-		case l == "# serve:" || l == "# tier2:" || l == "# risk:":
+		case l == "# serve:" || l == "# tier2:" || l == "# risk:" || l == "# trust:":
 			in = true
 			l = strings.TrimPrefix(l, "# ")
 		case in && strings.HasPrefix(l, "#   "):
@@ -343,8 +345,12 @@ func TestExampleLoads(t *testing.T) {
 		len(f.Settings("risk")) != 1 || f.Settings("risk")[0].Value != UnaskedReadOnly {
 		t.Errorf("the example's risk: %+v %+v", f.Risk, f.Settings("risk"))
 	}
+	if f.Trust.Mode != trust.ModeRequired || f.Trust.AllowedSigners != "/etc/approve-tui/allowed_signers" ||
+		!reflect.DeepEqual(f.Trust.PolicySigners, []string{"alice", "bob"}) || f.Trust.Store != "prod-approvals" {
+		t.Errorf("the example's trust: %+v", f.Trust)
+	}
 	// Every key of every part of the file is in the example.
-	for _, k := range append(append(append(append(append(append([]string{}, topKeys...), routeKeys...), matchKeys...), stepKeys...), commonChannelKeys...), riskKeys...) {
+	for _, k := range append(append(append(append(append(append([]string{}, topKeys...), routeKeys...), matchKeys...), stepKeys...), commonChannelKeys...), append(riskKeys, trustKeys...)...) {
 		if !regexp.MustCompile(`(?m)\b` + k + `:`).MatchString(Example) {
 			t.Errorf("the example does not show %s", k)
 		}

@@ -206,7 +206,7 @@ func Parse(path string, data []byte) (*File, error) {
 
 // The keys of each part of the file.
 var (
-	topKeys   = []string{"channels", "routes", "open_hint", "include_command", "serve", "tier2", "risk"}
+	topKeys   = []string{"channels", "routes", "open_hint", "include_command", "serve", "tier2", "risk", "trust"}
 	routeKeys = []string{"match", "steps", "remind_before_expiry"}
 	matchKeys = []string{"risk", "session", "requester"}
 	stepKeys  = []string{"after", "notify"}
@@ -431,6 +431,9 @@ func (l *loader) parse(data []byte) *File {
 	}
 	if e, ok := get("risk"); ok {
 		l.risk(f, e)
+	}
+	if e, ok := get("trust"); ok {
+		l.trustSection(f, e)
 	}
 	return f
 }

@@ -1,0 +1,266 @@
+package config
+
+// The trust: section: where the trust file of signed approvals is, who
+// may sign a policy, and whether signatures are required.
+//
+//	trust:
+//	  mode: required                     # or off; required when allowed_signers is set
+//	  allowed_signers: /etc/approve-tui/allowed_signers
+//	  policy_signers: [alice, bob]
+//	  store: prod-approvals              # the store identity statements name
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/trust"
+)
+
+// The keys of the trust: section.
+var trustKeys = []string{"mode", "allowed_signers", "policy_signers", "store"}
+
+// TrustConfig is the file's trust: section as written (checked, paths
+// absolute); TrustSettings loads the trust file it names.
+type TrustConfig struct {
+	// Mode is trust.ModeRequired or trust.ModeOff: as the file says, else
+	// required when AllowedSigners is set, off otherwise.
+	Mode trust.Mode
+	// AllowedSigners is the trust file (OpenSSH allowed_signers format),
+	// absolute ("" when not set).
+	AllowedSigners string
+	// PolicySigners are the principals whose signature puts a policy in
+	// force.
+	PolicySigners []string
+	// Store is the store identity statements name ("": the store's
+	// default identity).
+	Store string
+	// Line is where the section starts (0: no section).
+	Line int
+}
+
+// Side says which side of approve-tui loads the trust file: the
+// operators' (approve, deny, policy, the console, serve, show, audit),
+// which sign, or the agent's (run and the hooks), which verify before
+// letting a command through and run as the user the agent runs as.
+type Side int
+
+const (
+	// OperatorSide: the trust file must be changeable by root or the user
+	// running only.
+	OperatorSide Side = iota
+	// AgentSide: the trust file must not be changeable by the user running
+	// (the agent's), unless that user is root: a file the agent can
+	// rewrite names whoever the agent likes.
+	AgentSide
+)
+
+// String names the side in messages.
+func (s Side) String() string {
+	if s == AgentSide {
+		return "agent side"
+	}
+	return "operator side"
+}
+
+// trustSection reads trust:.
+func (l *loader) trustSection(f *File, e entry) {
+	es, ok := l.mapping(e.val, "trust", "a mapping ("+strings.Join(trustKeys, ", ")+")", trustKeys)
+	if !ok {
+		f.Trust.Mode = trust.ModeOff
+		return
+	}
+	f.Trust = TrustConfig{}
+	f.Trust.Line, _ = pos(e.key)
+	var modeEntry *entry
+	good := true
+	for i, te := range es {
+		what := "trust: " + te.name
+		switch te.name {
+		case "mode":
+			s, ok := l.str(te, what)
+			if !ok {
+				good = false
+				continue
+			}
+			switch trust.Mode(s) {
+			case trust.ModeRequired, trust.ModeOff:
+				f.Trust.Mode = trust.Mode(s)
+				modeEntry = &es[i]
+			default:
+				l.add(te.at(), "%s: %q is not a mode; want required (nothing runs without enough valid signatures) or off (no signatures asked for or checked)", what, s)
+				good = false
+			}
+		case "allowed_signers":
+			s, ok := l.nonEmpty(te, what)
+			if !ok {
+				good = false
+				continue
+			}
+			if !filepath.IsAbs(s) {
+				s = filepath.Join(l.dir, s)
+			}
+			f.Trust.AllowedSigners = filepath.Clean(s)
+		case "policy_signers":
+			ps, items, ok := l.strList(te, what, "a list of principals as the trust file names them, such as [alice, bob]")
+			if !ok {
+				good = false
+				continue
+			}
+			for i, p := range ps {
+				if why := plainPrincipal(p); why != "" {
+					l.add(items[i], "%s, item %d: %q %s; want a principal as the trust file names it, such as alice", what, i+1, p, why)
+					good = false
+				}
+			}
+			f.Trust.PolicySigners = ps
+		case "store":
+			s, ok := l.nonEmpty(te, what)
+			if !ok {
+				good = false
+				continue
+			}
+			if why := storeName(s); why != "" {
+				l.add(te.at(), "%s: %q %s; want a name such as prod-approvals", what, s, why)
+				good = false
+				continue
+			}
+			f.Trust.Store = s
+		}
+	}
+	switch {
+	case f.Trust.Mode == "" && f.Trust.AllowedSigners != "":
+		f.Trust.Mode = trust.ModeRequired
+	case f.Trust.Mode == "":
+		f.Trust.Mode = trust.ModeOff
+	case f.Trust.Mode == trust.ModeRequired && f.Trust.AllowedSigners == "" && good:
+		l.add(modeEntry.at(), "trust: mode: required needs allowed_signers: the trust file (OpenSSH allowed_signers format) that names whose keys may sign")
+	}
+}
+
+// plainPrincipal says why p cannot be a signing principal ("": it can):
+// 1 to 256 bytes of visible ASCII, no pattern or list characters.
+func plainPrincipal(p string) string {
+	if why := storeName(p); why != "" {
+		return why
+	}
+	if i := strings.IndexAny(p, ",*?!\"'\\"); i >= 0 {
+		return fmt.Sprintf("has %q: a principal is a plain name, not a pattern or a list", p[i])
+	}
+	return ""
+}
+
+// storeName says why s cannot be a field of a statement ("": it can).
+func storeName(s string) string {
+	if len(s) > 256 {
+		return "is longer than 256 bytes"
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x21 || c > 0x7e {
+			return fmt.Sprintf("has byte 0x%02x: only visible ASCII, no spaces", c)
+		}
+	}
+	return ""
+}
+
+// TrustRequired reports whether the file asks for signatures.
+func (f *File) TrustRequired() bool { return f != nil && f.Trust.Mode == trust.ModeRequired }
+
+// TrustSettings is the trust configuration in force, the trust file
+// loaded for side: nil, nil when the mode is off. storeIdentity is the
+// store's default identity (storage.DefaultIdentity of the store opened),
+// used when the file names no store. A trust file that cannot be read, is
+// malformed, or may be changed by whom side does not allow is an error:
+// where signatures are required, not knowing whose keys count is never
+// "no signatures needed".
+func (f *File) TrustSettings(storeIdentity string, side Side) (*trust.Settings, error) {
+	if !f.TrustRequired() {
+		return nil, nil
+	}
+	path := f.Trust.AllowedSigners
+	var (
+		signers *trust.AllowedSigners
+		err     error
+	)
+	if side == AgentSide {
+		signers, err = loadForVerifier(path, os.Geteuid())
+	} else {
+		signers, err = trust.LoadTrustFile(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: trust: allowed_signers (%s): %s", f.where(f.Trust.Line), side, model.Sanitize(err.Error(), model.Line))
+	}
+	store := f.Trust.Store
+	if store == "" {
+		store = storeIdentity
+	}
+	if store == "" {
+		return nil, fmt.Errorf("%s: trust: no store identity to sign for: set trust: store", f.where(f.Trust.Line))
+	}
+	return &trust.Settings{
+		Mode:          trust.ModeRequired,
+		Path:          path,
+		Signers:       signers,
+		PolicySigners: append([]string(nil), f.Trust.PolicySigners...),
+		Store:         store,
+	}, nil
+}
+
+// where is "FILE:LINE" for messages ("configuration" without a file).
+func (f *File) where(line int) string {
+	p := f.Path
+	if p == "" {
+		p = "configuration"
+	}
+	if line > 0 {
+		return fmt.Sprintf("%s:%d", p, line)
+	}
+	return p
+}
+
+// ErrAgentWritable is wrapped by loadForVerifier's refusal of a trust
+// file the user running may change.
+var ErrAgentWritable = errors.New("the user running may change the trust file")
+
+// loadForVerifier loads the trust file for the agent side, run as euid:
+// the file, the links to it and every directory above them must be owned
+// by root or by one other user (the file's owner), never by euid, and
+// neither the file nor any directory on the way may be writable by euid.
+// As root, root alone may own them.
+func loadForVerifier(path string, euid int) (*trust.AllowedSigners, error) {
+	if euid == 0 {
+		return trust.LoadTrustFileOwnedBy(path)
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil, &trust.TrustFileError{Path: path, Reason: fmt.Sprintf("cannot resolve: %v", bare(err))}
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return nil, &trust.TrustFileError{Path: path, Reason: bare(err).Error()}
+	}
+	owner, ok := fileOwner(fi)
+	if !ok {
+		return nil, &trust.TrustFileError{Path: path, Reason: "its owner cannot be known on this system"}
+	}
+	if owner == euid {
+		return nil, fmt.Errorf("%w: %s is owned by %s, the user running here, whom the agent runs as: the agent could rewrite it and name itself; make it root's: chown root %s && chmod 644 %s",
+			ErrAgentWritable, path, userText(euid), real, real)
+	}
+	// Writable by the user running through an ACL is as bad. (Access asks
+	// for the real user, so only when that is who is asked about.)
+	// Directories on the way are held to root or the file's owner by the
+	// load below.
+	if euid == os.Getuid() && syscall.Access(real, 2 /* W_OK */) == nil {
+		return nil, fmt.Errorf("%w: %s: %s may write it, and the agent runs as that user: the agent could rewrite it and name itself",
+			ErrAgentWritable, path, userText(euid))
+	}
+	if owner == 0 {
+		return trust.LoadTrustFileOwnedBy(path)
+	}
+	return trust.LoadTrustFileOwnedBy(path, uint32(owner))
+}
