@@ -305,16 +305,25 @@ func TestRunTrustedForgeriesRefused(t *testing.T) {
 		db := rawDB(t, o)
 		// The context the operators read is rewritten, and the submit
 		// record with it (so the row does not read as tampered).
-		if _, err := db.Exec(`UPDATE gateway_approvals SET payload_json = replace(payload_json, 'run:test', 'run:nothing-to-see') WHERE approval_id = ?`, rec.ApprovalID); err != nil {
+		// (in one transaction: the runner polling in between would see
+		// the row tampered, and refuse it for that)
+		tx, err := db.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(`UPDATE gateway_approvals SET payload_json = replace(payload_json, 'run:test', 'run:nothing-to-see') WHERE approval_id = ?`, rec.ApprovalID); err != nil {
 			t.Fatal(err)
 		}
 		var payload string
-		if err := db.QueryRow(`SELECT payload_json FROM gateway_approvals WHERE approval_id = ?`, rec.ApprovalID).Scan(&payload); err != nil {
+		if err := tx.QueryRow(`SELECT payload_json FROM gateway_approvals WHERE approval_id = ?`, rec.ApprovalID).Scan(&payload); err != nil {
 			t.Fatal(err)
 		}
 		sum := sha256.Sum256([]byte(payload))
-		if _, err := db.Exec(`UPDATE approve_tui_audit SET detail = replace(detail, ?, ?) WHERE approval_id = ? AND event = 'submit'`,
+		if _, err := tx.Exec(`UPDATE approve_tui_audit SET detail = replace(detail, ?, ?) WHERE approval_id = ? AND event = 'submit'`,
 			rec.PayloadSHA256, hex.EncodeToString(sum[:]), rec.ApprovalID); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
 			t.Fatal(err)
 		}
 		if now := get(t, o, rec.ApprovalID); now.PayloadSHA256 == rec.PayloadSHA256 || now.Corrupt != "" {
