@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -493,4 +494,66 @@ func xDraft(t *testing.T) risk.Draft {
 	d := runReq(t.TempDir()).Draft
 	d.Command = "rm -rf /tmp/approve-tui-never-run"
 	return d
+}
+
+// BenchmarkVerifySignatures is what run and each hook pay once a
+// proposal is consumed, under trust required: the proposal's and the
+// policy's signature rows and the policy versions read from the SQLite
+// file, the signed policy found (one ed25519 signature) and parsed, two
+// ed25519 approvals verified and counted against it.
+func BenchmarkVerifySignatures(b *testing.B) {
+	s, o := benchStores(b)
+	r := newTrustRig(b, storage.DefaultIdentity(o.Path()), "alice", "bob", "carol")
+	r.setSignedPolicy(b, o, "carol", twoPersonPolicy)
+	d := risk.Draft{Command: "rm -rf /tmp/approve-tui-never-run", SessionKey: "bench", Requester: "bench", Cwd: b.TempDir(), Backend: "local", TTL: time.Hour}
+	p, _, err := risk.Propose(d, time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := s.Submit(context.Background(), p, runnerActor); err != nil {
+		b.Fatal(err)
+	}
+	rec := get(b, o, p.ApprovalID)
+	for _, n := range []string{"alice", "bob"} {
+		if _, err := o.Consume(context.Background(), rec.ApprovalID, rec.ApprovalID, r.actor(n, r.sign(b, r.set, n, rec))); err != nil && !errors.As(err, new(*storage.VoteRecorded)) {
+			b.Fatal(err)
+		}
+	}
+	rec = get(b, s, p.ApprovalID)
+	self := Self{Requesters: []string{"agent"}}
+	times := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		chk, err := VerifySignatures(context.Background(), r.set, s, rec, self)
+		times = append(times, time.Since(t0))
+		if err != nil || len(chk.Principals) != 2 {
+			b.Fatalf("%+v %v", chk, err)
+		}
+	}
+	b.StopTimer()
+	sortDurations(times)
+	at := func(q float64) float64 { return float64(times[int(q*float64(len(times)-1))].Microseconds()) }
+	b.ReportMetric(at(0.50), "p50-µs")
+	b.ReportMetric(at(0.99), "p99-µs")
+}
+
+func sortDurations(d []time.Duration) {
+	slices.Sort(d)
+}
+
+// benchStores is emptyStore for a benchmark.
+func benchStores(b *testing.B) (*storage.Store, *storage.Store) {
+	path := filepath.Join(b.TempDir(), "state.db")
+	s, err := storage.Open(context.Background(), path, storage.Options{Create: true, BusyTimeout: 5 * time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	o, err := storage.Open(context.Background(), path, storage.Options{BusyTimeout: 5 * time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { o.Close() })
+	return s, o
 }

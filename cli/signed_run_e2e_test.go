@@ -450,3 +450,172 @@ c.close()`
 		t.Fatalf("python3: %v %s", err, out)
 	}
 }
+
+// hookProc is one `approve-tui hook AGENT` process of the real binary.
+type hookProc struct {
+	cmd            *exec.Cmd
+	stdout, stderr bytes.Buffer
+	done           chan error
+}
+
+func (r *signedRig) startHook(agentName string, input []byte) *hookProc {
+	r.t.Helper()
+	h := &hookProc{done: make(chan error, 1)}
+	h.cmd = exec.Command(r.bin, "--db", r.db, "--config", r.cfg, "hook", agentName)
+	h.cmd.Stdin = bytes.NewReader(input)
+	h.cmd.Stdout, h.cmd.Stderr = &h.stdout, &h.stderr
+	if err := h.cmd.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	go func() { h.done <- h.cmd.Wait() }()
+	r.t.Cleanup(func() { _ = h.cmd.Process.Kill() })
+	return h
+}
+
+func (h *hookProc) answer(t *testing.T) string {
+	t.Helper()
+	select {
+	case <-h.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the hook did not answer: %s", h.stderr.String())
+	}
+	return strings.TrimSpace(h.stdout.String())
+}
+
+// pendingWith waits for the pending proposal whose command is command.
+func (r *signedRig) pendingWith(command string) *storage.Record {
+	r.t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			r.t.Fatalf("no proposal for %q", command)
+		}
+		s, err := storage.Open(context.Background(), r.db, storage.Options{ReadOnly: true})
+		if err != nil {
+			continue
+		}
+		recs, err := s.List(context.Background(), storage.ListOptions{})
+		s.Close()
+		for _, x := range recs {
+			if err == nil && x.Command == command && x.EffectiveStatus == model.StatusPending {
+				return x
+			}
+		}
+	}
+}
+
+// Hermes' own /approve in its chat marks the row consumed and signs
+// nothing: `hook hermes` answers deny, saying why; an approval signed by
+// both operators is answered once.
+func TestSignedHookHermesE2E(t *testing.T) {
+	r := newSignedRig(t)
+	for _, signed := range []bool{false, true} {
+		t.Run(fmt.Sprint("signed=", signed), func(t *testing.T) {
+			r.t = t
+			command := fmt.Sprintf("rm -rf /srv/app/cache-%v", signed)
+			h := r.startHook("hermes", hermesHookInput(fmt.Sprint("req-signed-", signed), command, 120, time.Now()))
+			rec := r.pendingWith(command)
+			if signed {
+				if err := r.approve("alice", rec); err == nil {
+					t.Fatal("one signature completed a two-person policy")
+				}
+				if err := r.approve("bob", rec); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				r.consume(rec.ApprovalID)
+			}
+			var a hookAnswer
+			out := h.answer(t)
+			if err := json.Unmarshal([]byte(out), &a); err != nil {
+				t.Fatalf("answer %q: %v\n%s", out, err, h.stderr.String())
+			}
+			got := readStore(t, r.db, func(ctx context.Context, s *storage.Store) (*storage.Record, error) {
+				return s.Get(ctx, rec.ApprovalID)
+			})
+			if signed {
+				if a.Choice != "once" || !strings.Contains(a.Reason, "signed by alice, bob (2 of 2)") {
+					t.Fatalf("signed: %+v\n%s", a, h.stderr.String())
+				}
+				return
+			}
+			if a.Choice != "deny" || !strings.Contains(a.Reason, "its signatures do not hold: not signed") {
+				t.Fatalf("Hermes' own /approve: %+v", a)
+			}
+			if got.ExecutionStatus != model.ExecBlockedAfterConsume || got.ExecutionReason != agent.ReasonSignatureInvalid {
+				t.Fatalf("recorded %s %q", got.ExecutionStatus, got.ExecutionReason)
+			}
+		})
+	}
+}
+
+// The Claude Code hook denies a call whose approval is one person's
+// signature under a two-person policy (the second vote forged in SQL).
+func TestSignedHookClaudeCodeE2E(t *testing.T) {
+	r := newSignedRig(t)
+	command := "rm -rf /srv/app/build"
+	in, err := json.Marshal(map[string]any{"session_id": "s1", "cwd": r.dir, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+		"tool_input": map[string]any{"command": command}, "tool_use_id": "tu-signed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := r.startHook("claude-code", in)
+	rec := r.pendingWith(command)
+	if err := r.approve("alice", rec); err == nil {
+		t.Fatal("one signature completed a two-person policy")
+	}
+	r.consume(rec.ApprovalID)
+	out := h.answer(t)
+	if !strings.Contains(out, `"permissionDecision":"deny"`) || !strings.Contains(out, "not enough valid signatures: 1 of 2") {
+		t.Fatalf("hook answered %s\n%s", out, h.stderr.String())
+	}
+}
+
+// A trust file the agent's user could change, or one that is missing:
+// run refuses before anything is submitted, saying why, and a hook
+// denies.
+func TestSignedRunRefusesAnUnreliableTrustFile(t *testing.T) {
+	r := newSignedRig(t)
+	trustFile := filepath.Join(r.dir, "allowed_signers")
+	for _, c := range []struct {
+		name  string
+		setup func()
+		words string
+	}{
+		{"world-writable", func() { os.Chmod(trustFile, 0o666) }, "world-writable"},
+		{"missing", func() { os.Rename(trustFile, trustFile+".gone") }, "allowed_signers"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.setup()
+			target := filepath.Join(r.dir, "keep-"+c.name)
+			if err := os.Mkdir(target, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(r.bin, "--db", r.db, "--config", r.cfg, "run", "--", "rm", "-rf", target)
+			out, err := cmd.CombinedOutput()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() == 0 || !strings.Contains(string(out), c.words) || !strings.Contains(string(out), "nothing runs") {
+				t.Fatalf("run: %v\n%s", err, out)
+			}
+			if _, err := os.Stat(target); err != nil {
+				t.Fatal("the command ran")
+			}
+			n := readStore(t, r.db, func(ctx context.Context, s *storage.Store) ([]*storage.Record, error) {
+				return s.List(ctx, storage.ListOptions{})
+			})
+			for _, x := range n {
+				if strings.Contains(x.Command, target) {
+					t.Fatal("a proposal was submitted")
+				}
+			}
+			in, _ := json.Marshal(map[string]any{"session_id": "s1", "cwd": r.dir, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+				"tool_input": map[string]any{"command": "rm -rf " + target}, "tool_use_id": "tu-" + c.name})
+			h := r.startHook("claude-code", in)
+			if ans := h.answer(t); !strings.Contains(ans, `"permissionDecision":"deny"`) || !strings.Contains(ans, c.words) {
+				t.Fatalf("hook: %s", ans)
+			}
+			os.Chmod(trustFile+".gone", 0o644)
+			os.Rename(trustFile+".gone", trustFile)
+			os.Chmod(trustFile, 0o644)
+		})
+	}
+}
