@@ -45,9 +45,10 @@ type Self struct {
 	// user running this process, by uid (RequesterNames). The proposal's
 	// recorded requester and origin are added by the check.
 	Requesters []string
-	// Risk is this process's own judgement of the command (the policy's
-	// rules are matched at the higher of it and the record's effective
-	// risk).
+	// Risk is this process's own judgement of the command, when it made
+	// one (the policy's rules are matched at the higher of it and the
+	// record's effective risk, the classifier's in this process and the
+	// pinned one).
 	Risk model.RiskLevel
 	// Since is the earliest time a signature may be dated, less a minute
 	// (zero: the proposal's created_at as read).
@@ -150,7 +151,9 @@ func VerifySignatures(ctx context.Context, set *trust.Settings, s *storage.Store
 		pol = &policy.Policy{} // none signed: one signature
 	}
 	subj := storage.SubjectOf(rec)
-	subj.Risk = model.MaxRisk(rec.EffectiveRisk, self.Risk)
+	if self.Risk != "" {
+		subj.Risk = model.MaxRisk(rec.EffectiveRisk, self.Risk)
+	}
 	req := pol.Requirement(subj)
 	need := max(req.Approvals, 1)
 
@@ -200,9 +203,6 @@ func VerifySignatures(ctx context.Context, set *trust.Settings, s *storage.Store
 	// The trust package's own count (by principal and key, never the
 	// requester's) must agree.
 	have, met := trust.Quorum(counted, need, requesters[0], set.Signers)
-	if len(counted) < have {
-		have = len(counted)
-	}
 	check := &SignatureCheck{Principals: names, Need: need, Policy: label}
 	if met && standing.Met() && have >= need {
 		return check, nil

@@ -557,3 +557,31 @@ func benchStores(b *testing.B) (*storage.Store, *storage.Store) {
 	b.Cleanup(func() { o.Close() })
 	return s, o
 }
+
+// The policy's rules are matched at the command's risk: a rule for high
+// risk asks nothing more of a medium command, and a process that made no
+// judgement of its own (a hook, deciding after the wait) does not make
+// every rule match.
+func TestVerifyPolicyMatchedAtTheCommandsRisk(t *testing.T) {
+	s, o := emptyStore(t)
+	r := newTrustRig(t, storage.DefaultIdentity(o.Path()), "alice", "bob", "carol")
+	r.setSignedPolicy(t, o, "carol", "policy:\n  - match: {risk: high}\n    approvals: 2\n")
+	d := xDraft(t)
+	d.Command = "systemctl restart nginx"
+	id := submitDraft(t, s, d)
+	rec := get(t, o, id)
+	if rec.EffectiveRisk != model.RiskMedium {
+		t.Fatalf("risk %s, want medium", rec.EffectiveRisk)
+	}
+	forgeConsume(t, rawDB(t, o), id, r.sign(t, r.set, "alice", rec))
+	chk, err := VerifySignatures(context.Background(), r.set, s, get(t, s, id), Self{Requesters: []string{"agent"}})
+	if err != nil || chk.Need != 1 {
+		t.Fatalf("medium under a high rule: %+v %v", chk, err)
+	}
+	// This process judging it high (its own view) makes the rule apply.
+	_, err = VerifySignatures(context.Background(), r.set, s, get(t, s, id), Self{Requesters: []string{"agent"}, Risk: model.RiskHigh})
+	var se *SignatureError
+	if !errors.As(err, &se) || se.Need != 2 || se.Have != 1 {
+		t.Fatalf("judged high here: %v", err)
+	}
+}
