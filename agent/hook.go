@@ -418,6 +418,11 @@ type hook struct {
 	p *protocol
 	// request is the call's key: the agent's request id (answerSource).
 	request string
+	// submitted is when this process submitted the call's proposal (zero
+	// when it rejoined one another process submitted).
+	submitted time.Time
+	// ttl is how long the call's proposal lives.
+	ttl time.Duration
 }
 
 // judging is the judgement's context for a command run in cwd.
@@ -717,6 +722,7 @@ func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Judg
 	}
 	defer s.Close()
 	d := h.draft(c, command, v)
+	h.ttl = d.TTL
 	switch {
 	case h.p.noPreview:
 	case c.impact != nil:
@@ -751,6 +757,7 @@ func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Judg
 		}
 		return h.deny("could not submit the proposal (%v); denied to be safe", err)
 	default:
+		h.submitted = model.FromEpoch(p.CreatedAt)
 		// Said once the hook is the proposal's registered waiter (a
 		// console that sees the proposal sees a live waiter).
 		waiting = func() {
@@ -948,7 +955,7 @@ func (h *hook) decided(ctx context.Context, s *storage.Store, rec *storage.Recor
 	if h.o.Trust.Required() {
 		// Signed by enough people, over exactly this: checked from the
 		// rows and the trust file, before anything else is believed.
-		chk, err := VerifySignatures(ctx, h.o.Trust, s, rec, Self{Requesters: RequesterNames()})
+		chk, err := VerifySignatures(ctx, h.o.Trust, s, rec, Self{Requesters: RequesterNames(), Since: h.submitted, MaxAge: h.ttl})
 		if err != nil {
 			words := refuseSignatures(ctx, s, id, err, h.o.Actor, h.logf)
 			h.block(ctx, s, id, ReasonSignatureInvalid)

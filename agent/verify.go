@@ -51,8 +51,13 @@ type Self struct {
 	// pinned one).
 	Risk model.RiskLevel
 	// Since is the earliest time a signature may be dated, less a minute
-	// (zero: the proposal's created_at as read).
+	// (zero: the proposal's created_at as read): when this process
+	// submitted the proposal itself, the time it did.
 	Since time.Time
+	// MaxAge, when positive, is how old a signature may be at most (a
+	// minute more for clocks): a hook's proposal lives no longer than its
+	// wait, so an approval older than that is a replay.
+	MaxAge time.Duration
 }
 
 // RequesterNames are the names of the OS user running this process, by
@@ -184,6 +189,9 @@ func VerifySignatures(ctx context.Context, set *trust.Settings, s *storage.Store
 		case v.Statement.Time.Before(since.Add(-signatureSkew)):
 			problems = append(problems, fmt.Sprintf("%s: dated %s, before the proposal was made (%s): a replayed signature",
 				who, v.Statement.Time.UTC().Format(time.RFC3339), since.UTC().Format(time.RFC3339)))
+		case self.MaxAge > 0 && v.Statement.Time.Before(now.Add(-self.MaxAge-signatureSkew)):
+			problems = append(problems, fmt.Sprintf("%s: dated %s, older than this proposal can live (%s): a replayed signature",
+				who, v.Statement.Time.UTC().Format(time.RFC3339), self.MaxAge))
 		case v.Statement.Time.After(now.Add(signatureSkew)):
 			problems = append(problems, fmt.Sprintf("%s: dated %s, in the future", who, v.Statement.Time.UTC().Format(time.RFC3339)))
 		default:

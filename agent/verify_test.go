@@ -585,3 +585,35 @@ func TestVerifyPolicyMatchedAtTheCommandsRisk(t *testing.T) {
 		t.Fatalf("judged high here: %v", err)
 	}
 }
+
+// A hook's proposal lives no longer than its wait: a signature older than
+// that is a replay, even when the agent moved the row's created_at back
+// to make it look in time.
+func TestVerifyRefusesSignaturesOlderThanTheProposalLives(t *testing.T) {
+	s, o := emptyStore(t)
+	r := newTrustRig(t, storage.DefaultIdentity(o.Path()), "alice", "carol")
+	id := submitDraft(t, s, xDraft(t))
+	rec := get(t, o, id)
+	old, err := r.set.SignDecision(r.signers["alice"], trust.Statement{Decision: trust.DecisionApprove, ApprovalID: id,
+		PayloadSHA256: rec.PayloadSHA256, Risk: string(rec.RiskLevel), Time: time.Now().Add(-2 * time.Hour)}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := rawDB(t, o)
+	if _, err := db.Exec(`UPDATE gateway_approvals SET created_at = ? WHERE approval_id = ?`, float64(time.Now().Add(-3*time.Hour).Unix()), id); err != nil {
+		t.Fatal(err)
+	}
+	forgeConsume(t, db, id, old)
+	self := Self{Requesters: []string{"agent"}}
+	if _, err := VerifySignatures(context.Background(), r.set, s, get(t, s, id), self); err != nil {
+		t.Fatalf("without a bound, the moved created_at lets it through (the runner passes its own submit time): %v", err)
+	}
+	self.MaxAge = 5 * time.Minute
+	if _, err := VerifySignatures(context.Background(), r.set, s, get(t, s, id), self); err == nil || !strings.Contains(err.Error(), "older than this proposal can live") {
+		t.Fatalf("with the proposal's lifetime: %v", err)
+	}
+	self.MaxAge, self.Since = 0, time.Now().Add(-time.Minute)
+	if _, err := VerifySignatures(context.Background(), r.set, s, get(t, s, id), self); err == nil || !strings.Contains(err.Error(), "before the proposal was made") {
+		t.Fatalf("with this process's own submit time: %v", err)
+	}
+}
