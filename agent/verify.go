@@ -34,6 +34,15 @@ import (
 // that is not run because its signatures do not hold.
 const ReasonSignatureInvalid = "signature_invalid"
 
+// maxApprovalSignatures and maxPolicySignatures bound the signature rows
+// a check verifies: more are refused (the agent's user could add rows
+// without end, and a hook that took too long would be let through by its
+// agent, which runs a call whose hook timed out).
+const (
+	maxApprovalSignatures = 64
+	maxPolicySignatures   = 1000
+)
+
 // signatureSkew is how far a statement's time may lie before the
 // proposal was made, or after now, for clocks that differ.
 const signatureSkew = time.Minute
@@ -166,6 +175,9 @@ func VerifySignatures(ctx context.Context, set *trust.Settings, s *storage.Store
 	if err != nil {
 		return nil, fmt.Errorf("the signatures of %s could not be read: %w", id, err)
 	}
+	if len(rows) > maxApprovalSignatures {
+		return nil, refuse("%d signatures are stored for this approval, more than the %d any approval has: rows added behind approve-tui's back", len(rows), maxApprovalSignatures)
+	}
 	since := self.Since
 	if since.IsZero() {
 		since = model.FromEpoch(rec.CreatedAt)
@@ -174,6 +186,9 @@ func VerifySignatures(ctx context.Context, set *trust.Settings, s *storage.Store
 	var verified []trust.Verified
 	var problems []string
 	for _, row := range rows {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("the signatures of %s could not be checked in time: %w", id, err)
+		}
 		if st, err := trust.ParseStatement(row.Statement); err == nil && st.Decision == trust.DecisionDeny {
 			continue // a denial signs no approval
 		}
@@ -328,10 +343,17 @@ func signedPolicy(ctx context.Context, set *trust.Settings, s *storage.Store, st
 		return nil, "", fmt.Errorf("the policy's signatures could not be read: %w", err)
 	}
 	var best *trust.Verified
+	candidates := 0
 	for _, row := range rows {
 		st, err := trust.ParseStatement(row.Statement)
 		if err != nil || st.Decision != trust.DecisionPolicy || !set.PolicySigner(st.Principal) {
 			continue
+		}
+		if candidates++; candidates > maxPolicySignatures {
+			return nil, "", &SignatureError{Why: fmt.Sprintf("more than %d policy signatures by policy signers are stored: rows added behind approve-tui's back; the policy in force cannot be known", maxPolicySignatures)}
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, "", fmt.Errorf("the policy's signatures could not be checked in time: %w", err)
 		}
 		v, err := trust.Verify([]byte(row.Armored), row.Statement, set.Signers, trust.Expect{Store: store, PolicySHA256: st.PolicySHA256}, now)
 		if err != nil || v.Statement.Decision != trust.DecisionPolicy || !set.PolicySigner(v.Principal) {

@@ -617,3 +617,22 @@ func TestVerifyRefusesSignaturesOlderThanTheProposalLives(t *testing.T) {
 		t.Fatalf("with this process's own submit time: %v", err)
 	}
 }
+
+// Rows added without end are refused, not verified one by one: a hook
+// that took too long would be let through by its agent.
+func TestVerifyRefusesRowsWithoutEnd(t *testing.T) {
+	s, o := emptyStore(t)
+	r := newTrustRig(t, storage.DefaultIdentity(o.Path()), "alice", "carol")
+	id := submitDraft(t, s, xDraft(t))
+	rec := get(t, o, id)
+	sig := r.sign(t, r.set, "alice", rec)
+	sigs := make([]*model.Signature, maxApprovalSignatures+1)
+	for i := range sigs {
+		sigs[i] = sig
+	}
+	forgeConsume(t, rawDB(t, o), id, sigs...)
+	_, err := VerifySignatures(context.Background(), r.set, s, get(t, s, id), Self{Requesters: []string{"agent"}})
+	if err == nil || !strings.Contains(err.Error(), "more than the 64 any approval has") {
+		t.Fatalf("%d rows: %v", len(sigs), err)
+	}
+}
