@@ -2,6 +2,8 @@ package trust
 
 import (
 	"bytes"
+	"crypto/rsa"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,13 +12,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/approve-tui/approve-tui/model"
 	"golang.org/x/crypto/ssh"
+	"golang.org/x/sys/unix"
 )
 
 // Signer is one line of an allowed_signers file.
 type Signer struct {
 	Line        int           // 1-based line number in its file
-	Principals  string        // the comma-separated pattern list, as written
+	Principals  string        // the line's one plain principal (the name is OpenSSH's field)
 	Namespaces  []string      // the namespaces="..." patterns; nil when the option is absent
 	ValidAfter  time.Time     // zero when absent
 	ValidBefore time.Time     // zero when absent
@@ -37,7 +41,15 @@ type ParseError struct {
 	Msg  string
 }
 
-func (e *ParseError) Error() string { return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Msg) }
+// Error is FILE:LINE: message, sanitised: the file and its text may be
+// anyone's.
+func (e *ParseError) Error() string {
+	return model.Sanitize(fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Msg), model.Line)
+}
+
+// maxPattern is the length from which OpenSSH's match_pattern_list
+// matches nothing: a pattern of 1023 bytes or more.
+const maxPattern = 1023
 
 // maxTrustFile bounds the size of a trust file.
 const maxTrustFile = 1 << 20
@@ -46,15 +58,28 @@ const maxTrustFile = 1 << 20
 // ssh-keygen(1), ALLOWED SIGNERS). Blank lines and lines starting with
 // '#' are skipped. Every other line is
 //
-//	PRINCIPALS [OPTIONS] KEYTYPE BASE64 [COMMENT]
+//	PRINCIPAL [OPTIONS] KEYTYPE BASE64 [COMMENT]
 //
 // with options namespaces="a,b", valid-after="T", valid-before="T" (T is
 // YYYYMMDDZ or YYYYMMDDHHMM[SS]Z: a time without Z, which OpenSSH reads
 // in the local time zone, is refused, since the environment that sets the
-// zone is the agent's). cert-authority is refused: a certificate authority would let
-// whoever holds its key mint signers, and approve-tui verifies plain keys
-// only. Any error fails the whole file: a trust file is used whole or not
-// at all. path only names the file in errors.
+// zone is the agent's). The file is stricter than OpenSSH's in what makes
+// a person:
+//
+//   - each line names exactly one plain principal, 1 to 256 bytes of
+//     visible ASCII without , * ? ! quotes or backslash: a list would let
+//     one key count under two names, a pattern (*@example.com) would let
+//     its key sign as a named colleague;
+//   - a key is on lines of one principal only (one key is one person),
+//     and no two principals differ only in case;
+//   - RSA keys have 2048 bits or more, DSA keys are refused;
+//   - a namespaces pattern of 1023 bytes or more is refused (OpenSSH
+//     would match nothing with it).
+//
+// cert-authority is refused: a certificate authority would let whoever
+// holds its key mint signers, and approve-tui verifies plain keys only.
+// Any error fails the whole file: a trust file is used whole or not at
+// all. path only names the file in errors.
 func ParseAllowedSigners(path string, data []byte) (*AllowedSigners, error) {
 	as := &AllowedSigners{Path: path}
 	if len(data) > maxTrustFile {
@@ -64,6 +89,12 @@ func ParseAllowedSigners(path string, data []byte) (*AllowedSigners, error) {
 	if text == "" {
 		return as, nil
 	}
+	type seen struct {
+		principal string
+		line      int
+	}
+	byKey := map[string]seen{}  // key fingerprint -> its principal
+	byName := map[string]seen{} // lower-case principal -> as written
 	for i, raw := range strings.Split(text, "\n") {
 		n := i + 1
 		fail := func(format string, a ...any) error {
@@ -81,19 +112,14 @@ func ParseAllowedSigners(path string, data []byte) (*AllowedSigners, error) {
 		if line == "" || line[0] == '#' {
 			continue
 		}
-		principals, rest := cutField(line)
-		if principals == "" {
-			return nil, fail("no principals")
+		principal, rest := cutField(line)
+		if principal == "" {
+			return nil, fail("no principal")
 		}
-		if principals[0] == '"' {
-			return nil, fail("quoted principals are not supported")
+		if err := plainPrincipal(principal); err != nil {
+			return nil, fail("%v", err)
 		}
-		for _, p := range strings.Split(principals, ",") {
-			if p == "" || p == "!" {
-				return nil, fail("empty principal in %q", clip(principals))
-			}
-		}
-		s := Signer{Line: n, Principals: principals}
+		s := Signer{Line: n, Principals: principal}
 		// The key comes next, or options and then the key.
 		key, comment, err := parseKey(rest)
 		if err != nil {
@@ -108,11 +134,48 @@ func ParseAllowedSigners(path string, data []byte) (*AllowedSigners, error) {
 				return nil, fail("%v", err)
 			}
 		}
+		if err := checkKeyStrength(key); err != nil {
+			return nil, fail("%v", err)
+		}
 		s.Key = key
 		s.Comment = comment
+		fp := ssh.FingerprintSHA256(key)
+		if prev, ok := byKey[fp]; ok && prev.principal != principal {
+			return nil, fail("key %s is also on line %d, as %q: one key is one person, list it under one principal", fp, prev.line, prev.principal)
+		}
+		byKey[fp] = seen{principal, n}
+		lower := strings.ToLower(principal)
+		if prev, ok := byName[lower]; ok && prev.principal != principal {
+			return nil, fail("principal %q differs only in case from %q on line %d: write each person's name one way", principal, prev.principal, prev.line)
+		}
+		byName[lower] = seen{principal, n}
 		as.Signers = append(as.Signers, s)
 	}
 	return as, nil
+}
+
+// plainPrincipal says why p cannot name one person in a trust file, or
+// returns nil.
+func plainPrincipal(p string) error {
+	switch {
+	case p[0] == '"':
+		return fmt.Errorf("quoted principals are not supported: write one plain principal")
+	case strings.Contains(p, ","):
+		return fmt.Errorf("%q is a list of principals: approve-tui needs exactly one principal per line, so that one key counts for one person (give each person their own line)", clip(p))
+	case strings.ContainsAny(p, "*?"):
+		return fmt.Errorf("principal %q is a pattern: approve-tui needs one plain principal per line (a pattern line's key could sign as any name it matches, a named colleague's too)", clip(p))
+	case strings.HasPrefix(p, "!"):
+		return fmt.Errorf("principal %q is negated: approve-tui needs one plain principal per line", clip(p))
+	}
+	if len(p) > maxField {
+		return fmt.Errorf("principal %q is longer than %d bytes", clip(p), maxField)
+	}
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c < 0x21 || c > 0x7e || c == '\'' || c == '\\' {
+			return fmt.Errorf("principal %q has byte 0x%02x at %d: a principal is visible ASCII without quotes or backslash (what a signed statement can carry)", clip(p), c, i+1)
+		}
+	}
+	return nil
 }
 
 // parseKey reads "KEYTYPE BASE64 [COMMENT]" and nothing else.
@@ -130,7 +193,7 @@ func parseKey(text string) (ssh.PublicKey, string, error) {
 		return nil, "", fmt.Errorf("bad public key: %v", err)
 	}
 	if key.Type() != typ {
-		return nil, "", fmt.Errorf("key type %q does not match the key's own type %q", typ, key.Type())
+		return nil, "", fmt.Errorf("key type %q does not match the key's own type %q", clip(typ), key.Type())
 	}
 	return key, strings.TrimSpace(comment), nil
 }
@@ -167,16 +230,16 @@ func cutOptions(s string) ([]option, string, error) {
 		if i < len(s) && s[i] == '=' {
 			i++
 			if i >= len(s) || s[i] != '"' {
-				return nil, "", fmt.Errorf("option %s needs a double-quoted value", o.name)
+				return nil, "", fmt.Errorf("option %q needs a double-quoted value", clip(o.name))
 			}
 			i++
 			end := strings.IndexByte(s[i:], '"')
 			if end < 0 {
-				return nil, "", fmt.Errorf("option %s has no closing quote", o.name)
+				return nil, "", fmt.Errorf("option %q has no closing quote", clip(o.name))
 			}
 			o.value, o.hasValue = s[i:i+end], true
 			if strings.ContainsAny(o.value, "\\") {
-				return nil, "", fmt.Errorf("option %s: backslashes are not supported", o.name)
+				return nil, "", fmt.Errorf("option %q: backslashes are not supported", clip(o.name))
 			}
 			i += end + 1
 		}
@@ -186,7 +249,7 @@ func cutOptions(s string) ([]option, string, error) {
 			continue
 		}
 		if i < len(s) && s[i] != ' ' && s[i] != '\t' {
-			return nil, "", fmt.Errorf("unexpected %q after option %s", s[i], o.name)
+			return nil, "", fmt.Errorf("unexpected %q after option %q", s[i], clip(o.name))
 		}
 		return opts, strings.TrimLeft(s[i:], " \t"), nil
 	}
@@ -197,7 +260,7 @@ func (s *Signer) applyOptions(opts []option) error {
 	for _, o := range opts {
 		name := strings.ToLower(o.name)
 		if seen[name] {
-			return fmt.Errorf("option %s given twice", name)
+			return fmt.Errorf("option %q given twice", clip(name))
 		}
 		seen[name] = true
 		switch name {
@@ -208,6 +271,11 @@ func (s *Signer) applyOptions(opts []option) error {
 				return fmt.Errorf("namespaces needs a non-empty quoted list")
 			}
 			s.Namespaces = strings.Split(o.value, ",")
+			for _, ns := range s.Namespaces {
+				if len(ns) >= maxPattern {
+					return fmt.Errorf("namespaces has a pattern of %d bytes: OpenSSH matches nothing with a pattern of 1023 bytes or more", len(ns))
+				}
+			}
 		case "valid-after", "valid-before":
 			if !o.hasValue {
 				return fmt.Errorf("%s needs a quoted time", name)
@@ -266,32 +334,36 @@ func parseValidity(v string) (time.Time, error) {
 
 // TrustFileError says why a trust file was refused before it was read.
 type TrustFileError struct {
-	Path   string // the file or directory at fault
+	Path   string // the file, link or directory at fault
 	Reason string
 }
 
+// Error is sanitised: the path may come from anyone's configuration.
 func (e *TrustFileError) Error() string {
-	return fmt.Sprintf("trust file refused: %s: %s", e.Path, e.Reason)
+	return model.Sanitize(fmt.Sprintf("trust file refused: %s: %s", e.Path, e.Reason), model.Line)
 }
 
-// LoadTrustFile reads and parses an allowed_signers file, refusing one
-// that someone other than root or the current user could change:
+// LoadTrustFile reads and parses an allowed_signers file on the
+// operator's side, refusing one that someone other than root or the
+// current user could change:
 //
 //   - the file must be a regular file owned by root or the effective
 //     user, not writable by group or others;
-//   - every directory above it, up to /, must be owned by root or the
-//     effective user and not writable by group or others, except a
-//     root-owned directory with the sticky bit (/tmp), where nobody else
-//     can rename or remove what is not theirs;
-//   - a symbolic link is followed, and the directories that hold each
-//     link are checked as well as those of the final file (so whoever
-//     could swap the link is held to the same rule). The file is then
-//     opened without following links and checked again through its open
-//     descriptor.
+//   - the path is resolved one component at a time from / (symbolic
+//     links in any position are followed as the kernel would, ".." taken
+//     from where a link leads), and every directory walked through must
+//     be owned by root or the effective user and not writable by group
+//     or others, except a root-owned directory with the sticky bit
+//     (/tmp), where nobody else can rename or remove what is not theirs;
+//   - every symbolic link met must be owned by such an owner, and its
+//     directory is one of those walked through, so whoever could swap
+//     the link is held to the same rule;
+//   - the file is then opened without following links and checked again
+//     through its open descriptor.
 //
 // Where the verifier runs as the agent's own user (a hook, run), a file
-// that user owns is a file the agent can rewrite: use LoadTrustFileOwnedBy
-// with the owners that are not the agent (root, the operators' uid).
+// that user owns is a file the agent can rewrite: use
+// LoadTrustFileForVerifier there.
 func LoadTrustFile(path string) (*AllowedSigners, error) {
 	return LoadTrustFileOwnedBy(path, uint32(os.Geteuid()))
 }
@@ -301,45 +373,58 @@ func LoadTrustFile(path string) (*AllowedSigners, error) {
 // root and the uids listed (none: root alone). Group- and world-writable
 // entries are refused as there.
 func LoadTrustFileOwnedBy(path string, owners ...uint32) (*AllowedSigners, error) {
-	c := checker{owners: append([]uint32{0}, owners...)}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, &TrustFileError{path, err.Error()}
+	allowed := append([]uint32{0}, owners...)
+	c := checker{
+		owned: func(uid uint32) string {
+			if slices.Contains(allowed, uid) {
+				return ""
+			}
+			return fmt.Sprintf("owned by uid %d, not by root or another allowed owner (uids %v)", uid, allowed)
+		},
 	}
-	// Check the directories of the path as given (the link's home).
-	if err := c.checkAncestors(filepath.Dir(abs)); err != nil {
+	return c.load(path)
+}
+
+// LoadTrustFileForVerifier loads the trust file where approvals are
+// verified, which runs as the agent's user (run, the hooks): the file,
+// every link on the way and every directory above must be owned by root
+// or by a uid other than the effective user's (an operator's), and none
+// may be writable by the effective user (through its group or an ACL
+// too), since the agent could then rewrite who counts as whom. Where the
+// effective user is root, root-owned entries are fine. Group- and
+// world-writable entries are refused as in LoadTrustFile.
+func LoadTrustFileForVerifier(path string) (*AllowedSigners, error) {
+	euid := uint32(os.Geteuid())
+	c := checker{
+		owned: func(uid uint32) string {
+			if uid == 0 || uid != euid {
+				return ""
+			}
+			return fmt.Sprintf("owned by uid %d, the user this verifier runs as: the agent, which runs as that user, could rewrite it; give it to root (or to the operators' user) and make it read-only for others", uid)
+		},
+		noWrite: euid != 0,
+	}
+	return c.load(path)
+}
+
+// maxLinks bounds the symbolic links followed while resolving a path, as
+// the kernel's own limit does.
+const maxLinks = 40
+
+// checker holds the ownership rule of one load.
+type checker struct {
+	// owned returns "" when uid may own an entry of the path, else why not.
+	owned func(uid uint32) string
+	// noWrite: also refuse entries the effective user can write (asked of
+	// the kernel, so groups and ACLs count), except root-owned sticky
+	// directories.
+	noWrite bool
+}
+
+func (c checker) load(path string) (*AllowedSigners, error) {
+	real, lfi, err := c.resolve(path)
+	if err != nil {
 		return nil, err
-	}
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return nil, &TrustFileError{path, fmt.Sprintf("cannot resolve: %v", err)}
-	}
-	if real != abs {
-		// Each intermediate link: check the directory holding it.
-		cur := abs
-		for i := 0; i < 40; i++ {
-			fi, err := os.Lstat(cur)
-			if err != nil || fi.Mode()&os.ModeSymlink == 0 {
-				break
-			}
-			if err := c.checkOwnerMode(cur, fi, false); err != nil {
-				return nil, err
-			}
-			target, err := os.Readlink(cur)
-			if err != nil {
-				return nil, &TrustFileError{cur, err.Error()}
-			}
-			if !filepath.IsAbs(target) {
-				target = filepath.Join(filepath.Dir(cur), target)
-			}
-			if err := c.checkAncestors(filepath.Dir(target)); err != nil {
-				return nil, err
-			}
-			cur = target
-		}
-		if err := c.checkAncestors(filepath.Dir(real)); err != nil {
-			return nil, err
-		}
 	}
 	f, err := os.OpenFile(real, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -349,6 +434,9 @@ func LoadTrustFileOwnedBy(path string, owners ...uint32) (*AllowedSigners, error
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, &TrustFileError{real, err.Error()}
+	}
+	if !os.SameFile(fi, lfi) {
+		return nil, &TrustFileError{real, "changed while it was being checked"}
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, &TrustFileError{real, "not a regular file"}
@@ -362,6 +450,101 @@ func LoadTrustFileOwnedBy(path string, owners ...uint32) (*AllowedSigners, error
 		return nil, &TrustFileError{real, fmt.Sprintf("cannot read: %v", err)}
 	}
 	return ParseAllowedSigners(path, buf.Bytes())
+}
+
+// resolve walks path from / one component at a time with Lstat, checking
+// every directory it passes through and every link it follows, and
+// returns the path of the final entry (not a link) and its Lstat.
+func (c checker) resolve(path string) (string, os.FileInfo, error) {
+	if path == "" {
+		return "", nil, &TrustFileError{path, "no path"}
+	}
+	if !filepath.IsAbs(path) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", nil, &TrustFileError{path, fmt.Sprintf("relative path and no working directory: %v", err)}
+		}
+		path = wd + "/" + path
+	}
+	root, err := os.Lstat("/")
+	if err != nil {
+		return "", nil, &TrustFileError{"/", err.Error()}
+	}
+	if err := c.checkOwnerMode("/", root, true); err != nil {
+		return "", nil, err
+	}
+	todo := splitPath(path)
+	cur := "/"
+	links := 0
+	for len(todo) > 0 {
+		comp := todo[0]
+		todo = todo[1:]
+		switch comp {
+		case ".":
+			continue
+		case "..":
+			// cur was reached physically, so its parent is the real
+			// one, and was checked on the way in.
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, comp)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return "", nil, &TrustFileError{next, fmt.Sprintf("cannot resolve: %v", unwrapPathError(err))}
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			if links++; links > maxLinks {
+				return "", nil, &TrustFileError{next, fmt.Sprintf("more than %d symbolic links on the way (a loop?)", maxLinks)}
+			}
+			// The link's directory, cur, is checked; the link's owner
+			// could still remove it in a sticky directory.
+			if err := c.checkOwnerMode(next, fi, false); err != nil {
+				return "", nil, err
+			}
+			target, err := os.Readlink(next)
+			if err != nil {
+				return "", nil, &TrustFileError{next, err.Error()}
+			}
+			if target == "" {
+				return "", nil, &TrustFileError{next, "empty symbolic link"}
+			}
+			if filepath.IsAbs(target) {
+				cur = "/"
+			}
+			todo = append(splitPath(target), todo...)
+			continue
+		}
+		if len(todo) == 0 {
+			return next, fi, nil
+		}
+		if !fi.IsDir() {
+			return "", nil, &TrustFileError{next, "not a directory"}
+		}
+		if err := c.checkOwnerMode(next, fi, true); err != nil {
+			return "", nil, err
+		}
+		cur = next
+	}
+	return "", nil, &TrustFileError{cur, "not a regular file (a directory)"}
+}
+
+func splitPath(p string) []string {
+	var out []string
+	for _, s := range strings.Split(p, "/") {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 type limitedReader struct {
@@ -381,50 +564,57 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (c checker) checkAncestors(dir string) error {
-	for {
-		fi, err := os.Stat(dir)
-		if err != nil {
-			return &TrustFileError{dir, err.Error()}
-		}
-		if err := c.checkOwnerMode(dir, fi, true); err != nil {
-			return err
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return nil
-		}
-		dir = parent
-	}
-}
-
-type checker struct{ owners []uint32 }
-
 func (c checker) checkOwnerMode(path string, fi os.FileInfo, isDir bool) error {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return &TrustFileError{path, "cannot read its owner"}
 	}
-	if !slices.Contains(c.owners, st.Uid) {
-		return &TrustFileError{path, fmt.Sprintf("owned by uid %d, not by root or another allowed owner (uids %v)", st.Uid, c.owners)}
+	if why := c.owned(st.Uid); why != "" {
+		return &TrustFileError{path, why}
 	}
 	if fi.Mode()&os.ModeSymlink != 0 {
 		return nil // a link's own mode means nothing; its directory is checked
 	}
+	sticky := isDir && fi.Mode()&os.ModeSticky != 0 && st.Uid == 0
 	perm := fi.Mode().Perm()
-	if perm&0o022 == 0 {
-		return nil
+	if perm&0o022 != 0 && !sticky {
+		who := "group"
+		if perm&0o002 != 0 {
+			who = "world"
+		}
+		kind := "file"
+		if isDir {
+			kind = "directory"
+		}
+		return &TrustFileError{path, fmt.Sprintf("%s is %s-writable (mode %04o)", kind, who, perm)}
 	}
-	if isDir && fi.Mode()&os.ModeSticky != 0 && st.Uid == 0 {
-		return nil
+	if c.noWrite && !sticky && unix.Faccessat(unix.AT_FDCWD, path, unix.W_OK, unix.AT_EACCESS) == nil {
+		return &TrustFileError{path, fmt.Sprintf("writable by uid %d, the user this verifier runs as: the agent, which runs as that user, could rewrite who counts as whom", os.Geteuid())}
 	}
-	who := "group"
-	if perm&0o002 != 0 {
-		who = "world"
+	return nil
+}
+
+// minRSABits is the smallest RSA modulus accepted, in the trust file and
+// in a signature, whatever GODEBUG lets crypto/rsa accept.
+const minRSABits = 2048
+
+// checkKeyStrength refuses RSA keys under minRSABits and DSA keys.
+func checkKeyStrength(key ssh.PublicKey) error {
+	switch key.Type() {
+	case ssh.KeyAlgoDSA:
+		return fmt.Errorf("DSA keys are not accepted: use ed25519")
+	case ssh.KeyAlgoRSA:
+		ck, ok := key.(ssh.CryptoPublicKey)
+		if !ok {
+			return fmt.Errorf("cannot read the RSA key's size")
+		}
+		rk, ok := ck.CryptoPublicKey().(*rsa.PublicKey)
+		if !ok {
+			return fmt.Errorf("cannot read the RSA key's size")
+		}
+		if bits := rk.N.BitLen(); bits < minRSABits {
+			return fmt.Errorf("RSA key %s has %d bits: approve-tui needs %d or more (or use ed25519)", ssh.FingerprintSHA256(key), bits, minRSABits)
+		}
 	}
-	kind := "file"
-	if isDir {
-		kind = "directory"
-	}
-	return &TrustFileError{path, fmt.Sprintf("%s is %s-writable (mode %04o)", kind, who, perm)}
+	return nil
 }

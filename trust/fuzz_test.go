@@ -2,9 +2,13 @@ package trust
 
 import (
 	"bytes"
+	"crypto/ed25519"
+	"crypto/rand"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/crypto/ssh"
 )
 
 // FuzzParseStatement: whatever ParseStatement accepts is exactly its own
@@ -39,6 +43,44 @@ func FuzzParseAllowedSigners(f *testing.F) {
 		_, err := ParseAllowedSigners("f", in)
 		if err != nil && !strings.HasPrefix(err.Error(), "f:") {
 			t.Fatalf("error without FILE:LINE: %v", err)
+		}
+	})
+}
+
+// FuzzUnarmor: an armored signature is accepted only in its one form,
+// the armour of its own blob, with nothing inside the signature beyond
+// what its key type carries.
+func FuzzUnarmor(f *testing.F) {
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		f.Fatal(err)
+	}
+	k, err := ssh.NewSignerFromKey(priv)
+	if err != nil {
+		f.Fatal(err)
+	}
+	stmt, _ := Statement{Store: "s1", Decision: DecisionVote, ApprovalID: "abc", PayloadSHA256: strings.Repeat("01", 32),
+		Risk: RiskLow, Principal: "a@b", Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}.Encode()
+	sig, err := NewStatementSigner(k).Sign(stmt)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(sig)
+	f.Add(append(append([]byte{}, sig...), "trailing\n"...))
+	f.Add([]byte(armorBegin + "U1NIU0lH\n" + armorEnd))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		s, err := unarmor(in)
+		if err != nil {
+			if ReasonOf(err) != ReasonMalformed {
+				t.Fatalf("unarmor refused with %v", err)
+			}
+			return
+		}
+		if out := armor(s.Marshal()); !bytes.Equal(out, in) {
+			t.Fatalf("accepted %q, whose own armour is %q", in, out)
+		}
+		if k := s.PublicKey.Type(); k != ssh.KeyAlgoSKED25519 && k != ssh.KeyAlgoSKECDSA256 && len(s.Signature.Rest) != 0 {
+			t.Fatalf("accepted %d bytes after a %s signature", len(s.Signature.Rest), k)
 		}
 	})
 }

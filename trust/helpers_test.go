@@ -60,7 +60,8 @@ func sampleStatement(principal string) Statement {
 }
 
 func expectOf(s Statement) Expect {
-	return Expect{Store: s.Store, ApprovalID: s.ApprovalID, PayloadSHA256: s.PayloadSHA256, Risk: s.Risk, PolicySHA256: s.PolicySHA256}
+	return Expect{Store: s.Store, ApprovalID: s.ApprovalID, PayloadSHA256: s.PayloadSHA256, Risk: s.Risk, PolicySHA256: s.PolicySHA256,
+		Decisions: []Decision{s.Decision}}
 }
 
 func mustEncode(t testing.TB, s Statement) []byte {

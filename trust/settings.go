@@ -1,6 +1,7 @@
 package trust
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"time"
@@ -59,34 +60,22 @@ func (s *Settings) PolicySigner(principal string) bool {
 }
 
 // PrincipalOf is the one principal the trust file names for key: the
-// name a signature by key is made and counted under. A key on no line, or
-// on lines naming several principals or patterns, has none, and the error
-// says why.
+// name a signature by key is made and counted under. ParseAllowedSigners
+// guarantees one plain principal per line and one principal per key, so
+// it is the first line's; a key on no line has none, and the error says
+// which line to add.
 func (s *Settings) PrincipalOf(key ssh.PublicKey) (string, error) {
 	if s == nil || s.Signers == nil {
 		return "", fmt.Errorf("no trust file is configured")
 	}
-	fp := ssh.FingerprintSHA256(key)
-	var names []string
+	want := key.Marshal()
 	for _, sg := range s.Signers.Signers {
-		if sg.Key == nil || ssh.FingerprintSHA256(sg.Key) != fp {
-			continue
-		}
-		p := sg.Principals
-		if strings.ContainsAny(p, ",*?!") {
-			return "", fmt.Errorf("key %s is on line %d of %s with the principal list %q: a signing key must name exactly one plain principal", fp, sg.Line, s.Path, p)
-		}
-		if len(names) == 0 || names[0] != p {
-			names = append(names, p)
+		if sg.Key != nil && bytes.Equal(sg.Key.Marshal(), want) {
+			return sg.Principals, nil
 		}
 	}
-	switch len(names) {
-	case 0:
-		return "", fmt.Errorf("key %s is not in the trust file %s: ask whoever keeps it to add a line \"PRINCIPAL %s\"", fp, s.Path, strings.TrimSpace(string(ssh.MarshalAuthorizedKey(key))))
-	case 1:
-		return names[0], nil
-	}
-	return "", fmt.Errorf("key %s is in %s under %d principals (%s): one key is one person", fp, s.Path, len(names), strings.Join(names, ", "))
+	fp := ssh.FingerprintSHA256(key)
+	return "", fmt.Errorf("key %s is not in the trust file %s: ask whoever keeps it to add a line \"PRINCIPAL %s\"", fp, model.Sanitize(s.Path, model.Line), strings.TrimSpace(string(ssh.MarshalAuthorizedKey(key))))
 }
 
 // SignDecision completes st for signer under s (the store identity, the

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/approve-tui/approve-tui/model"
 	"github.com/hiddeco/sshsig"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
@@ -37,7 +38,7 @@ func DialAgent(socket, choose string) (*StatementSigner, error) {
 	}
 	conn, err := net.Dial("unix", socket)
 	if err != nil {
-		return nil, fmt.Errorf("%w: cannot reach the agent at %s: %v", ErrAgent, socket, err)
+		return nil, fmt.Errorf("%w: cannot reach the agent at %s: %v", ErrAgent, model.Sanitize(socket, model.Line), model.Sanitize(unwrapOpError(err).Error(), model.Line))
 	}
 	s, err := AgentSigner(agent.NewClient(conn), choose)
 	if err != nil {
@@ -82,7 +83,7 @@ func AgentSigner(ag agent.Agent, choose string) (*StatementSigner, error) {
 		fps = append(fps, s.PublicKey().Type()+" "+fp)
 	}
 	if want != "" {
-		return nil, fmt.Errorf("%w: the agent holds no key %s; it holds: %s", ErrAgent, want, strings.Join(fps, ", "))
+		return nil, fmt.Errorf("%w: the agent holds no key %s; it holds: %s", ErrAgent, model.Sanitize(want, model.Line), strings.Join(fps, ", "))
 	}
 	if len(signers) > 1 {
 		return nil, fmt.Errorf("%w: the agent holds %d keys, choose one by fingerprint: %s", ErrAgent, len(signers), strings.Join(fps, ", "))
@@ -96,15 +97,15 @@ func AgentSigner(ag agent.Agent, choose string) (*StatementSigner, error) {
 func KeyFileSigner(path string) (*StatementSigner, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("key file: %v", err)
+		return nil, fmt.Errorf("key file %s: %v", model.Sanitize(path, model.Line), unwrapPathError(err))
 	}
 	signer, err := ssh.ParsePrivateKey(data)
 	if err != nil {
 		var missing *ssh.PassphraseMissingError
 		if errors.As(err, &missing) {
-			return nil, fmt.Errorf("key file %s is encrypted: load it into ssh-agent (ssh-add %s) and sign through the agent", path, path)
+			return nil, fmt.Errorf("key file %s is encrypted: load it into ssh-agent (ssh-add %s) and sign through the agent", model.Sanitize(path, model.Line), model.Sanitize(path, model.Line))
 		}
-		return nil, fmt.Errorf("key file %s: %v", path, err)
+		return nil, fmt.Errorf("key file %s: %s", model.Sanitize(path, model.Line), model.Sanitize(err.Error(), model.Line))
 	}
 	return &StatementSigner{signer: signer}, nil
 }
@@ -120,8 +121,9 @@ func (s *StatementSigner) Fingerprint() string { return ssh.FingerprintSHA256(s.
 
 // Sign signs the statement bytes (which must parse as a canonical
 // statement) in the SSH signature format, namespace approve-tui, SHA-512,
-// and returns the armored "-----BEGIN SSH SIGNATURE-----" text, which
-// ssh-keygen -Y verify accepts.
+// and returns the armored "-----BEGIN SSH SIGNATURE-----" text in the
+// form ssh-keygen -Y sign writes (lines of 70), which ssh-keygen -Y
+// verify accepts.
 func (s *StatementSigner) Sign(statement []byte) ([]byte, error) {
 	if _, err := ParseStatement(statement); err != nil {
 		return nil, err
@@ -133,7 +135,7 @@ func (s *StatementSigner) Sign(statement []byte) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("signing with %s: %w", s.Fingerprint(), err)
 	}
-	return sshsig.Armor(sig), nil
+	return armor(sig.Marshal()), nil
 }
 
 // Close releases the agent connection, if any.
@@ -142,4 +144,18 @@ func (s *StatementSigner) Close() error {
 		return s.closer()
 	}
 	return nil
+}
+
+// unwrapOpError drops the *net.OpError wrapping, whose text repeats the
+// socket path.
+func unwrapOpError(err error) error {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		var se *os.SyscallError
+		if errors.As(oe.Err, &se) {
+			return se.Err
+		}
+		return oe.Err
+	}
+	return err
 }

@@ -93,7 +93,7 @@ func (s Statement) Encode() ([]byte, error) {
 
 func (s Statement) validate() error {
 	if err := checkToken("store", s.Store, false); err != nil {
-		return err
+		return statementErr("store identity %q cannot be signed (%v): set trust.store in the configuration to a name of 1 to %d bytes of visible ASCII without spaces", clip(s.Store), strings.TrimPrefix(err.Error(), ErrStatement.Error()+": "), maxField)
 	}
 	if err := checkToken("principal", s.Principal, true); err != nil {
 		return err

@@ -2,12 +2,15 @@ package trust
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/approve-tui/approve-tui/model"
 	"github.com/hiddeco/sshsig"
 	"golang.org/x/crypto/ssh"
 )
@@ -27,6 +30,10 @@ const (
 	ReasonNotYetValid       Reason = "not_yet_valid"      // before valid-after (at signing or now)
 	ReasonNoTouch           Reason = "no_touch"           // a security key signed without user presence
 	ReasonMismatch          Reason = "statement_mismatch" // valid, but over another store, id, payload, risk or policy
+	ReasonDecision          Reason = "decision"           // valid, but a decision the verifier did not ask for (a deny where approvals count)
+	ReasonStale             Reason = "stale"              // dated before Expect.NotBefore or older than Expect.MaxAge
+	ReasonFuture            Reason = "future"             // dated after now plus Expect.Skew
+	ReasonWeakKey           Reason = "weak_key"           // an RSA key under 2048 bits, or a DSA key
 )
 
 // VerifyError is a refused signature.
@@ -35,8 +42,9 @@ type VerifyError struct {
 	Detail string
 }
 
+// Error is sanitised: the detail may quote what a signature carried.
 func (e *VerifyError) Error() string {
-	return fmt.Sprintf("signature refused (%s): %s", e.Reason, e.Detail)
+	return model.Sanitize(fmt.Sprintf("signature refused (%s): %s", e.Reason, e.Detail), model.Line)
 }
 
 func refuse(r Reason, format string, a ...any) error {
@@ -53,17 +61,41 @@ func ReasonOf(err error) Reason {
 }
 
 // Expect is what the verifier knows independently of the signature: the
-// store it serves and the proposal (or policy) it is about to act on.
-// Every field that applies to the statement's decision must be set, and
-// must equal the statement's, or the signature is refused as a mismatch
-// (a copy or replay from another store, approval or payload).
+// store it serves, the proposal (or policy) it is about to act on, which
+// decisions it is counting and how old a statement may be.
+//
+// Decisions lists the decisions acceptable here (CountingDecisions where
+// approvals are counted, DecisionDeny for a denial, DecisionPolicy for a
+// policy); a statement with another decision, or any statement when the
+// list is empty, is refused (ReasonDecision). Every other field that
+// applies to the statement's decision must be set, and must equal the
+// statement's, or the signature is refused as a mismatch (a copy or
+// replay from another store, approval or payload).
+//
+// Time: a statement dated after now+Skew is always refused
+// (ReasonFuture; Skew 0 allows no clock difference); one dated before
+// NotBefore (when set: the proposal's creation minus the skew) or before
+// now-MaxAge (when MaxAge is set) is refused as stale (ReasonStale). A
+// policy's signature may be old, so its Expect leaves both unset; an
+// approval's sets them, so that a signature cannot be replayed long after
+// on a proposal the agent reset.
 type Expect struct {
 	Store         string
 	ApprovalID    string // approve, vote, deny
 	PayloadSHA256 string // approve, vote, deny
 	Risk          string // approve, vote, deny
 	PolicySHA256  string // policy
+
+	Decisions []Decision
+	NotBefore time.Time
+	MaxAge    time.Duration
+	Skew      time.Duration
 }
+
+// CountingDecisions are the decisions that count towards an approval: a
+// signer cannot know whether its approval completes the quorum, so
+// approve and vote count alike.
+var CountingDecisions = []Decision{DecisionApprove, DecisionVote}
 
 // Verified is a signature that held.
 type Verified struct {
@@ -92,12 +124,9 @@ func Verify(armored, statement []byte, signers *AllowedSigners, want Expect, now
 	if err != nil {
 		return v, refuse(ReasonMalformed, "%v", err)
 	}
-	if !bytes.HasPrefix(bytes.TrimLeft(armored, " \t\r\n"), []byte("-----BEGIN SSH SIGNATURE-----")) {
-		return v, refuse(ReasonMalformed, "not an armored SSH signature")
-	}
-	sig, err := sshsig.Unarmor(armored)
+	sig, err := unarmor(armored)
 	if err != nil {
-		return v, refuse(ReasonMalformed, "signature: %v", err)
+		return v, err
 	}
 	if sig.Namespace != Namespace {
 		return v, refuse(ReasonNamespace, "signed for namespace %q, not %q", clip(sig.Namespace), Namespace)
@@ -106,6 +135,11 @@ func Verify(armored, statement []byte, signers *AllowedSigners, want Expect, now
 		return v, refuse(ReasonHashAlgorithm, "hash %q is not sha512 or sha256", clip(string(sig.HashAlgorithm)))
 	}
 	fp := ssh.FingerprintSHA256(sig.PublicKey)
+	// Before the signature itself: crypto/rsa's own floor moves with
+	// GODEBUG, which the agent's environment sets.
+	if err := checkKeyStrength(sig.PublicKey); err != nil {
+		return v, refuse(ReasonWeakKey, "%v", err)
+	}
 	// Checked before the signature itself (x/crypto would refuse it as a
 	// bad signature) so that the reason is the missing touch.
 	if err := checkTouch(sig); err != nil {
@@ -130,7 +164,7 @@ func Verify(armored, statement []byte, signers *AllowedSigners, want Expect, now
 		err := line.admits(st, now)
 		if err == nil {
 			v = Verified{Principal: st.Principal, Fingerprint: fp, Key: sig.PublicKey, Line: line.Line, Statement: st}
-			if err := want.check(st); err != nil {
+			if err := want.check(st, now); err != nil {
 				return Verified{}, err
 			}
 			return v, nil
@@ -146,7 +180,9 @@ func Verify(armored, statement []byte, signers *AllowedSigners, want Expect, now
 }
 
 func (s *Signer) admits(st Statement, now time.Time) error {
-	if !MatchPatternList(st.Principal, s.Principals) {
+	// A trust file names one plain principal per line: equality, as
+	// OpenSSH's pattern match is for a plain name.
+	if st.Principal != s.Principals {
 		return refuse(ReasonPrincipalMismatch, "line %d does not name principal %q (it names %q)", s.Line, st.Principal, s.Principals)
 	}
 	if s.Namespaces != nil && !MatchPatternList(Namespace, strings.Join(s.Namespaces, ",")) {
@@ -166,7 +202,22 @@ func (s *Signer) admits(st Statement, now time.Time) error {
 	return nil
 }
 
-func (e Expect) check(st Statement) error {
+func (e Expect) check(st Statement, now time.Time) error {
+	if len(e.Decisions) == 0 {
+		return refuse(ReasonDecision, "the verifier was given no decisions to accept")
+	}
+	if !slices.Contains(e.Decisions, st.Decision) {
+		return refuse(ReasonDecision, "signed as %s, and here only %s counts", st.Decision, joinDecisions(e.Decisions))
+	}
+	if limit := now.Add(e.Skew); st.Time.After(limit) {
+		return refuse(ReasonFuture, "dated %s, after now (%s) by more than %s", st.Time.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339), e.Skew)
+	}
+	if !e.NotBefore.IsZero() && st.Time.Before(e.NotBefore) {
+		return refuse(ReasonStale, "dated %s, before %s (the proposal is younger than its approval)", st.Time.UTC().Format(time.RFC3339), e.NotBefore.UTC().Format(time.RFC3339))
+	}
+	if e.MaxAge > 0 && st.Time.Before(now.Add(-e.MaxAge)) {
+		return refuse(ReasonStale, "dated %s, older than %s", st.Time.UTC().Format(time.RFC3339), e.MaxAge)
+	}
 	if e.Store == "" {
 		return refuse(ReasonMismatch, "the verifier was given no store identity")
 	}
@@ -192,6 +243,87 @@ func (e Expect) check(st Statement) error {
 		return err
 	}
 	return same("risk", st.Risk, e.Risk)
+}
+
+func joinDecisions(ds []Decision) string {
+	var b strings.Builder
+	for i, d := range ds {
+		if i > 0 {
+			b.WriteString(" or ")
+		}
+		b.WriteString(string(d))
+	}
+	return b.String()
+}
+
+// The armour ssh-keygen -Y sign writes: this line, the base64 of the
+// signature blob in lines of 70 characters, the END line, a newline.
+const (
+	armorBegin = "-----BEGIN SSH SIGNATURE-----\n"
+	armorEnd   = "-----END SSH SIGNATURE-----\n"
+	armorWidth = 70
+)
+
+// armor is the one armoured form of a signature blob: byte for byte what
+// ssh-keygen -Y sign writes.
+func armor(blob []byte) []byte {
+	enc := base64.StdEncoding.EncodeToString(blob)
+	var b bytes.Buffer
+	b.Grow(len(armorBegin) + len(enc) + len(enc)/armorWidth + 1 + len(armorEnd))
+	b.WriteString(armorBegin)
+	for len(enc) > armorWidth {
+		b.WriteString(enc[:armorWidth])
+		b.WriteByte('\n')
+		enc = enc[armorWidth:]
+	}
+	b.WriteString(enc)
+	b.WriteByte('\n')
+	b.WriteString(armorEnd)
+	return b.Bytes()
+}
+
+// unarmor parses an armored signature and accepts it only in its one
+// canonical form: the armour ssh-keygen writes (no header, no other line
+// width, nothing before or after), over a blob that re-encodes to the
+// same bytes, with nothing appended inside the signature either. So a
+// stored signature has one byte form and carries nothing a display could
+// be made to print.
+func unarmor(armored []byte) (*sshsig.Signature, error) {
+	text := string(armored)
+	body, ok := strings.CutPrefix(text, armorBegin)
+	if !ok {
+		return nil, refuse(ReasonMalformed, "not an armored SSH signature (it must start with the line -----BEGIN SSH SIGNATURE-----)")
+	}
+	body, _, ok = strings.Cut(body, armorEnd[:len(armorEnd)-1])
+	if !ok {
+		return nil, refuse(ReasonMalformed, "armored SSH signature without its END line")
+	}
+	blob, err := base64.StdEncoding.DecodeString(strings.ReplaceAll(body, "\n", ""))
+	if err != nil {
+		return nil, refuse(ReasonMalformed, "armored SSH signature with more than base64 inside (headers or other text)")
+	}
+	sig, err := sshsig.ParseSignature(blob)
+	if err != nil {
+		return nil, refuse(ReasonMalformed, "signature: %v", err)
+	}
+	if !bytes.Equal(sig.Marshal(), blob) {
+		return nil, refuse(ReasonMalformed, "signature blob not in its canonical encoding (bytes appended or a reserved field set)")
+	}
+	rest := len(sig.Signature.Rest)
+	switch sig.PublicKey.Type() {
+	case ssh.KeyAlgoSKED25519, ssh.KeyAlgoSKECDSA256:
+		if rest != 5 {
+			return nil, refuse(ReasonMalformed, "security-key signature with %d bytes of flags and counter, not 5", rest)
+		}
+	default:
+		if rest != 0 {
+			return nil, refuse(ReasonMalformed, "%d bytes appended inside the signature", rest)
+		}
+	}
+	if !bytes.Equal(armor(blob), armored) {
+		return nil, refuse(ReasonMalformed, "armored SSH signature not in the form ssh-keygen -Y sign writes (line width, blank lines, or text before or after)")
+	}
+	return sig, nil
 }
 
 // checkAlgorithm refuses DSA keys and RSA signatures made with SHA-1
@@ -233,10 +365,15 @@ func checkTouch(sig *sshsig.Signature) error {
 // (ssh_config(5), PATTERNS): comma-separated patterns with '*' and '?',
 // a leading '!' negating one. A name that matches a negated pattern is
 // refused whatever else matches; otherwise it needs one positive match.
-// Matching is exact in case, as for allowed_signers principals.
+// Matching is exact in case, as for allowed_signers principals. As in
+// OpenSSH, a pattern of 1023 bytes or more (its '!' counted) makes the
+// list match nothing from there on.
 func MatchPatternList(name, list string) bool {
 	matched := false
 	for _, p := range strings.Split(list, ",") {
+		if len(p) >= maxPattern {
+			return false
+		}
 		neg := strings.HasPrefix(p, "!")
 		if neg {
 			p = p[1:]

@@ -171,7 +171,7 @@ func TestRefusals(t *testing.T) {
 	ci := genKey(t, dir, "ed25519", "ci")
 	trustPath := writeTrust(t, dir, strings.Join([]string{
 		"# operators",
-		"alice,*@ops.example.com,!eve@ops.example.com " + pubOf(t, alice),
+		"alice " + pubOf(t, alice),
 		`old valid-before="20200101Z" ` + pubOf(t, old),
 		`ci namespaces="git,file" ` + pubOf(t, ci),
 		"",
@@ -198,12 +198,6 @@ func TestRefusals(t *testing.T) {
 	if _, err := Verify(goodSig, goodStmt, as, expectOf(good), now); err != nil {
 		t.Fatal(err)
 	}
-	// A pattern principal and a negated one.
-	ops := sampleStatement("bob@ops.example.com")
-	opsSig, opsStmt := signWith(alice, ops)
-	if _, err := Verify(opsSig, opsStmt, as, expectOf(ops), now); err != nil {
-		t.Fatalf("pattern principal: %v", err)
-	}
 
 	otherID := expectOf(good)
 	otherID.ApprovalID = "ZZZZZZZZZZZZ"
@@ -217,8 +211,6 @@ func TestRefusals(t *testing.T) {
 	tampered := []byte(strings.Replace(string(goodStmt), "risk=high", "risk=low", 1))
 	tamperedSt, _ := ParseStatement(tampered)
 
-	eve := sampleStatement("eve@ops.example.com")
-	eveSig, eveStmt := signWith(alice, eve)
 	bob := sampleStatement("bob")
 	bobSig, bobStmt := signWith(alice, bob)
 	malSig, malStmt := signWith(mallory, good)
@@ -245,13 +237,13 @@ func TestRefusals(t *testing.T) {
 		{"wrong namespace", gitSig, goodStmt, expectOf(good), ReasonNamespace, "alice", true},
 		{"key not in the trust file", malSig, malStmt, expectOf(good), ReasonUnknownKey, "alice", true},
 		{"principal not on the key's line", bobSig, bobStmt, expectOf(bob), ReasonPrincipalMismatch, "bob", true},
-		{"negated principal", eveSig, eveStmt, expectOf(eve), ReasonPrincipalMismatch, "eve@ops.example.com", true},
 		{"expired valid-before", oldSig, oldStmt, expectOf(oldSt), ReasonExpired, "old", true},
 		{"namespaces option excludes approve-tui", ciSig, ciStmt, expectOf(ciSt), ReasonNamespace, "ci", true},
 		{"corrupt armour", corrupt, goodStmt, expectOf(good), ReasonMalformed, "", false},
 		{"not a signature", []byte("hello"), goodStmt, expectOf(good), ReasonMalformed, "", false},
 		{"non-canonical statement", goodSig, append(append([]byte{}, goodStmt...), '\n'), expectOf(good), ReasonMalformed, "", false},
-		{"no store expected", goodSig, goodStmt, Expect{}, ReasonMismatch, "", false},
+		{"no store expected", goodSig, goodStmt, Expect{Decisions: CountingDecisions}, ReasonMismatch, "", false},
+		{"no decision expected", goodSig, goodStmt, Expect{}, ReasonDecision, "", false},
 	}
 	for _, c := range cases {
 		_, err := Verify(c.sig, c.stmt, as, c.want, now)
@@ -264,10 +256,6 @@ func TestRefusals(t *testing.T) {
 				t.Errorf("%s: ssh-keygen accepted what we refuse", c.name)
 			}
 		}
-	}
-	// The same principal pattern line accepts for ssh-keygen.
-	if err := osshVerify(t, trustPath, "bob@ops.example.com", opsSig, opsStmt); err != nil {
-		t.Fatalf("ssh-keygen refused the pattern principal: %v", err)
 	}
 
 	// valid-after in the future, and a window that held at signing but
@@ -370,8 +358,8 @@ func TestAllowedSignersParse(t *testing.T) {
 		"# comment",
 		"",
 		"   alice@example.com " + pub + " a comment with spaces",
-		`bob,carol namespaces="approve-tui,git",valid-after="20240101Z",valid-before="203001021530Z" ` + pub,
-		"\tdave VALID-AFTER=\"20240101123045Z\" " + pub,
+		`alice@example.com namespaces="approve-tui,git",valid-after="20240101Z",valid-before="203001021530Z" ` + pub,
+		"\talice@example.com VALID-AFTER=\"20240101123045Z\" " + pub,
 	}, "\n") + "\n"
 	as, err := ParseAllowedSigners("f", []byte(okText))
 	if err != nil {
