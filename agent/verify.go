@@ -182,7 +182,11 @@ func VerifySignatures(ctx context.Context, set *trust.Settings, s *storage.Store
 	if since.IsZero() {
 		since = model.FromEpoch(rec.CreatedAt)
 	}
-	want := trust.Expect{Store: store, ApprovalID: id, PayloadSHA256: rec.PayloadSHA256, Risk: string(rec.RiskLevel)}
+	want := trust.Expect{Store: store, ApprovalID: id, PayloadSHA256: rec.PayloadSHA256, Risk: string(rec.RiskLevel),
+		Decisions: trust.CountingDecisions, NotBefore: since.Add(-signatureSkew), Skew: signatureSkew}
+	if self.MaxAge > 0 {
+		want.MaxAge = self.MaxAge + signatureSkew
+	}
 	var verified []trust.Verified
 	var problems []string
 	for _, row := range rows {
@@ -198,20 +202,10 @@ func VerifySignatures(ctx context.Context, set *trust.Settings, s *storage.Store
 			problems = append(problems, who+": "+refusalWords(err))
 			continue
 		}
-		switch d := v.Statement.Decision; {
-		case d != trust.DecisionApprove && d != trust.DecisionVote:
-			problems = append(problems, fmt.Sprintf("%s: signs a %s, not an approval", who, d))
-		case v.Statement.Time.Before(since.Add(-signatureSkew)):
-			problems = append(problems, fmt.Sprintf("%s: dated %s, before the proposal was made (%s): a replayed signature",
-				who, v.Statement.Time.UTC().Format(time.RFC3339), since.UTC().Format(time.RFC3339)))
-		case self.MaxAge > 0 && v.Statement.Time.Before(now.Add(-self.MaxAge-signatureSkew)):
-			problems = append(problems, fmt.Sprintf("%s: dated %s, older than this proposal can live (%s): a replayed signature",
-				who, v.Statement.Time.UTC().Format(time.RFC3339), self.MaxAge))
-		case v.Statement.Time.After(now.Add(signatureSkew)):
-			problems = append(problems, fmt.Sprintf("%s: dated %s, in the future", who, v.Statement.Time.UTC().Format(time.RFC3339)))
-		default:
-			verified = append(verified, v)
-		}
+		// Verify held the decision (approve or vote), the time (not before
+		// the proposal, not older than it can live, not in the future),
+		// the store, id, payload and risk to what this process knows.
+		verified = append(verified, v)
 	}
 
 	counted, left := countable(verified, requesters, set.Signers)
@@ -355,7 +349,8 @@ func signedPolicy(ctx context.Context, set *trust.Settings, s *storage.Store, st
 		if err := ctx.Err(); err != nil {
 			return nil, "", fmt.Errorf("the policy's signatures could not be checked in time: %w", err)
 		}
-		v, err := trust.Verify([]byte(row.Armored), row.Statement, set.Signers, trust.Expect{Store: store, PolicySHA256: st.PolicySHA256}, now)
+		v, err := trust.Verify([]byte(row.Armored), row.Statement, set.Signers, trust.Expect{Store: store, PolicySHA256: st.PolicySHA256,
+			Decisions: []trust.Decision{trust.DecisionPolicy}, Skew: signatureSkew}, now)
 		if err != nil || v.Statement.Decision != trust.DecisionPolicy || !set.PolicySigner(v.Principal) {
 			continue
 		}
@@ -420,6 +415,9 @@ func refusalWords(err error) string {
 		trust.ReasonNotYetValid:       "key not yet valid",
 		trust.ReasonNoTouch:           "security key not touched",
 		trust.ReasonMismatch:          "signed for something else",
+		trust.ReasonDecision:          "not an approval",
+		trust.ReasonStale:             "stale (a replayed signature)",
+		trust.ReasonFuture:            "dated in the future",
 	}[ve.Reason]
 	if what == "" {
 		what = string(ve.Reason)

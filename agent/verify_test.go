@@ -443,7 +443,7 @@ func TestVerifyRefusesStatementsBeforeTheProposal(t *testing.T) {
 	}
 	forgeConsume(t, rawDB(t, o), id, old)
 	_, err = VerifySignatures(context.Background(), r.set, s, get(t, s, id), Self{Requesters: []string{"agent"}})
-	if err == nil || !strings.Contains(err.Error(), "before the proposal was made") {
+	if err == nil || !strings.Contains(err.Error(), "stale (a replayed signature)") {
 		t.Fatalf("old statement: %v", err)
 	}
 }
@@ -609,11 +609,11 @@ func TestVerifyRefusesSignaturesOlderThanTheProposalLives(t *testing.T) {
 		t.Fatalf("without a bound, the moved created_at lets it through (the runner passes its own submit time): %v", err)
 	}
 	self.MaxAge = 5 * time.Minute
-	if _, err := VerifySignatures(context.Background(), r.set, s, get(t, s, id), self); err == nil || !strings.Contains(err.Error(), "older than this proposal can live") {
+	if _, err := VerifySignatures(context.Background(), r.set, s, get(t, s, id), self); err == nil || !strings.Contains(err.Error(), "stale (a replayed signature): dated") || !strings.Contains(err.Error(), "older than") {
 		t.Fatalf("with the proposal's lifetime: %v", err)
 	}
 	self.MaxAge, self.Since = 0, time.Now().Add(-time.Minute)
-	if _, err := VerifySignatures(context.Background(), r.set, s, get(t, s, id), self); err == nil || !strings.Contains(err.Error(), "before the proposal was made") {
+	if _, err := VerifySignatures(context.Background(), r.set, s, get(t, s, id), self); err == nil || !strings.Contains(err.Error(), "the proposal is younger than its approval") {
 		t.Fatalf("with this process's own submit time: %v", err)
 	}
 }
