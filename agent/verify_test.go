@@ -636,3 +636,28 @@ func TestVerifyRefusesRowsWithoutEnd(t *testing.T) {
 		t.Fatalf("%d rows: %v", len(sigs), err)
 	}
 }
+
+// A policy that asks for a group counts the signers' principals as its
+// members: two signatures from outside the group are not enough.
+func TestVerifyGroupsCountByPrincipal(t *testing.T) {
+	s, o := emptyStore(t)
+	r := newTrustRig(t, storage.DefaultIdentity(o.Path()), "alice", "bob", "dave", "carol")
+	r.setSignedPolicy(t, o, "carol", "groups:\n  dba: [dave]\npolicy:\n  - match: {risk: low}\n    approvals: 2\n    from: {dba: 1}\n")
+	id := submitDraft(t, s, xDraft(t))
+	rec := get(t, o, id)
+	db := rawDB(t, o)
+	forgeConsume(t, db, id, r.sign(t, r.set, "alice", rec), r.sign(t, r.set, "bob", rec))
+	self := Self{Requesters: []string{"agent"}}
+	_, err := VerifySignatures(context.Background(), r.set, s, get(t, s, id), self)
+	if err == nil || !strings.Contains(err.Error(), "2 of 2 signatures hold, but not from the people") || !strings.Contains(err.Error(), "dba") {
+		t.Fatalf("no dba: %v", err)
+	}
+	d := r.sign(t, r.set, "dave", rec)
+	if _, err := db.Exec(`INSERT INTO approve_tui_signatures (approval_id, event, principal, key_fp, statement, signature, at) VALUES (?, 'approve', ?, ?, ?, ?, 0)`,
+		id, d.Principal, d.Key, string(d.Statement), d.Armored); err != nil {
+		t.Fatal(err)
+	}
+	if chk, err := VerifySignatures(context.Background(), r.set, s, get(t, s, id), self); err != nil || len(chk.Principals) != 3 {
+		t.Fatalf("with dave: %+v %v", chk, err)
+	}
+}
