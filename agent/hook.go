@@ -622,6 +622,10 @@ func (h *hook) allowLow(ctx context.Context, c *hookCall, command string) (ans H
 		return h.deny("low risk, but the approval store is unavailable to audit it (%v); denied to be safe", err), false
 	}
 	defer s.Close()
+	if err := SignedPolicyAsks(ctx, h.o.Trust, s, command, c.cwd, h.session(c), h.p.requester, model.RiskLow, h.o.Risk); err != nil {
+		c.policyWhy = signedAsksWords(err)
+		return HookAnswer{}, true
+	}
 	err = s.RecordPolicy(ctx, h.policy(c, command, storage.PolicyAllow,
 		risk.NoMatchReason+": allowed by the hook's --low allow policy", model.RiskLow), h.o.Actor)
 	var asks *storage.PolicyAsksError
@@ -648,6 +652,10 @@ func (h *hook) passLow(ctx context.Context, c *hookCall, command string) (ans Ho
 		return h.deny("low risk, but the approval store is unavailable to read its policy (%v); denied to be safe", err), false
 	}
 	defer s.Close()
+	if err := SignedPolicyAsks(ctx, h.o.Trust, s, command, c.cwd, h.session(c), h.p.requester, model.RiskLow, h.o.Risk); err != nil {
+		c.policyWhy = signedAsksWords(err)
+		return HookAnswer{}, true
+	}
 	err = s.PolicyAsks(ctx, h.policy(c, command, storage.PolicyAllow, "", model.RiskLow))
 	var asks *storage.PolicyAsksError
 	switch {

@@ -166,6 +166,12 @@ func Run(ctx context.Context, s *storage.Store, req RunRequest) (RunResult, erro
 		return r.refuseHardline(ctx, p, v.Table), nil
 	}
 	if unasked(req.Unasked, p.RiskLevel, v, p.Impact) {
+		// Under trust required the policy a policy signer signed binds
+		// too, whatever the store's newest policy row says.
+		if err := SignedPolicyAsks(ctx, req.Trust, s, p.Command, p.Cwd, p.SessionKey, p.Requester, model.RiskLow, d.Judging); err != nil {
+			p.RiskReason += "; " + signedAsksWords(err)
+			return r.askAndRun(ctx, p)
+		}
 		res, err := r.runAllowed(ctx, p)
 		var asks *storage.PolicyAsksError
 		if !errors.As(err, &asks) {

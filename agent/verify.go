@@ -16,6 +16,7 @@ import (
 	"github.com/approve-tui/approve-tui/config"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/policy"
+	"github.com/approve-tui/approve-tui/risk"
 	"github.com/approve-tui/approve-tui/storage"
 	"github.com/approve-tui/approve-tui/trust"
 	"golang.org/x/crypto/ssh"
@@ -154,7 +155,7 @@ func VerifySignatures(ctx context.Context, set *trust.Settings, s *storage.Store
 		return nil, refuse("the user running this process has no name in the user database, so the requester cannot be told from an approver: nothing counts")
 	}
 
-	pol, label, perr := signedPolicy(ctx, set, s, store, now)
+	pol, label, _, perr := signedPolicy(ctx, set, s, store, now)
 	if perr != nil {
 		if se, ok := perr.(*SignatureError); ok {
 			se.ID = id
@@ -331,10 +332,10 @@ func requesterOf(principal string, requesters []string) string {
 // nothing. None signed: a nil policy (one signature). A signed version
 // whose text is gone or cannot be parsed refuses: the policy in force
 // cannot be known.
-func signedPolicy(ctx context.Context, set *trust.Settings, s *storage.Store, store string, now time.Time) (*policy.Policy, string, error) {
+func signedPolicy(ctx context.Context, set *trust.Settings, s *storage.Store, store string, now time.Time) (*policy.Policy, string, int64, error) {
 	rows, err := s.Signatures(ctx, storage.PolicyRef)
 	if err != nil {
-		return nil, "", fmt.Errorf("the policy's signatures could not be read: %w", err)
+		return nil, "", 0, fmt.Errorf("the policy's signatures could not be read: %w", err)
 	}
 	var best *trust.Verified
 	candidates := 0
@@ -344,10 +345,10 @@ func signedPolicy(ctx context.Context, set *trust.Settings, s *storage.Store, st
 			continue
 		}
 		if candidates++; candidates > maxPolicySignatures {
-			return nil, "", &SignatureError{Why: fmt.Sprintf("more than %d policy signatures by policy signers are stored: rows added behind approve-tui's back; the policy in force cannot be known", maxPolicySignatures)}
+			return nil, "", 0, &SignatureError{Why: fmt.Sprintf("more than %d policy signatures by policy signers are stored: rows added behind approve-tui's back; the policy in force cannot be known", maxPolicySignatures)}
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, "", fmt.Errorf("the policy's signatures could not be checked in time: %w", err)
+			return nil, "", 0, fmt.Errorf("the policy's signatures could not be checked in time: %w", err)
 		}
 		v, err := trust.Verify([]byte(row.Armored), row.Statement, set.Signers, trust.Expect{Store: store, PolicySHA256: st.PolicySHA256,
 			Decisions: []trust.Decision{trust.DecisionPolicy}, Skew: signatureSkew}, now)
@@ -362,12 +363,12 @@ func signedPolicy(ctx context.Context, set *trust.Settings, s *storage.Store, st
 		}
 	}
 	if best == nil {
-		return nil, "", nil
+		return nil, "", 0, nil
 	}
 	sum := best.Statement.PolicySHA256
 	versions, err := s.PolicyVersions(ctx)
 	if err != nil {
-		return nil, "", fmt.Errorf("the policy versions could not be read: %w", err)
+		return nil, "", 0, fmt.Errorf("the policy versions could not be read: %w", err)
 	}
 	for _, pv := range versions {
 		h := sha256.Sum256([]byte(pv.Source))
@@ -376,11 +377,11 @@ func signedPolicy(ctx context.Context, set *trust.Settings, s *storage.Store, st
 		}
 		p, err := config.ParsePolicy("policy v"+strconv.FormatInt(pv.Version, 10), []byte(pv.Source))
 		if err != nil {
-			return nil, "", &SignatureError{Why: fmt.Sprintf("the policy %s signed (%s) cannot be read: %v", best.Principal, sum[:12], err)}
+			return nil, "", 0, &SignatureError{Why: fmt.Sprintf("the policy %s signed (%s) cannot be read: %v", best.Principal, sum[:12], err)}
 		}
-		return p, fmt.Sprintf("%s (signed by %s)", sum[:12], best.Principal), nil
+		return p, fmt.Sprintf("%s (signed by %s)", sum[:12], best.Principal), pv.Version, nil
 	}
-	return nil, "", &SignatureError{Why: fmt.Sprintf("the policy %s signed last (%s) is not in the store: the policy in force cannot be known", best.Principal, sum[:12])}
+	return nil, "", 0, &SignatureError{Why: fmt.Sprintf("the policy %s signed last (%s) is not in the store: the policy in force cannot be known", best.Principal, sum[:12])}
 }
 
 // signatureName names a stored signature by what it claims, for a
@@ -446,4 +447,63 @@ func refuseSignatures(ctx context.Context, s *storage.Store, id string, err erro
 		logf("warning: could not record why %s is refused: %v", id, rerr)
 	}
 	return words
+}
+
+// SignedPolicyAsks is, under trust required, what the policy a policy
+// signer signed last says of a command about to go unasked (no risk rule
+// matches it): a *storage.PolicyAsksError naming its rules that match,
+// when any does; nil when none does, none is signed, or trust is off. The
+// store's own check (storage.PolicyAsks, RecordPolicy) reads the newest
+// policy row, which the agent's user can replace; this one reads only
+// what a policy signer signed. An error means the signed policy could
+// not be known: the command must be asked.
+func SignedPolicyAsks(ctx context.Context, set *trust.Settings, s *storage.Store, command, cwd, session, requester string, level model.RiskLevel, judging risk.Context) error {
+	if !set.Required() {
+		return nil
+	}
+	if set.Signers == nil {
+		return fmt.Errorf("trust is required but no trust file is loaded")
+	}
+	store := set.Store
+	if store == "" {
+		store = s.Identity()
+	}
+	pol, _, version, err := signedPolicy(ctx, set, s, store, s.Now())
+	if err != nil || pol == nil {
+		return err
+	}
+	judging.Cwd = cwd
+	j := risk.Judge(command, judging)
+	patterns := make([]string, len(j.Table.Matches))
+	for i, m := range j.Table.Matches {
+		patterns[i] = m.Description
+	}
+	subj := policy.Subject{Risk: model.MaxRisk(level.Normalized(), j.Level), Session: session, Requester: requester,
+		Command: command, Patterns: patterns, Effects: j.Effects}
+	verdicts, req := pol.Explain(subj)
+	if !req.Ruled() {
+		return nil
+	}
+	e := &storage.PolicyAsksError{Version: version, Needs: req.Describe()}
+	for _, v := range verdicts {
+		if !v.Matches {
+			continue
+		}
+		name := fmt.Sprintf("rule %d", v.Rule+1)
+		if l := pol.Rules[v.Rule].Line; l > 0 {
+			name += fmt.Sprintf(" (line %d)", l)
+		}
+		e.Rules = append(e.Rules, name+" of the signed policy: "+strings.Join(v.Why, ", "))
+	}
+	return e
+}
+
+// signedAsksWords says why SignedPolicyAsks asks: its rules, or that the
+// signed policy could not be known.
+func signedAsksWords(err error) string {
+	var asks *storage.PolicyAsksError
+	if errors.As(err, &asks) {
+		return asks.Error()
+	}
+	return "the signed policy could not be known (" + err.Error() + "), so it is asked"
 }

@@ -661,3 +661,53 @@ func TestVerifyGroupsCountByPrincipal(t *testing.T) {
 		t.Fatalf("with dave: %+v %v", chk, err)
 	}
 }
+
+// A command no risk rule matches goes unasked only if the policy a
+// policy signer signed names it in no rule: the agent replacing the
+// store's policy row with one without rules changes nothing.
+func TestUnaskedCommandsFollowTheSignedPolicy(t *testing.T) {
+	const signed = "policy:\n  - match: {command: \"echo signed-rule*\"}\n    approvals: 1\n"
+	noRules := func(t *testing.T, o *storage.Store) {
+		if _, err := rawDB(t, o).Exec(`INSERT INTO approve_tui_policy (version, sha256, source, rules, set_at, set_by)
+			SELECT version + 1, ?, '', ?, set_at, set_by FROM approve_tui_policy ORDER BY version DESC LIMIT 1`,
+			fmt.Sprintf("%x", sha256.Sum256(nil)), string((&policy.Policy{}).Encode())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("run", func(t *testing.T) {
+		s, o := emptyStore(t)
+		r := newTrustRig(t, storage.DefaultIdentity(o.Path()), "alice", "carol")
+		r.setSignedPolicy(t, o, "carol", signed)
+		noRules(t, o)
+		req := runReq(t.TempDir(), "echo", "signed-rule-x")
+		req.Timeout = 300 * time.Millisecond
+		// Without trust the store's (replaced) policy lets it go.
+		if res, err := Run(context.Background(), s, req); err != nil || res.Outcome != RunRan {
+			t.Fatalf("trust off: %+v %v", res, err)
+		}
+		req.Trust = r.set
+		res, err := Run(context.Background(), s, req)
+		if err != nil || res.Outcome != RunTimedOut {
+			t.Fatalf("trust required: %+v %v, want asked (timed out)", res, err)
+		}
+		if rec := get(t, o, res.ApprovalID); !strings.Contains(rec.RiskReason, "rule 1 (line 2) of the signed policy") {
+			t.Fatalf("reason %q", rec.RiskReason)
+		}
+	})
+	t.Run("hook --low pass", func(t *testing.T) {
+		s, o := emptyStore(t)
+		r := newTrustRig(t, storage.DefaultIdentity(o.Path()), "alice", "carol")
+		r.setSignedPolicy(t, o, "carol", signed)
+		noRules(t, o)
+		opts := hookOpts(s)
+		opts.Timeout = time.Second
+		if ans := recvHook(t, hookAsync(bashCall("echo signed-rule-y", "tu-a"), opts)); !ans.Silent {
+			t.Fatalf("trust off: %+v", ans)
+		}
+		opts.Trust = r.set
+		ans := recvHook(t, hookAsync(bashCall("echo signed-rule-y", "tu-b"), opts))
+		if ans.Silent || ans.Decision != "deny" || !strings.Contains(ans.Reason, "no decision on") {
+			t.Fatalf("trust required: %+v, want asked", ans)
+		}
+	})
+}
