@@ -619,3 +619,23 @@ func TestSignedRunRefusesAnUnreliableTrustFile(t *testing.T) {
 		})
 	}
 }
+
+// A command no risk rule matches is still asked when the policy carol
+// signed names it, though the agent replaced the store's policy row with
+// one that has no rules: the real `run` times out asking, never runs it.
+func TestSignedRunUnaskedFollowsTheSignedPolicyE2E(t *testing.T) {
+	r := newSignedRig(t)
+	pySQL(t, r.db, `INSERT INTO approve_tui_policy (version, sha256, source, rules, set_at, set_by)
+		SELECT version + 1, ?, '', ?, set_at, set_by FROM approve_tui_policy ORDER BY version DESC LIMIT 1`,
+		fmt.Sprintf("%x", sha256.Sum256(nil)), string((&policy.Policy{}).Encode()))
+	marker := filepath.Join(r.dir, "ran")
+	cmd := exec.Command(r.bin, "--db", r.db, "--config", r.cfg, "run", "--timeout", "1s", "--", "touch", marker)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != agent.ExitTimedOut || !strings.Contains(string(out), "of the signed policy") {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("it ran unasked")
+	}
+}
