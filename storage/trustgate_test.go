@@ -677,6 +677,18 @@ func TestTrustPhraseGate(t *testing.T) {
 	if kept, _ := s.Signatures(ctx, rec.ApprovalID); len(kept) != 1 || kept[0].Event != EventApprove || kept[0].Principal != "alice" {
 		t.Fatalf("kept %+v", kept)
 	}
+	// Hermes' tier-2 level is signed as it is pinned.
+	p2 := proposal("trust-phrase-002", "systemctl stop vaultwarden", model.RiskTier2, c.Now(), time.Hour)
+	p2.RequiresTextConfirm, p2.Verb, p2.Target, p2.Nonce = true, "stop", "vaultwarden", "0428"
+	mustSubmit(t, s, p2)
+	rec2, err := s.Get(ctx, p2.ApprovalID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ConsumePhrase(ctx, rec2.ApprovalID, "STOP VAULTWARDEN 0428", rec2.PayloadSHA256, PhraseOptions{},
+		osActor(alice.signed(t, approval(rec2, c.Now())))); err != nil {
+		t.Fatalf("signed tier-2 approval: %v", err)
+	}
 }
 
 // A proposal is pinned to the signed policy in force at its submit: a
