@@ -17,10 +17,13 @@ import (
 	"time"
 
 	"github.com/approve-tui/approve-tui/agent"
+	"github.com/approve-tui/approve-tui/config"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/risk"
 	"github.com/approve-tui/approve-tui/storage"
+	"github.com/approve-tui/approve-tui/trust"
 	"github.com/spf13/cobra"
+	sshagent "golang.org/x/crypto/ssh/agent"
 	"golang.org/x/term"
 )
 
@@ -48,6 +51,14 @@ type app struct {
 	// judging, when set, is the judgement's context in place of the
 	// configuration file's (an SSH session judges as the server does).
 	judging *risk.Context
+	// trusting is the trust configuration of the process whose session
+	// runs the command (ExecuteAs: a.as set), which reads no file; and
+	// sessionAgent the agent that session's client forwarded (nil: none).
+	trusting     *trust.Settings
+	sessionAgent sshagent.Agent
+	// trustSide is the side this command loads the trust file for (the
+	// agent's for what the agent runs: submit, wait, run, the hooks).
+	trustSide config.Side
 
 	getenv func(string) string
 	isTTY  func() bool // is stdin a terminal (prompts allowed)
@@ -93,8 +104,26 @@ func ExecuteAs(ctx context.Context, args []string, db string, actor model.Actor,
 // context, from its configuration file; nil: the defaults'), since a
 // session reads no file of this host's.
 func executeAs(ctx context.Context, args []string, db string, actor model.Actor, judging *risk.Context, stdin io.Reader, stdout, stderr io.Writer) int {
+	return executeSession(ctx, args, db, actor, session{Judging: judging}, stdin, stdout, stderr)
+}
+
+// session is what the serving process gives a command its session runs:
+// it reads no file of this host's and no environment.
+type session struct {
+	// Judging is the judgement's context (nil: the defaults').
+	Judging *risk.Context
+	// Trust is the serving process's trust configuration (nil: off).
+	Trust *trust.Settings
+	// Agent is the agent the session's client forwarded (ssh -A), which
+	// signs the session's decisions (nil: none forwarded).
+	Agent sshagent.Agent
+}
+
+// executeSession is ExecuteAs with the serving process's context.
+func executeSession(ctx context.Context, args []string, db string, actor model.Actor, sess session, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := newApp(stdin, stdout, stderr)
-	a.judging = judging
+	a.judging = sess.Judging
+	a.trusting, a.sessionAgent = sess.Trust, sess.Agent
 	a.getenv = func(string) string { return "" }
 	a.isTTY = func() bool { return false }
 	a.termW = func() int { return 0 }
@@ -292,8 +321,14 @@ func (a *app) defaultDB() string {
 	return filepath.Join(home, "state.db")
 }
 
-// open opens the store named by the global flags.
+// open opens the store named by the global flags, with the trust
+// configuration of a.trustSide.
 func (a *app) open(ctx context.Context, create bool) (*storage.Store, error) {
+	return a.openSide(ctx, create, a.trustSide)
+}
+
+// openSide is open with the trust file loaded for side.
+func (a *app) openSide(ctx context.Context, create bool, side config.Side) (*storage.Store, error) {
 	// --read-only makes this process a watcher: the store is opened for
 	// writing where it can be, so that the decision path itself refuses each
 	// attempt and records the refusal (SPEC §3.3, §3.9). A file that cannot
@@ -302,7 +337,11 @@ func (a *app) open(ctx context.Context, create bool) (*storage.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := storage.Open(ctx, a.db, storage.Options{Create: create, BusyTimeout: a.lockTimeout, Readers: a.readers, Risk: rc})
+	ts, err := a.trustSettings(side)
+	if err != nil {
+		return nil, err
+	}
+	s, err := storage.Open(ctx, a.db, storage.Options{Create: create, BusyTimeout: a.lockTimeout, Readers: a.readers, Risk: rc, Trust: ts})
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return nil, err

@@ -15,6 +15,7 @@ import (
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/notify"
 	"github.com/approve-tui/approve-tui/risk"
+	"github.com/approve-tui/approve-tui/trust"
 )
 
 func (a *app) configCmd() *cobra.Command {
@@ -60,8 +61,16 @@ secrets: a query's values, and the path of a URL that is itself the
 secret, as …redacted…
 (https://hooks.slack.com/services/…redacted…).
 
+The trust: section (signed approvals) is checked too: which mode is in
+force and why, the trust file as approve, deny and policy set load it (a
+problem when another user may change it) and as run and the hooks would
+load it run as you, the ssh-agent at $SSH_AUTH_SOCK and whether the trust
+file knows its keys, and policy signers the trust file does not name
+(warnings).
+
 With --json, one object: path, found, ok, problems, warnings, channels,
-routes, open_hint and settings.
+routes, open_hint, settings and trust (mode, why, allowed_signers, checks,
+problems, warnings, agent_keys).
 ` + exitCodesWhere(map[int]string{ExitError: "problems: the file is missing (when named), unreadable or invalid, or a secret does not resolve"},
 			ExitOK, ExitError, ExitUsage),
 		Args: cobra.NoArgs,
@@ -210,10 +219,11 @@ func (a *app) configCheck() error {
 		if a.json {
 			a.printf("%s\n", model.NewJSONObject().OptStr("path", line(path)).Bool("found", false).Bool("ok", true).
 				Raw("problems", "[]").Strs("warnings", nil).Raw("channels", "[]").Raw("routes", "[]").
-				Raw("open_hint", "null").Bool("include_command", true).Raw("settings", "[]"))
+				Raw("open_hint", "null").Bool("include_command", true).Raw("settings", "[]").
+				Obj("trust", (&trustReport{mode: string(trust.ModeOff), why: "no configuration file: nothing is signed or checked"}).json()))
 			return nil
 		}
-		a.printf("%s: the defaults apply (no channels, no routes)\n", where)
+		a.printf("%s: the defaults apply (no channels, no routes, trust off: nothing is signed or checked)\n", where)
 		a.printf("start one with: approve-tui config example > %s\n", line(path))
 		return nil
 	}
@@ -253,6 +263,10 @@ func (a *app) configReport(f *config.File) error {
 			}
 		}
 	}
+	tr := a.checkTrust(f)
+	for _, p := range tr.problems {
+		ferr.Problems = append(ferr.Problems, config.Problem{Line: f.Trust.Line, Column: 1, Message: "trust: " + p})
+	}
 	if a.json {
 		probs := make([]*model.JSONObject, len(ferr.Problems))
 		for i, p := range ferr.Problems {
@@ -272,9 +286,10 @@ func (a *app) configReport(f *config.File) error {
 			}
 		}
 		a.printf("%s\n", model.NewJSONObject().Str("path", line(f.Path)).Bool("found", true).Bool("ok", len(ferr.Problems) == 0).
-			Raw("problems", jsonList(probs)).Strs("warnings", nil).
+			Raw("problems", jsonList(probs)).Strs("warnings", tr.warnings).
 			Raw("channels", jsonList(chans)).Raw("routes", jsonList(routes)).
-			OptStr("open_hint", line(f.OpenHint)).Bool("include_command", f.IncludeCommand).Raw("settings", jsonList(sets)))
+			OptStr("open_hint", line(f.OpenHint)).Bool("include_command", f.IncludeCommand).Raw("settings", jsonList(sets)).
+			Obj("trust", tr.json()))
 		if len(ferr.Problems) > 0 {
 			return exitf(ExitError, "")
 		}
@@ -309,6 +324,13 @@ func (a *app) configReport(f *config.File) error {
 	}
 	if len(sets) > 0 {
 		a.printf("settings (%d):\n%s\n", len(sets), strings.Join(sets, "\n"))
+	}
+	a.printf("trust: %s: %s\n", tr.mode, line(tr.why))
+	for _, l := range tr.lines {
+		a.printf("  %s\n", l)
+	}
+	for _, w := range tr.warnings {
+		a.printf("  warning: %s\n", w)
 	}
 	if len(ferr.Problems) > 0 {
 		for _, p := range ferr.Problems {

@@ -10,12 +10,14 @@ import (
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/policy"
 	"github.com/approve-tui/approve-tui/storage"
+	"github.com/approve-tui/approve-tui/trust"
 	"github.com/spf13/cobra"
 )
 
 func (a *app) approveCmd() *cobra.Command {
 	var (
 		confirm, phrase, readSHA string
+		keyFile                  string
 		limit                    int
 		lockout                  time.Duration
 	)
@@ -48,6 +50,13 @@ and approve exits 7 saying what is still needed ("vote recorded on ID: 1 of
 dba"). The vote that completes the quorum approves it (exit 0; consumed_by
 names every approver). On a terminal you are told before you type that it
 is a vote, who voted and what is needed.
+
+Where the configuration's trust: section requires signatures, the approval
+is signed with your own SSH key over what you read (store, id, payload
+SHA-256, pinned risk): the one key of the ssh-agent at $SSH_AUTH_SOCK that
+the trust file knows, or --key FILE. A security key asks for a touch
+first. No agent, a refusal, or no key the trust file knows: nothing is
+approved (exit 1), and the message says what to do.
 
 Prints "approved ID" (with --json, the proposal, with its votes).
 ` + exitCodesWhere(map[int]string{ExitError: "error, or refused whatever is typed (below)",
@@ -84,18 +93,35 @@ is not in (not_eligible).`,
 			if byPhrase {
 				typed = phrase
 			}
+			// Under trust required the approval is signed: the key is found
+			// first, so that the terminal's note says who the approver is
+			// (the key's principal), and the signing is after the prompt.
+			actor := a.actor()
+			ts := s.Trust()
+			signing := ts.Required() && s.ReadOnlyReason() == "" && !actor.ReadOnly
+			var (
+				key    *keySigner
+				keyErr error
+			)
+			if signing {
+				if key, keyErr = a.signer(ts, keyFile); key != nil {
+					defer key.Close()
+				}
+			}
+			var shown *storage.Record // the proposal as shown
 			if tty {
 				rec, ws, err := getWithWaiter(ctx, s, id)
 				if err != nil {
 					return err
 				}
+				shown = rec
 				j, err := a.judgeRecord(rec)
 				if err != nil {
 					return err
 				}
 				writeShow(a.err, rec, &ws, s.Now(), &j)
 				if rec.EffectiveStatus.Open() {
-					a.voteNote(ctx, s, rec)
+					a.voteNote(ctx, s, rec, signerActor(actor, ts, key))
 				}
 				if readSHA == "" {
 					readSHA = rec.PayloadSHA256 // what was shown is what is approved
@@ -105,6 +131,10 @@ is not in (not_eligible).`,
 				// typed; ask only when typing can matter.
 				askable := rec.EffectiveStatus.Open() && rec.Corrupt == "" && s.ReadOnlyReason() == "" &&
 					!rec.Hardline && (rec.RequiresTextConfirm || (len([]rune(rec.ApprovalID)) >= storage.MinApprovableID && model.UntypableID(rec.ApprovalID) == ""))
+				if signing && keyErr != nil && askable {
+					// Nothing typed could be signed: say so before asking.
+					return exitf(ExitError, "not approved: cannot sign: %v; %s; %s is still pending", keyErr, signingHelp(ts), line(id))
+				}
 				if !confirmed && askable {
 					question := "\nType the approval id to approve: "
 					if rec.RequiresTextConfirm {
@@ -116,6 +146,29 @@ is not in (not_eligible).`,
 					}
 				}
 			}
+			// The signature is over the payload read (shown, or named by
+			// --payload-sha256), which the store then pins. A watcher's
+			// attempt is the store's to refuse.
+			if signing {
+				if shown == nil {
+					if shown, err = recordFor(ctx, s, id); err != nil {
+						return err
+					}
+				}
+				if readSHA == "" {
+					readSHA = shown.PayloadSHA256
+				}
+				err := keyErr
+				var signed *model.Signature
+				if err == nil {
+					signed, err = a.sign(ts, key, decisionStatement(trust.DecisionApprove, shown, readSHA))
+				}
+				if err != nil {
+					return exitf(ExitError, "not approved: cannot sign: %v; %s; %s is still pending", err, signingHelp(ts), line(id))
+				}
+				actor.Signature = signed
+				a.note("signed by %s (%s)", line(signed.Principal), line(signed.Key))
+			}
 			// Whether anyone waits is judged before the decision: a waiter
 			// that wakes on it stops heartbeating at once.
 			waiter, werr := s.WaiterState(ctx, id)
@@ -124,9 +177,9 @@ is not in (not_eligible).`,
 				if err := a.configFlags(cmd, "tier2"); err != nil { // the file's tier2: for flags not given
 					return err
 				}
-				rec, err = s.ConsumePhrase(ctx, id, typed, readSHA, storage.PhraseOptions{Limit: limit, Lockout: lockout}, a.actor())
+				rec, err = s.ConsumePhrase(ctx, id, typed, readSHA, storage.PhraseOptions{Limit: limit, Lockout: lockout}, actor)
 			} else {
-				rec, err = s.ConsumeRead(ctx, id, typed, readSHA, a.actor())
+				rec, err = s.ConsumeRead(ctx, id, typed, readSHA, actor)
 			}
 			var (
 				rf    *storage.RefusedError
@@ -166,6 +219,7 @@ is not in (not_eligible).`,
 	cmd.Flags().StringVar(&confirm, "confirm", "", "the approval `id`, retyped (required without a terminal)")
 	cmd.Flags().StringVar(&phrase, "phrase", "", "a tier-2 proposal's `phrase`: VERB TARGET NONCE (case and spacing as you like)")
 	cmd.Flags().StringVar(&readSHA, "payload-sha256", "", "approve only if the proposal's payload still has this SHA-256 (`hex`, as show --json gives it)")
+	cmd.Flags().StringVar(&keyFile, "key", "", "sign with this private key `file` (unencrypted) instead of the ssh-agent's key, where trust is required")
 	cmd.Flags().IntVar(&limit, "phrase-limit", storage.DefaultPhraseLimit, "wrong tier-2 phrases that block the proposal and lock its (verb, target) out")
 	cmd.Flags().DurationVar(&lockout, "lockout", storage.DefaultLockout, "how long a (verb, target) stays locked out after a block (an active lockout is never shortened)")
 	return cmd
@@ -198,7 +252,7 @@ func (a *app) votedOn(ctx context.Context, s *storage.Store, id string, voted *s
 // needed, and whether the store will refuse them (their own agent's
 // proposal, or a second vote). Said on stderr; nothing when no rule
 // applies.
-func (a *app) voteNote(ctx context.Context, s *storage.Store, rec *storage.Record) {
+func (a *app) voteNote(ctx context.Context, s *storage.Store, rec *storage.Record, actor model.Actor) {
 	q, err := s.Quorum(ctx, rec)
 	var rf *storage.RefusedError
 	switch {
@@ -214,7 +268,7 @@ func (a *app) voteNote(ctx context.Context, s *storage.Store, rec *storage.Recor
 	} else {
 		fmt.Fprintf(a.err, "So far %s (%s); still needed: %s.\n", q.Progress(), votersOf(q.Votes), line(q.Needed()))
 	}
-	me := policy.VoterOf(a.actor())
+	me := policy.VoterOf(actor)
 	if me.Person == "" {
 		fmt.Fprintf(a.err, "You are no person approve-tui could establish: the store refuses your vote (not_eligible).\n")
 		return
@@ -234,8 +288,8 @@ func (a *app) voteNote(ctx context.Context, s *storage.Store, rec *storage.Recor
 
 func (a *app) denyCmd() *cobra.Command {
 	var (
-		reason string
-		yes    bool
+		reason, keyFile string
+		yes             bool
 	)
 	cmd := &cobra.Command{
 		Use:   "deny ID [--reason TEXT]",
@@ -244,6 +298,11 @@ func (a *app) denyCmd() *cobra.Command {
 proposal can be denied. On a terminal you are asked "Deny ID? [y/N]" unless
 --yes; anything but y or yes cancels (exit 1, nothing changed). Without a
 terminal there is no prompt.
+
+Where the configuration's trust: section requires signatures, the deny is
+signed as approve signs (the ssh-agent's key, or --key FILE); with no key
+to sign with it is recorded unsigned, with a warning (a deny never lets
+anything run). A --key that cannot sign denies nothing.
 
 Prints "denied ID" (with --json, the proposal).
 ` + exitCodesWhere(map[int]string{ExitError: "error, or cancelled at the prompt"},
@@ -277,7 +336,15 @@ Prints "denied ID" (with --json, the proposal).
 					return exitf(ExitError, "not denied: cancelled; nothing changed")
 				}
 			}
-			rec, err := s.Deny(ctx, id, a.actor(), reason)
+			actor := a.actor()
+			if ts := s.Trust(); ts.Required() && s.ReadOnlyReason() == "" && !actor.ReadOnly {
+				sig, err := a.signDeny(ctx, s, ts, keyFile, id)
+				if err != nil {
+					return err
+				}
+				actor.Signature = sig
+			}
+			rec, err := s.Deny(ctx, id, actor, reason)
 			if err != nil {
 				return named(id, err)
 			}
@@ -291,7 +358,28 @@ Prints "denied ID" (with --json, the proposal).
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why (kept in the audit log)")
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation on a terminal")
+	cmd.Flags().StringVar(&keyFile, "key", "", "sign with this private key `file` (unencrypted) instead of the ssh-agent's key, where trust is required")
 	return cmd
+}
+
+// signDeny signs a deny of id under ts. Without a key to sign with the
+// deny goes unsigned, with a warning (a deny never lets anything run),
+// unless --key named one: then its failure is the error.
+func (a *app) signDeny(ctx context.Context, s *storage.Store, ts *trust.Settings, keyFile, id string) (*model.Signature, error) {
+	rec, err := recordFor(ctx, s, id)
+	if err != nil {
+		return nil, err
+	}
+	sig, err := a.signDecision(ts, keyFile, trust.DecisionDeny, rec, "")
+	switch {
+	case err != nil && keyFile != "":
+		return nil, exitf(ExitError, "not denied: cannot sign with --key: %v; %s is still pending", err, line(id))
+	case err != nil:
+		a.note("warning: this deny is unsigned (%v): it is recorded and shown as unsigned", err)
+		return nil, nil
+	}
+	a.note("signed by %s (%s)", line(sig.Principal), line(sig.Key))
+	return sig, nil
 }
 
 // oneID is the Args check of a command that takes one approval id and a

@@ -19,6 +19,7 @@ import (
 	"github.com/approve-tui/approve-tui/policy"
 	"github.com/approve-tui/approve-tui/risk"
 	"github.com/approve-tui/approve-tui/storage"
+	"github.com/approve-tui/approve-tui/trust"
 )
 
 // The approval policy's commands: set a file in force, show the version in
@@ -74,7 +75,10 @@ and from each group the most any asks.`,
 }
 
 func (a *app) policySetCmd() *cobra.Command {
-	var dryRun bool
+	var (
+		dryRun  bool
+		keyFile string
+	)
 	cmd := &cobra.Command{
 		Use:   "set FILE [--dry-run] [--json]",
 		Short: "Check a policy file and put it in force (a new version, audited)",
@@ -89,6 +93,11 @@ all of them, on stderr, and nothing is set. --dry-run checks the file, says
 what would be set and sets nothing. A watcher (--read-only) is refused by
 the store, and the refusal audited.
 
+Where the configuration's trust: section requires signatures, the policy is
+signed with your SSH key (the ssh-agent's key the trust file knows, or
+--key FILE) by a principal of trust: policy_signers; a policy put in the
+store any other way changes nothing.
+
 Prints "policy v2 in force (sha256 ...), 2 rules, 1 group; was v1 (sha256
 ...)" or "policy unchanged: v2 is already this file". With --json, one
 object: path, ok, problems, dry_run, changed, version, sha256, rules,
@@ -97,10 +106,11 @@ groups, previous (its version and sha256, or null), set_by, set_at.
 			ExitOK, ExitError, ExitUsage, ExitUnavailable),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.policySet(cmd.Context(), args[0], dryRun)
+			return a.policySet(cmd.Context(), args[0], dryRun, keyFile)
 		},
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "check the file and say what would be set; set nothing")
+	cmd.Flags().StringVar(&keyFile, "key", "", "sign with this private key `file` (unencrypted) instead of the ssh-agent's key, where trust is required")
 	return cmd
 }
 
@@ -142,7 +152,7 @@ func (a *app) loadPolicyFile(path string, report bool) (*policy.Policy, []byte, 
 }
 
 // policySet is policy set.
-func (a *app) policySet(ctx context.Context, path string, dryRun bool) error {
+func (a *app) policySet(ctx context.Context, path string, dryRun bool, keyFile string) error {
 	p, src, err := a.loadPolicyFile(path, true)
 	if err != nil {
 		return err
@@ -208,7 +218,15 @@ func (a *app) policySet(ctx context.Context, path string, dryRun bool) error {
 		writePolicySummary(a.out, p)
 		return nil
 	}
-	v, changed, err := s.SetPolicy(ctx, src, p, a.actor())
+	actor := a.actor()
+	if ts := s.Trust(); ts.Required() && s.ReadOnlyReason() == "" && !actor.ReadOnly {
+		sig, err := a.signPolicy(ts, keyFile, sum)
+		if err != nil {
+			return exitf(ExitError, "policy not set: %v", err)
+		}
+		actor.Signature = sig
+	}
+	v, changed, err := s.SetPolicy(ctx, src, p, actor)
 	if err != nil {
 		return err
 	}
@@ -226,6 +244,37 @@ func (a *app) policySet(ctx context.Context, path string, dryRun bool) error {
 	}
 	a.printf("policy v%d in force (sha256 %s), %s; was %s\n", v.Version, shortSum(v.SHA256), counts, was(old, v.Version))
 	return nil
+}
+
+// signPolicy signs the policy file of SHA-256 sum under ts, by a policy
+// signer: a key whose principal is not one is refused before it signs.
+func (a *app) signPolicy(ts *trust.Settings, keyFile, sum string) (*model.Signature, error) {
+	k, err := a.signer(ts, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("cannot sign: %v; %s", err, signingHelp(ts))
+	}
+	defer k.Close()
+	principal, err := ts.PrincipalOf(k.PublicKey())
+	if err != nil {
+		return nil, errors.New(line(err.Error()))
+	}
+	if !ts.PolicySigner(principal) {
+		return nil, fmt.Errorf("%s (%s) may not sign a policy: the configuration's trust: policy_signers is %s", line(principal), k.Fingerprint(), orNoneList(ts.PolicySigners))
+	}
+	sig, err := a.sign(ts, k, trust.Statement{Decision: trust.DecisionPolicy, PolicySHA256: sum})
+	if err != nil {
+		return nil, fmt.Errorf("cannot sign: %v", err)
+	}
+	a.note("signed by %s (%s)", line(sig.Principal), line(sig.Key))
+	return sig, nil
+}
+
+// orNoneList is names as [a, b], or "empty (nobody may)".
+func orNoneList(names []string) string {
+	if len(names) == 0 {
+		return "empty (nobody may)"
+	}
+	return "[" + line(strings.Join(names, ", ")) + "]"
 }
 
 func sha256Text(b []byte) string {

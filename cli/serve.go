@@ -91,13 +91,15 @@ http://ADDR/metrics (and /healthz): sessions, decisions, open proposals.
 			cfg.Store = s
 			db := a.db
 			// Sessions judge as this process does (its configuration's
-			// sensitive paths and programs), not with the defaults.
+			// sensitive paths and programs), not with the defaults, and
+			// decide under its trust configuration.
 			judging, err := a.riskContext("")
 			if err != nil {
 				return err
 			}
+			trusting := s.Trust()
 			cfg.Run = func(ctx context.Context, args []string, actor model.Actor, stdin io.Reader, stdout, stderr io.Writer) int {
-				return executeAs(ctx, args, db, actor, &judging, stdin, stdout, stderr)
+				return executeSession(ctx, args, db, actor, session{Judging: &judging, Trust: trusting}, stdin, stdout, stderr)
 			}
 			cfg.Log = a.serveLog()
 			mo := metrics.Options{Store: s, SSH: true}

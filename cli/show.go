@@ -15,8 +15,9 @@ import (
 )
 
 func (a *app) showCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "show ID",
+	var signatures bool
+	cmd := &cobra.Command{
+		Use:   "show ID [--signatures]",
 		Short: "Show every field of one proposal",
 		Long: `Show one proposal: status, times, who decided, effective risk (the higher of
 the pinned risk and what the classifier says now) with the classifier's
@@ -49,6 +50,18 @@ cwd): its level, the rule that found it, the effect, why, and the words
 that triggered it; then whether it is proven read-only. --json adds
 judgement: {level, hardline, read_only, effects, findings: [{rule, level,
 effect, words, why}], table_level, version}.
+
+--signatures shows the signatures kept for the proposal (show policy
+--signatures: the policies'): for each, who signed (principal), the
+decision, the key's fingerprint, the exact signed statement (base64) and
+the signature, whether it verifies against the configured trust file (and
+why not), and three lines that check it without approve-tui: write the
+statement and the signature with base64 -d, then run OpenSSH's
+ssh-keygen -Y verify -f ALLOWED_SIGNERS -I PRINCIPAL -n approve-tui -s
+SIGFILE < STATEMENT. With --json: id, store, trust_file and signatures
+(each with seq, event, principal, decision, time, key, statement,
+signature, verified, problem, note, write_statement, write_signature and
+verify_command).
 ` + exitCodes(ExitOK, ExitError, ExitUsage, ExitNotFound, ExitUnavailable) + dashIDHelp,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -57,6 +70,9 @@ effect, words, why}], table_level, version}.
 				return err
 			}
 			defer s.Close()
+			if signatures {
+				return a.showSignatures(cmd.Context(), s, args[0])
+			}
 			rec, ws, err := getWithWaiter(cmd.Context(), s, args[0])
 			if err != nil {
 				return err
@@ -79,6 +95,8 @@ effect, words, why}], table_level, version}.
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&signatures, "signatures", false, "show the signatures kept for it, and how to check each with ssh-keygen -Y verify")
+	return cmd
 }
 
 // getWithWaiter reads a proposal and the state of its waiters.

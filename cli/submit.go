@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/approve-tui/approve-tui/config"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/risk"
 	"github.com/spf13/cobra"
@@ -82,7 +83,8 @@ func (a *app) submit(cmd *cobra.Command, f submitFlags, args []string) error {
 	} else if err != nil {
 		return err
 	}
-	s, err := a.open(cmd.Context(), false)
+	// The agent submits: the trust file as the agent side loads it.
+	s, err := a.openSide(cmd.Context(), false, config.AgentSide)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/approve-tui/approve-tui/agent"
+	"github.com/approve-tui/approve-tui/config"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 	"github.com/spf13/cobra"
@@ -44,7 +45,8 @@ Exit codes:
 }
 
 func (a *app) wait(ctx context.Context, id string, timeout time.Duration) error {
-	s, err := a.open(ctx, false)
+	// What waits is the agent's: the trust file as the agent side loads it.
+	s, err := a.openSide(ctx, false, config.AgentSide)
 	if err != nil {
 		return err
 	}

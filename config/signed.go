@@ -10,12 +10,9 @@ package config
 //	  store: prod-approvals              # the store identity statements name
 
 import (
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/trust"
@@ -187,7 +184,7 @@ func (f *File) TrustSettings(storeIdentity string, side Side) (*trust.Settings, 
 		err     error
 	)
 	if side == AgentSide {
-		signers, err = loadForVerifier(path, os.Geteuid())
+		signers, err = trust.LoadTrustFileForVerifier(path)
 	} else {
 		signers, err = trust.LoadTrustFile(path)
 	}
@@ -220,47 +217,4 @@ func (f *File) where(line int) string {
 		return fmt.Sprintf("%s:%d", p, line)
 	}
 	return p
-}
-
-// ErrAgentWritable is wrapped by loadForVerifier's refusal of a trust
-// file the user running may change.
-var ErrAgentWritable = errors.New("the user running may change the trust file")
-
-// loadForVerifier loads the trust file for the agent side, run as euid:
-// the file, the links to it and every directory above them must be owned
-// by root or by one other user (the file's owner), never by euid, and
-// neither the file nor any directory on the way may be writable by euid.
-// As root, root alone may own them.
-func loadForVerifier(path string, euid int) (*trust.AllowedSigners, error) {
-	if euid == 0 {
-		return trust.LoadTrustFileOwnedBy(path)
-	}
-	real, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return nil, &trust.TrustFileError{Path: path, Reason: fmt.Sprintf("cannot resolve: %v", bare(err))}
-	}
-	fi, err := os.Stat(real)
-	if err != nil {
-		return nil, &trust.TrustFileError{Path: path, Reason: bare(err).Error()}
-	}
-	owner, ok := fileOwner(fi)
-	if !ok {
-		return nil, &trust.TrustFileError{Path: path, Reason: "its owner cannot be known on this system"}
-	}
-	if owner == euid {
-		return nil, fmt.Errorf("%w: %s is owned by %s, the user running here, whom the agent runs as: the agent could rewrite it and name itself; make it root's: chown root %s && chmod 644 %s",
-			ErrAgentWritable, path, userText(euid), real, real)
-	}
-	// Writable by the user running through an ACL is as bad. (Access asks
-	// for the real user, so only when that is who is asked about.)
-	// Directories on the way are held to root or the file's owner by the
-	// load below.
-	if euid == os.Getuid() && syscall.Access(real, 2 /* W_OK */) == nil {
-		return nil, fmt.Errorf("%w: %s: %s may write it, and the agent runs as that user: the agent could rewrite it and name itself",
-			ErrAgentWritable, path, userText(euid))
-	}
-	if owner == 0 {
-		return trust.LoadTrustFileOwnedBy(path)
-	}
-	return trust.LoadTrustFileOwnedBy(path, uint32(owner))
 }

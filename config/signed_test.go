@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -134,75 +133,5 @@ func TestTrustSettings(t *testing.T) {
 	f.Trust.AllowedSigners = filepath.Join(dir, "missing")
 	if _, err := f.TrustSettings("sqlite:/a.db", OperatorSide); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("missing trust file: %v", err)
-	}
-}
-
-// The agent side refuses a trust file owned by the user it runs as (the
-// agent could rewrite it), and takes one owned by another user or root.
-func TestLoadForVerifier(t *testing.T) {
-	if _, err := exec.LookPath("ssh-keygen"); err != nil {
-		t.Skip("ssh-keygen is not installed: the trust file needs a real key")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to give the trust file to other users")
-	}
-	dir := t.TempDir()
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	signers := trustFile(t, dir, "alice")
-	const agent, operator = 64101, 64102
-	// Root's file: the agent cannot change it.
-	if _, err := loadForVerifier(signers, agent); err != nil {
-		t.Errorf("root's file: %v", err)
-	}
-	// The operator's file, in root's directories: taken.
-	if err := os.Chown(signers, operator, operator); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := loadForVerifier(signers, agent); err != nil {
-		t.Errorf("the operator's file: %v", err)
-	}
-	// The agent's own file: refused, saying why and how to fix it.
-	if err := os.Chown(signers, agent, agent); err != nil {
-		t.Fatal(err)
-	}
-	_, err := loadForVerifier(signers, agent)
-	if !errors.Is(err, ErrAgentWritable) || !strings.Contains(err.Error(), "chown root "+signers) {
-		t.Errorf("the agent's file: %v", err)
-	}
-	// Through a link: the file the link names counts.
-	link := filepath.Join(dir, "link")
-	if err := os.Symlink(signers, link); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := loadForVerifier(link, agent); !errors.Is(err, ErrAgentWritable) {
-		t.Errorf("the agent's file through a link: %v", err)
-	}
-	// The operator's file in a directory the agent owns: the agent could
-	// replace it.
-	adir := filepath.Join(dir, "agent")
-	if err := os.Mkdir(adir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	moved := filepath.Join(adir, "allowed_signers")
-	if err := os.Rename(signers, moved); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chown(moved, operator, operator); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chown(adir, agent, agent); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := loadForVerifier(moved, agent); err == nil || !strings.Contains(err.Error(), adir) {
-		t.Errorf("a file in the agent's directory: %v", err)
-	}
-	// Root-only as root: another user's file is refused.
-	if err := os.Chown(adir, 0, 0); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := loadForVerifier(moved, 0); err == nil {
-		t.Error("as root, another user's file was taken")
 	}
 }

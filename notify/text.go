@@ -241,6 +241,8 @@ func titleOf(ev Event) string {
 		}
 	case KindVote:
 		t = "another approver needed (" + ev.Approvals + "): " + waiting
+	case KindRefused:
+		t = "REFUSED AT EXECUTION: " + where + " was approved, but its approval's signatures do not hold: not run"
 	case KindResolved:
 		switch ev.Outcome {
 		case "expired":
@@ -288,6 +290,17 @@ func renderText(ev Event, now func() time.Time) pageText {
 			p.Fields = append(p.Fields, textField{"Signed by", strings.Join(ev.Signers, ", ")})
 		case ev.Unsigned:
 			p.Fields = append(p.Fields, textField{"Signed by", "nobody: no signature verifies"})
+		}
+	} else if ev.Kind == KindRefused {
+		outcome := dash(ev.Outcome)
+		if ev.Actor != "" {
+			outcome += "; the store says approved by " + ev.Actor + ", which no valid signature backs"
+		}
+		p.Fields = append(p.Fields, textField{"Outcome", outcome})
+		p.ShowCommand = true
+		p.CommandOmitted = ev.CommandOmitted
+		if !ev.CommandOmitted {
+			p.Command = model.CutRunes(ev.Command, maxCommandRunes)
 		}
 	} else {
 		p.Fields = append(p.Fields, textField{"Time left", timeLeftText(ev, eventNow(ev, now))})

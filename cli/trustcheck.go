@@ -1,0 +1,144 @@
+package cli
+
+// config check's trust report: which trust mode is in force and why, the
+// trust file as the operators' commands and as run and the hooks would
+// load it, the ssh-agent this shell reaches and whether the trust file
+// knows its keys, and the policy signers the trust file names.
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strings"
+
+	"golang.org/x/crypto/ssh"
+	sshagent "golang.org/x/crypto/ssh/agent"
+
+	"github.com/approve-tui/approve-tui/config"
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/storage"
+	"github.com/approve-tui/approve-tui/trust"
+)
+
+// trustReport is what config check says of the trust: section.
+type trustReport struct {
+	mode, why string
+	file      string
+	// lines: what was found, in words (sanitised).
+	lines []string
+	// problems stop signing (the operators' side cannot load the trust
+	// file); warnings are worth knowing.
+	problems, warnings []string
+	agentKeys          []*model.JSONObject
+}
+
+// checkTrust reports on f's trust: section.
+func (a *app) checkTrust(f *config.File) *trustReport {
+	r := &trustReport{mode: string(f.Trust.Mode), file: f.Trust.AllowedSigners}
+	where := fmt.Sprintf("line %d", f.Trust.Line)
+	switch {
+	case f.Trust.Line == 0:
+		r.why = "no trust: section: nothing is signed or checked (one person on a laptop)"
+	case f.Trust.Mode == trust.ModeOff && f.Trust.AllowedSigners != "":
+		r.why = "trust: mode: off (" + where + "): the trust file is not used; nothing is signed or checked"
+	case f.Trust.Mode == trust.ModeOff:
+		r.why = "trust: has no allowed_signers (" + where + "): nothing is signed or checked"
+	default:
+		r.why = "trust: allowed_signers is set (" + where + "): every approve, vote and policy set is signed, and run and the hooks let nothing through without enough valid signatures"
+	}
+	if !f.TrustRequired() {
+		return r
+	}
+	ts, err := f.TrustSettings(storage.DefaultIdentity(a.db), config.OperatorSide)
+	if err != nil {
+		r.problems = append(r.problems, line(err.Error()))
+		return r
+	}
+	var principals []string
+	seen := map[string]bool{}
+	for _, sg := range ts.Signers.Signers {
+		if !seen[sg.Principals] {
+			seen[sg.Principals] = true
+			principals = append(principals, sg.Principals)
+		}
+	}
+	r.lines = append(r.lines, fmt.Sprintf("trust file %s: %d keys, principals %s (owner and mode fit approve, deny and policy set run as this user)",
+		line(ts.Path), len(ts.Signers.Signers), line(strings.Join(principals, ", "))))
+	if _, err := f.TrustSettings(storage.DefaultIdentity(a.db), config.AgentSide); err != nil {
+		r.warnings = append(r.warnings, fmt.Sprintf("run and the hooks, if run as this user (uid %d), refuse the trust file: %s; give it to root (or the operators' user) so the agent's user cannot change it", os.Geteuid(), line(err.Error())))
+	} else {
+		r.lines = append(r.lines, fmt.Sprintf("run and the hooks, run as this user (uid %d), take the trust file", os.Geteuid()))
+	}
+	r.lines = append(r.lines, "store identity in statements: "+line(ts.Store))
+	switch {
+	case len(ts.PolicySigners) == 0:
+		r.warnings = append(r.warnings, "trust: policy_signers is not set: nobody may set a policy (one approver stays the rule)")
+	default:
+		var missing []string
+		for _, p := range ts.PolicySigners {
+			if !seen[p] {
+				missing = append(missing, p)
+			}
+		}
+		if len(missing) > 0 {
+			r.warnings = append(r.warnings, fmt.Sprintf("trust: policy_signers names %s, whom the trust file does not: they cannot sign a policy", line(strings.Join(missing, ", "))))
+		}
+		r.lines = append(r.lines, "policy signers: "+line(strings.Join(ts.PolicySigners, ", ")))
+	}
+	a.checkAgent(ts, r)
+	return r
+}
+
+// checkAgent says whether the ssh-agent at $SSH_AUTH_SOCK holds a key the
+// trust file knows (what approve, deny and policy set sign with).
+func (a *app) checkAgent(ts *trust.Settings, r *trustReport) {
+	sock := a.getenv("SSH_AUTH_SOCK")
+	if sock == "" {
+		r.warnings = append(r.warnings, "no ssh-agent (SSH_AUTH_SOCK is not set): approve, deny and policy set need one holding your key (ssh-add KEY), or --key KEY")
+		return
+	}
+	conn, err := net.Dial("unix", sock)
+	if err != nil {
+		r.warnings = append(r.warnings, "the ssh-agent at SSH_AUTH_SOCK cannot be reached: "+line(err.Error()))
+		return
+	}
+	defer conn.Close()
+	keys, err := sshagent.NewClient(conn).List()
+	if err != nil {
+		r.warnings = append(r.warnings, "the ssh-agent does not list its keys: "+line(err.Error()))
+		return
+	}
+	known := 0
+	for _, k := range keys {
+		pk, err := ssh.ParsePublicKey(k.Blob)
+		if err != nil {
+			continue
+		}
+		fp := ssh.FingerprintSHA256(pk)
+		o := model.NewJSONObject().Str("key", fp).Str("type", pk.Type())
+		if p, err := ts.PrincipalOf(pk); err == nil {
+			known++
+			r.lines = append(r.lines, fmt.Sprintf("ssh-agent key %s %s: %s in the trust file", pk.Type(), fp, line(p)))
+			o.Str("principal", p).Raw("problem", "null")
+		} else {
+			r.lines = append(r.lines, fmt.Sprintf("ssh-agent key %s %s: not usable: %s", pk.Type(), fp, line(err.Error())))
+			o.Raw("principal", "null").Str("problem", line(err.Error()))
+		}
+		r.agentKeys = append(r.agentKeys, o)
+	}
+	switch {
+	case len(keys) == 0:
+		r.warnings = append(r.warnings, "the ssh-agent holds no keys: ssh-add yours, or pass --key KEY")
+	case known == 0:
+		r.warnings = append(r.warnings, "none of the ssh-agent's keys is in the trust file: nothing you decide can be signed with them")
+	case known > 1:
+		r.warnings = append(r.warnings, fmt.Sprintf("the ssh-agent holds %d keys the trust file knows: signing needs one (keep one in this agent, or pass --key KEY)", known))
+	}
+}
+
+// json is the report as config check --json gives it.
+func (r *trustReport) json() *model.JSONObject {
+	o := model.NewJSONObject().Str("mode", r.mode).Str("why", line(r.why)).OptStr("allowed_signers", line(r.file)).
+		Strs("checks", r.lines).Strs("problems", r.problems).Strs("warnings", r.warnings)
+	return o.Raw("agent_keys", jsonList(r.agentKeys))
+}
