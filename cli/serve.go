@@ -99,7 +99,9 @@ http://ADDR/metrics (and /healthz): sessions, decisions, open proposals.
 			}
 			trusting := s.Trust()
 			cfg.Run = func(ctx context.Context, args []string, actor model.Actor, stdin io.Reader, stdout, stderr io.Writer) int {
-				return executeSession(ctx, args, db, actor, session{Judging: &judging, Trust: trusting}, stdin, stdout, stderr)
+				// A deny signs with the agent the session's client
+				// forwarded (ssh -A), never with this process's.
+				return executeSession(ctx, args, db, actor, session{Judging: &judging, Trust: trusting, Agent: serve.ForwardedAgent(ctx)}, stdin, stdout, stderr)
 			}
 			cfg.Log = a.serveLog()
 			mo := metrics.Options{Store: s, SSH: true}

@@ -1,0 +1,147 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/approve-tui/approve-tui/storage"
+	"github.com/approve-tui/approve-tui/trust"
+)
+
+// The real binary's serve under a configuration that requires signatures,
+// reached with the real OpenSSH client: the console approves with the key
+// of the agent the client forwards (ssh -A), and so does a deny without a
+// terminal; without -A the deny is unsigned and says so. Every signature
+// kept passes ssh-keygen -Y verify.
+func TestServeSignsWithTheForwardedAgent(t *testing.T) {
+	for _, tool := range []string{"ssh-agent", "ssh-add"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is needed for the end-to-end SSH test (apt-get install openssh-client)", tool)
+		}
+	}
+	dir := t.TempDir()
+	signing := filepath.Join(dir, "dave-sign")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "dave-sign", "-f", signing).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v %s", err, out)
+	}
+	pub, err := os.ReadFile(signing + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(pub))
+	trustPath := filepath.Join(dir, "allowed_signers")
+	if err := os.WriteFile(trustPath, []byte("dave "+f[0]+" "+f[1]+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte("trust:\n  allowed_signers: "+trustPath+"\n  policy_signers: [dave]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("APPROVE_TUI_CONFIG", cfg) // the binary's processes read it
+
+	agentDir, err := os.MkdirTemp("", "agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(agentDir, "sock")
+	ag := exec.Command("ssh-agent", "-D", "-a", sock)
+	if err := ag.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ag.Process.Kill(); _ = ag.Wait(); os.RemoveAll(agentDir) })
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatal("ssh-agent did not start")
+		}
+	}
+	add := exec.Command("ssh-add", signing)
+	add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
+	if out, err := add.CombinedOutput(); err != nil {
+		t.Fatalf("ssh-add: %v %s", err, out)
+	}
+	// The server runs with that agent in its environment too: it must
+	// never sign with it.
+	t.Setenv("SSH_AUTH_SOCK", sock)
+	r := newSSHRig(t)
+	login := r.key("dave-login", "dave", false)
+	r.serve()
+	sshArgs := func(forward string, remote ...string) []string {
+		return append([]string{forward, "-p", fmt.Sprint(r.port), "-i", login, "-o", "UserKnownHostsFile=" + r.knownHosts,
+			"-o", "StrictHostKeyChecking=accept-new", "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes", "dave@127.0.0.1"}, remote...)
+	}
+	signatures := func(id string) []storage.SignatureRecord {
+		return readStore(t, r.db, func(ctx context.Context, s *storage.Store) ([]storage.SignatureRecord, error) { return s.Signatures(ctx, id) })
+	}
+	verify := func(sg storage.SignatureRecord) {
+		t.Helper()
+		sp := filepath.Join(dir, "sig")
+		if err := os.WriteFile(sp, []byte(sg.Armored), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("ssh-keygen", "-Y", "verify", "-f", trustPath, "-I", sg.Principal, "-n", trust.Namespace, "-s", sp)
+		cmd.Stdin = bytes.NewReader(sg.Statement)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("ssh-keygen -Y verify refuses %s's %s signature: %v\n%s", sg.Principal, sg.Event, err, out)
+		}
+	}
+
+	// The console, over ssh -A.
+	id := r.submit("rm -rf /srv/e2e-signed-console")
+	r.sessionsTaken++
+	tm := &demoInTmux{t: t, sock: fmt.Sprintf("approve-tui-ssh-sign-%d-%d", os.Getpid(), r.sessionsTaken), bin: r.bin}
+	tm.tmux(append([]string{"new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", "env", "TERM=xterm-256color", "SSH_AUTH_SOCK=" + sock, "ssh", "-tt"},
+		sshArgs("-A")...)...)
+	t.Cleanup(func() { exec.Command("tmux", "-L", tm.sock, "kill-server").Run() })
+	tm.waitFor("pending")
+	tm.typeID("/" + id)
+	tm.key("Enter", "Enter")
+	tm.waitFor("why HIGH")
+	tm.waitFor("no live waiter")
+	tm.typeID("a")
+	tm.waitFor("Type the approval id")
+	tm.typeID(id)
+	tm.key("Enter")
+	tm.waitFor("approved " + id)
+	tm.waitFor("dave SHA256:")
+	if got := r.get(id); got.Status != "consumed" {
+		t.Fatalf("after a signed approve over ssh: %s", got.Status)
+	}
+	if sigs := signatures(id); len(sigs) != 1 || sigs[0].Principal != "dave" || sigs[0].Event != storage.EventApprove {
+		t.Fatalf("the console's signature: %+v", sigs)
+	} else {
+		verify(sigs[0])
+	}
+
+	// A deny without a terminal, over ssh -A: signed by the forwarded agent.
+	id = r.submit("rm -rf /srv/e2e-signed-deny")
+	cmd := exec.Command("ssh", sshArgs("-A", "deny", id)...)
+	cmd.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "signed by dave") {
+		t.Fatalf("ssh -A deny: %v\n%s", err, out)
+	}
+	if sigs := signatures(id); len(sigs) != 1 || sigs[0].Principal != "dave" || sigs[0].Event != storage.EventDeny {
+		t.Fatalf("the deny's signature: %+v", sigs)
+	} else {
+		verify(sigs[0])
+	}
+
+	// Without -A: the server's own agent never signs; the deny is unsigned.
+	id = r.submit("rm -rf /srv/e2e-unsigned-deny")
+	cmd = exec.Command("ssh", sshArgs("-a", "deny", id)...)
+	cmd.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "connect with ssh -A") {
+		t.Fatalf("ssh -a deny: %v\n%s", err, out)
+	}
+	if got := r.get(id); got.Status != "denied" || len(signatures(id)) != 0 {
+		t.Fatalf("the unsigned deny: %s, %+v", got.Status, signatures(id))
+	}
+}
