@@ -79,7 +79,9 @@ func TestServeSignsWithTheForwardedAgent(t *testing.T) {
 			"-o", "StrictHostKeyChecking=accept-new", "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes", "dave@127.0.0.1"}, remote...)
 	}
 	signatures := func(id string) []storage.SignatureRecord {
-		return readStore(t, r.db, func(ctx context.Context, s *storage.Store) ([]storage.SignatureRecord, error) { return s.Signatures(ctx, id) })
+		return readStore(t, r.db, func(ctx context.Context, s *storage.Store) ([]storage.SignatureRecord, error) {
+			return s.Signatures(ctx, id)
+		})
 	}
 	verify := func(sg storage.SignatureRecord) {
 		t.Helper()
