@@ -147,3 +147,93 @@ func TestServeSignsWithTheForwardedAgent(t *testing.T) {
 		t.Fatalf("the unsigned deny: %s, %+v", got.Status, signatures(id))
 	}
 }
+
+// The local console under a configuration that requires signatures signs
+// with the agent at $SSH_AUTH_SOCK, or with --key FILE.
+func TestConsoleSignsWithTheLocalAgentOrKeyFile(t *testing.T) {
+	for _, tool := range []string{"ssh-agent", "ssh-add"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is needed for this end-to-end test (apt-get install openssh-client)", tool)
+		}
+	}
+	dir := t.TempDir()
+	key := filepath.Join(dir, "alice")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "alice", "-f", key).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v %s", err, out)
+	}
+	pub, err := os.ReadFile(key + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(pub))
+	trustPath := filepath.Join(dir, "allowed_signers")
+	if err := os.WriteFile(trustPath, []byte("alice "+f[0]+" "+f[1]+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte("trust:\n  allowed_signers: "+trustPath+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("APPROVE_TUI_CONFIG", cfg)
+	agentDir, err := os.MkdirTemp("", "agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(agentDir, "sock")
+	ag := exec.Command("ssh-agent", "-D", "-a", sock)
+	if err := ag.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ag.Process.Kill(); _ = ag.Wait(); os.RemoveAll(agentDir) })
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatal("ssh-agent did not start")
+		}
+	}
+	add := exec.Command("ssh-add", key)
+	add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
+	if out, err := add.CombinedOutput(); err != nil {
+		t.Fatalf("ssh-add: %v %s", err, out)
+	}
+	r := newSSHRig(t)
+	for i, c := range []struct {
+		env  string
+		args []string
+	}{
+		{"SSH_AUTH_SOCK=" + sock, nil},
+		{"SSH_AUTH_SOCK=", []string{"--key", key}},
+	} {
+		id := r.submit(fmt.Sprintf("rm -rf /srv/e2e-local-%d", i))
+		tm := &demoInTmux{t: t, sock: fmt.Sprintf("approve-tui-local-sign-%d-%d", os.Getpid(), i), bin: r.bin}
+		tm.tmux(append([]string{"new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", "env", "TERM=xterm-256color", c.env, r.bin, "--db", r.db}, c.args...)...)
+		t.Cleanup(func() { exec.Command("tmux", "-L", tm.sock, "kill-server").Run() })
+		tm.waitFor("pending")
+		tm.typeID("/" + id)
+		tm.key("Enter", "Enter")
+		tm.waitFor("why HIGH")
+		tm.waitFor("no live waiter")
+		tm.typeID("a")
+		tm.waitFor("Type the approval id")
+		tm.typeID(id)
+		tm.key("Enter")
+		tm.waitFor("approved " + id)
+		tm.waitFor("alice SHA256:")
+		sigs := readStore(t, r.db, func(ctx context.Context, s *storage.Store) ([]storage.SignatureRecord, error) {
+			return s.Signatures(ctx, id)
+		})
+		if len(sigs) != 1 || sigs[0].Principal != "alice" {
+			t.Fatalf("signatures (%s %v): %+v", c.env, c.args, sigs)
+		}
+		sp := filepath.Join(dir, "sig")
+		if err := os.WriteFile(sp, []byte(sigs[0].Armored), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("ssh-keygen", "-Y", "verify", "-f", trustPath, "-I", "alice", "-n", trust.Namespace, "-s", sp)
+		cmd.Stdin = bytes.NewReader(sigs[0].Statement)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("ssh-keygen -Y verify: %v\n%s", err, out)
+		}
+	}
+}
