@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/approve-tui/approve-tui/agent"
+	"github.com/approve-tui/approve-tui/config"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/risk"
 	"github.com/spf13/cobra"
@@ -132,7 +133,7 @@ func (a *app) run(cmd *cobra.Command, f submitFlags, timeout time.Duration, shel
 	if d.Judging, err = a.riskContext(d.Cwd); err != nil {
 		return err
 	}
-	s, err := a.open(cmd.Context(), false)
+	s, err := a.openSide(cmd.Context(), false, config.AgentSide)
 	if err != nil {
 		return err
 	}

@@ -52,7 +52,7 @@ type SystemError struct {
 }
 
 func (e *SystemError) Error() string {
-	return model.Sanitize(fmt.Sprintf("system configuration %s refused: %s; it decides whether run and the hooks check signatures, so nothing is let through until it is fixed: make it and every directory above it root's and writable by root only (chown root:root FILE && chmod 644 FILE)", e.Path, e.Reason), model.Line)
+	return model.Sanitize(fmt.Sprintf("system configuration %s refused: %s; it decides whether run and the hooks check signatures, so nothing is let through until it is fixed: make it and every directory above it root's and writable by root only (chown root:root %s && chmod 644 %s)", e.Path, e.Reason, e.Path, e.Path), model.Line)
 }
 
 // LoadSystem reads the system configuration file at SystemConfigPath:
