@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -227,14 +228,25 @@ func TestSystemConfigAnchor(t *testing.T) {
 			return c
 		}
 		refused := "system configuration " + r.sysPath + " refused: "
-		for _, args := range [][]string{{"run", "--timeout", "5s", "--", "true"}, {"submit", "--", "true"}, {"config", "check"}} {
+		for _, args := range [][]string{{"run", "--timeout", "5s", "--", "true"}, {"submit", "--", "true"}, {"wait", "--timeout", "1s", "x"}} {
 			code, _, stderr := execCmd(t, as(args...), "")
 			if code != ExitError || !strings.Contains(stderr, refused) || !strings.Contains(stderr, "the user this verifier runs as") ||
 				!strings.Contains(stderr, "chown root:root "+r.sysPath) {
 				t.Errorf("%v: %d %q", args, code, stderr)
 			}
 		}
-		code, out, _ := execCmd(t, as("hook", "claude-code"), hookInput("claude-code", r.agentHome, "k1", "rm -rf /srv/data"))
+		// config check runs as an operator, who may own it (an operators'
+		// account): it warns that run and the hooks, run as this user,
+		// refuse it.
+		uid := os.Geteuid()
+		if cred != nil {
+			uid = int(cred.Uid)
+		}
+		code, out, stderr := execCmd(t, as("config", "check"), "")
+		if code != 0 || !strings.Contains(out, fmt.Sprintf("warning: run and the hooks, if run as this user (uid %d), refuse the system configuration: %s", uid, refused)) {
+			t.Errorf("config check: %d %s %s", code, out, stderr)
+		}
+		code, out, _ = execCmd(t, as("hook", "claude-code"), hookInput("claude-code", r.agentHome, "k1", "rm -rf /srv/data"))
 		if code != 0 || !strings.Contains(out, `"permissionDecision":"deny"`) || !strings.Contains(out, refused) {
 			t.Errorf("hook claude-code: %d %q", code, out)
 		}
@@ -245,7 +257,7 @@ func TestSystemConfigAnchor(t *testing.T) {
 		if err := os.Chmod(r.sysPath, 0o666); err != nil {
 			t.Fatal(err)
 		}
-		code, _, stderr := execCmd(t, r.proc(true, nil, "run", "--", "true"), "")
+		code, _, stderr = execCmd(t, r.proc(true, nil, "run", "--", "true"), "")
 		if code != ExitError || !strings.Contains(stderr, refused+"file is world-writable (mode 0666)") {
 			t.Errorf("world-writable: %d %q", code, stderr)
 		}

@@ -344,15 +344,16 @@ func agentSideCommand(cmd *cobra.Command) bool {
 	return false
 }
 
-// systemConfig is the system configuration file (nil: none), read once.
-// A session of another surface (serve) reads no file of this host's: its
-// trust settings are the serving process's.
+// systemConfig is the system configuration file (nil: none), read once,
+// under the ownership rules of this command's side. A session of another
+// surface (serve) reads no file of this host's: its trust settings are
+// the serving process's.
 func (a *app) systemConfig() (*config.System, error) {
 	if a.as != nil {
 		return nil, nil
 	}
 	if !a.systemRead {
-		a.system, a.systemErr = config.LoadSystemAt(a.systemPath)
+		a.system, a.systemErr = config.LoadSystemAt(a.systemPath, a.trustSide)
 		a.systemRead = true
 	}
 	return a.system, a.systemErr

@@ -83,7 +83,11 @@ func (a *app) checkTrust(f *config.File, sysErr error) *trustReport {
 	case sysErr != nil:
 		r.systemProblems = append(r.systemProblems, line(sysErr.Error()))
 		return r
-	case !agFrom.System:
+	case agFrom.System:
+		if _, err := config.LoadSystemAt(agFrom.Path, config.AgentSide); err != nil {
+			r.warnings = append(r.warnings, fmt.Sprintf("run and the hooks, if run as this user (uid %d), refuse the system configuration: %s", os.Geteuid(), line(err.Error())))
+		}
+	default:
 		msg := fmt.Sprintf("no system configuration at %s: the agent side takes its trust settings from the user configuration, which whoever writes it (the agent's user too, or APPROVE_TUI_CONFIG and --config, which the agent sets) can turn off; anchor them: put the trust: section in %s, owned by root and writable by root only, and the user configuration can no longer weaken it",
 			line(a.systemPath), line(a.systemPath))
 		if ag.Mode == trust.ModeRequired {

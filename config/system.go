@@ -55,16 +55,20 @@ func (e *SystemError) Error() string {
 	return model.Sanitize(fmt.Sprintf("system configuration %s refused: %s; it decides whether run and the hooks check signatures, so nothing is let through until it is fixed: make it and every directory above it root's and writable by root only (chown root:root %s && chmod 644 %s)", e.Path, e.Reason, e.Path, e.Path), model.Line)
 }
 
-// LoadSystem reads the system configuration file at SystemConfigPath:
-// nil, nil when there is none. A file that is there and fails the
-// verifier's ownership rules (trust.ReadFileForVerifier: owned by root or
-// by another user than the one running, not writable by the user running,
-// every directory above likewise) is a *SystemError; one with problems an
-// *Error. It takes trust: only.
-func LoadSystem() (*System, error) { return LoadSystemAt(SystemConfigPath) }
+// LoadSystem reads the system configuration file at SystemConfigPath for
+// side: nil, nil when there is none. A file that is there and fails
+// side's ownership rules is a *SystemError; one with problems an *Error.
+// It takes trust: only. The agent side's rules are the verifier's
+// (trust.ReadFileForVerifier: owned by root or by another user than the
+// one running, not writable by the user running, every directory above
+// likewise); the operator side's those of its trust file
+// (trust.LoadTrustFile: owned by root or the user running, writable by its
+// owner only, every directory above likewise), so that operators may run
+// as the user that owns it.
+func LoadSystem(side Side) (*System, error) { return LoadSystemAt(SystemConfigPath, side) }
 
 // LoadSystemAt is LoadSystem for the file at path.
-func LoadSystemAt(path string) (*System, error) {
+func LoadSystemAt(path string, side Side) (*System, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -73,7 +77,13 @@ func LoadSystemAt(path string) (*System, error) {
 	} else if err != nil {
 		return nil, &SystemError{Path: path, Reason: fmt.Sprintf("cannot know whether it exists: %v", bare(err))}
 	}
-	data, err := trust.ReadFileForVerifier(path, maxFileSize)
+	var data []byte
+	var err error
+	if side == AgentSide {
+		data, err = trust.ReadFileForVerifier(path, maxFileSize)
+	} else {
+		data, err = trust.ReadFileOwnedBy(path, maxFileSize, uint32(os.Geteuid()))
+	}
 	if err != nil {
 		reason := err.Error()
 		var te *trust.TrustFileError

@@ -14,7 +14,7 @@ import (
 func TestLoadSystemMissing(t *testing.T) {
 	dir := t.TempDir()
 	for _, p := range []string{"", filepath.Join(dir, "config.yaml"), filepath.Join(dir, "no", "such", "config.yaml")} {
-		if s, err := LoadSystemAt(p); s != nil || err != nil {
+		if s, err := LoadSystemAt(p, AgentSide); s != nil || err != nil {
 			t.Errorf("%q: %v %v", p, s, err)
 		}
 	}
@@ -70,7 +70,7 @@ func TestLoadSystemRefused(t *testing.T) {
 	}
 	refused := func(what, want string) {
 		t.Helper()
-		s, err := LoadSystemAt(path)
+		s, err := LoadSystemAt(path, AgentSide)
 		var se *SystemError
 		if s != nil || !errors.As(err, &se) || !strings.Contains(err.Error(), "system configuration "+path+" refused: ") ||
 			!strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "chown root:root") {
@@ -92,8 +92,28 @@ func TestLoadSystemRefused(t *testing.T) {
 		// The user running owns it: the agent, run as that user, could
 		// rewrite it.
 		refused("owned by the user running", "the user this verifier runs as")
-	} else if s, err := LoadSystemAt(path); err != nil || s == nil {
+	} else if s, err := LoadSystemAt(path, AgentSide); err != nil || s == nil {
 		t.Errorf("root-owned, run as root: %v %v", s, err)
+	}
+	// The operator side takes a file of its own user's (an operators'
+	// account may own it), not another's.
+	if s, err := LoadSystemAt(path, OperatorSide); err != nil || s == nil {
+		t.Errorf("operator side, owned by the user running: %v %v", s, err)
+	}
+	if os.Geteuid() == 0 {
+		if err := os.Chown(path, 4711, 4711); err != nil {
+			t.Fatal(err)
+		}
+		var se *SystemError
+		if _, err := LoadSystemAt(path, OperatorSide); !errors.As(err, &se) || !strings.Contains(err.Error(), "owned by uid 4711, not by root") {
+			t.Errorf("operator side, owned by another user: %v", err)
+		}
+		if s, err := LoadSystemAt(path, AgentSide); err != nil || s == nil {
+			t.Errorf("agent side as root, owned by another user: %v %v", s, err)
+		}
+		if err := os.Chown(path, 0, 0); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)

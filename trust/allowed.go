@@ -373,8 +373,13 @@ func LoadTrustFile(path string) (*AllowedSigners, error) {
 // root and the uids listed (none: root alone). Group- and world-writable
 // entries are refused as there.
 func LoadTrustFileOwnedBy(path string, owners ...uint32) (*AllowedSigners, error) {
+	return ownedByChecker(owners).load(path)
+}
+
+// ownedByChecker is LoadTrustFileOwnedBy's rule: root and owners.
+func ownedByChecker(owners []uint32) checker {
 	allowed := append([]uint32{0}, owners...)
-	c := checker{
+	return checker{
 		owned: func(uid uint32) string {
 			if slices.Contains(allowed, uid) {
 				return ""
@@ -382,7 +387,6 @@ func LoadTrustFileOwnedBy(path string, owners ...uint32) (*AllowedSigners, error
 			return fmt.Sprintf("owned by uid %d, not by root or another allowed owner (uids %v)", uid, allowed)
 		},
 	}
-	return c.load(path)
 }
 
 // LoadTrustFileForVerifier loads the trust file where approvals are
@@ -441,6 +445,14 @@ func (c checker) load(path string) (*AllowedSigners, error) {
 // trust file. Refusals are *TrustFileError.
 func ReadFileForVerifier(path string, max int64) ([]byte, error) {
 	return verifierChecker().read(path, max)
+}
+
+// ReadFileOwnedBy reads the file at path, of at most max bytes, under
+// LoadTrustFileOwnedBy's rules: the file, the links to it and every
+// directory above owned by root or one of owners, none group- or
+// world-writable. Refusals are *TrustFileError.
+func ReadFileOwnedBy(path string, max int64, owners ...uint32) ([]byte, error) {
+	return ownedByChecker(owners).read(path, max)
 }
 
 // read resolves path under c's rules and returns the file's contents, of
