@@ -18,6 +18,7 @@ import (
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/risk"
 	"github.com/approve-tui/approve-tui/storage"
+	"github.com/approve-tui/approve-tui/trust"
 )
 
 // Agent hooks (`approve-tui hook claude-code|codex|gemini`, SPEC §6). An
@@ -101,6 +102,10 @@ type HookOptions struct {
 	// postgres URL): a command naming it is never let through unseen
 	// (selfDecides).
 	Store string
+	// Trust is the trust configuration (nil or mode off: no check). Where
+	// it is required, an approved proposal is allowed only with valid
+	// signatures from enough principals (VerifySignatures).
+	Trust *trust.Settings
 }
 
 // HookAnswer is a hook's answer, in the protocol of Agent.
@@ -413,6 +418,11 @@ type hook struct {
 	p *protocol
 	// request is the call's key: the agent's request id (answerSource).
 	request string
+	// submitted is when this process submitted the call's proposal (zero
+	// when it rejoined one another process submitted).
+	submitted time.Time
+	// ttl is how long the call's proposal lives.
+	ttl time.Duration
 }
 
 // judging is the judgement's context for a command run in cwd.
@@ -612,6 +622,10 @@ func (h *hook) allowLow(ctx context.Context, c *hookCall, command string) (ans H
 		return h.deny("low risk, but the approval store is unavailable to audit it (%v); denied to be safe", err), false
 	}
 	defer s.Close()
+	if err := SignedPolicyAsks(ctx, h.o.Trust, s, command, c.cwd, h.session(c), h.p.requester, model.RiskLow, h.o.Risk); err != nil {
+		c.policyWhy = signedAsksWords(err)
+		return HookAnswer{}, true
+	}
 	err = s.RecordPolicy(ctx, h.policy(c, command, storage.PolicyAllow,
 		risk.NoMatchReason+": allowed by the hook's --low allow policy", model.RiskLow), h.o.Actor)
 	var asks *storage.PolicyAsksError
@@ -638,6 +652,10 @@ func (h *hook) passLow(ctx context.Context, c *hookCall, command string) (ans Ho
 		return h.deny("low risk, but the approval store is unavailable to read its policy (%v); denied to be safe", err), false
 	}
 	defer s.Close()
+	if err := SignedPolicyAsks(ctx, h.o.Trust, s, command, c.cwd, h.session(c), h.p.requester, model.RiskLow, h.o.Risk); err != nil {
+		c.policyWhy = signedAsksWords(err)
+		return HookAnswer{}, true
+	}
 	err = s.PolicyAsks(ctx, h.policy(c, command, storage.PolicyAllow, "", model.RiskLow))
 	var asks *storage.PolicyAsksError
 	switch {
@@ -712,6 +730,7 @@ func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Judg
 	}
 	defer s.Close()
 	d := h.draft(c, command, v)
+	h.ttl = d.TTL
 	switch {
 	case h.p.noPreview:
 	case c.impact != nil:
@@ -746,6 +765,7 @@ func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Judg
 		}
 		return h.deny("could not submit the proposal (%v); denied to be safe", err)
 	default:
+		h.submitted = model.FromEpoch(p.CreatedAt)
 		// Said once the hook is the proposal's registered waiter (a
 		// console that sees the proposal sees a live waiter).
 		waiting = func() {
@@ -939,6 +959,18 @@ func (h *hook) decided(ctx context.Context, s *storage.Store, rec *storage.Recor
 		// Answered before (a repeated request): an approval is one run.
 		return h.deny("%s was approved once and already answered (execution %s); not again", id, string(rec.ExecutionStatus))
 	}
+	signed := ""
+	if h.o.Trust.Required() {
+		// Signed by enough people, over exactly this: checked from the
+		// rows and the trust file, before anything else is believed.
+		chk, err := VerifySignatures(ctx, h.o.Trust, s, rec, Self{Requesters: RequesterNames(), Since: h.submitted, MaxAge: h.ttl})
+		if err != nil {
+			words := refuseSignatures(ctx, s, id, err, h.o.Actor, h.logf)
+			h.block(ctx, s, id, ReasonSignatureInvalid)
+			return h.deny("%s was approved but is refused: its signatures do not hold: %s", id, words)
+		}
+		signed = ", " + chk.Words()
+	}
 	// Approved: exactly this command, and no riskier than when pinned.
 	var why string
 	switch {
@@ -976,7 +1008,7 @@ func (h *hook) decided(ctx context.Context, s *storage.Store, rec *storage.Recor
 			return h.deny("%s was approved, but its answer could not be recorded before giving it (%v); denied to be safe", id, err)
 		}
 	}
-	return h.allow(id, "approved%s (%s): this command, once", by, id)
+	return h.allow(id, "approved%s (%s%s): this command, once", by, id, signed)
 }
 
 // block records that approved proposal id is not run (best effort: a

@@ -14,6 +14,7 @@ import (
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/risk"
 	"github.com/approve-tui/approve-tui/storage"
+	"github.com/approve-tui/approve-tui/trust"
 )
 
 // Exit codes of Run. When the command ran, Run exits with the command's own
@@ -79,6 +80,10 @@ type RunRequest struct {
 	// UnaskedReadOnly or UnaskedLow ("": UnaskedLow). The draft's Judging
 	// is what commands are judged with besides their cwd.
 	Unasked string
+	// Trust is the trust configuration (nil or mode off: no check). Where
+	// it is required, an approved proposal runs only with valid
+	// signatures from enough principals (VerifySignatures).
+	Trust *trust.Settings
 }
 
 // RunResult says what Run did.
@@ -161,6 +166,12 @@ func Run(ctx context.Context, s *storage.Store, req RunRequest) (RunResult, erro
 		return r.refuseHardline(ctx, p, v.Table), nil
 	}
 	if unasked(req.Unasked, p.RiskLevel, v, p.Impact) {
+		// Under trust required the policy a policy signer signed binds
+		// too, whatever the store's newest policy row says.
+		if err := SignedPolicyAsks(ctx, req.Trust, s, p.Command, p.Cwd, p.SessionKey, p.Requester, model.RiskLow, d.Judging); err != nil {
+			p.RiskReason += "; " + signedAsksWords(err)
+			return r.askAndRun(ctx, p)
+		}
 		res, err := r.runAllowed(ctx, p)
 		var asks *storage.PolicyAsksError
 		if !errors.As(err, &asks) {
@@ -401,6 +412,17 @@ func (r *runner) runApproved(ctx context.Context, p *model.Proposal, rec *storag
 	id := rec.ApprovalID
 	if rec.Corrupt != "" {
 		return r.block(ctx, id, "the proposal is corrupt: "+rec.Corrupt)
+	}
+	if r.req.Trust.Required() {
+		// Signed by enough people, over exactly this: checked from the
+		// rows and the trust file, before anything else is believed.
+		chk, err := VerifySignatures(ctx, r.req.Trust, r.s, rec, Self{Requesters: RequesterNames(), Risk: p.RiskLevel,
+			Since: model.FromEpoch(p.CreatedAt)})
+		if err != nil {
+			words := refuseSignatures(ctx, r.s, id, err, r.req.Actor, r.logf)
+			return r.blockAs(ctx, id, ReasonSignatureInvalid, words)
+		}
+		r.logf("%s: %s", id, chk.Words())
 	}
 	judging := r.req.Draft.Judging
 	judging.Cwd = rec.Cwd

@@ -75,7 +75,7 @@ func awaitWaiting(t *testing.T, o *storage.Store) *storage.Record {
 	return rec
 }
 
-func get(t *testing.T, s *storage.Store, id string) *storage.Record {
+func get(t testing.TB, s *storage.Store, id string) *storage.Record {
 	t.Helper()
 	rec, err := s.Get(context.Background(), id)
 	if err != nil {

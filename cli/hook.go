@@ -211,6 +211,10 @@ func (a *app) agentHook(cmd *cobra.Command, who agent.Agent, run func(context.Co
 		unasked = fl.Value.String()
 	}
 	rc := cfg.RiskContext("", a.db)
+	trustSet, err := cfg.TrustSettings(storage.DefaultIdentity(a.db), config.AgentSide)
+	if err != nil {
+		return agent.Denied(who, fmt.Sprintf("approve-tui: %v; under trust required nothing is let through without a trust file it can rely on: denied", err))
+	}
 	actor := model.LocalActor(model.SurfaceHook)
 	actor.ReadOnly = a.readOnly
 	return run(cmd.Context(), a.in, agent.HookOptions{
@@ -221,6 +225,7 @@ func (a *app) agentHook(cmd *cobra.Command, who agent.Agent, run func(context.Co
 		Actor:   actor,
 		Log:     a.err,
 		Store:   a.db,
+		Trust:   trustSet,
 		Open: func(ctx context.Context) (*storage.Store, error) {
 			return storage.Open(ctx, a.db, storage.Options{ReadOnly: a.readOnly, BusyTimeout: lockTimeout, Risk: rc})
 		},

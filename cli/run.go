@@ -14,6 +14,8 @@ import (
 	"github.com/approve-tui/approve-tui/config"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/risk"
+	"github.com/approve-tui/approve-tui/storage"
+	"github.com/approve-tui/approve-tui/trust"
 	"github.com/spf13/cobra"
 )
 
@@ -133,6 +135,13 @@ func (a *app) run(cmd *cobra.Command, f submitFlags, timeout time.Duration, shel
 	if d.Judging, err = a.riskContext(d.Cwd); err != nil {
 		return err
 	}
+	// Where the configuration requires signatures, nothing runs without
+	// them: a trust file that cannot be used refuses before anything is
+	// submitted.
+	trustSet, err := a.agentTrust()
+	if err != nil {
+		return err
+	}
 	s, err := a.openSide(cmd.Context(), false, config.AgentSide)
 	if err != nil {
 		return err
@@ -146,7 +155,7 @@ func (a *app) run(cmd *cobra.Command, f submitFlags, timeout time.Duration, shel
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	req := agent.RunRequest{Draft: d, Timeout: timeout, Stdin: a.in, Stdout: a.rawOut, Stderr: a.rawErr,
-		Log: a.err, Signals: sigs, Actor: actor, Unasked: cmd.Flags().Lookup("unasked").Value.String()}
+		Log: a.err, Signals: sigs, Actor: actor, Unasked: cmd.Flags().Lookup("unasked").Value.String(), Trust: trustSet}
 	if shellMode {
 		req.Shell = shell
 	} else {
@@ -164,4 +173,20 @@ func (a *app) run(cmd *cobra.Command, f submitFlags, timeout time.Duration, shel
 		return &exitError{code: res.ExitCode, passthrough: true}
 	}
 	return &exitError{code: res.ExitCode, msg: res.Message}
+}
+
+// agentTrust is the trust configuration run and the hooks verify with:
+// nil when the configuration asks for none (trust: off, or no
+// allowed_signers); the trust file loaded as the agent side must (one its
+// own user cannot change), else an error saying why, and nothing runs.
+func (a *app) agentTrust() (*trust.Settings, error) {
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	set, err := cfg.TrustSettings(storage.DefaultIdentity(a.db), config.AgentSide)
+	if err != nil {
+		return nil, exitf(ExitError, "%v; under trust required nothing runs without a trust file it can rely on", err)
+	}
+	return set, nil
 }

@@ -17,7 +17,22 @@ const (
 	// the route's first step) hear who approved and who is still needed.
 	// Its step is the number of votes.
 	KindVote = "vote"
+	// KindRefused: an approved proposal was refused where its command
+	// runs because its approval's signatures do not hold (execution
+	// reason RefusedReason: missing, forged, copied, or too few): the
+	// store held an approval nobody can vouch for. Sent once to the
+	// channels paged so far and the route's first step, whatever the
+	// proposal's status; it asks nothing.
+	KindRefused = "refused"
 )
+
+// RefusedReason is the execution reason that KindRefused pages: the one
+// run and the hooks record when an approval's signatures do not hold.
+const RefusedReason = "signature_invalid"
+
+// refusedWindow is how far back a notifier looks for refused executions
+// (each is paged once: the deliveries are kept by key).
+const refusedWindow = 24 * time.Hour
 
 // Event is what one delivery says, already made safe to leave the
 // machine: every string from the proposal sanitised (model.Sanitize,

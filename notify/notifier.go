@@ -210,6 +210,9 @@ func (n *Notifier) pass(ctx context.Context, full bool) error {
 	if err := n.resolve(ctx, open); err != nil {
 		return err
 	}
+	if err := n.refused(ctx); err != nil {
+		return err
+	}
 	if err := n.send(ctx, full); err != nil {
 		return err
 	}
@@ -350,6 +353,59 @@ func (n *Notifier) resolve(ctx context.Context, open map[string]bool) error {
 		}
 		for _, ch := range unique(chs) {
 			keys = append(keys, storage.DeliveryKey{ApprovalID: id, Kind: KindResolved, Channel: ch})
+		}
+	}
+	return n.add(ctx, keys)
+}
+
+// refused adds a KindRefused delivery for each proposal refused at
+// execution because its signatures do not hold (within refusedWindow):
+// to every channel a delivery of it reached, and the first step of the
+// route it matches.
+func (n *Notifier) refused(ctx context.Context) error {
+	since := model.Epoch(n.Store.Now().Add(-refusedWindow))
+	ids, err := n.Store.BlockedSince(ctx, RefusedReason, since, 200)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	var keys []storage.DeliveryKey
+	for _, id := range ids {
+		k := storage.DeliveryKey{ApprovalID: id, Kind: KindRefused}
+		n.mu.Lock()
+		seen := false
+		for a := range n.added {
+			if a.ApprovalID == id && a.Kind == KindRefused {
+				seen = true
+				break
+			}
+		}
+		n.mu.Unlock()
+		if seen {
+			continue
+		}
+		rec, err := n.Store.Get(ctx, id)
+		if err != nil {
+			if errors.Is(err, storage.ErrNotFound) {
+				continue
+			}
+			return err
+		}
+		var chs []string
+		if _, r := Route(n.Config, rec); r != nil && len(r.Steps) > 0 {
+			chs = append(chs, r.Steps[0].Notify...)
+		}
+		ds, err := n.Store.DeliveriesOf(ctx, id)
+		if err != nil {
+			return err
+		}
+		for _, d := range ds {
+			if d.State == storage.DeliveryDelivered && d.Kind != KindRefused {
+				chs = append(chs, d.Channel)
+			}
+		}
+		for _, ch := range unique(chs) {
+			k.Channel = ch
+			keys = append(keys, k)
 		}
 	}
 	return n.add(ctx, keys)
@@ -519,7 +575,7 @@ func (n *Notifier) deliver(ctx context.Context, d storage.Delivery) error {
 	if err != nil {
 		return finish(storage.DeliveryResult{State: storage.DeliveryPending, RetryAt: n.Store.Now().Add(BackoffMin), Err: err.Error()})
 	}
-	if d.Kind != KindResolved && !rec.EffectiveStatus.Open() {
+	if d.Kind != KindResolved && d.Kind != KindRefused && !rec.EffectiveStatus.Open() {
 		n.told(d, DeliveryCancelled)
 		return finish(storage.DeliveryResult{State: storage.DeliveryCancelled, Err: "the proposal was " + rec.EffectiveStatus.Decision() + " first"})
 	}
@@ -535,7 +591,7 @@ func (n *Notifier) deliver(ctx context.Context, d storage.Delivery) error {
 	red := *rec
 	red.Command, red.SessionKey, red.Requester, red.ConsumedBy = sec.Redact(rec.Command), sec.Redact(rec.SessionKey), sec.Redact(rec.Requester), sec.Redact(rec.ConsumedBy)
 	ev := MakeEvent(n.Config, ch, &red, d.Kind, d.Step, n.Store.Now())
-	if d.Kind != KindResolved {
+	if d.Kind != KindResolved && d.Kind != KindRefused {
 		// Where it stands against the policy: a report, best effort.
 		if q, qerr := n.Store.Quorum(ctx, rec); qerr == nil && q != nil {
 			WithQuorum(&ev, q)
@@ -679,6 +735,10 @@ func MakeEvent(cfg *config.File, ch *config.Channel, rec *storage.Record, kind s
 	}
 	if cfg.OpenHint != "" {
 		ev.OpenHint = strings.ReplaceAll(cfg.OpenHint, "{id}", id)
+	}
+	if kind == KindRefused {
+		ev.Outcome = "refused at execution: " + model.Sanitize(rec.ExecutionReason, model.Line)
+		ev.Actor = model.Sanitize(rec.ConsumedBy, model.Line)
 	}
 	if kind == KindResolved {
 		st := rec.EffectiveStatus

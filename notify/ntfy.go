@@ -104,6 +104,9 @@ func splitNtfyURL(raw string) (root, topic string, err error) {
 // ntfyPriority maps risk to ntfy's priority: high, critical and unknown
 // are max (5), medium default (3), low low (2); a resolution is low.
 func ntfyPriority(ev Event) int {
+	if ev.Kind == KindRefused {
+		return 5
+	}
 	if ev.Kind == KindResolved {
 		return 2
 	}
@@ -119,6 +122,9 @@ func ntfyPriority(ev Event) int {
 
 // ntfyTags are emoji short codes from ntfy's list, then our own tag.
 func ntfyTags(ev Event) []string {
+	if ev.Kind == KindRefused {
+		return []string{"rotating_light", "approve-tui"}
+	}
 	if ev.Kind == KindResolved {
 		switch ev.Outcome {
 		case "approved":

@@ -127,6 +127,11 @@ func cutBytes(s string, n int) string {
 // pdBody builds the event for a cleaned Event.
 func pdBody(key string, ev Event, p pageText, at time.Time) pdEvent {
 	e := pdEvent{RoutingKey: key, DedupKey: cutBytes(ev.ApprovalID, pdDedupKeyMax)}
+	if ev.Kind == KindRefused {
+		// An incident of its own: the approval's resolution must not
+		// close it.
+		e.DedupKey = cutBytes(ev.ApprovalID+"/refused", pdDedupKeyMax)
+	}
 	if ev.Kind == KindResolved {
 		e.EventAction = "resolve"
 		return e

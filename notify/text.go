@@ -233,6 +233,8 @@ func titleOf(ev Event) string {
 		}
 	case KindVote:
 		t = "another approver needed (" + ev.Approvals + "): " + waiting
+	case KindRefused:
+		t = "REFUSED AT EXECUTION: " + where + " was approved, but its approval's signatures do not hold: not run"
 	case KindResolved:
 		switch ev.Outcome {
 		case "expired":
@@ -275,6 +277,17 @@ func renderText(ev Event, now func() time.Time) pageText {
 			outcome += " by " + ev.Actor
 		}
 		p.Fields = append(p.Fields, textField{"Outcome", outcome})
+	} else if ev.Kind == KindRefused {
+		outcome := dash(ev.Outcome)
+		if ev.Actor != "" {
+			outcome += "; the store says approved by " + ev.Actor + ", which no valid signature backs"
+		}
+		p.Fields = append(p.Fields, textField{"Outcome", outcome})
+		p.ShowCommand = true
+		p.CommandOmitted = ev.CommandOmitted
+		if !ev.CommandOmitted {
+			p.Command = model.CutRunes(ev.Command, maxCommandRunes)
+		}
 	} else {
 		p.Fields = append(p.Fields, textField{"Time left", timeLeftText(ev, eventNow(ev, now))})
 		if ev.Kind == KindEscalation {

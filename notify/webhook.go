@@ -159,7 +159,7 @@ func webhookBody(ev Event, d Delivery) ([]byte, error) {
 		c := ev.Command
 		w.Command = &c
 	}
-	if ev.Kind == KindResolved {
+	if ev.Kind == KindResolved || ev.Kind == KindRefused {
 		o, a := ev.Outcome, ev.Actor
 		w.Outcome, w.Actor = &o, &a
 	}

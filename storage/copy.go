@@ -15,7 +15,7 @@ import (
 // agents spread to more hosts, or back): the proposals exactly as stored
 // (payload_json byte for byte, so that the payload hashes of the audit log
 // still match), the audit log with its hashes and head, the waiters and the
-// tier-2 lockouts. The rank index is not copied: the target builds its own.
+// tier-2 lockouts, the policy, votes, answers and signatures. The rank index is not copied: the target builds its own.
 // The whole copy is one transaction on the target, through the decision
 // path, which appends one event recording it: the chain copied, plus one
 // link. The source is only read, in one snapshot.
@@ -32,17 +32,19 @@ type CopyOptions struct {
 
 // CopyResult says what Copy did.
 type CopyResult struct {
-	From      string        `json:"from"`
-	To        string        `json:"to"`
-	Proposals int64         `json:"proposals"`
-	Events    int64         `json:"audit_events"`
-	Waiters   int64         `json:"waiters"`
-	Lockouts  int64         `json:"lockouts"`
-	Policies  int64         `json:"policy_versions"`
-	Votes     int64         `json:"votes"`
-	Answers   int64         `json:"answers"`
-	Replaced  bool          `json:"replaced"`
-	Verify    *VerifyResult `json:"verify"`
+	From      string `json:"from"`
+	To        string `json:"to"`
+	Proposals int64  `json:"proposals"`
+	Events    int64  `json:"audit_events"`
+	Waiters   int64  `json:"waiters"`
+	Lockouts  int64  `json:"lockouts"`
+	Policies  int64  `json:"policy_versions"`
+	Votes     int64  `json:"votes"`
+	Answers   int64  `json:"answers"`
+	// Signatures are the signed decisions kept (approve_tui_signatures).
+	Signatures int64         `json:"signatures"`
+	Replaced   bool          `json:"replaced"`
+	Verify     *VerifyResult `json:"verify"`
 	// CreatedSchema is the PostgreSQL schema opening the target created
 	// (Store.CreatedSchema), or "".
 	CreatedSchema string `json:"created_schema,omitempty"`
@@ -80,6 +82,10 @@ var (
 	// The answers given come along: a request id answered in the source
 	// stays answered in the copy.
 	answersCopy = copyTable{"approve_tui_answers", []string{"source", "request_id", "approval_id", "decision", "answered_at", "actor"}, "source, request_id"}
+	// The signatures of decisions and policies come along, in their order
+	// (the target numbers them afresh): without them a copy's approvals
+	// and policy would not verify where trust is required.
+	signaturesCopy = copyTable{"approve_tui_signatures", []string{"approval_id", "event", "principal", "key_fp", "statement", "signature", "at"}, "seq"}
 )
 
 // copyBatch is how many rows one INSERT carries.
@@ -181,7 +187,7 @@ func Copy(ctx context.Context, src, dst *Store, opt CopyOptions, actor model.Act
 			tab copyTable
 			n   *int64
 		}{{auditCopy, &res.Events}, {waitersCopy, &res.Waiters}, {lockoutCopy, &res.Lockouts},
-			{policyCopy, &res.Policies}, {votesCopy, &res.Votes}, {answersCopy, &res.Answers}} {
+			{policyCopy, &res.Policies}, {votesCopy, &res.Votes}, {answersCopy, &res.Answers}, {signaturesCopy, &res.Signatures}} {
 			n, err := copyRows(ctx, rc, db, `SELECT `+strings.Join(t.tab.cols, ", ")+` FROM `+t.tab.name+` ORDER BY `+t.tab.order,
 				t.tab.name, t.tab.cols)
 			if err != nil {
@@ -237,7 +243,7 @@ func (s bound) checkEmpty(ctx context.Context, q querier, replace bool) error {
 func (s bound) emptyForCopy(ctx context.Context) error {
 	for _, q := range []string{`DELETE FROM gateway_approvals`, `DELETE FROM approve_tui_audit`, `DELETE FROM approve_tui_waiters`,
 		`DELETE FROM approve_tui_rank`, `DELETE FROM approve_tui_presence`, `DELETE FROM approve_tui_meta WHERE key <> 'audit_head'`,
-		`DELETE FROM approve_tui_policy`, `DELETE FROM approve_tui_votes`, `DELETE FROM approve_tui_answers`} {
+		`DELETE FROM approve_tui_policy`, `DELETE FROM approve_tui_votes`, `DELETE FROM approve_tui_answers`, `DELETE FROM approve_tui_signatures`} {
 		if _, err := s.w.ExecContext(ctx, q); err != nil {
 			return err
 		}

@@ -308,7 +308,7 @@ func (st *Store) UnresolvedPaged(ctx context.Context, limit int) ([]string, erro
 	s := st.bind()
 	rows, err := s.rdb.QueryContext(ctx, `SELECT DISTINCT d.approval_id FROM approve_tui_deliveries d
 		LEFT JOIN gateway_approvals g ON g.approval_id = d.approval_id
-		WHERE d.kind <> 'resolved' AND d.state = ? AND NOT EXISTS (SELECT 1 FROM approve_tui_deliveries r
+		WHERE d.kind NOT IN ('resolved', 'refused') AND d.state = ? AND NOT EXISTS (SELECT 1 FROM approve_tui_deliveries r
 			WHERE r.approval_id = d.approval_id AND r.kind = 'resolved')
 		AND (g.approval_id IS NULL OR NOT (g.status IN ('pending', 'pending_confirm') AND (g.expires_at IS NULL OR g.expires_at > ?)))
 		ORDER BY d.approval_id LIMIT ?`, DeliveryDelivered, model.Epoch(s.now()), limit)

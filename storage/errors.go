@@ -159,10 +159,19 @@ type RefusedError struct {
 	ID     string
 	Code   string
 	Reason string
+	// Verb is what was refused ("denied", "set"); "" is "approved".
+	Verb string
 }
 
 func (e *RefusedError) Error() string {
-	return "proposal " + model.Sanitize(e.ID, model.Line) + " cannot be approved: " + e.Reason
+	verb := e.Verb
+	if verb == "" {
+		verb = "approved"
+	}
+	if e.ID == PolicyRef && verb == "set" {
+		return "the policy cannot be set: " + e.Reason
+	}
+	return "proposal " + model.Sanitize(e.ID, model.Line) + " cannot be " + verb + ": " + e.Reason
 }
 
 // Refusal codes of RefusedError.

@@ -106,7 +106,7 @@ func (st *Store) RecordPolicy(ctx context.Context, r *PolicyRecord, actor model.
 		if r.Decision == PolicyAllow {
 			// A rule of the policy in force binds the command whatever its
 			// risk: it is not allowed unasked (nothing is recorded).
-			if err := policyAsks(ctx, s.w, s.judge, r); err != nil {
+			if err := s.policyAsks(ctx, s.w, r); err != nil {
 				return nil, err
 			}
 		}
@@ -142,12 +142,12 @@ func policySubject(j *judging, r *PolicyRecord) policy.Subject {
 // policyAsks reads the policy in force through q and says whether its
 // rules ask for r's command to be approved (*PolicyAsksError); a policy
 // that cannot be read refuses (RefusedPolicyUnreadable).
-func policyAsks(ctx context.Context, q policyQuerier, j *judging, r *PolicyRecord) error {
-	pv, err := readPolicy(ctx, q)
+func (s bound) policyAsks(ctx context.Context, q querier, r *PolicyRecord) error {
+	pv, err := s.readPolicyInForce(ctx, q)
 	if err != nil || pv == nil {
 		return err
 	}
-	return policyVerdict(pv, j, r)
+	return policyVerdict(pv, s.judge, r)
 }
 
 // policyVerdict says whether the rules of pv ask for r's command to be
@@ -205,9 +205,9 @@ func (st *Store) PolicyAsks(ctx context.Context, r *PolicyRecord) error {
 // keeps reading there, and the writer stays free for its writes.
 func (s bound) readPolicyOnce(ctx context.Context) (*PolicyVersion, error) {
 	if s.pg != nil || s.w == nil || s.rdb.Stats().OpenConnections > 0 {
-		return readPolicy(ctx, s.rdb)
+		return s.readPolicyInForce(ctx, s.rdb)
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	return readPolicy(ctx, s.w)
+	return s.readPolicyInForce(ctx, s.w)
 }

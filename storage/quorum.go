@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/approve-tui/approve-tui/model"
@@ -70,6 +71,10 @@ const (
 	VoteExpired        = "expired"
 	VoteBlocked        = "blocked"
 	VoteContentChanged = "content_changed"
+	// VoteUnsigned: under trust required, a vote row no verified signature
+	// of its voter stands behind (written outside approve-tui, or before
+	// trust was required): it never counted.
+	VoteUnsigned = "unsigned"
 )
 
 // PolicyVersion is one version of the policy, as the store keeps it.
@@ -81,6 +86,12 @@ type PolicyVersion struct {
 	SetAt  float64
 	SetBy  string
 	Policy *policy.Policy
+	// SignedBy, SignedKey and SignedAt, under trust required, are the
+	// policy signer whose verified signature over Source puts the version
+	// in force, their key's fingerprint and the statement's time (the
+	// latest such signature).
+	SignedBy, SignedKey string
+	SignedAt            time.Time
 }
 
 // Label is how the console names the version: "v3 1a2b3c4d".
@@ -122,8 +133,14 @@ type Quorum struct {
 	// Versions are the policy versions whose rules apply to it: the one in
 	// force at its submit and at each vote cast on it, and the one in force
 	// now. Every one of them must be met; Standing and Policy are the one
-	// that asks the most still.
+	// that asks the most still. Under trust required these are versions a
+	// policy signer signed (Policy.SignedBy says who): the newest signed
+	// one is in force, whatever version is newer in the store.
 	Versions []int64
+	// Unsigned, under trust required, are the versions newer than the one
+	// in force (or all, with none in force): no policy signer's newest
+	// signature is over them, so they change nothing.
+	Unsigned []int64
 }
 
 // Voters names the votes' actors, in order.
@@ -336,8 +353,9 @@ type gate struct {
 // version it is pinned to, those whose rules match it: the quorum is met
 // only when each of them is, so that a policy set after the proposal was
 // submitted, or after a vote on it, never asks less than was asked then.
-func gatesOf(ctx context.Context, q policyQuerier, rec *Record, now *PolicyVersion, pn *pins) ([]gate, error) {
+func gatesOf(ctx context.Context, q querier, rec *Record, ps *policies, pn *pins) ([]gate, error) {
 	var out []gate
+	now := ps.now
 	seen := map[int64]bool{}
 	add := func(pv *PolicyVersion) {
 		seen[pv.Version] = true
@@ -353,11 +371,13 @@ func gatesOf(ctx context.Context, q policyQuerier, rec *Record, now *PolicyVersi
 			if seen[v] {
 				continue
 			}
-			pv, err := readPolicyVersion(ctx, q, v)
+			pv, err := ps.version(ctx, q, v)
 			if err != nil {
 				return nil, err
 			}
-			add(pv)
+			if pv != nil {
+				add(pv)
+			}
 		}
 	}
 	return out, nil
@@ -402,7 +422,7 @@ type policyQuerier interface {
 // set: one approver for everything).
 func (st *Store) Policy(ctx context.Context) (*PolicyVersion, error) {
 	s := st.bind()
-	v, err := readPolicy(ctx, s.rdb)
+	v, err := s.readPolicyInForce(ctx, s.rdb)
 	if err != nil && s.eng.noTable(err) {
 		return nil, nil // a file not migrated yet (opened read-only)
 	}
@@ -434,7 +454,21 @@ func (st *Store) SetPolicy(ctx context.Context, source []byte, p *policy.Policy,
 	}
 	s := st.bind()
 	sum := sha256Hex(source)
+	if s.trusted() != nil {
+		// What is enforced is read from the signed file: p must be it.
+		if err := sameRules(string(source), p); err != nil {
+			return nil, false, &model.ValidationError{Problems: []string{err.Error()}}
+		}
+	}
 	err = s.run(ctx, transition{event: EventPolicySet, id: PolicyRef, actor: actor, apply: func(ctx context.Context) ([]auditEntry, error) {
+		signed, err := s.checkPolicySigned(actor, sum)
+		if err != nil {
+			return nil, err
+		}
+		who, sig := actor, actor.Signature
+		if signed != nil {
+			who, sig = signed.actor, signed.sig
+		}
 		old, err := readPolicy(ctx, s.w)
 		var rf *RefusedError
 		if err != nil && !errors.As(err, &rf) {
@@ -443,25 +477,41 @@ func (st *Store) SetPolicy(ctx context.Context, source []byte, p *policy.Policy,
 		oldSum, next := "", int64(1)
 		if old != nil {
 			oldSum, next = old.SHA256, old.Version+1
-			if old.SHA256 == sum && old.Policy != nil {
-				v, changed = old, false
-				return nil, nil
+		}
+		if signed != nil {
+			// The version in force is the signed one, whatever is newer.
+			old, err = s.readPolicyInForce(ctx, s.w)
+			if err != nil && !errors.As(err, &rf) {
+				return nil, err
+			}
+			oldSum = ""
+			if old != nil {
+				oldSum = old.SHA256
 			}
 		}
+		if old != nil && old.SHA256 == sum && old.Policy != nil {
+			v, changed = old, false
+			return nil, nil
+		}
 		now := model.Epoch(s.now())
-		by := columnText(actor.String())
+		by := columnText(who.String())
 		if _, err := s.w.ExecContext(ctx, `INSERT INTO approve_tui_policy (version, sha256, source, rules, set_at, set_by)
 			VALUES (?, ?, ?, ?, ?, ?)`, next, sum, string(source), string(p.Encode()), now, by); err != nil {
 			return nil, err
 		}
-		if err := s.insertSignature(ctx, PolicyRef, EventPolicySet, actor.Signature); err != nil {
+		if err := s.insertSignature(ctx, PolicyRef, EventPolicySet, sig); err != nil {
 			return nil, err
 		}
 		v = &PolicyVersion{Version: next, SHA256: sum, Source: string(source), SetAt: now, SetBy: by, Policy: p}
 		changed = true
-		return []auditEntry{{id: PolicyRef, event: EventPolicySet, outcome: OutcomeOK, detail: map[string]any{
+		d := map[string]any{
 			"version": next, "old_sha256": oldSum, "new_sha256": sum, "rules": len(p.Rules), "groups": len(p.Groups),
-		}}}, nil
+		}
+		if signed != nil {
+			v.SignedBy, v.SignedKey, v.SignedAt = signed.v.Principal, signed.v.Fingerprint, signed.v.Statement.Time
+			signed.detail(d)
+		}
+		return []auditEntry{{id: PolicyRef, event: EventPolicySet, outcome: OutcomeOK, detail: d}}, nil
 	}})
 	if err != nil {
 		return nil, false, err
@@ -513,22 +563,33 @@ func (st *Store) Votes(ctx context.Context, id string) ([]Vote, error) {
 // approver, as without a policy). One read of the policy, one of the pins
 // and one of the votes.
 func (st *Store) Quorums(ctx context.Context, recs []*Record) (map[string]*Quorum, *PolicyVersion, error) {
-	pv, err := st.Policy(ctx)
+	s := st.bind()
+	ps, err := s.readPolicies(ctx, s.rdb)
+	if err != nil && s.eng.noTable(err) {
+		return nil, nil, nil // a file not migrated yet (opened read-only)
+	}
+	var pv *PolicyVersion
+	if ps != nil {
+		pv = ps.now
+	}
+	var rf *RefusedError
+	if err != nil && !errors.As(err, &rf) {
+		err = s.classify("policy", err)
+	}
 	if err != nil {
 		return nil, pv, err
 	}
-	if pv == nil || pv.Version == 1 && len(pv.Policy.Rules) == 0 {
+	if pv == nil || !ps.several() && len(pv.Policy.Rules) == 0 {
 		// No version with a rule was ever in force.
 		return nil, pv, nil
 	}
-	s := st.bind()
 	var open []string
 	for _, rec := range recs {
 		if rec.Corrupt == "" && rec.EffectiveStatus.Open() {
 			// With one version ever set, a record is pinned to it or to
 			// none: only those its rules take need their pins (the
 			// submitter).
-			if pv.Version > 1 || pv.Policy.Requirement(subjectOf(rec)).Ruled() {
+			if ps.several() || pv.Policy.Requirement(subjectOf(rec)).Ruled() {
 				open = append(open, rec.ApprovalID)
 			}
 		}
@@ -554,8 +615,7 @@ func (st *Store) Quorums(ctx context.Context, recs []*Record) (map[string]*Quoru
 		if rec.EffectiveStatus.Open() {
 			pn = pinsOf[rec.ApprovalID]
 		}
-		gs, err := gatesOf(ctx, s.rdb, rec, pv, pn)
-		var rf *RefusedError
+		gs, err := gatesOf(ctx, s.rdb, rec, ps, pn)
 		if errors.As(err, &rf) {
 			rf.ID = rec.ApprovalID
 			return nil, pv, err
@@ -567,7 +627,7 @@ func (st *Store) Quorums(ctx context.Context, recs []*Record) (map[string]*Quoru
 			continue
 		}
 		gatesBy[rec.ApprovalID] = gs
-		q := &Quorum{Requesters: requesters(&rec.Proposal, pn), Versions: versionsOf(gs)}
+		q := &Quorum{Requesters: requesters(&rec.Proposal, pn), Versions: versionsOf(gs), Unsigned: ps.unsigned}
 		q.Standing, q.Policy, _ = standAll(gs, nil)
 		out[rec.ApprovalID] = q
 		if rec.EffectiveStatus.Open() {
@@ -600,10 +660,22 @@ func (st *Store) Quorums(ctx context.Context, recs []*Record) (map[string]*Quoru
 	if err != nil && !s.eng.noTable(err) {
 		return nil, pv, s.classify("votes", err)
 	}
+	var signed map[string]map[signedVoter]bool
+	if s.trusted() != nil {
+		byID := map[string]*Record{}
+		for _, rec := range ruled {
+			if len(votes[rec.ApprovalID]) > 0 {
+				byID[rec.ApprovalID] = rec
+			}
+		}
+		if signed, err = s.signedVotes(ctx, s.rdb, byID); err != nil {
+			return nil, pv, s.classify("signatures", err)
+		}
+	}
 	for _, rec := range ruled {
 		q := out[rec.ApprovalID]
 		for _, v := range votes[rec.ApprovalID] {
-			if v.PayloadSHA256 == rec.PayloadSHA256 {
+			if v.PayloadSHA256 == rec.PayloadSHA256 && (signed == nil || signed[rec.ApprovalID][signedVoter{v.Person, v.Key}]) {
 				q.Votes = append(q.Votes, v)
 			}
 		}
@@ -668,10 +740,11 @@ func (s bound) vote(ctx context.Context, rec *Record, actor model.Actor) (*ballo
 		}
 		return err
 	}
-	pv, err := readPolicy(ctx, s.w)
+	ps, err := s.readPolicies(ctx, s.w)
 	if err != nil {
 		return nil, refused(err)
 	}
+	pv := ps.now
 	if pv == nil {
 		return &ballot{met: true}, nil
 	}
@@ -680,14 +753,14 @@ func (s bound) vote(ctx context.Context, rec *Record, actor model.Actor) (*ballo
 		return nil, err
 	}
 	pn := all[rec.ApprovalID]
-	gs, err := gatesOf(ctx, s.w, rec, pv, pn)
+	gs, err := gatesOf(ctx, s.w, rec, ps, pn)
 	if err != nil {
 		return nil, refused(err)
 	}
 	if len(gs) == 0 {
 		return &ballot{met: true}, nil
 	}
-	b := &ballot{q: &Quorum{Policy: gs[0].pv, Requesters: requesters(&rec.Proposal, pn), Versions: versionsOf(gs)}}
+	b := &ballot{q: &Quorum{Policy: gs[0].pv, Requesters: requesters(&rec.Proposal, pn), Versions: versionsOf(gs), Unsigned: ps.unsigned}}
 	label := func() string {
 		if len(gs) == 1 {
 			return gs[0].pv.Label()
@@ -720,9 +793,22 @@ func (s bound) vote(ctx context.Context, rec *Record, actor model.Actor) (*ballo
 	}
 	now := model.Epoch(s.now())
 	var stale []Vote
+	var signed map[string]map[signedVoter]bool
+	if s.trusted() != nil {
+		// Under trust required a vote counts only with its signature.
+		if signed, err = s.signedVotes(ctx, s.w, map[string]*Record{rec.ApprovalID: rec}); err != nil {
+			return nil, err
+		}
+	}
 	for _, v := range cast {
 		if v.PayloadSHA256 != rec.PayloadSHA256 {
+			v.Ended = VoteContentChanged
 			stale = append(stale, v) // cast on other content: it no longer counts
+			continue
+		}
+		if signed != nil && !signed[rec.ApprovalID][signedVoter{v.Person, v.Key}] {
+			v.Ended = VoteUnsigned
+			stale = append(stale, v) // no signature of its voter holds: never counted
 			continue
 		}
 		b.q.Votes = append(b.q.Votes, v)
@@ -753,11 +839,11 @@ func (s bound) vote(ctx context.Context, rec *Record, actor model.Actor) (*ballo
 	// refusal above leaves them as they were: they count for nothing).
 	for _, v := range stale {
 		if _, err := s.w.ExecContext(ctx, `UPDATE approve_tui_votes SET ended = ?, ended_at = ?
-			WHERE approval_id = ? AND person = ? AND ended = ''`, VoteContentChanged, now, v.ApprovalID, v.Person); err != nil {
+			WHERE approval_id = ? AND person = ? AND ended = ''`, v.Ended, now, v.ApprovalID, v.Person); err != nil {
 			return nil, err
 		}
 		b.entries = append(b.entries, auditEntry{id: rec.ApprovalID, event: EventVoteVoid, outcome: OutcomeOK,
-			reason: VoteContentChanged, detail: map[string]any{"voter": v.Actor, "payload_sha256": v.PayloadSHA256, "now_sha256": rec.PayloadSHA256}})
+			reason: v.Ended, detail: map[string]any{"voter": v.Actor, "payload_sha256": v.PayloadSHA256, "now_sha256": rec.PayloadSHA256}})
 	}
 	mine := Vote{ApprovalID: rec.ApprovalID, Actor: columnText(actor.String()), Surface: string(actor.Surface),
 		Person: me.Person, Key: me.Key, PayloadSHA256: rec.PayloadSHA256, At: now}

@@ -60,9 +60,11 @@ type Options struct {
 	// rule matches come from that judgement. Fixed for the Store's life.
 	Risk risk.Context
 	// Trust is the trust configuration (nil: off). Where it requires
-	// signatures, every approve, vote, deny and policy set must carry its
-	// actor's Signature, verified against it inside the deciding
-	// transaction; its Store names this store in every statement.
+	// signatures, every approve, vote and policy set must carry its actor's
+	// Signature, verified against it inside the deciding transaction (a
+	// deny that carries one too; an unsigned deny is allowed), the policy
+	// in force is the newest a policy signer signed, and its Store names
+	// this store in every statement.
 	Trust *trust.Settings
 }
 

@@ -98,6 +98,16 @@ func (st *Store) ConsumePhrase(ctx context.Context, id, typed, readSHA256 string
 		if err != nil {
 			return nil, err
 		}
+		// Under trust required the signature decides who approves, before
+		// anything is armed or counted.
+		signed, err := s.checkSigned(ctx, rec, actor, readSHA256, false)
+		if err != nil {
+			return nil, err
+		}
+		actor, sig := actor, actor.Signature // this attempt's: who signed, when verified
+		if signed != nil {
+			actor, sig = signed.actor, signed.sig
+		}
 		now := s.now()
 		nowE := model.Epoch(now)
 		if until, reason, locked, err := s.lockedOut(ctx, rec.Verb, rec.Target, nowE); err != nil {
@@ -129,8 +139,15 @@ func (st *Store) ConsumePhrase(ctx context.Context, id, typed, readSHA256 string
 				return nil, verr
 			}
 			if !b.met {
+				if err := s.insertSignature(ctx, id, EventVote, sig); err != nil {
+					return nil, err
+				}
 				voted = &VoteRecorded{ID: id, Quorum: b.q}
+				signedDetail(signed, b.entries, EventVote)
 				return append(entries, b.entries...), nil
+			}
+			if err := s.insertSignature(ctx, id, EventApprove, sig); err != nil {
+				return nil, err
 			}
 			entries = append(entries, b.entries...)
 			var at float64
@@ -161,6 +178,7 @@ func (st *Store) ConsumePhrase(ctx context.Context, id, typed, readSHA256 string
 				"payload_sha256": rec.PayloadSHA256,
 			}
 			b.quorumDetail(d)
+			signed.detail(d)
 			return append(entries, auditEntry{id: id, event: EventApprove, outcome: OutcomeOK, detail: d}), nil
 		}
 		var n int

@@ -254,7 +254,17 @@ func (st *Store) Submit(ctx context.Context, p *model.Proposal, actor model.Acto
 		// which no later version can lower, and who submitted it, as the
 		// actor's structured person (never the origin's text).
 		var version sql.NullInt64
-		if err := s.w.QueryRowContext(ctx, `SELECT MAX(version) FROM approve_tui_policy`).Scan(&version); err != nil {
+		if s.trusted() != nil {
+			// Under trust required, the signed version in force.
+			pv, err := s.readPolicyInForce(ctx, s.w)
+			var rf *RefusedError
+			if err != nil && !errors.As(err, &rf) {
+				return nil, err
+			}
+			if pv != nil {
+				version = sql.NullInt64{Int64: pv.Version, Valid: true}
+			}
+		} else if err := s.w.QueryRowContext(ctx, `SELECT MAX(version) FROM approve_tui_policy`).Scan(&version); err != nil {
 			return nil, err
 		}
 		if version.Valid {
@@ -303,21 +313,31 @@ func (st *Store) ConsumeRead(ctx context.Context, id, typed, readSHA256 string, 
 		if typed != id {
 			return nil, ErrConfirmMismatch
 		}
-		b, err := s.vote(ctx, rec, actor)
+		// Under trust required the signature decides who approves.
+		signed, err := s.checkSigned(ctx, rec, actor, readSHA256, false)
+		if err != nil {
+			return nil, err
+		}
+		who, sig := actor, actor.Signature
+		if signed != nil {
+			who, sig = signed.actor, signed.sig
+		}
+		b, err := s.vote(ctx, rec, who)
 		if err != nil {
 			return nil, err
 		}
 		if !b.met {
-			if err := s.insertSignature(ctx, id, EventVote, actor.Signature); err != nil {
+			if err := s.insertSignature(ctx, id, EventVote, sig); err != nil {
 				return nil, err
 			}
 			voted = &VoteRecorded{ID: id, Quorum: b.q}
+			signedDetail(signed, b.entries, EventVote)
 			return b.entries, nil
 		}
-		if err := s.insertSignature(ctx, id, EventApprove, actor.Signature); err != nil {
+		if err := s.insertSignature(ctx, id, EventApprove, sig); err != nil {
 			return nil, err
 		}
-		if err := s.decideBy(ctx, rec, model.StatusConsumed, actor, b.by); err != nil {
+		if err := s.decideBy(ctx, rec, model.StatusConsumed, who, b.by); err != nil {
 			return nil, err
 		}
 		out = rec
@@ -331,6 +351,7 @@ func (st *Store) ConsumeRead(ctx context.Context, id, typed, readSHA256 string, 
 			d["read"] = true // the approver named the payload it read
 		}
 		b.quorumDetail(d)
+		signed.detail(d)
 		return append(b.entries, auditEntry{id: id, event: EventApprove, outcome: OutcomeOK, detail: d}), nil
 	}})
 	if err != nil {
@@ -353,14 +374,29 @@ func (st *Store) Deny(ctx context.Context, id string, actor model.Actor, reason 
 		if err != nil {
 			return nil, err
 		}
-		if err := s.decide(ctx, rec, model.StatusDenied, actor); err != nil {
+		// A signed deny is verified under trust required; an unsigned one
+		// stays allowed (a deny never lets anything run).
+		signed, err := s.checkSigned(ctx, rec, actor, "", true)
+		if err != nil {
 			return nil, err
 		}
-		if err := s.insertSignature(ctx, id, EventDeny, actor.Signature); err != nil {
+		who, sig := actor, actor.Signature
+		if signed != nil {
+			who, sig = signed.actor, signed.sig
+		}
+		if err := s.decide(ctx, rec, model.StatusDenied, who); err != nil {
+			return nil, err
+		}
+		if err := s.insertSignature(ctx, id, EventDeny, sig); err != nil {
 			return nil, err
 		}
 		out = rec
 		d := map[string]any{"risk": string(rec.EffectiveRisk)}
+		if signed != nil {
+			signed.detail(d)
+		} else if s.trusted() != nil {
+			d["unsigned"] = true
+		}
 		if vetoed, err := s.endVotes(ctx, id, VoteDenied); err != nil {
 			return nil, err
 		} else if len(vetoed) > 0 {

@@ -36,6 +36,8 @@ const (
 	RiskLow    = "low"
 	RiskMedium = "medium"
 	RiskHigh   = "high"
+	// RiskTier2 is Hermes' tier-2 level: approved by a typed phrase.
+	RiskTier2 = "tier2_critical"
 )
 
 // Statement is what one decision signs. Encode gives its only byte form.
@@ -107,9 +109,9 @@ func (s Statement) validate() error {
 			return err
 		}
 		switch s.Risk {
-		case RiskLow, RiskMedium, RiskHigh:
+		case RiskLow, RiskMedium, RiskHigh, RiskTier2:
 		default:
-			return statementErr("risk %q is not low, medium or high", clip(s.Risk))
+			return statementErr("risk %q is not low, medium, high or tier2_critical", clip(s.Risk))
 		}
 		if s.PolicySHA256 != "" {
 			return statementErr("a %s statement carries no policy_sha256", s.Decision)
