@@ -200,6 +200,57 @@ func TestSystemConfigAnchor(t *testing.T) {
 			!strings.Contains(out, "store identity in statements: anchor-store") || strings.Contains(out, "no system configuration") {
 			t.Errorf("config check, operator: %d\n%s", code, out)
 		}
+		// wait, on the agent side: the signed approval is approved.
+		code, out, stderr = execCmd(t, r.proc(true, nil, "wait", "--timeout", "5s", id), "")
+		if code != 0 || !strings.Contains(out, "approved") || !strings.Contains(out, "signed by alice (1 of 1)") {
+			t.Errorf("wait, signed: %d %q %q", code, out, stderr)
+		}
+
+		// An operator whose own configuration turns trust off approves
+		// unsigned (warned that run and the hooks verify with the system
+		// file's); run, under the agent's mode off, refuses it: exit 14,
+		// recorded blocked_after_consume signature_invalid, not run.
+		opConfig := filepath.Join(r.opHome, "config.yaml")
+		if err := os.WriteFile(opConfig, []byte("trust: {mode: off}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(opConfig)
+		ran := filepath.Join(r.agentHome, "ran-unsigned")
+		run := r.proc(true, nil, "run", "--risk", "high", "--timeout", "30s", "--shell", "echo ran > "+ran)
+		var runOut, runErr bytes.Buffer
+		run.Stdout, run.Stderr = &runOut, &runErr
+		if err := run.Start(); err != nil {
+			t.Fatal(err)
+		}
+		runDone := make(chan error, 1)
+		go func() { runDone <- run.Wait() }()
+		rid := (&selfRig{db: r.db}).pendingID(t, "")
+		code, _, stderr = execCmd(t, r.proc(false, map[string]string{"APPROVE_TUI_CONFIG": opConfig}, "approve", "--confirm", rid, "--", rid), "")
+		if code != 0 || !strings.Contains(stderr, "run and the hooks verify with the system file's") {
+			t.Fatalf("unsigned approve under the operator's mode off: %d %q", code, stderr)
+		}
+		select {
+		case err := <-runDone:
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 14 {
+				t.Fatalf("run of an unsigned approval: %v, want exit 14\n%s", err, runErr.String())
+			}
+		case <-time.After(30 * time.Second):
+			_ = run.Process.Kill()
+			t.Fatal("run did not end")
+		}
+		if _, err := os.Stat(ran); err == nil {
+			t.Fatal("the unsigned approval's command ran")
+		}
+		rec := readStore(t, r.db, func(ctx context.Context, s *storage.Store) (*storage.Record, error) { return s.Get(ctx, rid) })
+		if rec.ExecutionStatus != "blocked_after_consume" || rec.ExecutionReason != "signature_invalid" {
+			t.Errorf("execution: %q %q", rec.ExecutionStatus, rec.ExecutionReason)
+		}
+		// wait says it is not approved.
+		code, out, _ = execCmd(t, r.proc(true, nil, "wait", rid), "")
+		if code != 14 || !strings.Contains(out, "consumed, but not approved: its signatures do not hold") {
+			t.Errorf("wait, unsigned: %d %q", code, out)
+		}
 	})
 
 	// A system file that cannot be relied on stops the agent side: run,
