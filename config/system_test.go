@@ -4,8 +4,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/approve-tui/approve-tui/trust"
 )
@@ -207,4 +209,33 @@ func TestTrustFor(t *testing.T) {
 	if _, err := user.TrustSettings("sqlite:/a.db", AgentSide); err == nil || !strings.Contains(err.Error(), sys.Path+":1: trust: allowed_signers (agent side)") {
 		t.Errorf("world-writable trust file: %v", err)
 	}
+}
+
+// BenchmarkLoadSystem is what the system file adds to each run and hook
+// call on the agent side: the path walked and checked component by
+// component, the file read and its trust: section parsed.
+func BenchmarkLoadSystem(b *testing.B) {
+	dir := b.TempDir()
+	path := filepath.Join(dir, "config.yaml")
+	src := "trust:\n  allowed_signers: /etc/approve-tui/allowed_signers\n  policy_signers: [alice, bob]\n  store: prod-approvals\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	side := AgentSide
+	if os.Geteuid() != 0 {
+		side = OperatorSide // the agent side refuses a file of the user running
+	}
+	var times []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		s, err := LoadSystemAt(path, side)
+		times = append(times, time.Since(start))
+		if err != nil || s == nil {
+			b.Fatal(s, err)
+		}
+	}
+	slices.Sort(times)
+	at := func(q float64) float64 { return float64(times[int(q*float64(len(times)-1))].Microseconds()) }
+	b.ReportMetric(at(0.50), "p50-µs")
+	b.ReportMetric(at(0.99), "p99-µs")
 }
