@@ -312,6 +312,13 @@ func TestSystemConfigAnchor(t *testing.T) {
 		if code != ExitError || !strings.Contains(stderr, refused+"file is world-writable (mode 0666)") {
 			t.Errorf("world-writable: %d %q", code, stderr)
 		}
+		// The operators' commands refuse it too, and config check says why.
+		for _, args := range [][]string{{"list"}, {"config", "check"}} {
+			code, _, stderr = execCmd(t, r.proc(false, nil, args...), "")
+			if code != ExitError || !strings.Contains(stderr, refused+"file is world-writable (mode 0666)") {
+				t.Errorf("world-writable, %v: %d %q", args, code, stderr)
+			}
+		}
 		if os.Geteuid() == 0 {
 			r.writeSystem(t, "trust: [\n")
 			code, _, stderr = execCmd(t, r.proc(true, nil, "run", "--", "true"), "")
