@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -194,6 +195,22 @@ func TestSystemConfigAnchor(t *testing.T) {
 			if code != 0 || !strings.Contains(out, want) {
 				t.Errorf("config check: no %q in (%d)\n%s", want, code, out)
 			}
+		}
+		code, out, _ = execCmd(t, r.proc(true, nil, "--json", "config", "check"), "")
+		var res struct {
+			Trust struct {
+				SystemConfig string `json:"system_config"`
+				Sources      map[string]struct {
+					Mode, File string
+					Line       int
+					System     bool
+				}
+			}
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 || res.Trust.SystemConfig != r.sysPath ||
+			res.Trust.Sources["agent"].File != r.sysPath || !res.Trust.Sources["agent"].System || res.Trust.Sources["agent"].Mode != "required" ||
+			res.Trust.Sources["operator"].File != r.agentConfig || res.Trust.Sources["operator"].System || res.Trust.Sources["operator"].Mode != "off" {
+			t.Errorf("config check --json: %d %v %s", code, err, out)
 		}
 		code, out, _ = execCmd(t, r.proc(false, nil, "config", "check"), "")
 		if code != 0 || !strings.Contains(out, "operator side (approve, deny, policy set, the console, serve, show, audit): trust required, from the system configuration "+r.sysPath+":1\n") ||
