@@ -59,6 +59,16 @@ type app struct {
 	// trustSide is the side this command loads the trust file for (the
 	// agent's for what the agent runs: submit, wait, run, the hooks).
 	trustSide config.Side
+	// systemPath is the system configuration file (config.SystemConfigPath,
+	// fixed at build time: never from the environment or a flag); system
+	// and systemErr what reading it gave, once (systemRead).
+	systemPath string
+	system     *config.System
+	systemErr  error
+	systemRead bool
+	// trustWarned: the user file's trust: section set aside or differing
+	// from the system file's has been said once.
+	trustWarned bool
 
 	getenv func(string) string
 	isTTY  func() bool // is stdin a terminal (prompts allowed)
@@ -138,7 +148,7 @@ func executeSession(ctx context.Context, args []string, db string, actor model.A
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *app {
 	gout, gerr := &guardWriter{w: stdout}, &guardWriter{w: stderr}
 	a := &app{in: stdin, out: gout, err: gerr, rawOut: stdout, rawErr: stderr, guards: []*guardWriter{gout, gerr},
-		getenv: os.Getenv, now: time.Now}
+		getenv: os.Getenv, now: time.Now, systemPath: config.SystemConfigPath}
 	a.isTTY = func() bool { return isTerminal(stdin) }
 	a.termW = func() int {
 		if f, ok := stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
@@ -265,6 +275,9 @@ postgres://user@host/db?sslmode=... URL for PostgreSQL.
 				return usageErrorf("--color %q: want auto, always or never", a.color)
 			}
 			a.wrapToTerminal(cmd)
+			if agentSideCommand(cmd) {
+				a.trustSide = config.AgentSide
+			}
 			return nil
 		},
 	}
@@ -319,6 +332,35 @@ func (a *app) defaultDB() string {
 		}
 	}
 	return filepath.Join(home, "state.db")
+}
+
+// agentSideCommand reports whether cmd is one the agent runs (run,
+// submit, wait and the agent hooks), which takes its trust settings as
+// the agent side: from the system configuration where there is one.
+func agentSideCommand(cmd *cobra.Command) bool {
+	if hookOf(cmd) != "" {
+		return true
+	}
+	switch cmd.CommandPath() {
+	case "approve-tui run", "approve-tui submit", "approve-tui wait":
+		return true
+	}
+	return false
+}
+
+// systemConfig is the system configuration file (nil: none), read once,
+// under the ownership rules of this command's side. A session of another
+// surface (serve) reads no file of this host's: its trust settings are
+// the serving process's.
+func (a *app) systemConfig() (*config.System, error) {
+	if a.as != nil {
+		return nil, nil
+	}
+	if !a.systemRead {
+		a.system, a.systemErr = config.LoadSystemAt(a.systemPath, a.trustSide)
+		a.systemRead = true
+	}
+	return a.system, a.systemErr
 }
 
 // open opens the store named by the global flags, with the trust

@@ -15,7 +15,6 @@ import (
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/notify"
 	"github.com/approve-tui/approve-tui/risk"
-	"github.com/approve-tui/approve-tui/trust"
 )
 
 func (a *app) configCmd() *cobra.Command {
@@ -68,9 +67,17 @@ load it run as you, the ssh-agent at $SSH_AUTH_SOCK and whether the trust
 file knows its keys, and policy signers the trust file does not name
 (warnings).
 
+The system configuration, where it exists, is
+  ` + a.systemPath + `
+(its path is fixed when approve-tui is built). Its trust: section is what
+run, the hooks, submit and wait use, whatever this file says, and what the
+operators' commands use unless this file has its own: check says where
+each side's trust settings come from, and that whoever writes this file
+can turn trust off when there is no system configuration.
+
 With --json, one object: path, found, ok, problems, warnings, channels,
 routes, open_hint, settings and trust (mode, why, allowed_signers, checks,
-problems, warnings, agent_keys).
+problems, warnings, agent_keys, system_config, sources).
 ` + exitCodesWhere(map[int]string{ExitError: "problems: the file is missing (when named), unreadable or invalid, or a secret does not resolve"},
 			ExitOK, ExitError, ExitUsage),
 		Args: cobra.NoArgs,
@@ -131,8 +138,25 @@ func (a *app) readConfig() (f *config.File, path string, found bool, err error) 
 // or the defaults when there is none at the default place. A file with
 // problems is an error (exit 1) that gives the first and says how to see
 // them all.
+//
+// Where there is a system configuration file it is put under the file
+// (config.File.Anchor): its trust settings are in force on the agent side,
+// and on the operator side unless the user's file has its own (a warning
+// on stderr, once, says when the user's differ). One that cannot be relied
+// on or has problems is an error: nothing is let through until it is
+// fixed.
 func (a *app) loadConfig() (*config.File, error) {
 	f, _, _, err := a.readConfig()
+	if err == nil {
+		var sys *config.System
+		if sys, err = a.systemConfig(); err == nil {
+			f.Anchor(sys)
+			if w := f.TrustWarning(a.trustSide); w != "" && !a.trustWarned {
+				a.trustWarned = true
+				a.note("approve-tui: warning: %s", line(w))
+			}
+		}
+	}
 	var ce *config.Error
 	switch {
 	case errors.As(err, &ce):
@@ -211,23 +235,59 @@ func (a *app) configCheck() error {
 		}
 		return exitf(ExitError, "%s: %s", line(path), plural(len(ce.Problems), "problem"))
 	}
+	// The system configuration's trust settings, where there is one, are
+	// what the agent side uses (and the operator side, unless this file
+	// has its own).
+	sys, sysErr := a.systemConfig()
 	if !found {
 		where := "no config file (no $HOME or $XDG_CONFIG_HOME to look in)"
 		if path != "" {
 			where = "no config file at " + line(path)
 		}
+		f = config.Defaults()
+		f.Anchor(sys)
+		tr := a.checkTrust(f, sysErr)
+		if sys == nil && sysErr == nil {
+			tr.why = "no configuration file: nothing is signed or checked"
+		}
 		if a.json {
-			a.printf("%s\n", model.NewJSONObject().OptStr("path", line(path)).Bool("found", false).Bool("ok", true).
-				Raw("problems", "[]").Strs("warnings", nil).Raw("channels", "[]").Raw("routes", "[]").
+			probs := make([]*model.JSONObject, len(tr.systemProblems))
+			for i, p := range tr.systemProblems {
+				probs[i] = problemJSON(config.Problem{Message: p})
+			}
+			a.printf("%s\n", model.NewJSONObject().OptStr("path", line(path)).Bool("found", false).Bool("ok", len(probs) == 0).
+				Raw("problems", jsonList(probs)).Strs("warnings", tr.warnings).Raw("channels", "[]").Raw("routes", "[]").
 				Raw("open_hint", "null").Bool("include_command", true).Raw("settings", "[]").
-				Obj("trust", (&trustReport{mode: string(trust.ModeOff), why: "no configuration file: nothing is signed or checked"}).json()))
+				Obj("trust", tr.json()))
+			if len(probs) > 0 {
+				return exitf(ExitError, "")
+			}
 			return nil
 		}
-		a.printf("%s: the defaults apply (no channels, no routes, trust off: nothing is signed or checked)\n", where)
+		a.printf("%s: the defaults apply (no channels, no routes)\n", where)
 		a.printf("start one with: approve-tui config example > %s\n", line(path))
+		a.printTrust(tr)
+		if n := len(tr.systemProblems); n > 0 {
+			for _, p := range tr.systemProblems {
+				a.note("%s", p)
+			}
+			return exitf(ExitError, "%s", plural(n, "problem"))
+		}
 		return nil
 	}
-	return a.configReport(f)
+	f.Anchor(sys)
+	return a.configReport(f, sysErr)
+}
+
+// printTrust writes the trust report's words.
+func (a *app) printTrust(tr *trustReport) {
+	a.printf("trust: %s: %s\n", tr.mode, line(tr.why))
+	for _, l := range tr.lines {
+		a.printf("  %s\n", l)
+	}
+	for _, w := range tr.warnings {
+		a.printf("  warning: %s\n", w)
+	}
 }
 
 // secretCheck is one secret resolved for check.
@@ -241,7 +301,7 @@ type secretCheck struct {
 }
 
 // configReport says what a loaded file does and resolves its secrets.
-func (a *app) configReport(f *config.File) error {
+func (a *app) configReport(f *config.File, sysErr error) error {
 	ferr := &config.Error{Path: f.Path}
 	// A secret's value never shows, even where the file's text holds it
 	// (an exec command's argument).
@@ -263,7 +323,7 @@ func (a *app) configReport(f *config.File) error {
 			}
 		}
 	}
-	tr := a.checkTrust(f)
+	tr := a.checkTrust(f, sysErr)
 	for _, p := range tr.problems {
 		ferr.Problems = append(ferr.Problems, config.Problem{Line: f.Trust.Line, Column: 1, Message: "trust: " + p})
 	}
@@ -271,6 +331,9 @@ func (a *app) configReport(f *config.File) error {
 		probs := make([]*model.JSONObject, len(ferr.Problems))
 		for i, p := range ferr.Problems {
 			probs[i] = problemJSON(p)
+		}
+		for _, p := range tr.systemProblems {
+			probs = append(probs, problemJSON(config.Problem{Message: p}))
 		}
 		var chans, routes, sets []*model.JSONObject
 		for _, name := range f.ChannelNames() {
@@ -285,12 +348,12 @@ func (a *app) configReport(f *config.File) error {
 					Str("flag", "--"+s.Flag).Str("value", line(s.Value)).Int("line", int64(s.Line)))
 			}
 		}
-		a.printf("%s\n", model.NewJSONObject().Str("path", line(f.Path)).Bool("found", true).Bool("ok", len(ferr.Problems) == 0).
+		a.printf("%s\n", model.NewJSONObject().Str("path", line(f.Path)).Bool("found", true).Bool("ok", len(probs) == 0).
 			Raw("problems", jsonList(probs)).Strs("warnings", tr.warnings).
 			Raw("channels", jsonList(chans)).Raw("routes", jsonList(routes)).
 			OptStr("open_hint", line(f.OpenHint)).Bool("include_command", f.IncludeCommand).Raw("settings", jsonList(sets)).
 			Obj("trust", tr.json()))
-		if len(ferr.Problems) > 0 {
+		if len(probs) > 0 {
 			return exitf(ExitError, "")
 		}
 		return nil
@@ -325,18 +388,15 @@ func (a *app) configReport(f *config.File) error {
 	if len(sets) > 0 {
 		a.printf("settings (%d):\n%s\n", len(sets), strings.Join(sets, "\n"))
 	}
-	a.printf("trust: %s: %s\n", tr.mode, line(tr.why))
-	for _, l := range tr.lines {
-		a.printf("  %s\n", l)
+	a.printTrust(tr)
+	for _, p := range tr.systemProblems {
+		a.note("%s", p)
 	}
-	for _, w := range tr.warnings {
-		a.printf("  warning: %s\n", w)
-	}
-	if len(ferr.Problems) > 0 {
+	if n := len(ferr.Problems) + len(tr.systemProblems); n > 0 {
 		for _, p := range ferr.Problems {
 			a.note("%s", line(ferr.Format(p)))
 		}
-		return exitf(ExitError, "%s: %s", line(f.Path), plural(len(ferr.Problems), "problem"))
+		return exitf(ExitError, "%s: %s", line(f.Path), plural(n, "problem"))
 	}
 	a.printf("ok\n")
 	return nil

@@ -142,7 +142,7 @@ func (a *app) run(cmd *cobra.Command, f submitFlags, timeout time.Duration, shel
 	if err != nil {
 		return err
 	}
-	s, err := a.open(cmd.Context(), false)
+	s, err := a.openSide(cmd.Context(), false, config.AgentSide)
 	if err != nil {
 		return err
 	}

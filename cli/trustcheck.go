@@ -27,31 +27,101 @@ type trustReport struct {
 	// lines: what was found, in words (sanitised).
 	lines []string
 	// problems stop signing (the operators' side cannot load the trust
-	// file); warnings are worth knowing.
-	problems, warnings []string
-	agentKeys          []*model.JSONObject
+	// file); warnings are worth knowing. systemProblems are the system
+	// configuration's, each naming its file: nothing is let through
+	// until they are fixed.
+	problems, systemProblems, warnings []string
+	agentKeys                          []*model.JSONObject
+	// sources: where each side's trust settings come from.
+	sources *model.JSONObject
+	system  string
 }
 
-// checkTrust reports on f's trust: section.
-func (a *app) checkTrust(f *config.File) *trustReport {
-	r := &trustReport{mode: string(f.Trust.Mode), file: f.Trust.AllowedSigners}
-	where := fmt.Sprintf("line %d", f.Trust.Line)
+// The commands of each side, as config check names them.
+const (
+	agentSideWords    = "agent side (run, the hooks, submit, wait)"
+	operatorSideWords = "operator side (approve, deny, policy set, the console, serve, show, audit)"
+)
+
+// checkTrust reports on the trust settings f gives each side: f's trust:
+// section, or the system configuration's where f is anchored to one
+// (sysErr: the system file could not be relied on).
+func (a *app) checkTrust(f *config.File, sysErr error) *trustReport {
+	op, opFrom := f.TrustFor(config.OperatorSide)
+	ag, agFrom := f.TrustFor(config.AgentSide)
+	r := &trustReport{mode: string(op.Mode), file: op.AllowedSigners, system: a.systemPath}
+	where := fmt.Sprintf("line %d", op.Line)
+	if opFrom.System {
+		where = "system configuration " + opFrom.String()
+	}
 	switch {
-	case f.Trust.Line == 0:
+	case op.Line == 0 && opFrom.System:
+		r.why = "the system configuration " + opFrom.Path + " has no trust: section: nothing is signed or checked"
+	case op.Line == 0:
 		r.why = "no trust: section: nothing is signed or checked (one person on a laptop)"
-	case f.Trust.Mode == trust.ModeOff && f.Trust.AllowedSigners != "":
+	case op.Mode == trust.ModeOff && op.AllowedSigners != "":
 		r.why = "trust: mode: off (" + where + "): the trust file is not used; nothing is signed or checked"
-	case f.Trust.Mode == trust.ModeOff:
+	case op.Mode == trust.ModeOff:
 		r.why = "trust: has no allowed_signers (" + where + "): nothing is signed or checked"
 	default:
 		r.why = "trust: allowed_signers is set (" + where + "): every approve, vote and policy set is signed, and run and the hooks let nothing through without enough valid signatures"
 	}
-	if !f.TrustRequired() {
+	source := func(side string, tc config.TrustConfig, from config.TrustOrigin) *model.JSONObject {
+		o := model.NewJSONObject().Str("mode", string(tc.Mode)).OptStr("file", line(from.Path)).Int("line", int64(from.Line)).Bool("system", from.System)
+		what := "the user configuration " + line(from.String())
+		switch {
+		case from.System:
+			what = "the system configuration " + line(from.String())
+		case from.Path == "":
+			what = "the defaults (no configuration file)"
+		}
+		r.lines = append(r.lines, fmt.Sprintf("%s: trust %s, from %s", side, tc.Mode, what))
+		return o
+	}
+	r.sources = model.NewJSONObject().Obj("agent", source(agentSideWords, ag, agFrom)).Obj("operator", source(operatorSideWords, op, opFrom))
+	switch {
+	case sysErr != nil:
+		r.systemProblems = append(r.systemProblems, line(sysErr.Error()))
+		return r
+	case agFrom.System:
+		if _, err := config.LoadSystemAt(agFrom.Path, config.AgentSide); err != nil {
+			r.warnings = append(r.warnings, fmt.Sprintf("run and the hooks, if run as this user (uid %d), refuse the system configuration: %s", os.Geteuid(), line(err.Error())))
+		}
+	default:
+		msg := fmt.Sprintf("no system configuration at %s: the agent side takes its trust settings from the user configuration, which whoever writes it (the agent's user too, or APPROVE_TUI_CONFIG and --config, which the agent sets) can turn off; anchor them: put the trust: section in %s, owned by root and writable by root only, and the user configuration can no longer weaken it",
+			line(a.systemPath), line(a.systemPath))
+		if ag.Mode == trust.ModeRequired {
+			r.warnings = append(r.warnings, msg)
+		} else {
+			r.lines = append(r.lines, msg)
+		}
+	}
+	if w := f.TrustWarning(config.OperatorSide); w != "" {
+		r.warnings = append(r.warnings, line(w))
+	}
+	if ag.Mode == trust.ModeRequired {
+		if _, err := f.TrustSettings(storage.DefaultIdentity(a.db), config.AgentSide); err != nil {
+			msg := fmt.Sprintf("run and the hooks, if run as this user (uid %d), refuse the trust file: %s; give it to root (or the operators' user) so the agent's user cannot change it", os.Geteuid(), line(err.Error()))
+			if agFrom.System {
+				// Nothing runs on this host as this user until it is fixed.
+				r.systemProblems = append(r.systemProblems, msg)
+			} else {
+				r.warnings = append(r.warnings, msg)
+			}
+		} else {
+			r.lines = append(r.lines, fmt.Sprintf("run and the hooks, run as this user (uid %d), take the trust file %s", os.Geteuid(), line(ag.AllowedSigners)))
+		}
+	}
+	if op.Mode != trust.ModeRequired {
 		return r
 	}
 	ts, err := f.TrustSettings(storage.DefaultIdentity(a.db), config.OperatorSide)
 	if err != nil {
-		r.problems = append(r.problems, line(err.Error()))
+		if opFrom.System {
+			r.systemProblems = append(r.systemProblems, line(err.Error()))
+		} else {
+			r.problems = append(r.problems, line(err.Error()))
+		}
 		return r
 	}
 	var principals []string
@@ -64,11 +134,6 @@ func (a *app) checkTrust(f *config.File) *trustReport {
 	}
 	r.lines = append(r.lines, fmt.Sprintf("trust file %s: %d keys, principals %s (owner and mode fit approve, deny and policy set run as this user)",
 		line(ts.Path), len(ts.Signers.Signers), line(strings.Join(principals, ", "))))
-	if _, err := f.TrustSettings(storage.DefaultIdentity(a.db), config.AgentSide); err != nil {
-		r.warnings = append(r.warnings, fmt.Sprintf("run and the hooks, if run as this user (uid %d), refuse the trust file: %s; give it to root (or the operators' user) so the agent's user cannot change it", os.Geteuid(), line(err.Error())))
-	} else {
-		r.lines = append(r.lines, fmt.Sprintf("run and the hooks, run as this user (uid %d), take the trust file", os.Geteuid()))
-	}
 	r.lines = append(r.lines, "store identity in statements: "+line(ts.Store))
 	switch {
 	case len(ts.PolicySigners) == 0:
@@ -139,6 +204,10 @@ func (a *app) checkAgent(ts *trust.Settings, r *trustReport) {
 // json is the report as config check --json gives it.
 func (r *trustReport) json() *model.JSONObject {
 	o := model.NewJSONObject().Str("mode", r.mode).Str("why", line(r.why)).OptStr("allowed_signers", line(r.file)).
-		Strs("checks", r.lines).Strs("problems", r.problems).Strs("warnings", r.warnings)
+		Strs("checks", r.lines).Strs("problems", append(append([]string(nil), r.problems...), r.systemProblems...)).Strs("warnings", r.warnings)
+	o.OptStr("system_config", line(r.system))
+	if r.sources != nil {
+		o.Obj("sources", r.sources)
+	}
 	return o.Raw("agent_keys", jsonList(r.agentKeys))
 }

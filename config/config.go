@@ -45,6 +45,8 @@ type File struct {
 
 	// settings: what the file gave of Serve and Tier2, as flag values.
 	settings []Setting
+	// system: the system configuration file (nil: none); see Anchor.
+	system *System
 }
 
 // ServeSettings is the file's serve: section, named after serve's flags

@@ -167,18 +167,20 @@ func storeName(s string) string {
 // TrustRequired reports whether the file asks for signatures.
 func (f *File) TrustRequired() bool { return f != nil && f.Trust.Mode == trust.ModeRequired }
 
-// TrustSettings is the trust configuration in force, the trust file
-// loaded for side: nil, nil when the mode is off. storeIdentity is the
-// store's default identity (storage.DefaultIdentity of the store opened),
-// used when the file names no store. A trust file that cannot be read, is
-// malformed, or may be changed by whom side does not allow is an error:
-// where signatures are required, not knowing whose keys count is never
-// "no signatures needed".
+// TrustSettings is the trust configuration in force on side (TrustFor:
+// the system file's where it decides), the trust file loaded for side:
+// nil, nil when the mode is off. storeIdentity is the store's default
+// identity (storage.DefaultIdentity of the store opened), used when the
+// file names no store. A trust file that cannot be read, is malformed, or
+// may be changed by whom side does not allow is an error: where
+// signatures are required, not knowing whose keys count is never "no
+// signatures needed".
 func (f *File) TrustSettings(storeIdentity string, side Side) (*trust.Settings, error) {
-	if !f.TrustRequired() {
+	tc, origin := f.TrustFor(side)
+	if tc.Mode != trust.ModeRequired {
 		return nil, nil
 	}
-	path := f.Trust.AllowedSigners
+	path := tc.AllowedSigners
 	var (
 		signers *trust.AllowedSigners
 		err     error
@@ -189,32 +191,20 @@ func (f *File) TrustSettings(storeIdentity string, side Side) (*trust.Settings, 
 		signers, err = trust.LoadTrustFile(path)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: trust: allowed_signers (%s): %s", f.where(f.Trust.Line), side, model.Sanitize(err.Error(), model.Line))
+		return nil, fmt.Errorf("%s: trust: allowed_signers (%s): %s", origin, side, model.Sanitize(err.Error(), model.Line))
 	}
-	store := f.Trust.Store
+	store := tc.Store
 	if store == "" {
 		store = storeIdentity
 	}
 	if store == "" {
-		return nil, fmt.Errorf("%s: trust: no store identity to sign for: set trust: store", f.where(f.Trust.Line))
+		return nil, fmt.Errorf("%s: trust: no store identity to sign for: set trust: store", origin)
 	}
 	return &trust.Settings{
 		Mode:          trust.ModeRequired,
 		Path:          path,
 		Signers:       signers,
-		PolicySigners: append([]string(nil), f.Trust.PolicySigners...),
+		PolicySigners: append([]string(nil), tc.PolicySigners...),
 		Store:         store,
 	}, nil
-}
-
-// where is "FILE:LINE" for messages ("configuration" without a file).
-func (f *File) where(line int) string {
-	p := f.Path
-	if p == "" {
-		p = "configuration"
-	}
-	if line > 0 {
-		return fmt.Sprintf("%s:%d", p, line)
-	}
-	return p
 }

@@ -373,8 +373,13 @@ func LoadTrustFile(path string) (*AllowedSigners, error) {
 // root and the uids listed (none: root alone). Group- and world-writable
 // entries are refused as there.
 func LoadTrustFileOwnedBy(path string, owners ...uint32) (*AllowedSigners, error) {
+	return ownedByChecker(owners).load(path)
+}
+
+// ownedByChecker is LoadTrustFileOwnedBy's rule: root and owners.
+func ownedByChecker(owners []uint32) checker {
 	allowed := append([]uint32{0}, owners...)
-	c := checker{
+	return checker{
 		owned: func(uid uint32) string {
 			if slices.Contains(allowed, uid) {
 				return ""
@@ -382,7 +387,6 @@ func LoadTrustFileOwnedBy(path string, owners ...uint32) (*AllowedSigners, error
 			return fmt.Sprintf("owned by uid %d, not by root or another allowed owner (uids %v)", uid, allowed)
 		},
 	}
-	return c.load(path)
 }
 
 // LoadTrustFileForVerifier loads the trust file where approvals are
@@ -394,8 +398,14 @@ func LoadTrustFileOwnedBy(path string, owners ...uint32) (*AllowedSigners, error
 // effective user is root, root-owned entries are fine. Group- and
 // world-writable entries are refused as in LoadTrustFile.
 func LoadTrustFileForVerifier(path string) (*AllowedSigners, error) {
+	return verifierChecker().load(path)
+}
+
+// verifierChecker is LoadTrustFileForVerifier's rule for the effective
+// user.
+func verifierChecker() checker {
 	euid := uint32(os.Geteuid())
-	c := checker{
+	return checker{
 		owned: func(uid uint32) string {
 			if uid == 0 || uid != euid {
 				return ""
@@ -404,7 +414,6 @@ func LoadTrustFileForVerifier(path string) (*AllowedSigners, error) {
 		},
 		noWrite: euid != 0,
 	}
-	return c.load(path)
 }
 
 // maxLinks bounds the symbolic links followed while resolving a path, as
@@ -422,6 +431,33 @@ type checker struct {
 }
 
 func (c checker) load(path string) (*AllowedSigners, error) {
+	data, err := c.read(path, maxTrustFile)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAllowedSigners(path, data)
+}
+
+// ReadFileForVerifier reads the file at path, of at most max bytes, under
+// LoadTrustFileForVerifier's rules (owner and mode of the file, of every
+// link on the way and of every directory above it): for another file the
+// verifier relies on, such as the system configuration that names the
+// trust file. Refusals are *TrustFileError.
+func ReadFileForVerifier(path string, max int64) ([]byte, error) {
+	return verifierChecker().read(path, max)
+}
+
+// ReadFileOwnedBy reads the file at path, of at most max bytes, under
+// LoadTrustFileOwnedBy's rules: the file, the links to it and every
+// directory above owned by root or one of owners, none group- or
+// world-writable. Refusals are *TrustFileError.
+func ReadFileOwnedBy(path string, max int64, owners ...uint32) ([]byte, error) {
+	return ownedByChecker(owners).read(path, max)
+}
+
+// read resolves path under c's rules and returns the file's contents, of
+// at most max bytes.
+func (c checker) read(path string, max int64) ([]byte, error) {
 	real, lfi, err := c.resolve(path)
 	if err != nil {
 		return nil, err
@@ -444,12 +480,12 @@ func (c checker) load(path string) (*AllowedSigners, error) {
 	if err := c.checkOwnerMode(real, fi, false); err != nil {
 		return nil, err
 	}
-	data := make([]byte, 0, fi.Size())
+	data := make([]byte, 0, min(fi.Size(), max))
 	buf := bytes.NewBuffer(data)
-	if _, err := buf.ReadFrom(&limitedReader{f, maxTrustFile + 1}); err != nil {
+	if _, err := buf.ReadFrom(&limitedReader{f, max + 1, max}); err != nil {
 		return nil, &TrustFileError{real, fmt.Sprintf("cannot read: %v", err)}
 	}
-	return ParseAllowedSigners(path, buf.Bytes())
+	return buf.Bytes(), nil
 }
 
 // resolve walks path from / one component at a time with Lstat, checking
@@ -548,13 +584,14 @@ func unwrapPathError(err error) error {
 }
 
 type limitedReader struct {
-	f *os.File
-	n int64
+	f     *os.File
+	n     int64
+	limit int64
 }
 
 func (l *limitedReader) Read(p []byte) (int, error) {
 	if l.n <= 0 {
-		return 0, fmt.Errorf("larger than %d bytes", maxTrustFile)
+		return 0, fmt.Errorf("larger than %d bytes", l.limit)
 	}
 	if int64(len(p)) > l.n {
 		p = p[:l.n]
