@@ -453,7 +453,8 @@ func writeQuorum(w io.Writer, rec *storage.Record, v *quorumView, now time.Time)
 // comment): "root@laptop via cli (as alice)".
 func voteWho(v storage.Vote) string {
 	who := line(v.Actor)
-	if v.Person != "" && !policy.SamePerson(v.Actor, v.Person) {
+	signed := strings.HasPrefix(strings.ToLower(v.Actor), strings.ToLower(v.Person)+" (sha256:") // the store's words for a signed vote
+	if v.Person != "" && !signed && !policy.SamePerson(v.Actor, v.Person) {
 		who += " (as " + line(v.Person) + ")"
 	}
 	return who

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/notify"
 	"github.com/approve-tui/approve-tui/risk"
 
 	"github.com/approve-tui/approve-tui/storage"
@@ -85,12 +86,17 @@ verify_command).
 			if err != nil {
 				return err
 			}
+			sg, err := notify.Signers(cmd.Context(), s, rec)
+			if err != nil {
+				return err
+			}
 			if a.json {
-				a.printf("%s\n", withJudgement(withQuorum(recordJSON(rec, &ws), rec, qv), j))
+				a.printf("%s\n", withSigners(withJudgement(withQuorum(recordJSON(rec, &ws), rec, qv), j), sg))
 				return nil
 			}
 			writeShow(a.out, rec, &ws, s.Now(), &j)
 			writeQuorum(a.out, rec, qv, s.Now())
+			writeSigners(a.out, sg, s.Trust().Required())
 			a.printf("%-14s %s\n", "file:", "Hermes revision "+s.HermesRevision())
 			return nil
 		},
@@ -178,4 +184,27 @@ func findingText(f risk.Finding) string {
 		b.WriteString(" — " + wordsText(f.Words))
 	}
 	return b.String()
+}
+
+// writeSigners says who signed the proposal's decisions, each signature as
+// checked against the trust file; where signatures are required and none
+// is kept, it says so. Nothing where none is kept and none is asked for.
+func writeSigners(w io.Writer, signers []notify.Signer, required bool) {
+	if len(signers) == 0 {
+		if required {
+			fmt.Fprintf(w, "%-14s %s\n", "signed:", "no signature kept (under trust required nothing it decides runs)")
+		}
+		return
+	}
+	for i, sg := range signers {
+		label := ""
+		if i == 0 {
+			label = "signed:"
+		}
+		state := "verifies"
+		if !sg.Verified {
+			state = "does NOT verify (" + sg.Reason + ")"
+		}
+		fmt.Fprintf(w, "%-14s %s by %s, key %s: %s\n", label, sg.Event, sg.Principal, sg.Key, state)
+	}
 }
