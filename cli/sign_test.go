@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -198,6 +199,15 @@ func TestApproveSigned(t *testing.T) {
 	}
 	if !strings.HasPrefix(sigs[0].Armored, "-----BEGIN SSH SIGNATURE-----") {
 		t.Errorf("armored: %q", sigs[0].Armored)
+	}
+	// show names the signer, as checked against the trust file.
+	code, out, _ = r.run(t, nil, "", "show", "--", id)
+	if code != 0 || !regexp.MustCompile(`(?m)^signed: +approve by alice, key SHA256:\S+: verifies$`).MatchString(out) {
+		t.Fatalf("show: %d %q", code, out)
+	}
+	code, out, _ = r.run(t, nil, "", "show", "--json", "--", id)
+	if code != 0 || !strings.Contains(out, `"signers": [{"principal": "alice"`) || !strings.Contains(out, `"verified": true`) {
+		t.Fatalf("show --json: %d %q", code, out)
 	}
 }
 
