@@ -18,6 +18,7 @@ import (
 	"github.com/approve-tui/approve-tui/agent"
 	"github.com/approve-tui/approve-tui/config"
 	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/storage"
 	"github.com/spf13/cobra"
 )
 
@@ -42,6 +43,9 @@ that the agent will run approve-tui's hook before its shell commands:
   unasked   what the hook lets through without asking (--unasked, else
             the configuration file's risk: unasked, else low), and a value
             it would refuse
+  signatures whether the hook checks signed approvals (trust: required),
+            where that setting comes from, and whether the agent's user
+            could turn it off (no root-owned system configuration)
   switch    Claude Code: no disableAllHooks in the user's, the project's
             (.claude/settings.json, settings.local.json) or the managed
             settings (/etc/claude-code), no allowManagedHooksOnly there
@@ -211,6 +215,8 @@ func (a *app) hookDoctor(ctx context.Context, t *installTarget, o hookInstallOpt
 	add("timeout", st, msg)
 	st, msg = a.checkHookUnasked(words, install)
 	add("unasked", st, msg)
+	st, msg = a.checkHookTrust()
+	add("signatures", st, msg)
 
 	for _, c := range a.projectHookChecks(t) {
 		checks = append(checks, c)
@@ -800,4 +806,31 @@ func (a *app) checkHookUnasked(words []string, install string) (string, string) 
 		}
 	}
 	return checkOK, config.DefaultUnasked + " (the default): " + what[config.DefaultUnasked]
+}
+
+// checkHookTrust says whether the hook, run as this user with this
+// configuration, checks signatures before letting a command through, and
+// whether the agent could turn that off.
+func (a *app) checkHookTrust() (string, string) {
+	f, err := a.loadConfig()
+	if err != nil {
+		return checkProblem, "the configuration cannot be read: " + line(err.Error()) + "; the hook refuses every approval until it can"
+	}
+	tc, from := f.TrustFor(config.AgentSide)
+	ts, err := f.TrustSettings(storage.DefaultIdentity(a.db), config.AgentSide)
+	switch {
+	case err != nil:
+		return checkProblem, "the hook refuses every approval: " + line(err.Error())
+	case ts == nil:
+		where := "no trust: section"
+		if from.Path != "" {
+			where = line(from.String())
+		}
+		return checkWarning, "trust: off (" + where + "): an approval is a row in the store, which the agent's user can write; " +
+			"signed approvals make it a signature by an operator's SSH key (README: Signed approvals)"
+	case !from.System:
+		return checkWarning, "required (" + line(from.String()) + "), but the agent sets the environment and may write that file, so it can turn it off: " +
+			"anchor the trust: section in " + line(a.systemPath) + ", owned by root"
+	}
+	return checkOK, "required (" + line(from.String()) + "): a command runs only with enough valid signatures from " + line(tc.AllowedSigners)
 }

@@ -1,18 +1,21 @@
 package cli
 
 import (
+	"crypto/ed25519"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/risk"
+	"golang.org/x/crypto/ssh"
 )
 
 // The judgement wired into the gate, as a user tries it, with real
@@ -288,6 +291,32 @@ func TestHookInstallAndDoctorUnasked(t *testing.T) {
 	out, _ = r.cmd(t, "hook", "doctor", "claude-code").CombinedOutput()
 	if !strings.Contains(string(out), "nothing (") || !strings.Contains(string(out), "every command is asked") {
 		t.Fatalf("doctor: %s", out)
+	}
+	// Whether the hook checks signatures, and whether the agent could turn
+	// that off.
+	if !regexp.MustCompile(`(?m)^warning +signatures +trust: off \(`).Match(out) {
+		t.Fatalf("doctor without trust: %s", out)
+	}
+	_, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := ssh.NewPublicKey(priv.Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := filepath.Join(home, "allowed_signers")
+	if err := os.WriteFile(allowed, []byte("alice "+strings.TrimSpace(string(ssh.MarshalAuthorizedKey(pub)))+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.config(t, "trust:\n  allowed_signers: "+allowed+"\n")
+	out, _ = r.cmd(t, "hook", "doctor", "claude-code").CombinedOutput()
+	want := `(?m)^warning +signatures +required \(.*so it can turn it off`
+	if os.Geteuid() != 0 {
+		want = `(?m)^problem +signatures +the hook refuses every approval: ` // the file is the running user's: the agent's
+	}
+	if !regexp.MustCompile(want).Match(out) {
+		t.Fatalf("doctor with trust: %s", out)
 	}
 }
 
