@@ -826,8 +826,8 @@ func (a *app) checkHookTrust() (string, string) {
 		if from.Path != "" {
 			where = line(from.String())
 		}
-		return checkWarning, "trust: off (" + where + "): an approval is a row in the store, which the agent's user can write; " +
-			"signed approvals make it a signature by an operator's SSH key (README: Signed approvals)"
+		return checkOK, "off (" + where + "): approvals are not signed, as for one person on a laptop; where the agent and its approvers are " +
+			"not one person, an approval is a row the agent's user can write: sign them (README: Signed approvals)"
 	case !from.System:
 		return checkWarning, "required (" + line(from.String()) + "), but the agent sets the environment and may write that file, so it can turn it off: " +
 			"anchor the trust: section in " + line(a.systemPath) + ", owned by root"
