@@ -426,6 +426,25 @@ func refusalWords(err error) string {
 	return what + ": " + ve.Detail
 }
 
+// RefuseSignatures is, for a caller outside this package that lets a
+// command run on an approval (wait, whose exit 0 a script runs the
+// command on), what run and the hooks do when VerifySignatures fails: a
+// report event saying why, then the execution recorded
+// blocked_after_consume with reason ReasonSignatureInvalid. It returns
+// the words, sanitised.
+func RefuseSignatures(ctx context.Context, s *storage.Store, id string, err error, actor model.Actor, logf func(string, ...any)) string {
+	words := refuseSignatures(ctx, s, id, err, actor, logf)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	if rerr := s.RecordExecution(wctx, id, model.ExecBlockedAfterConsume, ReasonSignatureInvalid, actor); rerr != nil {
+		var it *storage.InvalidTransitionError
+		if !errors.As(rerr, &it) {
+			logf("warning: could not record that %s is not run: %v", id, rerr)
+		}
+	}
+	return words
+}
+
 // refuseSignatures audits why approved proposal id is not run (a report
 // event saying what failed, beside the execution reason
 // ReasonSignatureInvalid the caller records) and returns the words.

@@ -30,6 +30,8 @@ Exit codes:
   10   denied
   11   expired
   12   --timeout passed and it is still pending
+  14   approved, but its signatures do not hold where trust is required
+       (recorded blocked_after_consume, signature_invalid): do not run it
   1    error; 2 usage; 3 not found; 6 store unavailable
   130  interrupted (SIGINT or SIGTERM)`,
 		Args: cobra.ExactArgs(1),
@@ -81,7 +83,20 @@ func (a *app) waitDone(ctx context.Context, s *storage.Store, rec *storage.Recor
 	id := rec.ApprovalID
 	switch rec.EffectiveStatus {
 	case model.StatusConsumed:
-		return a.waitResult(ExitOK, id, "approved", "approved"+decidedBy(rec, now), rec.ConsumedBy, rec.ConsumedAt, "")
+		msg := "approved" + decidedBy(rec, now)
+		if ts := s.Trust(); ts.Required() {
+			// A script runs the command on exit 0: under trust required the
+			// approval must carry the signatures run and the hooks check,
+			// never just a consumed row, which the agent's user can write.
+			chk, err := agent.VerifySignatures(ctx, ts, s, rec, agent.Self{Requesters: agent.RequesterNames()})
+			if err != nil {
+				words := agent.RefuseSignatures(ctx, s, id, err, a.actor(), a.note)
+				return a.waitResult(agent.ExitBlocked, id, "blocked", "approved but refused: its signatures do not hold: "+words+"; do not run it",
+					rec.ConsumedBy, rec.ConsumedAt, agent.ReasonSignatureInvalid)
+			}
+			msg += ", " + chk.Words()
+		}
+		return a.waitResult(ExitOK, id, "approved", msg, rec.ConsumedBy, rec.ConsumedAt, "")
 	case model.StatusDenied:
 		reason, _ := s.DenyReason(ctx, id)
 		msg := "denied" + decidedBy(rec, now)
