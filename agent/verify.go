@@ -42,6 +42,13 @@ const ReasonSignatureInvalid = "signature_invalid"
 const (
 	maxApprovalSignatures = 64
 	maxPolicySignatures   = 1000
+	// maxPolicyRows bounds the policy signature rows read at all (those
+	// that are not a policy signer's policy statement are not counted
+	// above), and maxPolicyTexts the versions read whose sha256 column
+	// names the signed policy: the store reads no more, and cuts each
+	// row's columns (storage.SignaturesUpTo, PolicyTextsBySHA256).
+	maxPolicyRows  = 10 * maxPolicySignatures
+	maxPolicyTexts = 16
 )
 
 // signatureSkew is how far a statement's time may lie before the
@@ -172,12 +179,12 @@ func VerifySignatures(ctx context.Context, set *trust.Settings, s *storage.Store
 	req := pol.Requirement(subj)
 	need := max(req.Approvals, 1)
 
-	rows, err := s.Signatures(ctx, id)
+	rows, err := s.SignaturesUpTo(ctx, id, maxApprovalSignatures+1)
 	if err != nil {
 		return nil, fmt.Errorf("the signatures of %s could not be read: %w", id, err)
 	}
 	if len(rows) > maxApprovalSignatures {
-		return nil, refuse("%d signatures are stored for this approval, more than the %d any approval has: rows added behind approve-tui's back", len(rows), maxApprovalSignatures)
+		return nil, refuse("signatures stored for this approval: more than the %d any approval has: rows added behind approve-tui's back", maxApprovalSignatures)
 	}
 	since := self.Since
 	if since.IsZero() {
@@ -328,14 +335,17 @@ func requesterOf(principal string, requesters []string) string {
 // versions a principal of set.PolicySigners signed (valid, over this
 // store), the one signed last; its text is the stored source whose
 // SHA-256 the signature names, hashed and parsed here (the row's own
-// hash and decoded rules are not read). Versions nobody signed change
+// hash only finds the candidates; its decoded rules are not read). Versions nobody signed change
 // nothing. None signed: a nil policy (one signature). A signed version
 // whose text is gone or cannot be parsed refuses: the policy in force
 // cannot be known.
 func signedPolicy(ctx context.Context, set *trust.Settings, s *storage.Store, store string, now time.Time) (*policy.Policy, string, int64, error) {
-	rows, err := s.Signatures(ctx, storage.PolicyRef)
+	rows, err := s.SignaturesUpTo(ctx, storage.PolicyRef, maxPolicyRows+1)
 	if err != nil {
 		return nil, "", 0, fmt.Errorf("the policy's signatures could not be read: %w", err)
+	}
+	if len(rows) > maxPolicyRows {
+		return nil, "", 0, &SignatureError{Why: fmt.Sprintf("more than %d policy signature rows are stored: rows added behind approve-tui's back; the policy in force cannot be known", maxPolicyRows)}
 	}
 	var best *trust.Verified
 	candidates := 0
@@ -366,7 +376,7 @@ func signedPolicy(ctx context.Context, set *trust.Settings, s *storage.Store, st
 		return nil, "", 0, nil
 	}
 	sum := best.Statement.PolicySHA256
-	versions, err := s.PolicyVersions(ctx)
+	versions, err := s.PolicyTextsBySHA256(ctx, sum, maxPolicyTexts)
 	if err != nil {
 		return nil, "", 0, fmt.Errorf("the policy versions could not be read: %w", err)
 	}
