@@ -202,7 +202,15 @@ func VerifySignatures(ctx context.Context, set *trust.Settings, s *storage.Store
 			return nil, fmt.Errorf("the signatures of %s could not be checked in time: %w", id, err)
 		}
 		if st, err := trust.ParseStatement(row.Statement); err == nil && st.Decision == trust.DecisionDeny {
-			continue // a denial signs no approval
+			// A denial signs no approval; a valid one over exactly this
+			// proposal means it was denied, and a denied proposal never
+			// runs, whatever its status column says now.
+			dw := want
+			dw.Decisions, dw.NotBefore, dw.MaxAge = []trust.Decision{trust.DecisionDeny}, time.Time{}, 0
+			if v, err := trust.Verify([]byte(row.Armored), row.Statement, set.Signers, dw, now); err == nil {
+				return nil, refuse("denied by %s (signed %s): a denied proposal never runs, whatever its row says now", v.Principal, v.Statement.Time.UTC().Format(time.RFC3339))
+			}
+			continue
 		}
 		who := signatureName(row)
 		v, err := trust.Verify([]byte(row.Armored), row.Statement, set.Signers, want, now)
