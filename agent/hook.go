@@ -418,8 +418,11 @@ type hook struct {
 	p *protocol
 	// request is the call's key: the agent's request id (answerSource).
 	request string
-	// submitted is when this process submitted the call's proposal (zero
-	// when it rejoined one another process submitted).
+	// submitted is when this process submitted the call's proposal, or,
+	// when it rejoined one another process submitted, when it joined: an
+	// approval signed before this process asked (less the clock skew) is
+	// not this call's, whatever the row's created_at says (a call sent
+	// again with the same tool_use_id rejoins a proposal approved once).
 	submitted time.Time
 	// ttl is how long the call's proposal lives.
 	ttl time.Duration
@@ -759,6 +762,7 @@ func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Judg
 			return h.deny("proposal %s already exists for another command; denied to be safe", id)
 		}
 		h.logf("%s: rejoining the proposal already submitted for call %s", id, model.Sanitize(c.key, model.Line))
+		h.submitted = s.Now()
 	case err != nil:
 		if ctx.Err() != nil {
 			return h.deny("timed out submitting the proposal (%v); denied to be safe", err)

@@ -42,6 +42,13 @@ const ReasonSignatureInvalid = "signature_invalid"
 const (
 	maxApprovalSignatures = 64
 	maxPolicySignatures   = 1000
+	// maxPolicyRows bounds the policy signature rows read at all (those
+	// that are not a policy signer's policy statement are not counted
+	// above), and maxPolicyTexts the versions read whose sha256 column
+	// names the signed policy: the store reads no more, and cuts each
+	// row's columns (storage.SignaturesUpTo, PolicyTextsBySHA256).
+	maxPolicyRows  = 10 * maxPolicySignatures
+	maxPolicyTexts = 16
 )
 
 // signatureSkew is how far a statement's time may lie before the
@@ -172,12 +179,12 @@ func VerifySignatures(ctx context.Context, set *trust.Settings, s *storage.Store
 	req := pol.Requirement(subj)
 	need := max(req.Approvals, 1)
 
-	rows, err := s.Signatures(ctx, id)
+	rows, err := s.SignaturesUpTo(ctx, id, maxApprovalSignatures+1)
 	if err != nil {
 		return nil, fmt.Errorf("the signatures of %s could not be read: %w", id, err)
 	}
 	if len(rows) > maxApprovalSignatures {
-		return nil, refuse("%d signatures are stored for this approval, more than the %d any approval has: rows added behind approve-tui's back", len(rows), maxApprovalSignatures)
+		return nil, refuse("signatures stored for this approval: more than the %d any approval has: rows added behind approve-tui's back", maxApprovalSignatures)
 	}
 	since := self.Since
 	if since.IsZero() {
@@ -195,7 +202,15 @@ func VerifySignatures(ctx context.Context, set *trust.Settings, s *storage.Store
 			return nil, fmt.Errorf("the signatures of %s could not be checked in time: %w", id, err)
 		}
 		if st, err := trust.ParseStatement(row.Statement); err == nil && st.Decision == trust.DecisionDeny {
-			continue // a denial signs no approval
+			// A denial signs no approval; a valid one over exactly this
+			// proposal means it was denied, and a denied proposal never
+			// runs, whatever its status column says now.
+			dw := want
+			dw.Decisions, dw.NotBefore, dw.MaxAge = []trust.Decision{trust.DecisionDeny}, time.Time{}, 0
+			if v, err := trust.Verify([]byte(row.Armored), row.Statement, set.Signers, dw, now); err == nil {
+				return nil, refuse("denied by %s (signed %s): a denied proposal never runs, whatever its row says now", v.Principal, v.Statement.Time.UTC().Format(time.RFC3339))
+			}
+			continue
 		}
 		who := signatureName(row)
 		v, err := trust.Verify([]byte(row.Armored), row.Statement, set.Signers, want, now)
@@ -328,14 +343,17 @@ func requesterOf(principal string, requesters []string) string {
 // versions a principal of set.PolicySigners signed (valid, over this
 // store), the one signed last; its text is the stored source whose
 // SHA-256 the signature names, hashed and parsed here (the row's own
-// hash and decoded rules are not read). Versions nobody signed change
+// hash only finds the candidates; its decoded rules are not read). Versions nobody signed change
 // nothing. None signed: a nil policy (one signature). A signed version
 // whose text is gone or cannot be parsed refuses: the policy in force
 // cannot be known.
 func signedPolicy(ctx context.Context, set *trust.Settings, s *storage.Store, store string, now time.Time) (*policy.Policy, string, int64, error) {
-	rows, err := s.Signatures(ctx, storage.PolicyRef)
+	rows, err := s.SignaturesUpTo(ctx, storage.PolicyRef, maxPolicyRows+1)
 	if err != nil {
 		return nil, "", 0, fmt.Errorf("the policy's signatures could not be read: %w", err)
+	}
+	if len(rows) > maxPolicyRows {
+		return nil, "", 0, &SignatureError{Why: fmt.Sprintf("more than %d policy signature rows are stored: rows added behind approve-tui's back; the policy in force cannot be known", maxPolicyRows)}
 	}
 	var best *trust.Verified
 	candidates := 0
@@ -366,7 +384,7 @@ func signedPolicy(ctx context.Context, set *trust.Settings, s *storage.Store, st
 		return nil, "", 0, nil
 	}
 	sum := best.Statement.PolicySHA256
-	versions, err := s.PolicyVersions(ctx)
+	versions, err := s.PolicyTextsBySHA256(ctx, sum, maxPolicyTexts)
 	if err != nil {
 		return nil, "", 0, fmt.Errorf("the policy versions could not be read: %w", err)
 	}
@@ -424,6 +442,25 @@ func refusalWords(err error) string {
 		what = string(ve.Reason)
 	}
 	return what + ": " + ve.Detail
+}
+
+// RefuseSignatures is, for a caller outside this package that lets a
+// command run on an approval (wait, whose exit 0 a script runs the
+// command on), what run and the hooks do when VerifySignatures fails: a
+// report event saying why, then the execution recorded
+// blocked_after_consume with reason ReasonSignatureInvalid. It returns
+// the words, sanitised.
+func RefuseSignatures(ctx context.Context, s *storage.Store, id string, err error, actor model.Actor, logf func(string, ...any)) string {
+	words := refuseSignatures(ctx, s, id, err, actor, logf)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	if rerr := s.RecordExecution(wctx, id, model.ExecBlockedAfterConsume, ReasonSignatureInvalid, actor); rerr != nil {
+		var it *storage.InvalidTransitionError
+		if !errors.As(rerr, &it) {
+			logf("warning: could not record that %s is not run: %v", id, rerr)
+		}
+	}
+	return words
 }
 
 // refuseSignatures audits why approved proposal id is not run (a report

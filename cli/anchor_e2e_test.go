@@ -265,7 +265,7 @@ func TestSystemConfigAnchor(t *testing.T) {
 		}
 		// wait says it is not approved.
 		code, out, _ = execCmd(t, r.proc(true, nil, "wait", rid), "")
-		if code != 14 || !strings.Contains(out, "consumed, but not approved: its signatures do not hold") {
+		if code != 14 || !strings.Contains(out, "approved but refused: its signatures do not hold") {
 			t.Errorf("wait, unsigned: %d %q", code, out)
 		}
 	})

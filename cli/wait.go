@@ -25,17 +25,13 @@ audit log, if any), or expired. While it waits it heartbeats as a live waiter
 on the id, so that the console can tell the operator someone is waiting
 (not with --read-only). --timeout 0 (the default) waits for ever.
 
-Under trust required (the agent side's trust settings: the system
-configuration's where there is one) approved means signed: a consumed
-proposal whose signatures do not hold (missing, forged, over something
-else, too few for the policy, or the requester's) is not said approved.
-
 Exit codes:
-  0    approved (consumed; signed as the trust settings require)
+  0    approved (consumed)
   10   denied
   11   expired
   12   --timeout passed and it is still pending
-  14   consumed, but its signatures do not hold: not approved
+  14   approved, but its signatures do not hold where trust is required
+       (recorded blocked_after_consume, signature_invalid): do not run it
   1    error; 2 usage; 3 not found; 6 store unavailable
   130  interrupted (SIGINT or SIGTERM)`,
 		Args: cobra.ExactArgs(1),
@@ -87,21 +83,20 @@ func (a *app) waitDone(ctx context.Context, s *storage.Store, rec *storage.Recor
 	id := rec.ApprovalID
 	switch rec.EffectiveStatus {
 	case model.StatusConsumed:
-		// Under trust required the row says nothing by itself: the agent's
-		// user can write it. Approved is what the signatures say.
+		msg := "approved" + decidedBy(rec, now)
 		if ts := s.Trust(); ts.Required() {
+			// A script runs the command on exit 0: under trust required the
+			// approval must carry the signatures run and the hooks check,
+			// never just a consumed row, which the agent's user can write.
 			chk, err := agent.VerifySignatures(ctx, ts, s, rec, agent.Self{Requesters: agent.RequesterNames()})
-			var se *agent.SignatureError
-			switch {
-			case errors.As(err, &se):
-				return a.waitResult(agent.ExitBlocked, id, agent.ReasonSignatureInvalid,
-					"consumed, but not approved: its signatures do not hold: "+line(err.Error()), "", nil, line(err.Error()))
-			case err != nil:
-				return exitf(ExitError, "%s: its signatures could not be checked: %s; not approved", id, line(err.Error()))
+			if err != nil {
+				words := agent.RefuseSignatures(ctx, s, id, err, a.actor(), a.note)
+				return a.waitResult(agent.ExitBlocked, id, "blocked", "approved but refused: its signatures do not hold: "+words+"; do not run it",
+					rec.ConsumedBy, rec.ConsumedAt, agent.ReasonSignatureInvalid)
 			}
-			return a.waitResult(ExitOK, id, "approved", "approved"+decidedBy(rec, now)+", "+chk.Words(), rec.ConsumedBy, rec.ConsumedAt, "")
+			msg += ", " + chk.Words()
 		}
-		return a.waitResult(ExitOK, id, "approved", "approved"+decidedBy(rec, now), rec.ConsumedBy, rec.ConsumedAt, "")
+		return a.waitResult(ExitOK, id, "approved", msg, rec.ConsumedBy, rec.ConsumedAt, "")
 	case model.StatusDenied:
 		reason, _ := s.DenyReason(ctx, id)
 		msg := "denied" + decidedBy(rec, now)

@@ -118,7 +118,9 @@ func (st *Store) Trust() *trust.Settings { return st.opt.Trust }
 
 // DefaultIdentity is a store's identity when none is configured: for
 // SQLite "sqlite:" and the file's absolute path; for PostgreSQL
-// "postgres://HOST/DATABASE" (no user, no password, no options). Bytes a
+// "postgres://HOST/DATABASE", with the URL's search_path and options
+// parameters when it has them (they choose the schema, so two stores in
+// one database differ there), and no user, password or other parameter. Bytes a
 // statement cannot carry (space, controls, non-ASCII) are percent-encoded.
 func DefaultIdentity(db string) string {
 	if IsPostgresURL(db) {
@@ -126,7 +128,21 @@ func DefaultIdentity(db string) string {
 		if err != nil {
 			return "postgres://unparsable"
 		}
-		return identityText("postgres://" + u.Host + u.EscapedPath())
+		id := "postgres://" + u.Host + u.EscapedPath()
+		// The parameters that choose the schema the store lives in: two
+		// stores in one database differ only there, and a signature made
+		// for one must be refused by the other.
+		q := u.Query()
+		var sel []string
+		for _, k := range []string{"search_path", "options"} {
+			for _, v := range q[k] {
+				sel = append(sel, url.QueryEscape(k)+"="+url.QueryEscape(v))
+			}
+		}
+		if len(sel) > 0 {
+			id += "?" + strings.Join(sel, "&")
+		}
+		return identityText(id)
 	}
 	p := strings.TrimPrefix(strings.TrimPrefix(db, "sqlite://"), "sqlite:")
 	if abs, err := filepath.Abs(p); err == nil {

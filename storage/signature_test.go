@@ -50,17 +50,23 @@ func TestSignaturesKeptWithDecision(t *testing.T) {
 	}
 }
 
+// Two stores in one PostgreSQL database, each in its own schema (the URL's
+// search_path), are two stores: a signature made for one must not verify
+// for the other, so their identities differ.
 func TestDefaultIdentity(t *testing.T) {
 	for in, want := range map[string]string{
 		"/var/lib/a b/state.db": "sqlite:/var/lib/a%20b/state.db",
 		"sqlite:/srv/x.db":      "sqlite:/srv/x.db",
-		"postgres://u:secret@db.example:5432/appr?sslmode=disable": "postgres://db.example:5432/appr",
+		"postgres://u:secret@db.example:5432/appr?sslmode=disable":                           "postgres://db.example:5432/appr",
+		"postgres://u:secret@db.example:5432/appr?sslmode=disable&search_path=prod":          "postgres://db.example:5432/appr?search_path=prod",
+		"postgres://db.example:5432/appr?search_path=staging":                                "postgres://db.example:5432/appr?search_path=staging",
+		"postgres://db.example:5432/appr?options=-c%20search_path%3Dprod&application_name=x": "postgres://db.example:5432/appr?options=-c+search_path%253Dprod",
 	} {
 		got := DefaultIdentity(in)
 		if got != want {
 			t.Errorf("DefaultIdentity(%q) = %q, want %q", in, got, want)
 		}
-		if strings.Contains(got, "secret") {
+		if strings.Contains(got, "secret") || strings.Contains(got, " ") {
 			t.Errorf("identity carries the password: %q", got)
 		}
 	}
