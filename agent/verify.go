@@ -142,6 +142,9 @@ func VerifySignatures(ctx context.Context, set *trust.Settings, s *storage.Store
 	if !set.Required() {
 		return nil, nil
 	}
+	// The OS users' principals too, where the trust configuration maps
+	// them (trust: users): the requester's own key never counts.
+	self.Requesters = set.PrincipalsOfUsers(self.Requesters)
 	id := rec.ApprovalID
 	refuse := func(format string, a ...any) error {
 		return &SignatureError{ID: id, Why: fmt.Sprintf(format, a...)}

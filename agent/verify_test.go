@@ -344,6 +344,18 @@ func TestRunTrustedForgeriesRefused(t *testing.T) {
 		forgeConsume(t, rawDB(t, o), rec.ApprovalID, r.sign(t, r.set, "alice", rec), r.sign(t, r.set, me[0], rec))
 		wantRefused(t, o, ch, rec.ApprovalID, target, "is the requester", "1 of 2")
 	})
+	t.Run("the requester's own key under another principal (trust: users)", func(t *testing.T) {
+		me := RequesterNames()
+		if len(me) == 0 {
+			t.Skip("this user has no name in the user database")
+		}
+		s, o := emptyStore(t)
+		r := newTrustRig(t, storage.DefaultIdentity(o.Path()), "alice", "asmith", "carol")
+		r.set.Users = map[string]string{me[0]: "asmith"}
+		ch, rec, target := trustedRun(t, r, s, o)
+		forgeConsume(t, rawDB(t, o), rec.ApprovalID, r.sign(t, r.set, "alice", rec), r.sign(t, r.set, "asmith", rec))
+		wantRefused(t, o, ch, rec.ApprovalID, target, "is the requester", "1 of 2")
+	})
 	t.Run("one person's signature twice", func(t *testing.T) {
 		s, o := emptyStore(t)
 		r := newTrustRig(t, storage.DefaultIdentity(o.Path()), "alice", "bob", "carol")

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/approve-tui/approve-tui/agent"
 	"github.com/approve-tui/approve-tui/storage"
 )
 
@@ -595,6 +596,18 @@ func TestConfigCheckTrust(t *testing.T) {
 			t.Errorf("no %q in (%d)\n%s%s", want, code, out, stderr)
 		}
 	}
+	// This user holds alice's key, and the configuration does not say
+	// this user signs as alice: an agent running as this user could
+	// approve its own proposals with it.
+	me := agent.RequesterNames()
+	if len(me) == 0 {
+		t.Skip("this user has no name in the user database")
+	}
+	if !strings.Contains(out, "warning: this user ("+me[0]+") holds alice's key in its ssh-agent") {
+		t.Errorf("no warning of the user's own key:\n%s", out)
+	}
+	r.writeConfig(t, "trust:\n  allowed_signers: allowed_signers\n  policy_signers: [alice]\n  store: test-store\n  users: {"+me[0]+": alice}\n")
+	_, out, _ = r.run(t, r.agent(t, "alice", "carol"), "", "config", "check")
 	// No system configuration here: the one warning says the agent side's
 	// trust can be turned off by whoever writes this file.
 	if strings.Count(out, "warning:") != 1 || !strings.Contains(out, "warning: no system configuration at "+filepath.Join(r.dir, "etc", "config.yaml")+": ") {

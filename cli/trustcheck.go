@@ -9,11 +9,13 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strings"
 
 	"golang.org/x/crypto/ssh"
 	sshagent "golang.org/x/crypto/ssh/agent"
 
+	"github.com/approve-tui/approve-tui/agent"
 	"github.com/approve-tui/approve-tui/config"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
@@ -185,6 +187,13 @@ func (a *app) checkAgent(ts *trust.Settings, r *trustReport) {
 			known++
 			r.lines = append(r.lines, fmt.Sprintf("ssh-agent key %s %s: %s in the trust file", pk.Type(), fp, line(p)))
 			o.Str("principal", p).Raw("problem", "null")
+			if me := agent.RequesterNames(); len(me) > 0 && !slices.Contains(ts.PrincipalsOfUsers(me), p) {
+				// An agent running as this user reaches this ssh-agent
+				// too, and could sign as p for its own proposals.
+				r.warnings = append(r.warnings, fmt.Sprintf("this user (%s) holds %s's key in its ssh-agent, but the trust configuration does not say %s signs as %s: "+
+					"an agent running as %s could approve its own proposals with it; add trust: users: {%s: %s} (in the system configuration)",
+					line(me[0]), line(p), line(me[0]), line(p), line(me[0]), line(me[0]), line(p)))
+			}
 		} else {
 			r.lines = append(r.lines, fmt.Sprintf("ssh-agent key %s %s: not usable: %s", pk.Type(), fp, line(err.Error())))
 			o.Raw("principal", "null").Str("problem", line(err.Error()))

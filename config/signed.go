@@ -11,6 +11,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"strings"
 
@@ -19,7 +20,7 @@ import (
 )
 
 // The keys of the trust: section.
-var trustKeys = []string{"mode", "allowed_signers", "policy_signers", "store"}
+var trustKeys = []string{"mode", "allowed_signers", "policy_signers", "store", "users"}
 
 // TrustConfig is the file's trust: section as written (checked, paths
 // absolute); TrustSettings loads the trust file it names.
@@ -36,6 +37,10 @@ type TrustConfig struct {
 	// Store is the store identity statements name ("": the store's
 	// default identity).
 	Store string
+	// Users maps OS user names to the principal each signs as, where the
+	// two differ: a proposal of an agent running as the user is never
+	// approved by that principal.
+	Users map[string]string
 	// Line is where the section starts (0: no section).
 	Line int
 }
@@ -115,6 +120,33 @@ func (l *loader) trustSection(f *File, e entry) {
 				}
 			}
 			f.Trust.PolicySigners = ps
+		case "users":
+			us, ok := l.mapping(te.val, what, "a mapping of OS user names to the principal each signs as, such as {asmith: alice}", nil)
+			if !ok {
+				good = false
+				continue
+			}
+			out := map[string]string{}
+			for _, ue := range us {
+				k := what + ": " + ue.name
+				if why := storeName(ue.name); why != "" || ue.name == "" {
+					l.add(ue.key, "%s: %q is not a user name; want an OS user name such as asmith", what, ue.name)
+					good = false
+					continue
+				}
+				p, ok := l.nonEmpty(ue, k)
+				if !ok {
+					good = false
+					continue
+				}
+				if why := plainPrincipal(p); why != "" {
+					l.add(ue.at(), "%s: %q %s; want a principal as the trust file names it, such as alice", k, p, why)
+					good = false
+					continue
+				}
+				out[ue.name] = p
+			}
+			f.Trust.Users = out
 		case "store":
 			s, ok := l.nonEmpty(te, what)
 			if !ok {
@@ -206,5 +238,6 @@ func (f *File) TrustSettings(storeIdentity string, side Side) (*trust.Settings, 
 		Signers:       signers,
 		PolicySigners: append([]string(nil), tc.PolicySigners...),
 		Store:         store,
+		Users:         maps.Clone(tc.Users),
 	}, nil
 }

@@ -20,6 +20,10 @@ func TestTrustSection(t *testing.T) {
 	if !reflect.DeepEqual(f.Trust, want) || !f.TrustRequired() {
 		t.Errorf("got %+v, want %+v", f.Trust, want)
 	}
+	f = parseOK(t, dir, "trust:\n  allowed_signers: /etc/s\n  users: {asmith: alice, bjones: bob}\n")
+	if !reflect.DeepEqual(f.Trust.Users, map[string]string{"asmith": "alice", "bjones": "bob"}) {
+		t.Errorf("users: %+v", f.Trust.Users)
+	}
 	f = parseOK(t, dir, "trust: {mode: off, allowed_signers: /etc/s, store: prod}\n")
 	if f.Trust.Mode != trust.ModeOff || f.TrustRequired() || f.Trust.Store != "prod" {
 		t.Errorf("mode off: %+v", f.Trust)
@@ -40,7 +44,7 @@ func TestTrustSection(t *testing.T) {
 // Each mistake in trust: is said where it is.
 func TestTrustSectionProblems(t *testing.T) {
 	for _, c := range []struct{ name, src, want string }{
-		{"unknown key", "trust: {signers: x}\n", `1:9: trust: unknown key "signers"; allowed: mode, allowed_signers, policy_signers, store`},
+		{"unknown key", "trust: {signers: x}\n", `1:9: trust: unknown key "signers"; allowed: mode, allowed_signers, policy_signers, store, users`},
 		{"bad mode", "trust:\n  mode: strict\n  allowed_signers: /x\n",
 			`2:9: trust: mode: "strict" is not a mode; want required (nothing runs without enough valid signatures) or off (no signatures asked for or checked)`},
 		{"required without file", "trust:\n  mode: required\n",
@@ -55,7 +59,9 @@ func TestTrustSectionProblems(t *testing.T) {
 			`1:46: trust: policy_signers: want a list of principals as the trust file names them, such as [alice, bob], got a string`},
 		{"store with space", "trust: {allowed_signers: /x, store: \"prod db\"}\n",
 			`1:37: trust: store: "prod db" has byte 0x20: only visible ASCII, no spaces; want a name such as prod-approvals`},
-		{"not a mapping", "trust: required\n", `1:8: trust: want a mapping (mode, allowed_signers, policy_signers, store), got a string`},
+		{"user mapped to a pattern", "trust:\n  allowed_signers: /x\n  users: {asmith: \"a*\"}\n",
+			`3:19: trust: users: asmith: "a*" has '*': a principal is a plain name, not a pattern or a list; want a principal as the trust file names it, such as alice`},
+		{"not a mapping", "trust: required\n", `1:8: trust: want a mapping (mode, allowed_signers, policy_signers, store, users), got a string`},
 	} {
 		got := problemsOf(t, c.src)
 		if len(got) != 1 || got[0] != c.want {

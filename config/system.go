@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -183,7 +184,7 @@ func (f *File) TrustWarning(side Side) string {
 
 // sameTrust reports whether two trust sections mean the same.
 func sameTrust(a, b TrustConfig) bool {
-	return a.Mode == b.Mode && a.AllowedSigners == b.AllowedSigners && a.Store == b.Store && slices.Equal(a.PolicySigners, b.PolicySigners)
+	return a.Mode == b.Mode && a.AllowedSigners == b.AllowedSigners && a.Store == b.Store && slices.Equal(a.PolicySigners, b.PolicySigners) && maps.Equal(a.Users, b.Users)
 }
 
 // trustDiff says how user differs from sys, in words.

@@ -159,7 +159,7 @@ func (s bound) checkSigned(ctx context.Context, rec *Record, actor model.Actor, 
 			return nil, err
 		}
 		pn := all[id]
-		for _, who := range requesters(&rec.Proposal, pn) {
+		for _, who := range ts.PrincipalsOfUsers(requesters(&rec.Proposal, pn)) {
 			if policy.SamePerson(who, v.Principal) || keyAdmits(ts.Signers, v.Fingerprint, who) {
 				return refuse(RefusedSelfApproval, fmt.Sprintf(
 					"the signing key %s (%s) belongs to %s, who asked for it (%s): nobody approves a proposal of their own agent; another approver must",

@@ -41,6 +41,25 @@ type Settings struct {
 	// configured name, or the store's own default (its absolute path, or
 	// its PostgreSQL database and schema). Never read from a row.
 	Store string
+	// Users maps OS user names to the principal each signs as, where the
+	// two differ (the configuration's trust: users).
+	Users map[string]string
+}
+
+// PrincipalsOfUsers are the principals the OS users named sign as: each
+// name itself, and the principal Users maps it to. A verifier leaves them
+// all out of a proposal its own user's agent made.
+func (s *Settings) PrincipalsOfUsers(names []string) []string {
+	out := append([]string(nil), names...)
+	if s == nil {
+		return out
+	}
+	for _, n := range names {
+		if p, ok := s.Users[n]; ok && p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Required reports whether s asks for signatures.
