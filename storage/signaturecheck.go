@@ -79,6 +79,9 @@ type CheckedSignature struct {
 	Reason string
 	// Problem says so in words, sanitised to one line.
 	Problem string
+	// Err is the verifier's own refusal (a *trust.VerifyError) when it
+	// gave one, for a caller that words it its own way; nil otherwise.
+	Err error
 }
 
 // OK reports whether the signature verified.
@@ -133,6 +136,7 @@ func CheckSignature(r SignatureRecord, ts *trust.Settings, want trust.Expect, no
 		if reason == "" {
 			reason = CheckUnreadable
 		}
+		c.Err = err
 		return fail(reason, err.Error())
 	}
 	if !slices.Contains(want.Decisions, v.Statement.Decision) {
