@@ -216,15 +216,16 @@ func VerifySignatures(ctx context.Context, set *trust.Settings, s *storage.Store
 			continue
 		}
 		who := signatureName(row)
-		v, err := trust.Verify([]byte(row.Armored), row.Statement, set.Signers, want, now)
-		if err != nil {
-			problems = append(problems, who+": "+refusalWords(err))
+		c := storage.CheckSignature(row, set, want, now)
+		if c.Verified == nil {
+			problems = append(problems, who+": "+checkWords(c))
 			continue
 		}
-		// Verify held the decision (approve or vote), the time (not before
-		// the proposal, not older than it can live, not in the future),
-		// the store, id, payload and risk to what this process knows.
-		verified = append(verified, v)
+		// The check held the decision (approve or vote, kept as one), the
+		// time (not before the proposal, not older than it can live, not
+		// in the future), the store, id, payload and risk to what this
+		// process knows, and the row's principal and key to the key's.
+		verified = append(verified, *c.Verified)
 	}
 
 	counted, left := countable(verified, requesters, set.Signers)
@@ -371,9 +372,12 @@ func signedPolicy(ctx context.Context, set *trust.Settings, s *storage.Store, st
 		if err := ctx.Err(); err != nil {
 			return nil, "", 0, fmt.Errorf("the policy's signatures could not be checked in time: %w", err)
 		}
-		v, err := trust.Verify([]byte(row.Armored), row.Statement, set.Signers, trust.Expect{Store: store, PolicySHA256: st.PolicySHA256,
-			Decisions: []trust.Decision{trust.DecisionPolicy}, Skew: signatureSkew}, now)
-		if err != nil || v.Statement.Decision != trust.DecisionPolicy || !set.PolicySigner(v.Principal) {
+		c := storage.CheckSignature(row, set, trust.Expect{Store: store, PolicySHA256: st.PolicySHA256, Skew: signatureSkew}, now)
+		if c.Verified == nil {
+			continue
+		}
+		v := *c.Verified
+		if v.Statement.Decision != trust.DecisionPolicy || !set.PolicySigner(v.Principal) {
 			continue
 		}
 		if v.Statement.Time.After(now.Add(signatureSkew)) {
@@ -464,6 +468,26 @@ func RefuseSignatures(ctx context.Context, s *storage.Store, id string, err erro
 		}
 	}
 	return words
+}
+
+// checkWords are a failed storage.CheckSignature in words a person reads:
+// the verifier's refusal (refusalWords), or what else failed.
+func checkWords(c storage.CheckedSignature) string {
+	if c.Err != nil {
+		return refusalWords(c.Err)
+	}
+	what := map[string]string{
+		string(trust.ReasonDecision):          "not an approval",
+		string(trust.ReasonUnknownKey):        "unknown key",
+		string(trust.ReasonPrincipalMismatch): "principal not the key's",
+		storage.CheckNoDecision:               "not kept as a decision",
+		storage.CheckRowMismatch:              "row changed after it was kept",
+		storage.CheckNoTrustFile:              "not checked",
+	}[c.Reason]
+	if what == "" {
+		what = c.Reason
+	}
+	return what + ": " + c.Problem
 }
 
 // refuseSignatures audits why approved proposal id is not run (a report

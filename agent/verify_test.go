@@ -723,3 +723,46 @@ func TestUnaskedCommandsFollowTheSignedPolicy(t *testing.T) {
 		}
 	})
 }
+
+// A signature row is counted at execution only as approve-tui keeps it:
+// an approval kept as a deny or a submit, or a row whose principal or key
+// was rewritten after it was kept, does not count.
+func TestVerifyCountsOnlyRowsAsKept(t *testing.T) {
+	s, o := emptyStore(t)
+	r := newTrustRig(t, storage.DefaultIdentity(o.Path()), "alice", "bob", "carol")
+	id := submitDraft(t, s, xDraft(t))
+	rec := get(t, o, id)
+	sig := r.sign(t, r.set, "alice", rec)
+	db := rawDB(t, o)
+	forgeConsume(t, db, id)
+	self := Self{Requesters: []string{"agent"}}
+	insert := func(event, principal, key string) {
+		t.Helper()
+		if _, err := db.Exec(`DELETE FROM approve_tui_signatures WHERE approval_id = ?`, id); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(`INSERT INTO approve_tui_signatures (approval_id, event, principal, key_fp, statement, signature, at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			id, event, principal, key, string(sig.Statement), sig.Armored, float64(time.Now().Unix())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		event, principal, key, words string
+	}{
+		{storage.EventDeny, sig.Principal, sig.Key, "not an approval"},
+		{storage.EventSubmit, sig.Principal, sig.Key, "not kept as a decision"},
+		{storage.EventApprove, "bob", sig.Key, "row changed after it was kept"},
+		{storage.EventApprove, sig.Principal, r.signers["bob"].Fingerprint(), "row changed after it was kept"},
+	} {
+		insert(tc.event, tc.principal, tc.key)
+		_, err := VerifySignatures(context.Background(), r.set, s, get(t, s, id), self)
+		var se *SignatureError
+		if !errors.As(err, &se) || se.Have != 0 || !strings.Contains(err.Error(), tc.words) {
+			t.Fatalf("kept as %s by %s (%s): %v", tc.event, tc.principal, tc.key, err)
+		}
+	}
+	insert(storage.EventApprove, sig.Principal, sig.Key)
+	if chk, err := VerifySignatures(context.Background(), r.set, s, get(t, s, id), self); err != nil || chk.Words() != "signed by alice (1 of 1)" {
+		t.Fatalf("as kept: %+v %v", chk, err)
+	}
+}

@@ -21,87 +21,15 @@ import (
 	"github.com/approve-tui/approve-tui/trust"
 )
 
-// checkedSignature is one stored signature and what checking it found.
-type checkedSignature struct {
-	rec storage.SignatureRecord
-	// st is the statement as signed (parsed is false when it is not one).
-	st     trust.Statement
-	parsed bool
-	// verified is set when the signature holds and agrees with its row.
-	verified *trust.Verified
-	// problem says why not ("" when it verified).
-	problem string
-}
-
-// decisionsOf are the statement decisions a stored event may carry.
-func decisionsOf(event string) []trust.Decision {
-	switch event {
-	case storage.EventApprove, storage.EventVote:
-		// The signer cannot know whether the vote completes the quorum.
-		return []trust.Decision{trust.DecisionApprove, trust.DecisionVote}
-	case storage.EventDeny:
-		return []trust.Decision{trust.DecisionDeny}
-	case storage.EventPolicySet:
-		return []trust.Decision{trust.DecisionPolicy}
-	}
-	return nil
-}
-
-// checkSignature verifies r against signers (the trust file at path),
-// expecting want: the signature must hold, its statement must say what
-// want says and carry a decision its event may carry, the trust file must
-// name exactly one principal for its key, and the row's principal and key
-// must be the verified ones.
-func checkSignature(r storage.SignatureRecord, ts *trust.Settings, want trust.Expect) checkedSignature {
-	c := checkedSignature{rec: r}
-	if st, err := trust.ParseStatement(r.Statement); err == nil {
-		c.st, c.parsed = st, true
-	}
-	if ts == nil || ts.Signers == nil {
-		c.problem = "not checked: no trust file (the configuration's trust: mode is off)"
-		return c
-	}
+// checkSignature checks stored signature r against the trust file of ts
+// (storage.CheckSignature), expecting want, as of the time it was stored
+// (a key the trust file has since let expire signed validly then).
+func checkSignature(r storage.SignatureRecord, ts *trust.Settings, want trust.Expect) storage.CheckedSignature {
 	at := time.Now()
 	if r.At > 0 {
-		at = model.FromEpoch(r.At) // valid when it was stored
+		at = model.FromEpoch(r.At)
 	}
-	want.Decisions = decisionsOf(r.Event)
-	v, err := trust.Verify([]byte(r.Armored), r.Statement, ts.Signers, want, at)
-	if err != nil {
-		c.problem = err.Error()
-		return c
-	}
-	ok := false
-	for _, d := range decisionsOf(r.Event) {
-		ok = ok || v.Statement.Decision == d
-	}
-	switch p, perr := ts.PrincipalOf(v.Key); {
-	case !ok:
-		c.problem = fmt.Sprintf("signed decision %s, stored as event %s", v.Statement.Decision, r.Event)
-	case perr != nil:
-		c.problem = perr.Error()
-	case p != v.Principal:
-		c.problem = fmt.Sprintf("the trust file names %s for key %s, the statement %s", p, v.Fingerprint, v.Principal)
-	case r.Principal != v.Principal:
-		c.problem = fmt.Sprintf("the row says principal %s, the signature %s", r.Principal, v.Principal)
-	case r.Key != v.Fingerprint:
-		c.problem = fmt.Sprintf("the row says key %s, the signature %s", r.Key, v.Fingerprint)
-	default:
-		c.verified = &v
-	}
-	return c
-}
-
-// principal is who the signature is by: the verified principal, else the
-// statement's, else the row's (claims).
-func (c checkedSignature) principal() string {
-	switch {
-	case c.verified != nil:
-		return c.verified.Principal
-	case c.parsed:
-		return c.st.Principal
-	}
-	return c.rec.Principal
+	return storage.CheckSignature(r, ts, want, at)
 }
 
 // keyOf is the signing key's fingerprint as the signature carries it
@@ -123,11 +51,11 @@ func shellWord(s string) string {
 
 // verifyLines are the shell lines that check signature n with OpenSSH's
 // own ssh-keygen: write the statement and the signature, then verify.
-func verifyLines(c checkedSignature, n int, signersPath string) (writeStmt, writeSig, verify string) {
+func verifyLines(c storage.CheckedSignature, n int, signersPath string) (writeStmt, writeSig, verify string) {
 	stmt, sig := fmt.Sprintf("sig-%d.statement", n), fmt.Sprintf("sig-%d.sig", n)
-	writeStmt = "echo " + base64.StdEncoding.EncodeToString(c.rec.Statement) + " | base64 -d > " + stmt
-	writeSig = "echo " + base64.StdEncoding.EncodeToString([]byte(c.rec.Armored)) + " | base64 -d > " + sig
-	verify = "ssh-keygen -Y verify -f " + shellWord(signersPath) + " -I " + shellWord(c.principal()) + " -n " + trust.Namespace + " -s " + sig + " < " + stmt
+	writeStmt = "echo " + base64.StdEncoding.EncodeToString(c.Row.Statement) + " | base64 -d > " + stmt
+	writeSig = "echo " + base64.StdEncoding.EncodeToString([]byte(c.Row.Armored)) + " | base64 -d > " + sig
+	verify = "ssh-keygen -Y verify -f " + shellWord(signersPath) + " -I " + shellWord(c.Principal()) + " -n " + trust.Namespace + " -s " + sig + " < " + stmt
 	return writeStmt, writeSig, line(verify)
 }
 
@@ -156,12 +84,12 @@ func (a *app) showSignatures(ctx context.Context, s *storage.Store, id string) e
 	if rec == nil {
 		inForce, _ = s.Policy(ctx) // a policy unreadable is said as "not in force"
 	}
-	checked := make([]checkedSignature, len(sigs))
+	checked := make([]storage.CheckedSignature, len(sigs))
 	notes := make([]string, len(sigs))
 	for i, r := range sigs {
-		want := trust.Expect{Store: s.Identity()}
+		want := trust.Expect{Store: s.Identity(), Skew: storage.StatementSkew}
 		if rec != nil {
-			want.ApprovalID, want.PayloadSHA256, want.Risk = rec.ApprovalID, rec.PayloadSHA256, string(rec.RiskLevel)
+			want = storage.ExpectFor(rec, s.Identity())
 		} else if st, err := trust.ParseStatement(r.Statement); err == nil {
 			// Which version it signs is said below; the signature is
 			// checked over the file it names.
@@ -179,14 +107,14 @@ func (a *app) showSignatures(ctx context.Context, s *storage.Store, id string) e
 		list := make([]*model.JSONObject, len(checked))
 		for i, c := range checked {
 			ws, wg, v := verifyLines(c, i+1, path)
-			o := model.NewJSONObject().Int("seq", c.rec.Seq).Str("event", c.rec.Event).Str("principal", c.principal())
-			if c.parsed {
-				o.Str("decision", string(c.st.Decision)).Str("time", c.st.Time.UTC().Format(time.RFC3339))
+			o := model.NewJSONObject().Int("seq", c.Row.Seq).Str("event", c.Row.Event).Str("principal", c.Principal())
+			if c.Parsed {
+				o.Str("decision", string(c.Statement.Decision)).Str("time", c.Statement.Time.UTC().Format(time.RFC3339))
 			} else {
 				o.Raw("decision", "null").Raw("time", "null")
 			}
-			o.Str("key", keyOf(c.rec)).Str("statement", base64.StdEncoding.EncodeToString(c.rec.Statement)).
-				Str("signature", c.rec.Armored).Bool("verified", c.verified != nil).OptStr("problem", c.problem).
+			o.Str("key", keyOf(c.Row)).Str("statement", base64.StdEncoding.EncodeToString(c.Row.Statement)).
+				Str("signature", c.Row.Armored).Bool("verified", c.Verified != nil).OptStr("problem", c.Problem).
 				OptStr("note", notes[i]).Str("write_statement", ws).Str("write_signature", wg).Str("verify_command", v)
 			list[i] = o
 		}
@@ -207,25 +135,25 @@ func (a *app) showSignatures(ctx context.Context, s *storage.Store, id string) e
 		if i > 0 {
 			a.printf("\n")
 		}
-		what := line(c.rec.Event)
-		if c.parsed {
-			what = line(string(c.st.Decision)) + ", signed " + c.st.Time.UTC().Format(time.RFC3339)
+		what := line(c.Row.Event)
+		if c.Parsed {
+			what = line(string(c.Statement.Decision)) + ", signed " + c.Statement.Time.UTC().Format(time.RFC3339)
 		}
-		a.printf("signature %d of %d on %s: %s by %s, key %s\n", i+1, len(checked), line(id), what, line(c.principal()), line(keyOf(c.rec)))
+		a.printf("signature %d of %d on %s: %s by %s, key %s\n", i+1, len(checked), line(id), what, line(c.Principal()), line(keyOf(c.Row)))
 		if notes[i] != "" {
 			a.printf("  %s\n", notes[i])
 		}
 		switch {
-		case c.verified != nil:
-			a.printf("  verifies against %s: yes (line %d)\n", line(path), c.verified.Line)
+		case c.Verified != nil:
+			a.printf("  verifies against %s: yes (line %d)\n", line(path), c.Verified.Line)
 		case ts == nil:
-			a.printf("  %s\n", line(c.problem))
+			a.printf("  %s\n", line(c.Problem))
 		default:
-			a.printf("  verifies against %s: NO: %s\n", line(path), line(c.problem))
+			a.printf("  verifies against %s: NO: %s\n", line(path), line(c.Problem))
 		}
-		a.printf("  statement (base64): %s\n", base64.StdEncoding.EncodeToString(c.rec.Statement))
+		a.printf("  statement (base64): %s\n", base64.StdEncoding.EncodeToString(c.Row.Statement))
 		a.printf("  signature:\n")
-		for _, l := range strings.Split(strings.TrimRight(c.rec.Armored, "\n"), "\n") {
+		for _, l := range strings.Split(strings.TrimRight(c.Row.Armored, "\n"), "\n") {
 			a.printf("    %s\n", line(l))
 		}
 		ws, wg, v := verifyLines(c, i+1, path)
@@ -262,7 +190,9 @@ type signatureAudit struct {
 // trust file at path and against the audit log: each must verify over
 // this store's identity, the id and the payload and risk the log
 // recorded for the decision it is kept with (the policy's SHA-256 for a
-// policy), by the principal the trust file names for its key, and agree
+// policy, signed by one of the configuration's policy_signers, or by any
+// principal of the file when none is configured), by the principal the
+// trust file names for its key, and agree
 // with its row and with the signer the decision's event records. Every
 // approve, vote and policy set the log records from the first signed
 // decision on must carry one.
@@ -272,6 +202,15 @@ func (a *app) auditSignatures(ctx context.Context, s *storage.Store, path string
 		return nil, exitf(ExitError, "--signers: %s", line(err.Error()))
 	}
 	ts := &trust.Settings{Mode: trust.ModeRequired, Path: path, Signers: signers, Store: s.Identity()}
+	if cur := s.Trust(); cur != nil && len(cur.PolicySigners) > 0 {
+		ts.PolicySigners = cur.PolicySigners
+	} else {
+		// No configuration says who sets policy: a policy signature by any
+		// principal of the file is taken as a policy signer's.
+		for _, sg := range signers.Signers {
+			ts.PolicySigners = append(ts.PolicySigners, sg.Principals)
+		}
+	}
 	var events []storage.AuditEvent
 	for before := int64(0); ; {
 		page, err := s.Audit(ctx, storage.AuditQuery{Limit: 1000, BeforeSeq: before})
@@ -327,7 +266,7 @@ func (a *app) auditSignatures(ctx context.Context, s *storage.Store, path string
 		e := evs[next[k]]
 		next[k]++
 		used[e] = true
-		want := trust.Expect{Store: ts.Store}
+		want := trust.Expect{Store: ts.Store, Skew: storage.StatementSkew}
 		if r.Event == storage.EventPolicySet {
 			want.PolicySHA256 = detail(e, "new_sha256")
 		} else {
@@ -350,13 +289,13 @@ func (a *app) auditSignatures(ctx context.Context, s *storage.Store, path string
 		}
 		c := checkSignature(r, ts, want)
 		switch {
-		case c.verified == nil:
-			res.problems = append(res.problems, fmt.Sprintf("%s, audit event %d: %s", where, e.Seq, line(c.problem)))
+		case c.Verified == nil:
+			res.problems = append(res.problems, fmt.Sprintf("%s, audit event %d: %s", where, e.Seq, line(c.Problem)))
 			continue
-		case detail(e, "signed_by") != "" && detail(e, "signed_by") != c.verified.Principal:
+		case detail(e, "signed_by") != "" && detail(e, "signed_by") != c.Verified.Principal:
 			res.problems = append(res.problems, fmt.Sprintf("%s: audit event %d says it was signed by %s", where, e.Seq, line(detail(e, "signed_by"))))
 			continue
-		case detail(e, "signed_key") != "" && detail(e, "signed_key") != c.verified.Fingerprint:
+		case detail(e, "signed_key") != "" && detail(e, "signed_key") != c.Verified.Fingerprint:
 			res.problems = append(res.problems, fmt.Sprintf("%s: audit event %d says it was signed with key %s", where, e.Seq, line(detail(e, "signed_key"))))
 			continue
 		}

@@ -175,4 +175,21 @@ func TestResolutionNamesTheSigners(t *testing.T) {
 	if err != nil || len(sg) != 1 || sg[0].Verified || sg[0].Reason != string(trust.ReasonUnknownKey) {
 		t.Fatalf("forged signer: %+v %v", sg, err)
 	}
+
+	// Bob's real deny, its row rewritten to claim alice: not named, and
+	// the row is said to be changed.
+	if _, err := db.Exec(`UPDATE approve_tui_signatures SET principal = 'alice' WHERE approval_id = ?`, denied); err != nil {
+		t.Fatal(err)
+	}
+	drec, err := r.store.Get(context.Background(), denied)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sg, err = Signers(context.Background(), r.n.Store, drec)
+	if err != nil || len(sg) != 1 || sg[0].Verified || sg[0].Reason != storage.CheckRowMismatch || sg[0].Principal != "alice" {
+		t.Fatalf("rewritten row: %+v %v", sg, err)
+	}
+	if who := VerifiedPrincipals(sg, storage.EventDeny); len(who) != 0 {
+		t.Fatalf("a rewritten row names %v", who)
+	}
 }

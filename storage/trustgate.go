@@ -341,23 +341,20 @@ func (ps *policies) several() bool {
 	return ps.now != nil && ps.now.Version > 1
 }
 
-// valid verifies sg once: a policy statement for this store by a policy
-// signer under the one principal the trust file names for its key, dated
-// no later than now.
+// valid verifies sg once (CheckSignature): a policy statement for this
+// store by a policy signer under the one principal the trust file names
+// for its key, dated no later than StatementSkew after now, kept as a
+// policy set under the principal and key that signed it.
 func (ps *policies) valid(sg *policySig) bool {
 	if sg.checked {
 		return sg.ok
 	}
 	sg.checked = true
-	v, err := trust.Verify([]byte(sg.rec.Armored), sg.rec.Statement, ps.ts.Signers, trust.Expect{Store: ps.store, PolicySHA256: sg.st.PolicySHA256,
-		Decisions: []trust.Decision{trust.DecisionPolicy}}, ps.at)
-	if err != nil || !ps.ts.PolicySigner(v.Principal) || v.Statement.Time.After(ps.at.Add(StatementSkew)) {
+	c := CheckSignature(sg.rec, ps.ts, trust.Expect{Store: ps.store, PolicySHA256: sg.st.PolicySHA256, Skew: StatementSkew}, ps.at)
+	if c.Verified == nil {
 		return false
 	}
-	if p, err := ps.ts.PrincipalOf(v.Key); err != nil || p != v.Principal {
-		return false
-	}
-	sg.ok, sg.v = true, v
+	sg.ok, sg.v = true, *c.Verified
 	return true
 }
 
@@ -522,9 +519,11 @@ type signedVoter struct{ person, key string }
 // signedVotes reads, under trust required, the signatures kept for recs
 // (by approval id) and returns, by id, the voters (lower-case principal
 // and key fingerprint) whose approve or vote signature verifies now over
-// the proposal as it is: this store, its id, its payload and pinned risk.
+// the proposal as it is (CheckSignature, ExpectFor): this store, its id,
+// its payload and pinned risk, dated no earlier than the proposal was made.
 // A vote row without one (written outside approve-tui) does not count.
-// Freshness is not asked again: it was checked when the vote was cast.
+// StatementMaxAge is not asked again: it was checked when the vote was
+// cast.
 func (s bound) signedVotes(ctx context.Context, q querier, recs map[string]*Record) (map[string]map[signedVoter]bool, error) {
 	ts := s.trusted()
 	out := map[string]map[signedVoter]bool{}
@@ -552,14 +551,11 @@ func (s bound) signedVotes(ctx context.Context, q querier, recs map[string]*Reco
 			if rec == nil {
 				continue
 			}
-			v, err := trust.Verify([]byte(sg.Armored), sg.Statement, ts.Signers, trust.Expect{Store: store, ApprovalID: rec.ApprovalID,
-				PayloadSHA256: rec.PayloadSHA256, Risk: string(rec.RiskLevel), Decisions: trust.CountingDecisions}, now)
-			if err != nil || v.Statement.Decision != trust.DecisionApprove && v.Statement.Decision != trust.DecisionVote {
+			c := CheckSignature(sg, ts, ExpectFor(rec, store), now)
+			if !c.Counts() {
 				continue
 			}
-			if p, err := ts.PrincipalOf(v.Key); err != nil || p != v.Principal {
-				continue
-			}
+			v := c.Verified
 			if out[rec.ApprovalID] == nil {
 				out[rec.ApprovalID] = map[signedVoter]bool{}
 			}

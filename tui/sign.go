@@ -222,62 +222,29 @@ type sigInfo struct {
 	checked  bool
 }
 
-// signatureSkew is how far a statement may be dated after the clock that
-// checks it, or before the proposal it decides was made.
-const signatureSkew = time.Minute
-
 // readSignatures reads the signatures of the proposal shown and checks each
-// against the trust file for its payload and risk as shown.
+// against the trust file for its payload and risk as shown
+// (storage.CheckedSignatures).
 func readSignatures(ctx context.Context, s *storage.Store, shown shownPayload) ([]sigInfo, error) {
-	id := shown.id
-	recs, err := s.Signatures(ctx, id)
-	if err != nil || len(recs) == 0 {
+	checked, err := s.CheckedSignatures(ctx, &storage.Record{PayloadSHA256: shown.sha256,
+		Proposal: model.Proposal{ApprovalID: shown.id, RiskLevel: shown.risk, CreatedAt: shown.created}})
+	if err != nil || len(checked) == 0 {
 		return nil, err
 	}
-	ts := s.Trust()
-	out := make([]sigInfo, len(recs))
-	for i, r := range recs {
-		out[i] = sigInfo{rec: r}
-		if ts == nil || ts.Signers == nil {
-			continue
+	out := make([]sigInfo, len(checked))
+	for i, c := range checked {
+		out[i] = sigInfo{rec: c.Row}
+		switch {
+		case c.Reason == storage.CheckNoTrustFile:
+			// Nothing here could check it.
+		case c.Verified == nil:
+			out[i].checked, out[i].why = true, c.Reason
+		default:
+			out[i].checked, out[i].verified = true, true
+			out[i].rec.Principal, out[i].rec.Key = c.Verified.Principal, c.Verified.Fingerprint
 		}
-		out[i].checked = true
-		want := trust.Expect{Store: s.Identity(), ApprovalID: id, PayloadSHA256: shown.sha256, Risk: string(shown.risk),
-			Decisions: trust.CountingDecisions, Skew: signatureSkew}
-		if r.Event == storage.EventDeny {
-			want.Decisions = []trust.Decision{trust.DecisionDeny}
-		}
-		if shown.created != 0 {
-			want.NotBefore = model.FromEpoch(shown.created).Add(-signatureSkew)
-		}
-		v, err := trust.Verify([]byte(r.Armored), r.Statement, ts.Signers, want, s.Now())
-		if err == nil && !decisionFits(r.Event, v.Statement.Decision) {
-			out[i].why = "signs " + string(v.Statement.Decision) + ", stored as " + model.Sanitize(r.Event, model.Line)
-			continue
-		}
-		if err != nil {
-			out[i].why = string(trust.ReasonOf(err))
-			if out[i].why == "" {
-				out[i].why = "unreadable"
-			}
-			continue
-		}
-		out[i].verified = true
-		out[i].rec.Principal, out[i].rec.Key = v.Principal, v.Fingerprint
 	}
 	return out, nil
-}
-
-// decisionFits reports whether a statement deciding d may be stored with
-// event: approvals and votes sign approve (or vote), denials deny.
-func decisionFits(event string, d trust.Decision) bool {
-	switch event {
-	case storage.EventApprove, storage.EventVote:
-		return d == trust.DecisionApprove || d == trust.DecisionVote
-	case storage.EventDeny:
-		return d == trust.DecisionDeny
-	}
-	return false
 }
 
 // mustSign reports whether the decision the prompt is about to submit is

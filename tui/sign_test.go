@@ -499,6 +499,15 @@ func TestVotesShowSignedOrUnsigned(t *testing.T) {
 	if words, _ := voteSignature(storage.Vote{Person: "carol"}, read); words != "unsigned" {
 		t.Fatalf("a vote without a key is shown as %q", words)
 	}
+	// A real signature's row rewritten to claim another principal: it no
+	// longer verifies, and the console says the row was changed.
+	if _, err := db.Exec(`UPDATE approve_tui_signatures SET principal = 'mallory' WHERE seq = ?`, read[0].rec.Seq); err != nil {
+		t.Fatal(err)
+	}
+	read, err = readSignatures(context.Background(), r.s, shownOf(rec))
+	if err != nil || len(read) != 3 || read[0].verified || !read[0].checked || read[0].why != storage.CheckRowMismatch || read[0].rec.Principal != "mallory" {
+		t.Fatalf("a rewritten row: %+v %v", read, err)
+	}
 }
 
 // The history's page of an approve names the signatures kept for the
