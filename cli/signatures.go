@@ -22,12 +22,14 @@ import (
 )
 
 // checkSignature checks stored signature r against the trust file of ts
-// (storage.CheckSignature), expecting want, as of the time it was stored
-// (a key the trust file has since let expire signed validly then).
+// (storage.CheckSignature), expecting want, as of the time it was signed
+// (a key the trust file has since let expire signed validly then). That
+// time is the statement's, which the signature covers: never the row's
+// column, which whoever can write the store can move.
 func checkSignature(r storage.SignatureRecord, ts *trust.Settings, want trust.Expect) storage.CheckedSignature {
 	at := time.Now()
-	if r.At > 0 {
-		at = model.FromEpoch(r.At)
+	if st, err := trust.ParseStatement(r.Statement); err == nil {
+		at = st.Time
 	}
 	return storage.CheckSignature(r, ts, want, at)
 }
