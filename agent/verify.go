@@ -233,17 +233,29 @@ func VerifySignatures(ctx context.Context, set *trust.Settings, s *storage.Store
 		names[i] = v.Principal
 	}
 	standing := pol.Stand(req, voters)
+	// Every policy an approval was signed under asks too (verify_policy.go).
+	named, nerr := namedPolicies(ctx, set, s, store, now, counted)
+	if nerr != nil {
+		if se, ok := nerr.(*SignatureError); ok {
+			se.ID = id
+		}
+		return nil, nerr
+	}
+	need, unmetNamed := applyNamed(named, subj, voters, need)
 	// The trust package's own count (by principal and key, never the
 	// requester's) must agree.
 	have, met := trust.Quorum(counted, need, requesters[0], set.Signers)
 	check := &SignatureCheck{Principals: names, Need: need, Policy: label}
-	if met && standing.Met() && have >= need {
+	if met && standing.Met() && have >= need && len(unmetNamed) == 0 {
 		return check, nil
 	}
 	e := &SignatureError{ID: id, Have: have, Need: need, Problems: problems}
 	rule := "no signed policy is in force: one signature is needed"
 	if label != "" {
 		rule = "policy " + label + " asks for " + req.Describe()
+	}
+	if len(unmetNamed) > 0 {
+		rule += "; " + namedWords(unmetNamed)
 	}
 	switch {
 	case len(rows) == 0:
