@@ -33,12 +33,13 @@ type namedPolicy struct {
 }
 
 // namedPolicies are the policies the statements of counted name (each
-// once, in the order first named). A named policy whose file or whose
-// policy signer's signature is gone refuses.
-func namedPolicies(ctx context.Context, set *trust.Settings, s *storage.Store, store string, now time.Time, counted []trust.Verified) ([]namedPolicy, error) {
+// once, in the order first named), other than inForce (the SHA-256 of the
+// signed policy already applied, "" for none). A named policy whose file
+// or whose policy signer's signature is gone refuses.
+func namedPolicies(ctx context.Context, set *trust.Settings, s *storage.Store, store string, now time.Time, counted []trust.Verified, inForce string) ([]namedPolicy, error) {
 	var want []string
 	for _, v := range counted {
-		if sum := v.Statement.PolicySHA256; sum != "" && !slices.Contains(want, sum) {
+		if sum := v.Statement.PolicySHA256; sum != "" && sum != inForce && !slices.Contains(want, sum) {
 			want = append(want, sum)
 		}
 	}
