@@ -165,7 +165,7 @@ func VerifySignatures(ctx context.Context, set *trust.Settings, s *storage.Store
 		return nil, refuse("the user running this process has no name in the user database, so the requester cannot be told from an approver: nothing counts")
 	}
 
-	pol, label, _, perr := signedPolicy(ctx, set, s, store, now)
+	pol, label, _, inForce, perr := signedPolicy(ctx, set, s, store, now)
 	if perr != nil {
 		if se, ok := perr.(*SignatureError); ok {
 			se.ID = id
@@ -237,17 +237,29 @@ func VerifySignatures(ctx context.Context, set *trust.Settings, s *storage.Store
 		names[i] = v.Principal
 	}
 	standing := pol.Stand(req, voters)
+	// Every policy an approval was signed under asks too (verify_policy.go).
+	named, nerr := namedPolicies(ctx, set, s, store, now, counted, inForce)
+	if nerr != nil {
+		if se, ok := nerr.(*SignatureError); ok {
+			se.ID = id
+		}
+		return nil, nerr
+	}
+	need, unmetNamed := applyNamed(named, subj, voters, need)
 	// The trust package's own count (by principal and key, never the
 	// requester's) must agree.
 	have, met := trust.Quorum(counted, need, requesters[0], set.Signers)
 	check := &SignatureCheck{Principals: names, Need: need, Policy: label}
-	if met && standing.Met() && have >= need {
+	if met && standing.Met() && have >= need && len(unmetNamed) == 0 {
 		return check, nil
 	}
 	e := &SignatureError{ID: id, Have: have, Need: need, Problems: problems}
 	rule := "no signed policy is in force: one signature is needed"
 	if label != "" {
 		rule = "policy " + label + " asks for " + req.Describe()
+	}
+	if len(unmetNamed) > 0 {
+		rule += "; " + namedWords(unmetNamed)
 	}
 	switch {
 	case len(rows) == 0:
@@ -351,13 +363,13 @@ func requesterOf(principal string, requesters []string) string {
 // nothing. None signed: a nil policy (one signature). A signed version
 // whose text is gone or cannot be parsed refuses: the policy in force
 // cannot be known.
-func signedPolicy(ctx context.Context, set *trust.Settings, s *storage.Store, store string, now time.Time) (*policy.Policy, string, int64, error) {
+func signedPolicy(ctx context.Context, set *trust.Settings, s *storage.Store, store string, now time.Time) (*policy.Policy, string, int64, string, error) {
 	rows, err := s.SignaturesUpTo(ctx, storage.PolicyRef, maxPolicyRows+1)
 	if err != nil {
-		return nil, "", 0, fmt.Errorf("the policy's signatures could not be read: %w", err)
+		return nil, "", 0, "", fmt.Errorf("the policy's signatures could not be read: %w", err)
 	}
 	if len(rows) > maxPolicyRows {
-		return nil, "", 0, &SignatureError{Why: fmt.Sprintf("more than %d policy signature rows are stored: rows added behind approve-tui's back; the policy in force cannot be known", maxPolicyRows)}
+		return nil, "", 0, "", &SignatureError{Why: fmt.Sprintf("more than %d policy signature rows are stored: rows added behind approve-tui's back; the policy in force cannot be known", maxPolicyRows)}
 	}
 	var best *trust.Verified
 	candidates := 0
@@ -367,10 +379,10 @@ func signedPolicy(ctx context.Context, set *trust.Settings, s *storage.Store, st
 			continue
 		}
 		if candidates++; candidates > maxPolicySignatures {
-			return nil, "", 0, &SignatureError{Why: fmt.Sprintf("more than %d policy signatures by policy signers are stored: rows added behind approve-tui's back; the policy in force cannot be known", maxPolicySignatures)}
+			return nil, "", 0, "", &SignatureError{Why: fmt.Sprintf("more than %d policy signatures by policy signers are stored: rows added behind approve-tui's back; the policy in force cannot be known", maxPolicySignatures)}
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, "", 0, fmt.Errorf("the policy's signatures could not be checked in time: %w", err)
+			return nil, "", 0, "", fmt.Errorf("the policy's signatures could not be checked in time: %w", err)
 		}
 		c := storage.CheckSignature(row, set, trust.Expect{Store: store, PolicySHA256: st.PolicySHA256, Skew: signatureSkew}, now)
 		if c.Verified == nil {
@@ -388,12 +400,12 @@ func signedPolicy(ctx context.Context, set *trust.Settings, s *storage.Store, st
 		}
 	}
 	if best == nil {
-		return nil, "", 0, nil
+		return nil, "", 0, "", nil
 	}
 	sum := best.Statement.PolicySHA256
 	versions, err := s.PolicyTextsBySHA256(ctx, sum, maxPolicyTexts)
 	if err != nil {
-		return nil, "", 0, fmt.Errorf("the policy versions could not be read: %w", err)
+		return nil, "", 0, "", fmt.Errorf("the policy versions could not be read: %w", err)
 	}
 	for _, pv := range versions {
 		h := sha256.Sum256([]byte(pv.Source))
@@ -402,11 +414,11 @@ func signedPolicy(ctx context.Context, set *trust.Settings, s *storage.Store, st
 		}
 		p, err := config.ParsePolicy("policy v"+strconv.FormatInt(pv.Version, 10), []byte(pv.Source))
 		if err != nil {
-			return nil, "", 0, &SignatureError{Why: fmt.Sprintf("the policy %s signed (%s) cannot be read: %v", best.Principal, sum[:12], err)}
+			return nil, "", 0, "", &SignatureError{Why: fmt.Sprintf("the policy %s signed (%s) cannot be read: %v", best.Principal, sum[:12], err)}
 		}
-		return p, fmt.Sprintf("%s (signed by %s)", sum[:12], best.Principal), pv.Version, nil
+		return p, fmt.Sprintf("%s (signed by %s)", sum[:12], best.Principal), pv.Version, sum, nil
 	}
-	return nil, "", 0, &SignatureError{Why: fmt.Sprintf("the policy %s signed last (%s) is not in the store: the policy in force cannot be known", best.Principal, sum[:12])}
+	return nil, "", 0, "", &SignatureError{Why: fmt.Sprintf("the policy %s signed last (%s) is not in the store: the policy in force cannot be known", best.Principal, sum[:12])}
 }
 
 // signatureName names a stored signature by what it claims, for a
@@ -532,7 +544,7 @@ func SignedPolicyAsks(ctx context.Context, set *trust.Settings, s *storage.Store
 	if store == "" {
 		store = s.Identity()
 	}
-	pol, _, version, err := signedPolicy(ctx, set, s, store, s.Now())
+	pol, _, version, _, err := signedPolicy(ctx, set, s, store, s.Now())
 	if err != nil || pol == nil {
 		return err
 	}

@@ -32,6 +32,9 @@ type trustRig struct {
 	set     *trust.Settings
 	signers map[string]*trust.StatementSigner
 	log     *syncbuf.Buffer // the last trusted run's log
+	// policy is the SHA-256 of the last policy a policy signer set here:
+	// what an operator's surface holds in force, named by approvals.
+	policy string
 }
 
 func needSSHKeygen(t testing.TB) {
@@ -90,7 +93,7 @@ func newTrustRig(t testing.TB, store string, names ...string) *trustRig {
 func (r *trustRig) sign(t testing.TB, set *trust.Settings, name string, rec *storage.Record) *model.Signature {
 	t.Helper()
 	sig, err := set.SignDecision(r.signers[name], trust.Statement{Decision: trust.DecisionApprove, ApprovalID: rec.ApprovalID,
-		PayloadSHA256: rec.PayloadSHA256, Risk: string(rec.RiskLevel)}, time.Now())
+		PayloadSHA256: rec.PayloadSHA256, Risk: string(rec.RiskLevel), PolicySHA256: r.policy}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,6 +122,9 @@ func (r *trustRig) setSignedPolicy(t testing.TB, o *storage.Store, signer, sourc
 	}
 	if _, _, err := o.SetPolicy(context.Background(), []byte(source), p, r.actor(signer, sig)); err != nil {
 		t.Fatal(err)
+	}
+	if r.set.PolicySigner(signer) {
+		r.policy = hex.EncodeToString(sum[:])
 	}
 }
 

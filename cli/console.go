@@ -86,10 +86,12 @@ func (a *app) runConsole(ctx context.Context, s *storage.Store) error {
 // when the store requires them: the key file of --key, else the ssh-agent
 // at $SSH_AUTH_SOCK, read here once (the console reads no environment).
 func (a *app) consoleSigning() tui.Signing {
+	sg := tui.AgentSocket(a.getenv("SSH_AUTH_SOCK"))
 	if a.consoleKey != "" {
-		return tui.Signing{KeyFile: a.consoleKey}
+		sg = tui.Signing{KeyFile: a.consoleKey}
 	}
-	return tui.AgentSocket(a.getenv("SSH_AUTH_SOCK"))
+	sg.PolicyMemory, _ = a.policyMemory() // none to be had: the console keeps none
+	return sg
 }
 
 // consoleRenderer is the console's renderer on its terminal. The colour

@@ -161,7 +161,11 @@ is not in (not_eligible).`,
 				err := keyErr
 				var signed *model.Signature
 				if err == nil {
-					signed, err = a.sign(ts, key, decisionStatement(trust.DecisionApprove, shown, readSHA))
+					st, serr := a.approvalStatement(ctx, s, shown, readSHA)
+					if serr != nil {
+						return exitf(ExitError, "not approved: %v; %s is still pending", serr, line(id))
+					}
+					signed, err = a.sign(ts, key, st)
 				}
 				if err != nil {
 					return exitf(ExitError, "not approved: cannot sign: %v; %s; %s is still pending", err, signingHelp(ts), line(id))

@@ -170,7 +170,7 @@ func (a *app) headlessCmd() *cobra.Command {
 					Label:    label,
 					// Where signatures are required, a tape's approvals
 					// sign with the operator's agent, as the console's do.
-					Signing: tui.AgentSocket(a.getenv("SSH_AUTH_SOCK")),
+					Signing: a.headlessSigning(),
 				},
 				Width: width, Height: height,
 				ScreenshotDir: shots,

@@ -72,6 +72,9 @@ http://ADDR/metrics (and /healthz): sessions, decisions, open proposals.
 				return err
 			}
 			cfg.Bell = bell
+			// The sessions' consoles keep the newest signed policy seen in
+			// this process's user's own state directory.
+			cfg.PolicyMemory, _ = a.policyMemory()
 			var ns *notifySetup
 			if withNotify {
 				var err error

@@ -12,6 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os/user"
+	"path/filepath"
 	"strings"
 
 	"golang.org/x/crypto/ssh"
@@ -21,6 +23,7 @@ import (
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 	"github.com/approve-tui/approve-tui/trust"
+	"github.com/approve-tui/approve-tui/tui"
 )
 
 // trustSettings is the trust configuration in force for this process on
@@ -173,6 +176,51 @@ func decisionStatement(d trust.Decision, rec *storage.Record, readSHA string) tr
 		sum = rec.PayloadSHA256
 	}
 	return trust.Statement{Decision: d, ApprovalID: rec.ApprovalID, PayloadSHA256: sum, Risk: string(rec.RiskLevel)}
+}
+
+// policyMemory is the operator's own file in which the newest signed
+// policy seen in force is kept per store: $XDG_STATE_HOME/approve-tui/
+// policies.json, else ~/.local/state/approve-tui/policies.json ($HOME,
+// else the user database's home directory).
+func (a *app) policyMemory() (string, error) {
+	if d := a.getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "approve-tui", "policies.json"), nil
+	}
+	h := a.getenv("HOME")
+	if !filepath.IsAbs(h) {
+		if u, err := user.Current(); err == nil {
+			h = u.HomeDir
+		}
+	}
+	if filepath.IsAbs(h) {
+		return filepath.Join(h, ".local", "state", "approve-tui", "policies.json"), nil
+	}
+	return "", errors.New("no $XDG_STATE_HOME or $HOME to keep the newest signed policy seen in, so a policy rolled back in the store could not be told: nothing is signed")
+}
+
+// headlessSigning is a tape's signing: the operator's agent, and the
+// operator's policy memory, as the console's.
+func (a *app) headlessSigning() tui.Signing {
+	sg := tui.AgentSocket(a.getenv("SSH_AUTH_SOCK"))
+	sg.PolicyMemory, _ = a.policyMemory()
+	return sg
+}
+
+// approvalStatement is what an approval of rec signs (decisionStatement),
+// naming the signed policy in force, after the operator's policy memory
+// said it is not older than one seen before (tui.PolicyInForce).
+func (a *app) approvalStatement(ctx context.Context, s *storage.Store, rec *storage.Record, readSHA string) (trust.Statement, error) {
+	st := decisionStatement(trust.DecisionApprove, rec, readSHA)
+	memory, err := a.policyMemory()
+	if err != nil {
+		return st, err
+	}
+	sum, err := tui.PolicyInForce(ctx, s, memory)
+	if err != nil {
+		return st, errors.New(line(err.Error()))
+	}
+	st.PolicySHA256 = sum
+	return st, nil
 }
 
 // signDecision signs decision d of rec under the store's trust

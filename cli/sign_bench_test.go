@@ -28,7 +28,7 @@ func BenchmarkApproveSigning(b *testing.B) {
 		b.Fatal(err)
 	}
 	a := newApp(nil, nil, nil)
-	a.getenv = func(k string) string { return env[k] }
+	a.getenv = r.getenv(env)
 	rec := &storage.Record{}
 	rec.ApprovalID, rec.PayloadSHA256, rec.RiskLevel = "abcdef0123456789", trust.SHA256Hex([]byte("payload")), "high"
 	times := make([]time.Duration, 0, b.N)

@@ -92,12 +92,23 @@ func (r *trustRig) run(t testing.TB, env map[string]string, stdin string, args .
 	var out, errb bytes.Buffer
 	a := newApp(strings.NewReader(stdin), &out, &errb)
 	a.isTTY = func() bool { return false }
-	a.getenv = func(k string) string { return env[k] }
+	a.getenv = r.getenv(env)
 	// No system configuration, whatever the host has at
 	// config.SystemConfigPath (anchor_e2e_test.go tests one).
 	a.systemPath = filepath.Join(r.dir, "etc", "config.yaml")
 	code := a.execute(context.Background(), append([]string{"--db", r.db, "--config", r.config}, args...))
 	return code, out.String(), errb.String()
+}
+
+// getenv is env, with the operator's state directory (the policy memory)
+// in the rig's own directory unless env names one.
+func (r *trustRig) getenv(env map[string]string) func(string) string {
+	return func(k string) string {
+		if v, ok := env[k]; ok || k != "XDG_STATE_HOME" {
+			return v
+		}
+		return filepath.Join(r.dir, "state")
+	}
 }
 
 // submit proposes a command and returns its id.
@@ -690,7 +701,7 @@ func TestApproveOnTerminalSigned(t *testing.T) {
 		var o, e bytes.Buffer
 		a := newApp(strings.NewReader(stdin), &o, &e)
 		a.isTTY = func() bool { return true }
-		a.getenv = func(k string) string { return env[k] }
+		a.getenv = r.getenv(env)
 		code := a.execute(context.Background(), append([]string{"--db", r.db, "--config", r.config}, args...))
 		return code, o.String(), e.String()
 	}

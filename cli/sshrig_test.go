@@ -105,6 +105,8 @@ func (r *sshRig) serve() {
 	}
 	srv := exec.Command(r.bin, args...)
 	srv.Stderr = r.log
+	// The server's policy memory in the rig's own directory.
+	srv.Env = append(os.Environ(), "XDG_STATE_HOME="+filepath.Join(r.dir, "state"))
 	if err := srv.Start(); err != nil {
 		r.t.Fatal(err)
 	}

@@ -61,6 +61,10 @@ type Config struct {
 	// Bell, when set, rings each console's terminal when a proposal at or
 	// above this risk arrives (tui.Options.Bell).
 	Bell model.RiskLevel
+	// PolicyMemory is the serving user's file in which the newest signed
+	// policy seen in force is kept (tui.Signing.PolicyMemory): sessions
+	// do not sign approvals against an older one. "" keeps none.
+	PolicyMemory string
 	// OnSessions, when set, is told how many sessions are open each time
 	// one starts or ends (a metrics gauge); it must not block.
 	OnSessions func(open int)
@@ -558,7 +562,7 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 	label := fmt.Sprintf("ssh: %s (%s)", p.Name, p.Role)
 	m := tui.New(tui.Options{
 		Store: s.cfg.Store, Actor: actor, Name: p.Name, Renderer: sessionRenderer(sess), Context: s.deciding(sess.Context(), p), Label: label,
-		Follow: followOf(sess), Open: openID(sess), Bell: s.cfg.Bell, Signing: sessionSigning(sess),
+		Follow: followOf(sess), Open: openID(sess), Bell: s.cfg.Bell, Signing: sessionSigning(sess, s.cfg.PolicyMemory),
 	})
 	// Closed by gate once the program has ended (not while it runs); that
 	// also restores the client's terminal.
@@ -582,8 +586,8 @@ const noAgent = "connect with ssh -A so your key can sign: this session forwarde
 // client's forwarded agent (ssh -A), reached over the session's own
 // connection, one channel per signature. The private key stays on the
 // client's machine; the server's own agent and environment play no part.
-func sessionSigning(sess ssh.Session) tui.Signing {
-	return tui.Signing{Missing: noAgent, Agent: func() (agent.Agent, io.Closer, error) { return forwardedAgent(sess) }}
+func sessionSigning(sess ssh.Session, memory string) tui.Signing {
+	return tui.Signing{Missing: noAgent, Agent: func() (agent.Agent, io.Closer, error) { return forwardedAgent(sess) }, PolicyMemory: memory}
 }
 
 // agentChannel is the channel type OpenSSH forwards its agent on.

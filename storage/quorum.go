@@ -744,6 +744,11 @@ func (s bound) vote(ctx context.Context, rec *Record, actor model.Actor) (*ballo
 	if err != nil {
 		return nil, refused(err)
 	}
+	// The policies the approvals name ask too (trustgate_policy.go).
+	named, err := s.namedPolicies(ctx, s.w, rec, ps, actor)
+	if err != nil {
+		return nil, refused(err)
+	}
 	pv := ps.now
 	if pv == nil {
 		return &ballot{met: true}, nil
@@ -757,6 +762,7 @@ func (s bound) vote(ctx context.Context, rec *Record, actor model.Actor) (*ballo
 	if err != nil {
 		return nil, refused(err)
 	}
+	gs = namedGates(gs, rec, named)
 	if len(gs) == 0 {
 		return &ballot{met: true}, nil
 	}

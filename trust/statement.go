@@ -42,16 +42,19 @@ const (
 
 // Statement is what one decision signs. Encode gives its only byte form.
 //
-// For approve, vote and deny, ApprovalID, PayloadSHA256 and Risk are set
-// and PolicySHA256 is empty. For policy, PolicySHA256 is set and the other
-// three are empty.
+// For approve, vote and deny, ApprovalID, PayloadSHA256 and Risk are set,
+// and PolicySHA256, when set, names the signed policy the signer held to be
+// in force (empty: none was signed): a verifier then asks at least what that
+// policy asks, so deleting newer policy rows can never make the approval
+// count for more. For policy, PolicySHA256 is set and the other three are
+// empty.
 type Statement struct {
 	Store         string    // the store's identity
 	Decision      Decision  // approve, vote, deny or policy
 	ApprovalID    string    // the approval decided
 	PayloadSHA256 string    // lower-case hex SHA-256 of the payload the operator read
 	Risk          string    // low, medium or high: the risk pinned on the proposal
-	PolicySHA256  string    // lower-case hex SHA-256 of the policy text (policy only)
+	PolicySHA256  string    // lower-case hex SHA-256 of the policy text (policy; optional on the others)
 	Principal     string    // the signer's principal, as the trust file names it
 	Time          time.Time // when it was signed; encoded in UTC to the second
 }
@@ -87,6 +90,9 @@ func (s Statement) Encode() ([]byte, error) {
 		line("id", s.ApprovalID)
 		line("payload_sha256", s.PayloadSHA256)
 		line("risk", s.Risk)
+		if s.PolicySHA256 != "" {
+			line("policy_sha256", s.PolicySHA256)
+		}
 	}
 	line("principal", s.Principal)
 	line("time", s.Time.UTC().Truncate(time.Second).Format(time.RFC3339))
@@ -114,7 +120,9 @@ func (s Statement) validate() error {
 			return statementErr("risk %q is not low, medium, high or tier2_critical", clip(s.Risk))
 		}
 		if s.PolicySHA256 != "" {
-			return statementErr("a %s statement carries no policy_sha256", s.Decision)
+			if err := checkHex("policy_sha256", s.PolicySHA256); err != nil {
+				return err
+			}
 		}
 	case DecisionPolicy:
 		if err := checkHex("policy_sha256", s.PolicySHA256); err != nil {

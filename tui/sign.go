@@ -34,6 +34,10 @@ type Signing struct {
 	// KeyFile, when set, signs with this unencrypted private key file
 	// instead of an agent.
 	KeyFile string
+	// PolicyMemory is the operator's own file in which the newest signed
+	// policy seen in force is kept per store (trust.CheckPolicyMemory):
+	// an approval is not signed against an older one. "" keeps none.
+	PolicyMemory string
 }
 
 // AgentSocket is the signing of a local console: the ssh-agent listening at
@@ -191,15 +195,51 @@ func findSigner(sg Signing, ts *trust.Settings, gen int, id string) tea.Cmd {
 
 // signDecision signs decision d on rec with k, as read (its payload hash and
 // pinned risk), and closes k.
-func signDecision(k *keySigner, s *storage.Store, gen int, rec *storage.Record, d trust.Decision) tea.Cmd {
+func signDecision(k *keySigner, s *storage.Store, memory string, gen int, rec *storage.Record, d trust.Decision) tea.Cmd {
 	return func() tea.Msg {
 		defer k.close()
 		st := trust.Statement{Decision: d, ApprovalID: rec.ApprovalID, PayloadSHA256: rec.PayloadSHA256, Risk: string(rec.RiskLevel)}
+		if d != trust.DecisionDeny {
+			// An approval names the signed policy it is made under.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			sum, err := PolicyInForce(ctx, s, memory)
+			cancel()
+			if err != nil {
+				return signedMsg{gen: gen, id: rec.ApprovalID, err: err}
+			}
+			st.PolicySHA256 = sum
+		}
 		ts := *s.Trust()
 		ts.Store = s.Identity() // the configured name, else the store's own
 		sig, err := ts.SignDecision(k.signer, st, s.Now())
 		return signedMsg{gen: gen, id: rec.ApprovalID, sig: sig, err: err}
 	}
+}
+
+// PolicyInForce is the SHA-256 of the signed policy s holds in force
+// ("" when none is signed), the one an approval names. With memory (the
+// operator's own file) set, it is first compared with the newest one this
+// operator saw in force for the store: an older one (rows deleted by
+// whoever can write the store) is a *trust.RollbackError, and nothing is
+// signed; a newer one is remembered.
+func PolicyInForce(ctx context.Context, s *storage.Store, memory string) (string, error) {
+	pv, err := s.Policy(ctx)
+	if err != nil {
+		return "", fmt.Errorf("the policy in force cannot be read (%s): nothing is signed", model.Sanitize(err.Error(), model.Line))
+	}
+	var seen *trust.PolicySeen
+	if pv != nil && pv.SignedBy != "" {
+		seen = &trust.PolicySeen{SHA256: pv.SHA256, SignedBy: pv.SignedBy, SignedAt: pv.SignedAt}
+	}
+	if memory != "" {
+		if err := trust.CheckPolicyMemory(memory, s.Identity(), seen); err != nil {
+			return "", err
+		}
+	}
+	if seen == nil {
+		return "", nil
+	}
+	return seen.SHA256, nil
 }
 
 // closeSigner closes a key no longer wanted (its prompt went away).
@@ -296,7 +336,7 @@ func (m *Model) onSigner(msg signerMsg) tea.Cmd {
 	if p.kind == promptDeny {
 		d = trust.DecisionDeny
 	}
-	return m.oneOff(signDecision(msg.key, m.opt.Store, msg.gen, p.rec, d))
+	return m.oneOff(signDecision(msg.key, m.opt.Store, m.opt.Signing.PolicyMemory, msg.gen, p.rec, d))
 }
 
 func (m *Model) onSigned(msg signedMsg) tea.Cmd {

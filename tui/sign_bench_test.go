@@ -33,7 +33,7 @@ func BenchmarkConsoleSign(b *testing.B) {
 		if k.err != nil {
 			b.Fatal(k.err)
 		}
-		if s := signDecision(k.key, r.s, 1, rec, trust.DecisionApprove)().(signedMsg); s.err != nil {
+		if s := signDecision(k.key, r.s, "", 1, rec, trust.DecisionApprove)().(signedMsg); s.err != nil {
 			b.Fatal(s.err)
 		}
 		times = append(times, time.Since(start))
