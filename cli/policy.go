@@ -337,6 +337,9 @@ func (a *app) writePolicyVersion(v *storage.PolicyVersion, now time.Time) {
 	field("sha256", line(v.SHA256))
 	field("set by", line(v.SetBy))
 	field("set at", when(v.SetAt, now))
+	if v.SignedBy != "" {
+		field("signed by", line(v.SignedBy)+" ("+line(v.SignedKey)+"), "+when(model.Epoch(v.SignedAt), now))
+	}
 	a.printf("file:\n")
 	src := strings.TrimSuffix(v.Source, "\n")
 	if src == "" {
@@ -416,6 +419,9 @@ func policyVersionJSON(v *storage.PolicyVersion) *model.JSONObject {
 			Raw("source", "null").Raw("groups", "{}").Raw("rules", "[]")
 	}
 	o.Int("version", v.Version).Str("sha256", v.SHA256).Str("set_by", v.SetBy).Num("set_at", v.SetAt).Str("source", v.Source)
+	if v.SignedBy != "" {
+		o.Str("signed_by", v.SignedBy).Str("signed_key", v.SignedKey).Num("signed_at", model.Epoch(v.SignedAt))
+	}
 	if v.Policy == nil {
 		return o.Raw("groups", "null").Raw("rules", "null")
 	}

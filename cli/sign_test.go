@@ -313,6 +313,15 @@ func TestPolicySetSigned(t *testing.T) {
 	if len(sigs) != 1 || sigs[0].Event != storage.EventPolicySet || !strings.Contains(string(sigs[0].Statement), "decision=policy\npolicy_sha256="+sha256Text([]byte(twoPersonPolicy))+"\n") {
 		t.Fatalf("policy signatures: %+v", sigs)
 	}
+	// policy show names who signed the version in force.
+	code, out, _ = r.run(t, nil, "", "policy", "show")
+	if code != 0 || !regexp.MustCompile(`(?m)^signed by: +alice \(SHA256:\S+\), `).MatchString(out) {
+		t.Fatalf("policy show: %d %q", code, out)
+	}
+	code, out, _ = r.run(t, nil, "", "policy", "show", "--json")
+	if code != 0 || !strings.Contains(out, `"signed_by": "alice"`) {
+		t.Fatalf("policy show --json: %d %q", code, out)
+	}
 }
 
 // A trust file others may write, or none at all, stops every command that
