@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/approve-tui/approve-tui/internal/sshtest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/approve-tui/approve-tui/storage"
 	"github.com/approve-tui/approve-tui/trust"
@@ -50,24 +50,10 @@ func TestServeSignsWithTheForwardedAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { os.RemoveAll(agentDir) })
 	sock := filepath.Join(agentDir, "sock")
-	ag := exec.Command("ssh-agent", "-D", "-a", sock)
-	if err := ag.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ag.Process.Kill(); _ = ag.Wait(); os.RemoveAll(agentDir) })
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(sock); err == nil {
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatal("ssh-agent did not start")
-		}
-	}
-	add := exec.Command("ssh-add", signing)
-	add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
-	if out, err := add.CombinedOutput(); err != nil {
-		t.Fatalf("ssh-add: %v %s", err, out)
-	}
+	sshtest.StartAgent(t, sock)
+	sshtest.AddKeys(t, sock, nil, signing)
 	// The server runs with that agent in its environment too: it must
 	// never sign with it.
 	t.Setenv("SSH_AUTH_SOCK", sock)
@@ -179,24 +165,10 @@ func TestConsoleSignsWithTheLocalAgentOrKeyFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { os.RemoveAll(agentDir) })
 	sock := filepath.Join(agentDir, "sock")
-	ag := exec.Command("ssh-agent", "-D", "-a", sock)
-	if err := ag.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ag.Process.Kill(); _ = ag.Wait(); os.RemoveAll(agentDir) })
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(sock); err == nil {
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatal("ssh-agent did not start")
-		}
-	}
-	add := exec.Command("ssh-add", key)
-	add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
-	if out, err := add.CombinedOutput(); err != nil {
-		t.Fatalf("ssh-add: %v %s", err, out)
-	}
+	sshtest.StartAgent(t, sock)
+	sshtest.AddKeys(t, sock, nil, key)
 	r := newSSHRig(t)
 	for i, c := range []struct {
 		env  string

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/approve-tui/approve-tui/internal/sshtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -129,30 +130,11 @@ func (r *trustRig) agent(t testing.TB, names ...string) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
 	sock := filepath.Join(dir, "sock")
-	cmd := exec.Command("ssh-agent", "-D", "-a", sock)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		os.RemoveAll(dir)
-	})
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(sock); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("ssh-agent did not create its socket")
-		}
-	}
+	sshtest.StartAgent(t, sock)
 	for _, n := range names {
-		add := exec.Command("ssh-add", r.keys[n])
-		add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
-		if out, err := add.CombinedOutput(); err != nil {
-			t.Fatalf("ssh-add %s: %v\n%s", n, err, out)
-		}
+		sshtest.AddKeys(t, sock, nil, r.keys[n])
 	}
 	return map[string]string{"SSH_AUTH_SOCK": sock}
 }

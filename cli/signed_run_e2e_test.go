@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/approve-tui/approve-tui/internal/sshtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -132,24 +133,8 @@ func (r *signedRig) pub(key string) string {
 func (r *signedRig) sshAgent(name, key string) string {
 	r.t.Helper()
 	sock := filepath.Join(r.dir, name+".agent")
-	cmd := exec.Command("ssh-agent", "-D", "-a", sock)
-	if err := cmd.Start(); err != nil {
-		r.t.Fatal(err)
-	}
-	r.t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(sock); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			r.t.Fatal("ssh-agent did not make its socket")
-		}
-	}
-	add := exec.Command("ssh-add", key)
-	add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
-	if out, err := add.CombinedOutput(); err != nil {
-		r.t.Fatalf("ssh-add: %v\n%s", err, out)
-	}
+	sshtest.StartAgent(r.t, sock)
+	sshtest.AddKeys(r.t, sock, nil, key)
 	return sock
 }
 

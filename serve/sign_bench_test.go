@@ -3,6 +3,7 @@ package serve
 import (
 	"crypto/ed25519"
 	"crypto/rand"
+	"github.com/approve-tui/approve-tui/internal/sshtest"
 	"net"
 	"os"
 	"os/exec"
@@ -52,23 +53,8 @@ func BenchmarkForwardedAgentSign(b *testing.B) {
 	}
 	ts := &trust.Settings{Mode: trust.ModeRequired, Path: tp, Signers: signers, Store: "bench"}
 	sock := filepath.Join(dir, "agent.sock")
-	ag := exec.Command("ssh-agent", "-D", "-a", sock)
-	if err := ag.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = ag.Process.Kill(); _ = ag.Wait() }()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(sock); err == nil {
-			break
-		} else if time.Now().After(deadline) {
-			b.Fatal("ssh-agent did not start")
-		}
-	}
-	add := exec.Command("ssh-add", key)
-	add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
-	if out, err := add.CombinedOutput(); err != nil {
-		b.Fatalf("ssh-add: %v %s", err, out)
-	}
+	sshtest.StartAgent(b, sock)
+	sshtest.AddKeys(b, sock, nil, key)
 	stmt, err := trust.Statement{Store: "bench", Decision: trust.DecisionApprove, ApprovalID: "Ab3_x-9QzL0k", PayloadSHA256: strings.Repeat("ab", 32),
 		Risk: trust.RiskHigh, Principal: "alice", Time: time.Now().UTC()}.Encode()
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/approve-tui/approve-tui/internal/sshtest"
 	"io"
 	"os"
 	"os/exec"
@@ -62,31 +63,10 @@ func clientAgent(t testing.TB, keys ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
 	sock := filepath.Join(dir, "sock")
-	cmd := exec.Command("ssh-agent", "-D", "-a", sock)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		os.RemoveAll(dir)
-	})
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(sock); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("ssh-agent did not create its socket")
-		}
-	}
-	for _, k := range keys {
-		add := exec.Command("ssh-add", k)
-		add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
-		if out, err := add.CombinedOutput(); err != nil {
-			t.Fatalf("ssh-add: %v\n%s", err, out)
-		}
-	}
+	sshtest.StartAgent(t, sock)
+	sshtest.AddKeys(t, sock, nil, keys...)
 	return sock
 }
 

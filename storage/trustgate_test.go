@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"errors"
+	"github.com/approve-tui/approve-tui/internal/sshtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -541,20 +542,8 @@ func TestTrustRealAgentAndOracle(t *testing.T) {
 func startAgent(t testing.TB, dir string) string {
 	t.Helper()
 	sock := filepath.Join(dir, "agent.sock")
-	cmd := exec.Command("ssh-agent", "-D", "-a", sock)
-	cmd.Stdout, cmd.Stderr = nil, nil
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for i := 0; i < 200; i++ {
-		if _, err := os.Stat(sock); err == nil {
-			return sock
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatal("ssh-agent did not make its socket")
-	return ""
+	sshtest.StartAgent(t, sock)
+	return sock
 }
 
 // A copy carries the signatures: the signed policy is in force in the copy

@@ -2,6 +2,7 @@ package trust
 
 import (
 	"bytes"
+	"github.com/approve-tui/approve-tui/internal/sshtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -131,32 +132,9 @@ func startAgent(t testing.TB, keys ...string) string {
 		t.Fatal(err)
 	}
 	sock := filepath.Join(dir, "sock")
-	cmd := exec.Command("ssh-agent", "-D", "-a", sock)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		os.RemoveAll(dir)
-	})
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, err := os.Stat(sock); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("ssh-agent did not create its socket")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	for _, k := range keys {
-		add := exec.Command("ssh-add", k)
-		add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
-		if out, err := add.CombinedOutput(); err != nil {
-			t.Fatalf("ssh-add %s: %v\n%s", k, err, out)
-		}
-	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sshtest.StartAgent(t, sock)
+	sshtest.AddKeys(t, sock, nil, keys...)
 	return sock
 }
 

@@ -6,6 +6,7 @@ import (
 	"crypto/ed25519"
 	"database/sql"
 	"encoding/pem"
+	"github.com/approve-tui/approve-tui/internal/sshtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,31 +66,10 @@ func sshAgent(t testing.TB, extra []string, keys ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
 	sock := filepath.Join(dir, "sock")
-	cmd := exec.Command("ssh-agent", "-D", "-a", sock)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		os.RemoveAll(dir)
-	})
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(sock); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("ssh-agent did not create its socket")
-		}
-	}
-	for _, k := range keys {
-		add := exec.Command("ssh-add", append(extra, k)...)
-		add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock, "SSH_ASKPASS=", "DISPLAY=")
-		if out, err := add.CombinedOutput(); err != nil {
-			t.Fatalf("ssh-add %s: %v\n%s", k, err, out)
-		}
-	}
+	sshtest.StartAgent(t, sock)
+	sshtest.AddKeys(t, sock, extra, keys...)
 	return sock
 }
 
