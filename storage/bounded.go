@@ -42,19 +42,7 @@ func cut(col string, n int) string {
 // approval or policy history has), each column cut one character past
 // the longest approve-tui writes.
 func (st *Store) SignaturesUpTo(ctx context.Context, id string, n int) ([]SignatureRecord, error) {
-	s := st.bind()
-	rows, err := s.rdb.QueryContext(ctx, selectSignaturesBounded, id, n)
-	if err != nil {
-		if s.eng.noTable(err) {
-			return nil, nil
-		}
-		return nil, s.classify("signatures", err)
-	}
-	out, err := scanSignatures(rows)
-	if err != nil {
-		return nil, s.classify("signatures", err)
-	}
-	return out, nil
+	return readRows(ctx, st, "signatures", scanSignatures, selectSignaturesBounded, id, n)
 }
 
 // PolicyTextsBySHA256 are the policy versions whose sha256 column says
@@ -64,18 +52,6 @@ func (st *Store) SignaturesUpTo(ctx context.Context, id string, n int) ([]Signat
 // lies is not found (the policy then cannot be known: the verifier
 // refuses); one whose text is not sum's is the caller's to refuse.
 func (st *Store) PolicyTextsBySHA256(ctx context.Context, sum string, n int) ([]PolicyText, error) {
-	s := st.bind()
-	rows, err := s.rdb.QueryContext(ctx, `SELECT version, sha256, `+cut("source", MaxPolicySourceBytes)+`, set_at, `+cut("set_by", maxClaimBytes)+`
+	return readRows(ctx, st, "policy versions", scanPolicyTexts, `SELECT version, sha256, `+cut("source", MaxPolicySourceBytes)+`, set_at, `+cut("set_by", maxClaimBytes)+`
 		FROM approve_tui_policy WHERE lower(sha256) = ? ORDER BY version DESC LIMIT ?`, strings.ToLower(sum), n)
-	if err != nil {
-		if s.eng.noTable(err) {
-			return nil, nil
-		}
-		return nil, s.classify("policy versions", err)
-	}
-	out, err := scanPolicyTexts(rows)
-	if err != nil {
-		return nil, s.classify("policy versions", err)
-	}
-	return out, nil
 }

@@ -20,19 +20,7 @@ type PolicyText struct {
 // first, as stored (the rules column is not read: a verifier parses
 // Source). A store made before policies has none.
 func (st *Store) PolicyVersions(ctx context.Context) ([]PolicyText, error) {
-	s := st.bind()
-	rows, err := s.rdb.QueryContext(ctx, `SELECT version, sha256, source, set_at, set_by FROM approve_tui_policy ORDER BY version DESC`)
-	if err != nil {
-		if s.eng.noTable(err) {
-			return nil, nil
-		}
-		return nil, s.classify("policy versions", err)
-	}
-	out, err := scanPolicyTexts(rows)
-	if err != nil {
-		return nil, s.classify("policy versions", err)
-	}
-	return out, nil
+	return readRows(ctx, st, "policy versions", scanPolicyTexts, `SELECT version, sha256, source, set_at, set_by FROM approve_tui_policy ORDER BY version DESC`)
 }
 
 func scanPolicyTexts(rows *sql.Rows) ([]PolicyText, error) {

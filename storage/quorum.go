@@ -542,19 +542,7 @@ func scanVotes(rows *sql.Rows) ([]Vote, error) {
 // Votes lists every vote cast on proposal id, those that ended too, oldest
 // first.
 func (st *Store) Votes(ctx context.Context, id string) ([]Vote, error) {
-	s := st.bind()
-	rows, err := s.rdb.QueryContext(ctx, selectVotes, id)
-	if err != nil {
-		if s.eng.noTable(err) {
-			return nil, nil
-		}
-		return nil, s.classify("votes", err)
-	}
-	out, err := scanVotes(rows)
-	if err != nil {
-		return nil, s.classify("votes", err)
-	}
-	return out, nil
+	return readRows(ctx, st, "votes", scanVotes, selectVotes, id)
 }
 
 // Quorums says where each open record stands against the policy, by

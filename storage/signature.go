@@ -87,17 +87,23 @@ func scanSignatures(rows *sql.Rows) ([]SignatureRecord, error) {
 // Signatures lists the signatures stored for id (PolicyRef: every
 // policy's), oldest first. A store made before signatures has none.
 func (st *Store) Signatures(ctx context.Context, id string) ([]SignatureRecord, error) {
+	return readRows(ctx, st, "signatures", scanSignatures, selectSignatures, id)
+}
+
+// readRows runs query q on the reader pool and scans its rows with scan:
+// none from a store made before the table (what: the read, for errors).
+func readRows[T any](ctx context.Context, st *Store, what string, scan func(*sql.Rows) ([]T, error), q string, args ...any) ([]T, error) {
 	s := st.bind()
-	rows, err := s.rdb.QueryContext(ctx, selectSignatures, id)
+	rows, err := s.rdb.QueryContext(ctx, q, args...)
 	if err != nil {
 		if s.eng.noTable(err) {
 			return nil, nil
 		}
-		return nil, s.classify("signatures", err)
+		return nil, s.classify(what, err)
 	}
-	out, err := scanSignatures(rows)
+	out, err := scan(rows)
 	if err != nil {
-		return nil, s.classify("signatures", err)
+		return nil, s.classify(what, err)
 	}
 	return out, nil
 }
