@@ -621,6 +621,7 @@ func TestConfigCheckTrust(t *testing.T) {
 		"warning: trust: policy_signers names dave, whom the trust file does not",
 		"warning: no ssh-agent (SSH_AUTH_SOCK is not set)",
 		"store identity in statements: sqlite:" + r.db,
+		"warning: trust: store is not set: statements name the store by its path or address",
 	} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("no %q in (%d)\n%s", want, code, out)

@@ -137,6 +137,11 @@ func (a *app) checkTrust(f *config.File, sysErr error) *trustReport {
 	r.lines = append(r.lines, fmt.Sprintf("trust file %s: %d keys, principals %s (owner and mode fit approve, deny and policy set run as this user)",
 		line(ts.Path), len(ts.Signers.Signers), line(strings.Join(principals, ", "))))
 	r.lines = append(r.lines, "store identity in statements: "+line(ts.Store))
+	if tc, _ := f.TrustFor(config.AgentSide); tc.Store == "" {
+		r.warnings = append(r.warnings, "trust: store is not set: statements name the store by its path or address ("+line(ts.Store)+
+			"), which a store at the same path on another host, or in another PostgreSQL schema the URL does not name, shares: "+
+			"a signature made for one would hold in the other; name it (trust: store: NAME, in the system configuration)")
+	}
 	switch {
 	case len(ts.PolicySigners) == 0:
 		r.warnings = append(r.warnings, "trust: policy_signers is not set: nobody may set a policy (one approver stays the rule)")
