@@ -74,6 +74,17 @@ func CheckPolicyMemory(path, store string, now *PolicySeen) error {
 	if path == "" {
 		return errors.New("no policy memory file is named: the newest policy seen cannot be kept, so nothing is signed")
 	}
+	if _, err := readMemory(path); err != nil {
+		return err // said as it is, before anything is made
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("the policy memory %s cannot be written (%s): nothing is signed until it can be", sanitize(path), sanitize(err.Error()))
+	}
+	unlock, err := lockMemory(path)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	m, err := readMemory(path)
 	if err != nil {
 		return err

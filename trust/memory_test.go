@@ -2,9 +2,11 @@ package trust
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -41,8 +43,10 @@ func TestPolicyMemoryRefusesRollback(t *testing.T) {
 	}
 	must(t, CheckPolicyMemory(path, "sqlite:/a.db", strict))
 	entries, _ := os.ReadDir(filepath.Dir(path))
-	if len(entries) != 1 {
-		t.Fatalf("temporary files left: %v", entries)
+	for _, e := range entries {
+		if n := e.Name(); n != "policies.json" && n != "policies.json.lock" {
+			t.Fatalf("temporary files left: %v", entries)
+		}
 	}
 }
 
@@ -84,5 +88,37 @@ func TestPolicyMemoryBadFile(t *testing.T) {
 	}
 	if err := CheckPolicyMemory("", "s", now); err == nil {
 		t.Fatal("no file named: accepted")
+	}
+}
+
+// Surfaces that remember policies at once, each for its own store, lose
+// none of them: the file is read, changed and written under a lock.
+func TestPolicyMemoryConcurrentWriters(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state", "policies.json")
+	at := time.Date(2026, 12, 5, 8, 0, 0, 0, time.UTC)
+	const n = 16
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			store := fmt.Sprintf("store-%02d", i)
+			errs <- CheckPolicyMemory(path, store, &PolicySeen{SHA256: strings.Repeat("a", 64), SignedBy: "carol", SignedAt: at})
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := readMemory(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Stores) != n {
+		t.Fatalf("%d of %d stores remembered", len(m.Stores), n)
 	}
 }
