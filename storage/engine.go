@@ -50,6 +50,9 @@ type engine interface {
 	// classify explains an engine error (nil when it does not recognise it).
 	classify(op string, err error) error
 	// noTable reports an error saying a table does not exist.
+	// noColumn reports whether err says a column does not exist (a file
+	// written before the column was added, opened without migrating it).
+	noColumn(err error) bool
 	noTable(err error) bool
 	// lockTimeout reports an error of waiting for another writer too long.
 	lockTimeout(err error) bool

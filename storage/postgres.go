@@ -112,6 +112,9 @@ func pgCode(err error) string {
 
 func (*pgEngine) noTable(err error) bool { return pgCode(err) == "42P01" }
 
+// noColumn: undefined_column.
+func (*pgEngine) noColumn(err error) bool { return pgCode(err) == "42703" }
+
 // lockTimeout: lock_timeout ran out (55P03), the PostgreSQL form of SQLite's
 // busy timeout.
 func (*pgEngine) lockTimeout(err error) bool { return pgCode(err) == "55P03" }

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"strings"
 
 	"github.com/approve-tui/approve-tui/model"
 )
@@ -21,7 +20,7 @@ func (st *Store) BlockedSince(ctx context.Context, reason string, since float64,
 		WHERE execution_status = ? AND execution_reason = ? AND execution_recorded_at >= ?
 		ORDER BY execution_recorded_at, approval_id LIMIT ?`, string(model.ExecBlockedAfterConsume), reason, since, limit)
 	if err != nil {
-		if s.eng.noTable(err) || strings.Contains(err.Error(), "no such column") || strings.Contains(err.Error(), "does not exist") {
+		if s.eng.noTable(err) || s.eng.noColumn(err) {
 			return nil, nil
 		}
 		return nil, s.classify("blocked", err)

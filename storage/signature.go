@@ -90,6 +90,20 @@ func (st *Store) Signatures(ctx context.Context, id string) ([]SignatureRecord, 
 	return readRows(ctx, st, "signatures", scanSignatures, selectSignatures, id)
 }
 
+// keptSignatures reads the signatures kept for id through q (the
+// deciding transaction's connection): none from a store made before the
+// table.
+func (s bound) keptSignatures(ctx context.Context, q querier, id string) ([]SignatureRecord, error) {
+	rows, err := q.QueryContext(ctx, selectSignatures, id)
+	if err != nil {
+		if s.eng.noTable(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return scanSignatures(rows)
+}
+
 // readRows runs query q on the reader pool and scans its rows with scan:
 // none from a store made before the table (what: the read, for errors).
 func readRows[T any](ctx context.Context, st *Store, what string, scan func(*sql.Rows) ([]T, error), q string, args ...any) ([]T, error) {

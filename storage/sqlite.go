@@ -38,6 +38,10 @@ func (sqliteEngine) noTable(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "no such table")
 }
 
+func (sqliteEngine) noColumn(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "no such column")
+}
+
 func (sqliteEngine) lockTimeout(err error) bool {
 	return errCode(err) == codeBusy || errCode(err) == codeLocked
 }

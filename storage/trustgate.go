@@ -429,30 +429,24 @@ func (s bound) signedPolicies(ctx context.Context, q querier) (*policies, error)
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	srows, err := q.QueryContext(ctx, selectSignatures, PolicyRef)
-	if err != nil && !s.eng.noTable(err) {
+	kept, err := s.keptSignatures(ctx, q, PolicyRef)
+	if err != nil {
 		return nil, err
 	}
-	if err == nil {
-		kept, err := scanSignatures(srows)
-		if err != nil {
-			return nil, err
+	for _, r := range kept {
+		st, err := trust.ParseStatement(r.Statement)
+		if err != nil || st.Decision != trust.DecisionPolicy {
+			continue
 		}
-		for _, r := range kept {
-			st, err := trust.ParseStatement(r.Statement)
-			if err != nil || st.Decision != trust.DecisionPolicy {
-				continue
-			}
-			ps.sigs = append(ps.sigs, &policySig{rec: r, st: st})
-		}
-		// Newest statement first; among equals, the one kept last.
-		slices.SortStableFunc(ps.sigs, func(a, b *policySig) int {
-			if c := b.st.Time.Compare(a.st.Time); c != 0 {
-				return c
-			}
-			return cmp.Compare(b.rec.Seq, a.rec.Seq)
-		})
+		ps.sigs = append(ps.sigs, &policySig{rec: r, st: st})
 	}
+	// Newest statement first; among equals, the one kept last.
+	slices.SortStableFunc(ps.sigs, func(a, b *policySig) int {
+		if c := b.st.Time.Compare(a.st.Time); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.rec.Seq, a.rec.Seq)
+	})
 	force, found := int64(0), false
 	for _, sg := range ps.sigs {
 		if !ps.valid(sg) {

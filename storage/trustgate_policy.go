@@ -47,25 +47,15 @@ func (s bound) namedPolicies(ctx context.Context, q querier, rec *Record, ps *po
 	if actor.Signature != nil {
 		add(actor.Signature.Statement)
 	}
-	rows, err := q.QueryContext(ctx, selectSignatures, rec.ApprovalID)
-	if err != nil && !s.eng.noTable(err) {
+	kept, err := s.keptSignatures(ctx, q, rec.ApprovalID)
+	if err != nil {
 		return nil, err
 	}
-	if err == nil {
-		kept, err := scanSignatures(rows)
-		if err != nil {
-			return nil, err
-		}
-		want0 := trust.Expect{Store: s.Identity(), ApprovalID: rec.ApprovalID, PayloadSHA256: rec.PayloadSHA256,
-			Risk: string(rec.RiskLevel), Decisions: trust.CountingDecisions}
-		for _, sg := range kept {
-			v, err := trust.Verify([]byte(sg.Armored), sg.Statement, ts.Signers, want0, ps.at)
-			if err != nil {
-				continue
-			}
-			if p, err := ts.PrincipalOf(v.Key); err != nil || p != v.Principal {
-				continue
-			}
+	expect := ExpectFor(rec, s.Identity())
+	for _, sg := range kept {
+		// The one check of a kept signature: only approvals that hold
+		// over this proposal as it is now name a policy that asks.
+		if c := CheckSignature(sg, ts, expect, ps.at); c.Verified != nil && c.Statement.Decision != trust.DecisionDeny {
 			add(sg.Statement)
 		}
 	}
