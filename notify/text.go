@@ -57,22 +57,8 @@ func cleanEvent(ev Event) Event {
 	ev.Actor = line(ev.Actor)
 	ev.Approvals = line(ev.Approvals)
 	ev.Needed = line(ev.Needed)
-	if len(ev.Voters) > maxVoters {
-		ev.Voters = ev.Voters[:maxVoters]
-	}
-	voters := make([]string, len(ev.Voters))
-	for i, v := range ev.Voters {
-		voters[i] = line(v)
-	}
-	ev.Voters = voters
-	if len(ev.Signers) > maxVoters {
-		ev.Signers = ev.Signers[:maxVoters]
-	}
-	signers := make([]string, len(ev.Signers))
-	for i, v := range ev.Signers {
-		signers[i] = line(v)
-	}
-	ev.Signers = signers
+	ev.Voters = names(ev.Voters, line)
+	ev.Signers = names(ev.Signers, line)
 	if ev.CommandOmitted {
 		ev.Command = ""
 	} else {
@@ -360,4 +346,14 @@ func (p pageText) plain() string {
 	b.WriteString(p.Open + "\n")
 	b.WriteString(p.Note)
 	return b.String()
+}
+
+// names are at most maxVoters of list, each made one field by line.
+func names(list []string, line func(string) string) []string {
+	list = list[:min(len(list), maxVoters)]
+	out := make([]string, len(list))
+	for i, v := range list {
+		out[i] = line(v)
+	}
+	return out
 }
