@@ -361,7 +361,7 @@ func (f *dbfile) ensureSchemaLocked(ctx context.Context, opt Options) error {
 }
 
 // refitAuditLocked rebuilds an audit log made with AUTOINCREMENT without it
-// (auditTable says why), in one transaction, rows, hashes and chain
+// (migrations/sqlite/0001.sql says why), in one transaction, rows, hashes and chain
 // unchanged. It waits only briefly for the write lock, and a file it could
 // not refit now (busy, full disk) works as it is: the next writable open
 // tries again. Older approve-tui builds read and append to the refitted
