@@ -14,8 +14,9 @@ import (
 // chain, the rank index — is written once, against database/sql, in the
 // files of this package. What differs is the engine: its SQL dialect, its
 // schema, how a write transaction begins and serialises, what its errors
-// mean, and how a commit by another process is noticed (sqlite.go,
-// postgres.go).
+// mean, and how a commit by another process is noticed (sqlite.go;
+// postgres.go and the postgres_*.go files beside it). Each engine's DDL is
+// in migrations/ENGINE/ (migrations.go).
 type engine interface {
 	// kind is "sqlite" or "postgres".
 	kind() string
