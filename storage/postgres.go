@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -69,3 +70,46 @@ func (*pgEngine) tableColumns(ctx context.Context, q querier, table string) (map
 	return scanNames(q.QueryContext(ctx, `SELECT attname::text FROM pg_attribute
 		WHERE attrelid = to_regclass(?) AND attnum > 0 AND NOT attisdropped`, table))
 }
+
+func (*pgEngine) cachesStatements() bool  { return false } // see stmtCache
+func (*pgEngine) onDisk() bool            { return false }
+func (*pgEngine) readsOnIdleWriter() bool { return false }
+func (*pgEngine) urgentInOneQuery() bool  { return true }
+
+// textIsStrict: PostgreSQL's text holds UTF-8 without NUL bytes only.
+func (*pgEngine) textIsStrict() bool { return true }
+
+// unmigratedView: the tables of a server's database are not read before
+// they are migrated.
+func (*pgEngine) unmigratedView(f *dbfile, st schemaState) error {
+	return &UnavailableError{Op: "open", Reason: "the approval tables in schema " + f.pg.schema +
+		" are not up to date for this approve-tui (schema " + fmt.Sprint(st.ownVersion) + " of " + fmt.Sprint(SchemaVersion) +
+		"), and this session may not write: open it once with write access to migrate them"}
+}
+
+// refit: PostgreSQL's tables were never made in an older form.
+func (*pgEngine) refit(context.Context, *dbfile, Options) {}
+
+// quickCheck: the server owns its files' integrity (WAL, page checksums
+// where enabled); a damaged table surfaces as errors on read.
+func (*pgEngine) quickCheck(context.Context, bound) ([]string, error) { return nil, nil }
+
+// commitMark: PostgreSQL has no counter of commits; it is a fingerprint of
+// the open rows (their count, and the sum and largest of their rowids),
+// which moves when a row enters or leaves the open set, whoever wrote it.
+func (*pgEngine) commitMark(ctx context.Context, w *conn) (int64, error) {
+	var n, sum, mx int64
+	err := w.QueryRowContext(ctx, `SELECT count(*), CAST(coalesce(sum(rowid), 0) AS BIGINT), coalesce(max(rowid), 0)
+			FROM gateway_approvals WHERE status IN ('pending', 'pending_confirm')`).Scan(&n, &sum, &mx)
+	return n*1_000_003 ^ sum*31 ^ mx<<20, err
+}
+
+// schemaMark: none; the columns are read at each look.
+func (*pgEngine) schemaMark(context.Context, *conn) (int64, bool) { return 0, false }
+
+// committed: this process's watchers see its own commit now, not when the
+// server's notification of it comes back.
+func (*pgEngine) committed(f *dbfile) { f.hub.notify() }
+
+// counterQuery: the writer connection has no counters to read.
+func (*pgEngine) counterQuery(writerCounter) string { return "" }

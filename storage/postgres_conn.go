@@ -140,8 +140,8 @@ func (f *dbfile) openPostgres(ctx context.Context, opt Options) error {
 	return nil
 }
 
-// forgetPostgres forgets f in the registry (registry.mu held).
-func (f *dbfile) forgetPostgres() {
+// unregister forgets f in the registry (registry.mu held).
+func (*pgEngine) unregister(f *dbfile) {
 	if pgRegistry[f.pg.key] == f {
 		delete(pgRegistry, f.pg.key)
 	}

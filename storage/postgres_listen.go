@@ -9,6 +9,20 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
+// listen starts the hub's loop on PostgreSQL (h.mu held). Notifications
+// come from the server: nothing to configure. The first LISTEN is made
+// before Watch returns, so that a commit right after it is seen; a later one
+// is the loop's to make.
+func (*pgEngine) listen(f *dbfile, h *hub) bool {
+	h.push = true
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	lc, err := f.pgListen(ctx)
+	cancel()
+	h.notifying = err == nil
+	go h.pgLoop(f, lc)
+	return true
+}
+
 // pgListener is the hub's loop on PostgreSQL: LISTEN on a connection of its
 // own, a wake-up for every notification of this schema, a new connection
 // (and a wake-up: commits may have been missed) after a lost one, and a

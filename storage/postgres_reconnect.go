@@ -7,8 +7,9 @@ import (
 
 // The writer connection after the server dropped it.
 
-// usePostgresSettings puts the view's lock timeout on the writer (wmu held).
-func (f *dbfile) usePostgresSettings(ctx context.Context, opt Options) error {
+// useSettings puts the view's lock timeout on the writer, made again first
+// if it was lost (wmu held).
+func (*pgEngine) useSettings(ctx context.Context, f *dbfile, opt Options) error {
 	if err := f.reconnectWriter(ctx); err != nil {
 		return err
 	}
@@ -61,10 +62,20 @@ func (f *dbfile) noteWriterPID(ctx context.Context) error {
 	return nil
 }
 
-// noteWriterError marks the writer connection lost when err says so (wmu
+// writerFailed marks the writer connection lost when err says so (wmu
 // held).
-func (f *dbfile) noteWriterError(err error) {
-	if f.pg != nil && connLost(err) {
+func (*pgEngine) writerFailed(f *dbfile, err error) {
+	if connLost(err) {
 		f.pg.brokenWriter = true
 	}
+}
+
+// commitFailed: a lost connection leaves the COMMIT's outcome unknown, and
+// says so.
+func (e *pgEngine) commitFailed(f *dbfile, op string, err error) error {
+	if connLost(err) {
+		e.writerFailed(f, err)
+		return commitLost(op, err)
+	}
+	return err
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"strings"
 
 	sqlite "modernc.org/sqlite"
@@ -108,3 +109,133 @@ const (
 // auditAutoincrement counts audit tables made with AUTOINCREMENT (0 or 1).
 const auditAutoincrement = `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'approve_tui_audit'
 	AND sql LIKE '%AUTOINCREMENT%'`
+
+func (sqliteEngine) unregister(f *dbfile) {
+	if registry.files[f.id] == f {
+		delete(registry.files, f.id)
+	}
+}
+
+func (sqliteEngine) cachesStatements() bool { return true }
+func (sqliteEngine) onDisk() bool           { return true }
+
+// readsOnIdleWriter: a second connection would open the file and parse its
+// schema again (readPolicyOnce).
+func (sqliteEngine) readsOnIdleWriter() bool { return true }
+
+// urgentInOneQuery: SQLite reads the most urgent page rank by rank
+// (listPendingIndexed says why).
+func (sqliteEngine) urgentInOneQuery() bool { return false }
+
+func (sqliteEngine) textIsStrict() bool { return false }
+
+// unmigratedView: readers cope with missing execution_* columns and
+// approve-tui tables.
+func (sqliteEngine) unmigratedView(*dbfile, schemaState) error { return nil }
+
+// refit rebuilds an audit log made with AUTOINCREMENT (refitAuditLocked).
+func (sqliteEngine) refit(ctx context.Context, f *dbfile, opt Options) {
+	_ = f.refitAuditLocked(ctx, opt) // a file not refitted now works as it is
+}
+
+// commitMark is the writer's PRAGMA data_version.
+func (sqliteEngine) commitMark(ctx context.Context, w *conn) (int64, error) {
+	var v int64
+	err := w.QueryRowPrepared(ctx, `PRAGMA data_version`).Scan(&v)
+	return v, err
+}
+
+// schemaMark is the file's schema_version (a read of its header).
+func (sqliteEngine) schemaMark(ctx context.Context, w *conn) (int64, bool) {
+	var v int64
+	return v, w.QueryRowPrepared(ctx, `PRAGMA schema_version`).Scan(&v) == nil
+}
+
+// committed: other watchers of the file notice the commit by its
+// data_version, this process's as well (watch.go).
+func (sqliteEngine) committed(*dbfile) {}
+
+func (sqliteEngine) writerFailed(*dbfile, error) {}
+
+func (sqliteEngine) commitFailed(_ *dbfile, _ string, err error) error { return err }
+
+// listen: the hub's own loop polls data_version and watches the file.
+func (sqliteEngine) listen(*dbfile, *hub) bool { return false }
+
+func (sqliteEngine) counterQuery(c writerCounter) string {
+	switch c {
+	case counterCommits:
+		return `PRAGMA data_version`
+	case counterRowsWritten:
+		return `SELECT total_changes()`
+	}
+	return ""
+}
+
+// useSettings puts the view's lock timeout and synchronous mode on the
+// writer connection (the writer mutex is held).
+func (sqliteEngine) useSettings(ctx context.Context, f *dbfile, opt Options) error {
+	if ms := opt.BusyTimeout.Milliseconds(); ms != f.busyMS {
+		if _, err := f.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA busy_timeout=%d`, ms)); err != nil {
+			return err
+		}
+		f.busyMS = ms
+	}
+	want := opt.Synchronous
+	if want == "" && f.sync != "" {
+		// SQLite's default, FULL, after a view (or the rank fill) that
+		// set another on this shared connection.
+		want = "FULL"
+	}
+	if want != "" && want != f.sync {
+		if _, err := f.w.ExecContext(ctx, `PRAGMA synchronous=`+want); err != nil {
+			return err
+		}
+		f.sync = want
+	}
+	return nil
+}
+
+// quickCheck runs PRAGMA quick_check(table) for each checked table in one
+// read transaction, and returns the problems found (nil: intact).
+func (sqliteEngine) quickCheck(ctx context.Context, s bound) ([]string, error) {
+	conn, err := s.rdb.Conn(ctx)
+	if err != nil {
+		return nil, s.classify("check", err)
+	}
+	defer conn.Close()
+	var problems []string
+	for _, t := range checkedTables {
+		rows, err := conn.QueryContext(ctx, `SELECT * FROM pragma_quick_check(?)`, t)
+		if err != nil {
+			if strings.Contains(err.Error(), "no such table") {
+				continue
+			}
+			if isDamage(err) {
+				problems = append(problems, t+": "+err.Error())
+				continue
+			}
+			return nil, s.classify("check", err)
+		}
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				rows.Close()
+				return nil, s.classify("check", err)
+			}
+			if line != "ok" && len(problems) < maxReportedProblems {
+				problems = append(problems, t+": "+line)
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			if isDamage(err) {
+				problems = append(problems, t+": "+err.Error())
+				continue
+			}
+			return nil, s.classify("check", err)
+		}
+	}
+	return problems, nil
+}
