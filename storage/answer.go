@@ -26,19 +26,6 @@ const EventAnswer = "answer"
 // RefusedAlreadyAnswered is the refusal code of AlreadyAnsweredError.
 const RefusedAlreadyAnswered = "already_answered"
 
-// answersColumns are approve_tui_answers' columns: one row per request id
-// of a source, the proposal that answered it, the decision given and when.
-func answersColumns(real string) string {
-	return `source TEXT NOT NULL,
-		request_id TEXT NOT NULL,
-		approval_id TEXT NOT NULL,
-		decision TEXT NOT NULL,
-		answered_at ` + real + ` NOT NULL,
-		actor TEXT NOT NULL,
-		PRIMARY KEY (source, request_id),
-		UNIQUE (approval_id)`
-}
-
 // Answer is one answer a requester is about to give.
 type Answer struct {
 	// Source names the requester whose request ids these are ("hermes").

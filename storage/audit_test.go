@@ -184,7 +184,7 @@ func TestAuditRefitDropsAutoincrement(t *testing.T) {
 		`INSERT INTO old_audit SELECT * FROM approve_tui_audit`,
 		`DROP TABLE approve_tui_audit`,
 		`ALTER TABLE old_audit RENAME TO approve_tui_audit`,
-		auditByID,
+		`CREATE INDEX IF NOT EXISTS approve_tui_audit_by_id ON approve_tui_audit(approval_id, seq)`,
 	} {
 		mustExec(t, db, q)
 	}

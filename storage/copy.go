@@ -296,7 +296,7 @@ func copyRows(ctx context.Context, rc *conn, dst bound, q, table string, cols []
 			if b, ok := v.([]byte); ok {
 				vals[i] = string(b)
 			}
-			if s, ok := vals[i].(string); ok && dst.pg != nil && (!utf8.ValidString(s) || strings.ContainsRune(s, 0)) {
+			if s, ok := vals[i].(string); ok && dst.eng.textIsStrict() && (!utf8.ValidString(s) || strings.ContainsRune(s, 0)) {
 				// Not a refusal: the rows written so far must roll back.
 				return 0, fmt.Errorf("%s row %s: its %s is not UTF-8 text without NUL bytes, which PostgreSQL cannot store; nothing was copied (deny or remove the row in the source first)",
 					table, model.Sanitize(fmt.Sprint(vals[0]), model.Line), cols[i])

@@ -40,34 +40,6 @@ const EventDelivery = "delivery"
 // OutcomeCancelled is a delivery event's outcome when it was not sent.
 const OutcomeCancelled = DeliveryCancelled
 
-func deliveriesColumns(real string) string {
-	return `
-		approval_id TEXT NOT NULL,
-		kind TEXT NOT NULL,
-		step INTEGER NOT NULL,
-		channel TEXT NOT NULL,
-		state TEXT NOT NULL,
-		attempts INTEGER NOT NULL DEFAULT 0,
-		created_at ` + real + ` NOT NULL,
-		next_at ` + real + ` NOT NULL,
-		lease_until ` + real + ` NOT NULL DEFAULT 0,
-		claimed_by TEXT NOT NULL DEFAULT '',
-		last_error TEXT NOT NULL DEFAULT '',
-		done_at ` + real + `,
-		PRIMARY KEY (approval_id, kind, step, channel)`
-}
-
-func notifiersColumns(real string) string {
-	return `
-		notifier TEXT PRIMARY KEY,
-		host TEXT NOT NULL,
-		pid INTEGER NOT NULL,
-		started_at ` + real + ` NOT NULL,
-		heartbeat_at ` + real + ` NOT NULL,
-		trouble TEXT NOT NULL DEFAULT '',
-		trouble_since ` + real + ` NOT NULL DEFAULT 0`
-}
-
 // DeliveryKey names one delivery.
 type DeliveryKey struct {
 	ApprovalID string

@@ -14,8 +14,9 @@ import (
 // chain, the rank index — is written once, against database/sql, in the
 // files of this package. What differs is the engine: its SQL dialect, its
 // schema, how a write transaction begins and serialises, what its errors
-// mean, and how a commit by another process is noticed (sqlite.go,
-// postgres.go).
+// mean, and how a commit by another process is noticed (sqlite.go;
+// postgres.go and the postgres_*.go files beside it). Each engine's DDL is
+// in migrations/ENGINE/ (migrations.go).
 type engine interface {
 	// kind is "sqlite" or "postgres".
 	kind() string
@@ -59,7 +60,73 @@ type engine interface {
 	// retryable reports an error after which the whole transaction may be
 	// run again (a deadlock or serialisation failure that rolled it back).
 	retryable(err error) bool
+
+	// What the engines do differently around the SQL: the rest of the
+	// package asks these, never which engine it is.
+
+	// unregister forgets f in the process's registry of open stores
+	// (registry.mu held), at its last release.
+	unregister(f *dbfile)
+	// cachesStatements: the writer connection keeps its statements
+	// prepared by text (stmtCache).
+	cachesStatements() bool
+	// unmigratedView is the error of opening tables that are not up to
+	// date where they may not be migrated (nil: they are viewed as they
+	// are, and a later writable open migrates them).
+	unmigratedView(f *dbfile, st schemaState) error
+	// refit brings older tables of a writable store to their present form
+	// after migrating (wmu held). Best effort: tables not refitted work as
+	// they are.
+	refit(ctx context.Context, f *dbfile, opt Options)
+	// useSettings puts the view's lock timeout (and, where the engine has
+	// one, its synchronous mode) on the writer connection (wmu held).
+	useSettings(ctx context.Context, f *dbfile, opt Options) error
+	// onDisk: the store is a file on this host, which can be moved or
+	// replaced under an open handle (checkMoved).
+	onDisk() bool
+	// quickCheck looks for damage in the checked tables (nil: intact, or
+	// the engine's server owns its files' integrity).
+	quickCheck(ctx context.Context, s bound) ([]string, error)
+	// readsOnIdleWriter: a process with no reader connection open yet may
+	// read once on its idle writer connection instead of opening one.
+	readsOnIdleWriter() bool
+	// commitMark is a number that moves when another connection commits a
+	// change to the open rows (read on the writer connection).
+	commitMark(ctx context.Context, w *conn) (int64, error)
+	// urgentInOneQuery: the most urgent page is read in one query over the
+	// rank index (listPendingOneQuery), not rank by rank.
+	urgentInOneQuery() bool
+	// schemaMark is a cheap number that moves when the schema changes
+	// (false: the engine has none, and the columns are read each time).
+	schemaMark(ctx context.Context, w *conn) (int64, bool)
+	// committed runs after a commit of this process's writer.
+	committed(f *dbfile)
+	// writerFailed notes a writer error (wmu held): a lost connection is
+	// made again before the next write.
+	writerFailed(f *dbfile, err error)
+	// commitFailed is the error of a failed COMMIT.
+	commitFailed(f *dbfile, op string, err error) error
+	// listen starts the engine's own notice of other processes' commits
+	// for f's hub (h.mu held) and reports true, or reports false and
+	// leaves it to the hub's own loop (watch.go).
+	listen(f *dbfile, h *hub) bool
+	// counterQuery reads one of the writer connection's counters ("": the
+	// engine has none).
+	counterQuery(c writerCounter) string
+	// textIsStrict: a text column refuses bytes that are not UTF-8, and the
+	// NUL byte.
+	textIsStrict() bool
 }
+
+// writerCounter names a counter of the writer connection.
+type writerCounter int
+
+const (
+	// counterCommits moves when another connection commits.
+	counterCommits writerCounter = iota
+	// counterRowsWritten is the rows this connection has written.
+	counterRowsWritten
+)
 
 // schemaDDL is one engine's schema.
 type schemaDDL struct {

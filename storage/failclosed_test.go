@@ -88,7 +88,7 @@ func TestJournalModes(t *testing.T) {
 	path := tempDB(t)
 	db := rawDB(t, path)
 	mustExec(t, db, `PRAGMA journal_mode=DELETE`)
-	mustExec(t, db, hermesTable)
+	mustExec(t, db, sqliteSchema.hermesTable)
 	s2 := openAt(t, path, nil)
 	if s2.JournalMode() != "delete" {
 		t.Fatalf("existing file switched to %q", s2.JournalMode())

@@ -163,10 +163,8 @@ func release(f *dbfile) error {
 	registry.mu.Lock()
 	f.refs--
 	last := f.refs <= 0
-	if last && f.pg != nil {
-		f.forgetPostgres()
-	} else if last && registry.files[f.id] == f {
-		delete(registry.files, f.id)
+	if last {
+		f.eng.unregister(f)
 	}
 	registry.mu.Unlock()
 	if !last {
@@ -263,7 +261,7 @@ func (f *dbfile) openWriter(ctx context.Context) error {
 		return err
 	}
 	f.w = &conn{Conn: w, e: f.eng}
-	if f.pg == nil {
+	if f.eng.cachesStatements() {
 		f.w.stmts = &stmtCache{} // see stmtCache
 	}
 	return nil
@@ -326,10 +324,8 @@ func (f *dbfile) ensureSchemaLocked(ctx context.Context, opt Options) error {
 			if !st.hasHermes {
 				return &UnavailableError{Op: "open", Reason: "the file has no gateway_approvals table and cannot be written (" + f.fileRO + ")"}
 			}
-			if f.pg != nil {
-				return &UnavailableError{Op: "open", Reason: "the approval tables in schema " + f.pg.schema +
-					" are not up to date for this approve-tui (schema " + fmt.Sprint(st.ownVersion) + " of " + fmt.Sprint(SchemaVersion) +
-					"), and this session may not write: open it once with write access to migrate them"}
+			if err := f.eng.unmigratedView(f, st); err != nil {
+				return err
 			}
 			// Viewing an unmigrated file works: readers cope with missing
 			// execution_* columns and approve-tui tables. A later writable
@@ -347,8 +343,8 @@ func (f *dbfile) ensureSchemaLocked(ctx context.Context, opt Options) error {
 		f.legacy.Store(false)
 		f.votes.Store(true)
 	}
-	if writable && f.pg == nil {
-		_ = f.refitAuditLocked(ctx, opt) // a file not refitted now works as it is
+	if writable {
+		f.eng.refit(ctx, f, opt)
 	}
 	if f.fileRO == "" {
 		ws, err := prepareWriter(ctx, f.eng, f.w, selectColumns(false, st.tier2), st.tier2)
@@ -361,7 +357,7 @@ func (f *dbfile) ensureSchemaLocked(ctx context.Context, opt Options) error {
 }
 
 // refitAuditLocked rebuilds an audit log made with AUTOINCREMENT without it
-// (auditTable says why), in one transaction, rows, hashes and chain
+// (migrations/sqlite/0001.sql says why), in one transaction, rows, hashes and chain
 // unchanged. It waits only briefly for the write lock, and a file it could
 // not refit now (busy, full disk) works as it is: the next writable open
 // tries again. Older approve-tui builds read and append to the refitted
@@ -402,31 +398,10 @@ func (f *dbfile) setNewJournalMode(ctx context.Context) string {
 	return mode
 }
 
-// useSettings puts the view's lock timeout and synchronous mode on the
-// writer connection (the writer mutex is held).
+// useSettings puts the view's settings on the writer connection (the
+// writer mutex is held).
 func (f *dbfile) useSettings(ctx context.Context, opt Options) error {
-	if f.pg != nil {
-		return f.usePostgresSettings(ctx, opt)
-	}
-	if ms := opt.BusyTimeout.Milliseconds(); ms != f.busyMS {
-		if _, err := f.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA busy_timeout=%d`, ms)); err != nil {
-			return err
-		}
-		f.busyMS = ms
-	}
-	want := opt.Synchronous
-	if want == "" && f.sync != "" {
-		// SQLite's default, FULL, after a view (or the rank fill) that
-		// set another on this shared connection.
-		want = "FULL"
-	}
-	if want != "" && want != f.sync {
-		if _, err := f.w.ExecContext(ctx, `PRAGMA synchronous=`+want); err != nil {
-			return err
-		}
-		f.sync = want
-	}
-	return nil
+	return f.eng.useSettings(ctx, f, opt)
 }
 
 // recordCompanions notes the identities of the WAL and shared-memory files
@@ -447,7 +422,7 @@ func (f *dbfile) recordCompanions() {
 // shared-memory file was. A few stat calls; no file is opened. Once moved,
 // the file stays moved.
 func (f *dbfile) checkMoved() string {
-	if f.pg != nil {
+	if !f.eng.onDisk() {
 		return "" // a database on a server has no file here to move
 	}
 	if r := f.goneReason(); r != "" {

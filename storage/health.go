@@ -99,53 +99,10 @@ func (s bound) checkIntegrity(ctx context.Context, maxAge time.Duration) (string
 	return h.damaged, h.err
 }
 
-// quickCheck runs PRAGMA quick_check(table) for each checked table in one
-// read transaction, and returns the problems found (nil: intact).
+// quickCheck looks for damage in the checked tables, in the engine's way
+// (nil: intact).
 func (s bound) quickCheck(ctx context.Context) ([]string, error) {
-	if s.pg != nil {
-		// The server owns its files' integrity (WAL, page checksums where
-		// enabled); a damaged table surfaces as errors on read.
-		return nil, nil
-	}
-	conn, err := s.rdb.Conn(ctx)
-	if err != nil {
-		return nil, s.classify("check", err)
-	}
-	defer conn.Close()
-	var problems []string
-	for _, t := range checkedTables {
-		rows, err := conn.QueryContext(ctx, `SELECT * FROM pragma_quick_check(?)`, t)
-		if err != nil {
-			if strings.Contains(err.Error(), "no such table") {
-				continue
-			}
-			if isDamage(err) {
-				problems = append(problems, t+": "+err.Error())
-				continue
-			}
-			return nil, s.classify("check", err)
-		}
-		for rows.Next() {
-			var line string
-			if err := rows.Scan(&line); err != nil {
-				rows.Close()
-				return nil, s.classify("check", err)
-			}
-			if line != "ok" && len(problems) < maxReportedProblems {
-				problems = append(problems, t+": "+line)
-			}
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			if isDamage(err) {
-				problems = append(problems, t+": "+err.Error())
-				continue
-			}
-			return nil, s.classify("check", err)
-		}
-	}
-	return problems, nil
+	return s.eng.quickCheck(ctx, s)
 }
 
 // isDamage reports whether SQLite said the file itself is damaged.

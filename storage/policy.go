@@ -195,7 +195,8 @@ func (st *Store) PolicyAsks(ctx context.Context, r *PolicyRecord) error {
 	return s.classify("policy", err)
 }
 
-// readPolicyOnce reads the policy in force for a single check. On SQLite, a
+// readPolicyOnce reads the policy in force for a single check. On SQLite
+// (readsOnIdleWriter), a
 // process that has no reader connection open yet (a hook: it opens the
 // store, reads the policy once and exits) reads it on the writer
 // connection it has open already, under the writer mutex and outside any
@@ -204,7 +205,7 @@ func (st *Store) PolicyAsks(ctx context.Context, r *PolicyRecord) error {
 // A process that reads through the pool already (the console, serve)
 // keeps reading there, and the writer stays free for its writes.
 func (s bound) readPolicyOnce(ctx context.Context) (*PolicyVersion, error) {
-	if s.pg != nil || s.w == nil || s.rdb.Stats().OpenConnections > 0 {
+	if !s.eng.readsOnIdleWriter() || s.w == nil || s.rdb.Stats().OpenConnections > 0 {
 		return s.readPolicyInForce(ctx, s.rdb)
 	}
 	s.wmu.Lock()

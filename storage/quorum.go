@@ -905,38 +905,3 @@ func (b *ballot) quorumDetail(d map[string]any) {
 	d["policy_versions"] = b.q.Versions
 	d["quorum"] = b.q.Approvals
 }
-
-// policyColumns are approve_tui_policy's columns: each version's file
-// (source) with its SHA-256, the rules as the store reads them (JSON), and
-// who set it when.
-func policyColumns(integer, real string) string {
-	return `
-		version ` + integer + ` PRIMARY KEY,
-		sha256 TEXT NOT NULL,
-		source TEXT NOT NULL,
-		rules TEXT NOT NULL,
-		set_at ` + real + ` NOT NULL,
-		set_by TEXT NOT NULL`
-}
-
-// votesColumns are approve_tui_votes' columns: one row per vote, kept
-// after it stops counting (ended says why).
-func votesColumns(real string) string {
-	return `
-		approval_id TEXT NOT NULL,
-		actor TEXT NOT NULL,
-		surface TEXT NOT NULL DEFAULT '',
-		person TEXT NOT NULL,
-		key_fp TEXT NOT NULL DEFAULT '',
-		payload_sha256 TEXT NOT NULL,
-		at ` + real + ` NOT NULL,
-		ended TEXT NOT NULL DEFAULT '',
-		ended_at ` + real
-}
-
-// votesIndexes: votes by proposal, and one counting vote per person and
-// proposal (the store's own check, made again by the database).
-var votesIndexes = []string{
-	`CREATE INDEX IF NOT EXISTS approve_tui_votes_by_id ON approve_tui_votes(approval_id, ended)`,
-	`CREATE UNIQUE INDEX IF NOT EXISTS approve_tui_votes_once ON approve_tui_votes(approval_id, person) WHERE ended = ''`,
-}

@@ -314,15 +314,7 @@ func (s bound) syncRankOr(ctx context.Context, leave bool) (ok, behind bool) {
 // moves the fingerprint, and with it the look at the columns
 // (noticeTier2Locked).
 func (s bound) writerVersion(ctx context.Context) (int64, error) {
-	if s.pg != nil {
-		var n, sum, mx int64
-		err := s.w.QueryRowContext(ctx, `SELECT count(*), CAST(coalesce(sum(rowid), 0) AS BIGINT), coalesce(max(rowid), 0)
-			FROM gateway_approvals WHERE status IN ('pending', 'pending_confirm')`).Scan(&n, &sum, &mx)
-		return n*1_000_003 ^ sum*31 ^ mx<<20, err
-	}
-	var v int64
-	err := s.w.QueryRowPrepared(ctx, `PRAGMA data_version`).Scan(&v)
-	return v, err
+	return s.eng.commitMark(ctx, s.w)
 }
 
 // rankMeta reads the catch-up's mark (the rowid and id of the newest row
@@ -497,7 +489,7 @@ func (s bound) indexRows(ctx context.Context, q string, args ...any) (int, error
 // turn). The plan is the same either way: the rank index, then the row by
 // its key.
 func (s bound) listPendingIndexed(ctx context.Context, now time.Time, o ListOptions) ([]*Record, error) {
-	if s.pg != nil {
+	if s.eng.urgentInOneQuery() {
 		return s.listPendingOneQuery(ctx, now, o)
 	}
 	nowE := model.Epoch(now)

@@ -18,22 +18,6 @@ import (
 // under approval_id PolicyRef. A row is a claim until a verifier checked
 // it against a trust file: the agent side can write this table too.
 
-// signaturesIndex finds a proposal's signatures.
-const signaturesIndex = `CREATE INDEX IF NOT EXISTS approve_tui_signatures_by_id ON approve_tui_signatures(approval_id, seq)`
-
-// signaturesColumns are approve_tui_signatures' columns.
-func signaturesColumns(seq, real string) string {
-	return `
-		seq ` + seq + `,
-		approval_id TEXT NOT NULL,
-		event TEXT NOT NULL,
-		principal TEXT NOT NULL,
-		key_fp TEXT NOT NULL,
-		statement TEXT NOT NULL,
-		signature TEXT NOT NULL,
-		at ` + real + ` NOT NULL`
-}
-
 // SignatureRecord is one stored signature.
 type SignatureRecord struct {
 	Seq        int64

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"strings"
 
 	sqlite "modernc.org/sqlite"
@@ -109,155 +110,136 @@ const (
 	codeNotADB   = 26
 )
 
-// The Hermes table, exactly as SPEC §2 gives it. Columns and indexes are
-// created with IF NOT EXISTS; the three execution_* columns are added to
-// older files before the index that names one of them.
-const hermesTable = `CREATE TABLE IF NOT EXISTS gateway_approvals (
-    approval_id TEXT PRIMARY KEY, created_at REAL NOT NULL, expires_at REAL,
-    status TEXT NOT NULL DEFAULT 'pending', consumed_at REAL, consumed_by TEXT,
-    execution_status TEXT NOT NULL DEFAULT 'not_started', execution_reason TEXT,
-    execution_recorded_at REAL, payload_json TEXT NOT NULL)`
-
-var hermesIndexes = []string{
-	`CREATE INDEX IF NOT EXISTS idx_gateway_approvals_status ON gateway_approvals(status)`,
-	`CREATE INDEX IF NOT EXISTS idx_gateway_approvals_pending_expires
-    ON gateway_approvals(expires_at) WHERE status = 'pending'`,
-	`CREATE INDEX IF NOT EXISTS idx_gateway_approvals_blocked_after_consume
-    ON gateway_approvals(execution_status) WHERE execution_status = 'blocked_after_consume'`,
-}
-
-var executionColumns = []struct{ name, ddl string }{
-	{"execution_status", `ALTER TABLE gateway_approvals ADD COLUMN execution_status TEXT NOT NULL DEFAULT 'not_started'`},
-	{"execution_reason", `ALTER TABLE gateway_approvals ADD COLUMN execution_reason TEXT`},
-	{"execution_recorded_at", `ALTER TABLE gateway_approvals ADD COLUMN execution_recorded_at REAL`},
-}
-
-// approve-tui's own tables carry the approve_tui_ prefix and are versioned by
-// approve_tui_migrations, never by Hermes' SCHEMA_VERSION.
-//
-// Each migration runs once, in order, in the same transaction as the row
-// that records it.
-var migrations = []string{
-	// 1: audit log (append-only, hash-chained), meta (audit head and other
-	// keys), waiter heartbeats, and the pending-rank index.
-	`CREATE TABLE IF NOT EXISTS approve_tui_audit (` + auditTable + `);
-	` + auditByID + `;
-	CREATE TABLE IF NOT EXISTS approve_tui_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-	CREATE TABLE IF NOT EXISTS approve_tui_waiters (
-		approval_id TEXT NOT NULL,
-		host TEXT NOT NULL,
-		pid INTEGER NOT NULL,
-		started_at REAL NOT NULL,
-		heartbeat_at REAL NOT NULL,
-		surface TEXT NOT NULL DEFAULT '',
-		PRIMARY KEY (approval_id, host, pid));
-	CREATE TABLE IF NOT EXISTS approve_tui_rank (
-		approval_id TEXT PRIMARY KEY,
-		rank INTEGER NOT NULL,
-		expires_at REAL) WITHOUT ROWID;
-	CREATE INDEX IF NOT EXISTS approve_tui_rank_order ON approve_tui_rank(rank, expires_at);`,
-	// 2: presence: which console (local or SSH) is open, who it is, which
-	// proposal it shows and whether its approve prompt is open.
-	`CREATE TABLE IF NOT EXISTS approve_tui_presence (
-		console TEXT PRIMARY KEY,
-		actor TEXT NOT NULL,
-		name TEXT NOT NULL,
-		surface TEXT NOT NULL DEFAULT '',
-		viewing TEXT NOT NULL DEFAULT '',
-		prompt TEXT NOT NULL DEFAULT '',
-		scroll INTEGER NOT NULL DEFAULT 0,
-		started_at REAL NOT NULL,
-		heartbeat_at REAL NOT NULL);`,
-	// 3: paging: one row per delivery (a proposal's page, escalation step,
-	// reminder or resolution to one channel), claimed before it is sent;
-	// and the notifiers running, with their last trouble.
-	`CREATE TABLE IF NOT EXISTS approve_tui_deliveries (` + deliveriesColumns("REAL") + `);
-	CREATE INDEX IF NOT EXISTS approve_tui_deliveries_due ON approve_tui_deliveries(state, next_at);
-	CREATE TABLE IF NOT EXISTS approve_tui_notifiers (` + notifiersColumns("REAL") + `);`,
-	// 4: the approval policy, one row per version, and the votes cast
-	// under it (quorum.go).
-	`CREATE TABLE IF NOT EXISTS approve_tui_policy (` + policyColumns("INTEGER", "REAL") + `);
-	CREATE TABLE IF NOT EXISTS approve_tui_votes (` + votesColumns("REAL") + `);
-	` + votesIndexes[0] + `;
-	` + votesIndexes[1] + `;`,
-	// 5: the answers given to requesters, one per request id (answer.go).
-	`CREATE TABLE IF NOT EXISTS approve_tui_answers (` + answersColumns("REAL") + `);`,
-	// 6: the signatures over decisions (signature.go).
-	`CREATE TABLE IF NOT EXISTS approve_tui_signatures (` + signaturesColumns("INTEGER PRIMARY KEY", "REAL") + `);
-	` + signaturesIndex + `;`,
-}
-
-// auditTable is the audit log's column definitions on SQLite. seq is the
-// rowid, and every append names it (the chain's head plus one), so the
-// table needs no AUTOINCREMENT: that would write SQLite's sqlite_sequence
-// table, a page more in the WAL, at every decision, to keep a seq from being
-// used again, which the head already does (refitAudit).
-const auditTable = `
-		seq INTEGER PRIMARY KEY,
-		at REAL NOT NULL,` + auditTextColumns
-
-// auditTextColumns are the audit log's columns after seq and at, typed
-// alike on SQLite and PostgreSQL.
-const auditTextColumns = `
-		approval_id TEXT NOT NULL,
-		event TEXT NOT NULL,
-		outcome TEXT NOT NULL,
-		reason TEXT NOT NULL DEFAULT '',
-		actor TEXT NOT NULL,
-		surface TEXT NOT NULL,
-		detail TEXT NOT NULL DEFAULT '',
-		prev_hash TEXT NOT NULL,
-		hash TEXT NOT NULL`
-
-// auditByID is the audit log's index by proposal, on either backend.
-const auditByID = `CREATE INDEX IF NOT EXISTS approve_tui_audit_by_id ON approve_tui_audit(approval_id, seq)`
-
-// auditRefit rebuilds an audit log made with AUTOINCREMENT (by
-// approve-tui before 2026-12) without it, keeping every row as it is.
-var auditRefit = []string{
-	`CREATE TABLE approve_tui_audit_refit (` + auditTable + `)`,
-	`INSERT INTO approve_tui_audit_refit (` + auditColumns + `) SELECT ` + auditColumns + ` FROM approve_tui_audit ORDER BY seq`,
-	`DROP TABLE approve_tui_audit`,
-	`ALTER TABLE approve_tui_audit_refit RENAME TO approve_tui_audit`,
-	auditByID,
-}
-
 // auditAutoincrement counts audit tables made with AUTOINCREMENT (0 or 1).
 const auditAutoincrement = `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'approve_tui_audit'
 	AND sql LIKE '%AUTOINCREMENT%'`
 
-const migrationsTable = `CREATE TABLE IF NOT EXISTS approve_tui_migrations (
-	version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)`
-
-var sqliteSchema = schemaDDL{
-	hermesTable:      hermesTable,
-	hermesIndexes:    hermesIndexes,
-	executionColumns: executionColumns,
-	migrations:       splitMigrations(migrations),
-	migrationsTable:  migrationsTable,
-	lockoutsTable:    lockoutsTable,
-	tier2Columns: []string{
-		`ALTER TABLE gateway_approvals ADD COLUMN terminal_reason TEXT`,
-		`ALTER TABLE gateway_approvals ADD COLUMN approval_event_id TEXT`,
-		`ALTER TABLE gateway_approvals ADD COLUMN approval_event_ts_ms INTEGER`,
-		`ALTER TABLE gateway_approvals ADD COLUMN invalid_attempts INTEGER NOT NULL DEFAULT 0`,
-		lockoutsTable,
-	},
+func (sqliteEngine) unregister(f *dbfile) {
+	if registry.files[f.id] == f {
+		delete(registry.files, f.id)
+	}
 }
 
-// splitMigrations splits each migration's script at its semicolons.
-func splitMigrations(ms []string) [][]string {
-	out := make([][]string, len(ms))
-	for i, m := range ms {
-		for _, stmt := range strings.Split(m, ";") {
-			if strings.TrimSpace(stmt) != "" {
-				out[i] = append(out[i], stmt)
+func (sqliteEngine) cachesStatements() bool { return true }
+func (sqliteEngine) onDisk() bool           { return true }
+
+// readsOnIdleWriter: a second connection would open the file and parse its
+// schema again (readPolicyOnce).
+func (sqliteEngine) readsOnIdleWriter() bool { return true }
+
+// urgentInOneQuery: SQLite reads the most urgent page rank by rank
+// (listPendingIndexed says why).
+func (sqliteEngine) urgentInOneQuery() bool { return false }
+
+func (sqliteEngine) textIsStrict() bool { return false }
+
+// unmigratedView: readers cope with missing execution_* columns and
+// approve-tui tables.
+func (sqliteEngine) unmigratedView(*dbfile, schemaState) error { return nil }
+
+// refit rebuilds an audit log made with AUTOINCREMENT (refitAuditLocked).
+func (sqliteEngine) refit(ctx context.Context, f *dbfile, opt Options) {
+	_ = f.refitAuditLocked(ctx, opt) // a file not refitted now works as it is
+}
+
+// commitMark is the writer's PRAGMA data_version.
+func (sqliteEngine) commitMark(ctx context.Context, w *conn) (int64, error) {
+	var v int64
+	err := w.QueryRowPrepared(ctx, `PRAGMA data_version`).Scan(&v)
+	return v, err
+}
+
+// schemaMark is the file's schema_version (a read of its header).
+func (sqliteEngine) schemaMark(ctx context.Context, w *conn) (int64, bool) {
+	var v int64
+	return v, w.QueryRowPrepared(ctx, `PRAGMA schema_version`).Scan(&v) == nil
+}
+
+// committed: other watchers of the file notice the commit by its
+// data_version, this process's as well (watch.go).
+func (sqliteEngine) committed(*dbfile) {}
+
+func (sqliteEngine) writerFailed(*dbfile, error) {}
+
+func (sqliteEngine) commitFailed(_ *dbfile, _ string, err error) error { return err }
+
+// listen: the hub's own loop polls data_version and watches the file.
+func (sqliteEngine) listen(*dbfile, *hub) bool { return false }
+
+func (sqliteEngine) counterQuery(c writerCounter) string {
+	switch c {
+	case counterCommits:
+		return `PRAGMA data_version`
+	case counterRowsWritten:
+		return `SELECT total_changes()`
+	}
+	return ""
+}
+
+// useSettings puts the view's lock timeout and synchronous mode on the
+// writer connection (the writer mutex is held).
+func (sqliteEngine) useSettings(ctx context.Context, f *dbfile, opt Options) error {
+	if ms := opt.BusyTimeout.Milliseconds(); ms != f.busyMS {
+		if _, err := f.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA busy_timeout=%d`, ms)); err != nil {
+			return err
+		}
+		f.busyMS = ms
+	}
+	want := opt.Synchronous
+	if want == "" && f.sync != "" {
+		// SQLite's default, FULL, after a view (or the rank fill) that
+		// set another on this shared connection.
+		want = "FULL"
+	}
+	if want != "" && want != f.sync {
+		if _, err := f.w.ExecContext(ctx, `PRAGMA synchronous=`+want); err != nil {
+			return err
+		}
+		f.sync = want
+	}
+	return nil
+}
+
+// quickCheck runs PRAGMA quick_check(table) for each checked table in one
+// read transaction, and returns the problems found (nil: intact).
+func (sqliteEngine) quickCheck(ctx context.Context, s bound) ([]string, error) {
+	conn, err := s.rdb.Conn(ctx)
+	if err != nil {
+		return nil, s.classify("check", err)
+	}
+	defer conn.Close()
+	var problems []string
+	for _, t := range checkedTables {
+		rows, err := conn.QueryContext(ctx, `SELECT * FROM pragma_quick_check(?)`, t)
+		if err != nil {
+			if strings.Contains(err.Error(), "no such table") {
+				continue
+			}
+			if isDamage(err) {
+				problems = append(problems, t+": "+err.Error())
+				continue
+			}
+			return nil, s.classify("check", err)
+		}
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				rows.Close()
+				return nil, s.classify("check", err)
+			}
+			if line != "ok" && len(problems) < maxReportedProblems {
+				problems = append(problems, t+": "+line)
 			}
 		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			if isDamage(err) {
+				problems = append(problems, t+": "+err.Error())
+				continue
+			}
+			return nil, s.classify("check", err)
+		}
 	}
-	return out
+	return problems, nil
 }
-
-const lockoutsTable = `CREATE TABLE IF NOT EXISTS gateway_approval_lockouts (
-    verb TEXT NOT NULL, target TEXT NOT NULL, expires_at REAL NOT NULL,
-    reason TEXT NOT NULL, created_at REAL NOT NULL, PRIMARY KEY (verb, target))`

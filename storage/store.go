@@ -324,11 +324,7 @@ func (s bound) txOnce(ctx context.Context, op string, opt Options, fn func(ctx c
 		s.rollback()
 		return s.commitFailed(op, err)
 	}
-	if s.pg != nil {
-		// This process's watchers see its own commit now, not when the
-		// server's notification of it comes back.
-		s.hub.notify()
-	}
+	s.eng.committed(s.dbfile)
 	return nil
 }
 
@@ -337,18 +333,14 @@ func (s bound) txFailed(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	s.noteWriterError(err)
+	s.eng.writerFailed(s.dbfile, err)
 	return s.classify(op, err)
 }
 
 // commitFailed is a failed COMMIT's error: on PostgreSQL a lost connection
 // leaves its outcome unknown, and says so.
 func (s bound) commitFailed(op string, err error) error {
-	if s.pg != nil && connLost(err) {
-		s.noteWriterError(err)
-		return commitLost(op, err)
-	}
-	return err
+	return s.eng.commitFailed(s.dbfile, op, err)
 }
 
 // rollback ends a failed transaction. It must not use the caller's context:

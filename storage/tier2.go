@@ -292,13 +292,9 @@ func (st *Store) ClearLockout(ctx context.Context, verb, target string, actor mo
 // are read only when the schema changed since the last look (its
 // schema_version, a read of the header): most commits change none.
 func (s bound) noticeTier2Locked(ctx context.Context) {
-	var schema int64
-	known := false
-	if s.pg == nil {
-		known = s.w.QueryRowPrepared(ctx, `PRAGMA schema_version`).Scan(&schema) == nil
-		if known && schema == s.schemaSeen {
-			return
-		}
+	schema, known := s.eng.schemaMark(ctx, s.w)
+	if known && schema == s.schemaSeen {
+		return
 	}
 	cols, err := s.eng.tableColumns(ctx, s.w, "gateway_approvals")
 	if err != nil {

@@ -47,7 +47,7 @@ func tier2OnPostgres(t *testing.T, db string, args ...string) string {
 				rows(`ALTER TABLE gateway_approvals ADD COLUMN ` + c[0] + ` ` + c[1])
 			}
 		}
-		rows(pgLockoutsTable)
+		rows(pgSchema.lockoutsTable)
 		rows(`CREATE INDEX IF NOT EXISTS idx_gateway_approvals_terminal_reason
 			ON gateway_approvals(terminal_reason) WHERE terminal_reason IS NOT NULL`)
 		return ""

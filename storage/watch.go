@@ -116,16 +116,7 @@ func (f *dbfile) startHub() error {
 	h.reconf = make(chan chan struct{})
 	h.quit = make(chan struct{})
 	h.done = make(chan struct{})
-	if f.pg != nil {
-		// Notifications come from the server: nothing to configure. The
-		// first LISTEN is made before Watch returns, so that a commit
-		// right after it is seen; a later one is the loop's to make.
-		h.push = true
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		lc, err := f.pgListen(ctx)
-		cancel()
-		h.notifying = err == nil
-		go h.pgLoop(f, lc)
+	if f.eng.listen(f, h) {
 		return nil
 	}
 	conn, err := f.rdb.Conn(context.Background())
@@ -450,14 +441,15 @@ func (s *Store) watch(lazy bool) (*Watcher, error) {
 // to read, a server's database or an error). It waits for a write in
 // progress.
 func (f *dbfile) writerVersion(ctx context.Context) (int64, bool) {
-	return f.writerInt(ctx, `PRAGMA data_version`)
+	return f.writerInt(ctx, counterCommits)
 }
 
 // writerInt is a number the writer connection says (false: no writer
 // connection, a server's database, or an error). It waits for a write in
 // progress.
-func (f *dbfile) writerInt(ctx context.Context, q string) (int64, bool) {
-	if f.pg != nil || f.w == nil {
+func (f *dbfile) writerInt(ctx context.Context, c writerCounter) (int64, bool) {
+	q := f.eng.counterQuery(c)
+	if q == "" || f.w == nil {
 		return 0, false
 	}
 	f.wmu.Lock()
@@ -476,7 +468,7 @@ func (f *dbfile) writerInt(ctx context.Context, q string) (int64, bool) {
 // after a write of its own, and finds them one row apart, knows that
 // nothing else of this process wrote meanwhile (see Watcher.Committers).
 func (s *Store) WrittenRows(ctx context.Context) (int64, bool) {
-	return s.bind().writerInt(ctx, `SELECT total_changes()`)
+	return s.bind().writerInt(ctx, counterRowsWritten)
 }
 
 // Changed reports whether any commit happened since the last call (or
@@ -576,7 +568,7 @@ func (w *Watcher) Committers(ctx context.Context) Committers {
 	v, ok := w.f.writerVersion(ctx)
 	c := Committers{Others: !ok || !w.wknown || v != w.wver}
 	w.wver, w.wknown = v, ok
-	c.Written, c.WrittenKnown = w.f.writerInt(ctx, `SELECT total_changes()`)
+	c.Written, c.WrittenKnown = w.f.writerInt(ctx, counterRowsWritten)
 	return c
 }
 

@@ -232,7 +232,7 @@ func TestWatcherOnRollbackJournalFile(t *testing.T) {
 	path := tempDB(t)
 	db := rawDB(t, path)
 	mustExec(t, db, `PRAGMA journal_mode=DELETE`)
-	mustExec(t, db, hermesTable)
+	mustExec(t, db, sqliteSchema.hermesTable)
 	c := newClock()
 	s := openAt(t, path, c)
 	if s.JournalMode() != "delete" {
