@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/risk"
 	"github.com/approve-tui/approve-tui/storage"
@@ -845,7 +846,7 @@ func (h *hook) abandon(ctx context.Context, s *storage.Store, id, command string
 	who := agentNames[h.p.agent]
 	reason := fmt.Sprintf("%s stopped waiting for a decision (its hook got %s after %s of waiting: %s sends it at its hook timeout, "+
 		"but any process of this user can); nobody decided, and %s may run the command under its own rules: whether it ran is not known",
-		who, why, model.ShortDuration(waited.Round(time.Second)), who, who)
+		who, why, human.Duration(waited.Round(time.Second)), who, who)
 	var gone errParentGone
 	if errors.As(cause, &gone) {
 		why = gone.Error()

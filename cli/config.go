@@ -12,6 +12,7 @@ import (
 
 	"github.com/approve-tui/approve-tui/agent"
 	"github.com/approve-tui/approve-tui/config"
+	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/notify"
 	"github.com/approve-tui/approve-tui/risk"
@@ -427,7 +428,7 @@ func channelWords(c *config.Channel, secrets []secretCheck) string {
 	} else {
 		parts = append(parts, "without the command")
 	}
-	parts = append(parts, "timeout "+config.DurationText(c.Timeout))
+	parts = append(parts, "timeout "+human.Written(c.Timeout))
 	if c.Parallel > 0 {
 		parts = append(parts, fmt.Sprintf("%d at once", c.Parallel))
 	}
@@ -453,11 +454,11 @@ func routeWords(n int, r *config.Route) string {
 	}
 	steps := make([]string, len(r.Steps))
 	for i, s := range r.Steps {
-		steps[i] = config.DurationText(s.After) + " " + strings.Join(s.Notify, ", ")
+		steps[i] = human.Written(s.After) + " " + strings.Join(s.Notify, ", ")
 	}
 	out := fmt.Sprintf("route %d (line %d): %s → %s", n, r.Line, strings.Join(match, ", "), strings.Join(steps, "; "))
 	if r.RemindBeforeExpiry > 0 {
-		out += fmt.Sprintf("; reminder %s before expiry", config.DurationText(r.RemindBeforeExpiry))
+		out += fmt.Sprintf("; reminder %s before expiry", human.Written(r.RemindBeforeExpiry))
 	}
 	return out
 }
@@ -496,7 +497,7 @@ func channelJSON(c *config.Channel, secrets []secretCheck, sec *notify.Secrets) 
 	} else {
 		o.Raw("parallel", "null")
 	}
-	return o.Bool("include_command", c.IncludeCommand).Str("timeout", config.DurationText(c.Timeout)).
+	return o.Bool("include_command", c.IncludeCommand).Str("timeout", human.Written(c.Timeout)).
 		Raw("secrets", jsonList(ss))
 }
 
@@ -512,14 +513,14 @@ func redactOpt(raw string) string {
 func routeJSON(r *config.Route) *model.JSONObject {
 	steps := make([]*model.JSONObject, len(r.Steps))
 	for i, s := range r.Steps {
-		steps[i] = model.NewJSONObject().Str("after", config.DurationText(s.After)).
+		steps[i] = model.NewJSONObject().Str("after", human.Written(s.After)).
 			Int("after_seconds", int64(s.After.Seconds())).Strs("notify", s.Notify).Int("line", int64(s.Line))
 	}
 	o := model.NewJSONObject().Int("line", int64(r.Line)).OptStr("risk", string(r.Match.Risk)).
 		OptStr("session", line(r.Match.Session)).OptStr("requester", line(r.Match.Requester)).
 		Raw("steps", jsonList(steps))
 	if r.RemindBeforeExpiry > 0 {
-		o.Str("remind_before_expiry", config.DurationText(r.RemindBeforeExpiry))
+		o.Str("remind_before_expiry", human.Written(r.RemindBeforeExpiry))
 	} else {
 		o.Raw("remind_before_expiry", "null")
 	}

@@ -5,12 +5,11 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
+	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/charmbracelet/x/ansi"
-	"golang.org/x/text/width"
 )
 
 // line sanitises an agent string for one line of output.
@@ -26,11 +25,7 @@ func absTime(sec float64) string {
 
 // relTime says "in 4m12s" or "2m10s ago".
 func relTime(sec float64, now time.Time) string {
-	d := model.FromEpoch(sec).Sub(now)
-	if d >= 0 {
-		return "in " + shortDur(d)
-	}
-	return shortDur(-d) + " ago"
+	return human.Relative(model.FromEpoch(sec), now)
 }
 
 // when is the relative time followed by the absolute one.
@@ -38,53 +33,24 @@ func when(sec float64, now time.Time) string {
 	return relTime(sec, now) + " (" + absTime(sec) + ")"
 }
 
-// shortDur prints a duration compactly, to the second.
-func shortDur(d time.Duration) string { return model.ShortDuration(d) }
+// The CLI's words for times and counts are package human's: shortDur to
+// the second (45s, 3m12s, 2h05m), plural a count with its word ("no
+// problems", "1 problem", "3 problems").
+var (
+	shortDur = human.Duration
+	plural   = human.CountNo
+)
 
-// cells is the display width of already sanitised text: East Asian wide
-// and fullwidth runes take two cells, combining marks none.
-func cells(s string) int {
-	n := 0
-	for _, r := range s {
-		n += runeCells(r)
-	}
-	return n
-}
+// cells is the display width of terminal-safe text, as the terminal
+// lays it out: wide runes take two cells, combining marks none, styles
+// none.
+func cells(s string) int { return ansi.StringWidth(s) }
 
-func runeCells(r rune) int {
-	if unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) {
-		return 0
-	}
-	switch width.LookupRune(r).Kind() {
-	case width.EastAsianWide, width.EastAsianFullwidth:
-		return 2
-	}
-	return 1
-}
+// cut shortens terminal-safe text to at most w cells, ending with a
+// visible ellipsis when anything was cut.
+func cut(s string, w int) string { return ansi.Truncate(s, w, "…") }
 
-// cut shortens sanitised text to at most w cells, ending with a visible
-// ellipsis when anything was cut.
-func cut(s string, w int) string {
-	if cells(s) <= w {
-		return s
-	}
-	if w <= 0 {
-		return ""
-	}
-	var b strings.Builder
-	used := 0
-	for _, r := range s {
-		c := runeCells(r)
-		if used+c > w-1 {
-			break
-		}
-		b.WriteRune(r)
-		used += c
-	}
-	return b.String() + "…"
-}
-
-// pad fills sanitised text with spaces to w cells.
+// pad fills terminal-safe text with spaces to w cells.
 func pad(s string, w int) string {
 	if n := cells(s); n < w {
 		return s + strings.Repeat(" ", w-n)
@@ -180,7 +146,7 @@ func hangingIndent(s string, width int) int {
 		if col >= limit {
 			break
 		}
-		col += runeCells(r)
+		col += ansi.StringWidth(string(r))
 		if r == ' ' {
 			spaces++
 			if spaces >= 2 && !leading {

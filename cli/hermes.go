@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/approve-tui/approve-tui/agent"
+	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/integrations/hermes"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
@@ -447,7 +448,7 @@ type doctorCheck struct {
 
 func (a *app) hermesDoctorCmd() *cobra.Command {
 	var homeFlag string
-	margin := model.ShortDuration(agent.HermesMargin)
+	margin := human.Duration(agent.HermesMargin)
 	cmd := &cobra.Command{
 		Use:   "doctor [--hermes-home DIR]",
 		Short: "Check that Hermes will ask approve-tui, and say how to fix what is missing",
@@ -463,7 +464,7 @@ per check, each ok, warning or problem, every problem with its fix.
              prompt instead of denying
   mode       approvals.mode is not off (off: Hermes asks nobody)
   timeout    approvals.timeout (default ` + strconv.Itoa(hermesDefaultTimeout) + `) leaves an operator at least
-             ` + model.ShortDuration(hermesOperatorMin) + ` once approve-tui's margin (` + margin + `: it answers that long
+             ` + human.Duration(hermesOperatorMin) + ` once approve-tui's margin (` + margin + `: it answers that long
              before Hermes' deadline) is taken
   binary     the approve-tui the plugin runs (settings.binary, else
              $APPROVE_TUI_BIN, else approve-tui on PATH) is executable and
@@ -495,16 +496,6 @@ not used.
 	}
 	hermesHomeFlag(cmd, &homeFlag)
 	return cmd
-}
-
-func plural(n int, word string) string {
-	switch n {
-	case 0:
-		return "no " + word + "s"
-	case 1:
-		return "1 " + word
-	}
-	return strconv.Itoa(n) + " " + word + "s"
 }
 
 // hermesDoctor runs every check, in order.
@@ -650,16 +641,16 @@ func checkTimeout(cfg *hermesConfig) (string, string) {
 		what = "approvals.timeout is not set (" + num + "s)"
 	}
 	left := time.Duration(secs*float64(time.Second)) - agent.HermesMargin
-	margin := model.ShortDuration(agent.HermesMargin)
+	margin := human.Duration(agent.HermesMargin)
 	if left < hermesOperatorMin {
 		leaves := "leaves an operator no time"
 		if left > 0 {
-			leaves = "leaves an operator " + model.ShortDuration(left)
+			leaves = "leaves an operator " + human.Duration(left)
 		}
 		return checkProblem, fmt.Sprintf("%s, which after approve-tui's %s margin %s (want at least %s): set it to %d or more",
-			what, margin, leaves, model.ShortDuration(hermesOperatorMin), minSecs)
+			what, margin, leaves, human.Duration(hermesOperatorMin), minSecs)
 	}
-	return checkOK, fmt.Sprintf("%s: an operator has %s to decide (approve-tui answers %s before Hermes' deadline)", what, model.ShortDuration(left), margin)
+	return checkOK, fmt.Sprintf("%s: an operator has %s to decide (approve-tui answers %s before Hermes' deadline)", what, human.Duration(left), margin)
 }
 
 // yamlNumber reads a YAML number (or a string of one: Hermes converts it).

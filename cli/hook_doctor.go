@@ -17,6 +17,7 @@ import (
 
 	"github.com/approve-tui/approve-tui/agent"
 	"github.com/approve-tui/approve-tui/config"
+	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 	"github.com/spf13/cobra"
@@ -553,7 +554,7 @@ func checkHookTimeout(who agent.Agent, words []string, fields *agent.JSONObject,
 		ag = time.Duration(f * float64(unit))
 		from = `"timeout"`
 	}
-	msg := fmt.Sprintf("the hook waits %s, the agent %s (%s)", model.ShortDuration(hook), model.ShortDuration(ag), from)
+	msg := fmt.Sprintf("the hook waits %s, the agent %s (%s)", human.Duration(hook), human.Duration(ag), from)
 	if hook >= ag {
 		return checkProblem, msg + ": the agent kills the hook before it answers; " + install
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/notify"
 	"github.com/approve-tui/approve-tui/storage"
@@ -157,17 +158,6 @@ func (r *statsReport) deliveryTotals() deliveryTotals {
 	return t
 }
 
-// windowText is the window as said: 24h, 90m, 1h30m.
-func windowText(d time.Duration) string {
-	switch {
-	case d%time.Hour == 0:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	case d%time.Minute == 0 && d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	}
-	return shortDur(d)
-}
-
 // statsErrorCells bounds a channel's last error in the text.
 const statsErrorCells = 64
 
@@ -176,7 +166,7 @@ const statsErrorCells = 64
 func (r *statsReport) text() string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
-	win := windowText(r.window)
+	win := human.Window(r.window)
 
 	w("Open proposals: %d", r.open.Total)
 	risks := make([]string, 0, len(storage.RiskLevels))

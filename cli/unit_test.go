@@ -150,6 +150,20 @@ func TestCutAndDurations(t *testing.T) {
 	if got := cut("日本語テキスト", 5); got != "日本…" || cells(got) != 5 {
 		t.Errorf("cut wide = %q (%d cells)", got, cells(got))
 	}
+	// A wide rune that would cross the edge is left out, not half shown;
+	// combining marks take no cell; nothing fits in no cells.
+	if got := cut("日本語", 4); got != "日…" || cells(got) != 3 {
+		t.Errorf("cut wide at the edge = %q (%d cells)", got, cells(got))
+	}
+	if got := cut("abc", 0); got != "" {
+		t.Errorf("cut to 0 = %q", got)
+	}
+	if n := cells("e\u0301te\u0301"); n != 3 {
+		t.Errorf("cells with combining marks = %d, want 3", n)
+	}
+	if got := pad("日本", 6); got != "日本  " {
+		t.Errorf("pad wide = %q", got)
+	}
 	for d, want := range map[time.Duration]string{
 		12 * time.Second:               "12s",
 		4*time.Minute + 12*time.Second: "4m12s",

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
@@ -602,10 +603,10 @@ func (l *loader) duration(e entry, what string, positive bool) (time.Duration, b
 	}
 	switch {
 	case d < 0:
-		l.add(e.at(), "%s: %s is negative; want %s", what, durationText(d), want)
+		l.add(e.at(), "%s: %s is negative; want %s", what, human.Written(d), want)
 		return 0, false
 	case positive && d == 0:
-		l.add(e.at(), "%s: %s is not above zero; want %s", what, durationText(d), want)
+		l.add(e.at(), "%s: %s is not above zero; want %s", what, human.Written(d), want)
 		return 0, false
 	}
 	return d, true
@@ -1049,7 +1050,7 @@ func (l *loader) steps(f *File, e entry, what string) ([]Step, bool) {
 			sgood = false
 		} else if d, ok := l.duration(ae, sw+": after", false); ok {
 			if d <= prev {
-				l.add(ae.at(), "%s: after %s is not later than the step before (%s); want the steps in increasing after", sw, durationText(d), durationText(prev))
+				l.add(ae.at(), "%s: after %s is not later than the step before (%s); want the steps in increasing after", sw, human.Written(d), human.Written(prev))
 				sgood = false
 			}
 			st.After = d
@@ -1145,18 +1146,3 @@ func (l *loader) settings(f *File, e entry, section string, keys []settingKey) {
 		f.settings = append(f.settings, Setting{Section: section, Key: k.key, Flag: k.flag, Value: value, Line: line, Column: col})
 	}
 }
-
-// durationText is d as people write it: 5m, not 5m0s.
-func durationText(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
-
-// DurationText is d as people write it: 5m, 1h30m, 0s (not 5m0s).
-func DurationText(d time.Duration) string { return durationText(d) }

@@ -21,6 +21,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/tui"
 )
 
@@ -213,9 +214,7 @@ func screenTooSmall(t *Tape, w, h int, wc, hc *TapeCommand, started bool) error 
 	}
 	g := t.geo
 	hint := func(dim string, cells, min int, c *TapeCommand, conv func(int) int, defaultPx int, unit string) string {
-		if cells != 1 {
-			unit += "s"
-		}
+		unit = human.Plural(cells, unit, unit+"s")
 		var s string
 		switch {
 		case c == nil:

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/model"
 )
 
@@ -178,7 +179,7 @@ func (h *host) describe(t *Target, dev string) {
 		return
 	}
 	t.Device, t.Bytes = d.name, d.size
-	t.Note = "block device " + d.name + ", " + Bytes(d.size)
+	t.Note = "block device " + d.name + ", " + human.Bytes(d.size)
 	if n, err := os.ReadFile(filepath.Join(d.dir, "partition")); err == nil {
 		t.Note += ", partition " + strings.TrimSpace(string(n)) + " of " + filepath.Base(filepath.Dir(d.dir))
 	}
@@ -188,10 +189,10 @@ func (h *host) describe(t *Target, dev string) {
 	t.Mounts = h.mountsOf(d)
 	parts := h.children(d)
 	if len(parts) > 0 {
-		t.Note += ", " + Plural(int64(len(parts)), "partition", "partitions")
+		t.Note += ", " + human.Count(int64(len(parts)), "partition", "partitions")
 	}
 	layer := func(what string, c blockDevice) {
-		line := what + " " + c.name + ": " + Bytes(c.size)
+		line := what + " " + c.name + ": " + human.Bytes(c.size)
 		if ms := h.mountsOf(c); len(ms) > 0 {
 			line += ", mounted on " + strings.Join(ms, ", ")
 			t.Mounts = append(t.Mounts, ms...)
@@ -219,7 +220,7 @@ func capDetails(items []string, total int64) []string {
 		return items
 	}
 	keep := min(len(items), model.MaxImpactDetails-1)
-	return append(items[:keep:keep], fmt.Sprintf("and %s more", Group(total-int64(keep))))
+	return append(items[:keep:keep], fmt.Sprintf("and %s more", human.Group(total-int64(keep))))
 }
 
 // ddArgs: dd of=FILE overwrites FILE (a block device: wipes it). dd

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/risk"
 )
@@ -51,20 +52,20 @@ func Raise(m *model.Impact) (model.RiskLevel, string) {
 	if !m.Complete {
 		atLeast = "at least "
 	}
-	counted := fmt.Sprintf("impact: %s%s entries, %s", atLeast, Group(m.Entries), Bytes(m.Bytes))
+	counted := fmt.Sprintf("impact: %s%s entries, %s", atLeast, human.Group(m.Entries), human.Bytes(m.Bytes))
 	switch {
 	case m.Live():
 		return model.RiskHigh, "impact: " + liveWhy(m)
 	case devices > 0:
 		return model.RiskHigh, "impact: it wipes block device " + device
 	case destroys > 0:
-		return model.RiskHigh, "impact: the plan destroys " + Plural(destroys, "resource", "resources")
+		return model.RiskHigh, "impact: the plan destroys " + human.Count(destroys, "resource", "resources")
 	case m.Entries >= HighEntries || m.Bytes >= HighBytes:
 		return model.RiskHigh, counted
 	case commits > 0:
-		return model.RiskMedium, "impact: it drops " + Plural(commits, "commit", "commits")
+		return model.RiskMedium, "impact: it drops " + human.Count(commits, "commit", "commits")
 	case updates > 0:
-		return model.RiskMedium, "impact: the plan changes " + Plural(updates, "resource", "resources")
+		return model.RiskMedium, "impact: the plan changes " + human.Count(updates, "resource", "resources")
 	case m.Entries >= MedEntries || m.Bytes >= MedBytes:
 		return model.RiskMedium, counted
 	case !m.Complete:
@@ -204,14 +205,14 @@ func Grew(approved, now *model.Impact) []string {
 		// is counted now crosses a threshold the approved count did not.
 		if countLevel(now).Rank() > countLevel(approved).Rank() {
 			out = append(out, fmt.Sprintf("at least %s entries, %s now (%s), at least %s entries, %s when approved",
-				Group(now.Entries), Bytes(now.Bytes), countLevel(now), Group(approved.Entries), Bytes(approved.Bytes)))
+				human.Group(now.Entries), human.Bytes(now.Bytes), countLevel(now), human.Group(approved.Entries), human.Bytes(approved.Bytes)))
 		}
 	default:
 		if over(now.Entries, approved.Entries, ToleranceEntries) {
-			out = append(out, fmt.Sprintf("%s entries now, %s when approved", Group(now.Entries), Group(approved.Entries)))
+			out = append(out, fmt.Sprintf("%s entries now, %s when approved", human.Group(now.Entries), human.Group(approved.Entries)))
 		}
 		if over(now.Bytes, approved.Bytes, ToleranceBytes) {
-			out = append(out, fmt.Sprintf("%s now, %s when approved", Bytes(now.Bytes), Bytes(approved.Bytes)))
+			out = append(out, fmt.Sprintf("%s now, %s when approved", human.Bytes(now.Bytes), human.Bytes(approved.Bytes)))
 		}
 	}
 	if len(now.Unknown) > len(approved.Unknown) {

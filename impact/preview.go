@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/model"
 	parsed "github.com/approve-tui/approve-tui/shell"
 )
@@ -111,7 +112,7 @@ func Compute(ctx context.Context, command string, o Options) (p *Preview) {
 	}
 	p.Targets, p.Unknown = folded(a.targets), append(p.Unknown, a.unknown...)
 	if b.unfollowed > 0 {
-		p.Unknown = append(p.Unknown, "what "+Plural(int64(b.unfollowed), "statement", "statements")+" of the line would do: the time bound ran out before they were followed")
+		p.Unknown = append(p.Unknown, "what "+human.Count(int64(b.unfollowed), "statement", "statements")+" of the line would do: the time bound ran out before they were followed")
 	}
 	for _, t := range p.Targets {
 		p.Entries += t.Entries
@@ -171,7 +172,7 @@ func folded(ts []Target) []Target {
 		f.LiveLinks = capped(f.LiveLinks, t.LiveLinks)
 	}
 	for op, i := range byOp {
-		out[i].Note = Plural(counts[op], "more path", "more paths") + " under it, counted together"
+		out[i].Note = human.Count(counts[op], "more path", "more paths") + " under it, counted together"
 	}
 	return out
 }
@@ -228,22 +229,22 @@ func summary(p *Preview, now time.Time) string {
 		s := byOp[op]
 		var what []string
 		if s.Dirs > 0 {
-			what = append(what, Plural(s.Dirs, "directory", "directories"))
+			what = append(what, human.Count(s.Dirs, "directory", "directories"))
 		}
 		if s.Files > 0 {
-			what = append(what, Plural(s.Files, "file", "files"))
+			what = append(what, human.Count(s.Files, "file", "files"))
 		}
 		if s.Links > 0 {
-			what = append(what, Plural(s.Links, "symlink", "symlinks"))
+			what = append(what, human.Count(s.Links, "symlink", "symlinks"))
 		}
 		line := verbs[op] + " " + atLeast + strings.Join(what, ", ")
 		if s.Bytes > 0 || s.Files > 0 {
-			line += ", " + Bytes(s.Bytes)
+			line += ", " + human.Bytes(s.Bytes)
 		}
 		parts = append(parts, line)
 	}
 	if newest > 0 {
-		parts[len(parts)-1] += ", newest change " + ago(now.Sub(time.Unix(0, int64(newest*1e9)))) + " before"
+		parts[len(parts)-1] += ", newest change " + human.Coarse(now.Sub(time.Unix(0, int64(newest*1e9)))) + " before"
 	}
 	parts = append(parts, others...)
 	if len(parts) == 0 {
@@ -326,12 +327,12 @@ func commits(n int64) string {
 	if n == 0 {
 		return "no commits"
 	}
-	return Plural(n, "commit", "commits")
+	return human.Count(n, "commit", "commits")
 }
 
 // planCounts is terraform's own count: "1 to add, 0 to change, 2 to destroy".
 func planCounts(t Target) string {
-	return fmt.Sprintf("%s to add, %s to change, %s to destroy", Group(t.Creates), Group(t.Updates), Group(t.Destroys))
+	return fmt.Sprintf("%s to add, %s to change, %s to destroy", human.Group(t.Creates), human.Group(t.Updates), human.Group(t.Destroys))
 }
 
 // Description is one target in words, for the console and show: What
@@ -372,7 +373,7 @@ func Describe(t Target, long bool) Description {
 	case t.Op == model.OpApply:
 		d.What = planCounts(t)
 	default:
-		d.What = Plural(t.Entries, "entry", "entries") + ", " + Bytes(t.Bytes)
+		d.What = human.Count(t.Entries, "entry", "entries") + ", " + human.Bytes(t.Bytes)
 		if !t.Complete {
 			d.What = "at least " + d.What
 		}
@@ -398,47 +399,4 @@ func Describe(t Target, long bool) Description {
 	}
 	d.Details = t.Details
 	return d
-}
-
-// Plural is n and the word for it: "1 file", "12,408 files".
-func Plural(n int64, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return Group(n) + " " + many
-}
-
-// Group writes n with thousands separators: 12,408.
-func Group(n int64) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
-
-// Bytes is n in binary units: 2.3 GiB, 512 B.
-func Bytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
-
-func ago(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%d s", int(max(d, 0).Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%d min", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%d h", int(d.Hours()))
-	}
-	return fmt.Sprintf("%d days", int(d.Hours()/24))
 }

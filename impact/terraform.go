@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/model"
 )
 
@@ -126,7 +127,7 @@ func terraformArgs(a *analysis, _ string, args []string) {
 	}
 	if changes.actions > 0 {
 		a.unknown = append(a.unknown, "terraform apply "+plan+" (the plan invokes "+
-			Plural(changes.actions, "provider action", "provider actions")+", which this preview does not judge)")
+			human.Count(changes.actions, "provider action", "provider actions")+", which this preview does not judge)")
 	}
 }
 

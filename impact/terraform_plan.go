@@ -17,6 +17,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/model"
 )
 
@@ -148,7 +149,7 @@ func readPlan(ctx context.Context, r io.ReaderAt, size int64, deadline time.Time
 		case errors.Is(err, zip.ErrInsecurePath):
 			return nil, errors.New("not a terraform plan file (a member's name is not a plain path)")
 		case br.over:
-			return nil, fmt.Errorf("not a terraform plan file (its zip directory is larger than %s)", Bytes(maxDirectoryBytes))
+			return nil, fmt.Errorf("not a terraform plan file (its zip directory is larger than %s)", human.Bytes(maxDirectoryBytes))
 		}
 		return nil, errors.New("not a terraform plan file (not a zip archive)")
 	}
@@ -169,7 +170,7 @@ func readPlan(ctx context.Context, r io.ReaderAt, size int64, deadline time.Time
 	case seen["tfstate"] == 0 || seen["tfstate-prev"] == 0 || seen["tfconfig/modules.json"] == 0:
 		return nil, errors.New("a plan file in a format this preview does not read (no tfstate, tfstate-prev or tfconfig)")
 	case tfplan.UncompressedSize64 > uint64(maxPlanBytes):
-		return nil, fmt.Errorf("the plan is larger than %s: not read", Bytes(maxPlanBytes))
+		return nil, fmt.Errorf("the plan is larger than %s: not read", human.Bytes(maxPlanBytes))
 	}
 	rc, err := tfplan.Open()
 	if err != nil {
@@ -216,7 +217,7 @@ func provisioned(ctx context.Context, zr *zip.Reader, deadline time.Time) (bool,
 		rc.Close()
 		switch {
 		case int64(len(b)) > left:
-			return false, fmt.Errorf("the plan's configuration is larger than %s: not read for provisioners", Bytes(maxConfigBytes))
+			return false, fmt.Errorf("the plan's configuration is larger than %s: not read for provisioners", human.Bytes(maxConfigBytes))
 		case errors.Is(err, zip.ErrChecksum):
 			return false, damaged("its checksum does not match")
 		case err != nil:
@@ -261,7 +262,7 @@ func damaged(what string) error {
 func (pr *planReader) check() error {
 	switch {
 	case pr.read > pr.limit:
-		return fmt.Errorf("the plan is larger than %s: not read", Bytes(pr.limit))
+		return fmt.Errorf("the plan is larger than %s: not read", human.Bytes(pr.limit))
 	case pr.ctx.Err() != nil || time.Now().After(pr.deadline):
 		return errPlanTime
 	}
@@ -333,12 +334,12 @@ func (pr *planReader) plan() (*planChanges, error) {
 				return nil, pr.ioErr(err)
 			}
 			if n > uint64(pr.limit) {
-				return nil, fmt.Errorf("the plan is larger than %s: not read", Bytes(pr.limit))
+				return nil, fmt.Errorf("the plan is larger than %s: not read", human.Bytes(pr.limit))
 			}
 			switch num {
 			case fieldPlanResourceChanges:
 				if n > uint64(maxChangeBytes) {
-					return nil, fmt.Errorf("a resource change is larger than %s: not read", Bytes(maxChangeBytes))
+					return nil, fmt.Errorf("a resource change is larger than %s: not read", human.Bytes(maxChangeBytes))
 				}
 				// The buffer grows as the bytes arrive (a length is only a
 				// claim) and is reused: decodeChange copies what it keeps.

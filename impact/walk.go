@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/approve-tui/approve-tui/human"
 )
 
 // budget bounds one preview: entries and time, shared by the glob
@@ -72,7 +74,7 @@ func (s *named) add(p string) {
 func (s named) list() string {
 	out := strings.Join(s.first, ", ")
 	if more := s.n - int64(len(s.first)); more > 0 {
-		out += " and " + Group(more) + " more"
+		out += " and " + human.Group(more) + " more"
 	}
 	return out
 }
@@ -139,16 +141,16 @@ func (b *budget) reasons() []string {
 		out = append(out, "the "+b.limit.String()+" time bound ran out")
 	}
 	if b.capped {
-		out = append(out, "the "+Group(int64(b.max))+"-entry bound was reached")
+		out = append(out, "the "+human.Group(int64(b.max))+"-entry bound was reached")
 	}
 	if b.unseen > 0 {
-		out = append(out, Plural(b.unseen, "path", "paths")+" it names not looked at")
+		out = append(out, human.Count(b.unseen, "path", "paths")+" it names not looked at")
 	}
 	if b.unread.n > 0 {
-		out = append(out, "could not read "+Plural(b.unread.n, "directory", "directories")+" ("+b.unread.list()+")")
+		out = append(out, "could not read "+human.Count(b.unread.n, "directory", "directories")+" ("+b.unread.list()+")")
 	}
 	if b.unstat.n > 0 {
-		out = append(out, "could not look at "+Plural(b.unstat.n, "path", "paths")+" ("+b.unstat.list()+")")
+		out = append(out, "could not look at "+human.Count(b.unstat.n, "path", "paths")+" ("+b.unstat.list()+")")
 	}
 	return out
 }
@@ -204,7 +206,7 @@ func (b *budget) readDir(why *string) func(string) ([]fs.DirEntry, error) {
 			}
 		case errors.Is(err, errGlobCap):
 			if *why == "" {
-				*why = "it reads more than " + Group(int64(maxGlobEntries)) + " entries"
+				*why = "it reads more than " + human.Group(int64(maxGlobEntries)) + " entries"
 			}
 		case err != nil && !absent(err):
 			if *why == "" {

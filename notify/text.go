@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/model"
 )
 
@@ -97,39 +98,6 @@ func riskLabel(risk string) string {
 // riskRank orders risks, unknown highest (it fails closed).
 func riskRank(risk string) int { return model.RiskLevel(risk).Rank() }
 
-// formatLeft is a time left as "45s", "1m39s", "1h5m", "2d3h": exact to
-// the second under an hour (a second begun counts: never "0s" while time
-// is left), to the nearest minute under a day, to the nearest hour past
-// it; never cut down to a smaller unit's worth ("1m" for 1m39s).
-func formatLeft(d time.Duration) string {
-	if d < time.Hour {
-		secs := int((d + time.Second - 1) / time.Second)
-		if secs < 60 {
-			return fmt.Sprintf("%ds", secs)
-		}
-		if secs < 3600 {
-			if secs%60 == 0 {
-				return fmt.Sprintf("%dm", secs/60)
-			}
-			return fmt.Sprintf("%dm%ds", secs/60, secs%60)
-		}
-		d = time.Hour // 59m59.5s and more
-	}
-	if r := d.Round(time.Minute); r < 24*time.Hour {
-		h, m := int(r/time.Hour), int(r%time.Hour/time.Minute)
-		if m == 0 {
-			return fmt.Sprintf("%dh", h)
-		}
-		return fmt.Sprintf("%dh%dm", h, m)
-	}
-	r := d.Round(time.Hour)
-	days, h := int(r/(24*time.Hour)), int(r%(24*time.Hour)/time.Hour)
-	if h == 0 {
-		return fmt.Sprintf("%dd", days)
-	}
-	return fmt.Sprintf("%dd%dh", days, h)
-}
-
 // eventNow is when the event speaks of: its At, else now.
 func eventNow(ev Event, now func() time.Time) time.Time {
 	if !ev.At.IsZero() {
@@ -151,7 +119,7 @@ func timeLeftText(ev Event, at time.Time) string {
 	if left <= 0 {
 		return "expired (" + exp + ")"
 	}
-	return formatLeft(left) + " (expires " + exp + ")"
+	return human.Left(left) + " (expires " + exp + ")"
 }
 
 // isOpenURL reports whether the open hint is a web address a client can
@@ -223,7 +191,7 @@ func titleOf(ev Event) string {
 		case left <= 0:
 			t = "reminder: expiring now: " + waiting
 		default:
-			t = "reminder: expires in " + formatLeft(left) + ": " + waiting
+			t = "reminder: expires in " + human.Left(left) + ": " + waiting
 		}
 	case KindVote:
 		t = "another approver needed (" + ev.Approvals + "): " + waiting

@@ -83,41 +83,6 @@ func TestBody(t *testing.T) {
 	}
 }
 
-// Time left is never cut down to a smaller number: exact to the second
-// under an hour, to the nearest minute under a day, the nearest hour past.
-func TestFormatLeft(t *testing.T) {
-	cases := map[time.Duration]string{
-		45 * time.Second:                                   "45s",
-		99 * time.Second:                                   "1m39s",
-		2*time.Minute + 59*time.Second:                     "2m59s",
-		time.Hour:                                          "1h",
-		time.Hour + 5*time.Minute:                          "1h5m",
-		time.Hour + 5*time.Minute + 31*time.Second:         "1h6m",
-		49 * time.Hour:                                     "2d1h",
-		48 * time.Hour:                                     "2d",
-		500 * time.Millisecond:                             "1s",
-		time.Nanosecond:                                    "1s",
-		23*time.Hour + 59*time.Minute:                      "23h59m",
-		23*time.Hour + 59*time.Minute + 45*time.Second:     "1d",
-		59*time.Minute + 59*time.Second:                    "59m59s",
-		59*time.Minute + 59*time.Second + time.Millisecond: "1h",
-		24*time.Hour + 30*time.Minute:                      "1d1h",
-		24*time.Hour + 29*time.Minute:                      "1d",
-		72*time.Hour + 23*time.Hour:                        "3d23h",
-		time.Minute:                                        "1m",
-		time.Minute - time.Nanosecond:                      "1m",
-		3*time.Hour + 29*time.Second:                       "3h",
-		10*time.Minute + 30*time.Second:                    "10m30s",
-		100*time.Hour + 59*time.Minute:                     "4d5h",
-		1*time.Second + 999*time.Millisecond:               "2s",
-	}
-	for d, want := range cases {
-		if got := formatLeft(d); got != want {
-			t.Errorf("formatLeft(%v) = %q, want %q", d, got, want)
-		}
-	}
-}
-
 func TestHostileText(t *testing.T) {
 	ev := hostileEvent()
 	title := Title(ev)

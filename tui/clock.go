@@ -6,6 +6,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 )
@@ -183,7 +184,7 @@ func (m *Model) untilScreenChanges() time.Duration {
 	return max(d, 0)
 }
 
-// untilCountdownChanges is how long until model.ShortDuration of a
+// untilCountdownChanges is how long until human.Duration of a
 // duration shrinking from left shows another text. The text is left
 // rounded to the second, shown to the second under an hour, to the minute
 // under a day, to the hour beyond.
@@ -200,7 +201,7 @@ func untilCountdownChanges(left time.Duration) time.Duration {
 }
 
 // untilAgoChanges is how long until ago() of an age growing from age
-// shows another text (to the minute from a minute on: ageText).
+// shows another text (to the minute from a minute on: human.Age).
 func untilAgoChanges(age time.Duration) time.Duration {
 	if age < 0 {
 		return time.Second // in the future (clocks apart): rare, tick plainly
@@ -210,14 +211,14 @@ func untilAgoChanges(age time.Duration) time.Duration {
 	}
 	r := age.Round(time.Second)
 	u := shownUnit(r)
-	if ageInMinutes(r) {
+	if human.AgeInMinutes(r) {
 		u = time.Minute
 	}
 	boundary := (r/u+1)*u - time.Second/2
 	return boundary - age + tickSlack
 }
 
-// shownUnit is the last unit model.ShortDuration shows of a duration
+// shownUnit is the last unit human.Duration shows of a duration
 // rounded to the second.
 func shownUnit(r time.Duration) time.Duration {
 	switch {

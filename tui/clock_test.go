@@ -10,7 +10,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/risk"
 	"github.com/approve-tui/approve-tui/storage"
 )
@@ -33,11 +33,11 @@ func TestClockKnowsWhenTextsChange(t *testing.T) {
 		if w < tickSlack || w > time.Hour+tickSlack {
 			t.Fatalf("countdown %v: next change in %v", left, w)
 		}
-		now := model.ShortDuration(left)
-		if still := left - (w - tickSlack) + 1; still > 0 && model.ShortDuration(still) != now {
-			t.Fatalf("countdown %v (%s) shows %s at %v, before the change %v later", left, now, model.ShortDuration(still), still, w)
+		now := human.Duration(left)
+		if still := left - (w - tickSlack) + 1; still > 0 && human.Duration(still) != now {
+			t.Fatalf("countdown %v (%s) shows %s at %v, before the change %v later", left, now, human.Duration(still), still, w)
 		}
-		if after := left - w; after > 0 && model.ShortDuration(after) == now {
+		if after := left - w; after > 0 && human.Duration(after) == now {
 			t.Fatalf("countdown %v (%s) still shows it %v later", left, now, w)
 		}
 	}

@@ -2,13 +2,13 @@ package tui
 
 import (
 	"fmt"
-	"github.com/approve-tui/approve-tui/model"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/approve-tui/approve-tui/human"
 )
 
 // padRight pads s with spaces to w cells (never cuts).
@@ -47,14 +47,14 @@ func wrapIndented(prefix, value string, indent, width int) []string {
 	return out
 }
 
-// plural is one when n is 1, else many: the grammar of every count the
-// console says in words.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
+// The console's words for counts and times are package human's: plural
+// is the word alone ("line", "lines"), shortDur a countdown (45s, 3m12s,
+// 2h05m), ago an age against now ("just now", "3m ago", "2h05m ago").
+var (
+	plural   = human.Plural[int]
+	shortDur = human.Duration
+	ago      = human.Ago
+)
 
 // nLines is n lines in words: "1 line", "18 lines".
 func nLines(n int) string { return fmt.Sprintf("%d %s", n, plural(n, "line", "lines")) }
@@ -80,34 +80,3 @@ func sortedKeys(m map[string]string) []string {
 	sort.Strings(keys)
 	return keys
 }
-
-// shortDur is a compact duration: 45s, 3m12s, 2h05m, 3d04h.
-func shortDur(d time.Duration) string { return model.ShortDuration(d) }
-
-// ago says how long before now t was ("just now" under a second): to the
-// second under a minute, to the minute under a day (3m ago, 2h05m ago), to
-// the hour beyond, as most consoles show an age. A countdown (shortDur)
-// keeps its seconds for its last hour: how long is left is what a
-// decision is made against, how long ago something happened is context.
-func ago(t time.Time, now time.Time) string {
-	d := now.Sub(t)
-	if d < time.Second && d > -time.Second {
-		return "just now"
-	}
-	if d < 0 {
-		return "in " + ageText(-d)
-	}
-	return ageText(d) + " ago"
-}
-
-// ageText is d (not negative) as ago shows it.
-func ageText(d time.Duration) string {
-	if r := d.Round(time.Second); ageInMinutes(r) {
-		return fmt.Sprintf("%dm", int(r.Minutes()))
-	}
-	return shortDur(d)
-}
-
-// ageInMinutes: an age r (rounded to the second) is shown to the minute
-// where a duration would show seconds too (ageText, untilAgoChanges).
-func ageInMinutes(r time.Duration) bool { return r >= time.Minute && r < time.Hour }
