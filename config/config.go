@@ -50,27 +50,28 @@ type File struct {
 }
 
 // ServeSettings is the file's serve: section, named after serve's flags
-// (host_key for --host-key). Paths are made absolute against the file's
-// directory.
+// (host_key for --host-key): each field's yaml tag is its key, its flag
+// tag the flag. Paths (config:"path") are made absolute against the
+// file's directory.
 type ServeSettings struct {
-	Listen            string
-	HostKey           string
-	Approvers         string
-	Watchers          string
-	MaxSessions       int
-	MaxSessionsPerKey int
-	IdleTimeout       time.Duration
-	LoginGrace        time.Duration
-	AuthFailures      int
-	AuthBackoff       time.Duration
-	ShutdownGrace     time.Duration
+	Listen            string        `yaml:"listen" flag:"listen"`
+	HostKey           string        `yaml:"host_key" flag:"host-key" config:"path"`
+	Approvers         string        `yaml:"approvers" flag:"approvers" config:"path"`
+	Watchers          string        `yaml:"watchers" flag:"watchers" config:"path"`
+	MaxSessions       int           `yaml:"max_sessions" flag:"max-sessions"`
+	MaxSessionsPerKey int           `yaml:"max_sessions_per_key" flag:"max-sessions-per-key"`
+	IdleTimeout       time.Duration `yaml:"idle_timeout" flag:"idle-timeout"`
+	LoginGrace        time.Duration `yaml:"login_grace" flag:"login-grace"`
+	AuthFailures      int           `yaml:"auth_failures" flag:"auth-failures"`
+	AuthBackoff       time.Duration `yaml:"auth_backoff" flag:"auth-backoff"`
+	ShutdownGrace     time.Duration `yaml:"shutdown_grace" flag:"shutdown-grace"`
 }
 
 // Tier2Settings is the file's tier2: section (approve's --phrase-limit
 // and --lockout).
 type Tier2Settings struct {
-	PhraseLimit int
-	Lockout     time.Duration
+	PhraseLimit int           `yaml:"phrase_limit" flag:"phrase-limit"`
+	Lockout     time.Duration `yaml:"lockout" flag:"lockout"`
 }
 
 // Setting is one value of the serve: or tier2: section as the flag it

@@ -335,8 +335,8 @@ func TestExampleLoads(t *testing.T) {
 		lines = append(lines, l)
 	}
 	f = parseOK(t, t.TempDir(), strings.Join(lines, "\n"))
-	if n := len(f.Settings("serve")); n != len(serveSettingKeys) {
-		t.Errorf("the example's serve: gives %d settings, want every one (%d)", n, len(serveSettingKeys))
+	if n := len(f.Settings("serve")); n != len(sectionFields(reflect.TypeFor[ServeSettings]())) {
+		t.Errorf("the example's serve: gives %d settings, want every one (%d)", n, len(sectionFields(reflect.TypeFor[ServeSettings]())))
 	}
 	if f.Tier2.PhraseLimit != 3 || f.Tier2.Lockout != 15*time.Minute {
 		t.Errorf("the example's tier2: %+v", f.Tier2)

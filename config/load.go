@@ -14,7 +14,6 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -222,43 +221,6 @@ var (
 	channelTypes = []string{TypeNtfy, TypeSlack, TypePagerDuty, TypeWebhook, TypeExec}
 )
 
-// settingKind is the type of a serve: or tier2: value.
-type settingKind int
-
-const (
-	kindString   settingKind = iota
-	kindPath                 // a string, made absolute against the file's directory
-	kindCount                // an integer of at least 1
-	kindDuration             // a duration above zero
-)
-
-// settingKey is one key of serve: or tier2:, the flag it stands for and
-// where its value goes.
-type settingKey struct {
-	key, flag string
-	kind      settingKind
-	set       func(f *File, s string, n int, d time.Duration)
-}
-
-var serveSettingKeys = []settingKey{
-	{"listen", "listen", kindString, func(f *File, s string, _ int, _ time.Duration) { f.Serve.Listen = s }},
-	{"host_key", "host-key", kindPath, func(f *File, s string, _ int, _ time.Duration) { f.Serve.HostKey = s }},
-	{"approvers", "approvers", kindPath, func(f *File, s string, _ int, _ time.Duration) { f.Serve.Approvers = s }},
-	{"watchers", "watchers", kindPath, func(f *File, s string, _ int, _ time.Duration) { f.Serve.Watchers = s }},
-	{"max_sessions", "max-sessions", kindCount, func(f *File, _ string, n int, _ time.Duration) { f.Serve.MaxSessions = n }},
-	{"max_sessions_per_key", "max-sessions-per-key", kindCount, func(f *File, _ string, n int, _ time.Duration) { f.Serve.MaxSessionsPerKey = n }},
-	{"idle_timeout", "idle-timeout", kindDuration, func(f *File, _ string, _ int, d time.Duration) { f.Serve.IdleTimeout = d }},
-	{"login_grace", "login-grace", kindDuration, func(f *File, _ string, _ int, d time.Duration) { f.Serve.LoginGrace = d }},
-	{"auth_failures", "auth-failures", kindCount, func(f *File, _ string, n int, _ time.Duration) { f.Serve.AuthFailures = n }},
-	{"auth_backoff", "auth-backoff", kindDuration, func(f *File, _ string, _ int, d time.Duration) { f.Serve.AuthBackoff = d }},
-	{"shutdown_grace", "shutdown-grace", kindDuration, func(f *File, _ string, _ int, d time.Duration) { f.Serve.ShutdownGrace = d }},
-}
-
-var tier2SettingKeys = []settingKey{
-	{"phrase_limit", "phrase-limit", kindCount, func(f *File, _ string, n int, _ time.Duration) { f.Tier2.PhraseLimit = n }},
-	{"lockout", "lockout", kindDuration, func(f *File, _ string, _ int, d time.Duration) { f.Tier2.Lockout = d }},
-}
-
 var (
 	envName     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 	channelName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`) })
@@ -424,10 +386,10 @@ func (l *loader) parse(data []byte) *File {
 		}
 	}
 	if e, ok := get("serve"); ok {
-		l.settings(f, e, "serve", serveSettingKeys)
+		l.section(f, e, "serve", &f.Serve)
 	}
 	if e, ok := get("tier2"); ok {
-		l.settings(f, e, "tier2", tier2SettingKeys)
+		l.section(f, e, "tier2", &f.Tier2)
 	}
 	if e, ok := get("risk"); ok {
 		l.risk(f, e)
@@ -1094,56 +1056,6 @@ func orNone(names []string) string {
 	names = append([]string(nil), names...)
 	sort.Strings(names)
 	return strings.Join(names, ", ")
-}
-
-// settings reads serve: or tier2:.
-func (l *loader) settings(f *File, e entry, section string, keys []settingKey) {
-	names := make([]string, len(keys))
-	for i, k := range keys {
-		names[i] = k.key
-	}
-	es, ok := l.mapping(e.val, section, "a mapping ("+strings.Join(names, ", ")+")", names)
-	if !ok {
-		return
-	}
-	for _, se := range es {
-		var k settingKey
-		for _, c := range keys {
-			if c.key == se.name {
-				k = c
-			}
-		}
-		what := section + ": " + se.name
-		var value string
-		switch k.kind {
-		case kindString, kindPath:
-			s, ok := l.nonEmpty(se, what)
-			if !ok {
-				continue
-			}
-			if k.kind == kindPath && !filepath.IsAbs(s) {
-				s = filepath.Join(l.dir, s)
-			}
-			k.set(f, s, 0, 0)
-			value = s
-		case kindCount:
-			n, ok := l.count(se, what)
-			if !ok {
-				continue
-			}
-			k.set(f, "", n, 0)
-			value = strconv.Itoa(n)
-		case kindDuration:
-			d, ok := l.duration(se, what, true)
-			if !ok {
-				continue
-			}
-			k.set(f, "", 0, d)
-			value = d.String()
-		}
-		line, col := pos(se.key)
-		f.settings = append(f.settings, Setting{Section: section, Key: k.key, Flag: k.flag, Value: value, Line: line, Column: col})
-	}
 }
 
 // durationText is d as people write it: 5m, not 5m0s.

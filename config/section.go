@@ -1,0 +1,173 @@
+package config
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+)
+
+// A flat section (serve:, tier2:) is written once, as its struct: each
+// field's yaml tag is its key, its flag tag the command-line flag it
+// stands for, and config:"path" marks a path made absolute against the
+// file's directory. The keys a section allows, their order in messages,
+// and where each value goes all come from the struct; goccy/go-yaml
+// decodes each value into its field, through the unmarshalers below,
+// which check it and say what is wrong where it is in the file.
+
+// sectionField is one key of a flat section, from its struct field.
+type sectionField struct {
+	key, flag string
+	path      bool
+	index     int
+}
+
+// sectionFields are the keys of the flat section struct t, in its order.
+func sectionFields(t reflect.Type) []sectionField {
+	var out []sectionField
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		key := sf.Tag.Get("yaml")
+		if key == "" || key == "-" {
+			continue
+		}
+		out = append(out, sectionField{key: key, flag: sf.Tag.Get("flag"), path: sf.Tag.Get("config") == "path", index: i})
+	}
+	return out
+}
+
+func sectionKeys(fields []sectionField) []string {
+	keys := make([]string, len(fields))
+	for i, f := range fields {
+		keys[i] = f.key
+	}
+	return keys
+}
+
+// valueCtx is what the unmarshalers need of the value being decoded: the
+// loader that collects problems, the entry (its key and how messages name
+// it) and whether it is a path; ok says the value was taken.
+type valueCtx struct {
+	l    *loader
+	e    entry
+	what string
+	path bool
+	ok   bool
+}
+
+type valueCtxKey struct{}
+
+// decodeValue decodes e's value into dst (a pointer to a string, int or
+// time.Duration field), with every problem added to l; it reports whether
+// the value was taken.
+func (l *loader) decodeValue(e entry, what string, path bool, dst any) bool {
+	vc := &valueCtx{l: l, e: e, what: what, path: path}
+	ctx := context.WithValue(context.Background(), valueCtxKey{}, vc)
+	dec := yaml.NewDecoder(&bytes.Buffer{}, yaml.Strict(),
+		yaml.CustomUnmarshalerContext(unmarshalString),
+		yaml.CustomUnmarshalerContext(unmarshalCount),
+		yaml.CustomUnmarshalerContext(unmarshalDuration))
+	node := e.val
+	if node == nil {
+		return false // refused by deref, and said
+	}
+	if err := dec.DecodeFromNodeContext(ctx, node, dst); err != nil {
+		// Every value goes through the unmarshalers, which say what is
+		// wrong and return nil; anything else is still a problem.
+		var ye yaml.Error
+		if errors.As(err, &ye) {
+			l.add(e.at(), "%s: %s", what, ye.GetMessage())
+		} else {
+			l.add(e.at(), "%s: %v", what, err)
+		}
+		return false
+	}
+	return vc.ok
+}
+
+func valueOf(ctx context.Context) *valueCtx {
+	vc, _ := ctx.Value(valueCtxKey{}).(*valueCtx)
+	if vc == nil {
+		// Only decodeValue decodes with these unmarshalers.
+		panic("config: value decoded without its context")
+	}
+	return vc
+}
+
+// unmarshalString takes a string that is not empty; a path is made
+// absolute against the file's directory.
+func unmarshalString(ctx context.Context, s *string, _ []byte) error {
+	vc := valueOf(ctx)
+	v, ok := vc.l.nonEmpty(vc.e, vc.what)
+	if !ok {
+		return nil
+	}
+	if vc.path && !filepath.IsAbs(v) {
+		v = filepath.Join(vc.l.dir, v)
+	}
+	*s, vc.ok = v, true
+	return nil
+}
+
+// unmarshalCount takes a whole number of at least 1.
+func unmarshalCount(ctx context.Context, n *int, _ []byte) error {
+	vc := valueOf(ctx)
+	if v, ok := vc.l.count(vc.e, vc.what); ok {
+		*n, vc.ok = v, true
+	}
+	return nil
+}
+
+// unmarshalDuration takes a duration above zero, such as 30s or 5m.
+func unmarshalDuration(ctx context.Context, d *time.Duration, _ []byte) error {
+	vc := valueOf(ctx)
+	if v, ok := vc.l.duration(vc.e, vc.what, true); ok {
+		*d, vc.ok = v, true
+	}
+	return nil
+}
+
+// flagText is a decoded value as its flag would take it.
+func flagText(v reflect.Value) string {
+	switch x := v.Interface().(type) {
+	case time.Duration:
+		return x.String()
+	case int:
+		return strconv.Itoa(x)
+	case string:
+		return x
+	}
+	panic("config: a section field of type " + v.Type().String())
+}
+
+// section reads the flat section e (serve: or tier2:) into dst, a pointer
+// to its struct, and notes each value taken as a Setting.
+func (l *loader) section(f *File, e entry, section string, dst any) {
+	sv := reflect.ValueOf(dst).Elem()
+	fields := sectionFields(sv.Type())
+	keys := sectionKeys(fields)
+	es, ok := l.mapping(e.val, section, "a mapping ("+strings.Join(keys, ", ")+")", keys)
+	if !ok {
+		return
+	}
+	for _, se := range es {
+		var fd sectionField
+		for _, c := range fields {
+			if c.key == se.name {
+				fd = c
+			}
+		}
+		field := sv.Field(fd.index)
+		if !l.decodeValue(se, section+": "+se.name, fd.path, field.Addr().Interface()) {
+			continue
+		}
+		line, col := pos(se.key)
+		f.settings = append(f.settings, Setting{Section: section, Key: fd.key, Flag: fd.flag, Value: flagText(field), Line: line, Column: col})
+	}
+}
