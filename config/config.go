@@ -139,40 +139,44 @@ const (
 	TypeExec      = "exec"
 )
 
-// Channel is one place pages go.
+// Channel is one place pages go. It is written once, here: each
+// field's yaml tag is its key (secret:"NAME" a secret named by NAME_env
+// or NAME_file), types the channel types that take it (none: every
+// type), and the keys a channel allows, in the order messages list them,
+// come from the fields' order.
 type Channel struct {
 	Name string
-	Type string
+	Type string `yaml:"type"`
+	// IncludeCommand: whether pages on this channel carry the command
+	// (include_command; the file's default when not set).
+	IncludeCommand bool `yaml:"include_command"`
+	// Timeout bounds one delivery (timeout; default 10s).
+	Timeout time.Duration `yaml:"timeout"`
+	// Parallel bounds the deliveries the channel sends at once
+	// (parallel; 0: the notifier's default). Each channel has its own:
+	// a receiver that hangs delays only its own channel.
+	Parallel int `yaml:"parallel"`
 	// URL is the service's URL when it is not a secret (ntfy's topic URL,
 	// a webhook's); URLSecret names it when it is one (Slack's incoming
 	// webhook URL: url_env / url_file). One of the two, for the types that
 	// take a URL.
-	URL       string
-	URLSecret Secret
+	URL       string `yaml:"url" types:"ntfy,webhook" config:"url"`
+	URLSecret Secret `secret:"url" types:"ntfy,slack,webhook"`
 	// Token: ntfy's access token (token_env / token_file), sent as a
 	// bearer token.
-	Token Secret
+	Token Secret `secret:"token" types:"ntfy"`
 	// RoutingKey: PagerDuty's integration key (routing_key_env /
 	// routing_key_file).
-	RoutingKey Secret
+	RoutingKey Secret `secret:"routing_key" types:"pagerduty"`
 	// EventsURL: PagerDuty's Events API v2 endpoint (events_url; default
 	// https://events.pagerduty.com/v2/enqueue).
-	EventsURL string
+	EventsURL string `yaml:"events_url" types:"pagerduty" config:"url"`
 	// SigningSecret: the webhook's HMAC-SHA256 key (secret_env /
 	// secret_file).
-	SigningSecret Secret
+	SigningSecret Secret `secret:"secret" types:"webhook"`
 	// Command: exec's argv (command), run with the event as JSON on
 	// stdin, no shell.
-	Command []string
-	// IncludeCommand: whether pages on this channel carry the command
-	// (include_command; the file's default when not set).
-	IncludeCommand bool
-	// Timeout bounds one delivery (timeout; default 10s).
-	Timeout time.Duration
-	// Parallel bounds the deliveries the channel sends at once
-	// (parallel; 0: the notifier's default). Each channel has its own:
-	// a receiver that hangs delays only its own channel.
-	Parallel int
+	Command []string `yaml:"command" types:"exec" config:"argv"`
 	// Line is where the channel is defined in the file, for messages.
 	Line int
 }

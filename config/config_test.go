@@ -350,16 +350,14 @@ func TestExampleLoads(t *testing.T) {
 		t.Errorf("the example's trust: %+v", f.Trust)
 	}
 	// Every key of every part of the file is in the example.
-	for _, k := range append(append(append(append(append(append([]string{}, topKeys...), routeKeys...), matchKeys...), stepKeys...), commonChannelKeys...), append(riskKeys, trustKeys...)...) {
+	for _, k := range append(append(append(append(append(append([]string{}, topKeys...), routeKeys...), matchKeys...), stepKeys...), channelKeysFor("")...), append(riskKeys, trustKeys...)...) {
 		if !regexp.MustCompile(`(?m)\b` + k + `:`).MatchString(Example) {
 			t.Errorf("the example does not show %s", k)
 		}
 	}
-	for _, keys := range channelKeys {
-		for _, k := range keys {
-			if !strings.Contains(Example, k) {
-				t.Errorf("the example does not show %s", k)
-			}
+	for _, k := range channelSchema() {
+		if !strings.Contains(Example, k.key) {
+			t.Errorf("the example does not show %s", k.key)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -210,14 +211,6 @@ var (
 	matchKeys = []string{"risk", "session", "requester"}
 	stepKeys  = []string{"after", "notify"}
 
-	commonChannelKeys = []string{"type", "include_command", "timeout", "parallel"}
-	channelKeys       = map[string][]string{
-		TypeNtfy:      {"url", "url_env", "url_file", "token_env", "token_file"},
-		TypeSlack:     {"url_env", "url_file"},
-		TypePagerDuty: {"routing_key_env", "routing_key_file", "events_url"},
-		TypeWebhook:   {"url", "url_env", "url_file", "secret_env", "secret_file"},
-		TypeExec:      {"command"},
-	}
 	channelTypes = []string{TypeNtfy, TypeSlack, TypePagerDuty, TypeWebhook, TypeExec}
 )
 
@@ -681,13 +674,13 @@ func (l *loader) channel(f *File, ce entry) *Channel {
 	if !ok {
 		return nil
 	}
-	if _, known := channelKeys[typ]; !known {
+	if !contains(channelTypes, typ) {
 		l.add(te.at(), "%s: unknown type %q; want one of %s", what, typ, strings.Join(channelTypes, ", "))
 		return nil
 	}
 	c.Type = typ
 	what = fmt.Sprintf("channel %s (%s)", ce.name, typ)
-	allowed := append(append([]string{}, commonChannelKeys...), channelKeys[typ]...)
+	allowed := channelKeysFor(typ)
 	good := true
 	var known []entry
 	for _, e := range es {
@@ -705,63 +698,22 @@ func (l *loader) channel(f *File, ce entry) *Channel {
 			l.add(e.key, "%s: unknown key %q; allowed for %s: %s", what, e.name, typ, strings.Join(allowed, ", "))
 		}
 	}
+	cv := reflect.ValueOf(c).Elem()
 	var urlKeys []entry
 	for _, e := range known {
-		k := what + ": " + e.name
-		switch e.name {
-		case "type":
-		case "include_command":
-			if b, ok := l.boolean(e, k); ok {
-				c.IncludeCommand = b
-			} else {
-				good = false
-			}
-		case "timeout":
-			if d, ok := l.duration(e, k, true); ok {
-				c.Timeout = d
-			} else {
-				good = false
-			}
-		case "parallel":
-			if n, ok := l.count(e, k); ok {
-				c.Parallel = n
-			} else {
-				good = false
-			}
-		case "url", "url_env", "url_file":
+		if e.name == "type" {
+			continue
+		}
+		if e.name == "url" || e.name == "url_env" || e.name == "url_file" {
 			if len(urlKeys) > 0 {
 				l.add(e.key, "%s: %s and %s: give the URL once (one of %s)", what, urlKeys[0].name, e.name, strings.Join(urlChoices(typ), ", "))
 				good = false
 				continue
 			}
 			urlKeys = append(urlKeys, e)
-			if e.name != "url" {
-				good = l.secretKey(&c.URLSecret, e, k) && good
-			} else if u, ok := l.url(e, k); ok {
-				c.URL = u
-			} else {
-				good = false
-			}
-		case "events_url":
-			if u, ok := l.url(e, k); ok {
-				c.EventsURL = u
-			} else {
-				good = false
-			}
-		case "token_env", "token_file":
-			good = l.secretKey(&c.Token, e, k) && good
-		case "routing_key_env", "routing_key_file":
-			good = l.secretKey(&c.RoutingKey, e, k) && good
-		case "secret_env", "secret_file":
-			good = l.secretKey(&c.SigningSecret, e, k) && good
-		case "command":
-			argv, _, ok := l.strList(e, k, "the program and its arguments, such as [notify-send, approve-tui]")
-			if ok {
-				c.Command = argv
-			} else {
-				good = false
-			}
 		}
+		k := channelKeyNamed(e.name)
+		good = l.decodeValue(e, what+": "+e.name, k.kind, cv.Field(k.index).Addr().Interface()) && good
 	}
 	// What each type needs.
 	need := func(ok bool, format string, args ...any) {

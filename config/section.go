@@ -6,8 +6,10 @@ import (
 	"errors"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/goccy/go-yaml"
@@ -24,8 +26,9 @@ import (
 // sectionField is one key of a flat section, from its struct field.
 type sectionField struct {
 	key, flag string
-	path      bool
-	index     int
+	// kind is the config tag: "path", "url", "argv" or "".
+	kind  string
+	index int
 }
 
 // sectionFields are the keys of the flat section struct t, in its order.
@@ -37,7 +40,7 @@ func sectionFields(t reflect.Type) []sectionField {
 		if key == "" || key == "-" {
 			continue
 		}
-		out = append(out, sectionField{key: key, flag: sf.Tag.Get("flag"), path: sf.Tag.Get("config") == "path", index: i})
+		out = append(out, sectionField{key: key, flag: sf.Tag.Get("flag"), kind: sf.Tag.Get("config"), index: i})
 	}
 	return out
 }
@@ -52,27 +55,30 @@ func sectionKeys(fields []sectionField) []string {
 
 // valueCtx is what the unmarshalers need of the value being decoded: the
 // loader that collects problems, the entry (its key and how messages name
-// it) and whether it is a path; ok says the value was taken.
+// it) and the field's kind (its config tag); ok says the value was taken.
 type valueCtx struct {
 	l    *loader
 	e    entry
 	what string
-	path bool
+	kind string
 	ok   bool
 }
 
 type valueCtxKey struct{}
 
-// decodeValue decodes e's value into dst (a pointer to a string, int or
-// time.Duration field), with every problem added to l; it reports whether
+// decodeValue decodes e's value into dst (a pointer to a field of one of
+// the types below), with every problem added to l; it reports whether
 // the value was taken.
-func (l *loader) decodeValue(e entry, what string, path bool, dst any) bool {
-	vc := &valueCtx{l: l, e: e, what: what, path: path}
+func (l *loader) decodeValue(e entry, what, kind string, dst any) bool {
+	vc := &valueCtx{l: l, e: e, what: what, kind: kind}
 	ctx := context.WithValue(context.Background(), valueCtxKey{}, vc)
 	dec := yaml.NewDecoder(&bytes.Buffer{}, yaml.Strict(),
 		yaml.CustomUnmarshalerContext(unmarshalString),
 		yaml.CustomUnmarshalerContext(unmarshalCount),
-		yaml.CustomUnmarshalerContext(unmarshalDuration))
+		yaml.CustomUnmarshalerContext(unmarshalDuration),
+		yaml.CustomUnmarshalerContext(unmarshalBool),
+		yaml.CustomUnmarshalerContext(unmarshalArgv),
+		yaml.CustomUnmarshalerContext(unmarshalSecret))
 	node := e.val
 	if node == nil {
 		return false // refused by deref, and said
@@ -100,15 +106,19 @@ func valueOf(ctx context.Context) *valueCtx {
 	return vc
 }
 
-// unmarshalString takes a string that is not empty; a path is made
-// absolute against the file's directory.
+// unmarshalString takes a string that is not empty: a plain http(s) URL
+// for a url field; a path is made absolute against the file's directory.
 func unmarshalString(ctx context.Context, s *string, _ []byte) error {
 	vc := valueOf(ctx)
-	v, ok := vc.l.nonEmpty(vc.e, vc.what)
+	read := vc.l.nonEmpty
+	if vc.kind == "url" {
+		read = vc.l.url
+	}
+	v, ok := read(vc.e, vc.what)
 	if !ok {
 		return nil
 	}
-	if vc.path && !filepath.IsAbs(v) {
+	if vc.kind == "path" && !filepath.IsAbs(v) {
 		v = filepath.Join(vc.l.dir, v)
 	}
 	*s, vc.ok = v, true
@@ -130,6 +140,32 @@ func unmarshalDuration(ctx context.Context, d *time.Duration, _ []byte) error {
 	if v, ok := vc.l.duration(vc.e, vc.what, true); ok {
 		*d, vc.ok = v, true
 	}
+	return nil
+}
+
+// unmarshalBool takes true or false.
+func unmarshalBool(ctx context.Context, b *bool, _ []byte) error {
+	vc := valueOf(ctx)
+	if v, ok := vc.l.boolean(vc.e, vc.what); ok {
+		*b, vc.ok = v, true
+	}
+	return nil
+}
+
+// unmarshalArgv takes a program and its arguments: a list of strings.
+func unmarshalArgv(ctx context.Context, argv *[]string, _ []byte) error {
+	vc := valueOf(ctx)
+	if v, _, ok := vc.l.strList(vc.e, vc.what, "the program and its arguments, such as [notify-send, approve-tui]"); ok {
+		*argv, vc.ok = v, true
+	}
+	return nil
+}
+
+// unmarshalSecret takes a secret's name: NAME_env an environment
+// variable's, NAME_file a file's (absolute against the file's directory).
+func unmarshalSecret(ctx context.Context, s *Secret, _ []byte) error {
+	vc := valueOf(ctx)
+	vc.ok = vc.l.secretKey(s, vc.e, vc.what)
 	return nil
 }
 
@@ -164,10 +200,59 @@ func (l *loader) section(f *File, e entry, section string, dst any) {
 			}
 		}
 		field := sv.Field(fd.index)
-		if !l.decodeValue(se, section+": "+se.name, fd.path, field.Addr().Interface()) {
+		if !l.decodeValue(se, section+": "+se.name, fd.kind, field.Addr().Interface()) {
 			continue
 		}
 		line, col := pos(se.key)
 		f.settings = append(f.settings, Setting{Section: section, Key: fd.key, Flag: fd.flag, Value: flagText(field), Line: line, Column: col})
 	}
+}
+
+// channelKey is one key of a channel, from its field in Channel.
+type channelKey struct {
+	key   string
+	types []string // the channel types that take it (nil: every one)
+	kind  string   // the config tag
+	index int
+}
+
+// channelSchema is every key a channel takes, in Channel's order (a
+// secret's two keys, NAME_env then NAME_file, where its field is).
+var channelSchema = sync.OnceValue(func() []channelKey {
+	t := reflect.TypeFor[Channel]()
+	var out []channelKey
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		var types []string
+		if ts := sf.Tag.Get("types"); ts != "" {
+			types = strings.Split(ts, ",")
+		}
+		if name := sf.Tag.Get("secret"); name != "" {
+			out = append(out, channelKey{name + "_env", types, "secret", i}, channelKey{name + "_file", types, "secret", i})
+		} else if key := sf.Tag.Get("yaml"); key != "" {
+			out = append(out, channelKey{key, types, sf.Tag.Get("config"), i})
+		}
+	}
+	return out
+})
+
+// channelKeysFor are the keys a channel of type typ takes, in order.
+func channelKeysFor(typ string) []string {
+	var out []string
+	for _, k := range channelSchema() {
+		if k.types == nil || slices.Contains(k.types, typ) {
+			out = append(out, k.key)
+		}
+	}
+	return out
+}
+
+// channelKeyNamed is the key name of a channel.
+func channelKeyNamed(name string) channelKey {
+	for _, k := range channelSchema() {
+		if k.key == name {
+			return k
+		}
+	}
+	return channelKey{index: -1}
 }
