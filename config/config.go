@@ -15,33 +15,35 @@ import (
 	"github.com/approve-tui/approve-tui/trust"
 )
 
-// File is a loaded, validated configuration file.
+// File is a loaded, validated configuration file. The yaml tags of its
+// fields (and of the sections' structs) are the file's keys, in the
+// order messages list them.
 type File struct {
 	// Path is where it was read from ("" when no file: the defaults).
 	Path string
 	// Channels by name, as the file names them.
-	Channels map[string]*Channel
+	Channels map[string]*Channel `yaml:"channels"`
 	// Routes in the file's order: a proposal follows the first that
 	// matches.
-	Routes []*Route
+	Routes []*Route `yaml:"routes"`
 	// OpenHint is how a page says to open a proposal, {id} standing for
 	// its id (e.g. "ssh -t -p 2222 approvals.example open {id}").
-	OpenHint string
+	OpenHint string `yaml:"open_hint"`
 	// IncludeCommand is the default of every channel's include_command
 	// (true when not set).
-	IncludeCommand bool
+	IncludeCommand bool `yaml:"include_command"`
 	// Serve and Tier2 are the settings that are flags too (serve's, and
 	// approve's --phrase-limit and --lockout); zero where the file gives
 	// none. A flag given on the command line wins: see Settings.
-	Serve ServeSettings
-	Tier2 Tier2Settings
+	Serve ServeSettings `yaml:"serve"`
+	Tier2 Tier2Settings `yaml:"tier2"`
 	// Risk is the file's risk: section: what the judgement of a command
 	// adds to its built-in sensitive paths and programs, and what run and
 	// the hooks let through without asking (see RiskContext).
-	Risk RiskSettings
+	Risk RiskSettings `yaml:"risk"`
 	// Trust is the file's trust: section (signed approvals); mode off when
 	// there is none. See TrustSettings.
-	Trust TrustConfig
+	Trust TrustConfig `yaml:"trust"`
 
 	// settings: what the file gave of Serve and Tier2, as flag values.
 	settings []Setting
@@ -216,11 +218,11 @@ func (s Secret) Set() bool { return s.Env != "" || s.File != "" }
 
 // Route sends the proposals it matches through its steps.
 type Route struct {
-	Match Match
-	Steps []Step
+	Match Match  `yaml:"match"`
+	Steps []Step `yaml:"steps"`
 	// RemindBeforeExpiry: a reminder this long before expiry to every
 	// channel paged so far (remind_before_expiry; 0: none).
-	RemindBeforeExpiry time.Duration
+	RemindBeforeExpiry time.Duration `yaml:"remind_before_expiry" config:"zero"`
 	// Line is where the route is defined in the file.
 	Line int
 }
@@ -233,8 +235,8 @@ type Match = policy.Match
 // Step is one paging step: After this long since the proposal opened,
 // notify these channels (by name).
 type Step struct {
-	After  time.Duration
-	Notify []string
+	After  time.Duration `yaml:"after" config:"zero"`
+	Notify []string      `yaml:"notify"`
 	// Line is where the step is in the file.
 	Line int
 }

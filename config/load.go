@@ -206,10 +206,10 @@ func Parse(path string, data []byte) (*File, error) {
 
 // The keys of each part of the file.
 var (
-	topKeys   = []string{"channels", "routes", "open_hint", "include_command", "serve", "tier2", "risk", "trust"}
-	routeKeys = []string{"match", "steps", "remind_before_expiry"}
+	topKeys   = yamlKeys[File]()
+	routeKeys = yamlKeys[Route]()
 	matchKeys = []string{"risk", "session", "requester"}
-	stepKeys  = []string{"after", "notify"}
+	stepKeys  = yamlKeys[Step]()
 
 	channelTypes = []string{TypeNtfy, TypeSlack, TypePagerDuty, TypeWebhook, TypeExec}
 )
@@ -359,9 +359,7 @@ func (l *loader) parse(data []byte) *File {
 		return entry{}, false
 	}
 	if e, ok := get("include_command"); ok {
-		if b, ok := l.boolean(e, "include_command"); ok {
-			f.IncludeCommand = b
-		}
+		l.decodeValue(e, "include_command", "", &f.IncludeCommand)
 	}
 	if e, ok := get("channels"); ok {
 		l.channels(f, e)
@@ -839,9 +837,7 @@ func (l *loader) route(f *File, n ast.Node, num int) *Route {
 		good = false
 	}
 	if re, ok := find(es, "remind_before_expiry"); ok {
-		d, ok := l.duration(re, what+": remind_before_expiry", false)
-		r.RemindBeforeExpiry = d
-		good = ok && good
+		good = l.decodeValue(re, what+": remind_before_expiry", "zero", &r.RemindBeforeExpiry) && good
 	}
 	if !good {
 		return nil
@@ -961,12 +957,12 @@ func (l *loader) steps(f *File, e entry, what string) ([]Step, bool) {
 		if !ok {
 			l.add(it, "%s has no after; want after: how long after the proposal opened, such as 0s or 5m", sw)
 			sgood = false
-		} else if d, ok := l.duration(ae, sw+": after", false); ok {
+		} else if l.decodeValue(ae, sw+": after", "zero", &st.After) {
+			d := st.After
 			if d <= prev {
 				l.add(ae.at(), "%s: after %s is not later than the step before (%s); want the steps in increasing after", sw, durationText(d), durationText(prev))
 				sgood = false
 			}
-			st.After = d
 			prev = d
 		} else {
 			sgood = false

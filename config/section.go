@@ -26,7 +26,8 @@ import (
 // sectionField is one key of a flat section, from its struct field.
 type sectionField struct {
 	key, flag string
-	// kind is the config tag: "path", "url", "argv" or "".
+	// kind is the config tag: "path", "url", "argv", "zero" (a duration
+	// that may be zero) or "".
 	kind  string
 	index int
 }
@@ -44,6 +45,10 @@ func sectionFields(t reflect.Type) []sectionField {
 	}
 	return out
 }
+
+// yamlKeys are the keys of T, a struct the file holds, from its fields'
+// yaml tags, in their order.
+func yamlKeys[T any]() []string { return sectionKeys(sectionFields(reflect.TypeFor[T]())) }
 
 func sectionKeys(fields []sectionField) []string {
 	keys := make([]string, len(fields))
@@ -134,10 +139,11 @@ func unmarshalCount(ctx context.Context, n *int, _ []byte) error {
 	return nil
 }
 
-// unmarshalDuration takes a duration above zero, such as 30s or 5m.
+// unmarshalDuration takes a duration above zero, such as 30s or 5m; one
+// of at least zero for a zero field.
 func unmarshalDuration(ctx context.Context, d *time.Duration, _ []byte) error {
 	vc := valueOf(ctx)
-	if v, ok := vc.l.duration(vc.e, vc.what, true); ok {
+	if v, ok := vc.l.duration(vc.e, vc.what, vc.kind != "zero"); ok {
 		*d, vc.ok = v, true
 	}
 	return nil
