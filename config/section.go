@@ -73,7 +73,8 @@ type valueCtxKey struct{}
 
 // decodeValue decodes e's value into dst (a pointer to a field of one of
 // the types below), with every problem added to l; it reports whether
-// the value was taken.
+// the value was taken. The unmarshalers check e's value itself: dst is
+// that one field, never a struct or a list holding such fields.
 func (l *loader) decodeValue(e entry, what, kind string, dst any) bool {
 	vc := &valueCtx{l: l, e: e, what: what, kind: kind}
 	ctx := context.WithValue(context.Background(), valueCtxKey{}, vc)
