@@ -15,20 +15,23 @@ import (
 	"github.com/goccy/go-yaml"
 )
 
-// A flat section (serve:, tier2:) is written once, as its struct: each
-// field's yaml tag is its key, its flag tag the command-line flag it
-// stands for, and config:"path" marks a path made absolute against the
-// file's directory. The keys a section allows, their order in messages,
-// and where each value goes all come from the struct; goccy/go-yaml
-// decodes each value into its field, through the unmarshalers below,
-// which check it and say what is wrong where it is in the file.
+// Each part of the file is written once, as its struct: a field's yaml
+// tag is its key (a Channel's secret tag names NAME_env and NAME_file),
+// and the keys a part allows, in the order messages list them, come from
+// the fields' order. In the flat sections (serve:, tier2:) a field's flag
+// tag is the command-line flag it stands for. A field's config tag says
+// more of its value: "path" (made absolute against the file's
+// directory), "url" (a plain http or https URL), "argv" (a program and
+// its arguments), "zero" (a duration that may be zero; else above zero).
+// goccy/go-yaml decodes each value into its field through the
+// unmarshalers below, which check it and add every problem where it is in
+// the file, so that one file's problems are all said at once.
 
 // sectionField is one key of a flat section, from its struct field.
 type sectionField struct {
 	key, flag string
-	// kind is the config tag: "path", "url", "argv", "zero" (a duration
-	// that may be zero) or "".
-	kind  string
+	kind      string // the config tag
+
 	index int
 }
 
