@@ -31,8 +31,7 @@ import (
 type sectionField struct {
 	key, flag string
 	kind      string // the config tag
-
-	index int
+	index     int
 }
 
 // sectionFields are the keys of the flat section struct t, in its order.
