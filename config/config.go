@@ -15,33 +15,35 @@ import (
 	"github.com/approve-tui/approve-tui/trust"
 )
 
-// File is a loaded, validated configuration file.
+// File is a loaded, validated configuration file. The yaml tags of its
+// fields (and of the sections' structs) are the file's keys, in the
+// order messages list them.
 type File struct {
 	// Path is where it was read from ("" when no file: the defaults).
 	Path string
 	// Channels by name, as the file names them.
-	Channels map[string]*Channel
+	Channels map[string]*Channel `yaml:"channels"`
 	// Routes in the file's order: a proposal follows the first that
 	// matches.
-	Routes []*Route
+	Routes []*Route `yaml:"routes"`
 	// OpenHint is how a page says to open a proposal, {id} standing for
 	// its id (e.g. "ssh -t -p 2222 approvals.example open {id}").
-	OpenHint string
+	OpenHint string `yaml:"open_hint"`
 	// IncludeCommand is the default of every channel's include_command
 	// (true when not set).
-	IncludeCommand bool
+	IncludeCommand bool `yaml:"include_command"`
 	// Serve and Tier2 are the settings that are flags too (serve's, and
 	// approve's --phrase-limit and --lockout); zero where the file gives
 	// none. A flag given on the command line wins: see Settings.
-	Serve ServeSettings
-	Tier2 Tier2Settings
+	Serve ServeSettings `yaml:"serve"`
+	Tier2 Tier2Settings `yaml:"tier2"`
 	// Risk is the file's risk: section: what the judgement of a command
 	// adds to its built-in sensitive paths and programs, and what run and
 	// the hooks let through without asking (see RiskContext).
-	Risk RiskSettings
+	Risk RiskSettings `yaml:"risk"`
 	// Trust is the file's trust: section (signed approvals); mode off when
 	// there is none. See TrustSettings.
-	Trust TrustConfig
+	Trust TrustConfig `yaml:"trust"`
 
 	// settings: what the file gave of Serve and Tier2, as flag values.
 	settings []Setting
@@ -50,27 +52,28 @@ type File struct {
 }
 
 // ServeSettings is the file's serve: section, named after serve's flags
-// (host_key for --host-key). Paths are made absolute against the file's
-// directory.
+// (host_key for --host-key): each field's yaml tag is its key, its flag
+// tag the flag. Paths (config:"path") are made absolute against the
+// file's directory.
 type ServeSettings struct {
-	Listen            string
-	HostKey           string
-	Approvers         string
-	Watchers          string
-	MaxSessions       int
-	MaxSessionsPerKey int
-	IdleTimeout       time.Duration
-	LoginGrace        time.Duration
-	AuthFailures      int
-	AuthBackoff       time.Duration
-	ShutdownGrace     time.Duration
+	Listen            string        `yaml:"listen" flag:"listen"`
+	HostKey           string        `yaml:"host_key" flag:"host-key" config:"path"`
+	Approvers         string        `yaml:"approvers" flag:"approvers" config:"path"`
+	Watchers          string        `yaml:"watchers" flag:"watchers" config:"path"`
+	MaxSessions       int           `yaml:"max_sessions" flag:"max-sessions"`
+	MaxSessionsPerKey int           `yaml:"max_sessions_per_key" flag:"max-sessions-per-key"`
+	IdleTimeout       time.Duration `yaml:"idle_timeout" flag:"idle-timeout"`
+	LoginGrace        time.Duration `yaml:"login_grace" flag:"login-grace"`
+	AuthFailures      int           `yaml:"auth_failures" flag:"auth-failures"`
+	AuthBackoff       time.Duration `yaml:"auth_backoff" flag:"auth-backoff"`
+	ShutdownGrace     time.Duration `yaml:"shutdown_grace" flag:"shutdown-grace"`
 }
 
 // Tier2Settings is the file's tier2: section (approve's --phrase-limit
 // and --lockout).
 type Tier2Settings struct {
-	PhraseLimit int
-	Lockout     time.Duration
+	PhraseLimit int           `yaml:"phrase_limit" flag:"phrase-limit"`
+	Lockout     time.Duration `yaml:"lockout" flag:"lockout"`
 }
 
 // Setting is one value of the serve: or tier2: section as the flag it
@@ -138,40 +141,44 @@ const (
 	TypeExec      = "exec"
 )
 
-// Channel is one place pages go.
+// Channel is one place pages go. It is written once, here: each
+// field's yaml tag is its key (secret:"NAME" a secret named by NAME_env
+// or NAME_file), types the channel types that take it (none: every
+// type), and the keys a channel allows, in the order messages list them,
+// come from the fields' order.
 type Channel struct {
 	Name string
-	Type string
+	Type string `yaml:"type"`
+	// IncludeCommand: whether pages on this channel carry the command
+	// (include_command; the file's default when not set).
+	IncludeCommand bool `yaml:"include_command"`
+	// Timeout bounds one delivery (timeout; default 10s).
+	Timeout time.Duration `yaml:"timeout"`
+	// Parallel bounds the deliveries the channel sends at once
+	// (parallel; 0: the notifier's default). Each channel has its own:
+	// a receiver that hangs delays only its own channel.
+	Parallel int `yaml:"parallel"`
 	// URL is the service's URL when it is not a secret (ntfy's topic URL,
 	// a webhook's); URLSecret names it when it is one (Slack's incoming
 	// webhook URL: url_env / url_file). One of the two, for the types that
 	// take a URL.
-	URL       string
-	URLSecret Secret
+	URL       string `yaml:"url" types:"ntfy,webhook" config:"url"`
+	URLSecret Secret `secret:"url" types:"ntfy,slack,webhook"`
 	// Token: ntfy's access token (token_env / token_file), sent as a
 	// bearer token.
-	Token Secret
+	Token Secret `secret:"token" types:"ntfy"`
 	// RoutingKey: PagerDuty's integration key (routing_key_env /
 	// routing_key_file).
-	RoutingKey Secret
+	RoutingKey Secret `secret:"routing_key" types:"pagerduty"`
 	// EventsURL: PagerDuty's Events API v2 endpoint (events_url; default
 	// https://events.pagerduty.com/v2/enqueue).
-	EventsURL string
+	EventsURL string `yaml:"events_url" types:"pagerduty" config:"url"`
 	// SigningSecret: the webhook's HMAC-SHA256 key (secret_env /
 	// secret_file).
-	SigningSecret Secret
+	SigningSecret Secret `secret:"secret" types:"webhook"`
 	// Command: exec's argv (command), run with the event as JSON on
 	// stdin, no shell.
-	Command []string
-	// IncludeCommand: whether pages on this channel carry the command
-	// (include_command; the file's default when not set).
-	IncludeCommand bool
-	// Timeout bounds one delivery (timeout; default 10s).
-	Timeout time.Duration
-	// Parallel bounds the deliveries the channel sends at once
-	// (parallel; 0: the notifier's default). Each channel has its own:
-	// a receiver that hangs delays only its own channel.
-	Parallel int
+	Command []string `yaml:"command" types:"exec" config:"argv"`
 	// Line is where the channel is defined in the file, for messages.
 	Line int
 }
@@ -211,11 +218,11 @@ func (s Secret) Set() bool { return s.Env != "" || s.File != "" }
 
 // Route sends the proposals it matches through its steps.
 type Route struct {
-	Match Match
-	Steps []Step
+	Match Match  `yaml:"match"`
+	Steps []Step `yaml:"steps"`
 	// RemindBeforeExpiry: a reminder this long before expiry to every
 	// channel paged so far (remind_before_expiry; 0: none).
-	RemindBeforeExpiry time.Duration
+	RemindBeforeExpiry time.Duration `yaml:"remind_before_expiry" config:"zero"`
 	// Line is where the route is defined in the file.
 	Line int
 }
@@ -228,8 +235,8 @@ type Match = policy.Match
 // Step is one paging step: After this long since the proposal opened,
 // notify these channels (by name).
 type Step struct {
-	After  time.Duration
-	Notify []string
+	After  time.Duration `yaml:"after" config:"zero"`
+	Notify []string      `yaml:"notify"`
 	// Line is where the step is in the file.
 	Line int
 }

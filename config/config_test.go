@@ -335,8 +335,8 @@ func TestExampleLoads(t *testing.T) {
 		lines = append(lines, l)
 	}
 	f = parseOK(t, t.TempDir(), strings.Join(lines, "\n"))
-	if n := len(f.Settings("serve")); n != len(serveSettingKeys) {
-		t.Errorf("the example's serve: gives %d settings, want every one (%d)", n, len(serveSettingKeys))
+	if n := len(f.Settings("serve")); n != len(sectionFields(reflect.TypeFor[ServeSettings]())) {
+		t.Errorf("the example's serve: gives %d settings, want every one (%d)", n, len(sectionFields(reflect.TypeFor[ServeSettings]())))
 	}
 	if f.Tier2.PhraseLimit != 3 || f.Tier2.Lockout != 15*time.Minute {
 		t.Errorf("the example's tier2: %+v", f.Tier2)
@@ -350,16 +350,14 @@ func TestExampleLoads(t *testing.T) {
 		t.Errorf("the example's trust: %+v", f.Trust)
 	}
 	// Every key of every part of the file is in the example.
-	for _, k := range append(append(append(append(append(append([]string{}, topKeys...), routeKeys...), matchKeys...), stepKeys...), commonChannelKeys...), append(riskKeys, trustKeys...)...) {
+	for _, k := range append(append(append(append(append(append([]string{}, topKeys...), routeKeys...), matchKeys...), stepKeys...), channelKeysFor("")...), append(riskKeys, trustKeys...)...) {
 		if !regexp.MustCompile(`(?m)\b` + k + `:`).MatchString(Example) {
 			t.Errorf("the example does not show %s", k)
 		}
 	}
-	for _, keys := range channelKeys {
-		for _, k := range keys {
-			if !strings.Contains(Example, k) {
-				t.Errorf("the example does not show %s", k)
-			}
+	for _, k := range channelSchema() {
+		if !strings.Contains(Example, k.key) {
+			t.Errorf("the example does not show %s", k.key)
 		}
 	}
 }

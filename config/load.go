@@ -11,10 +11,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -207,58 +207,13 @@ func Parse(path string, data []byte) (*File, error) {
 
 // The keys of each part of the file.
 var (
-	topKeys   = []string{"channels", "routes", "open_hint", "include_command", "serve", "tier2", "risk", "trust"}
-	routeKeys = []string{"match", "steps", "remind_before_expiry"}
+	topKeys   = yamlKeys[File]()
+	routeKeys = yamlKeys[Route]()
 	matchKeys = []string{"risk", "session", "requester"}
-	stepKeys  = []string{"after", "notify"}
+	stepKeys  = yamlKeys[Step]()
 
-	commonChannelKeys = []string{"type", "include_command", "timeout", "parallel"}
-	channelKeys       = map[string][]string{
-		TypeNtfy:      {"url", "url_env", "url_file", "token_env", "token_file"},
-		TypeSlack:     {"url_env", "url_file"},
-		TypePagerDuty: {"routing_key_env", "routing_key_file", "events_url"},
-		TypeWebhook:   {"url", "url_env", "url_file", "secret_env", "secret_file"},
-		TypeExec:      {"command"},
-	}
 	channelTypes = []string{TypeNtfy, TypeSlack, TypePagerDuty, TypeWebhook, TypeExec}
 )
-
-// settingKind is the type of a serve: or tier2: value.
-type settingKind int
-
-const (
-	kindString   settingKind = iota
-	kindPath                 // a string, made absolute against the file's directory
-	kindCount                // an integer of at least 1
-	kindDuration             // a duration above zero
-)
-
-// settingKey is one key of serve: or tier2:, the flag it stands for and
-// where its value goes.
-type settingKey struct {
-	key, flag string
-	kind      settingKind
-	set       func(f *File, s string, n int, d time.Duration)
-}
-
-var serveSettingKeys = []settingKey{
-	{"listen", "listen", kindString, func(f *File, s string, _ int, _ time.Duration) { f.Serve.Listen = s }},
-	{"host_key", "host-key", kindPath, func(f *File, s string, _ int, _ time.Duration) { f.Serve.HostKey = s }},
-	{"approvers", "approvers", kindPath, func(f *File, s string, _ int, _ time.Duration) { f.Serve.Approvers = s }},
-	{"watchers", "watchers", kindPath, func(f *File, s string, _ int, _ time.Duration) { f.Serve.Watchers = s }},
-	{"max_sessions", "max-sessions", kindCount, func(f *File, _ string, n int, _ time.Duration) { f.Serve.MaxSessions = n }},
-	{"max_sessions_per_key", "max-sessions-per-key", kindCount, func(f *File, _ string, n int, _ time.Duration) { f.Serve.MaxSessionsPerKey = n }},
-	{"idle_timeout", "idle-timeout", kindDuration, func(f *File, _ string, _ int, d time.Duration) { f.Serve.IdleTimeout = d }},
-	{"login_grace", "login-grace", kindDuration, func(f *File, _ string, _ int, d time.Duration) { f.Serve.LoginGrace = d }},
-	{"auth_failures", "auth-failures", kindCount, func(f *File, _ string, n int, _ time.Duration) { f.Serve.AuthFailures = n }},
-	{"auth_backoff", "auth-backoff", kindDuration, func(f *File, _ string, _ int, d time.Duration) { f.Serve.AuthBackoff = d }},
-	{"shutdown_grace", "shutdown-grace", kindDuration, func(f *File, _ string, _ int, d time.Duration) { f.Serve.ShutdownGrace = d }},
-}
-
-var tier2SettingKeys = []settingKey{
-	{"phrase_limit", "phrase-limit", kindCount, func(f *File, _ string, n int, _ time.Duration) { f.Tier2.PhraseLimit = n }},
-	{"lockout", "lockout", kindDuration, func(f *File, _ string, _ int, d time.Duration) { f.Tier2.Lockout = d }},
-}
 
 var (
 	envName     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
@@ -405,9 +360,7 @@ func (l *loader) parse(data []byte) *File {
 		return entry{}, false
 	}
 	if e, ok := get("include_command"); ok {
-		if b, ok := l.boolean(e, "include_command"); ok {
-			f.IncludeCommand = b
-		}
+		l.decodeValue(e, "include_command", "", &f.IncludeCommand)
 	}
 	if e, ok := get("channels"); ok {
 		l.channels(f, e)
@@ -425,10 +378,10 @@ func (l *loader) parse(data []byte) *File {
 		}
 	}
 	if e, ok := get("serve"); ok {
-		l.settings(f, e, "serve", serveSettingKeys)
+		l.section(f, e, "serve", &f.Serve)
 	}
 	if e, ok := get("tier2"); ok {
-		l.settings(f, e, "tier2", tier2SettingKeys)
+		l.section(f, e, "tier2", &f.Tier2)
 	}
 	if e, ok := get("risk"); ok {
 		l.risk(f, e)
@@ -720,13 +673,13 @@ func (l *loader) channel(f *File, ce entry) *Channel {
 	if !ok {
 		return nil
 	}
-	if _, known := channelKeys[typ]; !known {
+	if !contains(channelTypes, typ) {
 		l.add(te.at(), "%s: unknown type %q; want one of %s", what, typ, strings.Join(channelTypes, ", "))
 		return nil
 	}
 	c.Type = typ
 	what = fmt.Sprintf("channel %s (%s)", ce.name, typ)
-	allowed := append(append([]string{}, commonChannelKeys...), channelKeys[typ]...)
+	allowed := channelKeysFor(typ)
 	good := true
 	var known []entry
 	for _, e := range es {
@@ -744,63 +697,22 @@ func (l *loader) channel(f *File, ce entry) *Channel {
 			l.add(e.key, "%s: unknown key %q; allowed for %s: %s", what, e.name, typ, strings.Join(allowed, ", "))
 		}
 	}
+	cv := reflect.ValueOf(c).Elem()
 	var urlKeys []entry
 	for _, e := range known {
-		k := what + ": " + e.name
-		switch e.name {
-		case "type":
-		case "include_command":
-			if b, ok := l.boolean(e, k); ok {
-				c.IncludeCommand = b
-			} else {
-				good = false
-			}
-		case "timeout":
-			if d, ok := l.duration(e, k, true); ok {
-				c.Timeout = d
-			} else {
-				good = false
-			}
-		case "parallel":
-			if n, ok := l.count(e, k); ok {
-				c.Parallel = n
-			} else {
-				good = false
-			}
-		case "url", "url_env", "url_file":
+		if e.name == "type" {
+			continue
+		}
+		if e.name == "url" || e.name == "url_env" || e.name == "url_file" {
 			if len(urlKeys) > 0 {
 				l.add(e.key, "%s: %s and %s: give the URL once (one of %s)", what, urlKeys[0].name, e.name, strings.Join(urlChoices(typ), ", "))
 				good = false
 				continue
 			}
 			urlKeys = append(urlKeys, e)
-			if e.name != "url" {
-				good = l.secretKey(&c.URLSecret, e, k) && good
-			} else if u, ok := l.url(e, k); ok {
-				c.URL = u
-			} else {
-				good = false
-			}
-		case "events_url":
-			if u, ok := l.url(e, k); ok {
-				c.EventsURL = u
-			} else {
-				good = false
-			}
-		case "token_env", "token_file":
-			good = l.secretKey(&c.Token, e, k) && good
-		case "routing_key_env", "routing_key_file":
-			good = l.secretKey(&c.RoutingKey, e, k) && good
-		case "secret_env", "secret_file":
-			good = l.secretKey(&c.SigningSecret, e, k) && good
-		case "command":
-			argv, _, ok := l.strList(e, k, "the program and its arguments, such as [notify-send, approve-tui]")
-			if ok {
-				c.Command = argv
-			} else {
-				good = false
-			}
 		}
+		k := channelKeyNamed(e.name)
+		good = l.decodeValue(e, what+": "+e.name, k.kind, cv.Field(k.index).Addr().Interface()) && good
 	}
 	// What each type needs.
 	need := func(ok bool, format string, args ...any) {
@@ -926,9 +838,7 @@ func (l *loader) route(f *File, n ast.Node, num int) *Route {
 		good = false
 	}
 	if re, ok := find(es, "remind_before_expiry"); ok {
-		d, ok := l.duration(re, what+": remind_before_expiry", false)
-		r.RemindBeforeExpiry = d
-		good = ok && good
+		good = l.decodeValue(re, what+": remind_before_expiry", "zero", &r.RemindBeforeExpiry) && good
 	}
 	if !good {
 		return nil
@@ -1048,12 +958,12 @@ func (l *loader) steps(f *File, e entry, what string) ([]Step, bool) {
 		if !ok {
 			l.add(it, "%s has no after; want after: how long after the proposal opened, such as 0s or 5m", sw)
 			sgood = false
-		} else if d, ok := l.duration(ae, sw+": after", false); ok {
+		} else if l.decodeValue(ae, sw+": after", "zero", &st.After) {
+			d := st.After
 			if d <= prev {
 				l.add(ae.at(), "%s: after %s is not later than the step before (%s); want the steps in increasing after", sw, human.Written(d), human.Written(prev))
 				sgood = false
 			}
-			st.After = d
 			prev = d
 		} else {
 			sgood = false
@@ -1095,54 +1005,4 @@ func orNone(names []string) string {
 	names = append([]string(nil), names...)
 	sort.Strings(names)
 	return strings.Join(names, ", ")
-}
-
-// settings reads serve: or tier2:.
-func (l *loader) settings(f *File, e entry, section string, keys []settingKey) {
-	names := make([]string, len(keys))
-	for i, k := range keys {
-		names[i] = k.key
-	}
-	es, ok := l.mapping(e.val, section, "a mapping ("+strings.Join(names, ", ")+")", names)
-	if !ok {
-		return
-	}
-	for _, se := range es {
-		var k settingKey
-		for _, c := range keys {
-			if c.key == se.name {
-				k = c
-			}
-		}
-		what := section + ": " + se.name
-		var value string
-		switch k.kind {
-		case kindString, kindPath:
-			s, ok := l.nonEmpty(se, what)
-			if !ok {
-				continue
-			}
-			if k.kind == kindPath && !filepath.IsAbs(s) {
-				s = filepath.Join(l.dir, s)
-			}
-			k.set(f, s, 0, 0)
-			value = s
-		case kindCount:
-			n, ok := l.count(se, what)
-			if !ok {
-				continue
-			}
-			k.set(f, "", n, 0)
-			value = strconv.Itoa(n)
-		case kindDuration:
-			d, ok := l.duration(se, what, true)
-			if !ok {
-				continue
-			}
-			k.set(f, "", 0, d)
-			value = d.String()
-		}
-		line, col := pos(se.key)
-		f.settings = append(f.settings, Setting{Section: section, Key: k.key, Flag: k.flag, Value: value, Line: line, Column: col})
-	}
 }

@@ -9,8 +9,9 @@ import (
 	"github.com/approve-tui/approve-tui/risk"
 )
 
-// The keys of the risk: section.
-var riskKeys = []string{"sensitive_paths", "sensitive_programs", "unasked"}
+// The keys of the risk: section: RiskSettings' tags, and unasked (a
+// Setting: the flag run and the hooks take).
+var riskKeys = append(yamlKeys[RiskSettings](), "unasked")
 
 // The values of run's and every hook's --unasked: what goes without a
 // proposal.
@@ -39,10 +40,10 @@ type RiskSettings struct {
 	// SensitivePaths: absolute paths, or paths starting with ~/ (the home
 	// of the user the command runs as); one ending in / is a directory and
 	// everything below it.
-	SensitivePaths []string
+	SensitivePaths []string `yaml:"sensitive_paths"`
 	// SensitivePrograms: program names with the least level any use of
 	// them gets (medium or high).
-	SensitivePrograms map[string]model.RiskLevel
+	SensitivePrograms map[string]model.RiskLevel `yaml:"sensitive_programs"`
 }
 
 // risk reads risk:.

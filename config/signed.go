@@ -19,28 +19,28 @@ import (
 	"github.com/approve-tui/approve-tui/trust"
 )
 
-// The keys of the trust: section.
-var trustKeys = []string{"mode", "allowed_signers", "policy_signers", "store", "users"}
+// The keys of the trust: section, from TrustConfig's tags.
+var trustKeys = yamlKeys[TrustConfig]()
 
 // TrustConfig is the file's trust: section as written (checked, paths
 // absolute); TrustSettings loads the trust file it names.
 type TrustConfig struct {
 	// Mode is trust.ModeRequired or trust.ModeOff: as the file says, else
 	// required when AllowedSigners is set, off otherwise.
-	Mode trust.Mode
+	Mode trust.Mode `yaml:"mode"`
 	// AllowedSigners is the trust file (OpenSSH allowed_signers format),
 	// absolute ("" when not set).
-	AllowedSigners string
+	AllowedSigners string `yaml:"allowed_signers"`
 	// PolicySigners are the principals whose signature puts a policy in
 	// force.
-	PolicySigners []string
+	PolicySigners []string `yaml:"policy_signers"`
 	// Store is the store identity statements name ("": the store's
 	// default identity).
-	Store string
+	Store string `yaml:"store"`
 	// Users maps OS user names to the principal each signs as, where the
 	// two differ: a proposal of an agent running as the user is never
 	// approved by that principal.
-	Users map[string]string
+	Users map[string]string `yaml:"users"`
 	// Line is where the section starts (0: no section).
 	Line int
 }

@@ -32,15 +32,15 @@ import (
 //	go build -ldflags "-X github.com/approve-tui/approve-tui/config.SystemConfigPath=/etc/approve-tui/config.yaml"
 var SystemConfigPath = "/etc/approve-tui/config.yaml"
 
-// systemKeys are the keys the system file takes.
-var systemKeys = []string{"trust"}
+// systemKeys are the keys the system file takes, from System's tags.
+var systemKeys = yamlKeys[System]()
 
 // System is the system configuration file, read and checked.
 type System struct {
 	// Path is SystemConfigPath as it was read.
 	Path string
 	// Trust is its trust: section (mode off when it has none).
-	Trust TrustConfig
+	Trust TrustConfig `yaml:"trust"`
 }
 
 // SystemError is a system configuration file that exists and cannot be
