@@ -16,6 +16,7 @@ import (
 	// -update (the flag golden screens use) also rewrites README captures.
 	_ "github.com/approve-tui/approve-tui/golden"
 	"github.com/approve-tui/approve-tui/headless"
+	"github.com/approve-tui/approve-tui/internal/docstest"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 	"github.com/approve-tui/approve-tui/tui"
@@ -186,42 +187,49 @@ func TestHeadlessExampleTapes(t *testing.T) {
 	checkReadmeCaptures(t, dir)
 }
 
-// checkReadmeCaptures compares each README block marked
-// "<!-- capture: PATH -->" with the screenshot the example tapes wrote at
-// PATH (relative to dir). With -update it rewrites the blocks.
+// checkReadmeCaptures compares each block of README.md and docs/*.md
+// marked "<!-- capture: PATH -->" with the screenshot the example tapes
+// wrote at PATH (relative to dir). With -update it rewrites the blocks.
 func checkReadmeCaptures(t *testing.T, dir string) {
-	const readme = "../README.md"
-	b, err := os.ReadFile(readme)
+	files, err := docstest.Files("..")
 	if err != nil {
 		t.Fatal(err)
 	}
 	re := regexp.MustCompile("(?s)(<!-- capture: (\\S+) -->\n```\n)(.*?)(```)")
+	update := false
+	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
+		update = true
+	}
 	found := 0
 	var failed []string
-	out := re.ReplaceAllStringFunc(string(b), func(block string) string {
-		m := re.FindStringSubmatch(block)
-		found++
-		shot, err := os.ReadFile(filepath.Join(dir, m[2]))
-		if err != nil {
-			failed = append(failed, m[2]+": no such screenshot from the example tapes")
-			return block
+	for _, file := range files {
+		out := re.ReplaceAllStringFunc(file.Text, func(block string) string {
+			m := re.FindStringSubmatch(block)
+			found++
+			shot, err := os.ReadFile(filepath.Join(dir, m[2]))
+			if err != nil {
+				failed = append(failed, file.Path+": "+m[2]+": no such screenshot from the example tapes")
+				return block
+			}
+			if m[3] != string(shot) {
+				failed = append(failed, file.Path+": "+m[2]+":\n--- "+file.Path+"\n"+m[3]+"--- tape\n"+string(shot))
+			}
+			return m[1] + string(shot) + m[4]
+		})
+		if update && out != file.Text {
+			if err := os.WriteFile(filepath.Join("..", file.Path), []byte(out), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
-		if m[3] != string(shot) {
-			failed = append(failed, m[2]+":\n--- README\n"+m[3]+"--- tape\n"+string(shot))
-		}
-		return m[1] + string(shot) + m[4]
-	})
-	if found < 2 {
-		t.Fatalf("README quotes %d tape captures, want at least 2", found)
 	}
-	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
-		if err := os.WriteFile(readme, []byte(out), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if found < 2 {
+		t.Fatalf("README.md and docs/ quote %d tape captures, want at least 2", found)
+	}
+	if update {
 		return
 	}
 	for _, f := range failed {
-		t.Errorf("README capture differs from the tape's screenshot (go test ./cli -run TestHeadlessExampleTapes -update rewrites it): %s", f)
+		t.Errorf("a capture in the docs differs from the tape's screenshot (go test ./cli -run TestHeadlessExampleTapes -update rewrites it): %s", f)
 	}
 }
 
@@ -329,12 +337,12 @@ func TestHeadlessDocs(t *testing.T) {
 	if len(six) != 6 {
 		t.Fatalf("quickstart.tape drives the console with %d lines, want 6", len(six))
 	}
-	readme, err := os.ReadFile("../README.md")
+	readme, err := docstest.Text("..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if block := "```\n" + strings.Join(six, "\n") + "\n```"; !strings.Contains(string(readme), block) {
-		t.Fatalf("README does not show quickstart.tape's six lines:\n%s", block)
+	if block := "```\n" + strings.Join(six, "\n") + "\n```"; !strings.Contains(readme, block) {
+		t.Fatalf("the docs do not show quickstart.tape's six lines:\n%s", block)
 	}
 	for _, name := range append(append([]string{}, headless.IgnoredCommands...), headless.IgnoredSettings...) {
 		if !strings.Contains(headlessHelp, name) {

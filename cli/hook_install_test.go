@@ -751,7 +751,7 @@ func TestHookInstallProjectScope(t *testing.T) {
 func TestREADMEAgentHooks(t *testing.T) {
 	block := readmeBlocks(t)["agent-hooks"]
 	if block == "" {
-		t.Fatal("README.md has no block marked <!-- readme-test: agent-hooks -->")
+		t.Fatal("neither README.md nor docs/ has a block marked <!-- readme-test: agent-hooks -->")
 	}
 	dir := t.TempDir()
 	bin := buildBinary(t, dir)

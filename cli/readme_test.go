@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/approve-tui/approve-tui/internal/docstest"
 	"github.com/approve-tui/approve-tui/internal/pgtest"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
@@ -52,23 +53,32 @@ type readmeRun struct {
 	gopath string // where the install block put the binary: $GOPATH/bin
 }
 
-// readmeBlocks reads the marked blocks of README.md.
+// readmeBlocks reads the marked blocks of README.md and the guides in
+// docs/, wherever each now stands.
 func readmeBlocks(t *testing.T) map[string]string {
-	b, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	marked, err := docstest.Marked(repoRoot(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	re := regexp.MustCompile("(?m)^<!-- readme-test: ([a-z-]+) -->\n```[a-z]*\n((?s:.*?))^```$")
 	blocks := map[string]string{}
-	for _, m := range re.FindAllStringSubmatch(string(b), -1) {
-		blocks[m[1]] = m[2]
+	for name, b := range marked {
+		blocks[name] = b.Body
 	}
 	for _, name := range []string{"two-commands", "install", "release", "completion", "manpath", "first-session", "default-store", "postgres", "hermes", "hermes-config", "hermes-doctor", "policy-file", "policy"} {
 		if blocks[name] == "" {
-			t.Fatalf("README.md has no block marked <!-- readme-test: %s -->", name)
+			t.Fatalf("neither README.md nor docs/ has a block marked <!-- readme-test: %s -->", name)
 		}
 	}
 	return blocks
+}
+
+// docsText is README.md and every guide in docs/, one after the other.
+func docsText(t *testing.T) string {
+	text, err := docstest.Text(repoRoot(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return text
 }
 
 // homeDir is a fresh HOME for a shell of the README's. Not a t.TempDir:
@@ -245,10 +255,9 @@ func (r *readmeRun) completion(t *testing.T) {
 	if _, err := exec.LookPath("zsh"); err == nil {
 		zsh = "zsh"
 	}
-	readme, _ := os.ReadFile(filepath.Join(r.root, "README.md"))
-	m := regexp.MustCompile("(?m)^mkdir -p ~/.zfunc && approve-tui completion zsh > ~/.zfunc/_approve-tui$").Find(readme)
+	m := regexp.MustCompile("(?m)^mkdir -p ~/.zfunc && approve-tui completion zsh > ~/.zfunc/_approve-tui$").Find([]byte(docsText(t)))
 	if m == nil {
-		t.Fatal("the README lost its zsh completion line")
+		t.Fatal("the docs lost their zsh completion line")
 	}
 	cmd := exec.Command(zsh, "-c", string(m))
 	cmd.Env, cmd.Dir = env, home
@@ -802,10 +811,7 @@ func matchTranscript(want, got []string) string {
 // The README names every table of approve-tui's own that opening a Hermes
 // state.db makes, and says that even list makes them.
 func TestREADMENamesTheTablesAnOpenMakes(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	readme := []byte(docsText(t))
 	para := regexp.MustCompile(`(?s)keeps its own tables\s*\((.*?)\)`).FindSubmatch(readme)
 	if para == nil || !strings.Contains(string(readme), "even `list` or\n`show` on a Hermes `state.db` adds them") {
 		t.Fatal("the README no longer lists approve-tui's own tables, or no longer says that list makes them")

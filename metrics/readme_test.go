@@ -1,29 +1,28 @@
 package metrics
 
 import (
-	"os"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/approve-tui/approve-tui/internal/docstest"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 )
 
-// The README's list of metrics (its **Metrics.** paragraph) names every
-// approve_tui_ family the registry exports, with its labels, and nothing
-// else: a metric added, renamed or relabelled without the README fails
-// here.
+// The docs' list of metrics (the **Metrics.** paragraph of
+// docs/paging.md) names every approve_tui_ family the registry exports,
+// with its labels, and nothing else: a metric added, renamed or relabelled
+// without the docs fails here.
 func TestREADMEListsEveryMetric(t *testing.T) {
-	raw, err := os.ReadFile("../README.md")
+	text, err := docstest.Text("..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := string(raw)
 	start := strings.Index(text, "**Metrics.**")
 	if start < 0 {
-		t.Fatal("the README has no **Metrics.** paragraph")
+		t.Fatal("neither README.md nor docs/ has a **Metrics.** paragraph")
 	}
 	end := strings.Index(text[start:], "\n## ")
 	if end < 0 {
@@ -75,19 +74,19 @@ func TestREADMEListsEveryMetric(t *testing.T) {
 	for name, labels := range exported {
 		got, ok := listed[name]
 		if !ok {
-			t.Errorf("the README does not list %s", name)
+			t.Errorf("docs/paging.md does not list %s", name)
 			continue
 		}
 		want := strings.Split(labels, ",")
 		have := strings.Split(got, ",")
 		sort.Strings(have)
 		if strings.Join(have, ",") != strings.Join(want, ",") {
-			t.Errorf("the README lists %s{%s}; it is exported with {%s}", name, got, labels)
+			t.Errorf("docs/paging.md lists %s{%s}; it is exported with {%s}", name, got, labels)
 		}
 	}
 	for name := range listed {
 		if _, ok := exported[name]; !ok {
-			t.Errorf("the README lists %s, which is not exported", name)
+			t.Errorf("docs/paging.md lists %s, which is not exported", name)
 		}
 	}
 }
