@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/approve-tui/approve-tui/agent"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 )
@@ -32,18 +33,100 @@ const (
 	ExitInterrupted = 130
 )
 
-// exitMeaning is what each of approve-tui's own exit codes means, for the
-// help of the commands that can exit with it.
-var exitMeaning = map[int]string{
-	ExitOK:          "success",
-	ExitError:       "error",
-	ExitUsage:       "usage: bad flags or arguments",
-	ExitNotFound:    "not found: no proposal with that id",
-	ExitNotPending:  "not pending: already decided, expired, or lost the race",
-	ExitMismatch:    "the typed confirmation did not match",
-	ExitUnavailable: "store unavailable: database missing, locked, not a database, unwritable, or opened --read-only",
-	ExitTampered:    "audit --verify: the log or a payload was altered",
-	ExitInterrupted: "interrupted (SIGINT or SIGTERM)",
+// exitRow is one exit code and what it means.
+type exitRow struct {
+	code int
+	// label is what the code column shows where it is not the number
+	// itself ("N": run's command's own code).
+	label   string
+	meaning string
+}
+
+func (r exitRow) column() string {
+	if r.label != "" {
+		return r.label
+	}
+	return fmt.Sprint(r.code)
+}
+
+// exitTable is every one of approve-tui's own exit codes and what it
+// means: the one table that the commands' help (exitCodes) and
+// docs/reference/exit-codes.md are made from. A command whose code says
+// something of its own (wait's 10, run's 13) has its rows in
+// commandExits, made of the same codes.
+var exitTable = []exitRow{
+	{code: ExitOK, meaning: "success"},
+	{code: ExitError, meaning: "error"},
+	{code: ExitUsage, meaning: "usage: bad flags or arguments"},
+	{code: ExitNotFound, meaning: "not found: no proposal with that id"},
+	{code: ExitNotPending, meaning: "not pending: already decided, expired, or lost the race"},
+	{code: ExitMismatch, meaning: "the typed confirmation did not match"},
+	{code: ExitUnavailable, meaning: "store unavailable: database missing, locked, not a database, unwritable, or opened --read-only"},
+	{code: ExitTampered, meaning: "audit --verify: the log or a payload was altered"},
+	{code: ExitInterrupted, meaning: "interrupted (SIGINT or SIGTERM)"},
+}
+
+// exitMeaning is exitTable by code, for the help of the commands that can
+// exit with each.
+var exitMeaning = func() map[int]string {
+	m := map[int]string{}
+	for _, r := range exitTable {
+		m[r.code] = r.meaning
+	}
+	return m
+}()
+
+// commandExits are the exit codes of the commands that give them words of
+// their own, in the order their help lists them.
+var commandExits = []struct {
+	command string
+	rows    []exitRow
+}{
+	{"approve", []exitRow{{code: ExitVoted, meaning: "a vote was recorded and the proposal needs more approvals (a rule of the policy applies)"}}},
+	{"wait", []exitRow{
+		{code: ExitOK, meaning: "approved (consumed)"},
+		{code: ExitWaitDenied, meaning: "denied"},
+		{code: ExitWaitExpired, meaning: "expired"},
+		{code: ExitWaitTimeout, meaning: "--timeout passed and it is still pending"},
+		{code: agent.ExitBlocked, meaning: "approved, but its signatures do not hold where trust is required (recorded blocked_after_consume, signature_invalid): do not run it"},
+		{code: ExitError, meaning: "error; 2 usage; 3 not found; 6 store unavailable"},
+		{code: ExitInterrupted, meaning: "interrupted (SIGINT or SIGTERM)"},
+	}},
+	{"run", []exitRow{
+		{code: -1, label: "N", meaning: "the command ran: its own exit code (128+N when signal N killed it)"},
+		{code: ExitError, meaning: "error; 2 usage; 6 store unavailable (nothing submitted, nothing run)"},
+		{code: ExitWaitDenied, meaning: "denied (the reason is shown): not run"},
+		{code: ExitWaitExpired, meaning: "expired with no decision: not run"},
+		{code: ExitWaitTimeout, meaning: "--timeout passed: withdrawn, not run"},
+		{code: agent.ExitHardline, meaning: "a hardline rule matched: refused without a proposal, not run"},
+		{code: agent.ExitBlocked, meaning: "approved, but refused at run time (its risk rose, the pinned bytes differ, or what it would touch grew): not run, recorded blocked_after_consume"},
+		{code: agent.ExitCannotRun, meaning: "approved, but it could not be started: recorded dispatch_failed"},
+		{code: agent.ExitNotFound, meaning: "approved, but the command was not found: recorded dispatch_failed"},
+		{code: ExitInterrupted, meaning: "interrupted while waiting: withdrawn, not run"},
+	}},
+	{"headless", []exitRow{
+		{code: ExitOK, meaning: "the script ran to its end"},
+		{code: ExitError, meaning: "a command failed (a Screenshot could not be written, the console quit before the end, a Set Width or Set Height further down made the screen smaller than 80x24)"},
+		{code: ExitUsage, meaning: "usage, or the script is invalid or its screen is smaller than 80x24 (nothing ran)"},
+		{code: ExitUnavailable, meaning: "store unavailable"},
+		{code: ExitWaitTimedOut, meaning: "a Wait timed out (the last screen is printed)"},
+		{code: ExitInterrupted, meaning: "interrupted"},
+	}},
+	{"hook claude-code", []exitRow{{code: ExitOK, meaning: "always, with a JSON answer, bad flags included"}}},
+	{"hook codex, hook gemini", []exitRow{
+		{code: ExitOK, meaning: "a JSON answer (deny for every failure the hook sees)"},
+		{code: ExitUsage, meaning: "bad flags: the reason on stderr, which the agent reads as a block"},
+	}},
+}
+
+// exitRowsOf is commandExits' rows for command.
+func exitRowsOf(command string) []exitRow {
+	for _, c := range commandExits {
+		if c.command == command {
+			return c.rows
+		}
+	}
+	panic("no exit codes of " + command)
 }
 
 // exitCodes is the help's list of the exit codes a command can end with
@@ -51,20 +134,28 @@ var exitMeaning = map[int]string{
 func exitCodes(codes ...int) string { return exitCodesWhere(nil, codes...) }
 
 func exitCodesWhere(meanings map[int]string, codes ...int) string {
-	var b strings.Builder
-	b.WriteString("\nExit codes:\n")
-	for _, c := range codes {
+	rows := make([]exitRow, len(codes))
+	for i, c := range codes {
 		m, ok := meanings[c]
 		if !ok {
 			m = exitMeaning[c]
 		}
-		// Wrapped at 79 columns, under the meaning's first word (by
-		// hand: ansi.Wordwrap breaks at hyphens, and --read-only must
-		// stay whole).
-		col := fmt.Sprintf("  %-4d", c)
+		rows[i] = exitRow{code: c, meaning: m}
+	}
+	return "\n" + exitRowsText(rows)
+}
+
+// exitRowsText is "Exit codes:" and rows, one a line, the meaning
+// wrapped at 79 columns under its first word (by hand: ansi.Wordwrap
+// breaks at hyphens, and --read-only must stay whole).
+func exitRowsText(rows []exitRow) string {
+	var b strings.Builder
+	b.WriteString("Exit codes:\n")
+	for _, r := range rows {
+		col := fmt.Sprintf("  %-4s", r.column())
 		b.WriteString(col)
 		n := len(col)
-		for _, w := range strings.Fields(m) {
+		for _, w := range strings.Fields(r.meaning) {
 			if n+1+len(w) > 79 {
 				b.WriteString("\n" + strings.Repeat(" ", len(col)))
 				n = len(col)

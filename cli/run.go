@@ -71,19 +71,7 @@ already delivered it to the command).
 Defaults: --session run:USER@HOST, --requester approve-tui-run, --cwd the
 current directory, --ttl 10m, --timeout 0 (until decided or expired).
 
-Exit codes:
-  N    the command ran: its own exit code (128+N when signal N killed it)
-  1    error; 2 usage; 6 store unavailable (nothing submitted, nothing run)
-  10   denied (the reason is shown): not run
-  11   expired with no decision: not run
-  12   --timeout passed: withdrawn, not run
-  13   a hardline rule matched: refused without a proposal, not run
-  14   approved, but refused at run time (its risk rose, the pinned bytes
-       differ, or what it would touch grew): not run, recorded
-       blocked_after_consume
-  126  approved, but it could not be started: recorded dispatch_failed
-  127  approved, but the command was not found: recorded dispatch_failed
-  130  interrupted while waiting: withdrawn, not run
+` + exitRowsText(exitRowsOf("run")) + `
 A command can exit with any of these codes itself: the "approve-tui:" line on
 stderr and the audit log tell them apart.`,
 		Args: cobra.ArbitraryArgs,

@@ -25,15 +25,7 @@ audit log, if any), or expired. While it waits it heartbeats as a live waiter
 on the id, so that the console can tell the operator someone is waiting
 (not with --read-only). --timeout 0 (the default) waits for ever.
 
-Exit codes:
-  0    approved (consumed)
-  10   denied
-  11   expired
-  12   --timeout passed and it is still pending
-  14   approved, but its signatures do not hold where trust is required
-       (recorded blocked_after_consume, signature_invalid): do not run it
-  1    error; 2 usage; 3 not found; 6 store unavailable
-  130  interrupted (SIGINT or SIGTERM)`,
+` + exitRowsText(exitRowsOf("wait")),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if timeout < 0 {
