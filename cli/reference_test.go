@@ -225,7 +225,7 @@ func configPage() string {
 		"or `APPROVE_TUI_CONFIG`; the system file anchors `trust:`) and the policy file that\n" +
 		"`approve-tui policy set` stores take these keys, and no others: an unknown key is a\n" +
 		"problem that `approve-tui config check` reports as `FILE:LINE:COL: what is wrong`.\n" +
-		"A key with a flag stands for that flag of `serve` or `approve` (the flag wins).\n" +
+		"A key with a flag stands for that command-line flag (the flag wins).\n" +
 		"A secret key is given as `NAME_env` (an environment variable) or `NAME_file` (a file).\n\n" +
 		"## The configuration file\n")
 	section := func(s config.Section) {
@@ -235,7 +235,13 @@ func configPage() string {
 			if k.Flag != "" {
 				flagCol = "`--" + k.Flag + "`"
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", k.Name, flagCol, kindWords[k.Kind])
+			kind := kindWords[k.Kind]
+			if k.Kind == "secret" && strings.HasSuffix(k.Name, "_env") {
+				kind = "a secret: the name of the environment variable that holds it"
+			} else if k.Kind == "secret" {
+				kind = "a secret: the file that holds it (mode 600)"
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", k.Name, flagCol, kind)
 		}
 	}
 	file, policy := config.Schema()
@@ -259,7 +265,6 @@ var kindWords = map[string]string{
 	"url":    "a plain http or https URL",
 	"argv":   "a program and its arguments",
 	"zero":   "a duration, may be 0",
-	"secret": "an environment variable's name (`_env`) or a file (`_file`)",
 }
 
 // The help of every command that lists exit codes in prose or by hand
