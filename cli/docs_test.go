@@ -71,7 +71,7 @@ func TestDocsShellBlocks(t *testing.T) {
 	}
 	bin := buildBinary(t, t.TempDir())
 	for _, b := range run {
-		t.Run(strings.ReplaceAll(b.File, "/", "_")+":"+strings.TrimSpace(strings.Fields(b.Body+" x")[0]), func(t *testing.T) {
+		t.Run(strings.ReplaceAll(b.File, "/", "_")+":"+strings.TrimSpace(strings.Fields(b.Body + " x")[0]), func(t *testing.T) {
 			home := homeDir(t)
 			env := []string{"HOME=" + home, "PATH=" + filepath.Dir(bin) + ":/usr/local/bin:/usr/bin:/bin",
 				"TERM=dumb", "LANG=C.UTF-8", "APPROVE_TUI_HOST=vm"}

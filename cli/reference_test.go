@@ -261,10 +261,10 @@ func configPage() string {
 }
 
 var kindWords = map[string]string{
-	"path":   "a path (relative to the file's directory)",
-	"url":    "a plain http or https URL",
-	"argv":   "a program and its arguments",
-	"zero":   "a duration, may be 0",
+	"path": "a path (relative to the file's directory)",
+	"url":  "a plain http or https URL",
+	"argv": "a program and its arguments",
+	"zero": "a duration, may be 0",
 }
 
 // The help of every command that lists exit codes in prose or by hand
