@@ -49,7 +49,7 @@ import (
 // It cannot see everything a program may do once run (a copy of the binary
 // made by the same command under another name, a script file written
 // earlier): the boundary that holds is running the agent as its own OS
-// user (README, Trust boundary).
+// user (docs/guarantees.md, Trust boundary).
 //
 // store is the store in use as given (a path, relative to this process's
 // directory, sqlite:PATH, or a postgres URL; "" for none known); env is

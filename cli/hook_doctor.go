@@ -828,7 +828,7 @@ func (a *app) checkHookTrust() (string, string) {
 			where = line(from.String())
 		}
 		return checkOK, "off (" + where + "): approvals are not signed, as for one person on a laptop; where the agent and its approvers are " +
-			"not one person, an approval is a row the agent's user can write: sign them (README: Signed approvals)"
+			"not one person, an approval is a row the agent's user can write: sign them (docs/policy.md: Signed approvals)"
 	case !from.System:
 		return checkWarning, "required (" + line(from.String()) + "), but the agent sets the environment and may write that file, so it can turn it off: " +
 			"anchor the trust: section in " + line(a.systemPath) + ", owned by root"
