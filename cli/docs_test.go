@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -188,4 +190,72 @@ func headingAnchors(md string) []string {
 		seen[a]++
 	}
 	return out
+}
+
+// The settings docs/agents-and-hooks.md shows for each agent are the ones
+// hook install writes (for the user me, the binary in ~/.local/bin), key
+// for key; Codex's trust tables are named as install names them.
+func TestDocsHookSettings(t *testing.T) {
+	root := repoRoot(t)
+	files, err := docstest.Files(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := map[string]string{} // agent -> the JSON the guide shows
+	toml := ""
+	for _, b := range docstest.AllBlocks(files) {
+		if b.File != filepath.Join("docs", "agents-and-hooks.md") {
+			continue
+		}
+		for _, agent := range []string{"claude-code", "codex", "gemini"} {
+			if b.Lang == "json" && strings.Contains(b.Body, "approve-tui hook "+agent+" ") {
+				shown[agent] = b.Body
+			}
+		}
+		if b.Lang == "toml" {
+			toml = b.Body
+		}
+	}
+	if len(shown) != 3 || toml == "" {
+		t.Fatalf("docs/agents-and-hooks.md shows the settings of %d agents, want 3, and Codex's trust tables (%v)", len(shown), toml != "")
+	}
+	home := homeDir(t)
+	bin := buildBinary(t, filepath.Join(home, ".local", "bin"))
+	env := []string{"HOME=" + home, "PATH=" + filepath.Dir(bin) + ":/usr/bin:/bin", "TERM=dumb"}
+	sh := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Dir, cmd.Env = home, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+	}
+	sh("init")
+	asShown := func(s string) string { return strings.ReplaceAll(s, home, "/home/me") }
+	for agent, file := range map[string]string{"claude-code": ".claude/settings.json", "codex": ".codex/hooks.json", "gemini": ".gemini/settings.json"} {
+		sh("hook", "install", agent)
+		b, err := os.ReadFile(filepath.Join(home, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, want any
+		if err := json.Unmarshal([]byte(asShown(string(b))), &got); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(shown[agent]), &want); err != nil {
+			t.Fatalf("the guide's %s settings: %v", agent, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("hook install %s writes, as the guide would show it:\n%s\nthe guide shows:\n%s", agent, asShown(string(b)), shown[agent])
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(home, ".codex", "config.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(toml, "\n") {
+		if strings.HasPrefix(l, "[") && !strings.Contains(asShown(string(b)), l+"\n") {
+			t.Errorf("hook install codex writes no %s into config.toml:\n%s", l, b)
+		}
+	}
 }
