@@ -65,6 +65,11 @@ func TestDocsShellBlocks(t *testing.T) {
 	}
 	// The blocks left out stay few: daemons, servers elsewhere, sudo,
 	// operators' decisions and long benchmarks.
+	for _, f := range files {
+		if n := len(regexp.MustCompile("(?m)^```").FindAllString(f.Text, -1)); n%2 != 0 {
+			t.Errorf("%s: %d lines start a fence: one is not closed, and the blocks after it are read wrong", f.Path, n)
+		}
+	}
 	if skipped > 12 {
 		t.Errorf("%d shell blocks are marked no-test; make the new ones run", skipped)
 	}
