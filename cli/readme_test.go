@@ -808,7 +808,7 @@ func matchTranscript(want, got []string) string {
 	return fmt.Sprintf("after README line %d, the README has %s, this run %s", furthest+1, next(want, furthest+1), next(got, at+1))
 }
 
-// The README names every table of approve-tui's own that opening a Hermes
+// The docs name every table of approve-tui's own that opening a Hermes
 // state.db makes, and says that even list makes them.
 func TestREADMENamesTheTablesAnOpenMakes(t *testing.T) {
 	readme := []byte(docsText(t))
