@@ -200,7 +200,7 @@ func untilCountdownChanges(left time.Duration) time.Duration {
 	return left - boundary + tickSlack
 }
 
-// untilAgoChanges is how long until ago() of an age growing from age
+// untilAgoChanges is how long until human.Ago() of an age growing from age
 // shows another text (to the minute from a minute on: human.Age).
 func untilAgoChanges(age time.Duration) time.Duration {
 	if age < 0 {

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/approve-tui/approve-tui/diffview"
+	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/impact"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/risk"
@@ -442,7 +443,7 @@ func (d *detail) buildVotes(now time.Time) []string {
 func (d *detail) buildTimed(now time.Time) []string {
 	r := d.rec
 	var out []string
-	out = append(out, d.timedField("created", ago(model.FromEpoch(r.CreatedAt), now))...)
+	out = append(out, d.timedField("created", human.Ago(model.FromEpoch(r.CreatedAt), now))...)
 	out = append(out, d.timedField("expires", expiryText(r, now))...)
 	out = append(out, d.timedField("waiter", d.waiterText(now))...)
 	if len(d.deliveries) > 0 {
@@ -467,7 +468,7 @@ func pagedText(st Styles, ds []storage.Delivery, now time.Time) string {
 		case storage.DeliveryDelivered:
 			at := ""
 			if dl.DoneAt != nil {
-				at = " " + ago(model.FromEpoch(*dl.DoneAt), now)
+				at = " " + human.Ago(model.FromEpoch(*dl.DoneAt), now)
 			}
 			parts = append(parts, st.OK.Render("✓")+" "+what+at)
 		case storage.DeliveryFailed:
@@ -494,10 +495,10 @@ func (d *detail) waiterText(now time.Time) string {
 	switch d.waiter.State {
 	case storage.WaiterLive:
 		return st.OK.Render("● live") + fmt.Sprintf(" — %s pid %d waiting since %s, heartbeat %s",
-			model.Sanitize(w.Host, model.Line), w.PID, ago(model.FromEpoch(w.StartedAt), now), ago(model.FromEpoch(w.HeartbeatAt), now))
+			model.Sanitize(w.Host, model.Line), w.PID, human.Ago(model.FromEpoch(w.StartedAt), now), human.Ago(model.FromEpoch(w.HeartbeatAt), now))
 	case storage.WaiterDead:
 		return st.Error.Render("✗ dead") + fmt.Sprintf(" — %s pid %d stopped heartbeating %s: approving will not run anything",
-			model.Sanitize(w.Host, model.Line), w.PID, ago(model.FromEpoch(w.HeartbeatAt), now))
+			model.Sanitize(w.Host, model.Line), w.PID, human.Ago(model.FromEpoch(w.HeartbeatAt), now))
 	default:
 		return st.Warning.Render("○ none") + " — no live waiter: approving will not run anything"
 	}
@@ -543,9 +544,9 @@ func expiryText(r *storage.Record, now time.Time) string {
 	}
 	at := model.FromEpoch(*r.ExpiresAt).UTC().Format("15:04:05Z")
 	if left <= 0 {
-		return "expired " + ago(model.FromEpoch(*r.ExpiresAt), now) + " (" + at + ")"
+		return "expired " + human.Ago(model.FromEpoch(*r.ExpiresAt), now) + " (" + at + ")"
 	}
-	return "in " + shortDur(left) + " (" + at + ")"
+	return "in " + human.Duration(left) + " (" + at + ")"
 }
 
 // indentWrap indents text by two columns and wraps it to width. Commands

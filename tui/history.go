@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 )
@@ -381,7 +382,7 @@ func (m *Model) buildEventPage() {
 // eventTime is the event page's time field: when, and how long ago.
 func (m *Model) eventTime() []string {
 	at := model.FromEpoch(m.event.ev.At)
-	return fieldLines(m.st, "time", at.UTC().Format("2006-01-02 15:04:05.000Z")+" ("+ago(at, m.now)+")", m.width)
+	return fieldLines(m.st, "time", at.UTC().Format("2006-01-02 15:04:05.000Z")+" ("+human.Ago(at, m.now)+")", m.width)
 }
 
 // ageEventPage writes the event page again for the clock: the line of its

@@ -16,6 +16,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/impact"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/policy"
@@ -1398,7 +1399,7 @@ func (m *Model) startApprove() tea.Cmd {
 			// read yet.
 			return m.refuse("approve", rec.ApprovalID, "read it first: all of "+rec.ApprovalID+" is on screen now; approve again (a) once you have", m.st.Warning)
 		}
-		return m.refuse("approve", rec.ApprovalID, "read it all first: "+nLines(n)+" of the command and diff "+plural(n, "has", "have")+
+		return m.refuse("approve", rec.ApprovalID, "read it all first: "+nLines(n)+" of the command and diff "+human.Plural(n, "has", "have")+
 			" not been on screen (scroll through them: ↓/pgdn; End skips them)", m.st.Warning)
 	}
 	return m.openPrompt(promptApprove, rec)

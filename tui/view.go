@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 )
@@ -204,7 +205,7 @@ func (m *Model) pagerView() string {
 			what, why, _ := strings.Cut(model.Sanitize(n.Trouble, model.Line), ": ")
 			s := "pager: " + what + " failing"
 			if n.TroubleSince > 0 {
-				s += " for " + shortDur(m.now.Sub(model.FromEpoch(n.TroubleSince)))
+				s += " for " + human.Duration(m.now.Sub(model.FromEpoch(n.TroubleSince)))
 			}
 			if why != "" {
 				s += ": " + why
@@ -368,7 +369,7 @@ func (m *Model) rowKey(r row, selected bool, width, sessW, cmdW int, at *rowMemo
 	if tl, ok := rec.TimeLeft(m.now); ok {
 		c := &at.left
 		if at.key.rec != rec || c.text == "" || m.now.Before(c.from) || !m.now.Before(c.until) {
-			*c = countdown{text: shortDur(tl), from: m.now, until: m.now.Add(untilCountdownChanges(tl) - tickSlack)}
+			*c = countdown{text: human.Duration(tl), from: m.now, until: m.now.Add(untilCountdownChanges(tl) - tickSlack)}
 		}
 		k.left = c.text
 		k.urgency = clamp01(1 - tl.Seconds()/300)
@@ -473,10 +474,10 @@ func runWords(r runInfo, now time.Time, detail string) (string, string) {
 	switch r.state {
 	case storage.RunRunning:
 		return "started, running", fmt.Sprintf("runner pid %d on %s, heartbeat %s; %s", w.PID,
-			model.Sanitize(w.Host, model.Line), ago(model.FromEpoch(w.HeartbeatAt), now), detail)
+			model.Sanitize(w.Host, model.Line), human.Ago(model.FromEpoch(w.HeartbeatAt), now), detail)
 	case storage.RunDied:
 		return "runner died", fmt.Sprintf("outcome unknown: runner pid %d on %s is gone (last heartbeat %s); %s", w.PID,
-			model.Sanitize(w.Host, model.Line), ago(model.FromEpoch(w.HeartbeatAt), now), detail)
+			model.Sanitize(w.Host, model.Line), human.Ago(model.FromEpoch(w.HeartbeatAt), now), detail)
 	}
 	return "outcome unknown", r.state.Words() + "; " + detail
 }
