@@ -89,3 +89,26 @@ func TestModelBusyCountsOneOffCommands(t *testing.T) {
 		t.Fatalf("a tick counted as one-off: %d", live.inflight)
 	}
 }
+
+// The drivers (Driver: headless, Settle, the tests) know the messages of
+// Bubble Tea's public API only: a tea.Sequence's is Bubble Tea's own, and
+// they would hand it to Update, which ignores it. The console builds none.
+func TestNoSequenceInTheConsole(t *testing.T) {
+	fset := gotoken.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pkg := range pkgs {
+		for name, file := range pkg.Files {
+			ast.Inspect(file, func(n ast.Node) bool {
+				if sel, ok := n.(*ast.SelectorExpr); ok {
+					if x, ok := sel.X.(*ast.Ident); ok && x.Name == "tea" && sel.Sel.Name == "Sequence" {
+						t.Errorf("%s: tea.Sequence at %s", name, fset.Position(sel.Pos()))
+					}
+				}
+				return true
+			})
+		}
+	}
+}
