@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -17,7 +16,6 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/approve-tui/approve-tui/human"
-	"github.com/approve-tui/approve-tui/impact"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/policy"
 	"github.com/approve-tui/approve-tui/risk"
@@ -123,27 +121,22 @@ type Model struct {
 	width  int
 	height int
 
+	// feed is the pending list and how it is kept up to date (feed.go).
+	feed
+
 	mode      viewMode
 	wide      bool
 	pageOpen  bool // narrow: the detail is shown as a page
 	focusList bool // wide: keys move the list (else they scroll the detail)
 	showHelp  bool
 
-	gen       int
-	loaded    bool
-	rows      []row
 	rang      map[string]bool // the ids listed at the last load (ring)
 	bellSince float64         // proposals created since ring (epoch)
-	// rowsOwn: rows is not full's array (rowsBuffer may reuse it).
-	rowsOwn bool
-	// full is the last load that read the list whole (not a first page).
-	full    fullLoad
-	visible []int // indexes into rows that pass the filter
-	total   int
-	cursor  int
-	top     int
-	selID   string
-	waiters map[string]storage.WaiterStatus
+	visible   []int           // indexes into rows that pass the filter
+	cursor    int
+	top       int
+	selID     string
+	waiters   map[string]storage.WaiterStatus
 	// judged: the judgements made (why.go), by command and directory;
 	// judging: those asked for and not back yet.
 	judged      map[judgeKey]*risk.Judgement
@@ -219,9 +212,6 @@ type Model struct {
 	deciding map[string]int
 
 	watcher *storage.Watcher
-	// ranking: the list shown is provisional (soonest expiry first) while
-	// the store ranks a large file's pending rows for the first time.
-	ranking storage.RankProgress
 	// screen is the terminal RunTerminal draws the frames on (nil: the
 	// caller draws what View returns); memo, parts of the last frame
 	// (memo.go).
@@ -233,41 +223,6 @@ type Model struct {
 	// has not come back yet: the watcher's wait and the clock are not
 	// counted, as they never end by themselves.
 	inflight int
-	// loading: a load of the pending list is out; dirty: another commit was
-	// noticed meanwhile. Bursts of commits (many waiters heartbeating)
-	// coalesce into one load at a time, with one more after it.
-	loading, dirty bool
-	// sig is the signature of the pending rows last read in full, at
-	// fullAt; a load finding it unchanged reads nothing more. lastLoad and
-	// loadEnd pace the loads (reloadSoon).
-	sig      *storage.PendingSignature
-	fullAt   time.Time
-	lastLoad time.Duration
-	loadEnd  time.Time
-	// loadStarts: when the last load of the list started, and the one
-	// before (reloadSoon).
-	loadStarts [2]time.Time
-	// restOwed: the rows below a long list's first page are those of an
-	// older read, since restSince; readRest reads them again, and
-	// restCancel, set while it runs, stops it (a commit's page comes
-	// first). restQueued: a restDueMsg is on its way (loadDone).
-	restOwed   bool
-	restQueued bool
-	restSince  time.Time
-	restCancel context.CancelFunc
-	// foreign counts the wake-ups for commits that may be other
-	// processes'; fullForeign is its value when the last full read was asked
-	// for, and loadForeign when the load on its way was. A wake-up for this
-	// process's own commits only needs no full read: nothing of the list can
-	// have changed that the signature does not see.
-	foreign, fullForeign, loadForeign int
-	// written is the rows this process had written at the last wake-up
-	// (writtenKnown: it could tell); ownWrites, this console's presence
-	// refreshes that wrote alone, each from a count to the next
-	// (onlyOwnPresence).
-	written      int64
-	writtenKnown bool
-	ownWrites    [][2]int64
 
 	// The clock (clock.go): on once Init started it; the last tick, the
 	// pending one (due at tickAt, numbered tickGen, reading tickWaiter's
@@ -288,29 +243,6 @@ type Model struct {
 	nextExpiry   time.Time
 }
 
-// Pacing of the pending list's loads after commits of other processes: a
-// load starts at least a gap after the last one ended, twice as long as
-// that one took, within these bounds. A hundred waiting agents heartbeat
-// fifty times a second; the console follows at most ten times a second and
-// spends most of its time on keys. fullReloadEvery: the list is read in full
-// at least this often even when its signature says nothing changed.
-const (
-	minReloadGap    = 50 * time.Millisecond
-	maxReloadGap    = 150 * time.Millisecond
-	fullReloadEvery = 5 * time.Second
-)
-
-// The rest of a long list (the rows below the first page, up to MaxLoaded)
-// is read restDelay after the frame that shows the page, so that the
-// terminal, or the SSH session, gets that frame before the console spends
-// tens of milliseconds of CPU on rows off screen. A commit noticed while it
-// is read stops it and reads its page first, unless the rest has been owed
-// for restMaxWait: then it finishes, and the commit waits for it.
-const (
-	restDelay   = 30 * time.Millisecond
-	restMaxWait = time.Second
-)
-
 // New makes a console.
 func New(opt Options) *Model {
 	if opt.Now == nil {
@@ -325,7 +257,7 @@ func New(opt Options) *Model {
 	st := NewStyles(opt.Renderer)
 	m := &Model{opt: opt, ctx: opt.Context, st: st, keys: DefaultKeyMap(), focusList: true,
 		waiters: map[string]storage.WaiterStatus{}, judged: map[judgeKey]*risk.Judgement{}, judging: map[judgeKey]bool{}, detail: newDetail(st), explained: map[string]bool{}, deciding: map[string]int{},
-		consoleID: newConsoleID(), following: opt.Follow, me: policy.VoterOf(opt.Actor)}
+		consoleID: newConsoleID(), following: opt.Follow, me: policy.VoterOf(opt.Actor), feed: newFeed(opt.Context, opt.Store)}
 	m.help = help.New()
 	m.help.Styles = st.Help
 	m.filter = textinput.New()
@@ -397,23 +329,14 @@ func (m *Model) Init() tea.Cmd {
 }
 
 func (m *Model) reload() tea.Cmd {
-	m.endRest() // this load reads the page again, and the rest after it
-	m.gen++
-	m.loading, m.dirty = true, false
-	m.loadStarts = [2]time.Time{time.Now(), m.loadStarts[0]}
-	limit := m.pageToLoad()
-	var prev *storage.PendingSignature
-	if m.loaded && (time.Since(m.fullAt) < fullReloadEvery || m.foreign == m.fullForeign) {
-		prev = m.sig
-	}
-	m.loadForeign = m.foreign
 	var watch shownPayload
 	if m.prompt != nil {
 		watch = shownOf(m.prompt.rec)
 	} else if r := m.detail.rec; r != nil {
 		watch = shownOf(r)
 	}
-	cmds := []tea.Cmd{m.oneOff(loadPending(m.ctx, m.opt.Store, m.gen, limit, prev, watch, m.ranking.Provisional))}
+	limit := m.pageToLoad(m.top+m.listRows(), strings.TrimSpace(m.filter.Value()) != "")
+	cmds := []tea.Cmd{m.oneOff(m.startLoad(limit, watch))}
 	if m.mode == viewHistory {
 		cmds = append(cmds, m.reloadHistory())
 	}
@@ -467,14 +390,13 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case pendingMsg:
 		return m, m.onPending(msg)
 	case restDueMsg:
-		m.restQueued = false
-		if m.loading || !m.restOwed {
+		if !m.restDue() {
 			return m, nil // a load is on its way: the rest comes after it (loadDone)
 		}
-		return m, m.readRest()
+		return m, m.oneOff(m.startRest())
 	case presenceWrittenMsg:
 		if msg.alone {
-			m.ownWrites = append(m.ownWrites, [2]int64{msg.before, msg.after})
+			m.ownWrite(msg.before, msg.after)
 		}
 		return m, nil
 	case historyMsg:
@@ -525,22 +447,16 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				m.prompt = nil
 			}
 			m.emit("store", "", "moved", m.note.text)
-			m.sig, m.writtenKnown = nil, false // another file: read it in full
+			m.moved() // another file: read it in full
 			return m, tea.Batch(m.reload(), waitChange(m.ctx, m.watcher))
 		}
 		if msg.err != nil {
 			m.setNote("live updates stopped: "+storeReason(msg.err), m.st.Error)
 			return m, nil
 		}
-		if m.onlyOwnPresence(msg.who) {
-			// Woken by our own presence refresh alone: nothing to read.
-			return m, waitChange(m.ctx, m.watcher)
-		}
-		if msg.who.Others {
-			m.foreign++
-		}
-		if m.loading && !m.stopRest() {
-			m.dirty = true
+		if !m.changed(msg.who) {
+			// Woken by our own presence refresh alone, or a load is on its
+			// way (another follows it): nothing to read now.
 			return m, waitChange(m.ctx, m.watcher)
 		}
 		return m, tea.Batch(m.reloadSoon(), waitChange(m.ctx, m.watcher))
@@ -674,43 +590,21 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 		return m.loadDone()
 	}
 	m.storeErr = ""
-	if !m.resting() {
-		m.lastLoad = msg.took
-	}
+	m.took(msg.took)
 	var waiter tea.Cmd
 	if msg.waiter != nil {
 		waiter = m.applyWaiter(*msg.waiter)
 	}
 	m.notifiers = msg.notifiers
 	if msg.same {
-		if m.ranking.Provisional && msg.ranking.Filling {
-			m.ranking = msg.ranking // the same rows; the ranking went on
-		}
+		m.unchanged(msg)
 		return tea.Batch(waiter, m.setPresences(msg.presences), m.loadDone())
 	}
-	m.sig, m.fullAt, m.fullForeign = msg.sig, time.Now(), m.loadForeign
 	if !m.loaded {
 		m.emit("loaded", "", "", fmt.Sprintf("%d pending", msg.total))
 	}
 	selWasListed := m.selID != "" && m.indexOf(m.selID) >= 0
-	partial := msg.limit < MaxLoaded && len(msg.rows) == msg.limit
-	var tail []row
-	if partial && len(msg.rows) > 0 {
-		// The first page of a long list: the rows loaded before that rank
-		// after it stay until the rest comes (readRest), so that the list
-		// keeps its length, and a row selected below the page its place.
-		tail = m.full.after(msg.rows)
-	}
-	rows := m.rowsBuffer(len(msg.rows) + len(tail))
-	for _, rec := range msg.rows {
-		rows = append(rows, m.full.row(rec))
-	}
-	rows = append(rows, tail...)
-	if !partial {
-		m.full = newFullLoad(rows, !msg.ranking.Provisional)
-	}
-	m.rows, m.rowsOwn = rows, partial
-	m.total = msg.total
+	rows, partial := m.take(msg)
 	m.quorum.take(msg, rows, partial)
 	m.votesChanged() // the detail is shown again below (selectionChanged)
 	if m.ranking.Provisional != msg.ranking.Provisional {
@@ -744,165 +638,31 @@ func (m *Model) onPending(msg pendingMsg) tea.Cmd {
 	m.loaded = true
 	m.applyFilter()
 	cmds = append(cmds, m.selectionChanged(false), m.setPresences(msg.presences), m.tryOpen())
-	if partial {
-		// The rest comes once the frame is out and on its way (loadDone).
-		if !m.restOwed {
-			m.restOwed, m.restSince = true, time.Now()
-		}
-	} else {
-		m.restOwed = false
-	}
+	m.owe(partial) // the rest comes once the frame is out and on its way (loadDone)
 	return tea.Batch(append(cmds, m.loadDone())...)
 }
 
-// readRest reads the whole list (MaxLoaded rows) after a first page.
-func (m *Model) readRest() tea.Cmd {
-	ctx, cancel := context.WithCancel(m.ctx)
-	m.loading, m.restCancel = true, cancel
-	return m.oneOff(loadPending(ctx, m.opt.Store, m.gen, MaxLoaded, nil, shownPayload{}, false))
-}
-
-// stopRest stops the read of the rest, if one runs and the rest has been
-// owed for less than restMaxWait, and reports whether it did: the load
-// that a commit asks for may start. Its result, if it still comes, is
-// dropped (gen), and the rest is read again after the next page.
-func (m *Model) stopRest() bool {
-	if !m.resting() || time.Since(m.restSince) >= restMaxWait {
-		return false
-	}
-	m.endRest()
-	m.gen++
-	m.loading = false
-	return true
-}
-
-// resting reports whether the read of the rest runs.
-func (m *Model) resting() bool { return m.restCancel != nil }
-
-// endRest forgets the read of the rest (it ended, or was stopped).
-func (m *Model) endRest() {
-	if m.restCancel != nil {
-		m.restCancel()
-		m.restCancel = nil
-	}
-}
-
-// rowsBuffer is an empty slice with room for n rows for the list a load
-// brings: the array of the list on screen when that is the console's own
-// (rowsOwn: built for a first page, not the full load's, which pages read
-// their rows from), else a new one. A commit on a long list then copies
-// the thousands of rows below its page, but allocates nothing for them.
-func (m *Model) rowsBuffer(n int) []row {
-	if !m.rowsOwn || cap(m.rows) < n {
-		return make([]row, 0, n+n/16+16) // room for the rows commits add
-	}
-	clear(m.rows[min(n, len(m.rows)):]) // past the new list: no record kept alive
-	return m.rows[:0]
-}
-
-// pageToLoad is how many of the most urgent pending rows a load reads
-// first: the first page on the first load; on a long list, the rows down to
-// the screen's last and reloadMargin beyond (then the rest, MaxLoaded, comes
-// right after: onPending), so that a commit shows without waiting for
-// thousands of rows to be read; everything while a filter is typed (it
-// searches every row loaded). The selection is always on screen.
-func (m *Model) pageToLoad() int {
-	switch {
-	case !m.loaded:
-		return firstPage
-	case strings.TrimSpace(m.filter.Value()) != "" || len(m.rows) <= 2*firstPage:
-		return MaxLoaded
-	}
-	need := m.top + m.listRows() + reloadMargin
-	if need >= len(m.rows) {
-		return MaxLoaded
-	}
-	return need
-}
-
-// loadDone ends a load of the pending list, and starts the next one if a
-// commit was noticed while it ran.
-//
-// The pause before the next load counts from the end of the last page
-// read: the rest (readRest) is read between commits, and stops for one.
-//
-// After a load that left the rows below a first page owed (that page, or
-// a load that found nothing changed since it, or failed), the rest is
-// read restDelay later: the read of thousands of rows, and the garbage
-// collection it brings on, does not compete with drawing the page or
-// with the terminal showing it. A rest that failed is read again after
-// the next load.
+// loadDone ends a load of the pending list: the next one starts if a
+// commit was noticed while it ran, the rest of a long list is read
+// restDelay later if it is owed (feed.endLoad).
 func (m *Model) loadDone() tea.Cmd {
-	rest := m.resting()
-	if rest {
-		m.endRest()
-	} else {
-		m.loadEnd = time.Now()
-	}
-	m.loading = false
-	if m.dirty {
+	again, rest := m.endLoad()
+	switch {
+	case again:
 		return m.reloadSoon()
-	}
-	if m.restOwed && !rest && !m.restQueued {
-		m.restQueued = true
+	case rest:
 		return m.oneOff(tea.Tick(restDelay, func(time.Time) tea.Msg { return restDueMsg{} }))
 	}
 	return nil
 }
 
 // reloadSoon loads the pending list after another process's commit, once
-// the pause after the last load is over (see minReloadGap).
-//
-// A load that came alone (none in the maxReloadGap before it) is followed
-// at once: one commit can reach the console as two wake-ups a millisecond
-// apart (SQLite's automatic checkpoint after it moves data_version again),
-// and the second must not wait minReloadGap behind the first. After two in
-// a row the pause applies: a storm of heartbeats is still paced.
+// the pause after the last load is over (feed.paced).
 func (m *Model) reloadSoon() tea.Cmd {
-	gap := min(max(2*m.lastLoad, minReloadGap), maxReloadGap)
-	last, before := m.loadStarts[0], m.loadStarts[1]
-	alone := !last.IsZero() && (before.IsZero() || last.Sub(before) >= maxReloadGap)
-	wait := gap - time.Since(m.loadEnd)
-	if wait <= 0 || alone {
-		return m.reload()
+	if wait := m.paced(); wait > 0 {
+		return m.oneOff(reloadAfter(wait))
 	}
-	m.loading, m.dirty = true, true
-	return m.oneOff(reloadAfter(wait))
-}
-
-// rowText is at most this many bytes of an agent string, sanitised, for one
-// list row (which shows one screen width of it): a 78 KB combining flood
-// costs no more than a long command.
-const rowText = 1024
-
-// rowString is s sanitised for one row of a list: at most rowText bytes
-// of it.
-func rowString(s string) string {
-	if len(s) > rowText {
-		s = s[:rowText] // a rune cut in two shows as an escaped byte, at the far end
-	}
-	return model.Sanitize(s, model.Line)
-}
-
-func makeRow(rec *storage.Record) row {
-	command, session := rowString(rec.Command), rowString(rec.SessionKey)
-	return row{
-		rec:     rec,
-		command: command,
-		session: session,
-		search: strings.ToLower(rec.ApprovalID + "\x00" + session + "\x00" + command + "\x00" +
-			rowString(rec.Cwd) + "\x00" + rowString(rec.Requester)),
-		marked: impact.Marked(rec.Impact, rec.Command, rec.RiskLevel),
-	}
-}
-
-func (m *Model) indexOf(id string) int {
-	for i, r := range m.rows {
-		if r.rec.ApprovalID == id {
-			return i
-		}
-	}
-	return -1
+	return m.reload()
 }
 
 // applyFilter recomputes the visible rows and keeps the selection on the
@@ -999,36 +759,6 @@ func (m *Model) selectionChanged(byOperator bool) tea.Cmd {
 		return tea.Batch(judging, m.oneOff(loadWaiter(m.ctx, m.opt.Store, shownOf(rec))))
 	}
 	return judging
-}
-
-// onlyOwnPresence says whether everything committed since the last wake-up
-// was this console's own presence refresh, each written alone: no other
-// process committed, and the rows this process wrote since are exactly
-// those refreshes, back to back. Then nothing on screen can have changed,
-// and there is nothing to read: an idle console refreshes its presence
-// every storage.PresenceEvery, and reading its list after each cost more
-// than all of its clock's ticks (with 10,000 pending).
-func (m *Model) onlyOwnPresence(c storage.Committers) bool {
-	from, known := m.written, m.writtenKnown
-	m.written, m.writtenKnown = c.Written, c.WrittenKnown
-	ours := m.ownWrites
-	m.ownWrites = m.ownWrites[:0:0]
-	for _, w := range ours {
-		if w[1] > c.Written {
-			m.ownWrites = append(m.ownWrites, w) // not seen yet
-		}
-	}
-	if c.Others || !c.WrittenKnown || !known || c.Written <= from {
-		return false
-	}
-	sort.Slice(ours, func(i, j int) bool { return ours[i][0] < ours[j][0] })
-	at := from
-	for _, w := range ours {
-		if w[0] == at {
-			at = w[1]
-		}
-	}
-	return at == c.Written
 }
 
 // applyWaiter takes a waiter state read for proposal msg.id.

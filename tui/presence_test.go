@@ -88,7 +88,7 @@ func TestOwnPresenceRefreshReadsNothing(t *testing.T) {
 		{"nothing written", nil, own(storage.Committers{Written: 10}), false},
 		{"cannot tell", [][2]int64{{10, 11}}, storage.Committers{Written: 11}, false},
 	} {
-		m := &Model{written: 10, writtenKnown: true, ownWrites: c.writes}
+		m := &feed{written: 10, writtenKnown: true, ownWrites: c.writes}
 		if got := m.onlyOwnPresence(c.who); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
@@ -96,12 +96,12 @@ func TestOwnPresenceRefreshReadsNothing(t *testing.T) {
 			t.Errorf("%s: the count was not taken", c.name)
 		}
 	}
-	m := &Model{}
+	m := &feed{}
 	if m.onlyOwnPresence(own(storage.Committers{Written: 11})) {
 		t.Error("the first wake-up knows no count to start from")
 	}
 	// A refresh whose rows were seen already is forgotten.
-	m = &Model{written: 20, writtenKnown: true, ownWrites: [][2]int64{{10, 11}, {20, 21}}}
+	m = &feed{written: 20, writtenKnown: true, ownWrites: [][2]int64{{10, 11}, {20, 21}}}
 	m.onlyOwnPresence(own(storage.Committers{Written: 21}))
 	if len(m.ownWrites) != 0 {
 		t.Errorf("kept %v", m.ownWrites)
