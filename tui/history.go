@@ -452,3 +452,46 @@ func (m *Model) eventKey(k tea.KeyMsg) {
 		p.scroll(len(p.lines), h)
 	}
 }
+
+// applyHistoryFilter recomputes the history's visible events and keeps the
+// selection on keep (when selected is true) where it still shows; when
+// events came above it, the rows on screen stay where they were, unless the
+// list was scrolled to its top (then the new ones show).
+func (m *Model) applyHistoryFilter(keep storage.AuditEvent, selected bool) {
+	q := strings.ToLower(strings.TrimSpace(m.filter.Value()))
+	want := keyOf(keep)
+	m.hvisible = m.hvisible[:0]
+	at := -1
+	for i, e := range m.history {
+		if q == "" || strings.Contains(strings.ToLower(historySearch(e)), q) {
+			if selected && at < 0 && keyOf(e) == want {
+				at = len(m.hvisible)
+			}
+			m.hvisible = append(m.hvisible, i)
+		}
+	}
+	if at >= 0 {
+		if m.htop > 0 {
+			m.htop += at - m.hcursor
+		}
+		m.hcursor = at
+	}
+	m.hcursor = max(min(m.hcursor, len(m.hvisible)-1), 0)
+	m.scrollHistory()
+	m.layoutHistory()
+}
+
+func (m *Model) scrollHistory() {
+	n := m.listRows() - 1
+	if m.hcursor < m.htop {
+		m.htop = m.hcursor
+	}
+	if m.hcursor >= m.htop+n {
+		m.htop = m.hcursor - n + 1
+	}
+	m.htop = max(min(m.htop, max(len(m.hvisible)-n, 0)), 0)
+}
+
+func historySearch(e storage.AuditEvent) string {
+	return e.ApprovalID + " " + e.Event + " " + e.Outcome + " " + e.Reason + " " + e.Actor + " " + e.Surface + " " + e.DetailRaw
+}

@@ -139,10 +139,15 @@ type screen struct {
 	written   []shown
 }
 
-// drainDrawn marks as read what the frames written since the last update
-// showed of the command and diff (a frame the screen held back and then
-// replaced showed nothing).
+// drainDrawn marks as read what the frames drawn since the last update
+// showed of the command and diff: the frames the screen wrote (a frame it
+// held back and then replaced showed nothing), or the one the last update
+// handed to its caller (render).
 func (m *Model) drainDrawn() {
+	if m.drawn != nil {
+		m.detail.markDrawn(*m.drawn)
+		m.drawn = nil
+	}
 	if m.screen == nil {
 		return
 	}

@@ -22,19 +22,33 @@ import (
 // from the file is sanitised where it is laid out, and this guard makes sure
 // that a string someone forgot still cannot reach the terminal raw.
 //
-// Under UseScreen (RunTerminal, SSH sessions) View also hands the frame to
-// the screen, which writes its changed lines to the terminal at once or
-// when its turn comes (terminal.go). That write is the one I/O here; it
-// stands where Bubble Tea's renderer writes, which the console runs
-// without, and blocks as that renderer's did when the terminal stops
-// reading.
-func (m *Model) View() string {
-	// The guard works line by line (model.TerminalSafe): the lines that
-	// did not change since the last frame were let through already.
+// View is pure: it returns the frame the last update laid out (render),
+// and changes nothing. Drivers call it after every update, as Bubble Tea
+// does (TestViewIsPure).
+func (m *Model) View() string { return strings.Join(m.frame, "\n") }
+
+// render lays out the frame for the state an update left, the one View
+// returns until the next update, and hands it on. It runs at the end of
+// every Update, where Bubble Tea calls View: the frame is the same.
+//
+// The guard works line by line (model.TerminalSafe): the lines that did
+// not change since the last frame were let through already.
+//
+// What the frame shows of the command and diff counts as read once the
+// frame is drawn, which the next update learns first thing (drainDrawn):
+//   - under UseScreen (RunTerminal, SSH sessions) the frame goes to the
+//     screen, which writes its changed lines to the terminal at once or
+//     when its turn comes (terminal.go), and records what the frames it
+//     wrote showed. That write is the one I/O of an update; it stands where
+//     Bubble Tea's renderer writes, which the console runs without, and
+//     blocks as that renderer's did when the terminal stops reading;
+//   - else the frame goes to the caller, who draws it after the update
+//     (Bubble Tea's renderer, the headless driver and the tests all call
+//     View after every update): it is drawn by the time the next message
+//     arrives (drawn).
+func (m *Model) render() {
 	lines := m.memo.safe.apply(m.frameLines(), 0, model.TerminalSafe)
-	// What this frame shows of the command and diff counts as read once
-	// the frame is written: by the screen, which says so (drainDrawn), or
-	// at once when the frame goes to the caller (headless, tests).
+	m.frame, m.drawn = lines, nil
 	s, ok := m.detail.onScreen()
 	switch {
 	case m.screen != nil && ok:
@@ -42,9 +56,8 @@ func (m *Model) View() string {
 	case m.screen != nil:
 		m.screen.frame(lines, m.width, m.height, nil)
 	case ok:
-		m.detail.markDrawn(s)
+		m.drawn = &s
 	}
-	return strings.Join(lines, "\n")
 }
 
 // frameLines is the frame, line by line. The lines that did not change
