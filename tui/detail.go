@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/approve-tui/approve-tui/diffview"
@@ -16,11 +18,12 @@ import (
 )
 
 // detail is the pane that shows one proposal whole. Its lines are built in
-// Update (when the proposal, its waiter, the width or the clock change);
-// View only slices them. It remembers how far the operator has scrolled, so
+// update (when the proposal, its waiter, the width or the clock change);
+// view only slices them. It remembers how far the operator has scrolled, so
 // that approve opens only once everything was on screen (invariant 8).
 type detail struct {
 	st            Styles
+	keys          KeyMap
 	width, height int
 
 	rec    *storage.Record
@@ -66,10 +69,36 @@ type detail struct {
 	visible bool // the pane is on screen (narrow screens show it as a page)
 }
 
-func newDetail(st Styles) detail { return detail{st: st} }
+func newDetail(st Styles, keys KeyMap) detail { return detail{st: st, keys: keys} }
 
-// SetSize sets the pane's inner size.
-func (d *detail) SetSize(w, h int) {
+// update scrolls the pane with a navigation key: the operator acts on it
+// (Touch), and what it draws from now on counts as read.
+func (d *detail) update(msg tea.Msg) tea.Cmd {
+	k, ok := msg.(tea.KeyMsg)
+	if !ok {
+		return nil
+	}
+	page := max(d.height-1, 1)
+	d.Touch()
+	switch {
+	case key.Matches(k, d.keys.Up):
+		d.Scroll(-1)
+	case key.Matches(k, d.keys.Down):
+		d.Scroll(1)
+	case key.Matches(k, d.keys.PageUp):
+		d.Scroll(-page)
+	case key.Matches(k, d.keys.PageDown):
+		d.Scroll(page)
+	case key.Matches(k, d.keys.Top):
+		d.ScrollTo(false)
+	case key.Matches(k, d.keys.Bottom):
+		d.ScrollTo(true)
+	}
+	return nil
+}
+
+// setSize sets the pane's inner size.
+func (d *detail) setSize(w, h int) {
 	d.width, d.height = w, max(h, 1)
 	d.clampOffset()
 }
@@ -249,12 +278,12 @@ func hiddenBelow(n, offset, height int) int {
 // drawn.
 func (d *detail) SeenAll() bool { return d.rec != nil && d.drawn != nil && d.unread == 0 }
 
-// View renders the visible lines.
-func (d *detail) View() string { return strings.Join(d.ViewLines(), "\n") }
+// view renders the visible lines.
+func (d *detail) view() string { return strings.Join(d.viewLines(), "\n") }
 
-// ViewLines is View's lines: the pane's lines themselves (the same strings
+// viewLines is view's lines: the pane's lines themselves (the same strings
 // from one frame to the next while they do not change).
-func (d *detail) ViewLines() []string {
+func (d *detail) viewLines() []string {
 	if d.rec == nil {
 		return strings.Split(d.st.Subtle.Render("No proposal selected."), "\n")
 	}

@@ -136,23 +136,7 @@ func (m *Model) pendingKey(k tea.KeyMsg) tea.Cmd {
 		return m.startDeny()
 	}
 	if detailKeys {
-		page := max(m.detail.height-1, 1)
-		m.detail.Touch()
-		switch {
-		case key.Matches(k, m.keys.Up):
-			m.detail.Scroll(-1)
-		case key.Matches(k, m.keys.Down):
-			m.detail.Scroll(1)
-		case key.Matches(k, m.keys.PageUp):
-			m.detail.Scroll(-page)
-		case key.Matches(k, m.keys.PageDown):
-			m.detail.Scroll(page)
-		case key.Matches(k, m.keys.Top):
-			m.detail.ScrollTo(false)
-		case key.Matches(k, m.keys.Bottom):
-			m.detail.ScrollTo(true)
-		}
-		return nil
+		return m.detail.update(k)
 	}
 	old := m.cursor
 	m.cursor = m.moveCursor(k, m.cursor, len(m.visible))
@@ -309,7 +293,7 @@ func (m *Model) promptKey(k tea.KeyMsg) tea.Cmd {
 	if p.refuses(k) {
 		m.emit("paste", p.id, OutcomeRefused, pasteRefused)
 	}
-	return p.key(k)
+	return p.update(k)
 }
 
 func (m *Model) historyKey(k tea.KeyMsg) tea.Cmd {

@@ -25,6 +25,9 @@ func (m *Model) setSize(w, h int) {
 	m.help.Width = w
 	m.filter.Width = max(w-4, 10)
 	m.layout()
+	if m.prompt != nil {
+		m.prompt.setSize(w, m.bodyHeight())
+	}
 	m.layoutHistory()
 	m.buildEventPage()
 	m.syncDetailVisible()
@@ -33,7 +36,7 @@ func (m *Model) setSize(w, h int) {
 // layout sizes the detail pane for the current screen.
 func (m *Model) layout() {
 	w, h := m.detailSize()
-	m.detail.SetSize(w, h)
+	m.detail.setSize(w, h)
 	m.detail.Refresh(m.now)
 }
 

@@ -258,7 +258,7 @@ func New(opt Options) *Model {
 	}
 	st := NewStyles(opt.Renderer)
 	m := &Model{opt: opt, ctx: opt.Context, st: st, keys: DefaultKeyMap(), focusList: true,
-		waiters: map[string]storage.WaiterStatus{}, judged: map[judgeKey]*risk.Judgement{}, judging: map[judgeKey]bool{}, detail: newDetail(st), explained: map[string]bool{}, deciding: map[string]int{},
+		waiters: map[string]storage.WaiterStatus{}, judged: map[judgeKey]*risk.Judgement{}, judging: map[judgeKey]bool{}, detail: newDetail(st, DefaultKeyMap()), explained: map[string]bool{}, deciding: map[string]int{},
 		consoleID: newConsoleID(), following: opt.Follow, me: policy.VoterOf(opt.Actor), feed: newFeed(opt.Context, opt.Store)}
 	m.help = help.New()
 	m.help.Styles = st.Help

@@ -11,7 +11,13 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 )
 
-// Structurally too: in package tui only Model has both Update and View.
+// One tea.Model: the console is Model, the one type in package tui with
+// Init, Update and View, and the one that Bubble Tea, the SSH server and
+// the headless driver run. Its parts are components (detail, prompt), each
+// with its own update, view and setSize, unexported so that nothing
+// outside the package can run one as a program of its own, nor mistake it
+// for the console: no other type of the package has an exported Update or
+// View.
 func TestOneConsoleModel(t *testing.T) {
 	fset := gotoken.NewFileSet()
 	pkgs, err := parser.ParseDir(fset, ".", func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
@@ -39,15 +45,23 @@ func TestOneConsoleModel(t *testing.T) {
 			}
 		}
 	}
-	var models []string
 	for typ, m := range methods {
-		if m["Update"] && m["View"] {
-			models = append(models, typ)
+		if typ == "Model" {
+			if !m["Init"] || !m["Update"] || !m["View"] {
+				t.Errorf("Model lacks Init, Update or View: %v", m)
+			}
+			continue
+		}
+		if m["Update"] || m["View"] {
+			t.Errorf("%s has an exported Update or View: only Model is a tea.Model", typ)
 		}
 	}
-	if len(models) != 1 || models[0] != "Model" {
-		t.Fatalf("types with Update and View in tui: %v, want only Model", models)
+	for _, c := range []string{"detail", "prompt"} {
+		if m := methods[c]; !m["update"] || !m["view"] || !m["setSize"] {
+			t.Errorf("component %s lacks update, view or setSize: %v", c, m)
+		}
 	}
+	var _ tea.Model = (*Model)(nil)
 }
 
 // The driver waits until the console has no load or decision outstanding

@@ -302,7 +302,7 @@ func (m *Model) bodyLines() []string {
 		mm.left.list, mm.left.w, mm.left.h = list, lw, bh
 		mm.left.lines = strings.Split(fitBlock(list, lw, bh), "\n")
 	}
-	right := mm.borderedPane(pane, fitLines(&mm.detail, m.detail.ViewLines(), dw, dh), dw, dh, m.focusList)
+	right := mm.borderedPane(pane, fitLines(&mm.detail, m.detail.viewLines(), dw, dh), dw, dh, m.focusList)
 	return mm.beside(mm.left.lines, right)
 }
 
@@ -314,11 +314,11 @@ func (m *Model) bodyView() string {
 		return m.historyView()
 	}
 	if m.prompt != nil {
-		return m.prompt.view(m.width) + "\n" + m.detail.View()
+		return m.prompt.view() + "\n" + m.detail.view()
 	}
 	// (The list beside the detail, on a wide screen, is bodyLines'.)
 	if m.pageOpen {
-		return m.detail.View()
+		return m.detail.view()
 	}
 	return m.listView(m.width)
 }
