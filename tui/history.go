@@ -184,7 +184,7 @@ const (
 // them (and at least minActorCol); DETAIL the rest.
 func (m *Model) layoutHistory() {
 	c := histCols{width: m.width, event: len("EVENT"), outcome: len("OUTCOME"), id: len("ID"), actor: len("ACTOR")}
-	for _, i := range m.hvisible {
+	for _, i := range m.hist.visible {
 		r := m.hrows[i]
 		outcome := r.outcome
 		if run := m.runOf(&m.history[i]); run != nil {
@@ -220,10 +220,11 @@ func (c histCols) line(r histRow, outcome, detail string) string {
 
 // selectedAudit is the history's selected event, if any.
 func (m *Model) selectedAudit() (storage.AuditEvent, bool) {
-	if m.hcursor < 0 || m.hcursor >= len(m.hvisible) {
+	i := m.hist.at()
+	if i < 0 {
 		return storage.AuditEvent{}, false
 	}
-	return m.history[m.hvisible[m.hcursor]], true
+	return m.history[i], true
 }
 
 // eventPage is one audit event shown whole (enter on the history): its
@@ -460,36 +461,25 @@ func (m *Model) eventKey(k tea.KeyMsg) {
 func (m *Model) applyHistoryFilter(keep storage.AuditEvent, selected bool) {
 	q := strings.ToLower(strings.TrimSpace(m.filter.Value()))
 	want := keyOf(keep)
-	m.hvisible = m.hvisible[:0]
+	m.hist.visible = m.hist.visible[:0]
 	at := -1
 	for i, e := range m.history {
 		if q == "" || strings.Contains(strings.ToLower(historySearch(e)), q) {
 			if selected && at < 0 && keyOf(e) == want {
-				at = len(m.hvisible)
+				at = len(m.hist.visible)
 			}
-			m.hvisible = append(m.hvisible, i)
+			m.hist.visible = append(m.hist.visible, i)
 		}
 	}
 	if at >= 0 {
-		if m.htop > 0 {
-			m.htop += at - m.hcursor
+		if m.hist.top > 0 {
+			m.hist.top += at - m.hist.cursor
 		}
-		m.hcursor = at
+		m.hist.cursor = at
 	}
-	m.hcursor = max(min(m.hcursor, len(m.hvisible)-1), 0)
-	m.scrollHistory()
+	m.hist.cursor = max(min(m.hist.cursor, len(m.hist.visible)-1), 0)
+	m.hist.scroll()
 	m.layoutHistory()
-}
-
-func (m *Model) scrollHistory() {
-	n := m.listRows() - 1
-	if m.hcursor < m.htop {
-		m.htop = m.hcursor
-	}
-	if m.hcursor >= m.htop+n {
-		m.htop = m.hcursor - n + 1
-	}
-	m.htop = max(min(m.htop, max(len(m.hvisible)-n, 0)), 0)
 }
 
 func historySearch(e storage.AuditEvent) string {

@@ -138,12 +138,10 @@ func (m *Model) pendingKey(k tea.KeyMsg) tea.Cmd {
 	if detailKeys {
 		return m.detail.update(k)
 	}
-	old := m.cursor
-	m.cursor = m.moveCursor(k, m.cursor, len(m.visible))
-	if m.cursor == old {
+	old := m.list.cursor
+	if m.list.update(k); m.list.cursor == old {
 		return nil
 	}
-	m.scrollList()
 	return m.selectionChanged(true)
 }
 
@@ -307,27 +305,8 @@ func (m *Model) historyKey(k tea.KeyMsg) tea.Cmd {
 	case key.Matches(k, m.keys.Open):
 		return m.openEvent()
 	}
-	m.hcursor = m.moveCursor(k, m.hcursor, len(m.hvisible))
-	m.scrollHistory()
+	m.hist.update(k)
+	m.hist.scroll()
 	return nil
 }
 
-// moveCursor applies a navigation key to a cursor over n rows.
-func (m *Model) moveCursor(k tea.KeyMsg, cur, n int) int {
-	page := m.listRows()
-	switch {
-	case key.Matches(k, m.keys.Up):
-		cur--
-	case key.Matches(k, m.keys.Down):
-		cur++
-	case key.Matches(k, m.keys.PageUp):
-		cur -= page
-	case key.Matches(k, m.keys.PageDown):
-		cur += page
-	case key.Matches(k, m.keys.Top):
-		cur = 0
-	case key.Matches(k, m.keys.Bottom):
-		cur = n - 1
-	}
-	return max(min(cur, n-1), 0)
-}

@@ -25,6 +25,8 @@ func (m *Model) setSize(w, h int) {
 	m.help.Width = w
 	m.filter.Width = max(w-4, 10)
 	m.layout()
+	m.list.setSize(w, m.listRows())
+	m.hist.setSize(w, m.listRows())
 	if m.prompt != nil {
 		m.prompt.setSize(w, m.bodyHeight())
 	}
@@ -75,7 +77,7 @@ func (m *Model) applyFilter() {
 	if raw != "" {
 		exact = m.indexOf(raw)
 	}
-	m.visible = m.visible[:0]
+	m.list.visible = m.list.visible[:0]
 	sel := -1
 	soonest := time.Duration(-1)
 	for i, r := range m.rows {
@@ -96,9 +98,9 @@ func (m *Model) applyFilter() {
 			soonest = left
 		}
 		if r.rec.ApprovalID == m.selID {
-			sel = len(m.visible)
+			sel = len(m.list.visible)
 		}
-		m.visible = append(m.visible, i)
+		m.list.visible = append(m.list.visible, i)
 	}
 	// The clock ticks when the first of them leaves the list.
 	m.nextExpiry = time.Time{}
@@ -107,29 +109,19 @@ func (m *Model) applyFilter() {
 	}
 	switch {
 	case sel >= 0:
-		m.cursor = sel
-	case m.cursor >= len(m.visible):
-		m.cursor = max(len(m.visible)-1, 0)
+		m.list.cursor = sel
+	case m.list.cursor >= len(m.list.visible):
+		m.list.cursor = max(len(m.list.visible)-1, 0)
 	}
-	m.scrollList()
-}
-
-func (m *Model) scrollList() {
-	n := m.listRows()
-	if m.cursor < m.top {
-		m.top = m.cursor
-	}
-	if m.cursor >= m.top+n {
-		m.top = m.cursor - n + 1
-	}
-	m.top = max(min(m.top, max(len(m.visible)-n, 0)), 0)
+	m.list.scroll()
 }
 
 func (m *Model) selected() *storage.Record {
-	if m.cursor < 0 || m.cursor >= len(m.visible) {
+	i := m.list.at()
+	if i < 0 {
 		return nil
 	}
-	return m.rows[m.visible[m.cursor]].rec
+	return m.rows[i].rec
 }
 
 // selectionChanged refreshes the detail pane for the selected proposal

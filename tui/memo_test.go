@@ -24,10 +24,11 @@ func colourRenderer() *lipgloss.Renderer {
 // fresh is the frame drawn from scratch, with nothing kept from the frames
 // before.
 func fresh(m *Model) string {
-	kept := m.memo
+	kept, frame, drawn := m.memo, m.frame, m.drawn
 	m.memo = viewMemo{}
+	m.render()
 	v := m.View()
-	m.memo = kept
+	m.memo, m.frame, m.drawn = kept, frame, drawn
 	return v
 }
 

@@ -128,11 +128,11 @@ type Model struct {
 
 	rang      map[string]bool // the ids listed at the last load (ring)
 	bellSince float64         // proposals created since ring (epoch)
-	visible   []int           // indexes into rows that pass the filter
-	cursor    int
-	top       int
-	selID     string
-	waiters   map[string]storage.WaiterStatus
+	// list: the pending rows that pass the filter, the one selected and
+	// the first on screen.
+	list    list
+	selID   string
+	waiters map[string]storage.WaiterStatus
 	// judged: the judgements made (why.go), by command and directory;
 	// judging: those asked for and not back yet.
 	judged      map[judgeKey]*risk.Judgement
@@ -152,11 +152,12 @@ type Model struct {
 
 	hgen    int
 	history []storage.AuditEvent
-	// hrows: each event's columns (historyRow); hvisible, the events that
-	// pass the filter; hcols, the columns' widths for them
-	// (layoutHistory); event, the event shown whole (nil: the list).
+	// hrows: each event's columns (historyRow); hist, the events that
+	// pass the filter and the cursor over them; hcols, the columns' widths
+	// for them (layoutHistory); event, the event shown whole (nil: the
+	// list).
 	hrows    []histRow
-	hvisible []int
+	hist     list
 	hcols    histCols
 	event    *eventPage
 	runs     map[string]runInfo // started commands of the history not yet ended
@@ -177,9 +178,7 @@ type Model struct {
 	refusal bool
 	// reply: a terminal's answer to a query (ESC ] …) is arriving as keys
 	// (replyKey).
-	reply   replyState
-	hcursor int
-	htop    int
+	reply replyState
 	// opening: the proposal to open at start (Options.Open), until it is
 	// on screen or said to be gone; selectEvent: the history event to
 	// select once the history is loaded (the one that ended it).
@@ -258,7 +257,7 @@ func New(opt Options) *Model {
 	}
 	st := NewStyles(opt.Renderer)
 	m := &Model{opt: opt, ctx: opt.Context, st: st, keys: DefaultKeyMap(), focusList: true,
-		waiters: map[string]storage.WaiterStatus{}, judged: map[judgeKey]*risk.Judgement{}, judging: map[judgeKey]bool{}, detail: newDetail(st, DefaultKeyMap()), explained: map[string]bool{}, deciding: map[string]int{},
+		waiters: map[string]storage.WaiterStatus{}, judged: map[judgeKey]*risk.Judgement{}, judging: map[judgeKey]bool{}, detail: newDetail(st, DefaultKeyMap()), list: newList(DefaultKeyMap(), 0), hist: newList(DefaultKeyMap(), 1), explained: map[string]bool{}, deciding: map[string]int{},
 		consoleID: newConsoleID(), following: opt.Follow, me: policy.VoterOf(opt.Actor), feed: newFeed(opt.Context, opt.Store)}
 	m.help = help.New()
 	m.help.Styles = st.Help
@@ -337,7 +336,7 @@ func (m *Model) reload() tea.Cmd {
 	} else if r := m.detail.rec; r != nil {
 		watch = shownOf(r)
 	}
-	limit := m.pageToLoad(m.top+m.listRows(), strings.TrimSpace(m.filter.Value()) != "")
+	limit := m.pageToLoad(m.list.top+m.listRows(), strings.TrimSpace(m.filter.Value()) != "")
 	cmds := []tea.Cmd{m.oneOff(m.startLoad(limit, watch))}
 	if m.mode == viewHistory {
 		cmds = append(cmds, m.reloadHistory())

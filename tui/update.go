@@ -278,7 +278,7 @@ func (m *Model) applyWaiter(msg waiterMsg) tea.Cmd {
 
 func (m *Model) onTick(t time.Time) tea.Cmd {
 	m.now = m.opt.Now()
-	before := len(m.visible)
+	before := len(m.list.visible)
 	if !m.nextExpiry.IsZero() && !m.now.Before(m.nextExpiry) {
 		// A row expired: it leaves the list. (Until then the clock
 		// changes nothing applyFilter decides.)
@@ -286,7 +286,7 @@ func (m *Model) onTick(t time.Time) tea.Cmd {
 	}
 	var cmds []tea.Cmd
 	if sel := m.selected(); sel == nil || sel.ApprovalID != m.selID {
-		if m.selID != "" && before != len(m.visible) {
+		if m.selID != "" && before != len(m.list.visible) {
 			m.setNote(fmt.Sprintf("%s expired", m.selID), m.st.Warning)
 			m.emit("gone", m.selID, "expired", m.note.text)
 			if m.prompt != nil && m.prompt.id == m.selID {

@@ -114,9 +114,9 @@ func (m *Model) headerView() string {
 	case m.total > len(m.rows):
 		count = fmt.Sprintf("%d most urgent of %d pending", len(m.rows), m.total)
 	default:
-		count = fmt.Sprintf("%d pending", len(m.visible))
-		if len(m.visible) != len(m.rows) {
-			count = fmt.Sprintf("%d of %d pending", len(m.visible), len(m.rows))
+		count = fmt.Sprintf("%d pending", len(m.list.visible))
+		if len(m.list.visible) != len(m.rows) {
+			count = fmt.Sprintf("%d of %d pending", len(m.list.visible), len(m.rows))
 		}
 	}
 	key := headerKey{width: m.width, mode: m.mode, count: count, who: m.opt.name(),
@@ -329,7 +329,7 @@ func (m *Model) listView(width int) string {
 	if !m.loaded {
 		return st.Subtle.Render("Loading proposals…")
 	}
-	if len(m.visible) == 0 {
+	if len(m.list.visible) == 0 {
 		if m.filter.Value() != "" {
 			return st.Subtle.Render("No pending proposal matches the filter.")
 		}
@@ -348,17 +348,17 @@ func (m *Model) listView(width int) string {
 		mm.listHead.width, mm.listHead.sessW, mm.listHead.votes = width, sessW, m.voteCol
 		mm.listHead.s = st.Header.Render(fitWidth("  RISK    LEFT ! "+votes+padRight("SESSION", sessW)+" COMMAND", width))
 	}
-	end := min(m.top+m.listRows(), len(m.visible))
+	end := min(m.list.top+m.listRows(), len(m.list.visible))
 	// A row drawn in the last frame at the same place, with the same
 	// countdown, cursor and marks is taken from it; so is its countdown,
 	// until it changes; so is the whole list when every row is.
-	if n := end - m.top; len(mm.rows) != n {
+	if n := end - m.list.top; len(mm.rows) != n {
 		mm.rows, mm.list = make([]rowMemo, n), ""
 	}
 	same := mm.list != "" && mm.listHead.s == mm.listFor
-	for i := m.top; i < end; i++ {
-		r, at := m.rows[m.visible[i]], &mm.rows[i-m.top]
-		k := m.rowKey(r, i == m.cursor, width, sessW, cmdW, at)
+	for i := m.list.top; i < end; i++ {
+		r, at := m.rows[m.list.visible[i]], &mm.rows[i-m.list.top]
+		k := m.rowKey(r, i == m.list.cursor, width, sessW, cmdW, at)
 		if at.line == "" || at.key != k {
 			at.key, at.line, same = k, m.rowView(r, k, at), false
 		}
@@ -452,22 +452,22 @@ func (m *Model) historyView() string {
 	if m.event != nil {
 		return m.event.view(st, m.width, m.bodyHeight())
 	}
-	if len(m.hvisible) == 0 {
+	if len(m.hist.visible) == 0 {
 		return st.Subtle.Render("No audit events yet.")
 	}
 	c := m.hcols
 	out := []string{st.Header.Render(fitWidth(c.head(), m.width))}
 	n := m.listRows() - 1
-	end := min(m.htop+n, len(m.hvisible))
-	for i := m.htop; i < end; i++ {
-		r := m.hrows[m.hvisible[i]]
+	end := min(m.hist.top+n, len(m.hist.visible))
+	for i := m.hist.top; i < end; i++ {
+		r := m.hrows[m.hist.visible[i]]
 		outcome, detail, refused := r.outcome, r.detail, r.refused
-		if run := m.runOf(&m.history[m.hvisible[i]]); run != nil {
+		if run := m.runOf(&m.history[m.hist.visible[i]]); run != nil {
 			outcome, detail = runWords(*run, m.now, detail)
 			refused = refused || run.state != storage.RunRunning
 		}
 		line := c.line(r, outcome, detail)
-		if i == m.hcursor {
+		if i == m.hist.cursor {
 			out = append(out, st.Selected.Render(fitWidth("▶ "+line, m.width)))
 			continue
 		}
