@@ -309,4 +309,3 @@ func (m *Model) historyKey(k tea.KeyMsg) tea.Cmd {
 	m.hist.scroll()
 	return nil
 }
-

@@ -25,6 +25,7 @@ func (m *Model) setSize(w, h int) {
 	m.help.Width = w
 	m.filter.Width = max(w-4, 10)
 	m.layout()
+	m.header.setSize(w, h)
 	m.list.setSize(w, m.listRows())
 	m.hist.setSize(w, m.listRows())
 	if m.prompt != nil {

@@ -41,11 +41,7 @@ type viewMemo struct {
 		lines []string
 	}
 	detail lineCache[string] // the detail's lines cut to the pane (fitBlock)
-	header struct {          // the first line
-		key headerKey
-		s   string
-	}
-	pane struct { // the bordered detail pane
+	pane   struct {          // the bordered detail pane
 		w, h  int
 		focus bool
 		// top and bottom are its borders at w x h; lines, each line of

@@ -24,11 +24,11 @@ func colourRenderer() *lipgloss.Renderer {
 // fresh is the frame drawn from scratch, with nothing kept from the frames
 // before.
 func fresh(m *Model) string {
-	kept, frame, drawn := m.memo, m.frame, m.drawn
-	m.memo = viewMemo{}
+	kept, header, frame, drawn := m.memo, m.header, m.frame, m.drawn
+	m.memo, m.header.line = viewMemo{}, ""
 	m.render()
 	v := m.View()
-	m.memo, m.frame, m.drawn = kept, frame, drawn
+	m.memo, m.header, m.frame, m.drawn = kept, header, frame, drawn
 	return v
 }
 

@@ -117,6 +117,8 @@ type Model struct {
 	width  int
 	height int
 
+	// header: the header's first line (header.go).
+	header header
 	// feed is the pending list and how it is kept up to date (feed.go).
 	feed
 
@@ -257,7 +259,7 @@ func New(opt Options) *Model {
 	}
 	st := NewStyles(opt.Renderer)
 	m := &Model{opt: opt, ctx: opt.Context, st: st, keys: DefaultKeyMap(), focusList: true,
-		waiters: map[string]storage.WaiterStatus{}, judged: map[judgeKey]*risk.Judgement{}, judging: map[judgeKey]bool{}, detail: newDetail(st, DefaultKeyMap()), list: newList(DefaultKeyMap(), 0), hist: newList(DefaultKeyMap(), 1), explained: map[string]bool{}, deciding: map[string]int{},
+		waiters: map[string]storage.WaiterStatus{}, judged: map[judgeKey]*risk.Judgement{}, judging: map[judgeKey]bool{}, detail: newDetail(st, DefaultKeyMap()), header: newHeader(st), list: newList(DefaultKeyMap(), 0), hist: newList(DefaultKeyMap(), 1), explained: map[string]bool{}, deciding: map[string]int{},
 		consoleID: newConsoleID(), following: opt.Follow, me: policy.VoterOf(opt.Actor), feed: newFeed(opt.Context, opt.Store)}
 	m.help = help.New()
 	m.help.Styles = st.Help

@@ -47,7 +47,7 @@ func RunTerminal(ctx context.Context, m *Model, in io.Reader, out io.Writer) err
 	defer m.closeScreen()
 
 	// No renderer: Bubble Tea reads the keys, runs the commands and calls
-	// Update and View; View writes the frame (Model.View).
+	// Update and View; each update writes its frame (Model.render).
 	p := tea.NewProgram(m, tea.WithoutRenderer(), tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out))
 	// The clock's timer sends its ticks itself (Model.scheduleTick).
 	m.send = p.Send

@@ -14,22 +14,20 @@ import (
 	"github.com/approve-tui/approve-tui/storage"
 )
 
-// View renders the screen. It reads no store, sorts and diffs nothing:
-// everything was prepared in Update; only the visible rows are formatted
-// here.
-//
-// The frame goes through model.TerminalSafe on its way out: every string
-// from the file is sanitised where it is laid out, and this guard makes sure
-// that a string someone forgot still cannot reach the terminal raw.
-//
-// View is pure: it returns the frame the last update laid out (render),
-// and changes nothing. Drivers call it after every update, as Bubble Tea
-// does (TestViewIsPure).
+// View is the screen. It is pure: it returns the frame the last update
+// laid out (render), reads no store and changes nothing. Drivers call it
+// after every update, as Bubble Tea does (TestViewIsPure).
 func (m *Model) View() string { return strings.Join(m.frame, "\n") }
 
 // render lays out the frame for the state an update left, the one View
 // returns until the next update, and hands it on. It runs at the end of
-// every Update, where Bubble Tea calls View: the frame is the same.
+// every Update, where Bubble Tea calls View: the frame is the same. It
+// reads no store, sorts and diffs nothing: everything was prepared by the
+// update; only the visible rows are formatted here.
+//
+// The frame goes through model.TerminalSafe on its way out: every string
+// from the file is sanitised where it is laid out, and this guard makes sure
+// that a string someone forgot still cannot reach the terminal raw.
 //
 // The guard works line by line (model.TerminalSafe): the lines that did
 // not change since the last frame were let through already.
@@ -125,54 +123,8 @@ func (m *Model) headerView() string {
 	if pv := m.quorum.policy; pv != nil {
 		key.policy = fmt.Sprintf("policy v%d", pv.Version)
 	}
-	if mm := &m.memo.header; mm.s != "" && mm.key == key {
-		return mm.s
-	}
-	h := m.headerLine(key)
-	m.memo.header.key, m.memo.header.s = key, h
-	return h
-}
-
-// headerLine draws the header's first line: the tabs, then the count, who
-// this console is and its flags, right-aligned. The name is the console's
-// own (an SSH session's person; the ? page names the key whole); when the
-// line is too narrow it gives way, never the count or the flags.
-func (m *Model) headerLine(key headerKey) string {
-	st := m.st
-	left := st.Title.Render("approve-tui")
-	tabs := " " + m.tab("pending", key.mode == viewPending) + " " + m.tab("history", key.mode == viewHistory)
-	who := model.Sanitize(key.who, model.Line)
-	var flags string
-	if key.readOnly {
-		flags += " " + st.Warning.Render("[read-only]")
-	}
-	if key.damaged {
-		flags += " " + st.Error.Render("[DAMAGED FILE]")
-	}
-	count := key.count + " · "
-	switch {
-	case key.policyUnreadable && key.policy != "":
-		// Never taken for no policy: the store approves nothing meanwhile.
-		flags += " " + st.Error.Render("["+key.policy+" UNREADABLE]")
-	case key.policyUnreadable:
-		flags += " " + st.Error.Render("[POLICY UNREADABLE]")
-	case key.policyBad:
-		// The policy or the votes could not be read this time: what the
-		// console shows of them may be out of date.
-		flags += " " + st.Error.Render("[POLICY NOT READ]")
-	case key.policy != "":
-		count += key.policy + " · "
-	}
-	// One space at least between the tabs and the right part.
-	if room := m.width - lipgloss.Width(left+tabs) - 1 - lipgloss.Width(count+flags); lipgloss.Width(who) > room {
-		who = fitWidth(who, max(room, 1))
-	}
-	right := st.Subtle.Render(count) + who + flags
-	gap := m.width - lipgloss.Width(left+tabs) - lipgloss.Width(right)
-	if gap < 1 {
-		return fitWidth(left+tabs+" "+right, m.width)
-	}
-	return left + tabs + strings.Repeat(" ", gap) + right
+	m.header.update(key)
+	return m.header.view()
 }
 
 // presenceView is who else is here and whom this console follows, for the
@@ -227,13 +179,6 @@ func (m *Model) pagerView() string {
 		}
 	}
 	return m.st.OK.Render("pager on")
-}
-
-func (m *Model) tab(name string, on bool) string {
-	if on {
-		return m.st.Selected.Render(" " + name + " ")
-	}
-	return m.st.Subtle.Render(" " + name + " ")
 }
 
 // subHeaderView is the header's second line: the filter, a store error or
