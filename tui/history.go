@@ -153,11 +153,15 @@ func quorumWords(e storage.AuditEvent) (outcome, detail string) {
 
 // runOf is the run state of the command whose start e records, while it
 // has not ended (nil for any other event).
-func (m *Model) runOf(e *storage.AuditEvent) *runInfo {
+func (m *Model) runOf(e *storage.AuditEvent) *runInfo { return runOf(m.runs, e) }
+
+// runOf is e's run among runs when e recorded a start and the run has
+// not ended.
+func runOf(runs map[string]runInfo, e *storage.AuditEvent) *runInfo {
 	if e.Event != storage.EventExecution || e.Reason != string(model.ExecStarted) || e.Outside {
 		return nil
 	}
-	if r, ok := m.runs[e.ApprovalID]; ok {
+	if r, ok := runs[e.ApprovalID]; ok {
 		return &r
 	}
 	return nil

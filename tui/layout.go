@@ -26,7 +26,7 @@ func (m *Model) setSize(w, h int) {
 	m.filter.Width = max(w-4, 10)
 	m.layout()
 	m.header.setSize(w, h)
-	m.list.setSize(w, m.listRows())
+	m.list.setSize(m.listWidth(), m.listRows())
 	m.hist.setSize(w, m.listRows())
 	if m.prompt != nil {
 		m.prompt.setSize(w, m.bodyHeight())

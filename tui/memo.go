@@ -21,20 +21,12 @@ type viewMemo struct {
 	safe lineCache[string] // model.TerminalSafe of each line of the frame
 	body lineCache[string] // the body's lines cut to the width (fitBlock)
 
-	rows    []rowMemo // the list's rows in the last frame, from the top
-	list    string    // the list they made, under listFor
-	listFor string
-	label   struct { // the line under the header
+	label struct { // the line under the header
 		label, right string
 		width        int
 		s            string
 	}
 
-	listHead struct {
-		width, sessW int
-		votes        bool
-		s            string
-	}
 	left struct { // the list beside the detail, cut to its block
 		list  string
 		w, h  int

@@ -130,9 +130,9 @@ type Model struct {
 
 	rang      map[string]bool // the ids listed at the last load (ring)
 	bellSince float64         // proposals created since ring (epoch)
-	// list: the pending rows that pass the filter, the one selected and
-	// the first on screen.
-	list    list
+	// list: the pending list on screen: the rows that pass the filter, the
+	// one selected and the first on screen (pendinglist.go).
+	list    pendingList
 	selID   string
 	waiters map[string]storage.WaiterStatus
 	// judged: the judgements made (why.go), by command and directory;
@@ -159,7 +159,7 @@ type Model struct {
 	// for them (layoutHistory); event, the event shown whole (nil: the
 	// list).
 	hrows    []histRow
-	hist     list
+	hist     historyList
 	hcols    histCols
 	event    *eventPage
 	runs     map[string]runInfo // started commands of the history not yet ended
@@ -259,7 +259,7 @@ func New(opt Options) *Model {
 	}
 	st := NewStyles(opt.Renderer)
 	m := &Model{opt: opt, ctx: opt.Context, st: st, keys: DefaultKeyMap(), focusList: true,
-		waiters: map[string]storage.WaiterStatus{}, judged: map[judgeKey]*risk.Judgement{}, judging: map[judgeKey]bool{}, detail: newDetail(st, DefaultKeyMap()), header: newHeader(st), list: newList(DefaultKeyMap(), 0), hist: newList(DefaultKeyMap(), 1), explained: map[string]bool{}, deciding: map[string]int{},
+		waiters: map[string]storage.WaiterStatus{}, judged: map[judgeKey]*risk.Judgement{}, judging: map[judgeKey]bool{}, detail: newDetail(st, DefaultKeyMap()), header: newHeader(st), list: newPendingList(st, DefaultKeyMap()), hist: newHistoryList(st, DefaultKeyMap()), explained: map[string]bool{}, deciding: map[string]int{},
 		consoleID: newConsoleID(), following: opt.Follow, me: policy.VoterOf(opt.Actor), feed: newFeed(opt.Context, opt.Store)}
 	m.help = help.New()
 	m.help.Styles = st.Help

@@ -13,11 +13,11 @@ import (
 
 // One tea.Model: the console is Model, the one type in package tui with
 // Init, Update and View, and the one that Bubble Tea, the SSH server and
-// the headless driver run. Its parts are components (detail, prompt, header), each
-// with its own update, view and setSize, unexported so that nothing
-// outside the package can run one as a program of its own, nor mistake it
-// for the console: no other type of the package has an exported Update or
-// View.
+// the headless driver run. Its parts are components (detail, prompt,
+// header, pendingList, historyList), each with its own update, view and
+// setSize, unexported so that nothing outside the package can run one as a
+// program of its own, nor mistake it for the console: no other type of the
+// package has an exported Update or View.
 func TestOneConsoleModel(t *testing.T) {
 	fset := gotoken.NewFileSet()
 	pkgs, err := parser.ParseDir(fset, ".", func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
@@ -56,7 +56,7 @@ func TestOneConsoleModel(t *testing.T) {
 			t.Errorf("%s has an exported Update or View: only Model is a tea.Model", typ)
 		}
 	}
-	for _, c := range []string{"detail", "prompt", "header"} {
+	for _, c := range []string{"detail", "prompt", "header", "pendingList", "historyList"} {
 		if m := methods[c]; !m["update"] || !m["view"] || !m["setSize"] {
 			t.Errorf("component %s lacks update, view or setSize: %v", c, m)
 		}

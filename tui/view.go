@@ -243,7 +243,7 @@ func (m *Model) bodyLines() []string {
 	// of the detail's age leaves the list as it was, and the other way
 	// round.
 	mm := &m.memo
-	if list, bh := m.listView(lw), m.bodyHeight(); list != mm.left.list || lw != mm.left.w || bh != mm.left.h || mm.left.lines == nil {
+	if list, bh := m.listView(), m.bodyHeight(); list != mm.left.list || lw != mm.left.w || bh != mm.left.h || mm.left.lines == nil {
 		mm.left.list, mm.left.w, mm.left.h = list, lw, bh
 		mm.left.lines = strings.Split(fitBlock(list, lw, bh), "\n")
 	}
@@ -265,164 +265,28 @@ func (m *Model) bodyView() string {
 	if m.pageOpen {
 		return m.detail.view()
 	}
-	return m.listView(m.width)
+	return m.listView()
 }
 
-// listView formats the visible rows of the pending list.
-func (m *Model) listView(width int) string {
-	st := m.st
-	if !m.loaded {
-		return st.Subtle.Render("Loading proposals…")
-	}
-	if len(m.list.visible) == 0 {
-		if m.filter.Value() != "" {
-			return st.Subtle.Render("No pending proposal matches the filter.")
-		}
-		return st.Subtle.Render("No pending proposals. New ones appear here as agents submit them.")
-	}
-	sessW := min(max(width/5, 10), 24)
-	cmdW := max(width-2-4-1-7-1-1-1-sessW-1, 8)
-	votes := ""
-	if m.voteCol {
-		// Approvals so far of those the policy asks for: "1/2".
-		votes = "VOTE "
-		cmdW = max(cmdW-len(votes), 8)
-	}
-	mm := &m.memo
-	if mm.listHead.width != width || mm.listHead.sessW != sessW || mm.listHead.votes != m.voteCol || mm.listHead.s == "" {
-		mm.listHead.width, mm.listHead.sessW, mm.listHead.votes = width, sessW, m.voteCol
-		mm.listHead.s = st.Header.Render(fitWidth("  RISK    LEFT ! "+votes+padRight("SESSION", sessW)+" COMMAND", width))
-	}
-	end := min(m.list.top+m.listRows(), len(m.list.visible))
-	// A row drawn in the last frame at the same place, with the same
-	// countdown, cursor and marks is taken from it; so is its countdown,
-	// until it changes; so is the whole list when every row is.
-	if n := end - m.list.top; len(mm.rows) != n {
-		mm.rows, mm.list = make([]rowMemo, n), ""
-	}
-	same := mm.list != "" && mm.listHead.s == mm.listFor
-	for i := m.list.top; i < end; i++ {
-		r, at := m.rows[m.list.visible[i]], &mm.rows[i-m.list.top]
-		k := m.rowKey(r, i == m.list.cursor, width, sessW, cmdW, at)
-		if at.line == "" || at.key != k {
-			at.key, at.line, same = k, m.rowView(r, k, at), false
-		}
-	}
-	if !same {
-		out := make([]string, 0, len(mm.rows)+1)
-		out = append(out, mm.listHead.s)
-		for _, r := range mm.rows {
-			out = append(out, r.line)
-		}
-		mm.list, mm.listFor = strings.Join(out, "\n"), mm.listHead.s
-	}
-	return mm.list
+// listView is the pending list, drawn from what the console shows of it
+// now (listShown).
+func (m *Model) listView() string {
+	m.list.update(m.listShown())
+	return m.list.view()
 }
 
-// rowKey says what a row shows: its countdown, flag, cursor and the marks
-// of other consoles.
-func (m *Model) rowKey(r row, selected bool, width, sessW, cmdW int, at *rowMemo) rowKey {
-	rec := r.rec
-	k := rowKey{rec: rec, selected: selected, width: width, sessW: sessW, cmdW: cmdW, left: "never", flag: " ", cursor: " ", other: " "}
-	if tl, ok := rec.TimeLeft(m.now); ok {
-		c := &at.left
-		if at.key.rec != rec || c.text == "" || m.now.Before(c.from) || !m.now.Before(c.until) {
-			*c = countdown{text: human.Duration(tl), from: m.now, until: m.now.Add(untilCountdownChanges(tl) - tickSlack)}
-		}
-		k.left = c.text
-		k.urgency = clamp01(1 - tl.Seconds()/300)
-	}
-	switch {
-	case rec.Corrupt != "":
-		k.flag = "X"
-	case rec.Suspicious():
-		k.flag = "!"
-	case r.marked:
-		k.flag = "I"
-	}
-	// The cursor's column, then who else shows this proposal: @ another
-	// console reviews it, * another has its approve prompt open.
-	if selected {
-		k.cursor = "▶"
-	}
-	if names, approving := m.othersOn(rec.ApprovalID); approving {
-		k.other = "*"
-	} else if len(names) > 0 {
-		k.other = "@"
-	}
-	if m.voteCol {
-		votes := ""
-		if !rec.Hardline && rec.Corrupt == "" { // never approved: no votes to count
-			votes = progress(m.quorum.of(rec.ApprovalID))
-		}
-		k.votes = fmt.Sprintf("%4s ", votes)
-	}
-	return k
-}
-
-// rowView draws a list row: cursor and marks, marker, countdown, flag,
-// then the session and command cut to their columns, which at keeps
-// (rowMemo.bodyOf): a row redrawn because its countdown changed only lays
-// out its first cells again.
-func (m *Model) rowView(r row, k rowKey, at *rowMemo) string {
-	st := m.st
-	rec := r.rec
-	body, bodyW := at.bodyOf(r, k.sessW, k.cmdW)
-	lead := k.cursor + k.other
-	left := fmt.Sprintf("%7s", k.left)
-	if k.selected {
-		return st.Selected.Render(fitWidth(lead+markerText(rec)+" "+left+" "+k.flag+" "+k.votes+body, k.width))
-	}
-	flag := k.flag
-	switch flag {
-	case "!":
-		flag = st.Suspicious.Render(flag)
-	case "X":
-		flag = st.Corrupt.Render(flag)
-	case "I":
-		flag = st.Warning.Render(flag)
-	}
-	head := lead + st.Marker(rec, k.urgency) + " " + left + " " + flag + " " + k.votes
-	switch w := lipgloss.Width(head) + bodyW; {
-	case w == k.width:
-		return head + body
-	case w < k.width:
-		return head + body + strings.Repeat(" ", k.width-w)
-	}
-	return fitWidth(head+body, k.width)
+// listShown is what the pending list is drawn from.
+func (m *Model) listShown() listShown {
+	return listShown{rows: m.rows, loaded: m.loaded, filtered: m.filter.Value() != "", voteCol: m.voteCol, now: m.now,
+		others: m.othersOn, votes: func(id string) string { return progress(m.quorum.of(id)) }}
 }
 
 func (m *Model) historyView() string {
-	st := m.st
 	if m.event != nil {
-		return m.event.view(st, m.width, m.bodyHeight())
+		return m.event.view(m.st, m.width, m.bodyHeight())
 	}
-	if len(m.hist.visible) == 0 {
-		return st.Subtle.Render("No audit events yet.")
-	}
-	c := m.hcols
-	out := []string{st.Header.Render(fitWidth(c.head(), m.width))}
-	n := m.listRows() - 1
-	end := min(m.hist.top+n, len(m.hist.visible))
-	for i := m.hist.top; i < end; i++ {
-		r := m.hrows[m.hist.visible[i]]
-		outcome, detail, refused := r.outcome, r.detail, r.refused
-		if run := m.runOf(&m.history[m.hist.visible[i]]); run != nil {
-			outcome, detail = runWords(*run, m.now, detail)
-			refused = refused || run.state != storage.RunRunning
-		}
-		line := c.line(r, outcome, detail)
-		if i == m.hist.cursor {
-			out = append(out, st.Selected.Render(fitWidth("▶ "+line, m.width)))
-			continue
-		}
-		style := st.HistoryOK
-		if refused {
-			style = st.HistoryRefused
-		}
-		out = append(out, fitWidth("  "+style.Render(line), m.width))
-	}
-	return strings.Join(out, "\n")
+	m.hist.update(histShown{events: m.history, rows: m.hrows, cols: m.hcols, runs: m.runs, now: m.now})
+	return m.hist.view()
 }
 
 // runWords says what is known of a started command's run: the outcome
