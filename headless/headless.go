@@ -12,7 +12,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"strings"
 	"sync"
@@ -244,8 +243,8 @@ type driver struct {
 	m   *tui.Model
 	ctx context.Context
 
-	msgs chan tea.Msg
-	wg   sync.WaitGroup
+	// drive runs the console's commands and hands their messages to it.
+	drive *tui.Driver
 
 	typing      time.Duration
 	waitTimeout time.Duration
@@ -272,7 +271,7 @@ type driver struct {
 // error.
 func Run(ctx context.Context, t *Tape, opt Options) (*Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	d := &driver{t: t, opt: opt, ctx: ctx, msgs: make(chan tea.Msg, 64),
+	d := &driver{t: t, opt: opt, ctx: ctx,
 		typing: t.TypingSpeed, waitTimeout: t.WaitTimeout, waitPattern: t.WaitPattern}
 	copt := opt.Console
 	copt.Context = ctx
@@ -284,6 +283,7 @@ func Run(ctx context.Context, t *Tape, opt Options) (*Result, error) {
 		}
 	}
 	d.m = tui.New(copt)
+	d.drive = tui.NewDriver(ctx, d.m)
 	err := d.run()
 	d.shutdown(cancel)
 	res := &Result{Screen: d.screen, Text: d.text, Model: d.m, Quit: d.quit, Frames: d.frames}
@@ -318,7 +318,7 @@ func (d *driver) run() error {
 	d.log(EventLine{Source: "run", Kind: "start", Detail: fmt.Sprintf("script %s; screen %dx%d; actor %s",
 		d.t.File, d.width, d.height, d.opt.Console.Actor)})
 	d.apply(tea.WindowSizeMsg{Width: d.width, Height: d.height})
-	d.exec(d.m.Init())
+	d.drive.Exec(d.m.Init())
 	// A person looks at the screen before typing: the tape starts once the
 	// first list is on it.
 	ok, err := d.pump(time.Now().Add(d.waitTimeout), func() bool { return d.loaded })
@@ -571,7 +571,7 @@ func (d *driver) pump(until time.Time, cond func() bool) (bool, error) {
 			return false, nil
 		}
 		select {
-		case msg := <-d.msgs:
+		case msg := <-d.drive.Messages():
 			d.apply(msg)
 			continue
 		default:
@@ -580,7 +580,7 @@ func (d *driver) pump(until time.Time, cond func() bool) (bool, error) {
 			return false, nil
 		}
 		select {
-		case msg := <-d.msgs:
+		case msg := <-d.drive.Messages():
 			d.apply(msg)
 		case <-tick:
 			d.render()
@@ -598,74 +598,27 @@ const quiesceLimit = 5 * time.Second
 // has been applied (at most quiesceLimit: a store locked by another
 // process may hold a decision longer).
 func (d *driver) quiesce() error {
-	_, err := d.pump(time.Now().Add(quiesceLimit), func() bool { return !d.m.Busy() && len(d.msgs) == 0 })
+	_, err := d.pump(time.Now().Add(quiesceLimit), func() bool { return !d.m.Busy() && d.drive.Pending() == 0 })
 	return err
 }
 
 // settle lets the console finish what the last command started.
 func (d *driver) settle() { _ = d.quiesce() }
 
-// apply hands one message to the model, starts the command it returns and
-// renders.
+// apply hands one message to the model (which starts the command it
+// returns) and renders.
 func (d *driver) apply(msg tea.Msg) {
-	if _, ok := msg.(tea.QuitMsg); ok {
+	if d.drive.Apply(msg) {
 		if !d.quit {
 			d.quit = true
 			d.log(EventLine{Source: "run", Kind: "quit", Detail: "the console quit"})
 		}
+		if _, ok := msg.(tea.QuitMsg); !ok {
+			d.render()
+		}
 		return
 	}
-	_, cmd := d.m.Update(msg)
-	if d.m.Quitting() {
-		// Its quit message may still be on its way: nothing else is applied.
-		d.quit = true
-		d.log(EventLine{Source: "run", Kind: "quit", Detail: "the console quit"})
-		d.render()
-		return
-	}
-	d.exec(cmd)
 	d.render()
-}
-
-// exec runs cmd in its own goroutine and posts what it returns. The
-// console counts its own one-off commands (Model.Busy); the clock and the
-// watcher's wait run until the run is shut down.
-func (d *driver) exec(cmd tea.Cmd) {
-	if cmd == nil {
-		return
-	}
-	d.wg.Add(1)
-	go func() {
-		defer d.wg.Done()
-		d.post(cmd())
-	}()
-}
-
-var cmdType = reflect.TypeOf(tea.Cmd(nil))
-
-func (d *driver) post(msg tea.Msg) {
-	switch m := msg.(type) {
-	case nil:
-		return
-	case tea.BatchMsg:
-		for _, c := range m {
-			d.exec(c)
-		}
-		return
-	}
-	// tea.Sequence: its commands one after the other.
-	if v := reflect.ValueOf(msg); v.Kind() == reflect.Slice && v.Type().Elem() == cmdType {
-		for i := 0; i < v.Len(); i++ {
-			if c, _ := v.Index(i).Interface().(tea.Cmd); c != nil {
-				d.post(c())
-			}
-		}
-		return
-	}
-	select {
-	case d.msgs <- msg:
-	case <-d.ctx.Done():
-	}
 }
 
 // render takes the screen as the terminal would draw it, and writes it as
@@ -721,7 +674,7 @@ func (d *driver) shutdown(cancel context.CancelFunc) {
 	cancel()
 	done := make(chan struct{})
 	go func() {
-		d.wg.Wait()
+		d.drive.Wait()
 		close(done)
 	}()
 	select {

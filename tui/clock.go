@@ -148,9 +148,9 @@ func (m *Model) untilScreenChanges() time.Duration {
 		d = min(d, m.nextExpiry.Sub(now)+tickSlack)
 	}
 	if m.mode == viewPending {
-		end := min(m.top+m.listRows(), len(m.visible))
-		for i := m.top; i < end; i++ {
-			if left, ok := m.rows[m.visible[i]].rec.TimeLeft(now); ok {
+		end := min(m.list.top+m.listRows(), len(m.list.visible))
+		for i := m.list.top; i < end; i++ {
+			if left, ok := m.rows[m.list.visible[i]].rec.TimeLeft(now); ok {
 				d = min(d, untilCountdownChanges(left))
 			}
 		}
@@ -200,7 +200,7 @@ func untilCountdownChanges(left time.Duration) time.Duration {
 	return left - boundary + tickSlack
 }
 
-// untilAgoChanges is how long until ago() of an age growing from age
+// untilAgoChanges is how long until human.Ago() of an age growing from age
 // shows another text (to the minute from a minute on: human.Age).
 func untilAgoChanges(age time.Duration) time.Duration {
 	if age < 0 {

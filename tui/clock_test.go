@@ -47,11 +47,11 @@ func TestClockKnowsWhenTextsChange(t *testing.T) {
 		if w < tickSlack || w > time.Hour+tickSlack {
 			t.Fatalf("age %v: next change in %v", age, w)
 		}
-		now := ago(at, at.Add(age))
-		if still := ago(at, at.Add(age+w-tickSlack-1)); still != now {
+		now := human.Ago(at, at.Add(age))
+		if still := human.Ago(at, at.Add(age+w-tickSlack-1)); still != now {
 			t.Fatalf("age %v (%s) shows %s before the change %v later", age, now, still, w)
 		}
-		if after := ago(at, at.Add(age+w)); after == now {
+		if after := human.Ago(at, at.Add(age+w)); after == now {
 			t.Fatalf("age %v (%s) still shows it %v later", age, now, w)
 		}
 	}

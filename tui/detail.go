@@ -5,9 +5,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/approve-tui/approve-tui/diffview"
+	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/impact"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/risk"
@@ -15,11 +18,12 @@ import (
 )
 
 // detail is the pane that shows one proposal whole. Its lines are built in
-// Update (when the proposal, its waiter, the width or the clock change);
-// View only slices them. It remembers how far the operator has scrolled, so
+// update (when the proposal, its waiter, the width or the clock change);
+// view only slices them. It remembers how far the operator has scrolled, so
 // that approve opens only once everything was on screen (invariant 8).
 type detail struct {
 	st            Styles
+	keys          KeyMap
 	width, height int
 
 	rec    *storage.Record
@@ -65,10 +69,36 @@ type detail struct {
 	visible bool // the pane is on screen (narrow screens show it as a page)
 }
 
-func newDetail(st Styles) detail { return detail{st: st} }
+func newDetail(st Styles, keys KeyMap) detail { return detail{st: st, keys: keys} }
 
-// SetSize sets the pane's inner size.
-func (d *detail) SetSize(w, h int) {
+// update scrolls the pane with a navigation key: the operator acts on it
+// (Touch), and what it draws from now on counts as read.
+func (d *detail) update(msg tea.Msg) tea.Cmd {
+	k, ok := msg.(tea.KeyMsg)
+	if !ok {
+		return nil
+	}
+	page := max(d.height-1, 1)
+	d.Touch()
+	switch {
+	case key.Matches(k, d.keys.Up):
+		d.Scroll(-1)
+	case key.Matches(k, d.keys.Down):
+		d.Scroll(1)
+	case key.Matches(k, d.keys.PageUp):
+		d.Scroll(-page)
+	case key.Matches(k, d.keys.PageDown):
+		d.Scroll(page)
+	case key.Matches(k, d.keys.Top):
+		d.ScrollTo(false)
+	case key.Matches(k, d.keys.Bottom):
+		d.ScrollTo(true)
+	}
+	return nil
+}
+
+// setSize sets the pane's inner size.
+func (d *detail) setSize(w, h int) {
 	d.width, d.height = w, max(h, 1)
 	d.clampOffset()
 }
@@ -248,12 +278,12 @@ func hiddenBelow(n, offset, height int) int {
 // drawn.
 func (d *detail) SeenAll() bool { return d.rec != nil && d.drawn != nil && d.unread == 0 }
 
-// View renders the visible lines.
-func (d *detail) View() string { return strings.Join(d.ViewLines(), "\n") }
+// view renders the visible lines.
+func (d *detail) view() string { return strings.Join(d.viewLines(), "\n") }
 
-// ViewLines is View's lines: the pane's lines themselves (the same strings
+// viewLines is view's lines: the pane's lines themselves (the same strings
 // from one frame to the next while they do not change).
-func (d *detail) ViewLines() []string {
+func (d *detail) viewLines() []string {
 	if d.rec == nil {
 		return strings.Split(d.st.Subtle.Render("No proposal selected."), "\n")
 	}
@@ -442,7 +472,7 @@ func (d *detail) buildVotes(now time.Time) []string {
 func (d *detail) buildTimed(now time.Time) []string {
 	r := d.rec
 	var out []string
-	out = append(out, d.timedField("created", ago(model.FromEpoch(r.CreatedAt), now))...)
+	out = append(out, d.timedField("created", human.Ago(model.FromEpoch(r.CreatedAt), now))...)
 	out = append(out, d.timedField("expires", expiryText(r, now))...)
 	out = append(out, d.timedField("waiter", d.waiterText(now))...)
 	if len(d.deliveries) > 0 {
@@ -467,7 +497,7 @@ func pagedText(st Styles, ds []storage.Delivery, now time.Time) string {
 		case storage.DeliveryDelivered:
 			at := ""
 			if dl.DoneAt != nil {
-				at = " " + ago(model.FromEpoch(*dl.DoneAt), now)
+				at = " " + human.Ago(model.FromEpoch(*dl.DoneAt), now)
 			}
 			parts = append(parts, st.OK.Render("✓")+" "+what+at)
 		case storage.DeliveryFailed:
@@ -494,10 +524,10 @@ func (d *detail) waiterText(now time.Time) string {
 	switch d.waiter.State {
 	case storage.WaiterLive:
 		return st.OK.Render("● live") + fmt.Sprintf(" — %s pid %d waiting since %s, heartbeat %s",
-			model.Sanitize(w.Host, model.Line), w.PID, ago(model.FromEpoch(w.StartedAt), now), ago(model.FromEpoch(w.HeartbeatAt), now))
+			model.Sanitize(w.Host, model.Line), w.PID, human.Ago(model.FromEpoch(w.StartedAt), now), human.Ago(model.FromEpoch(w.HeartbeatAt), now))
 	case storage.WaiterDead:
 		return st.Error.Render("✗ dead") + fmt.Sprintf(" — %s pid %d stopped heartbeating %s: approving will not run anything",
-			model.Sanitize(w.Host, model.Line), w.PID, ago(model.FromEpoch(w.HeartbeatAt), now))
+			model.Sanitize(w.Host, model.Line), w.PID, human.Ago(model.FromEpoch(w.HeartbeatAt), now))
 	default:
 		return st.Warning.Render("○ none") + " — no live waiter: approving will not run anything"
 	}
@@ -543,9 +573,9 @@ func expiryText(r *storage.Record, now time.Time) string {
 	}
 	at := model.FromEpoch(*r.ExpiresAt).UTC().Format("15:04:05Z")
 	if left <= 0 {
-		return "expired " + ago(model.FromEpoch(*r.ExpiresAt), now) + " (" + at + ")"
+		return "expired " + human.Ago(model.FromEpoch(*r.ExpiresAt), now) + " (" + at + ")"
 	}
-	return "in " + shortDur(left) + " (" + at + ")"
+	return "in " + human.Duration(left) + " (" + at + ")"
 }
 
 // indentWrap indents text by two columns and wraps it to width. Commands

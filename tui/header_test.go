@@ -36,8 +36,8 @@ func linesFit(t *testing.T, m *Model) {
 	}
 }
 
-// header is the header's two lines.
-func header(m *Model) string {
+// headLines is the header's two lines.
+func headLines(m *Model) string {
 	l := strings.SplitN(m.View(), "\n", 3)
 	return l[0] + "\n" + l[1]
 }
@@ -52,7 +52,7 @@ func TestHeaderShowsPresenceAndFollowOverSSH(t *testing.T) {
 		sshConsole(t, f, "bob", "", w, 24, false)
 		Settle(alice, alice.reload())
 		press(alice, "f")
-		h := header(alice)
+		h := headLines(alice)
 		for _, want := range []string{"15 pending", "alice", "with bob", "[following bob]"} {
 			if !strings.Contains(h, want) {
 				t.Fatalf("%d columns: the header lacks %q: %q", w, want, h)
@@ -69,13 +69,13 @@ func TestHeaderShowsPresenceAndFollowOverSSH(t *testing.T) {
 		// Carol starts following dave, who is not connected: the header
 		// says so, and stops saying it once dave is there.
 		carol := sshConsole(t, f, "carol", "dave", w, 24, false)
-		if h := header(carol); !strings.Contains(h, "carol") || !strings.Contains(h, "[following dave (not connected)]") {
+		if h := headLines(carol); !strings.Contains(h, "carol") || !strings.Contains(h, "[following dave (not connected)]") {
 			t.Fatalf("%d columns: a follow of someone not connected: %q", w, h)
 		}
 		linesFit(t, carol)
 		sshConsole(t, f, "dave", "", w, 24, false)
 		Settle(carol, carol.reload())
-		if h := header(carol); !strings.Contains(h, "[following dave]") || strings.Contains(h, "not connected") {
+		if h := headLines(carol); !strings.Contains(h, "[following dave]") || strings.Contains(h, "not connected") {
 			t.Fatalf("%d columns: dave connected: %q", w, h)
 		}
 	}
@@ -93,7 +93,7 @@ func TestHeaderGivesWayNameFirst(t *testing.T) {
 	}
 	Settle(m, m.reload())
 	press(m, "f")
-	h := header(m)
+	h := headLines(m)
 	for _, want := range []string{"15 pending", "operator", "[read-only]", "with bob", "[following bob]"} {
 		if !strings.Contains(h, want) {
 			t.Fatalf("the header lacks %q: %q", want, h)

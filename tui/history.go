@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 )
@@ -152,11 +153,15 @@ func quorumWords(e storage.AuditEvent) (outcome, detail string) {
 
 // runOf is the run state of the command whose start e records, while it
 // has not ended (nil for any other event).
-func (m *Model) runOf(e *storage.AuditEvent) *runInfo {
+func (m *Model) runOf(e *storage.AuditEvent) *runInfo { return runOf(m.runs, e) }
+
+// runOf is e's run among runs when e recorded a start and the run has
+// not ended.
+func runOf(runs map[string]runInfo, e *storage.AuditEvent) *runInfo {
 	if e.Event != storage.EventExecution || e.Reason != string(model.ExecStarted) || e.Outside {
 		return nil
 	}
-	if r, ok := m.runs[e.ApprovalID]; ok {
+	if r, ok := runs[e.ApprovalID]; ok {
 		return &r
 	}
 	return nil
@@ -183,7 +188,7 @@ const (
 // them (and at least minActorCol); DETAIL the rest.
 func (m *Model) layoutHistory() {
 	c := histCols{width: m.width, event: len("EVENT"), outcome: len("OUTCOME"), id: len("ID"), actor: len("ACTOR")}
-	for _, i := range m.hvisible {
+	for _, i := range m.hist.visible {
 		r := m.hrows[i]
 		outcome := r.outcome
 		if run := m.runOf(&m.history[i]); run != nil {
@@ -219,10 +224,11 @@ func (c histCols) line(r histRow, outcome, detail string) string {
 
 // selectedAudit is the history's selected event, if any.
 func (m *Model) selectedAudit() (storage.AuditEvent, bool) {
-	if m.hcursor < 0 || m.hcursor >= len(m.hvisible) {
+	i := m.hist.at()
+	if i < 0 {
 		return storage.AuditEvent{}, false
 	}
-	return m.history[m.hvisible[m.hcursor]], true
+	return m.history[i], true
 }
 
 // eventPage is one audit event shown whole (enter on the history): its
@@ -381,7 +387,7 @@ func (m *Model) buildEventPage() {
 // eventTime is the event page's time field: when, and how long ago.
 func (m *Model) eventTime() []string {
 	at := model.FromEpoch(m.event.ev.At)
-	return fieldLines(m.st, "time", at.UTC().Format("2006-01-02 15:04:05.000Z")+" ("+ago(at, m.now)+")", m.width)
+	return fieldLines(m.st, "time", at.UTC().Format("2006-01-02 15:04:05.000Z")+" ("+human.Ago(at, m.now)+")", m.width)
 }
 
 // ageEventPage writes the event page again for the clock: the line of its
@@ -450,4 +456,36 @@ func (m *Model) eventKey(k tea.KeyMsg) {
 	case key.Matches(k, m.keys.Bottom):
 		p.scroll(len(p.lines), h)
 	}
+}
+
+// applyHistoryFilter recomputes the history's visible events and keeps the
+// selection on keep (when selected is true) where it still shows; when
+// events came above it, the rows on screen stay where they were, unless the
+// list was scrolled to its top (then the new ones show).
+func (m *Model) applyHistoryFilter(keep storage.AuditEvent, selected bool) {
+	q := strings.ToLower(strings.TrimSpace(m.filter.Value()))
+	want := keyOf(keep)
+	m.hist.visible = m.hist.visible[:0]
+	at := -1
+	for i, e := range m.history {
+		if q == "" || strings.Contains(strings.ToLower(historySearch(e)), q) {
+			if selected && at < 0 && keyOf(e) == want {
+				at = len(m.hist.visible)
+			}
+			m.hist.visible = append(m.hist.visible, i)
+		}
+	}
+	if at >= 0 {
+		if m.hist.top > 0 {
+			m.hist.top += at - m.hist.cursor
+		}
+		m.hist.cursor = at
+	}
+	m.hist.cursor = max(min(m.hist.cursor, len(m.hist.visible)-1), 0)
+	m.hist.scroll()
+	m.layoutHistory()
+}
+
+func historySearch(e storage.AuditEvent) string {
+	return e.ApprovalID + " " + e.Event + " " + e.Outcome + " " + e.Reason + " " + e.Actor + " " + e.Surface + " " + e.DetailRaw
 }

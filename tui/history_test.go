@@ -46,10 +46,10 @@ func TestHistoryOffersWhatItDoes(t *testing.T) {
 
 // selectedSeq is the seq of the history's selected event (0: none).
 func selectedSeq(m *Model) int64 {
-	if m.hcursor < 0 || m.hcursor >= len(m.hvisible) {
+	if m.hist.cursor < 0 || m.hist.cursor >= len(m.hist.visible) {
 		return 0
 	}
-	return m.history[m.hvisible[m.hcursor]].Seq
+	return m.history[m.hist.visible[m.hist.cursor]].Seq
 }
 
 // body is the screen between the header and the note and help lines.
@@ -159,7 +159,7 @@ func TestHistorySelectionStaysOnItsEvent(t *testing.T) {
 	f := newFixture(t)
 	m := console(t, f, operator, 120, 40)
 	press(m, "tab", "down", "down", "down")
-	seq, at := selectedSeq(m), m.hcursor
+	seq, at := selectedSeq(m), m.hist.cursor
 	if seq == 0 {
 		t.Fatal("nothing selected")
 	}
@@ -172,8 +172,8 @@ func TestHistorySelectionStaysOnItsEvent(t *testing.T) {
 	if selectedSeq(m) != seq {
 		t.Fatalf("selected seq %d after new events, was %d", selectedSeq(m), seq)
 	}
-	if m.hcursor <= at {
-		t.Fatalf("the cursor stayed on row %d although events came above it", m.hcursor)
+	if m.hist.cursor <= at {
+		t.Fatalf("the cursor stayed on row %d although events came above it", m.hist.cursor)
 	}
 	press(m, "enter")
 	shown := strings.Join(body(m), "\n")

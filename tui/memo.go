@@ -21,31 +21,19 @@ type viewMemo struct {
 	safe lineCache[string] // model.TerminalSafe of each line of the frame
 	body lineCache[string] // the body's lines cut to the width (fitBlock)
 
-	rows    []rowMemo // the list's rows in the last frame, from the top
-	list    string    // the list they made, under listFor
-	listFor string
-	label   struct { // the line under the header
+	label struct { // the line under the header
 		label, right string
 		width        int
 		s            string
 	}
 
-	listHead struct {
-		width, sessW int
-		votes        bool
-		s            string
-	}
 	left struct { // the list beside the detail, cut to its block
 		list  string
 		w, h  int
 		lines []string
 	}
 	detail lineCache[string] // the detail's lines cut to the pane (fitBlock)
-	header struct {          // the first line
-		key headerKey
-		s   string
-	}
-	pane struct { // the bordered detail pane
+	pane   struct {          // the bordered detail pane
 		w, h  int
 		focus bool
 		// top and bottom are its borders at w x h; lines, each line of

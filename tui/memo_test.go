@@ -24,10 +24,11 @@ func colourRenderer() *lipgloss.Renderer {
 // fresh is the frame drawn from scratch, with nothing kept from the frames
 // before.
 func fresh(m *Model) string {
-	kept := m.memo
-	m.memo = viewMemo{}
+	kept, header, list, frame, drawn := m.memo, m.header, m.list, m.frame, m.drawn
+	m.memo, m.header.line, m.list.memo = viewMemo{}, "", listMemo{}
+	m.render()
 	v := m.View()
-	m.memo = kept
+	m.memo, m.header, m.list, m.frame, m.drawn = kept, header, list, frame, drawn
 	return v
 }
 

@@ -11,7 +11,13 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 )
 
-// Structurally too: in package tui only Model has both Update and View.
+// One tea.Model: the console is Model, the one type in package tui with
+// Init, Update and View, and the one that Bubble Tea, the SSH server and
+// the headless driver run. Its parts are components (detail, prompt,
+// header, pendingList, historyList), each with its own update, view and
+// setSize, unexported so that nothing outside the package can run one as a
+// program of its own, nor mistake it for the console: no other type of the
+// package has an exported Update or View.
 func TestOneConsoleModel(t *testing.T) {
 	fset := gotoken.NewFileSet()
 	pkgs, err := parser.ParseDir(fset, ".", func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
@@ -39,15 +45,23 @@ func TestOneConsoleModel(t *testing.T) {
 			}
 		}
 	}
-	var models []string
 	for typ, m := range methods {
-		if m["Update"] && m["View"] {
-			models = append(models, typ)
+		if typ == "Model" {
+			if !m["Init"] || !m["Update"] || !m["View"] {
+				t.Errorf("Model lacks Init, Update or View: %v", m)
+			}
+			continue
+		}
+		if m["Update"] || m["View"] {
+			t.Errorf("%s has an exported Update or View: only Model is a tea.Model", typ)
 		}
 	}
-	if len(models) != 1 || models[0] != "Model" {
-		t.Fatalf("types with Update and View in tui: %v, want only Model", models)
+	for _, c := range []string{"detail", "prompt", "header", "pendingList", "historyList"} {
+		if m := methods[c]; !m["update"] || !m["view"] || !m["setSize"] {
+			t.Errorf("component %s lacks update, view or setSize: %v", c, m)
+		}
 	}
+	var _ tea.Model = (*Model)(nil)
 }
 
 // The driver waits until the console has no load or decision outstanding
@@ -87,5 +101,28 @@ func TestModelBusyCountsOneOffCommands(t *testing.T) {
 	live.Update(tickMsg{at: t0})
 	if live.inflight != 2 {
 		t.Fatalf("a tick counted as one-off: %d", live.inflight)
+	}
+}
+
+// The drivers (Driver: headless, Settle, the tests) know the messages of
+// Bubble Tea's public API only: a tea.Sequence's is Bubble Tea's own, and
+// they would hand it to Update, which ignores it. The console builds none.
+func TestNoSequenceInTheConsole(t *testing.T) {
+	fset := gotoken.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pkg := range pkgs {
+		for name, file := range pkg.Files {
+			ast.Inspect(file, func(n ast.Node) bool {
+				if sel, ok := n.(*ast.SelectorExpr); ok {
+					if x, ok := sel.X.(*ast.Ident); ok && x.Name == "tea" && sel.Sel.Name == "Sequence" {
+						t.Errorf("%s: tea.Sequence at %s", name, fset.Position(sel.Pos()))
+					}
+				}
+				return true
+			})
+		}
 	}
 }

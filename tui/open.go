@@ -173,7 +173,7 @@ func (m *Model) tryOpen() tea.Cmd {
 	if o == nil {
 		return nil
 	}
-	for i, ri := range m.visible {
+	for i, ri := range m.list.visible {
 		if m.rows[ri].rec.ApprovalID == o.id {
 			return m.openAt(i)
 		}
@@ -219,8 +219,8 @@ func (m *Model) openAt(i int) tea.Cmd {
 		m.note = note{}
 	}
 	m.mode, m.event = viewPending, nil
-	m.cursor = i
-	m.scrollList()
+	m.list.cursor = i
+	m.list.scroll()
 	cmd := m.selectionChanged(true)
 	if m.wide {
 		m.focusList = false

@@ -7,6 +7,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 )
@@ -32,7 +33,7 @@ func (w words) String(now time.Time) string {
 	if w.at == nil {
 		return w.text + w.tail
 	}
-	return w.text + " " + ago(model.FromEpoch(*w.at), now) + w.tail
+	return w.text + " " + human.Ago(model.FromEpoch(*w.at), now) + w.tail
 }
 
 // outcomeText says what an approve or deny did, in the operator's words,

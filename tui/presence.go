@@ -151,10 +151,10 @@ func (m *Model) follow() tea.Cmd {
 	}
 	var cmd tea.Cmd
 	if target.Viewing != m.selID {
-		for i, ri := range m.visible {
+		for i, ri := range m.list.visible {
 			if m.rows[ri].rec.ApprovalID == target.Viewing {
-				m.cursor = i
-				m.scrollList()
+				m.list.cursor = i
+				m.list.scroll()
 				cmd = m.selectionChanged(false)
 				break
 			}

@@ -69,45 +69,6 @@ func TestPresenceAndFollow(t *testing.T) {
 	}
 }
 
-// A console woken by nothing but its own presence refreshes, each written
-// alone, reads nothing; anything else written meanwhile, by this process or
-// another, and it reads as before.
-func TestOwnPresenceRefreshReadsNothing(t *testing.T) {
-	own := func(c storage.Committers) storage.Committers { c.WrittenKnown = true; return c }
-	for _, c := range []struct {
-		name   string
-		writes [][2]int64
-		who    storage.Committers
-		want   bool
-	}{
-		{"one refresh", [][2]int64{{10, 11}}, own(storage.Committers{Written: 11}), true},
-		{"two, in either order", [][2]int64{{11, 12}, {10, 11}}, own(storage.Committers{Written: 12}), true},
-		{"another process too", [][2]int64{{10, 11}}, own(storage.Committers{Others: true, Written: 11}), false},
-		{"this process wrote more", [][2]int64{{10, 11}}, own(storage.Committers{Written: 13}), false},
-		{"something between", [][2]int64{{12, 13}}, own(storage.Committers{Written: 13}), false},
-		{"nothing written", nil, own(storage.Committers{Written: 10}), false},
-		{"cannot tell", [][2]int64{{10, 11}}, storage.Committers{Written: 11}, false},
-	} {
-		m := &Model{written: 10, writtenKnown: true, ownWrites: c.writes}
-		if got := m.onlyOwnPresence(c.who); got != c.want {
-			t.Errorf("%s: %v, want %v", c.name, got, c.want)
-		}
-		if m.written != c.who.Written {
-			t.Errorf("%s: the count was not taken", c.name)
-		}
-	}
-	m := &Model{}
-	if m.onlyOwnPresence(own(storage.Committers{Written: 11})) {
-		t.Error("the first wake-up knows no count to start from")
-	}
-	// A refresh whose rows were seen already is forgotten.
-	m = &Model{written: 20, writtenKnown: true, ownWrites: [][2]int64{{10, 11}, {20, 21}}}
-	m.onlyOwnPresence(own(storage.Committers{Written: 21}))
-	if len(m.ownWrites) != 0 {
-		t.Errorf("kept %v", m.ownWrites)
-	}
-}
-
 // A follower's detail is open while the leader's is and closed when the
 // leader closes it, beside the list (wide) and as a page (narrow), the
 // leader and followers each on their own connection to one store file.

@@ -51,6 +51,8 @@ type prompt struct {
 	signing bool
 	typed   string
 	info    string
+	// width is the screen's (setSize): the dialog is laid out within it.
+	width int
 }
 
 // setVotes takes where the proposal stands against the policy.
@@ -67,7 +69,7 @@ func newPrompt(kind promptKind, rec *storage.Record, st Styles, width int) *prom
 	in.Cursor.SetMode(cursorStatic)
 	in.Prompt = "› "
 	in.Width = max(min(width-12, 60), 10)
-	p := &prompt{kind: kind, id: rec.ApprovalID, rec: rec, st: st, input: in}
+	p := &prompt{kind: kind, id: rec.ApprovalID, rec: rec, st: st, input: in, width: width}
 	if kind == promptApprove && rec.RequiresTextConfirm {
 		p.phrase = rec.Phrase()
 		p.input.CharLimit = len(p.phrase) + 16
@@ -111,9 +113,18 @@ func (p *prompt) refuses(k tea.KeyMsg) bool {
 	return p.kind == promptApprove && (k.Paste || (k.Type == tea.KeyRunes && len(k.Runes) > maxTypedChunk))
 }
 
-// key edits the input. In the approve prompt pasted text is refused: the id
-// must be typed, which is what makes the operator read it.
-func (p *prompt) key(k tea.KeyMsg) tea.Cmd {
+// setSize takes the screen's size: the dialog is laid out within its
+// width (its input keeps the width it opened with).
+func (p *prompt) setSize(w, _ int) { p.width = w }
+
+// update edits the input with a key. In the approve prompt pasted text is
+// refused: the id must be typed, which is what makes the operator read it.
+// Enter, esc and signing are the console's (Model.promptKey): they decide.
+func (p *prompt) update(msg tea.Msg) tea.Cmd {
+	k, ok := msg.(tea.KeyMsg)
+	if !ok {
+		return nil
+	}
 	if p.refuses(k) {
 		p.message, p.pasted = pasteRefused, true
 		return nil
@@ -135,9 +146,9 @@ func (p *prompt) voteLines(b []string, inner int) []string {
 	return b
 }
 
-// view renders the dialog within width.
-func (p *prompt) view(width int) string {
-	st := p.st
+// view renders the dialog within the screen's width.
+func (p *prompt) view() string {
+	st, width := p.st, p.width
 	inner := max(min(width-4, 76), 20)
 	var b []string
 	cmdLine := fitWidth(model.Sanitize(p.rec.Command, model.Line), inner-5)

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/policy"
 	"github.com/approve-tui/approve-tui/storage"
@@ -198,7 +199,7 @@ func (v votesView) lines(now time.Time) (out []voteLine) {
 	}
 	for _, vt := range q.Votes {
 		// The actor as consumed_by will name them ("alice@laptop via cli").
-		s := "✓ " + model.Sanitize(vt.Actor, model.Line) + ", " + ago(model.FromEpoch(vt.At), now)
+		s := "✓ " + model.Sanitize(vt.Actor, model.Line) + ", " + human.Ago(model.FromEpoch(vt.At), now)
 		if (v.me.Person != "" && vt.Person == v.me.Person) || (v.me.Key != "" && vt.Key == v.me.Key) {
 			s += " (you)"
 		}
@@ -280,7 +281,7 @@ func (v votesView) promptLines(st Styles) (lines []promptLine) {
 		return []promptLine{{fmt.Sprintf("vote %d of %d: %syours completes the approval (%s)", n, of, voted, label), ok}}
 	}
 	return []promptLine{{fmt.Sprintf("vote %d of %d: %safter you, %s still needed; it stays pending (%s)", n, of, voted,
-		plural(after.Short, needed(after)+" is", needed(after)+" are"), label), warn}}
+		human.Plural(after.Short, needed(after)+" is", needed(after)+" are"), label), warn}}
 }
 
 // denyLines is what the deny prompt says of the votes cast: a deny vetoes
@@ -294,7 +295,7 @@ func (v votesView) denyLines(st Styles) []promptLine {
 		who[i] = model.Sanitize(vt.Person, model.Line)
 	}
 	return []promptLine{{fmt.Sprintf("a deny vetoes the %s cast (%s): one deny ends it, whatever the votes",
-		plural(len(who), "vote", fmt.Sprintf("%d votes", len(who))), strings.Join(who, ", ")), st.Warning.Render}}
+		human.Plural(len(who), "vote", fmt.Sprintf("%d votes", len(who))), strings.Join(who, ", ")), st.Warning.Render}}
 }
 
 // votesAges are the ages the votes block shows (the clock ticks for them).

@@ -86,12 +86,12 @@ func votesFixture(t testing.TB) *fixture {
 func rowOf(t testing.TB, m *Model, id string) string {
 	t.Helper()
 	cmd := model.Sanitize(golden.Record(t, m.opt.Store, id).Command, model.Line)
-	for _, l := range strings.Split(m.listView(m.listWidth()), "\n") {
+	for _, l := range strings.Split(m.listView(), "\n") {
 		if strings.Contains(l, cmd[:min(len(cmd), 20)]) {
 			return l
 		}
 	}
-	t.Fatalf("no row for %s in:\n%s", id, m.listView(m.listWidth()))
+	t.Fatalf("no row for %s in:\n%s", id, m.listView())
 	return ""
 }
 

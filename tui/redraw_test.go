@@ -107,7 +107,7 @@ func TestLateTerminalAnswerIsNotKeys(t *testing.T) {
 	f := newFixture(t)
 	m := console(t, f, operator, 120, 40)
 	selectID(t, m, f.ids["low"])
-	cursor, before := m.cursor, m.View()
+	cursor, before := m.list.cursor, m.View()
 	alt := func(r rune) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: true} }
 	answers := [][]tea.KeyMsg{
 		{alt(']'), keyMsg("11;rgb:dddd/aaaa/ffff"), alt('\\')},
@@ -119,7 +119,7 @@ func TestLateTerminalAnswerIsNotKeys(t *testing.T) {
 			_, cmd := m.Update(k)
 			Settle(m, cmd)
 		}
-		if m.prompt != nil || m.following != "" || m.cursor != cursor || m.showHelp || m.View() != before {
+		if m.prompt != nil || m.following != "" || m.list.cursor != cursor || m.showHelp || m.View() != before {
 			t.Fatalf("a terminal's answer %v was taken for keys:\n%s", a, m.View())
 		}
 	}

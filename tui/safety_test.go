@@ -188,15 +188,15 @@ func TestExactIDFilterSelectsOnlyThatProposal(t *testing.T) {
 	press(m, "/")
 	typeText(m, target)
 	press(m, "enter")
-	if len(m.visible) != 1 || m.selID != target {
-		t.Fatalf("filter %s: %d visible, selected %s", target, len(m.visible), m.selID)
+	if len(m.list.visible) != 1 || m.selID != target {
+		t.Fatalf("filter %s: %d visible, selected %s", target, len(m.list.visible), m.selID)
 	}
 	// A partial id still filters by text, the impostor included.
 	press(m, "esc", "/")
 	typeText(m, target[:6])
 	press(m, "enter")
-	if len(m.visible) < 2 {
-		t.Fatalf("partial filter: %d visible", len(m.visible))
+	if len(m.list.visible) < 2 {
+		t.Fatalf("partial filter: %d visible", len(m.list.visible))
 	}
 }
 

@@ -47,7 +47,7 @@ func RunTerminal(ctx context.Context, m *Model, in io.Reader, out io.Writer) err
 	defer m.closeScreen()
 
 	// No renderer: Bubble Tea reads the keys, runs the commands and calls
-	// Update and View; View writes the frame (Model.View).
+	// Update and View; each update writes its frame (Model.render).
 	p := tea.NewProgram(m, tea.WithoutRenderer(), tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out))
 	// The clock's timer sends its ticks itself (Model.scheduleTick).
 	m.send = p.Send
@@ -139,10 +139,15 @@ type screen struct {
 	written   []shown
 }
 
-// drainDrawn marks as read what the frames written since the last update
-// showed of the command and diff (a frame the screen held back and then
-// replaced showed nothing).
+// drainDrawn marks as read what the frames drawn since the last update
+// showed of the command and diff: the frames the screen wrote (a frame it
+// held back and then replaced showed nothing), or the one the last update
+// handed to its caller (render).
 func (m *Model) drainDrawn() {
+	if m.drawn != nil {
+		m.detail.markDrawn(*m.drawn)
+		m.drawn = nil
+	}
 	if m.screen == nil {
 		return
 	}

@@ -33,7 +33,7 @@ func TestUnreadIsOneCount(t *testing.T) {
 	f := newFixture(t)
 	checked := 0
 	list := console(t, f, operator, 80, 24)
-	for _, i := range list.visible {
+	for _, i := range list.list.visible {
 		id := list.rows[i].rec.ApprovalID
 		m := console(t, f, operator, 80, 24)
 		selectID(t, m, id)
@@ -108,7 +108,7 @@ func TestReadOnlyWhatAFrameShowed(t *testing.T) {
 	f := newFixture(t)
 	for _, sz := range [][2]int{{80, 24}, {120, 40}, {200, 50}} {
 		list := console(t, f, operator, sz[0], sz[1])
-		for _, i := range list.visible {
+		for _, i := range list.list.visible {
 			id := list.rows[i].rec.ApprovalID
 			m := console(t, f, operator, sz[0], sz[1])
 			seen := map[string]bool{} // body lines some frame of this proposal showed

@@ -47,22 +47,13 @@ func wrapIndented(prefix, value string, indent, width int) []string {
 	return out
 }
 
-// The console's words for counts and times are package human's: plural
-// is the word alone ("line", "lines"), shortDur a countdown (45s, 3m12s,
-// 2h05m), ago an age against now ("just now", "3m ago", "2h05m ago").
-var (
-	plural   = human.Plural[int]
-	shortDur = human.Duration
-	ago      = human.Ago
-)
-
 // nLines is n lines in words: "1 line", "18 lines".
-func nLines(n int) string { return fmt.Sprintf("%d %s", n, plural(n, "line", "lines")) }
+func nLines(n int) string { return fmt.Sprintf("%d %s", n, human.Plural(n, "line", "lines")) }
 
 // moreBelow is the marker of a pane whose lines go on below it, n of them
 // not shown (hiddenBelow): "▼ 18 more lines below".
 func moreBelow(n int) string {
-	return fmt.Sprintf("▼ %d more %s below", n, plural(n, "line", "lines"))
+	return fmt.Sprintf("▼ %d more %s below", n, human.Plural(n, "line", "lines"))
 }
 
 func orDash(s string) string {

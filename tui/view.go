@@ -9,31 +9,44 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 )
 
-// View renders the screen. It reads no store, sorts and diffs nothing:
-// everything was prepared in Update; only the visible rows are formatted
-// here.
+// View is the screen. It is pure: it returns the frame the last update
+// laid out (render), reads no store and changes nothing. Drivers call it
+// after every update, as Bubble Tea does (TestViewIsPure).
+func (m *Model) View() string { return strings.Join(m.frame, "\n") }
+
+// render lays out the frame for the state an update left, the one View
+// returns until the next update, and hands it on. It runs at the end of
+// every Update, where Bubble Tea calls View: the frame is the same. It
+// reads no store, sorts and diffs nothing: everything was prepared by the
+// update; only the visible rows are formatted here.
 //
 // The frame goes through model.TerminalSafe on its way out: every string
 // from the file is sanitised where it is laid out, and this guard makes sure
 // that a string someone forgot still cannot reach the terminal raw.
 //
-// Under UseScreen (RunTerminal, SSH sessions) View also hands the frame to
-// the screen, which writes its changed lines to the terminal at once or
-// when its turn comes (terminal.go). That write is the one I/O here; it
-// stands where Bubble Tea's renderer writes, which the console runs
-// without, and blocks as that renderer's did when the terminal stops
-// reading.
-func (m *Model) View() string {
-	// The guard works line by line (model.TerminalSafe): the lines that
-	// did not change since the last frame were let through already.
+// The guard works line by line (model.TerminalSafe): the lines that did
+// not change since the last frame were let through already.
+//
+// What the frame shows of the command and diff counts as read once the
+// frame is drawn, which the next update learns first thing (drainDrawn):
+//   - under UseScreen (RunTerminal, SSH sessions) the frame goes to the
+//     screen, which writes its changed lines to the terminal at once or
+//     when its turn comes (terminal.go), and records what the frames it
+//     wrote showed. That write is the one I/O of an update; it stands where
+//     Bubble Tea's renderer writes, which the console runs without, and
+//     blocks as that renderer's did when the terminal stops reading;
+//   - else the frame goes to the caller, who draws it after the update
+//     (Bubble Tea's renderer, the headless driver and the tests all call
+//     View after every update): it is drawn by the time the next message
+//     arrives (drawn).
+func (m *Model) render() {
 	lines := m.memo.safe.apply(m.frameLines(), 0, model.TerminalSafe)
-	// What this frame shows of the command and diff counts as read once
-	// the frame is written: by the screen, which says so (drainDrawn), or
-	// at once when the frame goes to the caller (headless, tests).
+	m.frame, m.drawn = lines, nil
 	s, ok := m.detail.onScreen()
 	switch {
 	case m.screen != nil && ok:
@@ -41,9 +54,8 @@ func (m *Model) View() string {
 	case m.screen != nil:
 		m.screen.frame(lines, m.width, m.height, nil)
 	case ok:
-		m.detail.markDrawn(s)
+		m.drawn = &s
 	}
-	return strings.Join(lines, "\n")
 }
 
 // frameLines is the frame, line by line. The lines that did not change
@@ -100,9 +112,9 @@ func (m *Model) headerView() string {
 	case m.total > len(m.rows):
 		count = fmt.Sprintf("%d most urgent of %d pending", len(m.rows), m.total)
 	default:
-		count = fmt.Sprintf("%d pending", len(m.visible))
-		if len(m.visible) != len(m.rows) {
-			count = fmt.Sprintf("%d of %d pending", len(m.visible), len(m.rows))
+		count = fmt.Sprintf("%d pending", len(m.list.visible))
+		if len(m.list.visible) != len(m.rows) {
+			count = fmt.Sprintf("%d of %d pending", len(m.list.visible), len(m.rows))
 		}
 	}
 	key := headerKey{width: m.width, mode: m.mode, count: count, who: m.opt.name(),
@@ -111,54 +123,8 @@ func (m *Model) headerView() string {
 	if pv := m.quorum.policy; pv != nil {
 		key.policy = fmt.Sprintf("policy v%d", pv.Version)
 	}
-	if mm := &m.memo.header; mm.s != "" && mm.key == key {
-		return mm.s
-	}
-	h := m.headerLine(key)
-	m.memo.header.key, m.memo.header.s = key, h
-	return h
-}
-
-// headerLine draws the header's first line: the tabs, then the count, who
-// this console is and its flags, right-aligned. The name is the console's
-// own (an SSH session's person; the ? page names the key whole); when the
-// line is too narrow it gives way, never the count or the flags.
-func (m *Model) headerLine(key headerKey) string {
-	st := m.st
-	left := st.Title.Render("approve-tui")
-	tabs := " " + m.tab("pending", key.mode == viewPending) + " " + m.tab("history", key.mode == viewHistory)
-	who := model.Sanitize(key.who, model.Line)
-	var flags string
-	if key.readOnly {
-		flags += " " + st.Warning.Render("[read-only]")
-	}
-	if key.damaged {
-		flags += " " + st.Error.Render("[DAMAGED FILE]")
-	}
-	count := key.count + " · "
-	switch {
-	case key.policyUnreadable && key.policy != "":
-		// Never taken for no policy: the store approves nothing meanwhile.
-		flags += " " + st.Error.Render("["+key.policy+" UNREADABLE]")
-	case key.policyUnreadable:
-		flags += " " + st.Error.Render("[POLICY UNREADABLE]")
-	case key.policyBad:
-		// The policy or the votes could not be read this time: what the
-		// console shows of them may be out of date.
-		flags += " " + st.Error.Render("[POLICY NOT READ]")
-	case key.policy != "":
-		count += key.policy + " · "
-	}
-	// One space at least between the tabs and the right part.
-	if room := m.width - lipgloss.Width(left+tabs) - 1 - lipgloss.Width(count+flags); lipgloss.Width(who) > room {
-		who = fitWidth(who, max(room, 1))
-	}
-	right := st.Subtle.Render(count) + who + flags
-	gap := m.width - lipgloss.Width(left+tabs) - lipgloss.Width(right)
-	if gap < 1 {
-		return fitWidth(left+tabs+" "+right, m.width)
-	}
-	return left + tabs + strings.Repeat(" ", gap) + right
+	m.header.update(key)
+	return m.header.view()
 }
 
 // presenceView is who else is here and whom this console follows, for the
@@ -204,7 +170,7 @@ func (m *Model) pagerView() string {
 			what, why, _ := strings.Cut(model.Sanitize(n.Trouble, model.Line), ": ")
 			s := "pager: " + what + " failing"
 			if n.TroubleSince > 0 {
-				s += " for " + shortDur(m.now.Sub(model.FromEpoch(n.TroubleSince)))
+				s += " for " + human.Duration(m.now.Sub(model.FromEpoch(n.TroubleSince)))
 			}
 			if why != "" {
 				s += ": " + why
@@ -213,13 +179,6 @@ func (m *Model) pagerView() string {
 		}
 	}
 	return m.st.OK.Render("pager on")
-}
-
-func (m *Model) tab(name string, on bool) string {
-	if on {
-		return m.st.Selected.Render(" " + name + " ")
-	}
-	return m.st.Subtle.Render(" " + name + " ")
 }
 
 // subHeaderView is the header's second line: the filter, a store error or
@@ -284,11 +243,11 @@ func (m *Model) bodyLines() []string {
 	// of the detail's age leaves the list as it was, and the other way
 	// round.
 	mm := &m.memo
-	if list, bh := m.listView(lw), m.bodyHeight(); list != mm.left.list || lw != mm.left.w || bh != mm.left.h || mm.left.lines == nil {
+	if list, bh := m.listView(), m.bodyHeight(); list != mm.left.list || lw != mm.left.w || bh != mm.left.h || mm.left.lines == nil {
 		mm.left.list, mm.left.w, mm.left.h = list, lw, bh
 		mm.left.lines = strings.Split(fitBlock(list, lw, bh), "\n")
 	}
-	right := mm.borderedPane(pane, fitLines(&mm.detail, m.detail.ViewLines(), dw, dh), dw, dh, m.focusList)
+	right := mm.borderedPane(pane, fitLines(&mm.detail, m.detail.viewLines(), dw, dh), dw, dh, m.focusList)
 	return mm.beside(mm.left.lines, right)
 }
 
@@ -300,170 +259,34 @@ func (m *Model) bodyView() string {
 		return m.historyView()
 	}
 	if m.prompt != nil {
-		return m.prompt.view(m.width) + "\n" + m.detail.View()
+		return m.prompt.view() + "\n" + m.detail.view()
 	}
 	// (The list beside the detail, on a wide screen, is bodyLines'.)
 	if m.pageOpen {
-		return m.detail.View()
+		return m.detail.view()
 	}
-	return m.listView(m.width)
+	return m.listView()
 }
 
-// listView formats the visible rows of the pending list.
-func (m *Model) listView(width int) string {
-	st := m.st
-	if !m.loaded {
-		return st.Subtle.Render("Loading proposals…")
-	}
-	if len(m.visible) == 0 {
-		if m.filter.Value() != "" {
-			return st.Subtle.Render("No pending proposal matches the filter.")
-		}
-		return st.Subtle.Render("No pending proposals. New ones appear here as agents submit them.")
-	}
-	sessW := min(max(width/5, 10), 24)
-	cmdW := max(width-2-4-1-7-1-1-1-sessW-1, 8)
-	votes := ""
-	if m.voteCol {
-		// Approvals so far of those the policy asks for: "1/2".
-		votes = "VOTE "
-		cmdW = max(cmdW-len(votes), 8)
-	}
-	mm := &m.memo
-	if mm.listHead.width != width || mm.listHead.sessW != sessW || mm.listHead.votes != m.voteCol || mm.listHead.s == "" {
-		mm.listHead.width, mm.listHead.sessW, mm.listHead.votes = width, sessW, m.voteCol
-		mm.listHead.s = st.Header.Render(fitWidth("  RISK    LEFT ! "+votes+padRight("SESSION", sessW)+" COMMAND", width))
-	}
-	end := min(m.top+m.listRows(), len(m.visible))
-	// A row drawn in the last frame at the same place, with the same
-	// countdown, cursor and marks is taken from it; so is its countdown,
-	// until it changes; so is the whole list when every row is.
-	if n := end - m.top; len(mm.rows) != n {
-		mm.rows, mm.list = make([]rowMemo, n), ""
-	}
-	same := mm.list != "" && mm.listHead.s == mm.listFor
-	for i := m.top; i < end; i++ {
-		r, at := m.rows[m.visible[i]], &mm.rows[i-m.top]
-		k := m.rowKey(r, i == m.cursor, width, sessW, cmdW, at)
-		if at.line == "" || at.key != k {
-			at.key, at.line, same = k, m.rowView(r, k, at), false
-		}
-	}
-	if !same {
-		out := make([]string, 0, len(mm.rows)+1)
-		out = append(out, mm.listHead.s)
-		for _, r := range mm.rows {
-			out = append(out, r.line)
-		}
-		mm.list, mm.listFor = strings.Join(out, "\n"), mm.listHead.s
-	}
-	return mm.list
+// listView is the pending list, drawn from what the console shows of it
+// now (listShown).
+func (m *Model) listView() string {
+	m.list.update(m.listShown())
+	return m.list.view()
 }
 
-// rowKey says what a row shows: its countdown, flag, cursor and the marks
-// of other consoles.
-func (m *Model) rowKey(r row, selected bool, width, sessW, cmdW int, at *rowMemo) rowKey {
-	rec := r.rec
-	k := rowKey{rec: rec, selected: selected, width: width, sessW: sessW, cmdW: cmdW, left: "never", flag: " ", cursor: " ", other: " "}
-	if tl, ok := rec.TimeLeft(m.now); ok {
-		c := &at.left
-		if at.key.rec != rec || c.text == "" || m.now.Before(c.from) || !m.now.Before(c.until) {
-			*c = countdown{text: shortDur(tl), from: m.now, until: m.now.Add(untilCountdownChanges(tl) - tickSlack)}
-		}
-		k.left = c.text
-		k.urgency = clamp01(1 - tl.Seconds()/300)
-	}
-	switch {
-	case rec.Corrupt != "":
-		k.flag = "X"
-	case rec.Suspicious():
-		k.flag = "!"
-	case r.marked:
-		k.flag = "I"
-	}
-	// The cursor's column, then who else shows this proposal: @ another
-	// console reviews it, * another has its approve prompt open.
-	if selected {
-		k.cursor = "▶"
-	}
-	if names, approving := m.othersOn(rec.ApprovalID); approving {
-		k.other = "*"
-	} else if len(names) > 0 {
-		k.other = "@"
-	}
-	if m.voteCol {
-		votes := ""
-		if !rec.Hardline && rec.Corrupt == "" { // never approved: no votes to count
-			votes = progress(m.quorum.of(rec.ApprovalID))
-		}
-		k.votes = fmt.Sprintf("%4s ", votes)
-	}
-	return k
-}
-
-// rowView draws a list row: cursor and marks, marker, countdown, flag,
-// then the session and command cut to their columns, which at keeps
-// (rowMemo.bodyOf): a row redrawn because its countdown changed only lays
-// out its first cells again.
-func (m *Model) rowView(r row, k rowKey, at *rowMemo) string {
-	st := m.st
-	rec := r.rec
-	body, bodyW := at.bodyOf(r, k.sessW, k.cmdW)
-	lead := k.cursor + k.other
-	left := fmt.Sprintf("%7s", k.left)
-	if k.selected {
-		return st.Selected.Render(fitWidth(lead+markerText(rec)+" "+left+" "+k.flag+" "+k.votes+body, k.width))
-	}
-	flag := k.flag
-	switch flag {
-	case "!":
-		flag = st.Suspicious.Render(flag)
-	case "X":
-		flag = st.Corrupt.Render(flag)
-	case "I":
-		flag = st.Warning.Render(flag)
-	}
-	head := lead + st.Marker(rec, k.urgency) + " " + left + " " + flag + " " + k.votes
-	switch w := lipgloss.Width(head) + bodyW; {
-	case w == k.width:
-		return head + body
-	case w < k.width:
-		return head + body + strings.Repeat(" ", k.width-w)
-	}
-	return fitWidth(head+body, k.width)
+// listShown is what the pending list is drawn from.
+func (m *Model) listShown() listShown {
+	return listShown{rows: m.rows, loaded: m.loaded, filtered: m.filter.Value() != "", voteCol: m.voteCol, now: m.now,
+		others: m.othersOn, votes: func(id string) string { return progress(m.quorum.of(id)) }}
 }
 
 func (m *Model) historyView() string {
-	st := m.st
 	if m.event != nil {
-		return m.event.view(st, m.width, m.bodyHeight())
+		return m.event.view(m.st, m.width, m.bodyHeight())
 	}
-	if len(m.hvisible) == 0 {
-		return st.Subtle.Render("No audit events yet.")
-	}
-	c := m.hcols
-	out := []string{st.Header.Render(fitWidth(c.head(), m.width))}
-	n := m.listRows() - 1
-	end := min(m.htop+n, len(m.hvisible))
-	for i := m.htop; i < end; i++ {
-		r := m.hrows[m.hvisible[i]]
-		outcome, detail, refused := r.outcome, r.detail, r.refused
-		if run := m.runOf(&m.history[m.hvisible[i]]); run != nil {
-			outcome, detail = runWords(*run, m.now, detail)
-			refused = refused || run.state != storage.RunRunning
-		}
-		line := c.line(r, outcome, detail)
-		if i == m.hcursor {
-			out = append(out, st.Selected.Render(fitWidth("▶ "+line, m.width)))
-			continue
-		}
-		style := st.HistoryOK
-		if refused {
-			style = st.HistoryRefused
-		}
-		out = append(out, fitWidth("  "+style.Render(line), m.width))
-	}
-	return strings.Join(out, "\n")
+	m.hist.update(histShown{events: m.history, rows: m.hrows, cols: m.hcols, runs: m.runs, now: m.now})
+	return m.hist.view()
 }
 
 // runWords says what is known of a started command's run: the outcome
@@ -473,10 +296,10 @@ func runWords(r runInfo, now time.Time, detail string) (string, string) {
 	switch r.state {
 	case storage.RunRunning:
 		return "started, running", fmt.Sprintf("runner pid %d on %s, heartbeat %s; %s", w.PID,
-			model.Sanitize(w.Host, model.Line), ago(model.FromEpoch(w.HeartbeatAt), now), detail)
+			model.Sanitize(w.Host, model.Line), human.Ago(model.FromEpoch(w.HeartbeatAt), now), detail)
 	case storage.RunDied:
 		return "runner died", fmt.Sprintf("outcome unknown: runner pid %d on %s is gone (last heartbeat %s); %s", w.PID,
-			model.Sanitize(w.Host, model.Line), ago(model.FromEpoch(w.HeartbeatAt), now), detail)
+			model.Sanitize(w.Host, model.Line), human.Ago(model.FromEpoch(w.HeartbeatAt), now), detail)
 	}
 	return "outcome unknown", r.state.Words() + "; " + detail
 }
