@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/risk"
 )
@@ -173,7 +174,7 @@ func (a *app) classifyStream(in io.Reader, jc risk.Context) error {
 		}
 	}
 	if bad > 0 {
-		return exitf(ExitError, "%s of %d not judged (see the error objects)", plural(bad, "line"), n)
+		return exitf(ExitError, "%s of %d not judged (see the error objects)", human.CountNo(bad, "line"), n)
 	}
 	return nil
 }

@@ -234,7 +234,7 @@ func (a *app) configCheck() error {
 		for _, p := range ce.Problems {
 			a.note("%s", line(ce.Format(p)))
 		}
-		return exitf(ExitError, "%s: %s", line(path), plural(len(ce.Problems), "problem"))
+		return exitf(ExitError, "%s: %s", line(path), human.CountNo(len(ce.Problems), "problem"))
 	}
 	// The system configuration's trust settings, where there is one, are
 	// what the agent side uses (and the operator side, unless this file
@@ -272,7 +272,7 @@ func (a *app) configCheck() error {
 			for _, p := range tr.systemProblems {
 				a.note("%s", p)
 			}
-			return exitf(ExitError, "%s", plural(n, "problem"))
+			return exitf(ExitError, "%s", human.CountNo(n, "problem"))
 		}
 		return nil
 	}
@@ -397,7 +397,7 @@ func (a *app) configReport(f *config.File, sysErr error) error {
 		for _, p := range ferr.Problems {
 			a.note("%s", line(ferr.Format(p)))
 		}
-		return exitf(ExitError, "%s: %s", line(f.Path), plural(n, "problem"))
+		return exitf(ExitError, "%s: %s", line(f.Path), human.CountNo(n, "problem"))
 	}
 	a.printf("ok\n")
 	return nil

@@ -433,7 +433,7 @@ func (a *app) reportChecks(checks []doctorCheck, head *model.JSONObject) error {
 		for _, c := range checks {
 			a.printf("%-8s %-*s %s\n", c.status, width, c.name, c.message)
 		}
-		a.printf("%s, %s\n", plural(problems, "problem"), plural(warnings, "warning"))
+		a.printf("%s, %s\n", human.CountNo(problems, "problem"), human.CountNo(warnings, "warning"))
 	}
 	if problems > 0 {
 		return &exitError{code: ExitError}

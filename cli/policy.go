@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/approve-tui/approve-tui/config"
+	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/policy"
 	"github.com/approve-tui/approve-tui/risk"
@@ -148,7 +149,7 @@ func (a *app) loadPolicyFile(path string, report bool) (*policy.Policy, []byte, 
 	if report {
 		what = "; nothing was set"
 	}
-	return nil, nil, exitf(ExitError, "%s: %s%s", line(path), plural(len(ce.Problems), "problem"), what)
+	return nil, nil, exitf(ExitError, "%s: %s%s", line(path), human.CountNo(len(ce.Problems), "problem"), what)
 }
 
 // policySet is policy set.
@@ -168,7 +169,7 @@ func (a *app) policySet(ctx context.Context, path string, dryRun bool, keyFile s
 		return err // an unreadable version in force may be replaced
 	}
 	sum := sha256Text(src)
-	counts := fmt.Sprintf("%s, %s", plural(len(p.Rules), "rule"), plural(len(p.Groups), "group"))
+	counts := fmt.Sprintf("%s, %s", human.CountNo(len(p.Rules), "rule"), human.CountNo(len(p.Groups), "group"))
 	if len(p.Rules) == 0 {
 		counts += " (no rules: one approver for everything)"
 	}

@@ -181,7 +181,7 @@ func (r *statsReport) text() string {
 	if r.oldestID != "" {
 		age := "?"
 		if !r.oldestAt.IsZero() {
-			age = shortDur(max(0, r.now.Sub(r.oldestAt)))
+			age = human.Duration(max(0, r.now.Sub(r.oldestAt)))
 		}
 		w("  oldest: %s, waiting %s", cut(line(r.oldestID), 40), age)
 	}
@@ -220,11 +220,11 @@ func (r *statsReport) text() string {
 	}
 	for _, n := range r.notifiers {
 		w("  %s on %s (pid %d), up %s, heartbeat %s", cut(line(n.Notifier), 40), cut(line(n.Host), 30), n.PID,
-			shortDur(max(0, r.now.Sub(model.FromEpoch(n.StartedAt)))), relTime(n.HeartbeatAt, r.now))
+			human.Duration(max(0, r.now.Sub(model.FromEpoch(n.StartedAt)))), relTime(n.HeartbeatAt, r.now))
 		if n.Trouble != "" {
 			since := ""
 			if n.TroubleSince > 0 {
-				since = " for " + shortDur(max(0, r.now.Sub(model.FromEpoch(n.TroubleSince))))
+				since = " for " + human.Duration(max(0, r.now.Sub(model.FromEpoch(n.TroubleSince))))
 			}
 			w("    trouble%s: %s", since, cut(line(r.redact(n.Trouble)), statsErrorCells))
 		}
@@ -233,7 +233,7 @@ func (r *statsReport) text() string {
 }
 
 // statsDur is a duration of seconds, to the second.
-func statsDur(sec float64) string { return shortDur(time.Duration(sec * float64(time.Second))) }
+func statsDur(sec float64) string { return human.Duration(time.Duration(sec * float64(time.Second))) }
 
 // json is the report as one JSON object; every string from the store
 // sanitised to one line.

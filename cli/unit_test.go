@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 )
@@ -170,8 +171,8 @@ func TestCutAndDurations(t *testing.T) {
 		3*time.Hour + 4*time.Minute:    "3h04m",
 		50 * time.Hour:                 "2d02h",
 	} {
-		if got := shortDur(d); got != want {
-			t.Errorf("shortDur(%v) = %q, want %q", d, got, want)
+		if got := human.Duration(d); got != want {
+			t.Errorf("human.Duration(%v) = %q, want %q", d, got, want)
 		}
 	}
 }
