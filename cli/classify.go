@@ -230,7 +230,7 @@ func findingsJSON(fs []risk.Finding) string {
 		objs[i] = model.NewJSONObject().Str("rule", f.Rule).Str("level", string(f.Level)).
 			Str("effect", f.Effect).Strs("words", nonNil(f.Words)).Str("why", f.Why)
 	}
-	return jsonList(objs)
+	return model.JSONObjects(objs)
 }
 
 func nonNil(s []string) []string {

@@ -268,7 +268,7 @@ func (r *statsReport) json() string {
 	decide.Bool("partial", r.decisions.Partial)
 	decisions := model.NewJSONObject().Int("total", int64(t.total)).Int("approved", int64(t.approved)).Int("denied", int64(t.denied)).
 		Int("expired", int64(t.expired)).Int("expired_unswept", int64(r.decisions.Unswept)).Int("refused", int64(t.refused)).
-		Raw("by_event", jsonList(events)).Obj("decide_seconds", decide)
+		Raw("by_event", model.JSONObjects(events)).Obj("decide_seconds", decide)
 
 	d := r.deliveryTotals()
 	chans := make([]*model.JSONObject, 0, len(r.channels))
@@ -278,7 +278,7 @@ func (r *statsReport) json() string {
 			Str("last_error", line(r.redact(c.LastError))))
 	}
 	deliveries := model.NewJSONObject().Int("delivered", int64(d.delivered)).Int("failed", int64(d.failed)).
-		Int("cancelled", int64(d.cancelled)).Int("retrying", int64(d.retrying)).Raw("by_channel", jsonList(chans))
+		Int("cancelled", int64(d.cancelled)).Int("retrying", int64(d.retrying)).Raw("by_channel", model.JSONObjects(chans))
 
 	ns := make([]*model.JSONObject, 0, len(r.notifiers))
 	for _, n := range r.notifiers {
@@ -292,5 +292,5 @@ func (r *statsReport) json() string {
 		ns = append(ns, o)
 	}
 	return model.NewJSONObject().Num("at", model.Epoch(r.now)).Num("window_seconds", r.window.Seconds()).
-		Obj("open", open).Obj("decisions", decisions).Obj("deliveries", deliveries).Raw("notifiers", jsonList(ns)).String()
+		Obj("open", open).Obj("decisions", decisions).Obj("deliveries", deliveries).Raw("notifiers", model.JSONObjects(ns)).String()
 }

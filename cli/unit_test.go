@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/approve-tui/approve-tui/approvals"
 	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
@@ -74,7 +75,7 @@ func TestRecordJSONRoundTrip(t *testing.T) {
 		ClassifierRisk:  model.RiskHigh,
 		Findings:        []string{"invalid UTF-8 in command"},
 	}
-	out := recordJSON(rec, &storage.WaiterStatus{State: storage.WaiterNone}).String()
+	out := approvals.RecordJSON(rec, &storage.WaiterStatus{State: storage.WaiterNone}).String()
 	if !json.Valid([]byte(out)) {
 		t.Fatalf("not valid JSON: %s", out)
 	}
