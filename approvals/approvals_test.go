@@ -297,3 +297,28 @@ func TestGetAndRecordJSON(t *testing.T) {
 		t.Errorf("banner = %q", RiskBanner(p.Record))
 	}
 }
+
+func TestPageWords(t *testing.T) {
+	now := t0
+	done := model.F64(model.Epoch(now.Add(-2 * time.Minute)))
+	long := strings.Repeat("x", 70)
+	for _, c := range []struct {
+		dl   storage.Delivery
+		want Page
+	}{
+		{storage.Delivery{DeliveryKey: storage.DeliveryKey{Channel: "ops", Kind: "page"}, State: storage.DeliveryDelivered, DoneAt: done},
+			Page{storage.DeliveryDelivered, "✓", "ops 2m ago"}},
+		{storage.Delivery{DeliveryKey: storage.DeliveryKey{Channel: "ops", Kind: "escalation", Step: 1}, State: storage.DeliveryFailed, LastError: long},
+			Page{storage.DeliveryFailed, "✗", "ops (step 2) failed: " + model.CutRunes(long, 60)}},
+		{storage.Delivery{DeliveryKey: storage.DeliveryKey{Channel: "ops\x1b", Kind: "reminder"}, State: storage.DeliveryCancelled},
+			Page{storage.DeliveryCancelled, "", `ops\x1b (reminder) not sent`}},
+		{storage.Delivery{DeliveryKey: storage.DeliveryKey{Channel: "ops", Kind: "resolved"}, State: storage.DeliveryPending, Attempts: 3, LastError: "503"},
+			Page{storage.DeliveryPending, "", "ops (resolved) retrying (3 tries): 503"}},
+		{storage.Delivery{DeliveryKey: storage.DeliveryKey{Channel: "ops", Kind: "page"}, State: storage.DeliveryPending},
+			Page{storage.DeliveryPending, "", "ops sending"}},
+	} {
+		if got := PageWords(c.dl, now); got != c.want {
+			t.Errorf("PageWords = %+v, want %+v", got, c.want)
+		}
+	}
+}
