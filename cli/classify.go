@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/risk"
 )
@@ -173,7 +174,7 @@ func (a *app) classifyStream(in io.Reader, jc risk.Context) error {
 		}
 	}
 	if bad > 0 {
-		return exitf(ExitError, "%s of %d not judged (see the error objects)", plural(bad, "line"), n)
+		return exitf(ExitError, "%s of %d not judged (see the error objects)", human.CountNo(bad, "line"), n)
 	}
 	return nil
 }
@@ -229,7 +230,7 @@ func findingsJSON(fs []risk.Finding) string {
 		objs[i] = model.NewJSONObject().Str("rule", f.Rule).Str("level", string(f.Level)).
 			Str("effect", f.Effect).Strs("words", nonNil(f.Words)).Str("why", f.Why)
 	}
-	return jsonList(objs)
+	return model.JSONObjects(objs)
 }
 
 func nonNil(s []string) []string {

@@ -215,7 +215,7 @@ func (a *app) configCheck() error {
 		}
 		if a.json {
 			a.printf("%s\n", model.NewJSONObject().OptStr("path", line(path)).Bool("found", false).Bool("ok", false).
-				Raw("problems", jsonList([]*model.JSONObject{model.NewJSONObject().Int("line", 0).Int("column", 0).Str("message", line(err.Error()))})).
+				Raw("problems", model.JSONObjects([]*model.JSONObject{model.NewJSONObject().Int("line", 0).Int("column", 0).Str("message", line(err.Error()))})).
 				Strs("warnings", nil))
 			return exitf(ExitError, "")
 		}
@@ -228,13 +228,13 @@ func (a *app) configCheck() error {
 		}
 		if a.json {
 			a.printf("%s\n", model.NewJSONObject().Str("path", line(path)).Bool("found", true).Bool("ok", false).
-				Raw("problems", jsonList(probs)).Strs("warnings", nil))
+				Raw("problems", model.JSONObjects(probs)).Strs("warnings", nil))
 			return exitf(ExitError, "")
 		}
 		for _, p := range ce.Problems {
 			a.note("%s", line(ce.Format(p)))
 		}
-		return exitf(ExitError, "%s: %s", line(path), plural(len(ce.Problems), "problem"))
+		return exitf(ExitError, "%s: %s", line(path), human.CountNo(len(ce.Problems), "problem"))
 	}
 	// The system configuration's trust settings, where there is one, are
 	// what the agent side uses (and the operator side, unless this file
@@ -257,7 +257,7 @@ func (a *app) configCheck() error {
 				probs[i] = problemJSON(config.Problem{Message: p})
 			}
 			a.printf("%s\n", model.NewJSONObject().OptStr("path", line(path)).Bool("found", false).Bool("ok", len(probs) == 0).
-				Raw("problems", jsonList(probs)).Strs("warnings", tr.warnings).Raw("channels", "[]").Raw("routes", "[]").
+				Raw("problems", model.JSONObjects(probs)).Strs("warnings", tr.warnings).Raw("channels", "[]").Raw("routes", "[]").
 				Raw("open_hint", "null").Bool("include_command", true).Raw("settings", "[]").
 				Obj("trust", tr.json()))
 			if len(probs) > 0 {
@@ -272,7 +272,7 @@ func (a *app) configCheck() error {
 			for _, p := range tr.systemProblems {
 				a.note("%s", p)
 			}
-			return exitf(ExitError, "%s", plural(n, "problem"))
+			return exitf(ExitError, "%s", human.CountNo(n, "problem"))
 		}
 		return nil
 	}
@@ -350,9 +350,9 @@ func (a *app) configReport(f *config.File, sysErr error) error {
 			}
 		}
 		a.printf("%s\n", model.NewJSONObject().Str("path", line(f.Path)).Bool("found", true).Bool("ok", len(probs) == 0).
-			Raw("problems", jsonList(probs)).Strs("warnings", tr.warnings).
-			Raw("channels", jsonList(chans)).Raw("routes", jsonList(routes)).
-			OptStr("open_hint", line(f.OpenHint)).Bool("include_command", f.IncludeCommand).Raw("settings", jsonList(sets)).
+			Raw("problems", model.JSONObjects(probs)).Strs("warnings", tr.warnings).
+			Raw("channels", model.JSONObjects(chans)).Raw("routes", model.JSONObjects(routes)).
+			OptStr("open_hint", line(f.OpenHint)).Bool("include_command", f.IncludeCommand).Raw("settings", model.JSONObjects(sets)).
 			Obj("trust", tr.json()))
 		if len(probs) > 0 {
 			return exitf(ExitError, "")
@@ -397,7 +397,7 @@ func (a *app) configReport(f *config.File, sysErr error) error {
 		for _, p := range ferr.Problems {
 			a.note("%s", line(ferr.Format(p)))
 		}
-		return exitf(ExitError, "%s: %s", line(f.Path), plural(n, "problem"))
+		return exitf(ExitError, "%s: %s", line(f.Path), human.CountNo(n, "problem"))
 	}
 	a.printf("ok\n")
 	return nil
@@ -498,7 +498,7 @@ func channelJSON(c *config.Channel, secrets []secretCheck, sec *notify.Secrets) 
 		o.Raw("parallel", "null")
 	}
 	return o.Bool("include_command", c.IncludeCommand).Str("timeout", human.Written(c.Timeout)).
-		Raw("secrets", jsonList(ss))
+		Raw("secrets", model.JSONObjects(ss))
 }
 
 // redactOpt is a plain URL as config check prints it (config.RedactURL),
@@ -518,22 +518,13 @@ func routeJSON(r *config.Route) *model.JSONObject {
 	}
 	o := model.NewJSONObject().Int("line", int64(r.Line)).OptStr("risk", string(r.Match.Risk)).
 		OptStr("session", line(r.Match.Session)).OptStr("requester", line(r.Match.Requester)).
-		Raw("steps", jsonList(steps))
+		Raw("steps", model.JSONObjects(steps))
 	if r.RemindBeforeExpiry > 0 {
 		o.Str("remind_before_expiry", human.Written(r.RemindBeforeExpiry))
 	} else {
 		o.Raw("remind_before_expiry", "null")
 	}
 	return o
-}
-
-// jsonList is objects as a JSON array on one line ([] when none).
-func jsonList(objs []*model.JSONObject) string {
-	parts := make([]string, len(objs))
-	for i, o := range objs {
-		parts[i] = o.String()
-	}
-	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 // riskContext is the judgement's context on this surface for a command run

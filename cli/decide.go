@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/approve-tui/approve-tui/approvals"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/policy"
 	"github.com/approve-tui/approve-tui/storage"
@@ -110,16 +111,17 @@ is not in (not_eligible).`,
 			}
 			var shown *storage.Record // the proposal as shown
 			if tty {
-				rec, ws, err := getWithWaiter(ctx, s, id)
+				p, err := approvals.Get(ctx, s, id)
 				if err != nil {
-					return err
+					return named(id, err)
 				}
+				rec := p.Record
 				shown = rec
 				j, err := a.judgeRecord(rec)
 				if err != nil {
 					return err
 				}
-				writeShow(a.err, rec, &ws, s.Now(), &j)
+				writeShow(a.err, rec, &p.Waiter, s.Now(), &j)
 				if rec.EffectiveStatus.Open() {
 					a.voteNote(ctx, s, rec, signerActor(actor, ts, key))
 				}
@@ -200,11 +202,11 @@ is not in (not_eligible).`,
 				return a.abandonedRefusal(ctx, s, id, err)
 			}
 			if a.json {
-				qv, err := quorumOf(ctx, s, rec)
+				qv, err := approvals.ReadQuorum(ctx, s, rec)
 				if err != nil {
 					return err
 				}
-				a.printf("%s\n", withQuorum(recordJSON(rec, nil), rec, qv))
+				a.printf("%s\n", approvals.WithQuorumJSON(approvals.RecordJSON(rec, nil), rec, qv))
 			} else {
 				a.printf("approved %s\n", line(id))
 			}
@@ -238,16 +240,16 @@ func (a *app) votedOn(ctx context.Context, s *storage.Store, id string, voted *s
 		if err != nil {
 			return named(id, err)
 		}
-		qv, err := quorumOf(ctx, s, rec)
+		qv, err := approvals.ReadQuorum(ctx, s, rec)
 		if err != nil {
 			return err
 		}
-		a.printf("%s\n", withQuorum(recordJSON(rec, nil), rec, qv))
+		a.printf("%s\n", approvals.WithQuorumJSON(approvals.RecordJSON(rec, nil), rec, qv))
 		return exitf(ExitVoted, "")
 	}
 	q := voted.Quorum
 	a.printf("vote recorded on %s: %s (%s); still needed: %s\n", line(id), q.Progress(),
-		votersOf(q.Votes), line(q.Needed()))
+		approvals.Voters(q.Votes), line(q.Needed()))
 	return exitf(ExitVoted, "")
 }
 
@@ -270,23 +272,24 @@ func (a *app) voteNote(ctx context.Context, s *storage.Store, rec *storage.Recor
 	if len(q.Votes) == 0 {
 		fmt.Fprintf(a.err, "Nobody has voted yet; still needed: %s.\n", line(q.Needed()))
 	} else {
-		fmt.Fprintf(a.err, "So far %s (%s); still needed: %s.\n", q.Progress(), votersOf(q.Votes), line(q.Needed()))
+		fmt.Fprintf(a.err, "So far %s (%s); still needed: %s.\n", q.Progress(), approvals.Voters(q.Votes), line(q.Needed()))
 	}
+	// Who may vote is the store's rule (policy.Eligibility): said here
+	// before typing, decided there.
 	me := policy.VoterOf(actor)
-	if me.Person == "" {
+	switch r, at := policy.Eligibility(me, q.Requesters, approvals.Cast(q.Votes), true, true); r {
+	case policy.NoPerson:
 		fmt.Fprintf(a.err, "You are no person approve-tui could establish: the store refuses your vote (not_eligible).\n")
 		return
-	}
-	if q.Requester(me) != "" {
+	case policy.OwnProposal:
 		fmt.Fprintf(a.err, "You (%s) asked for it: the store refuses your vote (self_approval); another approver must.\n", line(me.Person))
 		return
-	}
-	if v := q.VoteOf(me); v != nil {
-		fmt.Fprintf(a.err, "You (%s) voted already, as %s: the store refuses a second vote (duplicate_approver).\n", line(me.Person), voteWho(*v))
+	case policy.VotedAlready:
+		fmt.Fprintf(a.err, "You (%s) voted already, as %s: the store refuses a second vote (duplicate_approver).\n", line(me.Person), approvals.VoteWho(q.Votes[at]))
 		return
 	}
 	if len(q.Requesters) > 0 {
-		fmt.Fprintf(a.err, "Not by %s: who asked for it may not approve it.\n", sanitizedList(q.Requesters))
+		fmt.Fprintf(a.err, "Not by %s: who asked for it may not approve it.\n", approvals.Names(q.Requesters))
 	}
 }
 
@@ -353,7 +356,7 @@ Prints "denied ID" (with --json, the proposal).
 				return named(id, err)
 			}
 			if a.json {
-				a.printf("%s\n", recordJSON(rec, nil))
+				a.printf("%s\n", approvals.RecordJSON(rec, nil))
 				return nil
 			}
 			a.printf("denied %s\n", line(id))

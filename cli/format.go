@@ -33,14 +33,6 @@ func when(sec float64, now time.Time) string {
 	return relTime(sec, now) + " (" + absTime(sec) + ")"
 }
 
-// The CLI's words for times and counts are package human's: shortDur to
-// the second (45s, 3m12s, 2h05m), plural a count with its word ("no
-// problems", "1 problem", "3 problems").
-var (
-	shortDur = human.Duration
-	plural   = human.CountNo
-)
-
 // cells is the display width of terminal-safe text, as the terminal
 // lays it out: wide runes take two cells, combining marks none, styles
 // none.

@@ -281,7 +281,7 @@ func (a *app) projectHookChecks(t *installTarget) []doctorCheck {
 		}
 		if n := foreignHooks(o, t.who); n > 0 {
 			checks = append(checks, doctorCheck{"others", checkWarning, fmt.Sprintf("%s, in the project (which the agent can write), registers %s besides approve-tui's: they run commands nobody approves, and one that runs before a call can change its command after the approval; review them",
-				line(p), plural(n, "other hook"))})
+				line(p), human.CountNo(n, "other hook"))})
 		}
 	}
 	return checks

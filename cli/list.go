@@ -5,9 +5,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/approve-tui/approve-tui/approvals"
 	"github.com/approve-tui/approve-tui/impact"
 	"github.com/approve-tui/approve-tui/model"
-	"github.com/approve-tui/approve-tui/notify"
 	"github.com/approve-tui/approve-tui/risk"
 	"github.com/approve-tui/approve-tui/storage"
 	"github.com/spf13/cobra"
@@ -70,7 +70,7 @@ its quorum (votes are the ones that count) and its judgement, as show
 				return err
 			}
 			if a.json {
-				qvs, err := quorumsOf(cmd.Context(), s, recs)
+				qvs, err := approvals.ReadQuorums(cmd.Context(), s, recs)
 				if err != nil {
 					return err
 				}
@@ -83,11 +83,12 @@ its quorum (votes are the ones that count) and its judgement, as show
 				for i, r := range recs {
 					c := jc
 					c.Cwd = r.Cwd
-					sg, err := notify.Signers(cmd.Context(), s, r)
+					sg, err := approvals.Signers(cmd.Context(), s, r)
 					if err != nil {
 						return err
 					}
-					elems[i] = withSigners(withJudgement(withQuorum(recordJSON(r, nil), r, qvs[r.ApprovalID]), risk.Judge(r.Command, c)), sg).String()
+					o := withJudgement(approvals.WithQuorumJSON(approvals.RecordJSON(r, nil), r, qvs[r.ApprovalID]), risk.Judge(r.Command, c))
+					elems[i] = o.Raw("signers", approvals.SignersJSON(sg)).String()
 				}
 				a.printf("%s\n", jsonArray(elems))
 				return nil
@@ -100,7 +101,7 @@ its quorum (votes are the ones that count) and its judgement, as show
 			if err != nil {
 				return err
 			}
-			a.writeProposals(recs, waitersGone(cmd.Context(), s, recs), signed, s.Now())
+			a.writeProposals(recs, approvals.WaitersGone(cmd.Context(), s, recs), signed, s.Now())
 			return nil
 		},
 	}
@@ -139,7 +140,7 @@ func (a *app) writeProposals(recs []*storage.Record, gone map[string]bool, signe
 			flag = append(flag, "I")
 		}
 		t.add(strings.Join(flag, " "), line(r.ApprovalID), r.EffectiveRisk.Short(),
-			statusCell(r, gone[r.ApprovalID]), whenCell(r, now)+signed[r.ApprovalID], line(r.SessionKey), line(r.Command))
+			approvals.StatusWords(r, gone[r.ApprovalID]), whenCell(r, now)+signed[r.ApprovalID], line(r.SessionKey), line(r.Command))
 	}
 	t.paint = func(col int, cell, padded string) string {
 		switch col {
@@ -191,18 +192,6 @@ func whenCell(r *storage.Record, now time.Time) string {
 	return "-"
 }
 
-// withSigners adds the signatures kept for a proposal's decisions, as
-// checked against the trust file: signers: [{principal, key, event,
-// verified, reason}] (reason: why one does not verify; "" when it does).
-func withSigners(o *model.JSONObject, signers []notify.Signer) *model.JSONObject {
-	objs := make([]*model.JSONObject, len(signers))
-	for i, sg := range signers {
-		objs[i] = model.NewJSONObject().Str("principal", sg.Principal).Str("key", sg.Key).Str("event", sg.Event).
-			Bool("verified", sg.Verified).Str("reason", sg.Reason)
-	}
-	return o.Raw("signers", jsonList(objs))
-}
-
 // decidedSigners says, for each approved or denied proposal of recs, whose
 // verified signatures decided it ("; signed: alice, bob"), or, where
 // signatures are required, that none verifies ("; unsigned"): the words
@@ -214,51 +203,16 @@ func decidedSigners(ctx context.Context, s *storage.Store, recs []*storage.Recor
 	}
 	required := s.Trust().Required()
 	for _, r := range recs {
-		var events []string
-		switch r.EffectiveStatus {
-		case model.StatusConsumed:
-			events = []string{storage.EventApprove, storage.EventVote}
-		case model.StatusDenied:
-			events = []string{storage.EventDeny}
-		default:
-			continue
+		if _, decided := approvals.DecidedBy(r.EffectiveStatus, nil); !decided {
+			continue // no decision: no signature to read
 		}
-		sg, err := notify.Signers(ctx, s, r)
+		sg, err := approvals.Signers(ctx, s, r)
 		if err != nil {
 			return nil, err
 		}
-		switch who := notify.VerifiedPrincipals(sg, events...); {
-		case len(who) > 0:
-			out[r.ApprovalID] = "; signed: " + strings.Join(who, ", ")
-		case required:
-			out[r.ApprovalID] = "; unsigned"
+		if words := approvals.SignedWords(r.EffectiveStatus, sg, required); words != "" {
+			out[r.ApprovalID] = words
 		}
 	}
 	return out, nil
-}
-
-// waitersGone says which of the open proposals in recs had a waiter that is
-// gone (it heartbeated, then stopped: killed, or its agent stopped waiting
-// for it), as show's waiter line does. A failed read marks nothing.
-func waitersGone(ctx context.Context, s *storage.Store, recs []*storage.Record) map[string]bool {
-	gone := map[string]bool{}
-	for _, r := range recs {
-		if !r.EffectiveStatus.Open() {
-			continue
-		}
-		if ws, err := s.WaiterState(ctx, r.ApprovalID); err == nil && ws.State == storage.WaiterDead {
-			gone[r.ApprovalID] = true
-		}
-	}
-	return gone
-}
-
-// statusCell is a row's STATUS: its effective status, and for an open one
-// whose waiter is gone, that it is: approving it may run nothing.
-func statusCell(r *storage.Record, waiterGone bool) string {
-	st := line(string(r.EffectiveStatus))
-	if waiterGone {
-		st += " (waiter gone)"
-	}
-	return st
 }

@@ -14,7 +14,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/approve-tui/approve-tui/approvals"
 	"github.com/approve-tui/approve-tui/config"
+	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/policy"
 	"github.com/approve-tui/approve-tui/risk"
@@ -138,7 +140,7 @@ func (a *app) loadPolicyFile(path string, report bool) (*policy.Policy, []byte, 
 		for i, pr := range ce.Problems {
 			probs[i] = problemJSON(pr)
 		}
-		a.printf("%s\n", model.NewJSONObject().Str("path", line(path)).Bool("ok", false).Raw("problems", jsonList(probs)))
+		a.printf("%s\n", model.NewJSONObject().Str("path", line(path)).Bool("ok", false).Raw("problems", model.JSONObjects(probs)))
 		return nil, nil, exitf(ExitError, "")
 	}
 	for _, pr := range ce.Problems {
@@ -148,7 +150,7 @@ func (a *app) loadPolicyFile(path string, report bool) (*policy.Policy, []byte, 
 	if report {
 		what = "; nothing was set"
 	}
-	return nil, nil, exitf(ExitError, "%s: %s%s", line(path), plural(len(ce.Problems), "problem"), what)
+	return nil, nil, exitf(ExitError, "%s: %s%s", line(path), human.CountNo(len(ce.Problems), "problem"), what)
 }
 
 // policySet is policy set.
@@ -168,7 +170,7 @@ func (a *app) policySet(ctx context.Context, path string, dryRun bool, keyFile s
 		return err // an unreadable version in force may be replaced
 	}
 	sum := sha256Text(src)
-	counts := fmt.Sprintf("%s, %s", plural(len(p.Rules), "rule"), plural(len(p.Groups), "group"))
+	counts := fmt.Sprintf("%s, %s", human.CountNo(len(p.Rules), "rule"), human.CountNo(len(p.Groups), "group"))
 	if len(p.Rules) == 0 {
 		counts += " (no rules: one approver for everything)"
 	}
@@ -364,7 +366,7 @@ func writePolicySummary(w io.Writer, p *policy.Policy) {
 		fmt.Fprintf(w, "  none\n")
 	}
 	for _, g := range names {
-		fmt.Fprintf(w, "  %s: %s\n", line(g), sanitizedList(p.Groups[g]))
+		fmt.Fprintf(w, "  %s: %s\n", line(g), approvals.Names(p.Groups[g]))
 	}
 	fmt.Fprintf(w, "rules (%d):\n", len(p.Rules))
 	if len(p.Rules) == 0 {
@@ -464,7 +466,7 @@ func rulesJSON(p *policy.Policy) string {
 		rs[i] = model.NewJSONObject().Int("rule", int64(i+1)).Int("line", int64(r.Line)).Obj("match", matchJSON(r.Match)).
 			Int("approvals", int64(r.Approvals)).Obj("from", fromJSON(r.From)).Str("needs", ruleNeeds(r))
 	}
-	return jsonList(rs)
+	return model.JSONObjects(rs)
 }
 
 // explainFlags are policy explain's flags.
@@ -637,7 +639,7 @@ func (a *app) policyExplain(ctx context.Context, id string, f explainFlags) erro
 	if e.rec != nil {
 		var voters []policy.Voter
 		for _, v := range e.votes {
-			if voteCounts(e.rec, v) {
+			if approvals.VoteCounts(e.rec, v) {
 				e.counting = append(e.counting, v)
 				voters = append(voters, policy.Voter{Person: v.Person, Key: v.Key})
 			}
@@ -673,10 +675,10 @@ func (a *app) writeExplained(e *explained) {
 	}
 	a.printf("command: %s\n", line(sub.Command))
 	if len(sub.Patterns) > 0 {
-		a.printf("risk rules it matches: %s\n", sanitizedList(sub.Patterns))
+		a.printf("risk rules it matches: %s\n", approvals.Names(sub.Patterns))
 	}
 	if len(sub.Effects) > 0 {
-		a.printf("effects: %s\n", sanitizedList(sub.Effects))
+		a.printf("effects: %s\n", approvals.Names(sub.Effects))
 	}
 	if e.p == nil {
 		a.printf("no policy: one approver for everything\n")
@@ -700,10 +702,10 @@ func (a *app) writeExplained(e *explained) {
 	case n == 0:
 		a.printf("no rule matches: one approver\n")
 	case n == 1:
-		a.printf("needs %s (%s)\n", line(e.req.Describe()), ruleList(e.req.Rules))
+		a.printf("needs %s (%s)\n", line(e.req.Describe()), approvals.RuleList(e.req.Rules))
 	default:
 		a.printf("needs %s (%s match: the most approvals any asks, and from each group the most any asks)\n",
-			line(e.req.Describe()), ruleList(e.req.Rules))
+			line(e.req.Describe()), approvals.RuleList(e.req.Rules))
 	}
 	if e.rec == nil {
 		return
@@ -711,7 +713,7 @@ func (a *app) writeExplained(e *explained) {
 	if !e.rec.EffectiveStatus.Open() {
 		a.printf("it is %s: nothing more can be approved\n", line(string(e.rec.EffectiveStatus)))
 		for _, v := range e.votes {
-			a.printf("    vote by %s %s (%s)\n", voteWho(v), relTime(v.At, now), orDash(line(v.Ended)))
+			a.printf("    vote by %s %s (%s)\n", approvals.VoteWho(v), relTime(v.At, now), orDash(line(v.Ended)))
 		}
 		return
 	}
@@ -731,16 +733,16 @@ func (a *app) writeExplained(e *explained) {
 	} else {
 		a.printf("votes so far: %s\n", e.standing.Progress())
 		for _, v := range e.counting {
-			a.printf("    %s %s\n", voteWho(v), relTime(v.At, now))
+			a.printf("    %s %s\n", approvals.VoteWho(v), relTime(v.At, now))
 		}
 	}
 	for _, v := range e.votes {
-		if !voteCounts(e.rec, v) {
+		if !approvals.VoteCounts(e.rec, v) {
 			why := line(v.Ended)
 			if why == "" {
 				why = "cast on another payload"
 			}
-			a.printf("    (%s %s: no longer counts, %s)\n", voteWho(v), relTime(v.At, now), why)
+			a.printf("    (%s %s: no longer counts, %s)\n", approvals.VoteWho(v), relTime(v.At, now), why)
 		}
 	}
 	if e.standing.Met() {
@@ -749,7 +751,7 @@ func (a *app) writeExplained(e *explained) {
 		a.printf("still needed: %s\n", line(e.standing.Needed()))
 	}
 	if len(e.requesters) > 0 {
-		a.printf("may not approve it: %s (who asked for it)\n", sanitizedList(e.requesters))
+		a.printf("may not approve it: %s (who asked for it)\n", approvals.Names(e.requesters))
 	}
 }
 
@@ -779,14 +781,14 @@ func (e *explained) toJSON() *model.JSONObject {
 		rs[i] = model.NewJSONObject().Int("rule", int64(v.Rule+1)).Int("line", int64(r.Line)).
 			Bool("matches", v.Matches).Strs("why", v.Why).Str("needs", ruleNeeds(r))
 	}
-	o.Raw("rules", jsonList(rs)).Bool("ruled", e.req.Ruled()).Int("approvals_required", int64(e.req.Approvals)).
+	o.Raw("rules", model.JSONObjects(rs)).Bool("ruled", e.req.Ruled()).Int("approvals_required", int64(e.req.Approvals)).
 		Obj("from", fromJSON(e.req.From)).Str("needs", e.req.Describe())
 	if e.rec == nil {
 		return o
 	}
 	vs := make([]*model.JSONObject, len(e.votes))
 	for i, v := range e.votes {
-		vs[i] = voteJSON(e.rec, v)
+		vs[i] = approvals.VoteJSON(e.rec, v)
 	}
 	needed, words, progress := 0, "", ""
 	if e.rec.EffectiveStatus.Open() && e.req.Ruled() {
@@ -797,6 +799,6 @@ func (e *explained) toJSON() *model.JSONObject {
 		mayNot = nil // without a rule, no separation of duties
 	}
 	return o.Str("approval_id", e.rec.ApprovalID).Str("status", string(e.rec.EffectiveStatus)).
-		Raw("votes", jsonList(vs)).Str("progress", progress).Int("approvals_needed", int64(needed)).
+		Raw("votes", model.JSONObjects(vs)).Str("progress", progress).Int("approvals_needed", int64(needed)).
 		Str("needed", words).Strs("may_not_approve", mayNot)
 }

@@ -1,14 +1,12 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 
-	"github.com/approve-tui/approve-tui/model"
-	"github.com/approve-tui/approve-tui/notify"
+	"github.com/approve-tui/approve-tui/approvals"
 	"github.com/approve-tui/approve-tui/risk"
 
 	"github.com/approve-tui/approve-tui/storage"
@@ -74,29 +72,23 @@ verify_command).
 			if signatures {
 				return a.showSignatures(cmd.Context(), s, args[0])
 			}
-			rec, ws, err := getWithWaiter(cmd.Context(), s, args[0])
+			p, err := approvals.Read(cmd.Context(), s, args[0])
 			if err != nil {
-				return err
+				return named(args[0], err)
 			}
-			qv, err := quorumOf(cmd.Context(), s, rec)
-			if err != nil {
-				return err
-			}
+			rec := p.Record
 			j, err := a.judgeRecord(rec)
 			if err != nil {
 				return err
 			}
-			sg, err := notify.Signers(cmd.Context(), s, rec)
-			if err != nil {
-				return err
-			}
 			if a.json {
-				a.printf("%s\n", withSigners(withJudgement(withQuorum(recordJSON(rec, &ws), rec, qv), j), sg))
+				o := withJudgement(approvals.WithQuorumJSON(approvals.RecordJSON(rec, &p.Waiter), rec, p.Quorum), j)
+				a.printf("%s\n", o.Raw("signers", approvals.SignersJSON(p.Signers)))
 				return nil
 			}
-			writeShow(a.out, rec, &ws, s.Now(), &j)
-			writeQuorum(a.out, rec, qv, s.Now())
-			writeSigners(a.out, sg, s.Trust().Required())
+			writeShow(a.out, rec, &p.Waiter, s.Now(), &j)
+			writeQuorum(a.out, rec, p.Quorum, s.Now())
+			writeSigners(a.out, p.Signers, s.Trust().Required())
 			a.printf("%-14s %s\n", "file:", "Hermes revision "+s.HermesRevision())
 			return nil
 		},
@@ -105,38 +97,12 @@ verify_command).
 	return cmd
 }
 
-// getWithWaiter reads a proposal and the state of its waiters.
-func getWithWaiter(ctx context.Context, s *storage.Store, id string) (*storage.Record, storage.WaiterStatus, error) {
-	rec, err := s.Get(ctx, id)
-	if err != nil {
-		return nil, storage.WaiterStatus{}, named(id, err)
-	}
-	ws, err := s.WaiterState(ctx, id)
-	if err != nil {
-		return nil, ws, err
-	}
-	abandoned(ctx, s, rec)
-	return rec, ws, nil
-}
-
 // named makes a not-found error name the id.
 func named(id string, err error) error {
 	if errors.Is(err, storage.ErrNotFound) {
 		return exitf(ExitNotFound, "no proposal with id %s", id)
 	}
 	return err
-}
-
-// abandoned gives an expired proposal that was abandoned (its agent stopped
-// waiting, storage.Abandon) its reason as the terminal reason shown, from
-// its audited expire event, when the row has none of its own.
-func abandoned(ctx context.Context, s *storage.Store, rec *storage.Record) {
-	if rec.EffectiveStatus != model.StatusExpired || rec.TerminalReason != "" {
-		return
-	}
-	if r, err := s.AbandonReason(ctx, rec.ApprovalID); err == nil && r != "" {
-		rec.TerminalReason = "abandoned: " + r
-	}
 }
 
 // judgeRecord judges a proposal's command in its directory (its cwd as the
@@ -189,10 +155,10 @@ func findingText(f risk.Finding) string {
 // writeSigners says who signed the proposal's decisions, each signature as
 // checked against the trust file; where signatures are required and none
 // is kept, it says so. Nothing where none is kept and none is asked for.
-func writeSigners(w io.Writer, signers []notify.Signer, required bool) {
+func writeSigners(w io.Writer, signers []approvals.Signer, required bool) {
 	if len(signers) == 0 {
 		if required {
-			fmt.Fprintf(w, "%-14s %s\n", "signed:", "no signature kept (under trust required nothing it decides runs)")
+			fmt.Fprintf(w, "%-14s %s\n", "signed:", approvals.NoSignature)
 		}
 		return
 	}
@@ -201,10 +167,6 @@ func writeSigners(w io.Writer, signers []notify.Signer, required bool) {
 		if i == 0 {
 			label = "signed:"
 		}
-		state := "verifies"
-		if !sg.Verified {
-			state = "does NOT verify (" + sg.Reason + ")"
-		}
-		fmt.Fprintf(w, "%-14s %s by %s, key %s: %s\n", label, sg.Event, sg.Principal, sg.Key, state)
+		fmt.Fprintf(w, "%-14s %s\n", label, approvals.SignerWords(sg))
 	}
 }

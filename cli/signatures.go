@@ -126,7 +126,7 @@ func (a *app) showSignatures(ctx context.Context, s *storage.Store, id string) e
 		} else {
 			o.Raw("trust_file", "null")
 		}
-		a.printf("%s\n", o.Raw("signatures", jsonList(list)))
+		a.printf("%s\n", o.Raw("signatures", model.JSONObjects(list)))
 		return nil
 	}
 	if len(checked) == 0 {

@@ -181,7 +181,7 @@ func (r *statsReport) text() string {
 	if r.oldestID != "" {
 		age := "?"
 		if !r.oldestAt.IsZero() {
-			age = shortDur(max(0, r.now.Sub(r.oldestAt)))
+			age = human.Duration(max(0, r.now.Sub(r.oldestAt)))
 		}
 		w("  oldest: %s, waiting %s", cut(line(r.oldestID), 40), age)
 	}
@@ -220,11 +220,11 @@ func (r *statsReport) text() string {
 	}
 	for _, n := range r.notifiers {
 		w("  %s on %s (pid %d), up %s, heartbeat %s", cut(line(n.Notifier), 40), cut(line(n.Host), 30), n.PID,
-			shortDur(max(0, r.now.Sub(model.FromEpoch(n.StartedAt)))), relTime(n.HeartbeatAt, r.now))
+			human.Duration(max(0, r.now.Sub(model.FromEpoch(n.StartedAt)))), relTime(n.HeartbeatAt, r.now))
 		if n.Trouble != "" {
 			since := ""
 			if n.TroubleSince > 0 {
-				since = " for " + shortDur(max(0, r.now.Sub(model.FromEpoch(n.TroubleSince))))
+				since = " for " + human.Duration(max(0, r.now.Sub(model.FromEpoch(n.TroubleSince))))
 			}
 			w("    trouble%s: %s", since, cut(line(r.redact(n.Trouble)), statsErrorCells))
 		}
@@ -233,7 +233,7 @@ func (r *statsReport) text() string {
 }
 
 // statsDur is a duration of seconds, to the second.
-func statsDur(sec float64) string { return shortDur(time.Duration(sec * float64(time.Second))) }
+func statsDur(sec float64) string { return human.Duration(time.Duration(sec * float64(time.Second))) }
 
 // json is the report as one JSON object; every string from the store
 // sanitised to one line.
@@ -268,7 +268,7 @@ func (r *statsReport) json() string {
 	decide.Bool("partial", r.decisions.Partial)
 	decisions := model.NewJSONObject().Int("total", int64(t.total)).Int("approved", int64(t.approved)).Int("denied", int64(t.denied)).
 		Int("expired", int64(t.expired)).Int("expired_unswept", int64(r.decisions.Unswept)).Int("refused", int64(t.refused)).
-		Raw("by_event", jsonList(events)).Obj("decide_seconds", decide)
+		Raw("by_event", model.JSONObjects(events)).Obj("decide_seconds", decide)
 
 	d := r.deliveryTotals()
 	chans := make([]*model.JSONObject, 0, len(r.channels))
@@ -278,7 +278,7 @@ func (r *statsReport) json() string {
 			Str("last_error", line(r.redact(c.LastError))))
 	}
 	deliveries := model.NewJSONObject().Int("delivered", int64(d.delivered)).Int("failed", int64(d.failed)).
-		Int("cancelled", int64(d.cancelled)).Int("retrying", int64(d.retrying)).Raw("by_channel", jsonList(chans))
+		Int("cancelled", int64(d.cancelled)).Int("retrying", int64(d.retrying)).Raw("by_channel", model.JSONObjects(chans))
 
 	ns := make([]*model.JSONObject, 0, len(r.notifiers))
 	for _, n := range r.notifiers {
@@ -292,5 +292,5 @@ func (r *statsReport) json() string {
 		ns = append(ns, o)
 	}
 	return model.NewJSONObject().Num("at", model.Epoch(r.now)).Num("window_seconds", r.window.Seconds()).
-		Obj("open", open).Obj("decisions", decisions).Obj("deliveries", deliveries).Raw("notifiers", jsonList(ns)).String()
+		Obj("open", open).Obj("decisions", decisions).Obj("deliveries", deliveries).Raw("notifiers", model.JSONObjects(ns)).String()
 }

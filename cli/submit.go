@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/approve-tui/approve-tui/approvals"
 	"github.com/approve-tui/approve-tui/config"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/risk"
@@ -100,7 +101,7 @@ func (a *app) submit(cmd *cobra.Command, f submitFlags, args []string) error {
 		if err != nil {
 			return err
 		}
-		a.printf("%s\n", recordJSON(rec, nil))
+		a.printf("%s\n", approvals.RecordJSON(rec, nil))
 		return nil
 	}
 	a.printf("%s\n", p.ApprovalID)

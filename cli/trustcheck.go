@@ -223,5 +223,5 @@ func (r *trustReport) json() *model.JSONObject {
 	if r.sources != nil {
 		o.Obj("sources", r.sources)
 	}
-	return o.Raw("agent_keys", jsonList(r.agentKeys))
+	return o.Raw("agent_keys", model.JSONObjects(r.agentKeys))
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/approve-tui/approve-tui/approvals"
+	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 )
@@ -73,7 +75,7 @@ func TestRecordJSONRoundTrip(t *testing.T) {
 		ClassifierRisk:  model.RiskHigh,
 		Findings:        []string{"invalid UTF-8 in command"},
 	}
-	out := recordJSON(rec, &storage.WaiterStatus{State: storage.WaiterNone}).String()
+	out := approvals.RecordJSON(rec, &storage.WaiterStatus{State: storage.WaiterNone}).String()
 	if !json.Valid([]byte(out)) {
 		t.Fatalf("not valid JSON: %s", out)
 	}
@@ -170,8 +172,8 @@ func TestCutAndDurations(t *testing.T) {
 		3*time.Hour + 4*time.Minute:    "3h04m",
 		50 * time.Hour:                 "2d02h",
 	} {
-		if got := shortDur(d); got != want {
-			t.Errorf("shortDur(%v) = %q, want %q", d, got, want)
+		if got := human.Duration(d); got != want {
+			t.Errorf("human.Duration(%v) = %q, want %q", d, got, want)
 		}
 	}
 }

@@ -78,6 +78,15 @@ func JSONStrings(vs []string) string {
 	return "[" + strings.Join(q, ", ") + "]"
 }
 
+// JSONObjects writes an array of objects on one line ([] when empty).
+func JSONObjects(objs []*JSONObject) string {
+	parts := make([]string, len(objs))
+	for i, o := range objs {
+		parts[i] = o.String()
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
 // StrMap adds an object of strings, keys sorted.
 func (o *JSONObject) StrMap(k string, m map[string]string) *JSONObject {
 	names := make([]string, 0, len(m))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/approve-tui/approve-tui/approvals"
 	"github.com/approve-tui/approve-tui/policy"
 	"strings"
 	"sync"
@@ -596,8 +597,8 @@ func (n *Notifier) deliver(ctx context.Context, d storage.Delivery) error {
 		if q, qerr := n.Store.Quorum(ctx, rec); qerr == nil && q != nil {
 			WithQuorum(&ev, q)
 		}
-	} else if sg, serr := Signers(ctx, n.Store, rec); serr == nil {
-		WithSigners(&ev, sg, n.Store.Trust().Required())
+	} else if sg, serr := approvals.Signers(ctx, n.Store, rec); serr == nil && d.Kind == KindResolved {
+		WithSigners(&ev, rec.EffectiveStatus, sg, n.Store.Trust().Required())
 	}
 	err = sender.Send(ctx, ev, Delivery{ID: d.ID(), Attempt: d.Attempts})
 	if err == nil {
@@ -752,18 +753,17 @@ func MakeEvent(cfg *config.File, ch *config.Channel, rec *storage.Record, kind s
 	return ev
 }
 
-// WithSigners names, in a resolution, the principals whose signatures
-// over its decision verified (required: signatures are required, and a
-// decision none verifies is said to be unsigned).
-func WithSigners(ev *Event, signers []Signer, required bool) {
-	switch ev.Outcome {
-	case "approved":
-		ev.Signers = VerifiedPrincipals(signers, storage.EventApprove, storage.EventVote)
-	case "denied":
-		ev.Signers = VerifiedPrincipals(signers, storage.EventDeny)
-	default:
+// WithSigners names, in the resolution of a proposal that is now st, the
+// principals whose signatures over its decision verified
+// (approvals.DecidedBy; required: signatures are required, and a decision
+// none verifies is said to be unsigned). A resolution no decision made
+// (expired) names none.
+func WithSigners(ev *Event, st model.Status, signers []approvals.Signer, required bool) {
+	who, decided := approvals.DecidedBy(st, signers)
+	if !decided {
 		return
 	}
+	ev.Signers = who
 	ev.Unsigned = required && len(ev.Signers) == 0
 }
 

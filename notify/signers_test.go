@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/approve-tui/approve-tui/approvals"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 	"github.com/approve-tui/approve-tui/trust"
@@ -171,7 +172,7 @@ func TestResolutionNamesTheSigners(t *testing.T) {
 	if len(ev.Signers) != 0 || !ev.Unsigned || !strings.Contains(Body(ev, r.tclock.Now()), "Signed by: nobody: no signature verifies") {
 		t.Fatalf("a forged signature is named: %+v", ev)
 	}
-	sg, err := Signers(context.Background(), r.n.Store, rec)
+	sg, err := approvals.Signers(context.Background(), r.n.Store, rec)
 	if err != nil || len(sg) != 1 || sg[0].Verified || sg[0].Reason != string(trust.ReasonUnknownKey) {
 		t.Fatalf("forged signer: %+v %v", sg, err)
 	}
@@ -185,11 +186,11 @@ func TestResolutionNamesTheSigners(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sg, err = Signers(context.Background(), r.n.Store, drec)
+	sg, err = approvals.Signers(context.Background(), r.n.Store, drec)
 	if err != nil || len(sg) != 1 || sg[0].Verified || sg[0].Reason != storage.CheckRowMismatch || sg[0].Principal != "alice" {
 		t.Fatalf("rewritten row: %+v %v", sg, err)
 	}
-	if who := VerifiedPrincipals(sg, storage.EventDeny); len(who) != 0 {
+	if who := approvals.VerifiedPrincipals(sg, storage.EventDeny); len(who) != 0 {
 		t.Fatalf("a rewritten row names %v", who)
 	}
 }

@@ -168,46 +168,32 @@ func (e *VoteRecorded) Error() string {
 
 // Requester is who among q's requesters me is ("" when none): the store
 // refuses that person's vote (self_approval).
-func (q *Quorum) Requester(me policy.Voter) string {
-	for _, who := range q.Requesters {
-		if policy.SamePerson(who, me.Person) {
-			return who
-		}
-	}
-	return ""
-}
+func (q *Quorum) Requester(me policy.Voter) string { return policy.RequesterOf(q.Requesters, me) }
 
 // VoteOf is me's vote among q's, if any (by name or by key, as the store
 // tells one person from another): the store refuses a second one
 // (duplicate_approver).
 func (q *Quorum) VoteOf(me policy.Voter) *Vote {
-	for i, v := range q.Votes {
-		if me.Same(policy.Voter{Person: v.Person, Key: v.Key}) {
-			return &q.Votes[i]
-		}
+	if i := policy.VoteOf(votersOf(q.Votes), me); i >= 0 {
+		return &q.Votes[i]
 	}
 	return nil
 }
 
 // requesters are the people a proposal's approval may not come from
-// (lower case): the person who submitted it, as the submitting actor's
-// structured Person was recorded (pins), and the names its requester and
-// origin give (Person: the text before the first @; older versions wrote
-// the submitting OS user there). These names only ever refuse someone:
-// no approval is counted on their word.
+// (policy.Requesters): its requester, the person whose agent submitted it
+// as the store recorded the submitting actor's structured Person (pins),
+// and its origin.
 func requesters(p *model.Proposal, pn *pins) []string {
-	var out []string
-	add := func(who string) {
-		if who = strings.ToLower(who); who != "" && !slices.Contains(out, who) {
-			out = append(out, who)
-		}
+	return policy.Requesters(p.Requester, pn.submitterOf(), p.Origin)
+}
+
+// submitterOf is the submitter's person the pins hold ("" for none).
+func (pn *pins) submitterOf() string {
+	if pn == nil {
+		return ""
 	}
-	add(policy.Person(p.Requester))
-	if pn != nil {
-		add(pn.submitter)
-	}
-	add(policy.Person(p.Origin))
-	return out
+	return pn.submitter
 }
 
 // subjectOf is what the policy's rules are matched against.
@@ -663,7 +649,7 @@ func (st *Store) Quorums(ctx context.Context, recs []*Record) (map[string]*Quoru
 	for _, rec := range ruled {
 		q := out[rec.ApprovalID]
 		for _, v := range votes[rec.ApprovalID] {
-			if v.PayloadSHA256 == rec.PayloadSHA256 && (signed == nil || signed[rec.ApprovalID][signedVoter{v.Person, v.Key}]) {
+			if policy.Counts(v.Ended, v.PayloadSHA256, rec.PayloadSHA256, rec.EffectiveStatus.Open()) && (signed == nil || signed[rec.ApprovalID][signedVoter{v.Person, v.Key}]) {
 				q.Votes = append(q.Votes, v)
 			}
 		}
@@ -766,15 +752,17 @@ func (s bound) vote(ctx context.Context, rec *Record, actor model.Actor) (*ballo
 		return strings.Join(ls, " and ")
 	}
 	me := policy.VoterOf(actor)
-	if me.Person == "" {
+	// Who the voter is decides first, before any vote is read
+	// (policy.Eligibility); what the votes leave decides after.
+	switch r, at := policy.Eligibility(me, b.q.Requesters, nil, true, true); r {
+	case policy.NoPerson:
 		return nil, &RefusedError{ID: rec.ApprovalID, Code: RefusedNotEligible, Reason: fmt.Sprintf(
 			"%s names no person approve-tui established (an OS user, or an SSH key the server verified): under policy %s its vote cannot be counted",
 			model.Sanitize(actor.String(), model.Line), label())}
-	}
-	if who := b.q.Requester(me); who != "" {
+	case policy.OwnProposal:
 		return nil, &RefusedError{ID: rec.ApprovalID, Code: RefusedSelfApproval, Reason: fmt.Sprintf(
 			"%s asked for it (%s): under policy %s, nobody approves a proposal of their own agent; another approver must",
-			model.Sanitize(who, model.Line), model.Sanitize(requesterWords(&rec.Proposal, pn), model.Line), label())}
+			model.Sanitize(b.q.Requesters[at], model.Line), model.Sanitize(requesterWords(&rec.Proposal, pn), model.Line), label())}
 	}
 	rows, err := s.w.QueryContext(ctx, `SELECT approval_id, actor, surface, person, key_fp, payload_sha256, at, ended, ended_at
 		FROM approve_tui_votes WHERE approval_id = ? AND ended = '' ORDER BY at, person`, rec.ApprovalID)
@@ -808,7 +796,15 @@ func (s bound) vote(ctx context.Context, rec *Record, actor model.Actor) (*ballo
 		b.q.Votes = append(b.q.Votes, v)
 	}
 	before, _, each := standAll(gs, votersOf(b.q.Votes))
-	if v := b.q.VoteOf(me); v != nil {
+	helps := false
+	for i, g := range gs {
+		if !each[i].Met() && g.pv.Policy.Helps(each[i], me.Person) {
+			helps = true
+		}
+	}
+	switch r, at := policy.Eligibility(me, b.q.Requesters, votersOf(b.q.Votes), helps, before.Met()); r {
+	case policy.VotedAlready:
+		v := b.q.Votes[at]
 		how := "by name"
 		if v.Person != me.Person {
 			how = "by key " + me.Key
@@ -817,14 +813,7 @@ func (s bound) vote(ctx context.Context, rec *Record, actor model.Actor) (*ballo
 			"%s voted already (as %s, %s): one person counts once, whatever the surface, key or host; %s still needs %s",
 			model.Sanitize(me.Person, model.Line), model.Sanitize(v.Actor, model.Line), how,
 			model.Sanitize(rec.ApprovalID, model.Line), before.Needed())}
-	}
-	helps := false
-	for i, g := range gs {
-		if !each[i].Met() && g.pv.Policy.Helps(each[i], me.Person) {
-			helps = true
-		}
-	}
-	if !helps && !before.Met() {
+	case policy.WouldNotCount:
 		return nil, &RefusedError{ID: rec.ApprovalID, Code: RefusedNotEligible, Reason: fmt.Sprintf(
 			"%s still needs %s, and %s is not in that group: the vote would not count",
 			model.Sanitize(rec.ApprovalID, model.Line), before.Needed(), model.Sanitize(me.Person, model.Line))}
@@ -864,14 +853,7 @@ func (s bound) vote(ctx context.Context, rec *Record, actor model.Actor) (*ballo
 // requesterWords names who asked: the requester, and the person whose
 // agent submitted it.
 func requesterWords(p *model.Proposal, pn *pins) string {
-	by := p.Origin
-	if pn != nil && pn.submitter != "" && !policy.SamePerson(p.Origin, pn.submitter) {
-		by = pn.submitter
-	}
-	if by != "" && by != p.Requester {
-		return "requester " + p.Requester + ", submitted by " + by
-	}
-	return "requester " + p.Requester
+	return policy.RequesterWords(p.Requester, pn.submitterOf(), p.Origin)
 }
 
 // endVotes ends every counting vote on id, for why (consumed, denied,

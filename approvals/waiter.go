@@ -1,0 +1,133 @@
+package approvals
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/storage"
+)
+
+// WaiterWords says who waits on a proposal (ws; nil: not read yet), in
+// form f. Only a pending proposal's waiter tells whether approving runs
+// anything. Text: one line, "live: pid 12 on host (hook) waiting since 3s
+// ago", "gone: pid 12 on host stopped heartbeating 2m10s ago; approving
+// may run nothing", "none". Console: a mark the console styles by state
+// ("● live", "✗ dead", "○ none", "checking…" while not read) and the words
+// that follow it.
+func WaiterWords(rec *storage.Record, ws *storage.WaiterStatus, now time.Time, f Form) (mark, words string) {
+	if f == Console {
+		return consoleWaiter(ws, now)
+	}
+	pending := rec.EffectiveStatus.Open()
+	if ws == nil {
+		ws = &storage.WaiterStatus{State: storage.WaiterNone}
+	}
+	switch ws.State {
+	case storage.WaiterLive:
+		w := ws.Waiter
+		return "", fmt.Sprintf("live: pid %d on %s (%s) waiting since %s", w.PID, line(w.Host), orDash(line(w.Surface)), rel(w.StartedAt, now, Text))
+	case storage.WaiterDead:
+		w := ws.Waiter
+		s := fmt.Sprintf("gone: pid %d on %s stopped heartbeating %s", w.PID, line(w.Host), rel(w.HeartbeatAt, now, Text))
+		if pending {
+			s += "; approving may run nothing"
+		}
+		return "", s
+	}
+	if !pending {
+		return "", "none"
+	}
+	return "", "none: no process is waiting on this id; approving may run nothing"
+}
+
+// consoleWaiter is WaiterWords in the console's form.
+func consoleWaiter(ws *storage.WaiterStatus, now time.Time) (mark, words string) {
+	if ws == nil {
+		return "checking…", ""
+	}
+	w := ws.Waiter
+	switch ws.State {
+	case storage.WaiterLive:
+		return "● live", fmt.Sprintf(" — %s pid %d waiting since %s, heartbeat %s",
+			line(w.Host), w.PID, rel(w.StartedAt, now, Console), rel(w.HeartbeatAt, now, Console))
+	case storage.WaiterDead:
+		return "✗ dead", fmt.Sprintf(" — %s pid %d stopped heartbeating %s: approving will not run anything",
+			line(w.Host), w.PID, rel(w.HeartbeatAt, now, Console))
+	}
+	return "○ none", " — no live waiter: approving will not run anything"
+}
+
+// RunWords says what is known of a started command's run ("" when its
+// execution is not started), from its runner's heartbeat: never that it
+// ran or failed when nobody recorded that.
+func RunWords(rec *storage.Record, ws storage.WaiterStatus, now time.Time) string {
+	run := storage.JudgeRun(rec, ws)
+	switch run {
+	case storage.RunRunning:
+		w := ws.Waiter
+		return fmt.Sprintf("running (runner pid %d on %s, heartbeat %s)", w.PID, line(w.Host), rel(w.HeartbeatAt, now, Text))
+	case storage.RunDied:
+		w := ws.Waiter
+		return fmt.Sprintf("%s (runner pid %d on %s is gone, last heartbeat %s)", run.Words(), w.PID, line(w.Host), rel(w.HeartbeatAt, now, Text))
+	}
+	return run.Words()
+}
+
+// ExecutionWords is a proposal's execution as show says it: its status,
+// the reason and when it was recorded, then what is known of a run in
+// progress (RunWords; ws nil: not read).
+func ExecutionWords(rec *storage.Record, ws *storage.WaiterStatus, now time.Time) string {
+	p := &rec.Proposal
+	exec := line(string(p.ExecutionStatus))
+	if p.ExecutionReason != "" {
+		exec += ": " + line(p.ExecutionReason)
+	}
+	if p.ExecutionRecordedAt != nil {
+		exec += " " + when(*p.ExecutionRecordedAt, now)
+	}
+	if ws != nil {
+		if run := RunWords(rec, *ws, now); run != "" {
+			exec += "; " + run
+		}
+	}
+	return exec
+}
+
+// WaiterJSON is who waits on a proposal as --json gives it.
+func WaiterJSON(ws storage.WaiterStatus) *model.JSONObject {
+	o := model.NewJSONObject().Str("state", string(ws.State))
+	if w := ws.Waiter; w != nil {
+		o.Str("host", w.Host).Int("pid", int64(w.PID)).Str("surface", w.Surface).
+			Num("started_at", w.StartedAt).Num("heartbeat_at", w.HeartbeatAt)
+	}
+	return o
+}
+
+// WaitersGone says which of the open proposals in recs had a waiter that
+// is gone (it heartbeated, then stopped: killed, or its agent stopped
+// waiting for it). A failed read marks nothing.
+func WaitersGone(ctx context.Context, s *storage.Store, recs []*storage.Record) map[string]bool {
+	gone := map[string]bool{}
+	for _, r := range recs {
+		if !r.EffectiveStatus.Open() {
+			continue
+		}
+		if ws, err := s.WaiterState(ctx, r.ApprovalID); err == nil && ws.State == storage.WaiterDead {
+			gone[r.ApprovalID] = true
+		}
+	}
+	return gone
+}
+
+// StatusWords is a proposal's effective status as list's STATUS says it:
+// for an open one whose waiter is gone, that it is (approving it may run
+// nothing).
+func StatusWords(r *storage.Record, waiterGone bool) string {
+	st := line(string(r.EffectiveStatus))
+	if waiterGone {
+		st += " (waiter gone)"
+	}
+	return st
+}
