@@ -121,6 +121,30 @@ var corpus = []corpusCase{
 	// A long file with a problem in every part.
 	{"config", "include_command: 2\nchannels:\n  push: {type: ntfy, url: \"https://n/t\", token_env: T}\n  bad: {type: exec}\nroutes:\n  - match: {risk: high}\n    steps:\n      - {after: 0s, notify: [push, bad, gone]}\nopen_hint: hello\nserve: {listen: 3}\ntier2: {lockout: x}\nrisk: {unasked: all}\ntrust: {mode: x}\n"},
 
+	// Parts in any order: a part's defaults and checks that reach across
+	// parts do not depend on where they are in the file.
+	{"config", "channels: {a: {type: exec, command: [x]}, b: {type: exec, command: [y], include_command: true}}\ninclude_command: false\n"},
+	{"config", "routes:\n  - steps: [{after: 0s, notify: [a, b]}]\nchannels: {a: {type: exec, command: [x]}}\n"},
+	{"config", "routes:\n  - steps: [{after: 0s, notify: [a]}]\n    match: {risk: low}\nchannels: {a: {type: exec, command: [x]}}\nopen_hint: \"x {id}\"\n"},
+	{"config", "channels: {a: {type: exec, command: [x]}}\nroutes:\n  - steps: [{after: 5m, notify: [a]}, 3, {after: 1m, notify: [a]}, {after: x, notify: [a]}, {after: 2m, notify: [a]}]\n"},
+	{"config", "channels: {a: {type: exec, command: [x]}}\nroutes:\n  - steps: [{notify: [a], after: 0s}, {notify: [a, zz], after: 0s}]\n"},
+	{"config", "channels: {a: {type: exec, command: [x]}}\nn: &n [a]\nroutes:\n  - steps: [{after: 0s, notify: *n}]\n"},
+	{"config", "routes:\n  - !!map {steps: []}\n  - {steps: [], bogus: 1}\n  - {bogus: 1}\n"},
+	{"config", "routes:\n  - bogus: 1\n    other: 2\n"},
+	{"config", "channels:\n  a: {type: ntfy, url: \"https://n/t\", url_env: U, url_file: f}\n  b: {type: slack, url: \"https://s/x\", url_env: U}\n  c: {type: webhook, secret_env: S, url_file: f, url: \"https://w/h\"}\n"},
+	{"config", "channels:\n  a: {type: ntfy, token_env: T, url: \"https://n/t\", token_file: t, token_env: U}\n"},
+	{"config", "channels:\n  a: {command: [x], type: exec, timeout: 1s, parallel: 2, include_command: false}\n  b: {type: exec, command: [x], url: \"https://x/y\"}\n"},
+	{"config", "serve:\n  shutdown_grace: 5s\n  listen: \":1\"\n  max_sessions: 2\n  host_key: /abs/../key\n  watchers: ../w\n"},
+	{"config", "risk:\n  unasked: low\n  sensitive_programs: {psql: high}\n  sensitive_paths: [/x]\n"},
+	{"config", "risk:\n  unasked: bad\n  sensitive_programs:\n  sensitive_paths: [/x, y]\n"},
+	{"config", "trust: {policy_signers: [alice]}\n"},
+	{"config", "trust: {mode: required, policy_signers: [\"a b\"]}\n"},
+	{"config", "trust: {users: {a: b}, mode: required, allowed_signers: s, store: st}\n"},
+	{"config", "trust: {users: null}\n"},
+	{"config", "trust: {users: {\"\": a}}\n"},
+	{"config", "channels: {a: {type: exec, command: [x]}}\nroutes:\n  - match: {effect: delete}\n    steps: [{after: 0s, notify: [a]}]\n  - match: {command: x}\n    steps: [{after: 0s, notify: [a]}]\n"},
+	{"config", "tier2: {phrase_limit: 2, lockout: 1m}\nserve: {listen: \":1\"}\nrisk: {unasked: nothing}\n"},
+
 	// Policy files.
 	{"policy", ""},
 	{"policy", "groups:\n  dba: [alice, bob]\npolicy:\n  - match: {risk: high, session: \"agent:prod:*\"}\n    approvals: 2\n    from: {dba: 1}\n"},
@@ -146,6 +170,18 @@ var corpus = []corpusCase{
 	{"system", "[trust]\n"},
 	{"system", "trust:\n  mode: required\n"},
 	{"system", "trust: {store: \"x y\", users: {a: b}}\n"},
+	{"policy", "policy:\n  - match: {}\n    approvals: 2\n    from: {dba: 3}\ngroups: {dba: [a, b]}\n"},
+	{"policy", "groups: {dba: [a, b, c]}\npolicy:\n  - from: {dba: 3}\n    approvals: 2\n    match: {}\n"},
+	{"policy", "groups: {dba: [a, b, c], ops: [x]}\npolicy:\n  - match: {}\n    approvals: 3\n    from: {ops: 2, dba: 3, zz: 1, dba2: x}\n"},
+	{"policy", "policy:\n  - match: {}\n    approvals: 1\n    from:\n"},
+	{"policy", "policy:\n  - match: {effect: [delete, \"\"]}\n    approvals: 1\n  - match: {effect: }\n    approvals: 1\n  - match: {effect: [delete, read, write]}\n    approvals: 1\n"},
+	{"policy", "groups:\n  dba: [alice]\n"},
+	{"policy", "groups:\npolicy:\n"},
+	{"policy", "policy:\n  - match: {risk: medium, requester: \"ci-*\", command: \"terraform apply*\", pattern: \"SQL *\"}\n    approvals: 1\n"},
+	{"policy", "policy:\n  - match: {}\n    approvals: 1\n  - match: {}\n    approvals: 21\n  - match: {}\n    approvals: 20\n"},
+	{"system", "trust:\n"},
+	{"system", "trust: {mode: off, bogus: 1}\nother: 1\n"},
+	{"system", "trust: {users: {alice: al}, policy_signers: [al]}\n"},
 }
 
 // TestCorpus: each file in corpus gives exactly what it gave before,
@@ -193,10 +229,11 @@ func corpusResult(c corpusCase) string {
 		var f *File
 		f, err = Parse(path, []byte(c.src))
 		if f != nil {
+			// The settings as flags read them: by section.
 			v = struct {
 				*File
-				Settings []Setting
-			}{f, f.settings}
+				ServeFlags, Tier2Flags, RiskFlags []Setting
+			}{f, f.Settings("serve"), f.Settings("tier2"), f.Settings("risk")}
 		}
 	case "policy":
 		v, err = ParsePolicy(path, []byte(c.src))

@@ -4,8 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"path"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +18,12 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/approve-tui/approve-tui/human"
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/policy"
+	"github.com/approve-tui/approve-tui/trust"
 )
 
 // Each part of the file is written once, as its struct: a field's yaml
@@ -20,21 +31,38 @@ import (
 // and the keys a part allows, in the order messages list them, come from
 // the fields' order. In the flat sections (serve:, tier2:) a field's flag
 // tag is the command-line flag it stands for. A field's config tag says
-// more of its value: "path" (made absolute against the file's
-// directory), "url" (a plain http or https URL), "argv" (a program and
-// its arguments), "zero" (a duration that may be zero; else above zero).
-// goccy/go-yaml decodes each value into its field through the
-// unmarshalers below, which check it and add every problem where it is in
-// the file, so that one file's problems are all said at once.
+// more of its value (see the kinds below). goccy/go-yaml decodes each
+// value into its field through the unmarshalers below, which check it and
+// add every problem where it is in the file, so that one file's problems
+// are all said at once.
 
-// sectionField is one key of a flat section, from its struct field.
+// The kinds of value a config tag (or a part's kinds) names.
+const (
+	kindText       = "text"       // a string, empty too
+	kindPath       = "path"       // a string made absolute against the file's directory
+	kindFile       = "file"       // a path, absolute and clean
+	kindURL        = "url"        // a plain http or https URL
+	kindZero       = "zero"       // a duration that may be zero (else above zero)
+	kindArgv       = "argv"       // a program and its arguments
+	kindNames      = "names"      // channel names
+	kindPaths      = "paths"      // sensitive paths
+	kindPrincipals = "principals" // signing principals
+	kindMembers    = "members"    // a group's members
+	kindEffects    = "effects"    // an effect, or a list of them
+	kindGlob       = "glob"       // a path glob (* stops at /)
+	kindCmdGlob    = "cmdglob"    // a command glob (* crosses spaces and /)
+	kindStore      = "store"      // a store identity
+	kindApprovals  = "approvals"  // a count of at most policy.MaxApprovals
+)
+
+// sectionField is one key of a part, from its struct field.
 type sectionField struct {
 	key, flag string
 	kind      string // the config tag
 	index     int
 }
 
-// sectionFields are the keys of the flat section struct t, in its order.
+// sectionFields are the keys of the struct t, in its order.
 func sectionFields(t reflect.Type) []sectionField {
 	var out []sectionField
 	for i := range t.NumField() {
@@ -62,7 +90,7 @@ func sectionKeys(fields []sectionField) []string {
 
 // valueCtx is what the unmarshalers need of the value being decoded: the
 // loader that collects problems, the entry (its key and how messages name
-// it) and the field's kind (its config tag); ok says the value was taken.
+// it) and the field's kind; ok says the value was taken.
 type valueCtx struct {
 	l    *loader
 	e    entry
@@ -73,25 +101,30 @@ type valueCtx struct {
 
 type valueCtxKey struct{}
 
+// decoder decodes one value with the unmarshalers below.
+var decoderOptions = []yaml.DecodeOption{yaml.Strict(),
+	yaml.CustomUnmarshalerContext(unmarshalString),
+	yaml.CustomUnmarshalerContext(unmarshalCount),
+	yaml.CustomUnmarshalerContext(unmarshalDuration),
+	yaml.CustomUnmarshalerContext(unmarshalBool),
+	yaml.CustomUnmarshalerContext(unmarshalStrings),
+	yaml.CustomUnmarshalerContext(unmarshalSecret),
+	yaml.CustomUnmarshalerContext(unmarshalRisk),
+	yaml.CustomUnmarshalerContext(unmarshalMode)}
+
 // decodeValue decodes e's value into dst (a pointer to a field of one of
 // the types below), with every problem added to l; it reports whether
-// the value was taken. The unmarshalers check e's value itself: dst is
-// that one field, never a struct or a list holding such fields.
+// the value was taken, and notes where (l.at) when it was. The
+// unmarshalers check e's value itself: dst is that one field, never a
+// struct or a list holding such fields.
 func (l *loader) decodeValue(e entry, what, kind string, dst any) bool {
-	vc := &valueCtx{l: l, e: e, what: what, kind: kind}
-	ctx := context.WithValue(context.Background(), valueCtxKey{}, vc)
-	dec := yaml.NewDecoder(&bytes.Buffer{}, yaml.Strict(),
-		yaml.CustomUnmarshalerContext(unmarshalString),
-		yaml.CustomUnmarshalerContext(unmarshalCount),
-		yaml.CustomUnmarshalerContext(unmarshalDuration),
-		yaml.CustomUnmarshalerContext(unmarshalBool),
-		yaml.CustomUnmarshalerContext(unmarshalArgv),
-		yaml.CustomUnmarshalerContext(unmarshalSecret))
-	node := e.val
-	if node == nil {
+	if e.val == nil {
 		return false // refused by deref, and said
 	}
-	if err := dec.DecodeFromNodeContext(ctx, node, dst); err != nil {
+	vc := &valueCtx{l: l, e: e, what: what, kind: kind}
+	ctx := context.WithValue(context.Background(), valueCtxKey{}, vc)
+	dec := yaml.NewDecoder(&bytes.Buffer{}, decoderOptions...)
+	if err := dec.DecodeFromNodeContext(ctx, e.val, dst); err != nil {
 		// Every value goes through the unmarshalers, which say what is
 		// wrong and return nil; anything else is still a problem.
 		var ye yaml.Error
@@ -101,6 +134,9 @@ func (l *loader) decodeValue(e entry, what, kind string, dst any) bool {
 			l.add(e.at(), "%s: %v", what, err)
 		}
 		return false
+	}
+	if vc.ok {
+		l.at[dst] = e
 	}
 	return vc.ok
 }
@@ -114,29 +150,70 @@ func valueOf(ctx context.Context) *valueCtx {
 	return vc
 }
 
-// unmarshalString takes a string that is not empty: a plain http(s) URL
-// for a url field; a path is made absolute against the file's directory.
+var (
+	envName     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+	channelName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`) })
+)
+
+// unmarshalString takes a string: not empty, unless text; a plain
+// http(s) URL for a url; a path made absolute against the file's
+// directory; a glob; a store's name.
 func unmarshalString(ctx context.Context, s *string, _ []byte) error {
 	vc := valueOf(ctx)
-	read := vc.l.nonEmpty
-	if vc.kind == "url" {
-		read = vc.l.url
+	l, e, what := vc.l, vc.e, vc.what
+	var v string
+	var ok bool
+	switch vc.kind {
+	case kindURL:
+		v, ok = l.url(e, what)
+	case kindText, kindGlob, kindCmdGlob:
+		v, ok = l.str(e, what)
+	default:
+		v, ok = l.nonEmpty(e, what)
 	}
-	v, ok := read(vc.e, vc.what)
 	if !ok {
 		return nil
 	}
-	if vc.kind == "path" && !filepath.IsAbs(v) {
-		v = filepath.Join(vc.l.dir, v)
+	switch vc.kind {
+	case kindPath, kindFile:
+		if !filepath.IsAbs(v) {
+			v = filepath.Join(l.dir, v)
+		}
+		if vc.kind == kindFile {
+			v = filepath.Clean(v)
+		}
+	case kindGlob, kindCmdGlob:
+		// session and requester are path globs (* stops at /); command
+		// and pattern globs whose * crosses spaces and /.
+		_, err := path.Match(v, "")
+		want := "agent:prod:* (* any run of characters but /"
+		if vc.kind == kindCmdGlob {
+			err, want = policy.ValidGlob(v), "\"terraform apply*\" (* any run of characters, spaces and / too"
+		}
+		if err != nil || v == "" {
+			l.add(e.at(), "%s: %q is not a glob; want a pattern such as %s, ? one, [a-z] a class, \\ quotes)", what, v, want)
+			return nil
+		}
+	case kindStore:
+		if why := storeName(v); why != "" {
+			l.add(e.at(), "%s: %q %s; want a name such as prod-approvals", what, v, why)
+			return nil
+		}
 	}
 	*s, vc.ok = v, true
 	return nil
 }
 
-// unmarshalCount takes a whole number of at least 1.
+// unmarshalCount takes a whole number of at least 1 (at most
+// policy.MaxApprovals for approvals).
 func unmarshalCount(ctx context.Context, n *int, _ []byte) error {
 	vc := valueOf(ctx)
-	if v, ok := vc.l.count(vc.e, vc.what); ok {
+	v, ok := vc.l.count(vc.e, vc.what)
+	if ok && vc.kind == kindApprovals && v > policy.MaxApprovals {
+		vc.l.add(vc.e.at(), "%s %d is more than %d; want the number of distinct people who must approve", vc.what, v, policy.MaxApprovals)
+		return nil
+	}
+	if ok {
 		*n, vc.ok = v, true
 	}
 	return nil
@@ -146,7 +223,7 @@ func unmarshalCount(ctx context.Context, n *int, _ []byte) error {
 // of at least zero for a zero field.
 func unmarshalDuration(ctx context.Context, d *time.Duration, _ []byte) error {
 	vc := valueOf(ctx)
-	if v, ok := vc.l.duration(vc.e, vc.what, vc.kind != "zero"); ok {
+	if v, ok := vc.l.duration(vc.e, vc.what, vc.kind != kindZero); ok {
 		*d, vc.ok = v, true
 	}
 	return nil
@@ -161,11 +238,112 @@ func unmarshalBool(ctx context.Context, b *bool, _ []byte) error {
 	return nil
 }
 
-// unmarshalArgv takes a program and its arguments: a list of strings.
-func unmarshalArgv(ctx context.Context, argv *[]string, _ []byte) error {
+// unmarshalRisk takes a risk: low, medium or high.
+func unmarshalRisk(ctx context.Context, r *model.RiskLevel, _ []byte) error {
 	vc := valueOf(ctx)
-	if v, _, ok := vc.l.strList(vc.e, vc.what, "the program and its arguments, such as [notify-send, approve-tui]"); ok {
-		*argv, vc.ok = v, true
+	s, ok := vc.l.str(vc.e, vc.what)
+	if !ok {
+		return nil
+	}
+	switch lv := model.RiskLevel(s); lv {
+	case model.RiskLow, model.RiskMedium, model.RiskHigh:
+		*r, vc.ok = lv, true
+	default:
+		vc.l.add(vc.e.at(), "%s: %q is not a risk; want low, medium or high (it takes that risk and above)", vc.what, s)
+	}
+	return nil
+}
+
+// unmarshalMode takes trust's mode: required or off.
+func unmarshalMode(ctx context.Context, m *trust.Mode, _ []byte) error {
+	vc := valueOf(ctx)
+	s, ok := vc.l.str(vc.e, vc.what)
+	if !ok {
+		return nil
+	}
+	switch trust.Mode(s) {
+	case trust.ModeRequired, trust.ModeOff:
+		*m, vc.ok = trust.Mode(s), true
+	default:
+		vc.l.add(vc.e.at(), "%s: %q is not a mode; want required (nothing runs without enough valid signatures) or off (no signatures asked for or checked)", vc.what, s)
+	}
+	return nil
+}
+
+// listWant says what a list of each kind should be.
+var listWant = map[string]string{
+	kindArgv:       "the program and its arguments, such as [notify-send, approve-tui]",
+	kindNames:      "a list of channel names, such as [push]",
+	kindPaths:      "a list of absolute paths or paths starting with ~/ (a directory ends in /)",
+	kindPrincipals: "a list of principals as the trust file names them, such as [alice, bob]",
+	kindMembers:    "a list of members (OS user names or SSH key comments)",
+}
+
+// unmarshalStrings takes a list of strings that are not empty, each
+// checked as its kind says; the items' places are noted (l.at) when the
+// list is taken. An effects value may be one effect's name.
+func unmarshalStrings(ctx context.Context, dst *[]string, _ []byte) error {
+	vc := valueOf(ctx)
+	l, e, what := vc.l, vc.e, vc.what
+	var items []string
+	var nodes []ast.Node
+	if _, list := e.val.(*ast.SequenceNode); vc.kind != kindEffects || list {
+		want, ok := listWant[vc.kind]
+		if vc.kind == kindEffects {
+			want, ok = "an effect, such as delete, or a list of them, such as [delete, infra-destroy]; effects: "+strings.Join(policy.EffectNames(), ", "), true
+		}
+		if !ok {
+			panic("config: a list of kind " + vc.kind)
+		}
+		if items, nodes, ok = l.strList(e, what, want); !ok {
+			return nil
+		}
+	} else {
+		s, ok := l.str(e, what)
+		if !ok {
+			return nil
+		}
+		items, nodes = []string{s}, []ast.Node{e.at()}
+	}
+	good := true
+	bad := func(i int, format string, args ...any) {
+		l.add(nodes[i], format, args...)
+		good = false
+	}
+	seen := map[string]bool{}
+	for i, s := range items {
+		switch vc.kind {
+		case kindPaths:
+			if !filepath.IsAbs(s) && !strings.HasPrefix(s, "~/") {
+				bad(i, "%s, item %d: %q is neither absolute nor under ~/; want a path such as /srv/prod/ or ~/.kube/config", what, i+1, s)
+			}
+		case kindPrincipals:
+			if why := plainPrincipal(s); why != "" {
+				bad(i, "%s, item %d: %q %s; want a principal as the trust file names it, such as alice", what, i+1, s, why)
+			}
+		case kindMembers:
+			k := strings.ToLower(policy.Person(s))
+			if k == "" {
+				bad(i, "%s, item %d names nobody", what, i+1)
+			} else if seen[k] {
+				bad(i, "%s, item %d: %s is in the group already", what, i+1, s)
+			}
+			seen[k] = true
+		case kindEffects:
+			if !policy.ValidEffect(s) {
+				bad(i, "%s: %q is not an effect; want one of %s", what, s, strings.Join(policy.EffectNames(), ", "))
+			} else if seen[s] {
+				bad(i, "%s: %s is named twice", what, s)
+			}
+			seen[s] = true
+		}
+	}
+	if !good {
+		return nil
+	}
+	*dst, vc.ok = items, true
+	for i := range items {
+		l.at[&(*dst)[i]] = entry{key: e.key, val: nodes[i]}
 	}
 	return nil
 }
@@ -174,8 +352,176 @@ func unmarshalArgv(ctx context.Context, argv *[]string, _ []byte) error {
 // variable's, NAME_file a file's (absolute against the file's directory).
 func unmarshalSecret(ctx context.Context, s *Secret, _ []byte) error {
 	vc := valueOf(ctx)
-	vc.ok = vc.l.secretKey(s, vc.e, vc.what)
+	l, e, what := vc.l, vc.e, vc.what
+	if s.Key != "" {
+		l.add(e.key, "%s: %s is given already; want one of the two", what, s.Key)
+		return nil
+	}
+	v, ok := l.nonEmpty(e, what)
+	if !ok {
+		return nil
+	}
+	line, col := pos(e.key)
+	s.Key, s.Line, s.Column = e.name, line, col
+	if strings.HasSuffix(e.name, "_env") {
+		if !envName().MatchString(v) {
+			l.add(e.at(), "%s: %q is not an environment variable's name; want letters, digits and '_', such as NTFY_TOKEN", what, v)
+			return nil
+		}
+		s.Env = v
+	} else {
+		if !filepath.IsAbs(v) {
+			v = filepath.Join(l.dir, v)
+		}
+		s.File = filepath.Clean(v)
+	}
+	vc.ok = true
 	return nil
+}
+
+// str reads a string value (what: how messages name it).
+func (l *loader) str(e entry, what string) (string, bool) {
+	switch v := e.val.(type) {
+	case *ast.StringNode:
+		return v.Value, true
+	case *ast.LiteralNode:
+		return v.Value.Value, true
+	case nil:
+		return "", false // refused by deref, and said
+	}
+	l.add(e.at(), "%s: want a string, got %s", what, kind(e.val))
+	return "", false
+}
+
+// nonEmpty reads a string that must not be empty.
+func (l *loader) nonEmpty(e entry, what string) (string, bool) {
+	s, ok := l.str(e, what)
+	if ok && strings.TrimSpace(s) == "" {
+		l.add(e.at(), "%s is empty; want a value", what)
+		return "", false
+	}
+	return s, ok
+}
+
+func (l *loader) boolean(e entry, what string) (bool, bool) {
+	if b, ok := e.val.(*ast.BoolNode); ok {
+		return b.Value, true
+	}
+	if e.val != nil {
+		l.add(e.at(), "%s: want true or false, got %s", what, kind(e.val))
+	}
+	return false, false
+}
+
+// duration reads a duration such as 30s or 5m: at least zero, above zero
+// when positive.
+func (l *loader) duration(e entry, what string, positive bool) (time.Duration, bool) {
+	want := "a duration such as 30s, 5m or 1h"
+	if positive {
+		want = "a duration above zero, such as 30s, 5m or 1h"
+	}
+	var d time.Duration
+	switch v := e.val.(type) {
+	case *ast.StringNode:
+		var err error
+		d, err = time.ParseDuration(strings.TrimSpace(v.Value))
+		if err != nil {
+			l.add(e.at(), "%s: %q is not a duration; want %s (units ns, us, ms, s, m, h)", what, v.Value, want)
+			return 0, false
+		}
+	case *ast.IntegerNode:
+		if v.GetToken().Value != "0" {
+			l.add(e.at(), "%s: %s has no unit; want %s", what, v.GetToken().Value, want)
+			return 0, false
+		}
+	default:
+		if e.val != nil {
+			l.add(e.at(), "%s: want %s, got %s", what, want, kind(e.val))
+		}
+		return 0, false
+	}
+	switch {
+	case d < 0:
+		l.add(e.at(), "%s: %s is negative; want %s", what, human.Written(d), want)
+		return 0, false
+	case positive && d == 0:
+		l.add(e.at(), "%s: %s is not above zero; want %s", what, human.Written(d), want)
+		return 0, false
+	}
+	return d, true
+}
+
+// count reads an integer of at least 1.
+func (l *loader) count(e entry, what string) (int, bool) {
+	v, ok := e.val.(*ast.IntegerNode)
+	if !ok {
+		if e.val != nil {
+			l.add(e.at(), "%s: want a whole number of at least 1, got %s", what, kind(e.val))
+		}
+		return 0, false
+	}
+	var n int64
+	switch x := v.Value.(type) {
+	case int64:
+		n = x
+	case uint64:
+		n = math.MaxInt32 + 1
+		if x <= math.MaxInt32 {
+			n = int64(x)
+		}
+	}
+	switch {
+	case n < 1:
+		l.add(e.at(), "%s: %s is less than 1; want a whole number of at least 1", what, v.GetToken().Value)
+		return 0, false
+	case n > math.MaxInt32:
+		l.add(e.at(), "%s: %s is too large; want a whole number of at least 1", what, v.GetToken().Value)
+		return 0, false
+	}
+	return int(n), true
+}
+
+// strList reads a non-empty list of non-empty strings.
+func (l *loader) strList(e entry, what, want string) ([]string, []ast.Node, bool) {
+	items, ok := l.list(e, what, want)
+	if !ok {
+		return nil, nil, false
+	}
+	if len(items) == 0 {
+		l.add(e.at(), "%s: the list is empty; want %s", what, want)
+		return nil, nil, false
+	}
+	out := make([]string, 0, len(items))
+	good := true
+	for i, it := range items {
+		s, ok := l.str(entry{key: e.key, val: it}, fmt.Sprintf("%s, item %d", what, i+1))
+		if ok && s == "" {
+			l.add(it, "%s, item %d is empty; want %s", what, i+1, want)
+			ok = false
+		}
+		good = good && ok
+		out = append(out, s)
+	}
+	return out, items, good
+}
+
+// url reads a plain http(s) URL. Its text is never quoted in messages: a
+// URL may carry what should have been a secret.
+func (l *loader) url(e entry, what string) (string, bool) {
+	s, ok := l.nonEmpty(e, what)
+	if !ok {
+		return "", false
+	}
+	u, err := url.Parse(s)
+	switch {
+	case err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "":
+		l.add(e.at(), "%s: not an http or https URL; want one such as https://host/path", what)
+		return "", false
+	case u.User != nil:
+		l.add(e.at(), "%s: the URL carries a user or password, a secret: want it without, or the whole URL in url_env or url_file", what)
+		return "", false
+	}
+	return s, true
 }
 
 // flagText is a decoded value as its flag would take it.
@@ -189,32 +535,6 @@ func flagText(v reflect.Value) string {
 		return x
 	}
 	panic("config: a section field of type " + v.Type().String())
-}
-
-// section reads the flat section e (serve: or tier2:) into dst, a pointer
-// to its struct, and notes each value taken as a Setting.
-func (l *loader) section(f *File, e entry, section string, dst any) {
-	sv := reflect.ValueOf(dst).Elem()
-	fields := sectionFields(sv.Type())
-	keys := sectionKeys(fields)
-	es, ok := l.mapping(e.val, section, "a mapping ("+strings.Join(keys, ", ")+")", keys)
-	if !ok {
-		return
-	}
-	for _, se := range es {
-		var fd sectionField
-		for _, c := range fields {
-			if c.key == se.name {
-				fd = c
-			}
-		}
-		field := sv.Field(fd.index)
-		if !l.decodeValue(se, section+": "+se.name, fd.kind, field.Addr().Interface()) {
-			continue
-		}
-		line, col := pos(se.key)
-		f.settings = append(f.settings, Setting{Section: section, Key: fd.key, Flag: fd.flag, Value: flagText(field), Line: line, Column: col})
-	}
 }
 
 // channelKey is one key of a channel, from its field in Channel.

@@ -52,7 +52,7 @@ func TestDecodeValueRefusalIsAProblem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &loader{anchors: nil, badChannels: map[string]bool{}}
+	l := newLoader("c.yaml")
 	es, ok := l.mapping(file.Docs[0].Body, "the file", "a mapping", nil)
 	if !ok || len(es) != 1 {
 		t.Fatalf("entries %v, %v", es, ok)
