@@ -363,21 +363,15 @@ func (l *loader) routes(f *File, e entry) bool {
 	for i, it := range items {
 		what := fmt.Sprintf("route %d", i+1)
 		r := &Route{Line: line(it)}
-		es, ok, rgood := l.object(it, part{what: what, prefix: what + ": ", want: "a mapping (" + strings.Join(routeKeys, ", ") + ")", read: map[string]func(entry) bool{
-			"match": func(me entry) bool { return l.match(&r.Match, me, what+": match", matchKeys) },
-			"steps": func(se entry) bool { return l.steps(r, se, what) },
-		}}, r)
+		_, ok, rgood := l.object(it, part{what: what, prefix: what + ": ", want: "a mapping (" + strings.Join(routeKeys, ", ") + ")",
+			required: map[string]string{"steps": "steps: a list of {after: DURATION, notify: [CHANNEL, ...]}"},
+			read: map[string]func(entry) bool{
+				"match": func(me entry) bool { return l.match(&r.Match, me, what+": match", matchKeys) },
+				"steps": func(se entry) bool { return l.steps(r, se, what) },
+			}}, r)
 		// Every route is kept, so that the n-th is route n to Validate.
 		f.Routes = append(f.Routes, r)
-		if !ok {
-			good = false
-			continue
-		}
-		if _, ok := find(es, "steps"); !ok {
-			l.add(it, "%s has no steps; want steps: a list of {after: DURATION, notify: [CHANNEL, ...]}", what)
-			rgood = false
-		}
-		good = good && rgood
+		good = good && ok && rgood
 	}
 	return good
 }
@@ -407,21 +401,12 @@ func (l *loader) steps(r *Route, e entry, what string) bool {
 	for i, it := range items {
 		sw := fmt.Sprintf("%s, step %d", what, i+1)
 		st := &r.Steps[i]
-		es, ok, sgood := l.object(it, part{what: sw, prefix: sw + ": ", want: "a mapping (after, notify)"}, st)
-		if !ok || it == nil {
-			good = false
-			continue
-		}
 		st.Line = line(it)
-		if _, ok := find(es, "after"); !ok {
-			l.add(it, "%s has no after; want after: how long after the proposal opened, such as 0s or 5m", sw)
-			sgood = false
-		}
-		if _, ok := find(es, "notify"); !ok {
-			l.add(it, "%s has no notify; want notify: a list of channel names, such as [push]", sw)
-			sgood = false
-		}
-		good = good && sgood
+		_, ok, sgood := l.object(it, part{what: sw, prefix: sw + ": ", want: "a mapping (after, notify)", required: map[string]string{
+			"after":  "after: how long after the proposal opened, such as 0s or 5m",
+			"notify": "notify: a list of channel names, such as [push]",
+		}}, st)
+		good = good && ok && sgood
 	}
 	return good
 }

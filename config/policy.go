@@ -111,23 +111,17 @@ func (l *loader) rules(p *policy.Policy, e entry) bool {
 		what := fmt.Sprintf("rule %d", i+1)
 		r := &p.Rules[i]
 		r.Line = line(it)
-		es, ok, rgood := l.object(it, part{what: what, prefix: what + ": ", want: "a mapping (" + strings.Join(policyRuleKeys, ", ") + ")", kinds: map[string]string{"approvals": kindApprovals}, read: map[string]func(entry) bool{
-			"match": func(me entry) bool { return l.match(&r.Match, me, what+": match", policyMatchKeys) },
-			"from":  func(fe entry) bool { return l.from(r, fe, what) },
-		}}, r)
-		if !ok {
-			good = false
-			continue
-		}
-		if _, ok := find(es, "match"); !ok {
-			l.add(it, "%s has no match; want match: {risk, session, requester, command, pattern, effect} (match: {} takes every proposal)", what)
-			rgood = false
-		}
-		if _, ok := find(es, "approvals"); !ok {
-			l.add(it, "%s has no approvals; want approvals: N, the number of distinct people who must approve", what)
-			rgood = false
-		}
-		good = good && rgood
+		_, ok, rgood := l.object(it, part{what: what, prefix: what + ": ", want: "a mapping (" + strings.Join(policyRuleKeys, ", ") + ")",
+			kinds: map[string]string{"approvals": kindApprovals},
+			required: map[string]string{
+				"match":     "match: {risk, session, requester, command, pattern, effect} (match: {} takes every proposal)",
+				"approvals": "approvals: N, the number of distinct people who must approve",
+			},
+			read: map[string]func(entry) bool{
+				"match": func(me entry) bool { return l.match(&r.Match, me, what+": match", policyMatchKeys) },
+				"from":  func(fe entry) bool { return l.from(r, fe, what) },
+			}}, r)
+		good = good && ok && rgood
 	}
 	return good
 }

@@ -277,14 +277,18 @@ type part struct {
 	// read reads the values of these keys (a part of its own, a mapping
 	// of names): each reports whether its value was taken.
 	read map[string]func(entry) bool
+	// required are the keys the part must have, each with what to write
+	// ("WHAT has no KEY; want WANT").
+	required map[string]string
 }
 
 // object decodes mapping n into the struct dst points to, in one pass:
 // each key into the field its yaml tag names (keys no field names are
 // refused, with the keys allowed), each value through the unmarshalers
-// by the field's type and kind, or by p.read. It returns the entries
+// by the field's type and kind, or by p.read, in the fields' order; a
+// required key that is missing is said at n. It returns the entries
 // read, in the file's order (ok false: n is no mapping, and that is
-// said); good says every value was taken.
+// said); good says every value was taken and none is missing.
 func (l *loader) object(n ast.Node, p part, dst any) (es []entry, ok, good bool) {
 	sv := reflect.ValueOf(dst).Elem()
 	fields := sectionFields(sv.Type())
@@ -297,7 +301,15 @@ func (l *loader) object(n ast.Node, p part, dst any) (es []entry, ok, good bool)
 		return nil, false, false
 	}
 	good = true
-	for _, e := range es {
+	for _, key := range allowed {
+		e, ok := find(es, key)
+		if !ok {
+			if want, ok := p.required[key]; ok {
+				l.add(n, "%s has no %s; want %s", p.what, key, want)
+				good = false
+			}
+			continue
+		}
 		if read := p.read[e.name]; read != nil {
 			good = read(e) && good
 			continue
