@@ -200,6 +200,9 @@ var (
 	routeKeys = yamlKeys[Route]()
 	matchKeys = []string{"risk", "session", "requester"}
 	stepKeys  = yamlKeys[Step]()
+	// topOrder is the order the file's parts are decoded in: the file's
+	// default include_command first.
+	topOrder = []string{"include_command", "channels", "routes", "open_hint", "serve", "tier2", "risk", "trust"}
 
 	channelTypes = []string{TypeNtfy, TypeSlack, TypePagerDuty, TypeWebhook, TypeExec}
 )
@@ -209,7 +212,7 @@ var matchKinds = map[string]string{"session": kindGlob, "requester": kindGlob, "
 
 // file decodes the file's body into f.
 func (l *loader) file(f *File, body ast.Node) {
-	l.object(body, part{what: "the file", want: "a mapping of keys (" + strings.Join(topKeys, ", ") + ")", read: map[string]func(entry) bool{
+	l.object(body, part{what: "the file", want: "a mapping of keys (" + strings.Join(topKeys, ", ") + ")", order: topOrder, read: map[string]func(entry) bool{
 		"channels": func(e entry) bool { return l.channels(f, e) },
 		"routes":   func(e entry) bool { return l.routes(f, e) },
 		"serve":    func(e entry) bool { return l.section(f, e, "serve", &f.Serve) },
@@ -225,7 +228,7 @@ func (l *loader) file(f *File, body ast.Node) {
 func (l *loader) section(f *File, e entry, section string, dst any) bool {
 	sv := reflect.ValueOf(dst).Elem()
 	fields := sectionFields(sv.Type())
-	es, ok, good := l.object(e.val, part{what: section, prefix: section + ": ", want: "a mapping (" + strings.Join(sectionKeys(fields), ", ") + ")"}, dst)
+	es, ok, good := l.object(e.val, part{what: section, prefix: section + ": ", inFile: true, want: "a mapping (" + strings.Join(sectionKeys(fields), ", ") + ")"}, dst)
 	if !ok {
 		return false
 	}
@@ -379,7 +382,7 @@ func (l *loader) routes(f *File, e entry) bool {
 // match decodes a match: of the keys allowed (a route's, or a policy
 // rule's, which adds command, pattern and effect).
 func (l *loader) match(m *Match, e entry, what string, allowed []string) bool {
-	_, ok, good := l.object(e.val, part{what: what, prefix: what + ": ", want: "a mapping (" + strings.Join(allowed, ", ") + ")", allowed: allowed, kinds: matchKinds}, m)
+	_, ok, good := l.object(e.val, part{what: what, prefix: what + ": ", want: "a mapping (" + strings.Join(allowed, ", ") + ")", allowed: allowed, kinds: matchKinds, inFile: true}, m)
 	return ok && good
 }
 

@@ -51,7 +51,6 @@ func ParsePolicy(path string, data []byte) (*policy.Policy, error) {
 	p := &policy.Policy{}
 	if body := l.body(data); body != nil {
 		l.policy(p, body)
-		l.validatePolicy(p)
 	}
 	if err := l.problems(path); err != nil {
 		return nil, err
@@ -121,6 +120,9 @@ func (l *loader) rules(p *policy.Policy, e entry) bool {
 				"match": func(me entry) bool { return l.match(&r.Match, me, what+": match", policyMatchKeys) },
 				"from":  func(fe entry) bool { return l.from(r, fe, what) },
 			}}, r)
+		// groups: is decoded before policy:, so the rule is checked
+		// against them here.
+		l.validateRule(p, r, what)
 		good = good && ok && rgood
 	}
 	return good
@@ -152,29 +154,25 @@ func (l *loader) from(r *policy.Rule, e entry, what string) bool {
 	return good
 }
 
-// validatePolicy checks what holds across the policy's parts: each
-// rule's from: names a group defined, asks no more of it than the rule's
-// approvals or its members.
-func (l *loader) validatePolicy(p *policy.Policy) {
-	for i := range p.Rules {
-		r := &p.Rules[i]
-		what := fmt.Sprintf("rule %d", i+1)
-		for _, g := range sortedKeys(r.From) {
-			ge := l.at[fromKey{r, g}]
-			k := what + ": from " + g
-			c := r.From[g]
-			ms, defined := p.Groups[g]
-			_, approvals := l.at[&r.Approvals]
-			switch {
-			case !defined && l.badGroups[g]:
-				// The group's own problem is said.
-			case !defined:
-				l.add(ge.key, "%s: no group %s under groups:; want one of: %s", k, g, groupNames(p))
-			case approvals && c > r.Approvals:
-				l.add(ge.at(), "%s: %d is more than the rule's approvals (%d)", k, c, r.Approvals)
-			case c > len(ms):
-				l.add(ge.at(), "%s: %d, but the group has %d members: no proposal this rule matches could ever be approved", k, c, len(ms))
-			}
+// validateRule checks what holds across the policy's parts: the rule's
+// from: names groups defined, and asks no more of each than the rule's
+// approvals or the group's members.
+func (l *loader) validateRule(p *policy.Policy, r *policy.Rule, what string) {
+	for _, g := range sortedKeys(r.From) {
+		ge := l.at[fromKey{r, g}]
+		k := what + ": from " + g
+		c := r.From[g]
+		ms, defined := p.Groups[g]
+		_, approvals := l.at[&r.Approvals]
+		switch {
+		case !defined && l.badGroups[g]:
+			// The group's own problem is said.
+		case !defined:
+			l.add(ge.key, "%s: no group %s under groups:; want one of: %s", k, g, groupNames(p))
+		case approvals && c > r.Approvals:
+			l.add(ge.at(), "%s: %d is more than the rule's approvals (%d)", k, c, r.Approvals)
+		case c > len(ms):
+			l.add(ge.at(), "%s: %d, but the group has %d members: no proposal this rule matches could ever be approved", k, c, len(ms))
 		}
 	}
 }

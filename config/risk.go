@@ -49,7 +49,7 @@ type RiskSettings struct {
 
 // risk decodes risk:.
 func (l *loader) risk(f *File, e entry) bool {
-	_, ok, good := l.object(e.val, part{what: "risk", prefix: "risk: ", want: "a mapping (" + strings.Join(riskKeys, ", ") + ")", allowed: riskKeys, read: map[string]func(entry) bool{
+	_, ok, good := l.object(e.val, part{what: "risk", prefix: "risk: ", inFile: true, want: "a mapping (" + strings.Join(riskKeys, ", ") + ")", allowed: riskKeys, read: map[string]func(entry) bool{
 		"sensitive_programs": func(pe entry) bool { return l.sensitivePrograms(&f.Risk, pe) },
 		"unasked":            func(ue entry) bool { return l.unasked(f, ue) },
 	}}, &f.Risk)

@@ -1,9 +1,6 @@
 package config
 
 import (
-	"bytes"
-	"context"
-	"errors"
 	"fmt"
 	"math"
 	"net/url"
@@ -17,7 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/approve-tui/approve-tui/human"
@@ -31,14 +27,14 @@ import (
 // and the keys a part allows, in the order messages list them, come from
 // the fields' order. In the flat sections (serve:, tier2:) a field's flag
 // tag is the command-line flag it stands for. A field's config tag says
-// more of its value (see the kinds below). goccy/go-yaml decodes each
-// value into its field through the unmarshalers below, which check it and
-// add every problem where it is in the file, so that one file's problems
-// are all said at once.
+// more of its value (see the kinds below). decodeValue decodes each
+// value into its field by the field's type, checking it and adding every
+// problem where it is in the file, so that one file's problems are all
+// said at once.
 
 // The kinds of value a config tag (or a part's kinds) names.
 const (
-	kindText       = "text"       // a string, empty too
+	kindHint       = "hint"       // a command with {id} in it
 	kindPath       = "path"       // a string made absolute against the file's directory
 	kindFile       = "file"       // a path, absolute and clean
 	kindURL        = "url"        // a plain http or https URL
@@ -88,9 +84,9 @@ func sectionKeys(fields []sectionField) []string {
 	return keys
 }
 
-// valueCtx is what the unmarshalers need of the value being decoded: the
-// loader that collects problems, the entry (its key and how messages name
-// it) and the field's kind; ok says the value was taken.
+// valueCtx is the value being decoded: the loader that collects
+// problems, the entry (its key and node), how messages name it and the
+// field's kind; ok says the value was taken.
 type valueCtx struct {
 	l    *loader
 	e    entry
@@ -99,41 +95,36 @@ type valueCtx struct {
 	ok   bool
 }
 
-type valueCtxKey struct{}
-
-// decoder decodes one value with the unmarshalers below.
-var decoderOptions = []yaml.DecodeOption{yaml.Strict(),
-	yaml.CustomUnmarshalerContext(unmarshalString),
-	yaml.CustomUnmarshalerContext(unmarshalCount),
-	yaml.CustomUnmarshalerContext(unmarshalDuration),
-	yaml.CustomUnmarshalerContext(unmarshalBool),
-	yaml.CustomUnmarshalerContext(unmarshalStrings),
-	yaml.CustomUnmarshalerContext(unmarshalSecret),
-	yaml.CustomUnmarshalerContext(unmarshalRisk),
-	yaml.CustomUnmarshalerContext(unmarshalMode)}
-
-// decodeValue decodes e's value into dst (a pointer to a field of one of
-// the types below), with every problem added to l; it reports whether
-// the value was taken, and notes where (l.at) when it was. The
-// unmarshalers check e's value itself: dst is that one field, never a
-// struct or a list holding such fields.
+// decodeValue decodes e's value into dst, a pointer to one field (or a
+// list of strings), by its type and kind, with every problem added to l;
+// it reports whether the value was taken, and notes where (l.at) when it
+// was. The value is read from its node in goccy/go-yaml's AST, aliases
+// followed through the file's anchors (a decoder of one value alone
+// knows only the anchors inside it).
 func (l *loader) decodeValue(e entry, what, kind string, dst any) bool {
 	if e.val == nil {
 		return false // refused by deref, and said
 	}
 	vc := &valueCtx{l: l, e: e, what: what, kind: kind}
-	ctx := context.WithValue(context.Background(), valueCtxKey{}, vc)
-	dec := yaml.NewDecoder(&bytes.Buffer{}, decoderOptions...)
-	if err := dec.DecodeFromNodeContext(ctx, e.val, dst); err != nil {
-		// Every value goes through the unmarshalers, which say what is
-		// wrong and return nil; anything else is still a problem.
-		var ye yaml.Error
-		if errors.As(err, &ye) {
-			l.add(e.at(), "%s: %s", what, ye.GetMessage())
-		} else {
-			l.add(e.at(), "%s: %v", what, err)
-		}
-		return false
+	switch p := dst.(type) {
+	case *string:
+		vc.string(p)
+	case *int:
+		vc.count(p)
+	case *time.Duration:
+		vc.duration(p)
+	case *bool:
+		vc.bool(p)
+	case *[]string:
+		vc.strings(p)
+	case *Secret:
+		vc.secret(p)
+	case *model.RiskLevel:
+		vc.risk(p)
+	case *trust.Mode:
+		vc.mode(p)
+	default:
+		panic(fmt.Sprintf("config: a value of type %T", dst))
 	}
 	if vc.ok {
 		l.at[dst] = e
@@ -141,38 +132,28 @@ func (l *loader) decodeValue(e entry, what, kind string, dst any) bool {
 	return vc.ok
 }
 
-func valueOf(ctx context.Context) *valueCtx {
-	vc, _ := ctx.Value(valueCtxKey{}).(*valueCtx)
-	if vc == nil {
-		// Only decodeValue decodes with these unmarshalers.
-		panic("config: value decoded without its context")
-	}
-	return vc
-}
-
 var (
 	envName     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 	channelName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`) })
 )
 
-// unmarshalString takes a string: not empty, unless text; a plain
+// string takes a string: not empty, unless text; a plain
 // http(s) URL for a url; a path made absolute against the file's
 // directory; a glob; a store's name.
-func unmarshalString(ctx context.Context, s *string, _ []byte) error {
-	vc := valueOf(ctx)
+func (vc *valueCtx) string(s *string) {
 	l, e, what := vc.l, vc.e, vc.what
 	var v string
 	var ok bool
 	switch vc.kind {
 	case kindURL:
 		v, ok = l.url(e, what)
-	case kindText, kindGlob, kindCmdGlob:
+	case kindHint, kindGlob, kindCmdGlob:
 		v, ok = l.str(e, what)
 	default:
 		v, ok = l.nonEmpty(e, what)
 	}
 	if !ok {
-		return nil
+		return
 	}
 	switch vc.kind {
 	case kindPath, kindFile:
@@ -192,58 +173,55 @@ func unmarshalString(ctx context.Context, s *string, _ []byte) error {
 		}
 		if err != nil || v == "" {
 			l.add(e.at(), "%s: %q is not a glob; want a pattern such as %s, ? one, [a-z] a class, \\ quotes)", what, v, want)
-			return nil
+			return
+		}
+	case kindHint:
+		if !strings.Contains(v, "{id}") {
+			l.add(e.at(), "%s: %q has no {id}; want the command that opens a proposal, with {id} where its id goes (such as \"ssh -t approvals.example open {id}\")", what, v)
+			return
 		}
 	case kindStore:
 		if why := storeName(v); why != "" {
 			l.add(e.at(), "%s: %q %s; want a name such as prod-approvals", what, v, why)
-			return nil
+			return
 		}
 	}
 	*s, vc.ok = v, true
-	return nil
 }
 
-// unmarshalCount takes a whole number of at least 1 (at most
+// count takes a whole number of at least 1 (at most
 // policy.MaxApprovals for approvals).
-func unmarshalCount(ctx context.Context, n *int, _ []byte) error {
-	vc := valueOf(ctx)
+func (vc *valueCtx) count(n *int) {
 	v, ok := vc.l.count(vc.e, vc.what)
 	if ok && vc.kind == kindApprovals && v > policy.MaxApprovals {
 		vc.l.add(vc.e.at(), "%s %d is more than %d; want the number of distinct people who must approve", vc.what, v, policy.MaxApprovals)
-		return nil
+		return
 	}
 	if ok {
 		*n, vc.ok = v, true
 	}
-	return nil
 }
 
-// unmarshalDuration takes a duration above zero, such as 30s or 5m; one
+// duration takes a duration above zero, such as 30s or 5m; one
 // of at least zero for a zero field.
-func unmarshalDuration(ctx context.Context, d *time.Duration, _ []byte) error {
-	vc := valueOf(ctx)
+func (vc *valueCtx) duration(d *time.Duration) {
 	if v, ok := vc.l.duration(vc.e, vc.what, vc.kind != kindZero); ok {
 		*d, vc.ok = v, true
 	}
-	return nil
 }
 
-// unmarshalBool takes true or false.
-func unmarshalBool(ctx context.Context, b *bool, _ []byte) error {
-	vc := valueOf(ctx)
+// bool takes true or false.
+func (vc *valueCtx) bool(b *bool) {
 	if v, ok := vc.l.boolean(vc.e, vc.what); ok {
 		*b, vc.ok = v, true
 	}
-	return nil
 }
 
-// unmarshalRisk takes a risk: low, medium or high.
-func unmarshalRisk(ctx context.Context, r *model.RiskLevel, _ []byte) error {
-	vc := valueOf(ctx)
+// risk takes a risk: low, medium or high.
+func (vc *valueCtx) risk(r *model.RiskLevel) {
 	s, ok := vc.l.str(vc.e, vc.what)
 	if !ok {
-		return nil
+		return
 	}
 	switch lv := model.RiskLevel(s); lv {
 	case model.RiskLow, model.RiskMedium, model.RiskHigh:
@@ -251,15 +229,13 @@ func unmarshalRisk(ctx context.Context, r *model.RiskLevel, _ []byte) error {
 	default:
 		vc.l.add(vc.e.at(), "%s: %q is not a risk; want low, medium or high (it takes that risk and above)", vc.what, s)
 	}
-	return nil
 }
 
-// unmarshalMode takes trust's mode: required or off.
-func unmarshalMode(ctx context.Context, m *trust.Mode, _ []byte) error {
-	vc := valueOf(ctx)
+// mode takes trust's mode: required or off.
+func (vc *valueCtx) mode(m *trust.Mode) {
 	s, ok := vc.l.str(vc.e, vc.what)
 	if !ok {
-		return nil
+		return
 	}
 	switch trust.Mode(s) {
 	case trust.ModeRequired, trust.ModeOff:
@@ -267,7 +243,6 @@ func unmarshalMode(ctx context.Context, m *trust.Mode, _ []byte) error {
 	default:
 		vc.l.add(vc.e.at(), "%s: %q is not a mode; want required (nothing runs without enough valid signatures) or off (no signatures asked for or checked)", vc.what, s)
 	}
-	return nil
 }
 
 // listWant says what a list of each kind should be.
@@ -279,11 +254,10 @@ var listWant = map[string]string{
 	kindMembers:    "a list of members (OS user names or SSH key comments)",
 }
 
-// unmarshalStrings takes a list of strings that are not empty, each
+// strings takes a list of strings that are not empty, each
 // checked as its kind says; the items' places are noted (l.at) when the
 // list is taken. An effects value may be one effect's name.
-func unmarshalStrings(ctx context.Context, dst *[]string, _ []byte) error {
-	vc := valueOf(ctx)
+func (vc *valueCtx) strings(dst *[]string) {
 	l, e, what := vc.l, vc.e, vc.what
 	var items []string
 	var nodes []ast.Node
@@ -296,12 +270,12 @@ func unmarshalStrings(ctx context.Context, dst *[]string, _ []byte) error {
 			panic("config: a list of kind " + vc.kind)
 		}
 		if items, nodes, ok = l.strList(e, what, want); !ok {
-			return nil
+			return
 		}
 	} else {
 		s, ok := l.str(e, what)
 		if !ok {
-			return nil
+			return
 		}
 		items, nodes = []string{s}, []ast.Node{e.at()}
 	}
@@ -339,34 +313,32 @@ func unmarshalStrings(ctx context.Context, dst *[]string, _ []byte) error {
 		}
 	}
 	if !good {
-		return nil
+		return
 	}
 	*dst, vc.ok = items, true
 	for i := range items {
 		l.at[&(*dst)[i]] = entry{key: e.key, val: nodes[i]}
 	}
-	return nil
 }
 
-// unmarshalSecret takes a secret's name: NAME_env an environment
+// secret takes a secret's name: NAME_env an environment
 // variable's, NAME_file a file's (absolute against the file's directory).
-func unmarshalSecret(ctx context.Context, s *Secret, _ []byte) error {
-	vc := valueOf(ctx)
+func (vc *valueCtx) secret(s *Secret) {
 	l, e, what := vc.l, vc.e, vc.what
 	if s.Key != "" {
 		l.add(e.key, "%s: %s is given already; want one of the two", what, s.Key)
-		return nil
+		return
 	}
 	v, ok := l.nonEmpty(e, what)
 	if !ok {
-		return nil
+		return
 	}
 	line, col := pos(e.key)
 	s.Key, s.Line, s.Column = e.name, line, col
 	if strings.HasSuffix(e.name, "_env") {
 		if !envName().MatchString(v) {
 			l.add(e.at(), "%s: %q is not an environment variable's name; want letters, digits and '_', such as NTFY_TOKEN", what, v)
-			return nil
+			return
 		}
 		s.Env = v
 	} else {
@@ -376,7 +348,6 @@ func unmarshalSecret(ctx context.Context, s *Secret, _ []byte) error {
 		s.File = filepath.Clean(v)
 	}
 	vc.ok = true
-	return nil
 }
 
 // str reads a string value (what: how messages name it).

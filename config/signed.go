@@ -72,7 +72,7 @@ func (s Side) String() string {
 // allowed_signers is set, off otherwise; required needs allowed_signers.
 func (l *loader) trust(t *TrustConfig, e entry) bool {
 	*t = TrustConfig{Line: line(e.key)}
-	_, ok, good := l.object(e.val, part{what: "trust", prefix: "trust: ", want: "a mapping (" + strings.Join(trustKeys, ", ") + ")", read: map[string]func(entry) bool{
+	_, ok, good := l.object(e.val, part{what: "trust", prefix: "trust: ", inFile: true, want: "a mapping (" + strings.Join(trustKeys, ", ") + ")", read: map[string]func(entry) bool{
 		"users": func(ue entry) bool { return l.trustUsers(t, ue) },
 	}}, t)
 	if !ok {

@@ -21,9 +21,6 @@ func (l *loader) validate(f *File) {
 			c.IncludeCommand = f.IncludeCommand
 		}
 	}
-	if e, ok := l.at[&f.OpenHint]; ok && !strings.Contains(f.OpenHint, "{id}") {
-		l.add(e.at(), "open_hint: %q has no {id}; want the command that opens a proposal, with {id} where its id goes (such as \"ssh -t approvals.example open {id}\")", f.OpenHint)
-	}
 	for i, r := range f.Routes {
 		l.validateSteps(r, i+1)
 	}

@@ -277,6 +277,10 @@ type part struct {
 	// read reads the values of these keys (a part of its own, a mapping
 	// of names): each reports whether its value was taken.
 	read map[string]func(entry) bool
+	// order is the order values are decoded in: the keys' (nil: the
+	// fields'), or the file's (inFile).
+	order  []string
+	inFile bool
 	// required are the keys the part must have, each with what to write
 	// ("WHAT has no KEY; want WANT").
 	required map[string]string
@@ -284,9 +288,9 @@ type part struct {
 
 // object decodes mapping n into the struct dst points to, in one pass:
 // each key into the field its yaml tag names (keys no field names are
-// refused, with the keys allowed), each value through the unmarshalers
-// by the field's type and kind, or by p.read, in the fields' order; a
-// required key that is missing is said at n. It returns the entries
+// refused, with the keys allowed), each value with decodeValue
+// by the field's type and kind, or by p.read, in p's order; a required
+// key that is missing is said at n. It returns the entries
 // read, in the file's order (ok false: n is no mapping, and that is
 // said); good says every value was taken and none is missing.
 func (l *loader) object(n ast.Node, p part, dst any) (es []entry, ok, good bool) {
@@ -301,7 +305,17 @@ func (l *loader) object(n ast.Node, p part, dst any) (es []entry, ok, good bool)
 		return nil, false, false
 	}
 	good = true
-	for _, key := range allowed {
+	order := p.order
+	switch {
+	case p.inFile:
+		order = nil
+		for _, e := range es {
+			order = append(order, e.name)
+		}
+	case order == nil:
+		order = allowed
+	}
+	for _, key := range order {
 		e, ok := find(es, key)
 		if !ok {
 			if want, ok := p.required[key]; ok {
