@@ -145,8 +145,6 @@ func (vc *valueCtx) string(s *string) {
 	var v string
 	var ok bool
 	switch vc.kind {
-	case kindURL:
-		v, ok = l.url(e, what)
 	case kindHint, kindGlob, kindCmdGlob:
 		v, ok = l.str(e, what)
 	default:
@@ -180,6 +178,18 @@ func (vc *valueCtx) string(s *string) {
 			l.add(e.at(), "%s: %q has no {id}; want the command that opens a proposal, with {id} where its id goes (such as \"ssh -t approvals.example open {id}\")", what, v)
 			return
 		}
+	case kindURL:
+		// The URL is never quoted: it may carry what should have been a
+		// secret.
+		u, err := url.Parse(v)
+		switch {
+		case err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "":
+			l.add(e.at(), "%s: not an http or https URL; want one such as https://host/path", what)
+			return
+		case u.User != nil:
+			l.add(e.at(), "%s: the URL carries a user or password, a secret: want it without, or the whole URL in url_env or url_file", what)
+			return
+		}
 	case kindStore:
 		if why := storeName(v); why != "" {
 			l.add(e.at(), "%s: %q %s; want a name such as prod-approvals", what, v, why)
@@ -192,28 +202,75 @@ func (vc *valueCtx) string(s *string) {
 // count takes a whole number of at least 1 (at most
 // policy.MaxApprovals for approvals).
 func (vc *valueCtx) count(n *int) {
-	v, ok := vc.l.count(vc.e, vc.what)
-	if ok && vc.kind == kindApprovals && v > policy.MaxApprovals {
-		vc.l.add(vc.e.at(), "%s %d is more than %d; want the number of distinct people who must approve", vc.what, v, policy.MaxApprovals)
+	l, e, what := vc.l, vc.e, vc.what
+	v, ok := e.val.(*ast.IntegerNode)
+	if !ok {
+		l.add(e.at(), "%s: want a whole number of at least 1, got %s", what, kind(e.val))
 		return
 	}
-	if ok {
-		*n, vc.ok = v, true
+	var x int64
+	switch i := v.Value.(type) {
+	case int64:
+		x = i
+	case uint64:
+		x = math.MaxInt32 + 1
+		if i <= math.MaxInt32 {
+			x = int64(i)
+		}
+	}
+	switch {
+	case x < 1:
+		l.add(e.at(), "%s: %s is less than 1; want a whole number of at least 1", what, v.GetToken().Value)
+	case x > math.MaxInt32:
+		l.add(e.at(), "%s: %s is too large; want a whole number of at least 1", what, v.GetToken().Value)
+	case vc.kind == kindApprovals && x > policy.MaxApprovals:
+		l.add(e.at(), "%s %d is more than %d; want the number of distinct people who must approve", what, x, policy.MaxApprovals)
+	default:
+		*n, vc.ok = int(x), true
 	}
 }
 
 // duration takes a duration above zero, such as 30s or 5m; one
 // of at least zero for a zero field.
 func (vc *valueCtx) duration(d *time.Duration) {
-	if v, ok := vc.l.duration(vc.e, vc.what, vc.kind != kindZero); ok {
+	l, e, what := vc.l, vc.e, vc.what
+	want := "a duration above zero, such as 30s, 5m or 1h"
+	if vc.kind == kindZero {
+		want = "a duration such as 30s, 5m or 1h"
+	}
+	var v time.Duration
+	switch n := e.val.(type) {
+	case *ast.StringNode:
+		var err error
+		if v, err = time.ParseDuration(strings.TrimSpace(n.Value)); err != nil {
+			l.add(e.at(), "%s: %q is not a duration; want %s (units ns, us, ms, s, m, h)", what, n.Value, want)
+			return
+		}
+	case *ast.IntegerNode:
+		if n.GetToken().Value != "0" {
+			l.add(e.at(), "%s: %s has no unit; want %s", what, n.GetToken().Value, want)
+			return
+		}
+	default:
+		l.add(e.at(), "%s: want %s, got %s", what, want, kind(e.val))
+		return
+	}
+	switch {
+	case v < 0:
+		l.add(e.at(), "%s: %s is negative; want %s", what, human.Written(v), want)
+	case v == 0 && vc.kind != kindZero:
+		l.add(e.at(), "%s: %s is not above zero; want %s", what, human.Written(v), want)
+	default:
 		*d, vc.ok = v, true
 	}
 }
 
 // bool takes true or false.
 func (vc *valueCtx) bool(b *bool) {
-	if v, ok := vc.l.boolean(vc.e, vc.what); ok {
-		*b, vc.ok = v, true
+	if v, ok := vc.e.val.(*ast.BoolNode); ok {
+		*b, vc.ok = v.Value, true
+	} else {
+		vc.l.add(vc.e.at(), "%s: want true or false, got %s", vc.what, kind(vc.e.val))
 	}
 }
 
@@ -374,84 +431,6 @@ func (l *loader) nonEmpty(e entry, what string) (string, bool) {
 	return s, ok
 }
 
-func (l *loader) boolean(e entry, what string) (bool, bool) {
-	if b, ok := e.val.(*ast.BoolNode); ok {
-		return b.Value, true
-	}
-	if e.val != nil {
-		l.add(e.at(), "%s: want true or false, got %s", what, kind(e.val))
-	}
-	return false, false
-}
-
-// duration reads a duration such as 30s or 5m: at least zero, above zero
-// when positive.
-func (l *loader) duration(e entry, what string, positive bool) (time.Duration, bool) {
-	want := "a duration such as 30s, 5m or 1h"
-	if positive {
-		want = "a duration above zero, such as 30s, 5m or 1h"
-	}
-	var d time.Duration
-	switch v := e.val.(type) {
-	case *ast.StringNode:
-		var err error
-		d, err = time.ParseDuration(strings.TrimSpace(v.Value))
-		if err != nil {
-			l.add(e.at(), "%s: %q is not a duration; want %s (units ns, us, ms, s, m, h)", what, v.Value, want)
-			return 0, false
-		}
-	case *ast.IntegerNode:
-		if v.GetToken().Value != "0" {
-			l.add(e.at(), "%s: %s has no unit; want %s", what, v.GetToken().Value, want)
-			return 0, false
-		}
-	default:
-		if e.val != nil {
-			l.add(e.at(), "%s: want %s, got %s", what, want, kind(e.val))
-		}
-		return 0, false
-	}
-	switch {
-	case d < 0:
-		l.add(e.at(), "%s: %s is negative; want %s", what, human.Written(d), want)
-		return 0, false
-	case positive && d == 0:
-		l.add(e.at(), "%s: %s is not above zero; want %s", what, human.Written(d), want)
-		return 0, false
-	}
-	return d, true
-}
-
-// count reads an integer of at least 1.
-func (l *loader) count(e entry, what string) (int, bool) {
-	v, ok := e.val.(*ast.IntegerNode)
-	if !ok {
-		if e.val != nil {
-			l.add(e.at(), "%s: want a whole number of at least 1, got %s", what, kind(e.val))
-		}
-		return 0, false
-	}
-	var n int64
-	switch x := v.Value.(type) {
-	case int64:
-		n = x
-	case uint64:
-		n = math.MaxInt32 + 1
-		if x <= math.MaxInt32 {
-			n = int64(x)
-		}
-	}
-	switch {
-	case n < 1:
-		l.add(e.at(), "%s: %s is less than 1; want a whole number of at least 1", what, v.GetToken().Value)
-		return 0, false
-	case n > math.MaxInt32:
-		l.add(e.at(), "%s: %s is too large; want a whole number of at least 1", what, v.GetToken().Value)
-		return 0, false
-	}
-	return int(n), true
-}
-
 // strList reads a non-empty list of non-empty strings.
 func (l *loader) strList(e entry, what, want string) ([]string, []ast.Node, bool) {
 	items, ok := l.list(e, what, want)
@@ -474,25 +453,6 @@ func (l *loader) strList(e entry, what, want string) ([]string, []ast.Node, bool
 		out = append(out, s)
 	}
 	return out, items, good
-}
-
-// url reads a plain http(s) URL. Its text is never quoted in messages: a
-// URL may carry what should have been a secret.
-func (l *loader) url(e entry, what string) (string, bool) {
-	s, ok := l.nonEmpty(e, what)
-	if !ok {
-		return "", false
-	}
-	u, err := url.Parse(s)
-	switch {
-	case err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "":
-		l.add(e.at(), "%s: not an http or https URL; want one such as https://host/path", what)
-		return "", false
-	case u.User != nil:
-		l.add(e.at(), "%s: the URL carries a user or password, a secret: want it without, or the whole URL in url_env or url_file", what)
-		return "", false
-	}
-	return s, true
 }
 
 // flagText is a decoded value as its flag would take it.
