@@ -50,46 +50,22 @@ type RiskSettings struct {
 // risk decodes risk:.
 func (l *loader) risk(f *File, e entry) bool {
 	_, ok, good := l.object(e.val, part{what: "risk", prefix: "risk: ", inFile: true, want: "a mapping (" + strings.Join(riskKeys, ", ") + ")", allowed: riskKeys, read: map[string]func(entry) bool{
-		"sensitive_programs": func(pe entry) bool { return l.sensitivePrograms(&f.Risk, pe) },
-		"unasked":            func(ue entry) bool { return l.unasked(f, ue) },
+		"sensitive_programs": func(pe entry) bool {
+			ps, good := decodeNamed[model.RiskLevel](l, pe, "risk: sensitive_programs", "a mapping of program names to their least level, such as {psql: medium, kubectl: high}", kindLevel,
+				func(name string) string {
+					if name == "" || strings.ContainsAny(name, "/ \t\n") {
+						return "is not a program name; want a name as it is run, such as psql"
+					}
+					return ""
+				})
+			if good {
+				f.Risk.SensitivePrograms = ps
+			}
+			return good
+		},
+		"unasked": func(ue entry) bool { return l.unasked(f, ue) },
 	}}, &f.Risk)
 	return ok && good
-}
-
-// sensitivePrograms decodes risk: sensitive_programs: program names with
-// the least level any use of them gets.
-func (l *loader) sensitivePrograms(r *RiskSettings, e entry) bool {
-	what := "risk: " + e.name
-	ps, ok := l.mapping(e.val, what, "a mapping of program names to their least level, such as {psql: medium, kubectl: high}", nil)
-	if !ok {
-		return false
-	}
-	out := map[string]model.RiskLevel{}
-	good := true
-	for _, pe := range ps {
-		k := what + ": " + pe.name
-		if pe.name == "" || strings.ContainsAny(pe.name, "/ \t\n") {
-			l.add(pe.key, "%s: %q is not a program name; want a name as it is run, such as psql", what, pe.name)
-			good = false
-			continue
-		}
-		s, ok := l.str(pe, k)
-		if !ok {
-			good = false
-			continue
-		}
-		switch lv := model.RiskLevel(s); lv {
-		case model.RiskMedium, model.RiskHigh:
-			out[pe.name] = lv
-		default:
-			l.add(pe.at(), "%s: %q is not a level; want medium or high (the least level any use of it gets)", k, s)
-			good = false
-		}
-	}
-	if good {
-		r.SensitivePrograms = out
-	}
-	return good
 }
 
 // unasked decodes risk: unasked, a Setting (the flag run and the hooks

@@ -43,6 +43,8 @@ const (
 	kindNames      = "names"      // channel names
 	kindPaths      = "paths"      // sensitive paths
 	kindPrincipals = "principals" // signing principals
+	kindPrincipal  = "principal"  // a signing principal
+	kindLevel      = "level"      // a least risk level: medium or high
 	kindMembers    = "members"    // a group's members
 	kindEffects    = "effects"    // an effect, or a list of them
 	kindGlob       = "glob"       // a path glob (* stops at /)
@@ -190,6 +192,11 @@ func (vc *valueCtx) string(s *string) {
 			l.add(e.at(), "%s: the URL carries a user or password, a secret: want it without, or the whole URL in url_env or url_file", what)
 			return
 		}
+	case kindPrincipal:
+		if why := plainPrincipal(v); why != "" {
+			l.add(e.at(), "%s: %q %s; want a principal as the trust file names it, such as alice", what, v, why)
+			return
+		}
 	case kindStore:
 		if why := storeName(v); why != "" {
 			l.add(e.at(), "%s: %q %s; want a name such as prod-approvals", what, v, why)
@@ -274,15 +281,18 @@ func (vc *valueCtx) bool(b *bool) {
 	}
 }
 
-// risk takes a risk: low, medium or high.
+// risk takes a risk: low, medium or high (a least level: medium or
+// high).
 func (vc *valueCtx) risk(r *model.RiskLevel) {
 	s, ok := vc.l.str(vc.e, vc.what)
 	if !ok {
 		return
 	}
-	switch lv := model.RiskLevel(s); lv {
-	case model.RiskLow, model.RiskMedium, model.RiskHigh:
+	switch lv := model.RiskLevel(s); {
+	case lv == model.RiskMedium || lv == model.RiskHigh || lv == model.RiskLow && vc.kind != kindLevel:
 		*r, vc.ok = lv, true
+	case vc.kind == kindLevel:
+		vc.l.add(vc.e.at(), "%s: %q is not a level; want medium or high (the least level any use of it gets)", vc.what, s)
 	default:
 		vc.l.add(vc.e.at(), "%s: %q is not a risk; want low, medium or high (it takes that risk and above)", vc.what, s)
 	}

@@ -73,7 +73,17 @@ func (s Side) String() string {
 func (l *loader) trust(t *TrustConfig, e entry) bool {
 	*t = TrustConfig{Line: line(e.key)}
 	_, ok, good := l.object(e.val, part{what: "trust", prefix: "trust: ", inFile: true, want: "a mapping (" + strings.Join(trustKeys, ", ") + ")", read: map[string]func(entry) bool{
-		"users": func(ue entry) bool { return l.trustUsers(t, ue) },
+		"users": func(ue entry) bool {
+			var good bool
+			t.Users, good = decodeNamed[string](l, ue, "trust: users", "a mapping of OS user names to the principal each signs as, such as {asmith: alice}", kindPrincipal,
+				func(name string) string {
+					if storeName(name) != "" || name == "" {
+						return "is not a user name; want an OS user name such as asmith"
+					}
+					return ""
+				})
+			return good
+		},
 	}}, t)
 	if !ok {
 		*t = TrustConfig{Mode: trust.ModeOff}
@@ -88,39 +98,6 @@ func (l *loader) trust(t *TrustConfig, e entry) bool {
 		l.add(l.at[&t.Mode].at(), "trust: mode: required needs allowed_signers: the trust file (OpenSSH allowed_signers format) that names whose keys may sign")
 		good = false
 	}
-	return good
-}
-
-// trustUsers decodes trust: users: OS user names to the principal each
-// signs as.
-func (l *loader) trustUsers(t *TrustConfig, e entry) bool {
-	what := "trust: " + e.name
-	us, ok := l.mapping(e.val, what, "a mapping of OS user names to the principal each signs as, such as {asmith: alice}", nil)
-	if !ok {
-		return false
-	}
-	out := map[string]string{}
-	good := true
-	for _, ue := range us {
-		k := what + ": " + ue.name
-		if why := storeName(ue.name); why != "" || ue.name == "" {
-			l.add(ue.key, "%s: %q is not a user name; want an OS user name such as asmith", what, ue.name)
-			good = false
-			continue
-		}
-		p, ok := l.nonEmpty(ue, k)
-		if !ok {
-			good = false
-			continue
-		}
-		if why := plainPrincipal(p); why != "" {
-			l.add(ue.at(), "%s: %q %s; want a principal as the trust file names it, such as alice", k, p, why)
-			good = false
-			continue
-		}
-		out[ue.name] = p
-	}
-	t.Users = out
 	return good
 }
 

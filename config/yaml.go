@@ -342,6 +342,31 @@ func (l *loader) object(n ast.Node, p part, dst any) (es []entry, ok, good bool)
 	return es, true, good
 }
 
+// decodeNamed decodes e, a mapping of names to values of one kind: a
+// name that badName says is not one ("is not a ...; want ...") is refused
+// at its key, each value is decoded as kind. It reports whether every one
+// was taken.
+func decodeNamed[V any](l *loader, e entry, what, want, kind string, badName func(string) string) (map[string]V, bool) {
+	es, ok := l.mapping(e.val, what, want, nil)
+	if !ok {
+		return nil, false
+	}
+	out := map[string]V{}
+	good := true
+	for _, ne := range es {
+		var v V
+		if why := badName(ne.name); why != "" {
+			l.add(ne.key, "%s: %q %s", what, ne.name, why)
+			good = false
+		} else if l.decodeValue(ne, what+": "+ne.name, kind, &v) {
+			out[ne.name] = v
+		} else {
+			good = false
+		}
+	}
+	return out, good
+}
+
 func find(es []entry, name string) (entry, bool) {
 	for _, e := range es {
 		if e.name == name {
