@@ -185,7 +185,7 @@ func Parse(path string, data []byte) (*File, error) {
 	f := Defaults()
 	if body := l.body(data); body != nil {
 		l.file(f, body)
-		l.validate(f)
+		l.Validate(f)
 	}
 	if err := l.problems(path); err != nil {
 		return nil, err

@@ -135,7 +135,7 @@ type fromKey struct {
 }
 
 // from decodes a rule's from: group names and counts (checked against
-// the groups by validatePolicy).
+// the groups by validateRule).
 func (l *loader) from(r *policy.Rule, e entry, what string) bool {
 	fs, ok := l.mapping(e.val, what+": from", "a mapping of group names to counts, such as {dba: 1}", nil)
 	good := ok

@@ -10,11 +10,11 @@ import (
 	"github.com/approve-tui/approve-tui/human"
 )
 
-// validate checks what holds across the parts of f, decoded by l: every
+// Validate checks what holds across the parts of f, decoded by l: every
 // problem is added where it is, found through the places l noted (l.at)
 // of the values it took. A value that was not taken was refused where it
 // is, and is not checked again. It completes the channels' defaults too.
-func (l *loader) validate(f *File) {
+func (l *loader) Validate(f *File) {
 	for _, c := range f.Channels {
 		// include_command: the file's, where the channel does not say.
 		if _, set := l.at[&c.IncludeCommand]; !set {

@@ -14,9 +14,21 @@ import (
 	"github.com/goccy/go-yaml/parser"
 )
 
-// loader decodes one file: it walks the YAML AST (goccy/go-yaml's, whose
-// tokens carry the places messages give), decodes each value into its
-// field, and collects every problem as it goes.
+// How a file is read. goccy/go-yaml parses it into an AST whose tokens
+// carry the places messages give. One pass (object) decodes each mapping
+// into its struct, the struct's tags being the schema: a key no field
+// names is refused, with the keys allowed; a value is decoded into its
+// field by the field's type and kind (decodeValue), checked there and
+// noted where it is (loader.at). Validate then checks what holds across
+// parts (steps in order, naming channels defined), from those places.
+// Every problem of both is collected, so one file's problems are said at
+// once, in the file's order. goccy/go-yaml's own Decoder is not used for
+// the values: it stops at the first problem, words problems its own way,
+// and decoding one value alone it knows no anchor outside that value, so
+// an alias to one (command: [*prog]) would be refused.
+
+// loader decodes one file: it walks the YAML AST, decodes each value into
+// its field, and collects every problem as it goes.
 type loader struct {
 	dir     string
 	probs   []Problem
