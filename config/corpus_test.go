@@ -253,3 +253,23 @@ func corpusResult(c corpusCase) string {
 	}
 	return string(out)
 }
+
+// BenchmarkParse is what reading the configuration adds to each run and
+// hook call: the example file (every channel type, two routes) decoded
+// and checked, and a file with one problem in every part.
+func BenchmarkParse(b *testing.B) {
+	bad := corpus[len(corpus)-1]
+	for _, c := range corpus {
+		if strings.HasPrefix(c.src, "include_command: 2\n") {
+			bad = c
+		}
+	}
+	for _, c := range []struct{ name, src string }{{"example", Example}, {"problems", bad.src}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				Parse("/cfg/config.yaml", []byte(c.src))
+			}
+		})
+	}
+}

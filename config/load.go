@@ -233,7 +233,7 @@ func (l *loader) section(f *File, e entry, section string, dst any) bool {
 		return false
 	}
 	for _, se := range es {
-		fd := fields[slices.Index(sectionKeys(fields), se.name)]
+		fd, _ := fieldNamed(fields, se.name)
 		field := sv.Field(fd.index)
 		if _, ok := l.at[field.Addr().Interface()]; ok {
 			line, col := pos(se.key)

@@ -60,8 +60,12 @@ type sectionField struct {
 	index     int
 }
 
-// sectionFields are the keys of the struct t, in its order.
+// sectionFields are the keys of the struct t, in its order (read from
+// its tags once).
 func sectionFields(t reflect.Type) []sectionField {
+	if fs, ok := fieldsByType.Load(t); ok {
+		return fs.([]sectionField)
+	}
 	var out []sectionField
 	for i := range t.NumField() {
 		sf := t.Field(i)
@@ -71,7 +75,20 @@ func sectionFields(t reflect.Type) []sectionField {
 		}
 		out = append(out, sectionField{key: key, flag: sf.Tag.Get("flag"), kind: sf.Tag.Get("config"), index: i})
 	}
+	fieldsByType.Store(t, out)
 	return out
+}
+
+var fieldsByType sync.Map // reflect.Type: []sectionField
+
+// fieldNamed is the field of fields whose key is key.
+func fieldNamed(fields []sectionField, key string) (sectionField, bool) {
+	for _, f := range fields {
+		if f.key == key {
+			return f, true
+		}
+	}
+	return sectionField{}, false
 }
 
 // yamlKeys are the keys of T, a struct the file holds, from its fields'

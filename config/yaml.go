@@ -340,11 +340,10 @@ func (l *loader) object(n ast.Node, p part, dst any) (es []entry, ok, good bool)
 			good = read(e) && good
 			continue
 		}
-		i := slices.Index(sectionKeys(fields), e.name)
-		if i < 0 {
+		fd, ok := fieldNamed(fields, e.name)
+		if !ok {
 			panic("config: no field and no reader for key " + e.name)
 		}
-		fd := fields[i]
 		k := fd.kind
 		if pk, ok := p.kinds[e.name]; ok {
 			k = pk
