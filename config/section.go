@@ -103,10 +103,10 @@ func sectionKeys(fields []sectionField) []string {
 	return keys
 }
 
-// valueCtx is the value being decoded: the loader that collects
+// fieldValue is the value being decoded: the loader that collects
 // problems, the entry (its key and node), how messages name it and the
 // field's kind; ok says the value was taken.
-type valueCtx struct {
+type fieldValue struct {
 	l    *loader
 	e    entry
 	what string
@@ -124,7 +124,7 @@ func (l *loader) decodeValue(e entry, what, kind string, dst any) bool {
 	if e.val == nil {
 		return false // refused by deref, and said
 	}
-	vc := &valueCtx{l: l, e: e, what: what, kind: kind}
+	vc := &fieldValue{l: l, e: e, what: what, kind: kind}
 	switch p := dst.(type) {
 	case *string:
 		vc.string(p)
@@ -159,7 +159,7 @@ var (
 // string takes a string: not empty, unless text; a plain
 // http(s) URL for a url; a path made absolute against the file's
 // directory; a glob; a store's name.
-func (vc *valueCtx) string(s *string) {
+func (vc *fieldValue) string(s *string) {
 	l, e, what := vc.l, vc.e, vc.what
 	var v string
 	var ok bool
@@ -225,7 +225,7 @@ func (vc *valueCtx) string(s *string) {
 
 // count takes a whole number of at least 1 (at most
 // policy.MaxApprovals for approvals).
-func (vc *valueCtx) count(n *int) {
+func (vc *fieldValue) count(n *int) {
 	l, e, what := vc.l, vc.e, vc.what
 	v, ok := e.val.(*ast.IntegerNode)
 	if !ok {
@@ -256,7 +256,7 @@ func (vc *valueCtx) count(n *int) {
 
 // duration takes a duration above zero, such as 30s or 5m; one
 // of at least zero for a zero field.
-func (vc *valueCtx) duration(d *time.Duration) {
+func (vc *fieldValue) duration(d *time.Duration) {
 	l, e, what := vc.l, vc.e, vc.what
 	want := "a duration above zero, such as 30s, 5m or 1h"
 	if vc.kind == kindZero {
@@ -290,7 +290,7 @@ func (vc *valueCtx) duration(d *time.Duration) {
 }
 
 // bool takes true or false.
-func (vc *valueCtx) bool(b *bool) {
+func (vc *fieldValue) bool(b *bool) {
 	if v, ok := vc.e.val.(*ast.BoolNode); ok {
 		*b, vc.ok = v.Value, true
 	} else {
@@ -300,7 +300,7 @@ func (vc *valueCtx) bool(b *bool) {
 
 // risk takes a risk: low, medium or high (a least level: medium or
 // high).
-func (vc *valueCtx) risk(r *model.RiskLevel) {
+func (vc *fieldValue) risk(r *model.RiskLevel) {
 	s, ok := vc.l.str(vc.e, vc.what)
 	if !ok {
 		return
@@ -316,7 +316,7 @@ func (vc *valueCtx) risk(r *model.RiskLevel) {
 }
 
 // mode takes trust's mode: required or off.
-func (vc *valueCtx) mode(m *trust.Mode) {
+func (vc *fieldValue) mode(m *trust.Mode) {
 	s, ok := vc.l.str(vc.e, vc.what)
 	if !ok {
 		return
@@ -341,7 +341,7 @@ var listWant = map[string]string{
 // strings takes a list of strings that are not empty, each
 // checked as its kind says; the items' places are noted (l.at) when the
 // list is taken. An effects value may be one effect's name.
-func (vc *valueCtx) strings(dst *[]string) {
+func (vc *fieldValue) strings(dst *[]string) {
 	l, e, what := vc.l, vc.e, vc.what
 	var items []string
 	var nodes []ast.Node
@@ -407,7 +407,7 @@ func (vc *valueCtx) strings(dst *[]string) {
 
 // secret takes a secret's name: NAME_env an environment
 // variable's, NAME_file a file's (absolute against the file's directory).
-func (vc *valueCtx) secret(s *Secret) {
+func (vc *fieldValue) secret(s *Secret) {
 	l, e, what := vc.l, vc.e, vc.what
 	if s.Key != "" {
 		l.add(e.key, "%s: %s is given already; want one of the two", what, s.Key)
