@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -63,5 +64,22 @@ func TestListItemAliasesAnAnchorElsewhere(t *testing.T) {
 	p, err := ParsePolicy("p.yaml", []byte("groups: {a: [&m alice], b: [*m, bob]}\npolicy: []\n"))
 	if err != nil || !reflect.DeepEqual(p.Groups["b"], []string{"alice", "bob"}) {
 		t.Errorf("group b: %v %v", p, err)
+	}
+}
+
+// Aliases are followed one level where a value is read, never expanded:
+// a few lines whose aliases of aliases would stand for 9^9 items are read
+// as they are written, and the list that names them is said to be a list
+// of lists.
+func TestAliasesOfAliasesAreNotExpanded(t *testing.T) {
+	src := "x: &a0 [x, x, x, x, x, x, x, x, x]\n"
+	for i := 1; i < 9; i++ {
+		prev := fmt.Sprintf("*a%d", i-1)
+		src += fmt.Sprintf("x%d: &a%d [%s]\n", i, i, strings.Repeat(prev+", ", 8)+prev)
+	}
+	src += "channels: {c: {type: exec, command: *a8}}\n"
+	_, err := Parse("c.yaml", []byte(src))
+	if err == nil || !strings.Contains(err.Error(), "c.yaml:8:9: channel c (exec): command, item 1: want a string, got a list") {
+		t.Fatalf("got %v", err)
 	}
 }
