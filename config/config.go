@@ -28,7 +28,7 @@ type File struct {
 	Routes []*Route `yaml:"routes"`
 	// OpenHint is how a page says to open a proposal, {id} standing for
 	// its id (e.g. "ssh -t -p 2222 approvals.example open {id}").
-	OpenHint string `yaml:"open_hint"`
+	OpenHint string `yaml:"open_hint" config:"hint"`
 	// IncludeCommand is the default of every channel's include_command
 	// (true when not set).
 	IncludeCommand bool `yaml:"include_command"`
@@ -236,7 +236,7 @@ type Match = policy.Match
 // notify these channels (by name).
 type Step struct {
 	After  time.Duration `yaml:"after" config:"zero"`
-	Notify []string      `yaml:"notify"`
+	Notify []string      `yaml:"notify" config:"names"`
 	// Line is where the step is in the file.
 	Line int
 }

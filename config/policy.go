@@ -11,9 +11,9 @@ import (
 
 // The keys of a policy file.
 var (
-	policyTopKeys   = []string{"groups", "policy"}
-	policyRuleKeys  = []string{"match", "approvals", "from"}
-	policyMatchKeys = []string{"risk", "session", "requester", "command", "pattern", "effect"}
+	policyTopKeys   = yamlKeys[policy.Policy]()
+	policyRuleKeys  = yamlKeys[policy.Rule]()
+	policyMatchKeys = yamlKeys[policy.Match]()
 )
 
 // LoadPolicy reads and validates the policy file at path (see
@@ -47,145 +47,134 @@ func LoadPolicy(path string) (*policy.Policy, []byte, error) {
 // Every problem is reported, as *Error with PATH:LINE:COLUMN. An empty
 // file is a policy with no rules (one approver for everything).
 func ParsePolicy(path string, data []byte) (*policy.Policy, error) {
-	l := &loader{anchors: map[string]ast.Node{}, badChannels: map[string]bool{}}
+	l := newLoader(path)
 	p := &policy.Policy{}
 	if body := l.body(data); body != nil {
 		l.policy(p, body)
 	}
-	if len(l.probs) > 0 {
-		l.sortProblems()
-		return nil, &Error{Path: path, Problems: l.probs}
+	if err := l.problems(path); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
 
+// policy decodes a policy file's body into p.
 func (l *loader) policy(p *policy.Policy, body ast.Node) {
-	top, ok := l.mapping(body, "the policy file", "a mapping of keys ("+strings.Join(policyTopKeys, ", ")+")", policyTopKeys)
-	if !ok {
-		return
-	}
-	// bad are the groups defined with a problem (said already): a rule
-	// naming one is not told that it is not defined.
-	bad := map[string]bool{}
-	if e, ok := find(top, "groups"); ok {
-		es, ok := l.mapping(e.val, "groups", "a mapping of group names to lists of members, such as dba: [alice, bob]", nil)
-		if ok {
-			p.Groups = map[string][]string{}
-			for _, ge := range es {
-				what := "group " + ge.name
-				bad[ge.name] = true
-				if !channelName().MatchString(ge.name) {
-					l.add(ge.key, "%s: the name may hold letters, digits, _ . - and must start with a letter or digit", what)
-					continue
-				}
-				ms, items, ok := l.strList(ge, what, "a list of members (OS user names or SSH key comments)")
-				if !ok {
-					continue
-				}
-				seen := map[string]bool{}
-				for i, m := range ms {
-					k := strings.ToLower(policy.Person(m))
-					if k == "" {
-						l.add(items[i], "%s, item %d names nobody", what, i+1)
-						ok = false
-					} else if seen[k] {
-						l.add(items[i], "%s, item %d: %s is in the group already", what, i+1, m)
-						ok = false
-					}
-					seen[k] = true
-				}
-				if ok {
-					p.Groups[ge.name] = ms
-					delete(bad, ge.name)
-				}
-			}
-		}
-	}
-	e, ok := find(top, "policy")
-	if !ok {
-		if len(top) > 0 {
-			l.add(body, "the policy file has no policy: list; want policy: a list of rules (each with match and approvals)")
-		}
-		return
-	}
-	items, ok := l.list(e, "policy", "a list of rules (each with match and approvals)")
-	if !ok {
-		return
-	}
-	for i, it := range items {
-		if r, ok := l.policyRule(p, bad, it, i+1); ok {
-			p.Rules = append(p.Rules, r)
-		}
+	top, ok, _ := l.object(body, part{what: "the policy file", want: "a mapping of keys (" + strings.Join(policyTopKeys, ", ") + ")", read: map[string]func(entry) bool{
+		"groups": func(e entry) bool { return l.groups(p, e) },
+		"policy": func(e entry) bool { return l.rules(p, e) },
+	}}, p)
+	if _, has := find(top, "policy"); ok && !has && len(top) > 0 {
+		l.add(body, "the policy file has no policy: list; want policy: a list of rules (each with match and approvals)")
 	}
 }
 
-func (l *loader) policyRule(p *policy.Policy, bad map[string]bool, n ast.Node, num int) (policy.Rule, bool) {
-	what := fmt.Sprintf("rule %d", num)
-	line, _ := pos(n)
-	r := policy.Rule{Line: line}
-	es, ok := l.mapping(n, what, "a mapping ("+strings.Join(policyRuleKeys, ", ")+")", policyRuleKeys)
+// groups decodes groups: group names and their members. A group with a
+// problem is noted (l.badGroups): a rule naming it is not told again.
+func (l *loader) groups(p *policy.Policy, e entry) bool {
+	es, ok := l.mapping(e.val, "groups", "a mapping of group names to lists of members, such as dba: [alice, bob]", nil)
 	if !ok {
-		return r, false
+		return false
+	}
+	p.Groups = map[string][]string{}
+	good := true
+	for _, ge := range es {
+		what := "group " + ge.name
+		var ms []string
+		switch {
+		case !channelName().MatchString(ge.name):
+			l.add(ge.key, "%s: the name may hold letters, digits, _ . - and must start with a letter or digit", what)
+		case l.decodeValue(ge, what, kindMembers, &ms):
+			p.Groups[ge.name] = ms
+			delete(l.badGroups, ge.name)
+			continue
+		}
+		l.badGroups[ge.name] = true
+		good = false
+	}
+	return good
+}
+
+// rules decodes policy: a list of rules, each in place (where its values
+// are, l.at, is by their addresses).
+func (l *loader) rules(p *policy.Policy, e entry) bool {
+	items, ok := l.list(e, "policy", "a list of rules (each with match and approvals)")
+	if !ok {
+		return false
+	}
+	if len(items) > 0 {
+		p.Rules = make([]policy.Rule, len(items))
 	}
 	good := true
-	me, ok := find(es, "match")
-	if ok {
-		good = l.matchKeys(&r.Match, me, what+": match", policyMatchKeys) && good
-	} else {
-		l.add(n, "%s has no match; want match: {risk, session, requester, command, pattern, effect} (match: {} takes every proposal)", what)
-		good = false
+	for i, it := range items {
+		what := fmt.Sprintf("rule %d", i+1)
+		r := &p.Rules[i]
+		r.Line = line(it)
+		_, ok, rgood := l.object(it, part{what: what, prefix: what + ": ", want: "a mapping (" + strings.Join(policyRuleKeys, ", ") + ")",
+			kinds: map[string]string{"approvals": kindApprovals},
+			required: map[string]string{
+				"match":     "match: {risk, session, requester, command, pattern, effect} (match: {} takes every proposal)",
+				"approvals": "approvals: N, the number of distinct people who must approve",
+			},
+			read: map[string]func(entry) bool{
+				"match": func(me entry) bool { return l.match(&r.Match, me, what+": match", policyMatchKeys) },
+				"from":  func(fe entry) bool { return l.from(r, fe, what) },
+			}}, r)
+		// groups: is decoded before policy:, so the rule is checked
+		// against them here.
+		l.validateRule(p, r, what)
+		good = good && ok && rgood
 	}
-	ae, ok := find(es, "approvals")
-	if ok {
-		n, ok := l.count(ae, what+": approvals")
+	return good
+}
+
+// fromKey is where a rule's from: count for a group is (l.at).
+type fromKey struct {
+	rule  *policy.Rule
+	group string
+}
+
+// from decodes a rule's from: group names and counts (checked against
+// the groups by validateRule).
+func (l *loader) from(r *policy.Rule, e entry, what string) bool {
+	fs, ok := l.mapping(e.val, what+": from", "a mapping of group names to counts, such as {dba: 1}", nil)
+	good := ok
+	for _, ge := range fs {
+		var c int
+		if !l.decodeValue(ge, what+": from "+ge.name, "", &c) {
+			good = false
+			continue
+		}
+		if r.From == nil {
+			r.From = map[string]int{}
+		}
+		r.From[ge.name] = c
+		l.at[fromKey{r, ge.name}] = ge
+	}
+	return good
+}
+
+// validateRule checks what holds across the policy's parts: the rule's
+// from: names groups defined, and asks no more of each than the rule's
+// approvals or the group's members.
+func (l *loader) validateRule(p *policy.Policy, r *policy.Rule, what string) {
+	for _, g := range sortedKeys(r.From) {
+		ge := l.at[fromKey{r, g}]
+		k := what + ": from " + g
+		c := r.From[g]
+		ms, defined := p.Groups[g]
+		_, approvals := l.at[&r.Approvals]
 		switch {
-		case !ok:
-			good = false
-		case n > policy.MaxApprovals:
-			l.add(ae.at(), "%s: approvals %d is more than %d; want the number of distinct people who must approve", what, n, policy.MaxApprovals)
-			good = false
-		default:
-			r.Approvals = n
-		}
-	} else {
-		l.add(n, "%s has no approvals; want approvals: N, the number of distinct people who must approve", what)
-		good = false
-	}
-	if fe, ok := find(es, "from"); ok {
-		fs, ok := l.mapping(fe.val, what+": from", "a mapping of group names to counts, such as {dba: 1}", nil)
-		if !ok {
-			good = false
-		}
-		for _, ge := range fs {
-			k := what + ": from " + ge.name
-			c, ok := l.count(ge, k)
-			if !ok {
-				good = false
-				continue
-			}
-			ms, defined := p.Groups[ge.name]
-			switch {
-			case !defined && bad[ge.name]:
-				good = false // the group's own problem is said
-				continue
-			case !defined:
-				l.add(ge.key, "%s: no group %s under groups:; want one of: %s", k, ge.name, groupNames(p))
-				good = false
-				continue
-			case r.Approvals > 0 && c > r.Approvals:
-				l.add(ge.at(), "%s: %d is more than the rule's approvals (%d)", k, c, r.Approvals)
-				good = false
-			case c > len(ms):
-				l.add(ge.at(), "%s: %d, but the group has %d members: no proposal this rule matches could ever be approved", k, c, len(ms))
-				good = false
-			}
-			if r.From == nil {
-				r.From = map[string]int{}
-			}
-			r.From[ge.name] = c
+		case !defined && l.badGroups[g]:
+			// The group's own problem is said.
+		case !defined:
+			l.add(ge.key, "%s: no group %s under groups:; want one of: %s", k, g, groupNames(p))
+		case approvals && c > r.Approvals:
+			l.add(ge.at(), "%s: %d is more than the rule's approvals (%d)", k, c, r.Approvals)
+		case c > len(ms):
+			l.add(ge.at(), "%s: %d, but the group has %d members: no proposal this rule matches could ever be approved", k, c, len(ms))
 		}
 	}
-	return r, good
 }
 
 func groupNames(p *policy.Policy) string {

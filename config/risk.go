@@ -3,6 +3,7 @@ package config
 import (
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/approve-tui/approve-tui/model"
@@ -40,79 +41,48 @@ type RiskSettings struct {
 	// SensitivePaths: absolute paths, or paths starting with ~/ (the home
 	// of the user the command runs as); one ending in / is a directory and
 	// everything below it.
-	SensitivePaths []string `yaml:"sensitive_paths"`
+	SensitivePaths []string `yaml:"sensitive_paths" config:"paths"`
 	// SensitivePrograms: program names with the least level any use of
 	// them gets (medium or high).
 	SensitivePrograms map[string]model.RiskLevel `yaml:"sensitive_programs"`
 }
 
-// risk reads risk:.
-func (l *loader) risk(f *File, e entry) {
-	es, ok := l.mapping(e.val, "risk", "a mapping ("+strings.Join(riskKeys, ", ")+")", riskKeys)
+// risk decodes risk:.
+func (l *loader) risk(f *File, e entry) bool {
+	_, ok, good := l.object(e.val, part{what: "risk", prefix: "risk: ", inFile: true, want: "a mapping (" + strings.Join(riskKeys, ", ") + ")", allowed: riskKeys, read: map[string]func(entry) bool{
+		"sensitive_programs": func(pe entry) bool {
+			ps, good := decodeNamed[model.RiskLevel](l, pe, "risk: sensitive_programs", "a mapping of program names to their least level, such as {psql: medium, kubectl: high}", kindLevel,
+				func(name string) string {
+					if name == "" || strings.ContainsAny(name, "/ \t\n") {
+						return "is not a program name; want a name as it is run, such as psql"
+					}
+					return ""
+				})
+			if good {
+				f.Risk.SensitivePrograms = ps
+			}
+			return good
+		},
+		"unasked": func(ue entry) bool { return l.unasked(f, ue) },
+	}}, &f.Risk)
+	return ok && good
+}
+
+// unasked decodes risk: unasked, a Setting (the flag run and the hooks
+// take).
+func (l *loader) unasked(f *File, e entry) bool {
+	what := "risk: " + e.name
+	s, ok := l.str(e, what)
 	if !ok {
-		return
+		return false
 	}
-	for _, re := range es {
-		what := "risk: " + re.name
-		switch re.name {
-		case "sensitive_paths":
-			ps, items, ok := l.strList(re, what, "a list of absolute paths or paths starting with ~/ (a directory ends in /)")
-			if !ok {
-				continue
-			}
-			good := true
-			for i, p := range ps {
-				if !filepath.IsAbs(p) && !strings.HasPrefix(p, "~/") {
-					l.add(items[i], "%s, item %d: %q is neither absolute nor under ~/; want a path such as /srv/prod/ or ~/.kube/config", what, i+1, p)
-					good = false
-				}
-			}
-			if good {
-				f.Risk.SensitivePaths = ps
-			}
-		case "sensitive_programs":
-			ps, ok := l.mapping(re.val, what, "a mapping of program names to their least level, such as {psql: medium, kubectl: high}", nil)
-			if !ok {
-				continue
-			}
-			out := map[string]model.RiskLevel{}
-			good := true
-			for _, pe := range ps {
-				k := what + ": " + pe.name
-				if pe.name == "" || strings.ContainsAny(pe.name, "/ \t\n") {
-					l.add(pe.key, "%s: %q is not a program name; want a name as it is run, such as psql", what, pe.name)
-					good = false
-					continue
-				}
-				s, ok := l.str(pe, k)
-				if !ok {
-					good = false
-					continue
-				}
-				switch lv := model.RiskLevel(s); lv {
-				case model.RiskMedium, model.RiskHigh:
-					out[pe.name] = lv
-				default:
-					l.add(pe.at(), "%s: %q is not a level; want medium or high (the least level any use of it gets)", k, s)
-					good = false
-				}
-			}
-			if good {
-				f.Risk.SensitivePrograms = out
-			}
-		case "unasked":
-			s, ok := l.str(re, what)
-			if !ok {
-				continue
-			}
-			if !contains(UnaskedModes, s) {
-				l.add(re.at(), "%s: %q is not one of %s; want what run and the hooks let through without asking", what, s, strings.Join(UnaskedModes, ", "))
-				continue
-			}
-			line, col := pos(re.key)
-			f.settings = append(f.settings, Setting{Section: "risk", Key: "unasked", Flag: "unasked", Value: s, Line: line, Column: col})
-		}
+	if !slices.Contains(UnaskedModes, s) {
+		l.add(e.at(), "%s: %q is not one of %s; want what run and the hooks let through without asking", what, s, strings.Join(UnaskedModes, ", "))
+		return false
 	}
+	line, col := pos(e.key)
+	f.settings = append(f.settings, Setting{Section: "risk", Key: "unasked", Flag: "unasked", Value: s, Line: line, Column: col})
+	return true
 }
 
 // RiskContext is the judgement's context for a command run in cwd, on a

@@ -1,11 +1,11 @@
 package config
 
 import (
+	"fmt"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/goccy/go-yaml/parser"
 )
 
 // The keys messages list come from the structs' tags, in the order the
@@ -44,26 +44,42 @@ func TestKeysFromTags(t *testing.T) {
 	}
 }
 
-// A value goccy/go-yaml itself refuses (here a mapping with a key its
-// struct lacks, decoded strictly) is a problem at its place, never a value
-// taken silently.
-func TestDecodeValueRefusalIsAProblem(t *testing.T) {
-	file, err := parser.ParseBytes([]byte("x: {a: 1, b: 2}\n"), 0)
-	if err != nil {
-		t.Fatal(err)
+// An item of a list may be an alias of an anchor anywhere in the file:
+// it is the anchor's value, in every list the file has, and a problem with
+// it is said where the anchor's value is.
+func TestListItemAliasesAnAnchorElsewhere(t *testing.T) {
+	f := parseOK(t, "/cfg", "channels:\n  a: {type: exec, command: [&prog notify-send]}\n  b: {type: exec, command: [*prog, x]}\n"+
+		"routes:\n  - steps: [{after: 0s, notify: [&ch a]}, {after: 1m, notify: [*ch, b]}]\n"+
+		"risk: {sensitive_paths: [&p /srv/prod/], unasked: low}\ntrust: {allowed_signers: /etc/s, policy_signers: [*p]}\n")
+	if got := f.Channels["b"].Command; !reflect.DeepEqual(got, []string{"notify-send", "x"}) {
+		t.Errorf("channel b's command: %q", got)
 	}
-	l := &loader{anchors: nil, badChannels: map[string]bool{}}
-	es, ok := l.mapping(file.Docs[0].Body, "the file", "a mapping", nil)
-	if !ok || len(es) != 1 {
-		t.Fatalf("entries %v, %v", es, ok)
+	if got := f.Routes[0].Steps[1].Notify; !reflect.DeepEqual(got, []string{"a", "b"}) {
+		t.Errorf("step 2 notifies %q", got)
 	}
-	var dst struct {
-		A float64 `yaml:"a"`
+	if _, err := Parse(filepath.Join("/cfg", "c.yaml"), []byte("channels: {a: {type: exec, command: [x]}}\nrisk: {sensitive_paths: [&p /srv/]}\nroutes:\n  - steps: [{after: 0s, notify: [*p]}]\n")); err == nil ||
+		!strings.Contains(err.Error(), `c.yaml:2:29: route 1, step 1: notify: no channel "/srv/"`) {
+		t.Errorf("an alias's value is checked as the item's: %v", err)
 	}
-	if l.decodeValue(es[0], "x", "", &dst) {
-		t.Fatalf("taken: %+v", dst)
+	p, err := ParsePolicy("p.yaml", []byte("groups: {a: [&m alice], b: [*m, bob]}\npolicy: []\n"))
+	if err != nil || !reflect.DeepEqual(p.Groups["b"], []string{"alice", "bob"}) {
+		t.Errorf("group b: %v %v", p, err)
 	}
-	if len(l.probs) != 1 || l.probs[0].Line != 1 || l.probs[0].Column != 4 || !strings.HasPrefix(l.probs[0].Message, "x: ") {
-		t.Fatalf("problems: %+v", l.probs)
+}
+
+// Aliases are followed one level where a value is read, never expanded:
+// a few lines whose aliases of aliases would stand for 9^9 items are read
+// as they are written, and the list that names them is said to be a list
+// of lists.
+func TestAliasesOfAliasesAreNotExpanded(t *testing.T) {
+	src := "x: &a0 [x, x, x, x, x, x, x, x, x]\n"
+	for i := 1; i < 9; i++ {
+		prev := fmt.Sprintf("*a%d", i-1)
+		src += fmt.Sprintf("x%d: &a%d [%s]\n", i, i, strings.Repeat(prev+", ", 8)+prev)
+	}
+	src += "channels: {c: {type: exec, command: *a8}}\n"
+	_, err := Parse("c.yaml", []byte(src))
+	if err == nil || !strings.Contains(err.Error(), "c.yaml:8:9: channel c (exec): command, item 1: want a string, got a list") {
+		t.Fatalf("got %v", err)
 	}
 }

@@ -12,7 +12,6 @@ package config
 import (
 	"fmt"
 	"maps"
-	"path/filepath"
 	"strings"
 
 	"github.com/approve-tui/approve-tui/model"
@@ -30,13 +29,13 @@ type TrustConfig struct {
 	Mode trust.Mode `yaml:"mode"`
 	// AllowedSigners is the trust file (OpenSSH allowed_signers format),
 	// absolute ("" when not set).
-	AllowedSigners string `yaml:"allowed_signers"`
+	AllowedSigners string `yaml:"allowed_signers" config:"file"`
 	// PolicySigners are the principals whose signature puts a policy in
 	// force.
-	PolicySigners []string `yaml:"policy_signers"`
+	PolicySigners []string `yaml:"policy_signers" config:"principals"`
 	// Store is the store identity statements name ("": the store's
 	// default identity).
-	Store string `yaml:"store"`
+	Store string `yaml:"store" config:"store"`
 	// Users maps OS user names to the principal each signs as, where the
 	// two differ: a proposal of an agent running as the user is never
 	// approved by that principal.
@@ -69,106 +68,37 @@ func (s Side) String() string {
 	return "operator side"
 }
 
-// trustSection reads trust:.
-func (l *loader) trustSection(f *File, e entry) {
-	es, ok := l.mapping(e.val, "trust", "a mapping ("+strings.Join(trustKeys, ", ")+")", trustKeys)
+// trust decodes trust: into t. Without a mode, the mode is required when
+// allowed_signers is set, off otherwise; required needs allowed_signers.
+func (l *loader) trust(t *TrustConfig, e entry) bool {
+	*t = TrustConfig{Line: line(e.key)}
+	_, ok, good := l.object(e.val, part{what: "trust", prefix: "trust: ", inFile: true, want: "a mapping (" + strings.Join(trustKeys, ", ") + ")", read: map[string]func(entry) bool{
+		"users": func(ue entry) bool {
+			var good bool
+			t.Users, good = decodeNamed[string](l, ue, "trust: users", "a mapping of OS user names to the principal each signs as, such as {asmith: alice}", kindPrincipal,
+				func(name string) string {
+					if storeName(name) != "" || name == "" {
+						return "is not a user name; want an OS user name such as asmith"
+					}
+					return ""
+				})
+			return good
+		},
+	}}, t)
 	if !ok {
-		f.Trust.Mode = trust.ModeOff
-		return
-	}
-	f.Trust = TrustConfig{}
-	f.Trust.Line, _ = pos(e.key)
-	var modeEntry *entry
-	good := true
-	for i, te := range es {
-		what := "trust: " + te.name
-		switch te.name {
-		case "mode":
-			s, ok := l.str(te, what)
-			if !ok {
-				good = false
-				continue
-			}
-			switch trust.Mode(s) {
-			case trust.ModeRequired, trust.ModeOff:
-				f.Trust.Mode = trust.Mode(s)
-				modeEntry = &es[i]
-			default:
-				l.add(te.at(), "%s: %q is not a mode; want required (nothing runs without enough valid signatures) or off (no signatures asked for or checked)", what, s)
-				good = false
-			}
-		case "allowed_signers":
-			s, ok := l.nonEmpty(te, what)
-			if !ok {
-				good = false
-				continue
-			}
-			if !filepath.IsAbs(s) {
-				s = filepath.Join(l.dir, s)
-			}
-			f.Trust.AllowedSigners = filepath.Clean(s)
-		case "policy_signers":
-			ps, items, ok := l.strList(te, what, "a list of principals as the trust file names them, such as [alice, bob]")
-			if !ok {
-				good = false
-				continue
-			}
-			for i, p := range ps {
-				if why := plainPrincipal(p); why != "" {
-					l.add(items[i], "%s, item %d: %q %s; want a principal as the trust file names it, such as alice", what, i+1, p, why)
-					good = false
-				}
-			}
-			f.Trust.PolicySigners = ps
-		case "users":
-			us, ok := l.mapping(te.val, what, "a mapping of OS user names to the principal each signs as, such as {asmith: alice}", nil)
-			if !ok {
-				good = false
-				continue
-			}
-			out := map[string]string{}
-			for _, ue := range us {
-				k := what + ": " + ue.name
-				if why := storeName(ue.name); why != "" || ue.name == "" {
-					l.add(ue.key, "%s: %q is not a user name; want an OS user name such as asmith", what, ue.name)
-					good = false
-					continue
-				}
-				p, ok := l.nonEmpty(ue, k)
-				if !ok {
-					good = false
-					continue
-				}
-				if why := plainPrincipal(p); why != "" {
-					l.add(ue.at(), "%s: %q %s; want a principal as the trust file names it, such as alice", k, p, why)
-					good = false
-					continue
-				}
-				out[ue.name] = p
-			}
-			f.Trust.Users = out
-		case "store":
-			s, ok := l.nonEmpty(te, what)
-			if !ok {
-				good = false
-				continue
-			}
-			if why := storeName(s); why != "" {
-				l.add(te.at(), "%s: %q %s; want a name such as prod-approvals", what, s, why)
-				good = false
-				continue
-			}
-			f.Trust.Store = s
-		}
+		*t = TrustConfig{Mode: trust.ModeOff}
+		return false
 	}
 	switch {
-	case f.Trust.Mode == "" && f.Trust.AllowedSigners != "":
-		f.Trust.Mode = trust.ModeRequired
-	case f.Trust.Mode == "":
-		f.Trust.Mode = trust.ModeOff
-	case f.Trust.Mode == trust.ModeRequired && f.Trust.AllowedSigners == "" && good:
-		l.add(modeEntry.at(), "trust: mode: required needs allowed_signers: the trust file (OpenSSH allowed_signers format) that names whose keys may sign")
+	case t.Mode == "" && t.AllowedSigners != "":
+		t.Mode = trust.ModeRequired
+	case t.Mode == "":
+		t.Mode = trust.ModeOff
+	case t.Mode == trust.ModeRequired && t.AllowedSigners == "" && good:
+		l.add(l.at[&t.Mode].at(), "trust: mode: required needs allowed_signers: the trust file (OpenSSH allowed_signers format) that names whose keys may sign")
+		good = false
 	}
+	return good
 }
 
 // plainPrincipal says why p cannot be a signing principal ("": it can):

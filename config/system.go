@@ -16,11 +16,8 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/goccy/go-yaml/ast"
 
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/trust"
@@ -101,25 +98,17 @@ func LoadSystemAt(path string, side Side) (*System, error) {
 
 // ParseSystem validates data, the contents of the system file at path.
 func ParseSystem(path string, data []byte) (*System, error) {
-	dir := filepath.Dir(path)
-	if abs, err := filepath.Abs(dir); err == nil {
-		dir = abs
-	}
-	l := &loader{dir: dir, anchors: map[string]ast.Node{}, badChannels: map[string]bool{}}
-	f := Defaults()
+	l := newLoader(path)
+	s := &System{Path: path, Trust: TrustConfig{Mode: trust.ModeOff}}
 	if body := l.body(data); body != nil {
-		top, ok := l.mapping(body, "the system configuration", "a mapping with trust: only (the rest of the configuration belongs in the user's file)", systemKeys)
-		if ok {
-			if e, ok := find(top, "trust"); ok {
-				l.trustSection(f, e)
-			}
-		}
+		l.object(body, part{what: "the system configuration", want: "a mapping with trust: only (the rest of the configuration belongs in the user's file)", read: map[string]func(entry) bool{
+			"trust": func(e entry) bool { return l.trust(&s.Trust, e) },
+		}}, s)
 	}
-	if len(l.probs) > 0 {
-		l.sortProblems()
-		return nil, &Error{Path: path, Problems: l.probs}
+	if err := l.problems(path); err != nil {
+		return nil, err
 	}
-	return &System{Path: path, Trust: f.Trust}, nil
+	return s, nil
 }
 
 // TrustOrigin is where the trust settings in force on a side come from.

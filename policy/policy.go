@@ -29,20 +29,20 @@ const MaxApprovals = 9
 type Policy struct {
 	// Groups maps a group's name to its members, by the names actors carry
 	// (an OS user, an SSH key's comment: see Person).
-	Groups map[string][]string `json:"groups,omitempty"`
+	Groups map[string][]string `json:"groups,omitempty" yaml:"groups"`
 	// Rules apply to the proposals they match: every matching rule
 	// applies, and the strictest of each demand wins (Requirement).
-	Rules []Rule `json:"policy"`
+	Rules []Rule `json:"policy" yaml:"policy"`
 }
 
 // Rule is one entry of policy:.
 type Rule struct {
-	Match Match `json:"match"`
+	Match Match `json:"match" yaml:"match"`
 	// Approvals is how many distinct people must approve (at least 1).
-	Approvals int `json:"approvals"`
+	Approvals int `json:"approvals" yaml:"approvals"`
 	// From asks that at least so many of the approvers be members of each
 	// named group.
-	From map[string]int `json:"from,omitempty"`
+	From map[string]int `json:"from,omitempty" yaml:"from"`
 	// Line is where the rule is in the file it was read from (0: unknown).
 	Line int `json:"line,omitempty"`
 }
@@ -51,21 +51,21 @@ type Rule struct {
 // none given matches every proposal.
 type Match struct {
 	// Risk: the proposal's effective risk at or above this level.
-	Risk model.RiskLevel `json:"risk,omitempty"`
+	Risk model.RiskLevel `json:"risk,omitempty" yaml:"risk"`
 	// Session and Requester: globs (path.Match: * is any run of characters
 	// but /) on the session key and the requester.
-	Session   string `json:"session,omitempty"`
-	Requester string `json:"requester,omitempty"`
+	Session   string `json:"session,omitempty" yaml:"session"`
+	Requester string `json:"requester,omitempty" yaml:"requester"`
 	// Command: a glob on the whole command, where * is any run of
 	// characters, / and spaces included.
-	Command string `json:"command,omitempty"`
+	Command string `json:"command,omitempty" yaml:"command"`
 	// Pattern: a glob (as Command's) on the descriptions of the risk rules
 	// the command matches ("SQL DROP", "delete in root path", ...).
-	Pattern string `json:"pattern,omitempty"`
+	Pattern string `json:"pattern,omitempty" yaml:"pattern"`
 	// Effect: the command has at least one of these effects, as the
 	// judgement finds them (names of risk/catalogue's effects: "delete",
 	// "infra-destroy", ...).
-	Effect []string `json:"effect,omitempty"`
+	Effect []string `json:"effect,omitempty" yaml:"effect"`
 }
 
 // Subject is what a rule is matched against: one proposal.
