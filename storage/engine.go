@@ -171,6 +171,19 @@ func (c *conn) QueryRowPrepared(ctx context.Context, q string, args ...any) rowS
 	return c.stmts.queryRow(ctx, c.PrepareContext, c.QueryRowContext, q, args)
 }
 
+// QueryPrepared is QueryContext through the connection's statement cache
+// (stmtCache).
+func (c *conn) QueryPrepared(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if c.stmts == nil {
+		return c.QueryContext(ctx, q, args...)
+	}
+	st, err := c.stmts.get(ctx, q, c.PrepareContext)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
 func (c *conn) PrepareContext(ctx context.Context, q string) (*sql.Stmt, error) {
 	return c.Conn.PrepareContext(ctx, c.e.rebind(q))
 }
