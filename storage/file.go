@@ -28,6 +28,23 @@ func idOf(fi os.FileInfo) fileID {
 	return fileID{}
 }
 
+// statID is the identity of the file at path, as os.Stat and idOf would
+// say it (errors too), without the FileInfo: checkMoved runs it at every
+// commit.
+func statID(path string) (fileID, error) {
+	var st syscall.Stat_t
+	for {
+		err := syscall.Stat(path, &st)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return fileID{}, &fs.PathError{Op: "stat", Path: path, Err: err}
+		}
+		return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)}, nil
+	}
+}
+
 // dbfile is the one set of SQLite handles a process has on one database
 // file, shared by every Store on it and reference-counted by the registry.
 type dbfile struct {
@@ -429,26 +446,26 @@ func (f *dbfile) checkMoved() string {
 		return r
 	}
 	r := ""
-	fi, err := os.Stat(f.file)
+	id, err := statID(f.file)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		r = "the database file " + f.file + " was deleted after it was opened"
 	case err != nil:
 		r = "the database file " + f.file + " cannot be checked: " + err.Error()
-	case idOf(fi) != f.id:
+	case id != f.id:
 		r = "the database file " + f.file + " was replaced after it was opened (moved away, or another file put in its place)"
 	}
 	for _, c := range f.companions {
 		if r != "" {
 			break
 		}
-		fi, err := os.Stat(c.path)
+		id, err := statID(c.path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			r = "the database's " + filepath.Base(c.path) + " file was deleted while the database was open (commits in it would be invisible to every other process)"
 		case err != nil:
 			r = "the database's " + filepath.Base(c.path) + " file cannot be checked: " + err.Error()
-		case idOf(fi) != c.id:
+		case id != c.id:
 			r = "the database's " + filepath.Base(c.path) + " file was replaced while the database was open"
 		}
 	}
