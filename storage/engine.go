@@ -108,7 +108,7 @@ type engine interface {
 	commitFailed(f *dbfile, op string, err error) error
 	// listen starts the engine's own notice of other processes' commits
 	// for f's hub (h.mu held) and reports true, or reports false and
-	// leaves it to the hub's own loop (watch.go).
+	// leaves it to the hub's own loop (sqlite_watch.go).
 	listen(f *dbfile, h *hub) bool
 	// counterQuery reads one of the writer connection's counters ("": the
 	// engine has none).
@@ -348,4 +348,10 @@ func (n *numbered) rebind(q string) string {
 	}
 	n.mu.Unlock()
 	return out
+}
+
+// isNoTable reports whether err is either engine's "no such table" (for a
+// reader that cannot tell which engine answered).
+func isNoTable(err error) bool {
+	return sqliteDialect.noTable(err) || postgresDialect.noTable(err)
 }
