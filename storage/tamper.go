@@ -3,9 +3,7 @@ package storage
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -69,11 +67,6 @@ func (c *submitCache) put(k submitKey, r submitRecord) {
 // and the same.
 const TamperedWords = "payload differs from its submit record"
 
-// selectSubmit is the latest ok submit event of one proposal (the audit
-// log's index by approval_id finds it).
-const selectSubmit = `SELECT seq, detail FROM approve_tui_audit
-	WHERE approval_id = ? AND event = '` + EventSubmit + `' AND outcome = 'ok' ORDER BY seq DESC LIMIT 1`
-
 // submitPayload is the payload SHA-256 a submit event's detail names ("":
 // none, or a detail that is not JSON), as encoding/json decoding the detail
 // into a struct with that one field says it: read at every decision, so the
@@ -112,23 +105,6 @@ func submitPayloadJSON(detail []byte) string {
 	}
 	_ = json.Unmarshal(detail, &d)
 	return d.PayloadSHA256
-}
-
-// markTamperedTx marks rec, read in the write transaction, when its
-// payload is not the one its submit event recorded: one keyed read through
-// the writer's prepared statements.
-func (s bound) markTamperedTx(ctx context.Context, rec *Record) error {
-	var seq int64
-	var detail string
-	err := s.w.QueryRowPrepared(ctx, selectSubmit, rec.ApprovalID).Scan(&seq, &detail)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	submitRecord{seq: seq, sha256: submitPayload(detail)}.mark(rec)
-	return nil
 }
 
 // readSubmits reads, through q, the latest ok submit event of each of ids.
