@@ -34,6 +34,21 @@ func scanObject(data []byte) ([]jsonMember, error) {
 
 var errTrailing = errors.New("trailing data after the JSON object")
 
+// ObjectMembers calls fn with each member of the JSON object data, in
+// order (a repeated key each time): its key, unescaped, and its value's raw
+// bytes. It fails, before calling fn, on anything that is not exactly one
+// well-formed JSON object surrounded only by whitespace.
+func ObjectMembers(data []byte, fn func(key string, raw []byte)) error {
+	members, err := scanObject(data)
+	if err != nil {
+		return err
+	}
+	for _, m := range members {
+		fn(m.key, m.raw)
+	}
+	return nil
+}
+
 // objectMembers parses the object starting at data[i] == '{' and returns its
 // members and the index after the closing brace.
 func objectMembers(data []byte, i int) ([]jsonMember, int, error) {

@@ -504,10 +504,6 @@ func (s bound) chainGaps(ctx context.Context, cn *conn, states map[string]*chain
 	return gaps, nil
 }
 
-func isNoTable(err error) bool {
-	return sqliteDialect.noTable(err) || postgresDialect.noTable(err)
-}
-
 // OutsideDecisions are the decisions the table records that approve-tui's
 // audit chain does not: Hermes' own /approve, /deny, expiry and blocks (and
 // anything else that wrote the table directly), newest first, at most

@@ -108,7 +108,7 @@ type engine interface {
 	commitFailed(f *dbfile, op string, err error) error
 	// listen starts the engine's own notice of other processes' commits
 	// for f's hub (h.mu held) and reports true, or reports false and
-	// leaves it to the hub's own loop (watch.go).
+	// leaves it to the hub's own loop (sqlite_watch.go).
 	listen(f *dbfile, h *hub) bool
 	// counterQuery reads one of the writer connection's counters ("": the
 	// engine has none).
@@ -169,6 +169,19 @@ func (c *conn) QueryRowContext(ctx context.Context, q string, args ...any) *sql.
 // cache (stmtCache).
 func (c *conn) QueryRowPrepared(ctx context.Context, q string, args ...any) rowScanner {
 	return c.stmts.queryRow(ctx, c.PrepareContext, c.QueryRowContext, q, args)
+}
+
+// QueryPrepared is QueryContext through the connection's statement cache
+// (stmtCache).
+func (c *conn) QueryPrepared(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if c.stmts == nil {
+		return c.QueryContext(ctx, q, args...)
+	}
+	st, err := c.stmts.get(ctx, q, c.PrepareContext)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
 }
 
 func (c *conn) PrepareContext(ctx context.Context, q string) (*sql.Stmt, error) {
@@ -335,4 +348,10 @@ func (n *numbered) rebind(q string) string {
 	}
 	n.mu.Unlock()
 	return out
+}
+
+// isNoTable reports whether err is either engine's "no such table" (for a
+// reader that cannot tell which engine answered).
+func isNoTable(err error) bool {
+	return sqliteDialect.noTable(err) || postgresDialect.noTable(err)
 }

@@ -142,7 +142,7 @@ func policySubject(j *judging, r *PolicyRecord) policy.Subject {
 // policyAsks reads the policy in force through q and says whether its
 // rules ask for r's command to be approved (*PolicyAsksError); a policy
 // that cannot be read refuses (RefusedPolicyUnreadable).
-func (s bound) policyAsks(ctx context.Context, q querier, r *PolicyRecord) error {
+func (s bound) policyAsks(ctx context.Context, q policyQuerier, r *PolicyRecord) error {
 	pv, err := s.readPolicyInForce(ctx, q)
 	if err != nil || pv == nil {
 		return err

@@ -213,13 +213,13 @@ var policyCache sync.Map
 
 // readPolicy reads the version in force through q (nil, nil: none set).
 func readPolicy(ctx context.Context, q policyQuerier) (*PolicyVersion, error) {
-	return scanPolicy(q.QueryRowContext(ctx, selectPolicy))
+	return scanPolicy(q.QueryRowPrepared(ctx, selectPolicy))
 }
 
 // readPolicyVersion reads version v through q: a version a proposal is
 // pinned to. One that is missing or cannot be read refuses (it is never
 // taken for no rule).
-func readPolicyVersion(ctx context.Context, q policyQuerier, v int64) (*PolicyVersion, error) {
+func readPolicyVersion(ctx context.Context, q querier, v int64) (*PolicyVersion, error) {
 	pv, err := scanPolicy(q.QueryRowContext(ctx, `SELECT version, sha256, source, rules, set_at, set_by
 		FROM approve_tui_policy WHERE version = ?`, v))
 	if err == nil && pv == nil {
@@ -229,7 +229,7 @@ func readPolicyVersion(ctx context.Context, q policyQuerier, v int64) (*PolicyVe
 	return pv, err
 }
 
-func scanPolicy(row *sql.Row) (*PolicyVersion, error) {
+func scanPolicy(row rowScanner) (*PolicyVersion, error) {
 	var v PolicyVersion
 	var rules string
 	err := row.Scan(&v.Version, &v.SHA256, &v.Source, &rules, &v.SetAt, &v.SetBy)
@@ -401,7 +401,8 @@ func versionsOf(gs []gate) []int64 {
 // policyQuerier is what readPolicy reads through: the writer in a
 // transaction, or the reader pool.
 type policyQuerier interface {
-	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
+	querier
+	rowQuerier
 }
 
 // Policy is the version of the policy in force (nil when none was ever
@@ -764,7 +765,7 @@ func (s bound) vote(ctx context.Context, rec *Record, actor model.Actor) (*ballo
 			"%s asked for it (%s): under policy %s, nobody approves a proposal of their own agent; another approver must",
 			model.Sanitize(b.q.Requesters[at], model.Line), model.Sanitize(requesterWords(&rec.Proposal, pn), model.Line), label())}
 	}
-	rows, err := s.w.QueryContext(ctx, `SELECT approval_id, actor, surface, person, key_fp, payload_sha256, at, ended, ended_at
+	rows, err := s.w.QueryPrepared(ctx, `SELECT approval_id, actor, surface, person, key_fp, payload_sha256, at, ended, ended_at
 		FROM approve_tui_votes WHERE approval_id = ? AND ended = '' ORDER BY at, person`, rec.ApprovalID)
 	if err != nil {
 		return nil, err
@@ -859,7 +860,7 @@ func requesterWords(p *model.Proposal, pn *pins) string {
 // endVotes ends every counting vote on id, for why (consumed, denied,
 // expired, blocked), and returns their actors.
 func (s bound) endVotes(ctx context.Context, id, why string) ([]string, error) {
-	rows, err := s.w.QueryContext(ctx, `UPDATE approve_tui_votes SET ended = ?, ended_at = ?
+	rows, err := s.w.QueryPrepared(ctx, `UPDATE approve_tui_votes SET ended = ?, ended_at = ?
 		WHERE approval_id = ? AND ended = '' RETURNING actor`, why, model.Epoch(s.now()), id)
 	if err != nil {
 		return nil, err

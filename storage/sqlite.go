@@ -14,8 +14,8 @@ import (
 // sqliteEngine is the SQLite backend: one file, one writer at a time
 // (BEGIN IMMEDIATE takes the file's write lock, so a transaction's reads and
 // its compare-and-set see one state), commits noticed with PRAGMA
-// data_version and file notification (watch.go), moved and replaced files
-// noticed by their identity (file.go).
+// data_version and file notification (sqlite_watch.go), moved and replaced files
+// noticed by their identity (sqlite_file.go).
 type sqliteEngine struct{}
 
 var sqliteDialect engine = sqliteEngine{}
@@ -156,7 +156,7 @@ func (sqliteEngine) schemaMark(ctx context.Context, w *conn) (int64, bool) {
 }
 
 // committed: other watchers of the file notice the commit by its
-// data_version, this process's as well (watch.go).
+// data_version, this process's as well (sqlite_watch.go).
 func (sqliteEngine) committed(*dbfile) {}
 
 func (sqliteEngine) writerFailed(*dbfile, error) {}

@@ -11,6 +11,7 @@ import (
 // the first time it is used (wstmt).
 type writerStmts struct {
 	get, exists, insert, decide, expireDue, execution *wstmt
+	getOpen                                           *wstmt // get, and what the deciding read needs beside it (openRow)
 	deny, expireArmed                                 *wstmt // open statuses of the file's revision
 	rankPut, rankDelDue, rankIndexed, rankName        *wstmt
 	rankDelClosed, rankNamed                          *wstmt
@@ -160,6 +161,18 @@ func prepareWriter(ctx context.Context, e engine, c *conn, cols string, tier2 bo
 // Hermes does.
 func (p *preparer) revision(cols string, tier2 bool) {
 	p.ws.get = p.prep(`SELECT ` + cols + ` FROM gateway_approvals g WHERE g.approval_id = ?` + p.e.lockRow())
+	// The row a decision reads, with, in the same statement, its latest ok
+	// submit event (what its payload is checked against), whether any
+	// policy version exists, and whether any vote on it still counts: one
+	// statement where there were four.
+	p.ws.getOpen = p.prep(`SELECT ` + cols + `,
+		(SELECT a.seq FROM approve_tui_audit a WHERE a.approval_id = g.approval_id AND a.event = '` + EventSubmit + `'
+			AND a.outcome = 'ok' ORDER BY a.seq DESC LIMIT 1),
+		(SELECT a.detail FROM approve_tui_audit a WHERE a.approval_id = g.approval_id AND a.event = '` + EventSubmit + `'
+			AND a.outcome = 'ok' ORDER BY a.seq DESC LIMIT 1),
+		EXISTS (SELECT 1 FROM approve_tui_policy),
+		EXISTS (SELECT 1 FROM approve_tui_votes v WHERE v.approval_id = g.approval_id AND v.ended = '')
+		FROM gateway_approvals g WHERE g.approval_id = ?` + p.e.lockRow())
 	if tier2 {
 		p.ws.deny = p.prep(`UPDATE gateway_approvals SET status = 'denied', consumed_at = ?, consumed_by = ?,
 			terminal_reason = 'denied_explicit'

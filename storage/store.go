@@ -8,7 +8,7 @@
 // not expired ... RETURNING, and the audit insert, in one transaction.
 // Refused attempts are audited through the same path.
 //
-// A process has one set of SQLite handles per database file (see file.go),
+// A process has one set of SQLite handles per database file (see sqlite_file.go),
 // however many Stores it opens on it: SQLite's locks on Unix are POSIX
 // advisory locks, which a process loses when it closes any descriptor of the
 // file, so nothing here ever opens the file outside SQLite, and no second

@@ -1,13 +1,15 @@
 package storage
 
 import (
+	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
+	"unicode/utf8"
+
+	"github.com/approve-tui/approve-tui/model"
 )
 
 // Payloads are written once. A proposal submitted through approve-tui has
@@ -65,36 +67,44 @@ func (c *submitCache) put(k submitKey, r submitRecord) {
 // and the same.
 const TamperedWords = "payload differs from its submit record"
 
-// selectSubmit is the latest ok submit event of one proposal (the audit
-// log's index by approval_id finds it).
-const selectSubmit = `SELECT seq, detail FROM approve_tui_audit
-	WHERE approval_id = ? AND event = '` + EventSubmit + `' AND outcome = 'ok' ORDER BY seq DESC LIMIT 1`
-
 // submitPayload is the payload SHA-256 a submit event's detail names ("":
-// none, or a detail that is not JSON).
+// none, or a detail that is not JSON), as encoding/json decoding the detail
+// into a struct with that one field says it: read at every decision, so the
+// members are scanned without reflection, and any member that scan cannot
+// read as encoding/json would (an escape or invalid UTF-8 in the value) is
+// left to encoding/json itself.
 func submitPayload(detail string) string {
+	b := []byte(detail)
+	if !json.Valid(b) {
+		return ""
+	}
+	sha, plain := "", true
+	err := model.ObjectMembers(b, func(key string, raw []byte) {
+		// encoding/json: the key matched without regard to case, the last
+		// string value kept, null and other types leaving it as it was.
+		if !plain || raw[0] != '"' || !strings.EqualFold(key, "payload_sha256") {
+			return
+		}
+		v := raw[1 : len(raw)-1]
+		if bytes.IndexByte(v, '\\') >= 0 || !utf8.Valid(v) {
+			plain = false
+			return
+		}
+		sha = string(v)
+	})
+	if err == nil && plain {
+		return sha
+	}
+	return submitPayloadJSON(b)
+}
+
+// submitPayloadJSON is submitPayload by encoding/json alone.
+func submitPayloadJSON(detail []byte) string {
 	var d struct {
 		PayloadSHA256 string `json:"payload_sha256"`
 	}
-	_ = json.Unmarshal([]byte(detail), &d)
+	_ = json.Unmarshal(detail, &d)
 	return d.PayloadSHA256
-}
-
-// markTamperedTx marks rec, read in the write transaction, when its
-// payload is not the one its submit event recorded: one keyed read through
-// the writer's prepared statements.
-func (s bound) markTamperedTx(ctx context.Context, rec *Record) error {
-	var seq int64
-	var detail string
-	err := s.w.QueryRowPrepared(ctx, selectSubmit, rec.ApprovalID).Scan(&seq, &detail)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	submitRecord{seq: seq, sha256: submitPayload(detail)}.mark(rec)
-	return nil
 }
 
 // readSubmits reads, through q, the latest ok submit event of each of ids.

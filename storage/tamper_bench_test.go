@@ -2,14 +2,17 @@ package storage
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"testing"
 )
 
-// BenchmarkTamperCheck is what the approval's transaction adds to check a
-// payload against its submit record: one keyed read of the audit log
+// BenchmarkTamperCheck is what checking a payload against its submit
+// record costs as a statement of its own: one keyed read of the audit log
 // through the writer's prepared statements and the detail's JSON, timed
 // inside one write transaction, on a store of 2,000 submitted proposals
-// (each with its submit event among 2,000 others).
+// (each with its submit event among 2,000 others). The approval's
+// transaction reads the submit event in its one deciding read (openRow).
 //
 //	go test -run '^$' -bench TamperCheck -benchtime 20000x ./storage/
 func BenchmarkTamperCheck(b *testing.B) {
@@ -40,4 +43,26 @@ func BenchmarkTamperCheck(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+}
+
+// selectSubmit is the latest ok submit event of one proposal (the audit
+// log's index by approval_id finds it).
+const selectSubmit = `SELECT seq, detail FROM approve_tui_audit
+	WHERE approval_id = ? AND event = '` + EventSubmit + `' AND outcome = 'ok' ORDER BY seq DESC LIMIT 1`
+
+// markTamperedTx marks rec, read in the write transaction, when its
+// payload is not the one its submit event recorded: one keyed read through
+// the writer's prepared statements (the check as a statement of its own).
+func (s bound) markTamperedTx(ctx context.Context, rec *Record) error {
+	var seq int64
+	var detail string
+	err := s.w.QueryRowPrepared(ctx, selectSubmit, rec.ApprovalID).Scan(&seq, &detail)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	submitRecord{seq: seq, sha256: submitPayload(detail)}.mark(rec)
+	return nil
 }

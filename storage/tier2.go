@@ -94,7 +94,7 @@ func (st *Store) ConsumePhrase(ctx context.Context, id, typed, readSHA256 string
 	var voted *VoteRecorded
 	err = s.run(ctx, transition{event: EventApprove, id: id, actor: actor, result: voteResult(&voted), apply: func(ctx context.Context) ([]auditEntry, error) {
 		voted, out = nil, nil // a transaction run again starts afresh
-		rec, err := s.approvable(ctx, damaged, id, readSHA256, true)
+		rec, _, err := s.approvable(ctx, damaged, id, readSHA256, true)
 		if err != nil {
 			return nil, err
 		}

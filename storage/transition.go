@@ -306,7 +306,7 @@ func (st *Store) ConsumeRead(ctx context.Context, id, typed, readSHA256 string, 
 	}
 	err = s.run(ctx, transition{event: EventApprove, id: id, actor: actor, result: voteResult(&voted), apply: func(ctx context.Context) ([]auditEntry, error) {
 		voted, out = nil, nil // a transaction run again starts afresh
-		rec, err := s.approvable(ctx, damaged, id, readSHA256, false)
+		rec, facts, err := s.approvable(ctx, damaged, id, readSHA256, false)
 		if err != nil {
 			return nil, err
 		}
@@ -322,9 +322,14 @@ func (st *Store) ConsumeRead(ctx context.Context, id, typed, readSHA256 string, 
 		if signed != nil {
 			who, sig = signed.actor, signed.sig
 		}
-		b, err := s.vote(ctx, rec, who)
-		if err != nil {
-			return nil, err
+		// Where no policy version exists (and trust is off: a signed
+		// approval may name a policy, which must then be found), no quorum
+		// applies: one approver decides, as the quorum would say.
+		b := &ballot{met: true}
+		if !facts.quiet || s.trusted() != nil {
+			if b, err = s.vote(ctx, rec, who); err != nil {
+				return nil, err
+			}
 		}
 		if !b.met {
 			if err := s.insertSignature(ctx, id, EventVote, sig); err != nil {
@@ -337,7 +342,7 @@ func (st *Store) ConsumeRead(ctx context.Context, id, typed, readSHA256 string, 
 		if err := s.insertSignature(ctx, id, EventApprove, sig); err != nil {
 			return nil, err
 		}
-		if err := s.decideBy(ctx, rec, model.StatusConsumed, who, b.by); err != nil {
+		if err := s.decideOn(ctx, rec, facts, model.StatusConsumed, who, b.by); err != nil {
 			return nil, err
 		}
 		out = rec
@@ -438,17 +443,17 @@ func (s bound) damageBeforeApprove(ctx context.Context) (refusal, fail error) {
 // tier-2 proposal approved by its id, or an ordinary one by a phrase. The
 // id gate also needs an id that can be typed for sure and is long enough;
 // the phrase gate a file with Hermes' tier-2 columns.
-func (s bound) approvable(ctx context.Context, damaged error, id, readSHA256 string, byPhrase bool) (*Record, error) {
+func (s bound) approvable(ctx context.Context, damaged error, id, readSHA256 string, byPhrase bool) (*Record, rowFacts, error) {
 	if damaged != nil {
-		return nil, damaged
+		return nil, rowFacts{}, damaged
 	}
-	rec, err := s.pendingRow(ctx, id)
+	rec, facts, err := s.openRow(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, rowFacts{}, err
 	}
 	textConfirm := rec.RequiresTextConfirm || rec.Status == model.StatusPendingConfirm
-	refuse := func(code, reason string) (*Record, error) {
-		return nil, &RefusedError{ID: id, Code: code, Reason: reason}
+	refuse := func(code, reason string) (*Record, rowFacts, error) {
+		return nil, rowFacts{}, &RefusedError{ID: id, Code: code, Reason: reason}
 	}
 	changed := readSHA256 != "" && !strings.EqualFold(readSHA256, rec.PayloadSHA256)
 	switch {
@@ -460,9 +465,9 @@ func (s bound) approvable(ctx context.Context, damaged error, id, readSHA256 str
 		return refuse(RefusedTampered, "tampered: its "+rec.Tampered+
 			": it was changed in the store after it was submitted, so it can be denied, never approved (see `approve-tui audit --verify`)")
 	case rec.Corrupt != "":
-		return nil, &CorruptError{ID: id, Reason: rec.Corrupt}
+		return nil, rowFacts{}, &CorruptError{ID: id, Reason: rec.Corrupt}
 	case !rec.EffectiveRisk.Valid():
-		return nil, &CorruptError{ID: id, Reason: "risk level is unknown"}
+		return nil, rowFacts{}, &CorruptError{ID: id, Reason: "risk level is unknown"}
 	case textConfirm && !byPhrase:
 		return refuse(RefusedTextConfirm, "it is a tier-2 proposal: Hermes approves it only by the typed phrase "+
 			model.Sanitize(rec.Phrase(), model.Line)+", never by its id")
@@ -485,28 +490,49 @@ func (s bound) approvable(ctx context.Context, damaged error, id, readSHA256 str
 	if changed {
 		return refuse(RefusedContentChanged, contentChanged)
 	}
-	return rec, nil
+	return rec, facts, nil
 }
 
 // contentChanged is the reason of RefusedContentChanged.
 const contentChanged = "the proposal changed since it was read (its payload is not the one shown): read it again"
 
 func (s bound) pendingRow(ctx context.Context, id string) (*Record, error) {
-	rec, err := s.scanRecord(s.ws.get.QueryRowContext(ctx, id), s.now())
+	rec, _, err := s.openRow(ctx, id)
+	return rec, err
+}
+
+// rowFacts is what the deciding read (openRow) learns beside the row.
+type rowFacts struct {
+	// quiet: no policy version exists and no vote on the proposal still
+	// counts, when it was read. No quorum can apply and no vote needs
+	// ending, so the transaction reads neither the policy nor the votes
+	// again; it stays so to the commit, since nothing in a decision's
+	// transaction sets a policy, and a vote is cast only under a policy.
+	quiet bool
+}
+
+// openRow is pendingRow, with the facts the same statement read.
+func (s bound) openRow(ctx context.Context, id string) (*Record, rowFacts, error) {
+	var r rawRow
+	var submitSeq sql.NullInt64
+	var submitDetail sql.NullString
+	var policySet, votesOpen bool
+	err := s.ws.getOpen.QueryRowContext(ctx, id).Scan(append(r.dest(), &submitSeq, &submitDetail, &policySet, &votesOpen)...)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ErrNotFound
+		return nil, rowFacts{}, ErrNotFound
 	}
 	if err != nil {
-		return nil, err
+		return nil, rowFacts{}, err
 	}
+	rec := r.decode(s.now(), &s.decoded, s.judge)
 	if !rec.EffectiveStatus.Open() {
-		return nil, notPending(rec)
+		return nil, rowFacts{}, notPending(rec)
 	}
 	// Its payload against its submit record, read in this transaction.
-	if err := s.markTamperedTx(ctx, rec); err != nil {
-		return nil, err
+	if submitSeq.Valid {
+		submitRecord{seq: submitSeq.Int64, sha256: submitPayload(submitDetail.String)}.mark(rec)
 	}
-	return rec, nil
+	return rec, rowFacts{quiet: !policySet && !votesOpen}, nil
 }
 
 func notPending(rec *Record) *NotPendingError {
@@ -525,6 +551,12 @@ func (s bound) decide(ctx context.Context, rec *Record, to model.Status, actor m
 
 // decideBy is decide with consumed_by naming approvers ("": the actor).
 func (s bound) decideBy(ctx context.Context, rec *Record, to model.Status, actor model.Actor, approvers string) error {
+	return s.decideOn(ctx, rec, rowFacts{}, to, actor, approvers)
+}
+
+// decideOn is decideBy for a row read with facts: a quiet one has no vote
+// to end.
+func (s bound) decideOn(ctx context.Context, rec *Record, facts rowFacts, to model.Status, actor model.Actor, approvers string) error {
 	now := model.Epoch(s.now())
 	var at float64
 	by := columnText(actor.String())
@@ -550,7 +582,7 @@ func (s bound) decideBy(ctx context.Context, rec *Record, to model.Status, actor
 	}
 	rec.Status, rec.EffectiveStatus = to, to
 	rec.ConsumedAt, rec.ConsumedBy = model.F64(at), by
-	if to == model.StatusConsumed {
+	if to == model.StatusConsumed && !facts.quiet {
 		if _, err := s.endVotes(ctx, rec.ApprovalID, VoteConsumed); err != nil {
 			return err
 		}

@@ -307,7 +307,7 @@ type policySig struct {
 
 // readPolicies reads the policy through q: the newest version (trust off),
 // or the signed ones (trust required; see signedPolicies).
-func (s bound) readPolicies(ctx context.Context, q querier) (*policies, error) {
+func (s bound) readPolicies(ctx context.Context, q policyQuerier) (*policies, error) {
 	if s.trusted() == nil {
 		pv, err := readPolicy(ctx, q)
 		return &policies{now: pv}, err
@@ -316,7 +316,7 @@ func (s bound) readPolicies(ctx context.Context, q querier) (*policies, error) {
 }
 
 // readPolicyInForce is the version in force through q (nil: none).
-func (s bound) readPolicyInForce(ctx context.Context, q querier) (*PolicyVersion, error) {
+func (s bound) readPolicyInForce(ctx context.Context, q policyQuerier) (*PolicyVersion, error) {
 	ps, err := s.readPolicies(ctx, q)
 	if ps == nil {
 		return nil, err
