@@ -293,8 +293,8 @@ func TestGetAndRecordJSON(t *testing.T) {
 	if strings.Contains(RecordJSON(p.Record, nil).String(), `"waiter"`) {
 		t.Error("RecordJSON without a waiter read says one")
 	}
-	if RiskBanner(p.Record) != "HIGH RISK — default: deny" {
-		t.Errorf("banner = %q", RiskBanner(p.Record))
+	if RiskBanner(p.Record, Text) != "HIGH RISK — default: deny" {
+		t.Errorf("banner = %q", RiskBanner(p.Record, Text))
 	}
 }
 

@@ -23,7 +23,7 @@ func writeShow(w io.Writer, rec *storage.Record, waiter *storage.WaiterStatus, n
 	if rec.Hardline {
 		fmt.Fprintf(w, "*** HARDLINE: Hermes never runs this command; it cannot be approved: deny it ***\n")
 	}
-	if b := approvals.RiskBanner(rec); b != "" {
+	if b := approvals.RiskBanner(rec, approvals.Text); b != "" {
 		fmt.Fprintf(w, "*** %s ***\n", b)
 	}
 	switch {

@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/approve-tui/approve-tui/approvals"
 	"github.com/approve-tui/approve-tui/diffview"
 	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/impact"
@@ -368,8 +369,8 @@ func (d *detail) buildFixed() []string {
 	if r.Hardline {
 		out = append(out, st.Banner.Render(fitWidth(" HARDLINE — Hermes never runs this; it cannot be approved: deny it ", d.width)))
 	}
-	if r.EffectiveRisk == model.RiskHigh || r.EffectiveRisk == model.RiskUnknown {
-		out = append(out, st.Banner.Render(fitWidth(" HIGH RISK — default: deny ", d.width)))
+	if b := approvals.RiskBanner(r, approvals.Console); b != "" {
+		out = append(out, st.Banner.Render(fitWidth(" "+b+" ", d.width)))
 	}
 	if r.Tampered != "" {
 		out = append(out, wrapIndented(st.Corrupt.Render(" TAMPERED "), " "+model.Sanitize(r.Tampered, model.Line)+" — it can be denied, never approved", 10, d.width)...)
@@ -482,55 +483,41 @@ func (d *detail) buildTimed(now time.Time) []string {
 }
 
 // pagedText says who was paged about a proposal, and how each delivery
-// stands: sent (when), waiting to be tried again (why), failed, not sent.
+// stands (approvals.PageWords), styled by its state: sent, failed, not
+// sent, or waiting to be tried again.
 func pagedText(st Styles, ds []storage.Delivery, now time.Time) string {
 	var parts []string
 	for _, dl := range ds {
-		what := model.Sanitize(dl.Channel, model.Line)
-		switch dl.Kind {
-		case "escalation":
-			what += fmt.Sprintf(" (step %d)", dl.Step+1)
-		case "reminder", "resolved":
-			what += " (" + dl.Kind + ")"
-		}
-		switch dl.State {
+		pg := approvals.PageWords(dl, now)
+		switch pg.State {
 		case storage.DeliveryDelivered:
-			at := ""
-			if dl.DoneAt != nil {
-				at = " " + human.Ago(model.FromEpoch(*dl.DoneAt), now)
-			}
-			parts = append(parts, st.OK.Render("✓")+" "+what+at)
+			parts = append(parts, st.OK.Render(pg.Mark)+" "+pg.Text)
 		case storage.DeliveryFailed:
-			parts = append(parts, st.Error.Render("✗ "+what+" failed: "+model.CutRunes(model.Sanitize(dl.LastError, model.Line), 60)))
+			parts = append(parts, st.Error.Render(pg.Mark+" "+pg.Text))
 		case storage.DeliveryCancelled:
-			parts = append(parts, st.Subtle.Render(what+" not sent"))
+			parts = append(parts, st.Subtle.Render(pg.Text))
 		default:
-			s := what + " sending"
-			if dl.LastError != "" {
-				s = fmt.Sprintf("%s retrying (%d tries): %s", what, dl.Attempts, model.CutRunes(model.Sanitize(dl.LastError, model.Line), 60))
-			}
-			parts = append(parts, st.Warning.Render(s))
+			parts = append(parts, st.Warning.Render(pg.Text))
 		}
 	}
 	return strings.Join(parts, ", ")
 }
 
+// waiterText is who waits on the proposal (approvals.WaiterWords, the
+// console's form), its mark styled by state: not read yet, live, gone,
+// none.
 func (d *detail) waiterText(now time.Time) string {
-	st := d.st
-	if d.waiter == nil {
-		return st.Subtle.Render("checking…")
+	mark, words := approvals.WaiterWords(d.rec, d.waiter, now, approvals.Console)
+	style := d.st.Warning
+	switch {
+	case d.waiter == nil:
+		style = d.st.Subtle
+	case d.waiter.State == storage.WaiterLive:
+		style = d.st.OK
+	case d.waiter.State == storage.WaiterDead:
+		style = d.st.Error
 	}
-	w := d.waiter.Waiter
-	switch d.waiter.State {
-	case storage.WaiterLive:
-		return st.OK.Render("● live") + fmt.Sprintf(" — %s pid %d waiting since %s, heartbeat %s",
-			model.Sanitize(w.Host, model.Line), w.PID, human.Ago(model.FromEpoch(w.StartedAt), now), human.Ago(model.FromEpoch(w.HeartbeatAt), now))
-	case storage.WaiterDead:
-		return st.Error.Render("✗ dead") + fmt.Sprintf(" — %s pid %d stopped heartbeating %s: approving will not run anything",
-			model.Sanitize(w.Host, model.Line), w.PID, human.Ago(model.FromEpoch(w.HeartbeatAt), now))
-	default:
-		return st.Warning.Render("○ none") + " — no live waiter: approving will not run anything"
-	}
+	return style.Render(mark) + words
 }
 
 func (d *detail) buildBody() []string {

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/approve-tui/approve-tui/approvals"
 	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/policy"
@@ -111,13 +112,6 @@ func progress(q *storage.Quorum) string {
 	return fmt.Sprintf("%d/%d", q.Standing.Votes, q.Standing.Votes+q.Short)
 }
 
-// votedAs is the vote of me among q's, if any (by name or by key, as the
-// store tells one person from another).
-func votedAs(q *storage.Quorum, me policy.Voter) *storage.Vote { return q.VoteOf(me) }
-
-// isRequester reports whether me asked for the proposal q is of.
-func isRequester(q *storage.Quorum, me policy.Voter) bool { return q.Requester(me) != "" }
-
 // votesView is what the detail and the prompt show of one proposal's
 // standing.
 type votesView struct {
@@ -200,7 +194,7 @@ func (v votesView) lines(now time.Time) (out []voteLine) {
 	for _, vt := range q.Votes {
 		// The actor as consumed_by will name them ("alice@laptop via cli").
 		s := "✓ " + model.Sanitize(vt.Actor, model.Line) + ", " + human.Ago(model.FromEpoch(vt.At), now)
-		if (v.me.Person != "" && vt.Person == v.me.Person) || (v.me.Key != "" && vt.Key == v.me.Key) {
+		if v.me.Same(policy.Voter{Person: vt.Person, Key: vt.Key}) {
 			s += " (you)"
 		}
 		kind := linePlain
@@ -222,7 +216,7 @@ func (v votesView) lines(now time.Time) (out []voteLine) {
 			who[i] = model.Sanitize(r, model.Line)
 		}
 		s := "not by " + strings.Join(who, ", ") + " (who asked for it)"
-		if isRequester(q, v.me) {
+		if policy.RequesterOf(q.Requesters, v.me) != "" {
 			s += ": that is you"
 		}
 		out = append(out, voteLine{"", s, lineSubtle})
@@ -262,26 +256,43 @@ func (v votesView) promptLines(st Styles) (lines []promptLine) {
 	if len(before) > 0 {
 		voted = strings.Join(before, ", ") + " voted; "
 	}
-	switch mine := votedAs(q, v.me); {
-	case isRequester(q, v.me):
+	cast := approvals.Cast(q.Votes)
+	switch r, at := eligibility(v.me, q, cast); r {
+	case policy.OwnProposal:
 		return []promptLine{{fmt.Sprintf("you asked for it: under %s nobody approves their own agent's proposal; the store will refuse, another approver must", label), bad}}
-	case mine != nil:
+	case policy.VotedAlready:
 		return []promptLine{{fmt.Sprintf("you voted already (as %s): one person counts once; the store will refuse. Still needed: %s",
-			model.Sanitize(mine.Actor, model.Line), needed(q.Standing)), bad}}
-	case !pol.Helps(q.Standing, v.me.Person):
+			model.Sanitize(q.Votes[at].Actor, model.Line), needed(q.Standing)), bad}}
+	case policy.WouldNotCount:
 		return []promptLine{{fmt.Sprintf("your vote would not count: still needed is %s; the store will refuse", needed(q.Standing)), bad}}
 	}
-	voters := make([]policy.Voter, 0, len(q.Votes)+1)
-	for _, vt := range q.Votes {
-		voters = append(voters, policy.Voter{Person: vt.Person, Key: vt.Key})
-	}
-	after := pol.Stand(q.Requirement, append(voters, v.me))
+	after := pol.Stand(q.Requirement, append(cast, v.me))
 	n, of := len(q.Votes)+1, len(q.Votes)+1+after.Short
 	if after.Met() {
 		return []promptLine{{fmt.Sprintf("vote %d of %d: %syours completes the approval (%s)", n, of, voted, label), ok}}
 	}
 	return []promptLine{{fmt.Sprintf("vote %d of %d: %safter you, %s still needed; it stays pending (%s)", n, of, voted,
 		human.Plural(after.Short, needed(after)+" is", needed(after)+" are"), label), warn}}
+}
+
+// eligibility is whether me's approval may count as a vote on the
+// proposal q is of (policy.Eligibility). The prompt has never singled out
+// an operator with no established person (the store refuses them, and says
+// why): for it, the vote is judged on the rest, a vote already cast by its
+// key or a vote that would not count, else taken as eligible.
+func eligibility(me policy.Voter, q *storage.Quorum, cast []policy.Voter) (policy.Refusal, int) {
+	helps, met := q.Policy.Policy.Helps(q.Standing, me.Person), q.Met()
+	r, at := policy.Eligibility(me, q.Requesters, cast, helps, met)
+	if r != policy.NoPerson {
+		return r, at
+	}
+	if i := policy.VoteOf(cast, me); i >= 0 {
+		return policy.VotedAlready, i
+	}
+	if !helps && !met {
+		return policy.WouldNotCount, -1
+	}
+	return policy.Eligible, -1
 }
 
 // denyLines is what the deny prompt says of the votes cast: a deny vetoes
@@ -344,26 +355,23 @@ func fieldStyled(st Styles, label, value string, style lipgloss.Style, width int
 	return out
 }
 
-// voteSignature says whether vote vt is signed: by a signature stored for
-// an approval of the proposal whose key is the vote's (a signed vote counts
-// for its key), checked against the trust file.
+// voteSignature says whether vote vt is signed (approvals.VoteSignature,
+// over the proposal's signatures as the console read and checked them),
+// and how the words are styled.
 func voteSignature(vt storage.Vote, sigs []sigInfo) (string, lineKind) {
-	for _, sg := range sigs {
-		r := sg.rec
-		if r.Event != storage.EventVote && r.Event != storage.EventApprove {
-			continue
-		}
-		if vt.Key == "" || r.Key != vt.Key {
-			continue
-		}
-		who := model.Sanitize(r.Principal, model.Line) + " " + shortKey(r.Key)
-		switch {
-		case sg.verified:
-			return "signed: " + who, linePlain
-		case sg.checked:
-			return "signature does NOT verify (" + model.Sanitize(sg.why, model.Line) + "), claimed by " + who, lineBad
-		}
-		return "signed (not checked here): " + who, lineSubtle
+	vs := make([]approvals.VoteSig, len(sigs))
+	for i, sg := range sigs {
+		vs[i] = approvals.VoteSig{Event: sg.rec.Event, Principal: sg.rec.Principal, Key: sg.rec.Key,
+			Checked: sg.checked, Verified: sg.verified, Why: sg.why}
 	}
-	return "unsigned", lineWarn
+	words, state := approvals.VoteSignature(vt.Key, vs, shortKey)
+	switch state {
+	case approvals.SigVerified:
+		return words, linePlain
+	case approvals.SigBad:
+		return words, lineBad
+	case approvals.SigNotChecked:
+		return words, lineSubtle
+	}
+	return words, lineWarn
 }
