@@ -583,18 +583,15 @@ func indentWrap(text string, width int, hard bool) []string {
 	return out
 }
 
-// maxImpactTargets bounds the targets the detail lists one by one (the
-// summary counts them all).
-const maxImpactTargets = 6
-
 // impactAsSummary stands where the diff summary would, when it is the
 // impact preview's line (which Hermes' own prompt shows as the summary).
 const impactAsSummary = "diff summary only: the impact line above (written for Hermes' prompt); no full diff"
 
-// impactLines are the impact preview, first: its summary, each target
-// that exists, what reaches something live, why it is incomplete (the
-// counts are then at least), what could not be previewed.
-// Paths are the agent host's: foreign text.
+// impactLines are the impact preview, first: its summary, then its lines
+// in the console's form (approvals.ImpactLines): each target the command
+// touches, what reaches something live, why it is incomplete (the counts
+// are then at least), what could not be previewed. Paths are the agent
+// host's: foreign text.
 func (d *detail) impactLines(m *model.Impact, marked bool) []string {
 	st := d.st
 	sum := d.agent(m.Summary, model.Line)
@@ -602,40 +599,19 @@ func (d *detail) impactLines(m *model.Impact, marked bool) []string {
 		sum = st.Warning.Render(sum)
 	}
 	out := d.field("impact", sum)
-	shown := 0
-	for _, t := range m.Targets {
-		if !t.Touches() {
-			continue
+	for _, l := range approvals.ImpactLines(m, marked, approvals.Console) {
+		var s string
+		switch l.Kind {
+		case approvals.ImpactTarget:
+			s = d.agent(l.Op, model.Line) + " " + d.agent(l.Path, model.Line) + st.Subtle.Render(": "+d.agent(l.Text, model.Line))
+		case approvals.ImpactDetail:
+			s = st.Subtle.Render(l.Lead) + d.agent(l.Text, model.Line)
+		case approvals.ImpactMore:
+			s = st.Subtle.Render(l.Lead)
+		default:
+			s = st.Warning.Render(l.Lead) + d.agent(l.Text, model.Line)
 		}
-		if shown++; shown > maxImpactTargets {
-			continue
-		}
-		desc := impact.Describe(t, false)
-		out = append(out, d.field("", d.agent(t.Op, model.Line)+" "+d.agent(t.Path, model.Line)+st.Subtle.Render(": "+d.agent(desc.What, model.Line)))...)
-		for _, l := range desc.Live {
-			out = append(out, d.field("", st.Warning.Render("! live: ")+d.agent(l, model.Line))...)
-		}
-		for _, x := range desc.Details {
-			out = append(out, d.field("", st.Subtle.Render("  · ")+d.agent(x, model.Line))...)
-		}
-	}
-	if shown > maxImpactTargets {
-		out = append(out, d.field("", st.Subtle.Render(fmt.Sprintf("and %d more targets", shown-maxImpactTargets)))...)
-	}
-	for _, why := range impact.IncompleteWhy(m) {
-		out = append(out, d.field("", st.Warning.Render("incomplete: ")+d.agent(why, model.Line))...)
-	}
-	for _, u := range m.Unknown {
-		out = append(out, d.field("", st.Warning.Render("could not preview: ")+d.agent(u, model.Line))...)
-	}
-	if level, why := impact.Raise(m); level != "" {
-		// What the preview asks for, in its own words; "marked I" when
-		// that raised the risk (the list marks it so).
-		head := "at least "
-		if marked {
-			head = "marked I, at least "
-		}
-		out = append(out, d.field("", st.Warning.Render(head+strings.ToUpper(string(level))+": ")+d.agent(strings.TrimPrefix(why, "impact: "), model.Line))...)
+		out = append(out, d.field("", s)...)
 	}
 	return out
 }
