@@ -241,6 +241,20 @@ func TestSignedWords(t *testing.T) {
 	if got := SignerWords(sigs[3]); got != "approve by mallory, key : does NOT verify (unknown key)" {
 		t.Errorf("SignerWords = %q", got)
 	}
+	short := func(k string) string { return k + "…" }
+	for _, c := range []struct {
+		sg    Signer
+		words string
+		state SigState
+	}{
+		{sigs[0], "approve signed by alice …, verified", SigVerified},
+		{sigs[3], "approve signed by mallory …: does NOT verify (unknown key)", SigBad},
+		{Signer{Principal: "bob\x1b", Key: "SHA256:k", Event: "vote", Reason: storage.CheckNoTrustFile}, `vote signed by bob\x1b SHA256:k… (not checked: no trust file here)`, SigNotChecked},
+	} {
+		if words, state := SignatureWords(c.sg, short, Console); words != c.words || state != c.state {
+			t.Errorf("SignatureWords(Console) = %q, %d; want %q, %d", words, state, c.words, c.state)
+		}
+	}
 	if got := SignersJSON(sigs[:1]); got != `[{"principal": "alice", "key": "", "event": "approve", "verified": true, "reason": ""}]` {
 		t.Errorf("SignersJSON = %s", got)
 	}
@@ -248,11 +262,11 @@ func TestSignedWords(t *testing.T) {
 
 func TestVoteSignature(t *testing.T) {
 	short := func(k string) string { return k[:min(len(k), 10)] }
-	sigs := []VoteSig{
-		{Event: storage.EventDeny, Principal: "eve", Key: "SHA256:k1", Checked: true, Verified: true},
-		{Event: storage.EventVote, Principal: "bob", Key: "SHA256:k2", Checked: true, Verified: true},
-		{Event: storage.EventApprove, Principal: "carol", Key: "SHA256:k3", Checked: true, Why: "expired"},
-		{Event: storage.EventVote, Principal: "dan", Key: "SHA256:k4"},
+	sigs := []Signer{
+		{Event: storage.EventDeny, Principal: "eve", Key: "SHA256:k1", Verified: true},
+		{Event: storage.EventVote, Principal: "bob", Key: "SHA256:k2", Verified: true},
+		{Event: storage.EventApprove, Principal: "carol", Key: "SHA256:k3", Reason: "expired"},
+		{Event: storage.EventVote, Principal: "dan", Key: "SHA256:k4", Reason: storage.CheckNoTrustFile},
 	}
 	for _, c := range []struct {
 		key   string

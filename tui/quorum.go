@@ -126,7 +126,7 @@ type votesView struct {
 	// signed: the store requires signatures (each vote says signed or
 	// unsigned); sigs, the proposal's signatures as read and checked.
 	signed bool
-	sigs   []sigInfo
+	sigs   []approvals.Signer
 }
 
 // votesFor is what the console knows of proposal id's standing.
@@ -365,13 +365,8 @@ func fieldStyled(st Styles, label, value string, style lipgloss.Style, width int
 // voteSignature says whether vote vt is signed (approvals.VoteSignature,
 // over the proposal's signatures as the console read and checked them),
 // and how the words are styled.
-func voteSignature(vt storage.Vote, sigs []sigInfo) (string, lineKind) {
-	vs := make([]approvals.VoteSig, len(sigs))
-	for i, sg := range sigs {
-		vs[i] = approvals.VoteSig{Event: sg.rec.Event, Principal: sg.rec.Principal, Key: sg.rec.Key,
-			Checked: sg.checked, Verified: sg.verified, Why: sg.why}
-	}
-	words, state := approvals.VoteSignature(vt.Key, vs, shortKey)
+func voteSignature(vt storage.Vote, sigs []approvals.Signer) (string, lineKind) {
+	words, state := approvals.VoteSignature(vt.Key, sigs, shortKey)
 	switch state {
 	case approvals.SigVerified:
 		return words, linePlain
