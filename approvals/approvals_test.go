@@ -241,6 +241,20 @@ func TestSignedWords(t *testing.T) {
 	if got := SignerWords(sigs[3]); got != "approve by mallory, key : does NOT verify (unknown key)" {
 		t.Errorf("SignerWords = %q", got)
 	}
+	short := func(k string) string { return k + "…" }
+	for _, c := range []struct {
+		sg    Signer
+		words string
+		state SigState
+	}{
+		{sigs[0], "approve signed by alice …, verified", SigVerified},
+		{sigs[3], "approve signed by mallory …: does NOT verify (unknown key)", SigBad},
+		{Signer{Principal: "bob\x1b", Key: "SHA256:k", Event: "vote", Reason: storage.CheckNoTrustFile}, `vote signed by bob\x1b SHA256:k… (not checked: no trust file here)`, SigNotChecked},
+	} {
+		if words, state := SignatureWords(c.sg, short, Console); words != c.words || state != c.state {
+			t.Errorf("SignatureWords(Console) = %q, %d; want %q, %d", words, state, c.words, c.state)
+		}
+	}
 	if got := SignersJSON(sigs[:1]); got != `[{"principal": "alice", "key": "", "event": "approve", "verified": true, "reason": ""}]` {
 		t.Errorf("SignersJSON = %s", got)
 	}
@@ -248,11 +262,11 @@ func TestSignedWords(t *testing.T) {
 
 func TestVoteSignature(t *testing.T) {
 	short := func(k string) string { return k[:min(len(k), 10)] }
-	sigs := []VoteSig{
-		{Event: storage.EventDeny, Principal: "eve", Key: "SHA256:k1", Checked: true, Verified: true},
-		{Event: storage.EventVote, Principal: "bob", Key: "SHA256:k2", Checked: true, Verified: true},
-		{Event: storage.EventApprove, Principal: "carol", Key: "SHA256:k3", Checked: true, Why: "expired"},
-		{Event: storage.EventVote, Principal: "dan", Key: "SHA256:k4"},
+	sigs := []Signer{
+		{Event: storage.EventDeny, Principal: "eve", Key: "SHA256:k1", Verified: true},
+		{Event: storage.EventVote, Principal: "bob", Key: "SHA256:k2", Verified: true},
+		{Event: storage.EventApprove, Principal: "carol", Key: "SHA256:k3", Reason: "expired"},
+		{Event: storage.EventVote, Principal: "dan", Key: "SHA256:k4", Reason: storage.CheckNoTrustFile},
 	}
 	for _, c := range []struct {
 		key   string
@@ -293,8 +307,8 @@ func TestGetAndRecordJSON(t *testing.T) {
 	if strings.Contains(RecordJSON(p.Record, nil).String(), `"waiter"`) {
 		t.Error("RecordJSON without a waiter read says one")
 	}
-	if RiskBanner(p.Record) != "HIGH RISK — default: deny" {
-		t.Errorf("banner = %q", RiskBanner(p.Record))
+	if RiskBanner(p.Record, Text) != "HIGH RISK — default: deny" {
+		t.Errorf("banner = %q", RiskBanner(p.Record, Text))
 	}
 }
 
@@ -319,6 +333,87 @@ func TestPageWords(t *testing.T) {
 	} {
 		if got := PageWords(c.dl, now); got != c.want {
 			t.Errorf("PageWords = %+v, want %+v", got, c.want)
+		}
+	}
+}
+
+func TestImpactLinesInEachForm(t *testing.T) {
+	m := &model.Impact{Summary: "deletes 8 directories", Unknown: []string{"$(evil)"}, Incomplete: []string{"the 1s time bound ran out"}}
+	for i := range 8 {
+		m.Targets = append(m.Targets, model.ImpactTarget{Op: "delete", Path: "/srv/d" + string(rune('0'+i)), Exists: true, Entries: 1, Files: 1, Complete: true})
+	}
+	m.Targets = append(m.Targets, model.ImpactTarget{Op: "delete", Path: "/srv/gone"})
+	count := func(ls []ImpactLine, k ImpactKind) (n int) {
+		for _, l := range ls {
+			if l.Kind == k {
+				n++
+			}
+		}
+		return n
+	}
+	text, console := ImpactLines(m, false, Text), ImpactLines(m, false, Console)
+	if n := count(text, ImpactTarget); n != 9 {
+		t.Errorf("Text lists every target: %d", n)
+	}
+	if n := count(console, ImpactTarget); n != MaxImpactTargets {
+		t.Errorf("Console lists the first %d targets that it touches: %d", MaxImpactTargets, n)
+	}
+	var more, unknown ImpactLine
+	for _, l := range console {
+		switch l.Kind {
+		case ImpactMore:
+			more = l
+		case ImpactUnknown:
+			unknown = l
+		}
+	}
+	if more.Lead != "and 2 more targets" {
+		t.Errorf("Console's more line = %+v", more)
+	}
+	if unknown.Lead != "could not preview: " || unknown.Text != "$(evil)" {
+		t.Errorf("the agent's words stay as they are, for the surface to sanitise: %+v", unknown)
+	}
+	if count(text, ImpactIncomplete) != 1 || count(text, ImpactMore) != 0 {
+		t.Errorf("Text = %+v", text)
+	}
+}
+
+func TestRunStateWordsInEachForm(t *testing.T) {
+	now := t0
+	w := &storage.Waiter{Host: "h1\x1b", PID: 42, HeartbeatAt: model.Epoch(now.Add(-70 * time.Second))}
+	for _, c := range []struct {
+		run            storage.RunState
+		f              Form
+		outcome, words string
+	}{
+		{storage.RunRunning, Console, "started, running", `runner pid 42 on h1\x1b, heartbeat 1m ago`},
+		{storage.RunDied, Console, "runner died", `outcome unknown: runner pid 42 on h1\x1b is gone (last heartbeat 1m ago)`},
+		{storage.RunUnknown, Console, "outcome unknown", "outcome unknown: no runner heartbeat"},
+		{storage.RunRunning, Text, "", `running (runner pid 42 on h1\x1b, heartbeat 1m10s ago)`},
+		{storage.RunNone, Text, "", ""},
+	} {
+		if o, wd := RunStateWords(c.run, w, now, c.f); o != c.outcome || wd != c.words {
+			t.Errorf("RunStateWords(%s, form %d) = %q, %q; want %q, %q", c.run, c.f, o, wd, c.outcome, c.words)
+		}
+	}
+}
+
+func TestRiskBannerInEachForm(t *testing.T) {
+	for _, c := range []struct {
+		r             model.RiskLevel
+		text, console bool
+	}{
+		{model.RiskMedium, false, false},
+		{model.RiskHigh, true, true},
+		{model.RiskTier2, true, false}, // the console has the phrase's own lines
+		{model.RiskUnknown, true, true},
+	} {
+		rec := &storage.Record{EffectiveRisk: c.r}
+		if got := RiskBanner(rec, Text) != ""; got != c.text {
+			t.Errorf("%s, Text: banner %v", c.r, got)
+		}
+		if got := RiskBanner(rec, Console) != ""; got != c.console {
+			t.Errorf("%s, Console: banner %v", c.r, got)
 		}
 	}
 }

@@ -113,10 +113,13 @@ func RecordJSON(rec *storage.Record, waiter *storage.WaiterStatus) *model.JSONOb
 }
 
 // RiskBanner is what is said above a proposal whose effective risk is
-// high (or unknown, which ranks above high); "" below that.
-func RiskBanner(rec *storage.Record) string {
-	if rec.EffectiveRisk.Rank() >= model.RiskHigh.Rank() {
-		return "HIGH RISK — default: deny"
+// high or above, in form f; "" below that. Text: high, tier-2 and unknown
+// (which ranks above both). Console: high and unknown; a tier-2 proposal
+// has its own lines there (the phrase to type, the attempts left).
+func RiskBanner(rec *storage.Record, f Form) string {
+	r := rec.EffectiveRisk
+	if r.Rank() < model.RiskHigh.Rank() || f == Console && r == model.RiskTier2 {
+		return ""
 	}
-	return ""
+	return "HIGH RISK — default: deny"
 }

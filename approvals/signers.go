@@ -22,6 +22,10 @@ type Signer struct {
 	Reason string
 }
 
+// Checked reports whether anything here checked the signature (a trust
+// file is configured): one that was not is neither good nor bad.
+func (sg Signer) Checked() bool { return sg.Verified || sg.Reason != storage.CheckNoTrustFile }
+
 // Signers reads the signatures kept for rec's decisions and checks each
 // against s's trust file (storage.CheckedSignatures, the one signature
 // check): over this store, this proposal, its payload and pinned risk, a
@@ -110,14 +114,44 @@ func SignersJSON(signers []Signer) string {
 	return model.JSONObjects(objs)
 }
 
-// SignerWords is one signature on one line, as show prints it: "approve by
-// alice, key SHA256:...: verifies", or "does NOT verify (why)".
+// SignerWords is one signature on one line, as show prints it (Text):
+// "approve by alice, key SHA256:...: verifies", or "does NOT verify
+// (why)".
 func SignerWords(sg Signer) string {
-	state := "verifies"
-	if !sg.Verified {
-		state = "does NOT verify (" + sg.Reason + ")"
+	words, _ := SignatureWords(sg, nil, Text)
+	return words
+}
+
+// SignatureWords is one signature on one line in form f, and how it
+// stands for a surface to style it. Text (show's): "approve by alice, key
+// SHA256:...: verifies", or "does NOT verify (why)". Console (the
+// history's event page; short shortens the key): "approve signed by alice
+// SHA256:abc…, verified", ": does NOT verify (why)", or " (not checked: no
+// trust file here)".
+func SignatureWords(sg Signer, short func(string) string, f Form) (string, SigState) {
+	state := SigVerified
+	switch {
+	case sg.Verified:
+	case sg.Checked():
+		state = SigBad
+	default:
+		state = SigNotChecked
 	}
-	return sg.Event + " by " + sg.Principal + ", key " + sg.Key + ": " + state
+	if f == Text {
+		words := "verifies"
+		if !sg.Verified {
+			words = "does NOT verify (" + sg.Reason + ")"
+		}
+		return sg.Event + " by " + sg.Principal + ", key " + sg.Key + ": " + words, state
+	}
+	who := line(sg.Event) + " signed by " + line(sg.Principal) + " " + short(sg.Key)
+	switch state {
+	case SigVerified:
+		return who + ", verified", state
+	case SigBad:
+		return who + ": does NOT verify (" + line(sg.Reason) + ")", state
+	}
+	return who + " (not checked: no trust file here)", state
 }
 
 // NoSignature is what show says where signatures are required and none is
@@ -135,33 +169,24 @@ const (
 	SigNotChecked                 // kept, but not checked here
 )
 
-// VoteSig is a signature as a surface holds it to say whether a vote is
-// signed: checked (Checked) or not, and if checked whether it verifies
-// (Verified; Why when it does not).
-type VoteSig struct {
-	Event, Principal, Key string
-	Checked, Verified     bool
-	Why                   string
-}
-
 // VoteSignature says whether a vote by key is signed: by a signature kept
 // for an approval of the proposal (a vote or an approve) whose key is the
 // vote's (a signed vote counts for its key). short shortens a key
 // fingerprint for the words.
-func VoteSignature(key string, sigs []VoteSig, short func(string) string) (string, SigState) {
+func VoteSignature(key string, sigs []Signer, short func(string) string) (string, SigState) {
 	for _, sg := range sigs {
 		if sg.Event != storage.EventVote && sg.Event != storage.EventApprove {
 			continue
 		}
-		if key == "" || sg.Key != key {
+		if key == "" || sg.Key != line(key) { // Key is sanitised
 			continue
 		}
 		who := line(sg.Principal) + " " + short(sg.Key)
 		switch {
 		case sg.Verified:
 			return "signed: " + who, SigVerified
-		case sg.Checked:
-			return "signature does NOT verify (" + line(sg.Why) + "), claimed by " + who, SigBad
+		case sg.Checked():
+			return "signature does NOT verify (" + line(sg.Reason) + "), claimed by " + who, SigBad
 		}
 		return "signed (not checked here): " + who, SigNotChecked
 	}

@@ -60,19 +60,38 @@ func consoleWaiter(ws *storage.WaiterStatus, now time.Time) (mark, words string)
 }
 
 // RunWords says what is known of a started command's run ("" when its
-// execution is not started), from its runner's heartbeat: never that it
-// ran or failed when nobody recorded that.
+// execution is not started), from its runner's heartbeat, as show says it
+// (RunStateWords in the Text form).
 func RunWords(rec *storage.Record, ws storage.WaiterStatus, now time.Time) string {
-	run := storage.JudgeRun(rec, ws)
+	_, words := RunStateWords(storage.JudgeRun(rec, ws), ws.Waiter, now, Text)
+	return words
+}
+
+// RunStateWords says a judged run (storage.JudgeRun) whose runner is w,
+// in form f: never that it ran or failed when nobody recorded that. Text:
+// no outcome and one line, "running (runner pid 12 on host, heartbeat 3s
+// ago)", "runner died, outcome unknown (runner pid 12 on host is gone,
+// last heartbeat 2m10s ago)", or the state's words. Console: the history's
+// outcome column ("started, running", "runner died", "outcome unknown")
+// and the words that go with it ("runner pid 12 on host, heartbeat 3s
+// ago").
+func RunStateWords(run storage.RunState, w *storage.Waiter, now time.Time, f Form) (outcome, words string) {
+	if f == Console {
+		switch run {
+		case storage.RunRunning:
+			return "started, running", fmt.Sprintf("runner pid %d on %s, heartbeat %s", w.PID, line(w.Host), rel(w.HeartbeatAt, now, f))
+		case storage.RunDied:
+			return "runner died", fmt.Sprintf("outcome unknown: runner pid %d on %s is gone (last heartbeat %s)", w.PID, line(w.Host), rel(w.HeartbeatAt, now, f))
+		}
+		return "outcome unknown", run.Words()
+	}
 	switch run {
 	case storage.RunRunning:
-		w := ws.Waiter
-		return fmt.Sprintf("running (runner pid %d on %s, heartbeat %s)", w.PID, line(w.Host), rel(w.HeartbeatAt, now, Text))
+		return "", fmt.Sprintf("running (runner pid %d on %s, heartbeat %s)", w.PID, line(w.Host), rel(w.HeartbeatAt, now, f))
 	case storage.RunDied:
-		w := ws.Waiter
-		return fmt.Sprintf("%s (runner pid %d on %s is gone, last heartbeat %s)", run.Words(), w.PID, line(w.Host), rel(w.HeartbeatAt, now, Text))
+		return "", fmt.Sprintf("%s (runner pid %d on %s is gone, last heartbeat %s)", run.Words(), w.PID, line(w.Host), rel(w.HeartbeatAt, now, f))
 	}
-	return run.Words()
+	return "", run.Words()
 }
 
 // ExecutionWords is a proposal's execution as show says it: its status,

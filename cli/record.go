@@ -23,7 +23,7 @@ func writeShow(w io.Writer, rec *storage.Record, waiter *storage.WaiterStatus, n
 	if rec.Hardline {
 		fmt.Fprintf(w, "*** HARDLINE: Hermes never runs this command; it cannot be approved: deny it ***\n")
 	}
-	if b := approvals.RiskBanner(rec); b != "" {
+	if b := approvals.RiskBanner(rec, approvals.Text); b != "" {
 		fmt.Fprintf(w, "*** %s ***\n", b)
 	}
 	switch {
@@ -196,27 +196,11 @@ func writeQuorum(w io.Writer, rec *storage.Record, v *approvals.Quorum, now time
 // previewed. Paths are the agent host's: sanitised.
 func writeImpact(w io.Writer, m *model.Impact, marked bool) {
 	fmt.Fprintf(w, "%-14s %s\n", "impact:", line(m.Summary))
-	for _, t := range m.Targets {
-		desc := impact.Describe(t, true)
-		fmt.Fprintf(w, "%-14s %s %s: %s\n", "", line(t.Op), line(t.Path), line(desc.What))
-		for _, l := range desc.Live {
-			fmt.Fprintf(w, "%-14s ! live: %s\n", "", line(l))
+	for _, l := range approvals.ImpactLines(m, marked, approvals.Text) {
+		if l.Kind == approvals.ImpactTarget {
+			fmt.Fprintf(w, "%-14s %s %s: %s\n", "", line(l.Op), line(l.Path), line(l.Text))
+			continue
 		}
-		for _, x := range desc.Details {
-			fmt.Fprintf(w, "%-14s   · %s\n", "", line(x))
-		}
-	}
-	for _, why := range impact.IncompleteWhy(m) {
-		fmt.Fprintf(w, "%-14s incomplete: %s\n", "", line(why))
-	}
-	for _, u := range m.Unknown {
-		fmt.Fprintf(w, "%-14s could not preview: %s\n", "", line(u))
-	}
-	if level, why := impact.Raise(m); level != "" {
-		mark := ""
-		if marked {
-			mark = "marked I, " // the impact raised the risk
-		}
-		fmt.Fprintf(w, "%-14s %sat least %s: %s\n", "", mark, strings.ToUpper(string(level)), line(strings.TrimPrefix(why, "impact: ")))
+		fmt.Fprintf(w, "%-14s %s%s\n", "", l.Lead, line(l.Text))
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/approve-tui/approve-tui/approvals"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 )
@@ -82,7 +83,7 @@ type (
 		err        error
 		// sigs: its signatures (sigsRead: they were read, or sigErr says
 		// why they could not be).
-		sigs     []sigInfo
+		sigs     []approvals.Signer
 		sigErr   error
 		sigsRead bool
 	}

@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/approve-tui/approve-tui/approvals"
 	"github.com/approve-tui/approve-tui/diffview"
 	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/impact"
@@ -368,8 +369,8 @@ func (d *detail) buildFixed() []string {
 	if r.Hardline {
 		out = append(out, st.Banner.Render(fitWidth(" HARDLINE — Hermes never runs this; it cannot be approved: deny it ", d.width)))
 	}
-	if r.EffectiveRisk == model.RiskHigh || r.EffectiveRisk == model.RiskUnknown {
-		out = append(out, st.Banner.Render(fitWidth(" HIGH RISK — default: deny ", d.width)))
+	if b := approvals.RiskBanner(r, approvals.Console); b != "" {
+		out = append(out, st.Banner.Render(fitWidth(" "+b+" ", d.width)))
 	}
 	if r.Tampered != "" {
 		out = append(out, wrapIndented(st.Corrupt.Render(" TAMPERED "), " "+model.Sanitize(r.Tampered, model.Line)+" — it can be denied, never approved", 10, d.width)...)
@@ -482,55 +483,41 @@ func (d *detail) buildTimed(now time.Time) []string {
 }
 
 // pagedText says who was paged about a proposal, and how each delivery
-// stands: sent (when), waiting to be tried again (why), failed, not sent.
+// stands (approvals.PageWords), styled by its state: sent, failed, not
+// sent, or waiting to be tried again.
 func pagedText(st Styles, ds []storage.Delivery, now time.Time) string {
 	var parts []string
 	for _, dl := range ds {
-		what := model.Sanitize(dl.Channel, model.Line)
-		switch dl.Kind {
-		case "escalation":
-			what += fmt.Sprintf(" (step %d)", dl.Step+1)
-		case "reminder", "resolved":
-			what += " (" + dl.Kind + ")"
-		}
-		switch dl.State {
+		pg := approvals.PageWords(dl, now)
+		switch pg.State {
 		case storage.DeliveryDelivered:
-			at := ""
-			if dl.DoneAt != nil {
-				at = " " + human.Ago(model.FromEpoch(*dl.DoneAt), now)
-			}
-			parts = append(parts, st.OK.Render("✓")+" "+what+at)
+			parts = append(parts, st.OK.Render(pg.Mark)+" "+pg.Text)
 		case storage.DeliveryFailed:
-			parts = append(parts, st.Error.Render("✗ "+what+" failed: "+model.CutRunes(model.Sanitize(dl.LastError, model.Line), 60)))
+			parts = append(parts, st.Error.Render(pg.Mark+" "+pg.Text))
 		case storage.DeliveryCancelled:
-			parts = append(parts, st.Subtle.Render(what+" not sent"))
+			parts = append(parts, st.Subtle.Render(pg.Text))
 		default:
-			s := what + " sending"
-			if dl.LastError != "" {
-				s = fmt.Sprintf("%s retrying (%d tries): %s", what, dl.Attempts, model.CutRunes(model.Sanitize(dl.LastError, model.Line), 60))
-			}
-			parts = append(parts, st.Warning.Render(s))
+			parts = append(parts, st.Warning.Render(pg.Text))
 		}
 	}
 	return strings.Join(parts, ", ")
 }
 
+// waiterText is who waits on the proposal (approvals.WaiterWords, the
+// console's form), its mark styled by state: not read yet, live, gone,
+// none.
 func (d *detail) waiterText(now time.Time) string {
-	st := d.st
-	if d.waiter == nil {
-		return st.Subtle.Render("checking…")
+	mark, words := approvals.WaiterWords(d.rec, d.waiter, now, approvals.Console)
+	style := d.st.Warning
+	switch {
+	case d.waiter == nil:
+		style = d.st.Subtle
+	case d.waiter.State == storage.WaiterLive:
+		style = d.st.OK
+	case d.waiter.State == storage.WaiterDead:
+		style = d.st.Error
 	}
-	w := d.waiter.Waiter
-	switch d.waiter.State {
-	case storage.WaiterLive:
-		return st.OK.Render("● live") + fmt.Sprintf(" — %s pid %d waiting since %s, heartbeat %s",
-			model.Sanitize(w.Host, model.Line), w.PID, human.Ago(model.FromEpoch(w.StartedAt), now), human.Ago(model.FromEpoch(w.HeartbeatAt), now))
-	case storage.WaiterDead:
-		return st.Error.Render("✗ dead") + fmt.Sprintf(" — %s pid %d stopped heartbeating %s: approving will not run anything",
-			model.Sanitize(w.Host, model.Line), w.PID, human.Ago(model.FromEpoch(w.HeartbeatAt), now))
-	default:
-		return st.Warning.Render("○ none") + " — no live waiter: approving will not run anything"
-	}
+	return style.Render(mark) + words
 }
 
 func (d *detail) buildBody() []string {
@@ -596,18 +583,15 @@ func indentWrap(text string, width int, hard bool) []string {
 	return out
 }
 
-// maxImpactTargets bounds the targets the detail lists one by one (the
-// summary counts them all).
-const maxImpactTargets = 6
-
 // impactAsSummary stands where the diff summary would, when it is the
 // impact preview's line (which Hermes' own prompt shows as the summary).
 const impactAsSummary = "diff summary only: the impact line above (written for Hermes' prompt); no full diff"
 
-// impactLines are the impact preview, first: its summary, each target
-// that exists, what reaches something live, why it is incomplete (the
-// counts are then at least), what could not be previewed.
-// Paths are the agent host's: foreign text.
+// impactLines are the impact preview, first: its summary, then its lines
+// in the console's form (approvals.ImpactLines): each target the command
+// touches, what reaches something live, why it is incomplete (the counts
+// are then at least), what could not be previewed. Paths are the agent
+// host's: foreign text.
 func (d *detail) impactLines(m *model.Impact, marked bool) []string {
 	st := d.st
 	sum := d.agent(m.Summary, model.Line)
@@ -615,40 +599,19 @@ func (d *detail) impactLines(m *model.Impact, marked bool) []string {
 		sum = st.Warning.Render(sum)
 	}
 	out := d.field("impact", sum)
-	shown := 0
-	for _, t := range m.Targets {
-		if !t.Touches() {
-			continue
+	for _, l := range approvals.ImpactLines(m, marked, approvals.Console) {
+		var s string
+		switch l.Kind {
+		case approvals.ImpactTarget:
+			s = d.agent(l.Op, model.Line) + " " + d.agent(l.Path, model.Line) + st.Subtle.Render(": "+d.agent(l.Text, model.Line))
+		case approvals.ImpactDetail:
+			s = st.Subtle.Render(l.Lead) + d.agent(l.Text, model.Line)
+		case approvals.ImpactMore:
+			s = st.Subtle.Render(l.Lead)
+		default:
+			s = st.Warning.Render(l.Lead) + d.agent(l.Text, model.Line)
 		}
-		if shown++; shown > maxImpactTargets {
-			continue
-		}
-		desc := impact.Describe(t, false)
-		out = append(out, d.field("", d.agent(t.Op, model.Line)+" "+d.agent(t.Path, model.Line)+st.Subtle.Render(": "+d.agent(desc.What, model.Line)))...)
-		for _, l := range desc.Live {
-			out = append(out, d.field("", st.Warning.Render("! live: ")+d.agent(l, model.Line))...)
-		}
-		for _, x := range desc.Details {
-			out = append(out, d.field("", st.Subtle.Render("  · ")+d.agent(x, model.Line))...)
-		}
-	}
-	if shown > maxImpactTargets {
-		out = append(out, d.field("", st.Subtle.Render(fmt.Sprintf("and %d more targets", shown-maxImpactTargets)))...)
-	}
-	for _, why := range impact.IncompleteWhy(m) {
-		out = append(out, d.field("", st.Warning.Render("incomplete: ")+d.agent(why, model.Line))...)
-	}
-	for _, u := range m.Unknown {
-		out = append(out, d.field("", st.Warning.Render("could not preview: ")+d.agent(u, model.Line))...)
-	}
-	if level, why := impact.Raise(m); level != "" {
-		// What the preview asks for, in its own words; "marked I" when
-		// that raised the risk (the list marks it so).
-		head := "at least "
-		if marked {
-			head = "marked I, at least "
-		}
-		out = append(out, d.field("", st.Warning.Render(head+strings.ToUpper(string(level))+": ")+d.agent(strings.TrimPrefix(why, "impact: "), model.Line))...)
+		out = append(out, d.field("", s)...)
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/approve-tui/approve-tui/approvals"
 	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
@@ -243,7 +244,7 @@ type eventPage struct {
 	// sigs: the signatures kept for the decisions on the event's proposal,
 	// as checked (sigsRead: they were read, or sigErr says why not); read
 	// for an approve, vote or deny.
-	sigs     []sigInfo
+	sigs     []approvals.Signer
 	sigsRead bool
 	sigErr   error
 }
@@ -270,7 +271,7 @@ func (m *Model) openEvent() tea.Cmd {
 // eventSigsMsg carries the signatures an event page shows.
 type eventSigsMsg struct {
 	gen  int
-	sigs []sigInfo
+	sigs []approvals.Signer
 	err  error
 }
 
@@ -305,16 +306,14 @@ func (m *Model) signatureLines(p *eventPage) []string {
 	}
 	var out []string
 	for _, sg := range p.sigs {
-		r := sg.rec
-		who := model.Sanitize(r.Event, model.Line) + " signed by " + model.Sanitize(r.Principal, model.Line) + " " + shortKey(r.Key)
-		switch {
-		case sg.verified:
-			out = append(out, who+", verified")
-		case sg.checked:
-			out = append(out, st.Error.Render(who+": does NOT verify ("+model.Sanitize(sg.why, model.Line)+")"))
-		default:
-			out = append(out, st.Subtle.Render(who+" (not checked: no trust file here)"))
+		words, state := approvals.SignatureWords(sg, shortKey, approvals.Console)
+		switch state {
+		case approvals.SigBad:
+			words = st.Error.Render(words)
+		case approvals.SigNotChecked:
+			words = st.Subtle.Render(words)
 		}
+		out = append(out, words)
 	}
 	return out
 }

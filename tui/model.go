@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/approve-tui/approve-tui/approvals"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/policy"
 	"github.com/approve-tui/approve-tui/risk"
@@ -197,7 +198,7 @@ type Model struct {
 	egen int
 	// sigs are the signatures of the proposal sigsID, read with its
 	// waiter state (readSignatures).
-	sigs   []sigInfo
+	sigs   []approvals.Signer
 	sigsID string
 	note   note
 	// explained: proposals whose leaving the list the console already

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/approve-tui/approve-tui/approvals"
 	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/policy"
@@ -111,42 +112,47 @@ func progress(q *storage.Quorum) string {
 	return fmt.Sprintf("%d/%d", q.Standing.Votes, q.Standing.Votes+q.Short)
 }
 
-// votedAs is the vote of me among q's, if any (by name or by key, as the
-// store tells one person from another).
-func votedAs(q *storage.Quorum, me policy.Voter) *storage.Vote { return q.VoteOf(me) }
-
-// isRequester reports whether me asked for the proposal q is of.
-func isRequester(q *storage.Quorum, me policy.Voter) bool { return q.Requester(me) != "" }
-
 // votesView is what the detail and the prompt show of one proposal's
-// standing.
+// standing: where it stands as the approvals read model holds it for a
+// page (Policy in force; Q nil when no rule applies or the policy could not
+// be read; Votes, those that count; Broken, sanitised, why the policy
+// itself cannot be used), and what the console adds.
 type votesView struct {
-	q       *storage.Quorum // nil: no rule applies (or the policy could not be read)
-	policy  *storage.PolicyVersion
-	problem string // why the policy could not be read ("" when it could)
-	// unreadable: the policy itself cannot be used (else a read failed,
-	// and q is what the last read said).
-	unreadable bool
-	me         policy.Voter
+	approvals.Quorum
+	// stale says why the last read of the policy and votes failed (""
+	// when it did not): Q is what the read before said.
+	stale string
+	me    policy.Voter
 	// signed: the store requires signatures (each vote says signed or
 	// unsigned); sigs, the proposal's signatures as read and checked.
 	signed bool
-	sigs   []sigInfo
+	sigs   []approvals.Signer
 }
 
 // votesFor is what the console knows of proposal id's standing.
 func (m *Model) votesFor(id string) votesView {
-	v := votesView{q: m.quorum.of(id), policy: m.quorum.policy, problem: m.quorum.problem, unreadable: m.quorum.unreadable, me: m.me,
-		signed: m.opt.Store.Trust().Required()}
+	v := votesView{Quorum: approvals.Quorum{Policy: m.quorum.policy, Q: m.quorum.of(id)}, me: m.me, signed: m.opt.Store.Trust().Required()}
+	if v.Q != nil {
+		v.Votes = v.Q.Votes
+	}
+	if m.quorum.unreadable {
+		v.Broken = m.quorum.problem
+	} else {
+		v.stale = m.quorum.problem
+	}
 	if m.sigsID == id {
 		v.sigs = m.sigs
 	}
 	return v
 }
 
+// problem says why the policy could not be used, or read ("" when it
+// could).
+func (v votesView) problem() string { return v.Broken + v.stale }
+
 // empty: nothing to say (no policy in force, or not read yet).
 func (v votesView) empty() bool {
-	return v.q == nil && v.problem == "" && (v.policy == nil || v.policy.Policy == nil || len(v.policy.Policy.Rules) == 0)
+	return v.Q == nil && v.problem() == "" && (v.Policy == nil || v.Policy.Policy == nil || len(v.Policy.Policy.Rules) == 0)
 }
 
 // voteLine is a line of the detail's votes block: its label ("" goes on
@@ -185,22 +191,22 @@ func (k lineKind) style(st Styles) lipgloss.Style {
 // lines are the detail's votes block at now.
 func (v votesView) lines(now time.Time) (out []voteLine) {
 	switch {
-	case v.problem != "" && (v.unreadable || v.q == nil):
-		return []voteLine{{"votes", v.problem, lineBad}}
-	case v.problem != "":
-		defer func() { out = append(out, voteLine{"", v.problem + ": this may be out of date", lineBad}) }()
-	case v.q == nil:
-		return []voteLine{{"votes", "one approver: no rule of policy " + v.policy.Label() + " applies", lineSubtle}}
+	case v.Broken != "" || v.stale != "" && v.Q == nil:
+		return []voteLine{{"votes", v.problem(), lineBad}}
+	case v.stale != "":
+		defer func() { out = append(out, voteLine{"", v.stale + ": this may be out of date", lineBad}) }()
+	case v.Q == nil:
+		return []voteLine{{"votes", "one approver: no rule of policy " + v.Policy.Label() + " applies", lineSubtle}}
 	}
-	q := v.q
+	q := v.Q
 	out = []voteLine{{"votes", "needs " + describe(q.Standing) + " (policy " + q.Policy.Label() + ")", linePlain}}
-	if len(q.Votes) == 0 {
+	if len(v.Votes) == 0 {
 		out = append(out, voteLine{"", "no votes yet", lineSubtle})
 	}
-	for _, vt := range q.Votes {
+	for _, vt := range v.Votes {
 		// The actor as consumed_by will name them ("alice@laptop via cli").
 		s := "✓ " + model.Sanitize(vt.Actor, model.Line) + ", " + human.Ago(model.FromEpoch(vt.At), now)
-		if (v.me.Person != "" && vt.Person == v.me.Person) || (v.me.Key != "" && vt.Key == v.me.Key) {
+		if v.me.Same(policy.Voter{Person: vt.Person, Key: vt.Key}) {
 			s += " (you)"
 		}
 		kind := linePlain
@@ -217,12 +223,8 @@ func (v votesView) lines(now time.Time) (out []voteLine) {
 		out = append(out, voteLine{"", "still needed: " + needed(q.Standing) + " (" + q.Progress() + " so far)", lineWarn})
 	}
 	if len(q.Requesters) > 0 {
-		who := make([]string, len(q.Requesters))
-		for i, r := range q.Requesters {
-			who[i] = model.Sanitize(r, model.Line)
-		}
-		s := "not by " + strings.Join(who, ", ") + " (who asked for it)"
-		if isRequester(q, v.me) {
+		s := "not by " + approvals.Names(q.Requesters) + " (who asked for it)"
+		if policy.RequesterOf(q.Requesters, v.me) != "" {
 			s += ": that is you"
 		}
 		out = append(out, voteLine{"", s, lineSubtle})
@@ -242,41 +244,34 @@ type promptLine struct {
 // what is left; the policy cannot be read). Nothing when no rule applies.
 func (v votesView) promptLines(st Styles) (lines []promptLine) {
 	warn, bad, ok := st.Warning.Render, st.Error.Render, st.OK.Render
-	if v.problem != "" && v.unreadable {
-		return []promptLine{{"the store refuses every approval: " + v.problem, bad}}
+	if v.Broken != "" {
+		return []promptLine{{"the store refuses every approval: " + v.Broken, bad}}
 	}
-	if v.problem != "" {
-		defer func() { lines = append(lines, promptLine{v.problem + ": what this says may be out of date", warn}) }()
+	if v.stale != "" {
+		defer func() { lines = append(lines, promptLine{v.stale + ": what this says may be out of date", warn}) }()
 	}
-	q := v.q
+	q := v.Q
 	if q == nil || q.Policy == nil || q.Policy.Policy == nil {
 		return nil
 	}
 	pol := q.Policy.Policy
 	label := "policy " + q.Policy.Label()
-	var before []string
-	for _, vt := range q.Votes {
-		before = append(before, model.Sanitize(vt.Person, model.Line)) // as the quorum counts them
-	}
 	voted := ""
-	if len(before) > 0 {
-		voted = strings.Join(before, ", ") + " voted; "
+	if len(v.Votes) > 0 {
+		voted = persons(v.Votes) + " voted; "
 	}
-	switch mine := votedAs(q, v.me); {
-	case isRequester(q, v.me):
+	cast := approvals.Cast(v.Votes)
+	switch r, at := eligibility(v.me, q, cast); r {
+	case policy.OwnProposal:
 		return []promptLine{{fmt.Sprintf("you asked for it: under %s nobody approves their own agent's proposal; the store will refuse, another approver must", label), bad}}
-	case mine != nil:
+	case policy.VotedAlready:
 		return []promptLine{{fmt.Sprintf("you voted already (as %s): one person counts once; the store will refuse. Still needed: %s",
-			model.Sanitize(mine.Actor, model.Line), needed(q.Standing)), bad}}
-	case !pol.Helps(q.Standing, v.me.Person):
+			model.Sanitize(v.Votes[at].Actor, model.Line), needed(q.Standing)), bad}}
+	case policy.WouldNotCount:
 		return []promptLine{{fmt.Sprintf("your vote would not count: still needed is %s; the store will refuse", needed(q.Standing)), bad}}
 	}
-	voters := make([]policy.Voter, 0, len(q.Votes)+1)
-	for _, vt := range q.Votes {
-		voters = append(voters, policy.Voter{Person: vt.Person, Key: vt.Key})
-	}
-	after := pol.Stand(q.Requirement, append(voters, v.me))
-	n, of := len(q.Votes)+1, len(q.Votes)+1+after.Short
+	after := pol.Stand(q.Requirement, append(cast, v.me))
+	n, of := len(v.Votes)+1, len(v.Votes)+1+after.Short
 	if after.Met() {
 		return []promptLine{{fmt.Sprintf("vote %d of %d: %syours completes the approval (%s)", n, of, voted, label), ok}}
 	}
@@ -284,27 +279,50 @@ func (v votesView) promptLines(st Styles) (lines []promptLine) {
 		human.Plural(after.Short, needed(after)+" is", needed(after)+" are"), label), warn}}
 }
 
+// eligibility is whether me's approval may count as a vote on the
+// proposal q is of (policy.Eligibility). The prompt has never singled out
+// an operator with no established person (the store refuses them, and says
+// why): for it, the vote is judged on the rest, a vote already cast by its
+// key or a vote that would not count, else taken as eligible.
+func eligibility(me policy.Voter, q *storage.Quorum, cast []policy.Voter) (policy.Refusal, int) {
+	helps, met := q.Policy.Policy.Helps(q.Standing, me.Person), q.Met()
+	r, at := policy.Eligibility(me, q.Requesters, cast, helps, met)
+	if r != policy.NoPerson {
+		return r, at
+	}
+	if i := policy.VoteOf(cast, me); i >= 0 {
+		return policy.VotedAlready, i
+	}
+	if !helps && !met {
+		return policy.WouldNotCount, -1
+	}
+	return policy.Eligible, -1
+}
+
 // denyLines is what the deny prompt says of the votes cast: a deny vetoes
 // them (the store ends them with it).
 func (v votesView) denyLines(st Styles) []promptLine {
-	if v.q == nil || len(v.q.Votes) == 0 {
+	n := len(v.Votes)
+	if n == 0 {
 		return nil
 	}
-	who := make([]string, len(v.q.Votes))
-	for i, vt := range v.q.Votes {
-		who[i] = model.Sanitize(vt.Person, model.Line)
-	}
 	return []promptLine{{fmt.Sprintf("a deny vetoes the %s cast (%s): one deny ends it, whatever the votes",
-		human.Plural(len(who), "vote", fmt.Sprintf("%d votes", len(who))), strings.Join(who, ", ")), st.Warning.Render}}
+		human.Plural(n, "vote", fmt.Sprintf("%d votes", n)), persons(v.Votes)), st.Warning.Render}}
+}
+
+// persons names the votes' people as the quorum counts them, sanitised.
+func persons(vs []storage.Vote) string {
+	who := make([]string, len(vs))
+	for i, vt := range vs {
+		who[i] = vt.Person
+	}
+	return approvals.Names(who)
 }
 
 // votesAges are the ages the votes block shows (the clock ticks for them).
 func (v votesView) votesAges(now time.Time) []time.Duration {
-	if v.q == nil {
-		return nil
-	}
-	out := make([]time.Duration, len(v.q.Votes))
-	for i, vt := range v.q.Votes {
+	out := make([]time.Duration, len(v.Votes))
+	for i, vt := range v.Votes {
 		out[i] = now.Sub(model.FromEpoch(vt.At))
 	}
 	return out
@@ -344,26 +362,18 @@ func fieldStyled(st Styles, label, value string, style lipgloss.Style, width int
 	return out
 }
 
-// voteSignature says whether vote vt is signed: by a signature stored for
-// an approval of the proposal whose key is the vote's (a signed vote counts
-// for its key), checked against the trust file.
-func voteSignature(vt storage.Vote, sigs []sigInfo) (string, lineKind) {
-	for _, sg := range sigs {
-		r := sg.rec
-		if r.Event != storage.EventVote && r.Event != storage.EventApprove {
-			continue
-		}
-		if vt.Key == "" || r.Key != vt.Key {
-			continue
-		}
-		who := model.Sanitize(r.Principal, model.Line) + " " + shortKey(r.Key)
-		switch {
-		case sg.verified:
-			return "signed: " + who, linePlain
-		case sg.checked:
-			return "signature does NOT verify (" + model.Sanitize(sg.why, model.Line) + "), claimed by " + who, lineBad
-		}
-		return "signed (not checked here): " + who, lineSubtle
+// voteSignature says whether vote vt is signed (approvals.VoteSignature,
+// over the proposal's signatures as the console read and checked them),
+// and how the words are styled.
+func voteSignature(vt storage.Vote, sigs []approvals.Signer) (string, lineKind) {
+	words, state := approvals.VoteSignature(vt.Key, sigs, shortKey)
+	switch state {
+	case approvals.SigVerified:
+		return words, linePlain
+	case approvals.SigBad:
+		return words, lineBad
+	case approvals.SigNotChecked:
+		return words, lineSubtle
 	}
-	return "unsigned", lineWarn
+	return words, lineWarn
 }

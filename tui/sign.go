@@ -13,6 +13,7 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 
+	"github.com/approve-tui/approve-tui/approvals"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/policy"
 	"github.com/approve-tui/approve-tui/storage"
@@ -250,41 +251,12 @@ func closeSigner(k *keySigner) tea.Cmd {
 	return func() tea.Msg { k.close(); return nil }
 }
 
-// sigInfo is one stored signature of the proposal shown, as checked here.
-type sigInfo struct {
-	rec storage.SignatureRecord
-	// verified: it holds against the trust file for the proposal as
-	// shown (principal and key are then the verifier's, not the row's);
-	// why: why it does not, or "" when nothing could check it (no trust
-	// file here).
-	verified bool
-	why      string
-	checked  bool
-}
-
 // readSignatures reads the signatures of the proposal shown and checks each
 // against the trust file for its payload and risk as shown
-// (storage.CheckedSignatures).
-func readSignatures(ctx context.Context, s *storage.Store, shown shownPayload) ([]sigInfo, error) {
-	checked, err := s.CheckedSignatures(ctx, &storage.Record{PayloadSHA256: shown.sha256,
+// (approvals.Signers, over storage.CheckedSignatures).
+func readSignatures(ctx context.Context, s *storage.Store, shown shownPayload) ([]approvals.Signer, error) {
+	return approvals.Signers(ctx, s, &storage.Record{PayloadSHA256: shown.sha256,
 		Proposal: model.Proposal{ApprovalID: shown.id, RiskLevel: shown.risk, CreatedAt: shown.created}})
-	if err != nil || len(checked) == 0 {
-		return nil, err
-	}
-	out := make([]sigInfo, len(checked))
-	for i, c := range checked {
-		out[i] = sigInfo{rec: c.Row}
-		switch {
-		case c.Reason == storage.CheckNoTrustFile:
-			// Nothing here could check it.
-		case c.Verified == nil:
-			out[i].checked, out[i].why = true, c.Reason
-		default:
-			out[i].checked, out[i].verified = true, true
-			out[i].rec.Principal, out[i].rec.Key = c.Verified.Principal, c.Verified.Fingerprint
-		}
-	}
-	return out, nil
 }
 
 // mustSign reports whether the decision the prompt is about to submit is

@@ -70,7 +70,7 @@ func BenchmarkConsoleReadSignatures(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
 		sigs, err := readSignatures(context.Background(), r.s, shown)
-		if err != nil || len(sigs) != 2 || !sigs[0].verified || !sigs[1].verified {
+		if err != nil || len(sigs) != 2 || !sigs[0].Verified || !sigs[1].Verified {
 			b.Fatalf("%+v %v", sigs, err)
 		}
 		times = append(times, time.Since(start))

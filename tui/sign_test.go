@@ -481,11 +481,11 @@ func TestVotesShowSignedOrUnsigned(t *testing.T) {
 	}
 	// A real signature's row rewritten to claim another principal: it no
 	// longer verifies, and the console says the row was changed.
-	if _, err := db.Exec(`UPDATE approve_tui_signatures SET principal = 'mallory' WHERE seq = ?`, read[0].rec.Seq); err != nil {
+	if _, err := db.Exec(`UPDATE approve_tui_signatures SET principal = 'mallory' WHERE seq = (SELECT MIN(seq) FROM approve_tui_signatures WHERE approval_id = ?)`, id); err != nil {
 		t.Fatal(err)
 	}
 	read, err = readSignatures(context.Background(), r.s, shownOf(rec))
-	if err != nil || len(read) != 3 || read[0].verified || !read[0].checked || read[0].why != storage.CheckRowMismatch || read[0].rec.Principal != "mallory" {
+	if err != nil || len(read) != 3 || read[0].Verified || !read[0].Checked() || read[0].Reason != storage.CheckRowMismatch || read[0].Principal != "mallory" {
 		t.Fatalf("a rewritten row: %+v %v", read, err)
 	}
 }
@@ -568,7 +568,7 @@ func TestHostileSignatureRowIsInert(t *testing.T) {
 		t.Fatal(err)
 	}
 	sigs, err := readSignatures(context.Background(), r.s, shownOf(rec))
-	if err != nil || len(sigs) != 1 || sigs[0].verified || !sigs[0].checked || sigs[0].why != string(trust.ReasonMalformed) {
+	if err != nil || len(sigs) != 1 || sigs[0].Verified || !sigs[0].Checked() || sigs[0].Reason != string(trust.ReasonMalformed) {
 		t.Fatalf("%+v %v", sigs, err)
 	}
 	words, kind := voteSignature(storage.Vote{Key: "SHA256:" + evil}, sigs)

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/approve-tui/approve-tui/approvals"
 	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
@@ -289,19 +290,12 @@ func (m *Model) historyView() string {
 	return m.hist.view()
 }
 
-// runWords says what is known of a started command's run: the outcome
-// column's words and the detail, with its runner's pid and host.
+// runWords says what is known of a started command's run
+// (approvals.RunStateWords, the console's form): the outcome column's
+// words and the detail, with its runner's pid and host, then detail.
 func runWords(r runInfo, now time.Time, detail string) (string, string) {
-	w := r.waiter
-	switch r.state {
-	case storage.RunRunning:
-		return "started, running", fmt.Sprintf("runner pid %d on %s, heartbeat %s; %s", w.PID,
-			model.Sanitize(w.Host, model.Line), human.Ago(model.FromEpoch(w.HeartbeatAt), now), detail)
-	case storage.RunDied:
-		return "runner died", fmt.Sprintf("outcome unknown: runner pid %d on %s is gone (last heartbeat %s); %s", w.PID,
-			model.Sanitize(w.Host, model.Line), human.Ago(model.FromEpoch(w.HeartbeatAt), now), detail)
-	}
-	return "outcome unknown", r.state.Words() + "; " + detail
+	outcome, words := approvals.RunStateWords(r.state, r.waiter, now, approvals.Console)
+	return outcome, words + "; " + detail
 }
 
 // refusalWords says a refusal reason code in a few words.
