@@ -14,7 +14,7 @@ import (
 // One tea.Model: the console is Model, the one type in package tui with
 // Init, Update and View, and the one that Bubble Tea, the SSH server and
 // the headless driver run. Its parts are components (detail, prompt,
-// header, pendingList, historyList), each with its own update, view and
+// header, pendingList, historyList), each with an update, view and
 // setSize, unexported so that nothing outside the package can run one as a
 // program of its own, nor mistake it for the console: no other type of the
 // package has an exported Update or View.
@@ -56,11 +56,10 @@ func TestOneConsoleModel(t *testing.T) {
 			t.Errorf("%s has an exported Update or View: only Model is a tea.Model", typ)
 		}
 	}
-	// Each component's update, view and setSize, its own or those of the
-	// parts it is made of (the lists share theirs: rowList).
-	for _, c := range []component{(*detail)(nil), (*prompt)(nil), (*header)(nil), (*pendingList)(nil), (*historyList)(nil)} {
-		_ = c
-	}
+	// Each component has update, view and setSize, its own or those of the
+	// part it is made of (the two lists share theirs: rowList); the
+	// compiler checks them.
+	_ = []component{(*detail)(nil), (*prompt)(nil), (*header)(nil), (*pendingList)(nil), (*historyList)(nil)}
 	var _ tea.Model = (*Model)(nil)
 }
 
