@@ -211,6 +211,23 @@ func defaultGeometry() geometry {
 	return geometry{width: 1200, height: 600, fontSize: 22, padding: 60, barSize: 30, lineHeight: 1}
 }
 
+// set takes a top-level setting of the font or frame (others leave g as
+// it is).
+func (g *geometry) set(c TapeCommand) {
+	ints := map[string]*int{"Width": &g.width, "Height": &g.height, "Padding": &g.padding, "Margin": &g.margin, "WindowBarSize": &g.barSize}
+	floats := map[string]*float64{"FontSize": &g.fontSize, "LineHeight": &g.lineHeight, "LetterSpacing": &g.letterSpacing}
+	flags := map[string]*bool{"MarginFill": &g.marginFill, "WindowBar": &g.windowBar}
+	if v, ok := ints[c.Setting]; ok {
+		*v = int(c.num)
+	}
+	if v, ok := floats[c.Setting]; ok {
+		*v = c.num
+	}
+	if v, ok := flags[c.Setting]; ok {
+		*v = c.Text != ""
+	}
+}
+
 func (g geometry) cols(px int) int {
 	avail := float64(px - 2*g.padding)
 	if g.marginFill {
@@ -524,35 +541,24 @@ func (p *tapeParser) command(pos Pos, toks []token) (TapeCommand, bool) {
 	case "Wait":
 		return p.wait(c, rest)
 	case "Screenshot":
-		c.Kind = CmdScreenshot
-		path, ok := p.path(pos, name, rest)
-		if !ok {
-			return c, false
-		}
-		switch filepath.Ext(path) {
-		case ".png":
-			path = strings.TrimSuffix(path, ".png") + ".txt"
-		case ".txt":
-		default:
-			p.errorf(pos, "Screenshot expects a .png file (VHS) or .txt, got %q", path)
-			return c, false
-		}
-		c.Text = path
-		return c, true
+		return p.pathCommand(c, CmdScreenshot, pos, name, rest, func(path string) (string, string) {
+			switch filepath.Ext(path) {
+			case ".png":
+				return strings.TrimSuffix(path, ".png") + ".txt", ""
+			case ".txt":
+				return path, ""
+			}
+			return "", fmt.Sprintf("Screenshot expects a .png file (VHS) or .txt, got %q", path)
+		})
 	case "Set":
 		return p.set(c, rest)
 	case "Output":
-		c.Kind = CmdIgnored
-		path, ok := p.path(pos, name, rest)
-		if !ok {
-			return c, false
-		}
-		if filepath.Ext(path) == "" && !strings.HasSuffix(path, "/") {
-			p.errorf(pos, "Output expects a file with an extension (.gif, .mp4, .webm, .txt…) or a folder ending in /, got %q", path)
-			return c, false
-		}
-		c.Text = path
-		return c, true
+		return p.pathCommand(c, CmdIgnored, pos, name, rest, func(path string) (string, string) {
+			if filepath.Ext(path) == "" && !strings.HasSuffix(path, "/") {
+				return "", fmt.Sprintf("Output expects a file with an extension (.gif, .mp4, .webm, .txt…) or a folder ending in /, got %q", path)
+			}
+			return path, ""
+		})
 	case "Require":
 		c.Kind = CmdIgnored
 		if len(rest) != 1 || !rest[0].isText() {
@@ -671,6 +677,23 @@ var decimalRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile
 const maxTapeDuration = 24 * time.Hour
 
 // path parses a file argument.
+// pathCommand parses a command of kind that takes one file path (path),
+// checked by check: the path it keeps, or what is wrong with it.
+func (p *tapeParser) pathCommand(c TapeCommand, kind CommandKind, pos Pos, name string, rest []token, check func(path string) (keep, wrong string)) (TapeCommand, bool) {
+	c.Kind = kind
+	path, ok := p.path(pos, name, rest)
+	if !ok {
+		return c, false
+	}
+	keep, wrong := check(path)
+	if wrong != "" {
+		p.errorf(pos, "%s", wrong)
+		return c, false
+	}
+	c.Text = keep
+	return c, true
+}
+
 func (p *tapeParser) path(pos Pos, name string, rest []token) (string, bool) {
 	switch {
 	case len(rest) == 1 && rest[0].isText() && rest[0].text != "":
@@ -977,29 +1000,7 @@ func (p *tapeParser) resolve(t *Tape) {
 		if !c.Top || c.Kind != CmdSet {
 			continue
 		}
-		n := int(c.num)
-		switch c.Setting {
-		case "Width":
-			g.width = n
-		case "Height":
-			g.height = n
-		case "FontSize":
-			g.fontSize = c.num
-		case "Padding":
-			g.padding = n
-		case "Margin":
-			g.margin = n
-		case "WindowBarSize":
-			g.barSize = n
-		case "LineHeight":
-			g.lineHeight = c.num
-		case "LetterSpacing":
-			g.letterSpacing = c.num
-		case "MarginFill":
-			g.marginFill = c.Text != ""
-		case "WindowBar":
-			g.windowBar = c.Text != ""
-		}
+		g.set(c)
 	}
 	t.geo = g
 	for i := range cmds {

@@ -24,28 +24,25 @@ import (
 func wideTree(tb testing.TB, root string, dirs, files int) {
 	tb.Helper()
 	for i := 0; i < dirs; i++ {
-		d := filepath.Join(root, fmt.Sprintf("d%04d", i))
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			tb.Fatal(err)
-		}
-		for j := 0; j < files; j++ {
-			f, err := os.Create(filepath.Join(d, fmt.Sprintf("f%04d", j)))
-			if err != nil {
-				tb.Fatal(err)
-			}
-			f.Close()
-		}
+		emptyFiles(tb, filepath.Join(root, fmt.Sprintf("d%04d", i)), "f%04d", files)
 	}
 }
 
 // flatDir makes n empty files in dir.
 func flatDir(tb testing.TB, dir string, n int) {
 	tb.Helper()
+	emptyFiles(tb, dir, "f%06d", n)
+}
+
+// emptyFiles makes dir and n empty files in it, named by the format name
+// of their number.
+func emptyFiles(tb testing.TB, dir, name string, n int) {
+	tb.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		tb.Fatal(err)
 	}
 	for i := 0; i < n; i++ {
-		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("f%06d", i)))
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf(name, i)))
 		if err != nil {
 			tb.Fatal(err)
 		}

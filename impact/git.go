@@ -186,12 +186,7 @@ func gitClean(a *analysis, dir string, args []string) {
 			dry = append(dry, arg)
 		}
 	}
-	g, err := gitOpen(a, dir)
-	var out []byte
-	if err == nil {
-		defer g.close()
-		out, err = g.sealedGit(a.ctx, dir, dry...)
-	}
+	out, _, err := sealedGitIn(a, dir, dry...)
 	if err != nil {
 		a.unknown = append(a.unknown, "git clean in "+dir+" (git clean -n could not be run there: "+err.Error()+")")
 		return
@@ -201,6 +196,18 @@ func gitClean(a *analysis, dir string, args []string) {
 			a.target(filepath.Join(dir, unquoteGit(p)), "delete", true, "git clean would remove it", nil)
 		}
 	}
+}
+
+// sealedGitIn runs git, sealed, in dir: what it wrote, and the root of the
+// repository opened for the run (gitOpen).
+func sealedGitIn(a *analysis, dir string, args ...string) (out []byte, root string, err error) {
+	g, err := gitOpen(a, dir)
+	if err != nil {
+		return nil, "", err
+	}
+	defer g.close()
+	out, err = g.sealedGit(a.ctx, dir, args...)
+	return out, g.root, err
 }
 
 // unquoteGit undoes git's quoting of a path ("a\tb", octal escapes).
@@ -221,12 +228,7 @@ func gitLost(a *analysis, dir string, paths []string, hard bool) {
 	if len(paths) > 0 {
 		args = append(append(args, "--"), paths...)
 	}
-	g, err := gitOpen(a, dir)
-	var out []byte
-	if err == nil {
-		defer g.close()
-		out, err = g.sealedGit(a.ctx, dir, args...)
-	}
+	out, root, err := sealedGitIn(a, dir, args...)
 	if err != nil {
 		a.unknown = append(a.unknown, "git in "+dir+" (git status could not be run there: "+err.Error()+")")
 		return
@@ -239,7 +241,7 @@ func gitLost(a *analysis, dir string, paths []string, hard bool) {
 		if !hard && y == ' ' {
 			continue // staged only: checkout and restore keep the index
 		}
-		a.target(filepath.Join(g.root, p), "discard", false, "uncommitted changes lost", nil)
+		a.target(filepath.Join(root, p), "discard", false, "uncommitted changes lost", nil)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/approve-tui/approve-tui/model"
 )
 
 // firstClassifyEnv makes TestFirstClassifyChild classify its value.
@@ -14,14 +16,22 @@ const firstClassifyEnv = "APPROVE_TUI_RISK_FIRST_CLASSIFY"
 // firstClassifyEnv set, in a fresh test binary that has classified nothing,
 // it classifies that command once and prints how long it took.
 func TestFirstClassifyChild(t *testing.T) {
-	cmd, ok := os.LookupEnv(firstClassifyEnv)
+	firstCallChild(t, firstClassifyEnv, "BenchmarkFirstClassify", "first-classify-ns", func(cmd string) model.RiskLevel {
+		return Classify(cmd).Level
+	})
+}
+
+// firstCallChild is the child of the benchmark named parent, with env set:
+// it times call on env's value once and prints "prefix NS LEVEL".
+func firstCallChild(t *testing.T, env, parent, prefix string, call func(cmd string) model.RiskLevel) {
+	cmd, ok := os.LookupEnv(env)
 	if !ok {
-		t.Skip("the child of BenchmarkFirstClassify")
+		t.Skip("the child of " + parent)
 	}
 	start := time.Now()
-	v := Classify(cmd)
+	level := call(cmd)
 	d := time.Since(start)
-	fmt.Printf("first-classify-ns %d %s\n", d.Nanoseconds(), v.Level)
+	fmt.Printf("%s %d %s\n", prefix, d.Nanoseconds(), level)
 }
 
 // BenchmarkFirstClassify is what the first classification costs a fresh

@@ -1,7 +1,6 @@
 package risk
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"slices"
@@ -9,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/approve-tui/approve-tui/model"
 )
 
 // firstJudgeEnv makes TestFirstJudgeChild judge its value.
@@ -18,14 +19,9 @@ const firstJudgeEnv = "APPROVE_TUI_RISK_FIRST_JUDGE"
 // test binary it judges the command once (loading the table's rules it
 // needs, the program catalogue and the parser) and prints how long it took.
 func TestFirstJudgeChild(t *testing.T) {
-	cmd, ok := os.LookupEnv(firstJudgeEnv)
-	if !ok {
-		t.Skip("the child of BenchmarkFirstJudge")
-	}
-	start := time.Now()
-	j := Judge(cmd, Context{Cwd: "/home/dev/project"})
-	d := time.Since(start)
-	fmt.Printf("first-judge-ns %d %s\n", d.Nanoseconds(), j.Level)
+	firstCallChild(t, firstJudgeEnv, "BenchmarkFirstJudge", "first-judge-ns", func(cmd string) model.RiskLevel {
+		return Judge(cmd, Context{Cwd: "/home/dev/project"}).Level
+	})
 }
 
 // BenchmarkFirstJudge is what the first judgement costs a fresh process

@@ -253,6 +253,9 @@ const (
 	pyDigit = `\p{Nd}`
 )
 
+// pyClasses are those class bodies by the letter of their escape.
+var pyClasses = map[byte]string{'s': pySpace, 'w': pyWord, 'd': pyDigit}
+
 // trailingLookahead is the one lookaround the table uses: a negative
 // lookahead for a whole word later on the same line, at the very end.
 var trailingLookahead = lazyRegexp(`^(.*)\(\?!\[\^\\n\]\*\\b([A-Za-z]+)\\b\)$`)
@@ -297,26 +300,15 @@ func translate(py string) (string, error) {
 			i++
 			e := py[i]
 			switch {
-			case inClass && e == 's':
-				b.WriteString(pySpace)
-			case inClass && e == 'w':
-				b.WriteString(pyWord)
-			case inClass && e == 'd':
-				b.WriteString(pyDigit)
-			case inClass && (e == 'S' || e == 'W' || e == 'D' || e == 'b' || e == 'B'):
+			case inClass && pyClasses[e] != "":
+				b.WriteString(pyClasses[e])
+			case inClass && (pyClasses[e|0x20] != "" || e == 'b' || e == 'B'):
 				return "", fmt.Errorf(`\%c inside a character class is not supported`, e)
-			case e == 's':
-				b.WriteString("[" + pySpace + "]")
-			case e == 'S':
-				b.WriteString("[^" + pySpace + "]")
-			case e == 'w':
-				b.WriteString("[" + pyWord + "]")
-			case e == 'W':
-				b.WriteString("[^" + pyWord + "]")
-			case e == 'd':
-				b.WriteString("[" + pyDigit + "]")
-			case e == 'D':
-				b.WriteString("[^" + pyDigit + "]")
+			case pyClasses[e] != "":
+				b.WriteString("[" + pyClasses[e] + "]")
+			case pyClasses[e|0x20] != "":
+				// \S, \W, \D: the class of \s, \w, \d negated.
+				b.WriteString("[^" + pyClasses[e|0x20] + "]")
 			case e == 'Z':
 				b.WriteString(`\z`)
 			case e >= '1' && e <= '9':

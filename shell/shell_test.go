@@ -5,6 +5,20 @@ import (
 	"testing"
 )
 
+// shownWords are ws as the tests write them: a known word's value, an
+// unknown one's raw text after "?".
+func shownWords(ws []Word) []string {
+	var out []string
+	for _, w := range ws {
+		if w.Known {
+			out = append(out, w.Value)
+		} else {
+			out = append(out, "?"+w.Raw)
+		}
+	}
+	return out
+}
+
 // sum is a command in one line: its wrappers (>), its words (?RAW for
 // one not certain), !KIND for code not read, + for words not on the line,
 // @ for where it runs, u= for the user.
@@ -21,15 +35,7 @@ func sum(c *Command) string {
 	if len(ws) > 0 {
 		b.WriteString(strings.Join(ws, ">") + "| ")
 	}
-	var words []string
-	for _, w := range c.Words {
-		if w.Known {
-			words = append(words, w.Value)
-		} else {
-			words = append(words, "?"+w.Raw)
-		}
-	}
-	b.WriteString(strings.Join(words, " "))
+	b.WriteString(strings.Join(shownWords(c.Words), " "))
 	if c.Opaque != nil {
 		b.WriteString(" !" + c.Opaque.Kind)
 	}

@@ -144,6 +144,26 @@ func (p *parser) file(f *syntax.File, src string, fr frame) {
 	p.stmts(f.Stmts, fr)
 }
 
+// branch is the frame of a part that may or may not run (a branch of if
+// or case): its assignments make variables unknown.
+func (fr frame) branch() frame {
+	fr.uncertain = true
+	return fr
+}
+
+// loop is the frame of a loop's body, which may run any number of times.
+func (fr frame) loop() frame {
+	fr = fr.branch()
+	fr.ctx.Loop = true
+	return fr
+}
+
+// cond is the frame of a condition (of if or while).
+func (fr frame) cond() frame {
+	fr.ctx.Condition = true
+	return fr
+}
+
 func (p *parser) stmts(ss []*syntax.Stmt, fr frame) {
 	for i, s := range ss {
 		f := fr
@@ -258,26 +278,17 @@ func (p *parser) command(cmd syntax.Command, redirs []*syntax.Redirect, fr frame
 	case *syntax.Block:
 		p.stmts(n.Stmts, fr)
 	case *syntax.IfClause:
-		g := fr
-		g.uncertain = true
+		g := fr.branch()
 		for c := n; c != nil; c = c.Else {
-			h := g
-			h.ctx.Condition = true
-			p.stmts(c.Cond, h)
+			p.stmts(c.Cond, g.cond())
 			p.stmts(c.Then, g)
 		}
 	case *syntax.WhileClause:
-		g := fr
-		g.uncertain = true
-		g.ctx.Loop = true
-		h := g
-		h.ctx.Condition = true
-		p.stmts(n.Cond, h)
+		g := fr.loop()
+		p.stmts(n.Cond, g.cond())
 		p.stmts(n.Do, g)
 	case *syntax.ForClause:
-		g := fr
-		g.uncertain = true
-		g.ctx.Loop = true
+		g := fr.loop()
 		switch l := n.Loop.(type) {
 		case *syntax.WordIter:
 			for _, w := range l.Items {
@@ -290,8 +301,7 @@ func (p *parser) command(cmd syntax.Command, redirs []*syntax.Redirect, fr frame
 		p.stmts(n.Do, g)
 	case *syntax.CaseClause:
 		p.s.Others = append(p.s.Others, p.word(n.Word, fr))
-		g := fr
-		g.uncertain = true
+		g := fr.branch()
 		for _, it := range n.Items {
 			for _, w := range it.Patterns {
 				p.s.Others = append(p.s.Others, p.word(w, g))

@@ -112,6 +112,17 @@ func has(opts []opt, names ...string) (string, bool) {
 	return "", false
 }
 
+// takeAssigns moves the NAME=value words at the head of rest to env; sure
+// is false when the word after them is not known and may be one.
+func takeAssigns(env []Assign, rest []Word) (_ []Assign, _ []Word, sure bool) {
+	for len(rest) > 0 && rest[0].Known && isAssign(rest[0].Value) {
+		k, v, _ := strings.Cut(rest[0].Value, "=")
+		env = append(env, Assign{Name: k, Value: Word{Raw: rest[0].Raw, Value: v, Known: true}})
+		rest = rest[1:]
+	}
+	return env, rest, len(rest) == 0 || rest[0].Known || !strings.Contains(rest[0].Raw, "=")
+}
+
 // notCertain is the step of a wrapper whose own words are not certain.
 func notCertain(name string) step {
 	return step{opaque: &Opaque{Kind: "unknown", Why: name + "'s options are not certain: the command it runs cannot be known"}}
@@ -145,12 +156,8 @@ func simpleWrapper(spec optSpec, after func(opts []opt, w *Wrap, rest []Word) []
 		w.Args = ws[:len(ws)-len(rest)+spec.operands]
 		rest = rest[spec.operands:]
 		if spec.assigns {
-			for len(rest) > 0 && rest[0].Known && isAssign(rest[0].Value) {
-				k, v, _ := strings.Cut(rest[0].Value, "=")
-				w.Env = append(w.Env, Assign{Name: k, Value: Word{Raw: rest[0].Raw, Value: v, Known: true}})
-				rest = rest[1:]
-			}
-			if len(rest) > 0 && !rest[0].Known && strings.Contains(rest[0].Raw, "=") {
+			var sure bool
+			if w.Env, rest, sure = takeAssigns(w.Env, rest); !sure {
 				return notCertain(name)
 			}
 		}
@@ -287,12 +294,8 @@ func envStep(name string, ws []Word) step {
 		w.ClearsEnv = true
 		rest = rest[1:]
 	}
-	for len(rest) > 0 && rest[0].Known && isAssign(rest[0].Value) {
-		k, v, _ := strings.Cut(rest[0].Value, "=")
-		w.Env = append(w.Env, Assign{Name: k, Value: Word{Raw: rest[0].Raw, Value: v, Known: true}})
-		rest = rest[1:]
-	}
-	if len(rest) > 0 && !rest[0].Known && strings.Contains(rest[0].Raw, "=") {
+	var sure bool
+	if w.Env, rest, sure = takeAssigns(w.Env, rest); !sure {
 		return notCertain(name)
 	}
 	if s, ok := has(opts, "-S", "--split-string"); ok {

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -28,15 +27,7 @@ func TestBellRingsForNewRiskyProposals(t *testing.T) {
 		t.Fatal("rang for what was there at start")
 	}
 	submit := func(cmd string) {
-		p, _, err := risk.Propose(risk.Draft{Command: cmd, SessionKey: "agent:\x1b]0;evil\x07", TTL: time.Hour}, t0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := f.s.Submit(context.Background(), p, rival); err != nil {
-			t.Fatal(err)
-		}
-		m.foreign++
-		Settle(m, m.reload())
+		submitDraft(t, f, m, risk.Draft{Command: cmd, SessionKey: "agent:\x1b]0;evil\x07", TTL: time.Hour})
 	}
 	submit("ls -la /srv")
 	if strings.Contains(out.Take(), "\a") {

@@ -12,8 +12,7 @@ import (
 func TestAgentWordsApartFromTheReason(t *testing.T) {
 	f := newFixture(t)
 	m := console(t, f, operator, 100, 40)
-	selectID(t, m, f.ids["escapes"])
-	press(m, "enter")
+	selectThenPress(t, m, f.ids["escapes"], "enter")
 	view := m.View()
 	// The verdict's lines: the reason (when it says more than the why)
 	// and the why, up to the agent's words.

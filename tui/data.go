@@ -295,6 +295,22 @@ func readWaiter(ctx context.Context, s *storage.Store, id string) waiterMsg {
 	return waiterMsg{id: id, ws: ws, deliveries: ds, err: err}
 }
 
+// pause waits for d (not at all when d is 0 or less), and says false
+// when ctx ended first.
+func pause(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
 // healthMsg is the result of an integrity check of the file.
 type healthMsg struct {
 	damaged string
@@ -304,14 +320,8 @@ type healthMsg struct {
 // checkHealth runs the file's integrity check after a delay (0: now).
 func checkHealth(ctx context.Context, s *storage.Store, after time.Duration) tea.Cmd {
 	return func() tea.Msg {
-		if after > 0 {
-			t := time.NewTimer(after)
-			defer t.Stop()
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-t.C:
-			}
+		if !pause(ctx, after) {
+			return nil
 		}
 		d, err := s.CheckIntegrity(ctx)
 		if ctx.Err() != nil {

@@ -15,8 +15,7 @@ func TestOwnDecisionIsNotElsewhere(t *testing.T) {
 	f := newFixture(t)
 	m := console(t, f, operator, 80, 24)
 	id := f.ids["drop"]
-	selectID(t, m, id)
-	press(m, "d")
+	selectThenPress(t, m, id, "d")
 	typeText(m, "not today")
 	_, cmd := m.Update(keyMsg("enter"))
 	if cmd == nil {

@@ -50,17 +50,34 @@ func send(tm *teatest.TestModel, keys ...string) {
 	}
 }
 
-// openByFilter narrows the list to one id (the filter matches ids), reads
-// the proposal to the end and opens the approve prompt.
-func openApprove(t *testing.T, tm *teatest.TestModel, id string) {
-	t.Helper()
+// filterTo narrows the list to one id (the filter matches ids), closes the
+// filter (enter) and sends keys.
+func filterTo(tm *teatest.TestModel, id string, keys ...string) {
 	send(tm, "/")
 	tm.Type(id)
-	send(tm, "enter", "enter")
+	send(tm, append([]string{"enter"}, keys...)...)
+}
+
+// liveOnDrop is a live console for actor on a new fixture, once its list
+// shows ready; id is the fixture's "drop" proposal.
+func liveOnDrop(t *testing.T, actor model.Actor, ready string) (f *fixture, id string, tm *teatest.TestModel) {
+	t.Helper()
+	f = newFixture(t)
+	tm = liveConsole(t, f, actor)
+	waitScreen(t, tm, ready)
+	return f, f.ids["drop"], tm
+}
+
+// openApprove narrows the list to id, reads the proposal to the end and
+// opens the approve prompt.
+func openApprove(t *testing.T, tm *teatest.TestModel, id string) {
+	t.Helper()
+	filterTo(tm, id, "enter")
 	// As an operator does, read once the proposal stands whole: its why
 	// and its waiter's state have arrived (before, nothing drawn counts).
 	waitScreen(t, tm, "why HIGH", "approving will not run anything")
 	send(tm, "end", "a")
+	waitScreen(t, tm, "Type the approval id")
 }
 
 func status(t *testing.T, f *fixture, id string) *storage.Record { return golden.Record(t, f.s, id) }
@@ -70,12 +87,8 @@ func auditCount(t *testing.T, f *fixture, id, event, outcome, reason string) int
 }
 
 func TestFlowApproveAfterTypingTheID(t *testing.T) {
-	f := newFixture(t)
-	id := f.ids["drop"]
-	tm := liveConsole(t, f, operator)
-	waitScreen(t, tm, "15 pending")
+	f, id, tm := liveOnDrop(t, operator, "15 pending")
 	openApprove(t, tm, id)
-	waitScreen(t, tm, "Type the approval id")
 	tm.Type(id)
 	waitScreen(t, tm, "approve: press enter")
 	send(tm, "enter")
@@ -87,12 +100,8 @@ func TestFlowApproveAfterTypingTheID(t *testing.T) {
 }
 
 func TestFlowWrongIDKeepsApproveDisabled(t *testing.T) {
-	f := newFixture(t)
-	id := f.ids["drop"]
-	tm := liveConsole(t, f, operator)
-	waitScreen(t, tm, "15 pending")
+	f, id, tm := liveOnDrop(t, operator, "15 pending")
 	openApprove(t, tm, id)
-	waitScreen(t, tm, "Type the approval id")
 	tm.Type(strings.ToLower(id))
 	send(tm, "enter")
 	waitScreen(t, tm, "not approved: the typed text does not match "+id)
@@ -112,12 +121,8 @@ func TestFlowWrongIDKeepsApproveDisabled(t *testing.T) {
 }
 
 func TestFlowPasteIsRefused(t *testing.T) {
-	f := newFixture(t)
-	id := f.ids["drop"]
-	tm := liveConsole(t, f, operator)
-	waitScreen(t, tm, "15 pending")
+	f, id, tm := liveOnDrop(t, operator, "15 pending")
 	openApprove(t, tm, id)
-	waitScreen(t, tm, "Type the approval id")
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(id), Paste: true})
 	waitScreen(t, tm, "pasted text refused")
 	// Without bracketed paste, a paste is one long chunk of runes: refused
@@ -135,12 +140,8 @@ func TestFlowPasteIsRefused(t *testing.T) {
 }
 
 func TestFlowAnotherProcessConsumesFirst(t *testing.T) {
-	f := newFixture(t)
-	id := f.ids["drop"]
-	tm := liveConsole(t, f, operator)
-	waitScreen(t, tm, "15 pending")
+	f, id, tm := liveOnDrop(t, operator, "15 pending")
 	openApprove(t, tm, id)
-	waitScreen(t, tm, "Type the approval id")
 	tm.Type(id)
 	waitScreen(t, tm, "approve: press enter")
 
@@ -169,10 +170,7 @@ func TestFlowLostRaceAtEnter(t *testing.T) {
 	f := newFixture(t)
 	id := f.ids["drop"]
 	m := console(t, f, operator, 100, 30)
-	selectID(t, m, id)
-	readAll(m)
-	press(m, "a")
-	typeText(m, id)
+	typedApproval(t, m, id)
 	if _, err := f.s.Consume(context.Background(), id, id, rival); err != nil {
 		t.Fatal(err)
 	}
@@ -187,13 +185,8 @@ func TestFlowLostRaceAtEnter(t *testing.T) {
 }
 
 func TestFlowDenyWithReason(t *testing.T) {
-	f := newFixture(t)
-	id := f.ids["drop"]
-	tm := liveConsole(t, f, operator)
-	waitScreen(t, tm, "15 pending")
-	send(tm, "/")
-	tm.Type(id)
-	send(tm, "enter", "d")
+	f, id, tm := liveOnDrop(t, operator, "15 pending")
+	filterTo(tm, id, "d")
 	waitScreen(t, tm, "Deny "+id+"?")
 	tm.Type("archive not verified")
 	send(tm, "enter")
@@ -207,13 +200,8 @@ func TestFlowDenyWithReason(t *testing.T) {
 }
 
 func TestFlowReadOnlyIsRefusedByTheDecisionPath(t *testing.T) {
-	f := newFixture(t)
-	id := f.ids["drop"]
-	tm := liveConsole(t, f, watcher)
-	waitScreen(t, tm, "15 pending · pairing-guest [read-only]")
-	send(tm, "/")
-	tm.Type(id)
-	send(tm, "enter", "enter", "end", "a")
+	f, id, tm := liveOnDrop(t, watcher, "15 pending · pairing-guest [read-only]")
+	filterTo(tm, id, "enter", "end", "a")
 	waitScreen(t, tm, "refused: pairing-guest via ssh is a watcher")
 	send(tm, "d")
 	waitScreen(t, tm, "cannot deny")
@@ -257,8 +245,7 @@ func TestApproveNeedsTheProposalShownFirst(t *testing.T) {
 	// (with its explanation it no longer fits 24 rows).
 	id := f.ids["low"]
 	m := console(t, f, operator, 80, 30)
-	selectID(t, m, id)
-	press(m, "a")
+	selectThenPress(t, m, id, "a")
 	if m.prompt != nil {
 		t.Fatal("the approve prompt opened from the list, before the proposal was shown")
 	}
@@ -281,8 +268,7 @@ func TestApproveNeedsTheProposalShownFirst(t *testing.T) {
 	// 80x24, where its body is more than two pages).
 	press(m, "esc", "esc")
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
-	selectID(t, m, f.ids["heredoc"])
-	press(m, "a", "esc", "a", "esc")
+	selectThenPress(t, m, f.ids["heredoc"], "a", "esc", "a", "esc")
 	if m.prompt != nil {
 		t.Fatal("the prompt opened before the long proposal was read")
 	}
@@ -423,10 +409,7 @@ func TestFileReplacedUnderTheConsole(t *testing.T) {
 	m := console(t, f, operator, 100, 30)
 	ready := startWatch(context.Background(), f.s)().(watchReadyMsg)
 	_, waitCmd := m.Update(ready)
-	selectID(t, m, id)
-	readAll(m)
-	press(m, "a")
-	typeText(m, id)
+	typedApproval(t, m, id)
 
 	restoreCopy(t, f.path)
 	press(m, "enter")
@@ -446,10 +429,7 @@ func TestFileReplacedUnderTheConsole(t *testing.T) {
 		t.Fatal("the watcher did not notice the replaced file")
 	}
 	// Deciding again works, on the file now at the path.
-	selectID(t, m, id)
-	readAll(m)
-	press(m, "a")
-	typeText(m, id)
+	typedApproval(t, m, id)
 	press(m, "enter")
 	screenHas(t, m, "approved "+id)
 }

@@ -25,8 +25,7 @@ func readAll(m *Model) { press(m, "enter", "end") }
 func scenarios() []scenario {
 	sel := func(name string, steps ...string) func(t *testing.T, f *fixture, m *Model) {
 		return func(t *testing.T, f *fixture, m *Model) {
-			selectID(t, m, f.ids[name])
-			press(m, steps...)
+			selectThenPress(t, m, f.ids[name], steps...)
 		}
 	}
 	return []scenario{
@@ -42,58 +41,41 @@ func scenarios() []scenario {
 		{name: "corrupt", run: sel("corrupt", "enter", "end", "a")},
 		{name: "not-scrolled-yet", run: sel("long", "a")},
 		{name: "approve-prompt-empty", run: func(t *testing.T, f *fixture, m *Model) {
-			selectID(t, m, f.ids["drop"])
-			readAll(m)
-			press(m, "a")
+			readThenPress(t, m, f.ids["drop"], "a")
 		}},
 		{name: "approve-prompt-partly-typed", run: func(t *testing.T, f *fixture, m *Model) {
-			selectID(t, m, f.ids["drop"])
-			readAll(m)
-			press(m, "a")
+			readThenPress(t, m, f.ids["drop"], "a")
 			typeText(m, f.ids["drop"][:5])
 		}},
 		{name: "approve-prompt-matching", run: func(t *testing.T, f *fixture, m *Model) {
-			selectID(t, m, f.ids["drop"])
-			readAll(m)
-			press(m, "a")
-			typeText(m, f.ids["drop"])
+			typedApproval(t, m, f.ids["drop"])
 		}},
 		{name: "approve-paste-refused", run: func(t *testing.T, f *fixture, m *Model) {
-			selectID(t, m, f.ids["drop"])
-			readAll(m)
-			press(m, "a")
+			readThenPress(t, m, f.ids["drop"], "a")
 			paste(m, f.ids["drop"])
 		}},
 		{name: "approve-lost-race", run: func(t *testing.T, f *fixture, m *Model) {
 			id := f.ids["drop"]
-			selectID(t, m, id)
-			readAll(m)
-			press(m, "a")
-			typeText(m, id)
+			typedApproval(t, m, id)
 			if _, err := f.s.Consume(t.Context(), id, id, rival); err != nil {
 				t.Fatal(err)
 			}
 			press(m, "enter")
 		}},
 		{name: "deny-prompt", run: func(t *testing.T, f *fixture, m *Model) {
-			selectID(t, m, f.ids["drop"])
-			press(m, "d")
+			selectThenPress(t, m, f.ids["drop"], "d")
 			typeText(m, "not during business hours")
 		}},
 		{name: "read-only", actor: func() string { return "watcher" }, run: func(t *testing.T, f *fixture, m *Model) {
-			selectID(t, m, f.ids["drop"])
-			readAll(m)
-			press(m, "a")
+			readThenPress(t, m, f.ids["drop"], "a")
 		}},
 		{name: "history", run: func(t *testing.T, f *fixture, m *Model) {
-			selectID(t, m, f.ids["drop"])
-			press(m, "d")
+			selectThenPress(t, m, f.ids["drop"], "d")
 			typeText(m, "wrong database")
 			press(m, "enter", "tab")
 		}},
 		{name: "history-event", run: func(t *testing.T, f *fixture, m *Model) {
-			selectID(t, m, f.ids["drop"])
-			press(m, "d")
+			selectThenPress(t, m, f.ids["drop"], "d")
 			typeText(m, "wrong database")
 			press(m, "enter", "tab", "enter")
 		}},
@@ -109,9 +91,7 @@ func scenarios() []scenario {
 				t.Fatal(err)
 			}
 			Settle(m, m.reload())
-			selectID(t, m, "abc")
-			readAll(m)
-			press(m, "a")
+			readThenPress(t, m, "abc", "a")
 		}},
 		{name: "slid-after-decided-elsewhere", run: func(t *testing.T, f *fixture, m *Model) {
 			id := f.ids["drop"]
@@ -132,19 +112,27 @@ func scenarios() []scenario {
 	}
 }
 
+// play runs the scenario on a console of the given size over a new
+// fixture, as its actor.
+func (sc scenario) play(t *testing.T, size [2]int) *Model {
+	t.Helper()
+	f := newFixture(t)
+	actor := operator
+	if sc.actor != nil && sc.actor() == "watcher" {
+		actor = watcher
+	}
+	m := console(t, f, actor, size[0], size[1])
+	sc.run(t, f, m)
+	return m
+}
+
 func TestGoldenScreens(t *testing.T) {
 	sizes := [][2]int{{80, 24}, {120, 40}, {200, 50}}
 	for _, sc := range scenarios() {
 		for _, size := range sizes {
 			name := fmt.Sprintf("%s-%dx%d", sc.name, size[0], size[1])
 			t.Run(name, func(t *testing.T) {
-				f := newFixture(t)
-				actor := operator
-				if sc.actor != nil && sc.actor() == "watcher" {
-					actor = watcher
-				}
-				m := console(t, f, actor, size[0], size[1])
-				sc.run(t, f, m)
+				m := sc.play(t, size)
 				golden.Assert(t, name, m.View())
 			})
 		}

@@ -104,6 +104,30 @@ func selectID(t testing.TB, m *Model, id string) {
 	}
 }
 
+// selectThenPress selects the proposal id, then presses keys.
+func selectThenPress(t testing.TB, m *Model, id string, keys ...string) {
+	t.Helper()
+	selectID(t, m, id)
+	press(m, keys...)
+}
+
+// readThenPress selects the proposal id, shows all of it (readAll), then
+// presses keys.
+func readThenPress(t testing.TB, m *Model, id string, keys ...string) {
+	t.Helper()
+	selectID(t, m, id)
+	readAll(m)
+	press(m, keys...)
+}
+
+// typedApproval opens the approve prompt on the proposal id, read, and
+// types its id (enter not pressed).
+func typedApproval(t testing.TB, m *Model, id string) {
+	t.Helper()
+	readThenPress(t, m, id, "a")
+	typeText(m, id)
+}
+
 func screenHas(t testing.TB, m *Model, want ...string) {
 	t.Helper()
 	v := m.View()

@@ -136,8 +136,7 @@ func TestHistoryColumnsShareTheRoom(t *testing.T) {
 	f := newFixture(t)
 	id := f.ids["drop"]
 	m := console(t, f, operator, 80, 24)
-	selectID(t, m, id)
-	press(m, "d")
+	selectThenPress(t, m, id, "d")
 	typeText(m, "disk full")
 	press(m, "enter", "tab")
 	v := m.View()

@@ -4,8 +4,6 @@ import (
 	"strings"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-
 	"github.com/approve-tui/approve-tui/storage"
 )
 
@@ -14,10 +12,7 @@ import (
 // drawn from what the console shows of them (histShown, handed to update
 // before each frame).
 type historyList struct {
-	list
-	st    Styles
-	width int
-	shown histShown
+	rowList[histShown]
 }
 
 // histShown is what the history's list is drawn from: the events (list's
@@ -33,26 +28,7 @@ type histShown struct {
 }
 
 func newHistoryList(st Styles, keys KeyMap) historyList {
-	return historyList{list: newList(keys, 1), st: st}
-}
-
-// setSize takes the screen's width and how many rows the list has
-// (its heading's included).
-func (h *historyList) setSize(w, rows int) {
-	h.width = w
-	h.list.setSize(w, rows)
-}
-
-// update moves the cursor with a navigation key, or takes what the list
-// is to show (histShown).
-func (h *historyList) update(msg tea.Msg) tea.Cmd {
-	switch msg := msg.(type) {
-	case tea.KeyMsg:
-		return h.list.update(msg)
-	case histShown:
-		h.shown = msg
-	}
-	return nil
+	return historyList{rowList[histShown]{list: newList(keys, 1), st: st}}
 }
 
 // view draws the heading and the events on screen.

@@ -62,8 +62,7 @@ func TestImpactBlock(t *testing.T) {
 	if row := rowOf(t, m, clean); !strings.Contains(row, " I ") {
 		t.Fatalf("a live impact (HIGH) of a MEDIUM command: the row is not marked I: %q", row)
 	}
-	selectID(t, m, id)
-	press(m, "enter")
+	selectThenPress(t, m, id, "enter")
 	screen := m.View()
 	for _, want := range []string{"impact     deletes 208 directories, 12,200 files, 2.3 GiB", `\x1b]0;pwn\x07`, "<U+202E>",
 		"! live: /srv/app/cur", "could not preview: $(cat list\\x1b[31m.txt)"} {
@@ -108,8 +107,7 @@ func TestImpactBlockIncomplete(t *testing.T) {
 	if row := rowOf(t, c, id); !strings.Contains(row, " I ") {
 		t.Fatalf("an incomplete preview: the row is not marked I: %q", row)
 	}
-	selectID(t, c, id)
-	press(c, "enter")
+	selectThenPress(t, c, id, "enter")
 	screen := c.View()
 	for _, want := range []string{"incomplete: could not read 2 directories", "(/srv/data/a, /srv/data/b)", "could not preview: data/a/* (a glob:",
 		"delete /srv/data: at least 6 entries, 2 B", "marked I, at least MEDIUM: at least 6", "incomplete preview: could not"} {
@@ -119,18 +117,23 @@ func TestImpactBlockIncomplete(t *testing.T) {
 	}
 }
 
-// Golden screens of the impact block, at the console's two sizes.
-func TestGoldenImpact(t *testing.T) {
+// goldenDetail asserts the golden screens (named prefix-WxH) of the
+// proposal fixture makes, opened, at the console's two sizes.
+func goldenDetail(t *testing.T, prefix string, fixture func(*testing.T) (*fixture, string)) {
 	for _, size := range [][2]int{{80, 24}, {120, 40}} {
-		name := fmt.Sprintf("impact-detail-%dx%d", size[0], size[1])
+		name := fmt.Sprintf("%s-%dx%d", prefix, size[0], size[1])
 		t.Run(name, func(t *testing.T) {
-			f, id := impactFixture(t)
+			f, id := fixture(t)
 			m := console(t, f, operator, size[0], size[1])
-			selectID(t, m, id)
-			press(m, "enter")
+			selectThenPress(t, m, id, "enter")
 			golden.Assert(t, name, m.View())
 		})
 	}
+}
+
+// Golden screens of the impact block, at the console's two sizes.
+func TestGoldenImpact(t *testing.T) {
+	goldenDetail(t, "impact-detail", impactFixture)
 }
 
 // kindsFixture is a store with one proposal whose preview names every
@@ -163,8 +166,7 @@ func TestImpactBlockOfCommitsDevicesAndPlans(t *testing.T) {
 	if row := rowOf(t, m, id); !strings.Contains(row, " ! ") {
 		t.Fatalf("a hostile commit subject: the row is not marked !: %q", row)
 	}
-	selectID(t, m, id)
-	press(m, "enter")
+	selectThenPress(t, m, id, "enter")
 	screen := m.View()
 	for _, want := range []string{
 		"force-push origin/main: 2 commits dropped that no other branch there holds",
@@ -186,16 +188,7 @@ func TestImpactBlockOfCommitsDevicesAndPlans(t *testing.T) {
 
 // Golden screens of the other kinds of impact, at the console's two sizes.
 func TestGoldenImpactKinds(t *testing.T) {
-	for _, size := range [][2]int{{80, 24}, {120, 40}} {
-		name := fmt.Sprintf("impact-kinds-%dx%d", size[0], size[1])
-		t.Run(name, func(t *testing.T) {
-			f, id := kindsFixture(t)
-			m := console(t, f, operator, size[0], size[1])
-			selectID(t, m, id)
-			press(m, "enter")
-			golden.Assert(t, name, m.View())
-		})
-	}
+	goldenDetail(t, "impact-kinds", kindsFixture)
 }
 
 // The I mark says that the impact raised the risk: only when its level is
@@ -237,14 +230,12 @@ func TestImpactMarksOnlyARaise(t *testing.T) {
 	if row := rowOf(t, c, high); strings.Contains(row, " I ") {
 		t.Errorf("a push its submitter raised to HIGH is marked I for an impact of MEDIUM: %q", row)
 	}
-	selectID(t, c, forced)
-	press(c, "enter")
+	selectThenPress(t, c, forced, "enter")
 	if screen := c.View(); strings.Contains(screen, "marked I") || !strings.Contains(screen, "at least MEDIUM: it drops 3 commits") {
 		t.Errorf("the detail of the unmarked force-push:\n%s", screen)
 	}
 	press(c, "esc")
-	selectID(t, c, plain)
-	press(c, "enter")
+	selectThenPress(t, c, plain, "enter")
 	if screen := c.View(); !strings.Contains(screen, "marked I, at least MEDIUM: it drops 3 commits") {
 		t.Errorf("the detail of the marked push:\n%s", screen)
 	}

@@ -115,12 +115,7 @@ func (m *Model) pendingKey(k tea.KeyMsg) tea.Cmd {
 		return nil
 	case key.Matches(k, m.keys.Open):
 		if m.selected() != nil {
-			if m.wide {
-				m.focusList = false
-			} else {
-				m.pageOpen = true
-			}
-			m.syncDetailVisible()
+			m.setDetailOpen(true)
 			m.detail.Touch()
 		}
 		return nil
@@ -191,12 +186,7 @@ func (m *Model) startApprove() tea.Cmd {
 		return m.refuse("approve", rec.ApprovalID, fmt.Sprintf("the id %s is shorter than %d characters, too easy to type by accident: it can only be denied (d)",
 			rec.ApprovalID, storage.MinApprovableID), m.st.Error)
 	case !m.detail.SeenAll():
-		if m.wide {
-			m.focusList = false
-		} else {
-			m.pageOpen = true
-		}
-		m.syncDetailVisible()
+		m.setDetailOpen(true)
 		if m.detail.Held() {
 			return m.refuse("approve", rec.ApprovalID, rec.ApprovalID+" came on screen by itself (the list changed under you): read it first (enter, then scroll)", m.st.Warning)
 		}

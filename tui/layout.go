@@ -19,6 +19,18 @@ func (m *Model) syncDetailVisible() {
 	m.detail.SetVisible(on && m.width >= MinWidth && m.height >= MinHeight)
 }
 
+// setDetailOpen opens the detail (open) or closes it: beside the list
+// when wide, where it takes the keys from the list; as a page of its own
+// when narrow.
+func (m *Model) setDetailOpen(open bool) {
+	if m.wide {
+		m.focusList = !open
+	} else {
+		m.pageOpen = open
+	}
+	m.syncDetailVisible()
+}
+
 func (m *Model) setSize(w, h int) {
 	m.width, m.height = w, h
 	m.wide = w >= wideWidth

@@ -19,6 +19,35 @@ type list struct {
 	page, head int
 }
 
+// rowList is a list on screen that draws its rows from what the console
+// shows of them (S, handed to update before each frame): the pending list
+// and the history each are one, with a view of their own.
+type rowList[S any] struct {
+	list
+	st    Styles
+	width int
+	shown S
+}
+
+// setSize takes the list's width and how many rows it has on screen (its
+// heading's included).
+func (r *rowList[S]) setSize(w, h int) {
+	r.width = w
+	r.list.setSize(w, h)
+}
+
+// update moves the cursor with a navigation key, or takes what the list
+// is to show (S).
+func (r *rowList[S]) update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.KeyMsg:
+		return r.list.update(msg)
+	case S:
+		r.shown = msg
+	}
+	return nil
+}
+
 func newList(keys KeyMap, head int) list { return list{keys: keys, head: head} }
 
 // setSize takes how many rows of the list fit (the width is the

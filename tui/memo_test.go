@@ -32,6 +32,24 @@ func fresh(m *Model) string {
 	return v
 }
 
+// memoConsole is a console in 256 colours on a clock the test moves (now),
+// its first frame drawn; same fails the test, naming the step, where the
+// frame drawn from what the frames before kept differs from a fresh one.
+func memoConsole(t *testing.T, f *fixture, actor model.Actor, size [2]int) (m *Model, now *time.Time, same func(step string)) {
+	clock := t0
+	m = New(Options{Store: f.s, Actor: actor, Renderer: colourRenderer(),
+		Now: func() time.Time { return clock }, NoWatch: true, Label: "memo"})
+	m.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+	Settle(m, m.Init())
+	m.View()
+	return m, &clock, func(step string) {
+		t.Helper()
+		if got, want := m.View(), fresh(m); got != want {
+			t.Fatalf("%s: the frame differs from one drawn from scratch:\n%s\nwant\n%s", step, got, want)
+		}
+	}
+}
+
 // The frames drawn from parts of the frames before are the frames drawn
 // from scratch: every golden scenario in 256 colours, at three sizes, then
 // as the clock moves on (a second, a minute, an hour), after a resize and
@@ -45,23 +63,12 @@ func TestViewMemoDrawsWhatAFreshConsoleDraws(t *testing.T) {
 				if sc.actor != nil && sc.actor() == "watcher" {
 					actor = watcher
 				}
-				now := t0
-				m := New(Options{Store: f.s, Actor: actor, Renderer: colourRenderer(),
-					Now: func() time.Time { return now }, NoWatch: true, Label: "memo"})
-				m.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
-				Settle(m, m.Init())
-				m.View()
-				same := func(step string) {
-					t.Helper()
-					if got, want := m.View(), fresh(m); got != want {
-						t.Fatalf("%s: the frame differs from one drawn from scratch:\n%s\nwant\n%s", step, got, want)
-					}
-				}
+				m, now, same := memoConsole(t, f, actor, size)
 				sc.run(t, f, m)
 				same("scenario")
 				for _, d := range []time.Duration{time.Second, time.Second, 59 * time.Second, time.Hour} {
-					now = now.Add(d)
-					m.Update(tickMsg{at: now})
+					*now = now.Add(d)
+					m.Update(tickMsg{at: *now})
 					same(fmt.Sprintf("clock +%v", d))
 				}
 				m.Update(tea.WindowSizeMsg{Width: size[0] + 7, Height: size[1] + 3})
@@ -85,8 +92,7 @@ func TestTerminalSafeByLine(t *testing.T) {
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	Settle(m, m.Init())
 	for _, name := range []string{"escapes", "unicode", "long", "diff"} {
-		selectID(t, m, f.ids[name])
-		press(m, "enter")
+		selectThenPress(t, m, f.ids[name], "enter")
 		raw := strings.Join(m.frameLines(), "\n")
 		if got, want := m.View(), model.TerminalSafe(raw); got != want {
 			t.Fatalf("%s: by line\n%q\nwhole\n%q", name, got, want)

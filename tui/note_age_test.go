@@ -14,8 +14,7 @@ func TestDecidedElsewhereNoteAges(t *testing.T) {
 	now := t0
 	m := consoleOnClock(f.s, &now, "aging", 120, 40)
 	id := f.ids["old-one"]
-	selectID(t, m, id)
-	press(m, "enter")
+	selectThenPress(t, m, id, "enter")
 	if _, err := f.s.Deny(t.Context(), id, rival, "not today"); err != nil {
 		t.Fatal(err)
 	}

@@ -80,14 +80,8 @@ func (m *Model) lookOpen(after time.Duration) tea.Cmd {
 
 func lookupOpen(ctx context.Context, s *storage.Store, id string, after time.Duration) tea.Cmd {
 	return func() tea.Msg {
-		if after > 0 {
-			t := time.NewTimer(after)
-			defer t.Stop()
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-t.C:
-			}
+		if !pause(ctx, after) {
+			return nil
 		}
 		rec, err := s.Get(ctx, id)
 		if ctx.Err() != nil {
@@ -222,12 +216,7 @@ func (m *Model) openAt(i int) tea.Cmd {
 	m.list.cursor = i
 	m.list.scroll()
 	cmd := m.selectionChanged(true)
-	if m.wide {
-		m.focusList = false
-	} else {
-		m.pageOpen = true
-	}
-	m.syncDetailVisible()
+	m.setDetailOpen(true)
 	m.detail.Touch()
 	m.emit("open", o.id, "opened", "")
 	return cmd

@@ -70,8 +70,7 @@ func TestOpenPendingShowsItsDetail(t *testing.T) {
 			// The reference on a file of its own (the same demo set): on
 			// one file, each console would list the other as present.
 			ref := console(t, newFixture(t), operator, size[0], size[1])
-			selectID(t, ref, id)
-			press(ref, "enter")
+			selectThenPress(t, ref, id, "enter")
 			if want := ref.View(); got != want {
 				t.Fatalf("opened:\n%s\n\nenter in the list:\n%s", got, want)
 			}
@@ -95,15 +94,23 @@ func TestOpenPendingShowsItsDetail(t *testing.T) {
 	}
 }
 
-// Esc from an opened proposal goes back to the list, the proposal still
-// selected there.
-func TestOpenThenEscGoesToTheList(t *testing.T) {
-	f := newFixture(t)
-	id := f.ids["diff"]
-	m := openConsole(t, f, operator, 80, 24, id, 0, time.Time{}, nil)
+// openedPage is an 80x24 console for actor opened on the new fixture's
+// proposal named key, shown as a page.
+func openedPage(t *testing.T, actor model.Actor, key string) (f *fixture, id string, m *Model) {
+	t.Helper()
+	f = newFixture(t)
+	id = f.ids[key]
+	m = openConsole(t, f, actor, 80, 24, id, 0, time.Time{}, nil)
 	if !m.pageOpen || m.selID != id {
 		t.Fatalf("opened: page %v, selected %q", m.pageOpen, m.selID)
 	}
+	return f, id, m
+}
+
+// Esc from an opened proposal goes back to the list, the proposal still
+// selected there.
+func TestOpenThenEscGoesToTheList(t *testing.T) {
+	_, id, m := openedPage(t, operator, "diff")
 	press(m, "esc")
 	if m.pageOpen || m.selID != id {
 		t.Fatalf("after esc: page %v, selected %q", m.pageOpen, m.selID)
@@ -113,12 +120,7 @@ func TestOpenThenEscGoesToTheList(t *testing.T) {
 
 // A watcher gets the same view, and its approve is refused by the store.
 func TestOpenAsWatcher(t *testing.T) {
-	f := newFixture(t)
-	id := f.ids["drop"]
-	m := openConsole(t, f, watcher, 80, 24, id, 0, time.Time{}, nil)
-	if !m.pageOpen || m.selID != id {
-		t.Fatalf("opened: page %v, selected %q", m.pageOpen, m.selID)
-	}
+	f, id, m := openedPage(t, watcher, "drop")
 	screenHas(t, m, "watching read-only")
 	press(m, "end", "a")
 	if rec := status(t, f, id); rec.Status != model.StatusPending {

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/approve-tui/approve-tui/human"
@@ -17,11 +16,8 @@ import (
 // everything it is drawn from is the same (memo), so that an idle console
 // redrawing a countdown lays out that row alone.
 type pendingList struct {
-	list
-	st    Styles
-	width int
-	shown listShown
-	memo  listMemo
+	rowList[listShown]
+	memo listMemo
 }
 
 // listShown is what the pending list is drawn from: the rows loaded
@@ -50,25 +46,7 @@ type listMemo struct {
 }
 
 func newPendingList(st Styles, keys KeyMap) pendingList {
-	return pendingList{list: newList(keys, 0), st: st}
-}
-
-// setSize takes the list's width and how many of its rows fit.
-func (p *pendingList) setSize(w, h int) {
-	p.width = w
-	p.list.setSize(w, h)
-}
-
-// update moves the cursor with a navigation key, or takes what the list
-// is to show (listShown).
-func (p *pendingList) update(msg tea.Msg) tea.Cmd {
-	switch msg := msg.(type) {
-	case tea.KeyMsg:
-		return p.list.update(msg)
-	case listShown:
-		p.shown = msg
-	}
-	return nil
+	return pendingList{rowList: rowList[listShown]{list: newList(keys, 0), st: st}}
 }
 
 // view draws the visible rows of the list.

@@ -163,12 +163,7 @@ func (m *Model) follow() tea.Cmd {
 	// The detail open where theirs is (their prompt shows it too), closed
 	// where it is not: beside the list, the list has the keys again.
 	open := target.DetailOpen || target.Prompt != ""
-	if m.wide {
-		m.focusList = !open
-	} else {
-		m.pageOpen = open
-	}
-	m.syncDetailVisible()
+	m.setDetailOpen(open)
 	m.detail.offset = target.Scroll
 	m.detail.clampOffset()
 	return cmd

@@ -30,9 +30,7 @@ func TestPresenceAndFollow(t *testing.T) {
 	bob := namedConsole(t, f, "bob", 120, 40)
 	id := f.ids["drop"]
 
-	selectID(t, alice, id)
-	readAll(alice)
-	press(alice, "a")
+	readThenPress(t, alice, id, "a")
 	Settle(bob, bob.reload())
 	screenHas(t, bob, "with alice")
 	row := ""
@@ -44,16 +42,13 @@ func TestPresenceAndFollow(t *testing.T) {
 	if !strings.HasPrefix(strings.TrimPrefix(strings.TrimPrefix(row, "▶"), " "), "*") {
 		t.Fatalf("alice's open prompt is not marked on bob's list: %q", row)
 	}
-	selectID(t, bob, id)
-	readAll(bob)
-	press(bob, "a")
+	readThenPress(t, bob, id, "a")
 	screenHas(t, bob, "alice is approving this proposal right now")
 	press(bob, "esc", "esc")
 
 	// Bob follows alice: her selection and scroll.
 	press(alice, "esc", "esc") // the prompt, then back to the list
-	selectID(t, alice, f.ids["heredoc"])
-	press(alice, "enter", "pgdown")
+	selectThenPress(t, alice, f.ids["heredoc"], "enter", "pgdown")
 	Settle(bob, bob.reload())
 	press(bob, "f")
 	screenHas(t, bob, "following alice")
@@ -84,8 +79,7 @@ func TestFollowMirrorsTheDetailOpenOrClosed(t *testing.T) {
 	bob := namedConsole(t, on, "bob", 120, 40)    // wide: the detail beside the list
 	carol := namedConsole(t, on, "carol", 80, 24) // narrow: the detail as a page
 
-	selectID(t, alice, f.ids["heredoc"])
-	press(alice, "enter", "pgdown")
+	selectThenPress(t, alice, f.ids["heredoc"], "enter", "pgdown")
 	for _, c := range []*Model{bob, carol} {
 		Settle(c, c.reload())
 		c.following = "alice"

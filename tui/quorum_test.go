@@ -123,8 +123,7 @@ func TestVotesShowAndCount(t *testing.T) {
 
 	// The detail: what is required, who voted when, what is left, who may
 	// not approve.
-	selectID(t, m, drop)
-	press(m, "enter")
+	selectThenPress(t, m, drop, "enter")
 	screenHas(t, m, "votes      needs 2 approvers, at least one from dba (policy v1 ",
 		"✓ alice@laptop via cli, 30s ago", "still needed: one more approver (1 of 2 approvals so far)",
 		"not by ops-agent (who asked for it)")
@@ -135,9 +134,7 @@ func TestVotesShowAndCount(t *testing.T) {
 	press(m, "esc", "esc")
 
 	// summary: the operator's vote is the first, and leaves one from dba.
-	selectID(t, m, summary)
-	readAll(m)
-	press(m, "a")
+	readThenPress(t, m, summary, "a")
 	screenHas(t, m, "vote 1 of 2: after you, one more approver from dba is still needed")
 	typeText(m, summary)
 	press(m, "enter")
@@ -196,10 +193,7 @@ func TestVoteThatCompletesConsumes(t *testing.T) {
 	f := votesFixture(t)
 	m := console(t, f, operator, 200, 40)
 	drop := f.ids["drop"]
-	selectID(t, m, drop)
-	readAll(m)
-	press(m, "a")
-	typeText(m, drop)
+	typedApproval(t, m, drop)
 	press(m, "enter")
 	if !strings.HasPrefix(m.note.text, "approved "+drop) {
 		t.Fatalf("the completing vote: %q", m.note.text)
@@ -218,8 +212,7 @@ func TestSelfApprovalIsRefused(t *testing.T) {
 	self := model.Actor{Surface: model.SurfaceTUI, Name: "ops-agent@ops-1", Person: "ops-agent"}
 	m := console(t, f, self, 80, 24)
 	drop := f.ids["drop"]
-	selectID(t, m, drop)
-	press(m, "enter")
+	selectThenPress(t, m, drop, "enter")
 	screenHas(t, m, "not by ops-agent (who asked for it): that is you")
 	press(m, "end", "a")
 	screenHas(t, m, "you asked for it: under policy v1 ")
@@ -251,8 +244,7 @@ func TestUnreadablePolicyIsAProblem(t *testing.T) {
 	}
 	m := console(t, f, operator, 80, 24)
 	screenHas(t, m, "[policy v1 UNREADABLE]", "policy v1 in the store cannot be used")
-	selectID(t, m, f.ids["low"])
-	press(m, "enter")
+	selectThenPress(t, m, f.ids["low"], "enter")
 	screenHas(t, m, "votes      policy v1 in the store cannot be used")
 	press(m, "end", "a")
 	screenHas(t, m, "the store refuses every approval: policy v1")
@@ -275,9 +267,7 @@ func TestVoteElsewhereShows(t *testing.T) {
 	setPolicy(t, f.s, twoPerson)
 	m := console(t, f, operator, 120, 40)
 	summary := f.ids["summary"]
-	selectID(t, m, summary)
-	readAll(m)
-	press(m, "a")
+	readThenPress(t, m, summary, "a")
 	screenHas(t, m, "vote 1 of 2: after you, one more approver from dba is still needed")
 	voteAs(t, otherHandle(t, f, t0), summary, rival)
 	Settle(m, m.reload())
@@ -293,20 +283,14 @@ func votesScenarios() []scenario {
 	return []scenario{
 		{name: "votes-list", run: func(t *testing.T, f *fixture, m *Model) { selectID(t, m, f.ids["drop"]) }},
 		{name: "votes-detail", run: func(t *testing.T, f *fixture, m *Model) {
-			selectID(t, m, f.ids["drop"])
-			press(m, "enter")
+			selectThenPress(t, m, f.ids["drop"], "enter")
 		}},
 		{name: "votes-prompt", run: func(t *testing.T, f *fixture, m *Model) {
-			selectID(t, m, f.ids["drop"])
-			readAll(m)
-			press(m, "a")
+			readThenPress(t, m, f.ids["drop"], "a")
 		}},
 		{name: "votes-recorded", run: func(t *testing.T, f *fixture, m *Model) {
 			id := f.ids["summary"]
-			selectID(t, m, id)
-			readAll(m)
-			press(m, "a")
-			typeText(m, id)
+			typedApproval(t, m, id)
 			press(m, "enter")
 		}},
 		{name: "votes-history", run: func(t *testing.T, f *fixture, m *Model) { press(m, "tab") }},
@@ -344,16 +328,12 @@ func TestPresenceWithVotes(t *testing.T) {
 	}
 	alice, oncall := person("alice"), person("oncall")
 	id := f.ids["drop"]
-	selectID(t, alice, id)
-	readAll(alice)
-	press(alice, "a")
+	readThenPress(t, alice, id, "a")
 	Settle(oncall, oncall.reload())
 	if r := rowOf(t, oncall, id); !strings.HasPrefix(r, " *") || !strings.Contains(r, " 0/2 ") {
 		t.Fatalf("alice's prompt on oncall's list: %q", r)
 	}
-	selectID(t, oncall, id)
-	readAll(oncall)
-	press(oncall, "a")
+	readThenPress(t, oncall, id, "a")
 	screenHas(t, oncall, "alice is voting on this proposal right now: it needs 2 approvers, at least one from dba, each person counted once",
 		"vote 1 of 2: after you, one more approver from dba is still needed")
 
@@ -383,26 +363,15 @@ func TestViewMemoUnderVotes(t *testing.T) {
 		for _, size := range [][2]int{{80, 24}, {120, 40}} {
 			t.Run(fmt.Sprintf("%s-%dx%d", sc.name, size[0], size[1]), func(t *testing.T) {
 				f := votesFixture(t)
-				now := t0
-				m := New(Options{Store: f.s, Actor: operator, Renderer: colourRenderer(),
-					Now: func() time.Time { return now }, NoWatch: true, Label: "memo"})
-				m.Update(windowSize(size[0], size[1]))
-				Settle(m, m.Init())
-				m.View()
-				same := func(step string) {
-					t.Helper()
-					if got, want := m.View(), fresh(m); got != want {
-						t.Fatalf("%s: the frame differs from one drawn from scratch:\n%s\nwant\n%s", step, got, want)
-					}
-				}
+				m, now, same := memoConsole(t, f, operator, size)
 				sc.run(t, f, m)
 				same("scenario")
 				for _, d := range []time.Duration{time.Second, 59 * time.Second} {
-					now = now.Add(d)
-					m.Update(tickMsg{at: now})
+					*now = now.Add(d)
+					m.Update(tickMsg{at: *now})
 					same(fmt.Sprintf("clock +%v", d))
 				}
-				voteAs(t, otherHandle(t, f, now), f.ids["heredoc"], rival)
+				voteAs(t, otherHandle(t, f, *now), f.ids["heredoc"], rival)
 				Settle(m, m.reload())
 				same("a vote elsewhere")
 				m.Update(windowSize(size[0]+7, size[1]+3))
@@ -480,8 +449,7 @@ func TestQuorumTakeKeepsTheRowsBelowAPage(t *testing.T) {
 func TestDenyPromptSaysItVetoes(t *testing.T) {
 	f := votesFixture(t)
 	m := console(t, f, operator, 80, 24)
-	selectID(t, m, f.ids["drop"])
-	press(m, "d")
+	selectThenPress(t, m, f.ids["drop"], "d")
 	screenHas(t, m, "a deny vetoes the vote cast (alice): one deny ends it, whatever the votes")
 	typeText(m, "no")
 	press(m, "enter")

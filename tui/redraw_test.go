@@ -73,8 +73,7 @@ func TestFlowCtrlLClearsTheScreen(t *testing.T) {
 func TestCtrlLInAPromptAndWhileFollowing(t *testing.T) {
 	f := newFixture(t)
 	m := console(t, f, operator, 120, 40)
-	selectID(t, m, f.ids["low"])
-	press(m, "d")
+	selectThenPress(t, m, f.ids["low"], "d")
 	typeText(m, "because")
 	_, cmd := m.Update(ctrlL)
 	Settle(m, cmd)

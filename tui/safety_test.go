@@ -75,10 +75,7 @@ func TestRewriteDuringThePromptIsRefused(t *testing.T) {
 	f := newFixture(t)
 	id := f.ids["low"]
 	m := console(t, f, operator, 120, 40)
-	selectID(t, m, id)
-	readAll(m)
-	press(m, "a")
-	typeText(m, id)
+	typedApproval(t, m, id)
 	if m.prompt == nil || !m.prompt.matches() {
 		t.Fatal("prompt not ready")
 	}
@@ -127,8 +124,7 @@ func TestHostileIDIsInert(t *testing.T) {
 	rawExec(t, f.path, `INSERT INTO gateway_approvals (approval_id, created_at, expires_at, status, payload_json) VALUES (?, ?, ?, 'pending', '{}')`,
 		id, "1796000000", "1896000000")
 	m := console(t, f, operator, 200, 50)
-	selectID(t, m, id)
-	press(m, "enter", "d")
+	selectThenPress(t, m, id, "enter", "d")
 	v := m.View()
 	for _, bad := range []string{"\x1b]", "\x07", "\u202e", "\u009b"} {
 		if strings.Contains(v, bad) {
@@ -212,9 +208,7 @@ func TestPromptShowsALongIDWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := console(t, f, operator, 80, 24)
-	selectID(t, m, id)
-	readAll(m)
-	press(m, "a")
+	readThenPress(t, m, id, "a")
 	if m.prompt == nil {
 		t.Fatalf("no prompt:\n%s", m.View())
 	}

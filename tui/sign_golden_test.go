@@ -50,23 +50,19 @@ func TestGoldenSigned(t *testing.T) {
 	}{
 		{"signed-votes", func(r *trustRig) Signing { return Signing{KeyFile: r.alice} }, func(t *testing.T, r *trustRig, m *Model) {
 			id := r.ids["drop"]
-			openPromptOn(t, m, id, "a")
-			typeText(m, id)
+			typeApproveOn(t, m, id)
 			press(m, "enter")
-			selectID(t, m, id)
-			press(m, "enter")
+			selectThenPress(t, m, id, "enter")
 		}},
 		{"approve-touch-security-key", func(r *trustRig) Signing { return Signing{KeyFile: r.alice} }, func(t *testing.T, r *trustRig, m *Model) {
 			id := r.ids["drop"]
-			openPromptOn(t, m, id, "a")
-			typeText(m, id)
+			typeApproveOn(t, m, id)
 			m.Update(keyMsg("enter")) // the key is asked for; that command is not run
 			m.Update(signerMsg{gen: m.signGen, id: id, key: &keySigner{signer: trust.NewStatementSigner(newSecurityKey(t))}})
 		}},
 		{"approve-no-agent", func(*trustRig) Signing { return AgentSocket("") }, func(t *testing.T, r *trustRig, m *Model) {
 			id := r.ids["drop"]
-			openPromptOn(t, m, id, "a")
-			typeText(m, id)
+			typeApproveOn(t, m, id)
 			press(m, "enter")
 		}},
 		{"deny-unsigned", func(*trustRig) Signing { return AgentSocket("") }, func(t *testing.T, r *trustRig, m *Model) {

@@ -24,8 +24,7 @@ func TestConsoleApprovalNamesPolicyAndRefusesRollback(t *testing.T) {
 	sg := Signing{KeyFile: r.bob, PolicyMemory: memory}
 	m := signingConsole(t, r, sg, nil)
 	id := r.ids["low"]
-	openPromptOn(t, m, id, "a")
-	typeText(m, id)
+	typeApproveOn(t, m, id)
 	press(m, "enter")
 	if got := status(t, r.fixture, id); got.Status != model.StatusConsumed {
 		t.Fatalf("after a signed approve: %s; note %q; prompt %+v", got.Status, m.note.text, m.prompt)
@@ -47,8 +46,7 @@ func TestConsoleApprovalNamesPolicyAndRefusesRollback(t *testing.T) {
 	}
 	m = signingConsole(t, r, Signing{KeyFile: r.bob, PolicyMemory: other}, nil)
 	id = r.ids["low-k8s"]
-	openPromptOn(t, m, id, "a")
-	typeText(m, id)
+	typeApproveOn(t, m, id)
 	press(m, "enter")
 	if m.prompt == nil || !strings.Contains(m.prompt.message, "not signed, nothing decided") || !strings.Contains(m.prompt.message, "the store's policy went back from abababababab signed by alice") {
 		t.Fatalf("prompt after a rolled-back policy: %+v\nnote %q", m.prompt, m.note.text)

@@ -164,8 +164,7 @@ func signingConsole(t testing.TB, r *trustRig, sg Signing, events *[]Event) *Mod
 // prompt.
 func openPromptOn(t testing.TB, m *Model, id, k string) {
 	t.Helper()
-	selectID(t, m, id)
-	press(m, "enter")
+	selectThenPress(t, m, id, "enter")
 	for i := 0; i < 300 && !m.detail.SeenAll(); i++ {
 		press(m, "down")
 	}
@@ -179,6 +178,26 @@ func openPromptOn(t testing.TB, m *Model, id, k string) {
 }
 
 // sshVerify runs the real ssh-keygen -Y verify over a stored signature.
+// selectEvent moves the history's cursor down to the event of proposal id.
+func selectEvent(t testing.TB, m *Model, id, event string) {
+	t.Helper()
+	for i := 0; i < 50; i++ {
+		if e, ok := m.selectedAudit(); ok && e.ApprovalID == id && e.Event == event {
+			return
+		}
+		press(m, "down")
+	}
+	t.Fatalf("no %s event of %s in the history", event, id)
+}
+
+// typeApproveOn opens the approve prompt on the proposal id, read to its
+// end, and types its id (enter not pressed).
+func typeApproveOn(t testing.TB, m *Model, id string) {
+	t.Helper()
+	openPromptOn(t, m, id, "a")
+	typeText(m, id)
+}
+
 func sshVerify(t testing.TB, trustPath string, sg storage.SignatureRecord) {
 	t.Helper()
 	sp := filepath.Join(t.TempDir(), "sig")
@@ -208,8 +227,7 @@ func TestSignedApproveThroughTheAgent(t *testing.T) {
 	m := signingConsole(t, r, AgentSocket(sock), &events)
 	id := r.ids["low"]
 	rec := status(t, r.fixture, id)
-	openPromptOn(t, m, id, "a")
-	typeText(m, id)
+	typeApproveOn(t, m, id)
 	press(m, "enter")
 	got := status(t, r.fixture, id)
 	if got.Status != model.StatusConsumed {
@@ -261,8 +279,7 @@ func TestUnsignableApproveDecidesNothing(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			m := signingConsole(t, r, c.sg(), nil)
-			openPromptOn(t, m, id, "a")
-			typeText(m, id)
+			typeApproveOn(t, m, id)
 			press(m, "enter")
 			if m.prompt == nil || !strings.Contains(m.prompt.message, "not signed, nothing decided") || !strings.Contains(m.prompt.message, c.want) {
 				t.Fatalf("prompt after an unsignable approve: %+v\nnote %q", m.prompt, m.note.text)
@@ -283,8 +300,7 @@ func TestSignedApproveWithAKeyFile(t *testing.T) {
 	r := newTrustRig(t)
 	m := signingConsole(t, r, Signing{KeyFile: r.bob}, nil)
 	id := r.ids["low"]
-	openPromptOn(t, m, id, "a")
-	typeText(m, id)
+	typeApproveOn(t, m, id)
 	press(m, "enter")
 	if got := status(t, r.fixture, id); got.Status != model.StatusConsumed || !strings.Contains(m.note.text, "signed by bob SHA256:") {
 		t.Fatalf("%s, note %q", got.Status, m.note.text)
@@ -330,8 +346,7 @@ func TestCancelledSigningDecidesNothing(t *testing.T) {
 	r := newTrustRig(t)
 	m := signingConsole(t, r, AgentSocket(sshAgent(t, nil, r.alice)), nil)
 	id := r.ids["low"]
-	openPromptOn(t, m, id, "a")
-	typeText(m, id)
+	typeApproveOn(t, m, id)
 	_, cmd := m.Update(keyMsg("enter")) // asks for the key; not run yet
 	if m.prompt == nil || !m.prompt.signing {
 		t.Fatal("enter did not start signing")
@@ -413,14 +428,12 @@ func TestVotesShowSignedOrUnsigned(t *testing.T) {
 	_, _ = other.ConsumeRead(context.Background(), id, id, "", carol)
 
 	m := signingConsole(t, r, AgentSocket(sshAgent(t, nil, r.alice)), nil)
-	openPromptOn(t, m, id, "a")
-	typeText(m, id)
+	typeApproveOn(t, m, id)
 	press(m, "enter")
 	if !strings.Contains(m.note.text, "vote recorded on "+id) || !strings.Contains(m.note.text, "signed by alice SHA256:") {
 		t.Fatalf("vote outcome: %q", m.note.text)
 	}
-	selectID(t, m, id)
-	press(m, "enter")
+	selectThenPress(t, m, id, "enter")
 	var block []string
 	for _, l := range m.votesFor(id).lines(t0) {
 		block = append(block, l.text)
@@ -496,19 +509,10 @@ func TestHistoryEventNamesTheSignatures(t *testing.T) {
 	r := newTrustRig(t)
 	m := signingConsole(t, r, AgentSocket(sshAgent(t, nil, r.alice)), nil)
 	id := r.ids["low"]
-	openPromptOn(t, m, id, "a")
-	typeText(m, id)
+	typeApproveOn(t, m, id)
 	press(m, "enter")
 	press(m, "tab")
-	for i := 0; i < 50; i++ {
-		if e, ok := m.selectedAudit(); ok && e.ApprovalID == id && e.Event == storage.EventApprove {
-			break
-		}
-		press(m, "down")
-	}
-	if e, _ := m.selectedAudit(); e.ApprovalID != id || e.Event != storage.EventApprove {
-		t.Fatalf("no approve event of %s in the history", id)
-	}
+	selectEvent(t, m, id, storage.EventApprove)
 	press(m, "enter")
 	screenHas(t, m, "signatures", "approve signed by alice SHA256:", ", verified")
 
@@ -518,12 +522,7 @@ func TestHistoryEventNamesTheSignatures(t *testing.T) {
 	openPromptOn(t, unsigned, deny, "d")
 	press(unsigned, "enter")
 	press(unsigned, "tab")
-	for i := 0; i < 50; i++ {
-		if e, ok := unsigned.selectedAudit(); ok && e.ApprovalID == deny && e.Event == storage.EventDeny {
-			break
-		}
-		press(unsigned, "down")
-	}
+	selectEvent(t, unsigned, deny, storage.EventDeny)
 	press(unsigned, "enter")
 	screenHas(t, unsigned, "signatures", "none: unsigned")
 }

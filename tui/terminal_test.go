@@ -66,8 +66,7 @@ func TestNothingReadWhenNoFrameIsWritten(t *testing.T) {
 	m.screen = newScreen(failingWriter{})
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	Settle(m, m.Init())
-	selectID(t, m, f.ids["low"])
-	press(m, "enter", "pgdown", "end", "home", "a")
+	selectThenPress(t, m, f.ids["low"], "enter", "pgdown", "end", "home", "a")
 	if m.prompt != nil || m.detail.SeenAll() {
 		t.Fatal("approve opened, though no frame was ever written")
 	}

@@ -95,9 +95,7 @@ func TestTier2PhraseInTheConsole(t *testing.T) {
 	}
 
 	// Locked out: the right phrase is refused, and says until when.
-	selectID(t, m, "t2-locked-001")
-	readAll(m)
-	press(m, "a")
+	readThenPress(t, m, "t2-locked-001", "a")
 	typeText(m, "RESTART-TIER2 POSTGRES 7777")
 	press(m, "enter")
 	screenHas(t, m, "locked out until 03:10:00Z")
@@ -109,20 +107,15 @@ func TestGoldenTier2(t *testing.T) {
 		run  func(t *testing.T, m *Model)
 	}{
 		{"tier2-phrase-prompt", func(t *testing.T, m *Model) {
-			selectID(t, m, "t2-plain-0001")
-			readAll(m)
-			press(m, "a")
+			readThenPress(t, m, "t2-plain-0001", "a")
 			typeText(m, "restart-tier2 vault")
 		}},
 		{"tier2-armed", func(t *testing.T, m *Model) {
-			selectID(t, m, "t2-armed-0001")
-			press(m, "enter")
+			selectThenPress(t, m, "t2-armed-0001", "enter")
 		}},
 		{"tier2-blocked-in-history", func(t *testing.T, m *Model) { press(m, "tab") }},
 		{"tier2-lockout", func(t *testing.T, m *Model) {
-			selectID(t, m, "t2-locked-001")
-			readAll(m)
-			press(m, "a")
+			readThenPress(t, m, "t2-locked-001", "a")
 			typeText(m, "RESTART-TIER2 POSTGRES 7777")
 			press(m, "enter")
 		}},

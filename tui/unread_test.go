@@ -36,8 +36,7 @@ func TestUnreadIsOneCount(t *testing.T) {
 	for _, i := range list.list.visible {
 		id := list.rows[i].rec.ApprovalID
 		m := console(t, f, operator, 80, 24)
-		selectID(t, m, id)
-		press(m, "enter")
+		selectThenPress(t, m, id, "enter")
 		mk := markerCount.FindStringSubmatch(m.View())
 		if mk == nil {
 			continue // it fits the page: nothing to count
@@ -66,8 +65,7 @@ func TestUnreadIsOneCount(t *testing.T) {
 func TestUnreadGrammarOfOne(t *testing.T) {
 	f := newFixture(t)
 	m := console(t, f, operator, 80, 24)
-	selectID(t, m, f.ids["heredoc"])
-	press(m, "enter")
+	selectThenPress(t, m, f.ids["heredoc"], "enter")
 	d := &m.detail
 	// Scroll to where End skips exactly one line, jump, come back up.
 	for i := 0; i < 200 && d.offset < len(d.lines)-2*d.height; i++ {

@@ -117,13 +117,7 @@ func TestViewIsPure(t *testing.T) {
 		for _, size := range [][2]int{{80, 24}, {120, 40}} {
 			name := fmt.Sprintf("%s-%dx%d", sc.name, size[0], size[1])
 			t.Run(name, func(t *testing.T) {
-				f := newFixture(t)
-				actor := operator
-				if sc.actor != nil && sc.actor() == "watcher" {
-					actor = watcher
-				}
-				m := console(t, f, actor, size[0], size[1])
-				sc.run(t, f, m)
+				m := sc.play(t, size)
 				before := state(m)
 				first, second := m.View(), m.View()
 				if first != second {
@@ -164,8 +158,7 @@ func firstDifference(a, b string) string {
 func TestWhatIsDrawnCountsAtTheNextUpdate(t *testing.T) {
 	f := newFixture(t)
 	m := console(t, f, operator, 80, 24)
-	selectID(t, m, f.ids["long"])
-	press(m, "enter")
+	selectThenPress(t, m, f.ids["long"], "enter")
 	m.Update(tickMsg{at: t0}) // the first page was drawn
 	unread := m.detail.unread
 	if unread == 0 {

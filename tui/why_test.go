@@ -13,7 +13,14 @@ import (
 // m; it returns its id.
 func submitCommand(t *testing.T, f *fixture, m *Model, cmd, cwd string) string {
 	t.Helper()
-	p, _, err := risk.Propose(risk.Draft{Command: cmd, Cwd: cwd, SessionKey: "agent:why", TTL: time.Hour}, t0)
+	return submitDraft(t, f, m, risk.Draft{Command: cmd, Cwd: cwd, SessionKey: "agent:why", TTL: time.Hour})
+}
+
+// submitDraft puts a proposal of d into f's store, as another process
+// would (m counts it as foreign), and reloads m; it returns its id.
+func submitDraft(t *testing.T, f *fixture, m *Model, d risk.Draft) string {
+	t.Helper()
+	p, _, err := risk.Propose(d, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,8 +39,7 @@ func TestDetailExplainsAHigh(t *testing.T) {
 	f := newFixture(t)
 	m := console(t, f, operator, 80, 24)
 	id := submitCommand(t, f, m, "rm -rf /", "/home/dev")
-	selectID(t, m, id)
-	press(m, "enter")
+	selectThenPress(t, m, id, "enter")
 	j := risk.Judge("rm -rf /", risk.Context{Cwd: "/home/dev"})
 	if len(j.Findings) == 0 {
 		t.Fatal("rm -rf / has no findings")
@@ -107,8 +113,7 @@ func TestDetailWhyInert(t *testing.T) {
 	f := newFixture(t)
 	m := console(t, f, operator, 120, 40)
 	id := submitCommand(t, f, m, "rm -rf /srv/x \x1b]0;pwn\a\x1b[2J", "/home/\x1b[31mdev")
-	selectID(t, m, id)
-	press(m, "enter")
+	selectThenPress(t, m, id, "enter")
 	v := m.View()
 	if !strings.Contains(v, "why ") {
 		t.Fatalf("no why lines:\n%s", v)
@@ -147,8 +152,7 @@ func TestDetailWhyIsCompact(t *testing.T) {
 	m := console(t, f, operator, 80, 40)
 	for _, cmd := range []string{"rm -rf /srv/app/releases/2024", "dd if=/dev/zero of=/dev/sdb bs=4M && mkfs.ext4 /dev/sdb"} {
 		id := submitCommand(t, f, m, cmd, "/home/dev")
-		selectID(t, m, id)
-		press(m, "enter")
+		selectThenPress(t, m, id, "enter")
 		view := m.View()
 		j := risk.Judge(cmd, risk.Context{Cwd: "/home/dev"})
 		var deciding, below int

@@ -162,24 +162,25 @@ type catalogueFile struct {
 // UnmarshalYAML decodes a command strictly and records its line.
 func (c *Command) UnmarshalYAML(n ast.Node) error {
 	type plain Command
-	var v plain
-	if err := yaml.NodeToValue(n, &v, yaml.Strict()); err != nil {
-		return err
-	}
-	*c = Command(v)
-	c.Line = line(n)
-	return nil
+	return decodeStrict(n, (*plain)(c), &c.Line)
 }
 
 // UnmarshalYAML decodes an option strictly and records its line.
 func (o *Option) UnmarshalYAML(n ast.Node) error {
 	type plain Option
-	var v plain
-	if err := yaml.NodeToValue(n, &v, yaml.Strict()); err != nil {
+	return decodeStrict(n, (*plain)(o), &o.Line)
+}
+
+// decodeStrict decodes n strictly into v (a type without UnmarshalYAML of
+// its own), then sets at to n's line; v is unchanged when n does not
+// decode.
+func decodeStrict[T any](n ast.Node, v *T, at *int) error {
+	var w T
+	if err := yaml.NodeToValue(n, &w, yaml.Strict()); err != nil {
 		return err
 	}
-	*o = Option(v)
-	o.Line = line(n)
+	*v = w
+	*at = line(n)
 	return nil
 }
 

@@ -147,24 +147,24 @@ func render(dig string, c *Catalogue) ([]byte, error) {
 	return format.Source([]byte(b.String()))
 }
 
-func renderStrings(b *strings.Builder, field string, ss []string) {
-	if ss == nil {
-		return
-	}
-	fmt.Fprintf(b, "%s: []string{", field)
-	for _, s := range ss {
-		fmt.Fprintf(b, "%q,", s)
-	}
-	b.WriteString("},\n")
+func renderStrings(b *strings.Builder, field string, ss []string) { renderList(b, field, "string", ss) }
+
+func renderEffects(b *strings.Builder, field string, es []Effect) { renderList(b, field, "Effect", es) }
+
+// renderList writes field: []typ{…} with each of ss quoted, nothing for nil.
+func renderList[T ~string](b *strings.Builder, field, typ string, ss []T) {
+	renderEach(b, field+": []"+typ+"{", ss, func(s T) { fmt.Fprintf(b, "%q,", s) })
 }
 
-func renderEffects(b *strings.Builder, field string, es []Effect) {
-	if es == nil {
+// renderEach writes head, each of items (render), and the closing brace;
+// nothing for nil.
+func renderEach[T any](b *strings.Builder, head string, items []T, render func(T)) {
+	if items == nil {
 		return
 	}
-	fmt.Fprintf(b, "%s: []Effect{", field)
-	for _, e := range es {
-		fmt.Fprintf(b, "%q,", e)
+	b.WriteString(head)
+	for _, it := range items {
+		render(it)
 	}
 	b.WriteString("},\n")
 }
@@ -184,62 +184,42 @@ func renderCommand(b *strings.Builder, c *Command) {
 	if c.Bundled {
 		b.WriteString("Bundled: true,\n")
 	}
-	if c.ArgPrefixes != nil {
-		b.WriteString("ArgPrefixes: []ValuePrefix{\n")
-		for _, v := range c.ArgPrefixes {
-			fmt.Fprintf(b, "{Prefix: %q, Arg: %q, Why: %q,\n", v.Prefix, v.Arg, v.Why)
+	renderEach(b, "ArgPrefixes: []ValuePrefix{\n", c.ArgPrefixes, func(v ValuePrefix) {
+		fmt.Fprintf(b, "{Prefix: %q, Arg: %q, Why: %q,\n", v.Prefix, v.Arg, v.Why)
+		renderEffects(b, "Effects", v.Effects)
+		b.WriteString("},\n")
+	})
+	renderEach(b, "Options: []*Option{\n", c.Options, func(o *Option) {
+		b.WriteString("{")
+		renderStrings(b, "Names", o.Names)
+		if o.Value != "" {
+			fmt.Fprintf(b, "Value: %q,\n", o.Value)
+		}
+		renderEffects(b, "Effects", o.Effects)
+		if o.Arg != "" {
+			fmt.Fprintf(b, "Arg: %q,\n", o.Arg)
+		}
+		renderStrings(b, "Until", o.Until)
+		renderEach(b, "Values: []ValuePrefix{\n", o.Values, func(v ValuePrefix) {
+			fmt.Fprintf(b, "{Prefix: %q, Contains: %q, Arg: %q, Why: %q,\n", v.Prefix, v.Contains, v.Arg, v.Why)
 			renderEffects(b, "Effects", v.Effects)
 			b.WriteString("},\n")
+		})
+		if o.Why != "" {
+			fmt.Fprintf(b, "Why: %q,\n", o.Why)
 		}
-		b.WriteString("},\n")
-	}
-	if c.Options != nil {
-		b.WriteString("Options: []*Option{\n")
-		for _, o := range c.Options {
-			b.WriteString("{")
-			renderStrings(b, "Names", o.Names)
-			if o.Value != "" {
-				fmt.Fprintf(b, "Value: %q,\n", o.Value)
-			}
-			renderEffects(b, "Effects", o.Effects)
-			if o.Arg != "" {
-				fmt.Fprintf(b, "Arg: %q,\n", o.Arg)
-			}
-			renderStrings(b, "Until", o.Until)
-			if o.Values != nil {
-				b.WriteString("Values: []ValuePrefix{\n")
-				for _, v := range o.Values {
-					fmt.Fprintf(b, "{Prefix: %q, Contains: %q, Arg: %q, Why: %q,\n", v.Prefix, v.Contains, v.Arg, v.Why)
-					renderEffects(b, "Effects", v.Effects)
-					b.WriteString("},\n")
-				}
-				b.WriteString("},\n")
-			}
-			if o.Why != "" {
-				fmt.Fprintf(b, "Why: %q,\n", o.Why)
-			}
-			fmt.Fprintf(b, "Line: %d},\n", o.Line)
-		}
-		b.WriteString("},\n")
-	}
-	if c.Subcommands != nil {
-		b.WriteString("Subcommands: []*Command{\n")
-		for _, s := range c.Subcommands {
-			renderCommand(b, s)
-			b.WriteString(",\n")
-		}
-		b.WriteString("},\n")
-	}
-	if c.Verbs != nil {
-		b.WriteString("Verbs: []*Verb{\n")
-		for _, v := range c.Verbs {
-			b.WriteString("{")
-			renderStrings(b, "Words", v.Words)
-			renderEffects(b, "Effects", v.Effects)
-			fmt.Fprintf(b, "ReadOnly: %v},\n", v.ReadOnly)
-		}
-		b.WriteString("},\n")
-	}
+		fmt.Fprintf(b, "Line: %d},\n", o.Line)
+	})
+	renderEach(b, "Subcommands: []*Command{\n", c.Subcommands, func(s *Command) {
+		renderCommand(b, s)
+		b.WriteString(",\n")
+	})
+	renderEach(b, "Verbs: []*Verb{\n", c.Verbs, func(v *Verb) {
+		b.WriteString("{")
+		renderStrings(b, "Words", v.Words)
+		renderEffects(b, "Effects", v.Effects)
+		fmt.Fprintf(b, "ReadOnly: %v},\n", v.ReadOnly)
+	})
 	if c.Uncovered != "" {
 		fmt.Fprintf(b, "Uncovered: %q,\n", c.Uncovered)
 	}
