@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/approve-tui/approve-tui/internal/sshtest"
 	"io"
 	"os"
 	"os/exec"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/approve-tui/approve-tui/internal/sshtest"
 
 	gossh "golang.org/x/crypto/ssh"
 
@@ -151,6 +152,32 @@ func (tm *terminal) openApprove(id string) {
 	tm.keys(false, "Enter")
 }
 
+// loginKey gives the rig name's login key, the private key in file path.
+func (r *rig) loginKey(name, path string) {
+	r.t.Helper()
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if r.keys[name], err = gossh.ParsePrivateKey(pem); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// awaitLogin waits until name's key logs in: the server reads the access
+// files again within ReloadEvery.
+func (r *rig) awaitLogin(name string) {
+	r.t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if c, err := r.dial(name); err == nil {
+			c.Close()
+			return
+		} else if time.Now().After(deadline) {
+			r.t.Fatalf("%s's key is not taken: %v", name, err)
+		}
+	}
+}
+
 // signedRig serves a store that requires signatures, with a trust file
 // naming dave's signing key; dave logs in with another key.
 func signedRig(t *testing.T) (r *rig, dir, login, signing, trustPath string) {
@@ -174,22 +201,9 @@ func signedRig(t *testing.T) (r *rig, dir, login, signing, trustPath string) {
 		t.Cleanup(func() { s.Close() })
 		cfg.Store = s
 	})
-	pem, err := os.ReadFile(login)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.keys["dave"], err = gossh.ParsePrivateKey(pem); err != nil {
-		t.Fatal(err)
-	}
+	r.loginKey("dave", login)
 	r.writeAccess(map[string]string{"alice": "approver", "dave": "approver"})
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if c, err := r.dial("dave"); err == nil {
-			c.Close()
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("dave's key is not taken: %v", err)
-		}
-	}
+	r.awaitLogin("dave")
 	return r, dir, login, signing, trustPath
 }
 
@@ -286,23 +300,9 @@ func TestDenyOverSSHGetsTheForwardedAgent(t *testing.T) {
 			return run(ctx, args, actor, stdin, stdout, stderr)
 		}
 	})
-	pem, err := os.ReadFile(login)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.keys["dave"], err = gossh.ParsePrivateKey(pem); err != nil {
-		t.Fatal(err)
-	}
+	r.loginKey("dave", login)
 	r.writeAccess(map[string]string{"dave": "approver"})
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		// The server reads the access files again within ReloadEvery.
-		if c, err := r.dial("dave"); err == nil {
-			c.Close()
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("dave's key is not taken: %v", err)
-		}
-	}
+	r.awaitLogin("dave")
 	sock := clientAgent(t, signing)
 	_, port, _ := strings.Cut(r.addr, ":")
 	for _, forward := range []string{"-A", "-a"} {
@@ -356,23 +356,10 @@ func TestTwoOperatorsSignOverSSH(t *testing.T) {
 	})
 	settings.Store = ts.Identity()
 	for _, p := range []string{"dave", "erin"} {
-		pem, err := os.ReadFile(logins[p])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.keys[p], err = gossh.ParsePrivateKey(pem); err != nil {
-			t.Fatal(err)
-		}
+		r.loginKey(p, logins[p])
 	}
 	r.writeAccess(map[string]string{"dave": "approver", "erin": "approver"})
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if c, err := r.dial("erin"); err == nil {
-			c.Close()
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("erin's key is not taken: %v", err)
-		}
-	}
+	r.awaitLogin("erin")
 	// The two-person policy, signed by dave (a policy signer).
 	src := "policy:\n  - match: {risk: high}\n    approvals: 2\n"
 	pol, err := config.ParsePolicy("policy.yaml", []byte(src))
