@@ -83,6 +83,17 @@ type statsReceiver struct {
 	srv       *httptest.Server
 }
 
+// initDB makes a store with init in a directory of its own.
+func initDB(t *testing.T) (dir, db string) {
+	t.Helper()
+	dir = t.TempDir()
+	db = filepath.Join(dir, "state.db")
+	if code, _, errs := run(t, db, false, "", "init"); code != 0 {
+		t.Fatal(errs)
+	}
+	return dir, db
+}
+
 func newStatsReceiver(t *testing.T, secret string) *statsReceiver {
 	rv := &statsReceiver{secret: secret}
 	rv.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -267,11 +278,7 @@ func submitID(t *testing.T, db string, args ...string) string {
 // from their submit; deliveries are not decisions), the version; stopped
 // with the command.
 func TestMetricsOfNotify(t *testing.T) {
-	dir := t.TempDir()
-	db := filepath.Join(dir, "state.db")
-	if code, _, errs := run(t, db, false, "", "init"); code != 0 {
-		t.Fatal(errs)
-	}
+	dir, db := initDB(t)
 	// Decided before the notifier starts: history, not counted by it.
 	old := submitID(t, db, "--ttl", "1h", "--", "echo", "history")
 	if code, _, errs := run(t, db, false, "", "deny", "--reason", "before", "--", old); code != 0 {
@@ -359,11 +366,7 @@ func TestMetricsOfNotify(t *testing.T) {
 // A bad --metrics-listen is a usage error before anything starts; a port
 // taken is an error; --once has nothing to serve them with.
 func TestMetricsListenRefused(t *testing.T) {
-	dir := t.TempDir()
-	db := filepath.Join(dir, "state.db")
-	if code, _, errs := run(t, db, false, "", "init"); code != 0 {
-		t.Fatal(errs)
-	}
+	dir, db := initDB(t)
 	rv := newStatsReceiver(t, "whsec-refused")
 	cfg := writeStatsConfig(t, dir, rv, true)
 	for _, c := range []struct {
@@ -419,11 +422,7 @@ func sshKey(t *testing.T, name string) (gossh.Signer, string) {
 // page; the SSH sessions are a gauge; all of it scraped from
 // --metrics-listen, and all of it stopped with the server.
 func TestServeNotifyPagesAndMetrics(t *testing.T) {
-	dir := t.TempDir()
-	db := filepath.Join(dir, "state.db")
-	if code, _, errs := run(t, db, false, "", "init"); code != 0 {
-		t.Fatal(errs)
-	}
+	dir, db := initDB(t)
 	rv := newStatsReceiver(t, "whsec-serve-notify")
 	cfg := writeStatsConfig(t, dir, rv, true)
 	key, authorized := sshKey(t, "oncall-alice")
@@ -775,10 +774,7 @@ func TestStatsAndMetricsHelp(t *testing.T) {
 // calls pending), list, show and their JSON say expired. The sweep only
 // marks the row and audits the expiry: the counts stay the same.
 func TestStatsCountsAnExpiryBeforeTheSweep(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "state.db")
-	if code, _, errs := run(t, db, false, "", "init"); code != 0 {
-		t.Fatal(errs)
-	}
+	_, db := initDB(t)
 	code, out, errs := run(t, db, false, "", "submit", "--ttl", "300ms", "--", "echo late")
 	if code != 0 {
 		t.Fatal(errs)

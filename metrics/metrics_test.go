@@ -179,6 +179,18 @@ func checkLabels(t *testing.T, fams map[string]*dto.MetricFamily, channels ...st
 	}
 }
 
+// listen serves m's handler on a loopback port until the test ends and
+// returns its base URL.
+func listen(t *testing.T, m *Metrics) string {
+	t.Helper()
+	srv, err := Listen("127.0.0.1:0", m.Handler())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + srv.Addr()
+}
+
 // Scraped over HTTP: the open proposals by effective risk and the oldest
 // one's wait, read at the scrape; the decisions made under the observer
 // and their time from submit (a histogram in a human's buckets); the
@@ -188,12 +200,7 @@ func TestMetricsScrapedOverHTTP(t *testing.T) {
 	s, c := testStore(t)
 	m := New(Options{Store: s, Version: "v1.2.3-test", Channels: []string{"hook", "push"}, SSH: true})
 	defer m.Close()
-	srv, err := Listen("127.0.0.1:0", m.Handler())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	base := "http://" + srv.Addr()
+	base := listen(t, m)
 
 	fams := scrape(t, base)
 	for _, r := range storage.RiskLevels {
@@ -386,12 +393,7 @@ func TestMetricsDecisionsFromStore(t *testing.T) {
 
 	m := New(Options{Store: s, Version: "test", Channels: []string{"hook"}, DecisionsFromStore: true})
 	defer m.Close()
-	srv, err := Listen("127.0.0.1:0", m.Handler())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	base := "http://" + srv.Addr()
+	base := listen(t, m)
 	fams := scrape(t, base)
 	expect(t, fams, 0, Decisions, "event", "deny", "outcome", "ok")
 	expect(t, fams, 0, DecisionSeconds)
