@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/approve-tui/approve-tui/config"
+	"github.com/approve-tui/approve-tui/internal/sshtest"
 	"github.com/approve-tui/approve-tui/internal/syncbuf"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/policy"
@@ -48,20 +49,12 @@ func needSSHKeygen(t testing.TB) {
 // signer and its public line.
 func keyPair(t testing.TB, dir, name string) (*trust.StatementSigner, string) {
 	t.Helper()
-	path := filepath.Join(dir, name)
-	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name+"@test", "-f", path).CombinedOutput(); err != nil {
-		t.Fatalf("ssh-keygen: %v\n%s", err, out)
-	}
+	path := sshtest.Keygen(t, filepath.Join(dir, name), "ed25519", name+"@test")
 	sg, err := trust.KeyFileSigner(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub, err := os.ReadFile(path + ".pub")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := strings.Fields(string(pub))
-	return sg, f[0] + " " + f[1]
+	return sg, sshtest.PublicLine(t, path)
 }
 
 // newTrustRig makes keys for names (each its own principal) and a trust

@@ -40,35 +40,7 @@ func needTools(t testing.TB, tools ...string) {
 // keygen makes an ed25519 key pair with ssh-keygen.
 func keygen(t testing.TB, dir, name string) string {
 	t.Helper()
-	path := filepath.Join(dir, name)
-	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", path).CombinedOutput(); err != nil {
-		t.Fatalf("ssh-keygen: %v\n%s", err, out)
-	}
-	return path
-}
-
-func publicLine(t testing.TB, key string) string {
-	t.Helper()
-	b, err := os.ReadFile(key + ".pub")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := strings.Fields(string(b))
-	return f[0] + " " + f[1]
-}
-
-// clientAgent runs a real ssh-agent holding keys, on a socket of its own.
-func clientAgent(t testing.TB, keys ...string) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "agent")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "sock")
-	sshtest.StartAgent(t, sock)
-	sshtest.AddKeys(t, sock, nil, keys...)
-	return sock
+	return sshtest.Keygen(t, filepath.Join(dir, name), "ed25519", name)
 }
 
 // terminal is the real ssh client in a tmux session of its own.
@@ -185,7 +157,7 @@ func signedRig(t *testing.T) (r *rig, dir, login, signing, trustPath string) {
 	dir = t.TempDir()
 	login, signing = keygen(t, dir, "dave-login"), keygen(t, dir, "dave-sign")
 	trustPath = filepath.Join(dir, "allowed_signers")
-	if err := os.WriteFile(trustPath, []byte("dave "+publicLine(t, signing)+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(trustPath, []byte("dave "+sshtest.PublicLine(t, signing)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	signers, err := trust.LoadTrustFile(trustPath)
@@ -212,7 +184,7 @@ func TestApproveOverSSHSignsWithTheForwardedAgent(t *testing.T) {
 	id := submit(t, r.s, "rm -rf /srv/signed-over-ssh")
 	// The login key is not in the agent: what signs is the key the
 	// client's agent holds, and the trust file names.
-	tm := r.openSSH(t, dir, "dave", login, clientAgent(t, signing), true)
+	tm := r.openSSH(t, dir, "dave", login, sshtest.Agent(t, signing), true)
 	tm.openApprove(id)
 	tm.waitFor("approved " + id)
 	tm.waitFor("signed by")
@@ -226,7 +198,7 @@ func TestApproveOverSSHSignsWithTheForwardedAgent(t *testing.T) {
 		t.Fatalf("signatures: %+v %v", sigs, err)
 	}
 	sg := sigs[0]
-	pub, _, _, _, _ := gossh.ParseAuthorizedKey([]byte(publicLine(t, signing)))
+	pub, _, _, _, _ := gossh.ParseAuthorizedKey([]byte(sshtest.PublicLine(t, signing)))
 	if sg.Principal != "dave" || sg.Key != gossh.FingerprintSHA256(pub) || sg.Event != storage.EventApprove {
 		t.Fatalf("stored signature: %+v", sg)
 	}
@@ -257,8 +229,8 @@ func TestApproveOverSSHWithoutAgentDecidesNothing(t *testing.T) {
 		forward bool
 		want    string
 	}{
-		{"no ssh -A", clientAgent(t), false, "connect with ssh -A so your key can sign"},
-		{"unknown key", clientAgent(t, stranger), true, "is not in the trust file"},
+		{"no ssh -A", sshtest.Agent(t), false, "connect with ssh -A so your key can sign"},
+		{"unknown key", sshtest.Agent(t, stranger), true, "is not in the trust file"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			id := submit(t, r.s, "rm -rf /srv/unsigned-"+strings.ReplaceAll(c.name, " ", "-"))
@@ -303,7 +275,7 @@ func TestDenyOverSSHGetsTheForwardedAgent(t *testing.T) {
 	r.loginKey("dave", login)
 	r.writeAccess(map[string]string{"dave": "approver"})
 	r.awaitLogin("dave")
-	sock := clientAgent(t, signing)
+	sock := sshtest.Agent(t, signing)
 	_, port, _ := strings.Cut(r.addr, ":")
 	for _, forward := range []string{"-A", "-a"} {
 		id := submit(t, r.s, "rm -rf /srv/deny-"+forward)
@@ -334,7 +306,7 @@ func TestTwoOperatorsSignOverSSH(t *testing.T) {
 	var trustText string
 	for _, p := range []string{"dave", "erin"} {
 		logins[p], signing[p] = keygen(t, dir, p+"-login"), keygen(t, dir, p+"-sign")
-		trustText += p + " " + publicLine(t, signing[p]) + "\n"
+		trustText += p + " " + sshtest.PublicLine(t, signing[p]) + "\n"
 	}
 	trustPath := filepath.Join(dir, "allowed_signers")
 	if err := os.WriteFile(trustPath, []byte(trustText), 0o600); err != nil {
@@ -379,14 +351,14 @@ func TestTwoOperatorsSignOverSSH(t *testing.T) {
 	}
 
 	id := submit(t, r.s, "rm -rf /srv/two-person")
-	dave := r.openSSH(t, dir, "dave", logins["dave"], clientAgent(t, signing["dave"]), true)
+	dave := r.openSSH(t, dir, "dave", logins["dave"], sshtest.Agent(t, signing["dave"]), true)
 	dave.openApprove(id)
 	dave.waitFor("vote recorded on " + id)
 	dave.waitFor("dave SHA256:")
 	if rec, _ := r.s.Get(context.Background(), id); rec == nil || rec.Status != model.StatusPending {
 		t.Fatalf("after one of two: %+v", rec)
 	}
-	erin := r.openSSH(t, dir, "erin", logins["erin"], clientAgent(t, signing["erin"]), true)
+	erin := r.openSSH(t, dir, "erin", logins["erin"], sshtest.Agent(t, signing["erin"]), true)
 	erin.openApprove(id)
 	erin.waitFor("approved " + id)
 	erin.waitFor("erin SHA256:")

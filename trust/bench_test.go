@@ -4,6 +4,8 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/approve-tui/approve-tui/internal/sshtest"
 )
 
 // reportPercentiles adds p50 and p99 of the per-operation times.
@@ -34,7 +36,7 @@ func benchVerifyTwo(b *testing.B, load bool) {
 	dir := b.TempDir()
 	alice := genKey(b, dir, "ed25519", "alice")
 	bob := genKey(b, dir, "ed25519", "bob")
-	trustPath := writeTrust(b, dir, "alice "+pubOf(b, alice)+"\nbob "+pubOf(b, bob)+"\n")
+	trustPath := writeTrust(b, dir, "alice "+sshtest.PublicLine(b, alice)+"\nbob "+sshtest.PublicLine(b, bob)+"\n")
 	as, err := LoadTrustFile(trustPath)
 	if err != nil {
 		b.Fatal(err)
@@ -114,7 +116,7 @@ func BenchmarkSignAgentDial(b *testing.B) {
 func aliceInAgent(b *testing.B) (sock string, stmt []byte) {
 	needSSHKeygen(b)
 	alice := genKey(b, b.TempDir(), "ed25519", "alice")
-	return startAgent(b, alice), mustEncode(b, sampleStatement("alice"))
+	return sshtest.Agent(b, alice), mustEncode(b, sampleStatement("alice"))
 }
 
 // timeEach runs op b.N times and reports the percentiles of its times;
