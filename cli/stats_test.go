@@ -20,10 +20,9 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	pmodel "github.com/prometheus/common/model"
 	gossh "golang.org/x/crypto/ssh"
 
+	"github.com/approve-tui/approve-tui/internal/promtest"
 	"github.com/approve-tui/approve-tui/internal/syncbuf"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/notify"
@@ -174,8 +173,7 @@ func scrapeMetrics(t *testing.T, addr string) (map[string]*dto.MetricFamily, str
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("scrape: %d %s", resp.StatusCode, body)
 	}
-	parser := expfmt.NewTextParser(pmodel.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	fams, err := promtest.Parse(bytes.NewReader(body))
 	if err != nil {
 		t.Fatalf("parse the scrape: %v\n%s", err, body)
 	}
@@ -184,32 +182,7 @@ func scrapeMetrics(t *testing.T, addr string) (map[string]*dto.MetricFamily, str
 
 // metricValue is the sample of name with exactly labels (name, value
 // pairs): a counter's or gauge's value, a histogram's count.
-func metricValue(fams map[string]*dto.MetricFamily, name string, labels ...string) (float64, bool) {
-	want := map[string]string{}
-	for i := 0; i+1 < len(labels); i += 2 {
-		want[labels[i]] = labels[i+1]
-	}
-next:
-	for _, m := range fams[name].GetMetric() {
-		if len(m.GetLabel()) != len(want) {
-			continue
-		}
-		for _, l := range m.GetLabel() {
-			if want[l.GetName()] != l.GetValue() {
-				continue next
-			}
-		}
-		switch {
-		case m.Counter != nil:
-			return m.GetCounter().GetValue(), true
-		case m.Gauge != nil:
-			return m.GetGauge().GetValue(), true
-		case m.Histogram != nil:
-			return float64(m.GetHistogram().GetSampleCount()), true
-		}
-	}
-	return 0, false
-}
+var metricValue = promtest.Value
 
 func wantMetric(t *testing.T, fams map[string]*dto.MetricFamily, want float64, name string, labels ...string) {
 	t.Helper()
