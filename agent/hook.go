@@ -626,16 +626,12 @@ func (h *hook) allowLow(ctx context.Context, c *hookCall, command string) (ans H
 		return h.deny("low risk, but the approval store is unavailable to audit it (%v); denied to be safe", err), false
 	}
 	defer s.Close()
-	if err := SignedPolicyAsks(ctx, h.o.Trust, s, command, c.cwd, h.session(c), h.p.requester, model.RiskLow, h.o.Risk); err != nil {
-		c.policyWhy = signedAsksWords(err)
-		return HookAnswer{}, true
-	}
-	err = s.RecordPolicy(ctx, h.policy(c, command, storage.PolicyAllow,
-		risk.NoMatchReason+": allowed by the hook's --low allow policy", model.RiskLow), h.o.Actor)
-	var asks *storage.PolicyAsksError
+	asked, err = h.lowAsks(ctx, s, c, command, func() error {
+		return s.RecordPolicy(ctx, h.policy(c, command, storage.PolicyAllow,
+			risk.NoMatchReason+": allowed by the hook's --low allow policy", model.RiskLow), h.o.Actor)
+	})
 	switch {
-	case errors.As(err, &asks):
-		c.policyWhy = asks.Error()
+	case asked:
 		return HookAnswer{}, true
 	case err != nil:
 		return h.deny("low risk, but the decision could not be audited (%v); denied to be safe", err), false
@@ -656,20 +652,34 @@ func (h *hook) passLow(ctx context.Context, c *hookCall, command string) (ans Ho
 		return h.deny("low risk, but the approval store is unavailable to read its policy (%v); denied to be safe", err), false
 	}
 	defer s.Close()
-	if err := SignedPolicyAsks(ctx, h.o.Trust, s, command, c.cwd, h.session(c), h.p.requester, model.RiskLow, h.o.Risk); err != nil {
-		c.policyWhy = signedAsksWords(err)
-		return HookAnswer{}, true
-	}
-	err = s.PolicyAsks(ctx, h.policy(c, command, storage.PolicyAllow, "", model.RiskLow))
-	var asks *storage.PolicyAsksError
+	asked, err = h.lowAsks(ctx, s, c, command, func() error {
+		return s.PolicyAsks(ctx, h.policy(c, command, storage.PolicyAllow, "", model.RiskLow))
+	})
 	switch {
-	case errors.As(err, &asks):
-		c.policyWhy = asks.Error()
+	case asked:
 		return HookAnswer{}, true
 	case err != nil:
 		return h.deny("low risk, but the policy in the store could not be read (%v); denied to be safe", err), false
 	}
 	return h.silent(), false
+}
+
+// lowAsks says whether the policy in force asks for command, a low-risk
+// call the hook would let through: a signed policy's rule that names it,
+// or the store's answer to check (a *storage.PolicyAsksError). Either way
+// c.policyWhy says why. err: check failed otherwise.
+func (h *hook) lowAsks(ctx context.Context, s *storage.Store, c *hookCall, command string, check func() error) (asked bool, err error) {
+	if err := SignedPolicyAsks(ctx, h.o.Trust, s, command, c.cwd, h.session(c), h.p.requester, model.RiskLow, h.o.Risk); err != nil {
+		c.policyWhy = signedAsksWords(err)
+		return true, nil
+	}
+	err = check()
+	var asks *storage.PolicyAsksError
+	if errors.As(err, &asks) {
+		c.policyWhy = asks.Error()
+		return true, nil
+	}
+	return false, err
 }
 
 // draft is the proposal for the call: the classifier's verdict and the

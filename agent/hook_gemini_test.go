@@ -30,15 +30,7 @@ func TestGeminiHookSameEventSharesTheProposal(t *testing.T) {
 	in := sample(t, "gemini.txtar", "before-shell-rm.json")
 	a, b := runAsync(GeminiHook, in, hookOpts(s)), runAsync(GeminiHook, in, hookOpts(s))
 	rec := awaitHookProposal(t, o)
-	eventually(t, 10*time.Second, "the second hook never submitted", func() bool {
-		evs, _ := o.Audit(context.Background(), storage.AuditQuery{ApprovalID: rec.ApprovalID})
-		for _, e := range evs {
-			if e.Event == storage.EventSubmit && e.Reason == "duplicate" {
-				return true
-			}
-		}
-		return false
-	})
+	awaitDuplicateSubmit(t, o, rec.ApprovalID, "the second hook never submitted")
 	approve(t, o, rec.ApprovalID)
 	for _, ch := range []<-chan HookAnswer{a, b} {
 		if d, _ := geminiCheck(t, recvHook(t, ch)); d != "allow" {

@@ -205,15 +205,7 @@ func TestHermesHookRepeatedRequestIsOneRow(t *testing.T) {
 	in := hermesRequest("req-twice", "rm -rf build/", 300, time.Now(), nil)
 	a, b := hermesRun(in, hookOpts(s), 0), hermesRun(in, hookOpts(s), 0)
 	rec := awaitHookProposal(t, o)
-	eventually(t, 10*time.Second, "the second run never joined", func() bool {
-		evs, _ := o.Audit(context.Background(), storage.AuditQuery{ApprovalID: rec.ApprovalID})
-		for _, e := range evs {
-			if e.Event == storage.EventSubmit && e.Reason == "duplicate" {
-				return true
-			}
-		}
-		return false
-	})
+	awaitDuplicateSubmit(t, o, rec.ApprovalID, "the second run never joined")
 	approve(t, o, rec.ApprovalID)
 	answers := map[string]int{}
 	for _, ch := range []<-chan HookAnswer{a, b} {

@@ -170,6 +170,22 @@ func TestHookHardlineDeniedWithoutProposal(t *testing.T) {
 	}
 }
 
+// awaitDuplicateSubmit waits for a second submit of id to be refused as
+// a duplicate (audited), so the process behind it waits on the first
+// one's proposal; what says which process never got there.
+func awaitDuplicateSubmit(t *testing.T, o *storage.Store, id, what string) {
+	t.Helper()
+	eventually(t, 10*time.Second, what, func() bool {
+		evs, _ := o.Audit(context.Background(), storage.AuditQuery{ApprovalID: id})
+		for _, e := range evs {
+			if e.Event == storage.EventSubmit && e.Reason == "duplicate" {
+				return true
+			}
+		}
+		return false
+	})
+}
+
 // awaitHookProposal returns the pending proposal once a hook waits on it.
 func awaitHookProposal(t *testing.T, o *storage.Store) *storage.Record {
 	t.Helper()
@@ -280,15 +296,7 @@ func TestHookSameToolUseIDSharesTheProposal(t *testing.T) {
 	// The second submit was refused as a duplicate (audited): that hook then
 	// waits on the first one's proposal. (In one process both share one
 	// waiter row; the script tests run them as two processes.)
-	eventually(t, 10*time.Second, "the second hook never submitted", func() bool {
-		evs, _ := o.Audit(context.Background(), storage.AuditQuery{ApprovalID: rec.ApprovalID})
-		for _, e := range evs {
-			if e.Event == storage.EventSubmit && e.Reason == "duplicate" {
-				return true
-			}
-		}
-		return false
-	})
+	awaitDuplicateSubmit(t, o, rec.ApprovalID, "the second hook never submitted")
 	approve(t, o, rec.ApprovalID)
 	for _, ch := range []<-chan HookAnswer{a, b} {
 		if d, _ := checkJSON(t, recvHook(t, ch)); d != "allow" {

@@ -95,27 +95,13 @@ func serdeString(b *bytes.Buffer, s string) {
 	b.WriteByte('"')
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		switch c {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '\r':
-			b.WriteString(`\r`)
+		switch e := shortEscape(rune(c)); {
+		case e != "":
+			b.WriteString(e)
+		case c < 0x20:
+			fmt.Fprintf(b, `\u%04x`, c)
 		default:
-			if c < 0x20 {
-				fmt.Fprintf(b, `\u%04x`, c)
-			} else {
-				b.WriteByte(c)
-			}
+			b.WriteByte(c)
 		}
 	}
 	b.WriteByte('"')
@@ -460,31 +446,39 @@ func tomlString(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
 	for _, r := range s {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '\r':
-			b.WriteString(`\r`)
+		switch e := shortEscape(r); {
+		case e != "":
+			b.WriteString(e)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\u%04X`, r)
 		default:
-			if r < 0x20 || r == 0x7f {
-				fmt.Fprintf(&b, `\u%04X`, r)
-			} else {
-				b.WriteRune(r)
-			}
+			b.WriteRune(r)
 		}
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// shortEscape is the two-character escape JSON and TOML basic strings
+// both give r ('"', '\\', \b \t \n \f \r), or "" for any other rune.
+func shortEscape(r rune) string {
+	switch r {
+	case '"':
+		return `\"`
+	case '\\':
+		return `\\`
+	case '\b':
+		return `\b`
+	case '\t':
+		return `\t`
+	case '\n':
+		return `\n`
+	case '\f':
+		return `\f`
+	case '\r':
+		return `\r`
+	}
+	return ""
 }
 
 // InlineHooks counts the command handlers written in config.toml itself

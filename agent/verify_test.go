@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/approve-tui/approve-tui/config"
+	"github.com/approve-tui/approve-tui/internal/sshtest"
 	"github.com/approve-tui/approve-tui/internal/syncbuf"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/policy"
@@ -48,20 +49,12 @@ func needSSHKeygen(t testing.TB) {
 // signer and its public line.
 func keyPair(t testing.TB, dir, name string) (*trust.StatementSigner, string) {
 	t.Helper()
-	path := filepath.Join(dir, name)
-	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name+"@test", "-f", path).CombinedOutput(); err != nil {
-		t.Fatalf("ssh-keygen: %v\n%s", err, out)
-	}
+	path := sshtest.Keygen(t, filepath.Join(dir, name), "ed25519", name+"@test")
 	sg, err := trust.KeyFileSigner(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub, err := os.ReadFile(path + ".pub")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := strings.Fields(string(pub))
-	return sg, f[0] + " " + f[1]
+	return sg, sshtest.PublicLine(t, path)
 }
 
 // newTrustRig makes keys for names (each its own principal) and a trust
@@ -770,5 +763,183 @@ func TestVerifyCountsOnlyRowsAsKept(t *testing.T) {
 	insert(storage.EventApprove, sig.Principal, sig.Key)
 	if chk, err := VerifySignatures(context.Background(), r.set, s, get(t, s, id), self); err != nil || chk.Words() != "signed by alice (1 of 1)" {
 		t.Fatalf("as kept: %+v %v", chk, err)
+	}
+}
+
+// Under a two-person policy alice votes and bob denies, signed: the
+// proposal is denied. The agent's user marks it consumed and stores a
+// second approval beside (carol's, replayed or got by asking again): a
+// valid signed denial over exactly this proposal refuses it. A denial
+// over another payload changes nothing.
+func TestVerifySignedDenialVetoes(t *testing.T) {
+	s, o := emptyStore(t)
+	r := newTrustRig(t, storage.DefaultIdentity(o.Path()), "alice", "bob", "carol")
+	r.setSignedPolicy(t, o, "carol", twoPersonPolicy)
+	id := submitDraft(t, s, xDraft(t))
+	rec := get(t, o, id)
+	deny := func(payload string) {
+		t.Helper()
+		sig, err := r.set.SignDecision(r.signers["bob"], trust.Statement{Decision: trust.DecisionDeny, ApprovalID: id,
+			PayloadSHA256: payload, Risk: string(rec.RiskLevel)}, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rawDB(t, o).Exec(`INSERT INTO approve_tui_signatures (approval_id, event, principal, key_fp, statement, signature, at) VALUES (?, 'deny', ?, ?, ?, ?, 0)`,
+			id, sig.Principal, sig.Key, string(sig.Statement), sig.Armored); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deny(strings.Repeat("0", 64)) // over another payload: not this proposal's
+	forgeConsume(t, rawDB(t, o), id, r.sign(t, r.set, "alice", rec), r.sign(t, r.set, "carol", rec))
+	self := Self{Requesters: []string{"agent"}}
+	if _, err := VerifySignatures(context.Background(), r.set, s, get(t, s, id), self); err != nil {
+		t.Fatalf("two approvals, a denial of something else: %v", err)
+	}
+	deny(rec.PayloadSHA256)
+	_, err := VerifySignatures(context.Background(), r.set, s, get(t, s, id), self)
+	var se *SignatureError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "denied by bob (signed") {
+		t.Fatalf("a signed denial of this proposal: %v", err)
+	}
+}
+
+// Rows of any size the agent's user writes are read cut, and rows without
+// end are not read at all: a hook must not hold gigabytes (an agent runs
+// the command of a hook killed for its memory). The two-person policy
+// carol signed stays in force, and the approval's own signatures count.
+func TestVerifyReadsHostileRowsBounded(t *testing.T) {
+	s, o := emptyStore(t)
+	r := newTrustRig(t, storage.DefaultIdentity(o.Path()), "alice", "bob", "carol")
+	r.setSignedPolicy(t, o, "carol", twoPersonPolicy)
+	id := submitDraft(t, s, xDraft(t))
+	rec := get(t, o, id)
+	db := rawDB(t, o)
+	forgeConsume(t, db, id, r.sign(t, r.set, "alice", rec), r.sign(t, r.set, "bob", rec))
+	const big = 8 << 20
+	// Huge policy signature rows, a huge approval signature row, and a
+	// huge policy version claiming the signed policy's hash.
+	if _, err := db.Exec(`INSERT INTO approve_tui_signatures (approval_id, event, principal, key_fp, statement, signature, at)
+		VALUES ('policy', 'policy_set', printf('%.*c', ?, 'p'), 'k', printf('%.*c', ?, 's'), printf('%.*c', ?, 'a'), 0),
+		       (?, 'approve', 'x', 'k', printf('%.*c', ?, 's'), printf('%.*c', ?, 'a'), 0)`, big, big, big, id, big, big); err != nil {
+		t.Fatal(err)
+	}
+	for _, ref := range []string{storage.PolicyRef, id} {
+		rows, err := s.SignaturesUpTo(context.Background(), ref, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range rows {
+			if len(row.Statement) > storage.MaxStatementBytes+1 || len(row.Armored) > storage.MaxArmoredBytes+1 || len(row.Principal) > 1025 {
+				t.Fatalf("%s: a row read whole: statement %d, signature %d, principal %d bytes", ref, len(row.Statement), len(row.Armored), len(row.Principal))
+			}
+		}
+	}
+	chk, err := VerifySignatures(context.Background(), r.set, s, get(t, s, id), Self{Requesters: []string{"agent"}})
+	if err != nil || chk.Need != 2 || len(chk.Principals) != 2 {
+		t.Fatalf("with huge rows beside them, alice's and bob's signatures under the two-person policy: %+v %v", chk, err)
+	}
+
+	// Policy rows without end: the policy in force cannot be known.
+	if _, err := db.Exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < ?)
+		INSERT INTO approve_tui_signatures (approval_id, event, principal, key_fp, statement, signature, at)
+		SELECT 'policy', 'policy_set', 'x', 'k', 'junk', 'junk', 0 FROM n`, maxPolicyRows+1); err != nil {
+		t.Fatal(err)
+	}
+	_, err = VerifySignatures(context.Background(), r.set, s, get(t, s, id), Self{Requesters: []string{"agent"}})
+	var se *SignatureError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "the policy in force cannot be known") {
+		t.Fatalf("%d junk policy rows: %v", maxPolicyRows+1, err)
+	}
+}
+
+// The agent's user deletes the policy's signature rows: the two-person
+// policy a policy signer signed must stay in force.
+func TestVerifySignedPolicySurvivesDeletedSignatureRows(t *testing.T) {
+	for _, c := range []struct {
+		name, where string
+	}{
+		{"every policy signature deleted", `approval_id = 'policy'`},
+		{"the newest policy signature deleted (rollback)", `approval_id = 'policy' AND seq = (SELECT MAX(seq) FROM approve_tui_signatures WHERE approval_id = 'policy')`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, o := emptyStore(t)
+			r := newTrustRig(t, storage.DefaultIdentity(o.Path()), "alice", "bob", "carol")
+			lax := "policy:\n  - match: {risk: high}\n    approvals: 1\n"
+			r.setSignedPolicy(t, o, "carol", lax)
+			time.Sleep(1100 * time.Millisecond) // statements are dated to the second
+			r.setSignedPolicy(t, o, "carol", twoPersonPolicy)
+			id := submitDraft(t, s, xDraft(t))
+			rec := get(t, o, id)
+			db := rawDB(t, o)
+			forgeConsume(t, db, id, r.sign(t, r.set, "alice", rec))
+			self := Self{Requesters: []string{"agent"}}
+			var se *SignatureError
+			if _, err := VerifySignatures(context.Background(), r.set, s, get(t, s, id), self); !errors.As(err, &se) || se.Need != 2 {
+				t.Fatalf("two-person policy in force: %v", err)
+			}
+			if _, err := db.Exec(`DELETE FROM approve_tui_signatures WHERE ` + c.where); err != nil {
+				t.Fatal(err)
+			}
+			chk, err := VerifySignatures(context.Background(), r.set, s, get(t, s, id), self)
+			if err == nil {
+				t.Fatalf("one signature let through after the policy's signature rows were deleted: %s (policy %q)", chk.Words(), chk.Policy)
+			}
+			if !strings.Contains(err.Error(), "the policy it was approved under ("+r.policy[:12]+") is not in the store any more") {
+				t.Fatalf("refused, but not for the policy gone: %v", err)
+			}
+		})
+	}
+}
+
+// The policy two approvals were signed under has its file and its
+// signature deleted after the approvals, the older lax policy in force
+// again: nothing runs.
+func TestVerifyNamedPolicyFileDeleted(t *testing.T) {
+	s, o := emptyStore(t)
+	r := newTrustRig(t, storage.DefaultIdentity(o.Path()), "alice", "bob", "carol")
+	lax := "policy:\n  - match: {risk: high}\n    approvals: 1\n"
+	r.setSignedPolicy(t, o, "carol", lax)
+	time.Sleep(1100 * time.Millisecond)
+	r.setSignedPolicy(t, o, "carol", twoPersonPolicy)
+	id := submitDraft(t, s, xDraft(t))
+	rec := get(t, o, id)
+	db := rawDB(t, o)
+	forgeConsume(t, db, id, r.sign(t, r.set, "alice", rec), r.sign(t, r.set, "bob", rec))
+	self := Self{Requesters: []string{"agent"}}
+	if chk, err := VerifySignatures(context.Background(), r.set, s, get(t, s, id), self); err != nil || chk.Need != 2 {
+		t.Fatalf("two signatures under the two-person policy: %+v %v", chk, err)
+	}
+	for _, q := range []string{`DELETE FROM approve_tui_policy WHERE version = (SELECT MAX(version) FROM approve_tui_policy)`,
+		`DELETE FROM approve_tui_signatures WHERE approval_id = 'policy' AND seq = (SELECT MAX(seq) FROM approve_tui_signatures WHERE approval_id = 'policy')`} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := VerifySignatures(context.Background(), r.set, s, get(t, s, id), self)
+	var se *SignatureError
+	if !errors.As(err, &se) || se.ID != id || !strings.Contains(err.Error(), "the policy it was approved under ("+r.policy[:12]+") is not in the store any more") {
+		t.Fatalf("the named policy's file deleted: %v", err)
+	}
+}
+
+// An approval names a stricter policy than the one in force (a policy
+// signer set it, the agent's user then re-inserted an older file as the
+// newest signed one): the stricter one still asks.
+func TestVerifyNamedPolicyAsksToo(t *testing.T) {
+	s, o := emptyStore(t)
+	r := newTrustRig(t, storage.DefaultIdentity(o.Path()), "alice", "bob", "carol")
+	r.setSignedPolicy(t, o, "carol", twoPersonPolicy)
+	strict := r.policy
+	time.Sleep(1100 * time.Millisecond)
+	lax := "policy:\n  - match: {risk: high}\n    approvals: 1\n"
+	r.setSignedPolicy(t, o, "carol", lax) // the lax one is now the newest signed
+	r.policy = strict                     // but alice's console signs under the two-person one
+	id := submitDraft(t, s, xDraft(t))
+	rec := get(t, o, id)
+	forgeConsume(t, rawDB(t, o), id, r.sign(t, r.set, "alice", rec))
+	_, err := VerifySignatures(context.Background(), r.set, s, get(t, s, id), Self{Requesters: []string{"agent"}})
+	var se *SignatureError
+	if !errors.As(err, &se) || se.Need != 2 || !strings.Contains(err.Error(), "named by the approval") {
+		t.Fatalf("the named two-person policy did not ask: %v", err)
 	}
 }

@@ -87,6 +87,12 @@ func TestWaitDecisionHeartbeatsUntilApproved(t *testing.T) {
 	if r.err != nil || r.rec.EffectiveStatus != model.StatusConsumed || r.rec.ConsumedBy != operator.String() {
 		t.Fatalf("got %+v, %v", r.rec, r.err)
 	}
+	noWaiterLeft(t, o, id)
+}
+
+// noWaiterLeft fails the test if id still has a waiter row.
+func noWaiterLeft(t *testing.T, o *storage.Store, id string) {
+	t.Helper()
 	if ws := waiterState(t, o, id); ws.State != storage.WaiterNone {
 		t.Fatalf("waiter row left behind: %+v", ws)
 	}
@@ -129,9 +135,7 @@ func TestWaitDecisionContextEnds(t *testing.T) {
 	if !errors.Is(r.err, cause) || r.rec == nil || r.rec.EffectiveStatus != model.StatusPending {
 		t.Fatalf("got %+v, %v", r.rec, r.err)
 	}
-	if ws := waiterState(t, o, id); ws.State != storage.WaiterNone {
-		t.Fatalf("waiter row left behind: %+v", ws)
-	}
+	noWaiterLeft(t, o, id)
 }
 
 func TestWaitDecisionAlreadyDecidedAndMissing(t *testing.T) {

@@ -44,17 +44,24 @@ func showJSON(t *testing.T, db, id string) map[string]any {
 	return v
 }
 
-// A waiting `run` killed with SIGKILL cannot withdraw its proposal; show
-// (and the console, which reads the same waiter state) reports its waiter
-// dead within a few heartbeats, and approving it says that nothing will run.
-func TestKilledRunnerReadsAsDeadWaiter(t *testing.T) {
-	dir := t.TempDir()
-	db := filepath.Join(dir, "state.db")
+// initStore makes a store with `approve-tui init` in a directory of its
+// own.
+func initStore(t *testing.T) (dir, db string) {
+	t.Helper()
+	dir = t.TempDir()
+	db = filepath.Join(dir, "state.db")
 	if err := approveTUI(t, "--db", db, "init").Run(); err != nil {
 		t.Fatal(err)
 	}
-	marker := filepath.Join(dir, "ran.txt")
-	runner := approveTUI(t, "--db", db, "run", "--", "sh", "-c", "echo ran >> "+marker)
+	return dir, db
+}
+
+// startRunner starts `approve-tui run -- sh -c script` on db and returns it
+// with the id of the proposal it says needs approval; the test's end kills
+// it if it still runs.
+func startRunner(t *testing.T, db, script string) (*exec.Cmd, string) {
+	t.Helper()
+	runner := approveTUI(t, "--db", db, "run", "--", "sh", "-c", script)
 	stderr, err := runner.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -62,16 +69,22 @@ func TestKilledRunnerReadsAsDeadWaiter(t *testing.T) {
 	if err := runner.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer runner.Process.Kill()
+	t.Cleanup(func() { runner.Process.Kill() })
 	line, err := bufio.NewReader(stderr).ReadString('\n')
-	if err != nil {
+	m := regexp.MustCompile(`^approve-tui: (\S+) needs approval`).FindStringSubmatch(line)
+	if err != nil || m == nil {
 		t.Fatalf("runner said %q: %v", line, err)
 	}
-	m := regexp.MustCompile(`^approve-tui: (\S+) needs approval`).FindStringSubmatch(line)
-	if m == nil {
-		t.Fatalf("runner said %q", line)
-	}
-	id := m[1]
+	return runner, m[1]
+}
+
+// A waiting `run` killed with SIGKILL cannot withdraw its proposal; show
+// (and the console, which reads the same waiter state) reports its waiter
+// dead within a few heartbeats, and approving it says that nothing will run.
+func TestKilledRunnerReadsAsDeadWaiter(t *testing.T) {
+	dir, db := initStore(t)
+	marker := filepath.Join(dir, "ran.txt")
+	runner, id := startRunner(t, db, "echo ran >> "+marker)
 
 	// The runner says it waits, then registers as the waiter: give it a
 	// moment, as an operator's console would.
@@ -195,32 +208,14 @@ func TestHookBadFlagValuesDeny(t *testing.T) {
 // and the outcome is unknown (from its waiter row, which the runner kept
 // heartbeating while the command ran), not that it ran or failed.
 func TestRunnerKilledMidCommandReadsAsOutcomeUnknown(t *testing.T) {
-	dir := t.TempDir()
-	db := filepath.Join(dir, "state.db")
-	if err := approveTUI(t, "--db", db, "init").Run(); err != nil {
-		t.Fatal(err)
-	}
+	dir, db := initStore(t)
 	childPID := filepath.Join(dir, "child.pid")
-	runner := approveTUI(t, "--db", db, "run", "--", "sh", "-c", "echo $$ > "+childPID+"; exec sleep 60")
-	stderr, err := runner.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := runner.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer runner.Process.Kill()
 	defer func() { // the orphaned command
 		if b, err := os.ReadFile(childPID); err == nil {
 			exec.Command("kill", "-KILL", strings.TrimSpace(string(b))).Run()
 		}
 	}()
-	line, err := bufio.NewReader(stderr).ReadString('\n')
-	m := regexp.MustCompile(`^approve-tui: (\S+) needs approval`).FindStringSubmatch(line)
-	if err != nil || m == nil {
-		t.Fatalf("runner said %q: %v", line, err)
-	}
-	id := m[1]
+	runner, id := startRunner(t, db, "echo $$ > "+childPID+"; exec sleep 60")
 	if out, err := approveTUI(t, "--db", db, "approve", "--confirm", id, "--", id).CombinedOutput(); err != nil {
 		t.Fatalf("approve: %v %s", err, out)
 	}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -25,15 +24,11 @@ const cfgSecret = "s3cr3t-VALUE"
 // are read from the process's: t.Setenv them).
 func runConfig(t *testing.T, env map[string]string, args ...string) (int, string, string) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	a := newApp(strings.NewReader(""), &out, &errb)
-	a.isTTY = func() bool { return false }
-	a.getenv = func(k string) string { return env[k] }
-	code := a.execute(context.Background(), args)
-	if strings.Contains(out.String()+errb.String(), cfgSecret) {
-		t.Fatalf("%v: a secret's value is in the output:\n%s%s", args, out.String(), errb.String())
+	code, out, errs := hdocRun(t, env, args...)
+	if strings.Contains(out+errs, cfgSecret) {
+		t.Fatalf("%v: a secret's value is in the output:\n%s%s", args, out, errs)
 	}
-	return code, out.String(), errb.String()
+	return code, out, errs
 }
 
 func writeConfig(t *testing.T, src string) string {

@@ -85,11 +85,7 @@ const hookRulesHelp = `  - What goes without asking is --unasked: low (the defau
     abandoned: ..." in show), not denied; the answer is still a deny.`
 
 func (a *app) claudeCodeHookCmd() *cobra.Command {
-	var (
-		timeout, lock time.Duration
-		low           string
-	)
-	cc := &cobra.Command{
+	return a.agentHookCmd(&cobra.Command{
 		Use:   "claude-code [--timeout D] [--low pass|allow]",
 		Short: "Claude Code PreToolUse hook: Bash and PowerShell commands wait for approval",
 		Long: `A Claude Code PreToolUse hook for its shell tools, Bash and PowerShell. It
@@ -141,18 +137,30 @@ the call when the hook cannot start (approve-tui not found: give its full
 path), is killed at its timeout, or exits with an unexpected code. Earlier
 versions do not honour it: there any such failure lets the command run, and
 the hook's own deny answers, given before --timeout, are the only guard.`,
-		Args:        cobra.NoArgs,
-		Annotations: map[string]string{failClosedHook: string(agent.AgentClaudeCode)},
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			a.writeHookAnswer(a.agentHook(cmd, agent.AgentClaudeCode, agent.ClaudeCodeHook, timeout, lock, low))
-			return nil
-		},
+	}, agent.AgentClaudeCode, agent.ClaudeCodeHook, agent.DefaultHookTimeout, true)
+}
+
+// agentHookCmd makes cmd (its Use, Short and Long written) the hook
+// command of agent who: no arguments, answered by run, failing closed;
+// --timeout (def by default), --low when withLow (else unasked commands
+// pass), --unasked and --lock.
+func (a *app) agentHookCmd(cmd *cobra.Command, who agent.Agent, run func(context.Context, io.Reader, agent.HookOptions) agent.HookAnswer,
+	def time.Duration, withLow bool) *cobra.Command {
+	var timeout, lock time.Duration
+	low := agent.LowPass
+	cmd.Args = cobra.NoArgs
+	cmd.Annotations = map[string]string{failClosedHook: string(who)}
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		a.writeHookAnswer(a.agentHook(cmd, who, run, timeout, lock, low))
+		return nil
 	}
-	cc.Flags().DurationVar(&timeout, "timeout", agent.DefaultHookTimeout, "deny (and withdraw) when no decision came within this long")
-	cc.Flags().StringVar(&low, "low", agent.LowPass, "how a command that goes unasked is answered: pass (print nothing) or allow")
-	unaskedFlag(cc)
-	hookLockFlag(cc, &lock)
-	return cc
+	cmd.Flags().DurationVar(&timeout, "timeout", def, "deny (and withdraw) when no decision came within this long")
+	if withLow {
+		cmd.Flags().StringVar(&low, "low", agent.LowPass, "how a command that goes unasked is answered: pass (print nothing) or allow")
+	}
+	unaskedFlag(cmd)
+	hookLockFlag(cmd, &lock)
+	return cmd
 }
 
 // writeHookAnswer prints ans, if it says anything.

@@ -1,15 +1,12 @@
 package cli
 
 import (
-	"time"
-
 	"github.com/approve-tui/approve-tui/agent"
 	"github.com/spf13/cobra"
 )
 
 func (a *app) codexHookCmd() *cobra.Command {
-	var timeout, lock time.Duration
-	cx := &cobra.Command{
+	return a.agentHookCmd(&cobra.Command{
 		Use:   "codex [--timeout D]",
 		Short: "Codex CLI PreToolUse hook: Bash commands wait for approval",
 		Long: `A Codex CLI PreToolUse hook for its shell tool (tool_name "Bash"). It reads
@@ -60,15 +57,5 @@ codex" checks it:
 
 Hooks are on by default in current Codex; older builds need
 "[features] codex_hooks = true" in config.toml.`,
-		Args:        cobra.NoArgs,
-		Annotations: map[string]string{failClosedHook: string(agent.AgentCodex)},
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			a.writeHookAnswer(a.agentHook(cmd, agent.AgentCodex, agent.CodexHook, timeout, lock, agent.LowPass))
-			return nil
-		},
-	}
-	cx.Flags().DurationVar(&timeout, "timeout", agent.DefaultHookTimeout, "deny (and withdraw) when no decision came within this long")
-	unaskedFlag(cx)
-	hookLockFlag(cx, &lock)
-	return cx
+	}, agent.AgentCodex, agent.CodexHook, agent.DefaultHookTimeout, false)
 }

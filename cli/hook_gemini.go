@@ -1,18 +1,12 @@
 package cli
 
 import (
-	"time"
-
 	"github.com/approve-tui/approve-tui/agent"
 	"github.com/spf13/cobra"
 )
 
 func (a *app) geminiHookCmd() *cobra.Command {
-	var (
-		timeout, lock time.Duration
-		low           string
-	)
-	gm := &cobra.Command{
+	return a.agentHookCmd(&cobra.Command{
 		Use:   "gemini [--timeout D] [--low pass|allow]",
 		Short: "Gemini CLI BeforeTool hook: shell commands wait for approval",
 		Long: `A Gemini CLI BeforeTool hook for its shell tool, run_shell_command. It reads
@@ -57,16 +51,5 @@ does not trust:
 The hooks system is "hooksConfig": {"enabled": true} (on unless set false;
 before 0.61 "tools": {"enableHooks": true}). "approve-tui hook doctor gemini"
 checks all this.`,
-		Args:        cobra.NoArgs,
-		Annotations: map[string]string{failClosedHook: string(agent.AgentGemini)},
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			a.writeHookAnswer(a.agentHook(cmd, agent.AgentGemini, agent.GeminiHook, timeout, lock, low))
-			return nil
-		},
-	}
-	gm.Flags().DurationVar(&timeout, "timeout", agent.DefaultGeminiTimeout, "deny (and withdraw) when no decision came within this long")
-	gm.Flags().StringVar(&low, "low", agent.LowPass, "how a command that goes unasked is answered: pass (print nothing) or allow")
-	unaskedFlag(gm)
-	hookLockFlag(gm, &lock)
-	return gm
+	}, agent.AgentGemini, agent.GeminiHook, agent.DefaultGeminiTimeout, true)
 }

@@ -444,11 +444,10 @@ func TestUnknownSubcommandOfEveryGroup(t *testing.T) {
 	}
 }
 
-// The real Codex is the oracle: after install, codex app-server's
-// hooks/list reports every approve-tui hook trusted, for a user and a
-// project install, with a binary path that needs escaping and a symlinked
-// CODEX_HOME.
-func TestHookInstallCodexRealOracle(t *testing.T) {
+// realCodex is the real Codex's binary under $APPROVE_TUI_TEST_AGENTS;
+// the test is skipped, saying why, when there is none.
+func realCodex(t *testing.T) string {
+	t.Helper()
 	nm := os.Getenv("APPROVE_TUI_TEST_AGENTS")
 	if nm == "" {
 		t.Skip("APPROVE_TUI_TEST_AGENTS (a node_modules folder holding @openai/codex) is not set: the real Codex is not run")
@@ -457,6 +456,15 @@ func TestHookInstallCodexRealOracle(t *testing.T) {
 	if _, err := os.Stat(codex); err != nil {
 		t.Skipf("no codex in %s: %v", nm, err)
 	}
+	return codex
+}
+
+// The real Codex is the oracle: after install, codex app-server's
+// hooks/list reports every approve-tui hook trusted, for a user and a
+// project install, with a binary path that needs escaping and a symlinked
+// CODEX_HOME.
+func TestHookInstallCodexRealOracle(t *testing.T) {
+	codex := realCodex(t)
 	e := newHookEnv(t)
 	odd := filepath.Join(filepath.Dir(filepath.Dir(e.bin)), `we"ird <dir> é`, "approve-tui")
 	real := filepath.Join(e.home, "codex-real")

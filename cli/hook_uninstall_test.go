@@ -299,14 +299,7 @@ func TestHookUninstallProjectScope(t *testing.T) {
 // The real Codex, after install then uninstall: no approve-tui hook, and
 // the user's own hooks, one of which moved, still trusted.
 func TestHookUninstallCodexRealOracle(t *testing.T) {
-	nm := os.Getenv("APPROVE_TUI_TEST_AGENTS")
-	if nm == "" {
-		t.Skip("APPROVE_TUI_TEST_AGENTS (a node_modules folder holding @openai/codex) is not set: the real Codex is not run")
-	}
-	codex := filepath.Join(nm, ".bin", "codex")
-	if _, err := os.Stat(codex); err != nil {
-		t.Skipf("no codex in %s: %v", nm, err)
-	}
+	codex := realCodex(t)
 	e := newHookEnv(t)
 	cdir := filepath.Join(e.home, ".codex")
 	hooksPath := filepath.Join(cdir, "hooks.json")

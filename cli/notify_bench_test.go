@@ -26,7 +26,8 @@ import (
 //	APPROVE_TUI_NOTIFY_BENCH_DURATION=1m go test ./cli -run '^$' -bench BenchmarkNotifySustained -benchtime 1x -timeout 30m
 //	go test ./cli -run '^$' -bench BenchmarkNotifyIdleCPU -benchtime 1x
 
-// notifyBenchConfig pages proposals of high risk to the webhook at once.
+// notifyBenchConfig pages proposals of high risk to the webhook at once
+// (its secret in $NT_HOOK_SECRET); the end-to-end tests use it too.
 const notifyBenchConfig = `channels:
   hook: {type: webhook, url: %q, secret_env: NT_HOOK_SECRET}
 routes:

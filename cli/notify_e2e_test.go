@@ -911,12 +911,7 @@ func TestNotifyE2EReceiverDownThenBack(t *testing.T) {
 		return 0, ""
 	}
 	r.env = []string{"NT_HOOK_SECRET=" + hook.secret}
-	r.writeConfig(fmt.Sprintf(`channels:
-  hook: {type: webhook, url: %q, secret_env: NT_HOOK_SECRET}
-routes:
-  - match: {risk: high}
-    steps: [{after: 0s, notify: [hook]}]
-`, hook.url()))
+	r.writeConfig(fmt.Sprintf(notifyBenchConfig, hook.url()))
 	n := r.startNotifier()
 	start := time.Now()
 	ids := []string{r.submit("--", "rm", "-rf", "/srv/a"), r.submit("--", "rm", "-rf", "/srv/b"), r.submit("--", "rm", "-rf", "/srv/c")}

@@ -18,12 +18,7 @@ func TestNotifyE2EMetricsCountTheStoresDecisions(t *testing.T) {
 	hook := newReceiver(t, "webhook", "hook")
 	hook.secret = "whsec-test-metrics"
 	r.env = []string{"NT_HOOK_SECRET=" + hook.secret}
-	r.writeConfig(fmt.Sprintf(`channels:
-  hook: {type: webhook, url: %q, secret_env: NT_HOOK_SECRET}
-routes:
-  - match: {risk: high}
-    steps: [{after: 0s, notify: [hook]}]
-`, hook.url()))
+	r.writeConfig(fmt.Sprintf(notifyBenchConfig, hook.url()))
 	old := r.submit("--", "rm", "-rf", "/srv/history")
 	r.run("deny", old, "--reason", "before the notifier")
 

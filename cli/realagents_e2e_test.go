@@ -17,9 +17,7 @@ func TestRealAgentApprove(t *testing.T) {
 			marker := "approved-marker"
 			// sh -c: a rule matches (a shell command via -c), so it is asked.
 			r := newAgentRig(t, a, "sh -c 'touch "+marker+"'", "create the marker file")
-			r.installHooks()
-			run := r.start("Create the marker file.")
-			id := r.pendingID(run)
+			run, id := r.installAndAsk()
 			if _, err := os.Stat(filepath.Join(r.work, marker)); err == nil {
 				t.Fatal("the command ran before any decision")
 			}
@@ -52,9 +50,7 @@ func TestRealAgentDeny(t *testing.T) {
 		t.Run(a.name, func(t *testing.T) {
 			marker := "denied-marker"
 			r := newAgentRig(t, a, "sh -c 'touch "+marker+"'", "create the marker file")
-			r.installHooks()
-			run := r.start("Create the marker file.")
-			id := r.pendingID(run)
+			run, id := r.installAndAsk()
 			reason := "not on a Friday"
 			if out, err := approveTUI(t, "--db", r.db, "deny", id, "--reason", reason).CombinedOutput(); err != nil {
 				t.Fatalf("deny: %v\n%s", err, out)
@@ -90,9 +86,7 @@ func TestRealAgentHostileBytesInert(t *testing.T) {
 				command = "sh -c 'touch " + marker + "' # \u202eexe.live"
 			}
 			r := newAgentRig(t, a, command, "create \x1b[31mthe\x1b[0m marker\x1b]8;;http://x\x07")
-			r.installHooks()
-			run := r.start("Create the marker file.")
-			id := r.pendingID(run)
+			run, id := r.installAndAsk()
 			for _, args := range [][]string{{"list"}, {"show", id}} {
 				out, err := approveTUI(t, append([]string{"--db", r.db}, args...)...).CombinedOutput()
 				if err != nil {

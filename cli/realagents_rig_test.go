@@ -132,6 +132,16 @@ type agentRun struct {
 	started time.Time
 }
 
+// installAndAsk installs the hooks, starts the agent on "Create the marker
+// file." and returns the run with the id of the proposal its shell call
+// became.
+func (r *agentRig) installAndAsk() (*agentRun, string) {
+	r.t.Helper()
+	r.installHooks()
+	run := r.start("Create the marker file.")
+	return run, r.pendingID(run)
+}
+
 // start runs the agent on prompt in the project directory.
 func (r *agentRig) start(prompt string) *agentRun {
 	r.t.Helper()

@@ -193,19 +193,26 @@ func cmdAwaitWaiter(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: await-waiter ID")
 	}
+	var state storage.Liveness
+	pollStore(ts, func(ctx context.Context, s *storage.Store) bool {
+		ws, err := s.WaiterState(ctx, args[0])
+		ts.Check(err)
+		state = ws.State
+		return ws.State == storage.WaiterLive
+	}, func() string { return fmt.Sprintf("no live waiter on %s (state %s)", args[0], state) })
+}
+
+// pollStore opens the script's store read-only and asks done every 50 ms
+// until it says yes; after 20s it fails the script with what failed() says.
+func pollStore(ts *testscript.TestScript, done func(context.Context, *storage.Store) bool, failed func() string) {
 	ctx := context.Background()
 	s, err := storage.Open(ctx, ts.Getenv("APPROVE_TUI_DB"), storage.Options{ReadOnly: true})
 	ts.Check(err)
 	defer s.Close()
 	deadline := time.Now().Add(20 * time.Second)
-	for {
-		ws, err := s.WaiterState(ctx, args[0])
-		ts.Check(err)
-		if ws.State == storage.WaiterLive {
-			return
-		}
+	for !done(ctx, s) {
 		if time.Now().After(deadline) {
-			ts.Fatalf("no live waiter on %s (state %s)", args[0], ws.State)
+			ts.Fatalf("%s", failed())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -228,12 +235,7 @@ func cmdAwaitPending(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: await-pending NAME")
 	}
-	ctx := context.Background()
-	s, err := storage.Open(ctx, ts.Getenv("APPROVE_TUI_DB"), storage.Options{ReadOnly: true})
-	ts.Check(err)
-	defer s.Close()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	pollStore(ts, func(ctx context.Context, s *storage.Store) bool {
 		recs, err := s.List(ctx, storage.ListOptions{})
 		ts.Check(err)
 		var found *storage.Record
@@ -246,11 +248,7 @@ func cmdAwaitPending(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		if found != nil {
 			ts.Setenv(args[0], found.ApprovalID)
-			return
 		}
-		if time.Now().After(deadline) {
-			ts.Fatalf("no pending proposal with a live waiter")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return found != nil
+	}, func() string { return "no pending proposal with a live waiter" })
 }

@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/approve-tui/approve-tui/internal/sshtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/approve-tui/approve-tui/internal/sshtest"
 
 	"github.com/approve-tui/approve-tui/agent"
 	"github.com/approve-tui/approve-tui/storage"
@@ -53,10 +54,7 @@ func newTrustRig(t testing.TB) *trustRig {
 		signers: filepath.Join(dir, "allowed_signers"), keys: map[string]string{}, pubs: map[string]string{}}
 	var trusted strings.Builder
 	for _, name := range []string{"alice", "bob", "carol", "alice2"} {
-		key := filepath.Join(dir, "id_"+name)
-		if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name+"@laptop", "-f", key).CombinedOutput(); err != nil {
-			t.Fatalf("ssh-keygen: %v %s", err, out)
-		}
+		key := sshtest.Keygen(t, filepath.Join(dir, "id_"+name), "ed25519", name+"@laptop")
 		pub, err := os.ReadFile(key + ".pub")
 		if err != nil {
 			t.Fatal(err)
@@ -126,17 +124,11 @@ func (r *trustRig) submit(t testing.TB, command ...string) string {
 // environment that reaches it.
 func (r *trustRig) agent(t testing.TB, names ...string) map[string]string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "agent")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "sock")
-	sshtest.StartAgent(t, sock)
+	var keys []string
 	for _, n := range names {
-		sshtest.AddKeys(t, sock, nil, r.keys[n])
+		keys = append(keys, r.keys[n])
 	}
-	return map[string]string{"SSH_AUTH_SOCK": sock}
+	return map[string]string{"SSH_AUTH_SOCK": sshtest.Agent(t, keys...)}
 }
 
 // signatures are the store's signature rows of id.

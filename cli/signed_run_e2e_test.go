@@ -199,23 +199,8 @@ func (r *signedRig) start() (*runProc, string, *storage.Record) {
 	}
 	go func() { p.done <- p.cmd.Wait() }()
 	r.t.Cleanup(func() { _ = p.cmd.Process.Kill() })
-	var rec *storage.Record
-	for deadline := time.Now().Add(20 * time.Second); rec == nil; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			r.t.Fatalf("run never submitted: %s", p.stderr.String())
-		}
-		s, err := storage.Open(context.Background(), r.db, storage.Options{ReadOnly: true})
-		if err != nil {
-			continue
-		}
-		recs, err := s.List(context.Background(), storage.ListOptions{})
-		s.Close()
-		for _, x := range recs {
-			if err == nil && strings.Contains(x.Command, target) {
-				rec = x
-			}
-		}
-	}
+	rec := r.awaitRecord(func(x *storage.Record) bool { return strings.Contains(x.Command, target) },
+		func() string { return "run never submitted: " + p.stderr.String() })
 	return p, target, rec
 }
 
@@ -470,9 +455,18 @@ func (h *hookProc) answer(t *testing.T) string {
 // pendingWith waits for the pending proposal whose command is command.
 func (r *signedRig) pendingWith(command string) *storage.Record {
 	r.t.Helper()
+	return r.awaitRecord(func(x *storage.Record) bool {
+		return x.Command == command && x.EffectiveStatus == model.StatusPending
+	}, func() string { return fmt.Sprintf("no proposal for %q", command) })
+}
+
+// awaitRecord waits (up to 20s) for a proposal in the store that match
+// says yes to; failed says what never came.
+func (r *signedRig) awaitRecord(match func(*storage.Record) bool, failed func() string) *storage.Record {
+	r.t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			r.t.Fatalf("no proposal for %q", command)
+			r.t.Fatalf("%s", failed())
 		}
 		s, err := storage.Open(context.Background(), r.db, storage.Options{ReadOnly: true})
 		if err != nil {
@@ -481,7 +475,7 @@ func (r *signedRig) pendingWith(command string) *storage.Record {
 		recs, err := s.List(context.Background(), storage.ListOptions{})
 		s.Close()
 		for _, x := range recs {
-			if err == nil && x.Command == command && x.EffectiveStatus == model.StatusPending {
+			if err == nil && match(x) {
 				return x
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/approve-tui/approve-tui/internal/sshtest"
 	"github.com/approve-tui/approve-tui/internal/syncbuf"
 	"github.com/approve-tui/approve-tui/storage"
 )
@@ -68,10 +69,7 @@ func (r *sshRig) submit(command string, flags ...string) string {
 // knows it as) and adds it to the approvers, or the watchers.
 func (r *sshRig) key(name, comment string, watcher bool) string {
 	r.t.Helper()
-	key := filepath.Join(r.dir, name)
-	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", key).CombinedOutput(); err != nil {
-		r.t.Fatalf("ssh-keygen: %v %s", err, out)
-	}
+	key := sshtest.Keygen(r.t, filepath.Join(r.dir, name), "ed25519", comment)
 	pub, err := os.ReadFile(key + ".pub")
 	if err != nil {
 		r.t.Fatal(err)

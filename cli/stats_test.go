@@ -20,10 +20,9 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	pmodel "github.com/prometheus/common/model"
 	gossh "golang.org/x/crypto/ssh"
 
+	"github.com/approve-tui/approve-tui/internal/promtest"
 	"github.com/approve-tui/approve-tui/internal/syncbuf"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/notify"
@@ -81,6 +80,17 @@ type statsReceiver struct {
 	got       []notify.WebhookPayload
 	bad       []string
 	srv       *httptest.Server
+}
+
+// initDB makes a store with init in a directory of its own.
+func initDB(t *testing.T) (dir, db string) {
+	t.Helper()
+	dir = t.TempDir()
+	db = filepath.Join(dir, "state.db")
+	if code, _, errs := run(t, db, false, "", "init"); code != 0 {
+		t.Fatal(errs)
+	}
+	return dir, db
 }
 
 func newStatsReceiver(t *testing.T, secret string) *statsReceiver {
@@ -163,8 +173,7 @@ func scrapeMetrics(t *testing.T, addr string) (map[string]*dto.MetricFamily, str
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("scrape: %d %s", resp.StatusCode, body)
 	}
-	parser := expfmt.NewTextParser(pmodel.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	fams, err := promtest.Parse(bytes.NewReader(body))
 	if err != nil {
 		t.Fatalf("parse the scrape: %v\n%s", err, body)
 	}
@@ -173,32 +182,7 @@ func scrapeMetrics(t *testing.T, addr string) (map[string]*dto.MetricFamily, str
 
 // metricValue is the sample of name with exactly labels (name, value
 // pairs): a counter's or gauge's value, a histogram's count.
-func metricValue(fams map[string]*dto.MetricFamily, name string, labels ...string) (float64, bool) {
-	want := map[string]string{}
-	for i := 0; i+1 < len(labels); i += 2 {
-		want[labels[i]] = labels[i+1]
-	}
-next:
-	for _, m := range fams[name].GetMetric() {
-		if len(m.GetLabel()) != len(want) {
-			continue
-		}
-		for _, l := range m.GetLabel() {
-			if want[l.GetName()] != l.GetValue() {
-				continue next
-			}
-		}
-		switch {
-		case m.Counter != nil:
-			return m.GetCounter().GetValue(), true
-		case m.Gauge != nil:
-			return m.GetGauge().GetValue(), true
-		case m.Histogram != nil:
-			return float64(m.GetHistogram().GetSampleCount()), true
-		}
-	}
-	return 0, false
-}
+var metricValue = promtest.Value
 
 func wantMetric(t *testing.T, fams map[string]*dto.MetricFamily, want float64, name string, labels ...string) {
 	t.Helper()
@@ -267,11 +251,7 @@ func submitID(t *testing.T, db string, args ...string) string {
 // from their submit; deliveries are not decisions), the version; stopped
 // with the command.
 func TestMetricsOfNotify(t *testing.T) {
-	dir := t.TempDir()
-	db := filepath.Join(dir, "state.db")
-	if code, _, errs := run(t, db, false, "", "init"); code != 0 {
-		t.Fatal(errs)
-	}
+	dir, db := initDB(t)
 	// Decided before the notifier starts: history, not counted by it.
 	old := submitID(t, db, "--ttl", "1h", "--", "echo", "history")
 	if code, _, errs := run(t, db, false, "", "deny", "--reason", "before", "--", old); code != 0 {
@@ -359,11 +339,7 @@ func TestMetricsOfNotify(t *testing.T) {
 // A bad --metrics-listen is a usage error before anything starts; a port
 // taken is an error; --once has nothing to serve them with.
 func TestMetricsListenRefused(t *testing.T) {
-	dir := t.TempDir()
-	db := filepath.Join(dir, "state.db")
-	if code, _, errs := run(t, db, false, "", "init"); code != 0 {
-		t.Fatal(errs)
-	}
+	dir, db := initDB(t)
 	rv := newStatsReceiver(t, "whsec-refused")
 	cfg := writeStatsConfig(t, dir, rv, true)
 	for _, c := range []struct {
@@ -419,11 +395,7 @@ func sshKey(t *testing.T, name string) (gossh.Signer, string) {
 // page; the SSH sessions are a gauge; all of it scraped from
 // --metrics-listen, and all of it stopped with the server.
 func TestServeNotifyPagesAndMetrics(t *testing.T) {
-	dir := t.TempDir()
-	db := filepath.Join(dir, "state.db")
-	if code, _, errs := run(t, db, false, "", "init"); code != 0 {
-		t.Fatal(errs)
-	}
+	dir, db := initDB(t)
 	rv := newStatsReceiver(t, "whsec-serve-notify")
 	cfg := writeStatsConfig(t, dir, rv, true)
 	key, authorized := sshKey(t, "oncall-alice")
@@ -775,10 +747,7 @@ func TestStatsAndMetricsHelp(t *testing.T) {
 // calls pending), list, show and their JSON say expired. The sweep only
 // marks the row and audits the expiry: the counts stay the same.
 func TestStatsCountsAnExpiryBeforeTheSweep(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "state.db")
-	if code, _, errs := run(t, db, false, "", "init"); code != 0 {
-		t.Fatal(errs)
-	}
+	_, db := initDB(t)
 	code, out, errs := run(t, db, false, "", "submit", "--ttl", "300ms", "--", "echo late")
 	if code != 0 {
 		t.Fatal(errs)

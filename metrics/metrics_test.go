@@ -12,9 +12,8 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	pmodel "github.com/prometheus/common/model"
 
+	"github.com/approve-tui/approve-tui/internal/promtest"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 )
@@ -84,45 +83,13 @@ func tryScrape(base string) (map[string]*dto.MetricFamily, int, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, resp.StatusCode, nil
 	}
-	p := expfmt.NewTextParser(pmodel.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
+	fams, err := promtest.Parse(resp.Body)
 	return fams, resp.StatusCode, err
 }
 
 // value is the sample of family name whose labels are labels (name=value
 // pairs); ok false when there is none.
-func value(fams map[string]*dto.MetricFamily, name string, labels ...string) (float64, bool) {
-	f := fams[name]
-	if f == nil {
-		return 0, false
-	}
-	want := map[string]string{}
-	for i := 0; i+1 < len(labels); i += 2 {
-		want[labels[i]] = labels[i+1]
-	}
-next:
-	for _, m := range f.GetMetric() {
-		if len(m.GetLabel()) != len(want) {
-			continue
-		}
-		for _, l := range m.GetLabel() {
-			if v, ok := want[l.GetName()]; !ok || v != l.GetValue() {
-				continue next
-			}
-		}
-		switch {
-		case m.Counter != nil:
-			return m.GetCounter().GetValue(), true
-		case m.Gauge != nil:
-			return m.GetGauge().GetValue(), true
-		case m.Histogram != nil:
-			return float64(m.GetHistogram().GetSampleCount()), true
-		case m.Untyped != nil:
-			return m.GetUntyped().GetValue(), true
-		}
-	}
-	return 0, false
-}
+var value = promtest.Value
 
 func expect(t *testing.T, fams map[string]*dto.MetricFamily, want float64, name string, labels ...string) {
 	t.Helper()
@@ -179,6 +146,18 @@ func checkLabels(t *testing.T, fams map[string]*dto.MetricFamily, channels ...st
 	}
 }
 
+// listen serves m's handler on a loopback port until the test ends and
+// returns its base URL.
+func listen(t *testing.T, m *Metrics) string {
+	t.Helper()
+	srv, err := Listen("127.0.0.1:0", m.Handler())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + srv.Addr()
+}
+
 // Scraped over HTTP: the open proposals by effective risk and the oldest
 // one's wait, read at the scrape; the decisions made under the observer
 // and their time from submit (a histogram in a human's buckets); the
@@ -188,12 +167,7 @@ func TestMetricsScrapedOverHTTP(t *testing.T) {
 	s, c := testStore(t)
 	m := New(Options{Store: s, Version: "v1.2.3-test", Channels: []string{"hook", "push"}, SSH: true})
 	defer m.Close()
-	srv, err := Listen("127.0.0.1:0", m.Handler())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	base := "http://" + srv.Addr()
+	base := listen(t, m)
 
 	fams := scrape(t, base)
 	for _, r := range storage.RiskLevels {
@@ -386,12 +360,7 @@ func TestMetricsDecisionsFromStore(t *testing.T) {
 
 	m := New(Options{Store: s, Version: "test", Channels: []string{"hook"}, DecisionsFromStore: true})
 	defer m.Close()
-	srv, err := Listen("127.0.0.1:0", m.Handler())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	base := "http://" + srv.Addr()
+	base := listen(t, m)
 	fams := scrape(t, base)
 	expect(t, fams, 0, Decisions, "event", "deny", "outcome", "ok")
 	expect(t, fams, 0, DecisionSeconds)

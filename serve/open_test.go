@@ -1,45 +1,14 @@
 package serve_test
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"testing"
-	"time"
 
-	gossh "golang.org/x/crypto/ssh"
-
-	"github.com/approve-tui/approve-tui/internal/syncbuf"
 	"github.com/approve-tui/approve-tui/model"
 )
 
 // Opening one proposal from a page: ssh -t HOST open ID.
-
-// consoleWith is a PTY session running command (ssh -t HOST command).
-func (r *rig) consoleWith(name, command string) *console {
-	r.t.Helper()
-	c, err := r.dial(name)
-	if err != nil {
-		r.t.Fatalf("dial as %s: %v", name, err)
-	}
-	sess, err := c.NewSession()
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	if err := sess.RequestPty("xterm-256color", 40, 120, gossh.TerminalModes{}); err != nil {
-		r.t.Fatal(err)
-	}
-	in, _ := sess.StdinPipe()
-	out := &syncbuf.Buffer{}
-	sess.Stdout, sess.Stderr = out, out
-	if err := sess.Start(command); err != nil {
-		r.t.Fatal(err)
-	}
-	cs := &console{t: r.t, c: c, sess: sess, in: in, out: out, done: make(chan error, 1)}
-	go func() { cs.done <- sess.Wait() }()
-	r.t.Cleanup(func() { c.Close() })
-	return cs
-}
 
 // An approver opens a pending proposal by its id: the console starts on
 // its detail, and approving takes the typed id as always; a watcher opens
@@ -51,20 +20,7 @@ func TestOpenOverSSH(t *testing.T) {
 	alice := r.consoleWith("alice", "open "+id)
 	alice.waitFor("end of proposal")
 	alice.waitFor("/srv/paged-over-ssh")
-	// As a person would: once the explanation and the waiter have arrived
-	// (until then the lines do not count as read).
-	alice.waitFor("why HIGH")
-	alice.waitFor("no live waiter")
-	alice.typeKeys("a")
-	alice.waitFor("Type the approval id")
-	alice.typeText(id)
-	alice.typeKeys(enter)
-	alice.waitFor("approved " + id)
-	rec, err := r.s.Get(context.Background(), id)
-	fp := gossh.FingerprintSHA256(r.keys["alice"].PublicKey())
-	if err != nil || rec.Status != model.StatusConsumed || rec.ConsumedBy != "alice ("+fp+") via ssh" {
-		t.Fatalf("after approving: %s by %q (%v)", rec.Status, rec.ConsumedBy, err)
-	}
+	alice.approveShown(r, "alice", id)
 	if !strings.Contains(r.logs.String(), "open="+id) {
 		t.Fatalf("the session's start does not say what it opened:\n%s", r.logs.String())
 	}
@@ -137,37 +93,4 @@ func TestOpenOverSSHErrors(t *testing.T) {
 	alice := r.consoleWith("alice", "open -- "+id)
 	alice.waitFor("/srv/open-errors")
 	alice.waitFor("end of proposal")
-}
-
-// runPty runs command in a session with a terminal and waits for its end.
-func (r *rig) runPty(name, command string) (string, string, int) {
-	r.t.Helper()
-	c, err := r.dial(name)
-	if err != nil {
-		r.t.Fatalf("dial as %s: %v", name, err)
-	}
-	defer c.Close()
-	sess, err := c.NewSession()
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	if err := sess.RequestPty("xterm-256color", 40, 120, gossh.TerminalModes{}); err != nil {
-		r.t.Fatal(err)
-	}
-	var out, errb bytes.Buffer
-	sess.Stdout, sess.Stderr = &out, &errb
-	done := make(chan error, 1)
-	go func() { done <- sess.Run(command) }()
-	select {
-	case err = <-done:
-	case <-time.After(10 * time.Second):
-		r.t.Fatalf("%q with a terminal did not end", command)
-	}
-	code := 0
-	if ee, ok := err.(*gossh.ExitError); ok {
-		code = ee.ExitStatus()
-	} else if err != nil {
-		r.t.Fatalf("run %q: %v", command, err)
-	}
-	return out.String(), errb.String(), code
 }

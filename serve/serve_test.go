@@ -143,6 +143,17 @@ func (r *rig) dial(name string) (*gossh.Client, error) {
 // run runs a command in a session without a terminal.
 func (r *rig) run(name, command string) (string, string, int) {
 	r.t.Helper()
+	return r.runSession(name, command, false)
+}
+
+// runPty runs command in a session with a terminal and waits for its end.
+func (r *rig) runPty(name, command string) (string, string, int) {
+	r.t.Helper()
+	return r.runSession(name, command, true)
+}
+
+func (r *rig) runSession(name, command string, pty bool) (string, string, int) {
+	r.t.Helper()
 	c, err := r.dial(name)
 	if err != nil {
 		r.t.Fatalf("dial as %s: %v", name, err)
@@ -154,7 +165,20 @@ func (r *rig) run(name, command string) (string, string, int) {
 	}
 	var out, errb bytes.Buffer
 	sess.Stdout, sess.Stderr = &out, &errb
-	err = sess.Run(command)
+	if pty {
+		if err := sess.RequestPty("xterm-256color", 40, 120, gossh.TerminalModes{}); err != nil {
+			r.t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- sess.Run(command) }()
+		select {
+		case err = <-done:
+		case <-time.After(10 * time.Second):
+			r.t.Fatalf("%q with a terminal did not end", command)
+		}
+	} else {
+		err = sess.Run(command)
+	}
 	code := 0
 	if ee, ok := err.(*gossh.ExitError); ok {
 		code = ee.ExitStatus()
@@ -176,6 +200,15 @@ type console struct {
 
 func (r *rig) console(name string) *console {
 	r.t.Helper()
+	cs := r.consoleWith(name, "")
+	cs.waitFor("pending")
+	return cs
+}
+
+// consoleWith is a PTY session running command (ssh -t HOST command), or
+// the login shell (the console) when command is "".
+func (r *rig) consoleWith(name, command string) *console {
+	r.t.Helper()
 	c, err := r.dial(name)
 	if err != nil {
 		r.t.Fatalf("dial as %s: %v", name, err)
@@ -190,14 +223,38 @@ func (r *rig) console(name string) *console {
 	in, _ := sess.StdinPipe()
 	out := &syncbuf.Buffer{}
 	sess.Stdout, sess.Stderr = out, out
-	if err := sess.Shell(); err != nil {
+	if command == "" {
+		err = sess.Shell()
+	} else {
+		err = sess.Start(command)
+	}
+	if err != nil {
 		r.t.Fatal(err)
 	}
 	cs := &console{t: r.t, c: c, sess: sess, in: in, out: out, done: make(chan error, 1)}
 	go func() { cs.done <- sess.Wait() }()
 	r.t.Cleanup(func() { c.Close() })
-	cs.waitFor("pending")
 	return cs
+}
+
+// approveShown approves id, whose detail the console shows, as name, and
+// checks the store consumed it by name's key over ssh. As a person would:
+// once the explanation and the waiter have arrived (what is drawn counts
+// as read once it has arrived).
+func (c *console) approveShown(r *rig, name, id string) {
+	c.t.Helper()
+	c.waitFor("why HIGH")
+	c.waitFor("no live waiter")
+	c.typeKeys("a")
+	c.waitFor("Type the approval id")
+	c.typeText(id)
+	c.typeKeys(enter)
+	c.waitFor("approved " + id)
+	rec, err := r.s.Get(context.Background(), id)
+	fp := gossh.FingerprintSHA256(r.keys[name].PublicKey())
+	if err != nil || rec.Status != model.StatusConsumed || rec.ConsumedBy != name+" ("+fp+") via ssh" {
+		c.t.Fatalf("after approving: %s by %q (%v)", rec.Status, rec.ConsumedBy, err)
+	}
 }
 
 func (c *console) waitFor(s string) {
@@ -262,18 +319,7 @@ func approveOverSSH(t *testing.T, r *rig) {
 	alice.typeKeys("/")
 	alice.typeText(id)
 	alice.typeKeys(enter, enter)
-	alice.waitFor("why HIGH") // what is drawn counts as read once it has arrived
-	alice.waitFor("no live waiter")
-	alice.typeKeys("a")
-	alice.waitFor("Type the approval id")
-	alice.typeText(id)
-	alice.typeKeys(enter)
-	alice.waitFor("approved " + id)
-	rec, err := r.s.Get(context.Background(), id)
-	fp := gossh.FingerprintSHA256(r.keys["alice"].PublicKey())
-	if err != nil || rec.Status != model.StatusConsumed || rec.ConsumedBy != "alice ("+fp+") via ssh" {
-		t.Fatalf("after approving: %s by %q (%v)", rec.Status, rec.ConsumedBy, err)
-	}
+	alice.approveShown(r, "alice", id)
 
 	id2 := submit(t, r.s, "rm -rf /srv/watcher-tries")
 	carol := r.console("carol")

@@ -3,7 +3,6 @@ package serve
 import (
 	"crypto/ed25519"
 	"crypto/rand"
-	"github.com/approve-tui/approve-tui/internal/sshtest"
 	"net"
 	"os"
 	"os/exec"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/approve-tui/approve-tui/internal/sshtest"
 
 	"github.com/charmbracelet/ssh"
 	gossh "golang.org/x/crypto/ssh"
@@ -34,17 +35,9 @@ func BenchmarkForwardedAgentSign(b *testing.B) {
 		}
 	}
 	dir := b.TempDir()
-	key := filepath.Join(dir, "alice")
-	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "alice", "-f", key).CombinedOutput(); err != nil {
-		b.Fatalf("ssh-keygen: %v %s", err, out)
-	}
-	pub, err := os.ReadFile(key + ".pub")
-	if err != nil {
-		b.Fatal(err)
-	}
-	f := strings.Fields(string(pub))
+	key := sshtest.Keygen(b, filepath.Join(dir, "alice"), "ed25519", "alice")
 	tp := filepath.Join(dir, "allowed_signers")
-	if err := os.WriteFile(tp, []byte("alice "+f[0]+" "+f[1]+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(tp, []byte("alice "+sshtest.PublicLine(b, key)+"\n"), 0o600); err != nil {
 		b.Fatal(err)
 	}
 	signers, err := trust.LoadTrustFile(tp)
@@ -52,9 +45,7 @@ func BenchmarkForwardedAgentSign(b *testing.B) {
 		b.Fatal(err)
 	}
 	ts := &trust.Settings{Mode: trust.ModeRequired, Path: tp, Signers: signers, Store: "bench"}
-	sock := filepath.Join(dir, "agent.sock")
-	sshtest.StartAgent(b, sock)
-	sshtest.AddKeys(b, sock, nil, key)
+	sock := sshtest.Agent(b, key)
 	stmt, err := trust.Statement{Store: "bench", Decision: trust.DecisionApprove, ApprovalID: "Ab3_x-9QzL0k", PayloadSHA256: strings.Repeat("ab", 32),
 		Risk: trust.RiskHigh, Principal: "alice", Time: time.Now().UTC()}.Encode()
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/approve-tui/approve-tui/internal/sshtest"
 	"io"
 	"os"
 	"os/exec"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/approve-tui/approve-tui/internal/sshtest"
 
 	gossh "golang.org/x/crypto/ssh"
 
@@ -39,35 +40,7 @@ func needTools(t testing.TB, tools ...string) {
 // keygen makes an ed25519 key pair with ssh-keygen.
 func keygen(t testing.TB, dir, name string) string {
 	t.Helper()
-	path := filepath.Join(dir, name)
-	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", path).CombinedOutput(); err != nil {
-		t.Fatalf("ssh-keygen: %v\n%s", err, out)
-	}
-	return path
-}
-
-func publicLine(t testing.TB, key string) string {
-	t.Helper()
-	b, err := os.ReadFile(key + ".pub")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := strings.Fields(string(b))
-	return f[0] + " " + f[1]
-}
-
-// clientAgent runs a real ssh-agent holding keys, on a socket of its own.
-func clientAgent(t testing.TB, keys ...string) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "agent")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "sock")
-	sshtest.StartAgent(t, sock)
-	sshtest.AddKeys(t, sock, nil, keys...)
-	return sock
+	return sshtest.Keygen(t, filepath.Join(dir, name), "ed25519", name)
 }
 
 // terminal is the real ssh client in a tmux session of its own.
@@ -151,6 +124,32 @@ func (tm *terminal) openApprove(id string) {
 	tm.keys(false, "Enter")
 }
 
+// loginKey gives the rig name's login key, the private key in file path.
+func (r *rig) loginKey(name, path string) {
+	r.t.Helper()
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if r.keys[name], err = gossh.ParsePrivateKey(pem); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// awaitLogin waits until name's key logs in: the server reads the access
+// files again within ReloadEvery.
+func (r *rig) awaitLogin(name string) {
+	r.t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if c, err := r.dial(name); err == nil {
+			c.Close()
+			return
+		} else if time.Now().After(deadline) {
+			r.t.Fatalf("%s's key is not taken: %v", name, err)
+		}
+	}
+}
+
 // signedRig serves a store that requires signatures, with a trust file
 // naming dave's signing key; dave logs in with another key.
 func signedRig(t *testing.T) (r *rig, dir, login, signing, trustPath string) {
@@ -158,7 +157,7 @@ func signedRig(t *testing.T) (r *rig, dir, login, signing, trustPath string) {
 	dir = t.TempDir()
 	login, signing = keygen(t, dir, "dave-login"), keygen(t, dir, "dave-sign")
 	trustPath = filepath.Join(dir, "allowed_signers")
-	if err := os.WriteFile(trustPath, []byte("dave "+publicLine(t, signing)+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(trustPath, []byte("dave "+sshtest.PublicLine(t, signing)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	signers, err := trust.LoadTrustFile(trustPath)
@@ -174,22 +173,9 @@ func signedRig(t *testing.T) (r *rig, dir, login, signing, trustPath string) {
 		t.Cleanup(func() { s.Close() })
 		cfg.Store = s
 	})
-	pem, err := os.ReadFile(login)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.keys["dave"], err = gossh.ParsePrivateKey(pem); err != nil {
-		t.Fatal(err)
-	}
+	r.loginKey("dave", login)
 	r.writeAccess(map[string]string{"alice": "approver", "dave": "approver"})
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if c, err := r.dial("dave"); err == nil {
-			c.Close()
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("dave's key is not taken: %v", err)
-		}
-	}
+	r.awaitLogin("dave")
 	return r, dir, login, signing, trustPath
 }
 
@@ -198,7 +184,7 @@ func TestApproveOverSSHSignsWithTheForwardedAgent(t *testing.T) {
 	id := submit(t, r.s, "rm -rf /srv/signed-over-ssh")
 	// The login key is not in the agent: what signs is the key the
 	// client's agent holds, and the trust file names.
-	tm := r.openSSH(t, dir, "dave", login, clientAgent(t, signing), true)
+	tm := r.openSSH(t, dir, "dave", login, sshtest.Agent(t, signing), true)
 	tm.openApprove(id)
 	tm.waitFor("approved " + id)
 	tm.waitFor("signed by")
@@ -212,7 +198,7 @@ func TestApproveOverSSHSignsWithTheForwardedAgent(t *testing.T) {
 		t.Fatalf("signatures: %+v %v", sigs, err)
 	}
 	sg := sigs[0]
-	pub, _, _, _, _ := gossh.ParseAuthorizedKey([]byte(publicLine(t, signing)))
+	pub, _, _, _, _ := gossh.ParseAuthorizedKey([]byte(sshtest.PublicLine(t, signing)))
 	if sg.Principal != "dave" || sg.Key != gossh.FingerprintSHA256(pub) || sg.Event != storage.EventApprove {
 		t.Fatalf("stored signature: %+v", sg)
 	}
@@ -243,8 +229,8 @@ func TestApproveOverSSHWithoutAgentDecidesNothing(t *testing.T) {
 		forward bool
 		want    string
 	}{
-		{"no ssh -A", clientAgent(t), false, "connect with ssh -A so your key can sign"},
-		{"unknown key", clientAgent(t, stranger), true, "is not in the trust file"},
+		{"no ssh -A", sshtest.Agent(t), false, "connect with ssh -A so your key can sign"},
+		{"unknown key", sshtest.Agent(t, stranger), true, "is not in the trust file"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			id := submit(t, r.s, "rm -rf /srv/unsigned-"+strings.ReplaceAll(c.name, " ", "-"))
@@ -286,24 +272,10 @@ func TestDenyOverSSHGetsTheForwardedAgent(t *testing.T) {
 			return run(ctx, args, actor, stdin, stdout, stderr)
 		}
 	})
-	pem, err := os.ReadFile(login)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.keys["dave"], err = gossh.ParsePrivateKey(pem); err != nil {
-		t.Fatal(err)
-	}
+	r.loginKey("dave", login)
 	r.writeAccess(map[string]string{"dave": "approver"})
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		// The server reads the access files again within ReloadEvery.
-		if c, err := r.dial("dave"); err == nil {
-			c.Close()
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("dave's key is not taken: %v", err)
-		}
-	}
-	sock := clientAgent(t, signing)
+	r.awaitLogin("dave")
+	sock := sshtest.Agent(t, signing)
 	_, port, _ := strings.Cut(r.addr, ":")
 	for _, forward := range []string{"-A", "-a"} {
 		id := submit(t, r.s, "rm -rf /srv/deny-"+forward)
@@ -334,7 +306,7 @@ func TestTwoOperatorsSignOverSSH(t *testing.T) {
 	var trustText string
 	for _, p := range []string{"dave", "erin"} {
 		logins[p], signing[p] = keygen(t, dir, p+"-login"), keygen(t, dir, p+"-sign")
-		trustText += p + " " + publicLine(t, signing[p]) + "\n"
+		trustText += p + " " + sshtest.PublicLine(t, signing[p]) + "\n"
 	}
 	trustPath := filepath.Join(dir, "allowed_signers")
 	if err := os.WriteFile(trustPath, []byte(trustText), 0o600); err != nil {
@@ -356,23 +328,10 @@ func TestTwoOperatorsSignOverSSH(t *testing.T) {
 	})
 	settings.Store = ts.Identity()
 	for _, p := range []string{"dave", "erin"} {
-		pem, err := os.ReadFile(logins[p])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.keys[p], err = gossh.ParsePrivateKey(pem); err != nil {
-			t.Fatal(err)
-		}
+		r.loginKey(p, logins[p])
 	}
 	r.writeAccess(map[string]string{"dave": "approver", "erin": "approver"})
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if c, err := r.dial("erin"); err == nil {
-			c.Close()
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("erin's key is not taken: %v", err)
-		}
-	}
+	r.awaitLogin("erin")
 	// The two-person policy, signed by dave (a policy signer).
 	src := "policy:\n  - match: {risk: high}\n    approvals: 2\n"
 	pol, err := config.ParsePolicy("policy.yaml", []byte(src))
@@ -392,14 +351,14 @@ func TestTwoOperatorsSignOverSSH(t *testing.T) {
 	}
 
 	id := submit(t, r.s, "rm -rf /srv/two-person")
-	dave := r.openSSH(t, dir, "dave", logins["dave"], clientAgent(t, signing["dave"]), true)
+	dave := r.openSSH(t, dir, "dave", logins["dave"], sshtest.Agent(t, signing["dave"]), true)
 	dave.openApprove(id)
 	dave.waitFor("vote recorded on " + id)
 	dave.waitFor("dave SHA256:")
 	if rec, _ := r.s.Get(context.Background(), id); rec == nil || rec.Status != model.StatusPending {
 		t.Fatalf("after one of two: %+v", rec)
 	}
-	erin := r.openSSH(t, dir, "erin", logins["erin"], clientAgent(t, signing["erin"]), true)
+	erin := r.openSSH(t, dir, "erin", logins["erin"], sshtest.Agent(t, signing["erin"]), true)
 	erin.openApprove(id)
 	erin.waitFor("approved " + id)
 	erin.waitFor("erin SHA256:")

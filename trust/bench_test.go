@@ -4,6 +4,8 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/approve-tui/approve-tui/internal/sshtest"
 )
 
 // reportPercentiles adds p50 and p99 of the per-operation times.
@@ -34,7 +36,7 @@ func benchVerifyTwo(b *testing.B, load bool) {
 	dir := b.TempDir()
 	alice := genKey(b, dir, "ed25519", "alice")
 	bob := genKey(b, dir, "ed25519", "bob")
-	trustPath := writeTrust(b, dir, "alice "+pubOf(b, alice)+"\nbob "+pubOf(b, bob)+"\n")
+	trustPath := writeTrust(b, dir, "alice "+sshtest.PublicLine(b, alice)+"\nbob "+sshtest.PublicLine(b, bob)+"\n")
 	as, err := LoadTrustFile(trustPath)
 	if err != nil {
 		b.Fatal(err)
@@ -57,10 +59,7 @@ func benchVerifyTwo(b *testing.B, load bool) {
 	}
 	want := expectOf(st)
 	now := time.Now()
-	times := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
+	timeEach(b, func() {
 		if load {
 			if as, err = LoadTrustFile(trustPath); err != nil {
 				b.Fatal(err)
@@ -77,50 +76,30 @@ func benchVerifyTwo(b *testing.B, load bool) {
 		if _, ok := Quorum(got, 2, "agent", as); !ok {
 			b.Fatal("no quorum")
 		}
-		times = append(times, time.Since(t0))
-	}
-	b.StopTimer()
-	reportPercentiles(b, times)
+	})
 }
 
 // BenchmarkSignAgent signs one statement through a real local ssh-agent
 // holding an ed25519 key, connection already open.
 func BenchmarkSignAgent(b *testing.B) {
-	needSSHKeygen(b)
-	dir := b.TempDir()
-	alice := genKey(b, dir, "ed25519", "alice")
-	sock := startAgent(b, alice)
+	sock, stmt := aliceInAgent(b)
 	s, err := DialAgent(sock, "")
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	stmt := mustEncode(b, sampleStatement("alice"))
-	times := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
+	timeEach(b, func() {
 		if _, err := s.Sign(stmt); err != nil {
 			b.Fatal(err)
 		}
-		times = append(times, time.Since(t0))
-	}
-	b.StopTimer()
-	reportPercentiles(b, times)
+	})
 }
 
 // BenchmarkSignAgentDial is the same with a new agent connection per
 // signature, as a one-shot approve command pays.
 func BenchmarkSignAgentDial(b *testing.B) {
-	needSSHKeygen(b)
-	dir := b.TempDir()
-	alice := genKey(b, dir, "ed25519", "alice")
-	sock := startAgent(b, alice)
-	stmt := mustEncode(b, sampleStatement("alice"))
-	times := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
+	sock, stmt := aliceInAgent(b)
+	timeEach(b, func() {
 		s, err := DialAgent(sock, "")
 		if err != nil {
 			b.Fatal(err)
@@ -129,6 +108,25 @@ func BenchmarkSignAgentDial(b *testing.B) {
 			b.Fatal(err)
 		}
 		s.Close()
+	})
+}
+
+// aliceInAgent starts a real ssh-agent holding alice's new ed25519 key and
+// returns its socket and a statement for her to sign.
+func aliceInAgent(b *testing.B) (sock string, stmt []byte) {
+	needSSHKeygen(b)
+	alice := genKey(b, b.TempDir(), "ed25519", "alice")
+	return sshtest.Agent(b, alice), mustEncode(b, sampleStatement("alice"))
+}
+
+// timeEach runs op b.N times and reports the percentiles of its times;
+// the set-up before it is not counted.
+func timeEach(b *testing.B, op func()) {
+	times := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		op()
 		times = append(times, time.Since(t0))
 	}
 	b.StopTimer()

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/approve-tui/approve-tui/internal/sshtest"
 	"github.com/hiddeco/sshsig"
 	"golang.org/x/crypto/ssh"
 )
@@ -43,7 +44,7 @@ func TestTrustLinesNameOnePlainPrincipal(t *testing.T) {
 
 	// The oracle: with a pattern line, ssh-keygen accepts the bot's key
 	// signing as alice@example.com.
-	text := "alice@example.com " + pubOf(t, alice) + "\n*@example.com " + pubOf(t, bot) + "\n"
+	text := "alice@example.com " + sshtest.PublicLine(t, alice) + "\n*@example.com " + sshtest.PublicLine(t, bot) + "\n"
 	trustPath := writeTrust(t, dir, text)
 	st := sampleStatement("alice@example.com")
 	sig, stmt := signFile(t, bot, st)
@@ -56,7 +57,7 @@ func TestTrustLinesNameOnePlainPrincipal(t *testing.T) {
 		t.Fatalf("pattern line: %v", err)
 	}
 
-	pub := pubOf(t, alice)
+	pub := sshtest.PublicLine(t, alice)
 	for name, line := range map[string]string{
 		"list":            "alice,Alice " + pub,
 		"star":            "*@example.com " + pub,
@@ -79,8 +80,8 @@ func TestTrustLinesNameOnePlainPrincipal(t *testing.T) {
 func TestOneKeyOnePerson(t *testing.T) {
 	needSSHKeygen(t)
 	dir := t.TempDir()
-	k1 := pubOf(t, genKey(t, dir, "ed25519", "k1"))
-	k2 := pubOf(t, genKey(t, dir, "ed25519", "k2"))
+	k1 := sshtest.PublicLine(t, genKey(t, dir, "ed25519", "k1"))
+	k2 := sshtest.PublicLine(t, genKey(t, dir, "ed25519", "k2"))
 	var pe *ParseError
 	_, err := ParseAllowedSigners("f", []byte("alice "+k1+"\nbob "+k2+"\n\nmallory "+k1+"\n"))
 	if !errors.As(err, &pe) || pe.Line != 4 || !strings.Contains(err.Error(), "line 1") || !strings.Contains(err.Error(), "one key is one person") {
@@ -104,7 +105,7 @@ func TestPrincipalOf(t *testing.T) {
 	dir := t.TempDir()
 	alice := genKey(t, dir, "ed25519", "alice")
 	stranger := genKey(t, dir, "ed25519", "stranger")
-	as, err := ParseAllowedSigners("f", []byte("alice "+pubOf(t, alice)+"\n"))
+	as, err := ParseAllowedSigners("f", []byte("alice "+sshtest.PublicLine(t, alice)+"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestPrincipalOf(t *testing.T) {
 		t.Fatalf("alice: %q %v", p, err)
 	}
 	ss, _ := KeyFileSigner(stranger)
-	if _, err := s.PrincipalOf(ss.PublicKey()); err == nil || !strings.Contains(err.Error(), "PRINCIPAL "+pubOf(t, stranger)) {
+	if _, err := s.PrincipalOf(ss.PublicKey()); err == nil || !strings.Contains(err.Error(), "PRINCIPAL "+sshtest.PublicLine(t, stranger)) {
 		t.Fatalf("a key on no line: %v", err)
 	}
 	var none *Settings
@@ -130,7 +131,7 @@ func TestFreshnessAndDecision(t *testing.T) {
 	needSSHKeygen(t)
 	dir := t.TempDir()
 	alice := genKey(t, dir, "ed25519", "alice")
-	as, err := ParseAllowedSigners("f", []byte("alice "+pubOf(t, alice)+"\n"))
+	as, err := ParseAllowedSigners("f", []byte("alice "+sshtest.PublicLine(t, alice)+"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +197,7 @@ func TestFreshnessAndDecision(t *testing.T) {
 func TestDirectoryLinksChecked(t *testing.T) {
 	needSSHKeygen(t)
 	keyDir := t.TempDir()
-	line := "alice " + pubOf(t, genKey(t, keyDir, "ed25519", "alice")) + "\n"
+	line := "alice " + sshtest.PublicLine(t, genKey(t, keyDir, "ed25519", "alice")) + "\n"
 	base := t.TempDir()
 	for _, d := range []string{"ops", "ww", "safe", "old"} {
 		if err := os.Mkdir(filepath.Join(base, d), 0o755); err != nil {
@@ -253,7 +254,7 @@ func TestCanonicalArmour(t *testing.T) {
 	needSSHKeygen(t)
 	dir := t.TempDir()
 	alice := genKey(t, dir, "ed25519", "alice")
-	trustPath := writeTrust(t, dir, "alice "+pubOf(t, alice)+"\n")
+	trustPath := writeTrust(t, dir, "alice "+sshtest.PublicLine(t, alice)+"\n")
 	as, err := LoadTrustFile(trustPath)
 	if err != nil {
 		t.Fatal(err)
@@ -311,7 +312,7 @@ func TestSmallRSARefused(t *testing.T) {
 	needSSHKeygen(t)
 	dir := t.TempDir()
 	small := genKey(t, dir, "rsa", "small", "-b", "1024")
-	trustPath := writeTrust(t, dir, "alice "+pubOf(t, small)+"\n")
+	trustPath := writeTrust(t, dir, "alice "+sshtest.PublicLine(t, small)+"\n")
 	st := sampleStatement("alice")
 	sig, stmt := signFile(t, small, st)
 	// ssh-keygen (9.2) still takes a 1024-bit key; approve-tui does not.
@@ -322,7 +323,7 @@ func TestSmallRSARefused(t *testing.T) {
 	if _, err := LoadTrustFile(trustPath); !errors.As(err, &pe) || !strings.Contains(err.Error(), "1024") {
 		t.Fatalf("1024-bit RSA trust line: %v", err)
 	}
-	key, _, _, _, err := ssh.ParseAuthorizedKey([]byte(pubOf(t, small)))
+	key, _, _, _, err := ssh.ParseAuthorizedKey([]byte(sshtest.PublicLine(t, small)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +417,7 @@ func TestLongPatternMatchesNothing(t *testing.T) {
 	needSSHKeygen(t)
 	dir := t.TempDir()
 	alice := genKey(t, dir, "ed25519", "alice")
-	trustPath := writeTrust(t, dir, `alice namespaces="approve-tui,`+long+`" `+pubOf(t, alice)+"\n")
+	trustPath := writeTrust(t, dir, `alice namespaces="approve-tui,`+long+`" `+sshtest.PublicLine(t, alice)+"\n")
 	st := sampleStatement("alice")
 	sig, stmt := signFile(t, alice, st)
 	if err := osshVerify(t, trustPath, "alice", sig, stmt); err == nil {
@@ -446,13 +447,13 @@ func TestSignDecisionThroughAgent(t *testing.T) {
 	dir := t.TempDir()
 	alice := genKey(t, dir, "ed25519", "alice")
 	stranger := genKey(t, dir, "ed25519", "stranger")
-	trustPath := writeTrust(t, dir, "alice@example.com "+pubOf(t, alice)+"\n")
+	trustPath := writeTrust(t, dir, "alice@example.com "+sshtest.PublicLine(t, alice)+"\n")
 	as, err := LoadTrustFile(trustPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	settings := &Settings{Mode: ModeRequired, Path: trustPath, Signers: as, Store: "sqlite:/var/lib/approve-tui/approve.db"}
-	sock := startAgent(t, alice)
+	sock := sshtest.Agent(t, alice)
 	signer, err := DialAgent(sock, "")
 	if err != nil {
 		t.Fatal(err)
@@ -486,7 +487,7 @@ func TestSignDecisionThroughAgent(t *testing.T) {
 	}
 
 	// A key the trust file does not list signs nothing.
-	other := startAgent(t, stranger)
+	other := sshtest.Agent(t, stranger)
 	ss, err := DialAgent(other, "")
 	if err != nil {
 		t.Fatal(err)

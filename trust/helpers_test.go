@@ -2,13 +2,14 @@ package trust
 
 import (
 	"bytes"
-	"github.com/approve-tui/approve-tui/internal/sshtest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/approve-tui/approve-tui/internal/sshtest"
 )
 
 func needSSHKeygen(t testing.TB) {
@@ -21,22 +22,7 @@ func needSSHKeygen(t testing.TB) {
 // genKey makes a key pair with the real ssh-keygen and returns its path.
 func genKey(t testing.TB, dir, typ, name string, extra ...string) string {
 	t.Helper()
-	path := filepath.Join(dir, name)
-	args := append([]string{"-q", "-t", typ, "-N", "", "-C", name + "@test", "-f", path}, extra...)
-	if out, err := exec.Command("ssh-keygen", args...).CombinedOutput(); err != nil {
-		t.Fatalf("ssh-keygen %v: %v\n%s", args, err, out)
-	}
-	return path
-}
-
-func pubOf(t testing.TB, key string) string {
-	t.Helper()
-	b, err := os.ReadFile(key + ".pub")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := strings.Fields(string(b))
-	return f[0] + " " + f[1]
+	return sshtest.Keygen(t, filepath.Join(dir, name), typ, name+"@test", extra...)
 }
 
 func writeTrust(t testing.TB, dir, text string) string {
@@ -116,26 +102,6 @@ func osshSign(t testing.TB, key, namespace string, stmt []byte, extra ...string)
 		t.Fatal(err)
 	}
 	return sig
-}
-
-// startAgent runs a real ssh-agent in the foreground on a socket in a new
-// directory and adds the given keys with ssh-add.
-func startAgent(t testing.TB, keys ...string) string {
-	t.Helper()
-	for _, tool := range []string{"ssh-agent", "ssh-add"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed (package openssh-client)", tool)
-		}
-	}
-	dir, err := os.MkdirTemp("", "agent")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sock := filepath.Join(dir, "sock")
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sshtest.StartAgent(t, sock)
-	sshtest.AddKeys(t, sock, nil, keys...)
-	return sock
 }
 
 func execCombined(name string, args ...string) ([]byte, error) {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/approve-tui/approve-tui/internal/sshtest"
 )
 
 func TestStatementRoundTrip(t *testing.T) {
@@ -130,7 +132,7 @@ func TestApprovalNamesItsPolicy(t *testing.T) {
 
 	dir := t.TempDir()
 	key := genKey(t, dir, "ed25519", "alice")
-	trustPath := writeTrust(t, dir, "alice "+pubOf(t, key)+"\n")
+	trustPath := writeTrust(t, dir, "alice "+sshtest.PublicLine(t, key)+"\n")
 	as, err := LoadTrustFile(trustPath)
 	if err != nil {
 		t.Fatal(err)

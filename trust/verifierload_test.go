@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/approve-tui/approve-tui/internal/sshtest"
 )
 
 // loadAsEnv, when set, makes the test binary load that trust file with
@@ -44,7 +46,7 @@ func TestLoadTrustFileForVerifier(t *testing.T) {
 		t.Skip("needs root to hand files to other uids and to run as one")
 	}
 	needSSHKeygen(t)
-	line := "alice " + pubOf(t, genKey(t, t.TempDir(), "ed25519", "alice")) + "\n"
+	line := "alice " + sshtest.PublicLine(t, genKey(t, t.TempDir(), "ed25519", "alice")) + "\n"
 
 	// A world-readable root-owned tree the other uid can walk.
 	base, err := os.MkdirTemp("", "verifierload")

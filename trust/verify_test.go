@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/approve-tui/approve-tui/internal/sshtest"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -26,7 +27,7 @@ func TestOracleBothWays(t *testing.T) {
 				extra = []string{"-b", kt.bits}
 			}
 			key := genKey(t, dir, kt.typ, "alice", extra...)
-			trustPath := writeTrust(t, dir, "alice@example.com "+pubOf(t, key)+" alice's laptop\n")
+			trustPath := writeTrust(t, dir, "alice@example.com "+sshtest.PublicLine(t, key)+" alice's laptop\n")
 			as, err := LoadTrustFile(trustPath)
 			if err != nil {
 				t.Fatal(err)
@@ -75,13 +76,13 @@ func TestAgentSigning(t *testing.T) {
 	alice := genKey(t, dir, "ed25519", "alice")
 	bob := genKey(t, dir, "ecdsa", "bob")
 	carol := genKey(t, dir, "rsa", "carol")
-	trustPath := writeTrust(t, dir, "alice "+pubOf(t, alice)+"\nbob "+pubOf(t, bob)+"\ncarol "+pubOf(t, carol)+"\n")
+	trustPath := writeTrust(t, dir, "alice "+sshtest.PublicLine(t, alice)+"\nbob "+sshtest.PublicLine(t, bob)+"\ncarol "+sshtest.PublicLine(t, carol)+"\n")
 	as, err := LoadTrustFile(trustPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	empty := startAgent(t)
+	empty := sshtest.Agent(t)
 	if _, err := DialAgent(empty, ""); !errors.Is(err, ErrAgent) || !strings.Contains(err.Error(), "no keys") {
 		t.Fatalf("empty agent: %v", err)
 	}
@@ -92,7 +93,7 @@ func TestAgentSigning(t *testing.T) {
 		t.Fatalf("no socket: %v", err)
 	}
 
-	sock := startAgent(t, alice, bob, carol)
+	sock := sshtest.Agent(t, alice, bob, carol)
 	_, err = DialAgent(sock, "")
 	if !errors.Is(err, ErrAgent) {
 		t.Fatalf("several keys and no choice: %v", err)
@@ -109,8 +110,8 @@ func TestAgentSigning(t *testing.T) {
 
 	for _, c := range []struct{ principal, key, choose string }{
 		{"alice", alice, aliceSigner.Fingerprint()},
-		{"bob", bob, pubOf(t, bob)},
-		{"carol", carol, pubOf(t, carol) + " comment"},
+		{"bob", bob, sshtest.PublicLine(t, bob)},
+		{"carol", carol, sshtest.PublicLine(t, carol) + " comment"},
 	} {
 		s, err := DialAgent(sock, c.choose)
 		if err != nil {
@@ -131,7 +132,7 @@ func TestAgentSigning(t *testing.T) {
 		}
 	}
 
-	one := startAgent(t, alice)
+	one := sshtest.Agent(t, alice)
 	s, err := DialAgent(one, "")
 	if err != nil {
 		t.Fatalf("an agent with one key: %v", err)
@@ -171,9 +172,9 @@ func TestRefusals(t *testing.T) {
 	ci := genKey(t, dir, "ed25519", "ci")
 	trustPath := writeTrust(t, dir, strings.Join([]string{
 		"# operators",
-		"alice " + pubOf(t, alice),
-		`old valid-before="20200101Z" ` + pubOf(t, old),
-		`ci namespaces="git,file" ` + pubOf(t, ci),
+		"alice " + sshtest.PublicLine(t, alice),
+		`old valid-before="20200101Z" ` + sshtest.PublicLine(t, old),
+		`ci namespaces="git,file" ` + sshtest.PublicLine(t, ci),
 		"",
 	}, "\n"))
 	as, err := LoadTrustFile(trustPath)
@@ -261,7 +262,7 @@ func TestRefusals(t *testing.T) {
 	// valid-after in the future, and a window that held at signing but
 	// not now.
 	future := time.Now().Add(48*time.Hour).UTC().Format("20060102") + "Z"
-	tp2 := writeTrust(t, t.TempDir(), `alice valid-after="`+future+`" `+pubOf(t, alice)+"\n")
+	tp2 := writeTrust(t, t.TempDir(), `alice valid-after="`+future+`" `+sshtest.PublicLine(t, alice)+"\n")
 	as2, err := LoadTrustFile(tp2)
 	if err != nil {
 		t.Fatal(err)
@@ -270,7 +271,7 @@ func TestRefusals(t *testing.T) {
 		t.Fatalf("valid-after: %v", err)
 	}
 	soon := time.Now().Add(time.Hour).UTC().Format("200601021504") + "Z"
-	tp3 := writeTrust(t, t.TempDir(), `alice valid-before="`+soon+`" `+pubOf(t, alice)+"\n")
+	tp3 := writeTrust(t, t.TempDir(), `alice valid-before="`+soon+`" `+sshtest.PublicLine(t, alice)+"\n")
 	as3, err := LoadTrustFile(tp3)
 	if err != nil {
 		t.Fatal(err)
@@ -287,7 +288,7 @@ func TestTrustFileRefusals(t *testing.T) {
 	needSSHKeygen(t)
 	keyDir := t.TempDir()
 	alice := genKey(t, keyDir, "ed25519", "alice")
-	line := "alice " + pubOf(t, alice) + "\n"
+	line := "alice " + sshtest.PublicLine(t, alice) + "\n"
 
 	dir := t.TempDir()
 	p := writeTrust(t, dir, line)
@@ -353,7 +354,7 @@ func TestAllowedSignersParse(t *testing.T) {
 	needSSHKeygen(t)
 	dir := t.TempDir()
 	alice := genKey(t, dir, "ed25519", "alice")
-	pub := pubOf(t, alice)
+	pub := sshtest.PublicLine(t, alice)
 	okText := strings.Join([]string{
 		"# comment",
 		"",
@@ -508,7 +509,7 @@ func TestAgentRefuses(t *testing.T) {
 	t.Setenv("SSH_ASKPASS", "/bin/false")
 	t.Setenv("SSH_ASKPASS_REQUIRE", "force")
 	t.Setenv("DISPLAY", ":0")
-	sock := startAgent(t)
+	sock := sshtest.Agent(t)
 	if out, err := execEnv([]string{"SSH_AUTH_SOCK=" + sock}, "ssh-add", "-c", alice); err != nil {
 		t.Fatalf("ssh-add -c: %v\n%s", err, out)
 	}

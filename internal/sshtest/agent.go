@@ -1,10 +1,13 @@
-// Package sshtest runs the real OpenSSH ssh-agent for tests.
+// Package sshtest runs the real OpenSSH ssh-agent and ssh-keygen for
+// tests.
 package sshtest
 
 import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -54,4 +57,47 @@ func AddKeys(t testing.TB, sock string, extra []string, keys ...string) {
 			t.Fatalf("ssh-add %s: %v\n%s", k, err, out)
 		}
 	}
+}
+
+// Agent runs a real ssh-agent holding the private key files keys, on a
+// socket in a short directory of its own (a socket's path has a length
+// limit) that is removed when the test ends, and returns the socket.
+func Agent(t testing.TB, keys ...string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "sock")
+	StartAgent(t, sock)
+	AddKeys(t, sock, nil, keys...)
+	return sock
+}
+
+// Keygen makes a new unencrypted key pair of type typ (ed25519, ecdsa,
+// rsa) with the real ssh-keygen at path and path.pub (extra: more of
+// ssh-keygen's options), and returns path.
+func Keygen(t testing.TB, path, typ, comment string, extra ...string) string {
+	t.Helper()
+	args := append([]string{"-q", "-t", typ, "-N", "", "-C", comment, "-f", path}, extra...)
+	if out, err := exec.Command("ssh-keygen", args...).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen %v: %v\n%s", args, err, out)
+	}
+	return path
+}
+
+// PublicLine is the public half of the private key file key, as an
+// authorized_keys or allowed_signers line has it: "TYPE BASE64".
+func PublicLine(t testing.TB, key string) string {
+	t.Helper()
+	b, err := os.ReadFile(key + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		t.Fatalf("%s.pub is not a public key: %q", key, b)
+	}
+	return f[0] + " " + f[1]
 }
