@@ -41,36 +41,16 @@ func needOpenSSH(t testing.TB) {
 // sshKey makes an ed25519 key pair with ssh-keygen and returns its path.
 func sshKey(t testing.TB, dir, name string) string {
 	t.Helper()
-	path := filepath.Join(dir, name)
-	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name+"@test", "-f", path).CombinedOutput(); err != nil {
-		t.Fatalf("ssh-keygen: %v\n%s", err, out)
-	}
-	return path
+	return sshtest.Keygen(t, filepath.Join(dir, name), "ed25519", name+"@test")
 }
 
-func pubKey(t testing.TB, key string) string {
-	t.Helper()
-	b, err := os.ReadFile(key + ".pub")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := strings.Fields(string(b))
-	return f[0] + " " + f[1]
-}
+func pubKey(t testing.TB, key string) string { t.Helper(); return sshtest.PublicLine(t, key) }
 
 // sshAgent runs a real ssh-agent on a socket of its own and adds keys to
 // it with ssh-add (extra: ssh-add's options, such as -c).
 func sshAgent(t testing.TB, extra []string, keys ...string) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "agent")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "sock")
-	sshtest.StartAgent(t, sock)
-	sshtest.AddKeys(t, sock, extra, keys...)
-	return sock
+	return sshtest.AgentWith(t, extra, keys...)
 }
 
 // trustRig is the demo set in a store that requires signatures, with a

@@ -64,6 +64,13 @@ func AddKeys(t testing.TB, sock string, extra []string, keys ...string) {
 // limit) that is removed when the test ends, and returns the socket.
 func Agent(t testing.TB, keys ...string) string {
 	t.Helper()
+	return AgentWith(t, nil, keys...)
+}
+
+// AgentWith is Agent with ssh-add's options extra (such as -c) for every
+// key.
+func AgentWith(t testing.TB, extra []string, keys ...string) string {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "agent")
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +78,7 @@ func Agent(t testing.TB, keys ...string) string {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	sock := filepath.Join(dir, "sock")
 	StartAgent(t, sock)
-	AddKeys(t, sock, nil, keys...)
+	AddKeys(t, sock, extra, keys...)
 	return sock
 }
 
