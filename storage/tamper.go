@@ -98,6 +98,11 @@ func submitPayload(detail string) string {
 	return submitPayloadJSON(b)
 }
 
+// selectSubmit is the latest ok submit event of one proposal (the audit
+// log's index by approval_id finds it).
+const selectSubmit = `SELECT seq, detail FROM approve_tui_audit
+	WHERE approval_id = ? AND event = '` + EventSubmit + `' AND outcome = 'ok' ORDER BY seq DESC LIMIT 1`
+
 // payloadSHA256Key is the submit detail's member submitPayload reads.
 var payloadSHA256Key = []byte("payload_sha256")
 
