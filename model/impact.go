@@ -169,7 +169,7 @@ func (d *payloadDecoder) impact() *Impact {
 			sub.bad("targets", "an array", v)
 		}
 		for i, e := range elems {
-			t, ok := (&payloadDecoder{obj: map[string][]byte{"t": e}}).object("t")
+			t, ok := (&payloadDecoder{members: []jsonMember{{key: []byte("t"), raw: e}}}).object("t")
 			if !ok {
 				sub.problems = append(sub.problems, "targets["+strconv.Itoa(i)+"]: not an object")
 				continue
@@ -203,14 +203,10 @@ func (d *payloadDecoder) object(key string) (*payloadDecoder, bool) {
 		d.bad(key, "an object", v)
 		return nil, false
 	}
-	members, _, err := objectMembers(v, 0)
+	members, _, err := objectMembers(v, 0, nil)
 	if err != nil {
 		d.problems = append(d.problems, key+": malformed object")
 		return nil, false
 	}
-	sub := &payloadDecoder{obj: make(map[string][]byte, len(members))}
-	for _, m := range members {
-		sub.obj[m.key] = m.raw
-	}
-	return sub, true
+	return &payloadDecoder{members: members}, true
 }

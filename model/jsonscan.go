@@ -8,7 +8,7 @@ import "errors"
 // and keeps raw value bytes for the exact-bytes string codec.
 
 type jsonMember struct {
-	key string
+	key []byte // unescaped; a slice of the scanned data when it had no escape
 	raw []byte
 }
 
@@ -17,12 +17,13 @@ var errJSON = errors.New("malformed JSON")
 // scanObject splits a JSON object into its members (in order; a repeated key
 // appears twice and the later one wins, as in Python). Anything that is not
 // exactly one well-formed JSON object, surrounded only by whitespace, fails.
-func scanObject(data []byte) ([]jsonMember, error) {
+// The members are appended to buf (which may be nil).
+func scanObject(data []byte, buf []jsonMember) ([]jsonMember, error) {
 	i := skipWS(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return nil, errJSON
 	}
-	members, end, err := objectMembers(data, i)
+	members, end, err := objectMembers(data, i, buf)
 	if err != nil {
 		return nil, err
 	}
@@ -38,8 +39,9 @@ var errTrailing = errors.New("trailing data after the JSON object")
 // order (a repeated key each time): its key, unescaped, and its value's raw
 // bytes. It fails, before calling fn, on anything that is not exactly one
 // well-formed JSON object surrounded only by whitespace.
-func ObjectMembers(data []byte, fn func(key string, raw []byte)) error {
-	members, err := scanObject(data)
+func ObjectMembers(data []byte, fn func(key, raw []byte)) error {
+	var buf [16]jsonMember
+	members, err := scanObject(data, buf[:0])
 	if err != nil {
 		return err
 	}
@@ -50,9 +52,10 @@ func ObjectMembers(data []byte, fn func(key string, raw []byte)) error {
 }
 
 // objectMembers parses the object starting at data[i] == '{' and returns its
-// members and the index after the closing brace.
-func objectMembers(data []byte, i int) ([]jsonMember, int, error) {
-	members := make([]jsonMember, 0, 26)
+// members, appended to buf (which may be nil), and the index after the
+// closing brace.
+func objectMembers(data []byte, i int, buf []jsonMember) ([]jsonMember, int, error) {
+	members := buf
 	i = skipWS(data, i+1)
 	if i < len(data) && data[i] == '}' {
 		return members, i + 1, nil
@@ -65,7 +68,7 @@ func objectMembers(data []byte, i int) ([]jsonMember, int, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		key, err := unquoteJSON(data[i:kend])
+		key, err := memberKey(data[i:kend])
 		if err != nil {
 			return nil, 0, err
 		}
@@ -92,6 +95,20 @@ func objectMembers(data []byte, i int) ([]jsonMember, int, error) {
 			return nil, 0, errJSON
 		}
 	}
+}
+
+// memberKey is the string literal lit unescaped: lit's own bytes inside
+// the quotes when it has no escape (unquoteJSON's plain case, without
+// copying them), unquoteJSON's result otherwise.
+func memberKey(lit []byte) ([]byte, error) {
+	if len(lit) >= 2 && lit[0] == '"' && lit[len(lit)-1] == '"' && plainJSON(lit[1:len(lit)-1]) {
+		return lit[1 : len(lit)-1], nil
+	}
+	s, err := unquoteJSON(lit)
+	if err != nil {
+		return nil, err
+	}
+	return []byte(s), nil
 }
 
 func skipWS(data []byte, i int) int {

@@ -87,6 +87,17 @@ func writeU(b *strings.Builder, r rune) {
 	}
 }
 
+// plainJSON says whether in, a string literal's bytes inside its quotes,
+// has nothing to unescape: they are then the string itself.
+func plainJSON(in []byte) bool {
+	for _, c := range in {
+		if c == '\\' || c == '"' || c < 0x20 {
+			return false
+		}
+	}
+	return true
+}
+
 // unquoteJSON decodes a JSON string literal (with its quotes), mapping lone
 // \udc80-\udcff escapes back to raw bytes and keeping raw invalid bytes.
 func unquoteJSON(lit []byte) (string, error) {
@@ -94,14 +105,7 @@ func unquoteJSON(lit []byte) (string, error) {
 		return "", errBadString
 	}
 	in := lit[1 : len(lit)-1]
-	plain := true
-	for _, c := range in {
-		if c == '\\' || c == '"' || c < 0x20 {
-			plain = false
-			break
-		}
-	}
-	if plain {
+	if plainJSON(in) {
 		return string(in), nil
 	}
 	var b strings.Builder

@@ -46,7 +46,8 @@ func PayloadKeys() []string { return append([]string(nil), payloadKeys...) }
 // reported as a *PayloadError naming every bad key. The result is not
 // validated: call Validate.
 func DecodePayload(raw []byte) (*Proposal, error) {
-	members, err := scanObject(raw)
+	// Room for every key a payload this project writes has.
+	members, err := scanObject(raw, make([]jsonMember, 0, 32))
 	if err != nil {
 		if err == errTrailing {
 			return nil, &PayloadError{Problems: []string{err.Error()}}
@@ -56,11 +57,7 @@ func DecodePayload(raw []byte) (*Proposal, error) {
 		}
 		return nil, &PayloadError{Problems: []string{"not a JSON object: " + describeJSONError(raw)}}
 	}
-	obj := make(map[string][]byte, len(members))
-	for _, m := range members {
-		obj[m.key] = m.raw
-	}
-	d := payloadDecoder{obj: obj}
+	d := payloadDecoder{members: members}
 	p := &Proposal{
 		ApprovalID:               d.str("approval_id"),
 		CreatedAt:                d.numOr("created_at", 0),
@@ -116,8 +113,10 @@ func describeJSONError(raw []byte) string {
 	return "malformed JSON"
 }
 
+// payloadDecoder reads an object's members by key; a repeated key's last
+// member is the one read, as in Python (and encoding/json).
 type payloadDecoder struct {
-	obj      map[string][]byte
+	members  []jsonMember
 	problems []string
 }
 
@@ -142,11 +141,15 @@ func (d *payloadDecoder) bad(key, want string, raw []byte) {
 
 // raw returns the key's raw value, and false when it is missing or null.
 func (d *payloadDecoder) raw(key string) ([]byte, bool) {
-	v, ok := d.obj[key]
-	if !ok || string(v) == "null" {
-		return nil, false
+	for i := len(d.members) - 1; i >= 0; i-- {
+		if m := &d.members[i]; string(m.key) == key {
+			if string(m.raw) == "null" {
+				return nil, false
+			}
+			return m.raw, true
+		}
 	}
-	return v, true
+	return nil, false
 }
 
 func (d *payloadDecoder) str(key string) string { return d.strOr(key, "") }
@@ -216,14 +219,14 @@ func (d *payloadDecoder) strMap(key string) map[string]string {
 		d.bad(key, "an object", v)
 		return nil
 	}
-	members, _, err := objectMembers(v, 0)
+	members, _, err := objectMembers(v, 0, nil)
 	if err != nil {
 		d.problems = append(d.problems, key+": malformed object")
 		return nil
 	}
 	m := make(map[string][]byte, len(members))
 	for _, mem := range members {
-		m[mem.key] = mem.raw
+		m[string(mem.key)] = mem.raw
 	}
 	out := make(map[string]string, len(m))
 	for k, rv := range m {

@@ -3,8 +3,10 @@ package model
 import (
 	"encoding/json"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func sample() *Proposal {
@@ -217,11 +219,54 @@ func FuzzScanObjectAgreesWithEncodingJSON(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, err := scanObject(data)
+		_, err := scanObject(data, nil)
 		trimmed := strings.TrimLeft(string(data), " \t\r\n")
 		valid := json.Valid(data) && strings.HasPrefix(trimmed, "{")
 		if (err == nil) != valid {
 			t.Fatalf("scanObject err=%v, encoding/json valid object=%v for %q", err, valid, data)
+		}
+	})
+}
+
+// Reading an object's members by key (payloadDecoder.raw: the key
+// unescaped, the last of a repeated key, null as absent) finds what
+// encoding/json decoding the object into a map finds. Surrogate escapes in
+// keys are left out: unquoteJSON keeps lone ones as the bytes they stand
+// for, where encoding/json writes U+FFFD.
+func FuzzMemberLookupAgreesWithEncodingJSON(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":1,"a":null}`, `{"a":null,"a":"x"}`, `{"\u0061":1,"a":2}`, `{"a":2,"\u0061":[1]}`,
+		`{"command":"ls","cwd":null,"command":"rm"}`, `{"\n":{"b":1},"\\":"\"","\/":true}`, `{"é":1,"\u00e9":2}`} {
+		f.Add([]byte(s))
+	}
+	surrogate := regexp.MustCompile(`\\u[dD][89a-fA-F]`)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		members, err := scanObject(data, nil)
+		var want map[string]json.RawMessage
+		if err != nil || json.Unmarshal(data, &want) != nil || surrogate.Match(data) {
+			return
+		}
+		d := &payloadDecoder{members: members}
+		for _, m := range members {
+			if !utf8.Valid(m.key) {
+				return // encoding/json would have replaced the invalid bytes
+			}
+		}
+		for k, v := range want {
+			got, ok := d.raw(k)
+			if string(v) == "null" {
+				if ok {
+					t.Fatalf("%q: key %q is null, read %q", data, k, got)
+				}
+				continue
+			}
+			if !ok || string(got) != string(v) {
+				t.Fatalf("%q: key %q: read %q (%v), encoding/json %q", data, k, got, ok, v)
+			}
+		}
+		for _, m := range members {
+			if _, ok := want[string(m.key)]; !ok {
+				t.Fatalf("%q: key %q read, encoding/json has no such key", data, m.key)
+			}
 		}
 	})
 }

@@ -261,15 +261,21 @@ func BenchmarkConsumeRace8Processes(b *testing.B) {
 	}
 }
 
+// benchRows is the number of rows a benchmark builds: APPROVE_TUI_BENCH_ROWS
+// where it is set, def otherwise.
+func benchRows(def int) int {
+	if v := os.Getenv("APPROVE_TUI_BENCH_ROWS"); v != "" {
+		fmt.Sscan(v, &def)
+	}
+	return def
+}
+
 // BenchmarkListTop200 lists the 200 most urgent of 100k pending rows in a
 // 1M-row table (set APPROVE_TUI_BENCH_ROWS to scale down).
 func BenchmarkListTop200(b *testing.B) {
 	sqliteOnly(b, "a 1M-row SQLite file")
-	total, pending := 1_000_000, 100_000
-	if v := os.Getenv("APPROVE_TUI_BENCH_ROWS"); v != "" {
-		fmt.Sscan(v, &total)
-		pending = total / 10
-	}
+	total := benchRows(1_000_000)
+	pending := total / 10
 	path := filepath.Join(b.TempDir(), "big.db")
 	buildBigFile(b, path, total, pending)
 	s, err := Open(ctx, path, Options{})
@@ -407,10 +413,7 @@ func BenchmarkWatchLatency(b *testing.B) {
 // of a file with APPROVE_TUI_BENCH_ROWS rows (1M by default).
 func BenchmarkIntegrityCheck(b *testing.B) {
 	sqliteOnly(b, "quick_check")
-	total := 1_000_000
-	if v := os.Getenv("APPROVE_TUI_BENCH_ROWS"); v != "" {
-		fmt.Sscan(v, &total)
-	}
+	total := benchRows(1_000_000)
 	path := filepath.Join(b.TempDir(), "big.db")
 	buildBigFile(b, path, total, total/10)
 	s, err := Open(ctx, path, Options{})
@@ -455,10 +458,7 @@ func BenchmarkCheckMoved(b *testing.B) {
 // each is reported (store-ms, bare-ms, bare-audit-ms) and the ratios.
 func BenchmarkExpire(b *testing.B) {
 	sqliteOnly(b, "a file copied for the bare UPDATE")
-	n := 100_000
-	if v := os.Getenv("APPROVE_TUI_BENCH_ROWS"); v != "" {
-		fmt.Sscan(v, &n)
-	}
+	n := benchRows(100_000)
 	dir := b.TempDir()
 	golden := filepath.Join(dir, "golden.db")
 	buildBigFile(b, golden, n, n) // every row pending, expiring within 3 h
@@ -712,10 +712,7 @@ func copier(b *testing.B, dir string, data []byte) func(name string) string {
 // and the store's CPU per consume over C's (goal ≤ 1.3).
 func BenchmarkConsumePeers(b *testing.B) {
 	sqliteOnly(b, "Python and C against a SQLite file")
-	n := 2000
-	if v := os.Getenv("APPROVE_TUI_BENCH_ROWS"); v != "" {
-		fmt.Sscan(v, &n)
-	}
+	n := benchRows(2000)
 	dir := b.TempDir()
 	cbin := filepath.Join(dir, "consume")
 	haveC := exec.Command("cc", "-O2", "-o", cbin, "testdata/peers/consume.c", "-lsqlite3").Run() == nil

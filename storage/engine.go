@@ -174,14 +174,7 @@ func (c *conn) QueryRowPrepared(ctx context.Context, q string, args ...any) rowS
 // QueryPrepared is QueryContext through the connection's statement cache
 // (stmtCache).
 func (c *conn) QueryPrepared(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	if c.stmts == nil {
-		return c.QueryContext(ctx, q, args...)
-	}
-	st, err := c.stmts.get(ctx, q, c.PrepareContext)
-	if err != nil {
-		return nil, err
-	}
-	return st.QueryContext(ctx, args...)
+	return c.stmts.query(ctx, c.PrepareContext, c.QueryContext, q, args)
 }
 
 func (c *conn) PrepareContext(ctx context.Context, q string) (*sql.Stmt, error) {
@@ -250,6 +243,19 @@ func (c *stmtCache) queryRow(ctx context.Context, prepare func(context.Context, 
 	return st.QueryRowContext(ctx, args...)
 }
 
+// query is queryRow for rows.
+func (c *stmtCache) query(ctx context.Context, prepare func(context.Context, string) (*sql.Stmt, error),
+	direct func(context.Context, string, ...any) (*sql.Rows, error), q string, args []any) (*sql.Rows, error) {
+	if c == nil {
+		return direct(ctx, q, args...)
+	}
+	st, err := c.get(ctx, q, prepare)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
 // errRow is a row that failed before a *sql.Row came (a rowScanner).
 type errRow struct{ err error }
 
@@ -262,14 +268,7 @@ func (p *pool) PrepareContext(ctx context.Context, q string) (*sql.Stmt, error) 
 
 // QueryPrepared is QueryContext through the pool's statement cache.
 func (p *pool) QueryPrepared(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	if p.stmts == nil {
-		return p.QueryContext(ctx, q, args...)
-	}
-	st, err := p.stmts.get(ctx, q, p.PrepareContext)
-	if err != nil {
-		return nil, err
-	}
-	return st.QueryContext(ctx, args...)
+	return p.stmts.query(ctx, p.PrepareContext, p.QueryContext, q, args)
 }
 
 // QueryRowPrepared is QueryRowContext through the pool's statement cache.

@@ -786,13 +786,7 @@ func TestQuorumGroups(t *testing.T) {
 
 // 8. The tier-2 phrase gate votes as the id gate does.
 func TestQuorumTier2Phrase(t *testing.T) {
-	path := tempDB(t)
-	s := openAt(t, path, newClock())
-	s.Close()
-	py := newTier2Py(t, path)
-	py.run("upgrade")
-	s = openAt(t, path, newClock())
-	s.now = time.Now // Python writes with the real clock
+	s, py := openUpgraded(t)
 	putPolicy(t, s, "policy:\n  - match: {}\n    approvals: 2\n")
 
 	id := py.run("submit", "restart-tier2", "vaultwarden", "0427")

@@ -93,9 +93,10 @@ type rawRow struct {
 	payload                                any
 }
 
-func (r *rawRow) dest() []any {
-	return []any{&r.rowid, &r.id, &r.created, &r.expires, &r.status, &r.consAt, &r.consBy,
-		&r.execStatus, &r.execReason, &r.execAt, &r.termReason, &r.eventID, &r.eventTs, &r.attempts, &r.payload}
+// dest is what Scan fills for rowColumns, and then extra.
+func (r *rawRow) dest(extra ...any) []any {
+	return append(append(make([]any, 0, 15+len(extra)), &r.rowid, &r.id, &r.created, &r.expires, &r.status, &r.consAt, &r.consBy,
+		&r.execStatus, &r.execReason, &r.execAt, &r.termReason, &r.eventID, &r.eventTs, &r.attempts, &r.payload), extra...)
 }
 
 // scanRecord reads and decodes one row of rowColumns.
@@ -175,11 +176,13 @@ func decodePayloadView(idStr, raw string, ok bool, j *judging) *payloadView {
 	v := &payloadView{payload: raw}
 	bad := func(format string, args ...any) { v.problems = append(v.problems, fmt.Sprintf(format, args...)) }
 	var p *model.Proposal
+	var b []byte
 	if !ok {
 		bad("payload_json is not text")
 	} else {
 		var err error
-		p, err = model.DecodePayload([]byte(raw))
+		b = []byte(raw) // once, for the decoding and the hash
+		p, err = model.DecodePayload(b)
 		if err != nil {
 			bad("%s", err.Error())
 		}
@@ -199,7 +202,10 @@ func decodePayloadView(idStr, raw string, ok bool, j *judging) *payloadView {
 	verdict := classifyCommand(j, p.Cwd, p.Command)
 	v.classified, v.hardline = verdict.level, verdict.hardline
 	v.effects, v.patterns, v.judgeKey = verdict.effects, verdict.patterns, j.key
-	v.sha256 = sha256Hex([]byte(raw))
+	if b == nil {
+		b = []byte(raw)
+	}
+	v.sha256 = sha256Hex(b)
 	return v
 }
 

@@ -18,6 +18,7 @@ type writerStmts struct {
 	auditHead, auditInsert, metaPut, headPut          *wstmt
 	auditInsertBatch                                  *wstmt // auditBatch events
 	heartbeat, waiterDel                              *wstmt
+	begin, commit                                     *wstmt // a write transaction's ends (txOnce)
 	all                                               []*wstmt
 }
 
@@ -105,6 +106,8 @@ func prepareWriter(ctx context.Context, e engine, c *conn, cols string, tier2 bo
 	ws := &writerStmts{}
 	p := &preparer{e: e, c: c, ws: ws}
 	prep := p.prep
+	ws.begin = prep(e.beginWrite())
+	ws.commit = prep(`COMMIT`)
 	p.revision(cols, tier2)
 	ws.exists = prep(`SELECT 1 FROM gateway_approvals WHERE approval_id = ?`)
 	ws.insert = prep(`INSERT INTO gateway_approvals (approval_id, created_at, expires_at, status, consumed_at,
@@ -166,12 +169,10 @@ func (p *preparer) revision(cols string, tier2 bool) {
 	// policy version exists, and whether any vote on it still counts: one
 	// statement where there were four.
 	p.ws.getOpen = p.prep(`SELECT ` + cols + `,
-		(SELECT a.seq FROM approve_tui_audit a WHERE a.approval_id = g.approval_id AND a.event = '` + EventSubmit + `'
-			AND a.outcome = 'ok' ORDER BY a.seq DESC LIMIT 1),
 		(SELECT a.detail FROM approve_tui_audit a WHERE a.approval_id = g.approval_id AND a.event = '` + EventSubmit + `'
 			AND a.outcome = 'ok' ORDER BY a.seq DESC LIMIT 1),
-		EXISTS (SELECT 1 FROM approve_tui_policy),
-		EXISTS (SELECT 1 FROM approve_tui_votes v WHERE v.approval_id = g.approval_id AND v.ended = '')
+		EXISTS (SELECT 1 FROM approve_tui_policy)
+			OR EXISTS (SELECT 1 FROM approve_tui_votes v WHERE v.approval_id = g.approval_id AND v.ended = '')
 		FROM gateway_approvals g WHERE g.approval_id = ?` + p.e.lockRow())
 	if tier2 {
 		p.ws.deny = p.prep(`UPDATE gateway_approvals SET status = 'denied', consumed_at = ?, consumed_by = ?,

@@ -306,7 +306,7 @@ func (s bound) txOnce(ctx context.Context, op string, opt Options, fn func(ctx c
 	if err := s.useSettings(ctx, opt); err != nil {
 		return err
 	}
-	if _, err := s.w.ExecContext(ctx, s.eng.beginWrite()); err != nil {
+	if err := s.txEnd(ctx, func(ws *writerStmts) *wstmt { return ws.begin }, s.eng.beginWrite()); err != nil {
 		return err
 	}
 	if err := fn(ctx); err != nil {
@@ -320,12 +320,26 @@ func (s bound) txOnce(ctx context.Context, op string, opt Options, fn func(ctx c
 	if testHookBeforeCommit != nil {
 		testHookBeforeCommit(op)
 	}
-	if _, err := s.w.ExecContext(ctx, `COMMIT`); err != nil {
+	if err := s.txEnd(ctx, func(ws *writerStmts) *wstmt { return ws.commit }, `COMMIT`); err != nil {
 		s.rollback()
 		return s.commitFailed(op, err)
 	}
 	s.eng.committed(s.dbfile)
 	return nil
+}
+
+// txEnd runs q, a write transaction's BEGIN or COMMIT, as the writer's
+// prepared statement (of ws) once the writer has its statements: run as
+// text, it would be prepared and finalized again at every transaction.
+// Before (the schema's own transactions), it runs as text.
+func (s bound) txEnd(ctx context.Context, of func(*writerStmts) *wstmt, q string) error {
+	var err error
+	if s.ws != nil {
+		_, err = of(s.ws).ExecContext(ctx)
+	} else {
+		_, err = s.w.ExecContext(ctx, q)
+	}
+	return err
 }
 
 // txFailed classifies a transaction's error, noting a lost connection.

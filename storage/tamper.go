@@ -79,10 +79,10 @@ func submitPayload(detail string) string {
 		return ""
 	}
 	sha, plain := "", true
-	err := model.ObjectMembers(b, func(key string, raw []byte) {
+	err := model.ObjectMembers(b, func(key, raw []byte) {
 		// encoding/json: the key matched without regard to case, the last
 		// string value kept, null and other types leaving it as it was.
-		if !plain || raw[0] != '"' || !strings.EqualFold(key, "payload_sha256") {
+		if !plain || raw[0] != '"' || !bytes.EqualFold(key, payloadSHA256Key) {
 			return
 		}
 		v := raw[1 : len(raw)-1]
@@ -97,6 +97,14 @@ func submitPayload(detail string) string {
 	}
 	return submitPayloadJSON(b)
 }
+
+// selectSubmit is the latest ok submit event of one proposal (the audit
+// log's index by approval_id finds it).
+const selectSubmit = `SELECT seq, detail FROM approve_tui_audit
+	WHERE approval_id = ? AND event = '` + EventSubmit + `' AND outcome = 'ok' ORDER BY seq DESC LIMIT 1`
+
+// payloadSHA256Key is the submit detail's member submitPayload reads.
+var payloadSHA256Key = []byte("payload_sha256")
 
 // submitPayloadJSON is submitPayload by encoding/json alone.
 func submitPayloadJSON(detail []byte) string {

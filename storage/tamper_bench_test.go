@@ -45,11 +45,6 @@ func BenchmarkTamperCheck(b *testing.B) {
 	}
 }
 
-// selectSubmit is the latest ok submit event of one proposal (the audit
-// log's index by approval_id finds it).
-const selectSubmit = `SELECT seq, detail FROM approve_tui_audit
-	WHERE approval_id = ? AND event = '` + EventSubmit + `' AND outcome = 'ok' ORDER BY seq DESC LIMIT 1`
-
 // markTamperedTx marks rec, read in the write transaction, when its
 // payload is not the one its submit event recorded: one keyed read through
 // the writer's prepared statements (the check as a statement of its own).

@@ -20,6 +20,19 @@ type tier2Py struct {
 	db     string
 }
 
+// openUpgraded opens a new file that Hermes' Python side then upgraded to
+// its tier-2 revision, with the real clock (Python writes with it).
+func openUpgraded(t *testing.T) (*Store, *tier2Py) {
+	t.Helper()
+	path := tempDB(t)
+	openAt(t, path, newClock()).Close()
+	py := newTier2Py(t, path)
+	py.run("upgrade")
+	s := openAt(t, path, newClock())
+	s.now = time.Now
+	return s, py
+}
+
 func newTier2Py(t *testing.T, db string) *tier2Py {
 	t.Helper()
 	if _, err := exec.LookPath("python3"); err != nil {
@@ -169,13 +182,7 @@ func TestTier2FileFromHermes(t *testing.T) {
 // lock out (seen by Python), a lockout refuses even the right phrase until
 // cleared, and a race with Python's consume_confirmed has one winner.
 func TestTier2PhraseGate(t *testing.T) {
-	path := tempDB(t)
-	s := openAt(t, path, newClock())
-	s.Close()
-	py := newTier2Py(t, path)
-	py.run("upgrade")
-	s = openAt(t, path, newClock())
-	s.now = time.Now
+	s, py := openUpgraded(t)
 
 	ok := py.run("submit", "restart-tier2", "vaultwarden", "0427")
 	r, _ := s.Get(ctx, ok)
@@ -239,7 +246,7 @@ func TestTier2PhraseGate(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		id := py.run("submit", "diag", "race", "0001")
 		py.run("arm", id, "$ev", "1796000000000")
-		cmd := exec.Command("python3", py.script, path, "race", "hermes:@ops", id)
+		cmd := exec.Command("python3", py.script, py.db, "race", "hermes:@ops", id)
 		stdin, _ := cmd.StdinPipe()
 		out := &strings.Builder{}
 		cmd.Stdout = out

@@ -514,10 +514,9 @@ type rowFacts struct {
 // openRow is pendingRow, with the facts the same statement read.
 func (s bound) openRow(ctx context.Context, id string) (*Record, rowFacts, error) {
 	var r rawRow
-	var submitSeq sql.NullInt64
 	var submitDetail sql.NullString
-	var policySet, votesOpen bool
-	err := s.ws.getOpen.QueryRowContext(ctx, id).Scan(append(r.dest(), &submitSeq, &submitDetail, &policySet, &votesOpen)...)
+	var busy bool // a policy version exists, or a vote on it still counts
+	err := s.ws.getOpen.QueryRowContext(ctx, id).Scan(r.dest(&submitDetail, &busy)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, rowFacts{}, ErrNotFound
 	}
@@ -528,11 +527,20 @@ func (s bound) openRow(ctx context.Context, id string) (*Record, rowFacts, error
 	if !rec.EffectiveStatus.Open() {
 		return nil, rowFacts{}, notPending(rec)
 	}
-	// Its payload against its submit record, read in this transaction.
-	if submitSeq.Valid {
-		submitRecord{seq: submitSeq.Int64, sha256: submitPayload(submitDetail.String)}.mark(rec)
+	// Its payload against its submit record, read in this transaction: the
+	// record's detail came with the row; where it names another payload,
+	// the record is read again with its sequence number, which the mark
+	// names.
+	if sha := submitPayload(submitDetail.String); submitDetail.Valid && sha != "" && !strings.EqualFold(sha, rec.PayloadSHA256) {
+		var sub submitRecord
+		var detail string
+		if err := s.w.QueryRowContext(ctx, selectSubmit, id).Scan(&sub.seq, &detail); err != nil {
+			return nil, rowFacts{}, err
+		}
+		sub.sha256 = submitPayload(detail)
+		sub.mark(rec)
 	}
-	return rec, rowFacts{quiet: !policySet && !votesOpen}, nil
+	return rec, rowFacts{quiet: !busy}, nil
 }
 
 func notPending(rec *Record) *NotPendingError {
