@@ -24,3 +24,38 @@ func TestReviewSelfApprovalRefusedWithVotesTableGone(t *testing.T) {
 	_, err := approve(s, mine, who("bob"))
 	wantRefused(t, err, RefusedSelfApproval)
 }
+
+// A policy table that is not the store's (a hostile writer replaced it by
+// a table of another shape, empty) cannot say whether a policy is in force:
+// the decision fails closed, as the policy read always made it fail ("no
+// such column"). The deciding read now asks only whether the table has a
+// row (EXISTS), finds none, skips the policy read and approves.
+func TestReviewReshapedPolicyTableFailsClosed(t *testing.T) {
+	c := newClock()
+	path := tempDB(t)
+	s := openAt(t, path, c)
+	rec := submitHigh(t, s, c, "review-policy-reshaped")
+	db := rawDB(t, path)
+	mustExec(t, db, `DROP TABLE approve_tui_policy`)
+	mustExec(t, db, `CREATE TABLE approve_tui_policy (x TEXT)`)
+	if r, err := approve(s, rec, who("alice")); err == nil {
+		t.Fatalf("approved (%s by %s) with a policy table the store cannot read", r.Status, r.ConsumedBy)
+	}
+}
+
+// The same with the votes table replaced by one of another shape, empty,
+// and no policy: the consume ended the proposal's votes, which failed on
+// the table it could not use; the deciding read now finds no counting vote
+// (the table has no row), skips ending them, and approves.
+func TestReviewReshapedVotesTableFailsClosed(t *testing.T) {
+	c := newClock()
+	path := tempDB(t)
+	s := openAt(t, path, c)
+	rec := submitHigh(t, s, c, "review-votes-reshaped")
+	db := rawDB(t, path)
+	mustExec(t, db, `DROP TABLE approve_tui_votes`)
+	mustExec(t, db, `CREATE TABLE approve_tui_votes (approval_id TEXT, ended TEXT)`)
+	if r, err := approve(s, rec, who("alice")); err == nil {
+		t.Fatalf("approved (%s by %s) with a votes table the store cannot read", r.Status, r.ConsumedBy)
+	}
+}
