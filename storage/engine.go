@@ -96,6 +96,12 @@ type engine interface {
 	// urgentInOneQuery: the most urgent page is read in one query over the
 	// rank index (listPendingOneQuery), not rank by rank.
 	urgentInOneQuery() bool
+	// decidingReadTogether: a decision reads its row, its submit record
+	// and whether a policy or a counting vote exists in one statement
+	// (openRow), falling back to reading apart when that statement cannot
+	// read a table; false: it always reads apart (an engine whose
+	// transaction cannot go on after a failed statement).
+	decidingReadTogether() bool
 	// schemaMark is a cheap number that moves when the schema changes
 	// (false: the engine has none, and the columns are read each time).
 	schemaMark(ctx context.Context, w *conn) (int64, bool)

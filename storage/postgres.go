@@ -76,6 +76,10 @@ func (*pgEngine) onDisk() bool            { return false }
 func (*pgEngine) readsOnIdleWriter() bool { return false }
 func (*pgEngine) urgentInOneQuery() bool  { return true }
 
+// decidingReadTogether: PostgreSQL aborts a transaction at its first
+// error, so openRow could not read apart after a failed combined read.
+func (*pgEngine) decidingReadTogether() bool { return false }
+
 // textIsStrict: PostgreSQL's text holds UTF-8 without NUL bytes only.
 func (*pgEngine) textIsStrict() bool { return true }
 

@@ -131,6 +131,10 @@ func (sqliteEngine) readsOnIdleWriter() bool { return true }
 // (listPendingIndexed says why).
 func (sqliteEngine) urgentInOneQuery() bool { return false }
 
+// decidingReadTogether: a statement that fails to prepare leaves SQLite's
+// transaction as it was, so openRow may read apart after it.
+func (sqliteEngine) decidingReadTogether() bool { return true }
+
 func (sqliteEngine) textIsStrict() bool { return false }
 
 // unmigratedView: readers cope with missing execution_* columns and

@@ -171,8 +171,9 @@ func (p *preparer) revision(cols string, tier2 bool) {
 	p.ws.getOpen = p.prep(`SELECT ` + cols + `,
 		(SELECT a.detail FROM approve_tui_audit a WHERE a.approval_id = g.approval_id AND a.event = '` + EventSubmit + `'
 			AND a.outcome = 'ok' ORDER BY a.seq DESC LIMIT 1),
-		EXISTS (SELECT 1 FROM approve_tui_policy)
-			OR EXISTS (SELECT 1 FROM approve_tui_votes v WHERE v.approval_id = g.approval_id AND v.ended = '')
+		EXISTS (SELECT version, sha256, source, rules, set_at, set_by FROM approve_tui_policy)
+			OR EXISTS (SELECT v.actor, v.surface, v.person, v.key_fp, v.payload_sha256, v.at, v.ended_at
+				FROM approve_tui_votes v WHERE v.approval_id = g.approval_id AND v.ended = '')
 		FROM gateway_approvals g WHERE g.approval_id = ?` + p.e.lockRow())
 	if tier2 {
 		p.ws.deny = p.prep(`UPDATE gateway_approvals SET status = 'denied', consumed_at = ?, consumed_by = ?,

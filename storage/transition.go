@@ -512,13 +512,30 @@ type rowFacts struct {
 }
 
 // openRow is pendingRow, with the facts the same statement read.
+//
+// That statement names every column the policy and vote reads use, so
+// that a policy or votes table it cannot read as they would is an error,
+// never "no policy". Where the engine can go on after such an error
+// (SQLite: a statement that fails to prepare leaves the transaction as it
+// was; PostgreSQL aborts the transaction at its first error, so it reads
+// apart from the start), the row is read apart and the decision takes
+// every step, so that the step that cannot read its table fails (or a rule
+// before it refuses) as it would with no shortcut.
 func (s bound) openRow(ctx context.Context, id string) (*Record, rowFacts, error) {
+	if !s.eng.decidingReadTogether() {
+		rec, err := s.openRowApart(ctx, id)
+		return rec, rowFacts{}, err
+	}
 	var r rawRow
 	var submitDetail sql.NullString
 	var busy bool // a policy version exists, or a vote on it still counts
 	err := s.ws.getOpen.QueryRowContext(ctx, id).Scan(r.dest(&submitDetail, &busy)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, rowFacts{}, ErrNotFound
+	}
+	if err != nil && (s.eng.noTable(err) || s.eng.noColumn(err)) {
+		rec, err := s.openRowApart(ctx, id)
+		return rec, rowFacts{}, err
 	}
 	if err != nil {
 		return nil, rowFacts{}, err
@@ -541,6 +558,33 @@ func (s bound) openRow(ctx context.Context, id string) (*Record, rowFacts, error
 		sub.mark(rec)
 	}
 	return rec, rowFacts{quiet: !busy}, nil
+}
+
+// openRowApart is openRow in two reads, the row and its submit record,
+// learning nothing of the policy and votes (no shortcut: every step runs).
+func (s bound) openRowApart(ctx context.Context, id string) (*Record, error) {
+	rec, err := s.scanRecord(s.ws.get.QueryRowContext(ctx, id), s.now())
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !rec.EffectiveStatus.Open() {
+		return nil, notPending(rec)
+	}
+	var sub submitRecord
+	var detail string
+	err = s.w.QueryRowPrepared(ctx, selectSubmit, id).Scan(&sub.seq, &detail)
+	if errors.Is(err, sql.ErrNoRows) {
+		return rec, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	sub.sha256 = submitPayload(detail)
+	sub.mark(rec)
+	return rec, nil
 }
 
 func notPending(rec *Record) *NotPendingError {

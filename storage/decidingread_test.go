@@ -9,32 +9,28 @@ import (
 // A proposal the policy covers, approved by its own requester, is refused
 // as a self-approval (an audited refusal, exit 1 on the command line). With
 // the votes table gone from the file (a hostile writer dropped it), the
-// refusal must stay the same: the requester is refused before any vote is
-// read, as it always was. The one-statement deciding read (getOpen) reads
-// the votes table first, so the approval fails instead as a store error
-// ("no such table: approve_tui_votes", exit 6, no self_approval refusal in
-// the audit log).
-func TestReviewSelfApprovalRefusedWithVotesTableGone(t *testing.T) {
+// refusal stays the same: the requester is refused before any vote is
+// read, whether the deciding read is one statement (getOpen, which names
+// the votes table) or two.
+func TestSelfApprovalRefusedWithVotesTableGone(t *testing.T) {
 	c := newClock()
 	path := tempDB(t)
 	s := openAt(t, path, c)
 	putPolicy(t, s, highNeeds(2))
-	mine := submitHigh(t, s, c, "review-self-novotes", func(p *model.Proposal) { p.Requester = "bob@laptop" })
+	mine := submitHigh(t, s, c, "self-novotes", func(p *model.Proposal) { p.Requester = "bob@laptop" })
 	mustExec(t, rawDB(t, path), `DROP TABLE approve_tui_votes`)
 	_, err := approve(s, mine, who("bob"))
 	wantRefused(t, err, RefusedSelfApproval)
 }
 
-// A policy table that is not the store's (a hostile writer replaced it by
-// a table of another shape, empty) cannot say whether a policy is in force:
-// the decision fails closed, as the policy read always made it fail ("no
-// such column"). The deciding read now asks only whether the table has a
-// row (EXISTS), finds none, skips the policy read and approves.
-func TestReviewReshapedPolicyTableFailsClosed(t *testing.T) {
+// A policy table of another shape (a hostile writer replaced it with an
+// empty one) is not "no policy": the decision fails closed, as the policy
+// read fails on it ("no such column"), never approving with one approver.
+func TestReshapedPolicyTableFailsClosed(t *testing.T) {
 	c := newClock()
 	path := tempDB(t)
 	s := openAt(t, path, c)
-	rec := submitHigh(t, s, c, "review-policy-reshaped")
+	rec := submitHigh(t, s, c, "policy-reshaped")
 	db := rawDB(t, path)
 	mustExec(t, db, `DROP TABLE approve_tui_policy`)
 	mustExec(t, db, `CREATE TABLE approve_tui_policy (x TEXT)`)
@@ -44,14 +40,13 @@ func TestReviewReshapedPolicyTableFailsClosed(t *testing.T) {
 }
 
 // The same with the votes table replaced by one of another shape, empty,
-// and no policy: the consume ended the proposal's votes, which failed on
-// the table it could not use; the deciding read now finds no counting vote
-// (the table has no row), skips ending them, and approves.
-func TestReviewReshapedVotesTableFailsClosed(t *testing.T) {
+// and no policy: ending the proposal's votes fails on the table it cannot
+// use, so the consume fails closed rather than skipping it.
+func TestReshapedVotesTableFailsClosed(t *testing.T) {
 	c := newClock()
 	path := tempDB(t)
 	s := openAt(t, path, c)
-	rec := submitHigh(t, s, c, "review-votes-reshaped")
+	rec := submitHigh(t, s, c, "votes-reshaped")
 	db := rawDB(t, path)
 	mustExec(t, db, `DROP TABLE approve_tui_votes`)
 	mustExec(t, db, `CREATE TABLE approve_tui_votes (approval_id TEXT, ended TEXT)`)
