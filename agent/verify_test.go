@@ -100,6 +100,19 @@ func (r *trustRig) actor(name string, sig *model.Signature) model.Actor {
 // twoPersonPolicy is a policy file asking two approvers for everything.
 const twoPersonPolicy = "groups:\n  dba: [alice, bob]\npolicy:\n  - match: {risk: low}\n    approvals: 2\n"
 
+// laxPolicy asks one approver for high risk.
+const laxPolicy = "policy:\n  - match: {risk: high}\n    approvals: 1\n"
+
+// laxThenTwoPerson has carol sign the lax policy, then, a second later
+// (statements are dated to the second), the two-person one: the lax one is
+// the older signed policy a rollback would bring back.
+func (r *trustRig) laxThenTwoPerson(t testing.TB, o *storage.Store) {
+	t.Helper()
+	r.setSignedPolicy(t, o, "carol", laxPolicy)
+	time.Sleep(1100 * time.Millisecond)
+	r.setSignedPolicy(t, o, "carol", twoPersonPolicy)
+}
+
 // setSignedPolicy puts source in force, signed by signer (its principal
 // must be a policy signer for it to count).
 func (r *trustRig) setSignedPolicy(t testing.TB, o *storage.Store, signer, source string) {
@@ -409,10 +422,7 @@ func TestVerifyOneSignatureWithoutSignedPolicy(t *testing.T) {
 func TestVerifySignedPolicyRollbackAndMissingText(t *testing.T) {
 	s, o := emptyStore(t)
 	r := newTrustRig(t, storage.DefaultIdentity(o.Path()), "alice", "bob", "carol")
-	lax := "policy:\n  - match: {risk: high}\n    approvals: 1\n"
-	r.setSignedPolicy(t, o, "carol", lax)
-	time.Sleep(1100 * time.Millisecond) // statements are dated to the second
-	r.setSignedPolicy(t, o, "carol", twoPersonPolicy)
+	r.laxThenTwoPerson(t, o)
 	id := submitDraft(t, s, xDraft(t))
 	rec := get(t, o, id)
 	db := rawDB(t, o)
@@ -426,7 +436,7 @@ func TestVerifySignedPolicyRollbackAndMissingText(t *testing.T) {
 	// The lax text inserted again as the newest version: still the
 	// two-person policy, signed last.
 	if _, err := db.Exec(`INSERT INTO approve_tui_policy (version, sha256, source, rules, set_at, set_by) VALUES (3, ?, ?, ?, 0, 'x')`,
-		fmt.Sprintf("%x", sha256.Sum256([]byte(lax))), lax, string((&policy.Policy{}).Encode())); err != nil {
+		fmt.Sprintf("%x", sha256.Sum256([]byte(laxPolicy))), laxPolicy, string((&policy.Policy{}).Encode())); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := VerifySignatures(context.Background(), r.set, s, get(t, s, id), self); !errors.As(err, &se) || se.Need != 2 {
@@ -864,10 +874,7 @@ func TestVerifySignedPolicySurvivesDeletedSignatureRows(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s, o := emptyStore(t)
 			r := newTrustRig(t, storage.DefaultIdentity(o.Path()), "alice", "bob", "carol")
-			lax := "policy:\n  - match: {risk: high}\n    approvals: 1\n"
-			r.setSignedPolicy(t, o, "carol", lax)
-			time.Sleep(1100 * time.Millisecond) // statements are dated to the second
-			r.setSignedPolicy(t, o, "carol", twoPersonPolicy)
+			r.laxThenTwoPerson(t, o)
 			id := submitDraft(t, s, xDraft(t))
 			rec := get(t, o, id)
 			db := rawDB(t, o)
@@ -897,10 +904,7 @@ func TestVerifySignedPolicySurvivesDeletedSignatureRows(t *testing.T) {
 func TestVerifyNamedPolicyFileDeleted(t *testing.T) {
 	s, o := emptyStore(t)
 	r := newTrustRig(t, storage.DefaultIdentity(o.Path()), "alice", "bob", "carol")
-	lax := "policy:\n  - match: {risk: high}\n    approvals: 1\n"
-	r.setSignedPolicy(t, o, "carol", lax)
-	time.Sleep(1100 * time.Millisecond)
-	r.setSignedPolicy(t, o, "carol", twoPersonPolicy)
+	r.laxThenTwoPerson(t, o)
 	id := submitDraft(t, s, xDraft(t))
 	rec := get(t, o, id)
 	db := rawDB(t, o)
@@ -931,9 +935,8 @@ func TestVerifyNamedPolicyAsksToo(t *testing.T) {
 	r.setSignedPolicy(t, o, "carol", twoPersonPolicy)
 	strict := r.policy
 	time.Sleep(1100 * time.Millisecond)
-	lax := "policy:\n  - match: {risk: high}\n    approvals: 1\n"
-	r.setSignedPolicy(t, o, "carol", lax) // the lax one is now the newest signed
-	r.policy = strict                     // but alice's console signs under the two-person one
+	r.setSignedPolicy(t, o, "carol", laxPolicy) // the lax one is now the newest signed
+	r.policy = strict                           // but alice's console signs under the two-person one
 	id := submitDraft(t, s, xDraft(t))
 	rec := get(t, o, id)
 	forgeConsume(t, rawDB(t, o), id, r.sign(t, r.set, "alice", rec))
