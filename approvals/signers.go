@@ -44,7 +44,7 @@ func Signers(ctx context.Context, s *storage.Store, rec *storage.Record) ([]Sign
 		if v := c.Verified; v != nil {
 			sg.Verified, sg.Principal, sg.Key = true, line(v.Principal), v.Fingerprint
 		} else {
-			sg.Reason = c.Reason
+			sg.Reason = line(c.Reason)
 		}
 		out[i] = sg
 	}
