@@ -118,8 +118,9 @@ func isRefusal(err error) bool {
 		rf *RefusedError
 		aa *AlreadyAnsweredError
 		pa *PolicyAsksError
+		tk *TakenError
 	)
-	return errors.As(err, &aa) || errors.As(err, &pa) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrConfirmMismatch) ||
+	return errors.As(err, &tk) || errors.As(err, &aa) || errors.As(err, &pa) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrConfirmMismatch) ||
 		errors.As(err, &np) || errors.As(err, &ro) || errors.As(err, &co) ||
 		errors.As(err, &du) || errors.As(err, &va) || errors.As(err, &it) || errors.As(err, &dm) || errors.As(err, &rf)
 }
@@ -489,6 +490,9 @@ func (s bound) approvable(ctx context.Context, damaged error, id, readSHA256 str
 	}
 	if changed {
 		return refuse(RefusedContentChanged, contentChanged)
+	}
+	if err := s.parkClosed(ctx, rec); err != nil {
+		return nil, rowFacts{}, err
 	}
 	return rec, facts, nil
 }
