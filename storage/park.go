@@ -108,7 +108,7 @@ func (st *Store) Park(ctx context.Context, id string, until time.Time, why strin
 			return nil, &RefusedError{ID: id, Code: RefusedParkOver, Verb: "parked",
 				Reason: "its park window would end before now (" + formatEpoch(end) + ")"}
 		}
-		prev, err := s.parkRow(ctx, s.w, id)
+		prev, err := s.parkRow(ctx, id)
 		if err != nil {
 			return nil, err
 		}
@@ -135,15 +135,22 @@ func (st *Store) Park(ctx context.Context, id string, until time.Time, why strin
 	return out, nil
 }
 
-// parkRow reads id's park row through q (nil when it was never parked).
-func (s bound) parkRow(ctx context.Context, q interface {
-	QueryRowContext(context.Context, string, ...any) *sql.Row
-}, id string) (*Park, error) {
+// selectPark reads one park row.
+const selectPark = `SELECT match_sha256, stopped_at, park_until, why, taken_by, taken_at
+	FROM approve_tui_parks WHERE approval_id = ?`
+
+// parkRow reads id's park row in the write transaction (nil when it was
+// never parked).
+func (s bound) parkRow(ctx context.Context, id string) (*Park, error) {
+	return scanPark(s.ws.parkGet.QueryRowContext(ctx, id), id)
+}
+
+// scanPark scans a selectPark row (nil when there is none).
+func scanPark(sc rowScanner, id string) (*Park, error) {
 	p := &Park{ApprovalID: id}
 	var taken sql.NullString
 	var takenAt sql.NullFloat64
-	err := q.QueryRowContext(ctx, `SELECT match_sha256, stopped_at, park_until, why, taken_by, taken_at
-		FROM approve_tui_parks WHERE approval_id = ?`, id).Scan(&p.MatchSHA256, &p.StoppedAt, &p.Until, &p.Why, &taken, &takenAt)
+	err := sc.Scan(&p.MatchSHA256, &p.StoppedAt, &p.Until, &p.Why, &taken, &takenAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -160,9 +167,13 @@ func (s bound) parkRow(ctx context.Context, q interface {
 // parkClosed refuses the approval of parked proposal rec whose park window
 // ended: its waiter is gone and the retry that would take it can no longer
 // match, so the approval would let nothing through (and could surprise a
-// later caller). Read in the approval's transaction.
-func (s bound) parkClosed(ctx context.Context, rec *Record) error {
-	p, err := s.parkRow(ctx, s.w, rec.ApprovalID)
+// later caller). Read in the approval's transaction: by the deciding read
+// where it ran as one statement (facts), else here.
+func (s bound) parkClosed(ctx context.Context, rec *Record, facts rowFacts) error {
+	if facts.parkRead && (!facts.parkUntil.Valid || model.Epoch(s.now()) < facts.parkUntil.Float64) {
+		return nil // never parked, or its window is open
+	}
+	p, err := s.parkRow(ctx, rec.ApprovalID)
 	if err != nil || p == nil {
 		return err
 	}
@@ -177,7 +188,7 @@ func (s bound) parkClosed(ctx context.Context, rec *Record) error {
 // never parked).
 func (st *Store) ParkOf(ctx context.Context, id string) (*Park, error) {
 	s := st.bind()
-	p, err := s.parkRow(ctx, s.rdb, id)
+	p, err := scanPark(s.rdb.QueryRowContext(ctx, selectPark, id), id)
 	if err != nil {
 		return nil, s.classify("park", err)
 	}
@@ -264,7 +275,7 @@ func (st *Store) Take(ctx context.Context, id string, m model.Match, asker model
 			sub.sha256 = submitPayload(detail)
 			sub.mark(rec)
 		}
-		p, err := s.parkRow(ctx, s.w, id)
+		p, err := s.parkRow(ctx, id)
 		if err != nil {
 			return nil, err
 		}
@@ -312,7 +323,7 @@ func (st *Store) Take(ctx context.Context, id string, m model.Match, asker model
 			return nil, err
 		} else if n != 1 {
 			// Another writer took it after the read above (PostgreSQL).
-			won, err := s.parkRow(ctx, s.w, id)
+			won, err := s.parkRow(ctx, id)
 			if err != nil {
 				return nil, err
 			}

@@ -366,3 +366,20 @@ func TestTakeOnceAcrossProcesses(t *testing.T) {
 		t.Fatalf("audit: %+v %v", res, err)
 	}
 }
+
+// Where the parks table cannot be read, an approval fails: the store
+// cannot know whether a park window ended.
+func TestParkTableGoneFailsClosed(t *testing.T) {
+	ctx := context.Background()
+	s, c, db := newRawStore(t)
+	p := proposal("park-gone-"+model.NewID(), "ls /srv/app", model.RiskLow, c.Now(), time.Hour)
+	mustSubmit(t, s, p)
+	mustExec(t, db, `DROP TABLE approve_tui_parks`)
+	if _, err := s.Consume(ctx, p.ApprovalID, p.ApprovalID, alice); err == nil {
+		t.Fatal("approved with the parks table gone")
+	}
+	rec, err := s.Get(ctx, p.ApprovalID)
+	if err == nil && rec.Status != model.StatusPending {
+		t.Fatalf("status %s", rec.Status)
+	}
+}

@@ -25,7 +25,7 @@ func (st *Store) Get(ctx context.Context, id string) (*Record, error) {
 		err = s.markTampered(ctx, s.rdb, []*Record{rec}, &s.submits)
 	}
 	if err == nil {
-		rec.Park, err = s.parkRow(ctx, s.rdb, id)
+		rec.Park, err = scanPark(s.rdb.QueryRowContext(ctx, selectPark, id), id)
 		if err != nil && s.eng.noTable(err) && s.roReason() != "" {
 			// A store this build may not migrate (read only): no park
 			// can have been recorded in it.
