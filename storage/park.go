@@ -84,9 +84,12 @@ func (e *TakenError) Error() string {
 
 // Park keeps pending proposal id open after its waiter stopped, until
 // min(until, its expiry); why says why the waiter stopped ("hook timeout",
-// "killed by its agent"). Parking again (the same call stopped waiting
-// once more) records the new stop and window. A proposal that is not open,
-// or a window that would end before now, is refused.
+// "killed by its agent"). A proposal approved before its waiter saw it
+// (nothing run yet) is parked too, so that the retry takes the approval.
+// Parking again (the same call stopped waiting once more) records the new
+// stop and window. A proposal denied or expired, one whose approval was
+// taken or whose execution is recorded, or a window that would end before
+// now, is refused.
 func (st *Store) Park(ctx context.Context, id string, until time.Time, why string, actor model.Actor) (*Park, error) {
 	s := st.bind()
 	if why == "" {
@@ -96,6 +99,15 @@ func (st *Store) Park(ctx context.Context, id string, until time.Time, why strin
 	err := s.run(ctx, transition{event: EventPark, id: id, actor: actor, apply: func(ctx context.Context) ([]auditEntry, error) {
 		out = nil
 		rec, err := s.pendingRow(ctx, id)
+		var np *NotPendingError
+		if errors.As(err, &np) && np.Status == model.StatusConsumed {
+			// Approved as its waiter stopped, before it saw the approval:
+			// parked all the same, so that the retry takes it.
+			rec, err = s.scanRecord(s.ws.get.QueryRowContext(ctx, id), s.now())
+			if err == nil && rec.ExecutionStatus != model.ExecNotStarted {
+				return nil, &InvalidTransitionError{ID: id, Reason: "its execution is recorded already (" + string(rec.ExecutionStatus) + "): nothing to park"}
+			}
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -383,3 +383,36 @@ func TestParkTableGoneFailsClosed(t *testing.T) {
 		t.Fatalf("status %s", rec.Status)
 	}
 }
+
+// Approved as its waiter stopped: parked all the same, and taken by the
+// retry; once its execution is recorded, not parked again.
+func TestParkApprovedBeforeTheWaiterSawIt(t *testing.T) {
+	ctx := context.Background()
+	s, c, _ := newRawStore(t)
+	p := proposal("park-approved-"+model.NewID(), "ls /srv/app", model.RiskLow, c.Now(), time.Hour)
+	mustSubmit(t, s, p)
+	if _, err := s.Consume(ctx, p.ApprovalID, p.ApprovalID, alice); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Park(ctx, p.ApprovalID, c.Now().Add(time.Hour), "hook timeout", agent); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := s.FindParked(ctx, model.MatchOf(p))
+	if err != nil || got.EffectiveStatus != model.StatusConsumed {
+		t.Fatalf("find: %+v %v", got, err)
+	}
+	if _, err := s.Take(ctx, p.ApprovalID, model.MatchOf(p), asker1); err != nil {
+		t.Fatal(err)
+	}
+	var tk *TakenError
+	if _, err := s.Park(ctx, p.ApprovalID, c.Now().Add(time.Hour), "", agent); !errors.As(err, &tk) {
+		t.Fatalf("parked again after the take: %v", err)
+	}
+	if err := s.RecordExecution(ctx, p.ApprovalID, model.ExecExecuted, "exit code 0", asker1); err != nil {
+		t.Fatal(err)
+	}
+	var it *InvalidTransitionError
+	if _, err := s.Park(ctx, p.ApprovalID, c.Now().Add(time.Hour), "", agent); !errors.As(err, &it) {
+		t.Fatalf("parked after it ran: %v", err)
+	}
+}
