@@ -160,12 +160,19 @@ const (
 	// runs the command itself (Hermes, through its approval transport),
 	// which took the approval and does not report the command's end.
 	ExecHandedOff ExecutionStatus = "handed_off"
+	// ExecRanWithoutApproval (approve-tui): the agent reported the call as
+	// run (a post-tool hook, or Hermes' post hook tied to this proposal)
+	// while the proposal was not approved: the agent stopped waiting and
+	// ran it under its own rules. The proposal is closed (expired, never
+	// approvable again) and execution_reason says what the agent reported.
+	ExecRanWithoutApproval ExecutionStatus = "ran_without_approval"
 )
 
 // Valid reports whether e is a known execution status.
 func (e ExecutionStatus) Valid() bool {
 	switch e {
-	case ExecNotStarted, ExecExecuted, ExecBlockedAfterConsume, ExecDispatchFailed, ExecStarted, ExecHandedOff:
+	case ExecNotStarted, ExecExecuted, ExecBlockedAfterConsume, ExecDispatchFailed, ExecStarted, ExecHandedOff,
+		ExecRanWithoutApproval:
 		return true
 	}
 	return false

@@ -42,9 +42,11 @@ type CopyResult struct {
 	Votes     int64  `json:"votes"`
 	Answers   int64  `json:"answers"`
 	// Signatures are the signed decisions kept (approve_tui_signatures).
-	Signatures int64         `json:"signatures"`
-	Replaced   bool          `json:"replaced"`
-	Verify     *VerifyResult `json:"verify"`
+	Signatures int64 `json:"signatures"`
+	// Parks are the parked proposals' windows and takes (approve_tui_parks).
+	Parks    int64         `json:"parks"`
+	Replaced bool          `json:"replaced"`
+	Verify   *VerifyResult `json:"verify"`
 	// CreatedSchema is the PostgreSQL schema opening the target created
 	// (Store.CreatedSchema), or "".
 	CreatedSchema string `json:"created_schema,omitempty"`
@@ -86,6 +88,9 @@ var (
 	// (the target numbers them afresh): without them a copy's approvals
 	// and policy would not verify where trust is required.
 	signaturesCopy = copyTable{"approve_tui_signatures", []string{"approval_id", "event", "principal", "key_fp", "statement", "signature", "at"}, "seq"}
+	// The parks come along: a parked proposal stays parked, and a taken
+	// approval stays taken, in the copy.
+	parksCopy = copyTable{"approve_tui_parks", []string{"approval_id", "match_sha256", "stopped_at", "park_until", "why", "taken_by", "taken_at"}, "approval_id"}
 )
 
 // copyBatch is how many rows one INSERT carries.
@@ -187,7 +192,7 @@ func Copy(ctx context.Context, src, dst *Store, opt CopyOptions, actor model.Act
 			tab copyTable
 			n   *int64
 		}{{auditCopy, &res.Events}, {waitersCopy, &res.Waiters}, {lockoutCopy, &res.Lockouts},
-			{policyCopy, &res.Policies}, {votesCopy, &res.Votes}, {answersCopy, &res.Answers}, {signaturesCopy, &res.Signatures}} {
+			{policyCopy, &res.Policies}, {votesCopy, &res.Votes}, {answersCopy, &res.Answers}, {signaturesCopy, &res.Signatures}, {parksCopy, &res.Parks}} {
 			n, err := copyRows(ctx, rc, db, `SELECT `+strings.Join(t.tab.cols, ", ")+` FROM `+t.tab.name+` ORDER BY `+t.tab.order,
 				t.tab.name, t.tab.cols)
 			if err != nil {
@@ -243,7 +248,7 @@ func (s bound) checkEmpty(ctx context.Context, q querier, replace bool) error {
 func (s bound) emptyForCopy(ctx context.Context) error {
 	for _, q := range []string{`DELETE FROM gateway_approvals`, `DELETE FROM approve_tui_audit`, `DELETE FROM approve_tui_waiters`,
 		`DELETE FROM approve_tui_rank`, `DELETE FROM approve_tui_presence`, `DELETE FROM approve_tui_meta WHERE key <> 'audit_head'`,
-		`DELETE FROM approve_tui_policy`, `DELETE FROM approve_tui_votes`, `DELETE FROM approve_tui_answers`, `DELETE FROM approve_tui_signatures`} {
+		`DELETE FROM approve_tui_policy`, `DELETE FROM approve_tui_votes`, `DELETE FROM approve_tui_answers`, `DELETE FROM approve_tui_signatures`, `DELETE FROM approve_tui_parks`} {
 		if _, err := s.w.ExecContext(ctx, q); err != nil {
 			return err
 		}

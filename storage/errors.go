@@ -205,7 +205,10 @@ func refusalCode(err error) string {
 		aa *AlreadyAnsweredError
 		pa *PolicyAsksError
 	)
+	var tk *TakenError
 	switch {
+	case errors.As(err, &tk):
+		return RefusedTaken
 	case errors.As(err, &rf):
 		return rf.Code
 	case errors.As(err, &pa):

@@ -34,6 +34,8 @@ func TestMain(m *testing.M) {
 		os.Exit(roleAnswerAll(os.Getenv("STORAGE_TEST_DB"), os.Getenv("STORAGE_TEST_WORKER")))
 	case "hold-lock":
 		os.Exit(roleHoldLock(os.Getenv("STORAGE_TEST_DB")))
+	case "take-all":
+		os.Exit(roleTakeAll(os.Getenv("STORAGE_TEST_DB"), os.Getenv("STORAGE_TEST_WORKER")))
 	default:
 		fmt.Fprintln(os.Stderr, "unknown role")
 		os.Exit(2)
@@ -156,5 +158,42 @@ func roleHoldLockPostgres(url string) int {
 	fmt.Println("locked")
 	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
 	_ = tx.Rollback()
+	return 0
+}
+
+// roleTakeAll says "ready" once its store is open, reads ids on stdin
+// until a "go" line, and tries to take each one's parked approval for the
+// call "echo parked" of the test proposal, printing "won ID",
+// "taken ID by WHO" or "error ID ERR".
+func roleTakeAll(path, worker string) int {
+	s, err := Open(context.Background(), path, Options{BusyTimeout: time.Minute})
+	if err != nil {
+		fmt.Println("open-error", err)
+		return 1
+	}
+	defer s.Close()
+	fmt.Println("ready")
+	actor := model.Actor{Surface: model.SurfaceRunner, Name: "worker-" + worker}
+	m := model.Match{Requester: "tester", SessionKey: "agent:main:test", Command: "echo parked", Cwd: "/srv/app"}
+	in := bufio.NewScanner(os.Stdin)
+	var ids []string
+	for in.Scan() && in.Text() != "go" {
+		ids = append(ids, in.Text())
+	}
+	rand.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+	out := bufio.NewWriter(os.Stdout)
+	defer out.Flush()
+	for _, id := range ids {
+		_, err := s.Take(context.Background(), id, m, actor)
+		var tk *TakenError
+		switch {
+		case err == nil:
+			fmt.Fprintln(out, "won", id)
+		case errors.As(err, &tk):
+			fmt.Fprintln(out, "taken", id, "by", tk.By)
+		default:
+			fmt.Fprintln(out, "error", id, strings.ReplaceAll(err.Error(), "\n", " "))
+		}
+	}
 	return 0
 }

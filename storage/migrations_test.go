@@ -72,7 +72,7 @@ func TestMigrationFiles(t *testing.T) {
 
 func TestLoadSchemaErrors(t *testing.T) {
 	base := fstest.MapFS{}
-	for _, name := range []string{"hermes.sql", "execution.sql", "versions.sql", "lockouts.sql", "tier2.sql", "0001.sql", "0002.sql", "0003.sql", "0004.sql", "0005.sql", "0006.sql"} {
+	for _, name := range []string{"hermes.sql", "execution.sql", "versions.sql", "lockouts.sql", "tier2.sql", "0001.sql", "0002.sql", "0003.sql", "0004.sql", "0005.sql", "0006.sql", "0007.sql"} {
 		b, err := migrationFiles.ReadFile("migrations/sqlite/" + name)
 		if err != nil {
 			t.Fatal(err)
@@ -83,8 +83,8 @@ func TestLoadSchemaErrors(t *testing.T) {
 		t.Fatalf("the files as embedded: %v", err)
 	}
 	for name, data := range map[string]string{
-		"migrations/sqlite/0006.sql":      "",
-		"migrations/sqlite/0007.sql":      "SELECT 1;",
+		"migrations/sqlite/0007.sql":      "",
+		"migrations/sqlite/0008.sql":      "SELECT 1;",
 		"migrations/sqlite/versions.sql":  "SELECT 1; SELECT 2;",
 		"migrations/sqlite/execution.sql": "ALTER TABLE gateway_approvals RENAME TO x;",
 		"migrations/sqlite/hermes.sql":    "CREATE TABLE x (a TEXT)",

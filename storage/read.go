@@ -24,6 +24,14 @@ func (st *Store) Get(ctx context.Context, id string) (*Record, error) {
 	if err == nil {
 		err = s.markTampered(ctx, s.rdb, []*Record{rec}, &s.submits)
 	}
+	if err == nil {
+		rec.Park, err = scanPark(s.rdb.QueryRowContext(ctx, selectPark, id), id)
+		if err != nil && s.eng.noTable(err) && s.roReason() != "" {
+			// A store this build may not migrate (read only): no park
+			// can have been recorded in it.
+			err = nil
+		}
+	}
 	if err != nil {
 		return nil, s.classify("get", err)
 	}

@@ -25,6 +25,9 @@ type Record struct {
 	// EffectiveRisk is the higher of the pinned risk and ClassifierRisk
 	// (unknown for a corrupt row): what is shown and enforced.
 	EffectiveRisk model.RiskLevel
+	// Park is what the store knows of the proposal's park (its waiter
+	// stopped; see Park): filled by Get, nil when it was never parked.
+	Park *Park
 	// EffectiveStatus is the status at read time: pending past its expiry
 	// reads as expired.
 	EffectiveStatus model.Status

@@ -7,7 +7,7 @@ import (
 )
 
 // SchemaVersion is the newest approve-tui migration this build knows.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // schemaState is what a read of the file found.
 type schemaState struct {

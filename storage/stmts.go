@@ -18,6 +18,7 @@ type writerStmts struct {
 	auditHead, auditInsert, metaPut, headPut          *wstmt
 	auditInsertBatch                                  *wstmt // auditBatch events
 	heartbeat, waiterDel                              *wstmt
+	parkGet                                           *wstmt // a parked proposal's row (park.go)
 	begin, commit                                     *wstmt // a write transaction's ends (txOnce)
 	all                                               []*wstmt
 }
@@ -155,6 +156,7 @@ func prepareWriter(ctx context.Context, e engine, c *conn, cols string, tier2 bo
 		VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT(approval_id, host, pid) DO UPDATE SET heartbeat_at = excluded.heartbeat_at`)
 	ws.waiterDel = prep(`DELETE FROM approve_tui_waiters WHERE approval_id = ? AND host = ? AND pid = ?`)
+	ws.parkGet = prep(selectPark)
 	return ws, nil
 }
 
@@ -167,13 +169,15 @@ func (p *preparer) revision(cols string, tier2 bool) {
 	// The row a decision reads, with, in the same statement, its latest ok
 	// submit event (what its payload is checked against), whether any
 	// policy version exists, and whether any vote on it still counts: one
-	// statement where there were four.
+	// statement where there were four; and the end of its park window, if
+	// it was parked (parkClosed).
 	p.ws.getOpen = p.prep(`SELECT ` + cols + `,
 		(SELECT a.detail FROM approve_tui_audit a WHERE a.approval_id = g.approval_id AND a.event = '` + EventSubmit + `'
 			AND a.outcome = 'ok' ORDER BY a.seq DESC LIMIT 1),
 		EXISTS (SELECT version, sha256, source, rules, set_at, set_by FROM approve_tui_policy)
 			OR EXISTS (SELECT v.actor, v.surface, v.person, v.key_fp, v.payload_sha256, v.at, v.ended_at
-				FROM approve_tui_votes v WHERE v.approval_id = g.approval_id AND v.ended = '')
+				FROM approve_tui_votes v WHERE v.approval_id = g.approval_id AND v.ended = ''),
+		(SELECT k.park_until FROM approve_tui_parks k WHERE k.approval_id = g.approval_id)
 		FROM gateway_approvals g WHERE g.approval_id = ?` + p.e.lockRow())
 	if tier2 {
 		p.ws.deny = p.prep(`UPDATE gateway_approvals SET status = 'denied', consumed_at = ?, consumed_by = ?,

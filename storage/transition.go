@@ -118,8 +118,9 @@ func isRefusal(err error) bool {
 		rf *RefusedError
 		aa *AlreadyAnsweredError
 		pa *PolicyAsksError
+		tk *TakenError
 	)
-	return errors.As(err, &aa) || errors.As(err, &pa) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrConfirmMismatch) ||
+	return errors.As(err, &tk) || errors.As(err, &aa) || errors.As(err, &pa) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrConfirmMismatch) ||
 		errors.As(err, &np) || errors.As(err, &ro) || errors.As(err, &co) ||
 		errors.As(err, &du) || errors.As(err, &va) || errors.As(err, &it) || errors.As(err, &dm) || errors.As(err, &rf)
 }
@@ -490,6 +491,9 @@ func (s bound) approvable(ctx context.Context, damaged error, id, readSHA256 str
 	if changed {
 		return refuse(RefusedContentChanged, contentChanged)
 	}
+	if err := s.parkClosed(ctx, rec, facts); err != nil {
+		return nil, rowFacts{}, err
+	}
 	return rec, facts, nil
 }
 
@@ -509,6 +513,10 @@ type rowFacts struct {
 	// again; it stays so to the commit, since nothing in a decision's
 	// transaction sets a policy, and a vote is cast only under a policy.
 	quiet bool
+	// parkRead: the read gave parkUntil, the end of the row's park window
+	// (NULL: never parked), so that parkClosed need not read it again.
+	parkRead  bool
+	parkUntil sql.NullFloat64
 }
 
 // openRow is pendingRow, with the facts the same statement read.
@@ -529,7 +537,8 @@ func (s bound) openRow(ctx context.Context, id string) (*Record, rowFacts, error
 	var r rawRow
 	var submitDetail sql.NullString
 	var busy bool // a policy version exists, or a vote on it still counts
-	err := s.ws.getOpen.QueryRowContext(ctx, id).Scan(r.dest(&submitDetail, &busy)...)
+	var parkUntil sql.NullFloat64
+	err := s.ws.getOpen.QueryRowContext(ctx, id).Scan(r.dest(&submitDetail, &busy, &parkUntil)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, rowFacts{}, ErrNotFound
 	}
@@ -557,7 +566,7 @@ func (s bound) openRow(ctx context.Context, id string) (*Record, rowFacts, error
 		sub.sha256 = submitPayload(detail)
 		sub.mark(rec)
 	}
-	return rec, rowFacts{quiet: !busy}, nil
+	return rec, rowFacts{quiet: !busy, parkRead: true, parkUntil: parkUntil}, nil
 }
 
 // openRowApart is openRow in two reads, the row and its submit record,

@@ -1,0 +1,15 @@
+-- approve-tui migration 7: parked proposals (park.go). A proposal whose
+-- waiter stopped (hook timeout, agent killed it, run --timeout) may stay
+-- open for a park window; the same call asked again finds it by its match
+-- key (model.Match.Key) and takes an approval once (taken_by).
+
+CREATE TABLE IF NOT EXISTS approve_tui_parks (
+		approval_id TEXT PRIMARY KEY,
+		match_sha256 TEXT NOT NULL,
+		stopped_at REAL NOT NULL,
+		park_until REAL NOT NULL,
+		why TEXT NOT NULL,
+		taken_by TEXT,
+		taken_at REAL);
+
+CREATE INDEX IF NOT EXISTS approve_tui_parks_by_match ON approve_tui_parks(match_sha256, stopped_at);

@@ -1,0 +1,455 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/approve-tui/approve-tui/model"
+)
+
+// Parked proposals. An agent kills its hook at its own hook timeout (or
+// `run --timeout` ends): the waiter stops, the proposal need not. Park keeps
+// it open for a park window (never past its expiry), recording when the
+// waiter stopped; the same call asked again (model.Match: requester,
+// session, exact command bytes, cwd) finds it (FindParked) instead of
+// making a new proposal, and, once it is approved, exactly one asker takes
+// the approval (Take: a compare-and-set on approve_tui_parks.taken_by).
+// Every step is a transition of the one audited path.
+//
+// The stored match key is only an index: FindParked and Take check the
+// asked Match against the proposal's own fields, so that a parks row
+// written by anyone else cannot hand one call's approval to another.
+
+// Audit events of parked proposals.
+const (
+	EventPark = "park"
+	EventTake = "take"
+)
+
+// Refusal codes of parked proposals (RefusedError.Code).
+const (
+	// RefusedParkOver: the park window ended; the approval would let
+	// nothing through, so it is refused (approve) or not taken (take).
+	RefusedParkOver = "park_window_over"
+	// RefusedTaken: another asker took the approval already.
+	RefusedTaken = "taken"
+	// RefusedNotParked: the proposal was never parked.
+	RefusedNotParked = "not_parked"
+	// RefusedNoMatch: the call asked is not the parked one (another
+	// command, session, requester or directory).
+	RefusedNoMatch = "match_differs"
+	// RefusedNotApproved: the parked proposal is not approved (still
+	// pending, denied or expired): nothing to take.
+	RefusedNotApproved = "not_approved"
+)
+
+// DetailRanWithoutApproval is the expire event's reason when a proposal
+// was closed because its agent reported the call as run without approval.
+const DetailRanWithoutApproval = string(model.ExecRanWithoutApproval)
+
+// Park is what the store knows of a parked proposal: when its waiter
+// stopped, until when it stays open, and who took its approval.
+type Park struct {
+	ApprovalID  string
+	MatchSHA256 string  // model.Match.Key of the parked call
+	StoppedAt   float64 // epoch seconds: when the waiter stopped
+	Until       float64 // epoch seconds: the end of the park window (never past the expiry)
+	Why         string  // why the waiter stopped, as the parking surface said it (sanitised)
+	TakenBy     string  // who took the approval ("" while nobody has)
+	TakenAt     *float64
+}
+
+// Open reports whether the park window is still open at now.
+func (p *Park) Open(now time.Time) bool { return p != nil && model.Epoch(now) < p.Until }
+
+// TakenError is the refusal of a Take whose approval another asker took:
+// exactly one asker takes a parked approval.
+type TakenError struct {
+	ID string
+	By string
+	At float64
+}
+
+func (e *TakenError) Error() string {
+	at := ""
+	if e.At > 0 {
+		at = " at " + formatEpoch(e.At)
+	}
+	return "proposal " + model.Sanitize(e.ID, model.Line) + " was taken already by " + model.Sanitize(e.By, model.Line) +
+		at + ": its approval lets one call through, once"
+}
+
+// Park keeps pending proposal id open after its waiter stopped, until
+// min(until, its expiry); why says why the waiter stopped ("hook timeout",
+// "killed by its agent"). A proposal approved before its waiter saw it
+// (nothing run yet) is parked too, so that the retry takes the approval.
+// Parking again (the same call stopped waiting once more) records the new
+// stop and window. A proposal denied or expired, one whose approval was
+// taken or whose execution is recorded, or a window that would end before
+// now, is refused.
+func (st *Store) Park(ctx context.Context, id string, until time.Time, why string, actor model.Actor) (*Park, error) {
+	s := st.bind()
+	if why == "" {
+		why = "its waiter stopped waiting"
+	}
+	var out *Park
+	err := s.run(ctx, transition{event: EventPark, id: id, actor: actor, apply: func(ctx context.Context) ([]auditEntry, error) {
+		out = nil
+		rec, err := s.pendingRow(ctx, id)
+		var np *NotPendingError
+		if errors.As(err, &np) && np.Status == model.StatusConsumed {
+			// Approved as its waiter stopped, before it saw the approval:
+			// parked all the same, so that the retry takes it.
+			rec, err = s.scanRecord(s.ws.get.QueryRowContext(ctx, id), s.now())
+			if err == nil && rec.ExecutionStatus != model.ExecNotStarted {
+				return nil, &InvalidTransitionError{ID: id, Reason: "its execution is recorded already (" + string(rec.ExecutionStatus) + "): nothing to park"}
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		now := model.Epoch(s.now())
+		end := model.Epoch(until)
+		if rec.ExpiresAt != nil && *rec.ExpiresAt < end {
+			end = *rec.ExpiresAt
+		}
+		if end <= now {
+			return nil, &RefusedError{ID: id, Code: RefusedParkOver, Verb: "parked",
+				Reason: "its park window would end before now (" + formatEpoch(end) + ")"}
+		}
+		prev, err := s.parkRow(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if prev != nil && prev.TakenBy != "" {
+			return nil, &TakenError{ID: id, By: prev.TakenBy, At: derefF(prev.TakenAt)}
+		}
+		p := &Park{ApprovalID: id, MatchSHA256: model.MatchOf(&rec.Proposal).Key(), StoppedAt: now, Until: end, Why: columnText(why)}
+		if _, err := s.w.ExecContext(ctx, `INSERT INTO approve_tui_parks (approval_id, match_sha256, stopped_at, park_until, why)
+			VALUES (?, ?, ?, ?, ?) ON CONFLICT (approval_id) DO UPDATE SET match_sha256 = excluded.match_sha256,
+			stopped_at = excluded.stopped_at, park_until = excluded.park_until, why = excluded.why`,
+			p.ApprovalID, p.MatchSHA256, p.StoppedAt, p.Until, p.Why); err != nil {
+			return nil, err
+		}
+		out = p
+		d := map[string]any{"stopped_at": p.StoppedAt, "until": p.Until, "why": p.Why, "match_sha256": p.MatchSHA256}
+		if prev != nil {
+			d["parked_before_at"] = prev.StoppedAt
+		}
+		return []auditEntry{{id: id, event: EventPark, outcome: OutcomeOK, detail: d}}, nil
+	}})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// selectPark reads one park row.
+const selectPark = `SELECT match_sha256, stopped_at, park_until, why, taken_by, taken_at
+	FROM approve_tui_parks WHERE approval_id = ?`
+
+// parkRow reads id's park row in the write transaction (nil when it was
+// never parked).
+func (s bound) parkRow(ctx context.Context, id string) (*Park, error) {
+	return scanPark(s.ws.parkGet.QueryRowContext(ctx, id), id)
+}
+
+// scanPark scans a selectPark row (nil when there is none).
+func scanPark(sc rowScanner, id string) (*Park, error) {
+	p := &Park{ApprovalID: id}
+	var taken sql.NullString
+	var takenAt sql.NullFloat64
+	err := sc.Scan(&p.MatchSHA256, &p.StoppedAt, &p.Until, &p.Why, &taken, &takenAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.TakenBy = taken.String
+	if takenAt.Valid {
+		p.TakenAt = model.F64(takenAt.Float64)
+	}
+	return p, nil
+}
+
+// parkClosed refuses the approval of parked proposal rec whose park window
+// ended: its waiter is gone and the retry that would take it can no longer
+// match, so the approval would let nothing through (and could surprise a
+// later caller). Read in the approval's transaction: by the deciding read
+// where it ran as one statement (facts), else here.
+func (s bound) parkClosed(ctx context.Context, rec *Record, facts rowFacts) error {
+	if facts.parkRead && (!facts.parkUntil.Valid || model.Epoch(s.now()) < facts.parkUntil.Float64) {
+		return nil // never parked, or its window is open
+	}
+	p, err := s.parkRow(ctx, rec.ApprovalID)
+	if err != nil || p == nil {
+		return err
+	}
+	if !p.Open(s.now()) {
+		return &RefusedError{ID: rec.ApprovalID, Code: RefusedParkOver, Reason: "its agent stopped waiting at " + formatEpoch(p.StoppedAt) +
+			" and its park window ended at " + formatEpoch(p.Until) + ": approving it now would let nothing through; deny it or let it expire"}
+	}
+	return nil
+}
+
+// ParkOf is what the store knows of proposal id's park (nil when it was
+// never parked).
+func (st *Store) ParkOf(ctx context.Context, id string) (*Park, error) {
+	s := st.bind()
+	p, err := scanPark(s.rdb.QueryRowContext(ctx, selectPark, id), id)
+	if err != nil {
+		return nil, s.classify("park", err)
+	}
+	return p, nil
+}
+
+// FindParked returns the parked proposal the call m may resume: the most
+// recently parked one whose park window is open, whose approval nobody took,
+// which is still pending or approved with nothing run, and whose own
+// requester, session, command bytes and cwd are m's. ErrNotFound when
+// there is none (the common case: one indexed lookup).
+func (st *Store) FindParked(ctx context.Context, m model.Match) (*Record, *Park, error) {
+	s := st.bind()
+	rows, err := s.rdb.QueryContext(ctx, `SELECT p.approval_id FROM approve_tui_parks p
+		JOIN gateway_approvals g ON g.approval_id = p.approval_id
+		WHERE p.match_sha256 = ? AND p.taken_by IS NULL AND p.park_until > ?
+		AND (g.status = 'pending' OR (g.status = 'consumed' AND g.execution_status = 'not_started'))
+		ORDER BY p.stopped_at DESC LIMIT 8`, m.Key(), model.Epoch(s.now()))
+	if err != nil {
+		return nil, nil, s.classify("find parked", err)
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, nil, s.classify("find parked", err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, nil, s.classify("find parked", err)
+	}
+	for _, id := range ids {
+		rec, err := st.Get(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if model.MatchOf(&rec.Proposal) != m {
+			continue // a parks row that names another call: never matched
+		}
+		st := rec.EffectiveStatus
+		if !st.Open() && !(st == model.StatusConsumed && rec.ExecutionStatus == model.ExecNotStarted) {
+			continue
+		}
+		if rec.Park == nil || rec.Park.TakenBy != "" || !rec.Park.Open(s.now()) {
+			continue
+		}
+		return rec, rec.Park, nil
+	}
+	return nil, nil, ErrNotFound
+}
+
+// Take lets asker take the approval of parked proposal id for call m,
+// exactly once: the proposal must be approved with nothing run, parked
+// for m (checked against its own fields), inside its park window, its
+// payload the one submitted, and nobody may have taken it. Of any number
+// of racing askers one wins; the others get *TakenError naming the winner.
+// The caller still runs every runtime check of the call (risk re-check,
+// pinned bytes, impact) before letting it through.
+func (st *Store) Take(ctx context.Context, id string, m model.Match, asker model.Actor) (*Record, error) {
+	s := st.bind()
+	var out *Record
+	err := s.run(ctx, transition{event: EventTake, id: id, actor: asker, apply: func(ctx context.Context) ([]auditEntry, error) {
+		out = nil
+		rec, err := s.scanRecord(s.ws.get.QueryRowContext(ctx, id), s.now())
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, ErrNotFound
+		}
+		if err != nil {
+			return nil, err
+		}
+		var sub submitRecord
+		var detail string
+		switch err := s.w.QueryRowPrepared(ctx, selectSubmit, id).Scan(&sub.seq, &detail); {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return nil, err
+		default:
+			sub.sha256 = submitPayload(detail)
+			sub.mark(rec)
+		}
+		p, err := s.parkRow(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		refuse := func(code, reason string) ([]auditEntry, error) {
+			return nil, &RefusedError{ID: id, Code: code, Reason: reason, Verb: "taken"}
+		}
+		switch {
+		case p == nil:
+			return refuse(RefusedNotParked, "it was never parked: only its own waiter takes its approval")
+		case p.TakenBy != "":
+			return nil, &TakenError{ID: id, By: p.TakenBy, At: derefF(p.TakenAt)}
+		case model.MatchOf(&rec.Proposal) != m || p.MatchSHA256 != m.Key():
+			return refuse(RefusedNoMatch, "the call asked is not the parked one (another command, session, requester or directory)")
+		case rec.Tampered != "":
+			return refuse(RefusedTampered, "tampered: its "+rec.Tampered+": it was changed in the store after it was submitted")
+		case rec.Corrupt != "":
+			return nil, &CorruptError{ID: id, Reason: rec.Corrupt}
+		case rec.Status != model.StatusConsumed:
+			return refuse(RefusedNotApproved, "it is "+string(rec.EffectiveStatus)+", not approved")
+		case rec.ExecutionStatus != model.ExecNotStarted:
+			return refuse(RefusedNotApproved, "its execution is recorded already ("+string(rec.ExecutionStatus)+")")
+		case !p.Open(s.now()):
+			return refuse(RefusedParkOver, "its park window ended at "+formatEpoch(p.Until))
+		}
+		// A take recorded before, whatever the parks row says now (a row
+		// rewritten to be taken again).
+		var prior model.Actor
+		var priorAt float64
+		switch err := s.w.QueryRowContext(ctx, `SELECT actor, surface, at FROM approve_tui_audit
+			WHERE approval_id = ? AND event = 'take' AND outcome = 'ok' ORDER BY seq LIMIT 1`, id).Scan(&prior.Name, &prior.Surface, &priorAt); {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return nil, err
+		default:
+			return nil, &TakenError{ID: id, By: prior.String(), At: priorAt}
+		}
+		now := model.Epoch(s.now())
+		by := columnText(asker.String())
+		res, err := s.w.ExecContext(ctx, `UPDATE approve_tui_parks SET taken_by = ?, taken_at = ?
+			WHERE approval_id = ? AND taken_by IS NULL`, by, now, id)
+		if err != nil {
+			return nil, err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return nil, err
+		} else if n != 1 {
+			// Another writer took it after the read above (PostgreSQL).
+			won, err := s.parkRow(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			e := &TakenError{ID: id}
+			if won != nil {
+				e.By, e.At = won.TakenBy, derefF(won.TakenAt)
+			}
+			return nil, e
+		}
+		p.TakenBy, p.TakenAt = by, model.F64(now)
+		rec.Park = p
+		out = rec
+		return []auditEntry{{id: id, event: EventTake, outcome: OutcomeOK, detail: map[string]any{
+			"match_sha256":   p.MatchSHA256,
+			"payload_sha256": rec.PayloadSHA256,
+			"command_sha256": sha256Hex([]byte(rec.Command)),
+			"stopped_at":     p.StoppedAt,
+			"until":          p.Until,
+		}}}, nil
+	}})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// RecordRanWithoutApproval records that the agent reported proposal id's
+// call as run while the proposal was not approved (pending, denied or
+// expired): execution_status becomes ran_without_approval, reason says what
+// the agent reported, and an open proposal is closed as expired in the same
+// transaction (audited as an expire event with reason ran_without_approval),
+// so that nobody approves a call that already ran. An approved proposal is
+// refused (its execution is recorded by RecordExecution), as is one whose
+// execution is recorded already.
+func (st *Store) RecordRanWithoutApproval(ctx context.Context, id, reason string, actor model.Actor) (*Record, error) {
+	s := st.bind()
+	var out *Record
+	err := s.run(ctx, transition{event: EventExecution, id: id, actor: actor, apply: func(ctx context.Context) ([]auditEntry, error) {
+		out = nil
+		rec, err := s.scanRecord(s.ws.get.QueryRowContext(ctx, id), s.now())
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, ErrNotFound
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case rec.Status == model.StatusConsumed:
+			return nil, &InvalidTransitionError{ID: id, Reason: "it was approved: its execution is recorded as such, not as run without approval"}
+		case rec.ExecutionStatus != model.ExecNotStarted:
+			return nil, &InvalidTransitionError{ID: id, Reason: fmt.Sprintf("execution already recorded as %s", rec.ExecutionStatus)}
+		}
+		now := model.Epoch(s.now())
+		var entries []auditEntry
+		before := rec.Status
+		if rec.Status.Open() {
+			res, err := s.w.ExecContext(ctx, `UPDATE gateway_approvals SET status = 'expired'
+				WHERE approval_id = ? AND status = ?`, id, string(rec.Status))
+			if err != nil {
+				return nil, err
+			}
+			if n, _ := res.RowsAffected(); n != 1 {
+				return nil, &InvalidTransitionError{ID: id, Reason: "the status changed underneath"}
+			}
+			if _, err := s.endVotes(ctx, id, VoteExpired); err != nil {
+				return nil, err
+			}
+			if err := s.leaveRankEntry(ctx, id); err != nil {
+				return nil, err
+			}
+			rec.Status, rec.EffectiveStatus = model.StatusExpired, model.StatusExpired
+			d := map[string]any{"was": string(before)}
+			if rec.ExpiresAt != nil {
+				d["expires_at"] = *rec.ExpiresAt
+			}
+			entries = append(entries, auditEntry{id: id, event: EventExpire, outcome: OutcomeOK, reason: DetailRanWithoutApproval, detail: d})
+		}
+		res, err := s.w.ExecContext(ctx, `UPDATE gateway_approvals SET execution_status = ?, execution_reason = ?,
+			execution_recorded_at = ? WHERE approval_id = ? AND status <> 'consumed' AND execution_status = 'not_started'`,
+			string(model.ExecRanWithoutApproval), nullString(reason), now, id)
+		if err != nil {
+			return nil, err
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return nil, &InvalidTransitionError{ID: id, Reason: "the execution status changed underneath"}
+		}
+		rec.ExecutionStatus, rec.ExecutionReason, rec.ExecutionRecordedAt = model.ExecRanWithoutApproval, nullText(reason), model.F64(now)
+		out = rec
+		d := map[string]any{"from": string(model.ExecNotStarted), "to": string(model.ExecRanWithoutApproval), "status": string(before)}
+		if reason != "" {
+			d["reason"] = reason
+		}
+		return append(entries, auditEntry{id: id, event: EventExecution, outcome: OutcomeOK, reason: string(model.ExecRanWithoutApproval), detail: d}), nil
+	}})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func formatEpoch(f float64) string {
+	return time.Unix(0, int64(f*1e9)).UTC().Format(time.RFC3339)
+}
+
+func derefF(f *float64) float64 {
+	if f == nil {
+		return 0
+	}
+	return *f
+}
+
+func nullText(s string) string {
+	if s == "" {
+		return ""
+	}
+	return columnText(s)
+}
