@@ -116,7 +116,7 @@ type HookOptions struct {
 	// Paged, when set, says whether a configured paging route matches the
 	// proposal: the parked deny says "an operator has been paged" only
 	// then (nil: no route matches).
-	Paged func(*model.Proposal) bool
+	Paged func(*storage.Record) bool
 	// Defer (Claude Code only): where the session can resume a deferred
 	// call (permission_mode default or plan), answer defer instead of the
 	// parked deny; the resumed call rejoins the proposal.
@@ -945,7 +945,7 @@ func (h *hook) paged(s *storage.Store, id string) bool {
 	if err != nil {
 		return false
 	}
-	return h.o.Paged(&rec.Proposal)
+	return h.o.Paged(rec)
 }
 
 // giveUp withdraws id (denied by actor "requester"); a decision that raced
