@@ -805,7 +805,14 @@ func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Judg
 	resumed := false
 	if h.parking {
 		rec, _, ferr := s.FindParked(ctx, h.match)
+		var tk *storage.TakenError
 		switch {
+		case errors.As(ferr, &tk):
+			if tk.By != asker(h.o.Actor, h.callID).String() {
+				return h.deny("%s", takenWords(tk))
+			}
+			// This very call took it (a second hook process on it): as
+			// any rejoin, below.
 		case ferr == nil:
 			// The same call, asked again: its parked proposal, not a new one.
 			id, resumed = rec.ApprovalID, true
