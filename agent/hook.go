@@ -1120,8 +1120,12 @@ func (h *hook) decided(ctx context.Context, s *storage.Store, rec *storage.Recor
 	}
 	// Parked or reserved: exactly one asker takes the approval, this one
 	// included, before every runtime check below.
-	rec, refused := takeParked(ctx, s, rec, h.match, h.o.Actor, h.callID)
-	if refused != "" {
+	rec, refused, notThis := takeParked(ctx, s, rec, h.match, h.o.Actor, h.callID)
+	if notThis {
+		// Rewritten since it was submitted: refused below, after the
+		// checks that say it more precisely.
+		refused = ""
+	} else if refused != "" {
 		return h.deny("%s", refused)
 	}
 	signed := ""
@@ -1146,6 +1150,8 @@ func (h *hook) decided(ctx context.Context, s *storage.Store, rec *storage.Recor
 	default:
 		if err := risk.Guard(rec.RiskLevel, rec.Command, h.judging(rec.Cwd)); err != nil {
 			why = err.Error()
+		} else if notThis {
+			why = "the proposal is not the call submitted any more (another session, requester or directory)"
 		}
 	}
 	if why != "" {
