@@ -187,8 +187,8 @@ func TestHookOwnWaiterTakes(t *testing.T) {
 	if got := get(t, o, rec.ApprovalID); got.Park == nil || got.Park.TakenBy == "" {
 		t.Fatalf("the waiter did not take it: %+v", got.Park)
 	}
-	var tk *storage.TakenError
-	if _, _, err := o.FindParked(context.Background(), model.MatchOf(&rec.Proposal)); !errors.As(err, &tk) {
+	// Never parked: the same command asked again is a new request.
+	if _, _, err := o.FindParked(context.Background(), model.MatchOf(&rec.Proposal)); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("found after its waiter took it: %v", err)
 	}
 }

@@ -235,18 +235,19 @@ func (st *Store) ParkOf(ctx context.Context, id string) (*Park, error) {
 // Parked proposals come before reserved ones. ErrNotFound when there is
 // none (the common case: one indexed lookup).
 //
-// When the only parked proposal of m had its approval taken less than
-// TakenRefusal ago (a retry storm, or two retries at once), a *TakenError
-// naming who took it is returned, with its park: the call was let through
-// once, and is refused rather than asked anew. Later, the same call asked
-// again is a new request.
+// When the only parked proposal of m (parked: its waiter stopped) had its
+// approval taken less than TakenRefusal ago (a retry storm, or two retries
+// at once), a *TakenError naming who took it is returned, with its park:
+// the call was let through once, and is refused rather than asked anew.
+// Later, the same call asked again is a new request, as is one whose
+// proposal its own waiter took (never parked).
 func (st *Store) FindParked(ctx context.Context, m model.Match) (*Record, *Park, error) {
 	s := st.bind()
 	rows, err := s.rdb.QueryContext(ctx, `SELECT p.approval_id FROM approve_tui_parks p
 		JOIN gateway_approvals g ON g.approval_id = p.approval_id
 		WHERE p.match_sha256 = ? AND (p.taken_by IS NULL AND p.park_until > ?
 		AND (g.status IN ('pending', 'pending_confirm') OR (g.status = 'consumed' AND g.execution_status = 'not_started'))
-		OR p.taken_by IS NOT NULL AND p.taken_at > ?)
+		OR p.taken_by IS NOT NULL AND p.stopped_at IS NOT NULL AND p.taken_at > ?)
 		ORDER BY CASE WHEN p.taken_by IS NULL THEN 0 ELSE 1 END, CASE WHEN p.stopped_at IS NULL THEN 1 ELSE 0 END,
 		p.stopped_at DESC, g.created_at DESC LIMIT 8`, m.Key(), model.Epoch(s.now()), model.Epoch(s.now().Add(-TakenRefusal)))
 	if err != nil {
@@ -277,7 +278,7 @@ func (st *Store) FindParked(ctx context.Context, m model.Match) (*Record, *Park,
 		if model.MatchOf(&rec.Proposal) != m {
 			continue // a parks row that names another call: never matched
 		}
-		if rec.Park != nil && rec.Park.TakenBy != "" && rec.Park.TakenAt != nil &&
+		if rec.Park != nil && rec.Park.TakenBy != "" && rec.Park.TakenAt != nil && !rec.Park.Reserved() &&
 			model.Epoch(s.now())-*rec.Park.TakenAt < TakenRefusal.Seconds() {
 			if taken == nil {
 				taken = rec
