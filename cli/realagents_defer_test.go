@@ -19,8 +19,8 @@ func TestRealAgentClaudeDefer(t *testing.T) {
 	r.preArgs = " --defer"
 	r.installHooksByHand()
 	run := r.start("Create the marker file.")
-	id := r.pendingID(run)
-	stdout, stderr := r.wait(run)
+	stdout, stderr := r.wait(run) // deferred at once: it ends before a poll may see it
+	id := awaitListed(t, r.db, "cc-")
 	var res struct {
 		SessionID  string `json:"session_id"`
 		StopReason string `json:"stop_reason"`
