@@ -528,8 +528,8 @@ func (h *hook) policy(c *hookCall, command, decision, reason string, level model
 // guess (reportedCall); anything not tied is left alone. It prints
 // nothing: the hook has no say after the fact.
 func (h *hook) after(ctx context.Context, c *hookCall) {
-	if !c.guarded || c.command == nil || c.outcome == "" {
-		return
+	if !c.guarded || c.command == nil || c.outcome == "" || c.key == "" && namesCalls(h.p.agent) {
+		return // a report without the call id its agent always gives: not tied
 	}
 	s, err := h.o.Open(ctx)
 	if err != nil {

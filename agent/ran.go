@@ -28,6 +28,10 @@ const (
 	tieByMatch = "tied to the proposal by its requester, session, command and directory"
 )
 
+// namesCalls: agent's post-run reports name the call (tool_use_id), so a
+// report without one is not tied at all.
+func namesCalls(agent Agent) bool { return agent == AgentClaudeCode || agent == AgentCodex }
+
 // callMatch is the call c as the store matches it (model.Match).
 func (h *hook) callMatch(c *hookCall) model.Match {
 	return model.Match{Requester: h.p.requester, SessionKey: h.session(c), Command: *c.command, Cwd: c.cwd}
