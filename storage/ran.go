@@ -63,7 +63,8 @@ func (st *Store) ProposalsOfMatch(ctx context.Context, m model.Match, limit int)
 
 // RanUnapproved is one call recorded as run without approval, as the
 // audit log says it: its execution event's seq and the proposal's
-// requester (as stored: hostile, for a bounded label only).
+// requester (as stored: hostile, for a bounded label only; "" when the
+// proposal is gone or unreadable).
 type RanUnapproved struct {
 	Seq        int64
 	ApprovalID string
@@ -78,9 +79,8 @@ func (st *Store) RanWithoutApprovalAfter(ctx context.Context, after int64, limit
 	if limit <= 0 {
 		limit = 1000
 	}
-	rows, err := s.rdb.QueryContext(ctx, `SELECT a.seq, a.approval_id, COALESCE(g.requester, '') FROM approve_tui_audit a
-		LEFT JOIN gateway_approvals g ON g.approval_id = a.approval_id
-		WHERE a.seq > ? AND a.event = ? AND a.outcome = ? AND a.reason = ? ORDER BY a.seq LIMIT ?`,
+	rows, err := s.rdb.QueryContext(ctx, `SELECT seq, approval_id FROM approve_tui_audit
+		WHERE seq > ? AND event = ? AND outcome = ? AND reason = ? ORDER BY seq LIMIT ?`,
 		after, EventExecution, OutcomeOK, string(model.ExecRanWithoutApproval), limit)
 	if isNoTable(err) {
 		return nil, nil
@@ -88,16 +88,32 @@ func (st *Store) RanWithoutApprovalAfter(ctx context.Context, after int64, limit
 	if err != nil {
 		return nil, s.classify("audit", err)
 	}
-	defer rows.Close()
 	var out []RanUnapproved
 	for rows.Next() {
 		var r RanUnapproved
-		if err := rows.Scan(&r.Seq, &r.ApprovalID, &r.Requester); err != nil {
+		if err := rows.Scan(&r.Seq, &r.ApprovalID); err != nil {
+			rows.Close()
 			return nil, s.classify("audit", err)
 		}
 		out = append(out, r)
 	}
-	return out, s.classify("audit", rows.Err())
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, s.classify("audit", err)
+	}
+	// The requester is in the proposal's payload: read it (a row gone or
+	// unreadable leaves it "").
+	for i := range out {
+		rec, err := st.Get(ctx, out[i].ApprovalID)
+		var ce *CorruptError
+		switch {
+		case err == nil:
+			out[i].Requester = rec.Requester
+		case !errors.Is(err, ErrNotFound) && !errors.As(err, &ce):
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // RanWithoutApprovalSince lists the proposals whose execution was recorded
