@@ -117,8 +117,10 @@ func (st *Store) RanWithoutApprovalAfter(ctx context.Context, after int64, limit
 }
 
 // RanWithoutApprovalSince lists the proposals whose execution was recorded
-// as ran_without_approval at or after since, oldest first, at most limit:
-// what a notifier pages. A file without the execution columns has none.
+// as ran_without_approval at or after since, newest first, at most limit:
+// what a notifier pages. Newest first, so that a burst of old records
+// (an agent may write any number) never hides the one that comes next. A
+// file without the execution columns has none.
 func (st *Store) RanWithoutApprovalSince(ctx context.Context, since float64, limit int) ([]string, error) {
 	s := st.bind()
 	if limit <= 0 {
@@ -126,7 +128,7 @@ func (st *Store) RanWithoutApprovalSince(ctx context.Context, since float64, lim
 	}
 	rows, err := s.rdb.QueryContext(ctx, `SELECT approval_id FROM gateway_approvals
 		WHERE execution_status = ? AND execution_recorded_at >= ?
-		ORDER BY execution_recorded_at, approval_id LIMIT ?`, string(model.ExecRanWithoutApproval), since, limit)
+		ORDER BY execution_recorded_at DESC, approval_id LIMIT ?`, string(model.ExecRanWithoutApproval), since, limit)
 	if err != nil {
 		if s.eng.noTable(err) || s.eng.noColumn(err) {
 			return nil, nil

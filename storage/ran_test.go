@@ -67,11 +67,15 @@ func TestRanReads(t *testing.T) {
 	if rs, err := s.RanWithoutApprovalAfter(ctx, rs[1].Seq, 0); err != nil || len(rs) != 0 {
 		t.Fatalf("after the last: %+v %v", rs, err)
 	}
-	ids, err := s.RanWithoutApprovalSince(ctx, since, 0)
-	if err != nil || len(ids) != 2 {
+	c.Advance(time.Second)
+	if _, err := s.RecordRanWithoutApproval(ctx, b.ApprovalID, "reported run", agent); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := s.RanWithoutApprovalSince(ctx, since, 2)
+	if err != nil || len(ids) != 2 || ids[0] != b.ApprovalID {
 		t.Fatalf("since: %v %v", ids, err)
 	}
-	if ids, err := s.RanWithoutApprovalSince(ctx, since+1, 0); err != nil || len(ids) != 0 {
+	if ids, err := s.RanWithoutApprovalSince(ctx, since+2, 0); err != nil || len(ids) != 0 {
 		t.Fatalf("since later: %v %v", ids, err)
 	}
 }
