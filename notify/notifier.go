@@ -159,9 +159,9 @@ func Route(cfg *config.File, rec *storage.Record) (int, *config.Route) {
 	return -1, nil
 }
 
-// routeFor is the first route of cfg that matches rec and sends kind (a
+// RouteFor is the first route of cfg that matches rec and sends kind (a
 // route's events; every kind when it names none), nil when there is none.
-func routeFor(cfg *config.File, rec *storage.Record, kind string) *config.Route {
+func RouteFor(cfg *config.File, rec *storage.Record, kind string) *config.Route {
 	for _, r := range cfg.Routes {
 		if r.Sends(kind) && matches(r.Match, rec) {
 			return r
@@ -265,7 +265,7 @@ func (n *Notifier) plan(ctx context.Context) (map[string]bool, error) {
 			// escalations the later steps of the first that sends them
 			// (the same route, unless a route's events pick one).
 			for _, kind := range []string{KindPage, KindEscalation} {
-				r := routeFor(n.Config, rec, kind)
+				r := RouteFor(n.Config, rec, kind)
 				if r == nil {
 					continue
 				}
@@ -285,7 +285,7 @@ func (n *Notifier) plan(ctx context.Context) (map[string]bool, error) {
 			}
 			// A vote that leaves it short pages who was paged so far (the
 			// first step's channels if none yet), once per vote.
-			if r := routeFor(n.Config, rec, KindVote); r != nil {
+			if r := RouteFor(n.Config, rec, KindVote); r != nil {
 				if q := qs[rec.ApprovalID]; q != nil && len(q.Votes) > 0 && !q.Met() {
 					to := unique(paged)
 					if len(to) == 0 && len(r.Steps) > 0 {
@@ -298,7 +298,7 @@ func (n *Notifier) plan(ctx context.Context) (map[string]bool, error) {
 			}
 			// A reminder once the window before expiry starts, unless the
 			// proposal opened inside it (its page says as much).
-			r := routeFor(n.Config, rec, KindReminder)
+			r := RouteFor(n.Config, rec, KindReminder)
 			if r == nil {
 				continue
 			}
@@ -367,7 +367,7 @@ func (n *Notifier) resolve(ctx context.Context, open map[string]bool) error {
 		if rec != nil && rec.EffectiveStatus.Open() {
 			continue // opened since the list was read
 		}
-		if rec != nil && routeFor(n.Config, rec, KindResolved) == nil && anyRoute(n.Config, rec) {
+		if rec != nil && RouteFor(n.Config, rec, KindResolved) == nil && anyRoute(n.Config, rec) {
 			continue // its routes send no resolutions
 		}
 		ds, err := n.Store.DeliveriesOf(ctx, id)
@@ -435,7 +435,7 @@ func (n *Notifier) once(ctx context.Context, kind string, ids []string) error {
 			return err
 		}
 		var chs []string
-		r := routeFor(n.Config, rec, kind)
+		r := RouteFor(n.Config, rec, kind)
 		if r == nil && anyRoute(n.Config, rec) {
 			continue // its routes do not send this kind
 		}
