@@ -1,0 +1,62 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/approve-tui/approve-tui/model"
+)
+
+// Parks reads the park rows of many ids at once, across more than one run
+// of the IN list; an id never parked is absent, and FillParks sets each
+// record's Park as Get would.
+func TestParksBulkRead(t *testing.T) {
+	ctx := context.Background()
+	s, c, _ := newRawStore(t)
+	var ids []string
+	parked := map[string]bool{}
+	for i := range 450 {
+		p := proposal(fmt.Sprintf("bulk-park-%03d-%s", i, model.NewID()), fmt.Sprintf("rm -rf /srv/%d", i), model.RiskHigh, c.Now(), time.Hour)
+		mustSubmit(t, s, p)
+		ids = append(ids, p.ApprovalID)
+		if i%7 == 0 {
+			if _, err := s.Park(ctx, p.ApprovalID, c.Now().Add(30*time.Minute), "hook timeout", agent); err != nil {
+				t.Fatal(err)
+			}
+			parked[p.ApprovalID] = true
+		}
+	}
+	ps, err := s.Parks(ctx, append(ids, "no-such-id"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) != len(parked) {
+		t.Fatalf("%d parks read, %d parked", len(ps), len(parked))
+	}
+	for id := range parked {
+		one, err := s.ParkOf(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ps[id]; got == nil || *got != *one {
+			t.Fatalf("%s: bulk %+v, one %+v", id, got, one)
+		}
+	}
+	recs, err := s.List(ctx, ListOptions{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FillParks(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if (r.Park != nil) != parked[r.ApprovalID] {
+			t.Fatalf("%s: park %+v, parked %v", r.ApprovalID, r.Park, parked[r.ApprovalID])
+		}
+	}
+	if ps, err := s.Parks(ctx, nil); err != nil || len(ps) != 0 {
+		t.Fatalf("no ids: %v %v", ps, err)
+	}
+}
