@@ -221,3 +221,12 @@ func RanWithoutApprovalWords(rec *storage.Record) string {
 	}
 	return s
 }
+
+// WithParkJSON adds rec's park (ParkJSON) to o as "park", when there is
+// anything to say of it; o unchanged otherwise.
+func WithParkJSON(o *model.JSONObject, rec *storage.Record, ws *storage.WaiterStatus, now time.Time) *model.JSONObject {
+	if pk := ParkJSON(rec, ws, now); pk != nil {
+		o.Obj("park", pk)
+	}
+	return o
+}
