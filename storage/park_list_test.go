@@ -60,3 +60,42 @@ func TestParksBulkRead(t *testing.T) {
 		t.Fatalf("no ids: %v %v", ps, err)
 	}
 }
+
+// The park signature moves with a park, a park again and a take, and
+// not with a commit elsewhere.
+func TestParkSignatureMoves(t *testing.T) {
+	ctx := context.Background()
+	s, c, _ := newRawStore(t)
+	p := proposal("park-sig-"+model.NewID(), "rm -rf /srv/x", model.RiskHigh, c.Now(), time.Hour)
+	mustSubmit(t, s, p)
+	sig := func() ParkSignature {
+		t.Helper()
+		g, err := s.ParkSignature(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	s0 := sig()
+	if s0 != (ParkSignature{}) {
+		t.Fatalf("no park: %+v", s0)
+	}
+	mustSubmit(t, s, proposal("park-sig-other-"+model.NewID(), "rm -rf /srv/y", model.RiskHigh, c.Now(), time.Hour))
+	if sig() != s0 {
+		t.Fatal("another proposal moved it")
+	}
+	if _, err := s.Park(ctx, p.ApprovalID, c.Now().Add(30*time.Minute), "hook timeout", agent); err != nil {
+		t.Fatal(err)
+	}
+	s1 := sig()
+	if s1 == s0 || s1.Count != 1 {
+		t.Fatalf("park: %+v", s1)
+	}
+	c.Advance(time.Minute)
+	if _, err := s.Park(ctx, p.ApprovalID, c.Now().Add(30*time.Minute), "hook timeout", agent); err != nil {
+		t.Fatal(err)
+	}
+	if s2 := sig(); s2 == s1 {
+		t.Fatalf("park again: %+v", s2)
+	}
+}
