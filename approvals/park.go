@@ -73,8 +73,10 @@ func ParkStateOf(rec *storage.Record, ws *storage.WaiterStatus, now time.Time) P
 	return ParkParked
 }
 
-// clock is a time of day as the park words say it, in UTC as every
-// surface says times; with the date when it is not now's day.
+// Clock is a time of day as the park words say it ("04:12 UTC"), in UTC
+// as every surface says times; with the date when it is not now's day.
+func Clock(sec float64, now time.Time) string { return clock(sec, now) }
+
 func clock(sec float64, now time.Time) string {
 	t := model.FromEpoch(sec).UTC()
 	if t.Format(time.DateOnly) == now.UTC().Format(time.DateOnly) {
