@@ -67,25 +67,25 @@ func (st *Store) FillParks(ctx context.Context, recs []*Record) error {
 	return nil
 }
 
-// ParkSignature is a cheap fingerprint of the parks of the open rows: a
-// park, a reservation's waiter stopping (stopped_at set), a park again
-// and a take each move it. PendingSignature does not see them (they touch
-// only approve_tui_parks): a console that finds both unchanged need not
-// re-read its list.
+// ParkSignature is a cheap fingerprint of the park rows: a park, a
+// reservation's waiter stopping (stopped_at set), a park again and a take
+// each move it. PendingSignature does not see them (they touch only
+// approve_tui_parks): a console that finds both unchanged need not re-read
+// its list.
 type ParkSignature struct {
 	Count, Taken   int64
 	Stopped, Until float64
 }
 
-// ParkSignature reads the signature, through Hermes' partial index of
-// open rows and one primary-key lookup in approve_tui_parks per open row.
+// ParkSignature reads the signature: one pass over approve_tui_parks,
+// whose rows are a few dozen bytes (no join: reading the open rows of
+// gateway_approvals to find theirs costs ten times more; BENCHMARKS.md).
 // A store with no parks table (read only, not migrated) has the zero one.
 func (st *Store) ParkSignature(ctx context.Context) (ParkSignature, error) {
 	s := st.bind()
 	var sig ParkSignature
-	err := s.scanOpen(ctx, s.rdb, `SELECT count(*), coalesce(sum(p.stopped_at), 0), coalesce(sum(p.park_until), 0), count(p.taken_by)
-		FROM gateway_approvals g`+pendingIndex+` JOIN approve_tui_parks p ON p.approval_id = g.approval_id
-		WHERE `+s.openWhere("g.status"), nil, &sig.Count, &sig.Stopped, &sig.Until, &sig.Taken)
+	err := s.rdb.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(stopped_at), 0), coalesce(sum(park_until), 0), count(taken_by)
+		FROM approve_tui_parks`).Scan(&sig.Count, &sig.Stopped, &sig.Until, &sig.Taken)
 	if err != nil && s.eng.noTable(err) && s.roReason() != "" {
 		return ParkSignature{}, nil
 	}

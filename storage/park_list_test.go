@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/approve-tui/approve-tui/internal/latency"
 	"github.com/approve-tui/approve-tui/model"
 )
 
@@ -61,8 +62,8 @@ func TestParksBulkRead(t *testing.T) {
 	}
 }
 
-// The park signature moves with a park, a park again and a take, and
-// not with a commit elsewhere.
+// The park signature moves with a park and a park again, and not with a
+// commit elsewhere.
 func TestParkSignatureMoves(t *testing.T) {
 	ctx := context.Background()
 	s, c, _ := newRawStore(t)
@@ -97,5 +98,44 @@ func TestParkSignatureMoves(t *testing.T) {
 	}
 	if s2 := sig(); s2 == s1 {
 		t.Fatalf("park again: %+v", s2)
+	}
+}
+
+// BenchmarkParkSurfaces measures what the surfaces add to read parks, on
+// a store holding 10,000 open proposals, every one parked: the console's
+// ParkSignature at every reload of its list ("signature"), and the bulk
+// read of the parks of a list's rows: 200 (list's default page) and 5,000
+// (the console's whole list).
+func BenchmarkParkSurfaces(b *testing.B) {
+	const open = 10_000
+	s := benchStore(b, "NORMAL")
+	now := time.Now()
+	ids := make([]string, open)
+	for i := range ids {
+		p := benchProposal(i, now)
+		if err := s.Submit(ctx, p, agent); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Park(ctx, p.ApprovalID, now.Add(30*time.Minute), "hook timeout", agent); err != nil {
+			b.Fatal(err)
+		}
+		ids[i] = p.ApprovalID
+	}
+	b.Run("signature", func(b *testing.B) {
+		latency.Each(b, func(int) {
+			if sig, err := s.ParkSignature(ctx); err != nil || sig.Count != open {
+				b.Fatal(sig, err)
+			}
+		})
+	})
+	for _, n := range []int{200, 5000} {
+		b.Run(fmt.Sprintf("parks-%d", n), func(b *testing.B) {
+			latency.Each(b, func(i int) {
+				from := (i * n) % (open - n)
+				if ps, err := s.Parks(ctx, ids[from:from+n]); err != nil || len(ps) != n {
+					b.Fatal(len(ps), err)
+				}
+			})
+		})
 	}
 }
