@@ -232,3 +232,15 @@ func WithParkJSON(o *model.JSONObject, rec *storage.Record, ws *storage.WaiterSt
 	}
 	return o
 }
+
+// ApprovedParkedWords is what is said to the operator who just approved
+// rec when it is parked (or reserved, its waiter gone; ws: its waiter's
+// state before the approval): that nothing runs now and the same call
+// asked again runs it, once, until the window ends; "" otherwise.
+func ApprovedParkedWords(rec *storage.Record, ws *storage.WaiterStatus, now time.Time) string {
+	switch ParkStateOf(rec, ws, now) {
+	case ParkParked, ParkReserved:
+		return "its agent stopped waiting (parked): nothing runs now; the same call, asked again, runs it once, until " + clock(rec.Park.Until, now)
+	}
+	return ""
+}

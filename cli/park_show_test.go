@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -145,5 +146,67 @@ func TestShowListParkedAndRanWithoutApproval(t *testing.T) {
 				t.Errorf("list row of another: %q", l)
 			}
 		}
+	}
+}
+
+// Approving a parked proposal says that nothing runs now and the call
+// asked again runs it; once its park window is over, the approval is
+// refused, clearly, and the proposal stays pending.
+func TestApproveParked(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "state.db")
+	if code, _, e := run(t, db, false, "", "init"); code != 0 {
+		t.Fatal(e)
+	}
+	var ids []string
+	for _, c := range []string{"rm -rf /srv/app/cache", "rm -rf /srv/app/logs"} {
+		code, out, e := run(t, db, false, "", "submit", "--cwd", dir, "--ttl", "2h", "--", c)
+		if code != 0 {
+			t.Fatal(e)
+		}
+		ids = append(ids, strings.TrimSpace(out))
+	}
+	st, err := storage.Open(ctx, db, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hook := model.Actor{Surface: model.SurfaceRunner, Name: "hook@host"}
+	for _, id := range ids {
+		if _, err := st.Park(ctx, id, time.Now().Add(time.Hour), "hook timeout", hook); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	code, out, e := run(t, db, false, "", "approve", ids[0], "--confirm", ids[0])
+	if code != 0 || !strings.Contains(out, "approved "+ids[0]) ||
+		!strings.Contains(e, "note: "+ids[0]+": its agent stopped waiting (parked): nothing runs now; the same call, asked again, runs it once, until ") {
+		t.Fatalf("approve parked: %d\n%s\n%s", code, out, e)
+	}
+	code, out, _ = run(t, db, false, "", "show", ids[0])
+	if code != 0 || !strings.Contains(out, "; approved: this exact call goes through when it is asked again, until ") {
+		t.Fatalf("show approved parked:\n%s", out)
+	}
+
+	// The window of the other ends (the clock moves past it).
+	raw, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`UPDATE approve_tui_parks SET park_until = ? WHERE approval_id = ?`, float64(time.Now().Add(-time.Minute).Unix()), ids[1]); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	code, out, e = run(t, db, false, "", "approve", ids[1], "--confirm", ids[1])
+	if code == 0 || !strings.Contains(e, "park window ended at") || !strings.Contains(e, "approving it now would let nothing through") {
+		t.Fatalf("approve after the window: %d\n%s\n%s", code, out, e)
+	}
+	code, out, _ = run(t, db, false, "", "show", ids[1])
+	if code != 0 || !strings.Contains(out, "status:        pending") || !strings.Contains(out, ": an approval is refused") {
+		t.Fatalf("show after a refused approval:\n%s", out)
+	}
+	code, out, _ = run(t, db, false, "", "list")
+	if code != 0 || !strings.Contains(out, "pending (park over)") {
+		t.Fatalf("list:\n%s", out)
 	}
 }
