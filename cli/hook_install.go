@@ -21,10 +21,20 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// The hook timeout install writes by default, and how much longer the
-// agent's own hook timeout is: the hook answers before its agent kills it.
+// The hook's wait install writes by default (--timeout), and how much
+// longer the agent's own hook timeout is, for every agent: the hook must
+// answer before its agent kills it, since Codex and Gemini CLI run the
+// command when they kill their hook, and Claude Code without "onFailure":
+// "block" lets its own rules decide. Five minutes is the first paging
+// escalation (docs/paging.md): a person who answers at once is
+// answered within the wait, and the call runs there and then; later, the
+// proposal stays parked for the park window (park: window, default 1h)
+// and the agent's next ask of the same call takes the approval. A longer
+// wait only holds the agent's turn for longer. The margin covers Codex's
+// clock, which starts before the hook's (the spawn, a login shell), and
+// the hook's parking the call on a busy store (--lock-timeout, 2s).
 const (
-	installHookTimeout = 900 * time.Second
+	installHookTimeout = 300 * time.Second
 	installAgentMargin = 30 * time.Second
 )
 
@@ -57,7 +67,7 @@ func (o *hookInstallOpts) flags(cmd *cobra.Command, install bool) {
 	cmd.Flags().StringVar(&o.dir, "dir", "", "the project's root for --scope project, and the folder whose trust is checked (default: the current directory)")
 	if install {
 		cmd.Flags().StringVar(&o.binary, "binary", "", "the approve-tui the agent runs, an absolute path (default: this one)")
-		cmd.Flags().DurationVar(&o.timeout, "timeout", installHookTimeout, "how long the hook waits for a decision; the agent's hook timeout is set 30s longer")
+		cmd.Flags().DurationVar(&o.timeout, "timeout", installHookTimeout, "how long the hook waits for a decision before it parks the call; the agent's hook timeout is set 30s longer")
 		cmd.Flags().StringVar(&o.unasked, "unasked", "", "write the hook's --unasked: nothing, read-only or low (default: none written; the hook then takes the configuration file's risk: unasked, else "+config.DefaultUnasked+")")
 	}
 }
@@ -536,11 +546,17 @@ directory). The command written runs this approve-tui by its absolute path
 (or --binary) with --db, the store as the other commands resolve it
 (--db, $APPROVE_TUI_DB, ~/.hermes/state.db) made absolute, so that neither
 the agent's PATH nor its environment matters. The store must exist
-("approve-tui init" first): install refuses otherwise. The hook waits
---timeout (900s); the agent's hook timeout is set 30s longer. --unasked
-nothing|read-only|low is written on the hook's command line when given
-(what goes without asking; without it the hook takes the configuration
-file's risk: unasked, else low).
+("approve-tui init" first): install refuses otherwise.
+
+The hook waits --timeout (300s) for a decision, then parks the call: it
+stays approvable for the park window (the configuration file's park:
+window, 1h by default), and when the agent asks again for the same call
+an approval given meanwhile lets it through, once. The agent's own hook
+timeout is set 30s longer than --timeout, so that the hook answers before
+its agent kills it (Codex and Gemini CLI run the command when they do).
+--unasked nothing|read-only|low is written on the hook's command line when
+given (what goes without asking; without it the hook takes the
+configuration file's risk: unasked, else low).
 
 Entries of approve-tui's hook for that agent (a command running
 "approve-tui hook AGENT", by any path) are replaced in place; everything
