@@ -60,6 +60,7 @@ type hookInstallOpts struct {
 	binary  string
 	timeout time.Duration
 	unasked string // install's --unasked ("": not written)
+	defers  bool   // install's --defer (Claude Code only)
 }
 
 func (o *hookInstallOpts) flags(cmd *cobra.Command, install bool) {
@@ -68,6 +69,7 @@ func (o *hookInstallOpts) flags(cmd *cobra.Command, install bool) {
 	if install {
 		cmd.Flags().StringVar(&o.binary, "binary", "", "the approve-tui the agent runs, an absolute path (default: this one)")
 		cmd.Flags().DurationVar(&o.timeout, "timeout", installHookTimeout, "how long the hook waits for a decision before it parks the call; the agent's hook timeout is set 30s longer")
+		cmd.Flags().BoolVar(&o.defers, "defer", false, "claude-code: write the hook's --defer, for settings that only headless sessions (claude -p) read")
 		cmd.Flags().StringVar(&o.unasked, "unasked", "", "write the hook's --unasked: nothing, read-only or low (default: none written; the hook then takes the configuration file's risk: unasked, else "+config.DefaultUnasked+")")
 	}
 }
@@ -216,6 +218,23 @@ func installGroups(who agent.Agent, bin, db string, timeout time.Duration, unask
 		return []agent.HookGroup{
 			{Event: "BeforeTool", Matcher: geminiMatcher, Handlers: []*agent.JSONObject{
 				handler("type", "command", "name", geminiName, "command", pre, "timeout", ms)}},
+		}
+	}
+}
+
+// deferGroups adds --defer to the command of the PreToolUse handler of
+// Claude Code's groups: the hook then answers "defer" for a call it parks
+// in a headless session (claude -p), which stops the run until it is
+// resumed.
+func deferGroups(groups []agent.HookGroup) {
+	for _, g := range groups {
+		if g.Event != "PreToolUse" {
+			continue
+		}
+		for _, h := range g.Handlers {
+			if c, ok := h.Get("command"); ok {
+				h.Set("command", c.(string)+" --defer")
+			}
 		}
 	}
 }
@@ -520,7 +539,7 @@ func (a *app) installDB() (string, error) {
 func (a *app) hookInstallCmd() *cobra.Command {
 	var o hookInstallOpts
 	cmd := &cobra.Command{
-		Use:   "install claude-code|codex|gemini [--scope user|project] [--db PATH] [--timeout D] [--unasked MODE]",
+		Use:   "install claude-code|codex|gemini [--scope user|project] [--db PATH] [--timeout D] [--unasked MODE] [--defer]",
 		Short: "Write an agent's settings so that its shell commands wait for approval in approve-tui",
 		Long: `Register approve-tui's hook in an agent's settings, for every event the hook
 handles, as that agent needs it:
@@ -556,7 +575,12 @@ timeout is set 30s longer than --timeout, so that the hook answers before
 its agent kills it (Codex and Gemini CLI run the command when they do).
 --unasked nothing|read-only|low is written on the hook's command line when
 given (what goes without asking; without it the hook takes the
-configuration file's risk: unasked, else low).
+configuration file's risk: unasked, else low). --defer (claude-code
+only) writes the hook's --defer: a call it parks in a headless session
+(claude -p) is answered "defer", which ends the run until the session is
+resumed. Claude Code ignores "defer" in an interactive session and asks at
+its own prompt instead, so give headless sessions settings of their own
+(CLAUDE_CONFIG_DIR=DIR approve-tui hook install claude-code --defer).
 
 Entries of approve-tui's hook for that agent (a command running
 "approve-tui hook AGENT", by any path) are replaced in place; everything
@@ -574,6 +598,9 @@ and install fails. Then run "approve-tui hook doctor AGENT".
 			}
 			if o.timeout < time.Second || o.timeout%time.Second != 0 {
 				return usageErrorf("--timeout %v: want a whole number of seconds, at least 1s", o.timeout)
+			}
+			if o.defers && who != agent.AgentClaudeCode {
+				return usageErrorf("--defer is Claude Code's alone: no other agent can resume a deferred call")
 			}
 			if o.unasked != "" && !slices.Contains(config.UnaskedModes, o.unasked) {
 				return usageErrorf("--unasked %q: want one of %s", o.unasked, strings.Join(config.UnaskedModes, ", "))
@@ -606,7 +633,11 @@ func (a *app) hookInstall(ctx context.Context, who agent.Agent, o hookInstallOpt
 	if err != nil {
 		return err
 	}
-	moves, err := agent.MergeHookGroups(settings, who, installGroups(who, bin, db, o.timeout, o.unasked))
+	groups := installGroups(who, bin, db, o.timeout, o.unasked)
+	if o.defers {
+		deferGroups(groups)
+	}
+	moves, err := agent.MergeHookGroups(settings, who, groups)
 	if err != nil {
 		return exitf(ExitError, "%s: %v; nothing written", line(t.settings), err)
 	}
@@ -698,7 +729,11 @@ func (a *app) hookInstall(ctx context.Context, who agent.Agent, o hookInstallOpt
 		}
 		a.printf("%s %s (the hooks' trust)\n", verb(w), line(cfgPath))
 	}
-	a.printf("  hook: %s\n", line(hookCommandLine(bin, who, db, o.timeout, o.unasked)))
+	hookLine := hookCommandLine(bin, who, db, o.timeout, o.unasked)
+	if o.defers {
+		hookLine += " --defer"
+	}
+	a.printf("  hook: %s\n", line(hookLine))
 	if who == agent.AgentGemini {
 		notes = append(notes, a.geminiTrustNote(t))
 	}

@@ -901,3 +901,36 @@ func TestHookDoctorParking(t *testing.T) {
 		t.Errorf("gemini, a short timeout:\n%s", all)
 	}
 }
+
+// install --defer writes the hook's --defer on Claude Code's PreToolUse
+// entry alone (settings for headless sessions); no other agent takes it.
+func TestHookInstallDefer(t *testing.T) {
+	e := newHookEnv(t)
+	dir := filepath.Join(e.home, "headless")
+	e.env["CLAUDE_CONFIG_DIR"] = dir
+	code, out, stderr := e.install("claude-code", "--defer", "--timeout", "30s")
+	if code != 0 || !strings.Contains(out, "  hook: "+e.bin+" hook claude-code --db "+e.db+" --timeout 30s --defer\n") {
+		t.Fatalf("install --defer: %d %s %s", code, out, stderr)
+	}
+	o, err := agent.ParseJSONObject([]byte(e.read(filepath.Join(dir, "settings.json"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range agent.FindHooks(o, agent.AgentClaudeCode) {
+		words, _ := agent.HookWords(h.Command)
+		if got := slices.Contains(words, "--defer"); got != (h.Event == "PreToolUse") {
+			t.Errorf("%s: %s", h.Event, h.Command)
+		}
+		if v, _ := h.Fields.Get("timeout"); h.Event == "PreToolUse" && v != json.Number("60") {
+			t.Errorf("PreToolUse timeout %v, want 60", v)
+		}
+	}
+	if code, lines, all := e.doctor("claude-code"); code != 0 || status(lines["timeout"]) != "ok" {
+		t.Fatalf("doctor: %d\n%s", code, all)
+	}
+	for _, who := range []string{"codex", "gemini"} {
+		if code, _, stderr := e.install(who, "--defer"); code != ExitUsage || !strings.Contains(stderr, "--defer is Claude Code's alone") {
+			t.Errorf("%s --defer: %d %s", who, code, stderr)
+		}
+	}
+}
