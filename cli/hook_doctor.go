@@ -615,7 +615,7 @@ func checkHookTimeout(who agent.Agent, words []string, fields *agent.JSONObject,
 		return checkWarning, msg + ": only " + human.Duration(ag-hook) + " apart, and the agent's clock starts before the hook's: the agent may kill the hook as it answers, and " +
 			killedAt(who, fields) + "; give the agent at least " + human.Duration(hookMinMargin) + " more than --timeout (" + install + " sets " + human.Duration(installAgentMargin) + ")"
 	}
-	return checkOK, msg + ": the hook answers, and parks the call, before its agent stops waiting"
+	return checkOK, msg + ": the hook answers before its agent stops waiting"
 }
 
 // checkHookPark says how long a call the hook stopped waiting for stays
