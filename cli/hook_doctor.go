@@ -64,6 +64,9 @@ that the agent will run approve-tui's hook before its shell commands:
             gating every call)
   failure   Claude Code: "onFailure": "block" on PreToolUse (else a hook
             that cannot start lets the call run)
+  defer     Claude Code, when the hook runs with --defer: a warning unless
+            the settings are a CLAUDE_CONFIG_DIR of their own (interactive
+            sessions ignore defer and ask at their own prompt)
   trust     Codex: each entry's trusted_hash in ~/.codex/config.toml is
             the hash of the entry as it is now (Codex skips untrusted and
             modified hooks), not disabled there, hooks not turned off
@@ -259,6 +262,16 @@ func (a *app) hookDoctor(ctx context.Context, t *installTarget, o hookInstallOpt
 		}
 		for _, c := range a.claudeSwitchChecks(t) {
 			checks = append(checks, c)
+		}
+		if slices.Contains(words, "--defer") {
+			if a.getenv("CLAUDE_CONFIG_DIR") == "" {
+				add("defer", checkWarning, "the hook runs with --defer in "+shown+", which interactive sessions read too: there Claude Code ignores defer and asks at its own prompt, "+
+					"so whoever sits at the terminal decides the call; give headless sessions settings of their own "+
+					"(CLAUDE_CONFIG_DIR=DIR approve-tui hook install claude-code --defer) and run install here without --defer")
+			} else {
+				add("defer", checkOK, "--defer: a call the hook parks in a headless session (permission mode default or plan) is deferred; keep "+
+					line(a.getenv("CLAUDE_CONFIG_DIR"))+" for headless sessions alone (interactive ones ignore defer and ask at their own prompt)")
+			}
 		}
 		if v, _ := pre.Fields.Get("onFailure"); v == "block" {
 			add("failure", checkOK, `"onFailure": "block": Claude Code (2.1.295 and later) blocks the call when the hook cannot start, times out or fails`)

@@ -928,6 +928,23 @@ func TestHookInstallDefer(t *testing.T) {
 	if code, lines, all := e.doctor("claude-code"); code != 0 || status(lines["timeout"]) != "ok" {
 		t.Fatalf("doctor: %d\n%s", code, all)
 	}
+	if _, lines, all := e.doctor("claude-code"); status(lines["defer"]) != "ok" {
+		t.Errorf("doctor, --defer in CLAUDE_CONFIG_DIR:\n%s", all)
+	}
+	// In the settings interactive sessions read: a warning.
+	delete(e.env, "CLAUDE_CONFIG_DIR")
+	if code, _, stderr := e.install("claude-code", "--defer"); code != 0 {
+		t.Fatal(stderr)
+	}
+	if code, lines, all := e.doctor("claude-code"); code != 0 || status(lines["defer"]) != "warning" || !strings.Contains(lines["defer"], "interactive sessions read too") {
+		t.Errorf("doctor, --defer in ~/.claude:\n%s", all)
+	}
+	if code, _, stderr := e.install("claude-code"); code != 0 {
+		t.Fatal(stderr)
+	}
+	if _, lines, all := e.doctor("claude-code"); lines["defer"] != "" {
+		t.Errorf("doctor, no --defer:\n%s", all)
+	}
 	for _, who := range []string{"codex", "gemini"} {
 		if code, _, stderr := e.install(who, "--defer"); code != ExitUsage || !strings.Contains(stderr, "--defer is Claude Code's alone") {
 			t.Errorf("%s --defer: %d %s", who, code, stderr)
