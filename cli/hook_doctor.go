@@ -34,9 +34,8 @@ that the agent will run approve-tui's hook before its shell commands:
   settings  the settings file (as "hook install" writes it, for --scope)
             exists and parses
   EVENT     each event the hook handles has an approve-tui entry; without
-            the post-run ones (Claude Code's PostToolUse and
-            PostToolUseFailure, Codex's PostToolUse) a call the agent ran
-            without an approval goes unrecorded
+            the post-run ones (PostToolUse, PostToolUseFailure, AfterTool)
+            a call the agent ran without an approval goes unrecorded
   binary    the approve-tui the entry runs is an absolute path, exists, is
             executable and prints approve-tui's version; with --scope
             project (settings the agent may write) nothing is run: the entry
@@ -129,6 +128,8 @@ func missingPostRun(who agent.Agent, ev string) string {
 	switch who {
 	case agent.AgentCodex:
 		msg += "; Codex runs the command when it kills its hook at its timeout, and this is the only record of it"
+	case agent.AgentGemini:
+		msg += "; Gemini CLI runs the command when it kills its hook at its timeout, and this is the only record of it"
 	case agent.AgentClaudeCode:
 		if ev == "PostToolUseFailure" {
 			msg = "no approve-tui entry: a call Claude Code ran and that failed is not read, so one run without an approval goes unrecorded " +
