@@ -77,8 +77,9 @@ each side's trust settings come from, and that whoever writes this file
 can turn trust off when there is no system configuration.
 
 With --json, one object: path, found, ok, problems, warnings, channels,
-routes, open_hint, settings and trust (mode, why, allowed_signers, checks,
-problems, warnings, agent_keys, system_config, sources).
+routes, open_hint, park_window ("1h", "off"), settings and trust (mode,
+why, allowed_signers, checks, problems, warnings, agent_keys,
+system_config, sources).
 ` + exitCodesWhere(map[int]string{ExitError: "problems: the file is missing (when named), unreadable or invalid, or a secret does not resolve"},
 			ExitOK, ExitError, ExitUsage),
 		Args: cobra.NoArgs,
@@ -258,7 +259,7 @@ func (a *app) configCheck() error {
 			}
 			a.printf("%s\n", model.NewJSONObject().OptStr("path", line(path)).Bool("found", false).Bool("ok", len(probs) == 0).
 				Raw("problems", model.JSONObjects(probs)).Strs("warnings", tr.warnings).Raw("channels", "[]").Raw("routes", "[]").
-				Raw("open_hint", "null").Bool("include_command", true).Raw("settings", "[]").
+				Raw("open_hint", "null").Str("park_window", parkWindowText(f)).Bool("include_command", true).Raw("settings", "[]").
 				Obj("trust", tr.json()))
 			if len(probs) > 0 {
 				return exitf(ExitError, "")
@@ -352,7 +353,7 @@ func (a *app) configReport(f *config.File, sysErr error) error {
 		a.printf("%s\n", model.NewJSONObject().Str("path", line(f.Path)).Bool("found", true).Bool("ok", len(probs) == 0).
 			Raw("problems", model.JSONObjects(probs)).Strs("warnings", tr.warnings).
 			Raw("channels", model.JSONObjects(chans)).Raw("routes", model.JSONObjects(routes)).
-			OptStr("open_hint", line(f.OpenHint)).Bool("include_command", f.IncludeCommand).Raw("settings", model.JSONObjects(sets)).
+			OptStr("open_hint", line(f.OpenHint)).Str("park_window", parkWindowText(f)).Bool("include_command", f.IncludeCommand).Raw("settings", model.JSONObjects(sets)).
 			Obj("trust", tr.json()))
 		if len(probs) > 0 {
 			return exitf(ExitError, "")
@@ -380,6 +381,7 @@ func (a *app) configReport(f *config.File, sysErr error) error {
 	} else {
 		a.printf("open hint: none (pages do not say how to open a proposal)\n")
 	}
+	a.printf("park window: %s\n", parkWindowWords(f))
 	var sets []string
 	for _, sec := range []string{"serve", "tier2"} {
 		for _, s := range f.Settings(sec) {
@@ -401,6 +403,27 @@ func (a *app) configReport(f *config.File, sysErr error) error {
 	}
 	a.printf("ok\n")
 	return nil
+}
+
+// parkWindowText is the park window of run and the hooks as the file sets
+// it: a duration, or "off".
+func parkWindowText(f *config.File) string {
+	if w := f.ParkWindow(); w > 0 {
+		return human.Written(w)
+	}
+	return "off"
+}
+
+// parkWindowWords says the park window and where it comes from.
+func parkWindowWords(f *config.File) string {
+	if !f.Park.Set {
+		return parkWindowText(f) + " (the default; --park-window on run and the hooks wins)"
+	}
+	what := parkWindowText(f) + fmt.Sprintf(" (line %d; --park-window on run and the hooks wins)", f.Park.Line)
+	if f.ParkWindow() < 0 {
+		what += ": a hook or run that stops waiting withdraws its proposal, and an approval given later lets nothing through"
+	}
+	return what
 }
 
 // channelWords is one channel in words, its secrets by their status.

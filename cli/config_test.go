@@ -407,3 +407,30 @@ func TestConfigHelp(t *testing.T) {
 		t.Errorf("config check --help lacks the global --config:\n%s", h)
 	}
 }
+
+// config check says the park window run and the hooks use, and where it
+// comes from; 0s is off.
+func TestConfigCheckParkWindow(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "config.yaml")
+	for _, tc := range []struct{ src, text, json string }{
+		{"open_hint: x{id}\n", "park window: 1h (the default; --park-window on run and the hooks wins)\n", "1h"},
+		{"open_hint: x{id}\npark:\n  window: 90m\n", "park window: 1h30m (line 3; --park-window on run and the hooks wins)\n", "1h30m"},
+		{"park: {window: 0s}\n", "park window: off (line 1; --park-window on run and the hooks wins): a hook or run that stops waiting withdraws its proposal", "off"},
+	} {
+		if err := os.WriteFile(p, []byte(tc.src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, out, stderr := runConfig(t, nil, "config", "check", "--config", p)
+		if code != 0 || !strings.Contains(out, tc.text) {
+			t.Errorf("%q: config check: %d, want %q\n%s%s", tc.src, code, tc.text, out, stderr)
+		}
+		code, out, _ = runConfig(t, nil, "--json", "config", "check", "--config", p)
+		var v struct {
+			ParkWindow string `json:"park_window"`
+		}
+		if err := json.Unmarshal([]byte(out), &v); code != 0 || err != nil || v.ParkWindow != tc.json {
+			t.Errorf("%q: --json park_window %q (%v), want %q", tc.src, v.ParkWindow, err, tc.json)
+		}
+	}
+}

@@ -139,7 +139,7 @@ claude-code" checks it.
 
   {"hooks": {
     "PreToolUse": [{"matcher": "Bash|PowerShell", "hooks": [{"type": "command",
-      "command": "approve-tui hook claude-code --timeout 900s", "timeout": 930,
+      "command": "approve-tui hook claude-code --timeout 300s", "timeout": 330,
       "onFailure": "block"}]}],
     "PostToolUse": [{"matcher": "Bash|PowerShell", "hooks": [{"type": "command",
       "command": "approve-tui hook claude-code"}]}],

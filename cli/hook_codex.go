@@ -50,7 +50,7 @@ codex" checks it:
 
   {"hooks": {
     "PreToolUse": [{"matcher": "^Bash$", "hooks": [{"type": "command",
-      "command": "approve-tui hook codex --timeout 900s", "timeout": 930,
+      "command": "approve-tui hook codex --timeout 300s", "timeout": 330,
       "statusMessage": "Waiting for approval in approve-tui"}]}],
     "PostToolUse": [{"matcher": "^Bash$", "hooks": [{"type": "command",
       "command": "approve-tui hook codex"}]}]}}

@@ -33,14 +33,22 @@ that the agent will run approve-tui's hook before its shell commands:
 
   settings  the settings file (as "hook install" writes it, for --scope)
             exists and parses
-  EVENT     each event the hook handles has an approve-tui entry
+  EVENT     each event the hook handles has an approve-tui entry; without
+            the post-run ones (PostToolUse, PostToolUseFailure, AfterTool)
+            a call the agent ran without an approval goes unrecorded
   binary    the approve-tui the entry runs is an absolute path, exists, is
             executable and prints approve-tui's version; with --scope
             project (settings the agent may write) nothing is run: the entry
             must name this approve-tui
   store     the store named by its --db exists and has the approval table
             ("approve-tui init"), and this user may write it
-  timeout   the hook's --timeout is below the agent's hook timeout
+  timeout   the hook's --timeout is below the agent's hook timeout (a
+            problem: the agent kills the hook before it answers, and Codex
+            and Gemini CLI then run the command), by at least 10s (a
+            warning: the agent's clock starts before the hook's)
+  park      how long a call the hook stopped waiting for stays approvable:
+            --park-window, else the configuration file's park: window,
+            else 1h
   unasked   what the hook lets through without asking (--unasked, else
             the configuration file's risk: unasked, else low), and a value
             it would refuse
@@ -55,6 +63,9 @@ that the agent will run approve-tui's hook before its shell commands:
             gating every call)
   failure   Claude Code: "onFailure": "block" on PreToolUse (else a hook
             that cannot start lets the call run)
+  defer     Claude Code, when the hook runs with --defer: a warning unless
+            the settings are a CLAUDE_CONFIG_DIR of their own (interactive
+            sessions ignore defer and ask at their own prompt)
   trust     Codex: each entry's trusted_hash in ~/.codex/config.toml is
             the hash of the entry as it is now (Codex skips untrusted and
             modified hooks), not disabled there, hooks not turned off
@@ -98,15 +109,34 @@ agent runs as.
 	return cmd
 }
 
-// expectedEvents are the events install registers for who.
+// expectedEvents are the events install registers for who, in its order.
 func expectedEvents(who agent.Agent) []string {
-	switch who {
-	case agent.AgentClaudeCode:
-		return []string{"PreToolUse", "PostToolUse", "PostToolUseFailure"}
-	case agent.AgentCodex:
-		return []string{"PreToolUse", "PostToolUse"}
+	var evs []string
+	for _, g := range installGroups(who, "/approve-tui", "/db", installHookTimeout, "") {
+		if !slices.Contains(evs, g.Event) {
+			evs = append(evs, g.Event)
+		}
 	}
-	return []string{"BeforeTool"}
+	return evs
+}
+
+// missingPostRun says what is lost when the agent's post-run event ev has
+// no approve-tui entry: the agent's report that a call ran.
+func missingPostRun(who agent.Agent, ev string) string {
+	msg := "no approve-tui entry: the agent's report that a call ran is not read, so a call it ran without an approval goes unrecorded " +
+		"(its proposal looks open, or parked, as if nothing had run), and an approved call is never marked executed"
+	switch who {
+	case agent.AgentCodex:
+		msg += "; Codex runs the command when it kills its hook at its timeout, and this is the only record of it"
+	case agent.AgentGemini:
+		msg += "; Gemini CLI runs the command when it kills its hook at its timeout, and this is the only record of it"
+	case agent.AgentClaudeCode:
+		if ev == "PostToolUseFailure" {
+			msg = "no approve-tui entry: a call Claude Code ran and that failed is not read, so one run without an approval goes unrecorded " +
+				"(its proposal looks open, or parked, as if nothing had run), and an approved one is never marked executed"
+		}
+	}
+	return msg
 }
 
 // shellTool is the name of the agent's shell tool, as its hooks' matchers
@@ -185,6 +215,8 @@ func (a *app) hookDoctor(ctx context.Context, t *installTarget, o hookInstallOpt
 			}
 		}
 		switch {
+		case len(hs) == 0 && ev != preEvent(t.who):
+			add(ev, checkProblem, missingPostRun(t.who, ev)+": "+install+a.otherScopeHint(t, o))
 		case len(hs) == 0:
 			add(ev, checkProblem, "no approve-tui entry: "+install+a.otherScopeHint(t, o))
 		case len(hs) > 1:
@@ -214,6 +246,8 @@ func (a *app) hookDoctor(ctx context.Context, t *installTarget, o hookInstallOpt
 	add("store", st, msg)
 	st, msg = checkHookTimeout(t.who, words, pre.Fields, install)
 	add("timeout", st, msg)
+	st, msg = a.checkHookPark(words, install)
+	add("park", st, msg)
 	st, msg = a.checkHookUnasked(words, install)
 	add("unasked", st, msg)
 	st, msg = a.checkHookTrust()
@@ -229,6 +263,16 @@ func (a *app) hookDoctor(ctx context.Context, t *installTarget, o hookInstallOpt
 		}
 		for _, c := range a.claudeSwitchChecks(t) {
 			checks = append(checks, c)
+		}
+		if slices.Contains(words, "--defer") {
+			if a.getenv("CLAUDE_CONFIG_DIR") == "" {
+				add("defer", checkWarning, "the hook runs with --defer in "+shown+", which interactive sessions read too: there Claude Code ignores defer and asks at its own prompt, "+
+					"so whoever sits at the terminal decides the call; give headless sessions settings of their own "+
+					"(CLAUDE_CONFIG_DIR=DIR approve-tui hook install claude-code --defer) and run install here without --defer")
+			} else {
+				add("defer", checkOK, "--defer: a call the hook parks in a headless session (permission mode default or plan) is deferred; keep "+
+					line(a.getenv("CLAUDE_CONFIG_DIR"))+" for headless sessions alone (interactive ones ignore defer and ask at their own prompt)")
+			}
 		}
 		if v, _ := pre.Fields.Get("onFailure"); v == "block" {
 			add("failure", checkOK, `"onFailure": "block": Claude Code (2.1.295 and later) blocks the call when the hook cannot start, times out or fails`)
@@ -526,7 +570,29 @@ func (a *app) checkHookStore(ctx context.Context, words []string, install string
 	return checkOK, line(db) + " has the approval table and is writable by this user"
 }
 
-// checkHookTimeout: the hook answers before the agent kills it.
+// hookMinMargin is the least the doctor wants the agent's hook timeout
+// above the hook's wait: Codex's clock starts before the hook's (the
+// spawn, a login shell), and the hook parks the call in the store (a
+// lock wait of up to --lock-timeout) before it answers.
+const hookMinMargin = 10 * time.Second
+
+// killedAt says what the agent does with the call when it kills its hook
+// at its own hook timeout, before the hook answered.
+func killedAt(who agent.Agent, fields *agent.JSONObject) string {
+	switch who {
+	case agent.AgentCodex:
+		return "Codex then runs the command, with no approval"
+	case agent.AgentGemini:
+		return "Gemini CLI then runs the command, with no approval"
+	}
+	if v, _ := fields.Get("onFailure"); v == "block" {
+		return `Claude Code then blocks the call ("onFailure": "block"), and the agent is told nothing of the proposal`
+	}
+	return `Claude Code's own permission rules then decide the call (no "onFailure": "block"): where they let it, it runs with no approval`
+}
+
+// checkHookTimeout: the hook answers (and parks the call) before the
+// agent kills it, with some time to spare.
 func checkHookTimeout(who agent.Agent, words []string, fields *agent.JSONObject, install string) (string, string) {
 	hook := agent.DefaultHookTimeout
 	if who == agent.AgentGemini {
@@ -555,10 +621,47 @@ func checkHookTimeout(who agent.Agent, words []string, fields *agent.JSONObject,
 		from = `"timeout"`
 	}
 	msg := fmt.Sprintf("the hook waits %s, the agent %s (%s)", human.Duration(hook), human.Duration(ag), from)
-	if hook >= ag {
-		return checkProblem, msg + ": the agent kills the hook before it answers; " + install
+	switch {
+	case hook >= ag:
+		return checkProblem, msg + ": the agent kills the hook before it answers, and " + killedAt(who, fields) + "; " + install +
+			" (it sets the agent's timeout " + human.Duration(installAgentMargin) + " above --timeout)"
+	case ag-hook < hookMinMargin:
+		return checkWarning, msg + ": only " + human.Duration(ag-hook) + " apart, and the agent's clock starts before the hook's: the agent may kill the hook as it answers, and " +
+			killedAt(who, fields) + "; give the agent at least " + human.Duration(hookMinMargin) + " more than --timeout (" + install + " sets " + human.Duration(installAgentMargin) + ")"
 	}
-	return checkOK, msg
+	return checkOK, msg + ": the hook answers before its agent stops waiting"
+}
+
+// checkHookPark says how long a call the hook stopped waiting for stays
+// approvable: the hook's --park-window (0: the default; negative: off),
+// else this user's configuration file's park: window (0s: off), else the
+// default.
+func (a *app) checkHookPark(words []string, install string) (string, string) {
+	var w time.Duration
+	var from string
+	if v, ok := agent.FlagValue(words, "park-window"); ok {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return checkProblem, "--park-window " + strconv.Quote(line(v)) + " is not a duration: the hook denies every call; " + install
+		}
+		w, from = d, "--park-window "+line(v)
+		if d == 0 {
+			w = config.DefaultParkWindow
+		}
+	} else {
+		f, err := a.loadConfig()
+		if err != nil {
+			return checkProblem, "the configuration file has problems: the hook denies every call (" + line(err.Error()) + ")"
+		}
+		w, from = f.ParkWindow(), "the default"
+		if f.Park.Set {
+			from = fmt.Sprintf("%s:%d, park: window; the agent's $APPROVE_TUI_CONFIG or $XDG_CONFIG_HOME may name another file", line(f.Path), f.Park.Line)
+		}
+	}
+	if w < 0 {
+		return checkOK, "off (" + from + "): when the hook stops waiting it withdraws the proposal, so an approval given later lets nothing through, and the agent's next ask waits from the start"
+	}
+	return checkOK, human.Duration(w) + " (" + from + "): a call the hook stopped waiting for stays approvable that long, and the agent's next ask of the same call takes the approval"
 }
 
 func trustedProject(cfg *agent.CodexConfig, roots []string) bool {

@@ -45,8 +45,8 @@ does not trust:
 
   {"hooks": {
     "BeforeTool": [{"matcher": "run_shell_command", "hooks": [{"type": "command",
-      "name": "approve-tui", "command": "approve-tui hook gemini --timeout 900s",
-      "timeout": 930000}]}]}}
+      "name": "approve-tui", "command": "approve-tui hook gemini --timeout 300s",
+      "timeout": 330000}]}]}}
 
 The hooks system is "hooksConfig": {"enabled": true} (on unless set false;
 before 0.61 "tools": {"enableHooks": true}). "approve-tui hook doctor gemini"

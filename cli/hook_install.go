@@ -21,10 +21,20 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// The hook timeout install writes by default, and how much longer the
-// agent's own hook timeout is: the hook answers before its agent kills it.
+// The hook's wait install writes by default (--timeout), and how much
+// longer the agent's own hook timeout is, for every agent: the hook must
+// answer before its agent kills it, since Codex and Gemini CLI run the
+// command when they kill their hook, and Claude Code without "onFailure":
+// "block" lets its own rules decide. Five minutes is the first paging
+// escalation (docs/paging.md): a person who answers at once is
+// answered within the wait, and the call runs there and then; later, the
+// proposal stays parked for the park window (park: window, default 1h)
+// and the agent's next ask of the same call takes the approval. A longer
+// wait only holds the agent's turn for longer. The margin covers Codex's
+// clock, which starts before the hook's (the spawn, a login shell), and
+// the hook's parking the call on a busy store (--lock-timeout, 2s).
 const (
-	installHookTimeout = 900 * time.Second
+	installHookTimeout = 300 * time.Second
 	installAgentMargin = 30 * time.Second
 )
 
@@ -50,6 +60,7 @@ type hookInstallOpts struct {
 	binary  string
 	timeout time.Duration
 	unasked string // install's --unasked ("": not written)
+	defers  bool   // install's --defer (Claude Code only)
 }
 
 func (o *hookInstallOpts) flags(cmd *cobra.Command, install bool) {
@@ -57,7 +68,8 @@ func (o *hookInstallOpts) flags(cmd *cobra.Command, install bool) {
 	cmd.Flags().StringVar(&o.dir, "dir", "", "the project's root for --scope project, and the folder whose trust is checked (default: the current directory)")
 	if install {
 		cmd.Flags().StringVar(&o.binary, "binary", "", "the approve-tui the agent runs, an absolute path (default: this one)")
-		cmd.Flags().DurationVar(&o.timeout, "timeout", installHookTimeout, "how long the hook waits for a decision; the agent's hook timeout is set 30s longer")
+		cmd.Flags().DurationVar(&o.timeout, "timeout", installHookTimeout, "how long the hook waits for a decision before it parks the call; the agent's hook timeout is set 30s longer")
+		cmd.Flags().BoolVar(&o.defers, "defer", false, "claude-code: write the hook's --defer, for settings that only headless sessions (claude -p) read")
 		cmd.Flags().StringVar(&o.unasked, "unasked", "", "write the hook's --unasked: nothing, read-only or low (default: none written; the hook then takes the configuration file's risk: unasked, else "+config.DefaultUnasked+")")
 	}
 }
@@ -210,6 +222,23 @@ func installGroups(who agent.Agent, bin, db string, timeout time.Duration, unask
 			// hook did not allow it (killed at its timeout) is recorded.
 			{Event: "AfterTool", Matcher: geminiMatcher, Handlers: []*agent.JSONObject{
 				handler("type", "command", "name", geminiName, "command", post)}},
+		}
+	}
+}
+
+// deferGroups adds --defer to the command of the PreToolUse handler of
+// Claude Code's groups: the hook then answers "defer" for a call it parks
+// in a headless session (claude -p), which stops the run until it is
+// resumed.
+func deferGroups(groups []agent.HookGroup) {
+	for _, g := range groups {
+		if g.Event != "PreToolUse" {
+			continue
+		}
+		for _, h := range g.Handlers {
+			if c, ok := h.Get("command"); ok {
+				h.Set("command", c.(string)+" --defer")
+			}
 		}
 	}
 }
@@ -514,7 +543,7 @@ func (a *app) installDB() (string, error) {
 func (a *app) hookInstallCmd() *cobra.Command {
 	var o hookInstallOpts
 	cmd := &cobra.Command{
-		Use:   "install claude-code|codex|gemini [--scope user|project] [--db PATH] [--timeout D] [--unasked MODE]",
+		Use:   "install claude-code|codex|gemini [--scope user|project] [--db PATH] [--timeout D] [--unasked MODE] [--defer]",
 		Short: "Write an agent's settings so that its shell commands wait for approval in approve-tui",
 		Long: `Register approve-tui's hook in an agent's settings, for every event the hook
 handles, as that agent needs it:
@@ -541,11 +570,22 @@ directory). The command written runs this approve-tui by its absolute path
 (or --binary) with --db, the store as the other commands resolve it
 (--db, $APPROVE_TUI_DB, ~/.hermes/state.db) made absolute, so that neither
 the agent's PATH nor its environment matters. The store must exist
-("approve-tui init" first): install refuses otherwise. The hook waits
---timeout (900s); the agent's hook timeout is set 30s longer. --unasked
-nothing|read-only|low is written on the hook's command line when given
-(what goes without asking; without it the hook takes the configuration
-file's risk: unasked, else low).
+("approve-tui init" first): install refuses otherwise.
+
+The hook waits --timeout (300s) for a decision, then parks the call: it
+stays approvable for the park window (the configuration file's park:
+window, 1h by default), and when the agent asks again for the same call
+an approval given meanwhile lets it through, once. The agent's own hook
+timeout is set 30s longer than --timeout, so that the hook answers before
+its agent kills it (Codex and Gemini CLI run the command when they do).
+--unasked nothing|read-only|low is written on the hook's command line when
+given (what goes without asking; without it the hook takes the
+configuration file's risk: unasked, else low). --defer (claude-code
+only) writes the hook's --defer: a call it parks in a headless session
+(claude -p) is answered "defer", which ends the run until the session is
+resumed. Claude Code ignores "defer" in an interactive session and asks at
+its own prompt instead, so give headless sessions settings of their own
+(CLAUDE_CONFIG_DIR=DIR approve-tui hook install claude-code --defer).
 
 Entries of approve-tui's hook for that agent (a command running
 "approve-tui hook AGENT", by any path) are replaced in place; everything
@@ -563,6 +603,9 @@ and install fails. Then run "approve-tui hook doctor AGENT".
 			}
 			if o.timeout < time.Second || o.timeout%time.Second != 0 {
 				return usageErrorf("--timeout %v: want a whole number of seconds, at least 1s", o.timeout)
+			}
+			if o.defers && who != agent.AgentClaudeCode {
+				return usageErrorf("--defer is Claude Code's alone: no other agent can resume a deferred call")
 			}
 			if o.unasked != "" && !slices.Contains(config.UnaskedModes, o.unasked) {
 				return usageErrorf("--unasked %q: want one of %s", o.unasked, strings.Join(config.UnaskedModes, ", "))
@@ -595,7 +638,11 @@ func (a *app) hookInstall(ctx context.Context, who agent.Agent, o hookInstallOpt
 	if err != nil {
 		return err
 	}
-	moves, err := agent.MergeHookGroups(settings, who, installGroups(who, bin, db, o.timeout, o.unasked))
+	groups := installGroups(who, bin, db, o.timeout, o.unasked)
+	if o.defers {
+		deferGroups(groups)
+	}
+	moves, err := agent.MergeHookGroups(settings, who, groups)
 	if err != nil {
 		return exitf(ExitError, "%s: %v; nothing written", line(t.settings), err)
 	}
@@ -687,7 +734,11 @@ func (a *app) hookInstall(ctx context.Context, who agent.Agent, o hookInstallOpt
 		}
 		a.printf("%s %s (the hooks' trust)\n", verb(w), line(cfgPath))
 	}
-	a.printf("  hook: %s\n", line(hookCommandLine(bin, who, db, o.timeout, o.unasked)))
+	hookLine := hookCommandLine(bin, who, db, o.timeout, o.unasked)
+	if o.defers {
+		hookLine += " --defer"
+	}
+	a.printf("  hook: %s\n", line(hookLine))
 	if who == agent.AgentGemini {
 		notes = append(notes, a.geminiTrustNote(t))
 	}

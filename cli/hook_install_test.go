@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -136,8 +137,8 @@ func TestHookInstallClaudeCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	pre := s.Hooks["PreToolUse"][0]
-	wantPre := e.bin + " hook claude-code --db " + e.db + " --timeout 900s"
-	if pre.Matcher != "Bash|PowerShell" || pre.Hooks[0]["command"] != wantPre || pre.Hooks[0]["timeout"] != 930.0 ||
+	wantPre := e.bin + " hook claude-code --db " + e.db + " --timeout 300s"
+	if pre.Matcher != "Bash|PowerShell" || pre.Hooks[0]["command"] != wantPre || pre.Hooks[0]["timeout"] != 330.0 ||
 		pre.Hooks[0]["onFailure"] != "block" {
 		t.Fatalf("PreToolUse: %+v", pre)
 	}
@@ -206,7 +207,7 @@ func TestHookInstallClaudeCode(t *testing.T) {
 
 	// Doctor problems: a binary gone, a timeout the agent cuts short, the
 	// store gone.
-	e.write(path, strings.Replace(first, `"timeout": 930`, `"timeout": 60`, 1))
+	e.write(path, strings.Replace(first, `"timeout": 330`, `"timeout": 60`, 1))
 	if err := os.Rename(e.bin, e.bin+".gone"); err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +301,7 @@ func TestHookInstallCodex(t *testing.T) {
 
 	// An edit of hooks.json (the timeout) changes the hash: doctor says so,
 	// install refreshes it in the same table.
-	e.write(hooks, strings.Replace(h, `"timeout": 930`, `"timeout": 950`, 1))
+	e.write(hooks, strings.Replace(h, `"timeout": 330`, `"timeout": 950`, 1))
 	code, lines, all = e.doctor("codex")
 	if code != ExitError || !strings.Contains(lines["trust PreToolUse"], "changed since it was trusted") {
 		t.Fatalf("doctor after edit: %d\n%s", code, all)
@@ -373,8 +374,8 @@ func TestHookInstallGemini(t *testing.T) {
 		t.Fatal(err)
 	}
 	bt := s.Hooks["BeforeTool"]
-	if len(bt) != 1 || bt[0].Matcher != "run_shell_command" || bt[0].Hooks[0]["timeout"] != 930000.0 ||
-		bt[0].Hooks[0]["command"] != e.bin+" hook gemini --db "+e.db+" --timeout 900s" || bt[0].Hooks[0]["name"] != "approve-tui" ||
+	if len(bt) != 1 || bt[0].Matcher != "run_shell_command" || bt[0].Hooks[0]["timeout"] != 330000.0 ||
+		bt[0].Hooks[0]["command"] != e.bin+" hook gemini --db "+e.db+" --timeout 300s" || bt[0].Hooks[0]["name"] != "approve-tui" ||
 		s.HooksConfig["enabled"] != true || s.General["vimMode"] != true || len(s.Hooks["AfterTool"]) != 2 ||
 		s.Hooks["AfterTool"][0].Hooks[0]["command"] != "log-it" || s.Hooks["AfterTool"][1].Matcher != "run_shell_command" ||
 		s.Hooks["AfterTool"][1].Hooks[0]["command"] != e.bin+" hook gemini --db "+e.db || s.Hooks["AfterTool"][1].Hooks[0]["timeout"] != nil {
@@ -779,6 +780,176 @@ func TestREADMEAgentHooks(t *testing.T) {
 	for _, want := range []string{"wrote " + filepath.Join(home, ".claude", "settings.json"), "no problems, no warnings"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+}
+
+// hook doctor on the timeouts and events parking relies on: an agent whose
+// hook timeout is not above the hook's wait kills the hook before it
+// answers (Codex and Gemini CLI then run the command), one barely above
+// it may (a warning), a missing post-run event loses the record of a call
+// run without approval, and the park window is said with where it comes
+// from.
+func TestHookDoctorParking(t *testing.T) {
+	e := newHookEnv(t)
+	hooks := filepath.Join(e.home, ".codex", "hooks.json")
+	if code, _, stderr := e.install("codex"); code != 0 {
+		t.Fatal(stderr)
+	}
+	code, lines, all := e.doctor("codex")
+	if code != 0 || status(lines["timeout"]) != "ok" || !strings.Contains(lines["timeout"], "the hook waits 5m00s, the agent 5m30s") ||
+		!strings.Contains(lines["park"], "1h00m (the default)") || status(lines["park"]) != "ok" {
+		t.Fatalf("doctor after install: %d\n%s", code, all)
+	}
+	h := e.read(hooks)
+
+	// The agent's timeout barely above the hook's wait: a warning, with the
+	// margin install writes. (install --timeout refreshes the trust.)
+	if code, _, stderr := e.install("codex", "--timeout", "325s"); code != 0 {
+		t.Fatal(stderr)
+	}
+	edited := strings.Replace(e.read(hooks), `"timeout": 355`, `"timeout": 330`, 1)
+	e.write(hooks, edited)
+	code, lines, all = e.doctor("codex")
+	if status(lines["timeout"]) != "warning" || !strings.Contains(lines["timeout"], "only 5s apart") ||
+		!strings.Contains(lines["timeout"], "Codex then runs the command, with no approval") {
+		t.Fatalf("a 5s margin: %d\n%s", code, all)
+	}
+
+	// Not above it: a problem, saying what Codex does then.
+	e.write(hooks, strings.Replace(h, `"timeout": 330`, `"timeout": 300`, 1))
+	code, lines, all = e.doctor("codex")
+	if code != ExitError || status(lines["timeout"]) != "problem" ||
+		!strings.Contains(lines["timeout"], "the agent kills the hook before it answers, and Codex then runs the command") {
+		t.Fatalf("an agent timeout equal to the wait: %d\n%s", code, all)
+	}
+
+	// No PostToolUse: a run Codex reports is lost.
+	o, err := agent.ParseJSONObject([]byte(h))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, _ := o.Object("hooks")
+	hs.Delete("PostToolUse")
+	b, err := agent.FormatJSON(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.write(hooks, string(b))
+	code, lines, all = e.doctor("codex")
+	if code != ExitError || status(lines["PostToolUse"]) != "problem" || !strings.Contains(lines["PostToolUse"], "goes unrecorded") ||
+		!strings.Contains(lines["PostToolUse"], "Codex runs the command when it kills its hook") {
+		t.Fatalf("no PostToolUse: %d\n%s", code, all)
+	}
+
+	// The park window: the configuration file's, off at 0s; the hook's
+	// --park-window wins.
+	cfg := filepath.Join(e.home, "approve-tui.yaml")
+	e.write(cfg, "open_hint: x{id}\npark:\n  window: 0s\n")
+	e.env["APPROVE_TUI_CONFIG"] = cfg
+	if code, _, stderr := e.install("codex"); code != 0 {
+		t.Fatal(stderr)
+	}
+	code, lines, all = e.doctor("codex")
+	if code != 0 || !strings.Contains(lines["park"], "off ("+cfg+":3, park: window") || !strings.Contains(lines["park"], "withdraws the proposal") {
+		t.Fatalf("park: window 0s: %d\n%s", code, all)
+	}
+	e.write(cfg, "park: {window: 2h}\n")
+	if _, lines, all = e.doctor("codex"); !strings.Contains(lines["park"], "2h00m ("+cfg+":1, park: window") {
+		t.Fatalf("park: window 2h:\n%s", all)
+	}
+	e.write(cfg, "park: {window: soon}\n")
+	if code, lines, all = e.doctor("codex"); code != ExitError || status(lines["park"]) != "problem" {
+		t.Fatalf("a bad configuration file: %d\n%s", code, all)
+	}
+	for _, tc := range []struct{ flag, want string }{
+		{"--park-window 45m", "45m00s (--park-window 45m)"},
+		{"--park-window=-1s", "off (--park-window -1s)"},
+		{"--park-window 0s", "1h00m (--park-window 0s)"},
+	} {
+		e.write(hooks, strings.Replace(h, "--timeout 300s", "--timeout 300s "+tc.flag, 1))
+		if _, lines, all := e.doctor("codex"); !strings.Contains(lines["park"], tc.want) {
+			t.Errorf("%s: want %q\n%s", tc.flag, tc.want, all)
+		}
+	}
+	e.write(hooks, strings.Replace(h, "--timeout 300s", "--timeout 300s --park-window later", 1))
+	if _, lines, all := e.doctor("codex"); status(lines["park"]) != "problem" || !strings.Contains(lines["park"], "is not a duration") {
+		t.Errorf("--park-window later:\n%s", all)
+	}
+
+	delete(e.env, "APPROVE_TUI_CONFIG")
+
+	// Claude Code: what a kill does depends on onFailure.
+	if code, _, stderr := e.install("claude-code"); code != 0 {
+		t.Fatal(stderr)
+	}
+	path := filepath.Join(e.home, ".claude", "settings.json")
+	c := e.read(path)
+	e.write(path, strings.Replace(c, `"timeout": 330`, `"timeout": 200`, 1))
+	if _, lines, all := e.doctor("claude-code"); !strings.Contains(lines["timeout"], `Claude Code then blocks the call ("onFailure": "block")`) {
+		t.Errorf("claude-code, a short timeout:\n%s", all)
+	}
+	e.write(path, regexp.MustCompile(`,\s*"onFailure": "block"`).ReplaceAllString(strings.Replace(c, `"timeout": 330`, `"timeout": 200`, 1), ""))
+	if _, lines, all := e.doctor("claude-code"); !strings.Contains(lines["timeout"], "Claude Code's own permission rules then decide") {
+		t.Errorf("claude-code, a short timeout, no onFailure:\n%s", all)
+	}
+	// Gemini CLI's timeout is in milliseconds.
+	if code, _, stderr := e.install("gemini"); code != 0 {
+		t.Fatal(stderr)
+	}
+	gpath := filepath.Join(e.home, ".gemini", "settings.json")
+	e.write(gpath, strings.Replace(e.read(gpath), `"timeout": 330000`, `"timeout": 300000`, 1))
+	if _, lines, all := e.doctor("gemini"); status(lines["timeout"]) != "problem" || !strings.Contains(lines["timeout"], "Gemini CLI then runs the command") {
+		t.Errorf("gemini, a short timeout:\n%s", all)
+	}
+}
+
+// install --defer writes the hook's --defer on Claude Code's PreToolUse
+// entry alone (settings for headless sessions); no other agent takes it.
+func TestHookInstallDefer(t *testing.T) {
+	e := newHookEnv(t)
+	dir := filepath.Join(e.home, "headless")
+	e.env["CLAUDE_CONFIG_DIR"] = dir
+	code, out, stderr := e.install("claude-code", "--defer", "--timeout", "30s")
+	if code != 0 || !strings.Contains(out, "  hook: "+e.bin+" hook claude-code --db "+e.db+" --timeout 30s --defer\n") {
+		t.Fatalf("install --defer: %d %s %s", code, out, stderr)
+	}
+	o, err := agent.ParseJSONObject([]byte(e.read(filepath.Join(dir, "settings.json"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range agent.FindHooks(o, agent.AgentClaudeCode) {
+		words, _ := agent.HookWords(h.Command)
+		if got := slices.Contains(words, "--defer"); got != (h.Event == "PreToolUse") {
+			t.Errorf("%s: %s", h.Event, h.Command)
+		}
+		if v, _ := h.Fields.Get("timeout"); h.Event == "PreToolUse" && v != json.Number("60") {
+			t.Errorf("PreToolUse timeout %v, want 60", v)
+		}
+	}
+	if code, lines, all := e.doctor("claude-code"); code != 0 || status(lines["timeout"]) != "ok" {
+		t.Fatalf("doctor: %d\n%s", code, all)
+	}
+	if _, lines, all := e.doctor("claude-code"); status(lines["defer"]) != "ok" {
+		t.Errorf("doctor, --defer in CLAUDE_CONFIG_DIR:\n%s", all)
+	}
+	// In the settings interactive sessions read: a warning.
+	delete(e.env, "CLAUDE_CONFIG_DIR")
+	if code, _, stderr := e.install("claude-code", "--defer"); code != 0 {
+		t.Fatal(stderr)
+	}
+	if code, lines, all := e.doctor("claude-code"); code != 0 || status(lines["defer"]) != "warning" || !strings.Contains(lines["defer"], "interactive sessions read too") {
+		t.Errorf("doctor, --defer in ~/.claude:\n%s", all)
+	}
+	if code, _, stderr := e.install("claude-code"); code != 0 {
+		t.Fatal(stderr)
+	}
+	if _, lines, all := e.doctor("claude-code"); lines["defer"] != "" {
+		t.Errorf("doctor, no --defer:\n%s", all)
+	}
+	for _, who := range []string{"codex", "gemini"} {
+		if code, _, stderr := e.install(who, "--defer"); code != ExitUsage || !strings.Contains(stderr, "--defer is Claude Code's alone") {
+			t.Errorf("%s --defer: %d %s", who, code, stderr)
 		}
 	}
 }

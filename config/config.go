@@ -42,6 +42,9 @@ type File struct {
 	// adds to its built-in sensitive paths and programs, and what run and
 	// the hooks let through without asking (see RiskContext).
 	Risk RiskSettings `yaml:"risk"`
+	// Park is the file's park: section: the park window of run and the
+	// hooks (see ParkWindow).
+	Park ParkSettings `yaml:"park"`
 	// Trust is the file's trust: section (signed approvals); mode off when
 	// there is none. See TrustSettings.
 	Trust TrustConfig `yaml:"trust"`

@@ -171,8 +171,8 @@ func TestProblems(t *testing.T) {
 	for _, tc := range []struct{ name, src, want string }{
 		{"not YAML", "channels: [\n", `1:11: not valid YAML: sequence end token ']' not found`},
 		{"duplicate key", "open_hint: a{id}\nopen_hint: b{id}\n", `2:1: not valid YAML: mapping key "open_hint" already defined at [1:1]`},
-		{"not a mapping", "- a\n", `1:1: the file: want a mapping of keys (channels, routes, open_hint, include_command, serve, tier2, risk, trust), got a list`},
-		{"unknown top key", "open_hint: x{id}\nchanels: {}\n", `2:1: the file: unknown key "chanels"; allowed: channels, routes, open_hint, include_command, serve, tier2, risk, trust`},
+		{"not a mapping", "- a\n", `1:1: the file: want a mapping of keys (channels, routes, open_hint, include_command, serve, tier2, risk, park, trust), got a list`},
+		{"unknown top key", "open_hint: x{id}\nchanels: {}\n", `2:1: the file: unknown key "chanels"; allowed: channels, routes, open_hint, include_command, serve, tier2, risk, park, trust`},
 		{"two documents", "open_hint: x{id}\n---\nroutes: []\n", `3:1: a second YAML document (after ---): the file is one document`},
 		{"channels not a mapping", "channels: [a]\n", `1:11: channels: want a mapping of channel names to channels, got a list`},
 		{"channel name", "channels:\n  \"a b\": {type: exec, command: [x]}\n", `2:3: channel name "a b": want letters, digits, '_', '.' and '-', starting with a letter or digit`},
@@ -259,6 +259,13 @@ func TestProblems(t *testing.T) {
 			`2:30: risk: sensitive_programs: psql: "low" is not a level; want medium or high (the least level any use of it gets)`},
 		{"risk program name", "risk:\n  sensitive_programs: {/usr/bin/psql: high}\n",
 			`2:24: risk: sensitive_programs: "/usr/bin/psql" is not a program name; want a name as it is run, such as psql`},
+		{"park not a mapping", "park: 1h\n", `1:7: park: want a mapping (window), got a string`},
+		{"park unknown key", "park: {windw: 1h}\n", `1:8: park: unknown key "windw"; allowed: window`},
+		{"park window negative", "park:\n  window: -5m\n", `2:11: park: window: -5m is negative; want a duration such as 30s, 5m or 1h`},
+		{"park window no unit", "park: {window: 60}\n", `1:16: park: window: 60 has no unit; want a duration such as 30s, 5m or 1h`},
+		{"park window not a duration", "park: {window: soon}\n", `1:16: park: window: "soon" is not a duration; want a duration such as 30s, 5m or 1h (units ns, us, ms, s, m, h)`},
+		{"park window too long", "park: {window: 200h}\n", `1:16: park: window: 200h is more than 168h; want how long a parked proposal stays approvable, such as 1h (0s: parking off)`},
+		{"park window a list", "park: {window: [1h]}\n", `1:16: park: window: want a duration such as 30s, 5m or 1h, got a list`},
 		{"risk unasked", "risk: {unasked: all}\n",
 			`1:17: risk: unasked: "all" is not one of nothing, read-only, low; want what run and the hooks let through without asking`},
 		{"tag", "open_hint: !!str x{id}\n", `1:12: tags (!!str) are not taken here: write the value plainly`},
@@ -324,7 +331,7 @@ func TestExampleLoads(t *testing.T) {
 	in := false
 	for _, l := range strings.Split(Example, "\n") {
 		switch {
-		case l == "# serve:" || l == "# tier2:" || l == "# risk:" || l == "# trust:":
+		case l == "# serve:" || l == "# tier2:" || l == "# risk:" || l == "# park:" || l == "# trust:":
 			in = true
 			l = strings.TrimPrefix(l, "# ")
 		case in && strings.HasPrefix(l, "#   "):
@@ -345,12 +352,15 @@ func TestExampleLoads(t *testing.T) {
 		len(f.Settings("risk")) != 1 || f.Settings("risk")[0].Value != UnaskedReadOnly {
 		t.Errorf("the example's risk: %+v %+v", f.Risk, f.Settings("risk"))
 	}
+	if !f.Park.Set || f.Park.Window != time.Hour || f.ParkWindow() != time.Hour {
+		t.Errorf("the example's park: %+v", f.Park)
+	}
 	if f.Trust.Mode != trust.ModeRequired || f.Trust.AllowedSigners != "/etc/approve-tui/allowed_signers" ||
 		!reflect.DeepEqual(f.Trust.PolicySigners, []string{"alice", "bob"}) || f.Trust.Store != "prod-approvals" {
 		t.Errorf("the example's trust: %+v", f.Trust)
 	}
 	// Every key of every part of the file is in the example.
-	for _, k := range append(append(append(append(append(append([]string{}, topKeys...), routeKeys...), matchKeys...), stepKeys...), channelKeysFor("")...), append(riskKeys, trustKeys...)...) {
+	for _, k := range append(append(append(append(append(append([]string{}, topKeys...), routeKeys...), matchKeys...), stepKeys...), channelKeysFor("")...), append(append(riskKeys, parkKeys...), trustKeys...)...) {
 		if !regexp.MustCompile(`(?m)\b` + k + `:`).MatchString(Example) {
 			t.Errorf("the example does not show %s", k)
 		}
@@ -536,5 +546,34 @@ func TestSecrets(t *testing.T) {
 		if strings.Contains(o, secretValue) {
 			t.Errorf("the secret's value is in %q", o)
 		}
+	}
+}
+
+// park: window gives run's and the hooks' park window: the default when
+// the file sets none, off (negative) for 0s, else the window; where it is
+// given is kept for messages.
+func TestParkWindow(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		want time.Duration
+	}{
+		{"", DefaultParkWindow},
+		{"park: {}\n", DefaultParkWindow},
+		{"park:\n  window: 0s\n", ParkOff},
+		{"park:\n  window: 0\n", ParkOff},
+		{"park:\n  window: 90m\n", 90 * time.Minute},
+		{"park:\n  window: 168h\n", MaxParkWindow},
+	} {
+		f := parseOK(t, t.TempDir(), tc.src)
+		if got := f.ParkWindow(); got != tc.want {
+			t.Errorf("%q: ParkWindow %v, want %v", tc.src, got, tc.want)
+		}
+	}
+	f := parseOK(t, t.TempDir(), "open_hint: x{id}\npark:\n  window: 0s\n")
+	if f.Park.Line != 3 || f.Park.Column != 3 || !f.Park.Set || f.ParkWindow() >= 0 {
+		t.Errorf("park: %+v", f.Park)
+	}
+	if (*File)(nil).ParkWindow() != DefaultParkWindow || Defaults().ParkWindow() != DefaultParkWindow {
+		t.Error("no file: want the default park window")
 	}
 }

@@ -107,6 +107,14 @@ var corpus = []corpusCase{
 	{"config", "risk:\n  sensitive_paths: [rel/path, \"~user/x\", \"\", 3]\n  sensitive_programs: {\"a b\": high, \"/bin/x\": high, psql: low, kubectl: [high], ok: medium}\n  unasked: everything\n  bogus: 1\n"},
 	{"config", "risk:\n  sensitive_paths: /srv\n  sensitive_programs: [psql]\n  unasked: 3\n"},
 	{"config", "risk:\n  sensitive_paths: []\n  sensitive_programs: {}\n  unasked: nothing\n"},
+	// park:.
+	{"config", "park:\n  window: 2h\n"},
+	{"config", "park:\n  window: 0s\n"},
+	{"config", "park:\n  window: -1h\n  bogus: 1\n"},
+	{"config", "park:\n  window: 169h\n"},
+	{"config", "park:\n  window: null\n"},
+	{"config", "park: [window]\n"},
+	{"config", "park:\n  window: &w 1h\nserve: {idle_timeout: *w}\n"},
 	{"config", "risk:\n  sensitive_paths:\n  sensitive_programs:\n  unasked:\n"},
 	// trust:.
 	{"config", "trust:\n  mode: required\n  allowed_signers: signers\n  policy_signers: [alice, bob]\n  users: {asmith: alice}\n  store: prod-approvals\n"},

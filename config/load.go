@@ -202,7 +202,7 @@ var (
 	stepKeys  = yamlKeys[Step]()
 	// topOrder is the order the file's parts are decoded in: the file's
 	// default include_command first.
-	topOrder = []string{"include_command", "channels", "routes", "open_hint", "serve", "tier2", "risk", "trust"}
+	topOrder = []string{"include_command", "channels", "routes", "open_hint", "serve", "tier2", "risk", "park", "trust"}
 
 	channelTypes = []string{TypeNtfy, TypeSlack, TypePagerDuty, TypeWebhook, TypeExec}
 )
@@ -218,6 +218,7 @@ func (l *loader) file(f *File, body ast.Node) {
 		"serve":    func(e entry) bool { return l.section(f, e, "serve", &f.Serve) },
 		"tier2":    func(e entry) bool { return l.section(f, e, "tier2", &f.Tier2) },
 		"risk":     func(e entry) bool { return l.risk(f, e) },
+		"park":     func(e entry) bool { return l.park(f, e) },
 		"trust":    func(e entry) bool { return l.trust(&f.Trust, e) },
 	}}, f)
 }

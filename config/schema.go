@@ -58,6 +58,7 @@ func Schema() (configFile, policyFile []Section) {
 		tagged("serve", reflect.TypeFor[ServeSettings]()),
 		tagged("tier2", reflect.TypeFor[Tier2Settings]()),
 		plain("risk", riskKeys),
+		tagged("park", reflect.TypeFor[ParkSettings]()),
 		plain("trust", trustKeys),
 		plain("the system file's top level", systemKeys),
 	)

@@ -16,11 +16,12 @@ func TestKeysFromTags(t *testing.T) {
 		got  []string
 		want string
 	}{
-		{"top", topKeys, "channels, routes, open_hint, include_command, serve, tier2, risk, trust"},
+		{"top", topKeys, "channels, routes, open_hint, include_command, serve, tier2, risk, park, trust"},
 		{"route", routeKeys, "match, steps, remind_before_expiry, events"},
 		{"step", stepKeys, "after, notify"},
 		{"trust", trustKeys, "mode, allowed_signers, policy_signers, store, users"},
 		{"risk", riskKeys, "sensitive_paths, sensitive_programs, unasked"},
+		{"park", parkKeys, "window"},
 		{"system", systemKeys, "trust"},
 		{"serve", yamlKeys[ServeSettings](), "listen, host_key, approvers, watchers, max_sessions, max_sessions_per_key, idle_timeout, login_grace, auth_failures, auth_backoff, shutdown_grace"},
 		{"tier2", yamlKeys[Tier2Settings](), "phrase_limit, lockout"},
