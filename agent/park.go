@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/approve-tui/approve-tui/config"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
 )
@@ -24,7 +25,7 @@ import (
 
 // DefaultParkWindow is how long a proposal stays open after its waiter
 // stopped waiting, when the park window is not set (0).
-const DefaultParkWindow = time.Hour
+const DefaultParkWindow = config.DefaultParkWindow
 
 // parkWindow is window as set (0: DefaultParkWindow); on is false when
 // parking is off (a negative window): the old withdraw/abandon behaviour.

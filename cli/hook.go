@@ -184,22 +184,26 @@ func (a *app) agentHookCmd(cmd *cobra.Command, who agent.Agent, run func(context
 // parkWindowFlag gives cmd (run, or a hook) its --park-window.
 func parkWindowFlag(cmd *cobra.Command) {
 	cmd.Flags().Duration("park-window", agent.DefaultParkWindow,
-		"how long the proposal stays open after the wait stops (timeout, the agent's signal), so that the same call asked again takes a late approval once; 0: off (withdrawn or abandoned)")
+		"how long the proposal stays open after the wait stops (timeout, the agent's signal), so that the same call asked again takes a late approval once; 0s: off (withdrawn or abandoned); not given: the configuration file's park: window, else the default")
 }
 
-// parkWindowOf is cmd's --park-window as the agent side takes it:
-// negative (off) for 0.
-func parkWindowOf(cmd *cobra.Command) (time.Duration, error) {
+// parkWindowOf is the park window run or a hook runs with, as the agent
+// side takes it (negative: off): --park-window when given (0s: off), else
+// the configuration file's park: window (0s: off), else the default.
+func parkWindowOf(cmd *cobra.Command, cfg *config.File) (time.Duration, error) {
 	fl := cmd.Flags().Lookup("park-window")
 	if fl == nil {
 		return -1, nil
+	}
+	if !fl.Changed {
+		return cfg.ParkWindow(), nil
 	}
 	d, err := time.ParseDuration(fl.Value.String())
 	switch {
 	case err != nil:
 		return 0, err
 	case d < 0:
-		return 0, usageErrorf("--park-window must not be negative (0: off)")
+		return 0, usageErrorf("--park-window must not be negative (0s: off)")
 	case d == 0:
 		return -1, nil
 	}
@@ -209,7 +213,7 @@ func parkWindowOf(cmd *cobra.Command) (time.Duration, error) {
 // pagedBy says whether a route of cfg pages about a proposal.
 func pagedBy(cfg *config.File) func(*storage.Record) bool {
 	return func(rec *storage.Record) bool {
-		_, r := notify.Route(cfg, rec)
+		r := notify.RouteFor(cfg, rec, notify.KindPage)
 		return r != nil && len(r.Steps) > 0
 	}
 }
@@ -274,7 +278,7 @@ func (a *app) agentHook(cmd *cobra.Command, who agent.Agent, run func(context.Co
 	if err != nil {
 		return agent.Denied(who, fmt.Sprintf("approve-tui: %v; under trust required nothing is let through without a trust file it can rely on: denied", err))
 	}
-	window, err := parkWindowOf(cmd)
+	window, err := parkWindowOf(cmd, cfg)
 	if err != nil {
 		return agent.Denied(who, fmt.Sprintf("approve-tui: %v; denied to be safe", err))
 	}

@@ -633,7 +633,7 @@ func checkHookTimeout(who agent.Agent, words []string, fields *agent.JSONObject,
 }
 
 // checkHookPark says how long a call the hook stopped waiting for stays
-// approvable: the hook's --park-window (0: the default; negative: off),
+// approvable: the hook's --park-window (0s: off),
 // else this user's configuration file's park: window (0s: off), else the
 // default.
 func (a *app) checkHookPark(words []string, install string) (string, string) {
@@ -645,8 +645,8 @@ func (a *app) checkHookPark(words []string, install string) (string, string) {
 			return checkProblem, "--park-window " + strconv.Quote(line(v)) + " is not a duration: the hook denies every call; " + install
 		}
 		w, from = d, "--park-window "+line(v)
-		if d == 0 {
-			w = config.DefaultParkWindow
+		if d <= 0 {
+			w = config.ParkOff // 0s: off, as run and the hooks read it
 		}
 	} else {
 		f, err := a.loadConfig()

@@ -112,11 +112,11 @@ func (a *app) run(cmd *cobra.Command, f submitFlags, timeout time.Duration, shel
 	case timeout < 0:
 		return usageErrorf("--timeout must not be negative (0: until decided or expired)")
 	}
-	window, err := parkWindowOf(cmd)
+	cfg, err := a.loadConfig()
 	if err != nil {
 		return err
 	}
-	cfg, err := a.loadConfig()
+	window, err := parkWindowOf(cmd, cfg)
 	if err != nil {
 		return err
 	}
