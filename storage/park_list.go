@@ -77,15 +77,19 @@ type ParkSignature struct {
 	Stopped, Until float64
 }
 
-// ParkSignature reads the signature: one pass over approve_tui_parks,
-// whose rows are a few dozen bytes (no join: reading the open rows of
+// ParkSignature reads the signature over the park rows whose window is
+// still open (an indexed range: every hook proposal has a row, so the
+// whole table grows with the history; no join: reading the open rows of
 // gateway_approvals to find theirs costs ten times more; BENCHMARKS.md).
 // A store with no parks table (read only, not migrated) has the zero one.
 func (st *Store) ParkSignature(ctx context.Context) (ParkSignature, error) {
 	s := st.bind()
 	var sig ParkSignature
+	// Only rows whose window is open: a row whose window ends leaves the
+	// sum (one reload, which shows its window over), and the read stays
+	// bounded by the recent parks, whatever the history holds.
 	err := s.rdb.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(stopped_at), 0), coalesce(sum(park_until), 0), count(taken_by)
-		FROM approve_tui_parks`).Scan(&sig.Count, &sig.Stopped, &sig.Until, &sig.Taken)
+		FROM approve_tui_parks WHERE park_until > ?`, model.Epoch(s.now())).Scan(&sig.Count, &sig.Stopped, &sig.Until, &sig.Taken)
 	if err != nil && s.eng.noTable(err) && s.roReason() != "" {
 		return ParkSignature{}, nil
 	}

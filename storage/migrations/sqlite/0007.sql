@@ -15,3 +15,7 @@ CREATE TABLE IF NOT EXISTS approve_tui_parks (
 		taken_at REAL);
 
 CREATE INDEX IF NOT EXISTS approve_tui_parks_by_match ON approve_tui_parks(match_sha256, stopped_at);
+
+-- The console's signature of the parks reads the rows whose window is
+-- still open (a bounded range), never the whole history.
+CREATE INDEX IF NOT EXISTS approve_tui_parks_by_until ON approve_tui_parks(park_until);
