@@ -69,7 +69,8 @@ type Event struct {
 	CommandOmitted bool
 	// OpenHint is how to open it, {id} replaced ("" when not configured).
 	OpenHint string
-	// Outcome and Actor, for a resolution: approved, denied or expired,
+	// Outcome and Actor, for a resolution: approved, denied, expired, or
+	// ran_without_approval (closed because its agent ran the command),
 	// and who decided ("" for an expiry).
 	Outcome string
 	Actor   string

@@ -824,6 +824,11 @@ func MakeEvent(cfg *config.File, ch *config.Channel, rec *storage.Record, kind s
 	if kind == KindResolved {
 		st := rec.EffectiveStatus
 		ev.Outcome = st.Decision()
+		if rec.ExecutionStatus == model.ExecRanWithoutApproval {
+			// Closed because its agent ran the command anyway: not a
+			// proposal that waited unanswered.
+			ev.Outcome = string(model.ExecRanWithoutApproval)
+		}
 		if st != model.StatusExpired {
 			ev.Actor = model.Sanitize(rec.ConsumedBy, model.Line)
 		}

@@ -68,6 +68,22 @@ func TestNotifierPagesRanWithoutApproval(t *testing.T) {
 	if p := ntfyPriority(ev); p != 5 {
 		t.Fatalf("ntfy priority %d", p)
 	}
+	// Its resolution says why it closed: not "expired unanswered".
+	var res *Event
+	for _, e := range r.chans["push"].events() {
+		if e.Kind == KindResolved {
+			res = &e
+		}
+	}
+	if res == nil {
+		t.Fatalf("push: %q, want a resolution", r.chans["push"].kinds())
+	}
+	if title := Title(*res); res.Outcome != "ran_without_approval" || !strings.HasPrefix(title, "closed, ran without approval: ran-1") {
+		t.Fatalf("resolution: %q %+v", title, *res)
+	}
+	if body := Body(*res, time.Now()); !strings.Contains(body, "closed: its agent ran the command without approval") || strings.Contains(body, "unanswered") {
+		t.Fatalf("resolution body:\n%s", body)
+	}
 }
 
 // A route whose events are [ran_without_approval] pages only those: put

@@ -216,6 +216,8 @@ func titleOf(ev Event) string {
 		switch ev.Outcome {
 		case "expired":
 			t = "expired unanswered: " + where
+		case string(model.ExecRanWithoutApproval):
+			t = "closed, ran without approval: " + where
 		case "":
 			t = "resolved: " + where
 		default:
@@ -250,6 +252,8 @@ func renderText(ev Event, now func() time.Time) pageText {
 		outcome := dash(ev.Outcome)
 		if ev.Outcome == "expired" {
 			outcome = "expired unanswered"
+		} else if ev.Outcome == string(model.ExecRanWithoutApproval) {
+			outcome = "closed: its agent ran the command without approval"
 		} else if ev.Actor != "" {
 			outcome += " by " + ev.Actor
 		}
