@@ -130,7 +130,18 @@ func ParkWords(rec *storage.Record, ws *storage.WaiterStatus, now time.Time) str
 func stoppedWords(rec *storage.Record, ws *storage.WaiterStatus, now time.Time) string {
 	p := rec.Park
 	if p.StoppedAt == 0 {
-		s := "its hook stopped without a word"
+		// Its waiter's surface is written by the waiter itself: only
+		// the two known ones are named, anything else is "its waiter".
+		who := "its waiter"
+		if ws != nil && ws.Waiter != nil {
+			switch ws.Waiter.Surface {
+			case string(model.SurfaceHook):
+				who = "its hook"
+			case string(model.SurfaceRunner):
+				who = "its runner"
+			}
+		}
+		s := who + " stopped without a word"
 		if ws != nil && ws.Waiter != nil {
 			s += " at " + clock(ws.Waiter.HeartbeatAt, now)
 		}

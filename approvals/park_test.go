@@ -111,7 +111,7 @@ func TestParkReserved(t *testing.T) {
 	rec := &storage.Record{Proposal: model.Proposal{ApprovalID: "r-1", Status: model.StatusPending},
 		EffectiveStatus: model.StatusPending,
 		Park:            &storage.Park{ApprovalID: "r-1", Until: model.Epoch(now.Add(time.Hour))}}
-	w := &storage.Waiter{PID: 7, Host: "h", HeartbeatAt: model.Epoch(now.Add(-time.Minute))}
+	w := &storage.Waiter{PID: 7, Host: "h", HeartbeatAt: model.Epoch(now.Add(-time.Minute)), Surface: "hook"}
 	live := &storage.WaiterStatus{State: storage.WaiterLive, Waiter: w}
 	dead := &storage.WaiterStatus{State: storage.WaiterDead, Waiter: w}
 	for _, ws := range []*storage.WaiterStatus{nil, live} {
@@ -122,6 +122,15 @@ func TestParkReserved(t *testing.T) {
 	want := "its hook stopped without a word at 20:25 UTC (killed?); approving lets this exact call through when it is asked again, until 21:26 UTC"
 	if got := ParkWords(rec, dead, now); got != want {
 		t.Fatalf("gone:\n got %q\nwant %q", got, want)
+	}
+	// The surface is the waiter's own word: a runner is named, anything
+	// else is "its waiter".
+	for surface, who := range map[string]string{"runner": "its runner ", "x\x1b[31m": "its waiter ", "": "its waiter "} {
+		w2 := *w
+		w2.Surface = surface
+		if got := ParkWords(rec, &storage.WaiterStatus{State: storage.WaiterDead, Waiter: &w2}, now); !strings.HasPrefix(got, who+"stopped without a word") {
+			t.Fatalf("surface %q: %q", surface, got)
+		}
 	}
 	if got := ParkJSON(rec, dead, now).String(); !strings.Contains(got, `"state": "reserved"`) || !strings.Contains(got, `"stopped_at": null`) || !strings.Contains(got, `"gone_at": 1779999940`) {
 		t.Fatalf("json: %s", got)

@@ -59,9 +59,10 @@ func initStore(t *testing.T) (dir, db string) {
 // startRunner starts `approve-tui run -- sh -c script` on db and returns it
 // with the id of the proposal it says needs approval; the test's end kills
 // it if it still runs.
-func startRunner(t *testing.T, db, script string) (*exec.Cmd, string) {
+func startRunner(t *testing.T, db, script string, flags ...string) (*exec.Cmd, string) {
 	t.Helper()
-	runner := approveTUI(t, "--db", db, "run", "--", "sh", "-c", script)
+	args := append(append([]string{"--db", db, "run"}, flags...), "--", "sh", "-c", script)
+	runner := approveTUI(t, args...)
 	stderr, err := runner.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +85,10 @@ func startRunner(t *testing.T, db, script string) (*exec.Cmd, string) {
 func TestKilledRunnerReadsAsDeadWaiter(t *testing.T) {
 	dir, db := initStore(t)
 	marker := filepath.Join(dir, "ran.txt")
-	runner, id := startRunner(t, db, "echo ran >> "+marker)
+	// Parking off: a killed runner's proposal is only a dead waiter's.
+	// (With parking on it is also resumable by the same run: see
+	// hook_park_test.go.)
+	runner, id := startRunner(t, db, "echo ran >> "+marker, "--park-window", "0s")
 
 	// The runner says it waits, then registers as the waiter: give it a
 	// moment, as an operator's console would.

@@ -644,8 +644,11 @@ func (a *app) checkHookPark(words []string, install string) (string, string) {
 		if err != nil {
 			return checkProblem, "--park-window " + strconv.Quote(line(v)) + " is not a duration: the hook denies every call; " + install
 		}
+		if d < 0 {
+			return checkProblem, "--park-window " + line(v) + " is negative: the hook denies every call (0s turns parking off); " + install
+		}
 		w, from = d, "--park-window "+line(v)
-		if d <= 0 {
+		if d == 0 {
 			w = config.ParkOff // 0s: off, as run and the hooks read it
 		}
 	} else {

@@ -31,8 +31,9 @@ escaped; "CORRUPT": the row cannot be trusted and can only be denied;
 its impact preview raised the risk: it reaches something live, deletes
 1,000 entries or 1 GiB, wipes a device, drops commits or changes terraform
 resources; show ID says what; "P": parked, its agent stopped waiting and
-an approval lets the same call through when it is asked again), ID, RISK (HIGH/MED/LOW, UNKN for unknown),
-STATUS, WHEN (time left, or when and by whom it was decided, and whose
+an approval lets the same call through when it is asked again), ID, RISK
+(HIGH/MED/LOW, UNKN for unknown), STATUS, WHEN (time left, or when and by
+whom it was decided, and whose
 signatures over that decision verify against the trust file: "signed:
 alice, bob", or "unsigned" where signatures are required), SESSION,
 COMMAND. STATUS says "pending (waiter gone)" when the process that waited on
