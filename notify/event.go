@@ -69,11 +69,14 @@ type Event struct {
 	CommandOmitted bool
 	// OpenHint is how to open it, {id} replaced ("" when not configured).
 	OpenHint string
-	// Outcome and Actor, for a resolution: approved, denied, expired, or
-	// ran_without_approval (closed because its agent ran the command),
+	// Outcome and Actor, for a resolution: approved, denied or expired,
 	// and who decided ("" for an expiry).
 	Outcome string
 	Actor   string
+	// RanWithoutApproval, for a resolution: the proposal was closed
+	// because its agent reported running the command without approval
+	// (its Outcome is then "expired", or "denied" if it was denied).
+	RanWithoutApproval bool
 	// Signers, for an approved or denied resolution, are the principals
 	// whose signatures over that decision verified against the trust file
 	// (never a signature or a statement); Unsigned: signatures are

@@ -824,11 +824,10 @@ func MakeEvent(cfg *config.File, ch *config.Channel, rec *storage.Record, kind s
 	if kind == KindResolved {
 		st := rec.EffectiveStatus
 		ev.Outcome = st.Decision()
-		if rec.ExecutionStatus == model.ExecRanWithoutApproval {
-			// Closed because its agent ran the command anyway: not a
-			// proposal that waited unanswered.
-			ev.Outcome = string(model.ExecRanWithoutApproval)
-		}
+		// Closed because its agent ran the command anyway: not a
+		// proposal that waited unanswered (the outcome stays the store's
+		// status, which receivers know; the words say what happened).
+		ev.RanWithoutApproval = rec.ExecutionStatus == model.ExecRanWithoutApproval
 		if st != model.StatusExpired {
 			ev.Actor = model.Sanitize(rec.ConsumedBy, model.Line)
 		}

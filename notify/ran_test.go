@@ -78,10 +78,10 @@ func TestNotifierPagesRanWithoutApproval(t *testing.T) {
 	if res == nil {
 		t.Fatalf("push: %q, want a resolution", r.chans["push"].kinds())
 	}
-	if title := Title(*res); res.Outcome != "ran_without_approval" || !strings.HasPrefix(title, "closed, ran without approval: ran-1") {
+	if title := Title(*res); res.Outcome != "expired" || !res.RanWithoutApproval || !strings.HasPrefix(title, "closed, ran without approval: ran-1") {
 		t.Fatalf("resolution: %q %+v", title, *res)
 	}
-	if body := Body(*res, time.Now()); !strings.Contains(body, "closed: its agent ran the command without approval") || strings.Contains(body, "unanswered") {
+	if body := Body(*res, time.Now()); !strings.Contains(body, "expired, closed: its agent ran the command without approval") || strings.Contains(body, "unanswered") {
 		t.Fatalf("resolution body:\n%s", body)
 	}
 }

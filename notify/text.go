@@ -213,12 +213,12 @@ func titleOf(ev Event) string {
 	case KindRanWithoutApproval:
 		t = "RAN WITHOUT APPROVAL: " + where + ": its agent reported running the command, which nobody approved"
 	case KindResolved:
-		switch ev.Outcome {
-		case "expired":
-			t = "expired unanswered: " + where
-		case string(model.ExecRanWithoutApproval):
+		switch {
+		case ev.RanWithoutApproval:
 			t = "closed, ran without approval: " + where
-		case "":
+		case ev.Outcome == "expired":
+			t = "expired unanswered: " + where
+		case ev.Outcome == "":
 			t = "resolved: " + where
 		default:
 			t = "resolved: " + ev.Outcome
@@ -250,10 +250,10 @@ func renderText(ev Event, now func() time.Time) pageText {
 	)
 	if ev.Kind == KindResolved {
 		outcome := dash(ev.Outcome)
-		if ev.Outcome == "expired" {
+		if ev.RanWithoutApproval {
+			outcome = ev.Outcome + ", closed: its agent ran the command without approval"
+		} else if ev.Outcome == "expired" {
 			outcome = "expired unanswered"
-		} else if ev.Outcome == string(model.ExecRanWithoutApproval) {
-			outcome = "closed: its agent ran the command without approval"
 		} else if ev.Actor != "" {
 			outcome += " by " + ev.Actor
 		}
