@@ -2,6 +2,8 @@ package agent
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -117,5 +119,44 @@ func TestAttackSameToolUseIDAfterRunAllowedAgain(t *testing.T) {
 	opts.Timeout = 500 * time.Millisecond
 	if d, reason := checkJSON(t, recvHook(t, hookAsync(call, opts))); d == "allow" {
 		t.Fatalf("the same call, run once already, is let through again: %s %q", d, reason)
+	}
+}
+
+// --defer in a headless session whose model asks for two Bash calls in
+// one turn (the model chooses that): Claude Code ignores defer for a call
+// of a batch of more than one ("defer is solo-only": its PreToolUse
+// handling breaks out of the defer branch and goes on with its own
+// permission rules), so the call runs wherever those rules allow it
+// (`claude -p --allowedTools Bash`, a permissions.allow rule), with its
+// proposal parked and approvable. permission_mode says nothing of the
+// batch; the transcript Claude Code names in the input does (the
+// assistant message, one line per content block, shares one message id).
+// The hook answers defer regardless.
+func TestAttackDeferInABatchOfTwo(t *testing.T) {
+	s, _ := emptyStore(t)
+	opts := hookOpts(s)
+	opts.Defer = true
+	const cmd = "rm -rf /srv/app/dist"
+	dir := t.TempDir()
+	transcript := filepath.Join(dir, "t.jsonl")
+	var lines []byte
+	for _, tu := range []struct{ id, cmd string }{{"toolu_BA1", cmd}, {"toolu_BA2", "ls"}} {
+		b, _ := json.Marshal(map[string]any{"type": "assistant", "sessionId": "sess-ba", "message": map[string]any{
+			"id": "msg_01BATCH", "role": "assistant", "type": "message",
+			"content": []any{map[string]any{"type": "tool_use", "id": tu.id, "name": "Bash", "input": map[string]any{"command": tu.cmd}}}}})
+		lines = append(append(lines, b...), '\n')
+	}
+	if err := os.WriteFile(transcript, lines, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var in map[string]any
+	if err := json.Unmarshal([]byte(bashCallIn("sess-ba", "/srv/app", "default", cmd, "toolu_BA1")), &in); err != nil {
+		t.Fatal(err)
+	}
+	in["transcript_path"] = transcript
+	call, _ := json.Marshal(in)
+	ans := recvHook(t, hookAsync(string(call), opts))
+	if ans.Decision == "defer" {
+		t.Fatalf("a call of a batch of two is answered defer, which Claude Code ignores for it (and then runs it under its own rules): %s", ans.JSON())
 	}
 }
