@@ -110,6 +110,16 @@ func reportable(r *storage.Record) bool {
 	return false
 }
 
+// approvalUntaken: rec is approved and has a parks row whose approval no
+// call took. Every allow of such a proposal takes the approval first
+// (takeParked), its own waiter's included, so a call of it reported as run
+// ran without the approval: its waiter had stopped (or was killed) before
+// the approval came, and the agent ran it under its own rules.
+func approvalUntaken(rec *storage.Record) bool {
+	return rec.Status == model.StatusConsumed && rec.ExecutionStatus == model.ExecNotStarted &&
+		rec.Park != nil && rec.Park.TakenBy == ""
+}
+
 // ranUnapprovedReason is the execution reason of a call c reports as run
 // whose proposal rec was not approved: what the agent reported, in the
 // hook's words (nothing of the agent's own output is kept: it is hostile
@@ -123,6 +133,14 @@ func (h *hook) ranUnapprovedReason(rec *storage.Record, c *hookCall, how string,
 		was = "pending"
 	}
 	what := fmt.Sprintf("%s reported the call as run (%s: %s) while its proposal was %s, not approved", who, c.outcome, c.outcomeReason, was)
+	if approvalUntaken(rec) {
+		stopped := "its waiter had not answered with it"
+		if rec.Park.StoppedAt > 0 {
+			stopped = "its waiter had stopped at " + time.Unix(int64(rec.Park.StoppedAt), 0).UTC().Format("15:04") + " UTC"
+		}
+		what = fmt.Sprintf("%s reported the call as run (%s: %s) although its approval had reached no call (%s, and no call asked again had taken it): it ran without approval, and the approval is closed",
+			who, c.outcome, c.outcomeReason, stopped)
+	}
 	if otherCommand {
 		what += ", and with another command than the one proposed (its input was changed)"
 	}
