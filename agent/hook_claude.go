@@ -173,20 +173,23 @@ func claudeJSON(a HookAnswer) []byte {
 const transcriptTail = 8 << 20
 
 // soloToolUse says whether Claude Code's transcript at path shows call
-// toolUseID as the only tool call of its assistant message: "" when it
-// does, else why it does not (or cannot be known). Claude Code ignores a
-// defer answer for a call of a turn with more than one tool call ("solo
-// only") and goes on with its own permission rules, which may run it; the
-// hook input does not say how many calls the turn holds, the transcript
-// does. Claude Code writes the assistant message before it runs the
-// PreToolUse hooks, as lines of type "assistant" whose message.id is the
-// message's (one message may be split over several lines, one per content
-// block), each call in one message. The file is the agent's, so hostile: only a regular file, not
-// through a symbolic link, at most its last transcriptTail bytes; nothing
-// it names is opened; a line that cannot be read as such, a call not
-// found, a message not known to be complete (no line of it carries its
-// stop_reason "tool_use") or one that may begin before the part read is
-// "cannot be known".
+// toolUseID as the only tool call of its assistant reply: "" when it does,
+// else why it does not (or cannot be known). Claude Code ignores a defer
+// answer for a call whose message holds more than one tool call ("solo
+// only") and goes on with its own permission rules, which may run it.
+// 2.1.332 keeps a streamed reply as one message per content block (then it
+// defers a call of a batch), one not streamed as one message (then it does
+// not); the hook input says neither how many calls the turn holds nor how
+// the reply was kept. The transcript says how many, whatever the split:
+// Claude Code writes the reply before it runs the PreToolUse hooks, as
+// lines of type "assistant" sharing the reply's message.id, one per
+// content block, and a turn of more than one call is never deferred. The
+// file is the agent's, so hostile: only a regular file, not through a
+// symbolic link, at most its last transcriptTail bytes; nothing it names
+// is opened; a line naming the call that cannot be read, a call not found
+// or named in more than one message, a message not known to be complete
+// (no line of it carries its stop_reason "tool_use") or one that may
+// begin before the part read is "cannot be known".
 func soloToolUse(path, toolUseID string) string {
 	if path == "" || toolUseID == "" {
 		return "the call names no transcript or no tool_use_id, so whether it is the only tool call of its turn is not known"
