@@ -257,9 +257,11 @@ type hookCall struct {
 	// session (no session id): it is never matched to a parked proposal,
 	// and not parked.
 	noResume bool
-	// canDefer: the agent can resume this call later (Claude Code's
-	// permission_mode default or plan), so --defer may answer defer.
-	canDefer bool
+	// canDefer, when set, says whether the agent can resume this call
+	// later (Claude Code's permission_mode default or plan, the only tool
+	// call of its turn), so that --defer may answer defer: "" when it can,
+	// else why not. Called only under --defer (it reads a file).
+	canDefer func() string
 	// reported is, for a reporting event, what the agent reported (Hermes'
 	// accepted choice or its transport failure) and who decided.
 	reported, decidedBy string
@@ -578,12 +580,16 @@ func (h *hook) after(ctx context.Context, c *hookCall) {
 	if rec.ExecutionStatus != model.ExecNotStarted {
 		return // recorded already: once only
 	}
+	// Approved, but the approval reached no call (parked or reserved, not
+	// taken: every allow of such a proposal takes it first): the call ran
+	// without it, under the agent's own rules.
+	unapproved := rec.Status != model.StatusConsumed || approvalUntaken(rec)
 	if rec.Command != *c.command {
 		// This very call ran another command than the one proposed: its
 		// input was changed after the hook answered (another hook's
 		// updatedInput, say). An approved proposal is not marked run; the
 		// report says it. One never approved ran without approval.
-		if rec.Status != model.StatusConsumed {
+		if unapproved {
 			h.ranUnapproved(ctx, s, rec, c, how, true)
 			return
 		}
@@ -595,7 +601,7 @@ func (h *hook) after(ctx context.Context, c *hookCall) {
 		h.logf("warning: %s: the call ran another command than the one approved", id)
 		return
 	}
-	if rec.Status != model.StatusConsumed {
+	if unapproved {
 		h.ranUnapproved(ctx, s, rec, c, how, false)
 		return
 	}
@@ -854,7 +860,15 @@ func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Judg
 			h.logf("%s needs approval (%s risk: %s); waiting up to %s", id, p.RiskLevel, model.Sanitize(p.RiskReason, model.Line), h.o.Timeout.Round(100*time.Millisecond))
 		}
 	}
-	if h.parking && h.o.Defer && c.canDefer {
+	deferring := false
+	if h.parking && h.o.Defer && c.canDefer != nil {
+		if why := c.canDefer(); why != "" {
+			h.logf("%s: not deferred, parked and denied instead: %s", id, why)
+		} else {
+			deferring = true
+		}
+	}
+	if deferring {
 		// The session resumes the call later: park it now, and answer
 		// defer; one decided already is answered as such.
 		rec, err := s.Get(ctx, id)

@@ -1,10 +1,13 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"syscall"
 
 	"github.com/approve-tui/approve-tui/model"
 )
@@ -117,10 +120,15 @@ func decodeClaude(data []byte) (hookCall, string) {
 	}
 	c.guarded, c.command, c.description = true, si.Command, si.Description
 	c.unknownRisk, c.background = !covered, si.RunInBackground
-	// A deferred call that Claude Code cannot resume falls through to its
-	// own permission rules, which run it in the modes that skip asking: defer
-	// only where that fall-through is a refusal.
-	c.canDefer = hin.PermissionMode == "default" || hin.PermissionMode == "plan"
+	// A deferred call that Claude Code does not defer falls through to its
+	// own permission rules, which run it in the modes that skip asking, and
+	// wherever an allow rule matches it (--allowedTools Bash): defer only
+	// where that fall-through is a refusal (the permission mode), and only
+	// for a call Claude Code defers (the only tool call of its turn).
+	if hin.PermissionMode == "default" || hin.PermissionMode == "plan" {
+		path, id := hin.TranscriptPath, hin.ToolUseID
+		c.canDefer = func() string { return soloToolUse(path, id) }
+	}
 	return c, ""
 }
 
@@ -158,4 +166,142 @@ func claudeJSON(a HookAnswer) []byte {
 	out.HookSpecificOutput = specific{HookEventName: "PreToolUse", PermissionDecision: a.Decision,
 		PermissionDecisionReason: a.Reason}
 	return encodeLine(out)
+}
+
+// transcriptTail bounds what is read of a Claude Code transcript: its last
+// bytes, where the assistant message of the call being asked is.
+const transcriptTail = 8 << 20
+
+// soloToolUse says whether Claude Code's transcript at path shows call
+// toolUseID as the only tool call of its assistant reply: "" when it does,
+// else why it does not (or cannot be known). Claude Code ignores a defer
+// answer for a call whose message holds more than one tool call ("solo
+// only") and goes on with its own permission rules, which may run it.
+// 2.1.332 keeps a streamed reply as one message per content block (then it
+// defers a call of a batch), one not streamed as one message (then it does
+// not); the hook input says neither how many calls the turn holds nor how
+// the reply was kept. The transcript says how many, whatever the split:
+// Claude Code writes the reply before it runs the PreToolUse hooks, as
+// lines of type "assistant" sharing the reply's message.id, one per
+// content block, and a turn of more than one call is never deferred. The
+// file is the agent's, so hostile: only a regular file, not through a
+// symbolic link, at most its last transcriptTail bytes; nothing it names
+// is opened; a line naming the call that cannot be read, a call not found
+// or named in more than one message, a message not known to be complete
+// (no line of it carries its stop_reason "tool_use") or one that may
+// begin before the part read is "cannot be known".
+func soloToolUse(path, toolUseID string) string {
+	if path == "" || toolUseID == "" {
+		return "the call names no transcript or no tool_use_id, so whether it is the only tool call of its turn is not known"
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return "its transcript cannot be read (" + model.Sanitize(err.Error(), model.Line) + ")"
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return "its transcript is not a regular file"
+	}
+	off := st.Size() - transcriptTail
+	if off < 0 {
+		off = 0
+	}
+	data, err := io.ReadAll(io.NewSectionReader(f, off, transcriptTail))
+	if err != nil {
+		return "its transcript cannot be read (" + model.Sanitize(err.Error(), model.Line) + ")"
+	}
+	lines := bytes.Split(data, []byte("\n"))
+	if off > 0 && len(lines) > 0 {
+		lines = lines[1:] // begins inside a line
+	}
+	type entry struct {
+		Type    string `json:"type"`
+		Message struct {
+			ID         string          `json:"id"`
+			StopReason *string         `json:"stop_reason"`
+			Content    json.RawMessage `json:"content"`
+		} `json:"message"`
+	}
+	type block struct {
+		Type string `json:"type"`
+		ID   string `json:"id"`
+	}
+	type assistantLine struct {
+		msg    string
+		stop   bool
+		blocks []block
+	}
+	var read []assistantLine
+	needle := []byte(toolUseID)
+	for _, l := range lines {
+		if len(bytes.TrimSpace(l)) == 0 {
+			continue
+		}
+		var e entry
+		if err := json.Unmarshal(l, &e); err != nil && bytes.Contains(l, needle) {
+			return "its transcript holds a line naming the call that cannot be read"
+		} else if err != nil || e.Type != "assistant" {
+			read = append(read, assistantLine{}) // another kind of line
+			continue
+		}
+		var blocks []block
+		if len(e.Message.Content) > 0 && e.Message.Content[0] == '[' {
+			if json.Unmarshal(e.Message.Content, &blocks) != nil {
+				if bytes.Contains(l, needle) {
+					return "its transcript holds a line naming the call that cannot be read"
+				}
+				blocks = nil
+			}
+		}
+		read = append(read, assistantLine{msg: e.Message.ID, stop: e.Message.StopReason != nil && *e.Message.StopReason == "tool_use", blocks: blocks})
+	}
+	// The message of the call: the one message whose lines carry it. Tool
+	// call ids are the model API's, unknown before the message, so a line
+	// written by anyone else that names the call comes later, under
+	// another message id (or adds a tool call to it): more than one
+	// message is "cannot be known".
+	msg := ""
+	for _, l := range read {
+		for _, b := range l.blocks {
+			if b.Type != "tool_use" || b.ID != toolUseID {
+				continue
+			}
+			switch {
+			case l.msg == "":
+				return "its transcript shows the call in a message with no id"
+			case msg != "" && msg != l.msg:
+				return "its transcript shows the call in more than one message"
+			}
+			msg = l.msg
+		}
+	}
+	if msg == "" {
+		return "its transcript does not show the call"
+	}
+	calls := map[string]bool{}
+	stop, first := false, -1
+	for i, l := range read {
+		if l.msg != msg {
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		stop = stop || l.stop
+		for _, b := range l.blocks {
+			if b.Type == "tool_use" {
+				calls[b.ID] = true
+			}
+		}
+	}
+	switch {
+	case off > 0 && first == 0:
+		return "its transcript is longer than what is read, and the call's message may begin before it"
+	case len(calls) > 1:
+		return fmt.Sprintf("its turn holds %d tool calls: Claude Code defers only the only one of its turn, and would go on with its own permission rules", len(calls))
+	case !stop:
+		return "its transcript does not show the call's message as complete"
+	}
+	return ""
 }

@@ -205,7 +205,8 @@ func TestHookClaudeDefer(t *testing.T) {
 	opts := hookOpts(s)
 	opts.Defer = true
 	const cmd = "rm -rf /srv/app/dist"
-	call := bashCallIn("sess-d", "/srv/app", "default", cmd, "toolu_D1")
+	call := withTranscript(t, bashCallIn("sess-d", "/srv/app", "default", cmd, "toolu_D1"),
+		writeTranscript(t, transcriptLine("msg_D1", "tool_use", "toolu_D1")))
 	ans := recvHook(t, hookAsync(call, opts))
 	var out struct {
 		HookSpecificOutput struct{ HookEventName, PermissionDecision, PermissionDecisionReason string }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/approve-tui/approve-tui/model"
@@ -15,8 +16,9 @@ import (
 // Gemini CLI's AfterTool). The hook ties the report to the proposal of
 // that call and records what happened: executed for an approved one,
 // ran_without_approval for one that was not (pending, parked, denied or
-// expired). It never guesses: a report that could be more than one
-// proposal's records nothing.
+// expired; or approved, with the approval taken by no call). It never
+// guesses: a report that could be more than one proposal's records no
+// execution, only a report event on each (ambiguousRun).
 
 // matchCandidates bounds the proposals read for a report tied by its
 // call's match: more than one usable is "could be more than one" already.
@@ -78,36 +80,58 @@ func (h *hook) reportedCall(ctx context.Context, s *storage.Store, c *hookCall) 
 	case 1:
 		return found[0], tieByMatch
 	}
-	ids := ""
-	for i, r := range found {
-		if i > 0 {
-			ids += ", "
-		}
-		ids += model.Sanitize(r.ApprovalID, model.Line)
-	}
-	h.logf("warning: %s reported a call as run (%s) that could be any of %d proposals (%s): nothing is recorded, since its report names no call id",
-		agentNames[h.p.agent], c.outcomeReason, len(found), ids)
+	h.ambiguousRun(ctx, s, c, found)
 	return nil, ""
+}
+
+// ambiguousRun: the report of call c could be any of found (the same call
+// asked more than once, and the agent names no call: Gemini CLI). No
+// execution is recorded, since which one ran is not known, and none is
+// closed, since the others may not have run (a hook that answered its
+// parked deny); each gets a report event saying that a run of this exact
+// call was reported which may be its own, so that an operator who reads
+// it before approving knows that the command may have run already. An
+// approval of one of them still lets one call through, once: the call
+// asked again, which the operator approves knowing this.
+func (h *hook) ambiguousRun(ctx context.Context, s *storage.Store, c *hookCall, found []*storage.Record) {
+	who := agentNames[h.p.agent]
+	ids := make([]string, 0, len(found))
+	for _, r := range found {
+		ids = append(ids, model.Sanitize(r.ApprovalID, model.Line))
+	}
+	list := strings.Join(ids, ", ")
+	h.logf("warning: %s reported a call as run (%s) that could be any of %d proposals (%s): no execution is recorded, since its report names no call id; each gets a report that it may have run",
+		who, c.outcomeReason, len(found), list)
+	what := fmt.Sprintf("reported a run of this exact call (%s) that could be this proposal's or another's of the same call (%d in all): it may have run already", c.outcome, len(found))
+	for _, r := range found {
+		if err := s.RecordReport(ctx, r.ApprovalID, h.p.requester, what, map[string]any{"candidates": ids, "outcome": string(c.outcome)}, h.o.Actor); err != nil {
+			h.logf("warning: could not record on %s that its call may have run: %v", model.Sanitize(r.ApprovalID, model.Line), err)
+		}
+	}
 }
 
 // reportable: a proposal found by its call's match that a report of the
 // call may be about. Nothing run is recorded on it yet, and it is either
-// open (its agent ran it without waiting for a decision) or approved and
-// let through: an approved proposal still parked for its retry (its waiter
-// stopped, nobody took the approval) let nothing through yet. A denied or
+// open (its agent ran it without waiting for a decision) or approved: let
+// through (its approval taken), or not (parked or reserved, its approval
+// taken by no call: the call ran without it, approvalUntaken). A denied or
 // expired one is left alone: its hook answered deny (the agent did not run
 // it), or it was closed already, and the report may be another call's.
 func reportable(r *storage.Record) bool {
 	if r.ExecutionStatus != model.ExecNotStarted {
 		return false
 	}
-	switch {
-	case r.EffectiveStatus.Open():
-		return true
-	case r.Status == model.StatusConsumed:
-		return r.Park == nil || r.Park.TakenBy != "" || r.Park.StoppedAt == 0
-	}
-	return false
+	return r.EffectiveStatus.Open() || r.Status == model.StatusConsumed
+}
+
+// approvalUntaken: rec is approved and has a parks row whose approval no
+// call took. Every allow of such a proposal takes the approval first
+// (takeParked), its own waiter's included, so a call of it reported as run
+// ran without the approval: its waiter had stopped (or was killed) before
+// the approval came, and the agent ran it under its own rules.
+func approvalUntaken(rec *storage.Record) bool {
+	return rec.Status == model.StatusConsumed && rec.ExecutionStatus == model.ExecNotStarted &&
+		rec.Park != nil && rec.Park.TakenBy == ""
 }
 
 // ranUnapprovedReason is the execution reason of a call c reports as run
@@ -123,6 +147,14 @@ func (h *hook) ranUnapprovedReason(rec *storage.Record, c *hookCall, how string,
 		was = "pending"
 	}
 	what := fmt.Sprintf("%s reported the call as run (%s: %s) while its proposal was %s, not approved", who, c.outcome, c.outcomeReason, was)
+	if approvalUntaken(rec) {
+		stopped := "its waiter had not answered with it"
+		if rec.Park.StoppedAt > 0 {
+			stopped = "its waiter had stopped at " + time.Unix(int64(rec.Park.StoppedAt), 0).UTC().Format("15:04") + " UTC"
+		}
+		what = fmt.Sprintf("%s reported the call as run (%s: %s) while its proposal's approval had reached no call (%s, and no call asked again had taken it): not approved for this run, which went ahead without it; the approval is closed",
+			who, c.outcome, c.outcomeReason, stopped)
+	}
 	if otherCommand {
 		what += ", and with another command than the one proposed (its input was changed)"
 	}

@@ -153,8 +153,6 @@ func TestPostRunRecordsRanWithoutApproval(t *testing.T) {
 				// Tied by match: parked, approved, taken by its retry.
 				park(t, s, id)
 				approve(t, o, id)
-				runPost(t, s, a) // not taken yet: nothing ran through it
-				notRecorded(t, o, a, id, model.StatusConsumed)
 				if _, err := s.Take(ctx, id, a.match(postCommand), hookActor); err != nil {
 					t.Fatal(err)
 				}
@@ -247,13 +245,9 @@ func TestPostRunOfARetryIsTiedByMatch(t *testing.T) {
 	runPost(t, s, a)
 	notRecorded(t, o, a, id, model.StatusPending)
 
-	// Parked, approved, not taken: the retry has not taken it.
+	// Parked, approved, taken by the retry: its run is this proposal's.
 	park(t, s, id)
 	approve(t, o, id)
-	runPost(t, s, a)
-	notRecorded(t, o, a, id, model.StatusConsumed)
-
-	// Taken by the retry: its run is this proposal's.
 	if _, err := s.Take(context.Background(), id, a.match(postCommand), hookActor); err != nil {
 		t.Fatal(err)
 	}
@@ -268,10 +262,24 @@ func TestPostRunOfARetryIsTiedByMatch(t *testing.T) {
 	park(t, s2, id2)
 	runPost(t, s2, a)
 	ranWithoutApproval(t, o2, a, id2, model.StatusExpired, tieByMatch, "parked")
+
+	// Parked and approved, its approval taken by no call: the call that ran
+	// did not go through it (every allow takes it first), so it ran
+	// without approval, and the approval is closed.
+	s3, o3 := emptyStore(t)
+	id3 := proposeFor(t, s3, a, first, postCommand)
+	park(t, s3, id3)
+	approve(t, o3, id3)
+	runPost(t, s3, a)
+	ranWithoutApproval(t, o3, a, id3, model.StatusConsumed, tieByMatch, "approval had reached no call")
+	if _, err := s3.Take(context.Background(), id3, a.match(postCommand), hookActor); err == nil {
+		t.Fatal("its approval is taken after the call ran without it")
+	}
 }
 
-// Two proposals that could both be the call a report names no id of:
-// nothing is recorded, and the log says why.
+// Two proposals that could both be the call a report names no id of: no
+// execution is recorded, and the log says why; each gets a report event
+// that it may have run, which its history shows.
 func TestPostRunNeverGuesses(t *testing.T) {
 	a := postAgents[3] // Gemini
 	s, o := emptyStore(t)
@@ -282,8 +290,14 @@ func TestPostRunNeverGuesses(t *testing.T) {
 	log := runPost(t, s, a)
 	notRecorded(t, o, a, id1, model.StatusPending)
 	notRecorded(t, o, a, id2, model.StatusPending)
-	if !strings.Contains(log, "could be any of 2 proposals") || !strings.Contains(log, "nothing is recorded") {
+	if !strings.Contains(log, "could be any of 2 proposals") || !strings.Contains(log, "no execution is recorded") {
 		t.Fatalf("log %q", log)
+	}
+	for _, id := range []string{id1, id2} {
+		evs, err := o.Audit(context.Background(), storage.AuditQuery{ApprovalID: id})
+		if err != nil || len(evs) == 0 || evs[0].Event != storage.EventReport || !strings.Contains(evs[0].Reason, "it may have run already") {
+			t.Fatalf("%s: %+v %v", id, evs, err)
+		}
 	}
 }
 

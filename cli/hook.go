@@ -109,12 +109,16 @@ tool_use_id) and answers on stdout with one JSON object:
     which only --defer answers.)
   - --defer, for headless sessions (claude -p): where the input's
     permission_mode is default or plan (there Claude Code refuses a deferred
-    call it cannot resume), a call that needs approval is parked at once
+    call it cannot resume) and the transcript it names shows the call as the
+    only tool call of its turn (Claude Code ignores defer in a turn of more
+    than one, and goes on with its own permission rules), a call that needs
+    approval is parked at once
     and answered "permissionDecision":"defer": the session ends with
     stop_reason "tool_deferred", and "cd DIR && claude -p --resume SESSION
     --permission-mode MODE" asks the same call again (same session and
     tool_use_id, so the same proposal), let through once it is approved. In
-    any other mode the parked deny instead.
+    any other case (another mode, a batch, a transcript it cannot read) the
+    parked deny instead.
   - A PowerShell command no rule matches needs approval all the same: the
     rules are written for POSIX shells, so its risk is unknown (pinned as
     medium).
@@ -175,7 +179,7 @@ func (a *app) agentHookCmd(cmd *cobra.Command, who agent.Agent, run func(context
 	unaskedFlag(cmd)
 	parkWindowFlag(cmd)
 	if who == agent.AgentClaudeCode {
-		cmd.Flags().Bool("defer", false, `in a headless session (claude -p) whose permission_mode is default or plan, answer Claude Code's "defer" instead of the parked deny: the session ends, and "claude -p --resume SESSION" asks again once it is approved`)
+		cmd.Flags().Bool("defer", false, `in a headless session (claude -p) whose permission_mode is default or plan, for the only tool call of its turn, answer Claude Code's "defer" instead of the parked deny: the session ends, and "claude -p --resume SESSION" asks again once it is approved`)
 	}
 	hookLockFlag(cmd, &lock)
 	return cmd

@@ -66,6 +66,10 @@ that the agent will run approve-tui's hook before its shell commands:
   defer     Claude Code, when the hook runs with --defer: a warning unless
             the settings are a CLAUDE_CONFIG_DIR of their own (interactive
             sessions ignore defer and ask at their own prompt)
+  allow     Claude Code, when the hook runs with --defer: a warning for
+            each permissions.allow rule of Bash or PowerShell in the
+            settings Claude Code reads (a call it does not defer goes on
+            with its own rules, which run it)
   trust     Codex: each entry's trusted_hash in ~/.codex/config.toml is
             the hash of the entry as it is now (Codex skips untrusted and
             modified hooks), not disabled there, hooks not turned off
@@ -274,6 +278,16 @@ func (a *app) hookDoctor(ctx context.Context, t *installTarget, o hookInstallOpt
 					line(a.getenv("CLAUDE_CONFIG_DIR"))+" for headless sessions alone (interactive ones ignore defer and ask at their own prompt)")
 			}
 		}
+		if slices.Contains(words, "--defer") {
+			if rules := a.claudeShellAllowRules(t); len(rules) > 0 {
+				add("allow", checkWarning, "--defer with allow rules for the shell ("+strings.Join(rules, "; ")+
+					"): where Claude Code ignores a defer answer (an interactive session; a turn of more than one tool call, for which the hook answers its parked deny only when the transcript shows it) "+
+					"or the hook fails, it goes on with its own permission rules, and these run the call unasked; remove them from the settings headless sessions read")
+			} else {
+				add("allow", checkOK, "no allow rule for Bash or PowerShell in the settings read here; a session started with --allowedTools Bash (or --permission-mode bypassPermissions) "+
+					"has one all the same, which runs a call Claude Code does not defer: do not start headless sessions with it")
+			}
+		}
 		if v, _ := pre.Fields.Get("onFailure"); v == "block" {
 			add("failure", checkOK, `"onFailure": "block": Claude Code (2.1.295 and later) blocks the call when the hook cannot start, times out or fails`)
 		} else {
@@ -401,6 +415,70 @@ var claudeManagedDir = "/etc/claude-code"
 // merges: the user's, the project's .claude/settings.json and
 // .claude/settings.local.json (both the agent's to write). A file that
 // cannot be read is a problem: what it says cannot be known.
+// claudeShellAllowRules lists the permissions.allow rules of the settings
+// Claude Code reads here (managed, user, project, local) that allow its
+// shell tools, as "FILE: RULE" (bounded, sanitised); a file that cannot be
+// read or parsed is listed as such (whether it allows the shell is not
+// known).
+func (a *app) claudeShellAllowRules(t *installTarget) []string {
+	var paths []string
+	paths = append(paths, filepath.Join(claudeManagedDir, "managed-settings.json"))
+	if ents, err := os.ReadDir(filepath.Join(claudeManagedDir, "managed-settings.d")); err == nil {
+		for _, e := range ents {
+			if strings.HasSuffix(e.Name(), ".json") && !strings.HasPrefix(e.Name(), ".") {
+				paths = append(paths, filepath.Join(claudeManagedDir, "managed-settings.d", e.Name()))
+			}
+		}
+	}
+	userBase := filepath.Join(t.home, ".claude")
+	if d := a.getenv("CLAUDE_CONFIG_DIR"); d != "" {
+		userBase = d
+	}
+	paths = append(paths, filepath.Join(userBase, "settings.json"),
+		filepath.Join(t.dir, ".claude", "settings.json"), filepath.Join(t.dir, ".claude", "settings.local.json"))
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range paths {
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		src, ok, err := readSettings(p)
+		if err != nil {
+			out = append(out, line(p)+": cannot be read ("+line(err.Error())+")")
+			continue
+		}
+		if !ok {
+			continue
+		}
+		o, err := agent.ParseJSONObject(src)
+		if err != nil {
+			out = append(out, line(p)+": does not parse")
+			continue
+		}
+		perms, _ := o.Get("permissions")
+		po, _ := perms.(*agent.JSONObject)
+		if po == nil {
+			continue
+		}
+		allow, _ := po.Get("allow")
+		list, _ := allow.([]any)
+		for _, r := range list {
+			rule, _ := r.(string)
+			tool := strings.TrimSpace(rule)
+			if i := strings.IndexByte(tool, '('); i >= 0 {
+				tool = strings.TrimSpace(tool[:i])
+			}
+			if tool == "Bash" || tool == "PowerShell" || tool == "*" {
+				if len(out) < 8 {
+					out = append(out, line(p)+": "+strconv.Quote(line(rule)))
+				}
+			}
+		}
+	}
+	return out
+}
+
 func (a *app) claudeSwitchChecks(t *installTarget) []doctorCheck {
 	var checks []doctorCheck
 	add := func(status, msg string) { checks = append(checks, doctorCheck{"switch", status, msg}) }

@@ -437,12 +437,18 @@ func (st *Store) Take(ctx context.Context, id string, m model.Match, asker model
 
 // RecordRanWithoutApproval records that the agent reported proposal id's
 // call as run while the proposal was not approved (pending, denied or
-// expired): execution_status becomes ran_without_approval, reason says what
-// the agent reported, and an open proposal is closed as expired in the same
-// transaction (audited as an expire event with reason ran_without_approval),
-// so that nobody approves a call that already ran. An approved proposal is
-// refused (its execution is recorded by RecordExecution), as is one whose
-// execution is recorded already.
+// expired), or approved with its approval never handed to a call (it has a
+// parks row whose approval nobody took: its waiter stopped before it saw
+// the approval, and no call asked again took it; an allow is given only
+// after a take): execution_status becomes ran_without_approval, reason says
+// what the agent reported, and in the same transaction an open proposal is
+// closed as expired (audited as an expire event with reason
+// ran_without_approval), so that nobody approves a call that already ran,
+// and the park window of an approved one is closed (park_until set to now),
+// so that its approval is never taken afterwards. An approved proposal
+// whose approval was taken, or that has no parks row, is refused (its
+// execution is recorded by RecordExecution), as is one whose execution is
+// recorded already.
 func (st *Store) RecordRanWithoutApproval(ctx context.Context, id, reason string, actor model.Actor) (*Record, error) {
 	s := st.bind()
 	var out *Record
@@ -455,15 +461,34 @@ func (st *Store) RecordRanWithoutApproval(ctx context.Context, id, reason string
 		if err != nil {
 			return nil, err
 		}
+		var untaken *Park
+		if rec.Status == model.StatusConsumed {
+			if untaken, err = s.parkRow(ctx, id); err != nil {
+				return nil, err
+			}
+		}
 		switch {
-		case rec.Status == model.StatusConsumed:
-			return nil, &InvalidTransitionError{ID: id, Reason: "it was approved: its execution is recorded as such, not as run without approval"}
 		case rec.ExecutionStatus != model.ExecNotStarted:
 			return nil, &InvalidTransitionError{ID: id, Reason: fmt.Sprintf("execution already recorded as %s", rec.ExecutionStatus)}
+		case rec.Status == model.StatusConsumed && (untaken == nil || untaken.TakenBy != ""):
+			return nil, &InvalidTransitionError{ID: id, Reason: "it was approved and its approval handed to a call: its execution is recorded as such, not as run without approval"}
 		}
 		now := model.Epoch(s.now())
 		var entries []auditEntry
 		before := rec.Status
+		if untaken != nil {
+			// Approved, never taken: the park is closed with the record,
+			// so that the approval lets nothing through afterwards.
+			res, err := s.w.ExecContext(ctx, `UPDATE approve_tui_parks SET park_until = ?
+				WHERE approval_id = ? AND taken_by IS NULL AND park_until > ?`, now, id, now)
+			if err != nil {
+				return nil, err
+			}
+			if n, _ := res.RowsAffected(); n == 1 {
+				entries = append(entries, auditEntry{id: id, event: EventPark, outcome: OutcomeOK, reason: DetailRanWithoutApproval,
+					detail: map[string]any{"closed_at": now, "until_was": untaken.Until, "stopped_at": untaken.StoppedAt}})
+			}
+		}
 		if rec.Status.Open() {
 			res, err := s.w.ExecContext(ctx, `UPDATE gateway_approvals SET status = 'expired'
 				WHERE approval_id = ? AND status = ?`, id, string(rec.Status))
@@ -487,8 +512,8 @@ func (st *Store) RecordRanWithoutApproval(ctx context.Context, id, reason string
 			entries = append(entries, auditEntry{id: id, event: EventExpire, outcome: OutcomeOK, reason: DetailRanWithoutApproval, detail: d})
 		}
 		res, err := s.w.ExecContext(ctx, `UPDATE gateway_approvals SET execution_status = ?, execution_reason = ?,
-			execution_recorded_at = ? WHERE approval_id = ? AND status <> 'consumed' AND execution_status = 'not_started'`,
-			string(model.ExecRanWithoutApproval), nullString(reason), now, id)
+			execution_recorded_at = ? WHERE approval_id = ? AND status = ? AND execution_status = 'not_started'`,
+			string(model.ExecRanWithoutApproval), nullString(reason), now, id, string(rec.Status))
 		if err != nil {
 			return nil, err
 		}
@@ -498,6 +523,9 @@ func (st *Store) RecordRanWithoutApproval(ctx context.Context, id, reason string
 		rec.ExecutionStatus, rec.ExecutionReason, rec.ExecutionRecordedAt = model.ExecRanWithoutApproval, nullText(reason), model.F64(now)
 		out = rec
 		d := map[string]any{"from": string(model.ExecNotStarted), "to": string(model.ExecRanWithoutApproval), "status": string(before)}
+		if untaken != nil {
+			d["approval"] = "never taken"
+		}
 		if reason != "" {
 			d["reason"] = reason
 		}

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -77,5 +78,71 @@ func TestRanReads(t *testing.T) {
 	}
 	if ids, err := s.RanWithoutApprovalSince(ctx, since+2, 0); err != nil || len(ids) != 0 {
 		t.Fatalf("since later: %v %v", ids, err)
+	}
+}
+
+// An approved proposal whose approval no call took (parked, or reserved
+// and its waiter gone: every allow of it takes it first) whose call is
+// reported run ran without approval: recorded so, its park closed in the
+// same transaction, so that neither the retry nor anyone else takes the
+// approval afterwards. One whose approval was taken, or that has no parks
+// row, is refused: its run is the approved one.
+func TestRanWithoutApprovalOfAnUntakenApproval(t *testing.T) {
+	ctx := context.Background()
+	s, c, db := newRawStore(t)
+	mk := func(prefix string) *model.Proposal {
+		p := proposal(prefix+"-"+model.NewID(), "rm -rf /srv/app/cache", model.RiskHigh, c.Now(), time.Hour)
+		mustSubmit(t, s, p)
+		return p
+	}
+	untaken, taken, unparked := mk("rwu-untaken"), mk("rwu-taken"), mk("rwu-unparked")
+	for _, p := range []*model.Proposal{untaken, taken} {
+		if _, err := s.Park(ctx, p.ApprovalID, c.Now().Add(time.Hour), "hook timeout", agent); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []*model.Proposal{untaken, taken, unparked} {
+		if _, err := s.Consume(ctx, p.ApprovalID, p.ApprovalID, alice); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Take(ctx, taken.ApprovalID, model.MatchOf(taken), agent); err != nil {
+		t.Fatal(err)
+	}
+	c.Advance(time.Minute)
+	rec, err := s.RecordRanWithoutApproval(ctx, untaken.ApprovalID, "PostToolUse: exit 0", agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Status != model.StatusConsumed || rec.ExecutionStatus != model.ExecRanWithoutApproval {
+		t.Fatalf("%s / %s", rec.Status, rec.ExecutionStatus)
+	}
+	p, err := s.ParkOf(ctx, untaken.ApprovalID)
+	if err != nil || p == nil || p.Open(c.Now()) || p.TakenBy != "" {
+		t.Fatalf("the park is not closed: %+v %v", p, err)
+	}
+	if _, err := s.Take(ctx, untaken.ApprovalID, model.MatchOf(untaken), agent); err == nil {
+		t.Fatal("taken after its call ran without it")
+	}
+	if _, _, err := s.FindParked(ctx, model.MatchOf(untaken)); err == nil {
+		t.Fatal("found for a retry after its call ran without it")
+	}
+	if _, err := s.RecordRanWithoutApproval(ctx, untaken.ApprovalID, "again", agent); err == nil {
+		t.Fatal("recorded twice")
+	}
+	if err := s.RecordExecution(ctx, untaken.ApprovalID, model.ExecExecuted, "", agent); err == nil {
+		t.Fatal("recorded executed after it ran without approval")
+	}
+	var it *InvalidTransitionError
+	for _, p := range []*model.Proposal{taken, unparked} {
+		if _, err := s.RecordRanWithoutApproval(ctx, p.ApprovalID, "", agent); !errors.As(err, &it) {
+			t.Fatalf("%s: %v", p.ApprovalID, err)
+		}
+	}
+	if n := countAudit(t, db, `event = 'park' AND outcome = 'ok' AND reason = 'ran_without_approval' AND approval_id = ?`, untaken.ApprovalID); n != 1 {
+		t.Fatalf("%d park-closing events", n)
+	}
+	if n := countAudit(t, db, `event = 'execution' AND outcome = 'ok' AND reason = 'ran_without_approval'`); n != 1 {
+		t.Fatalf("%d execution events", n)
 	}
 }

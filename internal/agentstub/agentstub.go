@@ -42,7 +42,9 @@ type Server struct {
 	// command and description are the tool call's.
 	command, description string
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// also is a second tool call asked in the same reply (AlsoAsk).
+	also     *[2]string
 	log      []string
 	results  []string
 	calls    int
@@ -62,6 +64,22 @@ func Start(t testing.TB, api API, command, description string) *Server {
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return s
+}
+
+// AlsoAsk makes the model ask, in the same reply as the command, for a
+// second shell call running command (with description): a turn of two
+// tool calls. Anthropic only.
+func (s *Server) AlsoAsk(command, description string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.also = &[2]string{command, description}
+}
+
+// second is the second tool call of the reply (nil: none).
+func (s *Server) second() *[2]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.also
 }
 
 // ToolResults is every tool result the agent sent back, in order.

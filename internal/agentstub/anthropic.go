@@ -35,12 +35,17 @@ func list(v any) []any {
 func (s *Server) anthropic(w http.ResponseWriter, req map[string]any, t turn, stream bool) {
 	model, _ := req["model"].(string)
 	var block map[string]any
+	var blocks []any
 	stop := "end_turn"
 	switch t {
 	case turnTool:
 		input, _ := json.Marshal(map[string]any{"command": s.command, "description": s.description})
 		block = map[string]any{"type": "tool_use", "id": "toolu_stand_in_1", "name": "Bash", "input": json.RawMessage(input)}
 		stop = "tool_use"
+		if also := s.second(); also != nil {
+			input, _ := json.Marshal(map[string]any{"command": also[0], "description": also[1]})
+			blocks = append(blocks, map[string]any{"type": "tool_use", "id": "toolu_stand_in_2", "name": "Bash", "input": json.RawMessage(input)})
+		}
 	case turnFinal:
 		block = map[string]any{"type": "text", "text": FinalText}
 	default:
@@ -50,7 +55,7 @@ func (s *Server) anthropic(w http.ResponseWriter, req map[string]any, t turn, st
 	if !stream {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"id": "msg_stand_in", "type": "message", "role": "assistant",
-			"model": model, "content": []any{block}, "stop_reason": stop, "stop_sequence": nil, "usage": usage})
+			"model": model, "content": append([]any{block}, blocks...), "stop_reason": stop, "stop_sequence": nil, "usage": usage})
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -70,6 +75,14 @@ func (s *Server) anthropic(w http.ResponseWriter, req map[string]any, t turn, st
 			"delta": map[string]any{"type": "text_delta", "text": block["text"]}})
 	}
 	sse(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+	for i, b := range blocks {
+		b := b.(map[string]any)
+		start := map[string]any{"type": "tool_use", "id": b["id"], "name": "Bash", "input": map[string]any{}}
+		sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": i + 1, "content_block": start})
+		sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": i + 1,
+			"delta": map[string]any{"type": "input_json_delta", "partial_json": string(b["input"].(json.RawMessage))}})
+		sse(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": i + 1})
+	}
 	sse(w, "message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop,
 		"stop_sequence": nil}, "usage": map[string]any{"output_tokens": 5}})
 	sse(w, "message_stop", map[string]any{"type": "message_stop"})
