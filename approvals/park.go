@@ -110,6 +110,9 @@ func ParkWords(rec *storage.Record, ws *storage.WaiterStatus, now time.Time) str
 		}
 		return s + ": its approval let the call asked again through, once"
 	case ParkClosed:
+		if rec.ExecutionStatus == model.ExecRanWithoutApproval {
+			return stopped + "; its agent ran the command without approval before anyone took an approval: the park is closed"
+		}
 		return stopped + "; parked until " + until + ", then " + line(string(rec.EffectiveStatus))
 	case ParkWindowOver:
 		if approved {

@@ -88,7 +88,7 @@ func TestParkWindowOverAndRanWithoutApproval(t *testing.T) {
 	if got := ParkStateOf(p.Record, &p.Waiter, *now); got != ParkClosed {
 		t.Fatalf("state %q", got)
 	}
-	if got := ParkWords(p.Record, &p.Waiter, *now); !strings.HasSuffix(got, "; parked until 20:41 UTC, then expired") {
+	if got := ParkWords(p.Record, &p.Waiter, *now); !strings.HasSuffix(got, "; its agent ran the command without approval before anyone took an approval: the park is closed") {
 		t.Fatalf("closed: %q", got)
 	}
 	want := `ran without approval (PostToolUse\x1b]0;x\x07 reported it)`
