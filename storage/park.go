@@ -292,6 +292,22 @@ func (st *Store) FindParked(ctx context.Context, m model.Match) (*Record, *Park,
 		if rec.Park == nil || rec.Park.TakenBy != "" || !rec.Park.Open(s.now()) {
 			continue
 		}
+		// Believed only as far as its verified audit events say (Take
+		// checks it again in its transaction).
+		pa, err := readParkAudit(ctx, s.rdb, id)
+		if err != nil {
+			return nil, nil, s.classify("find parked", err)
+		}
+		var tk *TakenError
+		if err := pa.refusal(id, rec.Park); errors.As(err, &tk) {
+			if taken == nil && model.Epoch(s.now())-tk.At < TakenRefusal.Seconds() {
+				rec.Park.TakenBy, rec.Park.TakenAt = tk.By, model.F64(tk.At)
+				taken = rec
+			}
+			continue
+		} else if err != nil {
+			continue
+		}
 		if rec.Park.Reserved() {
 			gone, err := st.waiterGone(ctx, rec)
 			if err != nil {
@@ -385,17 +401,16 @@ func (st *Store) Take(ctx context.Context, id string, m model.Match, asker model
 		case !p.Open(s.now()):
 			return refuse(RefusedParkOver, "its park window ended at "+formatEpoch(p.Until))
 		}
-		// A take recorded before, whatever the parks row says now (a row
-		// rewritten to be taken again).
-		var prior model.Actor
-		var priorAt float64
-		switch err := s.w.QueryRowContext(ctx, `SELECT actor, surface, at FROM approve_tui_audit
-			WHERE approval_id = ? AND event = 'take' AND outcome = 'ok' ORDER BY seq LIMIT 1`, id).Scan(&prior.Name, &prior.Surface, &priorAt); {
-		case errors.Is(err, sql.ErrNoRows):
-		case err != nil:
+		// The parks row is believed only as far as the proposal's own
+		// audit events, verified, say: reserved or parked, the window
+		// recorded, and no take before (a row rewritten to be taken
+		// again, or written by the agent for a proposal never parked).
+		pa, err := readParkAudit(ctx, s.w, id)
+		if err != nil {
 			return nil, err
-		default:
-			return nil, &TakenError{ID: id, By: prior.String(), At: priorAt}
+		}
+		if err := pa.refusal(id, p); err != nil {
+			return nil, err
 		}
 		now := model.Epoch(s.now())
 		by := columnText(asker.String())
