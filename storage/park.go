@@ -232,8 +232,11 @@ func (st *Store) ParkOf(ctx context.Context, id string) (*Park, error) {
 // its waiter is gone: its heartbeat is stale or its process is gone, or it
 // has no waiter row ReserveGrace after its submit (killed -9 at any
 // point); one whose waiter is live is not (that waiter answers it).
-// Parked proposals come before reserved ones. ErrNotFound when there is
-// none (the common case: one indexed lookup).
+// Parked proposals come before reserved ones. A parks row counts only as
+// far as the proposal's verified audit events say (readParkAudit): one
+// they do not reserve or park is skipped, one they record as taken is
+// taken. ErrNotFound when there is none (the common case: one indexed
+// lookup).
 //
 // When the only parked proposal of m (parked: its waiter stopped) had its
 // approval taken less than TakenRefusal ago (a retry storm, or two retries
@@ -350,7 +353,9 @@ func (st *Store) waiterGone(ctx context.Context, rec *Record) (bool, error) {
 // Take lets asker take the approval of parked proposal id for call m,
 // exactly once: the proposal must be approved with nothing run, parked
 // for m (checked against its own fields), inside its park window, its
-// payload the one submitted, and nobody may have taken it. Of any number
+// payload the one submitted, and nobody may have taken it, by its parks
+// row or by its audit events, which must also record its reservation or
+// park and verify (readParkAudit). Of any number
 // of racing askers one wins; the others get *TakenError naming the winner.
 // The caller still runs every runtime check of the call (risk re-check,
 // pinned bytes, impact) before letting it through.
