@@ -288,10 +288,6 @@ type protocol struct {
 	// ttlLag is how long after the hook's deadline its proposal expires (0:
 	// hookTTLMargin).
 	ttlLag time.Duration
-	// answerOnce: an approved proposal whose execution is recorded (the
-	// agent took the answer) is not answered allow again, when its request
-	// comes again.
-	answerOnce bool
 	// answerSource, when set, names the agent's request ids in the store
 	// (the call's key is one): an allow is given only once the store has
 	// recorded it as that request's one answer (storage.RecordAnswer), in
@@ -799,7 +795,7 @@ func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Judg
 		var tk *storage.TakenError
 		switch {
 		case errors.As(ferr, &tk):
-			if tk.By != asker(h.o.Actor, h.callID).String() {
+			if !sameCallTake(ctx, s, tk.ID, tk, asker(h.o.Actor, h.callID), h.callID) {
 				return h.deny("%s", takenWords(tk))
 			}
 			// This very call took it (a second hook process on it): as
@@ -1121,8 +1117,10 @@ func (h *hook) decided(ctx context.Context, s *storage.Store, rec *storage.Recor
 	default:
 		return h.deny("%s has an unexpected status %q; denied to be safe", id, string(rec.EffectiveStatus))
 	}
-	if h.p.answerOnce && rec.ExecutionStatus != model.ExecNotStarted {
-		// Answered before (a repeated request): an approval is one run.
+	if rec.ExecutionStatus != model.ExecNotStarted {
+		// Answered before (a repeated request, a deferred call resumed
+		// again, whatever call id asks): an approval is one run, for
+		// every agent.
 		return h.deny("%s was approved once and already answered (execution %s); not again", id, string(rec.ExecutionStatus))
 	}
 	// Parked or reserved: exactly one asker takes the approval, this one

@@ -92,6 +92,9 @@ type HermesHookInput struct {
 	DecidedBy      string   `json:"decided_by"`
 }
 
+// hermesRequester names Hermes in its proposals.
+const hermesRequester = "hermes"
+
 // HermesHook reads one event of Hermes' approval transport from in and
 // answers it (see runHook): a request is submitted, waited on and answered
 // once or deny, by Hermes' deadline less margin (HermesMargin when not
@@ -104,8 +107,8 @@ func HermesHook(ctx context.Context, in io.Reader, o HookOptions, margin time.Du
 	if o.Timeout <= 0 {
 		o.Timeout = maxHermesTimeout
 	}
-	p := &protocol{agent: AgentHermes, requester: "hermes", idPrefix: "hm-", preEvent: "approval request",
-		canAllow: true, ttlLag: hermesExpiryLag, report: hermesReport, answerOnce: true,
+	p := &protocol{agent: AgentHermes, requester: hermesRequester, idPrefix: "hm-", preEvent: "approval request",
+		canAllow: true, ttlLag: hermesExpiryLag, report: hermesReport,
 		answerSource: "hermes", answerChoice: "once",
 		// Hermes runs the command in its terminal backend (local, a
 		// container, another host), in a directory the request does not

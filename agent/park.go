@@ -100,9 +100,10 @@ func takeParked(ctx context.Context, s *storage.Store, rec *storage.Record, m mo
 	switch {
 	case err == nil:
 		return took, "", false
-	case errors.As(err, &tk) && callID != "" && tk.By == me.String():
-		// Taken by another hook process on this same call: one call, one
-		// run (the checks that follow still apply).
+	case errors.As(err, &tk) && sameCallTake(ctx, s, rec.ApprovalID, tk, me, callID):
+		// Taken a moment ago by another hook process on this same call,
+		// and nothing ran: one call, one run (the checks that follow still
+		// apply).
 		return rec, "", false
 	case errors.As(err, &tk):
 		return rec, takenWords(tk), false
@@ -112,6 +113,42 @@ func takeParked(ctx context.Context, s *storage.Store, rec *storage.Record, m mo
 		return rec, "the proposal is not the call submitted any more: " + rf.Reason, true
 	}
 	return rec, fmt.Sprintf("%s was approved, but could not be taken (%v); not run", rec.ApprovalID, err), false
+}
+
+// SameCallTake is how long after a take another hook process on the same
+// call (Claude Code runs matching hooks in parallel, at the same moment)
+// is let through on it. Later, the same call id asked again is a re-issue
+// of a call that was answered (a deferred call resumed twice, a replayed
+// request): refused as taken.
+const SameCallTake = 5 * time.Second
+
+// sameCallTake says whether the take tk is this very call's (the same
+// asker, callID known), made less than SameCallTake ago, of a proposal
+// whose execution is still not recorded: a parallel hook process of the
+// call that took it, not a later re-issue. Read again from the store;
+// anything it cannot read is a refusal.
+func sameCallTake(ctx context.Context, s *storage.Store, id string, tk *storage.TakenError, me model.Actor, callID string) bool {
+	if callID == "" || tk.By != me.String() {
+		return false
+	}
+	if age := model.Epoch(s.Now()) - tk.At; age < 0 || age >= SameCallTake.Seconds() {
+		return false
+	}
+	rec, err := s.Get(ctx, id)
+	return err == nil && rec.ExecutionStatus == model.ExecNotStarted
+}
+
+// hookRequester says whether name is the requester of a hook protocol
+// (claude-code, codex, gemini, hermes): the match of a call includes its
+// requester, and `run --requester` is free, so a run naming one would
+// otherwise share its matches with that agent's hook.
+func hookRequester(name string) bool {
+	for _, p := range []*protocol{claudeProtocol, codexProtocol, geminiProtocol} {
+		if name == p.requester {
+			return true
+		}
+	}
+	return name == hermesRequester
 }
 
 // stopWhy says why a waiter stopped, for the park row and the console:

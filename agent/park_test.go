@@ -275,3 +275,64 @@ func TestRunParkResumeOnce(t *testing.T) {
 		t.Fatalf("ran twice: %q", b)
 	}
 }
+
+// `run` naming a hook's requester and session (free flags) for the exact
+// command and directory of a Claude Code call parked and approved: the
+// run neither takes that approval nor parks a call the hook would take;
+// the hook's retry still takes it, once.
+func TestRunDoesNotTakeAHooksParkedApproval(t *testing.T) {
+	s, o := emptyStore(t)
+	dir := t.TempDir()
+	argv := []string{"sh", "-c", "echo ran >> log.txt"}
+	cmd := QuoteArgs(argv)
+	rec := parkedCall(t, o, hookOpts(s), bashCallIn("sess-r", dir, "default", cmd, "toolu_R1"))
+	approve(t, o, rec.ApprovalID)
+
+	req := runReq(dir, argv...)
+	req.Draft.Requester, req.Draft.SessionKey = rec.Requester, rec.SessionKey
+	req.Timeout = 300 * time.Millisecond
+	out := recvRun(t, startRun(s, req))
+	if out.res.ApprovalID == rec.ApprovalID || out.res.Outcome == RunRan {
+		t.Fatalf("the run took the hook's approval: %+v %v", out.res, out.err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "log.txt")); len(b) != 0 {
+		t.Fatalf("ran: %q", b)
+	}
+	if got := get(t, o, rec.ApprovalID); got.Park.TakenBy != "" {
+		t.Fatalf("taken by %q", got.Park.TakenBy)
+	}
+	if pk, err := o.ParkOf(context.Background(), out.res.ApprovalID); err != nil || pk != nil {
+		t.Fatalf("the run's own proposal has a parks row: %+v %v", pk, err)
+	}
+	short := hookOpts(s)
+	short.Timeout = 300 * time.Millisecond
+	if d, reason := checkJSON(t, recvHook(t, hookAsync(bashCallIn("sess-r", dir, "default", cmd, "toolu_R2"), short))); d != "allow" {
+		t.Fatalf("the hook's retry: %s %q", d, reason)
+	}
+}
+
+// The same call id asked again after SameCallTake, with nothing recorded
+// as run (a deferred call resumed twice, the first still running): the
+// take was this call's, and it is not let through a second time.
+func TestHookSameCallTakeIsShort(t *testing.T) {
+	s, o := emptyStore(t)
+	const cmd = "rm -rf /srv/app/dist"
+	call := bashCallIn("sess-w", "/srv/app", "default", cmd, "toolu_W1")
+	rec := parkedCall(t, o, hookOpts(s), call)
+	approve(t, o, rec.ApprovalID)
+	if d, reason := checkJSON(t, recvHook(t, hookAsync(call, hookOpts(s)))); d != "allow" {
+		t.Fatalf("the resume: %s %q", d, reason)
+	}
+	later := hookOpts(s)
+	later.Timeout = 300 * time.Millisecond
+	later.Open = func(ctx context.Context) (*storage.Store, error) {
+		return storage.Open(ctx, s.Path(), storage.Options{BusyTimeout: 2 * time.Second, Now: func() time.Time { return time.Now().Add(SameCallTake + time.Second) }})
+	}
+	d, reason := checkJSON(t, recvHook(t, hookAsync(call, later)))
+	if d == "allow" || !strings.Contains(reason, rec.ApprovalID+" was taken by ") {
+		t.Fatalf("the same call id, %s after its take: %s %q", SameCallTake+time.Second, d, reason)
+	}
+	if got := get(t, o, rec.ApprovalID); got.ExecutionStatus != model.ExecNotStarted {
+		t.Fatalf("execution %s", got.ExecutionStatus)
+	}
+}

@@ -293,6 +293,13 @@ func (r *runner) runAllowed(ctx context.Context, p *model.Proposal) (RunResult, 
 // askAndRun submits the proposal, waits for the decision and acts on it.
 func (r *runner) askAndRun(ctx context.Context, p *model.Proposal) (RunResult, error) {
 	window, parking := parkWindow(r.req.ParkWindow)
+	if parking && hookRequester(p.Requester) {
+		// --requester names a hook protocol: a run neither resumes a
+		// hook's parked call (its approval is that agent's call's) nor
+		// parks one a hook would resume.
+		r.logf("not parking: requester %q is a hook's; this run neither resumes nor parks a call", model.Sanitize(p.Requester, model.Line))
+		window, parking = 0, false
+	}
 	r.match = model.MatchOf(p)
 	id := p.ApprovalID
 	resumed := false

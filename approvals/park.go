@@ -36,7 +36,9 @@ const (
 	// ParkWindowOver: the window ended with nothing taken: an approval is
 	// refused by the store, and an approval given in time was never taken.
 	ParkWindowOver ParkState = "window_over"
-	// ParkTaken: the call asked again took its approval.
+	// ParkTaken: an asker (the call asked again, or its own waiter) took
+	// its approval; whether the call ran is what the execution record
+	// says.
 	ParkTaken ParkState = "taken"
 	// ParkClosed: it was parked and has been denied or expired since (or
 	// ran without approval): nothing can take it.
@@ -108,7 +110,18 @@ func ParkWords(rec *storage.Record, ws *storage.WaiterStatus, now time.Time) str
 		if p.TakenAt != nil {
 			s += " at " + clock(*p.TakenAt, now)
 		}
-		return s + ": its approval let the call asked again through, once"
+		if !approved {
+			// A parks row says taken, of a proposal nobody approved: it
+			// was written outside approve-tui; nothing takes it.
+			return "its parks row says " + s + ", but it was never approved: nothing lets it through"
+		}
+		// What is known: who took it, when. Whether the call ran is what
+		// the execution record says (a taker stopped before it answered,
+		// or refused at its runtime checks, ran nothing).
+		if rec.ExecutionStatus == model.ExecNotStarted {
+			return s + "; no run is recorded"
+		}
+		return s + "; execution " + line(string(rec.ExecutionStatus))
 	case ParkClosed:
 		if rec.ExecutionStatus == model.ExecRanWithoutApproval {
 			return stopped + "; its agent ran the command without approval before anyone took an approval: the park is closed"

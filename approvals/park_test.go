@@ -1,6 +1,7 @@
 package approvals
 
 import (
+	"database/sql"
 	"strings"
 	"testing"
 	"time"
@@ -60,7 +61,7 @@ func TestParkWordsThroughItsLife(t *testing.T) {
 	if got := ParkStateOf(p.Record, &p.Waiter, *now); got != ParkTaken {
 		t.Fatalf("state %q", got)
 	}
-	if got := ParkWords(p.Record, &p.Waiter, *now); got != `taken by hook\x07@host via runner at 20:36 UTC: its approval let the call asked again through, once` {
+	if got := ParkWords(p.Record, &p.Waiter, *now); got != `taken by hook\x07@host via runner at 20:36 UTC; no run is recorded` {
 		t.Fatalf("taken: %q", got)
 	}
 }
@@ -146,5 +147,30 @@ func TestParkReserved(t *testing.T) {
 	// Another day: the date is said.
 	if got := clock(model.Epoch(now.Add(30*time.Hour)), now); got != "2026-05-30 02:26 UTC" {
 		t.Fatalf("clock: %q", got)
+	}
+}
+
+// A parks row that says taken, of a proposal nobody approved (written
+// outside approve-tui): the words do not say an approval let anything
+// through.
+func TestParkWordsForgedTakenOfPending(t *testing.T) {
+	s, now := rig(t)
+	if _, err := s.Park(ctx, "quorum-1", now.Add(30*time.Minute), "hook timeout", agent); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", "file:"+s.Path()+"?_busy_timeout=5000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`UPDATE approve_tui_parks SET taken_by = 'agent', taken_at = ? WHERE approval_id = 'quorum-1'`, model.Epoch(*now)); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Get(ctx, s, "quorum-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ParkWords(p.Record, &p.Waiter, *now); got != "its parks row says taken by agent at 20:26 UTC, but it was never approved: nothing lets it through" {
+		t.Fatalf("forged taken: %q", got)
 	}
 }

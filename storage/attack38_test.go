@@ -2,40 +2,13 @@ package storage
 
 import (
 	"context"
-	"os/exec"
-	"strconv"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/approve-tui/approve-tui/model"
 )
-
-// hostile runs a python3 sqlite3 script against the store's file, as the
-// agent (any process of the user's) can.
-func hostile(t *testing.T, path, script string, args ...any) {
-	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not installed")
-	}
-	py := "import sqlite3, sys\nc = sqlite3.connect(sys.argv[1], timeout=5)\nargs = sys.argv[2:]\n" + script + "\nc.commit()\n"
-	cmd := []string{"-c", py, path}
-	for _, a := range args {
-		cmd = append(cmd, fmtArg(a))
-	}
-	if out, err := exec.Command("python3", cmd...).CombinedOutput(); err != nil {
-		t.Fatalf("python3: %v: %s", err, out)
-	}
-}
-
-func fmtArg(a any) string {
-	switch v := a.(type) {
-	case float64:
-		return strconv.FormatFloat(v, 'f', -1, 64)
-	case string:
-		return v
-	}
-	panic("arg")
-}
 
 // An approved proposal that was never parked (its own waiter answers it:
 // parking off, or the row was submitted without a reservation) gets a
@@ -48,21 +21,28 @@ func fmtArg(a any) string {
 // reservation (submit's reserved_until) or park event wrote.
 func TestAttackTakeThroughForgedParkOfOwnKey(t *testing.T) {
 	ctx := context.Background()
-	s, c, _ := newRawStore(t)
+	s, c, db := newRawStore(t)
 	p := proposal("attack-forged-own-"+model.NewID(), "rm -rf /srv/app/cache", model.RiskHigh, c.Now(), time.Hour)
 	mustSubmit(t, s, p)
 	if _, err := s.Consume(ctx, p.ApprovalID, p.ApprovalID, alice); err != nil {
 		t.Fatal(err)
 	}
 	m := model.MatchOf(p)
-	hostile(t, s.Path(), `c.execute("INSERT INTO approve_tui_parks (approval_id, match_sha256, stopped_at, park_until, why) VALUES (?, ?, ?, ?, ?)",
-    (args[0], args[1], float(args[2]), float(args[3]), "hook timeout"))`,
-		p.ApprovalID, m.Key(), model.Epoch(c.Now()), model.Epoch(c.Now().Add(30*time.Minute)))
-	if rec, _, err := s.FindParked(ctx, m); err == nil {
-		t.Logf("FindParked hands the approved proposal %s to the retry", rec.ApprovalID)
+	// The agent's own write, straight to the table.
+	if _, err := db.Exec(`INSERT INTO approve_tui_parks (approval_id, match_sha256, stopped_at, park_until, why) VALUES (?, ?, ?, ?, ?)`,
+		p.ApprovalID, m.Key(), model.Epoch(c.Now()), model.Epoch(c.Now().Add(30*time.Minute)), "hook timeout"); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := s.Take(ctx, p.ApprovalID, m, asker1); err == nil {
+	if rec, _, err := s.FindParked(ctx, m); err == nil {
+		t.Fatalf("FindParked hands the approved proposal %s to the retry", rec.ApprovalID)
+	}
+	_, err := s.Take(ctx, p.ApprovalID, m, asker1)
+	if err == nil {
 		t.Fatalf("%s was taken through a parks row the agent wrote: no audited reservation or park exists", p.ApprovalID)
+	}
+	var rf *RefusedError
+	if !errors.As(err, &rf) || rf.Code != RefusedNotParked {
+		t.Fatalf("refused as %v", err)
 	}
 }
 
@@ -73,7 +53,7 @@ func TestAttackTakeThroughForgedParkOfOwnKey(t *testing.T) {
 // takes the approval a second time.
 func TestAttackTakeTwiceAfterAuditRewrite(t *testing.T) {
 	ctx := context.Background()
-	s, c, _ := newRawStore(t)
+	s, c, db := newRawStore(t)
 	p := proposal("attack-retake-"+model.NewID(), "rm -rf /srv/app/cache", model.RiskHigh, c.Now(), time.Hour)
 	if err := s.SubmitReserved(ctx, p, model.FromEpoch(*p.ExpiresAt), agent); err != nil {
 		t.Fatal(err)
@@ -88,9 +68,52 @@ func TestAttackTakeTwiceAfterAuditRewrite(t *testing.T) {
 	if _, err := s.Take(ctx, p.ApprovalID, m, asker1); err != nil {
 		t.Fatal(err)
 	}
-	hostile(t, s.Path(), `c.execute("UPDATE approve_tui_parks SET taken_by = NULL, taken_at = NULL WHERE approval_id = ?", (args[0],))
-c.execute("UPDATE approve_tui_audit SET outcome = 'refused' WHERE approval_id = ? AND event = 'take'", (args[0],))`, p.ApprovalID)
-	if _, err := s.Take(ctx, p.ApprovalID, m, asker2); err == nil {
+	for _, q := range []string{`UPDATE approve_tui_parks SET taken_by = NULL, taken_at = NULL WHERE approval_id = ?`,
+		`UPDATE approve_tui_audit SET outcome = 'refused' WHERE approval_id = ? AND event = 'take'`} {
+		if _, err := db.Exec(q, p.ApprovalID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := s.Take(ctx, p.ApprovalID, m, asker2)
+	if err == nil {
 		t.Fatalf("%s was taken twice: the parks row and the take event were rewritten, and Take believed both", p.ApprovalID)
+	}
+	var rf *RefusedError
+	if !errors.As(err, &rf) || rf.Code != RefusedAuditBroken {
+		t.Fatalf("refused as %v", err)
+	}
+	if _, _, err := s.FindParked(ctx, m); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("FindParked: %v", err)
+	}
+}
+
+// A parks row whose window the agent stretched (park_until later than
+// any the audit log recorded) is not believed: the take is refused, and
+// FindParked does not hand the proposal over.
+func TestTakeRefusesAWindowTheLogNeverRecorded(t *testing.T) {
+	ctx := context.Background()
+	s, c, db := newRawStore(t)
+	p := proposal("stretched-"+model.NewID(), "rm -rf /srv/app/cache", model.RiskHigh, c.Now(), time.Hour)
+	if err := s.SubmitReserved(ctx, p, model.FromEpoch(*p.ExpiresAt), agent); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Park(ctx, p.ApprovalID, c.Now().Add(10*time.Minute), "hook timeout", agent); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Consume(ctx, p.ApprovalID, p.ApprovalID, alice); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE approve_tui_parks SET park_until = ? WHERE approval_id = ?`,
+		model.Epoch(c.Now().Add(50*time.Minute)), p.ApprovalID); err != nil {
+		t.Fatal(err)
+	}
+	m := model.MatchOf(p)
+	if _, _, err := s.FindParked(ctx, m); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("FindParked: %v", err)
+	}
+	_, err := s.Take(ctx, p.ApprovalID, m, asker1)
+	var rf *RefusedError
+	if !errors.As(err, &rf) || rf.Code != RefusedParkOver || !strings.Contains(rf.Reason, "never recorded") {
+		t.Fatalf("taken through a stretched window: %v", err)
 	}
 }

@@ -232,8 +232,11 @@ func (st *Store) ParkOf(ctx context.Context, id string) (*Park, error) {
 // its waiter is gone: its heartbeat is stale or its process is gone, or it
 // has no waiter row ReserveGrace after its submit (killed -9 at any
 // point); one whose waiter is live is not (that waiter answers it).
-// Parked proposals come before reserved ones. ErrNotFound when there is
-// none (the common case: one indexed lookup).
+// Parked proposals come before reserved ones. A parks row counts only as
+// far as the proposal's verified audit events say (readParkAudit): one
+// they do not reserve or park is skipped, one they record as taken is
+// taken. ErrNotFound when there is none (the common case: one indexed
+// lookup).
 //
 // When the only parked proposal of m (parked: its waiter stopped) had its
 // approval taken less than TakenRefusal ago (a retry storm, or two retries
@@ -292,6 +295,22 @@ func (st *Store) FindParked(ctx context.Context, m model.Match) (*Record, *Park,
 		if rec.Park == nil || rec.Park.TakenBy != "" || !rec.Park.Open(s.now()) {
 			continue
 		}
+		// Believed only as far as its verified audit events say (Take
+		// checks it again in its transaction).
+		pa, err := readParkAudit(ctx, s.rdb, id)
+		if err != nil {
+			return nil, nil, s.classify("find parked", err)
+		}
+		var tk *TakenError
+		if err := pa.refusal(id, rec.Park); errors.As(err, &tk) {
+			if taken == nil && model.Epoch(s.now())-tk.At < TakenRefusal.Seconds() {
+				rec.Park.TakenBy, rec.Park.TakenAt = tk.By, model.F64(tk.At)
+				taken = rec
+			}
+			continue
+		} else if err != nil {
+			continue
+		}
 		if rec.Park.Reserved() {
 			gone, err := st.waiterGone(ctx, rec)
 			if err != nil {
@@ -334,7 +353,9 @@ func (st *Store) waiterGone(ctx context.Context, rec *Record) (bool, error) {
 // Take lets asker take the approval of parked proposal id for call m,
 // exactly once: the proposal must be approved with nothing run, parked
 // for m (checked against its own fields), inside its park window, its
-// payload the one submitted, and nobody may have taken it. Of any number
+// payload the one submitted, and nobody may have taken it, by its parks
+// row or by its audit events, which must also record its reservation or
+// park and verify (readParkAudit). Of any number
 // of racing askers one wins; the others get *TakenError naming the winner.
 // The caller still runs every runtime check of the call (risk re-check,
 // pinned bytes, impact) before letting it through.
@@ -385,17 +406,16 @@ func (st *Store) Take(ctx context.Context, id string, m model.Match, asker model
 		case !p.Open(s.now()):
 			return refuse(RefusedParkOver, "its park window ended at "+formatEpoch(p.Until))
 		}
-		// A take recorded before, whatever the parks row says now (a row
-		// rewritten to be taken again).
-		var prior model.Actor
-		var priorAt float64
-		switch err := s.w.QueryRowContext(ctx, `SELECT actor, surface, at FROM approve_tui_audit
-			WHERE approval_id = ? AND event = 'take' AND outcome = 'ok' ORDER BY seq LIMIT 1`, id).Scan(&prior.Name, &prior.Surface, &priorAt); {
-		case errors.Is(err, sql.ErrNoRows):
-		case err != nil:
+		// The parks row is believed only as far as the proposal's own
+		// audit events, verified, say: reserved or parked, the window
+		// recorded, and no take before (a row rewritten to be taken
+		// again, or written by the agent for a proposal never parked).
+		pa, err := readParkAudit(ctx, s.w, id)
+		if err != nil {
 			return nil, err
-		default:
-			return nil, &TakenError{ID: id, By: prior.String(), At: priorAt}
+		}
+		if err := pa.refusal(id, p); err != nil {
+			return nil, err
 		}
 		now := model.Epoch(s.now())
 		by := columnText(asker.String())
