@@ -37,7 +37,8 @@ func TestAttackDeferResumedTwiceRunsTwice(t *testing.T) {
 	opts := hookOpts(s)
 	opts.Defer = true
 	const cmd = "rm -rf /srv/app/dist"
-	call := bashCallIn("sess-dd", "/srv/app", "default", cmd, "toolu_DD1")
+	call := withTranscript(t, bashCallIn("sess-dd", "/srv/app", "default", cmd, "toolu_DD1"),
+		writeTranscript(t, transcriptLine("msg_DD1", "tool_use", "toolu_DD1")))
 	id := HookID("sess-dd", "toolu_DD1")
 	if d, _ := checkJSON(t, recvHook(t, hookAsync(call, opts))); d != "defer" {
 		t.Fatalf("first ask: %s", d)
