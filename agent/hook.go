@@ -107,6 +107,20 @@ type HookOptions struct {
 	// it is required, an approved proposal is allowed only with valid
 	// signatures from enough principals (VerifySignatures).
 	Trust *trust.Settings
+	// ParkWindow is how long the proposal stays open after the hook stops
+	// waiting (its timeout, its agent's signal, its agent gone), so that
+	// the same call asked again takes a late approval, once (0:
+	// DefaultParkWindow; negative: parking off, the proposal is withdrawn
+	// or abandoned as before). The proposal's TTL covers wait and window.
+	ParkWindow time.Duration
+	// Paged, when set, says whether a configured paging route matches the
+	// proposal: the parked deny says "an operator has been paged" only
+	// then (nil: no route matches).
+	Paged func(*storage.Record) bool
+	// Defer (Claude Code only): where the session can resume a deferred
+	// call (permission_mode default or plan), answer defer instead of the
+	// parked deny; the resumed call rejoins the proposal.
+	Defer bool
 }
 
 // HookAnswer is a hook's answer, in the protocol of Agent.
@@ -145,7 +159,10 @@ func (a HookAnswer) JSON() []byte {
 	if a.Silent {
 		return nil
 	}
-	if a.Decision != "allow" {
+	if a.Decision == "defer" && a.Agent != AgentClaudeCode && a.Agent != "" {
+		a.Decision = "deny" // only Claude Code resumes a deferred call
+	}
+	if a.Decision != "allow" && a.Decision != "defer" {
 		a.Decision = "deny" // anything unexpected fails closed
 	}
 	a.Reason = model.Sanitize(a.Reason, model.Line)
@@ -236,6 +253,13 @@ type hookCall struct {
 	policyWhy string
 	// hermes is Hermes' request, kept in the payload.
 	hermes *model.HermesRequest
+	// noResume: the call cannot be told apart from another one of another
+	// session (no session id): it is never matched to a parked proposal,
+	// and not parked.
+	noResume bool
+	// canDefer: the agent can resume this call later (Claude Code's
+	// permission_mode default or plan), so --defer may answer defer.
+	canDefer bool
 	// reported is, for a reporting event, what the agent reported (Hermes'
 	// accepted choice or its transport failure) and who decided.
 	reported, decidedBy string
@@ -346,6 +370,9 @@ func runHook(ctx context.Context, in io.Reader, o HookOptions, p *protocol) (ans
 	if deny != "" {
 		return h.deny("%s; denied to be safe", deny)
 	}
+	if c.session == "" && c.sessionID == "" {
+		c.noResume = true // no session: another session's call could match
+	}
 	if !c.answerBy.IsZero() {
 		// The agent's own deadline bounds the wait: the hook answers by it.
 		left := time.Until(c.answerBy)
@@ -427,6 +454,12 @@ type hook struct {
 	submitted time.Time
 	// ttl is how long the call's proposal lives.
 	ttl time.Duration
+	// match is the call as a parked proposal must match it; window and
+	// parking: the park window, and whether parking is on.
+	match   model.Match
+	callID  string // the id the call's own key derives ("": none)
+	window  time.Duration
+	parking bool
 }
 
 // judging is the judgement's context for a command run in cwd.
@@ -706,7 +739,7 @@ func (h *hook) draft(c *hookCall, command string, v risk.Judgement) risk.Draft {
 		lag = hookTTLMargin
 	}
 	d := risk.Draft{Command: command, SessionKey: h.session(c), Requester: h.p.requester, Cwd: c.cwd,
-		Backend: "local", Notes: strings.Join(notes, "; "), Context: c.description, TTL: h.o.Timeout + lag, ID: h.id(c),
+		Backend: "local", Notes: strings.Join(notes, "; "), Context: c.description, TTL: h.o.Timeout + lag + h.window, ID: h.id(c),
 		Hermes: c.hermes, Origin: model.LocalOrigin(), Judging: h.o.Risk}
 	if c.unknownRisk && len(v.Table.Matches) == 0 {
 		d.Raise = model.RiskMedium
@@ -727,9 +760,18 @@ func (h *hook) draft(c *hookCall, command string, v risk.Judgement) risk.Draft {
 // hook, within its own timeout.
 var hookPreviewTime = time.Second
 
-// ask submits (or rejoins) the proposal and waits for the decision.
+// ask submits (or rejoins) the proposal and waits for the decision. With
+// parking on, it first looks for the same call parked (FindParked): an
+// approved one is taken and answered, a pending one is waited on as if
+// this process had submitted it; otherwise the proposal is submitted with
+// its reservation, and parked when the wait stops.
 func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Judgement) HookAnswer {
 	h.request = c.key
+	h.callID = h.id(c)
+	h.window, h.parking = parkWindow(h.o.ParkWindow)
+	if h.parking && c.noResume {
+		h.window, h.parking = 0, false
+	}
 	if h.p.agent != AgentHermes {
 		// An agent that ends without signalling its hook (Codex at the
 		// end of `codex exec`) leaves it waiting for nobody: the wait ends
@@ -756,12 +798,40 @@ func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Judg
 	if err != nil {
 		return h.deny("could not make a proposal (%v); denied to be safe", err)
 	}
+	h.match = model.MatchOf(p)
 	id := p.ApprovalID
 	started := time.Now()
 	var waiting func()
-	err = s.Submit(ctx, p, h.o.Actor)
+	resumed := false
+	if h.parking {
+		rec, _, ferr := s.FindParked(ctx, h.match)
+		switch {
+		case ferr == nil:
+			// The same call, asked again: its parked proposal, not a new one.
+			id, resumed = rec.ApprovalID, true
+			h.submitted = model.FromEpoch(rec.CreatedAt)
+			if rec.ExpiresAt != nil {
+				h.ttl = model.FromEpoch(*rec.ExpiresAt).Sub(h.submitted)
+			}
+			if rec.EffectiveStatus == model.StatusConsumed {
+				h.logf("%s: this call was parked and is approved; taking the approval", id)
+				return h.decided(ctx, s, rec, command)
+			}
+			h.logf("%s: this call was parked; waiting on it again", id)
+		case !errors.Is(ferr, storage.ErrNotFound):
+			return h.deny("could not look for this call parked (%v); denied to be safe", ferr)
+		}
+	}
+	if !resumed {
+		if h.parking {
+			err = s.SubmitReserved(ctx, p, model.FromEpoch(*p.ExpiresAt), h.o.Actor)
+		} else {
+			err = s.Submit(ctx, p, h.o.Actor)
+		}
+	}
 	var dup *storage.DuplicateError
 	switch {
+	case resumed:
 	case errors.As(err, &dup):
 		// Another hook process on the same call submitted it: wait on that
 		// proposal, if it is this call's.
@@ -774,6 +844,11 @@ func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Judg
 		}
 		h.logf("%s: rejoining the proposal already submitted for call %s", id, model.Sanitize(c.key, model.Line))
 		h.submitted = s.Now()
+		if rec.Park != nil && !rec.Park.Reserved() {
+			// Parked by a hook on this very call (Claude Code resuming a
+			// deferred call): what the approval was given for.
+			h.submitted = model.FromEpoch(rec.CreatedAt)
+		}
 	case err != nil:
 		if ctx.Err() != nil {
 			return h.deny("timed out submitting the proposal (%v); denied to be safe", err)
@@ -787,11 +862,18 @@ func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Judg
 			h.logf("%s needs approval (%s risk: %s); waiting up to %s", id, p.RiskLevel, model.Sanitize(p.RiskReason, model.Line), h.o.Timeout.Round(100*time.Millisecond))
 		}
 	}
+	if h.parking && h.o.Defer && c.canDefer {
+		// The session resumes the call later: park it now, and answer defer.
+		return h.stopped(ctx, s, id, command, nil, "deferred to the operator (Claude Code defer)", true)
+	}
 
 	rec, werr := WaitDecision(ctx, s, id, WaitOptions{Surface: model.SurfaceHook, Every: h.o.HeartbeatEvery,
 		OnError:    func(err error) { h.logf("warning: %v", err) },
 		OnProgress: func(q *storage.Quorum) { h.logf("%s: %s", id, QuorumWords(q)) }, Waiting: waiting})
 	if werr != nil {
+		if h.parking && ctx.Err() != nil {
+			return h.stopped(ctx, s, id, command, rec, stopWhy(context.Cause(ctx), c.timeoutWords, h.o.Timeout), false)
+		}
 		if ctx.Err() != nil && !errors.Is(context.Cause(ctx), errHookTimeout) && h.p.agent != AgentHermes {
 			// The agent stopped waiting (it signals its hook at its own
 			// hook timeout) and decides alone what happens next.
@@ -809,6 +891,61 @@ func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Judg
 		return h.giveUp(ctx, s, id, command, reason)
 	}
 	return h.decided(ctx, s, rec, command)
+}
+
+// stopped parks id when the hook stops waiting (why says why) and answers
+// the parked deny (or, deferring, Claude Code's defer). A decision that
+// raced the stop is answered as such when the hook's own timeout ended the
+// wait (the agent still reads the answer): an approval is taken and
+// allowed. Where the agent stopped the hook, an approval it has not seen
+// is parked all the same, for the retry to take. Parking that fails
+// (the window would end past the expiry, the store refused) falls back
+// to withdrawing it.
+func (h *hook) stopped(ctx context.Context, s *storage.Store, id, command string, rec *storage.Record, why string, deferring bool) HookAnswer {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), withdrawTimeout)
+	defer cancel()
+	agentStopped := ctx.Err() != nil && !errors.Is(context.Cause(ctx), errHookTimeout)
+	if rec != nil && !rec.EffectiveStatus.Open() && (rec.EffectiveStatus != model.StatusConsumed || !agentStopped) {
+		return h.decided(wctx, s, rec, command)
+	}
+	now := s.Now()
+	pk, err := s.Park(wctx, id, now.Add(h.window), why, model.Actor{Surface: model.SurfaceHook, Name: "requester", Detail: fmt.Sprintf("pid %d", os.Getpid())})
+	var np *storage.NotPendingError
+	var tk *storage.TakenError
+	switch {
+	case err == nil:
+		h.logf("%s: parked (%s) until %s", id, why, model.FromEpoch(pk.Until).UTC().Format(time.RFC3339))
+		if deferring {
+			return HookAnswer{Agent: h.p.agent, Decision: "defer", ApprovalID: id,
+				Reason: "approve-tui: " + parkedWords(id, h.paged(s, id), model.FromEpoch(pk.Until))}
+		}
+		return h.deny("%s", parkedWords(id, h.paged(s, id), model.FromEpoch(pk.Until)))
+	case errors.As(err, &tk):
+		return h.deny("%s", takenWords(tk))
+	case errors.As(err, &np):
+		if got, gerr := s.Get(wctx, id); gerr == nil && !got.EffectiveStatus.Open() {
+			return h.decided(wctx, s, got, command)
+		}
+	}
+	h.logf("warning: could not park %s: %v", id, err)
+	if deferring {
+		return h.deny("%s could not be parked (%v); denied, not run", id, err)
+	}
+	return h.giveUp(ctx, s, id, command, "requester stopped waiting ("+why+") and could not park it")
+}
+
+// paged says whether a configured paging route matches proposal id.
+func (h *hook) paged(s *storage.Store, id string) bool {
+	if h.o.Paged == nil {
+		return false
+	}
+	rctx, cancel := context.WithTimeout(context.Background(), finalReadTimeout)
+	defer cancel()
+	rec, err := s.Get(rctx, id)
+	if err != nil {
+		return false
+	}
+	return h.o.Paged(rec)
 }
 
 // giveUp withdraws id (denied by actor "requester"); a decision that raced
@@ -973,6 +1110,12 @@ func (h *hook) decided(ctx context.Context, s *storage.Store, rec *storage.Recor
 	if h.p.answerOnce && rec.ExecutionStatus != model.ExecNotStarted {
 		// Answered before (a repeated request): an approval is one run.
 		return h.deny("%s was approved once and already answered (execution %s); not again", id, string(rec.ExecutionStatus))
+	}
+	// Parked or reserved: exactly one asker takes the approval, this one
+	// included, before every runtime check below.
+	rec, refused := takeParked(ctx, s, rec, h.match, h.o.Actor, h.callID)
+	if refused != "" {
+		return h.deny("%s", refused)
 	}
 	signed := ""
 	if h.o.Trust.Required() {

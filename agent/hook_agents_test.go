@@ -177,6 +177,7 @@ func TestAgentHooksWaitForTheOperator(t *testing.T) {
 			s, o := emptyStore(t)
 			opts := hookOpts(s)
 			opts.Timeout = 400 * time.Millisecond
+			opts.ParkWindow = -1 // parking off: withdrawn as before
 			d, reason := ac.check(t, recvHook(t, runAsync(ac.fn, sample(t, ac.archive, ac.risky), opts)))
 			if d != "deny" || !strings.Contains(reason, "requester timed out after 400ms: no decision on "+ac.id+"; withdrawn, not run") {
 				t.Fatalf("%s %q", d, reason)

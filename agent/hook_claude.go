@@ -117,6 +117,10 @@ func decodeClaude(data []byte) (hookCall, string) {
 	}
 	c.guarded, c.command, c.description = true, si.Command, si.Description
 	c.unknownRisk, c.background = !covered, si.RunInBackground
+	// A deferred call that Claude Code cannot resume falls through to its
+	// own permission rules, which run it in the modes that skip asking: defer
+	// only where that fall-through is a refusal.
+	c.canDefer = hin.PermissionMode == "default" || hin.PermissionMode == "plan"
 	return c, ""
 }
 

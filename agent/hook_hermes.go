@@ -179,6 +179,7 @@ func decodeHermes(data []byte, margin time.Duration, now time.Time) (hookCall, s
 	c.command, c.description = in.Command, in.Description
 	c.session = in.SessionKey
 	if c.session == "" {
+		c.noResume = true // "hermes:SURFACE" names no one session
 		surface := in.Surface
 		if surface == "" {
 			surface = "unknown"

@@ -65,7 +65,9 @@ func hermesRun(input string, o HookOptions, margin time.Duration) <-chan HookAns
 func TestHermesHookApprovedIsOnce(t *testing.T) {
 	s, o := emptyStore(t)
 	start := time.Now()
-	ch := hermesRun(hermesRequest("req-approve-1", "rm -rf build/", 300, start, nil), hookOpts(s), 0)
+	opts := hookOpts(s)
+	opts.ParkWindow = -1 // parking off: the proposal expires before Hermes' deadline
+	ch := hermesRun(hermesRequest("req-approve-1", "rm -rf build/", 300, start, nil), opts, 0)
 	rec := awaitHookProposal(t, o)
 	if rec.ApprovalID != HermesHookID("req-approve-1") || len(rec.ApprovalID) < storage.MinApprovableID ||
 		rec.SessionKey != "agent:main:telegram:dm:7" || rec.Requester != "hermes" || rec.RequesterContext != "recursive delete" ||
@@ -94,7 +96,9 @@ func TestHermesHookSilenceIsDenyBeforeTheDeadline(t *testing.T) {
 	start := time.Now()
 	const timeout = 2.0
 	margin := 800 * time.Millisecond
-	a := recvHook(t, hermesRun(hermesRequest("req-silent", "rm -rf build/", timeout, start, nil), hookOpts(s), margin))
+	opts := hookOpts(s)
+	opts.ParkWindow = -1 // parking off: withdrawn as before
+	a := recvHook(t, hermesRun(hermesRequest("req-silent", "rm -rf build/", timeout, start, nil), opts, margin))
 	answered := time.Now()
 	c, reason := hermesAnswer(t, a)
 	if c != "deny" || !strings.Contains(reason, "Hermes stops waiting in 800ms (approvals.timeout 2s): no decision on") {

@@ -240,6 +240,7 @@ func TestHookWaitsForTheOperator(t *testing.T) {
 		s, o := emptyStore(t)
 		opts := hookOpts(s)
 		opts.Timeout = 400 * time.Millisecond
+		opts.ParkWindow = -1 // parking off: withdrawn as before
 		start := time.Now()
 		d, reason := checkJSON(t, recvHook(t, hookAsync(bashCall(cmd, "toolu_C"), opts)))
 		if d != "deny" || !strings.Contains(reason, "timed out after 400ms") {
@@ -266,7 +267,9 @@ func TestHookWaitsForTheOperator(t *testing.T) {
 		s, o := emptyStore(t)
 		ctx, cancel := context.WithCancelCause(context.Background())
 		ch := make(chan HookAnswer, 1)
-		go func() { ch <- ClaudeCodeHook(ctx, strings.NewReader(bashCall(cmd, "toolu_D")), hookOpts(s)) }()
+		opts := hookOpts(s)
+		opts.ParkWindow = -1 // parking off: abandoned as before
+		go func() { ch <- ClaudeCodeHook(ctx, strings.NewReader(bashCall(cmd, "toolu_D")), opts) }()
 		rec := awaitHookProposal(t, o)
 		cancel(errors.New("terminated signal received"))
 		if d, reason := checkJSON(t, recvHook(t, ch)); d != "deny" || !strings.Contains(reason, "Claude Code stopped waiting (SIGTERM)") {

@@ -722,6 +722,7 @@ func TestUnaskedCommandsFollowTheSignedPolicy(t *testing.T) {
 		noRules(t, o)
 		opts := hookOpts(s)
 		opts.Timeout = time.Second
+		opts.ParkWindow = -1 // withdrawn at the timeout: "no decision on"
 		if ans := recvHook(t, hookAsync(bashCall("echo signed-rule-y", "tu-a"), opts)); !ans.Silent {
 			t.Fatalf("trust off: %+v", ans)
 		}

@@ -308,16 +308,25 @@ func TestHermesTransportWithTheConsole(t *testing.T) {
 	}
 
 	// Nobody decides: deny before Hermes' deadline (the host saw no
-	// timeout of its own), and a late approval is refused (exit 4).
+	// timeout of its own), saying the request is parked; a late approval
+	// is taken by the same request asked again (same session key and
+	// command), once.
 	host.ask("silent", "rm -rf /srv/app/releases/2024-11-03", 8, nil)
 	rec = hermesProposal(t, hs.db, "rm -rf /srv/app/releases/2024-11-03")
 	r = host.result("silent", 30*time.Second)
 	if r.Choice != "deny" || r.Failure != nil || r.AnsweredAt-r.CreatedAt >= 8 {
 		t.Fatalf("Hermes got %+v", r)
 	}
-	runBin(t, hs.bin, ExitNotPending, "--db", hs.db, "approve", "--confirm", rec.ApprovalID, "--", rec.ApprovalID)
-	if got := getRecord(t, hs.db, rec.ApprovalID); got.EffectiveStatus == model.StatusConsumed {
-		t.Fatal("approved after Hermes' deadline")
+	if got := getRecord(t, hs.db, rec.ApprovalID); got.EffectiveStatus != model.StatusPending || got.Park == nil || got.Park.Reserved() {
+		t.Fatalf("not parked: %s %+v", got.EffectiveStatus, got.Park)
+	}
+	runBin(t, hs.bin, 0, "--db", hs.db, "approve", "--confirm", rec.ApprovalID, "--", rec.ApprovalID)
+	host.ask("silent-again", "rm -rf /srv/app/releases/2024-11-03", 8, map[string]any{"session_key": "agent:main:telegram:dm:silent"})
+	if r := host.result("silent-again", 30*time.Second); r.Choice != "once" {
+		t.Fatalf("the request asked again got %+v", r)
+	}
+	if got := getRecord(t, hs.db, rec.ApprovalID); got.Park == nil || got.Park.TakenBy == "" {
+		t.Fatalf("not taken: %+v", got.Park)
 	}
 }
 

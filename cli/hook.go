@@ -10,6 +10,7 @@ import (
 	"github.com/approve-tui/approve-tui/agent"
 	"github.com/approve-tui/approve-tui/config"
 	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/notify"
 	"github.com/approve-tui/approve-tui/storage"
 	"github.com/spf13/cobra"
 )
@@ -159,8 +160,45 @@ func (a *app) agentHookCmd(cmd *cobra.Command, who agent.Agent, run func(context
 		cmd.Flags().StringVar(&low, "low", agent.LowPass, "how a command that goes unasked is answered: pass (print nothing) or allow")
 	}
 	unaskedFlag(cmd)
+	parkWindowFlag(cmd)
+	if who == agent.AgentClaudeCode {
+		cmd.Flags().Bool("defer", false, `in a headless session (claude -p) whose permission_mode is default or plan, answer Claude Code's "defer" instead of the parked deny: the session ends, and "claude -p --resume SESSION" asks again once it is approved`)
+	}
 	hookLockFlag(cmd, &lock)
 	return cmd
+}
+
+// parkWindowFlag gives cmd (run, or a hook) its --park-window.
+func parkWindowFlag(cmd *cobra.Command) {
+	cmd.Flags().Duration("park-window", agent.DefaultParkWindow,
+		"how long the proposal stays open after the wait stops (timeout, the agent's signal), so that the same call asked again takes a late approval once; 0: off (withdrawn or abandoned)")
+}
+
+// parkWindowOf is cmd's --park-window as the agent side takes it:
+// negative (off) for 0.
+func parkWindowOf(cmd *cobra.Command) (time.Duration, error) {
+	fl := cmd.Flags().Lookup("park-window")
+	if fl == nil {
+		return -1, nil
+	}
+	d, err := time.ParseDuration(fl.Value.String())
+	switch {
+	case err != nil:
+		return 0, err
+	case d < 0:
+		return 0, usageErrorf("--park-window must not be negative (0: off)")
+	case d == 0:
+		return -1, nil
+	}
+	return d, nil
+}
+
+// pagedBy says whether a route of cfg pages about a proposal.
+func pagedBy(cfg *config.File) func(*storage.Record) bool {
+	return func(rec *storage.Record) bool {
+		_, r := notify.Route(cfg, rec)
+		return r != nil && len(r.Steps) > 0
+	}
 }
 
 // writeHookAnswer prints ans, if it says anything.
@@ -223,17 +261,28 @@ func (a *app) agentHook(cmd *cobra.Command, who agent.Agent, run func(context.Co
 	if err != nil {
 		return agent.Denied(who, fmt.Sprintf("approve-tui: %v; under trust required nothing is let through without a trust file it can rely on: denied", err))
 	}
+	window, err := parkWindowOf(cmd)
+	if err != nil {
+		return agent.Denied(who, fmt.Sprintf("approve-tui: %v; denied to be safe", err))
+	}
+	deferring := false
+	if fl := cmd.Flags().Lookup("defer"); fl != nil {
+		deferring = fl.Value.String() == "true"
+	}
 	actor := model.LocalActor(model.SurfaceHook)
 	actor.ReadOnly = a.readOnly
 	return run(cmd.Context(), a.in, agent.HookOptions{
-		Timeout: timeout,
-		Low:     low,
-		Unasked: unasked,
-		Risk:    rc,
-		Actor:   actor,
-		Log:     a.err,
-		Store:   a.db,
-		Trust:   trustSet,
+		ParkWindow: window,
+		Paged:      pagedBy(cfg),
+		Defer:      deferring,
+		Timeout:    timeout,
+		Low:        low,
+		Unasked:    unasked,
+		Risk:       rc,
+		Actor:      actor,
+		Log:        a.err,
+		Store:      a.db,
+		Trust:      trustSet,
 		Open: func(ctx context.Context) (*storage.Store, error) {
 			return storage.Open(ctx, a.db, storage.Options{ReadOnly: a.readOnly, BusyTimeout: lockTimeout, Risk: rc})
 		},

@@ -25,7 +25,7 @@ func TestHookSIGTERMAbandons(t *testing.T) {
 	}
 	in := `{"session_id":"s1","cwd":"` + dir + `","hook_event_name":"BeforeTool","timestamp":"2026-01-01T10:00:00Z",` +
 		`"tool_name":"run_shell_command","tool_input":{"command":"chmod -R 777 ` + dir + `","description":"open up"}}`
-	hook := approveTUI(t, "--db", db, "hook", "gemini", "--timeout", "60s")
+	hook := approveTUI(t, "--db", db, "hook", "gemini", "--timeout", "60s", "--park-window", "0s")
 	hook.Stdin = strings.NewReader(in)
 	var stdout bytes.Buffer
 	hook.Stdout = &stdout
@@ -98,7 +98,7 @@ func TestHookWhoseAgentEndedAbandons(t *testing.T) {
 		t.Skip("approve-tui is not in $PATH:", err)
 	}
 	// The "agent": a shell that starts the hook, waits a little, and ends.
-	agent := exec.Command("sh", "-c", `"$0" --db "$1" hook codex --timeout 60s < "$2" > "$3" 2>&1 & sleep 1`,
+	agent := exec.Command("sh", "-c", `"$0" --db "$1" hook codex --timeout 60s --park-window 0s < "$2" > "$3" 2>&1 & sleep 1`,
 		bin, db, in, filepath.Join(dir, "out.txt"))
 	agent.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
 	if err := agent.Run(); err != nil {

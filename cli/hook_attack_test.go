@@ -404,7 +404,7 @@ func TestHookSIGTERMSaysHowLong(t *testing.T) {
 	}
 	in := `{"session_id":"s1","transcript_path":"/dev/null","cwd":"` + dir + `","hook_event_name":"PreToolUse","tool_name":"Bash",` +
 		`"tool_use_id":"toolu_1","tool_input":{"command":"chmod -R 777 ` + dir + `"}}`
-	hook := approveTUI(t, "--db", db, "hook", "claude-code", "--timeout", "60s")
+	hook := approveTUI(t, "--db", db, "hook", "claude-code", "--timeout", "60s", "--park-window", "0s")
 	hook.Stdin = strings.NewReader(in)
 	if err := hook.Start(); err != nil {
 		t.Fatal(err)

@@ -75,6 +75,7 @@ It exits 0 with a JSON answer for everything it can see; bad flags exit 2
 		},
 	}
 	hm.Flags().DurationVar(&margin, "margin", agent.HermesMargin, "answer this long before Hermes' deadline")
+	parkWindowFlag(hm)
 	hookLockFlag(hm, &lock)
 	return hm
 }

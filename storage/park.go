@@ -55,7 +55,7 @@ const DetailRanWithoutApproval = string(model.ExecRanWithoutApproval)
 type Park struct {
 	ApprovalID  string
 	MatchSHA256 string  // model.Match.Key of the parked call
-	StoppedAt   float64 // epoch seconds: when the waiter stopped
+	StoppedAt   float64 // epoch seconds: when the waiter stopped (0: reserved, its waiter has not stopped)
 	Until       float64 // epoch seconds: the end of the park window (never past the expiry)
 	Why         string  // why the waiter stopped, as the parking surface said it (sanitised)
 	TakenBy     string  // who took the approval ("" while nobody has)
@@ -64,6 +64,15 @@ type Park struct {
 
 // Open reports whether the park window is still open at now.
 func (p *Park) Open(now time.Time) bool { return p != nil && model.Epoch(now) < p.Until }
+
+// Reserved reports whether p is a reservation written with the submit
+// whose waiter has not parked it (it waits, or it died without a word).
+func (p *Park) Reserved() bool { return p != nil && p.StoppedAt == 0 }
+
+// ReserveGrace is how long after its submit a reserved proposal with no
+// waiter row is taken for one whose waiter is gone (killed before its first
+// heartbeat): the waiter writes its first heartbeat right after the submit.
+const ReserveGrace = WaiterStaleAfter
 
 // TakenError is the refusal of a Take whose approval another asker took:
 // exactly one asker takes a parked approval.
@@ -136,7 +145,10 @@ func (st *Store) Park(ctx context.Context, id string, until time.Time, why strin
 		}
 		out = p
 		d := map[string]any{"stopped_at": p.StoppedAt, "until": p.Until, "why": p.Why, "match_sha256": p.MatchSHA256}
-		if prev != nil {
+		switch {
+		case prev.Reserved():
+			d["reserved_until"] = prev.Until
+		case prev != nil:
 			d["parked_before_at"] = prev.StoppedAt
 		}
 		return []auditEntry{{id: id, event: EventPark, outcome: OutcomeOK, detail: d}}, nil
@@ -161,8 +173,8 @@ func (s bound) parkRow(ctx context.Context, id string) (*Park, error) {
 func scanPark(sc rowScanner, id string) (*Park, error) {
 	p := &Park{ApprovalID: id}
 	var taken sql.NullString
-	var takenAt sql.NullFloat64
-	err := sc.Scan(&p.MatchSHA256, &p.StoppedAt, &p.Until, &p.Why, &taken, &takenAt)
+	var stopped, takenAt sql.NullFloat64
+	err := sc.Scan(&p.MatchSHA256, &stopped, &p.Until, &p.Why, &taken, &takenAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -170,6 +182,7 @@ func scanPark(sc rowScanner, id string) (*Park, error) {
 		return nil, err
 	}
 	p.TakenBy = taken.String
+	p.StoppedAt = stopped.Float64
 	if takenAt.Valid {
 		p.TakenAt = model.F64(takenAt.Float64)
 	}
@@ -188,6 +201,10 @@ func (s bound) parkClosed(ctx context.Context, rec *Record, facts rowFacts) erro
 	p, err := s.parkRow(ctx, rec.ApprovalID)
 	if err != nil || p == nil {
 		return err
+	}
+	if !p.Open(s.now()) && p.Reserved() {
+		return &RefusedError{ID: rec.ApprovalID, Code: RefusedParkOver, Reason: "its park window ended at " + formatEpoch(p.Until) +
+			": approving it now would let nothing through; deny it or let it expire"}
 	}
 	if !p.Open(s.now()) {
 		return &RefusedError{ID: rec.ApprovalID, Code: RefusedParkOver, Reason: "its agent stopped waiting at " + formatEpoch(p.StoppedAt) +
@@ -209,16 +226,21 @@ func (st *Store) ParkOf(ctx context.Context, id string) (*Park, error) {
 
 // FindParked returns the parked proposal the call m may resume: the most
 // recently parked one whose park window is open, whose approval nobody took,
-// which is still pending or approved with nothing run, and whose own
-// requester, session, command bytes and cwd are m's. ErrNotFound when
-// there is none (the common case: one indexed lookup).
+// which is still open (pending, or tier-2 pending_confirm) or approved with
+// nothing run, and whose own requester, session, command bytes and cwd are
+// m's. A reserved proposal (its waiter never parked it) is found too once
+// its waiter is gone: its heartbeat is stale or its process is gone, or it
+// has no waiter row ReserveGrace after its submit (killed -9 at any
+// point); one whose waiter is live is not (that waiter answers it).
+// Parked proposals come before reserved ones. ErrNotFound when there is
+// none (the common case: one indexed lookup).
 func (st *Store) FindParked(ctx context.Context, m model.Match) (*Record, *Park, error) {
 	s := st.bind()
 	rows, err := s.rdb.QueryContext(ctx, `SELECT p.approval_id FROM approve_tui_parks p
 		JOIN gateway_approvals g ON g.approval_id = p.approval_id
 		WHERE p.match_sha256 = ? AND p.taken_by IS NULL AND p.park_until > ?
-		AND (g.status = 'pending' OR (g.status = 'consumed' AND g.execution_status = 'not_started'))
-		ORDER BY p.stopped_at DESC LIMIT 8`, m.Key(), model.Epoch(s.now()))
+		AND (g.status IN ('pending', 'pending_confirm') OR (g.status = 'consumed' AND g.execution_status = 'not_started'))
+		ORDER BY CASE WHEN p.stopped_at IS NULL THEN 1 ELSE 0 END, p.stopped_at DESC, g.created_at DESC LIMIT 8`, m.Key(), model.Epoch(s.now()))
 	if err != nil {
 		return nil, nil, s.classify("find parked", err)
 	}
@@ -246,16 +268,42 @@ func (st *Store) FindParked(ctx context.Context, m model.Match) (*Record, *Park,
 		if model.MatchOf(&rec.Proposal) != m {
 			continue // a parks row that names another call: never matched
 		}
-		st := rec.EffectiveStatus
-		if !st.Open() && !(st == model.StatusConsumed && rec.ExecutionStatus == model.ExecNotStarted) {
+		status := rec.EffectiveStatus
+		if !status.Open() && !(status == model.StatusConsumed && rec.ExecutionStatus == model.ExecNotStarted) {
 			continue
 		}
 		if rec.Park == nil || rec.Park.TakenBy != "" || !rec.Park.Open(s.now()) {
 			continue
 		}
+		if rec.Park.Reserved() {
+			gone, err := st.waiterGone(ctx, rec)
+			if err != nil {
+				return nil, nil, err
+			}
+			if !gone {
+				continue // its waiter is there: it answers the call
+			}
+		}
 		return rec, rec.Park, nil
 	}
 	return nil, nil, ErrNotFound
+}
+
+// waiterGone says whether reserved proposal rec's waiter is gone: it
+// heartbeated and stopped (stale, or its process on this host is gone), or
+// it never wrote a heartbeat ReserveGrace after the submit.
+func (st *Store) waiterGone(ctx context.Context, rec *Record) (bool, error) {
+	ws, err := st.WaiterState(ctx, rec.ApprovalID)
+	if err != nil {
+		return false, err
+	}
+	switch ws.State {
+	case WaiterLive:
+		return false, nil
+	case WaiterDead:
+		return true, nil
+	}
+	return model.Epoch(st.bind().now())-rec.CreatedAt >= ReserveGrace.Seconds(), nil
 }
 
 // Take lets asker take the approval of parked proposal id for call m,

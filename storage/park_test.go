@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -414,5 +415,92 @@ func TestParkApprovedBeforeTheWaiterSawIt(t *testing.T) {
 	var it *InvalidTransitionError
 	if _, err := s.Park(ctx, p.ApprovalID, c.Now().Add(time.Hour), "", agent); !errors.As(err, &it) {
 		t.Fatalf("parked after it ran: %v", err)
+	}
+}
+
+// A reservation written with the submit: not found while its waiter is
+// live; found once the waiter is gone (stale heartbeat, or no waiter row
+// after the grace), whether it is still pending or was approved; taken by
+// its own waiter through Take like any asker; parked over by its waiter.
+func TestReservation(t *testing.T) {
+	ctx := context.Background()
+	s, c, _ := newRawStore(t)
+	p := proposal("reserve-"+model.NewID(), "rm -rf /srv/app/cache", model.RiskHigh, c.Now(), time.Hour)
+	if err := s.SubmitReserved(ctx, p, c.Now().Add(2*time.Hour), agent); err != nil {
+		t.Fatal(err)
+	}
+	m := model.MatchOf(p)
+	rec, err := s.Get(ctx, p.ApprovalID)
+	if err != nil || !rec.Park.Reserved() || rec.Park.Until != *p.ExpiresAt || rec.Park.MatchSHA256 != m.Key() {
+		t.Fatalf("reservation: %+v %v", rec.Park, err)
+	}
+	// Just submitted, no heartbeat yet: its waiter is on its way.
+	if _, _, err := s.FindParked(ctx, m); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("found a reservation just submitted: %v", err)
+	}
+	w := Waiter{ApprovalID: p.ApprovalID, Host: model.HostName(), PID: os.Getpid()}
+	if err := s.Heartbeat(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	c.Advance(ReserveGrace + time.Second)
+	w.HeartbeatAt = 0
+	if err := s.Heartbeat(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.FindParked(ctx, m); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("found a reservation whose waiter is live: %v", err)
+	}
+	c.Advance(WaiterStaleAfter + time.Second) // the waiter was killed -9
+	got, pk, err := s.FindParked(ctx, m)
+	if err != nil || got.ApprovalID != p.ApprovalID || !pk.Reserved() {
+		t.Fatalf("find with the waiter gone: %+v %v", pk, err)
+	}
+	// The waiter that comes back (the retry) parks it.
+	if _, err := s.Park(ctx, p.ApprovalID, c.Now().Add(10*time.Minute), "hook timeout", agent); err != nil {
+		t.Fatal(err)
+	}
+	db := rawDB(t, s.DSN())
+	if n := countAudit(t, db, `approval_id = ? AND event = 'park' AND outcome = 'ok' AND detail LIKE '%reserved_until%'`, p.ApprovalID); n != 1 {
+		t.Fatalf("%d park events over the reservation", n)
+	}
+
+	// Approved while its own waiter waits: the waiter takes it, once.
+	q := proposal("reserve-own-"+model.NewID(), "rm -rf /srv/app/tmp", model.RiskHigh, c.Now(), time.Hour)
+	if err := s.SubmitReserved(ctx, q, c.Now().Add(2*time.Hour), agent); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Consume(ctx, q.ApprovalID, q.ApprovalID, alice); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Take(ctx, q.ApprovalID, model.MatchOf(q), asker1); err != nil {
+		t.Fatalf("the waiter's own take: %v", err)
+	}
+	var tk *TakenError
+	if _, err := s.Take(ctx, q.ApprovalID, model.MatchOf(q), asker2); !errors.As(err, &tk) || tk.By != asker1.String() {
+		t.Fatalf("second take: %v", err)
+	}
+
+	// Approved, its waiter killed before its first heartbeat: found after
+	// the grace, approved, and taken by the retry.
+	r := proposal("reserve-killed-"+model.NewID(), "rm -rf /srv/app/log", model.RiskHigh, c.Now(), time.Hour)
+	if err := s.SubmitReserved(ctx, r, c.Now().Add(2*time.Hour), agent); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Consume(ctx, r.ApprovalID, r.ApprovalID, alice); err != nil {
+		t.Fatal(err)
+	}
+	c.Advance(ReserveGrace)
+	got, _, err = s.FindParked(ctx, model.MatchOf(r))
+	if err != nil || got.ApprovalID != r.ApprovalID || got.EffectiveStatus != model.StatusConsumed {
+		t.Fatalf("find approved, waiter never seen: %+v %v", got, err)
+	}
+	if _, err := s.Take(ctx, r.ApprovalID, model.MatchOf(r), asker2); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.VerifyAudit(ctx); err != nil || !res.OK {
+		t.Fatalf("audit: %+v %v", res, err)
+	}
+	if err := s.SubmitReserved(ctx, proposal("reserve-zero-"+model.NewID(), "ls", model.RiskLow, c.Now(), time.Hour), time.Time{}, agent); err == nil {
+		t.Fatal("a reservation without a window was accepted")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/approve-tui/approve-tui/model"
@@ -209,6 +210,23 @@ func (s bound) isLockErr(un *UnavailableError) bool {
 // problem), refuses a duplicate id, and writes payload_json once with the
 // full key set.
 func (st *Store) Submit(ctx context.Context, p *model.Proposal, actor model.Actor) error {
+	return st.submit(ctx, p, time.Time{}, actor)
+}
+
+// SubmitReserved is Submit with a reservation, written in the same
+// transaction: a parks row whose stopped_at is NULL, saying that the
+// proposal's waiter may park it until min(until, its expiry) when it stops
+// waiting. A waiter killed before it could park leaves that row, so that
+// the same call asked again finds the proposal (FindParked, once the
+// waiter is gone) and any allow of it goes through Take.
+func (st *Store) SubmitReserved(ctx context.Context, p *model.Proposal, until time.Time, actor model.Actor) error {
+	if until.IsZero() {
+		return &model.ValidationError{Problems: []string{"a reservation needs the end of its park window"}}
+	}
+	return st.submit(ctx, p, until, actor)
+}
+
+func (st *Store) submit(ctx context.Context, p *model.Proposal, reserve time.Time, actor model.Actor) error {
 	s := st.bind()
 	if p.Status == "" {
 		p.Status = model.StatusPending
@@ -246,6 +264,17 @@ func (st *Store) Submit(ctx context.Context, p *model.Proposal, actor model.Acto
 		if _, err := s.ws.rankPut.ExecContext(ctx, p.ApprovalID, eff.Rank(), nullFloat(p.ExpiresAt)); err != nil {
 			return nil, err
 		}
+		var reserved float64
+		if !reserve.IsZero() {
+			reserved = model.Epoch(reserve)
+			if p.ExpiresAt != nil && *p.ExpiresAt < reserved {
+				reserved = *p.ExpiresAt
+			}
+			if _, err := s.w.ExecContext(ctx, `INSERT INTO approve_tui_parks (approval_id, match_sha256, stopped_at, park_until, why)
+				VALUES (?, ?, NULL, ?, '')`, p.ApprovalID, model.MatchOf(p).Key(), reserved); err != nil {
+				return nil, err
+			}
+		}
 		d := map[string]any{
 			"risk":           string(p.RiskLevel),
 			"session":        p.SessionKey,
@@ -273,6 +302,9 @@ func (st *Store) Submit(ctx context.Context, p *model.Proposal, actor model.Acto
 		}
 		if who := policy.VoterOf(actor); who.Person != "" {
 			d["submitter_person"] = who.Person
+		}
+		if reserved != 0 {
+			d["reserved_until"] = reserved
 		}
 		return []auditEntry{{id: p.ApprovalID, event: EventSubmit, outcome: OutcomeOK, detail: d}}, nil
 	}})

@@ -1,0 +1,127 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/approve-tui/approve-tui/model"
+	"github.com/approve-tui/approve-tui/storage"
+)
+
+// Parking (docs/parking.md). A hook or `run` that stops waiting (its own
+// timeout, its agent's signal, its agent gone, `run --timeout`, Hermes'
+// deadline) parks its proposal for a park window instead of withdrawing
+// it: the proposal stays open, and the same call asked again (model.Match:
+// requester, session, exact command bytes, cwd) finds it (FindParked),
+// waits on it as its waiter, or, once it is approved, takes the approval
+// (storage.Take, exactly once) and lets the call through after every
+// runtime check. The proposal is submitted with its reservation (a parks
+// row whose waiter has not stopped), so that a waiter killed -9 at any
+// point leaves a proposal the retry finds.
+
+// DefaultParkWindow is how long a proposal stays open after its waiter
+// stopped waiting, when the park window is not set (0).
+const DefaultParkWindow = time.Hour
+
+// parkWindow is window as set (0: DefaultParkWindow); on is false when
+// parking is off (a negative window): the old withdraw/abandon behaviour.
+func parkWindow(window time.Duration) (time.Duration, bool) {
+	switch {
+	case window < 0:
+		return 0, false
+	case window == 0:
+		return DefaultParkWindow, true
+	}
+	return window, true
+}
+
+// parkedWords is what the agent is told of a call whose proposal was
+// parked as id: one ASCII line, the id first, nothing of the agent's own
+// text echoed. paged says whether a configured paging route matches it.
+func parkedWords(id string, paged bool, until time.Time) string {
+	who := "an operator has been paged"
+	if !paged {
+		who = "no paging route matches it; it waits in the approve-tui console"
+	}
+	return fmt.Sprintf("not run: parked as %s; %s. Ask again later with the exact same command in the same directory: once approved, it runs, until %s UTC.",
+		model.Sanitize(id, model.Line), who, until.UTC().Format("15:04"))
+}
+
+// takenWords is the deny of a call whose parked approval another asker
+// took.
+func takenWords(tk *storage.TakenError) string {
+	at := ""
+	if tk.At > 0 {
+		at = " at " + model.FromEpoch(tk.At).UTC().Format("15:04:05") + " UTC"
+	}
+	return fmt.Sprintf("%s was taken by %s%s; not run", model.Sanitize(tk.ID, model.Line), model.Sanitize(tk.By, model.Line), at)
+}
+
+// asker is actor as the one who takes a parked approval for call callID
+// (the id the call's own key derives, "" when it has none): named so that
+// "taken by" tells the askers apart, and so that the hook processes of one
+// call (Claude Code runs matching hooks in parallel; the one call runs
+// once) are one asker.
+func asker(actor model.Actor, callID string) model.Actor {
+	if callID == "" {
+		callID = fmt.Sprintf("pid %d", os.Getpid())
+	} else {
+		callID = "call " + callID
+	}
+	a := actor
+	a.Name = actor.Name + " (" + callID + ")"
+	return a
+}
+
+// takeParked takes approved proposal rec for call m when it has a parks
+// row (reserved or parked): any allow of such a proposal goes through
+// Take, its own waiter's included. rec is returned as taken; refusal is
+// the deny's words when it was not taken (another asker took it, its
+// window ended, the call differs), "" when it may go on to the runtime
+// checks. A proposal with no parks row goes on as it is.
+func takeParked(ctx context.Context, s *storage.Store, rec *storage.Record, m model.Match, actor model.Actor, callID string) (*storage.Record, string) {
+	if rec.Park == nil {
+		return rec, ""
+	}
+	if m == (model.Match{}) {
+		return rec, rec.ApprovalID + " is parked, and the call asking for it is not known; not run"
+	}
+	me := asker(actor, callID)
+	took, err := s.Take(ctx, rec.ApprovalID, m, me)
+	var tk *storage.TakenError
+	var rf *storage.RefusedError
+	switch {
+	case err == nil:
+		return took, ""
+	case errors.As(err, &tk) && callID != "" && tk.By == me.String():
+		// Taken by another hook process on this same call: one call, one
+		// run (the checks that follow still apply).
+		return rec, ""
+	case errors.As(err, &tk):
+		return rec, takenWords(tk)
+	case errors.As(err, &rf) && rf.Code == storage.RefusedParkOver:
+		return rec, rec.ApprovalID + " was approved, but its park window is over; not run"
+	case errors.As(err, &rf) && rf.Code == storage.RefusedNoMatch:
+		return rec, rec.ApprovalID + " was approved for another call (command, session, requester or directory differ); not run"
+	}
+	return rec, fmt.Sprintf("%s was approved, but could not be taken (%v); not run", rec.ApprovalID, err)
+}
+
+// stopWhy says why a waiter stopped, for the park row and the console:
+// "hook timeout after 5m0s", "its hook got SIGTERM (its agent's hook
+// timeout?)", "its agent (pid 12) ended".
+func stopWhy(cause error, timeoutWords string, timeout time.Duration) string {
+	var gone errParentGone
+	switch {
+	case errors.Is(cause, errHookTimeout) && timeoutWords != "":
+		return timeoutWords
+	case errors.Is(cause, errHookTimeout), errors.Is(cause, errTimedOut):
+		return "its own timeout after " + timeout.String()
+	case errors.As(cause, &gone):
+		return gone.Error()
+	}
+	return "it got " + signalWords(cause) + " (its agent's hook timeout?)"
+}
