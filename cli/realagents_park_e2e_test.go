@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -175,4 +176,123 @@ func screenShows(tm *demoInTmux, want string, within time.Duration) bool {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return false
+}
+
+// startArgs runs the agent with args in the project directory (start's
+// command line given whole: a resumed session).
+func (r *agentRig) startArgs(args ...string) *agentRun {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	cmd := exec.CommandContext(ctx, filepath.Join(r.modules, ".bin", r.agent.bin), args...)
+	cmd.Dir = r.work
+	cmd.Env = r.env()
+	cmd.Stdin = strings.NewReader("")
+	run := &agentRun{cmd: cmd, done: make(chan error, 1), cancel: cancel, started: time.Now()}
+	cmd.Stdout, cmd.Stderr = &run.stdout, &run.stderr
+	if err := cmd.Start(); err != nil {
+		cancel()
+		r.t.Fatalf("start %s: %v", r.agent.bin, err)
+	}
+	go func() { run.done <- cmd.Wait() }()
+	r.t.Cleanup(func() {
+		cancel()
+		<-run.done
+	})
+	return run
+}
+
+// askAgain resumes the agent's last session with a prompt that makes the
+// stand-in model ask for the same command again (a new call: a new
+// tool_use_id, the same session, command and directory).
+func (r *agentRig) askAgain(sessionID string) (stdout, stderr string) {
+	r.t.Helper()
+	var args []string
+	switch r.agent.name {
+	case "claude-code":
+		args = []string{"-p", "Ask again.", "--resume", sessionID, "--output-format", "json", "--model", "claude-sonnet-4-5"}
+	case "codex":
+		args = []string{"exec", "resume", "--last", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "Ask again."}
+	case "gemini":
+		args = []string{"--resume", "latest", "-p", "Ask again.", "--approval-mode", "yolo", "--output-format", "json", "--model", "gemini-2.5-flash"}
+	}
+	return r.wait(r.startArgs(args...))
+}
+
+// The done-when with the real agents: the call waits past the hook's
+// answer (Claude Code: its own hook timeout, 4 s, SIGTERM to the hook, which
+// parks and, with onFailure block, the call is blocked; Codex and Gemini
+// CLI: the hook's wait, 3 s, ends first, as hook install sets them, since
+// both run the command when they kill the hook), and the call is not run.
+// The operator approves the parked proposal; the agent's session, resumed,
+// asks again: the command runs, once; resumed once more, it does not.
+func TestRealAgentParkedRetryRunsOnce(t *testing.T) {
+	for _, a := range realAgents {
+		t.Run(a.name, func(t *testing.T) {
+			r := newAgentRig(t, a, "sh -c 'echo ran >> ran.log'", "log a run")
+			r.hookBin = buildBinaryTB(t, t.TempDir())
+			if a.name == "claude-code" {
+				r.hookTimeout, r.waitFor = 4*time.Second, 40*time.Second
+			} else {
+				r.hookTimeout, r.waitFor = 30*time.Second, 3*time.Second
+			}
+			ranLog := filepath.Join(r.work, "ran.log")
+			r.installHooksByHand()
+			run := r.start("Log a run.")
+			id := r.pendingID(run)
+			stdout, stderr := r.wait(run)
+			if n := fileLines(ranLog); n != 0 {
+				t.Fatalf("the command ran %d times before any approval\nstdout: %s\nstderr: %s", n, stdout, stderr)
+			}
+			t.Logf("first ask: tool results %q", r.stub.ToolResults())
+			rec := r.show(id)
+			if rec["status"] != "pending" {
+				t.Fatalf("after the first ask: status %v (%v), want pending (parked)", rec["status"], rec["terminal_reason"])
+			}
+			if a.name != "claude-code" && !strings.Contains(strings.Join(r.stub.ToolResults(), "\n"), "parked as "+id) {
+				t.Errorf("the model was not told the call is parked as %s: %q", id, r.stub.ToolResults())
+			}
+			session := ""
+			if a.name == "claude-code" {
+				var res struct {
+					SessionID string `json:"session_id"`
+				}
+				if err := json.Unmarshal([]byte(strings.TrimSpace(stdout)), &res); err != nil || res.SessionID == "" {
+					t.Fatalf("Claude Code's result has no session_id (%v): %s", err, stdout)
+				}
+				session = res.SessionID
+			}
+
+			if out, err := exec.Command(r.hookBin, "--db", r.db, "approve", id, "--confirm", id).CombinedOutput(); err != nil {
+				t.Fatalf("approve: %v\n%s", err, out)
+			}
+			stdout, stderr = r.askAgain(session)
+			if n := fileLines(ranLog); n != 1 {
+				t.Fatalf("asked again after the approval, the command ran %d times, want once\ntool results %q\nstdout: %s\nstderr: %s\nmodel log:\n%s",
+					n, r.stub.ToolResults(), stdout, stderr, r.stub.Log())
+			}
+			rec = r.show(id)
+			t.Logf("after the retry: status %v, execution %v (%v)", rec["status"], rec["execution_status"], rec["execution_reason"])
+			if rec["status"] != "consumed" || rec["execution_status"] == "ran_without_approval" {
+				t.Errorf("record after the retry: status %v, execution %v", rec["status"], rec["execution_status"])
+			}
+			// Asked once more: not run. (The stand-in asks for the
+			// command only when the resumed conversation ends on the
+			// prompt; Claude Code sometimes sends the last tool result
+			// with it, and the stand-in then just answers: asked again.)
+			for i := 0; i < 3; i++ {
+				calls := r.stub.ToolCalls()
+				stdout, stderr = r.askAgain(session)
+				if n := fileLines(ranLog); n != 1 {
+					t.Fatalf("asked a third time, the command ran again (%d runs)\nstdout: %s\nstderr: %s", n, stdout, stderr)
+				}
+				if r.stub.ToolCalls() > calls {
+					break
+				}
+				if i == 2 {
+					t.Fatalf("the resumed session never asked for the command a third time\nmodel log:\n%s", r.stub.Log())
+				}
+			}
+			t.Logf("third ask: tool results %q", r.stub.ToolResults())
+		})
+	}
 }
