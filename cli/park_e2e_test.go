@@ -705,3 +705,43 @@ func TestParkE2ERunTimeoutThenRunsOnce(t *testing.T) {
 	}
 	r.verify()
 }
+
+// The same call (the same tool_use_id: Claude Code re-emits a deferred
+// call so, and nothing stops an agent from sending an id again) asked
+// again after its approval was taken and its run recorded: not let
+// through a second time.
+func TestParkE2ESameCallIDAfterItRanRefused(t *testing.T) {
+	for _, sh := range hookShapes {
+		if sh.post == nil {
+			continue
+		}
+		t.Run(sh.agent, func(t *testing.T) {
+			r := newParkRig(t)
+			command := "sh -c 'echo ran >> ran.log'"
+			flags := []string{"--timeout", "1s", "--park-window", "1h"}
+			h := r.askHook(sh, sh.input("sess-same", "call-1", r.work, command), flags...)
+			d, why := h.verdict(t, sh.agent)
+			m := parkedWords.FindStringSubmatch(why)
+			if d != "deny" || m == nil {
+				t.Fatalf("the hook at its own timeout answered %s %q", d, why)
+			}
+			id := m[1]
+			r.must("approve", id, "--confirm", id)
+			h = r.askHook(sh, sh.input("sess-same", "call-1", r.work, command), flags...)
+			if d, why := h.verdict(t, sh.agent); d != "allow" {
+				t.Fatalf("the parked call asked again with its own id: %s %q", d, why)
+			}
+			r.askHook(sh, sh.post("sess-same", "call-1", r.work, command))
+			if rec := r.show(id); rec["execution_status"] != "executed" {
+				t.Fatalf("the run is not recorded: execution %v (%v)", rec["execution_status"], rec["execution_reason"])
+			}
+			h = r.askHook(sh, sh.input("sess-same", "call-1", r.work, command), flags...)
+			if d, why := h.verdict(t, sh.agent); d == "allow" {
+				t.Fatalf("the same call id asked again after its run was let through again (%q): its approval ran twice\nstderr: %s", why, h.stderr.String())
+			}
+			if n := r.count(id, "take", "ok"); n != 1 {
+				t.Errorf("%d take events, want 1", n)
+			}
+		})
+	}
+}
