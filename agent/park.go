@@ -96,9 +96,10 @@ func takeParked(ctx context.Context, s *storage.Store, rec *storage.Record, m mo
 	switch {
 	case err == nil:
 		return took, ""
-	case errors.As(err, &tk) && callID != "" && tk.By == me.String():
+	case errors.As(err, &tk) && callID != "" && tk.By == me.String() && rec.ExecutionStatus == model.ExecNotStarted:
 		// Taken by another hook process on this same call: one call, one
-		// run (the checks that follow still apply).
+		// run (the checks that follow still apply); once its run is
+		// recorded, the call asked again is another run, refused.
 		return rec, ""
 	case errors.As(err, &tk):
 		return rec, takenWords(tk)
