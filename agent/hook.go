@@ -552,47 +552,51 @@ func (h *hook) policy(c *hookCall, command, decision, reason string, level model
 		SessionKey: h.session(c), Requester: h.p.requester, Risk: level}
 }
 
-// after records what the agent reported of a call it ran after the hook
-// allowed it: executed once the command ended (never before), started when
+// after records what the agent reported of a call it ran: for an approved
+// proposal, executed once the command ended (never before), started when
 // it was only launched (a background call, whose end the agent does not
-// report). Only a proposal of this hook (its id derived from the same
-// call), approved, not marked yet, and pinning exactly this command is
-// marked; anything else is left alone. It prints nothing: the hook has no
-// say after the fact.
+// report); for one that was not approved, ran_without_approval
+// (ranUnapproved). The report is tied to the proposal by the call's id
+// where the agent names the call, else by the call's match, never by a
+// guess (reportedCall); anything not tied is left alone. It prints
+// nothing: the hook has no say after the fact.
 func (h *hook) after(ctx context.Context, c *hookCall) {
-	if !c.guarded || c.key == "" || c.command == nil || c.outcome == "" {
-		return
+	if !c.guarded || c.command == nil || c.outcome == "" || c.key == "" && namesCalls(h.p.agent) {
+		return // a report without the call id its agent always gives: not tied
 	}
 	s, err := h.o.Open(ctx)
 	if err != nil {
-		h.logf("warning: cannot record the outcome of call %s: %v", model.Sanitize(c.key, model.Line), err)
+		h.logf("warning: cannot record the outcome of a call %s reported: %v", agentNames[h.p.agent], err)
 		return
 	}
 	defer s.Close()
-	id := h.id(c)
-	rec, err := s.Get(ctx, id)
-	if err != nil || rec.SessionKey != h.session(c) {
-		return // not a call this hook asked about (low risk)
+	rec, how := h.reportedCall(ctx, s, c)
+	if rec == nil {
+		return
+	}
+	id := rec.ApprovalID
+	if rec.ExecutionStatus != model.ExecNotStarted {
+		return // recorded already: once only
 	}
 	if rec.Command != *c.command {
-		// This very call ran another command than the one approved: its
+		// This very call ran another command than the one proposed: its
 		// input was changed after the hook answered (another hook's
-		// updatedInput, say). Nothing is marked run; the report says it.
-		if rec.EffectiveStatus == model.StatusConsumed {
-			who := agentNames[h.p.agent]
-			if err := s.RecordReport(ctx, id, h.p.requester, who+" reported that this call ran another command than the one approved (its input was changed after the approval)",
-				map[string]any{"command_run": *c.command, "outcome": string(c.outcome)}, h.o.Actor); err != nil {
-				h.logf("warning: could not record that %s ran another command: %v", id, err)
-			}
-			h.logf("warning: %s: the call ran another command than the one approved", id)
+		// updatedInput, say). An approved proposal is not marked run; the
+		// report says it. One never approved ran without approval.
+		if rec.Status != model.StatusConsumed {
+			h.ranUnapproved(ctx, s, rec, c, how, true)
+			return
 		}
+		who := agentNames[h.p.agent]
+		if err := s.RecordReport(ctx, id, h.p.requester, who+" reported that this call ran another command than the one approved (its input was changed after the approval)",
+			map[string]any{"command_run": *c.command, "outcome": string(c.outcome)}, h.o.Actor); err != nil {
+			h.logf("warning: could not record that %s ran another command: %v", id, err)
+		}
+		h.logf("warning: %s: the call ran another command than the one approved", id)
 		return
 	}
 	if rec.Status != model.StatusConsumed {
-		h.ranUnapproved(ctx, s, rec, c)
-		return
-	}
-	if rec.ExecutionStatus != model.ExecNotStarted {
+		h.ranUnapproved(ctx, s, rec, c, how, false)
 		return
 	}
 	if err := s.RecordExecution(ctx, id, c.outcome, c.outcomeReason, h.o.Actor); err != nil {
@@ -604,34 +608,15 @@ func (h *hook) after(ctx context.Context, c *hookCall) {
 }
 
 // ranUnapproved records that the agent reports running a call whose
-// proposal was never approved: it stopped waiting for its hook (at its
-// hook timeout, with no signal the hook could answer) and ran it under its
-// own rules. A proposal still pending is ended as abandoned, saying so (the
-// hook process still waiting on it then answers and ends); one already
-// ended keeps its status, and the report is added to its audit trail.
-func (h *hook) ranUnapproved(ctx context.Context, s *storage.Store, rec *storage.Record, c *hookCall) {
-	who := agentNames[h.p.agent]
-	what := fmt.Sprintf("%s reported that it ran the command (%s: %s) although no approval was given: it stopped waiting for the hook and ran it under its own rules "+
-		"(so says the hook's input after the call, which any process of this user can also send)",
-		who, string(c.outcome), c.outcomeReason)
-	actor := h.o.Actor
-	if rec.EffectiveStatus.Open() {
-		if _, err := s.Abandon(ctx, rec.ApprovalID, what, actor); err == nil {
-			h.logf("warning: %s: %s", rec.ApprovalID, what)
-			return
-		}
-		if r, err := s.Get(ctx, rec.ApprovalID); err == nil {
-			rec = r
-		}
-	}
-	if rec.EffectiveStatus == model.StatusConsumed {
-		return
-	}
-	report := fmt.Sprintf("ran the command without an approval (%s); the proposal is %s", c.outcomeReason, rec.EffectiveStatus)
-	if err := s.RecordReport(ctx, rec.ApprovalID, h.p.requester, report, nil, actor); err != nil {
-		h.logf("warning: could not record that %s ran without an approval: %v", rec.ApprovalID, err)
-	}
-	h.logf("warning: %s: %s", rec.ApprovalID, what)
+// proposal was not approved: it stopped waiting for its hook (at its hook
+// timeout, with no signal the hook could answer) and ran it under its own
+// rules, or ran it against a deny. The execution becomes
+// ran_without_approval with what the agent reported; a proposal still open
+// (pending or parked) is closed expired in the same transaction, so that
+// nobody approves a call that ran, and the hook process still waiting on
+// it answers and ends. A denied or expired one keeps its status.
+func (h *hook) ranUnapproved(ctx context.Context, s *storage.Store, rec *storage.Record, c *hookCall, how string, otherCommand bool) {
+	h.recordRanUnapproved(ctx, s, rec, h.ranUnapprovedReason(rec, c, how, otherCommand))
 }
 
 // hardline denies a hardline command without submitting it; the refusal is

@@ -68,8 +68,9 @@ func TestCodexAnswerJSON(t *testing.T) {
 
 // Codex stops waiting at its hook timeout without signalling the hook (it
 // keeps running) and runs the command; its PostToolUse then reports the
-// run of a call nobody approved. The proposal is abandoned saying so (not
-// left pending, not denied), and the hook still waiting on it ends.
+// run of a call nobody approved. The execution is recorded as run without
+// approval and the proposal closed expired for that reason (not left
+// pending, not denied), and the hook still waiting on it ends.
 func TestCodexHookRunWithoutApprovalIsRecorded(t *testing.T) {
 	s, o := emptyStore(t)
 	ch := runAsync(CodexHook, sample(t, "codex.txtar", "pre-bash-rm.json"), hookOpts(s))
@@ -78,24 +79,24 @@ func TestCodexHookRunWithoutApprovalIsRecorded(t *testing.T) {
 		t.Fatalf("PostToolUse answered %+v", a)
 	}
 	r := get(t, o, rec.ApprovalID)
-	if r.EffectiveStatus != model.StatusExpired || r.ExecutionStatus != model.ExecNotStarted {
+	if r.EffectiveStatus != model.StatusExpired || r.ExecutionStatus != model.ExecRanWithoutApproval {
 		t.Fatalf("recorded %s, execution %s", r.EffectiveStatus, r.ExecutionStatus)
 	}
-	why, err := o.AbandonReason(context.Background(), rec.ApprovalID)
-	if err != nil || !strings.Contains(why, "Codex reported that it ran the command") || !strings.Contains(why, "no approval was given") ||
+	if why := r.ExecutionReason; !strings.Contains(why, "Codex reported the call as run") || !strings.Contains(why, "not approved") ||
 		!strings.Contains(why, "any process of this user can also send") {
-		t.Fatalf("abandon reason %q, %v", why, err)
+		t.Fatalf("execution reason %q", why)
 	}
 	// The hook that was still waiting answers (deny) and ends.
 	if d, _ := codexCheck(t, recvHook(t, ch)); d != "deny" {
 		t.Fatalf("the waiting hook answered %s", d)
 	}
-	// A second report of the same run adds to the audit trail only.
+	// A second report of the same run records nothing more.
+	before := auditOf(t, o, rec.ApprovalID)
 	if a := recvHook(t, runAsync(CodexHook, sample(t, "codex.txtar", "post-bash-rm.json"), hookOpts(s))); !a.Silent {
 		t.Fatalf("PostToolUse answered %+v", a)
 	}
 	evs, err := o.Audit(context.Background(), storage.AuditQuery{ApprovalID: rec.ApprovalID})
-	if err != nil || evs[0].Event != storage.EventReport || !strings.Contains(evs[0].Reason, "ran the command without an approval") {
+	if err != nil || len(evs) != len(before) || evs[0].Event != storage.EventExecution || evs[0].Reason != string(model.ExecRanWithoutApproval) {
 		t.Fatalf("audit %+v, %v", evs, err)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"path/filepath"
 	"time"
+
+	"github.com/approve-tui/approve-tui/model"
 )
 
 // The Gemini CLI adapter (`approve-tui hook gemini`), after Gemini CLI's
@@ -35,8 +37,10 @@ import (
 //
 // The event carries no call id: the proposal's id derives from the
 // session, the event's timestamp and the command, which every hook process
-// on one event shares. AfterTool carries none either, so no execution is
-// recorded for Gemini CLI.
+// on one event shares. AfterTool (registered too) carries none either, nor
+// BeforeTool's timestamp: its report of a call is tied to the proposal by
+// the call's match (session, command and directory), only when exactly one
+// proposal can be that call.
 
 // DefaultGeminiTimeout is `hook gemini`'s default --timeout: an answer
 // within Gemini CLI's default 60 s hook timeout.
@@ -50,6 +54,8 @@ type GeminiHookInput struct {
 	Timestamp     string          `json:"timestamp"`
 	ToolName      string          `json:"tool_name"`
 	ToolInput     json.RawMessage `json:"tool_input"`
+	// ToolResponse is AfterTool's report of the call.
+	ToolResponse json.RawMessage `json:"tool_response"`
 }
 
 // geminiShellInput is the input of Gemini CLI's run_shell_command tool.
@@ -67,8 +73,8 @@ var geminiProtocol = &protocol{agent: AgentGemini, requester: "gemini", idPrefix
 	preEvent: "BeforeTool", canAllow: true, decode: decodeGemini}
 
 // GeminiHook reads one Gemini CLI hook event from in and decides it (see
-// runHook): BeforeTool calls of run_shell_command are gated, anything else
-// is Silent.
+// runHook): BeforeTool calls of run_shell_command are gated, AfterTool of
+// one is recorded (tied by its match), anything else is Silent.
 func GeminiHook(ctx context.Context, in io.Reader, o HookOptions) HookAnswer {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultGeminiTimeout
@@ -91,8 +97,10 @@ func decodeGemini(data []byte) (hookCall, string) {
 	switch gin.HookEventName {
 	case "", "BeforeTool":
 		c.event = eventPre
+	case "AfterTool":
+		return decodeGeminiAfter(gin, c), ""
 	default:
-		return c, "" // AfterTool and the rest: no say
+		return c, "" // the rest: no say
 	}
 	if gin.ToolName == "" {
 		return c, "malformed BeforeTool input: no tool_name"
@@ -108,19 +116,50 @@ func decodeGemini(data []byte) (hookCall, string) {
 		return c, fmt.Sprintf("malformed %s tool_input (%v)", geminiShell, err)
 	}
 	c.guarded, c.command, c.description, c.background = true, si.Command, si.Description, si.IsBackground
-	if si.DirPath != "" {
-		// Gemini CLI runs it in dir_path, resolved against its target
-		// directory (the event's cwd).
-		if filepath.IsAbs(si.DirPath) || c.cwd == "" {
-			c.cwd = filepath.Clean(si.DirPath)
-		} else {
-			c.cwd = filepath.Join(c.cwd, si.DirPath)
-		}
-	}
+	c.cwd = geminiDir(c.cwd, si.DirPath)
 	if gin.Timestamp != "" && si.Command != nil {
 		c.key = gin.Timestamp + "\x00" + *si.Command
 	}
 	return c, ""
+}
+
+// geminiDir is the directory Gemini CLI runs a shell command in: dir_path,
+// resolved against its target directory (the event's cwd).
+func geminiDir(cwd, dirPath string) string {
+	switch {
+	case dirPath == "":
+		return cwd
+	case filepath.IsAbs(dirPath) || cwd == "":
+		return filepath.Clean(dirPath)
+	}
+	return filepath.Join(cwd, dirPath)
+}
+
+// decodeGeminiAfter reads AfterTool: Gemini CLI ran a tool (after its
+// BeforeTool hook allowed it, or failed: timed out or crashed). A shell
+// call is reported run, with no key (AfterTool names no call): the hook
+// ties it by its match.
+func decodeGeminiAfter(gin GeminiHookInput, c hookCall) hookCall {
+	c.event = eventPost
+	var si geminiShellInput
+	if gin.ToolName != geminiShell || decodeOne(gin.ToolInput, &si) != nil || si.Command == nil {
+		return c // not a call the hook gated: nothing to record
+	}
+	c.guarded, c.command, c.cwd = true, si.Command, geminiDir(c.cwd, si.DirPath)
+	var resp struct {
+		Error json.RawMessage `json:"error"`
+	}
+	_ = json.Unmarshal(gin.ToolResponse, &resp)
+	failed := len(resp.Error) > 0 && string(resp.Error) != "null" && string(resp.Error) != `""`
+	switch {
+	case si.IsBackground:
+		c.outcome, c.outcomeReason = model.ExecStarted, "launched in the background by Gemini CLI (AfterTool); its end is not reported"
+	case failed:
+		c.outcome, c.outcomeReason = model.ExecExecuted, "ran in Gemini CLI, which reported an error (AfterTool)"
+	default:
+		c.outcome, c.outcomeReason = model.ExecExecuted, "ran in Gemini CLI (AfterTool)"
+	}
+	return c
 }
 
 // geminiJSON is a's BeforeTool answer in Gemini CLI's protocol: decision

@@ -206,6 +206,10 @@ func installGroups(who agent.Agent, bin, db string, timeout time.Duration, unask
 		return []agent.HookGroup{
 			{Event: "BeforeTool", Matcher: geminiMatcher, Handlers: []*agent.JSONObject{
 				handler("type", "command", "name", geminiName, "command", pre, "timeout", ms)}},
+			// AfterTool: a call Gemini CLI ran although its BeforeTool
+			// hook did not allow it (killed at its timeout) is recorded.
+			{Event: "AfterTool", Matcher: geminiMatcher, Handlers: []*agent.JSONObject{
+				handler("type", "command", "name", geminiName, "command", post)}},
 		}
 	}
 }
@@ -526,8 +530,9 @@ handles, as that agent needs it:
                no hook the user has not trusted. A project's .codex/ loads
                only in a project Codex trusts: install says when it is not,
                and never trusts a project itself
-  gemini       ~/.gemini/settings.json, or .gemini/settings.json: BeforeTool,
-               matcher run_shell_command, timeout in milliseconds; and
+  gemini       ~/.gemini/settings.json, or .gemini/settings.json: BeforeTool
+               (timeout in milliseconds) and AfterTool, matcher
+               run_shell_command; and
                "hooksConfig": {"enabled": true} when unset. Gemini CLI runs
                hooks, user ones included, only in folders it trusts
 

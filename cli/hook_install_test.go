@@ -375,7 +375,9 @@ func TestHookInstallGemini(t *testing.T) {
 	bt := s.Hooks["BeforeTool"]
 	if len(bt) != 1 || bt[0].Matcher != "run_shell_command" || bt[0].Hooks[0]["timeout"] != 930000.0 ||
 		bt[0].Hooks[0]["command"] != e.bin+" hook gemini --db "+e.db+" --timeout 900s" || bt[0].Hooks[0]["name"] != "approve-tui" ||
-		s.HooksConfig["enabled"] != true || s.General["vimMode"] != true || len(s.Hooks["AfterTool"]) != 1 {
+		s.HooksConfig["enabled"] != true || s.General["vimMode"] != true || len(s.Hooks["AfterTool"]) != 2 ||
+		s.Hooks["AfterTool"][0].Hooks[0]["command"] != "log-it" || s.Hooks["AfterTool"][1].Matcher != "run_shell_command" ||
+		s.Hooks["AfterTool"][1].Hooks[0]["command"] != e.bin+" hook gemini --db "+e.db || s.Hooks["AfterTool"][1].Hooks[0]["timeout"] != nil {
 		t.Fatalf("settings:\n%s", e.read(path))
 	}
 	first := e.read(path)

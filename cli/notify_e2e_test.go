@@ -334,7 +334,7 @@ func topKeys(body []byte) []string {
 	return ks
 }
 
-var notifyEvents = map[string]bool{"page": true, "escalation": true, "reminder": true, "resolved": true}
+var notifyEvents = map[string]bool{"page": true, "escalation": true, "reminder": true, "resolved": true, "ran_without_approval": true}
 
 func (rv *nreceiver) checkWebhook(h *nhit, r *http.Request, bad func(string, ...any)) {
 	var p notify.WebhookPayload
@@ -348,7 +348,7 @@ func (rv *nreceiver) checkWebhook(h *nhit, r *http.Request, bad func(string, ...
 	if !p.CommandOmitted {
 		want = append(want, "command")
 	}
-	if p.Event == "resolved" {
+	if p.Event == "resolved" || p.Event == "ran_without_approval" {
 		want = append(want, "actor", "outcome")
 	}
 	sort.Strings(want)

@@ -152,6 +152,18 @@ func TestRealAgentHookTimeoutIsRecordedTruthfully(t *testing.T) {
 				t.Fatalf("status %v, want expired (abandoned): nobody decided\nstdout: %s\nstderr: %s", rec["status"], stdout, stderr)
 			}
 			why, _ := rec["terminal_reason"].(string)
+			if rec["execution_status"] == "ran_without_approval" {
+				// The agent's post-run hook reported the run (Codex's
+				// PostToolUse): recorded as such, the proposal closed.
+				if !ran {
+					t.Fatalf("recorded as run without approval, and the marker is not there: %v", rec["execution_reason"])
+				}
+				out, err := approveTUI(t, "--db", r.db, "approve", id, "--confirm", id).CombinedOutput()
+				if err == nil {
+					t.Fatalf("approved a call that ran without approval:\n%s", out)
+				}
+				return
+			}
 			if !strings.HasPrefix(why, "abandoned: ") {
 				t.Fatalf("terminal_reason %q does not say it was abandoned", why)
 			}

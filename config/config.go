@@ -8,6 +8,7 @@ package config
 
 import (
 	"github.com/approve-tui/approve-tui/policy"
+	"slices"
 	"sort"
 	"time"
 
@@ -223,8 +224,26 @@ type Route struct {
 	// RemindBeforeExpiry: a reminder this long before expiry to every
 	// channel paged so far (remind_before_expiry; 0: none).
 	RemindBeforeExpiry time.Duration `yaml:"remind_before_expiry" config:"zero"`
+	// Events are the kinds of page the route sends (events; empty: every
+	// kind), from EventKinds: a route with [ran_without_approval] pages
+	// only the calls run without approval. A proposal's pages of a kind
+	// follow the first route that matches it and sends that kind.
+	Events []string `yaml:"events" config:"kinds"`
 	// Line is where the route is defined in the file.
 	Line int
+}
+
+// EventKinds are the kinds of page a route may select (Route.Events): the
+// first page and its escalations, the reminder before expiry, the
+// resolution, a vote that leaves a proposal short, an approval refused at
+// execution (refused), and a call its agent ran without approval
+// (ran_without_approval).
+var EventKinds = []string{"page", "escalation", "reminder", "resolved", "vote", "refused", "ran_without_approval"}
+
+// Sends reports whether r sends pages of kind (every kind when its events
+// are not given).
+func (r *Route) Sends(kind string) bool {
+	return r != nil && (len(r.Events) == 0 || slices.Contains(r.Events, kind))
 }
 
 // Match says which proposals a route takes: risk at or above Risk ("":

@@ -213,7 +213,7 @@ func TestProblems(t *testing.T) {
 		{"empty value", "channels:\n  a:\n    type: ntfy\n    url:\n", `4:5: channel a (ntfy): url: want a string, got nothing`},
 		{"routes not a list", "routes: {a: 1}\n", `1:9: routes: want a list of routes (each with match and steps), got a mapping`},
 		{"route unknown key", "channels: {a: {type: exec, command: [x]}}\nroutes:\n  - steps: [{after: 0s, notify: [a]}]\n    remind: 1m\n",
-			`4:5: route 1: unknown key "remind"; allowed: match, steps, remind_before_expiry`},
+			`4:5: route 1: unknown key "remind"; allowed: match, steps, remind_before_expiry, events`},
 		{"route no steps", "routes:\n  - match: {risk: high}\n", `2:5: route 1 has no steps; want steps: a list of {after: DURATION, notify: [CHANNEL, ...]}`},
 		{"route unknown channel", "channels: {push: {type: exec, command: [x]}, desk: {type: exec, command: [y]}}\nroutes:\n  - steps: [{after: 0s, notify: [push, pager]}]\n",
 			`3:40: route 1, step 1: notify: no channel "pager"; want one of the channels defined: desk, push`},

@@ -182,6 +182,9 @@ var corpus = []corpusCase{
 	{"system", "trust:\n"},
 	{"system", "trust: {mode: off, bogus: 1}\nother: 1\n"},
 	{"system", "trust: {users: {alice: al}, policy_signers: [al]}\n"},
+	// A route's events: the kinds of page it sends.
+	{"config", "channels: {a: {type: exec, command: [x]}}\nroutes:\n  - steps: [{after: 0s, notify: [a]}]\n    events: [ran_without_approval]\n  - steps: [{after: 0s, notify: [a]}]\n    events: [page, escalation, resolved]\n"},
+	{"config", "channels: {a: {type: exec, command: [x]}}\nroutes:\n  - steps: [{after: 0s, notify: [a]}]\n    events: [ran_without_aproval, Page, page, page]\n  - steps: [{after: 0s, notify: [a]}]\n    events: [page, \"\"]\n  - steps: [{after: 0s, notify: [a]}]\n    events: []\n  - steps: [{after: 0s, notify: [a]}]\n    events: ran_without_approval\n  - steps: [{after: 0s, notify: [a]}]\n    events: [[page]]\n"},
 }
 
 // TestCorpus: each file in corpus gives exactly what it gave before,

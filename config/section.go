@@ -41,6 +41,7 @@ const (
 	kindZero       = "zero"       // a duration that may be zero (else above zero)
 	kindArgv       = "argv"       // a program and its arguments
 	kindNames      = "names"      // channel names
+	kindKinds      = "kinds"      // kinds of page (EventKinds)
 	kindPaths      = "paths"      // sensitive paths
 	kindPrincipals = "principals" // signing principals
 	kindPrincipal  = "principal"  // a signing principal
@@ -333,6 +334,7 @@ func (vc *fieldValue) mode(m *trust.Mode) {
 var listWant = map[string]string{
 	kindArgv:       "the program and its arguments, such as [notify-send, approve-tui]",
 	kindNames:      "a list of channel names, such as [push]",
+	kindKinds:      "a list of kinds of page, such as [ran_without_approval]; kinds: " + strings.Join(EventKinds, ", "),
 	kindPaths:      "a list of absolute paths or paths starting with ~/ (a directory ends in /)",
 	kindPrincipals: "a list of principals as the trust file names them, such as [alice, bob]",
 	kindMembers:    "a list of members (OS user names or SSH key comments)",
@@ -387,6 +389,13 @@ func (vc *fieldValue) strings(dst *[]string) {
 				bad(i, "%s, item %d: %s is in the group already", what, i+1, s)
 			}
 			seen[k] = true
+		case kindKinds:
+			if !slices.Contains(EventKinds, s) {
+				bad(i, "%s, item %d: %q is not a kind of page; want one of %s", what, i+1, s, strings.Join(EventKinds, ", "))
+			} else if seen[s] {
+				bad(i, "%s: %s is named twice", what, s)
+			}
+			seen[s] = true
 		case kindEffects:
 			if !policy.ValidEffect(s) {
 				bad(i, "%s: %q is not an effect; want one of %s", what, s, strings.Join(policy.EffectNames(), ", "))

@@ -17,7 +17,7 @@ func TestKeysFromTags(t *testing.T) {
 		want string
 	}{
 		{"top", topKeys, "channels, routes, open_hint, include_command, serve, tier2, risk, trust"},
-		{"route", routeKeys, "match, steps, remind_before_expiry"},
+		{"route", routeKeys, "match, steps, remind_before_expiry, events"},
 		{"step", stepKeys, "after, notify"},
 		{"trust", trustKeys, "mode, allowed_signers, policy_signers, store, users"},
 		{"risk", riskKeys, "sensitive_paths, sensitive_programs, unasked"},

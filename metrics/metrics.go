@@ -37,6 +37,9 @@ const (
 	DeliveryFailures  = "approve_tui_delivery_failures_total"
 	SSHSessions       = "approve_tui_ssh_sessions"
 	BuildInfo         = "approve_tui_build_info"
+	// RanWithoutApproval counts the calls run without approval (notify:
+	// from the store's audit log).
+	RanWithoutApproval = "approve_tui_ran_without_approval_total"
 )
 
 // Other is the label value of anything outside a label's set.
@@ -52,7 +55,7 @@ var (
 	// delivery, execution, session, ...) are not counted as decisions.
 	events           = set(storage.EventApprove, storage.EventDeny, storage.EventExpire, storage.EventVote)
 	outcomes         = set(storage.OutcomeOK, storage.OutcomeRefused, storage.OutcomeFailed)
-	kinds            = set("page", "escalation", "reminder", "resolved")
+	kinds            = set("page", "escalation", "reminder", "resolved", "vote", "refused", "ran_without_approval")
 	deliveryOutcomes = set("delivered", "retry", "failed", "cancelled")
 )
 
@@ -88,7 +91,8 @@ type Options struct {
 	ReadTimeout time.Duration
 	// DecisionsFromStore (notify) counts the decisions the store's audit
 	// log records, whichever process made them, instead of the decisions
-	// made under Observe in this process (serve). Like a log tailer, it
+	// made under Observe in this process (serve), and the calls it records
+	// as run without approval (approve_tui_ran_without_approval_total). Like a log tailer, it
 	// starts at the log's end when the metrics are made: decisions made
 	// before are not counted, so that a restart is a counter reset, never
 	// a burst of old decisions. Needs Store.
@@ -131,7 +135,7 @@ func New(o Options) *Metrics {
 		Help:    decisionSecondsHelp(o.DecisionsFromStore),
 		Buckets: DecisionBuckets})
 	m.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: Deliveries,
-		Help: "Deliveries this process's notifier finished or put back, by channel, kind (page, escalation, reminder, resolved) and outcome (delivered, retry, failed, cancelled)."},
+		Help: "Deliveries this process's notifier finished or put back, by channel, kind (page, escalation, reminder, resolved, vote, refused, ran_without_approval) and outcome (delivered, retry, failed, cancelled)."},
 		[]string{"channel", "kind", "outcome"})
 	m.deliveryFailures = prometheus.NewCounterVec(prometheus.CounterOpts{Name: DeliveryFailures,
 		Help: "Delivery attempts that failed (tried again later, or given up), by channel."},
@@ -139,7 +143,7 @@ func New(o Options) *Metrics {
 	decisionMetrics := []prometheus.Collector{m.decisions, m.decisionSeconds}
 	if o.DecisionsFromStore && o.Store != nil {
 		m.tail = newDecisionTail(o.Store, m.decisions, m.decisionSeconds, o.ReadTimeout)
-		decisionMetrics = []prometheus.Collector{m.tail}
+		decisionMetrics = []prometheus.Collector{m.tail, newRanTail(o.Store, o.ReadTimeout)}
 	}
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: BuildInfo, Help: "approve-tui's version: 1."}, []string{"version"})
 	build.WithLabelValues(o.Version).Set(1)

@@ -105,6 +105,8 @@ var allowed = map[string]map[string]bool{
 	"event":   set(append(keys(events), Other)...),
 	"outcome": set("ok", "refused", "failed", "delivered", "retry", "cancelled", Other),
 	"kind":    set(append(keys(kinds), Other)...),
+	// requester is bounded too.
+	"requester": set(append(keys(requesters), Other)...),
 }
 
 func keys(m map[string]bool) []string {

@@ -66,7 +66,7 @@ func TestREADMEListsEveryMetric(t *testing.T) {
 			exported[f.GetName()] = strings.Join(names, ",")
 		}
 	}
-	for _, name := range []string{OpenProposals, OldestOpenSeconds, Decisions, DecisionSeconds, Deliveries, DeliveryFailures, SSHSessions, BuildInfo} {
+	for _, name := range []string{OpenProposals, OldestOpenSeconds, Decisions, DecisionSeconds, Deliveries, DeliveryFailures, SSHSessions, BuildInfo, RanWithoutApproval} {
 		if _, ok := exported[name]; !ok {
 			t.Errorf("%s was not exported by the registry in this test", name)
 		}

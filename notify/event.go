@@ -24,14 +24,26 @@ const (
 	// channels paged so far and the route's first step, whatever the
 	// proposal's status; it asks nothing.
 	KindRefused = "refused"
+	// KindRanWithoutApproval: an agent reported running a call whose
+	// proposal was not approved (execution ran_without_approval): it
+	// stopped waiting for its hook and ran the command under its own
+	// rules, or ran it against a deny. Sent once, like KindRefused, to the
+	// channels paged so far and the first step of the first route that
+	// matches the proposal and sends this kind; it asks nothing.
+	KindRanWithoutApproval = "ran_without_approval"
 )
+
+// Kinds are every kind of event, as a route's events may name them
+// (config.EventKinds).
+var Kinds = []string{KindPage, KindEscalation, KindReminder, KindResolved, KindVote, KindRefused, KindRanWithoutApproval}
 
 // RefusedReason is the execution reason that KindRefused pages: the one
 // run and the hooks record when an approval's signatures do not hold.
 const RefusedReason = "signature_invalid"
 
 // refusedWindow is how far back a notifier looks for refused executions
-// (each is paged once: the deliveries are kept by key).
+// and calls run without approval (each is paged once: the deliveries are
+// kept by key).
 const refusedWindow = 24 * time.Hour
 
 // Event is what one delivery says, already made safe to leave the

@@ -159,6 +159,17 @@ func Route(cfg *config.File, rec *storage.Record) (int, *config.Route) {
 	return -1, nil
 }
 
+// RouteFor is the first route of cfg that matches rec and sends kind (a
+// route's events; every kind when it names none), nil when there is none.
+func RouteFor(cfg *config.File, rec *storage.Record, kind string) *config.Route {
+	for _, r := range cfg.Routes {
+		if r.Sends(kind) && matches(r.Match, rec) {
+			return r
+		}
+	}
+	return nil
+}
+
 func matches(m config.Match, rec *storage.Record) bool {
 	ok, _ := m.Check(policy.Subject{Risk: rec.EffectiveRisk, Session: rec.SessionKey, Requester: rec.Requester})
 	return ok
@@ -248,35 +259,49 @@ func (n *Notifier) plan(ctx context.Context) (map[string]bool, error) {
 				continue
 			}
 			open[rec.ApprovalID] = true
-			_, r := Route(n.Config, rec)
-			if r == nil {
-				continue
-			}
 			age := now.Sub(model.FromEpoch(rec.CreatedAt))
 			var paged []string
-			for i, st := range r.Steps {
-				if age < st.After {
-					soon(model.FromEpoch(rec.CreatedAt).Add(st.After))
-					break
+			// The page is step 0 of the first route that sends pages, the
+			// escalations the later steps of the first that sends them
+			// (the same route, unless a route's events pick one).
+			for _, kind := range []string{KindPage, KindEscalation} {
+				r := RouteFor(n.Config, rec, kind)
+				if r == nil {
+					continue
 				}
-				for _, ch := range st.Notify {
-					keys = append(keys, storage.DeliveryKey{ApprovalID: rec.ApprovalID, Kind: stepKind(i), Step: i, Channel: ch})
-					paged = append(paged, ch)
+				for i, st := range r.Steps {
+					if stepKind(i) != kind {
+						continue
+					}
+					if age < st.After {
+						soon(model.FromEpoch(rec.CreatedAt).Add(st.After))
+						break
+					}
+					for _, ch := range st.Notify {
+						keys = append(keys, storage.DeliveryKey{ApprovalID: rec.ApprovalID, Kind: kind, Step: i, Channel: ch})
+						paged = append(paged, ch)
+					}
 				}
 			}
 			// A vote that leaves it short pages who was paged so far (the
 			// first step's channels if none yet), once per vote.
-			if q := qs[rec.ApprovalID]; q != nil && len(q.Votes) > 0 && !q.Met() {
-				to := unique(paged)
-				if len(to) == 0 && len(r.Steps) > 0 {
-					to = r.Steps[0].Notify
-				}
-				for _, ch := range to {
-					keys = append(keys, storage.DeliveryKey{ApprovalID: rec.ApprovalID, Kind: KindVote, Step: len(q.Votes), Channel: ch})
+			if r := RouteFor(n.Config, rec, KindVote); r != nil {
+				if q := qs[rec.ApprovalID]; q != nil && len(q.Votes) > 0 && !q.Met() {
+					to := unique(paged)
+					if len(to) == 0 && len(r.Steps) > 0 {
+						to = r.Steps[0].Notify
+					}
+					for _, ch := range to {
+						keys = append(keys, storage.DeliveryKey{ApprovalID: rec.ApprovalID, Kind: KindVote, Step: len(q.Votes), Channel: ch})
+					}
 				}
 			}
 			// A reminder once the window before expiry starts, unless the
 			// proposal opened inside it (its page says as much).
+			r := RouteFor(n.Config, rec, KindReminder)
+			if r == nil {
+				continue
+			}
 			if left, ok := rec.TimeLeft(now); ok && r.RemindBeforeExpiry > 0 && left > 0 && left <= r.RemindBeforeExpiry &&
 				*rec.ExpiresAt-r.RemindBeforeExpiry.Seconds() > rec.CreatedAt {
 				for _, ch := range unique(paged) {
@@ -342,6 +367,9 @@ func (n *Notifier) resolve(ctx context.Context, open map[string]bool) error {
 		if rec != nil && rec.EffectiveStatus.Open() {
 			continue // opened since the list was read
 		}
+		if rec != nil && RouteFor(n.Config, rec, KindResolved) == nil && anyRoute(n.Config, rec) {
+			continue // its routes send no resolutions
+		}
 		ds, err := n.Store.DeliveriesOf(ctx, id)
 		if err != nil {
 			return err
@@ -360,22 +388,37 @@ func (n *Notifier) resolve(ctx context.Context, open map[string]bool) error {
 }
 
 // refused adds a KindRefused delivery for each proposal refused at
-// execution because its signatures do not hold (within refusedWindow):
-// to every channel a delivery of it reached, and the first step of the
-// route it matches.
+// execution because its signatures do not hold, and a
+// KindRanWithoutApproval delivery for each call its agent ran without
+// approval (within refusedWindow).
 func (n *Notifier) refused(ctx context.Context) error {
 	since := model.Epoch(n.Store.Now().Add(-refusedWindow))
 	ids, err := n.Store.BlockedSince(ctx, RefusedReason, since, 200)
-	if err != nil || len(ids) == 0 {
+	if err != nil {
 		return err
 	}
+	if err := n.once(ctx, KindRefused, ids); err != nil {
+		return err
+	}
+	ran, err := n.Store.RanWithoutApprovalSince(ctx, since, 200)
+	if err != nil {
+		return err
+	}
+	return n.once(ctx, KindRanWithoutApproval, ran)
+}
+
+// once adds a delivery of kind, sent once, for each proposal of ids: to
+// every channel a delivery of it reached, and the first step of the first
+// route that matches it and sends kind. A proposal whose routes match but
+// none sends kind gets none.
+func (n *Notifier) once(ctx context.Context, kind string, ids []string) error {
 	var keys []storage.DeliveryKey
 	for _, id := range ids {
-		k := storage.DeliveryKey{ApprovalID: id, Kind: KindRefused}
+		k := storage.DeliveryKey{ApprovalID: id, Kind: kind}
 		n.mu.Lock()
 		seen := false
 		for a := range n.added {
-			if a.ApprovalID == id && a.Kind == KindRefused {
+			if a.ApprovalID == id && a.Kind == kind {
 				seen = true
 				break
 			}
@@ -392,7 +435,11 @@ func (n *Notifier) refused(ctx context.Context) error {
 			return err
 		}
 		var chs []string
-		if _, r := Route(n.Config, rec); r != nil && len(r.Steps) > 0 {
+		r := RouteFor(n.Config, rec, kind)
+		if r == nil && anyRoute(n.Config, rec) {
+			continue // its routes do not send this kind
+		}
+		if r != nil && len(r.Steps) > 0 {
 			chs = append(chs, r.Steps[0].Notify...)
 		}
 		ds, err := n.Store.DeliveriesOf(ctx, id)
@@ -400,7 +447,7 @@ func (n *Notifier) refused(ctx context.Context) error {
 			return err
 		}
 		for _, d := range ds {
-			if d.State == storage.DeliveryDelivered && d.Kind != KindRefused {
+			if d.State == storage.DeliveryDelivered && d.Kind != KindRefused && d.Kind != KindRanWithoutApproval {
 				chs = append(chs, d.Channel)
 			}
 		}
@@ -410,6 +457,18 @@ func (n *Notifier) refused(ctx context.Context) error {
 		}
 	}
 	return n.add(ctx, keys)
+}
+
+// anyRoute reports whether a route of cfg matches rec, whatever it sends.
+func anyRoute(cfg *config.File, rec *storage.Record) bool {
+	_, r := Route(cfg, rec)
+	return r != nil
+}
+
+// sentOnce: a kind sent whatever the proposal's status (it reports what
+// happened to it, and asks nothing).
+func sentOnce(kind string) bool {
+	return kind == KindResolved || kind == KindRefused || kind == KindRanWithoutApproval
 }
 
 // send starts the deliveries that are due, each channel on its own:
@@ -576,7 +635,7 @@ func (n *Notifier) deliver(ctx context.Context, d storage.Delivery) error {
 	if err != nil {
 		return finish(storage.DeliveryResult{State: storage.DeliveryPending, RetryAt: n.Store.Now().Add(BackoffMin), Err: err.Error()})
 	}
-	if d.Kind != KindResolved && d.Kind != KindRefused && !rec.EffectiveStatus.Open() {
+	if !sentOnce(d.Kind) && !rec.EffectiveStatus.Open() {
 		n.told(d, DeliveryCancelled)
 		return finish(storage.DeliveryResult{State: storage.DeliveryCancelled, Err: "the proposal was " + rec.EffectiveStatus.Decision() + " first"})
 	}
@@ -591,8 +650,9 @@ func (n *Notifier) deliver(ctx context.Context, d storage.Delivery) error {
 	// part of it is left at the cut.
 	red := *rec
 	red.Command, red.SessionKey, red.Requester, red.ConsumedBy = sec.Redact(rec.Command), sec.Redact(rec.SessionKey), sec.Redact(rec.Requester), sec.Redact(rec.ConsumedBy)
+	red.ExecutionReason = sec.Redact(rec.ExecutionReason)
 	ev := MakeEvent(n.Config, ch, &red, d.Kind, d.Step, n.Store.Now())
-	if d.Kind != KindResolved && d.Kind != KindRefused {
+	if !sentOnce(d.Kind) {
 		// Where it stands against the policy: a report, best effort.
 		if q, qerr := n.Store.Quorum(ctx, rec); qerr == nil && q != nil {
 			WithQuorum(&ev, q)
@@ -742,6 +802,14 @@ func MakeEvent(cfg *config.File, ch *config.Channel, rec *storage.Record, kind s
 	if kind == KindRefused {
 		ev.Outcome = "refused at execution: " + model.Sanitize(rec.ExecutionReason, model.Line)
 		ev.Actor = model.Sanitize(rec.ConsumedBy, model.Line)
+	}
+	if kind == KindRanWithoutApproval {
+		// What the store says the proposal was when the agent ran it; the
+		// agent's report itself (the execution reason) stays in the store.
+		ev.Outcome = "ran without approval (the proposal is " + string(rec.EffectiveStatus) + ")"
+		if rec.EffectiveStatus == model.StatusDenied {
+			ev.Actor = model.Sanitize(rec.ConsumedBy, model.Line)
+		}
 	}
 	if kind == KindResolved {
 		st := rec.EffectiveStatus

@@ -104,7 +104,7 @@ func splitNtfyURL(raw string) (root, topic string, err error) {
 // ntfyPriority maps risk to ntfy's priority: high, critical and unknown
 // are max (5), medium default (3), low low (2); a resolution is low.
 func ntfyPriority(ev Event) int {
-	if ev.Kind == KindRefused {
+	if ev.Kind == KindRefused || ev.Kind == KindRanWithoutApproval {
 		return 5
 	}
 	if ev.Kind == KindResolved {
@@ -122,7 +122,7 @@ func ntfyPriority(ev Event) int {
 
 // ntfyTags are emoji short codes from ntfy's list, then our own tag.
 func ntfyTags(ev Event) []string {
-	if ev.Kind == KindRefused {
+	if ev.Kind == KindRefused || ev.Kind == KindRanWithoutApproval {
 		return []string{"rotating_light", "approve-tui"}
 	}
 	if ev.Kind == KindResolved {

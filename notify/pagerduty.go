@@ -132,6 +132,9 @@ func pdBody(key string, ev Event, p pageText, at time.Time) pdEvent {
 		// close it.
 		e.DedupKey = cutBytes(ev.ApprovalID+"/refused", pdDedupKeyMax)
 	}
+	if ev.Kind == KindRanWithoutApproval {
+		e.DedupKey = cutBytes(ev.ApprovalID+"/ran_without_approval", pdDedupKeyMax)
+	}
 	if ev.Kind == KindResolved {
 		e.EventAction = "resolve"
 		return e

@@ -197,6 +197,8 @@ func titleOf(ev Event) string {
 		t = "another approver needed (" + ev.Approvals + "): " + waiting
 	case KindRefused:
 		t = "REFUSED AT EXECUTION: " + where + " was approved, but its approval's signatures do not hold: not run"
+	case KindRanWithoutApproval:
+		t = "RAN WITHOUT APPROVAL: " + where + ": its agent reported running the command, which nobody approved"
 	case KindResolved:
 		switch ev.Outcome {
 		case "expired":
@@ -245,9 +247,14 @@ func renderText(ev Event, now func() time.Time) pageText {
 		case ev.Unsigned:
 			p.Fields = append(p.Fields, textField{"Signed by", "nobody: no signature verifies"})
 		}
-	} else if ev.Kind == KindRefused {
+	} else if ev.Kind == KindRefused || ev.Kind == KindRanWithoutApproval {
 		outcome := dash(ev.Outcome)
-		if ev.Actor != "" {
+		switch {
+		case ev.Kind == KindRanWithoutApproval && ev.Actor != "":
+			outcome += "; denied by " + ev.Actor + ", and run all the same"
+		case ev.Kind == KindRanWithoutApproval:
+			outcome += "; its agent did not wait for a decision"
+		case ev.Actor != "":
 			outcome += "; the store says approved by " + ev.Actor + ", which no valid signature backs"
 		}
 		p.Fields = append(p.Fields, textField{"Outcome", outcome})

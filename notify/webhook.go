@@ -162,7 +162,7 @@ func webhookBody(ev Event, d Delivery) ([]byte, error) {
 		c := ev.Command
 		w.Command = &c
 	}
-	if ev.Kind == KindResolved || ev.Kind == KindRefused {
+	if ev.Kind == KindResolved || ev.Kind == KindRefused || ev.Kind == KindRanWithoutApproval {
 		o, a := ev.Outcome, ev.Actor
 		w.Outcome, w.Actor = &o, &a
 		w.Signers = ev.Signers
