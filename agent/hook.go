@@ -790,7 +790,14 @@ func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Judg
 	resumed := false
 	if h.parking {
 		rec, _, ferr := s.FindParked(ctx, h.match)
+		var tk *storage.TakenError
 		switch {
+		case errors.As(ferr, &tk):
+			if tk.By != asker(h.o.Actor, h.callID).String() {
+				return h.deny("%s", takenWords(tk))
+			}
+			// This very call took it (a second hook process on it): as
+			// any rejoin, below.
 		case ferr == nil:
 			// The same call, asked again: its parked proposal, not a new one.
 			id, resumed = rec.ApprovalID, true
@@ -1098,8 +1105,12 @@ func (h *hook) decided(ctx context.Context, s *storage.Store, rec *storage.Recor
 	}
 	// Parked or reserved: exactly one asker takes the approval, this one
 	// included, before every runtime check below.
-	rec, refused := takeParked(ctx, s, rec, h.match, h.o.Actor, h.callID)
-	if refused != "" {
+	rec, refused, notThis := takeParked(ctx, s, rec, h.match, h.o.Actor, h.callID)
+	if notThis {
+		// Rewritten since it was submitted: refused below, after the
+		// checks that say it more precisely.
+		refused = ""
+	} else if refused != "" {
 		return h.deny("%s", refused)
 	}
 	signed := ""
@@ -1124,6 +1135,8 @@ func (h *hook) decided(ctx context.Context, s *storage.Store, rec *storage.Recor
 	default:
 		if err := risk.Guard(rec.RiskLevel, rec.Command, h.judging(rec.Cwd)); err != nil {
 			why = err.Error()
+		} else if notThis {
+			why = "the proposal is not the call submitted any more (another session, requester or directory)"
 		}
 	}
 	if why != "" {

@@ -81,13 +81,16 @@ func asker(actor model.Actor, callID string) model.Actor {
 // Take, its own waiter's included. rec is returned as taken; refusal is
 // the deny's words when it was not taken (another asker took it, its
 // window ended, the call differs), "" when it may go on to the runtime
-// checks. A proposal with no parks row goes on as it is.
-func takeParked(ctx context.Context, s *storage.Store, rec *storage.Record, m model.Match, actor model.Actor, callID string) (*storage.Record, string) {
+// checks. A proposal with no parks row goes on as it is. blocked: the
+// proposal is not this call's any more (rewritten since it was
+// submitted): the caller records it blocked_after_consume, as the runtime
+// checks would.
+func takeParked(ctx context.Context, s *storage.Store, rec *storage.Record, m model.Match, actor model.Actor, callID string) (_ *storage.Record, refusal string, blocked bool) {
 	if rec.Park == nil {
-		return rec, ""
+		return rec, "", false
 	}
 	if m == (model.Match{}) {
-		return rec, rec.ApprovalID + " is parked, and the call asking for it is not known; not run"
+		return rec, rec.ApprovalID + " is parked, and the call asking for it is not known; not run", false
 	}
 	me := asker(actor, callID)
 	took, err := s.Take(ctx, rec.ApprovalID, m, me)
@@ -95,20 +98,20 @@ func takeParked(ctx context.Context, s *storage.Store, rec *storage.Record, m mo
 	var rf *storage.RefusedError
 	switch {
 	case err == nil:
-		return took, ""
+		return took, "", false
 	case errors.As(err, &tk) && callID != "" && tk.By == me.String() && rec.ExecutionStatus == model.ExecNotStarted:
 		// Taken by another hook process on this same call: one call, one
 		// run (the checks that follow still apply); once its run is
 		// recorded, the call asked again is another run, refused.
-		return rec, ""
+		return rec, "", false
 	case errors.As(err, &tk):
-		return rec, takenWords(tk)
+		return rec, takenWords(tk), false
 	case errors.As(err, &rf) && rf.Code == storage.RefusedParkOver:
-		return rec, rec.ApprovalID + " was approved, but its park window is over; not run"
-	case errors.As(err, &rf) && rf.Code == storage.RefusedNoMatch:
-		return rec, rec.ApprovalID + " was approved for another call (command, session, requester or directory differ); not run"
+		return rec, rec.ApprovalID + " was approved, but its park window is over; not run", false
+	case errors.As(err, &rf) && (rf.Code == storage.RefusedNoMatch || rf.Code == storage.RefusedTampered):
+		return rec, "the proposal is not the call submitted any more: " + rf.Reason, true
 	}
-	return rec, fmt.Sprintf("%s was approved, but could not be taken (%v); not run", rec.ApprovalID, err)
+	return rec, fmt.Sprintf("%s was approved, but could not be taken (%v); not run", rec.ApprovalID, err), false
 }
 
 // stopWhy says why a waiter stopped, for the park row and the console:

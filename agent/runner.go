@@ -44,6 +44,7 @@ const (
 	RunBlocked        = "blocked_after_consume" // approved but refused at run time
 	RunHardline       = "hardline"              // refused without a proposal
 	RunDispatchFailed = "dispatch_failed"       // approved but could not be started
+	RunTaken          = "taken"                 // parked and approved, but another asker took the approval: not run
 )
 
 // ShellPath is the shell that runs a --shell command line.
@@ -84,6 +85,16 @@ type RunRequest struct {
 	// it is required, an approved proposal runs only with valid
 	// signatures from enough principals (VerifySignatures).
 	Trust *trust.Settings
+	// ParkWindow is how long the proposal stays open after --timeout
+	// passed (or SIGTERM or SIGHUP ended the wait), so that the same run
+	// asked again (same requester, session, command and cwd) takes a late
+	// approval, once (0: DefaultParkWindow; negative: parking off, the
+	// proposal is withdrawn as before). The proposal's TTL covers wait
+	// and window.
+	ParkWindow time.Duration
+	// Paged, when set, says whether a configured paging route matches the
+	// proposal, for the parked message (nil: none does).
+	Paged func(*storage.Record) bool
 }
 
 // RunResult says what Run did.
@@ -209,6 +220,22 @@ type runner struct {
 	shell bool
 
 	hbOnce sync.Once
+	// match is the run as a parked proposal must match it; resumed, when
+	// set, is when the parked proposal it resumed was submitted.
+	match   model.Match
+	resumed time.Time
+	// notThis, when set, is why the approved proposal is not this run's
+	// (its take was refused: rewritten since it was submitted).
+	notThis string
+}
+
+// since is when the run's proposal was submitted: the parked one's time
+// when it resumed one.
+func (r *runner) since(p *model.Proposal) time.Time {
+	if !r.resumed.IsZero() {
+		return r.resumed
+	}
+	return model.FromEpoch(p.CreatedAt)
 }
 
 func (r *runner) logf(format string, args ...any) {
@@ -265,10 +292,45 @@ func (r *runner) runAllowed(ctx context.Context, p *model.Proposal) (RunResult, 
 
 // askAndRun submits the proposal, waits for the decision and acts on it.
 func (r *runner) askAndRun(ctx context.Context, p *model.Proposal) (RunResult, error) {
-	if err := r.s.Submit(ctx, p, r.req.Actor); err != nil {
-		return RunResult{}, err
-	}
+	window, parking := parkWindow(r.req.ParkWindow)
+	r.match = model.MatchOf(p)
 	id := p.ApprovalID
+	resumed := false
+	if parking {
+		if r.req.Timeout > 0 {
+			// The TTL covers the wait and the park window.
+			if end := p.CreatedAt + (r.req.Timeout + window).Seconds(); p.ExpiresAt == nil || *p.ExpiresAt < end {
+				p.ExpiresAt = model.F64(end)
+			}
+		}
+		rec, _, err := r.s.FindParked(ctx, r.match)
+		var tk *storage.TakenError
+		switch {
+		case errors.As(err, &tk):
+			return RunResult{ApprovalID: tk.ID, Outcome: RunTaken, ExitCode: ExitBlocked, Message: takenWords(tk)}, nil
+		case err == nil:
+			id, resumed = rec.ApprovalID, true
+			r.resumed = model.FromEpoch(rec.CreatedAt)
+			if rec.EffectiveStatus == model.StatusConsumed {
+				r.logf("%s: this run was parked and is approved; taking the approval", id)
+				return r.decided(ctx, p, rec)
+			}
+			r.logf("%s: this run was parked; waiting on it again", id)
+		case !errors.Is(err, storage.ErrNotFound):
+			return RunResult{}, fmt.Errorf("not run: could not look for this run parked: %w", err)
+		}
+	}
+	switch {
+	case resumed:
+	case parking && p.ExpiresAt != nil:
+		if err := r.s.SubmitReserved(ctx, p, model.FromEpoch(*p.ExpiresAt), r.req.Actor); err != nil {
+			return RunResult{}, err
+		}
+	default:
+		if err := r.s.Submit(ctx, p, r.req.Actor); err != nil {
+			return RunResult{}, err
+		}
+	}
 	limit := ""
 	if r.req.Timeout > 0 {
 		limit = " (giving up after " + r.req.Timeout.String() + ")"
@@ -287,6 +349,12 @@ func (r *runner) askAndRun(ctx context.Context, p *model.Proposal) (RunResult, e
 		r.logf("%s: submitted (%s risk: %s)", id, p.RiskLevel, model.Sanitize(p.RiskReason, model.Line))
 	}
 	switch {
+	case parking && sig != nil && sig != os.Interrupt:
+		// Its caller ended it (an agent's tool timeout, a closed terminal):
+		// parked for the same run asked again.
+		return r.park(ctx, id, window, RunInterrupted, ExitInterrupted, "it got "+signalName(sig)), nil
+	case parking && werr != nil && errors.Is(werr, errTimedOut):
+		return r.park(ctx, id, window, RunTimedOut, ExitTimedOut, "run --timeout "+r.req.Timeout.String()), nil
 	case sig != nil:
 		return r.giveUp(ctx, id, RunInterrupted, ExitInterrupted, "requester interrupted ("+signalName(sig)+")"), nil
 	case werr != nil && errors.Is(werr, errTimedOut):
@@ -382,7 +450,49 @@ func (r *runner) decided(ctx context.Context, p *model.Proposal, rec *storage.Re
 	if rec.EffectiveStatus != model.StatusConsumed {
 		return r.decidedNotRun(ctx, rec), nil
 	}
+	// Parked or reserved: exactly one asker takes the approval, this one
+	// included, before every runtime check.
+	rec, refused, notThis := takeParked(ctx, r.s, rec, r.match, r.req.Actor, "")
+	if notThis {
+		// Rewritten since it was submitted: the runtime checks refuse it,
+		// and, should none, runApproved does.
+		r.notThis = refused
+	} else if refused != "" {
+		return RunResult{ApprovalID: rec.ApprovalID, Outcome: RunTaken, ExitCode: ExitBlocked, Message: refused}, nil
+	}
 	return r.runApproved(ctx, p, rec), nil
+}
+
+// park keeps id open for the park window after the wait stopped (why):
+// the result says it is parked, with the run's usual outcome and exit code
+// for the stop. A decision that raced the stop is reported as it is; a
+// park that fails withdraws it as before.
+func (r *runner) park(ctx context.Context, id string, window time.Duration, outcome string, code int, why string) RunResult {
+	wctx, cancel := bg(ctx)
+	defer cancel()
+	pk, err := r.s.Park(wctx, id, r.s.Now().Add(window), why, r.requester())
+	if err == nil {
+		paged := false
+		if r.req.Paged != nil {
+			if rec, gerr := r.s.Get(wctx, id); gerr == nil {
+				paged = r.req.Paged(rec)
+			}
+		}
+		return RunResult{ApprovalID: id, Outcome: outcome, ExitCode: code,
+			Message: why + ": " + parkedWords(id, paged, model.FromEpoch(pk.Until))}
+	}
+	var np *storage.NotPendingError
+	if errors.As(err, &np) {
+		if rec, gerr := r.s.Get(wctx, id); gerr == nil && !rec.EffectiveStatus.Open() && rec.EffectiveStatus != model.StatusConsumed {
+			return r.decidedNotRun(wctx, rec)
+		}
+	}
+	var tk *storage.TakenError
+	if errors.As(err, &tk) {
+		return RunResult{ApprovalID: id, Outcome: RunTaken, ExitCode: ExitBlocked, Message: takenWords(tk)}
+	}
+	r.logf("warning: could not park %s: %v", id, err)
+	return r.giveUp(ctx, id, outcome, code, "requester stopped waiting ("+why+") and could not park it")
 }
 
 // decidedNotRun reports a denial or an expiry.
@@ -417,7 +527,7 @@ func (r *runner) runApproved(ctx context.Context, p *model.Proposal, rec *storag
 		// Signed by enough people, over exactly this: checked from the
 		// rows and the trust file, before anything else is believed.
 		chk, err := VerifySignatures(ctx, r.req.Trust, r.s, rec, Self{Requesters: RequesterNames(), Risk: p.RiskLevel,
-			Since: model.FromEpoch(p.CreatedAt)})
+			Since: r.since(p)})
 		if err != nil {
 			words := refuseSignatures(ctx, r.s, id, err, r.req.Actor, r.logf)
 			return r.blockAs(ctx, id, ReasonSignatureInvalid, words)
@@ -442,6 +552,9 @@ func (r *runner) runApproved(ctx context.Context, p *model.Proposal, rec *storag
 	}
 	// What runs is built from the consumed record's bytes, not from the
 	// local copy (they were just found equal).
+	if r.notThis != "" {
+		return r.block(ctx, id, r.notThis)
+	}
 	cmd, err := r.build(rec.Command, rec.Cwd)
 	if err != nil {
 		return r.block(ctx, id, "command bytes differ from the pinned ones: "+err.Error())

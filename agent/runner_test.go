@@ -147,7 +147,7 @@ func TestRunApprovedRunsOnceAndRecordsAtTheBoundary(t *testing.T) {
 	if r.ExecutionStatus != model.ExecExecuted || r.ExecutionReason != "exit code 3" {
 		t.Fatalf("after: %s %q", r.ExecutionStatus, r.ExecutionReason)
 	}
-	if got := strings.Join(auditOf(t, o, rec.ApprovalID), " "); got != "submit: approve: execution:started execution:executed" {
+	if got := strings.Join(auditOf(t, o, rec.ApprovalID), " "); got != "submit: approve: take: execution:started execution:executed" {
 		t.Fatalf("audit: %s", got)
 	}
 	if log := req.Log.(*syncbuf.Buffer).String(); !strings.Contains(log, rec.ApprovalID+" needs approval") || !strings.Contains(log, "approved by alice@console via tui") {
@@ -238,6 +238,7 @@ func TestRunGivingUpWithdraws(t *testing.T) {
 		dir := t.TempDir()
 		req := runReq(dir, "sh", "-c", "echo ran >> log.txt")
 		req.Timeout = 300 * time.Millisecond
+		req.ParkWindow = -1 // parking off: withdrawn as before
 		out := recvRun(t, startRun(s, req))
 		if out.err != nil || out.res.Outcome != RunTimedOut || out.res.ExitCode != ExitTimedOut {
 			t.Fatalf("run: %+v %v", out.res, out.err)
@@ -381,7 +382,7 @@ func TestRunDispatchFailed(t *testing.T) {
 	if r.ExecutionStatus != model.ExecDispatchFailed || !strings.Contains(r.ExecutionReason, "no such file or directory") {
 		t.Fatalf("recorded %s %q", r.ExecutionStatus, r.ExecutionReason)
 	}
-	if got := strings.Join(auditOf(t, o, rec.ApprovalID), " "); got != "submit: approve: execution:dispatch_failed" {
+	if got := strings.Join(auditOf(t, o, rec.ApprovalID), " "); got != "submit: approve: take: execution:dispatch_failed" {
 		t.Fatalf("audit: %s", got)
 	}
 }

@@ -76,14 +76,18 @@ const hookRulesHelp = `  - What goes without asking is --unasked: low (the defau
     hook process on the same call waits on the same proposal) and a wait,
     heartbeating as its live waiter. Allow only when an operator approved it,
     its pinned command is this call's command byte for byte, and its risk
-    has not risen since; deny when denied (with the reason), expired, or not
-    decided within --timeout (the proposal is then withdrawn: denied by actor
-    "requester").
-  - The agent stopped waiting (SIGTERM or SIGINT: what an agent sends at
-    its own hook timeout; or the process that started the hook ended):
-    nobody decided, and the agent may run the command
-    under its own rules, so the proposal is abandoned (expired, "ended:
-    abandoned: ..." in show), not denied; the answer is still a deny.`
+    has not risen since; deny when denied (with the reason) or expired.
+  - Not decided within --timeout, or the agent stopped waiting (SIGTERM or
+    SIGINT: what an agent sends at its own hook timeout; or the process
+    that started the hook ended): the proposal is parked for --park-window
+    (1h by default; docs/parking.md) and the answer is a deny saying so:
+    "not run: parked as ID; ... Ask again later with the exact same
+    command in the same directory". The same call asked again (same
+    session, command bytes and directory) waits on it, or, once approved,
+    takes the approval and is let through, once, after every check above.
+  - With --park-window 0s: not decided within --timeout withdraws the
+    proposal (denied by actor "requester"); the agent stopping the hook
+    abandons it (expired, "ended: abandoned: ..." in show), not denied.`
 
 func (a *app) claudeCodeHookCmd() *cobra.Command {
 	return a.agentHookCmd(&cobra.Command{

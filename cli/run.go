@@ -56,8 +56,13 @@ heartbeating: if run is killed mid-command, show and the console say "runner
 died, outcome unknown" rather than guess.
 
 Denied, expired, timed out or interrupted: it never runs. On --timeout, or
-SIGINT, SIGTERM or SIGHUP while waiting, the proposal is withdrawn (denied by
-actor "requester"), so that nobody approves a request nobody waits on.
+SIGTERM or SIGHUP while waiting, the proposal is parked for --park-window
+(1h by default; docs/parking.md): it stays open, and the same run asked
+again (same requester, session, command bytes and directory) waits on it
+or, once it is approved, takes the approval and runs, once; asked again at
+once after that, it is refused as taken. With --park-window 0s, and on
+SIGINT, the proposal is withdrawn (denied by actor "requester"), so that
+nobody approves a request nobody waits on.
 
 -- COMMAND ARGS... runs that argument vector without a shell. It is pinned as
 one POSIX-quoted line that means exactly that vector (rm -rf 'my dir'): a word
@@ -81,9 +86,10 @@ stderr and the audit log tell them apart.`,
 	}
 	cmd.Flags().SetInterspersed(false)
 	addSubmitFlags(cmd, &f, "run", "approve-tui-run", "attach the diff in `file`, byte for byte (not -: stdin goes to the command)")
-	cmd.Flags().DurationVar(&timeout, "timeout", 0, "stop waiting after this long: withdraw, exit 12 (0: until decided or expired)")
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "stop waiting after this long: park (or, with --park-window 0s, withdraw), exit 12 (0: until decided or expired)")
 	cmd.Flags().StringVar(&shell, "shell", "", "run this shell `line` with /bin/sh -c instead of COMMAND ARGS...")
 	unaskedFlag(cmd)
+	parkWindowFlag(cmd)
 	return cmd
 }
 
@@ -105,6 +111,14 @@ func (a *app) run(cmd *cobra.Command, f submitFlags, timeout time.Duration, shel
 		return usageErrorf("--diff-file - is not available to run: stdin goes to the command")
 	case timeout < 0:
 		return usageErrorf("--timeout must not be negative (0: until decided or expired)")
+	}
+	window, err := parkWindowOf(cmd)
+	if err != nil {
+		return err
+	}
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return err
 	}
 	actor := model.LocalActor(model.SurfaceRunner)
 	actor.ReadOnly = a.readOnly
@@ -143,7 +157,8 @@ func (a *app) run(cmd *cobra.Command, f submitFlags, timeout time.Duration, shel
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	req := agent.RunRequest{Draft: d, Timeout: timeout, Stdin: a.in, Stdout: a.rawOut, Stderr: a.rawErr,
-		Log: a.err, Signals: sigs, Actor: actor, Unasked: cmd.Flags().Lookup("unasked").Value.String(), Trust: trustSet}
+		Log: a.err, Signals: sigs, Actor: actor, Unasked: cmd.Flags().Lookup("unasked").Value.String(), Trust: trustSet,
+		ParkWindow: window, Paged: pagedBy(cfg)}
 	if shellMode {
 		req.Shell = shell
 	} else {

@@ -234,13 +234,22 @@ func (st *Store) ParkOf(ctx context.Context, id string) (*Park, error) {
 // point); one whose waiter is live is not (that waiter answers it).
 // Parked proposals come before reserved ones. ErrNotFound when there is
 // none (the common case: one indexed lookup).
+//
+// When the only parked proposal of m (parked: its waiter stopped) had its
+// approval taken less than TakenRefusal ago (a retry storm, or two retries
+// at once), a *TakenError naming who took it is returned, with its park:
+// the call was let through once, and is refused rather than asked anew.
+// Later, the same call asked again is a new request, as is one whose
+// proposal its own waiter took (never parked).
 func (st *Store) FindParked(ctx context.Context, m model.Match) (*Record, *Park, error) {
 	s := st.bind()
 	rows, err := s.rdb.QueryContext(ctx, `SELECT p.approval_id FROM approve_tui_parks p
 		JOIN gateway_approvals g ON g.approval_id = p.approval_id
-		WHERE p.match_sha256 = ? AND p.taken_by IS NULL AND p.park_until > ?
+		WHERE p.match_sha256 = ? AND (p.taken_by IS NULL AND p.park_until > ?
 		AND (g.status IN ('pending', 'pending_confirm') OR (g.status = 'consumed' AND g.execution_status = 'not_started'))
-		ORDER BY CASE WHEN p.stopped_at IS NULL THEN 1 ELSE 0 END, p.stopped_at DESC, g.created_at DESC LIMIT 8`, m.Key(), model.Epoch(s.now()))
+		OR p.taken_by IS NOT NULL AND p.stopped_at IS NOT NULL AND p.taken_at > ?)
+		ORDER BY CASE WHEN p.taken_by IS NULL THEN 0 ELSE 1 END, CASE WHEN p.stopped_at IS NULL THEN 1 ELSE 0 END,
+		p.stopped_at DESC, g.created_at DESC LIMIT 8`, m.Key(), model.Epoch(s.now()), model.Epoch(s.now().Add(-TakenRefusal)))
 	if err != nil {
 		return nil, nil, s.classify("find parked", err)
 	}
@@ -257,6 +266,7 @@ func (st *Store) FindParked(ctx context.Context, m model.Match) (*Record, *Park,
 	if err := rows.Err(); err != nil {
 		return nil, nil, s.classify("find parked", err)
 	}
+	var taken *Record
 	for _, id := range ids {
 		rec, err := st.Get(ctx, id)
 		if errors.Is(err, ErrNotFound) {
@@ -267,6 +277,13 @@ func (st *Store) FindParked(ctx context.Context, m model.Match) (*Record, *Park,
 		}
 		if model.MatchOf(&rec.Proposal) != m {
 			continue // a parks row that names another call: never matched
+		}
+		if rec.Park != nil && rec.Park.TakenBy != "" && rec.Park.TakenAt != nil && !rec.Park.Reserved() &&
+			model.Epoch(s.now())-*rec.Park.TakenAt < TakenRefusal.Seconds() {
+			if taken == nil {
+				taken = rec
+			}
+			continue
 		}
 		status := rec.EffectiveStatus
 		if !status.Open() && !(status == model.StatusConsumed && rec.ExecutionStatus == model.ExecNotStarted) {
@@ -286,8 +303,16 @@ func (st *Store) FindParked(ctx context.Context, m model.Match) (*Record, *Park,
 		}
 		return rec, rec.Park, nil
 	}
+	if taken != nil {
+		return taken, taken.Park, &TakenError{ID: taken.ApprovalID, By: taken.Park.TakenBy, At: *taken.Park.TakenAt}
+	}
 	return nil, nil, ErrNotFound
 }
+
+// TakenRefusal is how long after a parked approval was taken the same
+// call asked again is refused as taken (FindParked), rather than asked as
+// a new request.
+const TakenRefusal = time.Minute
 
 // waiterGone says whether reserved proposal rec's waiter is gone: it
 // heartbeated and stopped (stale, or its process on this host is gone), or

@@ -11,16 +11,28 @@ import (
 
 // BenchmarkFindParked measures the lookup an agent hook makes on every
 // call before it submits (FindParked), on a store holding 10,000 open
-// proposals, every one of them parked (the index at its largest): "miss"
-// is a call that was never parked (nearly every hook call), "hit" a retry
-// of a parked one (the lookup, then the full record read with its
-// tamper check). The goal is p99 ≤ 1 ms.
+// proposals, every one of them in the parks index (the index at its
+// largest): half parked, half reserved with their waiter gone (killed -9
+// before a heartbeat). "miss" is a call that was never parked (nearly
+// every hook call), "hit" a retry of a parked one (the lookup, then the
+// full record read with its tamper check), "hit-reserved" a retry of a
+// reserved one (the waiters read too). The goal is p99 ≤ 1 ms.
 func BenchmarkFindParked(b *testing.B) {
 	const open = 10_000
 	s := benchStore(b, "NORMAL")
 	now := time.Now()
 	matches := make([]model.Match, open)
+	var parked, reserved []model.Match
 	for i := range matches {
+		if i%2 == 1 {
+			p := benchProposal(i, now.Add(-time.Minute)) // its waiter gone since
+			if err := s.SubmitReserved(ctx, p, now.Add(30*time.Minute), agent); err != nil {
+				b.Fatal(err)
+			}
+			matches[i] = model.MatchOf(p)
+			reserved = append(reserved, matches[i])
+			continue
+		}
 		p := benchProposal(i, now)
 		if err := s.Submit(ctx, p, agent); err != nil {
 			b.Fatal(err)
@@ -29,6 +41,7 @@ func BenchmarkFindParked(b *testing.B) {
 			b.Fatal(err)
 		}
 		matches[i] = model.MatchOf(p)
+		parked = append(parked, matches[i])
 	}
 	b.Run("miss", func(b *testing.B) {
 		latency.Each(b, func(i int) {
@@ -41,7 +54,14 @@ func BenchmarkFindParked(b *testing.B) {
 	})
 	b.Run("hit", func(b *testing.B) {
 		latency.Each(b, func(i int) {
-			if _, _, err := s.FindParked(ctx, matches[i%open]); err != nil {
+			if _, _, err := s.FindParked(ctx, parked[i%len(parked)]); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+	b.Run("hit-reserved", func(b *testing.B) {
+		latency.Each(b, func(i int) {
+			if _, _, err := s.FindParked(ctx, reserved[i%len(reserved)]); err != nil {
 				b.Fatal(err)
 			}
 		})

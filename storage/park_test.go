@@ -92,8 +92,14 @@ func TestParkResumeTakeOnce(t *testing.T) {
 	if !errors.As(err, &tk) || tk.By != asker1.String() || !strings.Contains(err.Error(), "taken already by "+asker1.String()) {
 		t.Fatalf("second take: %v", err)
 	}
-	if _, _, err := s.FindParked(ctx, m); !errors.Is(err, ErrNotFound) {
+	// Asked again right after the take: refused as taken; a minute on, a
+	// new request.
+	if _, _, err := s.FindParked(ctx, m); !errors.As(err, &tk) || tk.By != asker1.String() {
 		t.Fatalf("found after it was taken: %v", err)
+	}
+	c.Advance(TakenRefusal)
+	if _, _, err := s.FindParked(ctx, m); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("found a minute after it was taken: %v", err)
 	}
 	db := rawDB(t, s.DSN())
 	if n := countAudit(t, db, `approval_id = ? AND event = 'take' AND outcome = 'ok'`, p.ApprovalID); n != 1 {
