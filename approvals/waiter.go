@@ -3,6 +3,7 @@ package approvals
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/approve-tui/approve-tui/model"
@@ -17,10 +18,19 @@ import (
 // ("● live", "✗ dead", "○ none", "checking…" while not read) and the words
 // that follow it.
 func WaiterWords(rec *storage.Record, ws *storage.WaiterStatus, now time.Time, f Form) (mark, words string) {
+	parked := parkedNow(rec, ws, now)
 	if f == Console {
-		return consoleWaiter(ws, now)
+		mark, words = consoleWaiter(ws, now)
+		if parked {
+			words = strings.Replace(words, ": approving will not run anything", ": "+parkedRuns, 1)
+		}
+		return mark, words
 	}
 	pending := rec.EffectiveStatus.Open()
+	maySay := "; approving may run nothing"
+	if parked {
+		maySay = "; " + parkedRuns
+	}
 	if ws == nil {
 		ws = &storage.WaiterStatus{State: storage.WaiterNone}
 	}
@@ -32,14 +42,25 @@ func WaiterWords(rec *storage.Record, ws *storage.WaiterStatus, now time.Time, f
 		w := ws.Waiter
 		s := fmt.Sprintf("gone: pid %d on %s stopped heartbeating %s", w.PID, line(w.Host), rel(w.HeartbeatAt, now, Text))
 		if pending {
-			s += "; approving may run nothing"
+			s += maySay
 		}
 		return "", s
 	}
 	if !pending {
 		return "", "none"
 	}
-	return "", "none: no process is waiting on this id; approving may run nothing"
+	return "", "none: no process is waiting on this id" + maySay
+}
+
+// parkedRuns is what approving a parked proposal runs, where the waiter
+// words would say it runs nothing.
+const parkedRuns = "approving runs nothing now: the call goes through when it is asked again (parked)"
+
+// parkedNow reports whether rec is parked at now (or reserved with its
+// waiter gone): an approval reaches the call when it is asked again.
+func parkedNow(rec *storage.Record, ws *storage.WaiterStatus, now time.Time) bool {
+	st := ParkStateOf(rec, ws, now)
+	return st == ParkParked || st == ParkReserved
 }
 
 // consoleWaiter is WaiterWords in the console's form.
@@ -99,8 +120,10 @@ func RunStateWords(run storage.RunState, w *storage.Waiter, now time.Time, f For
 // progress (RunWords; ws nil: not read).
 func ExecutionWords(rec *storage.Record, ws *storage.WaiterStatus, now time.Time) string {
 	p := &rec.Proposal
-	exec := line(string(p.ExecutionStatus))
-	if p.ExecutionReason != "" {
+	exec := ExecWords(p.ExecutionStatus)
+	if p.ExecutionStatus == model.ExecRanWithoutApproval {
+		exec = RanWithoutApprovalWords(rec)
+	} else if p.ExecutionReason != "" {
 		exec += ": " + line(p.ExecutionReason)
 	}
 	if p.ExecutionRecordedAt != nil {
@@ -144,7 +167,22 @@ func WaitersGone(ctx context.Context, s *storage.Store, recs []*storage.Record) 
 // for an open one whose waiter is gone, that it is (approving it may run
 // nothing).
 func StatusWords(r *storage.Record, waiterGone bool) string {
+	return StatusParkWords(r, waiterGone, ParkNone)
+}
+
+// StatusParkWords is StatusWords for a proposal whose park stands at park
+// (ParkStateOf): "pending (parked)" while an approval reaches the call
+// asked again, "pending (park over)" once its window ended, "consumed
+// (parked)" for an approval not taken yet; a taken or closed park adds
+// nothing (show says it).
+func StatusParkWords(r *storage.Record, waiterGone bool, park ParkState) string {
 	st := line(string(r.EffectiveStatus))
+	switch park {
+	case ParkParked, ParkReserved:
+		return st + " (parked)"
+	case ParkWindowOver:
+		return st + " (park over)"
+	}
 	if waiterGone {
 		st += " (waiter gone)"
 	}

@@ -210,7 +210,16 @@ is not in (not_eligible).`,
 			} else {
 				a.printf("approved %s\n", line(id))
 			}
+			if rec.Park == nil {
+				rec.Park, _ = s.ParkOf(ctx, id) // unread: the notes below say it may run nothing
+			}
+			parked := ""
+			if werr == nil {
+				parked = approvals.ApprovedParkedWords(rec, &waiter, s.Now())
+			}
 			switch {
+			case parked != "":
+				a.note("note: %s: %s", line(id), parked)
 			case werr != nil || waiter.State == storage.WaiterLive:
 			case waiter.State == storage.WaiterDead && waiter.Waiter != nil:
 				w := waiter.Waiter

@@ -30,13 +30,15 @@ escaped; "CORRUPT": the row cannot be trusted and can only be denied;
 "TAMPERED": its payload was changed after submit, deny only; "I":
 its impact preview raised the risk: it reaches something live, deletes
 1,000 entries or 1 GiB, wipes a device, drops commits or changes terraform
-resources; show ID says what), ID, RISK (HIGH/MED/LOW, UNKN for unknown),
+resources; show ID says what; "P": parked, its agent stopped waiting and
+an approval lets the same call through when it is asked again), ID, RISK (HIGH/MED/LOW, UNKN for unknown),
 STATUS, WHEN (time left, or when and by whom it was decided, and whose
 signatures over that decision verify against the trust file: "signed:
 alice, bob", or "unsigned" where signatures are required), SESSION,
 COMMAND. STATUS says "pending (waiter gone)" when the process that waited on
 it (a hook, a runner) stopped heartbeating: approving it may run nothing
-(show ID says more).
+(show ID says more); "pending (parked)" when it is parked, "pending (park
+over)" when its park window ended and an approval is refused.
 
 On a terminal the columns are aligned and every line fits its width: FLAG,
 ID, RISK and STATUS stay whole, WHEN, SESSION and COMMAND share the rest and
@@ -47,7 +49,8 @@ field whole (cut -f, awk -F'\t'); --json gives everything.
 
 With --json: an array of proposal objects (see show --help), each with
 its quorum (votes are the ones that count) and its judgement, as show
---json gives them, and its signers: each signature kept for its decisions,
+--json gives them, its park where it was parked (see show --help), and
+its signers: each signature kept for its decisions,
 {principal, key, event, verified, reason}, checked against the trust file
 (reason says why one does not verify).
 ` + exitCodes(ExitOK, ExitError, ExitUsage, ExitUnavailable),
@@ -66,6 +69,10 @@ its quorum (votes are the ones that count) and its judgement, as show
 			}
 			defer s.Close()
 			recs, err := s.List(cmd.Context(), storage.ListOptions{Status: filter, Limit: limit, Offset: offset})
+			if err != nil {
+				return err
+			}
+			parkWaiters, err := approvals.ReadParks(cmd.Context(), s, recs)
 			if err != nil {
 				return err
 			}
@@ -88,6 +95,7 @@ its quorum (votes are the ones that count) and its judgement, as show
 						return err
 					}
 					o := withJudgement(approvals.WithQuorumJSON(approvals.RecordJSON(r, nil), r, qvs[r.ApprovalID]), risk.Judge(r.Command, c))
+					approvals.WithParkJSON(o, r, parkWaiters[r.ApprovalID], s.Now())
 					elems[i] = o.Raw("signers", approvals.SignersJSON(sg)).String()
 				}
 				a.printf("%s\n", jsonArray(elems))
@@ -101,7 +109,11 @@ its quorum (votes are the ones that count) and its judgement, as show
 			if err != nil {
 				return err
 			}
-			a.writeProposals(recs, approvals.WaitersGone(cmd.Context(), s, recs), signed, s.Now())
+			parks := make(map[string]approvals.ParkState, len(recs))
+			for _, r := range recs {
+				parks[r.ApprovalID] = approvals.ParkStateOf(r, parkWaiters[r.ApprovalID], s.Now())
+			}
+			a.writeProposals(recs, approvals.WaitersGone(cmd.Context(), s, recs), parks, signed, s.Now())
 			return nil
 		},
 	}
@@ -119,7 +131,7 @@ func withJudgement(o *model.JSONObject, j risk.Judgement) *model.JSONObject {
 	return o.Obj("judgement", judgementFields(model.NewJSONObject(), j))
 }
 
-func (a *app) writeProposals(recs []*storage.Record, gone map[string]bool, signed map[string]string, now time.Time) {
+func (a *app) writeProposals(recs []*storage.Record, gone map[string]bool, parks map[string]approvals.ParkState, signed map[string]string, now time.Time) {
 	t := &table{cols: []column{
 		{name: "FLAG", whole: true}, {name: "ID", whole: true}, {name: "RISK", whole: true},
 		{name: "STATUS", whole: true}, {name: "WHEN", min: 10}, {name: "SESSION", min: 8},
@@ -139,8 +151,11 @@ func (a *app) writeProposals(recs []*storage.Record, gone map[string]bool, signe
 		if r.Corrupt == "" && impact.Marked(r.Impact, r.Command, r.RiskLevel) {
 			flag = append(flag, "I")
 		}
+		if m := approvals.ParkMark(parks[r.ApprovalID]); m != "" {
+			flag = append(flag, m)
+		}
 		t.add(strings.Join(flag, " "), line(r.ApprovalID), r.EffectiveRisk.Short(),
-			approvals.StatusWords(r, gone[r.ApprovalID]), whenCell(r, now)+signed[r.ApprovalID], line(r.SessionKey), line(r.Command))
+			approvals.StatusParkWords(r, gone[r.ApprovalID], parks[r.ApprovalID]), whenCell(r, now)+signed[r.ApprovalID], line(r.SessionKey), line(r.Command))
 	}
 	t.paint = func(col int, cell, padded string) string {
 		switch col {

@@ -35,6 +35,9 @@ func writeShow(w io.Writer, rec *storage.Record, waiter *storage.WaiterStatus, n
 	if rec.Suspicious() {
 		fmt.Fprintf(w, "*** SUSPICIOUS: hidden characters shown escaped ***\n")
 	}
+	if ran := approvals.RanWithoutApprovalWords(rec); ran != "" {
+		fmt.Fprintf(w, "*** RAN WITHOUT APPROVAL: its agent reported the call as run; it was not approved ***\n")
+	}
 	if p.Impact != nil {
 		writeImpact(w, p.Impact, impact.Marked(p.Impact, p.Command, p.RiskLevel))
 	}
@@ -139,6 +142,9 @@ func writeShow(w io.Writer, rec *storage.Record, waiter *storage.WaiterStatus, n
 	if waiter != nil {
 		_, words := approvals.WaiterWords(rec, waiter, now, approvals.Text)
 		field("waiter", words)
+	}
+	if pk := approvals.ParkWords(rec, waiter, now); pk != "" {
+		field("parked", pk)
 	}
 	if rec.Corrupt != "" {
 		field("corrupt", line(rec.Corrupt))

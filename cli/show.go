@@ -34,6 +34,16 @@ is recorded as started, run: "running" when its runner still heartbeats,
 runner ever heartbeated for it. Strings keep their exact bytes (invalid
 UTF-8 as \udcXX escapes).
 
+A parked proposal (its agent stopped waiting; an approval lets the same
+call through when it is asked again, once) says so on its "parked:" line,
+and --json adds park: {state, stopped_at, until, why, taken_by, taken_at,
+words}, where state is parked, reserved (its hook was killed before it
+could say it stopped: stopped_at is null and gone_at is its last
+heartbeat), window_over (an approval is refused), taken or closed (denied
+or expired since). A call its agent reported as run while it was not
+approved shows execution "ran without approval (what the agent
+reported)"; in --json execution_status is ran_without_approval.
+
 Under an approval policy (see policy --help), the text says the quorum
 the proposal needs, what is still needed, who may not approve it, and each
 vote cast on it (who, when, whether it still counts). --json adds votes
@@ -83,6 +93,7 @@ verify_command).
 			}
 			if a.json {
 				o := withJudgement(approvals.WithQuorumJSON(approvals.RecordJSON(rec, &p.Waiter), rec, p.Quorum), j)
+				approvals.WithParkJSON(o, rec, &p.Waiter, s.Now())
 				a.printf("%s\n", o.Raw("signers", approvals.SignersJSON(p.Signers)))
 				return nil
 			}

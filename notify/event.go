@@ -85,6 +85,14 @@ type Event struct {
 	Approvals string
 	Voters    []string
 	Needed    string
+	// ParkState and Park, for a proposal whose agent stopped waiting
+	// (approvals.ParkStateOf, approvals.ParkWords): "parked", "reserved"
+	// (its hook was killed), "window_over", and the words that say what an
+	// approval does now and until when ("the agent stopped waiting at 03:12
+	// UTC (hook timeout); approving lets this exact call through when it
+	// is asked again, until 04:12 UTC"). Empty otherwise.
+	ParkState string
+	Park      string
 	// At is when the event was made.
 	At time.Time
 }

@@ -657,6 +657,16 @@ func (n *Notifier) deliver(ctx context.Context, d storage.Delivery) error {
 		if q, qerr := n.Store.Quorum(ctx, rec); qerr == nil && q != nil {
 			WithQuorum(&ev, q)
 		}
+		// Parked: what an approval does now (its waiter's state only for
+		// a reservation: whether it is gone).
+		var ws *storage.WaiterStatus
+		if rec.Park != nil && rec.Park.StoppedAt == 0 {
+			if w, werr := n.Store.WaiterState(ctx, rec.ApprovalID); werr == nil {
+				ws = &w
+			}
+		}
+		WithPark(&ev, rec, ws, n.Store.Now())
+		ev.Park = sec.Redact(ev.Park)
 	} else if sg, serr := approvals.Signers(ctx, n.Store, rec); serr == nil && d.Kind == KindResolved {
 		WithSigners(&ev, rec.EffectiveStatus, sg, n.Store.Trust().Required())
 	}
@@ -833,6 +843,18 @@ func WithSigners(ev *Event, st model.Status, signers []approvals.Signer, require
 	}
 	ev.Signers = who
 	ev.Unsigned = required && len(ev.Signers) == 0
+}
+
+// WithPark adds what is said of rec's park to ev (approvals.ParkWords;
+// ws: its waiter's state, nil when not read): nothing unless its agent
+// stopped waiting and it is still open, or its window ended with nothing
+// taken. A taken or closed park is the resolution's to say.
+func WithPark(ev *Event, rec *storage.Record, ws *storage.WaiterStatus, now time.Time) {
+	ev.ParkState, ev.Park = "", ""
+	switch st := approvals.ParkStateOf(rec, ws, now); st {
+	case approvals.ParkParked, approvals.ParkReserved, approvals.ParkWindowOver:
+		ev.ParkState, ev.Park = string(st), model.Sanitize(approvals.ParkWords(rec, ws, now), model.Line)
+	}
 }
 
 // WithQuorum adds where a proposal stands against the policy to ev.

@@ -85,7 +85,10 @@ type pdDetails struct {
 	OpenHint       string `json:"open_hint"`
 	Command        string `json:"command,omitempty"`
 	CommandOmitted bool   `json:"command_omitted,omitempty"`
-	Note           string `json:"note"`
+	// Parked says what an approval of a parked proposal does now and
+	// until when (absent when it is not parked).
+	Parked string `json:"parked,omitempty"`
+	Note   string `json:"note"`
 }
 
 type pdLink struct {
@@ -155,6 +158,7 @@ func pdBody(key string, ev Event, p pageText, at time.Time) pdEvent {
 		TimeLeft:   timeLeftText(ev, at),
 		OpenHint:   p.Open,
 		Note:       p.Note,
+		Parked:     ev.Park,
 	}
 	if ev.Kind == KindPage || ev.Kind == KindEscalation {
 		d.Step = StepNumber(ev.Step)

@@ -32,6 +32,9 @@ const (
 	maxMachineCommandRunes = 4000
 	// maxFieldRunes bounds ids, session keys, requesters, actors, hints.
 	maxFieldRunes = 200
+	// maxParkRunes bounds the park words (they hold a why another
+	// program may have written).
+	maxParkRunes = 400
 	// maxSessionInTitle keeps the title's session key short.
 	maxSessionInTitle = 48
 )
@@ -58,6 +61,8 @@ func cleanEvent(ev Event) Event {
 	ev.Actor = line(ev.Actor)
 	ev.Approvals = line(ev.Approvals)
 	ev.Needed = line(ev.Needed)
+	ev.ParkState = line(ev.ParkState)
+	ev.Park = model.CutRunes(model.Sanitize(ev.Park, model.Line), maxParkRunes)
 	ev.Voters = names(ev.Voters, line)
 	ev.Signers = names(ev.Signers, line)
 	if ev.CommandOmitted {
@@ -177,6 +182,14 @@ func titleOf(ev Event) string {
 		where += " (" + s + ")"
 	}
 	waiting := riskLabel(ev.Risk) + " approval waiting: " + where
+	switch ev.ParkState {
+	case "parked", "reserved":
+		// Its agent stopped waiting: an approval reaches the call asked
+		// again.
+		waiting = riskLabel(ev.Risk) + " approval parked: " + where
+	case "window_over":
+		waiting = riskLabel(ev.Risk) + " parked approval, window over: " + where
+	}
 	var t string
 	switch ev.Kind {
 	case KindEscalation:
@@ -265,6 +278,9 @@ func renderText(ev Event, now func() time.Time) pageText {
 		}
 	} else {
 		p.Fields = append(p.Fields, textField{"Time left", timeLeftText(ev, eventNow(ev, now))})
+		if ev.Park != "" {
+			p.Fields = append(p.Fields, textField{"Parked", ev.Park})
+		}
 		if ev.Kind == KindEscalation {
 			p.Fields = append(p.Fields, textField{"Step", fmt.Sprint(StepNumber(ev.Step))})
 		}

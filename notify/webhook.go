@@ -80,9 +80,20 @@ type WebhookPayload struct {
 	Approvals string   `json:"approvals,omitempty"`
 	Voters    []string `json:"voters,omitempty"`
 	Needed    string   `json:"needed,omitempty"`
+	// Park is present when the proposal's agent stopped waiting and it
+	// is parked: its state (parked, reserved, window_over) and the words
+	// that say what an approval does now and until when.
+	Park *WebhookPark `json:"park,omitempty"`
 	// Summary is the page's title; Note says it cannot approve.
 	Summary string `json:"summary"`
 	Note    string `json:"note"`
+}
+
+// WebhookPark is a parked proposal's park as a webhook or exec body
+// gives it.
+type WebhookPark struct {
+	State string `json:"state"`
+	Words string `json:"words"`
 }
 
 // headerSafe keeps printable ASCII (at most 200 bytes): what a header
@@ -161,6 +172,9 @@ func webhookBody(ev Event, d Delivery) ([]byte, error) {
 	if !ev.CommandOmitted {
 		c := ev.Command
 		w.Command = &c
+	}
+	if ev.ParkState != "" && ev.Kind != KindResolved && ev.Kind != KindRefused && ev.Kind != KindRanWithoutApproval {
+		w.Park = &WebhookPark{State: ev.ParkState, Words: ev.Park}
 	}
 	if ev.Kind == KindResolved || ev.Kind == KindRefused || ev.Kind == KindRanWithoutApproval {
 		o, a := ev.Outcome, ev.Actor

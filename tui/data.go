@@ -40,7 +40,7 @@ type (
 		// same: the set of pending rows kept the signature of the last
 		// load; nothing was read. sig: the signature of rows.
 		same bool
-		sig  *storage.PendingSignature
+		sig  *listSignature
 		took time.Duration // how long the load ran
 		// presences: every console's presence row, read with the list;
 		// notifiers: the notifiers running, with their trouble.
@@ -61,6 +61,9 @@ type (
 		policy  *storage.PolicyVersion
 		qerr    error
 		qread   bool
+		// parkWaiters: the waiter state of each reserved row (its waiter
+		// may park it), by approval id: whether it is gone without a word.
+		parkWaiters map[string]*storage.WaiterStatus
 	}
 	// historyMsg carries the audit log's recent events.
 	historyMsg struct {
@@ -103,6 +106,10 @@ type (
 		rec        *storage.Record
 		noWaiter   bool
 		err        error
+		// parked: the proposal approved is parked (its agent stopped
+		// waiting): the approval lets the call through when it is asked
+		// again, not now.
+		parked *storage.Park
 		// pasted: what the approve prompt held was refused as a paste
 		// (outcomeText says so, not that it was mistyped).
 		pasted bool
@@ -140,7 +147,7 @@ type (
 // The policy and the votes are read with the list, by one Store.Quorums
 // call on the rows read (the signature moves when a vote is cast or a
 // policy set: a load that finds it unchanged keeps what the last one read).
-func loadPending(ctx context.Context, s *storage.Store, gen, limit int, prev *storage.PendingSignature, watch shownPayload, ranking bool) tea.Cmd {
+func loadPending(ctx context.Context, s *storage.Store, gen, limit int, prev *listSignature, watch shownPayload, ranking bool) tea.Cmd {
 	return func() tea.Msg {
 		start := time.Now()
 		others, _ := s.Presences(ctx)
@@ -150,7 +157,11 @@ func loadPending(ctx context.Context, s *storage.Store, gen, limit int, prev *st
 			w := readShown(ctx, s, watch)
 			waiter = &w
 		}
-		sig, live, serr := s.PendingSummary(ctx)
+		psig, live, serr := s.PendingSummary(ctx)
+		sig := listSignature{PendingSignature: psig}
+		if serr == nil {
+			sig.parks, serr = s.ParkSignature(ctx)
+		}
 		fill := s.RankProgress()
 		if serr == nil && prev != nil && sig == *prev && (!ranking || fill.Filling) {
 			same := true
@@ -167,6 +178,12 @@ func loadPending(ctx context.Context, s *storage.Store, gen, limit int, prev *st
 		if err != nil {
 			return pendingMsg{gen: gen, limit: limit, err: err, took: time.Since(start), presences: others, waiter: waiter}
 		}
+		// Which are parked (one bulk read), and the waiter of each
+		// reservation among them (approvals.ReadParks).
+		parkWaiters, err := approvals.ReadParks(ctx, s, rows)
+		if err != nil {
+			return pendingMsg{gen: gen, limit: limit, err: err, took: time.Since(start), presences: others, waiter: waiter}
+		}
 		// A full page: the header says how many are pending in all.
 		total := len(rows)
 		if total == limit && serr == nil {
@@ -174,12 +191,19 @@ func loadPending(ctx context.Context, s *storage.Store, gen, limit int, prev *st
 		}
 		qs, pv, qerr := s.Quorums(ctx, rows)
 		msg := pendingMsg{gen: gen, limit: limit, rows: rows, total: total, at: s.Now(), took: time.Since(start), presences: others, notifiers: notifiers, waiter: waiter, ranking: fill,
-			quorums: qs, policy: pv, qerr: qerr, qread: true}
+			quorums: qs, policy: pv, qerr: qerr, qread: true, parkWaiters: parkWaiters}
 		if serr == nil {
 			msg.sig = &sig
 		}
 		return msg
 	}
+}
+
+// listSignature is what a load finds unchanged to read nothing more: the
+// set of pending rows (storage.PendingSignature) and their parks.
+type listSignature struct {
+	storage.PendingSignature
+	parks storage.ParkSignature
 }
 
 // shownPayload is the proposal on screen and the SHA-256 of its payload as
@@ -358,7 +382,7 @@ func approve(ctx context.Context, s *storage.Store, id, typed, readSHA256 string
 	return func() tea.Msg {
 		ws, _ := s.WaiterState(ctx, id)
 		rec, err := s.ConsumeRead(ctx, id, typed, readSHA256, actor)
-		return decidedMsg{id: id, action: "approve", rec: rec, err: err, noWaiter: ws.State != storage.WaiterLive}
+		return decidedMsg{id: id, action: "approve", rec: rec, err: err, noWaiter: ws.State != storage.WaiterLive, parked: parkedFor(ctx, s, rec, err, ws)}
 	}
 }
 
@@ -368,8 +392,28 @@ func approvePhrase(ctx context.Context, s *storage.Store, id, typed, readSHA256 
 	return func() tea.Msg {
 		ws, _ := s.WaiterState(ctx, id)
 		rec, err := s.ConsumePhrase(ctx, id, typed, readSHA256, storage.PhraseOptions{}, actor)
-		return decidedMsg{id: id, action: "approve", rec: rec, err: err, noWaiter: ws.State != storage.WaiterLive}
+		return decidedMsg{id: id, action: "approve", rec: rec, err: err, noWaiter: ws.State != storage.WaiterLive, parked: parkedFor(ctx, s, rec, err, ws)}
 	}
+}
+
+// parkedFor is the park of a proposal just approved (rec, err: what the
+// approval returned) when it is parked, so that the outcome says the call
+// goes through when it is asked again; nil otherwise, or when it cannot be
+// read (the outcome then says no live waiter runs it).
+func parkedFor(ctx context.Context, s *storage.Store, rec *storage.Record, err error, ws storage.WaiterStatus) *storage.Park {
+	if err != nil || rec == nil || rec.Status != model.StatusConsumed {
+		return nil
+	}
+	p, perr := s.ParkOf(ctx, rec.ApprovalID)
+	if perr != nil || p == nil {
+		return nil
+	}
+	r := *rec
+	r.Park = p
+	if st := approvals.ParkStateOf(&r, &ws, s.Now()); st != approvals.ParkParked && st != approvals.ParkReserved {
+		return nil
+	}
+	return p
 }
 
 func deny(ctx context.Context, s *storage.Store, id, reason string, actor model.Actor) tea.Cmd {

@@ -476,6 +476,11 @@ func (d *detail) buildTimed(now time.Time) []string {
 	out = append(out, d.timedField("created", human.Ago(model.FromEpoch(r.CreatedAt), now))...)
 	out = append(out, d.timedField("expires", expiryText(r, now))...)
 	out = append(out, d.timedField("waiter", d.waiterText(now))...)
+	if pk := approvals.ParkWords(r, d.waiter, now); pk != "" {
+		// Its agent stopped waiting: what an approval does now, and until
+		// when (approvals.ParkWords).
+		out = append(out, d.timedField("parked", d.st.Warning.Render(pk))...)
+	}
 	if len(d.deliveries) > 0 {
 		out = append(out, d.timedField("paged", pagedText(d.st, d.deliveries, now))...)
 	}

@@ -49,7 +49,7 @@ type feed struct {
 	// sig is the signature of the pending rows last read in full, at
 	// fullAt; a load finding it unchanged reads nothing more. lastLoad and
 	// loadEnd pace the loads (paced).
-	sig      *storage.PendingSignature
+	sig      *listSignature
 	fullAt   time.Time
 	lastLoad time.Duration
 	loadEnd  time.Time
@@ -123,7 +123,7 @@ func (f *feed) startLoad(limit int, watch shownPayload) tea.Cmd {
 // read nothing more (nil: it reads the list): that of the last full read,
 // unless that is older than fullReloadEvery and another process committed
 // since.
-func (f *feed) signature(now time.Time) *storage.PendingSignature {
+func (f *feed) signature(now time.Time) *listSignature {
 	if f.loaded && (now.Sub(f.fullAt) < fullReloadEvery || f.foreign == f.fullForeign) {
 		return f.sig
 	}
@@ -332,7 +332,9 @@ func (f *feed) take(msg pendingMsg) (rows []row, partial bool) {
 	}
 	rows = f.rowsBuffer(len(msg.rows) + len(tail))
 	for _, rec := range msg.rows {
-		rows = append(rows, f.full.row(rec))
+		r := f.full.row(rec)
+		r.parkWS = msg.parkWaiters[rec.ApprovalID]
+		rows = append(rows, r)
 	}
 	rows = append(rows, tail...)
 	if !partial {

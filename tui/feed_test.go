@@ -99,7 +99,7 @@ func TestFeedReusesTheSignature(t *testing.T) {
 	if f.signature(now) != nil {
 		t.Fatal("a signature before the first load")
 	}
-	sig := &storage.PendingSignature{Count: 3}
+	sig := &listSignature{PendingSignature: storage.PendingSignature{Count: 3}}
 	f.startLoad(firstPage, shownPayload{})
 	f.take(pendingMsg{gen: f.gen, limit: firstPage, rows: feedRecs("a", 3), total: 3, sig: sig})
 	f.loaded = true

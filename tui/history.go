@@ -65,8 +65,15 @@ func historyRow(e storage.AuditEvent) histRow {
 		r.outcome = "outside the chain"
 	case e.Event == storage.EventExecution && e.Reason == string(model.ExecHandedOff):
 		r.outcome = "handed to Hermes"
+	case e.Event == storage.EventExecution && e.Reason == string(model.ExecRanWithoutApproval):
+		r.outcome = approvals.ExecWords(model.ExecRanWithoutApproval)
+	case e.Event == storage.EventExpire && e.Reason == storage.DetailRanWithoutApproval:
+		r.outcome = "closed: " + approvals.ExecWords(model.ExecRanWithoutApproval)
 	case e.Event == storage.EventExecution || e.Event == storage.EventPolicy || e.Event == storage.EventReport:
 		r.outcome = rowString(e.Reason)
+	}
+	if outcome, detail := parkEventWords(e); outcome != "" {
+		r.outcome, r.detail = outcome, detail
 	}
 	if outcome, detail := quorumWords(e); outcome != "" || detail != "" {
 		if outcome != "" {
@@ -75,6 +82,35 @@ func historyRow(e storage.AuditEvent) histRow {
 		r.detail = strings.TrimSpace(detail + " " + r.detail)
 	}
 	return r
+}
+
+// parkEventWords is what a park or take event says in the history's
+// columns ("" for any other event): "parked", why its agent stopped
+// waiting and until when the call asked again takes an approval;
+// "taken", that the call asked again took it. Every value is the file's:
+// sanitised.
+func parkEventWords(e storage.AuditEvent) (outcome, detail string) {
+	if e.Outcome != storage.OutcomeOK || e.Outside {
+		return "", ""
+	}
+	at := func(k string) string {
+		if v, ok := e.Detail[k].(float64); ok && v > 0 {
+			return model.FromEpoch(v).UTC().Format("15:04:05")
+		}
+		return "-"
+	}
+	switch e.Event {
+	case storage.EventPark:
+		why, _ := e.Detail["why"].(string)
+		detail = "its agent stopped waiting"
+		if why != "" {
+			detail += " (" + rowString(why) + ")"
+		}
+		return "parked", detail + "; an approval reaches the same call asked again until " + at("until")
+	case storage.EventTake:
+		return "taken", "the same call, asked again, took its approval (parked at " + at("stopped_at") + ")"
+	}
+	return "", ""
 }
 
 // quorumWords is what an event of the policy or of its votes says in the

@@ -94,6 +94,9 @@ type row struct {
 	search  string // lower-case text the filter looks in
 	// marked: its impact raised its risk (flag I, impact.Marked).
 	marked bool
+	// parkWS: the waiter state of a reserved row (approvals.ReadParks):
+	// whether its waiter is gone without parking it (flag P).
+	parkWS *storage.WaiterStatus
 }
 
 // note is the last outcome message: its words, and their text as shown

@@ -7,6 +7,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/approve-tui/approve-tui/approvals"
 	"github.com/approve-tui/approve-tui/human"
 	"github.com/approve-tui/approve-tui/model"
 	"github.com/approve-tui/approve-tui/storage"
@@ -58,6 +59,12 @@ func decisionText(msg decidedMsg) words {
 			return said("denied " + msg.id)
 		}
 		s := "approved " + msg.id + " — this command, once"
+		if p := msg.parked; p != nil {
+			// Its agent stopped waiting: the approval waits for the call
+			// to be asked again.
+			return said(s + ". Parked: nothing runs now; it runs when its agent asks again with the same call, until " +
+				approvals.Clock(p.Until, model.FromEpoch(p.StoppedAt)))
+		}
 		if msg.rec != nil && msg.rec.Hermes != nil && !msg.noWaiter {
 			s += "; handed to Hermes, which runs it"
 		}
@@ -82,6 +89,9 @@ func decisionText(msg decidedMsg) words {
 		return said(voteText(vr))
 	case errors.As(msg.err, &rf) && rf.Code == storage.RefusedContentChanged:
 		return said("NOT approved: " + msg.id + " changed since you read it (another process rewrote it). Read it again")
+	case errors.As(msg.err, &rf) && rf.Code == storage.RefusedParkOver:
+		// (The detail's parked line says when it stopped and ended.)
+		return said("NOT approved: the park window of " + msg.id + " is over; an approval would let nothing through. Deny it or let it expire")
 	case errors.As(msg.err, &rf) && quorumRefusal(rf.Code):
 		return said("NOT approved, " + refusalWords(rf.Code) + ": " + rf.Reason)
 	case errors.As(msg.err, &rf):
@@ -149,6 +159,9 @@ func outcomeStyle(msg decidedMsg, st Styles) lipgloss.Style {
 
 // goneText explains a proposal that left the pending list by another hand.
 func goneText(rec *storage.Record) words {
+	if ran := approvals.RanWithoutApprovalWords(rec); ran != "" {
+		return saidAgo(rec.ApprovalID+": its agent reported the call as run; "+ran+", recorded", rec.ExecutionRecordedAt)
+	}
 	switch rec.EffectiveStatus {
 	case model.StatusExpired:
 		return saidAgo(rec.ApprovalID+" expired", rec.ExpiresAt)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/approve-tui/approve-tui/approvals"
 	"github.com/approve-tui/approve-tui/human"
 )
 
@@ -118,6 +119,10 @@ func (p *pendingList) rowKey(r row, selected bool, width, sessW, cmdW int, at *r
 		k.flag = "X"
 	case rec.Suspicious():
 		k.flag = "!"
+	case approvals.ParkMark(approvals.ParkStateOf(rec, r.parkWS, now)) != "":
+		// Parked: approving it runs nothing now; the call asked again
+		// takes the approval (the detail says until when).
+		k.flag = "P"
 	case r.marked:
 		k.flag = "I"
 	}
@@ -160,7 +165,7 @@ func (p *pendingList) rowView(r row, k rowKey, at *rowMemo) string {
 		flag = st.Suspicious.Render(flag)
 	case "X":
 		flag = st.Corrupt.Render(flag)
-	case "I":
+	case "I", "P":
 		flag = st.Warning.Render(flag)
 	}
 	head := lead + st.Marker(rec, k.urgency) + " " + left + " " + flag + " " + k.votes

@@ -349,6 +349,7 @@ func (m *Model) helpPage() string {
 		"without colour; ! marks hidden characters made visible, X a corrupt row that",
 		"can only be denied, I an impact that raised the risk (the detail says why). A",
 		"waiter is the agent process waiting: without a live one, approving runs nothing.",
+		"P: parked, its agent stopped waiting; an approval runs it when it asks again.",
 	}
 	if m.mode == viewHistory {
 		keys, title, text = m.keys.HistoryFullHelp(), "The history", []string{
