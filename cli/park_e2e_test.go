@@ -31,7 +31,8 @@ import (
 // minutes later" is, by default, "after the hook's waiter is judged gone"
 // (its heartbeat older than storage.WaiterStaleAfter); set
 // APPROVE_TUI_TEST_PARK_LATER=10m to wait that long for real before the
-// approval. The end of a park window is met with a real short window.
+// approval (with go test -timeout 30m). The end of a park window is met
+// with a real short window.
 
 // parkRig is a store of the built binary's and a project directory.
 type parkRig struct {
