@@ -855,7 +855,15 @@ func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Judg
 		}
 	}
 	if h.parking && h.o.Defer && c.canDefer {
-		// The session resumes the call later: park it now, and answer defer.
+		// The session resumes the call later: park it now, and answer
+		// defer; one decided already is answered as such.
+		rec, err := s.Get(ctx, id)
+		if err != nil {
+			return h.deny("could not read proposal %s (%v); denied to be safe", id, err)
+		}
+		if !rec.EffectiveStatus.Open() {
+			return h.decided(ctx, s, rec, command)
+		}
 		return h.stopped(ctx, s, id, command, nil, "deferred to the operator (Claude Code defer)", true)
 	}
 

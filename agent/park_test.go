@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -229,5 +232,45 @@ func TestHookClaudeDefer(t *testing.T) {
 	// Gemini never says defer.
 	if got := (HookAnswer{Agent: AgentGemini, Decision: "defer"}).JSON(); !strings.Contains(string(got), `"decision":"deny"`) {
 		t.Fatalf("gemini: %s", got)
+	}
+}
+
+// run stopped by SIGTERM while it waits (its caller's tool timeout): the
+// proposal is parked, exit code unchanged; approved later, the same run
+// asked again runs it once, and the next one at once is refused as taken.
+// A run in another directory never takes it.
+func TestRunParkResumeOnce(t *testing.T) {
+	s, o := emptyStore(t)
+	dir := t.TempDir()
+	sigs := make(chan os.Signal, 1)
+	req := runReq(dir, "sh", "-c", "echo ran >> log.txt")
+	req.Signals = sigs
+	ch := startRun(s, req)
+	rec := awaitWaiting(t, o)
+	sigs <- syscall.SIGTERM
+	out := recvRun(t, ch)
+	if out.err != nil || out.res.Outcome != RunInterrupted || out.res.ExitCode != ExitInterrupted ||
+		!strings.Contains(out.res.Message, "it got SIGTERM: not run: parked as "+rec.ApprovalID+"; no paging route matches it") {
+		t.Fatalf("run: %+v %v", out.res, out.err)
+	}
+	approve(t, o, rec.ApprovalID)
+	other := runReq(t.TempDir(), "sh", "-c", "echo ran >> log.txt")
+	other.Timeout = 300 * time.Millisecond
+	if out := recvRun(t, startRun(s, other)); out.res.ApprovalID == rec.ApprovalID || out.res.Outcome == RunRan {
+		t.Fatalf("another directory: %+v %v", out.res, out.err)
+	}
+	out = recvRun(t, startRun(s, runReq(dir, "sh", "-c", "echo ran >> log.txt")))
+	if out.err != nil || out.res.Outcome != RunRan || out.res.ApprovalID != rec.ApprovalID {
+		t.Fatalf("the retry: %+v %v", out.res, out.err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "log.txt")); string(b) != "ran\n" {
+		t.Fatalf("log: %q", b)
+	}
+	out = recvRun(t, startRun(s, runReq(dir, "sh", "-c", "echo ran >> log.txt")))
+	if out.err != nil || out.res.Outcome != RunTaken || out.res.ExitCode != ExitBlocked || !strings.Contains(out.res.Message, rec.ApprovalID+" was taken by ") {
+		t.Fatalf("a second retry: %+v %v", out.res, out.err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "log.txt")); string(b) != "ran\n" {
+		t.Fatalf("ran twice: %q", b)
 	}
 }

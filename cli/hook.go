@@ -105,7 +105,16 @@ tool_use_id) and answers on stdout with one JSON object:
   - A Bash command no rule matches: --low pass (the default) prints nothing,
     so Claude Code's own permission rules apply; --low allow allows it,
     audited as allowed by policy. (--low defer, the old name of pass, is
-    still accepted; the hook never answers Claude Code's own "defer".)
+    still accepted; it has nothing to do with Claude Code's own "defer",
+    which only --defer answers.)
+  - --defer, for headless sessions (claude -p): where the input's
+    permission_mode is default or plan (there Claude Code refuses a deferred
+    call it cannot resume), a call that needs approval is parked at once
+    and answered "permissionDecision":"defer": the session ends with
+    stop_reason "tool_deferred", and "cd DIR && claude -p --resume SESSION
+    --permission-mode MODE" asks the same call again (same session and
+    tool_use_id, so the same proposal), let through once it is approved. In
+    any other mode the parked deny instead.
   - A PowerShell command no rule matches needs approval all the same: the
     rules are written for POSIX shells, so its risk is unknown (pinned as
     medium).

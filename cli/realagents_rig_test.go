@@ -64,6 +64,8 @@ type agentRig struct {
 	// hookTimeout is the agent's own hook timeout; waitFor the hook's
 	// --timeout.
 	hookTimeout, waitFor time.Duration
+	// preArgs are more arguments of the pre-tool hook (--defer).
+	preArgs string
 }
 
 // newAgentRig prepares agent a to ask, through the stand-in model, to run
@@ -117,7 +119,7 @@ func (r *agentRig) env() []string {
 func (r *agentRig) hookCommand(pre bool) string {
 	cmd := fmt.Sprintf("%s --db %s hook %s", r.hookBin, r.db, r.agent.name)
 	if pre {
-		cmd += fmt.Sprintf(" --timeout %s", r.waitFor)
+		cmd += fmt.Sprintf(" --timeout %s", r.waitFor) + r.preArgs
 	}
 	return cmd
 }
@@ -143,12 +145,15 @@ func (r *agentRig) installAndAsk() (*agentRun, string) {
 }
 
 // start runs the agent on prompt in the project directory.
-func (r *agentRig) start(prompt string) *agentRun {
+func (r *agentRig) start(prompt string, more ...string) *agentRun {
 	r.t.Helper()
 	var args []string
 	switch r.agent.name {
 	case "claude-code":
-		args = []string{"-p", prompt, "--output-format", "json", "--model", "claude-sonnet-4-5"}
+		args = append([]string{"-p", prompt, "--output-format", "json", "--model", "claude-sonnet-4-5"}, more...)
+		if prompt == "" { // a resume asks with no prompt
+			args = append(args[:1:1], args[2:]...)
+		}
 	case "codex":
 		args = []string{"exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", prompt}
 	case "gemini":
