@@ -135,7 +135,6 @@ func TestRealAgentHookTimeoutIsRecordedTruthfully(t *testing.T) {
 			marker := "timeout-marker"
 			r := newAgentRig(t, a, "sh -c 'touch "+marker+"'", "create the marker file")
 			r.hookTimeout, r.waitFor = 4*time.Second, 40*time.Second
-			r.preArgs = " --park-window 0s" // parking off: abandoned, as before
 			// Settings that disagree (the agent gives up first): written by
 			// hand, since hook install never writes them.
 			r.installHooksByHand()
