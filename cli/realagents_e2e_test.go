@@ -123,17 +123,18 @@ func TestRealAgentHostileBytesInert(t *testing.T) {
 // The agent's own hook timeout passes while the operator has not decided
 // (the hook's --timeout is longer, as when the settings disagree): each
 // agent stops waiting its own way (Claude Code and Gemini CLI send SIGTERM;
-// Codex sends no signal, leaves the hook running and runs the command),
-// and may then run the command under its own rules. The record never says
-// denied, nor stays plainly pending: the proposal is abandoned (expired,
-// with what is known), and approving it afterwards runs nothing.
+// Codex kills the shell it started the hook with), and may then run the
+// command under its own rules. The record never says denied, nor stays a
+// plain pending request: a call the agent ran is recorded as run without
+// approval (its post-run event) and closed, so approving it afterwards is
+// refused; one it did not run is parked (pending, its park saying the
+// agent stopped waiting), so that the call asked again can be let through.
 func TestRealAgentHookTimeoutIsRecordedTruthfully(t *testing.T) {
 	for _, a := range realAgents {
 		t.Run(a.name, func(t *testing.T) {
 			marker := "timeout-marker"
 			r := newAgentRig(t, a, "sh -c 'touch "+marker+"'", "create the marker file")
 			r.hookTimeout, r.waitFor = 4*time.Second, 40*time.Second
-			r.preArgs = " --park-window 0s" // parking off: abandoned, as before
 			// Settings that disagree (the agent gives up first): written by
 			// hand, since hook install never writes them.
 			r.installHooksByHand()
@@ -144,37 +145,29 @@ func TestRealAgentHookTimeoutIsRecordedTruthfully(t *testing.T) {
 			ran := statErr == nil
 			t.Logf("%s ran the command after its hook timeout: %v; tool results %q", a.bin, ran, r.stub.ToolResults())
 			var rec map[string]any
-			eventually(t, 60*time.Second, "the proposal stayed pending after the agent stopped waiting", func() bool {
+			eventually(t, 60*time.Second, "the record never said what happened", func() bool {
 				rec = r.show(id)
-				return rec["status"] != "pending"
+				park, _ := rec["park"].(map[string]any)
+				return rec["execution_status"] == "ran_without_approval" || park["state"] == "parked"
 			})
-			t.Logf("record: status %v, consumed_by %v, terminal_reason %v", rec["status"], rec["consumed_by"], rec["terminal_reason"])
-			if rec["status"] != "expired" {
-				t.Fatalf("status %v, want expired (abandoned): nobody decided\nstdout: %s\nstderr: %s", rec["status"], stdout, stderr)
+			t.Logf("record: status %v, execution %v (%v), park %v", rec["status"], rec["execution_status"], rec["execution_reason"], rec["park"])
+			if rec["status"] == "denied" || rec["status"] == "consumed" {
+				t.Fatalf("status %v: nobody decided\nstdout: %s\nstderr: %s", rec["status"], stdout, stderr)
 			}
-			why, _ := rec["terminal_reason"].(string)
-			if rec["execution_status"] == "ran_without_approval" {
-				// The agent's post-run hook reported the run (Codex's
-				// PostToolUse): recorded as such, the proposal closed.
-				if !ran {
-					t.Fatalf("recorded as run without approval, and the marker is not there: %v", rec["execution_reason"])
-				}
-				out, err := approveTUI(t, "--db", r.db, "approve", id, "--confirm", id).CombinedOutput()
-				if err == nil {
-					t.Fatalf("approved a call that ran without approval:\n%s", out)
+			if !ran {
+				if rec["status"] != "pending" || rec["execution_status"] != "not_started" {
+					t.Fatalf("not run, and the record says status %v, execution %v; want parked", rec["status"], rec["execution_status"])
 				}
 				return
 			}
-			if !strings.HasPrefix(why, "abandoned: ") {
-				t.Fatalf("terminal_reason %q does not say it was abandoned", why)
-			}
-			if ran && !strings.Contains(why, "not known") && !strings.Contains(why, "ran the command") {
-				t.Fatalf("the agent ran the command, and the record says %q", why)
+			if rec["execution_status"] != "ran_without_approval" || rec["status"] != "expired" {
+				t.Fatalf("the agent ran the command, and the record says status %v, execution %v", rec["status"], rec["execution_status"])
 			}
 			out, err := approveTUI(t, "--db", r.db, "approve", id, "--confirm", id).CombinedOutput()
-			if err == nil || !strings.Contains(string(out), "approving it would run nothing") {
-				t.Fatalf("approving an abandoned proposal: %v\n%s", err, out)
+			if err == nil {
+				t.Fatalf("a proposal whose call ran without approval was approved afterwards:\n%s", out)
 			}
+			t.Logf("approving it afterwards: %s", strings.TrimSpace(string(out)))
 		})
 	}
 }

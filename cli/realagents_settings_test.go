@@ -62,9 +62,15 @@ func (r *agentRig) installHooksByHand() {
 	case "gemini":
 		settings := r.geminiSettings()
 		settings["hooksConfig"] = map[string]any{"enabled": true}
-		settings["hooks"] = map[string]any{"BeforeTool": []any{map[string]any{"matcher": "run_shell_command",
-			"hooks": []any{map[string]any{"type": "command", "name": "approve-tui", "command": pre,
-				"timeout": int(r.hookTimeout / time.Millisecond)}}}}}
+		settings["hooks"] = map[string]any{
+			"BeforeTool": []any{map[string]any{"matcher": "run_shell_command",
+				"hooks": []any{map[string]any{"type": "command", "name": "approve-tui", "command": pre,
+					"timeout": int(r.hookTimeout / time.Millisecond)}}}},
+			// As hook install writes it: a call run after its BeforeTool
+			// hook was killed is reported.
+			"AfterTool": []any{map[string]any{"matcher": "run_shell_command",
+				"hooks": []any{map[string]any{"type": "command", "name": "approve-tui", "command": post}}}},
+		}
 		r.writeJSON(filepath.Join(r.home, ".gemini", "settings.json"), settings)
 	}
 }

@@ -5,6 +5,8 @@
 //
 // A Server plays a model that asks for one shell command (the test's) and,
 // once the agent sends the tool's result back, answers with a final text.
+// Each tool call has an id of its own (a model's calls do), so that a
+// resumed session that asks again makes another call.
 // It keeps every tool result it received, so a test can check what the
 // model was told (a deny's reason), and a log of every request for
 // failure messages. It speaks only what the agents were seen to need.

@@ -2,6 +2,7 @@ package agentstub
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 )
 
@@ -40,7 +41,7 @@ func (s *Server) anthropic(w http.ResponseWriter, req map[string]any, t turn, st
 	switch t {
 	case turnTool:
 		input, _ := json.Marshal(map[string]any{"command": s.command, "description": s.description})
-		block = map[string]any{"type": "tool_use", "id": "toolu_stand_in_1", "name": "Bash", "input": json.RawMessage(input)}
+		block = map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_stand_in_%d", s.ToolCalls()), "name": "Bash", "input": json.RawMessage(input)}
 		stop = "tool_use"
 		if also := s.second(); also != nil {
 			input, _ := json.Marshal(map[string]any{"command": also[0], "description": also[1]})

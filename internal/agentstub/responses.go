@@ -2,6 +2,7 @@ package agentstub
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 )
 
@@ -47,7 +48,7 @@ func (s *Server) responses(w http.ResponseWriter, t turn) {
 	switch t {
 	case turnTool:
 		args, _ := json.Marshal(map[string]any{"cmd": s.command})
-		item = map[string]any{"type": "function_call", "id": "fc_stand_in_1", "call_id": "call_stand_in_1",
+		item = map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_stand_in_%d", s.ToolCalls()), "call_id": fmt.Sprintf("call_stand_in_%d", s.ToolCalls()),
 			"name": "exec_command", "arguments": string(args), "status": "completed"}
 	default:
 		msg := FinalText
