@@ -59,6 +59,10 @@ func abandoned(ctx context.Context, s *storage.Store, rec *storage.Record) {
 	if rec.EffectiveStatus != model.StatusExpired || rec.TerminalReason != "" {
 		return
 	}
+	if rec.ExecutionStatus == model.ExecRanWithoutApproval {
+		rec.TerminalReason = "closed: its agent reported running the command without approval"
+		return
+	}
 	if r, err := s.AbandonReason(ctx, rec.ApprovalID); err == nil && r != "" {
 		rec.TerminalReason = "abandoned: " + r
 	}

@@ -429,6 +429,10 @@ func (a *app) oneID(flag, example string, always bool) cobra.PositionalArgs {
 func (a *app) abandonedRefusal(ctx context.Context, s *storage.Store, id string, err error) error {
 	var np *storage.NotPendingError
 	if errors.As(err, &np) && np.Status == model.StatusExpired {
+		if rec, gerr := s.Get(ctx, id); gerr == nil && rec.ExecutionStatus == model.ExecRanWithoutApproval {
+			return exitf(ExitNotPending, "not approved: proposal %s was closed because its agent reported running the command without approval (%s); approving it would run nothing",
+				line(id), line(rec.ExecutionReason))
+		}
 		if r, rerr := s.AbandonReason(ctx, id); rerr == nil && r != "" {
 			return exitf(ExitNotPending, "not approved: proposal %s was abandoned: %s; approving it would run nothing", line(id), line(r))
 		}

@@ -251,6 +251,10 @@ func readOnlyMessage(ro *storage.ReadOnlyError) string {
 // notPendingMessage says who decided and when, or when it expired.
 func notPendingMessage(e *storage.NotPendingError, now time.Time) string {
 	if e.Status == model.StatusExpired {
+		if e.At != nil && model.FromEpoch(*e.At).After(now) {
+			// Closed before its time (abandoned, or its agent ran it).
+			return fmt.Sprintf("proposal %s is closed (expired early; it was due to expire %s)", e.ID, when(*e.At, now))
+		}
 		if e.At != nil {
 			return fmt.Sprintf("proposal %s expired %s", e.ID, when(*e.At, now))
 		}

@@ -210,3 +210,39 @@ func TestApproveParked(t *testing.T) {
 		t.Fatalf("list:\n%s", out)
 	}
 }
+
+// Approving a proposal closed because its agent ran the command says so
+// (not "expired in 1h", its time to live), and show says why it ended.
+func TestApproveRanWithoutApprovalSaysSo(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "state.db")
+	if code, _, e := run(t, db, false, "", "init"); code != 0 {
+		t.Fatal(e)
+	}
+	code, out, e := run(t, db, false, "", "submit", "--cwd", dir, "--ttl", "2h", "--", "rm -rf /srv/app/cache")
+	if code != 0 {
+		t.Fatal(e)
+	}
+	id := strings.TrimSpace(out)
+	st, err := storage.Open(ctx, db, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.RecordRanWithoutApproval(ctx, id, "Codex PostToolUse \x1b[2J reported it run", model.Actor{Surface: model.SurfaceHook, Name: "hook@host"}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	code, _, e = run(t, db, false, "", "approve", id, "--confirm", id)
+	if code != ExitNotPending || !strings.Contains(e, "not approved: proposal "+id+" was closed because its agent reported running the command without approval (Codex PostToolUse \\x1b[2J reported it run); approving it would run nothing") {
+		t.Fatalf("approve: %d %q", code, e)
+	}
+	code, out, _ = run(t, db, false, "", "show", id)
+	if code != 0 || !strings.Contains(out, "ended:         closed: its agent reported running the command without approval") {
+		t.Fatalf("show:\n%s", out)
+	}
+	code, _, e = run(t, db, false, "", "deny", id)
+	if code != ExitNotPending || strings.Contains(e, "expired in") {
+		t.Fatalf("deny: %d %q", code, e)
+	}
+}
