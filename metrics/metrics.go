@@ -115,7 +115,7 @@ type Metrics struct {
 	// denied to the goroutine that reads their submit time: the observer
 	// is on the decision's own path and must not wait for a read.
 	decided   chan string
-	tail      *decisionTail
+	tail      *auditTail
 	closeOnce sync.Once
 	done      chan struct{}
 	stop      context.CancelFunc
