@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"database/sql"
 
 	"strings"
 	"testing"
@@ -85,5 +86,57 @@ func TestAttackParkingOffSameCallAllowedAgainBeforeItsReport(t *testing.T) {
 func openLater(s *storage.Store, d time.Duration) func(ctx context.Context) (*storage.Store, error) {
 	return func(ctx context.Context) (*storage.Store, error) {
 		return storage.Open(ctx, s.Path(), storage.Options{BusyTimeout: 2 * time.Second, Now: func() time.Time { return time.Now().Add(d) }})
+	}
+}
+
+// The same-call exemption believes the parks row's taken_by and taken_at
+// as written (Take answers TakenError from the row before it reads the
+// audit log; FindParked does too), and it is an ALLOW path. The agent
+// writes taken_by = the name its own call's asker has ("dev@laptop (call
+// cc-…)", derived from the session and tool_use_id it knows) and
+// taken_at = now on a deferred, approved, untaken proposal: each resume is
+// let through, and no take is ever recorded. Refreshing taken_at, it does
+// so minutes apart, as often as it likes until the first run is reported.
+func TestAttackForgedTakenByLetsTheResumeThroughUntaken(t *testing.T) {
+	s, o := emptyStore(t)
+	opts := hookOpts(s)
+	opts.Defer = true
+	opts.Timeout = 500 * time.Millisecond
+	const cmd = "rm -rf /srv/app/dist"
+	call := withTranscript(t, bashCallIn("sess-ft", "/srv/app", "default", cmd, "toolu_FT"),
+		writeTranscript(t, transcriptLine("msg_FT", "tool_use", "toolu_FT")))
+	id := HookID("sess-ft", "toolu_FT")
+	if d, _ := checkJSON(t, recvHook(t, hookAsync(call, opts))); d != "defer" {
+		t.Fatalf("first ask: %s", d)
+	}
+	approve(t, o, id)
+	db, err := sql.Open("sqlite", "file:"+s.Path()+"?_busy_timeout=5000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	me := asker(hookActor, id).String()
+	allowed := 0
+	for i, ahead := range []time.Duration{0, 2 * time.Minute, 4 * time.Minute} {
+		// The agent's write, just before each resume.
+		if _, err := db.Exec(`UPDATE approve_tui_parks SET taken_by = ?, taken_at = ? WHERE approval_id = ?`,
+			me, model.Epoch(time.Now().Add(ahead)), id); err != nil {
+			t.Fatal(err)
+		}
+		o2 := opts
+		o2.Open = openLater(s, ahead)
+		if d, reason := checkJSON(t, recvHook(t, hookAsync(call, o2))); d == "allow" {
+			allowed++
+		} else {
+			t.Logf("resume %d: %s %q", i, d, reason)
+		}
+	}
+	var takes int
+	if err := db.QueryRow(`SELECT count(*) FROM approve_tui_audit WHERE approval_id = ? AND event = 'take' AND outcome = 'ok'`, id).Scan(&takes); err != nil {
+		t.Fatal(err)
+	}
+	if allowed > 1 || (allowed == 1 && takes != 1) {
+		t.Fatalf("%s: %d resumes let through on one approval, %d take(s) in the audit log: the parks row's forged taken_by is believed as the same call's take",
+			id, allowed, takes)
 	}
 }
