@@ -36,7 +36,7 @@ func appendForgedEvent(t *testing.T, db *pool, e AuditEvent) {
 	}
 }
 
-// The first review's finding 3 again, one step further: an approved
+// A parks row written by the agent, one step further: an approved
 // proposal that was never reserved or parked (its own waiter answered it,
 // parking off or no TTL; no take is recorded for such an allow). The agent
 // writes the parks row with the call's own key AND appends a `park` event
