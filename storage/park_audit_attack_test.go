@@ -43,7 +43,7 @@ func appendForgedEvent(t *testing.T, db *pool, e AuditEvent) {
 // for it to the audit chain: the chain's hash is unkeyed, so an appended
 // event verifies. FindParked hands the approval to the same call asked
 // again and Take lets it through: one approval, two runs, and
-// `approve-tui audit --verify` says the log is intact. The fix's check
+// `approve-tui audit --verify` says the log is intact. Take's audit check
 // (readParkAudit) stops a forged row alone, not a forged row plus one
 // appended event, which is no rewrite at all.
 func TestAttackTakeThroughForgedParkAppendedToTheChain(t *testing.T) {
