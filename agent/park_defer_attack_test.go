@@ -37,7 +37,11 @@ func TestAttackDeferResumedTwiceAtOnceRunsTwice(t *testing.T) {
 	// The two resumes, from two Claude Code processes; the first one's
 	// command is still running (no PostToolUse yet) when the second asks.
 	allowed := 0
-	for i, ch := range []<-chan HookAnswer{hookAsync(call, opts), hookAsync(call, opts)} {
+	// In one test process both hooks have one parent: each resume names
+	// its own agent process, as two `claude` processes' hooks would.
+	first, second := opts, opts
+	first.Agent, second.Agent = "pid 4101 started 900", "pid 4102 started 950"
+	for i, ch := range []<-chan HookAnswer{hookAsync(call, first), hookAsync(call, second)} {
 		d, reason := checkJSON(t, recvHook(t, ch))
 		if d == "allow" {
 			allowed++
@@ -115,7 +119,7 @@ func TestAttackForgedTakenByLetsTheResumeThroughUntaken(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	me := asker(hookActor, id).String()
+	me := asker(hookActor, id, agentProcess()).String()
 	allowed := 0
 	for i, ahead := range []time.Duration{0, 2 * time.Minute, 4 * time.Minute} {
 		// The agent's write, just before each resume.

@@ -100,6 +100,25 @@ func readParkAudit(ctx context.Context, q queryer, id string) (parkAudit, error)
 	return out, rows.Err()
 }
 
+// takenness says whether proposal id's approval was taken, from the
+// verified audit events alone: *TakenError (its By and At are the take
+// event's) when it was; audit_broken when the events do not verify, or
+// when parks row p says taken (taken_by or taken_at) and no verified take
+// event does (a row written to be believed as taken); nil when it was not.
+func (a parkAudit) takenness(id string, p *Park) error {
+	switch {
+	case a.broken != "":
+		return &RefusedError{ID: id, Code: RefusedAuditBroken, Verb: "taken",
+			Reason: a.broken + ": whether its approval was taken is not known; see `approve-tui audit --verify`"}
+	case a.taken != nil:
+		return a.taken
+	case p != nil && (p.TakenBy != "" || p.TakenAt != nil):
+		return &RefusedError{ID: id, Code: RefusedAuditBroken, Verb: "taken",
+			Reason: "its parks row says its approval was taken, and the audit log records no take of it: the row is not believed; see `approve-tui audit --verify`"}
+	}
+	return nil
+}
+
 // refusal is why the parks row of id is not believed (nil when it is):
 // p is the row as read.
 func (a parkAudit) refusal(id string, p *Park) error {
