@@ -14,11 +14,15 @@ import (
 // any process of the user's can write; the audit log is hash-chained. A
 // parks row is believed only when the proposal's own events, each checked
 // against its hash and its link to the event after it (or the recorded
-// head), say it was reserved (the submit's reserved_until) or parked (a
-// park event), and that nobody took it (a take event). An agent that can
-// write both tables can still rewrite the chain from that event on,
-// consistently: against that writer this check, like `approve-tui audit
-// --verify`, detects what it can, and prevents nothing.
+// head), say it was reserved (the submit's reserved_until; a park event
+// counts only on a reserved proposal, since every waiter that parks
+// submitted with its reservation), and whether somebody took it (a take
+// event: taken, by whom and when, is known from nothing else). An agent
+// that can write both tables can still append events or rewrite the chain
+// from the submit on, consistently (the hash is unkeyed): against that
+// writer this check, like `approve-tui audit --verify`, detects what it
+// can, and prevents nothing (docs/parking.md, "What the audit check
+// cannot do").
 
 // RefusedAuditBroken: the proposal's audit events do not verify (one was
 // changed, or one after it removed): its parks row is not believed.
@@ -26,7 +30,7 @@ const RefusedAuditBroken = "audit_broken"
 
 // parkAudit is what the proposal's verified audit events say of its park.
 type parkAudit struct {
-	parked bool    // reserved with its submit, or parked
+	parked bool    // reserved with its submit (and so parkable)
 	until  float64 // the latest window the log recorded (reserved_until, a park's until)
 	taken  *TakenError
 	broken string // why the proposal's events do not verify ("" when they do)
@@ -87,8 +91,13 @@ func readParkAudit(ctx context.Context, q queryer, id string) (parkAudit, error)
 				out.parked, out.until = true, u
 			}
 		case EventPark:
-			if u, ok := d["until"].(float64); ok {
-				out.parked, out.until = true, u
+			// A park counts only on a proposal its submit reserved: every
+			// waiter that parks submitted with its reservation, so a park
+			// event on a proposal submitted without one was appended by
+			// someone else (its own waiter may have let it through, with
+			// no take recorded).
+			if u, ok := d["until"].(float64); ok && out.parked {
+				out.until = u
 			}
 		case EventTake:
 			if out.taken == nil {

@@ -2,12 +2,22 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/approve-tui/approve-tui/model"
 )
+
+// mustSubmitReserved submits p with its reservation, as every waiter
+// that may park it does (a park counts only on a reserved proposal).
+func mustSubmitReserved(t *testing.T, s *Store, p *model.Proposal) {
+	t.Helper()
+	if err := s.SubmitReserved(context.Background(), p, model.FromEpoch(*p.ExpiresAt), agent); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // appendForgedEvent is what an agent that can write the store does to add
 // an audit event: the hash is SHA-256 of public fields (no key), so it
@@ -41,11 +51,11 @@ func appendForgedEvent(t *testing.T, db *pool, e AuditEvent) {
 // parking off or no TTL; no take is recorded for such an allow). The agent
 // writes the parks row with the call's own key AND appends a `park` event
 // for it to the audit chain: the chain's hash is unkeyed, so an appended
-// event verifies. FindParked hands the approval to the same call asked
-// again and Take lets it through: one approval, two runs, and
-// `approve-tui audit --verify` says the log is intact. Take's audit check
-// (readParkAudit) stops a forged row alone, not a forged row plus one
-// appended event, which is no rewrite at all.
+// event verifies, and `approve-tui audit --verify` says the log is intact.
+// Take believes a park only on a proposal whose verified submit reserved
+// it (every waiter that parks submitted with its reservation): the
+// appended park is not believed. What the store cannot see (docs/parking.md,
+// "What the audit check cannot do"): a chain rewritten from the submit on.
 func TestAttackTakeThroughForgedParkAppendedToTheChain(t *testing.T) {
 	ctx := context.Background()
 	s, c, db := newRawStore(t)
@@ -64,9 +74,12 @@ func TestAttackTakeThroughForgedParkAppendedToTheChain(t *testing.T) {
 	appendForgedEvent(t, db, AuditEvent{At: model.Epoch(c.Now()), ApprovalID: p.ApprovalID, Event: EventPark, Outcome: OutcomeOK,
 		Actor: "dev@laptop", Surface: "hook", DetailRaw: `{"until":` + strconv.FormatFloat(until, 'g', -1, 64) + `}`})
 	verifyOK(t, s) // the forgery is invisible to the chain check
-	if _, err := s.Take(ctx, p.ApprovalID, m, asker1); err == nil {
-		t.Fatalf("%s, allowed once by its own waiter, was taken again through a parks row and one appended park event: "+
-			"both written by the agent, the audit chain verifies", p.ApprovalID)
+	if _, err := s.Take(ctx, p.ApprovalID, m, asker1); refusedCode(err) != RefusedNotParked {
+		t.Fatalf("%s, allowed once by its own waiter, taken again through a parks row and one appended park event "+
+			"(both written by the agent, the audit chain verifies): %v", p.ApprovalID, err)
+	}
+	if _, _, err := s.FindParked(ctx, m); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("FindParked: %v", err)
 	}
 }
 
