@@ -410,8 +410,8 @@ func (st *Store) Take(ctx context.Context, id string, m model.Match, asker model
 		if err != nil {
 			return nil, err
 		}
-		if err := pa.takenness(id, p); err != nil {
-			return nil, err
+		if pa.broken == "" && pa.taken != nil {
+			return nil, pa.taken
 		}
 		switch {
 		case model.MatchOf(&rec.Proposal) != m || p.MatchSHA256 != m.Key():
@@ -431,6 +431,9 @@ func (st *Store) Take(ctx context.Context, id string, m model.Match, asker model
 		// audit events, verified, say: reserved or parked, the window
 		// recorded, and no take before (a row rewritten to be taken
 		// again, or written by the agent for a proposal never parked).
+		if err := pa.takenness(id, p); err != nil {
+			return nil, err
+		}
 		if err := pa.refusal(id, p); err != nil {
 			return nil, err
 		}
