@@ -1195,6 +1195,25 @@ func (h *hook) decided(ctx context.Context, s *storage.Store, rec *storage.Recor
 		h.block(ctx, s, id, ReasonImpactGrew)
 		return h.deny("%s was approved but is refused: what it would touch grew since: %s", id, strings.Join(grew, "; "))
 	}
+	if rec.Park == nil && h.callID != "" && h.p.answerSource == "" {
+		// Its own waiter answers it (parking off), every check above
+		// passed: the allow is recorded as a take, so that the same call
+		// id asked again before its run is reported (a replayed request,
+		// a re-issued call) is refused, while the parallel hook processes
+		// of this one call go on. (A
+		// protocol whose answers are recorded by request id is refused a
+		// second answer by RecordAnswer below.)
+		err := s.TakeAnswered(ctx, id, asker(h.o.Actor, h.callID, h.agentID))
+		var tk *storage.TakenError
+		switch {
+		case err == nil:
+		case errors.As(err, &tk) && sameCallTake(ctx, s, id, tk, asker(h.o.Actor, h.callID, h.agentID), h.callID):
+		case errors.As(err, &tk):
+			return h.deny("%s", takenWords(tk))
+		default:
+			return h.deny("%s was approved, but its allow could not be recorded (%v); not run", id, err)
+		}
+	}
 	if h.p.answerSource != "" {
 		// The answer is recorded before it is given, in the transaction
 		// that checks it is the request's first: a replayed request id, in

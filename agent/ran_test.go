@@ -165,7 +165,9 @@ func TestPostRunRecordsRanWithoutApproval(t *testing.T) {
 			s, o := emptyStore(t)
 			id := proposeFor(t, s, a, a.id, postCommand)
 			if !byID {
-				// Tied by match: parked, approved, taken by its retry.
+				// Tied by match: parked (with its reservation, as a
+				// parking waiter submits it), approved, taken by its retry.
+				id = proposeReservedFor(t, s, a, "", postCommand)
 				park(t, s, id)
 				approve(t, o, id)
 				if _, err := s.Take(ctx, id, a.match(postCommand), hookActor); err != nil {

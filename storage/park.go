@@ -613,3 +613,52 @@ func nullText(s string) string {
 	}
 	return columnText(s)
 }
+
+// TakeAnswered records that the waiter of approved proposal id, which has
+// no parks row (parking was off for it: its own waiter answers it), lets
+// its call through, as asker: an ok take event, so that the approval is
+// one allow even before the call's run is reported. Whether it was taken
+// before comes from the verified audit log (readParkAudit): taken is
+// *TakenError naming the first taker (the caller's same-call exemption
+// decides whether that was this very call), events that do not verify
+// are refused (audit_broken). A proposal with a parks row is taken with
+// Take; one not approved, or whose execution is recorded, is refused.
+func (st *Store) TakeAnswered(ctx context.Context, id string, asker model.Actor) error {
+	s := st.bind()
+	return s.run(ctx, transition{event: EventTake, id: id, actor: asker, apply: func(ctx context.Context) ([]auditEntry, error) {
+		rec, err := s.scanRecord(s.ws.get.QueryRowContext(ctx, id), s.now())
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, ErrNotFound
+		}
+		if err != nil {
+			return nil, err
+		}
+		refuse := func(code, reason string) ([]auditEntry, error) {
+			return nil, &RefusedError{ID: id, Code: code, Reason: reason, Verb: "taken"}
+		}
+		p, err := s.parkRow(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		pa, err := readParkAudit(ctx, s.w, id)
+		if err != nil {
+			return nil, err
+		}
+		if err := pa.takenness(id, p); err != nil {
+			return nil, err
+		}
+		switch {
+		case p != nil:
+			return refuse(RefusedNotApproved, "it has a parks row: its approval is taken as a parked one")
+		case rec.Status != model.StatusConsumed:
+			return refuse(RefusedNotApproved, "it is "+string(rec.EffectiveStatus)+", not approved")
+		case rec.ExecutionStatus != model.ExecNotStarted:
+			return refuse(RefusedNotApproved, "its execution is recorded already ("+string(rec.ExecutionStatus)+")")
+		}
+		return []auditEntry{{id: id, event: EventTake, outcome: OutcomeOK, detail: map[string]any{
+			"own_waiter":     true,
+			"payload_sha256": rec.PayloadSHA256,
+			"command_sha256": sha256Hex([]byte(rec.Command)),
+		}}}, nil
+	}})
+}

@@ -136,3 +136,35 @@ func TestAttackRanWithoutApprovalBelievesTheRawParksRow(t *testing.T) {
 		}
 	})
 }
+
+// The allow of a proposal its own waiter answers (no parks row) is one
+// take: the second is refused as taken, by whom the take event says,
+// whatever the parks table holds; one with a parks row is taken with Take.
+func TestTakeAnsweredOnce(t *testing.T) {
+	ctx := context.Background()
+	s, c, db := newRawStore(t)
+	p := proposal("answered-"+model.NewID(), "rm -rf /srv/app/cache", model.RiskHigh, c.Now(), time.Hour)
+	mustSubmit(t, s, p)
+	if err := s.TakeAnswered(ctx, p.ApprovalID, asker1); refusedCode(err) != RefusedNotApproved {
+		t.Fatalf("pending: %v", err)
+	}
+	if _, err := s.Consume(ctx, p.ApprovalID, p.ApprovalID, alice); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.TakeAnswered(ctx, p.ApprovalID, asker1); err != nil {
+		t.Fatal(err)
+	}
+	var tk *TakenError
+	if err := s.TakeAnswered(ctx, p.ApprovalID, asker2); !errors.As(err, &tk) || tk.By != asker1.String() {
+		t.Fatalf("second: %v", err)
+	}
+	// A parks row the agent writes afterwards changes nothing.
+	if _, err := db.Exec(`INSERT INTO approve_tui_parks (approval_id, match_sha256, stopped_at, park_until, why) VALUES (?, ?, ?, ?, ?)`,
+		p.ApprovalID, model.MatchOf(p).Key(), model.Epoch(c.Now()), model.Epoch(c.Now().Add(time.Hour)), "x"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Take(ctx, p.ApprovalID, model.MatchOf(p), asker2); !errors.As(err, &tk) || tk.By != asker1.String() {
+		t.Fatalf("take through a forged row: %v", err)
+	}
+	verifyOK(t, s)
+}
