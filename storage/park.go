@@ -241,9 +241,11 @@ func (st *Store) ParkOf(ctx context.Context, id string) (*Park, error) {
 // point); one whose waiter is live is not (that waiter answers it).
 // Parked proposals come before reserved ones. A parks row counts only as
 // far as the proposal's verified audit events say (readParkAudit): one
-// they do not reserve or park is skipped, one they record as taken is
-// taken. ErrNotFound when there is none (the common case: one indexed
-// lookup).
+// they do not reserve is skipped, one they record as taken is taken (who
+// and when as the take event says), and one whose row says taken with no
+// verified take event, or whose events do not verify, is refused
+// (audit_broken). ErrNotFound when there is none (the common case: one
+// indexed lookup).
 //
 // When the only parked proposal of m (parked: its waiter stopped) had its
 // approval taken less than TakenRefusal ago (a retry storm, or two retries
@@ -363,10 +365,12 @@ func (st *Store) waiterGone(ctx context.Context, rec *Record) (bool, error) {
 // Take lets asker take the approval of parked proposal id for call m,
 // exactly once: the proposal must be approved with nothing run, parked
 // for m (checked against its own fields), inside its park window, its
-// payload the one submitted, and nobody may have taken it, by its parks
-// row or by its audit events, which must also record its reservation or
-// park and verify (readParkAudit). Of any number
-// of racing askers one wins; the others get *TakenError naming the winner.
+// payload the one submitted, and nobody may have taken it: taken or not
+// comes from its verified audit events alone, which must also record its
+// reservation and verify (readParkAudit); a parks row that says taken with
+// no verified take event is refused (audit_broken). Of any number of
+// racing askers one wins; the others get *TakenError naming the winner,
+// as its take event does.
 // The caller still runs every runtime check of the call (risk re-check,
 // pinned bytes, impact) before letting it through.
 func (st *Store) Take(ctx context.Context, id string, m model.Match, asker model.Actor) (*Record, error) {
