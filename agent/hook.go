@@ -95,6 +95,11 @@ type HookOptions struct {
 	Open func(ctx context.Context) (*storage.Store, error)
 	// Actor submits and audits (its surface should be hook).
 	Actor model.Actor
+	// Agent names the agent process that started the hook, as a take of
+	// a parked approval records it (the same call from another agent
+	// process is another asker); "": this process's parent, by its pid
+	// and start time.
+	Agent string
 	// HeartbeatEvery is the waiter's heartbeat interval (0: the default).
 	HeartbeatEvery time.Duration
 	// Log receives diagnostics (nil: none).
@@ -456,6 +461,7 @@ type hook struct {
 	// parking: the park window, and whether parking is on.
 	match   model.Match
 	callID  string // the id the call's own key derives ("": none)
+	agentID string // the agent process that started the hook (HookOptions.Agent)
 	window  time.Duration
 	parking bool
 }
@@ -576,10 +582,25 @@ func (h *hook) after(ctx context.Context, c *hookCall) {
 	if rec.ExecutionStatus != model.ExecNotStarted {
 		return // recorded already: once only
 	}
-	// Approved, but the approval reached no call (parked or reserved, not
-	// taken: every allow of such a proposal takes it first): the call ran
-	// without it, under the agent's own rules.
-	unapproved := rec.Status != model.StatusConsumed || approvalUntaken(rec)
+	unapproved := rec.Status != model.StatusConsumed
+	if approvedParked(rec) {
+		// Approved with a parks row: whether the approval reached a call
+		// (every allow of such a proposal takes it first) is the store's
+		// to say, from its verified audit log, in the transaction that
+		// records the run, never from the row read here. Not taken: the
+		// call ran without it, under the agent's own rules.
+		_, err := s.RecordRanWithoutApproval(ctx, id, h.ranUnapprovedReason(rec, c, how, rec.Command != *c.command), h.o.Actor)
+		var it *storage.InvalidTransitionError
+		switch {
+		case err == nil:
+			h.logf("warning: %s: the call ran while its approval had reached no call", model.Sanitize(id, model.Line))
+			return
+		case !errors.As(err, &it):
+			h.logf("warning: could not record how %s ran: %v", model.Sanitize(id, model.Line), err)
+			return
+		}
+		// Taken by a call: an approved run, recorded below.
+	}
 	if rec.Command != *c.command {
 		// This very call ran another command than the one proposed: its
 		// input was changed after the hook answered (another hook's
@@ -755,6 +776,10 @@ var hookPreviewTime = time.Second
 func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Judgement) HookAnswer {
 	h.request = c.key
 	h.callID = h.id(c)
+	h.agentID = h.o.Agent
+	if h.agentID == "" {
+		h.agentID = agentProcess()
+	}
 	h.window, h.parking = parkWindow(h.o.ParkWindow)
 	if h.parking && c.noResume {
 		h.window, h.parking = 0, false
@@ -795,7 +820,7 @@ func (h *hook) ask(ctx context.Context, c *hookCall, command string, v risk.Judg
 		var tk *storage.TakenError
 		switch {
 		case errors.As(ferr, &tk):
-			if !sameCallTake(ctx, s, tk.ID, tk, asker(h.o.Actor, h.callID), h.callID) {
+			if !sameCallTake(ctx, s, tk.ID, tk, asker(h.o.Actor, h.callID, h.agentID), h.callID) {
 				return h.deny("%s", takenWords(tk))
 			}
 			// This very call took it (a second hook process on it): as
@@ -1125,7 +1150,7 @@ func (h *hook) decided(ctx context.Context, s *storage.Store, rec *storage.Recor
 	}
 	// Parked or reserved: exactly one asker takes the approval, this one
 	// included, before every runtime check below.
-	rec, refused, notThis := takeParked(ctx, s, rec, h.match, h.o.Actor, h.callID)
+	rec, refused, notThis := takeParked(ctx, s, rec, h.match, h.o.Actor, h.callID, h.agentID)
 	if notThis {
 		// Rewritten since it was submitted: refused below, after the
 		// checks that say it more precisely.
@@ -1169,6 +1194,25 @@ func (h *hook) decided(ctx context.Context, s *storage.Store, rec *storage.Recor
 		}
 		h.block(ctx, s, id, ReasonImpactGrew)
 		return h.deny("%s was approved but is refused: what it would touch grew since: %s", id, strings.Join(grew, "; "))
+	}
+	if rec.Park == nil && h.callID != "" && h.p.answerSource == "" {
+		// Its own waiter answers it (parking off), every check above
+		// passed: the allow is recorded as a take, so that the same call
+		// id asked again before its run is reported (a replayed request,
+		// a re-issued call) is refused, while the parallel hook processes
+		// of this one call go on. (A
+		// protocol whose answers are recorded by request id is refused a
+		// second answer by RecordAnswer below.)
+		err := s.TakeAnswered(ctx, id, asker(h.o.Actor, h.callID, h.agentID))
+		var tk *storage.TakenError
+		switch {
+		case err == nil:
+		case errors.As(err, &tk) && sameCallTake(ctx, s, id, tk, asker(h.o.Actor, h.callID, h.agentID), h.callID):
+		case errors.As(err, &tk):
+			return h.deny("%s", takenWords(tk))
+		default:
+			return h.deny("%s was approved, but its allow could not be recorded (%v); not run", id, err)
+		}
 	}
 	if h.p.answerSource != "" {
 		// The answer is recorded before it is given, in the transaction

@@ -20,9 +20,9 @@ func TestHookReplayedCallRefused(t *testing.T) {
 	opts := hookOpts(s)
 	opts.Timeout = 15 * time.Minute // the README's hooks wait 900 s
 	opts.Trust = r.set
-	// Parking off: no take stands in the way (with it, the replay is
-	// refused as taken by this call before the signatures are read), so
-	// that the signature check is what refuses it.
+	// Parking off: the allow's take is recorded after every check (with
+	// parking on, the replay is refused as taken by this call before the
+	// signatures are read), so that the signature check is what refuses it.
 	opts.ParkWindow = -1
 	call := bashCall("rm -rf /srv/app/build", "tu1")
 	first := hookAsync(call, opts)

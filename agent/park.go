@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/approve-tui/approve-tui/config"
@@ -62,19 +63,48 @@ func takenWords(tk *storage.TakenError) string {
 }
 
 // asker is actor as the one who takes a parked approval for call callID
-// (the id the call's own key derives, "" when it has none): named so that
+// (the id the call's own key derives, "" when it has none), from the agent
+// process parent (agentProcess: its pid and start time): named so that
 // "taken by" tells the askers apart, and so that the hook processes of one
-// call (Claude Code runs matching hooks in parallel; the one call runs
-// once) are one asker.
-func asker(actor model.Actor, callID string) model.Actor {
+// call started by one agent process (Claude Code runs matching hooks in
+// parallel; the one call runs once) are one asker, while two agent
+// processes resuming the same call (two `claude -p --resume`) are two.
+func asker(actor model.Actor, callID, parent string) model.Actor {
 	if callID == "" {
 		callID = fmt.Sprintf("pid %d", os.Getpid())
 	} else {
 		callID = "call " + callID
 	}
+	if parent != "" {
+		callID += ", agent " + parent
+	}
 	a := actor
 	a.Name = actor.Name + " (" + callID + ")"
 	return a
+}
+
+// agentProcess names this process's parent (the agent that started the
+// hook): its pid and, on Linux, its start time (field 22 of
+// /proc/PID/stat, in clock ticks since boot), so that a reused pid does
+// not name the same agent. "" when there is no parent to name (pid 1).
+func agentProcess() string {
+	ppid := os.Getppid()
+	if ppid <= 1 {
+		return ""
+	}
+	name := fmt.Sprintf("pid %d", ppid)
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", ppid)); err == nil {
+		// The command name (field 2) is in parentheses and may hold
+		// spaces or parentheses: the fields after it follow the last ')'.
+		if i := strings.LastIndexByte(string(b), ')'); i >= 0 {
+			f := strings.Fields(string(b[i+1:]))
+			// f[0] is field 3 (state): field 22 is f[19].
+			if len(f) > 19 {
+				name += " started " + f[19]
+			}
+		}
+	}
+	return name
 }
 
 // takeParked takes approved proposal rec for call m when it has a parks
@@ -86,14 +116,14 @@ func asker(actor model.Actor, callID string) model.Actor {
 // proposal is not this call's any more (rewritten since it was
 // submitted): the caller records it blocked_after_consume, as the runtime
 // checks would.
-func takeParked(ctx context.Context, s *storage.Store, rec *storage.Record, m model.Match, actor model.Actor, callID string) (_ *storage.Record, refusal string, blocked bool) {
+func takeParked(ctx context.Context, s *storage.Store, rec *storage.Record, m model.Match, actor model.Actor, callID, parent string) (_ *storage.Record, refusal string, blocked bool) {
 	if rec.Park == nil {
 		return rec, "", false
 	}
 	if m == (model.Match{}) {
 		return rec, rec.ApprovalID + " is parked, and the call asking for it is not known; not run", false
 	}
-	me := asker(actor, callID)
+	me := asker(actor, callID, parent)
 	took, err := s.Take(ctx, rec.ApprovalID, m, me)
 	var tk *storage.TakenError
 	var rf *storage.RefusedError
@@ -102,7 +132,7 @@ func takeParked(ctx context.Context, s *storage.Store, rec *storage.Record, m mo
 		return took, "", false
 	case errors.As(err, &tk) && sameCallTake(ctx, s, rec.ApprovalID, tk, me, callID):
 		// Taken a moment ago by another hook process on this same call,
-		// and nothing ran: one call, one run (the checks that follow still
+		// started by the same agent process, and nothing ran: one call, one run (the checks that follow still
 		// apply).
 		return rec, "", false
 	case errors.As(err, &tk):
@@ -123,7 +153,8 @@ func takeParked(ctx context.Context, s *storage.Store, rec *storage.Record, m mo
 const SameCallTake = 5 * time.Second
 
 // sameCallTake says whether the take tk is this very call's (the same
-// asker, callID known), made less than SameCallTake ago, of a proposal
+// asker: the same call id, from the same agent process, callID known; tk
+// is as the verified audit log records it), made less than SameCallTake ago, of a proposal
 // whose execution is still not recorded: a parallel hook process of the
 // call that took it, not a later re-issue. Read again from the store;
 // anything it cannot read is a refusal.

@@ -77,12 +77,12 @@ func TestHookParkResumeOnce(t *testing.T) {
 		t.Fatalf("the retry: %s %q", d, reason)
 	}
 	got := get(t, o, rec.ApprovalID)
-	if got.Park.TakenBy != "dev@laptop (call "+HookID("sess-1", "toolu_P2")+") via hook" {
+	if got.Park.TakenBy != "dev@laptop (call "+HookID("sess-1", "toolu_P2")+", agent "+agentProcess()+") via hook" {
 		t.Fatalf("taken by %q", got.Park.TakenBy)
 	}
 	// Asked once more: the approval was one run, taken.
 	ans = recvHook(t, hookAsync(bashCall(cmd, "toolu_P3"), short))
-	if d, reason := checkJSON(t, ans); d != "deny" || !strings.Contains(reason, rec.ApprovalID+" was taken by dev@laptop (call "+HookID("sess-1", "toolu_P2")+") via hook at ") {
+	if d, reason := checkJSON(t, ans); d != "deny" || !strings.Contains(reason, rec.ApprovalID+" was taken by dev@laptop (call "+HookID("sess-1", "toolu_P2")+", agent "+agentProcess()+") via hook at ") {
 		t.Fatalf("a third ask: %s %q", d, reason)
 	}
 	if res, err := o.VerifyAudit(context.Background()); err != nil || !res.OK {

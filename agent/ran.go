@@ -114,7 +114,7 @@ func (h *hook) ambiguousRun(ctx context.Context, s *storage.Store, c *hookCall, 
 // call may be about. Nothing run is recorded on it yet, and it is either
 // open (its agent ran it without waiting for a decision) or approved: let
 // through (its approval taken), or not (parked or reserved, its approval
-// taken by no call: the call ran without it, approvalUntaken). A denied or
+// taken by no call: the call ran without it, approvedParked). A denied or
 // expired one is left alone: its hook answered deny (the agent did not run
 // it), or it was closed already, and the report may be another call's.
 func reportable(r *storage.Record) bool {
@@ -124,14 +124,15 @@ func reportable(r *storage.Record) bool {
 	return r.EffectiveStatus.Open() || r.Status == model.StatusConsumed
 }
 
-// approvalUntaken: rec is approved and has a parks row whose approval no
-// call took. Every allow of such a proposal takes the approval first
+// approvedParked: rec is approved, nothing run recorded, and it has a
+// parks row. Every allow of such a proposal takes the approval first
 // (takeParked), its own waiter's included, so a call of it reported as run
-// ran without the approval: its waiter had stopped (or was killed) before
-// the approval came, and the agent ran it under its own rules.
-func approvalUntaken(rec *storage.Record) bool {
-	return rec.Status == model.StatusConsumed && rec.ExecutionStatus == model.ExecNotStarted &&
-		rec.Park != nil && rec.Park.TakenBy == ""
+// either took it or ran without it (its waiter had stopped, or was killed,
+// before the approval came, and the agent ran it under its own rules):
+// which one, RecordRanWithoutApproval decides from the verified audit log,
+// not from the row (whose taken_by the agent can write).
+func approvedParked(rec *storage.Record) bool {
+	return rec.Status == model.StatusConsumed && rec.ExecutionStatus == model.ExecNotStarted && rec.Park != nil
 }
 
 // ranUnapprovedReason is the execution reason of a call c reports as run
@@ -147,7 +148,8 @@ func (h *hook) ranUnapprovedReason(rec *storage.Record, c *hookCall, how string,
 		was = "pending"
 	}
 	what := fmt.Sprintf("%s reported the call as run (%s: %s) while its proposal was %s, not approved", who, c.outcome, c.outcomeReason, was)
-	if approvalUntaken(rec) {
+	if approvedParked(rec) {
+		// Used only where the store recorded it as run without approval.
 		stopped := "its waiter had not answered with it"
 		if rec.Park.StoppedAt > 0 {
 			stopped = "its waiter had stopped at " + time.Unix(int64(rec.Park.StoppedAt), 0).UTC().Format("15:04") + " UTC"

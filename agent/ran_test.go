@@ -48,6 +48,21 @@ func proposeFor(t *testing.T, s *storage.Store, a postAgent, id, command string)
 	return p.ApprovalID
 }
 
+// proposeReservedFor is proposeFor with the reservation a waiter that may
+// park it submits (a park counts only on a reserved proposal).
+func proposeReservedFor(t *testing.T, s *storage.Store, a postAgent, id, command string) string {
+	t.Helper()
+	p, _, err := risk.Propose(risk.Draft{Command: command, SessionKey: a.session, Requester: a.requester, Cwd: a.cwd,
+		Backend: "local", TTL: time.Hour, ID: id}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SubmitReserved(context.Background(), p, model.FromEpoch(*p.ExpiresAt), hookActor); err != nil {
+		t.Fatal(err)
+	}
+	return p.ApprovalID
+}
+
 func (a postAgent) match(command string) model.Match {
 	return model.Match{Requester: a.requester, SessionKey: a.session, Command: command, Cwd: a.cwd}
 }
@@ -150,7 +165,9 @@ func TestPostRunRecordsRanWithoutApproval(t *testing.T) {
 			s, o := emptyStore(t)
 			id := proposeFor(t, s, a, a.id, postCommand)
 			if !byID {
-				// Tied by match: parked, approved, taken by its retry.
+				// Tied by match: parked (with its reservation, as a
+				// parking waiter submits it), approved, taken by its retry.
+				id = proposeReservedFor(t, s, a, "", postCommand)
 				park(t, s, id)
 				approve(t, o, id)
 				if _, err := s.Take(ctx, id, a.match(postCommand), hookActor); err != nil {
@@ -245,7 +262,9 @@ func TestPostRunOfARetryIsTiedByMatch(t *testing.T) {
 	runPost(t, s, a)
 	notRecorded(t, o, a, id, model.StatusPending)
 
-	// Parked, approved, taken by the retry: its run is this proposal's.
+	// Parked (submitted with its reservation, as a waiter that parks
+	// does), approved, taken by the retry: its run is this proposal's.
+	id = proposeReservedFor(t, s, a, "", postCommand)
 	park(t, s, id)
 	approve(t, o, id)
 	if _, err := s.Take(context.Background(), id, a.match(postCommand), hookActor); err != nil {

@@ -459,7 +459,7 @@ func (r *runner) decided(ctx context.Context, p *model.Proposal, rec *storage.Re
 	}
 	// Parked or reserved: exactly one asker takes the approval, this one
 	// included, before every runtime check.
-	rec, refused, notThis := takeParked(ctx, r.s, rec, r.match, r.req.Actor, "")
+	rec, refused, notThis := takeParked(ctx, r.s, rec, r.match, r.req.Actor, "", "")
 	if notThis {
 		// Rewritten since it was submitted: the runtime checks refuse it,
 		// and, should none, runApproved does.

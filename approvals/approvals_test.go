@@ -28,6 +28,13 @@ func person(name string) model.Actor {
 // proposal "quorum-1" asked for by alice.
 func rig(t *testing.T) (*storage.Store, *time.Time) {
 	t.Helper()
+	return rigWith(t, false)
+}
+
+// rigWith is rig; reserved submits quorum-1 with its reservation, as a
+// waiter that may park it does.
+func rigWith(t *testing.T, reserved bool) (*storage.Store, *time.Time) {
+	t.Helper()
 	now := t0
 	s, err := storage.Open(ctx, filepath.Join(t.TempDir(), "state.db"), storage.Options{Create: true, Now: func() time.Time { return now }})
 	if err != nil {
@@ -41,7 +48,13 @@ func rig(t *testing.T) (*storage.Store, *time.Time) {
 		PolicyVersion: "test/1", RequiresExplicitApproval: true, DefaultDecision: model.DefaultDeny,
 		ExpiresAt: model.F64(model.Epoch(now.Add(time.Hour))),
 	}
-	if err := s.Submit(ctx, p, agent); err != nil {
+	submit := s.Submit
+	if reserved {
+		submit = func(ctx context.Context, p *model.Proposal, a model.Actor) error {
+			return s.SubmitReserved(ctx, p, model.FromEpoch(*p.ExpiresAt), a)
+		}
+	}
+	if err := submit(ctx, p, agent); err != nil {
 		t.Fatal(err)
 	}
 	return s, &now

@@ -15,7 +15,7 @@ import (
 // and one whose call ran without approval. Every surface's words come
 // from here.
 func TestParkWordsThroughItsLife(t *testing.T) {
-	s, now := rig(t)
+	s, now := rigWith(t, true)
 	// 2026-05-28 20:26:40 UTC: parked at 20:26, until 21:26 (the expiry).
 	if _, err := s.Park(ctx, "quorum-1", now.Add(2*time.Hour), "hook timeout\x1b[31m", agent); err != nil {
 		t.Fatal(err)

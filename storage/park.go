@@ -133,8 +133,15 @@ func (st *Store) Park(ctx context.Context, id string, until time.Time, why strin
 		if err != nil {
 			return nil, err
 		}
-		if prev != nil && prev.TakenBy != "" {
-			return nil, &TakenError{ID: id, By: prev.TakenBy, At: derefF(prev.TakenAt)}
+		if prev != nil {
+			// Taken or not: the verified audit log says, never the row.
+			pa, err := readParkAudit(ctx, s.w, id)
+			if err != nil {
+				return nil, err
+			}
+			if err := pa.takenness(id, prev); err != nil {
+				return nil, err
+			}
 		}
 		p := &Park{ApprovalID: id, MatchSHA256: model.MatchOf(&rec.Proposal).Key(), StoppedAt: now, Until: end, Why: columnText(why)}
 		if _, err := s.w.ExecContext(ctx, `INSERT INTO approve_tui_parks (approval_id, match_sha256, stopped_at, park_until, why)
@@ -234,9 +241,11 @@ func (st *Store) ParkOf(ctx context.Context, id string) (*Park, error) {
 // point); one whose waiter is live is not (that waiter answers it).
 // Parked proposals come before reserved ones. A parks row counts only as
 // far as the proposal's verified audit events say (readParkAudit): one
-// they do not reserve or park is skipped, one they record as taken is
-// taken. ErrNotFound when there is none (the common case: one indexed
-// lookup).
+// they do not reserve is skipped, one they record as taken is taken (who
+// and when as the take event says), and one whose row says taken with no
+// verified take event, or whose events do not verify, is refused
+// (audit_broken). ErrNotFound when there is none (the common case: one
+// indexed lookup).
 //
 // When the only parked proposal of m (parked: its waiter stopped) had its
 // approval taken less than TakenRefusal ago (a retry storm, or two retries
@@ -248,9 +257,9 @@ func (st *Store) FindParked(ctx context.Context, m model.Match) (*Record, *Park,
 	s := st.bind()
 	rows, err := s.rdb.QueryContext(ctx, `SELECT p.approval_id FROM approve_tui_parks p
 		JOIN gateway_approvals g ON g.approval_id = p.approval_id
-		WHERE p.match_sha256 = ? AND (p.taken_by IS NULL AND p.park_until > ?
+		WHERE p.match_sha256 = ? AND (p.park_until > ?
 		AND (g.status IN ('pending', 'pending_confirm') OR (g.status = 'consumed' AND g.execution_status = 'not_started'))
-		OR p.taken_by IS NOT NULL AND p.stopped_at IS NOT NULL AND p.taken_at > ?)
+		OR p.taken_by IS NOT NULL AND g.execution_status = 'not_started' OR p.taken_at > ?)
 		ORDER BY CASE WHEN p.taken_by IS NULL THEN 0 ELSE 1 END, CASE WHEN p.stopped_at IS NULL THEN 1 ELSE 0 END,
 		p.stopped_at DESC, g.created_at DESC LIMIT 8`, m.Key(), model.Epoch(s.now()), model.Epoch(s.now().Add(-TakenRefusal)))
 	if err != nil {
@@ -281,34 +290,36 @@ func (st *Store) FindParked(ctx context.Context, m model.Match) (*Record, *Park,
 		if model.MatchOf(&rec.Proposal) != m {
 			continue // a parks row that names another call: never matched
 		}
-		if rec.Park != nil && rec.Park.TakenBy != "" && rec.Park.TakenAt != nil && !rec.Park.Reserved() &&
-			model.Epoch(s.now())-*rec.Park.TakenAt < TakenRefusal.Seconds() {
-			if taken == nil {
-				taken = rec
-			}
-			continue
-		}
-		status := rec.EffectiveStatus
-		if !status.Open() && !(status == model.StatusConsumed && rec.ExecutionStatus == model.ExecNotStarted) {
-			continue
-		}
-		if rec.Park == nil || rec.Park.TakenBy != "" || !rec.Park.Open(s.now()) {
+		if rec.Park == nil {
 			continue
 		}
 		// Believed only as far as its verified audit events say (Take
-		// checks it again in its transaction).
+		// checks it again in its transaction). Whether it was taken, by
+		// whom and when, comes from them alone: a row that says taken
+		// and no verified take event does is refused, never "taken" (it
+		// would let the same call through) nor "not taken".
 		pa, err := readParkAudit(ctx, s.rdb, id)
 		if err != nil {
 			return nil, nil, s.classify("find parked", err)
 		}
 		var tk *TakenError
-		if err := pa.refusal(id, rec.Park); errors.As(err, &tk) {
-			if taken == nil && model.Epoch(s.now())-tk.At < TakenRefusal.Seconds() {
-				rec.Park.TakenBy, rec.Park.TakenAt = tk.By, model.F64(tk.At)
+		if err := pa.takenness(id, rec.Park); errors.As(err, &tk) {
+			rec.Park.TakenBy, rec.Park.TakenAt = tk.By, model.F64(tk.At)
+			if taken == nil && !rec.Park.Reserved() && model.Epoch(s.now())-tk.At < TakenRefusal.Seconds() {
 				taken = rec
 			}
 			continue
 		} else if err != nil {
+			return nil, nil, err
+		}
+		status := rec.EffectiveStatus
+		if !status.Open() && !(status == model.StatusConsumed && rec.ExecutionStatus == model.ExecNotStarted) {
+			continue
+		}
+		if !rec.Park.Open(s.now()) {
+			continue
+		}
+		if err := pa.refusal(id, rec.Park); err != nil {
 			continue
 		}
 		if rec.Park.Reserved() {
@@ -323,6 +334,7 @@ func (st *Store) FindParked(ctx context.Context, m model.Match) (*Record, *Park,
 		return rec, rec.Park, nil
 	}
 	if taken != nil {
+		// By and At as the verified take event says (set above).
 		return taken, taken.Park, &TakenError{ID: taken.ApprovalID, By: taken.Park.TakenBy, At: *taken.Park.TakenAt}
 	}
 	return nil, nil, ErrNotFound
@@ -353,10 +365,12 @@ func (st *Store) waiterGone(ctx context.Context, rec *Record) (bool, error) {
 // Take lets asker take the approval of parked proposal id for call m,
 // exactly once: the proposal must be approved with nothing run, parked
 // for m (checked against its own fields), inside its park window, its
-// payload the one submitted, and nobody may have taken it, by its parks
-// row or by its audit events, which must also record its reservation or
-// park and verify (readParkAudit). Of any number
-// of racing askers one wins; the others get *TakenError naming the winner.
+// payload the one submitted, and nobody may have taken it: taken or not
+// comes from its verified audit events alone, which must also record its
+// reservation and verify (readParkAudit); a parks row that says taken with
+// no verified take event is refused (audit_broken). Of any number of
+// racing askers one wins; the others get *TakenError naming the winner,
+// as its take event does.
 // The caller still runs every runtime check of the call (risk re-check,
 // pinned bytes, impact) before letting it through.
 func (st *Store) Take(ctx context.Context, id string, m model.Match, asker model.Actor) (*Record, error) {
@@ -391,8 +405,19 @@ func (st *Store) Take(ctx context.Context, id string, m model.Match, asker model
 		switch {
 		case p == nil:
 			return refuse(RefusedNotParked, "it was never parked: only its own waiter takes its approval")
-		case p.TakenBy != "":
-			return nil, &TakenError{ID: id, By: p.TakenBy, At: derefF(p.TakenAt)}
+		}
+		// Whether it was taken, by whom and when, comes from the
+		// verified audit log alone (the parks row's taken_by is a column
+		// any process of the user's can write): a row that says taken
+		// with no verified take event is not believed either way.
+		pa, err := readParkAudit(ctx, s.w, id)
+		if err != nil {
+			return nil, err
+		}
+		if pa.broken == "" && pa.taken != nil {
+			return nil, pa.taken
+		}
+		switch {
 		case model.MatchOf(&rec.Proposal) != m || p.MatchSHA256 != m.Key():
 			return refuse(RefusedNoMatch, "the call asked is not the parked one (another command, session, requester or directory)")
 		case rec.Tampered != "":
@@ -410,8 +435,7 @@ func (st *Store) Take(ctx context.Context, id string, m model.Match, asker model
 		// audit events, verified, say: reserved or parked, the window
 		// recorded, and no take before (a row rewritten to be taken
 		// again, or written by the agent for a proposal never parked).
-		pa, err := readParkAudit(ctx, s.w, id)
-		if err != nil {
+		if err := pa.takenness(id, p); err != nil {
 			return nil, err
 		}
 		if err := pa.refusal(id, p); err != nil {
@@ -427,16 +451,13 @@ func (st *Store) Take(ctx context.Context, id string, m model.Match, asker model
 		if n, err := res.RowsAffected(); err != nil {
 			return nil, err
 		} else if n != 1 {
-			// Another writer took it after the read above (PostgreSQL).
-			won, err := s.parkRow(ctx, id)
+			// The row changed after the read above: who took it is what
+			// the verified audit log says, nothing else.
+			won, err := readParkAudit(ctx, s.w, id)
 			if err != nil {
 				return nil, err
 			}
-			e := &TakenError{ID: id}
-			if won != nil {
-				e.By, e.At = won.TakenBy, derefF(won.TakenAt)
-			}
-			return nil, e
+			return nil, won.takenness(id, &Park{TakenBy: "(changed underneath)"})
 		}
 		p.TakenBy, p.TakenAt = by, model.F64(now)
 		rec.Park = p
@@ -482,15 +503,34 @@ func (st *Store) RecordRanWithoutApproval(ctx context.Context, id, reason string
 			return nil, err
 		}
 		var untaken *Park
+		auditBroken := ""
 		if rec.Status == model.StatusConsumed {
 			if untaken, err = s.parkRow(ctx, id); err != nil {
 				return nil, err
 			}
 		}
+		if untaken != nil {
+			// Taken or not comes from the verified audit log alone, never
+			// from the parks row's taken_by (a column the agent can
+			// write, to hide a run without approval or to frame a run on
+			// a take). Events that do not verify cannot say it was
+			// taken: the run is recorded as without approval (the alarm,
+			// not the silence), and the record says why.
+			pa, err := readParkAudit(ctx, s.w, id)
+			if err != nil {
+				return nil, err
+			}
+			var tk *TakenError
+			if err := pa.takenness(id, nil); errors.As(err, &tk) {
+				return nil, &InvalidTransitionError{ID: id, Reason: "it was approved and its approval handed to a call (taken by " +
+					model.Sanitize(tk.By, model.Line) + " at " + formatEpoch(tk.At) + "): its execution is recorded as such, not as run without approval"}
+			}
+			auditBroken = pa.broken
+		}
 		switch {
 		case rec.ExecutionStatus != model.ExecNotStarted:
 			return nil, &InvalidTransitionError{ID: id, Reason: fmt.Sprintf("execution already recorded as %s", rec.ExecutionStatus)}
-		case rec.Status == model.StatusConsumed && (untaken == nil || untaken.TakenBy != ""):
+		case rec.Status == model.StatusConsumed && untaken == nil:
 			return nil, &InvalidTransitionError{ID: id, Reason: "it was approved and its approval handed to a call: its execution is recorded as such, not as run without approval"}
 		}
 		now := model.Epoch(s.now())
@@ -500,7 +540,7 @@ func (st *Store) RecordRanWithoutApproval(ctx context.Context, id, reason string
 			// Approved, never taken: the park is closed with the record,
 			// so that the approval lets nothing through afterwards.
 			res, err := s.w.ExecContext(ctx, `UPDATE approve_tui_parks SET park_until = ?
-				WHERE approval_id = ? AND taken_by IS NULL AND park_until > ?`, now, id, now)
+				WHERE approval_id = ? AND park_until > ?`, now, id, now)
 			if err != nil {
 				return nil, err
 			}
@@ -545,6 +585,9 @@ func (st *Store) RecordRanWithoutApproval(ctx context.Context, id, reason string
 		d := map[string]any{"from": string(model.ExecNotStarted), "to": string(model.ExecRanWithoutApproval), "status": string(before)}
 		if untaken != nil {
 			d["approval"] = "never taken"
+			if auditBroken != "" {
+				d["approval"] = "not known to be taken: " + auditBroken
+			}
 		}
 		if reason != "" {
 			d["reason"] = reason
@@ -573,4 +616,53 @@ func nullText(s string) string {
 		return ""
 	}
 	return columnText(s)
+}
+
+// TakeAnswered records that the waiter of approved proposal id, which has
+// no parks row (parking was off for it: its own waiter answers it), lets
+// its call through, as asker: an ok take event, so that the approval is
+// one allow even before the call's run is reported. Whether it was taken
+// before comes from the verified audit log (readParkAudit): taken is
+// *TakenError naming the first taker (the caller's same-call exemption
+// decides whether that was this very call), events that do not verify
+// are refused (audit_broken). A proposal with a parks row is taken with
+// Take; one not approved, or whose execution is recorded, is refused.
+func (st *Store) TakeAnswered(ctx context.Context, id string, asker model.Actor) error {
+	s := st.bind()
+	return s.run(ctx, transition{event: EventTake, id: id, actor: asker, apply: func(ctx context.Context) ([]auditEntry, error) {
+		rec, err := s.scanRecord(s.ws.get.QueryRowContext(ctx, id), s.now())
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, ErrNotFound
+		}
+		if err != nil {
+			return nil, err
+		}
+		refuse := func(code, reason string) ([]auditEntry, error) {
+			return nil, &RefusedError{ID: id, Code: code, Reason: reason, Verb: "taken"}
+		}
+		p, err := s.parkRow(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		pa, err := readParkAudit(ctx, s.w, id)
+		if err != nil {
+			return nil, err
+		}
+		if err := pa.takenness(id, p); err != nil {
+			return nil, err
+		}
+		switch {
+		case p != nil:
+			return refuse(RefusedNotApproved, "it has a parks row: its approval is taken as a parked one")
+		case rec.Status != model.StatusConsumed:
+			return refuse(RefusedNotApproved, "it is "+string(rec.EffectiveStatus)+", not approved")
+		case rec.ExecutionStatus != model.ExecNotStarted:
+			return refuse(RefusedNotApproved, "its execution is recorded already ("+string(rec.ExecutionStatus)+")")
+		}
+		return []auditEntry{{id: id, event: EventTake, outcome: OutcomeOK, detail: map[string]any{
+			"own_waiter":     true,
+			"payload_sha256": rec.PayloadSHA256,
+			"command_sha256": sha256Hex([]byte(rec.Command)),
+		}}}, nil
+	}})
 }

@@ -82,7 +82,8 @@ func TestAttackTakeTwiceAfterAuditRewrite(t *testing.T) {
 	if !errors.As(err, &rf) || rf.Code != RefusedAuditBroken {
 		t.Fatalf("refused as %v", err)
 	}
-	if _, _, err := s.FindParked(ctx, m); !errors.Is(err, ErrNotFound) {
+	// FindParked refuses it too: neither taken nor not taken is known.
+	if _, _, err := s.FindParked(ctx, m); !errors.As(err, &rf) || rf.Code != RefusedAuditBroken {
 		t.Fatalf("FindParked: %v", err)
 	}
 }

@@ -14,11 +14,15 @@ import (
 // any process of the user's can write; the audit log is hash-chained. A
 // parks row is believed only when the proposal's own events, each checked
 // against its hash and its link to the event after it (or the recorded
-// head), say it was reserved (the submit's reserved_until) or parked (a
-// park event), and that nobody took it (a take event). An agent that can
-// write both tables can still rewrite the chain from that event on,
-// consistently: against that writer this check, like `approve-tui audit
-// --verify`, detects what it can, and prevents nothing.
+// head), say it was reserved (the submit's reserved_until; a park event
+// counts only on a reserved proposal, since every waiter that parks
+// submitted with its reservation), and whether somebody took it (a take
+// event: taken, by whom and when, is known from nothing else). An agent
+// that can write both tables can still append events or rewrite the chain
+// from the submit on, consistently (the hash is unkeyed): against that
+// writer this check, like `approve-tui audit --verify`, detects what it
+// can, and prevents nothing (docs/parking.md, "What the audit check
+// cannot do").
 
 // RefusedAuditBroken: the proposal's audit events do not verify (one was
 // changed, or one after it removed): its parks row is not believed.
@@ -26,7 +30,7 @@ const RefusedAuditBroken = "audit_broken"
 
 // parkAudit is what the proposal's verified audit events say of its park.
 type parkAudit struct {
-	parked bool    // reserved with its submit, or parked
+	parked bool    // reserved with its submit (and so parkable)
 	until  float64 // the latest window the log recorded (reserved_until, a park's until)
 	taken  *TakenError
 	broken string // why the proposal's events do not verify ("" when they do)
@@ -87,8 +91,13 @@ func readParkAudit(ctx context.Context, q queryer, id string) (parkAudit, error)
 				out.parked, out.until = true, u
 			}
 		case EventPark:
-			if u, ok := d["until"].(float64); ok {
-				out.parked, out.until = true, u
+			// A park counts only on a proposal its submit reserved: every
+			// waiter that parks submitted with its reservation, so a park
+			// event on a proposal submitted without one was appended by
+			// someone else (its own waiter may have let it through, with
+			// no take recorded).
+			if u, ok := d["until"].(float64); ok && out.parked {
+				out.until = u
 			}
 		case EventTake:
 			if out.taken == nil {
@@ -98,6 +107,25 @@ func readParkAudit(ctx context.Context, q queryer, id string) (parkAudit, error)
 		}
 	}
 	return out, rows.Err()
+}
+
+// takenness says whether proposal id's approval was taken, from the
+// verified audit events alone: *TakenError (its By and At are the take
+// event's) when it was; audit_broken when the events do not verify, or
+// when parks row p says taken (taken_by or taken_at) and no verified take
+// event does (a row written to be believed as taken); nil when it was not.
+func (a parkAudit) takenness(id string, p *Park) error {
+	switch {
+	case a.broken != "":
+		return &RefusedError{ID: id, Code: RefusedAuditBroken, Verb: "taken",
+			Reason: a.broken + ": whether its approval was taken is not known; see `approve-tui audit --verify`"}
+	case a.taken != nil:
+		return a.taken
+	case p != nil && (p.TakenBy != "" || p.TakenAt != nil):
+		return &RefusedError{ID: id, Code: RefusedAuditBroken, Verb: "taken",
+			Reason: "its parks row says its approval was taken, and the audit log records no take of it: the row is not believed; see `approve-tui audit --verify`"}
+	}
+	return nil
 }
 
 // refusal is why the parks row of id is not believed (nil when it is):

@@ -32,14 +32,14 @@ func TestParkResumeTakeOnce(t *testing.T) {
 	ctx := context.Background()
 	s, c, _ := newRawStore(t)
 	p := proposal("park-once-"+model.NewID(), "rm -rf /srv/app/cache", model.RiskHigh, c.Now(), time.Hour)
-	mustSubmit(t, s, p)
+	mustSubmitReserved(t, s, p)
 	m := model.MatchOf(p)
 
 	if _, _, err := s.FindParked(ctx, m); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("found before parking: %v", err)
 	}
-	if _, err := s.Take(ctx, p.ApprovalID, m, asker1); refusedCode(err) != RefusedNotParked {
-		t.Fatalf("take of an unparked proposal: %v", err)
+	if _, err := s.Take(ctx, p.ApprovalID, m, asker1); refusedCode(err) != RefusedNotApproved {
+		t.Fatalf("take of a pending reserved proposal: %v", err)
 	}
 	pk, err := s.Park(ctx, p.ApprovalID, c.Now().Add(2*time.Hour), "hook timeout", agent)
 	if err != nil {
@@ -315,7 +315,7 @@ func TestTakeOnceAcrossProcesses(t *testing.T) {
 	var ids []string
 	for i := 0; i < n; i++ {
 		p := proposal(fmt.Sprintf("take-%03d-%s", i, model.NewID()), "echo parked", model.RiskHigh, now, time.Hour)
-		mustSubmit(t, s, p)
+		mustSubmitReserved(t, s, p)
 		if _, err := s.Park(ctx, p.ApprovalID, now.Add(30*time.Minute), "hook timeout", agent); err != nil {
 			t.Fatal(err)
 		}
@@ -397,7 +397,7 @@ func TestParkApprovedBeforeTheWaiterSawIt(t *testing.T) {
 	ctx := context.Background()
 	s, c, _ := newRawStore(t)
 	p := proposal("park-approved-"+model.NewID(), "ls /srv/app", model.RiskLow, c.Now(), time.Hour)
-	mustSubmit(t, s, p)
+	mustSubmitReserved(t, s, p)
 	if _, err := s.Consume(ctx, p.ApprovalID, p.ApprovalID, alice); err != nil {
 		t.Fatal(err)
 	}

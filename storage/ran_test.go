@@ -92,7 +92,11 @@ func TestRanWithoutApprovalOfAnUntakenApproval(t *testing.T) {
 	s, c, db := newRawStore(t)
 	mk := func(prefix string) *model.Proposal {
 		p := proposal(prefix+"-"+model.NewID(), "rm -rf /srv/app/cache", model.RiskHigh, c.Now(), time.Hour)
-		mustSubmit(t, s, p)
+		if prefix == "rwu-unparked" {
+			mustSubmit(t, s, p) // its own waiter answers it: no reservation
+		} else {
+			mustSubmitReserved(t, s, p)
+		}
 		return p
 	}
 	untaken, taken, unparked := mk("rwu-untaken"), mk("rwu-taken"), mk("rwu-unparked")
