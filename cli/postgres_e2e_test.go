@@ -137,9 +137,9 @@ func TestPostgresTwoHostsOneConsoleInTmux(t *testing.T) {
 		t.Fatalf("audit: %+v %v", res, err)
 	}
 
-	// The Claude Code hook on a third host: no decision within its timeout
-	// is a deny, and the proposal is withdrawn.
-	hook := exec.Command(bin, "--db", db, "hook", "claude-code", "--timeout", "1s")
+	// The Claude Code hook on a third host, parking off: no decision
+	// within its timeout is a deny, and the proposal is withdrawn.
+	hook := exec.Command(bin, "--db", db, "hook", "claude-code", "--timeout", "1s", "--park-window", "0s")
 	hook.Env = append(os.Environ(), model.EnvHost+"=host-c")
 	hook.Stdin = strings.NewReader(`{"tool_name":"Bash","tool_input":{"command":"rm -rf /srv/from-host-c"},"session_id":"s-c","hook_event_name":"PreToolUse","cwd":"/tmp"}`)
 	out, err := hook.Output()
