@@ -351,6 +351,15 @@ func (rv *nreceiver) checkWebhook(h *nhit, r *http.Request, bad func(string, ...
 	if p.Event == "resolved" || p.Event == "ran_without_approval" {
 		want = append(want, "actor", "outcome")
 	}
+	if p.Park != nil {
+		// A page of a proposal whose waiter stopped (or is judged gone,
+		// as a slow machine may judge a hook that has not heartbeated
+		// yet) says so; never in a resolution.
+		want = append(want, "park")
+		if p.Event == "resolved" || p.Park.State == "" || p.Park.Words == "" {
+			bad("park %+v in a %s", *p.Park, p.Event)
+		}
+	}
 	sort.Strings(want)
 	if got := topKeys(h.body); strings.Join(got, " ") != strings.Join(want, " ") {
 		bad("keys %v, want %v", got, want)
