@@ -172,7 +172,7 @@ func (a *app) agentHookCmd(cmd *cobra.Command, who agent.Agent, run func(context
 		a.writeHookAnswer(a.agentHook(cmd, who, run, timeout, lock, low))
 		return nil
 	}
-	cmd.Flags().DurationVar(&timeout, "timeout", def, "deny (and withdraw) when no decision came within this long")
+	cmd.Flags().DurationVar(&timeout, "timeout", def, "deny (and park, or with --park-window 0s withdraw) when no decision came within this long")
 	if withLow {
 		cmd.Flags().StringVar(&low, "low", agent.LowPass, "how a command that goes unasked is answered: pass (print nothing) or allow")
 	}
